@@ -1,0 +1,12 @@
+"""dpkit: exact, floating-point-safe differential privacy for *Differential Privacy, Interactively*.
+
+The safe mechanisms live in one module per topic (:mod:`dpkit.laplace`,
+:mod:`dpkit.gaussian`, :mod:`dpkit.exponential`, :mod:`dpkit.svt`,
+:mod:`dpkit.composition`); they validate their input through :mod:`dpkit._checks` and draw
+randomness from :mod:`dpkit.rng` (secure by default, seeded only for teaching).
+
+:mod:`dpkit.naive` holds the deliberately unsafe textbook versions, and :mod:`dpkit.attacks`
+the attacks that break them. Neither is ever used by the safe modules.
+"""
+
+__version__ = "0.1.0"

@@ -1,0 +1,40 @@
+"""The result type every exercise checker returns."""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The outcome of checking a student's answer.
+
+    Attributes
+    ----------
+    passed : bool
+        Whether the answer is accepted.
+    message : str
+        One sentence a student can act on: what was expected and what was found.
+    details : tuple of str
+        Supporting facts (test statistics, measured values), shown under the message.
+    """
+
+    passed: bool
+    message: str
+    details: tuple[str, ...] = field(default_factory=tuple)
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+    def __str__(self) -> str:
+        head = ("PASSED: " if self.passed else "NOT YET: ") + self.message
+        return "\n".join([head, *("  - " + d for d in self.details)])
+
+    def _repr_html_(self) -> str:
+        colour = "#1a7f37" if self.passed else "#b35900"
+        items = "".join(f"<li>{html.escape(d)}</li>" for d in self.details)
+        label = "Passed" if self.passed else "Not yet"
+        return (f'<div style="border-left:4px solid {colour};padding:0.3em 0.8em">'
+                f"<strong>{label}:</strong> {html.escape(self.message)}"
+                f"{'<ul>' + items + '</ul>' if items else ''}</div>")

@@ -1,0 +1,5 @@
+"""Pure matplotlib figure builders: parameters in, :class:`matplotlib.figure.Figure` out.
+
+One submodule per chapter. A builder draws with the object-oriented API only (no
+``pyplot`` state), so :mod:`dpkit.widgets` can render it to an image for any slider value.
+"""
