@@ -10,3 +10,22 @@ the attacks that break them. Neither is ever used by the safe modules.
 """
 
 __version__ = "0.1.0"
+
+import importlib
+from types import ModuleType
+
+_SUBMODULES = frozenset({
+    "attacks", "audit", "check", "composition", "datasets", "exponential", "gaussian",
+    "laplace", "naive", "plots", "randomized_response", "rng", "svt", "widgets",
+})
+
+
+def __getattr__(name: str) -> ModuleType:
+    """Import submodules on first use, so ``import dpkit; dpkit.check.…`` works cheaply."""
+    if name in _SUBMODULES:
+        return importlib.import_module(f"dpkit.{name}")
+    raise AttributeError(f"module 'dpkit' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | _SUBMODULES)

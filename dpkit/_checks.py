@@ -244,7 +244,7 @@ def check_finite_array(values: Any, name: str, *, ndim: int | None = None,
         index = tuple(int(i) for i in np.argwhere(bad)[0])
         position = index[0] if len(index) == 1 else index
         raise ValueError(f"{name} must hold finite numbers only, got "
-                         f"{array[index]!r} at index {position}")
+                         f"{float(array[index])!r} at index {position}")
     return array
 
 

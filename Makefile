@@ -1,0 +1,67 @@
+# Differential Privacy, Interactively — the two commands are `make book` and `make test`.
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+VENDOR := book/_static/vendor
+VENDOR_STAMP := $(VENDOR)/.installed
+# Widgets in the built book are pre-rendered and switched client-side (see dpkit/widgets.py).
+export DPKIT_WIDGET_MODE := static
+export MPLBACKEND := Agg
+export PYDEVD_DISABLE_FILE_VALIDATION := 1
+
+.PHONY: help book test lab notebooks bench lint chapter vendor install clean
+
+help:
+	@echo "make book       install into .venv and build the book into _build/html"
+	@echo "make test       install, run the tests, build the book strictly, test it in a browser"
+	@echo "make lab        open the chapters as notebooks in JupyterLab"
+	@echo "make notebooks  write teacher and student .ipynb copies into _build/notebooks"
+	@echo "make bench      print the benchmark tables"
+	@echo "make chapter CH=laplace   execute one chapter and build it strictly on its own"
+	@echo "make clean      remove builds (keeps .venv)"
+
+install: $(STAMP)
+$(STAMP): requirements.txt pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(BIN)/python -m pip install --quiet --no-deps -e .
+	touch $@
+
+# MathJax, RequireJS and the ipywidgets HTML manager, from the npm registry, so that the
+# rendered pages load nothing from a CDN.
+vendor: $(VENDOR_STAMP)
+$(VENDOR_STAMP): scripts/vendor.sh
+	bash scripts/vendor.sh $(VENDOR)
+	touch $@
+
+book: $(STAMP) $(VENDOR_STAMP)
+	$(BIN)/jupyter-book build . --keep-going
+	@echo "The book: $(CURDIR)/_build/html/index.html"
+
+test: $(STAMP) $(VENDOR_STAMP)
+	$(BIN)/ruff check dpkit tests benchmarks scripts
+	$(BIN)/python -m pytest -m "not browser" tests
+	$(BIN)/jupyter-book build . -W -n --keep-going
+	$(BIN)/python -m pytest -m browser tests
+
+chapter: $(STAMP) $(VENDOR_STAMP)
+	@test -n "$(CH)" || { echo "usage: make chapter CH=<name of a file in book/ without .md>"; exit 2; }
+	$(BIN)/python scripts/build_chapter.py $(CH)
+
+lab: $(STAMP)
+	$(BIN)/jupyter lab --notebook-dir=book --ServerApp.contents_manager_class=jupytext.TextFileContentsManager
+
+notebooks: $(STAMP)
+	$(BIN)/python -m dpkit.notebooks book _build/notebooks
+
+bench: $(STAMP)
+	@for script in benchmarks/*.py; do echo "== $$script"; $(BIN)/python $$script; done
+
+clean:
+	rm -rf _build .pytest_cache .hypothesis .ruff_cache

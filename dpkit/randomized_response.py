@@ -1,0 +1,141 @@
+"""Randomized response: the oldest differentially private mechanism (Warner 1965).
+
+Each person reports their true yes/no answer with probability ``p = e^ε / (1 + e^ε)`` and
+the opposite answer otherwise. The ratio of the probabilities of any report under the two
+possible true answers is ``p / (1 − p) = e^ε``, so each report is ε-differentially private,
+and the population proportion can still be estimated without bias (:func:`debias`).
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from dpkit import rng as _rng
+from dpkit._checks import check_epsilon, check_finite_array, check_integer, check_probability
+
+__all__ = ["debias", "debiased_std", "randomized_response", "truth_probability"]
+
+_BITS = 53
+
+
+def truth_probability(epsilon: float) -> Fraction:
+    """Return the probability of answering truthfully, rounded down to a multiple of 2**-53.
+
+    The exact value ``e^ε / (1 + e^ε)`` is irrational; rounding it *down* lowers the ratio
+    ``p / (1 − p)``, so the mechanism using the returned value is ε-DP exactly (never
+    more than ε). A margin of ``2**-50`` covers the rounding error of evaluating the
+    formula in floating point.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy-loss parameter, finite and > 0.
+
+    Returns
+    -------
+    fractions.Fraction
+        ``p`` with ``1/2 <= p < 1`` and ``p / (1 - p) <= e^epsilon``.
+
+    Raises
+    ------
+    ValueError, TypeError
+        If ``epsilon`` is not a finite number > 0.
+    """
+    epsilon = check_epsilon(epsilon)
+    p = 1.0 / (1.0 + math.exp(-epsilon))
+    numerator = max(math.floor(p * 2**_BITS) - 2**(_BITS - 50), 2**(_BITS - 1))
+    return Fraction(numerator, 2**_BITS)
+
+
+def randomized_response(answers: Any, epsilon: float, *, rng: _rng.RandomSource | None = None
+                        ) -> np.ndarray:
+    """Release each yes/no answer by randomized response.
+
+    Parameters
+    ----------
+    answers : array_like of bool
+        The true answers, one per person.
+    epsilon : float
+        Privacy-loss parameter, finite and > 0.
+    rng : RandomSource, optional
+        Defaults to the secure source.
+
+    Returns
+    -------
+    numpy.ndarray of bool
+        The reports, same shape as ``answers``.
+
+    Raises
+    ------
+    ValueError, TypeError
+        If ``epsilon`` is invalid or ``answers`` is not boolean.
+
+    Notes
+    -----
+    Privacy: each report is ε-DP with respect to its own answer (local DP), exactly: the
+    truth bit is drawn from 53 random bits against the dyadic threshold of
+    :func:`truth_probability`, with no floating-point step.
+
+    References
+    ----------
+    Warner (1965); Dwork & Roth (2014), Section 3.2.
+    """
+    array = np.asarray(answers)
+    if array.dtype != np.bool_:
+        raise TypeError(f"answers must be an array of bool, got dtype {array.dtype}")
+    p = truth_probability(epsilon)
+    source = _rng.resolve(rng)
+    draws = source.uint64(array.shape) >> np.uint64(64 - _BITS)
+    truthful = draws < np.uint64(p.numerator * (2**_BITS // p.denominator))
+    return np.where(truthful, array, ~array)
+
+
+def debias(yes_fraction: Any, epsilon: float) -> np.ndarray | float:
+    """Unbiased estimate of the true proportion of "yes" from the reported proportion.
+
+    If a fraction ``π`` of people would truthfully say yes, the expected reported fraction
+    is ``π·p + (1 − π)(1 − p)``; solving gives ``(ŷ − (1 − p)) / (2p − 1)``. The estimate
+    may fall outside [0, 1] (it is unbiased, not clipped).
+
+    Parameters
+    ----------
+    yes_fraction : float or array_like
+        Observed fraction of "yes" reports, in [0, 1].
+    epsilon : float
+        The ε the reports were produced with.
+
+    Raises
+    ------
+    ValueError, TypeError
+        If ``epsilon`` is invalid or a fraction is outside [0, 1].
+    """
+    p = float(truth_probability(epsilon))
+    if np.ndim(yes_fraction) == 0:
+        y = check_probability(yes_fraction, "yes_fraction")
+    else:
+        y = check_finite_array(yes_fraction, "yes_fraction")
+        if ((y < 0) | (y > 1)).any():
+            raise ValueError("yes_fraction must hold numbers in [0, 1], got "
+                             f"{y[(y < 0) | (y > 1)][0]!r}")
+    return (y - (1 - p)) / (2 * p - 1)
+
+
+def debiased_std(true_fraction: float, n: int, epsilon: float) -> float:
+    """Standard deviation of :func:`debias` for ``n`` people with true proportion ``π``.
+
+    ``sqrt(q(1 − q) / n) / (2p − 1)`` where ``q = π·p + (1 − π)(1 − p)``.
+
+    Raises
+    ------
+    ValueError, TypeError
+        If an argument is out of range.
+    """
+    pi = check_probability(true_fraction, "true_fraction")
+    n = check_integer(n, "n", minimum=1)
+    p = float(truth_probability(epsilon))
+    q = pi * p + (1 - pi) * (1 - p)
+    return math.sqrt(q * (1 - q) / n) / (2 * p - 1)
