@@ -1,0 +1,740 @@
+"""Exact samplers that consume random bits, and the power-of-two grid the safe mechanisms use.
+
+Nothing in this module draws a floating-point random number or evaluates a transcendental
+function in floating point to make a random decision. Every random choice is an exact
+comparison between uniformly random bits and the binary expansion of a real number, and
+those expansions are either computed exactly (rationals) or bracketed rigorously with
+directed rounding in MPFR (through :mod:`gmpy2`), with more precision requested until the
+comparison is decided. The samplers therefore draw from their target distributions *exactly*.
+
+Samplers
+--------
+:func:`bernoulli_exp`
+    ``True`` with probability ``exp(-gamma)``, for a rational ``gamma >= 0``
+    (Canonne, Kamath & Steinke 2020, Algorithm 1).
+:func:`discrete_laplace`
+    ``P[X = x] ∝ exp(-|x| / scale)`` on the integers (CKS 2020, Algorithm 2 for one sample;
+    a vectorised bit-by-bit sampler for arrays, see below).
+:func:`discrete_gaussian`
+    ``P[X = x] ∝ exp(-x² / (2 sigma2))`` on the integers (CKS 2020, Algorithm 3).
+
+Vectorised sampling
+-------------------
+A geometric variable ``G`` with ``P[G >= n] = p**n`` has independent binary digits: digit
+``i`` is 1 with probability ``p**(2**i) / (1 + p**(2**i))``, because
+``(1 - p) p**n = (1 - p) ∏_i (p**(2**i))**n_i`` and ``∏_i (1 + p**(2**i)) = 1 / (1 - p)``.
+For ``p = exp(-1/scale)`` each digit is a Bernoulli trial with a *fixed* irrational
+probability, so a whole array of geometric variables is drawn with one byte-wide comparison
+per digit and per sample (ties, one in 256, are resolved with further bytes of both numbers).
+Digits above ``2**I >= 16 * scale`` are summarised by one exact trial ``P[G >= 2**I]``, and the
+rare samples that pass it finish with the one-at-a-time exact sampler. A discrete Laplace
+variable is a random sign times ``G``, with ``(-, 0)`` rejected (as in CKS Algorithm 2).
+
+The discrete Gaussian uses CKS Algorithm 3: a discrete Laplace proposal ``Y`` accepted with
+probability ``exp(-γ)``, ``γ = (|Y| - sigma2/t)² / (2 sigma2)``. Acceptance is decided as
+``E > γ`` for an exact standard exponential ``E`` (``P[E > γ] = exp(-γ)``) built digit by
+digit (its integer part is geometric, its fractional digits are independent Bernoulli trials
+with fixed irrational probabilities). ``γ`` is bracketed with IEEE-754 arithmetic rounded
+outwards (``+ - * /`` are correctly rounded, so one ``nextafter`` per operation encloses the
+true value); a comparison the bracket cannot decide is finished in exact rational arithmetic.
+
+The power-of-two grid
+---------------------
+The safe mechanisms never add noise to a float. They round the query value to the grid
+``2**k · Z`` (:func:`to_grid`, exact), add integer noise, and convert the exact result back to
+the nearest float (:func:`from_grid`, a post-processing step). Rounding each coordinate moves
+it by at most half a grid step, so the rounded query has ℓ1 sensitivity at most
+``Δ + d·2**k`` and ℓ2 sensitivity at most ``Δ + √d·2**k`` (``d`` coordinates):
+:func:`grid_sensitivity` returns those bounds in grid units, and :func:`grid_exponent` picks a
+grid fine enough that the widening is at most a fraction ``2**-GRID_BITS`` of ``Δ``.
+
+References
+----------
+C. L. Canonne, G. Kamath, T. Steinke. *The Discrete Gaussian for Differential Privacy.*
+NeurIPS 2020 (arXiv:2004.00010), Algorithms 1-3.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable
+from fractions import Fraction
+from typing import Any
+
+import gmpy2
+import numpy as np
+
+from dpkit._checks import as_fraction, check_integer
+from dpkit.rng import RandomSource
+
+__all__ = [
+    "GRID_BITS",
+    "bernoulli_exp",
+    "discrete_gaussian",
+    "discrete_laplace",
+    "from_grid",
+    "grid_exponent",
+    "grid_sensitivity",
+    "to_grid",
+]
+
+#: The grid step is at most ``2**-GRID_BITS`` times the sensitivity (divided by the widening).
+GRID_BITS = 20
+
+_BLOCK = 1 << 15          # samples processed at once by the vectorised samplers
+_VECTOR_MAX_SCALE = 2**52  # above this scale, arrays are drawn one exact sample at a time
+_INT64_SAFE = 2**62       # integers below this (in absolute value) are kept in int64 arrays
+_SIZE = int | tuple[int, ...] | None
+_TAIL_FACTOR = 16         # digits of a geometric drawn in bulk cover [0, 16·scale)
+
+
+# ----------------------------------------------------------------------------- validation
+
+def _positive_fraction(value: Any, name: str) -> Fraction:
+    """Return ``value`` (int, Fraction or float) as an exact positive :class:`Fraction`."""
+    result = as_fraction(value, name)
+    if result <= 0:
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+    return result
+
+
+def _nonnegative_fraction(value: Any, name: str) -> Fraction:
+    """Return ``value`` (int, Fraction or float) as an exact :class:`Fraction` >= 0."""
+    result = as_fraction(value, name)
+    if result < 0:
+        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+    return result
+
+
+def _shape(size: Any) -> tuple[int, ...] | None:
+    """Validate a ``size`` argument: None, a non-negative int or a tuple of them."""
+    if size is None:
+        return None
+    if isinstance(size, tuple):
+        return tuple(check_integer(s, "size", minimum=0) for s in size)
+    return (check_integer(size, "size", minimum=0),)
+
+
+def _source(rng: Any) -> RandomSource:
+    """The samplers here are internal: they require an explicit source."""
+    if not isinstance(rng, RandomSource):
+        raise TypeError(f"rng must be a dpkit.rng.RandomSource (use dpkit.rng.resolve), got "
+                        f"{rng!r} of type {type(rng).__name__}")
+    return rng
+
+
+# ------------------------------------------------------------------ one exact sample (CKS)
+
+def bernoulli_exp(gamma: Fraction | int, rng: RandomSource) -> bool:
+    """Return ``True`` with probability exactly ``exp(-gamma)``.
+
+    Parameters
+    ----------
+    gamma : Fraction or int
+        A rational number >= 0 (a float is converted exactly).
+    rng : RandomSource
+        The source of random bits.
+
+    Returns
+    -------
+    bool
+
+    Raises
+    ------
+    TypeError
+        If ``gamma`` is not a real number or ``rng`` is not a :class:`RandomSource`.
+    ValueError
+        If ``gamma`` is negative or not finite.
+
+    Notes
+    -----
+    Canonne, Kamath & Steinke (2020), Algorithm 1. For ``gamma <= 1``, draw ``A_k ~
+    Bernoulli(gamma/k)`` for ``k = 1, 2, ...`` until the first failure ``K``; ``K`` is odd
+    with probability ``sum_j (-gamma)**j / j! = exp(-gamma)``. For ``gamma > 1`` the event is
+    split into ``floor(gamma)`` trials of ``exp(-1)`` and one of ``exp(-frac(gamma))``.
+    Only exact rational Bernoulli trials are used.
+    """
+    gamma = _nonnegative_fraction(gamma, "gamma")
+    rng = _source(rng)
+    return _bernoulli_exp(gamma, rng)
+
+
+def _bernoulli_exp(gamma: Fraction, rng: RandomSource) -> bool:
+    whole = gamma.numerator // gamma.denominator
+    for _ in range(whole):
+        if not _bernoulli_exp_unit(Fraction(1), rng):
+            return False
+    return _bernoulli_exp_unit(gamma - whole, rng)
+
+
+def _bernoulli_exp_unit(gamma: Fraction, rng: RandomSource) -> bool:
+    """CKS Algorithm 1 for ``0 <= gamma <= 1``."""
+    k = 1
+    while rng.bernoulli(gamma / k):
+        k += 1
+    return k % 2 == 1
+
+
+def _discrete_laplace_one(scale: Fraction, rng: RandomSource) -> int:
+    """CKS Algorithm 2: one exact sample of the discrete Laplace with ``scale = t/s``."""
+    t, s = scale.numerator, scale.denominator
+    while True:
+        u = rng.randbelow(t)
+        if not _bernoulli_exp(Fraction(u, t), rng):
+            continue
+        v = 0
+        while _bernoulli_exp_unit(Fraction(1), rng):
+            v += 1
+        y = (u + t * v) // s
+        negative = rng.bits(1) == 1
+        if negative and y == 0:
+            continue
+        return -y if negative else y
+
+
+def _floor_sqrt(value: Fraction) -> int:
+    """``floor(sqrt(value))`` exactly, for a rational ``value >= 0``."""
+    return math.isqrt(value.numerator // value.denominator)
+
+
+def _gaussian_gamma(y: int, sigma2: Fraction, t: int) -> Fraction:
+    """The CKS Algorithm 3 rejection exponent ``(|y| - sigma2/t)**2 / (2 sigma2)``."""
+    return (abs(y) - sigma2 / t) ** 2 / (2 * sigma2)
+
+
+def _discrete_gaussian_one(sigma2: Fraction, rng: RandomSource) -> int:
+    """CKS Algorithm 3: one exact sample of the discrete Gaussian with variance parameter."""
+    t = _floor_sqrt(sigma2) + 1
+    while True:
+        y = _discrete_laplace_one(Fraction(t), rng)
+        if _bernoulli_exp(_gaussian_gamma(y, sigma2, t), rng):
+            return y
+
+
+# ----------------------------------------------- binary expansions of irrational thresholds
+
+_DOWN = gmpy2.RoundDown
+_UP = gmpy2.RoundUp
+
+
+def _logistic_bounds(y: Fraction, precision: int) -> tuple[Any, Any]:
+    """Rigorous MPFR bounds ``lo <= 1/(1 + exp(y)) <= hi`` (``y`` rational)."""
+    q = gmpy2.mpq(y.numerator, y.denominator)
+    with gmpy2.context(precision=precision, round=_UP):
+        big = 1 + gmpy2.exp(gmpy2.mpfr(q))
+    with gmpy2.context(precision=precision, round=_DOWN):
+        small = 1 + gmpy2.exp(gmpy2.mpfr(q))
+        lo = 1 / big
+    with gmpy2.context(precision=precision, round=_UP):
+        hi = 1 / small
+    return lo, hi
+
+
+def _exp_neg_bounds(y: Fraction, precision: int) -> tuple[Any, Any]:
+    """Rigorous MPFR bounds ``lo <= exp(-y) <= hi`` (``y`` rational)."""
+    q = gmpy2.mpq(y.numerator, y.denominator)
+    with gmpy2.context(precision=precision, round=_UP):
+        y_up = gmpy2.mpfr(q)
+    with gmpy2.context(precision=precision, round=_DOWN):
+        y_down = gmpy2.mpfr(q)
+        lo = gmpy2.exp(-y_up)
+    with gmpy2.context(precision=precision, round=_UP):
+        hi = gmpy2.exp(-y_down)
+    return lo, hi
+
+
+class _Expansion:
+    """The binary expansion of a real ``q`` in (0, 1), one byte at a time, exactly.
+
+    ``bounds(precision)`` must return MPFR numbers ``lo <= q <= hi`` that tighten as the
+    precision grows. ``q`` must not be a dyadic rational (the expansions used here are of
+    ``exp`` of a nonzero rational, irrational by Lindemann's theorem), so every prefix is
+    eventually determined.
+    """
+
+    def __init__(self, bounds: Callable[[int], tuple[Any, Any]]) -> None:
+        self._bounds = bounds
+        self._bytes: list[int] = []
+
+    def byte(self, level: int) -> int:
+        """Byte ``level`` (0 = most significant): ``floor(q·256**(level+1)) % 256``."""
+        if level >= len(self._bytes):
+            count = max(level + 1, 2 * len(self._bytes), 8)
+            prefix = self._prefix(8 * count)
+            self._bytes = [(prefix >> (8 * (count - 1 - j))) & 0xFF for j in range(count)]
+        return self._bytes[level]
+
+    def _prefix(self, nbits: int) -> int:
+        precision = nbits + 64
+        while True:
+            lo, hi = self._bounds(precision)
+            a = _floor_scaled(lo, nbits)
+            b = _floor_scaled(hi, nbits)
+            if a == b:
+                return a
+            precision *= 2
+
+
+def _floor_scaled(value: Any, nbits: int) -> int:
+    """``floor(value · 2**nbits)`` exactly, for a finite MPFR number ``value``."""
+    numerator, denominator = value.as_integer_ratio()
+    return int((int(numerator) << nbits) // int(denominator))
+
+
+@functools.lru_cache(maxsize=4096)
+def _logistic_expansion(y: Fraction) -> _Expansion:
+    """Expansion of ``1 / (1 + exp(y))``: P[digit = 1] of a geometric with ``ln(1/p)·2**i = y``."""
+    return _Expansion(functools.partial(_logistic_bounds, y))
+
+
+@functools.lru_cache(maxsize=4096)
+def _exp_neg_expansion(y: Fraction) -> _Expansion:
+    """Expansion of ``exp(-y)``."""
+    return _Expansion(functools.partial(_exp_neg_bounds, y))
+
+
+def _uint8(rng: RandomSource, count: int) -> np.ndarray:
+    """``count`` uniformly random bytes as a uint8 array."""
+    return np.frombuffer(rng.bytes(count), dtype=np.uint8)
+
+
+def _bernoulli_matrix(expansions: list[_Expansion], n: int, rng: RandomSource) -> np.ndarray:
+    """An ``(n, R)`` bool array: column ``j`` holds ``n`` exact Bernoulli(q_j) trials.
+
+    Each trial compares an infinite uniformly random bit string with the expansion of
+    ``q_j``, one byte at a time: ``True`` iff the random string is below ``q_j``. Only ties
+    (equal bytes, probability 1/256 per byte) draw further bytes.
+    """
+    width = len(expansions)
+    first = np.array([e.byte(0) for e in expansions], dtype=np.uint8)
+    u = _uint8(rng, n * width).reshape(n, width)
+    below = u < first
+    ties = np.flatnonzero(u == first)
+    level = 1
+    while ties.size:
+        columns = ties % width
+        digits = np.array([e.byte(level) for e in expansions], dtype=np.uint8)[columns]
+        fresh = _uint8(rng, ties.size)
+        decided = fresh != digits
+        below.flat[ties[decided]] = fresh[decided] < digits[decided]
+        ties = ties[~decided]
+        level += 1
+    return below
+
+
+def _pack(bits: np.ndarray) -> np.ndarray:
+    """Rows of little-endian bits (an ``(n, R)`` bool array, ``R <= 64``) as uint64 integers."""
+    n = bits.shape[0]
+    packed = np.packbits(bits, axis=1, bitorder="little")
+    if packed.shape[1] == 8:
+        return packed.view("<u8")[:, 0].copy()
+    wide = np.zeros((n, 8), dtype=np.uint8)
+    wide[:, :packed.shape[1]] = packed
+    return wide.view("<u8")[:, 0].copy()
+
+
+def _geometric_vector(scale: Fraction, n: int, rng: RandomSource) -> np.ndarray:
+    """``n`` exact draws of ``G`` with ``P[G >= m] = exp(-m/scale)``, as an int64 array.
+
+    Digits ``0 .. I-1`` are drawn independently (see the module docstring) with
+    ``2**I >= 16·scale``; the event ``G >= 2**I`` (probability ``exp(-2**I/scale) <= e**-16``)
+    is one more exact trial, after which the memoryless tail ``(G >> I) - 1`` is geometric with
+    ``p = exp(-2**I/scale)`` and is drawn one exact trial at a time.
+    """
+    top = max(1, math.ceil(_TAIL_FACTOR * scale).bit_length())
+    expansions = [_logistic_expansion(Fraction(2**i) / scale) for i in range(top)]
+    step = Fraction(2**top) / scale
+    expansions.append(_exp_neg_expansion(step))
+    bits = _bernoulli_matrix(expansions, n, rng)
+    result = _pack(bits[:, :top]).astype(np.int64)
+    for index in np.flatnonzero(bits[:, top]):
+        high = 1
+        while _bernoulli_exp(step, rng):
+            high += 1
+        result[index] += high << top   # high << top < 2**62 unless astronomically unlikely
+    return result
+
+
+def _discrete_laplace_vector(scale: Fraction, n: int, rng: RandomSource) -> np.ndarray:
+    """``n`` exact discrete Laplace draws (random sign times geometric, ``(-, 0)`` rejected)."""
+    out = np.empty(n, dtype=np.int64)
+    todo = np.arange(n)
+    while todo.size:
+        g = _geometric_vector(scale, todo.size, rng)
+        negative = np.unpackbits(_uint8(rng, (todo.size + 7) // 8), count=todo.size).astype(bool)
+        keep = ~(negative & (g == 0))
+        values = np.where(negative, -g, g)
+        out[todo[keep]] = values[keep]
+        todo = todo[~keep]
+    return out
+
+
+def discrete_laplace(scale: Fraction | int, rng: RandomSource,
+                     size: _SIZE = None) -> int | np.ndarray:
+    """Exact samples of the discrete Laplace distribution ``P[X = x] ∝ exp(-|x|/scale)``.
+
+    Parameters
+    ----------
+    scale : Fraction or int
+        A rational number > 0 (a float is converted exactly).
+    rng : RandomSource
+        The source of random bits (use :func:`dpkit.rng.resolve` on a user's ``rng``).
+    size : int or tuple of int, optional
+        ``None`` (default) returns one Python ``int``; otherwise an array of that shape.
+
+    Returns
+    -------
+    int or numpy.ndarray
+        An ``int64`` array (``object`` holding Python ints if a value does not fit).
+
+    Raises
+    ------
+    TypeError
+        If ``scale`` is not a real number, ``size`` not an integer (tuple) or ``rng`` not a
+        :class:`RandomSource`.
+    ValueError
+        If ``scale`` is not a finite number > 0 or ``size`` is negative.
+
+    Notes
+    -----
+    Privacy: adding this noise to an integer-valued query with sensitivity ``D`` (ℓ1) gives
+    ``(D/scale)``-differential privacy, because ``P[x]/P[x'] <= exp(|x - x'|/scale)``.
+    One sample: Canonne, Kamath & Steinke (2020), Algorithm 2. Arrays: the exact digit-wise
+    sampler of the module docstring (the same distribution, drawn faster).
+    """
+    scale = _positive_fraction(scale, "scale")
+    rng = _source(rng)
+    shape = _shape(size)
+    if shape is None:
+        return _discrete_laplace_one(scale, rng)
+    count = math.prod(shape)
+    if scale > _VECTOR_MAX_SCALE:
+        return _as_int_array([_discrete_laplace_one(scale, rng) for _ in range(count)], shape)
+    out = np.empty(count, dtype=np.int64)
+    for start in range(0, count, _BLOCK):
+        stop = min(count, start + _BLOCK)
+        out[start:stop] = _discrete_laplace_vector(scale, stop - start, rng)
+    return out.reshape(shape)
+
+
+# --------------------------------------------------------------- vectorised discrete Gaussian
+
+def _down(x: np.ndarray | float) -> np.ndarray:
+    return np.nextafter(x, -np.inf)
+
+
+def _up(x: np.ndarray | float) -> np.ndarray:
+    return np.nextafter(x, np.inf)
+
+
+def _gamma_bracket(y: np.ndarray, sigma2: Fraction, t: int) -> tuple[np.ndarray, np.ndarray]:
+    """Float bounds ``lo <= (|y| - sigma2/t)**2 / (2 sigma2) <= hi`` for int64 ``y``.
+
+    Every IEEE operation is correctly rounded to nearest, so moving each result one float
+    outwards encloses the exact value; inputs are enclosed the same way. ``|y| < 2**53`` is
+    needed for an exact conversion: larger values get the bracket ``[0, inf]``, which sends
+    them to the exact rational comparison.
+    """
+    magnitude = np.abs(y)
+    a = magnitude.astype(np.float64)
+    c = float(sigma2 / t)
+    c_lo, c_hi = float(_down(c)), float(_up(c))
+    s = float(2 * sigma2)
+    s_lo, s_hi = float(_down(s)), float(_up(s))
+    d_lo = _down(a - c_hi)
+    d_hi = _up(a - c_lo)
+    sq_lo = np.where(d_lo > 0, _down(d_lo * d_lo), np.where(d_hi < 0, _down(d_hi * d_hi), 0.0))
+    sq_hi = _up(np.maximum(d_lo * d_lo, d_hi * d_hi))
+    lo = np.maximum(_down(sq_lo / s_hi), 0.0)
+    hi = _up(sq_hi / s_lo)
+    huge = magnitude >= 2**53          # not converted exactly: leave to the exact path
+    return np.where(huge, 0.0, lo), np.where(huge, np.inf, hi)
+
+
+_FRACTION_DIGITS = 40  # fractional digits of E tried against the float bracket
+
+
+@functools.lru_cache(maxsize=1)
+def _exponential_digit_expansions() -> list[_Expansion]:
+    """Expansions for fractional digit ``k >= 1`` of a standard exponential: ``1/(1+e^(2^-k))``."""
+    return [_logistic_expansion(Fraction(1, 2**k)) for k in range(1, _FRACTION_DIGITS + 1)]
+
+
+def _exceeds(gamma_lo: np.ndarray, gamma_hi: np.ndarray, exact: Callable[[int], Fraction],
+             rng: RandomSource) -> np.ndarray:
+    """Exact trials ``E_j > gamma_j`` (``E_j`` standard exponential): ``P = exp(-gamma_j)``.
+
+    ``E = N + F`` with ``N = floor(E)`` geometric (``p = e**-1``) and ``F`` its fractional
+    part, whose binary digits are independent. After ``k`` digits ``E`` lies in
+    ``[N + F_k, N + F_k + 2**-k)``; a trial is decided once that interval is above
+    ``gamma_hi`` or below ``gamma_lo``. The few left undecided after ``_FRACTION_DIGITS``
+    digits continue against the exact ``gamma`` (``exact(j)``) in rational arithmetic.
+    """
+    n = gamma_lo.size
+    whole = _geometric_vector(Fraction(1), n, rng).astype(np.float64)  # < 2**53: exact
+    result = whole > gamma_hi                      # E >= N > gamma
+    pending = np.flatnonzero(~result & (whole + 1 > gamma_lo))
+    low = whole[pending]                           # E in [low, low + width)
+    expansions = _exponential_digit_expansions()
+    width = 1.0
+    for k in range(_FRACTION_DIGITS):
+        if not pending.size:
+            return result
+        width *= 0.5
+        digit = _bernoulli_matrix([expansions[k]], pending.size, rng)[:, 0]
+        low = low + np.where(digit, width, 0.0)    # exact: N < 64 and k <= 40 digits
+        above = low > gamma_hi[pending]
+        below = low + width <= gamma_lo[pending]
+        result[pending[above]] = True
+        keep = ~(above | below)
+        pending, low = pending[keep], low[keep]
+    for index, start in zip(pending, low, strict=True):
+        result[index] = _exceeds_exact(Fraction(float(start)), Fraction(width),
+                                       exact(int(index)), _FRACTION_DIGITS, rng)
+    return result
+
+
+def _exceeds_exact(low: Fraction, width: Fraction, gamma: Fraction, digits: int,
+                   rng: RandomSource) -> bool:
+    """Continue the digit-wise comparison ``E > gamma`` in exact arithmetic."""
+    k = digits
+    while True:
+        if low > gamma:
+            return True
+        if low + width <= gamma:
+            return False
+        k += 1
+        width /= 2
+        expansion = _logistic_expansion(Fraction(1, 2**k))
+        if _bernoulli_matrix([expansion], 1, rng)[0, 0]:
+            low += width
+
+
+def _discrete_gaussian_vector(sigma2: Fraction, n: int, rng: RandomSource) -> np.ndarray:
+    """``n`` exact discrete Gaussian draws (CKS Algorithm 3, acceptance via ``E > γ``)."""
+    t = _floor_sqrt(sigma2) + 1
+    out = np.empty(n, dtype=np.int64)
+    todo = np.arange(n)
+    while todo.size:
+        y = _discrete_laplace_vector(Fraction(t), todo.size, rng)
+        gamma_lo, gamma_hi = _gamma_bracket(y, sigma2, t)
+        accept = _exceeds(gamma_lo, gamma_hi,
+                          lambda j, y=y: _gaussian_gamma(int(y[j]), sigma2, t), rng)
+        out[todo[accept]] = y[accept]
+        todo = todo[~accept]
+    return out
+
+
+def discrete_gaussian(sigma2: Fraction | int, rng: RandomSource,
+                      size: _SIZE = None) -> int | np.ndarray:
+    """Exact samples of the discrete Gaussian ``P[X = x] ∝ exp(-x²/(2·sigma2))`` on the integers.
+
+    Parameters
+    ----------
+    sigma2 : Fraction or int
+        The variance parameter ``σ²``, a rational number > 0 (a float is converted exactly).
+    rng : RandomSource
+        The source of random bits.
+    size : int or tuple of int, optional
+        ``None`` (default) returns one Python ``int``; otherwise an array of that shape.
+
+    Returns
+    -------
+    int or numpy.ndarray
+        An ``int64`` array (``object`` holding Python ints if a value does not fit).
+
+    Raises
+    ------
+    TypeError
+        If ``sigma2`` is not a real number, ``size`` not an integer (tuple) or ``rng`` not a
+        :class:`RandomSource`.
+    ValueError
+        If ``sigma2`` is not a finite number > 0 or ``size`` is negative.
+
+    Notes
+    -----
+    Canonne, Kamath & Steinke (2020), Algorithm 3 (discrete Laplace proposal with scale
+    ``t = floor(σ) + 1``, accepted with probability ``exp(-(|Y| - σ²/t)²/(2σ²))``). The
+    acceptance trials of arrays are decided exactly as described in the module docstring.
+    Privacy (CKS 2020, Theorem 4): for an integer query with ℓ2 sensitivity ``D``, adding
+    independent discrete Gaussian noise to each coordinate satisfies ``(D²/(2σ²))``-zCDP and
+    is (ε, δ)-DP whenever the continuous Gaussian's privacy profile allows it.
+    """
+    sigma2 = _positive_fraction(sigma2, "sigma2")
+    rng = _source(rng)
+    shape = _shape(size)
+    if shape is None:
+        return _discrete_gaussian_one(sigma2, rng)
+    count = math.prod(shape)
+    if sigma2 > _VECTOR_MAX_SCALE**2 // 4:
+        return _as_int_array([_discrete_gaussian_one(sigma2, rng) for _ in range(count)], shape)
+    out = np.empty(count, dtype=np.int64)
+    for start in range(0, count, _BLOCK):
+        stop = min(count, start + _BLOCK)
+        out[start:stop] = _discrete_gaussian_vector(sigma2, stop - start, rng)
+    return out.reshape(shape)
+
+
+def _as_int_array(values: list[int], shape: tuple[int, ...]) -> np.ndarray:
+    """Python ints as an int64 array, or an object array if one does not fit."""
+    if all(-_INT64_SAFE < v < _INT64_SAFE for v in values):
+        return np.array(values, dtype=np.int64).reshape(shape)
+    array = np.empty(len(values), dtype=object)
+    array[:] = values
+    return array.reshape(shape)
+
+
+# ------------------------------------------------------------------------- the grid
+
+def _floor_log2(value: Fraction) -> int:
+    """``floor(log2(value))`` exactly, for a rational ``value > 0``."""
+    guess = value.numerator.bit_length() - value.denominator.bit_length()
+    if Fraction(2) ** guess > value:
+        guess -= 1
+    return guess
+
+
+def _ceil_sqrt(count: int) -> Fraction:
+    """A dyadic upper bound on ``sqrt(count)`` within ``2**-32`` (exact for squares)."""
+    root = math.isqrt(count)
+    if root * root == count:
+        return Fraction(root)
+    return Fraction(math.isqrt(count << 64) + 1, 1 << 32)
+
+
+def grid_exponent(sensitivity: Any, count: int = 1, *, norm: int = 1,
+                  bits: int = GRID_BITS) -> int:
+    """The exponent ``k`` of the grid ``2**k · Z`` for a query of ``count`` coordinates.
+
+    ``k`` is the largest integer with ``w · 2**k <= sensitivity · 2**-bits``, where the
+    widening ``w`` is ``count`` (ℓ1) or ``sqrt(count)`` (ℓ2): rounding to the grid then
+    increases the sensitivity by at most a fraction ``2**-bits``.
+
+    Parameters
+    ----------
+    sensitivity : real number > 0
+        The query's ℓ1 (``norm=1``) or ℓ2 (``norm=2``) sensitivity.
+    count : int >= 1
+        Number of coordinates of the query.
+    norm : {1, 2}
+    bits : int >= 0
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    TypeError, ValueError
+        If an argument is of the wrong type or out of range.
+    """
+    delta = _positive_fraction(sensitivity, "sensitivity")
+    count = check_integer(count, "count", minimum=1)
+    norm = _check_norm(norm)
+    bits = check_integer(bits, "bits", minimum=0, maximum=200)
+    widening = Fraction(count) if norm == 1 else _ceil_sqrt(count)
+    return _floor_log2(delta / widening) - bits
+
+
+def _check_norm(norm: Any) -> int:
+    norm = check_integer(norm, "norm", minimum=1, maximum=2)
+    return norm
+
+
+def grid_sensitivity(sensitivity: Any, k: int, count: int = 1, *, norm: int = 1) -> Fraction:
+    """An upper bound, in grid units, on the sensitivity of the query rounded to ``2**k · Z``.
+
+    Rounding moves each of the ``count`` coordinates by at most ``2**(k-1)``, so for
+    neighbours ``x, x'`` the rounded values differ by at most ``Δ + count·2**k`` (ℓ1) or
+    ``Δ + sqrt(count)·2**k`` (ℓ2). In grid units the ℓ1 difference is an integer, so the
+    ℓ1 bound is ``floor(Δ/2**k) + count``; the ℓ2 bound is ``Δ/2**k`` plus a dyadic upper bound
+    on ``sqrt(count)``.
+
+    Parameters
+    ----------
+    sensitivity : real number > 0
+        The unrounded query's ℓ1 or ℓ2 sensitivity ``Δ``.
+    k : int
+        Grid exponent (see :func:`grid_exponent`).
+    count : int >= 1
+        Number of coordinates.
+    norm : {1, 2}
+
+    Returns
+    -------
+    Fraction
+        ``D`` with ``||round(f(x)) - round(f(x'))|| <= D · 2**k`` for all neighbours.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If an argument is of the wrong type or out of range.
+    """
+    delta = _positive_fraction(sensitivity, "sensitivity")
+    k = check_integer(k, "k")
+    count = check_integer(count, "count", minimum=1)
+    norm = _check_norm(norm)
+    units = delta / Fraction(2) ** k
+    if norm == 1:
+        return Fraction(math.floor(units) + count)
+    return units + _ceil_sqrt(count)
+
+
+def to_grid(values: np.ndarray, k: int) -> np.ndarray:
+    """Round finite floats to the nearest multiple of ``2**k`` (ties to even), in grid units.
+
+    Exact: ``values · 2**-k`` is computed exactly (power-of-two scaling) or, when it would
+    overflow, in rational arithmetic. Returns an ``int64`` array, or an ``object`` array of
+    Python ints if a value does not fit in 62 bits.
+
+    Parameters
+    ----------
+    values : numpy.ndarray of float64
+        Finite values (validated by the caller).
+    k : int
+        Grid exponent.
+
+    Returns
+    -------
+    numpy.ndarray
+    """
+    values = np.asarray(values, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        scaled = np.ldexp(values, -k)
+    rounded = np.rint(scaled)   # ties to even; exact (subnormal inputs round to 0 anyway)
+    if np.all(np.abs(rounded) < _INT64_SAFE):
+        return rounded.astype(np.int64)
+    step = Fraction(2) ** k
+    flat = [round(Fraction(float(v)) / step) for v in values.ravel()]
+    return _as_int_array(flat, values.shape)
+
+
+def from_grid(units: np.ndarray, k: int) -> np.ndarray:
+    """The floats nearest to ``units · 2**k`` (a deterministic post-processing step).
+
+    Parameters
+    ----------
+    units : numpy.ndarray of int64 or of Python ints
+    k : int
+        Grid exponent.
+
+    Returns
+    -------
+    numpy.ndarray of float64
+    """
+    units = np.asarray(units)
+    if units.dtype == np.int64:
+        with np.errstate(over="ignore"):
+            return np.ldexp(units.astype(np.float64), k)
+    step = Fraction(2) ** k
+    flat = [_fraction_to_float(Fraction(int(u)) * step) for u in units.ravel()]
+    return np.array(flat, dtype=np.float64).reshape(units.shape)
+
+
+def _fraction_to_float(value: Fraction) -> float:
+    """Nearest float to a rational (±inf beyond the float range)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.copysign(math.inf, value)

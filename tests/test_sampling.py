@@ -1,0 +1,299 @@
+"""Tests of the exact samplers and grid helpers in :mod:`dpkit._sampling`.
+
+Statistical tests use fixed seeds and fail only when a chi-square or binomial p-value is
+below ``ALPHA = 1e-7``: under a correct sampler that happens with probability 1e-7 per test
+(the p-value is uniform under the null hypothesis; chi-square asymptotically), well under the
+1e-6 budget. Each family has a power check showing the same test rejects a slightly wrong
+distribution.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import mpmath
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from dpkit import _sampling as sampling
+from dpkit.audit import binned_chi_square
+from dpkit.rng import seeded
+
+ALPHA = 1e-7
+
+
+def laplace_cdf(scale: float):
+    """CDF of the discrete Laplace ``P[x] ∝ exp(-|x|/scale)`` at real points."""
+    p = math.exp(-1.0 / scale)
+
+    def cdf(x: np.ndarray) -> np.ndarray:
+        k = np.floor(x)
+        upper = 1.0 - p ** (k + 1) / (1.0 + p)
+        lower = p ** (-k) / (1.0 + p)
+        return np.where(k >= 0, upper, lower)
+
+    return cdf
+
+
+def gaussian_cdf(sigma2: float, half_width: int = 4000):
+    """CDF of the discrete Gaussian: exact sums for small σ², normal CDF for large σ².
+
+    For σ >= 100 the discrete Gaussian's CDF at half-integers differs from the normal CDF by
+    less than exp(-2π²σ²) (Poisson summation), far below anything a test can see.
+    """
+    sigma = math.sqrt(sigma2)
+    if sigma >= 100:
+        return lambda x: stats.norm.cdf(np.floor(x) + 0.5, scale=sigma)
+    support = np.arange(-half_width, half_width + 1)
+    weights = np.exp(-support.astype(float) ** 2 / (2 * sigma2))
+    cumulative = np.cumsum(weights) / weights.sum()
+    return lambda x: np.interp(np.floor(x), support, cumulative, left=0.0, right=1.0)
+
+
+def edges_for(scale: float, width: int = 9) -> np.ndarray:
+    """Half-integer cut points covering ±width·scale (the test merges thin bins)."""
+    step = max(1, int(scale // 8))
+    reach = int(width * scale) + 2
+    return np.arange(-reach, reach + step, step) + 0.5
+
+
+# ----------------------------------------------------------------------- bernoulli_exp
+
+@pytest.mark.parametrize("gamma", [Fraction(0), Fraction(1, 3), Fraction(1), Fraction(5, 2)])
+def test_bernoulli_exp_frequency(gamma: Fraction) -> None:
+    rng = seeded(11)
+    n = 20_000
+    hits = sum(sampling.bernoulli_exp(gamma, rng) for _ in range(n))
+    p = math.exp(-gamma)
+    if gamma == 0:
+        assert hits == n
+    else:
+        assert stats.binomtest(hits, n, p).pvalue > ALPHA
+
+
+def test_bernoulli_exp_power() -> None:
+    rng = seeded(12)
+    n = 20_000
+    hits = sum(sampling.bernoulli_exp(Fraction(1, 3), rng) for _ in range(n))
+    assert stats.binomtest(hits, n, math.exp(-0.36)).pvalue < ALPHA
+
+
+# -------------------------------------------------------------------- discrete Laplace
+
+def test_discrete_laplace_one_at_a_time() -> None:
+    rng = seeded(21)
+    scale = Fraction(3, 2)
+    samples = np.array([sampling.discrete_laplace(scale, rng) for _ in range(20_000)])
+    assert binned_chi_square(samples, laplace_cdf(1.5), edges_for(1.5)) > ALPHA
+
+
+@pytest.mark.parametrize("scale", [Fraction(1, 3), Fraction(3), Fraction(2001, 2),
+                                   Fraction(2**20 + 1, 7)])
+def test_discrete_laplace_vector(scale: Fraction) -> None:
+    rng = seeded(22)
+    samples = sampling.discrete_laplace(scale, rng, size=200_000)
+    assert samples.dtype == np.int64 and samples.shape == (200_000,)
+    assert binned_chi_square(samples, laplace_cdf(float(scale)), edges_for(float(scale))) > ALPHA
+
+
+def test_discrete_laplace_power() -> None:
+    rng = seeded(23)
+    samples = sampling.discrete_laplace(Fraction(3), rng, size=200_000)
+    assert binned_chi_square(samples, laplace_cdf(3.1), edges_for(3.1)) < ALPHA
+
+
+def test_discrete_laplace_tail_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the bulk digits covering only [0, scale), the exact tail loop runs often."""
+    monkeypatch.setattr(sampling, "_TAIL_FACTOR", 1)
+    rng = seeded(24)
+    samples = sampling.discrete_laplace(Fraction(5), rng, size=100_000)
+    assert np.abs(samples).max() > 8 * 5       # the tail was reached
+    assert binned_chi_square(samples, laplace_cdf(5.0), edges_for(5.0)) > ALPHA
+
+
+def test_discrete_laplace_shapes_and_reproducibility() -> None:
+    a = sampling.discrete_laplace(Fraction(2), seeded(3), size=(4, 5))
+    b = sampling.discrete_laplace(Fraction(2), seeded(3), size=(4, 5))
+    assert a.shape == (4, 5)
+    np.testing.assert_array_equal(a, b)
+    assert isinstance(sampling.discrete_laplace(2, seeded(3)), int)
+    assert sampling.discrete_laplace(Fraction(2), seeded(3), size=0).shape == (0,)
+
+
+def test_discrete_laplace_huge_scale_exact_path() -> None:
+    values = sampling.discrete_laplace(Fraction(2**60), seeded(4), size=3)
+    assert values.shape == (3,)
+    assert all(abs(int(v)) < 2**70 for v in values)
+
+
+# ------------------------------------------------------------------- discrete Gaussian
+
+def test_discrete_gaussian_one_at_a_time() -> None:
+    rng = seeded(31)
+    samples = np.array([sampling.discrete_gaussian(Fraction(2), rng) for _ in range(10_000)])
+    assert binned_chi_square(samples, gaussian_cdf(2.0), edges_for(1.5, 8)) > ALPHA
+
+
+@pytest.mark.parametrize("sigma2", [Fraction(1, 4), Fraction(9), Fraction(123456, 10),
+                                    Fraction(2**40 + 3, 3)])
+def test_discrete_gaussian_vector(sigma2: Fraction) -> None:
+    rng = seeded(32)
+    samples = sampling.discrete_gaussian(sigma2, rng, size=100_000)
+    sigma = math.sqrt(sigma2)
+    assert binned_chi_square(samples, gaussian_cdf(float(sigma2)), edges_for(sigma, 7)) > ALPHA
+
+
+def test_discrete_gaussian_power() -> None:
+    rng = seeded(33)
+    samples = sampling.discrete_gaussian(Fraction(9), rng, size=100_000)
+    assert binned_chi_square(samples, gaussian_cdf(9.4), edges_for(3.0, 7)) < ALPHA
+
+
+# ------------------------------------------------------------- exactness of the internals
+
+@pytest.mark.parametrize("y", [Fraction(1, 3), Fraction(2), Fraction(1, 2**10),
+                               Fraction(2**19, 1048577)])
+def test_expansions_match_high_precision(y: Fraction) -> None:
+    mpmath.mp.prec = 400
+    logistic = 1 / (1 + mpmath.exp(mpmath.mpf(y.numerator) / y.denominator))
+    exp_neg = mpmath.exp(-mpmath.mpf(y.numerator) / y.denominator)
+    for value, expansion in [(logistic, sampling._logistic_expansion(y)),
+                             (exp_neg, sampling._exp_neg_expansion(y))]:
+        prefix = int(mpmath.floor(value * mpmath.mpf(2) ** 160))
+        digits = [(prefix >> (8 * (19 - j))) & 0xFF for j in range(20)]
+        assert [expansion.byte(j) for j in range(20)] == digits
+
+
+def test_bernoulli_matrix_frequencies() -> None:
+    """Each column is Bernoulli(q) for its own q (ties resolved with further bytes)."""
+    ys = [Fraction(1, 5), Fraction(3), Fraction(1, 1000)]
+    expansions = [sampling._exp_neg_expansion(y) for y in ys]
+    bits = sampling._bernoulli_matrix(expansions, 100_000, seeded(41))
+    for column, y in enumerate(ys):
+        hits = int(bits[:, column].sum())
+        assert stats.binomtest(hits, 100_000, math.exp(-y)).pvalue > ALPHA
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.integers(-(2**52), 2**52), min_size=1, max_size=20),
+       st.fractions(min_value=Fraction(1, 1000), max_value=Fraction(10**9)))
+def test_gamma_bracket_encloses_exact_value(ys: list[int], sigma2: Fraction) -> None:
+    t = sampling._floor_sqrt(sigma2) + 1
+    lo, hi = sampling._gamma_bracket(np.array(ys, dtype=np.int64), sigma2, t)
+    for y, a, b in zip(ys, lo, hi, strict=True):
+        exact = sampling._gaussian_gamma(y, sigma2, t)
+        assert Fraction(float(a)) <= exact <= Fraction(float(b))
+
+
+def test_exceeds_frequency_and_exact_fallback() -> None:
+    """P[E > γ] = exp(-γ), including brackets so wide that the exact path decides."""
+    rng = seeded(42)
+    n = 50_000
+    gamma = Fraction(7, 10)
+    lo = np.full(n, float(gamma))
+    hi = lo.copy()
+    wide = np.arange(n) % 50 == 0              # 1 in 50 gets an undecidable bracket
+    lo[wide], hi[wide] = 0.0, np.inf
+    result = sampling._exceeds(lo, hi, lambda j: gamma, rng)
+    assert stats.binomtest(int(result.sum()), n, math.exp(-0.7)).pvalue > ALPHA
+    assert stats.binomtest(int(result[wide].sum()), int(wide.sum()),
+                           math.exp(-0.7)).pvalue > ALPHA
+
+
+# ------------------------------------------------------------------------------ grid
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(allow_nan=False, allow_infinity=False), st.integers(-1100, 1100))
+def test_to_grid_is_exact_rounding(value: float, k: int) -> None:
+    units = sampling.to_grid(np.array([value]), k)[0]
+    exact = Fraction(value) / Fraction(2) ** k
+    assert int(units) == round(exact)          # Python rounds Fractions half to even
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(-(2**80), 2**80), st.integers(-1000, 900))
+def test_from_grid_is_nearest_float(units: int, k: int) -> None:
+    array = sampling._as_int_array([units], (1,))
+    result = sampling.from_grid(array, k)[0]
+    assert result == float(Fraction(units) * Fraction(2) ** k)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(1e-6, 1e6), st.integers(1, 50), st.sampled_from([1, 2]),
+       st.lists(st.floats(-1e9, 1e9), min_size=1, max_size=50), st.data())
+def test_rounded_query_respects_widened_sensitivity(sensitivity: float, count: int, norm: int,
+                                                    base: list[float], data) -> None:
+    x = np.resize(np.array(base), count)
+    direction = np.array(data.draw(st.lists(st.floats(-1, 1), min_size=count,
+                                            max_size=count)))
+    size = np.linalg.norm(direction, ord=norm)
+    if size == 0:
+        return
+    shift = direction / size * sensitivity * 0.999999   # ||shift|| <= sensitivity
+    k = sampling.grid_exponent(sensitivity, count, norm=norm)
+    bound = sampling.grid_sensitivity(sensitivity, k, count, norm=norm)
+    y = x + shift                                       # float rounding may lengthen it:
+    exact = [Fraction(v) - Fraction(u) for u, v in zip(x, y, strict=True)]
+    length = (sum(abs(e) for e in exact) if norm == 1
+              else math.sqrt(sum(e * e for e in exact)))
+    assume(length <= sensitivity * (1 - 1e-9))          # keep true neighbours only
+    a = sampling.to_grid(x, k)
+    b = sampling.to_grid(y, k)
+    moved = Fraction(sum(abs(int(i) - int(j)) for i, j in zip(a, b, strict=True)))
+    if norm == 2:
+        squared = sum((int(i) - int(j)) ** 2 for i, j in zip(a, b, strict=True))
+        assert squared <= bound**2
+    else:
+        assert moved <= bound
+    widening = count if norm == 1 else math.sqrt(count)
+    assert widening * 2.0**k <= sensitivity * 2.0**-sampling.GRID_BITS
+    assert widening * 2.0 ** (k + 1) > sensitivity * 2.0**-sampling.GRID_BITS * (1 - 1e-9)
+
+
+def test_grid_sensitivity_values() -> None:
+    assert sampling.grid_sensitivity(1, -3) == 9             # floor(8) + 1
+    assert sampling.grid_sensitivity(1.1, -1, 3) == 2 + 3
+    assert sampling.grid_sensitivity(1, 0, 4, norm=2) == 3   # 1 + sqrt(4)
+    assert sampling.grid_exponent(1) == -20
+    assert sampling.grid_exponent(3, 4, norm=2) == -20        # log2(3/2) = 0.58
+
+
+# ------------------------------------------------------------------------- validation
+
+BAD_REALS = [0, -1, -0.5, math.nan, math.inf, -math.inf]
+
+
+@pytest.mark.parametrize("bad", BAD_REALS)
+def test_bad_parameters_are_refused(bad: float) -> None:
+    with pytest.raises(ValueError, match="scale"):
+        sampling.discrete_laplace(bad, seeded(0))
+    with pytest.raises(ValueError, match="sigma2"):
+        sampling.discrete_gaussian(bad, seeded(0))
+    if bad != 0:
+        with pytest.raises(ValueError, match="gamma"):
+            sampling.bernoulli_exp(bad, seeded(0))
+
+
+@given(st.one_of(st.text(), st.none(), st.booleans(), st.complex_numbers()))
+def test_bad_types_are_refused(bad) -> None:
+    with pytest.raises(TypeError):
+        sampling.discrete_laplace(bad, seeded(0))
+    with pytest.raises(TypeError):
+        sampling.discrete_gaussian(bad, seeded(0))
+
+
+def test_bad_rng_and_size() -> None:
+    with pytest.raises(TypeError, match="rng"):
+        sampling.discrete_laplace(1, np.random.default_rng(0))
+    with pytest.raises(TypeError, match="rng"):
+        sampling.discrete_gaussian(1, None)
+    with pytest.raises(ValueError, match="size"):
+        sampling.discrete_laplace(1, seeded(0), size=-1)
+    with pytest.raises(TypeError, match="size"):
+        sampling.discrete_gaussian(1, seeded(0), size=2.5)
+    with pytest.raises(ValueError, match="norm"):
+        sampling.grid_exponent(1, norm=3)
