@@ -4,14 +4,23 @@ from __future__ import annotations
 
 import itertools
 import math
+from fractions import Fraction
 
 import mpmath as mp
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy import stats
 
-from dpkit.gaussian import analytic_sigma, classic_sigma, delta_for_sigma
+from dpkit.gaussian import (
+    analytic_sigma,
+    classic_sigma,
+    delta_for_sigma,
+    gaussian_mechanism,
+    mechanism_parameters,
+)
+from dpkit.rng import RandomSource, seeded
 
 mp.mp.dps = 60
 
@@ -230,3 +239,137 @@ def test_wrong_types_refused(value: object) -> None:
         classic_sigma(1.0, 0.5, value)
     with pytest.raises(TypeError, match="sigma must be a real number"):
         delta_for_sigma(value, 1.0, 1.0)
+
+
+# ---------------------------------------------------------------- the mechanism
+
+class NoFloatSource(RandomSource):
+    """A seeded byte source whose float draws fail: exact samplers must never use them."""
+
+    def __init__(self, seed: int) -> None:
+        super().__init__()
+        self._inner = seeded(seed)
+
+    def bytes(self, n: int) -> bytes:
+        return self._inner.bytes(n)
+
+    def uniform(self) -> float:
+        raise AssertionError("a float was drawn")
+
+    def uniforms(self, size: int | tuple[int, ...]) -> np.ndarray:
+        raise AssertionError("floats were drawn")
+
+    def numpy_generator(self) -> np.random.Generator:
+        raise AssertionError("a NumPy generator was used")
+
+
+@pytest.mark.parametrize("dimension", [1, 10, 5000])
+@pytest.mark.parametrize("method, epsilon", [("analytic", 1.0), ("analytic", 8.0),
+                                             ("classic", 0.5)])
+def test_mechanism_parameters_guarantee(dimension: int, method: str, epsilon: float) -> None:
+    delta = 1e-7
+    params = mechanism_parameters(2.0, epsilon, delta, dimension, method=method)
+    k = params.grid_exponent
+    s = mp.mpf(params.sigma) / mp.mpf(2) ** k
+    assert s >= 2**40
+    # The rounded query's ℓ2 sensitivity in grid units: at least Δ/2**k + √d.
+    assert params.grid_sensitivity >= Fraction(2.0) / Fraction(2) ** k + Fraction(
+        math.isqrt(dimension))
+    d_grid = mp.mpf(params.grid_sensitivity.numerator) / params.grid_sensitivity.denominator
+    if math.isqrt(dimension) ** 2 != dimension:  # √d irrational: strictly more than √d
+        assert d_grid > mp.mpf(2) / mp.mpf(2) ** k + mp.sqrt(dimension)
+    # The continuous Gaussian with this σ on the rounded query: (ε_noise, δ_noise)-DP.
+    assert reference_delta(s / d_grid, params.epsilon_noise) <= params.delta_noise
+    # The reserve covers the discrete-vs-continuous loss η (recomputed here in 60 digits)...
+    eta = (dimension * mp.mpf(40) / s + mp.sqrt(dimension) * d_grid / (2 * s * s)
+           + mp.mpf(dimension) / (4 * s * s))
+    assert params.rounding_epsilon >= eta
+    assert params.rounding_epsilon <= 1e-10 * dimension
+    # ...and the budget closes: ε_noise + η <= ε, e^η δ_noise + d·e^-799 <= δ.
+    assert mp.mpf(params.epsilon_noise) + mp.mpf(params.rounding_epsilon) <= epsilon
+    tail = dimension * mp.exp(-(40 - mp.mpf(2) ** -40) ** 2 / 2)
+    assert mp.exp(params.rounding_epsilon) * params.delta_noise + tail <= delta
+    # The price of safety is negligible: σ within 1e-8 of the continuous calibration.
+    fn = analytic_sigma if method == "analytic" else classic_sigma
+    assert params.sigma == pytest.approx(fn(2.0, epsilon, delta), rel=1e-6)
+
+
+def test_mechanism_noise_is_gaussian_with_the_calibrated_sigma() -> None:
+    # Kolmogorov–Smirnov test of 20,000 standardised noise values against N(0, 1). The
+    # discrete Gaussian on a grid of 2**-40 σ differs from N(0, σ²) in Kolmogorov distance
+    # by < 1e-11, far below the test's resolution (~0.04 at this p-value), so the KS p-value
+    # is uniform and failing when p < 1e-7 has false-failure probability 1e-7.
+    value = np.full(20_000, 123.25)
+    released = gaussian_mechanism(value, 1.5, 0.9, 1e-6, rng=seeded(11))
+    sigma = mechanism_parameters(1.5, 0.9, 1e-6, value.size).sigma
+    assert stats.kstest((released - value) / sigma, "norm").pvalue > 1e-7
+
+
+def test_mechanism_mean_and_variance() -> None:
+    # 40,000 draws. The sample mean has sd σ/200: |mean| > 5.4 sd has probability 6.7e-8.
+    # n·var/σ² is chi-square with n degrees of freedom (mean known): a relative deviation
+    # over 5.4·sqrt(2/n) has probability 7.1e-8 (scipy.stats.chi2, two-sided). Together
+    # the false-failure probability is below 1.4e-7.
+    sigma = mechanism_parameters(1.0, 2.0, 1e-5, 40_000).sigma
+    noise = gaussian_mechanism(np.zeros(40_000), 1.0, 2.0, 1e-5, rng=seeded(5))
+    assert abs(noise.mean()) < 5.4 * sigma / 200
+    assert abs(noise.var() / sigma**2 - 1) < 5.4 * math.sqrt(2 / 40_000)
+
+
+def test_mechanism_scalar_shape_and_grid() -> None:
+    release = gaussian_mechanism(7.0, 1.0, 1.0, 1e-5, rng=seeded(1))
+    assert isinstance(release, float)
+    matrix = gaussian_mechanism([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], 1.0, 1.0, 1e-5,
+                                rng=seeded(1))
+    assert matrix.shape == (2, 3) and matrix.dtype == np.float64
+    # Every output is an exact multiple of the grid step (noise never touches a float).
+    k = mechanism_parameters(1.0, 1.0, 1e-5, 6).grid_exponent
+    units = np.ldexp(matrix, -k)
+    assert np.all(units == np.rint(units))
+
+
+def test_mechanism_is_reproducible_with_a_seed_and_uses_no_floats() -> None:
+    first = gaussian_mechanism(np.arange(5.0), 1.0, 1.0, 1e-5, rng=seeded(3))
+    again = gaussian_mechanism(np.arange(5.0), 1.0, 1.0, 1e-5, rng=seeded(3))
+    other = gaussian_mechanism(np.arange(5.0), 1.0, 1.0, 1e-5, rng=seeded(4))
+    assert np.array_equal(first, again) and not np.array_equal(first, other)
+    exact = gaussian_mechanism(np.arange(5.0), 1.0, 1.0, 1e-5, rng=NoFloatSource(3))
+    assert np.array_equal(exact, first)
+
+
+def test_mechanism_handles_huge_values() -> None:
+    release = gaussian_mechanism([1e300, -1e300, 0.0], 1.0, 1.0, 1e-5, rng=seeded(2))
+    assert release[0] == 1e300 and release[1] == -1e300 and abs(release[2]) < 100
+
+
+def test_mechanism_default_source_is_secure() -> None:
+    release = gaussian_mechanism(0.0, 1.0, 1.0, 1e-5)
+    assert math.isfinite(release)
+
+
+@pytest.mark.parametrize("bad, error, text", [
+    (math.nan, ValueError, "value must hold finite numbers"),
+    ([1.0, math.inf], ValueError, "value must hold finite numbers"),
+    ([], ValueError, "value must not be empty"),
+    ("12", TypeError, "value must be an array of real numbers"),
+])
+def test_mechanism_refuses_bad_values(bad: object, error: type, text: str) -> None:
+    with pytest.raises(error, match=text):
+        gaussian_mechanism(bad, 1.0, 1.0, 1e-5, rng=seeded(0))
+
+
+def test_mechanism_refuses_bad_parameters() -> None:
+    with pytest.raises(ValueError, match="method must be one of"):
+        gaussian_mechanism(1.0, 1.0, 1.0, 1e-5, method="optimal")
+    with pytest.raises(TypeError, match="method must be a str"):
+        gaussian_mechanism(1.0, 1.0, 1.0, 1e-5, method=None)
+    with pytest.raises(ValueError, match="analytic_sigma"):
+        gaussian_mechanism(1.0, 1.0, 2.0, 1e-5, method="classic")
+    with pytest.raises(TypeError, match="rng must be None"):
+        gaussian_mechanism(1.0, 1.0, 1.0, 1e-5, rng=42)
+    with pytest.raises(ValueError, match="epsilon"):
+        gaussian_mechanism(1.0, 1.0, -1.0, 1e-5)
+    with pytest.raises(ValueError, match="too small"):
+        mechanism_parameters(1.0, 1e-9, 1e-5, 10_000)
+    with pytest.raises(ValueError, match="dimension"):
+        mechanism_parameters(1.0, 1.0, 1e-5, 0)

@@ -1,3 +1,237 @@
-"""Placeholder: filled in by the chapter that needs it."""
+"""Unsafe textbook Gaussian mechanisms and calibrations: **never use these to release data**.
 
-__all__: list[str] = []
+Each function reproduces a mistake found in real Gaussian-mechanism code, so that the
+analytic-Gaussian chapter can show it failing through :func:`dpkit.gaussian.delta_for_sigma`:
+
+* :func:`gaussian_mechanism` adds floating-point NumPy noise with the classic σ, and applies
+  the classic formula outside the range ε < 1 where it is proven;
+* :func:`gaussian_mechanism_variance_bug` passes the variance σ² where NumPy's
+  ``normal(loc, scale)`` expects the standard deviation;
+* :func:`analytic_sigma_erf` solves the analytic equation with Φ(t) = (1 + erf(t/√2))/2,
+  whose cancellation makes δ(σ) numerically zero below δ ≈ 1e-17 and noise-dominated well
+  before that, so the solver stops too early and returns too little noise;
+* :func:`analytic_sigma_wrong_sqrt` solves the analytic equation in the variable
+  z = (εσ/Δ − Δ/2σ)/√2 with sqrt(z² + 1) where sqrt(z² + ε) belongs.
+
+The safe versions are in :mod:`dpkit.gaussian`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from scipy.special import erf, log_ndtr
+
+from dpkit._checks import check_delta, check_epsilon, check_finite_array, check_sensitivity
+from dpkit.gaussian import analytic_sigma
+from dpkit.rng import resolve
+
+__all__ = [
+    "analytic_sigma_erf",
+    "analytic_sigma_wrong_sqrt",
+    "gaussian_mechanism",
+    "gaussian_mechanism_variance_bug",
+]
+
+
+def _add_float_noise(value: Any, scale: float, rng: Any) -> float | np.ndarray:
+    """Return ``value + N(0, scale²)`` drawn by NumPy in floating point (the unsafe part)."""
+    array = check_finite_array(value, "value")
+    generator = resolve(rng).numpy_generator()
+    noisy = array + generator.normal(0.0, scale, size=array.shape)
+    return float(noisy) if noisy.ndim == 0 else noisy
+
+
+def gaussian_mechanism(value: Any, sensitivity: Any, epsilon: Any, delta: Any,
+                       rng: Any = None) -> float | np.ndarray:
+    """**Unsafe.** The textbook Gaussian mechanism: ``value + N(0, σ²)`` with the classic σ.
+
+    σ = Δ·sqrt(2 ln(1.25/δ))/ε (Dwork & Roth 2014, Theorem A.1), applied for every ε > 0
+    although the theorem needs ε < 1, and the noise is a floating-point NumPy draw.
+
+    Parameters
+    ----------
+    value : float or array_like
+        The true query answer (a vector query has ℓ2 sensitivity ``sensitivity``).
+    sensitivity : float
+        ℓ2 sensitivity Δ.
+    epsilon, delta : float
+        Target privacy parameters.
+    rng : None or dpkit.rng.RandomSource
+        Seeds NumPy's generator (secure default source if None).
+
+    Returns
+    -------
+    float or numpy.ndarray
+
+    Raises
+    ------
+    TypeError, ValueError
+        On invalid parameters, as the safe version.
+
+    Privacy
+    -------
+    For ε < 1, (ε, δ)-DP in exact arithmetic only; floating-point noise leaks through its
+    low-order bits (Mironov 2012). For ε ≥ 1 not even that: at ε = 10, δ = 1e-3 the true δ
+    is 3.4e-3 (see :func:`dpkit.gaussian.delta_for_sigma`).
+
+    References
+    ----------
+    C. Dwork and A. Roth, 2014, Theorem A.1.
+    """
+    sensitivity = check_sensitivity(sensitivity)
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    sigma = sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
+    return _add_float_noise(value, sigma, rng)
+
+
+def gaussian_mechanism_variance_bug(value: Any, sensitivity: Any, epsilon: Any, delta: Any,
+                                    rng: Any = None) -> float | np.ndarray:
+    """**Unsafe.** Analytic σ, but passed to NumPy as the variance: noise N(0, σ⁴).
+
+    ``numpy.random.Generator.normal(loc, scale)`` takes the standard deviation; passing
+    ``sigma**2`` gives noise of standard deviation σ². Whenever σ < 1 (small sensitivity
+    or large ε) that is less noise than needed.
+
+    Parameters
+    ----------
+    value : float or array_like
+        The true query answer.
+    sensitivity : float
+        ℓ2 sensitivity Δ.
+    epsilon, delta : float
+        Target privacy parameters.
+    rng : None or dpkit.rng.RandomSource
+        Seeds NumPy's generator.
+
+    Returns
+    -------
+    float or numpy.ndarray
+
+    Raises
+    ------
+    TypeError, ValueError
+        On invalid parameters.
+
+    Privacy
+    -------
+    (ε, δ') with δ' = ``delta_for_sigma(sigma**2, sensitivity, epsilon)`` (exact arithmetic),
+    which exceeds δ whenever σ < 1.
+    """
+    sigma = analytic_sigma(sensitivity, epsilon, delta)
+    return _add_float_noise(value, sigma**2, rng)   # the bug: scale must be sigma
+
+
+def _bisect_decreasing(profile: Callable[[float], float], delta: float) -> float:
+    """Smallest σ/Δ on a 1e-12 relative grid with ``profile(σ/Δ) <= delta``, by bisection.
+
+    The textbook solver: it trusts ``profile`` completely.
+    """
+    low, high = 1e-6, 1.0
+    while profile(high) > delta:
+        low, high = high, 2.0 * high
+        if high > 1e12:
+            raise ValueError(f"no sigma/sensitivity below 1e12 reaches delta={delta!r}")
+    while profile(low) <= delta and low > 1e-300:
+        low /= 2.0
+    while high - low > 1e-12 * high:
+        mid = 0.5 * (low + high)
+        if profile(mid) > delta:
+            low = mid
+        else:
+            high = mid
+    return high
+
+
+def analytic_sigma_erf(sensitivity: Any, epsilon: Any, delta: Any) -> float:
+    """**Unsafe.** Analytic Gaussian σ with Φ(t) = (1 + erf(t/√2))/2: cancellation at small δ.
+
+    Solves δ(σ) = δ by bisection with the profile written as a difference of two normal
+    CDFs, each computed as ``0.5 * (1 + erf(t / sqrt(2)))``. For t below about −8.3,
+    ``1 + erf`` is a difference of two numbers within 1e-16 of each other and rounds to
+    0, and the profile is dominated by rounding noise long before: below δ ≈ 1e-13 the
+    solver accepts a σ whose true δ is larger than requested.
+
+    Parameters
+    ----------
+    sensitivity, epsilon, delta : float
+        As :func:`dpkit.gaussian.analytic_sigma`.
+
+    Returns
+    -------
+    float
+        A σ that is correct to ~1e-12 for moderate δ and too small for tiny δ.
+
+    Raises
+    ------
+    TypeError, ValueError
+        On invalid parameters.
+
+    Privacy
+    -------
+    Gaussian noise with this σ is (ε, δ')-DP for δ' = ``delta_for_sigma(σ, Δ, ε)``, which
+    exceeds δ when δ is below about 1e-13.
+
+    References
+    ----------
+    B. Balle and Y.-X. Wang, ICML 2018: the equation solved is their Theorem 8.
+    """
+    sensitivity = check_sensitivity(sensitivity)
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    root_half = math.sqrt(0.5)
+
+    def phi(t: float) -> float:
+        return 0.5 * (1.0 + float(erf(t * root_half)))
+
+    def profile(ratio: float) -> float:
+        a, b = 0.5 / ratio, epsilon * ratio
+        return phi(a - b) - math.exp(epsilon) * phi(-a - b)
+
+    return _bisect_decreasing(profile, delta) * sensitivity
+
+
+def analytic_sigma_wrong_sqrt(sensitivity: Any, epsilon: Any, delta: Any) -> float:
+    """**Unsafe.** Analytic Gaussian σ solved with sqrt(z² + 1) in place of sqrt(z² + ε).
+
+    With z = (εσ/Δ − Δ/2σ)/√2 the profile reads δ = ½erfc(z) − e^ε·½erfc(sqrt(z² + ε)),
+    because (εσ/Δ + Δ/2σ)² − (εσ/Δ − Δ/2σ)² = 2ε. Writing 1 for ε under the root (a
+    derivation done at ε = 1 and never generalised) is exact at ε = 1 only: for ε > 1 it
+    over-estimates the subtracted term, so the solver believes a too small σ suffices.
+    Everything else is done carefully in log space.
+
+    Parameters
+    ----------
+    sensitivity, epsilon, delta : float
+        As :func:`dpkit.gaussian.analytic_sigma`.
+
+    Returns
+    -------
+    float
+        σ = Δ·(x + sqrt(x² + 2ε))/(2ε) for the z = x/√2 solving the mistaken equation.
+
+    Raises
+    ------
+    TypeError, ValueError
+        On invalid parameters.
+
+    Privacy
+    -------
+    (ε, δ')-DP with δ' = ``delta_for_sigma(σ, Δ, ε)`` > δ for ε > 1.
+    """
+    sensitivity = check_sensitivity(sensitivity)
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+
+    def profile(ratio: float) -> float:
+        x = epsilon * ratio - 0.5 / ratio
+        wrong_y = math.sqrt(x * x + 2.0)   # the mistake: sqrt(2)·sqrt(z² + 1)
+        log_p = float(log_ndtr(-x))
+        log_r = epsilon + float(log_ndtr(-wrong_y)) - log_p
+        return math.exp(log_p) * -math.expm1(log_r) if log_r < 0 else 0.0
+
+    return _bisect_decreasing(profile, delta) * sensitivity
