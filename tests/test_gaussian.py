@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
+from dpkit import naive
 from dpkit.gaussian import (
     analytic_sigma,
     classic_sigma,
@@ -373,3 +374,40 @@ def test_mechanism_refuses_bad_parameters() -> None:
         mechanism_parameters(1.0, 1e-9, 1e-5, 10_000)
     with pytest.raises(ValueError, match="dimension"):
         mechanism_parameters(1.0, 1.0, 1e-5, 0)
+
+
+# ---------------------------------------------------------------- the naive versions
+
+def test_naive_erf_calibration_under_noises_at_tiny_delta() -> None:
+    # Fine at moderate δ ...
+    sigma = naive.analytic_sigma_erf(1.0, 1.0, 1e-5)
+    assert sigma == pytest.approx(analytic_sigma(1.0, 1.0, 1e-5), rel=1e-9)
+    # ... but the cancellation in 1 + erf makes it return too little noise at tiny δ.
+    for delta in (1e-17, 1e-20):
+        sigma = naive.analytic_sigma_erf(1.0, 1.0, delta)
+        assert reference_delta(sigma, 1.0) > 2 * delta
+
+
+def test_naive_wrong_sqrt_calibration() -> None:
+    # Exact at ε = 1 (where sqrt(z² + 1) = sqrt(z² + ε)), too little noise for ε > 1.
+    assert naive.analytic_sigma_wrong_sqrt(1.0, 1.0, 1e-5) == pytest.approx(
+        analytic_sigma(1.0, 1.0, 1e-5), rel=1e-9)
+    for epsilon in (2.0, 5.0):
+        sigma = naive.analytic_sigma_wrong_sqrt(1.0, epsilon, 1e-5)
+        assert reference_delta(sigma, epsilon) > 1000 * 1e-5
+
+
+def test_naive_mechanisms_noise_scale() -> None:
+    # KS tests against the noise each naive version really adds (p < 1e-7 fails: false-
+    # failure probability 1e-7 each, 2e-7 together).
+    zeros = np.zeros(5000)
+    textbook = naive.gaussian_mechanism(zeros, 1.0, 0.5, 1e-5, rng=seeded(8))
+    sigma = math.sqrt(2 * math.log(1.25 / 1e-5)) / 0.5
+    assert stats.kstest(textbook / sigma, "norm").pvalue > 1e-7
+    buggy = naive.gaussian_mechanism_variance_bug(zeros, 0.1, 5.0, 1e-5, rng=seeded(8))
+    sigma = analytic_sigma(0.1, 5.0, 1e-5)
+    assert sigma < 1
+    assert stats.kstest(buggy / sigma**2, "norm").pvalue > 1e-7
+    # The true δ of the noise actually added is far above the target.
+    assert delta_for_sigma(sigma**2, 0.1, 5.0) > 100 * 1e-5
+    assert isinstance(naive.gaussian_mechanism(1.0, 1.0, 0.5, 1e-5, rng=seeded(1)), float)
