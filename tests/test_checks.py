@@ -64,7 +64,7 @@ def test_sensitivity(value):
 
 
 def test_custom_name_in_message():
-    with pytest.raises(ValueError, match="^epsilon_total must"):
+    with pytest.raises(ValueError, match=r"^epsilon_total must"):
         c.check_epsilon(-1, "epsilon_total")
 
 
@@ -98,7 +98,7 @@ def test_probability():
 def test_finite_array():
     out = c.check_finite_array([1, 2, 3], "values")
     assert out.dtype == np.float64 and out.tolist() == [1, 2, 3]
-    with pytest.raises(ValueError, match="values must hold finite numbers only, got nan at index 1"):
+    with pytest.raises(ValueError, match=r"must hold finite numbers only, got nan at index 1"):
         c.check_finite_array([1, math.nan], "values")
     with pytest.raises(ValueError, match="must not be empty"):
         c.check_finite_array([], "values")

@@ -1,0 +1,72 @@
+"""dpkit.randomized_response: the exact ε guarantee, unbiasedness, validation, the checks."""
+
+from fractions import Fraction
+
+import mpmath
+import numpy as np
+import pytest
+from scipy import stats
+
+import dpkit
+from dpkit.randomized_response import debias, debiased_std, randomized_response, truth_probability
+
+mpmath.mp.dps = 50
+
+
+@pytest.mark.parametrize("epsilon", [1e-6, 0.01, 0.1, 0.5, 1, 2, 5, 10, 30, 36.7])
+def test_truth_probability_never_exceeds_e_to_the_epsilon(epsilon):
+    p = truth_probability(epsilon)
+    ratio = mpmath.mpf(p.numerator) / (p.denominator - p.numerator)
+    assert ratio <= mpmath.exp(mpmath.mpf(epsilon))
+    # and is not needlessly conservative: the 53-bit grid costs little epsilon
+    lost = mpmath.mpf(epsilon) - mpmath.log(ratio)
+    assert lost < (1e-9 if epsilon <= 5 else 1e-2) or epsilon > 30
+    assert 2**53 % p.denominator == 0
+
+
+def test_reports_follow_the_truth_probability():
+    # binomial test on 200,000 reports; false-failure probability 1e-7 (fixed seed)
+    answers = np.zeros(200_000, dtype=bool)
+    reports = randomized_response(answers, 0.7, rng=dpkit.rng.seeded(1))
+    p = float(truth_probability(0.7))
+    assert stats.binomtest(int(reports.sum()), reports.size, 1 - p).pvalue > 1e-7
+
+
+def test_debias_is_unbiased_in_simulation():
+    truth = np.arange(100_000) < 24_000
+    estimates = [debias(randomized_response(truth, 1.0, rng=dpkit.rng.seeded(s)).mean(), 1.0)
+                 for s in range(20)]
+    std = debiased_std(0.24, 100_000, 1.0) / np.sqrt(20)
+    # |mean - 0.24| > 5.5 std has probability < 1e-7 under the normal approximation
+    assert abs(np.mean(estimates) - 0.24) < 5.5 * std
+
+
+def test_validation():
+    with pytest.raises(ValueError, match="epsilon must be a finite number > 0"):
+        randomized_response(np.array([True]), 0)
+    with pytest.raises(TypeError, match="answers must be an array of bool"):
+        randomized_response([1, 0], 1.0)
+    with pytest.raises(ValueError, match="yes_fraction"):
+        debias(1.5, 1.0)
+    with pytest.raises(ValueError, match="yes_fraction"):
+        debias([0.2, -0.1], 1.0)
+
+
+def test_checks_accept_right_and_refuse_wrong_answers():
+    right = dpkit.check.check_truth_probability(lambda e: np.exp(e) / (1 + np.exp(e)))
+    wrong = dpkit.check.check_truth_probability(lambda e: 1 / (1 + np.exp(e)))
+    assert right.passed and not wrong.passed and "should be" in wrong.message
+    assert "PASSED" in str(right) and "Passed" in right._repr_html_()
+
+    def estimate(y, e):
+        p = np.exp(e) / (1 + np.exp(e))
+        return (y - (1 - p)) / (2 * p - 1)
+
+    assert dpkit.check.check_debias(estimate).passed
+    clipped = dpkit.check.check_debias(lambda y, e: min(max(estimate(y, e), 0.0), 1.0))
+    assert not clipped.passed and "clipped" in clipped.message
+    assert not dpkit.check.check_debias(lambda y, e: y).passed
+
+
+def test_truth_probability_is_exact_fraction():
+    assert isinstance(truth_probability(1.0), Fraction)
