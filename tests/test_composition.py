@@ -1,0 +1,355 @@
+"""Composition formulas against high-precision mpmath references, properties, validation."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import mpmath as mp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dpkit import composition as comp
+from dpkit.composition import (
+    advanced,
+    advanced_crossover,
+    advanced_epsilon_per_mechanism,
+    advanced_epsilon_per_mechanism_exact,
+    advanced_heterogeneous,
+    gaussian_rho,
+    optimal,
+    optimal_delta,
+    optimal_epsilon_per_mechanism,
+    pure_to_zcdp,
+    sequential,
+    zcdp_to_dp,
+)
+
+mp.mp.dps = 50
+
+
+# ------------------------------------------------------------------ mpmath references
+def mp_advanced(epsilon, k, delta_prime):
+    e = mp.mpf(epsilon)
+    return mp.sqrt(2 * k * mp.log(1 / mp.mpf(delta_prime))) * e + k * e * mp.expm1(e)
+
+
+def mp_delta(groups, epsilon_total):
+    """Exact hockey-stick divergence of composed randomized responses (Murtagh–Vadhan 2016,
+    Thm 1.5), summed directly: sum over outcomes of max(0, P - e^g Q)."""
+    g = mp.mpf(epsilon_total)
+    outcomes = [(mp.mpf(0), mp.mpf(1))]  # (loss, probability under P)
+    for epsilon, k in groups:
+        e = mp.mpf(epsilon)
+        p_minus = 1 / (1 + mp.exp(e))  # probability of a -epsilon step under P
+        new = []
+        for j in range(k + 1):
+            weight = mp.binomial(k, j) * (1 - p_minus) ** (k - j) * p_minus**j
+            new.append(((k - 2 * j) * e, weight))
+        outcomes = [(a + b, pa * pb) for a, pa in outcomes for b, pb in new]
+    return mp.fsum(p * (1 - mp.exp(g - loss)) for loss, p in outcomes if loss > g)
+
+
+def mp_optimal(epsilon, k, delta_prime):
+    """Exact optimal epsilon: on (L_{j+1}, L_j], delta(g) = A_j - e^g B_j, solved directly."""
+    e, target = mp.mpf(epsilon), mp.mpf(delta_prime)
+    p_minus = 1 / (1 + mp.exp(e))
+    a = b = mp.mpf(0)
+    for j in range(k + 1):
+        loss = (k - 2 * j) * e
+        if loss <= 0:
+            break
+        p = mp.binomial(k, j) * (1 - p_minus) ** (k - j) * p_minus**j
+        a, b = a + p, b + p * mp.exp(-loss)
+        if a > target:
+            g = mp.log((a - target) / b)
+            if g >= loss - 2 * e:  # inside this piece
+                return max(g, mp.mpf(0))
+    return mp.mpf(0)
+
+
+def smallest_float_at_least(x):
+    """The float nearest to the exact rational ``x`` from above."""
+    f = float(x)
+    return f if Fraction(f) >= x else float(np.nextafter(f, math.inf))
+
+
+# ------------------------------------------------------------------ the issue's numbers
+def test_reference_point_from_the_issue():
+    assert sequential([0.1] * 100)[0] == pytest.approx(10, abs=1e-12)
+    assert round(advanced(0.1, 0, 100, 1e-6)[0], 4) == 6.3082
+    assert round(optimal(0.1, 0, 100, 1e-6)[0], 4) == 4.7746
+
+
+def test_example_3_7_numbers():
+    """Dwork & Roth's Example 3.7: k = 10,000, delta' = e^-32, total epsilon 1."""
+    k, dp = 10_000, math.exp(-32)
+    assert advanced_epsilon_per_mechanism(1.0, dp, k) == pytest.approx(1 / 1600, rel=1e-12)
+    exact = advanced_epsilon_per_mechanism_exact(1.0, dp, k)
+    assert 1 / exact == pytest.approx(812.318, abs=1e-3)
+    # the example's 1/801 does not satisfy Thm 3.20 with total 1: it overshoots by 1.4 %
+    assert advanced(1 / 801, 0, k, dp)[0] == pytest.approx(1.01435, abs=1e-5)
+    assert advanced(exact, 0, k, dp)[0] <= 1.0
+
+
+def test_crossover_values_from_the_issue():
+    assert advanced_crossover(0.1, 1e-5) == 29
+    assert advanced(0.1, 0, 28, 1e-5)[0] >= 2.8
+    assert advanced(0.1, 0, 29, 1e-5)[0] < 2.9
+    assert advanced_crossover(1.0, 1e-5) is None
+    assert advanced_crossover(math.log(2), 1e-5) is None  # e^eps = 2: equality at best
+    # Near & Abuah's plotted curve 2 eps sqrt(2k ln(1/delta)) with delta = 10e-5 = 1e-4
+    # crosses k eps at k = 8 ln(1e4) = 73.7, whatever eps: the "about 70" of the book.
+    assert 8 * math.log(1 / 10e-5) == pytest.approx(73.68, abs=0.01)
+    for k in range(1, 200):  # at eps = 1 the real Thm 3.20 never beats k eps
+        assert advanced(1.0, 0, k, 1e-4)[0] > k
+
+
+# ------------------------------------------------------------------ sequential
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.floats(1e-6, 10), min_size=1, max_size=30),
+       st.floats(0, 1e-3))
+def test_sequential_is_the_exact_sum_rounded_up(epsilons, delta):
+    deltas = [delta] * len(epsilons)
+    eps, dl = sequential(epsilons, deltas)
+    assert eps == smallest_float_at_least(sum(Fraction(e) for e in epsilons))
+    assert dl == smallest_float_at_least(sum(Fraction(d) for d in deltas))
+
+
+def test_sequential_rounds_point_one_up():
+    # float 0.1 is 0.1000000000000000055..., so ten of them exceed 1
+    assert sequential([0.1] * 10)[0] > 1.0
+    assert sequential([0.25] * 4) == (1.0, 0.0)
+    assert sequential(np.array([0.5, 0.5]), np.array([1e-6, 0])) == (1.0, 1e-6)
+
+
+# ------------------------------------------------------------------ advanced
+@pytest.mark.parametrize("epsilon,delta,k,delta_prime", [
+    (0.1, 0, 100, 1e-6), (0.01, 1e-7, 1000, 1e-6), (0.5, 0, 20, 1e-5), (1.0, 0, 1, 0.5),
+    (1e-4, 0, 10**6, 1e-12), (3.0, 1e-9, 7, 1e-3), (1 / 801, 0, 10_000, math.exp(-32)),
+])
+def test_advanced_matches_mpmath_and_rounds_up(epsilon, delta, k, delta_prime):
+    eps, dl = advanced(epsilon, delta, k, delta_prime)
+    ref = mp_advanced(epsilon, k, delta_prime)
+    assert mp.mpf(eps) >= ref
+    assert (mp.mpf(eps) - ref) / ref < 1e-14
+    ref_delta = k * mp.mpf(delta) + mp.mpf(delta_prime)
+    assert mp.mpf(dl) >= ref_delta and (mp.mpf(dl) - ref_delta) / ref_delta < 1e-14
+
+
+def test_heterogeneous_advanced_reduces_to_thm_3_20():
+    a = advanced_heterogeneous([0.3] * 50, None, 1e-6)
+    b = advanced(0.3, 0, 50, 1e-6)
+    assert a[0] == pytest.approx(b[0], rel=1e-14) and a[1] == b[1]
+    assert advanced_heterogeneous([0.3, 0.1], [1e-7, 0], 1e-6)[1] >= 1.1e-6
+
+
+@pytest.mark.parametrize("epsilons", [[0.5, 0.5, 0.1, 0.1, 0.1, 0.1], [1.0, 0.2, 0.2, 0.2]])
+def test_heterogeneous_advanced_is_a_true_bound(epsilons):
+    """The heterogeneous Thm 3.20 is checked against the exact optimal privacy profile."""
+    delta_prime = 1e-2
+    eps, _ = advanced_heterogeneous(epsilons, None, delta_prime)
+    groups = [(e, epsilons.count(e)) for e in sorted(set(epsilons))]
+    assert mp_delta(groups, eps) <= delta_prime
+
+
+# ------------------------------------------------------------------ per-mechanism budgets
+@pytest.mark.parametrize("total,delta_prime,k", [
+    (1.0, 1e-6, 100), (0.5, 1e-5, 1000), (0.99, math.exp(-32), 10_000), (0.1, 0.1, 1)])
+def test_corollary_3_21_rounds_down_and_holds(total, delta_prime, k):
+    eps = advanced_epsilon_per_mechanism(total, delta_prime, k)
+    ref = mp.mpf(total) / (2 * mp.sqrt(2 * k * mp.log(1 / mp.mpf(delta_prime))))
+    assert mp.mpf(eps) <= ref and (ref - mp.mpf(eps)) / ref < 1e-14
+    assert mp_advanced(eps, k, delta_prime) <= total
+
+
+def test_corollary_3_21_refuses_outside_its_hypothesis():
+    # epsilon_total = 50 with delta' = 0.5: the corollary's eps no longer satisfies Thm 3.20
+    with pytest.raises(ValueError, match=r"Corollary 3\.21"):
+        advanced_epsilon_per_mechanism(50.0, 0.5, 1)
+
+
+@pytest.mark.parametrize("total,delta_prime,k", [
+    (1.0, math.exp(-32), 10_000), (1.0, 1e-6, 100), (10.0, 1e-5, 20), (0.01, 1e-9, 5)])
+def test_exact_inversion_is_the_largest_valid_epsilon(total, delta_prime, k):
+    eps = advanced_epsilon_per_mechanism_exact(total, delta_prime, k)
+    assert mp_advanced(eps, k, delta_prime) <= total
+    root = mp.findroot(lambda e: mp_advanced(e, k, delta_prime) - total, mp.mpf(eps))
+    assert (root - mp.mpf(eps)) / root < 1e-14
+    assert eps >= advanced_epsilon_per_mechanism(min(total, 0.999), delta_prime, k)
+
+
+def test_optimal_per_mechanism_beats_the_others():
+    eps = optimal_epsilon_per_mechanism(1.0, 1e-6, 100)
+    assert optimal(eps, 0, 100, 1e-6)[0] <= 1.0
+    assert optimal(float(np.nextafter(eps, 1)) * (1 + 1e-9), 0, 100, 1e-6)[0] > 1.0
+    assert eps > advanced_epsilon_per_mechanism_exact(1.0, 1e-6, 100) > 1.0 / 100 * 1.5
+    # k = 1 with a generous delta': the per-mechanism epsilon exceeds the total
+    single = optimal_epsilon_per_mechanism(1.0, 0.2, 1)
+    assert single > 1.0
+    assert mp_delta([(single, 1)], 1.0) <= 0.2
+
+
+# ------------------------------------------------------------------ optimal
+@pytest.mark.parametrize("epsilon,k,delta_prime", [
+    (0.1, 100, 1e-6), (0.01, 1000, 1e-6), (0.5, 20, 1e-5), (1.0, 10, 1e-3),
+    (0.2, 1, 0.05), (2.0, 50, 1e-10), (0.05, 2000, 1e-8),
+])
+def test_optimal_matches_mpmath(epsilon, k, delta_prime):
+    eps, dl = optimal(epsilon, 0, k, delta_prime)
+    assert dl == delta_prime
+    assert mp_delta([(epsilon, k)], eps) <= delta_prime  # the returned epsilon is valid
+    ref = mp_optimal(epsilon, k, delta_prime)
+    assert ref <= mp.mpf(eps) <= ref * (1 + 1e-6) + 1e-12  # and tight
+
+
+def test_optimal_is_valid_at_k_ten_thousand():
+    eps, _ = optimal(0.01, 0, 10_000, 1e-6)
+    assert mp_delta([(0.01, 10_000)], eps) <= 1e-6
+    assert mp_delta([(0.01, 10_000)], eps * (1 - 1e-6)) > 1e-6
+
+
+def test_optimal_with_approximate_mechanisms():
+    eps, dl = optimal(0.1, 1e-7, 100, 1e-6)
+    assert eps == optimal(0.1, 0, 100, 1e-6)[0]
+    ref = 1 - (1 - mp.mpf(1e-7)) ** 100 * (1 - mp.mpf(1e-6))
+    assert ref <= mp.mpf(dl) <= ref * (1 + 1e-14)
+    assert dl <= 100 * 1e-7 + 1e-6
+
+
+def test_optimal_edge_cases():
+    # a huge delta' makes every epsilon >= 0 valid ... down to 0
+    assert optimal(0.01, 0, 4, 0.99)[0] == 0.0
+    # a tiny delta': the optimal total reaches k * epsilon but never exceeds it
+    assert optimal(1.0, 0, 3, 1e-300)[0] <= sequential([1.0] * 3)[0]
+    assert optimal(1.0, 0, 1, 1e-300)[0] == 1.0
+    # k = 10^5 runs and stays below advanced
+    big = optimal(0.001, 0, 10**5, 1e-6)[0]
+    assert big < advanced(0.001, 0, 10**5, 1e-6)[0]
+
+
+@pytest.mark.parametrize("epsilon,k,total", [(0.1, 100, 4.7746), (0.5, 20, 3.0),
+                                             (0.1, 100, 0.0), (1.0, 5, 10.0)])
+def test_optimal_delta_matches_mpmath(epsilon, k, total):
+    got = optimal_delta(epsilon, 0, k, total)
+    ref = mp_delta([(epsilon, k)], total)
+    assert ref <= mp.mpf(got) <= ref * (1 + 1e-7) + mp.mpf(1e-300)
+
+
+def test_optimal_delta_inverts_optimal():
+    eps, _ = optimal(0.1, 0, 100, 1e-6)
+    assert optimal_delta(0.1, 0, 100, eps) <= 1e-6 * (1 + 1e-7)
+
+
+def test_loss_distribution_error_bound_covers_the_float_error():
+    """The stated relative error bound of the log-space sum holds against mpmath."""
+    for epsilon, k, g in [(0.01, 10_000, 5.0), (0.1, 2000, 10.0), (1.0, 300, 60.0)]:
+        dist = comp._LossDistribution.from_groups([(epsilon, k)])
+        got = mp.e ** mp.mpf(dist.log_delta(g))
+        ref = mp_delta([(epsilon, k)], g)
+        assert abs(got - ref) / ref <= dist.error
+
+
+# ------------------------------------------------------------------ properties
+_GRID_EPS = [0.001, 0.01, 0.1, 0.5, 1.0, 2.0]
+_GRID_K = [1, 2, 10, 100, 1000]
+_GRID_DP = [1e-9, 1e-6, 1e-3]
+
+
+@pytest.mark.parametrize("epsilon", _GRID_EPS)
+def test_optimal_below_advanced_and_basic_on_a_grid(epsilon):
+    for k in _GRID_K:
+        basic = sequential([epsilon] * k)[0]
+        for dp in _GRID_DP:
+            opt = optimal(epsilon, 0, k, dp)[0]
+            assert opt <= basic
+            assert opt <= advanced(epsilon, 0, k, dp)[0]
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.floats(1e-3, 3.0), st.integers(1, 400), st.floats(1e-12, 0.5))
+def test_monotone_in_k(epsilon, k, dp):
+    assert advanced(epsilon, 0, k, dp)[0] < advanced(epsilon, 0, k + 1, dp)[0]
+    assert optimal(epsilon, 0, k, dp)[0] <= optimal(epsilon, 0, k + 1, dp)[0]
+    assert sequential([epsilon] * k)[0] < sequential([epsilon] * (k + 1))[0]
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.floats(1e-3, 3.0), st.floats(1.01, 2.0), st.integers(1, 300), st.floats(1e-12, 0.5))
+def test_monotone_in_epsilon(epsilon, factor, k, dp):
+    larger = epsilon * factor
+    assert advanced(epsilon, 0, k, dp)[0] < advanced(larger, 0, k, dp)[0]
+    assert optimal(epsilon, 0, k, dp)[0] <= optimal(larger, 0, k, dp)[0]
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.floats(1e-3, 3.0), st.integers(1, 300), st.floats(1e-12, 0.5))
+def test_optimal_below_advanced_and_basic(epsilon, k, dp):
+    opt = optimal(epsilon, 0, k, dp)[0]
+    assert opt <= advanced(epsilon, 0, k, dp)[0]
+    assert opt <= sequential([epsilon] * k)[0]
+
+
+# ------------------------------------------------------------------ zCDP
+@pytest.mark.parametrize("rho,delta", [(0.5, 1e-6), (1e-4, 1e-9), (3.0, 0.1)])
+def test_zcdp_conversion_matches_mpmath(rho, delta):
+    got = zcdp_to_dp(rho, delta)
+    ref = mp.mpf(rho) + 2 * mp.sqrt(mp.mpf(rho) * mp.log(1 / mp.mpf(delta)))
+    assert ref <= mp.mpf(got) <= ref * (1 + 1e-14)
+
+
+def test_rho_of_gaussian_and_pure_round_up():
+    assert Fraction(gaussian_rho(1.0, 3.0)) >= Fraction(1, 18)
+    assert gaussian_rho(1.0, 3.0) == pytest.approx(1 / 18, rel=1e-15)
+    assert gaussian_rho(2.0, 1.0) == 2.0
+    assert Fraction(pure_to_zcdp(0.1)) >= Fraction(0.1) ** 2 / 2
+
+
+# ------------------------------------------------------------------ validation
+@pytest.mark.parametrize("call,exc,match", [
+    (lambda: sequential([]), ValueError, "epsilons must not be empty"),
+    (lambda: sequential([0.1, float("nan")]), ValueError, r"epsilons\[1\]"),
+    (lambda: sequential([0.1, -1]), ValueError, r"epsilons\[1\] must be a finite number > 0"),
+    (lambda: sequential(0.1), TypeError, "sequence"),
+    (lambda: sequential("0.1"), TypeError, "sequence"),
+    (lambda: sequential([0.1], [1.0]), ValueError, r"deltas\[0\]"),
+    (lambda: sequential([0.1], [0, 0]), ValueError, "same length"),
+    (lambda: sequential(np.ones((2, 2))), ValueError, "one-dimensional"),
+    (lambda: sequential([1e308, 1e308]), OverflowError, "overflows"),
+    (lambda: advanced(0, 0, 10, 1e-6), ValueError, "epsilon must be"),
+    (lambda: advanced(0.1, 0, 0, 1e-6), ValueError, "k must be an integer >= 1"),
+    (lambda: advanced(0.1, 0, 10.0, 1e-6), TypeError, "k must be an integer"),
+    (lambda: advanced(0.1, 0, 10, 0), ValueError, "delta_prime must be"),
+    (lambda: advanced(0.1, 1, 10, 1e-6), ValueError, "delta must be"),
+    (lambda: advanced(1000.0, 0, 10, 1e-6), OverflowError, "overflows"),
+    (lambda: optimal(float("inf"), 0, 10, 1e-6), ValueError, "epsilon must be"),
+    (lambda: optimal(0.1, 0, 10**7, 1e-6), ValueError, "k must be an integer in"),
+    (lambda: optimal(0.1, 0, True, 1e-6), TypeError, "k must be an integer"),
+    (lambda: optimal(0.1, 0, 10, 1.0), ValueError, "delta_prime"),
+    (lambda: optimal_delta(0.1, 0, 10, -1.0), ValueError, "epsilon_total"),
+    (lambda: advanced_epsilon_per_mechanism(0, 1e-6, 10), ValueError, "epsilon_total"),
+    (lambda: advanced_epsilon_per_mechanism_exact(1, 1e-6, 0), ValueError, "k must be"),
+    (lambda: advanced_crossover(0.1, 2.0), ValueError, "delta_prime"),
+    (lambda: zcdp_to_dp(0, 1e-6), ValueError, "rho must be"),
+    (lambda: zcdp_to_dp(1.0, 0), ValueError, "delta must be"),
+    (lambda: gaussian_rho(1.0, 0.0), ValueError, "sigma must be"),
+    (lambda: gaussian_rho("1", 1.0), TypeError, "sensitivity must be a real number"),
+])
+def test_bad_input_is_refused_with_a_clear_message(call, exc, match):
+    with pytest.raises(exc, match=match):
+        call()
+
+
+def test_too_many_distinct_epsilons_are_refused_by_the_exact_computation():
+    groups = [(0.1 + i / 1000, 200) for i in range(4)]
+    with pytest.raises(ValueError, match="#P-hard"):
+        comp._LossDistribution.from_groups(groups)
+
+
+def test_module_doctests():
+    import doctest
+
+    failures, _ = doctest.testmod(comp, optionflags=doctest.ELLIPSIS)
+    assert failures == 0

@@ -1,0 +1,228 @@
+"""The privacy accountant: refuses overspend before it happens, loses no history."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dpkit.composition import (
+    Accountant,
+    BudgetExceeded,
+    Spend,
+    advanced_heterogeneous,
+    optimal,
+    sequential,
+    zcdp_to_dp,
+)
+from dpkit.gaussian import analytic_sigma
+
+
+def test_basic_accountant_refuses_the_spend_that_would_overflow():
+    budget = Accountant(1.0)
+    for i in range(4):
+        budget.spend(0.25, label=f"q{i}")
+    assert budget.spent == (1.0, 0.0)
+    assert budget.remaining == (0.0, 0.0)
+    with pytest.raises(BudgetExceeded) as refused:
+        budget.spend(0.25, label="one too many")
+    assert refused.value.total == (1.25, 0.0)
+    assert refused.value.spend.label == "one too many"
+    assert refused.value.budget == (1.0, 0.0)
+    assert "nothing was spent" in str(refused.value)
+    assert [s.label for s in budget.history] == ["q0", "q1", "q2", "q3"]
+
+
+def test_float_point_one_does_not_fit_ten_times_in_one():
+    budget = Accountant(1.0)
+    accepted = 0
+    with pytest.raises(BudgetExceeded):
+        for _ in range(11):
+            budget.spend(0.1)
+            accepted += 1
+    assert accepted == 9  # float 0.1 > 1/10: safe rounding refuses the tenth
+
+
+def test_refused_spend_leaves_everything_unchanged():
+    budget = Accountant(1.0, 1e-6, composition="advanced")
+    budget.spend(0.5, 1e-7, "a")
+    before = (budget.history, budget.spent, budget.remaining, budget.totals())
+    with pytest.raises(BudgetExceeded):
+        budget.spend(0.9, label="too big")
+    with pytest.raises(ValueError):
+        budget.spend(float("nan"))
+    with pytest.raises(TypeError):
+        budget.spend(0.1, label=3)
+    assert (budget.history, budget.spent, budget.remaining, budget.totals()) == before
+
+
+def test_history_is_an_immutable_copy():
+    budget = Accountant(2.0)
+    budget.spend(0.5, label="x")
+    history = budget.history
+    assert isinstance(history, tuple)
+    assert history == (Spend(0.5, 0.0, "x", 0.125),)
+    with pytest.raises(AttributeError):
+        history[0].epsilon = 0.0  # frozen
+    assert budget.history == history
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.floats(1e-3, 1.0), st.sampled_from([0.0, 1e-8, 1e-7])),
+                min_size=1, max_size=40),
+       st.floats(0.5, 5.0))
+def test_basic_accountant_never_exceeds_and_keeps_every_accepted_spend(spends, eps_budget):
+    budget = Accountant(eps_budget, 1e-6)
+    accepted = []
+    for epsilon, delta in spends:
+        fits = budget.can_spend(epsilon, delta)
+        try:
+            budget.spend(epsilon, delta)
+        except BudgetExceeded:
+            assert not fits
+        else:
+            assert fits
+            accepted.append((epsilon, delta))
+        assert [(s.epsilon, s.delta) for s in budget.history] == accepted
+        if accepted:
+            total = sequential([e for e, _ in accepted], [d for _, d in accepted])
+            assert budget.spent == total
+            assert total[0] <= eps_budget and total[1] <= 1e-6
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.sampled_from([0.05, 0.1, 0.2]), min_size=1, max_size=60),
+       st.sampled_from(["advanced", "optimal"]))
+def test_other_policies_never_exceed_their_own_total(spends, composition):
+    budget = Accountant(1.0, 1e-6, composition=composition)
+    for epsilon in spends:
+        try:
+            budget.spend(epsilon)
+        except BudgetExceeded as refused:
+            assert refused.total[0] > 1.0 or refused.total[1] > 1e-6
+        eps, delta = budget.spent
+        assert eps <= 1.0 and delta <= 1e-6
+
+
+def test_optimal_policy_allows_more_than_basic_and_its_total_is_optimal():
+    basic, best = Accountant(2.0, 1e-6), Accountant(2.0, 1e-6, composition="optimal")
+    for budget in (basic, best):
+        try:
+            while True:
+                budget.spend(0.0625)
+        except BudgetExceeded:
+            pass
+    assert len(basic.history) == 32
+    assert len(best.history) > 45
+    k = len(best.history)
+    assert best.spent == optimal(0.0625, 0, k, 1e-6)
+    assert optimal(0.0625, 0, k + 1, 1e-6)[0] > 2.0
+
+
+def test_totals_report_all_four_methods():
+    budget = Accountant(11.0, 1e-5)
+    for _ in range(100):
+        budget.spend(0.1)
+    totals = budget.totals()
+    assert totals.basic[0] == sequential([0.1] * 100)[0]
+    assert totals.advanced == pytest.approx(advanced_heterogeneous([0.1] * 100, None, 1e-5),
+                                            rel=1e-14)
+    assert totals.optimal == optimal(0.1, 0, 100, 1e-5)
+    assert totals.rho == pytest.approx(100 * 0.1**2 / 2)
+    assert totals.zcdp == (zcdp_to_dp(totals.rho, 1e-5), 1e-5)
+    assert totals.optimal[0] < totals.zcdp[0] < totals.advanced[0] < totals.basic[0]
+    assert set(totals.as_dict()) == {"basic", "advanced", "optimal", "zcdp"}
+    assert Accountant(1.0).totals() is None
+
+
+def test_heterogeneous_optimal_total_is_valid():
+    budget = Accountant(10.0, 1e-5)
+    for epsilon in [0.2] * 30 + [0.05] * 40:
+        budget.spend(epsilon)
+    opt = budget.totals().optimal[0]
+    assert opt < budget.totals().advanced[0]
+    # bounded below by each group's optimum and above by the larger epsilon for everyone
+    assert optimal(0.2, 0, 30, 1e-5)[0] < opt < optimal(0.2, 0, 70, 1e-5)[0]
+
+
+def test_advanced_and_optimal_need_spare_delta():
+    budget = Accountant(5.0, 1e-6, composition="advanced")
+    budget.spend(0.1, 1e-6)  # uses the whole delta budget: nothing left for delta'
+    totals = budget.totals()
+    assert totals.advanced is None and totals.optimal is None
+    assert budget.spent == (0.1, 1e-6)
+    with pytest.raises(BudgetExceeded):
+        budget.spend(0.1, 1e-9)
+
+
+def test_zcdp_accountant_with_gaussian_releases():
+    sigma = analytic_sigma(1.0, 0.5, 1e-6)
+    budget = Accountant(3.0, 1e-5, composition="zcdp")
+    count = 0
+    with pytest.raises(BudgetExceeded):
+        while True:
+            budget.spend_gaussian(sigma, 1.0, 0.5, 1e-6, label=f"g{count}")
+            count += 1
+    rho = 1 / (2 * sigma**2)
+    # the largest k with zcdp_to_dp(k rho) <= 3
+    best = max(k for k in range(1, 500) if zcdp_to_dp(k * rho * (1 + 1e-12), 1e-5) <= 3.0)
+    assert count in (best, best + 1)
+    assert count > 6 * 2  # basic composition would allow 6 at epsilon 0.5
+    totals = budget.totals()
+    assert totals.basic[0] == pytest.approx(0.5 * count)
+    assert totals.zcdp[0] <= 3.0
+
+
+def test_gaussian_spend_refuses_a_false_calibration():
+    sigma = analytic_sigma(1.0, 0.5, 1e-6)
+    budget = Accountant(3.0, 1e-5)
+    with pytest.raises(ValueError, match="too small"):
+        budget.spend_gaussian(sigma * 0.9, 1.0, 0.5, 1e-6)
+    assert budget.history == ()
+
+
+def test_zcdp_policy_refuses_approximate_non_gaussian_releases():
+    budget = Accountant(1.0, 1e-6, composition="zcdp")
+    with pytest.raises(ValueError, match="zcdp"):
+        budget.spend(0.1, 1e-8)
+    budget.spend(0.1)  # pure releases are 0.005-zCDP
+    assert budget.history[0].rho == pytest.approx(0.005)
+
+
+def test_mixed_history_has_no_zcdp_total():
+    budget = Accountant(5.0, 1e-5)
+    budget.spend(0.1)
+    budget.spend(0.1, 1e-7)
+    assert budget.totals().rho is None and budget.totals().zcdp is None
+
+
+@pytest.mark.parametrize("kwargs,exc,match", [
+    ({"epsilon": 0}, ValueError, "epsilon must be"),
+    ({"epsilon": float("inf")}, ValueError, "epsilon must be"),
+    ({"epsilon": 1, "delta": 1}, ValueError, "delta must be"),
+    ({"epsilon": "1"}, TypeError, "epsilon must be a real number"),
+    ({"epsilon": 1, "composition": "fancy"}, ValueError, "composition must be one of"),
+    ({"epsilon": 1, "composition": "optimal"}, ValueError, "needs a budget delta > 0"),
+])
+def test_accountant_validation(kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        Accountant(**kwargs)
+
+
+def test_spend_validation():
+    budget = Accountant(1.0)
+    for bad, exc in [(0, ValueError), (-0.1, ValueError), (math.nan, ValueError),
+                     (None, TypeError)]:
+        with pytest.raises(exc, match="epsilon"):
+            budget.spend(bad)
+    with pytest.raises(ValueError, match="delta"):
+        budget.spend(0.1, 1.5)
+    assert budget.history == ()
+
+
+def test_repr_mentions_budget_and_spent():
+    budget = Accountant(1.0)
+    budget.spend(0.25)
+    assert "spent=(epsilon=0.25" in repr(budget) and "releases=1" in repr(budget)
