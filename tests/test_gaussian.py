@@ -411,3 +411,34 @@ def test_naive_mechanisms_noise_scale() -> None:
     # The true δ of the noise actually added is far above the target.
     assert delta_for_sigma(sigma**2, 0.1, 5.0) > 100 * 1e-5
     assert isinstance(naive.gaussian_mechanism(1.0, 1.0, 0.5, 1e-5, rng=seeded(1)), float)
+
+
+# ---------------------------------------------------------------- figures
+
+def test_figures_are_pure_and_small() -> None:
+    from matplotlib.figure import Figure
+
+    from dpkit.plots import gaussian as plots
+
+    cases = [(plots.laplace_vs_gaussian_figure, {"dimension": 50, "epsilon": 0.5}),
+             (plots.sigma_calibration_figure, {"epsilon": 2.0, "delta": 1e-9}),
+             (plots.sigma_calibration_figure, {"epsilon": 0.1, "delta": 1e-3}),
+             (plots.classic_validity_figure, {}), (plots.privacy_profile_figure, {}),
+             (plots.erf_calibration_figure, {})]
+    for builder, kwargs in cases:
+        figure = builder(**kwargs)
+        assert isinstance(figure, Figure)
+        width, height = figure.get_size_inches()
+        assert (width, height) == (6.4, 3.6)
+
+
+def test_vector_errors_crossover() -> None:
+    from dpkit.plots.gaussian import vector_errors
+
+    # d = 1: Laplace (pure DP, scale 1/ε) beats the Gaussian; d = 1000: the Gaussian wins by
+    # roughly √d, because its noise follows the ℓ2 sensitivity √d and Laplace's the ℓ1 d.
+    lap, gau = vector_errors(1, 1.0)
+    assert lap < gau
+    lap, gau = vector_errors(1000, 1.0)
+    assert gau < lap / 10
+    assert lap == pytest.approx(math.sqrt(2) * 1000)

@@ -1,0 +1,179 @@
+"""Figures for the Gaussian and analytic-Gaussian chapters (pure: parameters in, Figure out)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from dpkit.gaussian import analytic_sigma, classic_sigma, delta_for_sigma
+from dpkit.naive.gaussian import analytic_sigma_erf
+from dpkit.plots._style import GREY, NAIVE, SAFE, TRUTH, new_figure
+
+__all__ = [
+    "classic_validity_figure",
+    "erf_calibration_figure",
+    "laplace_vs_gaussian_figure",
+    "privacy_profile_figure",
+    "sigma_calibration_figure",
+    "vector_errors",
+]
+
+_DIMENSIONS = np.unique(np.geomspace(1, 1000, 40).round().astype(int))
+
+
+def vector_errors(dimension: int, epsilon: float, delta: float = 1e-5) -> tuple[float, float]:
+    """Per-coordinate noise standard deviations for a d-dimensional query.
+
+    The query: one person changes each of the ``dimension`` coordinates by at most 1, so its
+    ℓ1 sensitivity is d and its ℓ2 sensitivity √d.
+
+    Returns
+    -------
+    (laplace_std, gaussian_std) : tuple of float
+        √2·b for Laplace noise of scale b = d/ε (ε-DP), and the analytic Gaussian σ for
+        ℓ2 sensitivity √d ((ε, δ)-DP).
+    """
+    from dpkit.laplace import laplace_scale  # imported here: a sibling chapter's module
+
+    laplace_std = math.sqrt(2.0) * laplace_scale(float(dimension), epsilon)
+    gaussian_std = analytic_sigma(math.sqrt(dimension), epsilon, delta)
+    return laplace_std, gaussian_std
+
+
+def laplace_vs_gaussian_figure(dimension: int = 10, epsilon: float = 1.0,
+                               delta: float = 1e-5) -> Figure:
+    """Laplace vs Gaussian noise for a d-dimensional query, as d grows.
+
+    Left: the per-coordinate noise standard deviation of both mechanisms against d (log
+    scales), with the current d marked. Right: the two noise densities of one coordinate at
+    the current d, with their central 95% intervals.
+
+    Parameters
+    ----------
+    dimension : int
+        Number of coordinates d (each changed by at most 1 by one person).
+    epsilon : float
+        Privacy parameter of both mechanisms.
+    delta : float
+        δ of the Gaussian mechanism (the Laplace mechanism has δ = 0).
+    """
+    figure, (left, right) = new_figure(2)
+    stds = np.array([vector_errors(int(d), epsilon, delta) for d in _DIMENSIONS])
+    left.loglog(_DIMENSIONS, stds[:, 0], color=NAIVE, label="Laplace, scale d/ε")
+    left.loglog(_DIMENSIONS, stds[:, 1], color=SAFE, label="Gaussian, analytic σ")
+    lap, gau = vector_errors(dimension, epsilon, delta)
+    left.axvline(dimension, color=GREY, lw=0.8, ls=":")
+    left.plot([dimension, dimension], [lap, gau], "o", color="black", ms=4)
+    crossing = _DIMENSIONS[np.argmax(stds[:, 1] < stds[:, 0])]
+    left.set(xlabel="dimension d", ylabel="noise std per coordinate",
+             title=f"ε = {epsilon:g}, δ = {delta:g}")
+    left.text(0.97, 0.04, f"Gaussian smaller\nfrom d = {crossing}", ha="right",
+              transform=left.transAxes, fontsize=8)
+    left.legend(fontsize=8, frameon=False, loc="upper left")
+
+    width = 3.2 * max(lap, gau)
+    grid = np.linspace(-width, width, 401)
+    b = lap / math.sqrt(2.0)
+    right.plot(grid, np.exp(-np.abs(grid) / b) / (2 * b), color=NAIVE,
+               label=f"Laplace: 95% within ±{b * math.log(20):.3g}")
+    right.plot(grid, np.exp(-0.5 * (grid / gau) ** 2) / (gau * math.sqrt(2 * math.pi)),
+               color=SAFE, label=f"Gaussian: 95% within ±{1.959964 * gau:.3g}")
+    right.axvspan(-b * math.log(20), b * math.log(20), color=NAIVE, alpha=0.08)
+    right.axvspan(-1.959964 * gau, 1.959964 * gau, color=SAFE, alpha=0.10)
+    right.set(xlabel="noise on one coordinate", ylabel="density", yticks=[],
+              title=f"d = {dimension}: ratio of stds {lap / gau:.2f}")
+    right.legend(fontsize=7.5, frameon=False, loc="upper right")
+    right.set_ylim(0, right.get_ylim()[1] * 1.35)
+    return figure
+
+
+def classic_validity_figure(deltas: Sequence[float] = (1e-3, 1e-5, 1e-10)) -> Figure:
+    """The true δ of the classic σ, divided by the target δ, as ε grows past 1.
+
+    Below 1 (the shaded band) the classic formula is private; above it, it under-noises.
+    """
+    figure, (ax,) = new_figure(1)
+    epsilons = np.geomspace(0.01, 20, 160)
+    for delta, colour in zip(deltas, (SAFE, TRUTH, NAIVE), strict=False):
+        ratios = [delta_for_sigma(math.sqrt(2 * math.log(1.25 / delta)) / e, 1.0, e) / delta
+                  for e in epsilons]
+        ax.loglog(epsilons, ratios, color=colour, label=f"target δ = {delta:g}")
+    ax.axhline(1.0, color="black", lw=0.8)
+    ax.axhspan(1e-30, 1.0, color=SAFE, alpha=0.06)
+    ax.axvline(1.0, color=GREY, ls=":", lw=1)
+    ax.text(1.05, 1e-6, "ε = 1: end of\nTheorem A.1", fontsize=8, color=GREY)
+    ax.set(xlabel="ε", ylabel="true δ / target δ", ylim=(1e-8, 1e3),
+           title="The classic σ = Δ√(2 ln(1.25/δ))/ε, judged by the exact profile")
+    ax.legend(fontsize=8, frameon=False, loc="upper left")
+    return figure
+
+
+def sigma_calibration_figure(epsilon: float = 0.5, delta: float = 1e-6) -> Figure:
+    """σ (for Δ = 1) from the classic and the analytic calibrations, over ε and over δ.
+
+    Left: σ against ε at the chosen δ (the classic curve is dashed where ε >= 1, outside its
+    theorem). Right: σ against δ at the chosen ε (classic only if ε < 1).
+    """
+    figure, (left, right) = new_figure(2)
+    epsilons = np.geomspace(0.01, 20, 120)
+    analytic = [analytic_sigma(1.0, e, delta) for e in epsilons]
+    formula = np.sqrt(2 * np.log(1.25 / delta)) / epsilons
+    proven = epsilons < 1
+    left.loglog(epsilons, analytic, color=SAFE, label="analytic (exact)")
+    left.loglog(epsilons[proven], formula[proven], color=NAIVE, label="classic, ε < 1")
+    left.loglog(epsilons[~proven], formula[~proven], color=NAIVE, ls="--", alpha=0.6,
+                label="classic formula, ε ≥ 1 (unproven)")
+    left.plot([epsilon], [analytic_sigma(1.0, epsilon, delta)], "o", color="black", ms=4)
+    left.set(xlabel="ε", ylabel="σ / Δ", title=f"δ = {delta:g}")
+    left.legend(fontsize=7.5, frameon=False, loc="lower left")
+
+    deltas = np.geomspace(1e-15, 1e-1, 120)
+    right.semilogx(deltas, [analytic_sigma(1.0, epsilon, d) for d in deltas], color=SAFE,
+                   label="analytic")
+    if epsilon < 1:
+        classic = [classic_sigma(1.0, epsilon, d) for d in deltas]
+        right.semilogx(deltas, classic, color=NAIVE, label="classic")
+        ratio = classic_sigma(1.0, epsilon, delta) / analytic_sigma(1.0, epsilon, delta)
+        title = f"ε = {epsilon:g}: classic/analytic = {ratio:.2f}"
+    else:
+        title = f"ε = {epsilon:g}: classic not applicable"
+    right.plot([delta], [analytic_sigma(1.0, epsilon, delta)], "o", color="black", ms=4)
+    right.set(xlabel="δ", ylabel="σ / Δ", title=title)
+    right.invert_xaxis()
+    right.legend(fontsize=8, frameon=False, loc="upper left")
+    return figure
+
+
+def privacy_profile_figure(sigmas: Sequence[float] = (0.5, 1.0, 2.0, 4.0)) -> Figure:
+    """The privacy profile δ(ε) of Gaussian noise with several σ (Δ = 1), log scale."""
+    figure, (ax,) = new_figure(1)
+    epsilons = np.linspace(0.01, 8, 200)
+    colours = (NAIVE, TRUTH, SAFE, GREY)
+    for sigma, colour in zip(sigmas, colours, strict=False):
+        ax.semilogy(epsilons, [delta_for_sigma(sigma, 1.0, e) for e in epsilons],
+                    color=colour, label=f"σ = {sigma:g}Δ")
+    ax.set(xlabel="ε", ylabel="δ(ε)", ylim=(1e-16, 1.5),
+           title="Each curve: all the (ε, δ) one mechanism satisfies")
+    ax.legend(fontsize=8, frameon=False)
+    return figure
+
+
+def erf_calibration_figure(epsilons: Sequence[float] = (0.5, 1.0, 4.0)) -> Figure:
+    """True δ / target δ of the erf-based solver and of :func:`analytic_sigma`, over δ."""
+    figure, (ax,) = new_figure(1)
+    deltas = np.geomspace(1e-25, 1e-4, 64)
+    for epsilon, colour in zip(epsilons, (NAIVE, TRUTH, GREY), strict=False):
+        ratios = [delta_for_sigma(analytic_sigma_erf(1.0, epsilon, d), 1.0, epsilon) / d
+                  for d in deltas]
+        ax.loglog(deltas, ratios, color=colour, label=f"erf-based solver, ε = {epsilon:g}")
+    safe = [delta_for_sigma(analytic_sigma(1.0, 1.0, d), 1.0, 1.0) / d for d in deltas]
+    ax.loglog(deltas, safe, color=SAFE, lw=2, label="dpkit.gaussian.analytic_sigma, ε = 1")
+    ax.axhline(1.0, color="black", lw=0.8)
+    ax.set(xlabel="target δ", ylabel="true δ / target δ",
+           title="Solving δ(σ) = δ with Φ(t) = (1 + erf(t/√2))/2")
+    ax.invert_xaxis()
+    ax.legend(fontsize=8, frameon=False, loc="upper left")
+    return figure

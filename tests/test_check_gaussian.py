@@ -1,0 +1,98 @@
+"""Tests of dpkit.check.gaussian: right answers pass, each typical wrong answer fails clearly."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.special import erf, log_ndtr, ndtr
+
+from dpkit.check import (
+    Verdict,
+    check_analytic_sigma,
+    check_classic_sigma,
+    check_crossover_dimension,
+    check_delta_for_sigma,
+    check_gaussian_noise,
+    check_l2_sensitivity,
+)
+from dpkit.gaussian import analytic_sigma, classic_sigma, delta_for_sigma
+from dpkit.naive.gaussian import analytic_sigma_erf
+
+
+def test_l2_sensitivity() -> None:
+    assert check_l2_sensitivity(lambda k, c: c * math.sqrt(k)).passed
+    verdict = check_l2_sensitivity(lambda k, c: c * k)
+    assert not verdict.passed and "ℓ1" in verdict.message
+    assert not check_l2_sensitivity(lambda k, c: "1").passed
+    raised = check_l2_sensitivity(lambda k, c: 1 / 0)
+    assert not raised.passed and "ZeroDivisionError" in raised.message
+
+
+def test_classic_sigma() -> None:
+    assert check_classic_sigma(classic_sigma).passed
+
+    def no_refusal(sensitivity: float, epsilon: float, delta: float) -> float:
+        return sensitivity * math.sqrt(2 * math.log(1.25 / delta)) / epsilon
+
+    verdict = check_classic_sigma(no_refusal)
+    assert not verdict.passed and "ValueError" in verdict.message
+    wrong = check_classic_sigma(lambda s, e, d: s * math.sqrt(2 * math.log(1 / d)) / e)
+    assert not wrong.passed and "classic σ is" in wrong.message
+
+
+def test_crossover_dimension() -> None:
+    verdicts = {d: check_crossover_dimension(d) for d in range(1, 30)}
+    passing = [d for d, v in verdicts.items() if v.passed]
+    assert len(passing) == 1
+    d = passing[0]
+    assert "too small" in verdicts[d - 1].message and "too large" in verdicts[d + 1].message
+    assert not check_crossover_dimension(float(d)).passed
+    assert not check_crossover_dimension(True).passed
+
+
+def test_delta_for_sigma() -> None:
+    assert check_delta_for_sigma(delta_for_sigma).passed
+
+    def with_ndtr(sigma: float, sensitivity: float, epsilon: float) -> float:
+        a, b = sensitivity / (2 * sigma), epsilon * sigma / sensitivity
+        return float(ndtr(a - b) - math.exp(epsilon) * ndtr(-a - b))
+
+    def in_log_space(sigma: float, sensitivity: float, epsilon: float) -> float:
+        a, b = sensitivity / (2 * sigma), epsilon * sigma / sensitivity
+        log_p = float(log_ndtr(a - b))
+        return math.exp(log_p) * -math.expm1(epsilon + float(log_ndtr(-a - b)) - log_p)
+
+    assert check_delta_for_sigma(with_ndtr).passed
+    assert check_delta_for_sigma(in_log_space).passed
+
+    def with_erf(sigma: float, sensitivity: float, epsilon: float) -> float:
+        a, b = sensitivity / (2 * sigma), epsilon * sigma / sensitivity
+        phi = lambda t: 0.5 * (1 + float(erf(t / math.sqrt(2))))  # noqa: E731
+        return phi(a - b) - math.exp(epsilon) * phi(-a - b)
+
+    verdict = check_delta_for_sigma(with_erf)
+    assert not verdict.passed and "erf" in verdict.message
+
+
+def test_analytic_sigma() -> None:
+    assert check_analytic_sigma(analytic_sigma).passed
+    too_small = check_analytic_sigma(lambda s, e, d: analytic_sigma(s, e, d) * (1 - 1e-6))
+    assert not too_small.passed and "too small" in too_small.message
+    too_big = check_analytic_sigma(lambda s, e, d: analytic_sigma(s, e, d) * 1.001)
+    assert not too_big.passed and "larger than needed" in too_big.message
+    erf_based = check_analytic_sigma(analytic_sigma_erf)   # under-noises from δ ≈ 1e-12
+    assert not erf_based.passed and "too small" in erf_based.message
+    assert not check_analytic_sigma(lambda s, e, d: -1.0).passed
+
+
+def test_gaussian_noise() -> None:
+    good = check_gaussian_noise(lambda sigma, size, g: g.normal(0.0, sigma, size))
+    assert good.passed and isinstance(good, Verdict)
+    variance = check_gaussian_noise(lambda sigma, size, g: g.normal(0.0, sigma**2, size))
+    assert not variance.passed and "variance" in variance.message
+    wrong_shape = check_gaussian_noise(lambda sigma, size, g: g.normal(0.0, sigma, 3))
+    assert not wrong_shape.passed and "4000" in wrong_shape.message
+    uniform = check_gaussian_noise(lambda sigma, size, g: g.uniform(-sigma, sigma, size))
+    assert not uniform.passed
+    assert not check_gaussian_noise(lambda sigma, size, g: np.full(size, np.nan)).passed
