@@ -1,3 +1,374 @@
-"""Placeholder: filled in by the chapter that needs it."""
+"""Unsafe versions of the sparse vector technique: **never use these to release data**.
 
-__all__: list[str] = []
+Each function reproduces a version of the sparse vector technique (SVT) that has been
+taught or published, with its mistake kept so that the book can audit it. All use the
+textbook's floating-point Laplace noise (NumPy), and all treat the queries as sensitivity-1.
+Every docstring states the privacy the function really gives; the safe versions are
+:func:`dpkit.svt.above_threshold`, :func:`dpkit.svt.sparse` and :func:`dpkit.svt.auto_avg`.
+
+The published variants are those catalogued by Lyu, Su & Li (2017), *Understanding the
+Sparse Vector Technique for Differential Privacy* (PVLDB 10(6)), Figure 1 and Table 1; the
+function names say what is wrong with each:
+
+======================================  ==========  ===========================================
+function                                Lyu et al.  true privacy (claimed: ε)
+======================================  ==========  ===========================================
+:func:`svt_release_answers`             Alg. 3      not ε'-DP for any finite ε' (∞)
+:func:`svt_little_query_noise`          Alg. 4      ((1 + 6c)/4)·ε
+:func:`svt_no_query_noise`              Alg. 5      ∞
+:func:`svt_no_cutoff`                   Alg. 6      ∞
+======================================  ==========  ===========================================
+
+:func:`above_threshold` is the approach SVT improves on (each query noised on its own,
+compared with an exact threshold: nε for n queries); :func:`above_threshold_random_index`
+and :func:`auto_avg` are correct in their privacy but return wrong answers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from dpkit._checks import check_epsilon, check_finite_array, check_integer, check_real
+from dpkit.rng import RandomSource, resolve
+from dpkit.svt import Query, _check_bounds_grid, _check_queries, _evaluate
+
+__all__ = [
+    "above_threshold",
+    "above_threshold_random_index",
+    "auto_avg",
+    "svt_little_query_noise",
+    "svt_no_cutoff",
+    "svt_no_query_noise",
+    "svt_release_answers",
+]
+
+
+def _variant(queries: Any, data: Any, threshold: Any, *, threshold_scale: float,
+             query_scale: float, c: int | None, refresh: bool,
+             generator: np.random.Generator) -> list[tuple[int, float]]:
+    """The SVT skeleton every variant here shares, in floating point.
+
+    ``T̂ = T + Lap(threshold_scale)`` (no noise if 0); for each query in order,
+    ``a_i = q_i(D) + Lap(query_scale)`` (no noise if 0); report ``(i, a_i)`` when
+    ``a_i >= T̂``; after a report draw a new ``T̂`` if ``refresh``; stop after ``c`` reports
+    (never, if ``c`` is None). The callers decide what of ``(i, a_i)`` they release.
+    """
+    threshold = check_real(threshold, "threshold")
+
+    def noise(scale: float) -> float:
+        return float(generator.laplace(0.0, scale)) if scale > 0 else 0.0
+
+    noisy_threshold = threshold + noise(threshold_scale)
+    reports: list[tuple[int, float]] = []
+    for index, query in enumerate(_check_queries(queries)):
+        answer = float(_evaluate(query, data, index)) + noise(query_scale)
+        if answer >= noisy_threshold:
+            reports.append((index, answer))
+            if c is not None and len(reports) >= c:
+                break
+            if refresh:
+                noisy_threshold = threshold + noise(threshold_scale)
+    return reports
+
+
+def _generator(rng: Any) -> np.random.Generator:
+    return resolve(rng).numpy_generator()
+
+
+def above_threshold(queries: Iterable[Query], data: Any, threshold: float, epsilon: float,
+                    rng: RandomSource | None = None) -> int | None:
+    """NAIVE: noise every answer with ``Lap(1/ε)`` and compare it with the exact threshold.
+
+    Returns the index of the first query with ``q_i(D) + Lap(1/ε) >= T``, or ``None``.
+
+    **True privacy: nε** when ``n`` queries are examined (sequential composition of ``n``
+    ε-DP Laplace releases, each thresholded; Dwork & Roth 2014, Theorem 3.16), and no
+    better in general: on the outcome ``None`` with every answer moved up by 1 the
+    probability ratio reaches ``e**(nε)``. The cost grows with every query asked; the sparse
+    vector technique (:func:`dpkit.svt.above_threshold`) pays ε once, however many.
+
+    Parameters
+    ----------
+    queries : iterable of callables
+        ``query(data) -> real number`` of sensitivity 1, consumed lazily.
+    data : any
+        Passed to each query.
+    threshold : real number
+        The exact threshold.
+    epsilon : float
+        Per-query privacy parameter, finite and > 0.
+    rng : RandomSource, optional
+        Seeds the NumPy generator that draws the noise; ``None`` for the secure source.
+
+    Returns
+    -------
+    int or None
+
+    Raises
+    ------
+    TypeError, ValueError
+        On an invalid argument or query answer (as :func:`dpkit.svt.above_threshold`).
+    """
+    epsilon = check_epsilon(epsilon)
+    reports = _variant(queries, data, threshold, threshold_scale=0.0, query_scale=1 / epsilon,
+                       c=1, refresh=False, generator=_generator(rng))
+    return reports[0][0] if reports else None
+
+
+def above_threshold_random_index(queries: Sequence[Query], data: Any, threshold: float,
+                                 epsilon: float, rng: RandomSource | None = None) -> int:
+    """NAIVE: AboveThreshold that returns a *random index* when no query passes.
+
+    The noise is right (``Lap(2/ε)`` on the threshold, ``Lap(4/ε)`` per query; Dwork &
+    Roth 2014, Algorithm 1, in floating point), but when the stream ends with no query
+    above the threshold it returns a uniformly random index instead of saying so, as a
+    widely read textbook version does. The caller cannot tell a real answer from the
+    fallback: a clipping bound chosen this way can be any candidate, and the mistake is
+    silent.
+
+    **True privacy: ε** (the random index is post-processing of the outcome "none"). The
+    bug costs accuracy, not privacy.
+
+    Parameters
+    ----------
+    queries : sequence of callables
+        ``query(data) -> real number`` of sensitivity 1 (a sequence: its length is used).
+    data : any
+    threshold : real number
+    epsilon : float
+        Privacy parameter, finite and > 0.
+    rng : RandomSource, optional
+        Seeds the NumPy generator; ``None`` for the secure source.
+
+    Returns
+    -------
+    int
+        The first index found above the threshold, or a random index if none was.
+
+    Raises
+    ------
+    TypeError, ValueError
+        On an invalid argument, an empty or non-sequence ``queries``.
+    """
+    epsilon = check_epsilon(epsilon)
+    if not isinstance(queries, Sequence) or isinstance(queries, (str, bytes)):
+        raise TypeError(f"queries must be a sequence of callables, got "
+                        f"{type(queries).__name__}")
+    if len(queries) == 0:
+        raise ValueError("queries must hold at least one query, got none")
+    generator = _generator(rng)
+    reports = _variant(queries, data, threshold, threshold_scale=2 / epsilon,
+                       query_scale=4 / epsilon, c=1, refresh=False, generator=generator)
+    if reports:
+        return reports[0][0]
+    return int(generator.integers(len(queries)))  # the bug: a made-up answer
+
+
+def svt_release_answers(queries: Iterable[Query], data: Any, threshold: float, epsilon: float,
+                        c: int, rng: RandomSource | None = None) -> list[tuple[int, float]]:
+    """BROKEN: SVT that releases the noisy answer ``q_i(D) + ν_i`` with each positive index.
+
+    Lyu, Su & Li (2017), Algorithm 3: ``T̂ = T + Lap(2/ε)`` once, ``ν_i ~ Lap(2c/ε)``,
+    report ``(i, q_i(D) + ν_i)`` when it reaches ``T̂``, stop after ``c`` reports.
+
+    **Claimed: ε-DP. True: not ε'-DP for any finite ε'** (Lyu et al. 2017, Theorem 3). The
+    released value is an upper bound on the threshold noise (``T̂ <= q_i(D) + ν_i``), so
+    the threshold noise can no longer absorb a change of the queries answered "below":
+    the more "below" answers before a report, the larger the privacy loss, without limit.
+
+    Parameters
+    ----------
+    queries : iterable of callables
+        ``query(data) -> real number`` of sensitivity 1, consumed lazily.
+    data : any
+    threshold : real number
+    epsilon : float
+        The claimed privacy parameter, finite and > 0.
+    c : int
+        Most reports, an integer >= 1.
+    rng : RandomSource, optional
+        Seeds the NumPy generator; ``None`` for the secure source.
+
+    Returns
+    -------
+    list of (int, float)
+        ``(index, noisy answer)`` per report.
+
+    Raises
+    ------
+    TypeError, ValueError
+        On an invalid argument or query answer.
+    """
+    epsilon = check_epsilon(epsilon)
+    c = check_integer(c, "c", minimum=1)
+    return _variant(queries, data, threshold, threshold_scale=2 / epsilon,
+                    query_scale=2 * c / epsilon, c=c, refresh=False,
+                    generator=_generator(rng))
+
+
+def svt_little_query_noise(queries: Iterable[Query], data: Any, threshold: float,
+                           epsilon: float, c: int, rng: RandomSource | None = None) -> list[int]:
+    """BROKEN: SVT with too little query noise, ``Lap(4/(3ε))`` for up to ``c`` positives.
+
+    Lyu, Su & Li (2017), Algorithm 4: ``T̂ = T + Lap(4/ε)`` once (ε/4 for the threshold),
+    ``ν_i ~ Lap(4/(3ε))`` (the remaining 3ε/4, as if it were spent once), report ``i`` when
+    ``q_i(D) + ν_i >= T̂``, stop after ``c`` reports.
+
+    **Claimed: ε-DP. True: ((1 + 6c)/4)·ε-DP** (Lyu et al. 2017, Table 1): each positive
+    answer can cost ``2 · 3ε/4`` (the proof shifts its noise by 2), and there are ``c`` of
+    them. Correct noise is ``Lap(2c/ε₂)`` for a budget ε₂ shared by the ``c`` positives.
+
+    Parameters
+    ----------
+    queries : iterable of callables
+    data : any
+    threshold : real number
+    epsilon : float
+        The claimed privacy parameter, finite and > 0.
+    c : int
+        Most reports, an integer >= 1.
+    rng : RandomSource, optional
+
+    Returns
+    -------
+    list of int
+
+    Raises
+    ------
+    TypeError, ValueError
+        On an invalid argument or query answer.
+    """
+    epsilon = check_epsilon(epsilon)
+    c = check_integer(c, "c", minimum=1)
+    reports = _variant(queries, data, threshold, threshold_scale=4 / epsilon,
+                       query_scale=4 / (3 * epsilon), c=c, refresh=False,
+                       generator=_generator(rng))
+    return [index for index, _ in reports]
+
+
+def svt_no_query_noise(queries: Iterable[Query], data: Any, threshold: float, epsilon: float,
+                       rng: RandomSource | None = None) -> list[int]:
+    """BROKEN: SVT with a noisy threshold but *exact* query answers, and no cutoff.
+
+    Lyu, Su & Li (2017), Algorithm 5: ``T̂ = T + Lap(2/ε)`` once; report every ``i`` with
+    ``q_i(D) >= T̂``.
+
+    **Claimed: ε-DP. True: ∞** (Lyu et al. 2017, Table 1). With ``T = 0``, answers
+    ``(0, 1)`` on one dataset and ``(1, 0)`` on a neighbour, the report "only query 1" has
+    probability ``P(0 < T̂ <= 1) > 0`` on the first and exactly 0 on the second.
+
+    Parameters
+    ----------
+    queries : iterable of callables
+        Consumed entirely (there is no cutoff).
+    data : any
+    threshold : real number
+    epsilon : float
+        The claimed privacy parameter, finite and > 0.
+    rng : RandomSource, optional
+
+    Returns
+    -------
+    list of int
+        Every index reported above the threshold.
+
+    Raises
+    ------
+    TypeError, ValueError
+        On an invalid argument or query answer.
+    """
+    epsilon = check_epsilon(epsilon)
+    reports = _variant(queries, data, threshold, threshold_scale=2 / epsilon,
+                       query_scale=0.0, c=None, refresh=False, generator=_generator(rng))
+    return [index for index, _ in reports]
+
+
+def svt_no_cutoff(queries: Iterable[Query], data: Any, threshold: float, epsilon: float,
+                  rng: RandomSource | None = None) -> list[int]:
+    """BROKEN: SVT that reports *every* query above the threshold (no cutoff ``c``).
+
+    Lyu, Su & Li (2017), Algorithm 6: ``T̂ = T + Lap(2/ε)`` once, ``ν_i ~ Lap(2/ε)``,
+    report every ``i`` with ``q_i(D) + ν_i >= T̂``.
+
+    **Claimed: ε-DP. True: ∞** (Lyu et al. 2017, Table 1). The proof of AboveThreshold
+    pays for *one* positive answer; here each positive answer whose query moved up costs
+    up to ε/2 more, and their number is unbounded: with ``m`` queries that move down and
+    are answered "below" and ``m`` that move up and are answered "above", the probability
+    ratio grows like ``e**(mε/2)``.
+
+    Parameters
+    ----------
+    queries : iterable of callables
+        Consumed entirely.
+    data : any
+    threshold : real number
+    epsilon : float
+        The claimed privacy parameter, finite and > 0.
+    rng : RandomSource, optional
+
+    Returns
+    -------
+    list of int
+        Every index reported above the threshold.
+
+    Raises
+    ------
+    TypeError, ValueError
+        On an invalid argument or query answer.
+    """
+    epsilon = check_epsilon(epsilon)
+    reports = _variant(queries, data, threshold, threshold_scale=2 / epsilon,
+                       query_scale=2 / epsilon, c=None, refresh=False,
+                       generator=_generator(rng))
+    return [index for index, _ in reports]
+
+
+def auto_avg(values: Any, epsilon: float, *, bounds: Sequence[float],
+             rng: RandomSource | None = None) -> float:
+    """WRONG ANSWER: the widely copied automatic average that divides by a second clipped sum.
+
+    Spends ε/3 choosing a clipping bound ``b`` (with
+    :func:`above_threshold_random_index`), ε/3 on a noisy clipped sum, and ε/3 on the
+    denominator, but the denominator is *another noisy clipped sum* instead of a noisy
+    count of rows. The result is a noisy sum divided by a noisy copy of itself: about 1.0,
+    whatever the column. The noise is the textbook's floating-point Laplace.
+
+    **True privacy: ε** (three ε/3 releases with the right sensitivities); the estimate is
+    simply not an average. Compare :func:`dpkit.svt.auto_avg`, which divides by a noisy
+    count.
+
+    Parameters
+    ----------
+    values : array_like of real numbers, one dimension
+    epsilon : float
+        Privacy parameter, finite and > 0.
+    bounds : sequence of real numbers
+        Candidate clipping bounds, > 0 and increasing.
+    rng : RandomSource, optional
+
+    Returns
+    -------
+    float
+        Approximately 1.0.
+
+    Raises
+    ------
+    TypeError, ValueError
+        On an invalid argument.
+    """
+    epsilon = check_epsilon(epsilon)
+    data = check_finite_array(values, "values", ndim=1)
+    grid = _check_bounds_grid(bounds)
+    source = resolve(rng)
+    share = epsilon / 3
+    queries = [lambda d, b=float(b): float(np.clip(d, 0, b).sum() - np.clip(d, 0, b + 1).sum())
+               for b in grid]
+    bound = float(grid[above_threshold_random_index(queries, data, 0.0, share, rng=source)])
+    generator = source.numpy_generator()
+    clipped_sum = float(np.clip(data, 0, bound).sum())
+    noisy_sum = clipped_sum + generator.laplace(0.0, bound / share)
+    noisy_denominator = clipped_sum + generator.laplace(0.0, bound / share)  # the bug
+    return float(noisy_sum / noisy_denominator)

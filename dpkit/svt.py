@@ -1,0 +1,598 @@
+"""The sparse vector technique: AboveThreshold, Sparse, clipping-bound selection, range queries.
+
+The sparse vector technique (SVT) answers a long, even unbounded, stream of
+sensitivity-1 queries with one bit each ("below" or "above" a threshold) and charges
+privacy only for the queries that come out *above*: :func:`above_threshold` stops at the
+first one and costs ε in total however many queries it examined (Dwork & Roth 2014,
+Algorithm 1 and Theorem 3.23). :func:`sparse` restarts it after each positive answer, up
+to ``c`` times, with ε/c per run (Algorithm 2, Theorem 3.25).
+
+Two applications built on it:
+
+* :func:`choose_clip_bound` and :func:`auto_avg`: pick a clipping bound for a sum from the
+  data itself, privately, then release a clipped average.
+* :func:`range_queries`: let Sparse pick which counting queries are large enough to be
+  worth answering, then answer those with the Laplace mechanism.
+
+Floating-point safety
+---------------------
+The textbook algorithm compares ``q(D) + Lap(4/ε)`` with ``T + Lap(2/ε)`` in floating
+point; the proof, however, assumes exact real arithmetic. Here every comparison is exact:
+query answers and the threshold are rounded to a power-of-two grid ``γ = 2**-k`` (fine
+enough that ``γ`` is below a millionth of the threshold's noise scale), and the noise is
+*discrete* Laplace on that grid, drawn from random bits by :mod:`dpkit._sampling`
+(Canonne, Kamath & Steinke 2020). The rounding ``x -> floor(x/γ + 1/2)`` is monotone and
+commutes with adding 1 (``1/γ`` is an integer), so a sensitivity-1 query stays exactly
+sensitivity-1 (``2**k`` grid steps) after rounding, and Dwork & Roth's proof goes through
+word for word with sums of integers in place of reals. Only the index is released, never a
+noisy value.
+
+Neighbouring datasets: any notion under which every query has sensitivity 1 (for
+:func:`choose_clip_bound`, :func:`auto_avg` and counting queries, adding or removing one
+row, or changing one row).
+
+References
+----------
+Dwork, C. and Roth, A. (2014). The Algorithmic Foundations of Differential Privacy,
+Section 3.6. Lyu, M., Su, D. and Li, N. (2017). Understanding the Sparse Vector Technique
+for Differential Privacy. PVLDB 10(6). Canonne, C., Kamath, G. and Steinke, T. (2020).
+The Discrete Gaussian for Differential Privacy. NeurIPS.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Callable, Iterable, Iterator
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from dpkit._checks import as_fraction, check_epsilon, check_finite_array, check_integer
+from dpkit._sampling import discrete_laplace, grid_exponent
+from dpkit.rng import RandomSource, resolve
+
+__all__ = [
+    "CLIP_THRESHOLD_SCALES",
+    "DEFAULT_CLIP_BOUNDS",
+    "above_threshold",
+    "auto_avg",
+    "choose_clip_bound",
+    "clip_bound_runs",
+    "range_queries",
+    "sparse",
+]
+
+
+
+def _default_clip_bounds() -> tuple[int, ...]:
+    """1, 2, …, 22, then integers growing by about 9% a step (b + b // 11), up to 2**40."""
+    grid = [1]
+    while grid[-1] < 2**40:
+        grid.append(max(grid[-1] + 1, grid[-1] + grid[-1] // 11))
+    return tuple(grid)
+
+
+#: The candidate clipping bounds :func:`auto_avg` tries when none are given: every integer
+#: up to 22, then steps of about 9% up to 2**40 (308 candidates). Data independent, as
+#: they must be; their number costs no privacy, and fine steps keep the overshoot small.
+DEFAULT_CLIP_BOUNDS: tuple[int, ...] = _default_clip_bounds()
+
+#: :func:`choose_clip_bound`'s default threshold is this many threshold-noise scales
+#: (``2/ε``) below 0, that is ``-10/ε``.
+CLIP_THRESHOLD_SCALES = 5
+
+Query = Callable[[Any], Any]
+
+
+def _discrete_laplace(scale: Fraction, rng: RandomSource) -> int:
+    """One exact discrete Laplace draw: ``P(x) ∝ exp(-|x| / scale)`` on the integers.
+
+    The single place this module draws noise (tests replace it to record the scales).
+    """
+    return int(discrete_laplace(scale, rng))
+
+
+def _grid_bits(threshold_scale: Fraction) -> int:
+    """Return ``k >= 0`` such that the grid ``γ = 2**-k`` is at most ``min(1, s·2**-20)``.
+
+    ``s`` is the threshold's noise scale (:func:`dpkit._sampling.grid_exponent` finds the
+    power of two). ``1/γ = 2**k`` must be an integer: that keeps rounding shift-invariant
+    (see the module notes), so the grid is never coarser than 1.
+    """
+    return max(0, -grid_exponent(threshold_scale))
+
+
+def _to_grid(value: Fraction, bits: int) -> int:
+    """Round ``value`` to the nearest multiple of ``2**-bits`` (ties up), in grid units.
+
+    Exact, monotone, and ``_to_grid(x + 1) == _to_grid(x) + 2**bits``.
+    """
+    return math.floor(value * 2**bits + Fraction(1, 2))
+
+
+def _check_queries(queries: Any) -> Iterator[Any]:
+    """Return an iterator over ``queries`` without consuming it (streams stay lazy)."""
+    if isinstance(queries, (str, bytes)) or not isinstance(queries, Iterable):
+        raise TypeError(f"queries must be an iterable of callables query(data) -> real number, "
+                        f"got {queries!r} of type {type(queries).__name__}")
+    return iter(queries)
+
+
+def _evaluate(query: Any, data: Any, index: int) -> Fraction:
+    """Evaluate one query and return its answer exactly; refuse non-callables and bad answers."""
+    if not callable(query):
+        raise TypeError(f"queries[{index}] must be callable as query(data), "
+                        f"got {query!r} of type {type(query).__name__}")
+    return as_fraction(query(data), f"queries[{index}](data)")
+
+
+def _answers(queries: Any, data: Any) -> Iterator[tuple[int, Fraction]]:
+    """Return a lazy iterator of ``(index, exact answer)``: a query is evaluated only when
+    it is reached. A non-iterable ``queries`` is refused at once."""
+    stream = _check_queries(queries)
+    return ((index, _evaluate(query, data, index)) for index, query in enumerate(stream))
+
+
+def _svt(units: Iterator[tuple[Any, int]], threshold_units: int, run_scale: Fraction,
+         c: int, rng: RandomSource) -> list[Any]:
+    """Sparse in grid units: up to ``c`` runs of AboveThreshold; return the positive keys.
+
+    ``units`` yields ``(key, answer in grid units)``, the key usually the query's index;
+    ``run_scale`` is the sensitivity in grid units divided by one run's epsilon. Each run
+    draws a fresh threshold noise of scale
+    ``2 * run_scale`` and, per query, a noise of scale ``4 * run_scale`` (Dwork & Roth 2014,
+    Algorithm 1). Runs share ``units``, so each query is evaluated at most once and nothing
+    after the ``c``-th positive is evaluated.
+    """
+    found: list[Any] = []
+    while len(found) < c:
+        noisy_threshold = threshold_units + _discrete_laplace(2 * run_scale, rng)
+        for key, answer in units:
+            if answer + _discrete_laplace(4 * run_scale, rng) >= noisy_threshold:
+                found.append(key)
+                break
+        else:  # the stream ended with no further positive answer
+            break
+    return found
+
+
+def _exact_epsilon(epsilon: Any) -> Fraction:
+    """Validate epsilon and return it exactly (a Fraction given stays exact, a float is dyadic)."""
+    check_epsilon(epsilon)
+    return as_fraction(epsilon, "epsilon")
+
+
+def _sparse_on_answers(answers: Iterator[tuple[Any, Fraction]], threshold: Fraction,
+                       run_epsilon: Fraction, c: int, rng: RandomSource) -> list[Any]:
+    """Put exact answers and threshold on the comparison grid and run :func:`_svt`.
+
+    ``answers`` yields ``(key, exact answer)``; the keys of the positives are returned.
+    """
+    run_scale = 1 / run_epsilon  # sensitivity 1, in real units
+    bits = _grid_bits(2 * run_scale)
+    units = ((i, _to_grid(a, bits)) for i, a in answers)
+    return _svt(units, _to_grid(threshold, bits), run_scale * 2**bits, c, rng)
+
+
+def above_threshold(queries: Iterable[Query], data: Any, threshold: float, epsilon: float,
+                    *, rng: RandomSource | None = None) -> int | None:
+    """Return the index of the first query whose noisy answer reaches a noisy threshold.
+
+    AboveThreshold (Dwork & Roth 2014, Algorithm 1): draw ``T̂ = T + Lap(2/ε)`` once; for
+    each query in order draw ``ν_i ~ Lap(4/ε)`` and stop at the first ``i`` with
+    ``q_i(D) + ν_i >= T̂``. Queries after it are never evaluated, so ``queries`` may be a
+    lazy, even infinite, stream.
+
+    Parameters
+    ----------
+    queries : iterable of callables
+        ``query(data) -> real number``, each of sensitivity at most 1 (as computed).
+        Consumed lazily, one at a time.
+    data : any
+        Passed to each query unchanged.
+    threshold : real number
+        The threshold ``T`` (public, data independent).
+    epsilon : float
+        Privacy parameter, finite and > 0.
+    rng : RandomSource, optional
+        Source of random bits; ``None`` (default) is the secure OS source.
+
+    Returns
+    -------
+    int or None
+        The 0-based index of the first query found above the threshold, or ``None`` when
+        the stream ends with none found. Never a random or sentinel index: ``None`` must be
+        handled by the caller.
+
+    Raises
+    ------
+    TypeError
+        If ``queries`` is not iterable, one of its items is not callable, or a query returns
+        something other than a real number; if ``rng`` is not a ``RandomSource``.
+    ValueError
+        If ``epsilon`` is not finite and > 0, ``threshold`` is not finite, or a query returns
+        NaN or an infinity.
+
+    Notes
+    -----
+    **Privacy**: ε-differentially private however many queries are examined (Dwork & Roth
+    2014, Theorem 3.23), including the ``None`` outcome. Answers and threshold are rounded
+    to a power-of-two grid (a shift-invariant rounding, so sensitivity 1 is preserved) and
+    the Laplace noise is discrete Laplace on that grid, so the comparison is exact and the
+    proof holds without floating-point caveats. The rounding moves the effective threshold
+    by at most half a grid step, below a millionth of the noise scale.
+
+    Examples
+    --------
+    Which is the first age limit with at least 100 people at or below it?
+
+    >>> from dpkit.rng import seeded
+    >>> ages = [5, 15, 25] * 40
+    >>> queries = [lambda d, t=t: sum(x <= t for x in d) for t in (10, 20, 30)]
+    >>> above_threshold(queries, ages, 100, 1.0, rng=seeded(0))
+    2
+    """
+    run_epsilon = _exact_epsilon(epsilon)
+    exact_threshold = as_fraction(threshold, "threshold")
+    source = resolve(rng)
+    answers = _answers(queries, data)  # validated lazily, no query evaluated yet
+    found = _sparse_on_answers(answers, exact_threshold, run_epsilon, 1, source)
+    return found[0] if found else None
+
+
+def sparse(queries: Iterable[Query], data: Any, threshold: float, epsilon: float, c: int,
+           *, rng: RandomSource | None = None) -> list[int]:
+    """Return the indices of up to ``c`` queries found above a noisy threshold.
+
+    Sparse (Dwork & Roth 2014, Algorithm 2, pure-DP case): run :func:`above_threshold` with
+    ε/c (threshold noise ``Lap(2c/ε)``, query noise ``Lap(4c/ε)``); after each positive
+    answer draw a fresh noisy threshold and continue with the next query; stop after ``c``
+    positive answers or at the end of the stream.
+
+    Parameters
+    ----------
+    queries : iterable of callables
+        ``query(data) -> real number`` of sensitivity at most 1, consumed lazily: each is
+        evaluated at most once and none after the ``c``-th positive answer.
+    data : any
+        Passed to each query unchanged.
+    threshold : real number
+        The public threshold ``T``.
+    epsilon : float
+        Total privacy parameter, finite and > 0.
+    c : int
+        The most positive answers to report, an integer >= 1.
+    rng : RandomSource, optional
+        Source of random bits; ``None`` (default) is the secure OS source.
+
+    Returns
+    -------
+    list of int
+        At most ``c`` indices, increasing.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`above_threshold`; also if ``c`` is not an integer >= 1.
+
+    Notes
+    -----
+    **Privacy**: ε-differentially private (Dwork & Roth 2014, Theorem 3.25): ``c`` runs of
+    (ε/c)-DP AboveThreshold, composed sequentially. Each run's budget is the exact rational
+    ε/c, so no rounding of the budget occurs. Exact comparisons as in
+    :func:`above_threshold`.
+    """
+    c = check_integer(c, "c", minimum=1)
+    run_epsilon = _exact_epsilon(epsilon) / c
+    exact_threshold = as_fraction(threshold, "threshold")
+    source = resolve(rng)
+    return _sparse_on_answers(_answers(queries, data), exact_threshold, run_epsilon, c, source)
+
+
+def _split_epsilon(epsilon: Fraction, parts: int) -> float:
+    """Return the largest float ``e`` with ``parts * e <= epsilon`` exactly (rounded down)."""
+    share = float(epsilon / parts)
+    while Fraction(share) * parts > epsilon:
+        share = math.nextafter(share, 0.0)
+    return share
+
+
+def _check_bounds_grid(bounds: Any) -> tuple[float, ...]:
+    """Validate candidate clipping bounds: finite, > 0, strictly increasing, at least one."""
+    if bounds is None or isinstance(bounds, (str, bytes)) or not isinstance(bounds, Iterable):
+        raise TypeError(f"bounds must be an iterable of candidate clipping bounds (finite "
+                        f"numbers > 0, increasing), got {bounds!r}")
+    grid = list(bounds)
+    if not grid:
+        raise ValueError("bounds must hold at least one candidate clipping bound, got none")
+    checked = []
+    for i, b in enumerate(grid):
+        value = as_fraction(b, f"bounds[{i}]")
+        if value <= 0:
+            raise ValueError(f"bounds[{i}] must be a finite number > 0, got {b!r}")
+        if checked and value <= checked[-1]:
+            raise ValueError(f"bounds must be strictly increasing, got bounds[{i - 1}]="
+                             f"{grid[i - 1]!r} then bounds[{i}]={b!r}")
+        checked.append(value)
+    return tuple(int(b) if isinstance(b, numbers.Integral) else float(b) for b in grid)
+
+
+def _clip_query_units(values: np.ndarray, grid: tuple[int | float, ...], bits: int) -> list[int]:
+    """For each candidate ``b``: ``sum(clip(v, 0, b)) - sum(clip(v, 0, b + 1))`` in grid units.
+
+    Row by row, ``clip(v, 0, b + 1) - clip(v, 0, b) = clip(v - b, 0, 1)``: 1 for ``v >= b + 1``,
+    ``v - b`` between ``b`` and ``b + 1``, 0 below. Each row's term is rounded *down* to the
+    grid ``2**-bits`` on its own (an integer in ``[0, 2**bits]``) and the terms are added
+    exactly, so one row changes the total by at most ``2**bits`` units: sensitivity exactly 1,
+    with no floating-point summation error. On sorted values only the rows between ``b`` and
+    ``b + 1`` are visited.
+    """
+    ordered = np.sort(values)
+    one = 2**bits
+    answers = []
+    for bound in grid:
+        b = float(bound)
+        low = int(np.searchsorted(ordered, b, side="right"))      # first v > b
+        high = int(np.searchsorted(ordered, b + 1.0, side="left"))  # first v >= b + 1
+        full = len(ordered) - max(low, high)
+        steps = np.floor(np.minimum(ordered[low:high] - b, 1.0) * float(one))
+        partial = sum(int(x) for x in steps) if steps.size * one >= 2**53 else int(steps.sum())
+        answers.append(-(full * one + partial))
+    return answers
+
+
+def _first_passes(answers: list[int], threshold: int, run_scale: Fraction, runs: int,
+                  rng: RandomSource) -> np.ndarray:
+    """``runs`` independent runs of AboveThreshold on answers known in advance (grid units).
+
+    Returns, per run, the index of the first answer with ``a_i + ν_i >= threshold + ρ``
+    (``ρ`` of scale ``2 * run_scale``, ``ν_i`` of scale ``4 * run_scale``, all discrete
+    Laplace), or -1 if none. Drawing every ``ν_i`` up front gives the same distribution as
+    :func:`_svt` (unused noise is independent of the output) and vectorises the draws.
+    """
+    if max(abs(a) for a in answers) >= 2**61 or 4 * run_scale >= 2**50:  # keep int64 exact
+        return np.array([(_svt(iter(enumerate(answers)), threshold, run_scale, 1, rng)
+                          or [-1])[0] for _ in range(runs)])
+    rho = np.asarray(discrete_laplace(2 * run_scale, rng, size=runs), dtype=np.int64)
+    nu = np.asarray(discrete_laplace(4 * run_scale, rng, size=(runs, len(answers))),
+                    dtype=np.int64)
+    passed = np.asarray(answers, dtype=np.int64)[None, :] + nu >= (threshold + rho)[:, None]
+    return np.where(passed.any(axis=1), passed.argmax(axis=1), -1)
+
+
+def _clip_bound_runs(values: Any, epsilon: Any, bounds: Any, threshold: Any, runs: int,
+                     rng: Any) -> list[int | float | None]:
+    """Validate and run :func:`choose_clip_bound` ``runs`` times, vectorised."""
+    exact_epsilon = _exact_epsilon(epsilon)
+    data = check_finite_array(values, "values", ndim=1)
+    grid = _check_bounds_grid(bounds)
+    limit = (-CLIP_THRESHOLD_SCALES * 2 / exact_epsilon if threshold is None
+             else as_fraction(threshold, "threshold"))
+    source = resolve(rng)
+    run_scale = 1 / exact_epsilon
+    bits = _grid_bits(2 * run_scale)
+    answers = _clip_query_units(data, grid, bits)
+    chosen = _first_passes(answers, _to_grid(limit, bits), run_scale * 2**bits, runs, source)
+    return [grid[i] if i >= 0 else None for i in chosen]
+
+
+def choose_clip_bound(values: Any, epsilon: float, *, bounds: Iterable[float],
+                      rng: RandomSource | None = None,
+                      threshold: float | None = None) -> int | float | None:
+    """Return the smallest candidate bound at which the clipped sum stops growing.
+
+    For each candidate ``b`` in ``bounds`` (increasing) the query
+
+        ``sum(clip(values, 0, b)) - sum(clip(values, 0, b + 1))``
+
+    is minus (roughly) the number of values above ``b``; it has sensitivity 1, since one
+    row changes it by at most 1. :func:`above_threshold` returns the first candidate whose
+    query comes out (noisily) at or above the threshold: where raising the bound by 1 no
+    longer adds (more than a few rows' worth) to the sum.
+
+    Parameters
+    ----------
+    values : array_like of real numbers, one dimension
+        One value per person. Values are clipped to ``[0, b]``: negative values count as 0.
+    epsilon : float
+        Privacy parameter, finite and > 0.
+    bounds : iterable of real numbers
+        Candidate bounds, finite, > 0 and strictly increasing; must not depend on the data.
+        Their number costs no privacy.
+    rng : RandomSource, optional
+        Source of random bits; ``None`` (default) is the secure OS source.
+    threshold : real number, optional
+        The query value that counts as "stopped growing" (usually <= 0). Default
+        ``-10/ε``: five times the threshold noise's scale ``2/ε`` below 0 (see Notes).
+
+    Returns
+    -------
+    int, float or None
+        The chosen candidate (``int`` if it was given as an integer), or ``None`` if none
+        qualified (the values run past every candidate: try larger ones).
+
+    Raises
+    ------
+    TypeError
+        If ``values`` or ``bounds`` do not hold real numbers.
+    ValueError
+        If ``epsilon`` is not finite and > 0, ``values`` is empty or holds NaN or an
+        infinity, or ``bounds`` is empty, not positive or not strictly increasing.
+
+    Notes
+    -----
+    **Privacy**: ε-differentially private under adding, removing or changing one row (one
+    run of AboveThreshold, Dwork & Roth 2014, Theorem 3.23). Each row's contribution
+    ``clip(v - b, 0, 1)`` is rounded down to the comparison grid before an exact integer
+    sum, so the computed query has sensitivity exactly 1, and the comparison with the
+    noisy threshold is exact (discrete Laplace noise on the grid, as in
+    :func:`above_threshold`). Choosing the bound with SVT follows Near & Abuah (2021),
+    *Programming Differential Privacy*, chapter on the sparse vector technique.
+
+    **Why the threshold is below 0.** The query never exceeds 0, and past the largest value
+    it *is* 0, so with threshold 0 each later candidate passes only with probability about
+    1/2, and the threshold noise is shared: one large draw ``ρ`` makes every later
+    candidate fail, so the bound overshoots by many steps, sometimes past the whole grid
+    (the chance of overshooting by ``j`` candidates decays only like ``1/j**2``). A
+    threshold ``-10/ε`` multiplies those chances by ``e**-5``, at the price of stopping
+    where about ``10/ε`` rows still lie above ``b``.
+    """
+    return _clip_bound_runs(values, epsilon, bounds, threshold, 1, rng)[0]
+
+
+def clip_bound_runs(values: Any, epsilon: float, *, bounds: Iterable[float], runs: int,
+                    rng: RandomSource | None = None,
+                    threshold: float | None = None) -> list[int | float | None]:
+    """Run :func:`choose_clip_bound` ``runs`` times independently, vectorised.
+
+    For studying the distribution of the chosen bound (the book's figures): the query
+    answers are computed once and the noise for all runs is drawn in bulk.
+
+    Parameters
+    ----------
+    values, epsilon, bounds, rng, threshold
+        As :func:`choose_clip_bound`.
+    runs : int
+        Number of independent runs, an integer >= 1.
+
+    Returns
+    -------
+    list
+        One chosen bound (or ``None``) per run.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`choose_clip_bound`; also if ``runs`` is not an integer >= 1.
+
+    Notes
+    -----
+    **Privacy**: each run is an ε-DP release; releasing all of them costs ``runs · ε``
+    (sequential composition). Meant for simulation, not for releases.
+    """
+    runs = check_integer(runs, "runs", minimum=1)
+    return _clip_bound_runs(values, epsilon, bounds, threshold, runs, rng)
+
+
+def _laplace(value: float, sensitivity: float, epsilon: float, rng: RandomSource) -> float:
+    """The safe Laplace mechanism of :mod:`dpkit.laplace`."""
+    from dpkit.laplace import laplace_mechanism
+
+    return float(laplace_mechanism(value, sensitivity, epsilon, rng=rng))
+
+
+def auto_avg(values: Any, epsilon: float, *, bounds: Iterable[float] | None = None,
+             rng: RandomSource | None = None) -> float:
+    """Return a differentially private average with a clipping bound chosen privately.
+
+    Three steps, ε/3 each:
+
+    1. ``b = choose_clip_bound(values, ε/3, bounds=bounds)`` (the largest candidate if none
+       qualifies: a data-independent fallback, so it costs nothing);
+    2. a noisy clipped sum: ``sum(clip(values, 0, b)) + Lap(b / (ε/3))``;
+    3. a noisy count of rows: ``len(values) + Lap(1 / (ε/3))``;
+
+    and the result is the noisy sum divided by the noisy count. The count is a *count of
+    rows*; dividing by a second noisy clipped sum instead (a bug in a widely copied version,
+    see :func:`dpkit.naive.auto_avg`) returns about 1 whatever the data.
+
+    Parameters
+    ----------
+    values : array_like of real numbers, one dimension
+        One value per person; the average is of the values clipped to ``[0, b]``.
+    epsilon : float
+        Total privacy parameter, finite and > 0.
+    bounds : iterable of real numbers, optional
+        Candidate clipping bounds (see :func:`choose_clip_bound`); default
+        :data:`DEFAULT_CLIP_BOUNDS` (1 to 22, then steps of about 9% up to 2**40).
+    rng : RandomSource, optional
+        Source of random bits; ``None`` (default) is the secure OS source.
+
+    Returns
+    -------
+    float
+        The noisy clipped sum over the noisy count. The count is floored at 1 before the
+        division (post-processing, so free), so the result is always finite.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`choose_clip_bound`.
+
+    Notes
+    -----
+    **Privacy**: ε-differentially private under adding or removing one row (and under
+    changing one: sensitivities b and 0 ≤ 1 then), by sequential composition of three
+    mechanisms (Dwork & Roth 2014, Theorem 3.16): AboveThreshold (Theorem 3.23) and two
+    Laplace mechanisms (Theorem 3.6), each with the largest float ``e`` such that
+    ``3e <= ε`` exactly (the split is rounded down, never up). The clipped sum is summed
+    with :func:`math.fsum` (correctly rounded) and released with the floating-point-safe
+    :func:`dpkit.laplace.laplace_mechanism`.
+    """
+    share = _split_epsilon(_exact_epsilon(epsilon), 3)
+    data = check_finite_array(values, "values", ndim=1)
+    grid = _check_bounds_grid(DEFAULT_CLIP_BOUNDS if bounds is None else bounds)
+    source = resolve(rng)
+    bound = choose_clip_bound(data, share, bounds=grid, rng=source)
+    if bound is None:
+        bound = grid[-1]
+    clipped_sum = math.fsum(np.clip(data, 0.0, float(bound)))
+    noisy_sum = _laplace(clipped_sum, float(bound), share, source)
+    noisy_count = _laplace(float(len(data)), 1.0, share, source)
+    return noisy_sum / max(noisy_count, 1.0)
+
+
+def range_queries(queries: Iterable[Query], data: Any, c: int, threshold: float,
+                  epsilon: float, *, rng: RandomSource | None = None
+                  ) -> list[tuple[int, float]]:
+    """Answer the (at most ``c``) queries whose answers are above a threshold, privately.
+
+    Half the budget goes to :func:`sparse`, which picks up to ``c`` queries whose noisy
+    answers reach the noisy threshold; the other half to the Laplace mechanism, which
+    answers each picked query with ε/(2c). Typical use: counting queries over ranges
+    (age bands), of which only the well-populated ones are worth releasing.
+
+    Parameters
+    ----------
+    queries : iterable of callables
+        ``query(data) -> real number`` of sensitivity at most 1 (counts), consumed lazily.
+    data : any
+        Passed to each query unchanged.
+    c : int
+        The most queries to answer, an integer >= 1.
+    threshold : real number
+        The public threshold.
+    epsilon : float
+        Total privacy parameter, finite and > 0.
+    rng : RandomSource, optional
+        Source of random bits; ``None`` (default) is the secure OS source.
+
+    Returns
+    -------
+    list of (int, float)
+        ``(index, noisy answer)`` for each picked query, in stream order.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`sparse`.
+
+    Notes
+    -----
+    **Privacy**: ε-differentially private by sequential composition (Dwork & Roth 2014,
+    Theorem 3.16) of Sparse with ε/2 (Theorem 3.25; the exact rational ε/2) and at most
+    ``c`` Laplace mechanisms (Theorem 3.6) with the largest float ``e`` such that
+    ``c·e <= ε/2`` exactly. The answers are fresh Laplace draws, independent of the noise
+    Sparse used to pick them.
+    """
+    c = check_integer(c, "c", minimum=1)
+    total = _exact_epsilon(epsilon)
+    exact_threshold = as_fraction(threshold, "threshold")
+    source = resolve(rng)
+    # Key each answer by (index, answer) so the picked answers come back with their indices.
+    keyed = (((i, float(a)), a) for i, a in _answers(queries, data))
+    found = _sparse_on_answers(keyed, exact_threshold, total / 2 / c, c, source)
+    answer_epsilon = _split_epsilon(total, 2 * c)  # c answers with c * e <= ε/2
+    return [(i, _laplace(answer, 1.0, answer_epsilon, source)) for i, answer in found]
