@@ -70,6 +70,7 @@ from dpkit.rng import RandomSource
 
 __all__ = [
     "GRID_BITS",
+    "add_units",
     "bernoulli_exp",
     "discrete_gaussian",
     "discrete_laplace",
@@ -708,6 +709,22 @@ def to_grid(values: np.ndarray, k: int) -> np.ndarray:
     step = Fraction(2) ** k
     flat = [round(Fraction(float(v)) / step) for v in values.ravel()]
     return _as_int_array(flat, values.shape)
+
+
+def add_units(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Exact sum of two integer arrays in grid units (``int64``, or Python ints if needed).
+
+    ``int64`` addition could wrap around silently; when either operand may come near
+    ``2**62`` the sum is done on Python integers instead.
+    """
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype == np.int64 and b.dtype == np.int64:
+        if (a.size == 0 or int(np.abs(a).max()) < _INT64_SAFE // 2) and \
+                (b.size == 0 or int(np.abs(b).max()) < _INT64_SAFE // 2):
+            return a + b
+    total = [int(x) + int(y) for x, y in zip(a.ravel(), np.broadcast_to(b, a.shape).ravel(),
+                                                strict=True)]
+    return _as_int_array(total, a.shape)
 
 
 def from_grid(units: np.ndarray, k: int) -> np.ndarray:

@@ -1,0 +1,185 @@
+"""Tests of :mod:`dpkit.laplace` (safe) and :mod:`dpkit.naive.laplace` (textbook).
+
+Statistical tests use fixed seeds and fail only when a p-value is below ``ALPHA = 1e-7``
+(probability 1e-7 per test under a correct implementation: the p-value is uniform under the
+null, chi-square and KS asymptotically). Power checks show each test rejects a wrong scale.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+import dpkit.naive
+from dpkit import _sampling
+from dpkit.audit import binned_chi_square
+from dpkit.laplace import laplace_accuracy, laplace_grid, laplace_mechanism, laplace_scale
+from dpkit.rng import seeded
+
+ALPHA = 1e-7
+positive = st.floats(min_value=1e-6, max_value=1e6, allow_nan=False)
+
+
+def discrete_laplace_cdf(scale: float):
+    p = math.exp(-1.0 / scale)
+
+    def cdf(x: np.ndarray) -> np.ndarray:
+        k = np.floor(x)
+        return np.where(k >= 0, 1.0 - p ** (k + 1) / (1.0 + p), p ** (-k) / (1.0 + p))
+
+    return cdf
+
+
+# --------------------------------------------------------------------------- scale
+
+def test_laplace_scale_values() -> None:
+    assert laplace_scale(1, 0.5) == 2.0
+    assert laplace_scale(3, 1) == 3.0
+
+
+@given(positive, positive)
+def test_laplace_scale_rounds_up(sensitivity: float, epsilon: float) -> None:
+    scale = laplace_scale(sensitivity, epsilon)
+    exact = Fraction(sensitivity) / Fraction(epsilon)
+    assert Fraction(scale) >= exact
+    assert Fraction(math.nextafter(scale, 0.0)) < exact
+
+
+def test_laplace_scale_overflow_is_refused() -> None:
+    with pytest.raises(ValueError, match="fit in a float"):
+        laplace_scale(1e300, 1e-300)
+
+
+# ---------------------------------------------------------------------- validation
+
+BAD = [0, -1.0, math.nan, math.inf, -math.inf]
+
+
+@pytest.mark.parametrize("bad", BAD)
+def test_bad_epsilon_and_sensitivity(bad: float) -> None:
+    for function in (laplace_mechanism, dpkit.naive.laplace_mechanism):
+        with pytest.raises(ValueError, match="epsilon"):
+            function(1.0, 1.0, bad)
+        with pytest.raises(ValueError, match="sensitivity"):
+            function(1.0, bad, 1.0)
+    with pytest.raises(ValueError, match="epsilon"):
+        laplace_scale(1.0, bad)
+
+
+@given(st.one_of(st.none(), st.text(), st.booleans(), st.complex_numbers(allow_nan=False)))
+def test_bad_types(bad) -> None:
+    with pytest.raises(TypeError):
+        laplace_mechanism(1.0, 1.0, bad)
+    with pytest.raises(TypeError):
+        laplace_mechanism(1.0, bad, 1.0)
+    with pytest.raises(TypeError):
+        laplace_mechanism(bad, 1.0, 1.0)
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, [1.0, math.nan], [[0.0], [-math.inf]]])
+def test_non_finite_values(value) -> None:
+    with pytest.raises(ValueError, match="value"):
+        laplace_mechanism(value, 1.0, 1.0)
+
+
+def test_bad_rng_and_beta() -> None:
+    with pytest.raises(TypeError, match="rng"):
+        laplace_mechanism(1.0, 1.0, 1.0, rng=42)
+    with pytest.raises(ValueError, match="beta"):
+        laplace_accuracy(1.0, 1.0, 0.0)
+
+
+# -------------------------------------------------------------- the exact guarantee
+
+@settings(max_examples=300, deadline=None)
+@given(st.floats(-1e12, 1e12), st.floats(-1, 1), positive, positive, st.integers(1, 1000))
+def test_rounded_neighbours_stay_within_calibrated_sensitivity(x: float, direction: float,
+                                                              sensitivity: float, epsilon: float,
+                                                              count: int) -> None:
+    """The proof in the docstring: ``|r(x) - r(x')| <= D`` and noise scale ``D/ε`` exactly."""
+    y = x + direction * sensitivity
+    assume(abs(Fraction(y) - Fraction(x)) <= Fraction(sensitivity))
+    grid = laplace_grid(sensitivity, epsilon, count)
+    a = _sampling.to_grid(np.array([x]), grid.exponent)[0]
+    b = _sampling.to_grid(np.array([y]), grid.exponent)[0]
+    # one coordinate moves; the others (count - 1) may each move by one grid unit at most
+    assert abs(int(a) - int(b)) + (count - 1) <= grid.sensitivity_units
+    assert grid.scale_units * Fraction(epsilon) == grid.sensitivity_units   # loss = ε exactly
+    textbook = Fraction(sensitivity) / Fraction(epsilon)
+    assert textbook <= Fraction(grid.scale) * (1 + Fraction(1, 2**52))
+    assert Fraction(grid.scale) <= textbook * (1 + Fraction(1, 2**20)) * (1 + Fraction(1, 2**52))
+
+
+def test_privacy_loss_of_output_distribution() -> None:
+    """For neighbours 0 and 1, ``max |log P[y|0] - log P[y|1]|`` over all outputs is ε."""
+    epsilon = 0.7
+    grid = laplace_grid(1.0, epsilon)
+    shift = int(_sampling.to_grid(np.array([1.0]), grid.exponent)[0])
+    assert shift <= grid.sensitivity_units
+    # log P[z] = -|z|/scale + const, so the loss at output z is (|z - shift| - |z|)/scale
+    z = np.arange(-3 * shift, 4 * shift, max(1, shift // 1000))
+    loss = (np.abs(z - shift) - np.abs(z)) / float(grid.scale_units)
+    assert np.max(np.abs(loss)) <= epsilon * (1 + 1e-12)
+
+
+# ----------------------------------------------------------- output distribution
+
+def test_safe_mechanism_noise_is_discrete_laplace() -> None:
+    n = 100_000
+    values = np.arange(n) * 0.25 - 5000.0        # exactly on the grid 2**k · Z
+    grid = laplace_grid(2.0, 0.8, n)
+    released = laplace_mechanism(values, 2.0, 0.8, rng=seeded(5))
+    units = (released - values) / 2.0**grid.exponent
+    assert np.all(units == np.round(units))       # outputs lie on the grid
+    scale = float(grid.scale_units)
+    edges = np.linspace(-12 * scale, 12 * scale, 100).round() + 0.5
+    assert binned_chi_square(units, discrete_laplace_cdf(scale), edges) > ALPHA
+    wrong = discrete_laplace_cdf(scale * 1.06)
+    assert binned_chi_square(units, wrong, edges) < ALPHA    # the test has power
+
+
+def test_safe_scalar_release_distribution() -> None:
+    rng = seeded(6)
+    releases = np.array([laplace_mechanism(10.0, 1.0, 0.5, rng=rng) for _ in range(4000)])
+    assert stats.kstest(releases - 10.0, stats.laplace(scale=2.0).cdf).pvalue > ALPHA
+
+
+def test_naive_mechanism_distribution() -> None:
+    released = dpkit.naive.laplace_mechanism(np.zeros(50_000), 1.0, 0.25, rng=seeded(7))
+    assert stats.kstest(released, stats.laplace(scale=4.0).cdf).pvalue > ALPHA
+    assert stats.kstest(released, stats.laplace(scale=4.4).cdf).pvalue < ALPHA
+
+
+@pytest.mark.parametrize("mechanism", [laplace_mechanism, dpkit.naive.laplace_mechanism])
+def test_accuracy_bound_holds(mechanism) -> None:
+    beta, n = 0.05, 40_000
+    alpha = laplace_accuracy(1.0, 0.5, beta)
+    errors = np.abs(mechanism(np.zeros(n), 1.0, 0.5, rng=seeded(8)))
+    exceed = int(np.sum(errors > alpha))
+    assert stats.binomtest(exceed, n, beta).pvalue > ALPHA
+
+
+# ----------------------------------------------------------------------- interface
+
+def test_shapes_types_and_reproducibility() -> None:
+    assert isinstance(laplace_mechanism(3, 1, 1, rng=seeded(1)), float)
+    assert isinstance(dpkit.naive.laplace_mechanism(3, 1, 1, rng=seeded(1)), float)
+    out = laplace_mechanism([[1, 2], [3, 4]], 1, 1, rng=seeded(1))
+    assert out.shape == (2, 2) and out.dtype == np.float64
+    np.testing.assert_array_equal(out, laplace_mechanism([[1, 2], [3, 4]], 1, 1, rng=seeded(1)))
+    assert laplace_mechanism(np.array([]), 1, 1).shape == (0,)
+    assert laplace_mechanism(np.float64(2.5), 1, 1, rng=seeded(2)) == \
+        laplace_mechanism(2.5, 1, 1, rng=seeded(2))
+
+
+def test_huge_values_stay_exact() -> None:
+    """Values far beyond 2**62 grid units take the exact integer path, not a wrapped int64."""
+    released = laplace_mechanism(np.array([1e300, -1e300, 0.0]), 1.0, 1.0, rng=seeded(3))
+    assert released[0] == 1e300 and released[1] == -1e300   # noise far below one ulp
+    assert abs(released[2]) < 100
