@@ -1,0 +1,405 @@
+"""Exact samplers behind :func:`dpkit.exponential.base2_exponential_mechanism` (private).
+
+Every sampler here draws an index ``i`` with probability exactly ``w_i / Σ_j w_j`` where
+``w_i = b**k_i``, ``b = X / 2**Y`` (``X`` odd, ``0 < X < 2**Y``) and ``k_i ≥ 0`` are integers.
+Two strategies are implemented.
+
+Full precision (:func:`full_precision_sample`)
+    Ilvento (2020), Algorithms 2–4: all weights and their sum computed exactly in gmpy2
+    (MPFR) at a precision fixed in advance, with MPFR's inexact flag trapped, then a
+    division-free normalised draw: a uniform point ``t`` on a dyadic grid in ``[0, 2**K)``
+    (``2**K`` the first power of two ``≥ Σ w``) is redrawn until ``t < Σ w``, and the
+    outcome whose cumulative interval contains ``t`` is returned. For ``k_i = i`` the sum has
+    ``Θ(n)`` bits, so one draw costs ``Θ(n²)`` bit operations.
+
+Interval refinement (:func:`fast_sample`)
+    The same draw — a lazily generated uniform ``V`` in ``[0, 1)``, outcome ``i`` iff
+    ``C_{i-1} ≤ V·T < C_i`` for the cumulative sums ``C`` and total ``T`` — decided with
+    *rigorous bounds* instead of exact values. Level 0 bounds every weight by IEEE-754
+    doubles (tables of correctly rounded powers, directed rounding through
+    :func:`numpy.nextafter`) and bounds the cumulative sums of those doubles by the classic
+    error bound of recursive summation; it decides the outcome unless ``V`` lands within
+    about ``n·2**-52`` (relative) of a cumulative boundary. Only then are more bits of ``V``
+    drawn and the bounds recomputed with MPFR directed rounding at 256, 1024, … bits, and
+    finally exactly (the full-precision arithmetic above, inexact flag trapped). Because a
+    level only ever *narrows* the set of indices consistent with the same ``V``, the output
+    is the exact distribution whichever level decides; the levels differ only in time.
+
+Both consume random *bits* only (:meth:`dpkit.rng.RandomSource.bits`,
+:meth:`~dpkit.rng.RandomSource.randbelow`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from fractions import Fraction
+from functools import lru_cache
+from typing import Any
+
+import gmpy2
+import numpy as np
+
+from dpkit.rng import RandomSource
+
+__all__ = [
+    "InexactArithmeticError",
+    "bernoulli_dyadic",
+    "exact_context",
+    "fast_sample",
+    "full_precision_sample",
+]
+
+_CHUNK_BITS = 10            # level-0 power tables cover 10 bits of the exponent each
+_CHUNK = 1 << _CHUNK_BITS
+_MP_PRECISIONS = (256, 1024, 4096)   # intermediate MPFR levels of the fast sampler
+_V_SLACK = 64               # extra bits of V drawn beyond the working precision
+
+
+class InexactArithmeticError(ArithmeticError):
+    """An operation of the exact base-2 exponential mechanism would have been rounded.
+
+    Raised instead of returning a sample whose computation was not exact: the precision
+    was too small for the utility range and number of outcomes, or the numbers involved
+    exceed the limits of the arithmetic.
+    """
+
+
+# --------------------------------------------------------------------------------------
+# gmpy2 contexts
+
+
+def exact_context(precision: int) -> Any:
+    """A gmpy2 context of ``precision`` bits in which any rounding raises an exception."""
+    return gmpy2.context(precision=precision, round=gmpy2.RoundToNearest,
+                         emin=gmpy2.get_emin_min(), emax=gmpy2.get_emax_max(),
+                         trap_inexact=True, trap_underflow=True, trap_overflow=True,
+                         trap_invalid=True, trap_erange=True, trap_divzero=True)
+
+
+def _directed_context(precision: int, rounding: Any) -> Any:
+    """A gmpy2 context of ``precision`` bits rounding every result in one direction."""
+    return gmpy2.context(precision=precision, round=rounding,
+                         emin=gmpy2.get_emin_min(), emax=gmpy2.get_emax_max())
+
+
+def _exact_base(x: int, y: int) -> Any:
+    """``x / 2**y`` as an exact MPFR number (carrying as many bits as ``x`` needs)."""
+    with exact_context(max(x.bit_length(), 2)):
+        return gmpy2.div_2exp(gmpy2.mpfr(x), y)
+
+
+# --------------------------------------------------------------------------------------
+# Sums of weights grouped by exponent: Σ_i b**k_i = Σ_levels count · b**level
+
+
+def _levels(k: np.ndarray) -> tuple[list[int], list[int]]:
+    """The distinct exponents of ``k`` (ascending) and how often each occurs."""
+    if k.size == 0:
+        return [], []
+    levels, counts = np.unique(k, return_counts=True)
+    return [int(v) for v in levels], [int(c) for c in counts]
+
+
+def _level_weights(base: Any, levels: Iterable[int]) -> Iterable[Any]:
+    """Yield ``base**level`` for ascending ``levels``, by multiplying by ``base**gap``.
+
+    Runs in the caller's gmpy2 context: exact (inexact flag trapped) or directed.
+    """
+    weight, previous = gmpy2.mpfr(1), 0
+    for level in levels:
+        gap = level - previous
+        if gap:
+            weight = weight * (base if gap == 1 else base ** gap)
+        previous = level
+        yield weight
+
+
+def _level_sum(levels: list[int], counts: list[int], base: Any) -> Any:
+    """``Σ count · base**level`` in the caller's gmpy2 context."""
+    total = gmpy2.mpfr(0)
+    for weight, count in zip(_level_weights(base, levels), counts, strict=True):
+        total = total + (weight if count == 1 else weight * count)
+    return total
+
+
+def _trapped(function: Any, *args: Any) -> Any:
+    """Call ``function``; turn gmpy2's rounding traps into :class:`InexactArithmeticError`."""
+    try:
+        return function(*args)
+    except (gmpy2.InexactResultError, gmpy2.UnderflowResultError,
+            gmpy2.OverflowResultError) as error:
+        raise InexactArithmeticError(
+            f"an operation of the exact mechanism would have been rounded ({error!r}); "
+            f"raise the precision (see dpkit.exponential.compute_precision)") from error
+
+
+# --------------------------------------------------------------------------------------
+# Full precision: Ilvento (2020), Algorithms 2-4
+
+
+def _power_bound(total: Any) -> int:
+    """The smallest integer ``K`` with ``2**K ≥ total`` (``total > 0``, exact)."""
+    exponent, mantissa = gmpy2.frexp(total)   # total = mantissa · 2**exponent, mantissa in [1/2, 1)
+    return exponent - 1 if mantissa == 0.5 else exponent
+
+
+def full_precision_sample(k: np.ndarray, x: int, y: int, precision: int,
+                          rng: RandomSource) -> int:
+    """Draw index ``i`` with probability ``b**k[i] / Σ_j b**k[j]``, ``b = x / 2**y``, exactly.
+
+    Ilvento (2020), Algorithms 2–4, with outcomes grouped by exponent: the total weight is
+    computed exactly at ``precision`` bits (MPFR, inexact flag trapped); a uniform point
+    ``t`` on the grid of multiples of ``2**(K - precision)`` in ``[0, 2**K)`` is redrawn
+    until ``t < total`` (no division); the exponent level whose cumulative interval
+    contains ``t`` is found by a second exact pass, and one of its outcomes is picked
+    uniformly (the same distribution as scanning outcomes one by one, since all outcomes
+    of a level have the same weight).
+
+    Raises
+    ------
+    InexactArithmeticError
+        If any operation would be rounded, or if the grid of ``t`` is coarser than the
+        granularity ``2**(-y·max(k))`` of the cumulative weights (which would bias the draw).
+    """
+    levels, counts = _levels(k)
+    base = _exact_base(x, y)
+    with exact_context(precision):
+        total = _trapped(_level_sum, levels, counts, base)
+        bound = _power_bound(total)
+        finest = -y * levels[-1]       # every cumulative weight is a multiple of 2**finest
+        if bound - precision > finest:
+            raise InexactArithmeticError(
+                f"precision {precision} is too small to sample exactly: the uniform grid "
+                f"2**{bound - precision} is coarser than the weights' granularity "
+                f"2**{finest}; need precision >= {bound - finest}")
+        while True:    # rejection: at most 2 rounds expected since 2**bound < 2 * total
+            point = _trapped(gmpy2.mul_2exp, gmpy2.mpfr(rng.bits(precision)),
+                             bound - precision)
+            if point < total:
+                break
+
+        def scan() -> int:
+            cumulative = gmpy2.mpfr(0)
+            for level, weight, count in zip(levels, _level_weights(base, levels), counts,
+                                            strict=True):
+                cumulative = cumulative + weight * count
+                if point < cumulative:
+                    return level
+            return levels[-1]      # unreachable: the last cumulative weight is the total
+
+        chosen = _trapped(scan)
+    members = np.flatnonzero(k == chosen)
+    return int(members[rng.randbelow(len(members))])
+
+
+# --------------------------------------------------------------------------------------
+# Level 0 of the fast sampler: IEEE doubles with rigorous bounds
+
+
+@lru_cache(maxsize=64)
+def _power_table(x: int, y: int, chunk: int) -> tuple[np.ndarray, np.ndarray]:
+    """Doubles bracketing ``b**(j · 2**(10·chunk))`` for ``j < 1024`` (``b = x / 2**y``).
+
+    Each entry is the correctly rounded power (MPFR, IEEE-754 double format with
+    subnormals), rounded down for the lower table and up for the upper one.
+    """
+    base = _exact_base(x, y)
+    step = 1 << (_CHUNK_BITS * chunk)
+    tables = []
+    for rounding in (gmpy2.RoundDown, gmpy2.RoundUp):
+        context = gmpy2.ieee(64)
+        context.round = rounding
+        with context:
+            tables.append(np.array([float(base ** (j * step)) for j in range(_CHUNK)]))
+    return tables[0], tables[1]
+
+
+def weight_bounds(k: np.ndarray, x: int, y: int) -> tuple[np.ndarray, np.ndarray]:
+    """Doubles ``lo ≤ b**k ≤ hi`` elementwise, ``b = x / 2**y``, for non-negative ``k``.
+
+    ``b**k`` is the product over the 10-bit chunks of ``k`` of table entries; every
+    product is rounded outward with :func:`numpy.nextafter`, so the bounds are rigorous
+    (IEEE-754 multiplication is correctly rounded).
+    """
+    low, high = _power_table(x, y, 0)
+    lo, hi = low[k & (_CHUNK - 1)], high[k & (_CHUNK - 1)]
+    largest = int(k.max())
+    chunk = 1
+    while largest >> (_CHUNK_BITS * chunk):
+        low, high = _power_table(x, y, chunk)
+        index = (k >> (_CHUNK_BITS * chunk)) & (_CHUNK - 1)
+        lo = np.nextafter(lo * low[index], 0.0)
+        hi = np.nextafter(hi * high[index], np.inf)
+        chunk += 1
+    return lo, hi
+
+
+def _down(value: float) -> float:
+    """A double ``≤`` the exact result of the operation that produced ``value`` (≥ 0)."""
+    return max(math.nextafter(value, -math.inf), 0.0)
+
+
+def _up(value: float) -> float:
+    """A double ``≥`` the exact result of the operation that produced ``value``."""
+    return math.nextafter(value, math.inf)
+
+
+def _float_level(k: np.ndarray, x: int, y: int, point: int) -> tuple[int, int]:
+    """Bracket the outcome with doubles: return ``(lo, hi)`` with ``lo ≤ outcome ≤ hi``.
+
+    ``V ∈ [point, point + 1) · 2**-53``. With ``F``/``G`` the floating-point cumulative sums
+    of the lower/upper weight bounds, recursive summation of non-negative terms gives
+    ``F_j (1 - n·2**-52) ≤ C_j ≤ G_j (1 + n·2**-52)`` (Higham 2002, §4.2, using
+    ``(1 ± u)**n`` within ``1 ± 2nu`` for ``n u ≤ 2**-20``). The outcome is the number of
+    ``j`` with ``C_j ≤ V·T``: certainly counted when ``G_j ≤ A ≤ V·T`` and certainly not
+    when ``F_j > B ≥ V·T``; ``A`` and ``B`` are computed with outward rounding.
+    """
+    n = k.size
+    lo, hi = weight_bounds(k, x, y)
+    lower_sums, upper_sums = np.cumsum(lo), np.cumsum(hi)
+    shrink, grow = 1.0 - n * 2.0 ** -52, 1.0 + n * 2.0 ** -52     # both exact doubles
+    v_low, v_high = point * 2.0 ** -53, (point + 1) * 2.0 ** -53   # exact
+    a = _down(_down(_down(v_low * float(lower_sums[-1])) * shrink) / grow)
+    b = _up(_up(_up(v_high * float(upper_sums[-1])) * grow) / shrink)
+    first = int(np.searchsorted(upper_sums, a, side="right"))
+    last = min(int(np.searchsorted(lower_sums, b, side="right")), n - 1)
+    return first, last
+
+
+# --------------------------------------------------------------------------------------
+# Refinement levels of the fast sampler: MPFR directed rounding, then exact
+
+
+def _extend(point: int, bits: int, target: int, rng: RandomSource) -> tuple[int, int]:
+    """Append fresh random bits to the lazily drawn ``V`` until it has ``target`` bits."""
+    if target > bits:
+        point = (point << (target - bits)) | rng.bits(target - bits)
+        bits = target
+    return point, bits
+
+
+def _mp_level(k: np.ndarray, base: Any, precision: int, point: int, bits: int,
+              first: int, last: int) -> tuple[int, int]:
+    """Narrow ``[first, last]`` with MPFR bounds at ``precision`` bits (directed rounding)."""
+    bounds = []
+    for rounding in (gmpy2.RoundDown, gmpy2.RoundUp):
+        with _directed_context(precision, rounding):
+            total = _level_sum(*_levels(k), base)
+            prefix = _level_sum(*_levels(k[:first]), base)
+            v = gmpy2.mpfr(point + (rounding == gmpy2.RoundUp), bits + 1)   # exact
+            threshold = gmpy2.div_2exp(v, bits) * total
+            sums = []
+            for level in k[first:last]:
+                prefix = prefix + base ** int(level)
+                sums.append(prefix)
+        bounds.append((threshold, sums))
+    (low_threshold, low_sums), (high_threshold, high_sums) = bounds
+    certain = sum(1 for s in high_sums if s <= low_threshold)      # C_j ≤ V·T for sure
+    possible = sum(1 for s in low_sums if s <= high_threshold)     # C_j ≤ V·T maybe
+    return first + certain, first + possible
+
+
+def _exact_level(k: np.ndarray, x: int, y: int, precision: int, point: int, bits: int,
+                 first: int, last: int, rng: RandomSource) -> int:
+    """Decide the outcome exactly: exact sums (inexact flag trapped), then integers."""
+    base = _exact_base(x, y)
+    scale = y * int(k.max())          # every weight is a multiple of 2**-scale
+    with exact_context(precision):
+        def exact_values() -> tuple[Any, list[Any]]:
+            total = _level_sum(*_levels(k), base)
+            prefix = _level_sum(*_levels(k[:first]), base)
+            sums = []
+            for level in k[first:last]:
+                prefix = prefix + base ** int(level)
+                sums.append(prefix)
+            return total, sums
+
+        total, sums = _trapped(exact_values)
+        as_integer = [gmpy2.mpz(_trapped(gmpy2.mul_2exp, s, scale)) for s in [total, *sums]]
+    total_int, sums_int = as_integer[0], as_integer[1:]
+    while True:
+        low, high = point * total_int, (point + 1) * total_int
+        certain = sum(1 for s in sums_int if s << bits <= low)
+        possible = sum(1 for s in sums_int if s << bits < high)
+        if certain == possible:
+            return first + certain
+        point, bits = _extend(point, bits, bits + 32, rng)
+
+
+def fast_sample(k: np.ndarray, x: int, y: int, rng: RandomSource, *,
+                precision: Any, start: str = "float",
+                mp_precisions: tuple[int, ...] = _MP_PRECISIONS,
+                float_slack: float = 0.0) -> int:
+    """Draw index ``i`` with probability ``b**k[i] / Σ_j b**k[j]`` exactly, in ``O(n)`` time.
+
+    Parameters
+    ----------
+    k : numpy.ndarray of int64
+        Non-negative exponents (the rounded losses minus their minimum).
+    x, y : int
+        The base ``b = x / 2**y``, ``x`` odd, ``0 < x < 2**y``.
+    rng : RandomSource
+    precision : int or callable
+        Bits for the exact level (or a function returning them, called only if the exact
+        level is reached).
+    start : {"float", "mp", "exact"}
+        First level to use. Tests start later to exercise the fallback levels.
+    mp_precisions : tuple of int
+        The MPFR precisions of the intermediate levels.
+    float_slack : float
+        Tests only: widen the level-0 bracket by this relative amount, so that it is
+        ambiguous far more often and hands over to the next level.
+
+    Raises
+    ------
+    InexactArithmeticError
+        If the exact level is reached and ``precision`` is too small.
+    """
+    n = k.size
+    if n == 1:
+        return 0
+    point, bits = rng.bits(53), 53
+    first, last = 0, n - 1
+    if start == "float":
+        first, last = _float_level(k, x, y, point)
+        if float_slack:
+            first = int(np.floor(first * (1 - float_slack)))
+            last = min(int(np.ceil(last * (1 + float_slack))) + 1, n - 1)
+        if first == last:
+            return first
+    if start in ("float", "mp"):
+        base = _exact_base(x, y)
+        for bits_p in mp_precisions:
+            point, bits = _extend(point, bits, bits_p + _V_SLACK, rng)
+            first, last = _mp_level(k, base, bits_p, point, bits, first, last)
+            if first == last:
+                return first
+    exact_bits = precision() if callable(precision) else precision
+    return _exact_level(k, x, y, exact_bits, point, bits, first, last, rng)
+
+
+# --------------------------------------------------------------------------------------
+# Randomized rounding with random bits
+
+
+def bernoulli_dyadic(fractions: np.ndarray, rng: RandomSource) -> np.ndarray:
+    """Return independent booleans, ``True`` with probability exactly ``fractions[i]``.
+
+    Each ``fractions[i]`` is a double in ``(0, 1)``, hence a dyadic rational. A uniform
+    ``U = 0.u1u2u3…`` (binary) is compared with ``f = 0.f1f2f3…``: the first 64 bits of
+    ``U`` come from :meth:`RandomSource.uint64`; only on a tie of those 64 bits (probability
+    ``2**-64``) are more bits drawn, through :meth:`RandomSource.bernoulli` on the exact
+    remainder. ``U < f`` has probability exactly ``f``.
+    """
+    scaled = np.ldexp(fractions, 32)               # exact scalings and splits
+    top = np.floor(scaled)
+    scaled = np.ldexp(scaled - top, 32)
+    bottom = np.floor(scaled)
+    rest = scaled - bottom                         # f = (top·2**32 + bottom + rest) / 2**64
+    threshold = (top.astype(np.uint64) << np.uint64(32)) | bottom.astype(np.uint64)
+    draws = rng.uint64(fractions.size)
+    result = draws < threshold
+    for i in np.flatnonzero((draws == threshold) & (rest > 0)):
+        result[i] = rng.bernoulli(Fraction(float(rest[i])))
+    return result

@@ -1,0 +1,547 @@
+"""The base-2 exponential mechanism, sampled exactly (Ilvento 2020).
+
+The exponential mechanism (McSherry & Talwar 2007) picks an outcome ``o`` with probability
+proportional to ``exp(-ε·u(o)/(2Δ))`` for a *loss* ``u`` (lower is better) of sensitivity
+``Δ``. Implemented with floating point, those weights underflow to zero and vanish when
+added to larger ones, and the attacks in :mod:`dpkit.attacks.exponential` turn this into
+unbounded privacy loss. Ilvento (2020) removes floating point from the mechanism:
+
+* the base ``e**(-ε/2Δ)`` is replaced by ``2**-η`` with ``2**-η = (x·2**-y)**z`` for
+  integers ``x, y, z`` (:class:`Eta`), so every weight ``2**(-η·u)`` with integer ``u`` is a
+  dyadic rational that gmpy2 (MPFR) can hold exactly;
+* the mechanism is then ``2ηΔ``-DP *in base 2*, i.e. ``ε = 2·ln(2)·η·Δ`` in base e
+  (:meth:`Eta.epsilon`);
+* losses are clamped to public bounds and non-integer losses are rounded at random to an
+  adjacent integer (which costs no privacy when ``Δ`` is an integer);
+* the precision that makes every operation exact is fixed from public quantities only
+  (:func:`compute_precision`), any inexact operation raises
+  (:class:`InexactArithmeticError`), and the normalised draw uses no division.
+
+:func:`base2_exponential_mechanism` offers two samplers with the *same, exact* output
+distribution (:func:`probabilities`): ``method="full"`` is the paper's full-precision
+algorithm, ``Θ(n²)`` bit operations per draw for ``n`` outcomes with ``u(o) = o``;
+``method="fast"`` (the default) decides the draw with rigorous floating-point bounds and
+falls back to higher precision — ultimately the exact arithmetic — only when the random
+point lands within about ``n·2**-52`` of a boundary, ``O(n)`` expected time. See
+:mod:`dpkit._exponential_sampling` for both.
+
+References
+----------
+C. Ilvento. *Implementing the Exponential Mechanism with Base-2 Differential Privacy.*
+ACM CCS 2020. F. McSherry and K. Talwar. *Mechanism Design via Differential Privacy.*
+FOCS 2007.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import gmpy2
+import numpy as np
+
+from dpkit import _exponential_sampling as _sampling
+from dpkit._checks import (
+    check_bounds,
+    check_epsilon,
+    check_finite_array,
+    check_integer,
+    check_sensitivity,
+)
+from dpkit._exponential_sampling import InexactArithmeticError
+from dpkit.rng import RandomSource, resolve
+
+__all__ = [
+    "DEFAULT_MAX_PRECISION",
+    "Eta",
+    "InexactArithmeticError",
+    "base2_exponential_mechanism",
+    "compute_precision",
+    "probabilities",
+]
+
+#: Largest precision (bits per number) :func:`compute_precision` accepts by default: 2**27
+#: bits is 16 MiB per MPFR number.
+DEFAULT_MAX_PRECISION = 1 << 27
+_MAX_RANGE = 1 << 53        # utility bounds and their spread must be exact in a double
+_METHODS = ("fast", "full")
+
+
+# --------------------------------------------------------------------------------------
+# The privacy parameter
+
+
+def _effective_sensitivity(sensitivity: Any) -> int:
+    """``⌈Δ⌉``: the sensitivity of the loss after randomized rounding to integers."""
+    return math.ceil(check_sensitivity(sensitivity))
+
+
+@dataclass(frozen=True)
+class Eta:
+    """A base-2 privacy parameter ``η`` with ``2**-η = (x · 2**-y)**z`` exactly.
+
+    The base-2 exponential mechanism weights outcome ``o`` by ``(2**-η)**u(o)``; choosing
+    ``2**-η`` as a power of the dyadic rational ``x·2**-y`` makes every weight exactly
+    representable in binary. ``η = -z·log2(x·2**-y) = z·(y - log2 x) > 0``.
+
+    Parameters
+    ----------
+    x : int
+        Numerator, ``1 ≤ x < 2**y``.
+    y : int
+        Binary exponent of the denominator, ``y ≥ 1``.
+    z : int
+        Power, ``z ≥ 1`` (default 1).
+
+    Raises
+    ------
+    TypeError
+        If ``x``, ``y`` or ``z`` is not an integer.
+    ValueError
+        If they are out of range (``x·2**-y`` must lie in ``(0, 1)``).
+
+    Examples
+    --------
+    >>> Eta(1, 1).eta            # base 1/2
+    1.0
+    >>> Eta.from_epsilon(1.0).epsilon() <= 1.0
+    True
+    """
+
+    x: int
+    y: int
+    z: int = 1
+
+    def __post_init__(self) -> None:
+        y = check_integer(self.y, "y", minimum=1)
+        object.__setattr__(self, "y", y)
+        object.__setattr__(self, "x", check_integer(self.x, "x", minimum=1,
+                                                    maximum=(1 << y) - 1))
+        object.__setattr__(self, "z", check_integer(self.z, "z", minimum=1))
+
+    # -- exact representation ----------------------------------------------------------
+
+    @property
+    def base(self) -> Fraction:
+        """The base ``2**-η = (x / 2**y)**z`` as an exact fraction."""
+        return Fraction(self.x, 1 << self.y) ** self.z
+
+    def reduced(self) -> tuple[int, int]:
+        """Return ``(X, Y)`` with ``2**-η = X / 2**Y`` and ``X`` odd (lowest terms)."""
+        numerator, exponent = self.x ** self.z, self.y * self.z
+        shift = (numerator & -numerator).bit_length() - 1   # trailing zero bits
+        return numerator >> shift, exponent - shift
+
+    @property
+    def eta(self) -> float:
+        """``η`` as a float (for display; the mechanism uses the exact base)."""
+        return self.z * (self.y - math.log2(self.x))
+
+    # -- privacy ------------------------------------------------------------------------
+
+    def epsilon(self, sensitivity: Any = 1) -> float:
+        """The base-e privacy guarantee ``ε = 2·ln(2)·η·Δ`` of the base-2 exponential mechanism.
+
+        The mechanism with base ``2**-η`` on a loss of sensitivity ``Δ`` is ``2ηΔ``-DP in
+        base 2 (Ilvento 2020, Theorem 4.1 with the exponential mechanism's factor 2,
+        McSherry & Talwar 2007), i.e. ``e**ε`` bounds every probability ratio with
+        ``ε = 2·ln(2)·η·Δ``. The mechanism rounds losses to integers at random, after which
+        the loss's sensitivity is ``⌈Δ⌉``; so ``Δ`` is rounded up to an integer here (no
+        change for integer ``Δ``, the usual case).
+
+        Parameters
+        ----------
+        sensitivity : float
+            Sensitivity ``Δ > 0`` of the loss (default 1).
+
+        Returns
+        -------
+        float
+            ``ε``, rounded up (computed with 128-bit directed rounding).
+
+        Raises
+        ------
+        TypeError, ValueError
+            If ``sensitivity`` is not a finite number > 0.
+        """
+        return _epsilon_upper(*self.reduced(), _effective_sensitivity(sensitivity))
+
+    @classmethod
+    def from_epsilon(cls, epsilon: Any, sensitivity: Any = 1, *, bits: int = 10) -> Eta:
+        """The largest ``η = Eta(x, y, 1)`` whose guarantee does not exceed ``epsilon``.
+
+        The target is ``η* = ε / (2·ln 2·⌈Δ⌉)``. ``y`` is fixed to
+        ``bits + max(0, ⌈η*⌉, ⌈-log2 η*⌉)`` so that the base ``x·2**-y`` has about ``bits``
+        significant bits whatever ``ε``; ``x`` is then the smallest integer (largest ``η``)
+        with ``Eta(x, y).epsilon(Δ) ≤ ε``, checked with the same upward-rounded
+        computation as :meth:`epsilon`. The result is in lowest terms (``x`` odd). Larger
+        ``bits`` wastes less of the budget but makes exact arithmetic costlier (the
+        full-precision sampler needs about ``y`` bits per unit of the utility range).
+
+        Parameters
+        ----------
+        epsilon : float
+            The base-e privacy budget ``ε > 0``.
+        sensitivity : float
+            Sensitivity ``Δ > 0`` of the loss (default 1).
+        bits : int
+            Resolution of the base, ``1 ≤ bits ≤ 64`` (default 10: ``η`` falls short of
+            ``η*`` by a relative ``≲ 2**-bits / (η*·ln 2)``).
+
+        Returns
+        -------
+        Eta
+            With ``eta.epsilon(sensitivity) ≤ epsilon``.
+
+        Raises
+        ------
+        TypeError, ValueError
+            If ``epsilon`` or ``sensitivity`` is not a finite number > 0, or ``bits`` is
+            not an integer in [1, 64].
+        """
+        epsilon = check_epsilon(epsilon)
+        delta = _effective_sensitivity(sensitivity)
+        bits = check_integer(bits, "bits", minimum=1, maximum=64)
+        target = epsilon / (2 * math.log(2) * delta)
+        y = bits + max(0, math.ceil(target), math.ceil(-math.log2(target)))
+        with _sampling._directed_context(128, gmpy2.RoundUp):
+            # 2**y · exp(-ε/2Δ), rounded up: a first x with η at most the target.
+            start = gmpy2.mul_2exp(gmpy2.exp(-gmpy2.mpfr(Fraction(epsilon)) / (2 * delta)), y)
+        x = min(max(int(gmpy2.ceil(start)), 1), (1 << y) - 1)
+        while _epsilon_upper(x, y, delta) > epsilon:     # rounding slack: step to safety
+            if x == (1 << y) - 1:
+                raise ValueError(f"epsilon={epsilon!r} is too small for bits={bits}")
+            x += 1
+        while x > 1 and _epsilon_upper(x - 1, y, delta) <= epsilon:   # maximality
+            x -= 1
+        shift = (x & -x).bit_length() - 1
+        return cls(x >> shift, y - shift, 1)
+
+    def __str__(self) -> str:
+        return f"η = {self.eta:.6g} (2^-η = ({self.x}·2^-{self.y})^{self.z})"
+
+
+def _epsilon_upper(x: int, y: int, delta: int) -> float:
+    """``2·Δ·(y·ln 2 - ln x)`` (that is ``2 ln2 η Δ`` for base ``x/2**y``), rounded up."""
+    with _sampling._directed_context(128, gmpy2.RoundDown):
+        log_x = gmpy2.log(x)
+    with _sampling._directed_context(128, gmpy2.RoundUp):
+        value = 2 * delta * (y * gmpy2.const_log2() - log_x)
+    context = gmpy2.ieee(64)
+    context.round = gmpy2.RoundUp
+    with context:
+        return float(gmpy2.mpfr(value))
+
+
+def _check_eta(eta: Any) -> Eta:
+    if not isinstance(eta, Eta):
+        raise TypeError(f"eta must be a dpkit.exponential.Eta, e.g. Eta.from_epsilon(1.0), "
+                        f"got {eta!r} of type {type(eta).__name__}")
+    return eta
+
+
+# --------------------------------------------------------------------------------------
+# Precision (Ilvento 2020, Algorithm 1)
+
+
+def _utility_range(utility_min: Any, utility_max: Any) -> tuple[float, float, int]:
+    """Validate public utility bounds; return them and ``K = ⌈max⌉ - ⌊min⌋``."""
+    low, high = check_bounds(utility_min, utility_max, "utility bounds", strict=False)
+    if max(abs(low), abs(high)) >= _MAX_RANGE or math.ceil(high) - math.floor(low) > _MAX_RANGE:
+        raise ValueError(f"utility bounds must lie within ±2**53 and span at most 2**53, got "
+                         f"utility_min={utility_min!r}, utility_max={utility_max!r}")
+    return low, high, math.ceil(high) - math.floor(low)
+
+
+def compute_precision(utility_min: Any, utility_max: Any, max_outcomes: Any, eta: Eta, *,
+                      method: str = "analytic",
+                      max_precision: int = DEFAULT_MAX_PRECISION) -> int:
+    """The MPFR precision that makes every step of the exact mechanism exact (Algorithm 1).
+
+    The mechanism shifts the rounded losses by the public ``⌊utility_min⌋``, so the
+    exponents ``k`` lie in ``[0, K]``, ``K = ⌈utility_max⌉ - ⌊utility_min⌋``, and with
+    ``2**-η = X / 2**Y`` in lowest terms every weight ``X**k / 2**(Yk)`` is at most 1 and a
+    multiple of ``2**(-YK)``. Any sum of at most ``n = max_outcomes`` weights is then an
+    integer multiple of ``2**(-YK)`` below ``2**bitlen(n)``, and the division-free draw
+    needs its uniform grid no coarser than ``2**(-YK)`` below a power of two
+    ``≤ 2**bitlen(n)``. Hence
+
+    * ``method="analytic"`` (the default): ``p = Y·K + bitlen(n)`` bits, proven sufficient
+      for every utility vector, computed in ``O(1)``, and tight to one bit (``n - 1``
+      outcomes of loss ``⌊utility_min⌋`` and one of loss ``⌈utility_max⌉`` need
+      ``Y·K + bitlen(n - 1)`` bits to sum exactly);
+    * ``method="empirical"``: Ilvento's doubling — start at 53 bits and double until the
+      worst-case sums ``n·1 + X**k/2**(Yk)``, ``k = 0 … K``, all evaluate without an
+      inexact flag. It costs ``O(K)`` exact operations per round and returns up to twice
+      the analytic value; it is kept to show the paper's procedure (and tested to never
+      return less than the analytic bound).
+
+    Both depend only on public quantities, so whether the mechanism runs — or raises — never
+    depends on the data.
+
+    Parameters
+    ----------
+    utility_min, utility_max : float
+        Public bounds of the loss, ``utility_min ≤ utility_max``, within ±2**53.
+    max_outcomes : int
+        Largest number of outcomes the mechanism will be run on (≥ 1).
+    eta : Eta
+        The base-2 privacy parameter.
+    method : {"analytic", "empirical"}
+    max_precision : int
+        Refuse precisions above this (default 2**27 bits, 16 MiB per number).
+
+    Returns
+    -------
+    int
+        The precision in bits.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For invalid bounds, ``max_outcomes``, ``eta`` or ``method``.
+    InexactArithmeticError
+        If the precision needed exceeds ``max_precision``.
+
+    References
+    ----------
+    Ilvento (2020), Section 5, Algorithm 1.
+    """
+    _, _, span = _utility_range(utility_min, utility_max)
+    n = check_integer(max_outcomes, "max_outcomes", minimum=1)
+    eta = _check_eta(eta)
+    max_precision = check_integer(max_precision, "max_precision", minimum=2)
+    numerator, exponent = eta.reduced()
+    if method == "analytic":
+        precision = max(exponent * span + n.bit_length(), 2)
+    elif method == "empirical":
+        precision = _empirical_precision(numerator, exponent, span, n, max_precision)
+    else:
+        raise ValueError(f"method must be 'analytic' or 'empirical', got {method!r}")
+    if precision > max_precision:
+        raise InexactArithmeticError(
+            f"exact sampling needs {precision} bits of precision for utility range "
+            f"[{utility_min}, {utility_max}], {n} outcomes and {eta}, above "
+            f"max_precision={max_precision}; narrow the utility bounds or use a coarser eta")
+    return precision
+
+
+def _empirical_precision(numerator: int, exponent: int, span: int, n: int,
+                         max_precision: int) -> int:
+    """Ilvento's Algorithm 1, empirical variant: double the precision until exact."""
+    base = _sampling._exact_base(numerator, exponent)
+    precision = 53
+    while True:
+        try:
+            with _sampling.exact_context(precision):
+                weight = gmpy2.mpfr(1)
+                for k in range(span + 1):
+                    if k:
+                        weight = weight * base
+                    gmpy2.mpfr(n) + weight      # the worst-case partial sum
+            return precision
+        except (gmpy2.InexactResultError, gmpy2.UnderflowResultError):
+            precision *= 2
+            if precision > max_precision:
+                return precision
+
+
+# --------------------------------------------------------------------------------------
+# Utilities: validation, clamping, randomized rounding
+
+
+def _utilities(utilities: Any) -> np.ndarray:
+    """Validate losses: a non-empty 1-d array of finite reals, each exact as a double."""
+    if not isinstance(utilities, (np.ndarray, str, bytes)):
+        utilities = np.asarray(utilities)
+    values = check_finite_array(utilities, "utilities", ndim=1)
+    if utilities.dtype == object:
+        for i, item in enumerate(utilities):
+            if isinstance(item, Fraction) and Fraction(float(values[i])) != item:
+                raise ValueError(f"utilities must be exactly representable as float64; "
+                                 f"utilities[{i}] = {item} is not (scale the loss to a "
+                                 f"finer integer grid instead)")
+    return values
+
+
+def _split(values: np.ndarray, low: float, high: float) -> tuple[np.ndarray, np.ndarray]:
+    """Clamp to ``[low, high]``; return integer offsets ``⌊u⌋ - ⌊low⌋`` and fractional parts."""
+    clipped = np.clip(values, low, high)
+    floors = np.floor(clipped)
+    fractions = clipped - floors                        # exact
+    offsets = (floors - math.floor(low)).astype(np.int64)   # exact: all below 2**53
+    return offsets, fractions
+
+
+def _rounded_offsets(values: np.ndarray, low: float, high: float,
+                     rng: RandomSource) -> np.ndarray:
+    """Clamp, round at random (up with probability equal to the fractional part), shift."""
+    offsets, fractions = _split(values, low, high)
+    fractional = np.flatnonzero(fractions)
+    if fractional.size:
+        offsets[fractional] += _sampling.bernoulli_dyadic(fractions[fractional], rng)
+    return offsets
+
+
+# --------------------------------------------------------------------------------------
+# The mechanism
+
+
+def base2_exponential_mechanism(utilities: Any, eta: Eta, *, utility_min: Any,
+                                utility_max: Any, rng: Any = None, method: str = "fast",
+                                precision: Any = None, max_outcomes: Any = None) -> int:
+    """Return the index of an outcome drawn by the base-2 exponential mechanism, exactly.
+
+    Outcome ``i`` is chosen with probability proportional to ``(2**-η)**ũ_i``, where
+    ``ũ_i`` is ``utilities[i]`` clamped to ``[utility_min, utility_max]`` and, if not an
+    integer, rounded at random to ``⌊ũ⌋`` or ``⌈ũ⌉`` (up with probability equal to the
+    fractional part, decided with random bits). Utilities are *losses*: lower is likelier.
+    The output distribution is exactly :func:`probabilities`, whichever ``method``.
+
+    Parameters
+    ----------
+    utilities : array_like of float, shape (n,)
+        The loss of each outcome; finite, non-empty; computed from the private data.
+    eta : Eta
+        Base-2 privacy parameter, e.g. ``Eta.from_epsilon(1.0, sensitivity)``.
+    utility_min, utility_max : float
+        Public bounds for the loss (never derived from the data); within ±2**53.
+    rng : None or RandomSource
+        ``None`` (default) uses the secure system source.
+    method : {"fast", "full"}
+        ``"fast"`` (default): interval bounds with exact fallback, ``O(n)`` expected time.
+        ``"full"``: Ilvento's full-precision algorithm, ``O(n·p)`` bit operations.
+    precision : int, optional
+        MPFR precision for the exact arithmetic; default :func:`compute_precision` with the
+        analytic bound. The fast method needs it only in its (rare) exact fallback.
+    max_outcomes : int, optional
+        Public maximum number of outcomes used to fix the precision (default ``n``).
+
+    Returns
+    -------
+    int
+        Index of the chosen outcome.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For NaN or infinite utilities, an empty outcome set, ``utility_min > utility_max``,
+        an ``eta`` that is not an :class:`Eta`, or a bad ``method``/``precision``.
+    InexactArithmeticError
+        If an exact computation would be rounded (``precision`` too small). Never caught:
+        the mechanism returns a sample computed exactly or nothing.
+
+    Notes
+    -----
+    **Privacy.** If the loss has sensitivity ``Δ`` (an integer), the mechanism is
+    ``2ηΔ``-DP in base 2, i.e. ``eta.epsilon(Δ) = 2·ln(2)·η·Δ``-DP (Ilvento 2020,
+    Theorem 4.1; McSherry & Talwar 2007, Theorem 6). Clamping to public bounds does not
+    raise the sensitivity, and randomized rounding costs nothing: rounding ``u`` up with
+    probability ``frac(u)`` has the law of ``⌊u + U⌋`` for one uniform ``U``; for a fixed
+    ``U`` the rounded loss still has sensitivity ``Δ``, and mixing private mechanisms over
+    data-independent ``U`` stays private. For a non-integer ``Δ`` the guarantee holds with
+    ``⌈Δ⌉``.
+
+    **Timing.** The running time depends on the data (as in the paper's implementation):
+    rejection rounds, and in the fast method the rare fallback levels. The precision and
+    every error condition depend only on public inputs.
+    """
+    source = resolve(rng)
+    values = _utilities(utilities)
+    eta = _check_eta(eta)
+    low, high, _ = _utility_range(utility_min, utility_max)
+    n = values.size
+    outcomes = n if max_outcomes is None else check_integer(max_outcomes, "max_outcomes",
+                                                             minimum=n)
+    if method not in _METHODS:
+        raise ValueError(f"method must be one of {_METHODS}, got {method!r}")
+    if precision is not None:
+        precision = check_integer(precision, "precision", minimum=2)
+    numerator, exponent = eta.reduced()
+
+    def exact_precision() -> int:
+        if precision is not None:
+            return precision
+        return compute_precision(low, high, outcomes, eta)
+
+    if method == "full":
+        bits = exact_precision()          # up front: a failure never depends on the data
+    offsets = _rounded_offsets(values, low, high, source)
+    offsets -= offsets.min()
+    if method == "full":
+        return _sampling.full_precision_sample(offsets, numerator, exponent, bits, source)
+    return _sampling.fast_sample(offsets, numerator, exponent, source,
+                                 precision=exact_precision)
+
+
+# --------------------------------------------------------------------------------------
+# Exact output distribution
+
+
+def probabilities(utilities: Any, eta: Eta, *, utility_min: Any = None,
+                  utility_max: Any = None, max_rounded: int = 16) -> tuple[Fraction, ...]:
+    """The exact output distribution of :func:`base2_exponential_mechanism`, as fractions.
+
+    ``P(i) = E[ b**ũ_i / Σ_j b**ũ_j ]`` with ``b = 2**-η`` and ``ũ`` the clamped losses
+    after randomized rounding; the expectation is an exact sum over the ``2**m`` ways of
+    rounding the ``m`` non-integer losses.
+
+    Parameters
+    ----------
+    utilities : array_like of float, shape (n,)
+    eta : Eta
+    utility_min, utility_max : float, optional
+        The clamping bounds (default: the smallest and largest utility, i.e. no clamping).
+    max_rounded : int
+        Refuse more than this many non-integer utilities (the sum has ``2**m`` terms).
+
+    Returns
+    -------
+    tuple of fractions.Fraction
+        One probability per outcome; they sum to exactly 1.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`base2_exponential_mechanism`, or if more than ``max_rounded`` utilities
+        are not integers.
+    """
+    values = _utilities(utilities)
+    eta = _check_eta(eta)
+    low = float(values.min()) if utility_min is None else utility_min
+    high = float(values.max()) if utility_max is None else utility_max
+    low, high, _ = _utility_range(low, high)
+    max_rounded = check_integer(max_rounded, "max_rounded", minimum=0)
+    offsets, fractions = _split(values, low, high)
+    fractional = [int(i) for i in np.flatnonzero(fractions)]
+    if len(fractional) > max_rounded:
+        raise ValueError(f"utilities has {len(fractional)} non-integer values; exact "
+                         f"probabilities enumerate 2**m roundings, max_rounded={max_rounded}")
+    numerator, exponent = eta.reduced()
+    base = [int(v) for v in offsets]
+    chances = [Fraction(float(fractions[i])) for i in fractional]
+    result = [Fraction(0)] * len(base)
+    for ups in itertools.product((0, 1), repeat=len(fractional)):
+        weight = Fraction(1)
+        exponents = list(base)
+        for i, up, chance in zip(fractional, ups, chances, strict=True):
+            exponents[i] += up
+            weight *= chance if up else 1 - chance
+        for i, share in enumerate(_normalised(exponents, numerator, exponent)):
+            result[i] += weight * share
+    return tuple(result)
+
+
+def _normalised(exponents: list[int], numerator: int, exponent: int) -> list[Fraction]:
+    """``b**k_i / Σ_j b**k_j`` for ``b = numerator / 2**exponent``, exactly."""
+    lowest, highest = min(exponents), max(exponents)
+    powers: dict[int, int] = {}
+    for k in set(exponents):   # b**(k - lowest) · 2**(exponent·(highest - lowest)): integers
+        powers[k] = numerator ** (k - lowest) << (exponent * (highest - k))
+    weights = [powers[k] for k in exponents]
+    total = sum(weights)
+    return [Fraction(w, total) for w in weights]
+
