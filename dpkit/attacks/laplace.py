@@ -34,6 +34,7 @@ from dpkit.rng import resolve
 
 __all__ = [
     "LSBAttackResult",
+    "ReachableOnly",
     "laplace_lsb_attack",
     "measure_lsb_attack",
     "textbook_reachable",
@@ -96,6 +97,38 @@ def textbook_reachable(releases: Any, value: float, sensitivity: float,
         found = lo <= _STEPS
         hit[found] |= _textbook_output(lo[found], sign, value, scale) == y[found]
     return hit.reshape(shape)
+
+
+@dataclass(frozen=True)
+class ReachableOnly:
+    """The audit event "the textbook sampler can produce this output from ``value`` only".
+
+    Use with :func:`dpkit.audit.epsilon_lower_bound`: on the textbook mechanism the event
+    has probability about 0.6 from ``value`` and exactly 0 from ``other``, so the certified ε
+    grows without limit as the number of runs grows.
+
+    Attributes
+    ----------
+    value, other : float
+        The two candidate inputs.
+    sensitivity, epsilon : float
+        The mechanism's parameters.
+    """
+
+    value: float
+    other: float
+    sensitivity: float = 1.0
+    epsilon: float = 1.0
+
+    def batch(self, outputs: Sequence[float]) -> np.ndarray:
+        """Evaluate the event on many outputs at once."""
+        y = np.asarray(outputs, dtype=np.float64)
+        mine = textbook_reachable(y, self.value, self.sensitivity, self.epsilon)
+        theirs = textbook_reachable(y, self.other, self.sensitivity, self.epsilon)
+        return mine & ~theirs
+
+    def __call__(self, output: float) -> bool:
+        return bool(self.batch([output])[0])
 
 
 def laplace_lsb_attack(releases: Any, sensitivity: float = 1.0, epsilon: float = 1.0,
