@@ -1,0 +1,172 @@
+"""Figures for the composition chapter: totals against k, the textbook crossover, the privacy
+loss of the composition experiment, and the averaging attack."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, NullLocator
+
+from dpkit.attacks.composition import (
+    averaging_attack_success_rate,
+    averaging_success_probability,
+    simulate_privacy_loss,
+)
+from dpkit.composition import advanced, advanced_crossover, optimal, pure_to_zcdp, zcdp_to_dp
+from dpkit.plots._style import GREY, NAIVE, SAFE, TRUTH, new_figure
+from dpkit.rng import seeded
+
+__all__ = [
+    "averaging_attack_figure",
+    "composition_figure",
+    "privacy_loss_figure",
+    "textbook_crossover_figure",
+]
+
+_ZCDP = "#9467bd"
+
+
+def _plain_log_axes(ax: Axes, *, x: bool = True, y: bool = True) -> None:
+    """Log scales with plain tick labels and no minor ticks (faster to draw, easier to read)."""
+    plain = FuncFormatter(lambda value, _: f"{value:g}")
+    for use, axis, scale in ((x, ax.xaxis, ax.set_xscale), (y, ax.yaxis, ax.set_yscale)):
+        if use:
+            scale("log")
+            axis.set_minor_locator(NullLocator())
+            axis.set_major_formatter(plain)
+
+
+def _k_grid(k_max: int, points: int) -> np.ndarray:
+    """About ``points`` distinct integers from 1 to ``k_max``, evenly spread on a log scale."""
+    return np.unique(np.geomspace(1, k_max, points).round().astype(int))
+
+
+def composition_figure(epsilon0: float = 0.1, delta_prime: float = 1e-6,
+                       k_max: int = 10_000, points: int = 24) -> Figure:
+    """Total epsilon of ``k`` epsilon0-DP mechanisms under each theorem, against ``k``.
+
+    Basic (``k epsilon0``), advanced (Thm 3.20), optimal (Kairouz et al. 2015) and zCDP
+    (each mechanism ``epsilon0**2 / 2``-zCDP, which is also a Gaussian mechanism with
+    ``sigma = sensitivity / epsilon0``), all at the same ``delta_prime``.
+    """
+    ks = _k_grid(k_max, points)
+    basic = ks * epsilon0
+    adv = np.array([advanced(epsilon0, 0, int(k), delta_prime)[0] for k in ks])
+    opt = np.array([optimal(epsilon0, 0, int(k), delta_prime)[0] for k in ks])
+    rho = pure_to_zcdp(epsilon0)
+    zcdp = np.array([zcdp_to_dp(rho * int(k), delta_prime) for k in ks])
+
+    figure, (ax,) = new_figure()
+    ax.plot(ks, basic, color=GREY, lw=2, label="basic: k·ε₀")
+    ax.plot(ks, adv, color=NAIVE, lw=2, label="advanced (Thm 3.20)")
+    ax.plot(ks, zcdp, color=_ZCDP, lw=2, ls="--", label="zCDP (ρ = k·ε₀²/2)")
+    ax.plot(ks, opt, color=SAFE, lw=2.5, label="optimal")
+    crossover = advanced_crossover(epsilon0, delta_prime)
+    if crossover is not None and crossover <= k_max:
+        ax.axvline(crossover, color=NAIVE, lw=0.8, ls=":")
+        ax.annotate(f"advanced < basic\nfrom k = {crossover}", (crossover, basic[0]),
+                    xytext=(4, 4), textcoords="offset points", fontsize=8, color=NAIVE)
+    _plain_log_axes(ax)
+    ax.set(xlabel="k (number of mechanisms)", ylabel="total ε",
+           title=f"ε₀ = {epsilon0:g}, δ' = {delta_prime:g}")
+    ax.legend(fontsize=8, loc="upper left")
+    ax.grid(True, which="major", alpha=0.3)
+    return figure
+
+
+def textbook_crossover_figure(epsilon: float = 1.0, delta: float = 10e-5,
+                              k_max: int = 100) -> Figure:
+    """The curve ``2 ε sqrt(2k ln(1/δ))`` a textbook plots as "advanced composition", against
+    the real Thm 3.20 total and ``k ε``: at ε = 1 the real theorem never wins."""
+    ks = np.arange(1, k_max + 1)
+    plotted = 2 * epsilon * np.sqrt(2 * ks * math.log(1 / delta))
+    real = np.array([advanced(epsilon, 0, int(k), delta)[0] for k in ks])
+    opt = np.array([optimal(epsilon, 0, int(k), delta)[0] for k in ks[::5]])
+    false_crossover = 8 * math.log(1 / delta)
+
+    figure, (ax,) = new_figure()
+    ax.plot(ks, ks * epsilon, color=GREY, lw=2, label="sequential: k·ε")
+    ax.plot(ks, plotted, color=NAIVE, lw=2, ls="--", label="as plotted: 2ε·sqrt(2k·ln(1/δ))")
+    ax.plot(ks, real, color=NAIVE, lw=2, label="Thm 3.20: sqrt(2k·ln(1/δ))·ε + k·ε·(e^ε − 1)")
+    ax.plot(ks[::5], opt, color=SAFE, lw=2, marker="o", ms=3, label="optimal composition")
+    if false_crossover <= k_max:
+        ax.axvline(false_crossover, color=NAIVE, lw=0.8, ls=":")
+        ax.annotate(f"false crossover\nk ≈ {false_crossover:.1f}",
+                    (false_crossover, false_crossover * epsilon * 0.35), fontsize=8,
+                    color=NAIVE, xytext=(5, 0), textcoords="offset points")
+    ax.set(xlabel="k", ylabel="total ε", ylim=(0, None),
+           title=f"ε = {epsilon:g} per query, δ = {delta:g}")
+    ax.legend(fontsize=7.5, loc="upper left")
+    return figure
+
+
+def privacy_loss_figure(epsilon: float = 0.1, k: int = 100, delta_prime: float = 1e-3,
+                        trials: int = 20_000, seed: int = 0) -> Figure:
+    """Histogram of the total privacy loss of ``k`` releases about Bob (experiment 0), for
+    Laplace counts and for randomized response, with the composition theorems' epsilons."""
+    rng = seeded(seed)
+    laplace = simulate_privacy_loss(epsilon, k, mechanism="laplace", trials=trials, rng=rng)
+    response = simulate_privacy_loss(epsilon, k, mechanism="randomized_response",
+                                     trials=trials, rng=rng)
+    adv = advanced(epsilon, 0, k, delta_prime)[0]
+    opt = optimal(epsilon, 0, k, delta_prime)[0]
+
+    figure, (ax,) = new_figure()
+    # Bins of width 2ε centred on randomized response's lattice of losses (k - 2j)ε.
+    low = min(laplace.min(), response.min()) - epsilon
+    high = max(adv, opt) * 1.15 + epsilon
+    first = k * epsilon - 2 * epsilon * math.ceil((k * epsilon - low) / (2 * epsilon)) - epsilon
+    bins = np.arange(first, high + 2 * epsilon, 2 * epsilon)
+    ax.hist(response, bins=bins, color=NAIVE, alpha=0.45, label="randomized response (worst case)")
+    ax.hist(laplace, bins=bins, color=SAFE, alpha=0.6, label="Laplace count")
+    lines = [(opt, "optimal", TRUTH), (adv, "advanced", NAIVE)]
+    if k * epsilon <= high:
+        lines.append((k * epsilon, "basic", GREY))
+    report = ["δ measured at each ε: E[(1 − e^(ε − loss))₊]"]
+    for value, name, colour in lines:
+        ax.axvline(value, color=colour, lw=1.5, ls="--", label=f"{name} ε = {value:.2f}")
+        rr, lap = (float(np.mean(-np.minimum(np.expm1(value - losses), 0.0)))
+                   for losses in (response, laplace))
+        report.append(f"{name}: RR {rr:.1e}, Laplace {lap:.1e}")
+    ax.text(0.99, 0.97, "\n".join(report), transform=ax.transAxes, ha="right", va="top",
+            fontsize=7.5, bbox={"boxstyle": "round", "fc": "white", "ec": GREY, "alpha": 0.9})
+    ax.set_xlim(bins[0], high)
+    mean = k * epsilon * math.tanh(epsilon / 2)
+    ax.set(xlabel="total privacy loss ln(P[view | Bob in] / P[view | Bob out])",
+           ylabel="experiments",
+           title=f"k = {k} releases at ε = {epsilon:g}: mean loss of randomized response "
+                 f"{mean:.2f}, δ' = {delta_prime:g}")
+    ax.title.set_fontsize(9)
+    ax.legend(fontsize=8, loc="upper left")
+    return figure
+
+
+def averaging_attack_figure(epsilon: float = 0.5, budget: float = 2.0, n_max: int = 1000,
+                            trials: int = 400, seed: int = 0) -> Figure:
+    """Probability that the rounded mean of ``n`` Laplace answers is the exact count, against
+    ``n``: exact curve, simulated points, and where an accountant with ``budget`` stops."""
+    ns = _k_grid(n_max, 30)
+    exact = np.array([averaging_success_probability(epsilon, int(n)) for n in ns])
+    rng = seeded(seed)
+    sampled_ns = ns[:: max(1, len(ns) // 10)]
+    simulated = [averaging_attack_success_rate(1000, epsilon, int(n), trials=trials, rng=rng)
+                 for n in sampled_ns]
+    allowed = math.floor(budget / epsilon)
+
+    figure, (ax,) = new_figure()
+    ax.plot(ns, exact, color=NAIVE, lw=2, label="exact probability")
+    ax.plot(sampled_ns, simulated, "o", color=NAIVE, ms=4, label=f"simulated ({trials} attacks)")
+    ax.axvspan(allowed + 0.5, n_max, color=GREY, alpha=0.15)
+    ax.axvline(allowed, color=SAFE, lw=2)
+    ax.annotate(f"accountant stops here\n(budget ε = {budget:g}: {allowed} answers)",
+                (allowed, 0.5), xytext=(6, 0), textcoords="offset points", fontsize=8,
+                color=SAFE)
+    _plain_log_axes(ax, y=False)
+    ax.set(ylim=(0, 1.02), xlabel="answers averaged (n)",
+           ylabel="P(rounded mean = true count)",
+           title=f"Averaging attack on a count, ε = {epsilon:g} per answer")
+    ax.legend(fontsize=8, loc="lower right")
+    return figure
