@@ -183,3 +183,29 @@ def test_huge_values_stay_exact() -> None:
     released = laplace_mechanism(np.array([1e300, -1e300, 0.0]), 1.0, 1.0, rng=seeded(3))
     assert released[0] == 1e300 and released[1] == -1e300   # noise far below one ulp
     assert abs(released[2]) < 100
+
+
+def test_sample_releases_match_single_calls() -> None:
+    """Vectorised releases have the distribution of separate scalar calls (two-sample KS)."""
+    from dpkit.laplace import sample_releases
+
+    bulk = sample_releases(7.0, 1.0, 0.5, 4000, rng=seeded(9))
+    rng = seeded(10)
+    single = np.array([laplace_mechanism(7.0, 1.0, 0.5, rng=rng) for _ in range(4000)])
+    assert stats.ks_2samp(bulk, single).pvalue > ALPHA
+    assert stats.kstest(bulk - 7.0, stats.laplace(scale=2.0).cdf).pvalue > ALPHA
+    assert sample_releases(7.0, 1.0, 0.5, 0).shape == (0,)
+
+
+def test_figures_are_deterministic() -> None:
+    from matplotlib.figure import Figure
+
+    from dpkit.plots.laplace import laplace_release_figure, lsb_attack_figure, tail_bound_figure
+    from dpkit.widgets import figure_png
+
+    first = laplace_release_figure(0.5, 2.0)
+    assert isinstance(first, Figure)
+    assert figure_png(first) == figure_png(laplace_release_figure(0.5, 2.0))
+    assert isinstance(tail_bound_figure(), Figure)
+    assert isinstance(lsb_attack_figure([1, 10], [0.6, 0.6], [1, 1], [0.4, 0.4], [0.5, 0.5]),
+                      Figure)

@@ -1,0 +1,99 @@
+"""Figures for the Laplace chapter: the noise and its releases, accuracy, and the LSB attack."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from dpkit.laplace import laplace_accuracy, laplace_scale, sample_releases
+from dpkit.plots._style import GREY, NAIVE, SAFE, TRUTH, new_figure
+from dpkit.rng import seeded
+
+__all__ = ["laplace_release_figure", "lsb_attack_figure", "tail_bound_figure"]
+
+
+def laplace_release_figure(epsilon: float, sensitivity: float, true_value: float = 100.0,
+                           releases: int = 2000, seed: int = 0,
+                           half_range: float = 40.0) -> Figure:
+    """The Laplace mechanism at (ε, Δ): noise density, histogram of releases, 95% interval.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy parameter.
+    sensitivity : float
+        ℓ1 sensitivity of the query.
+    true_value : float
+        The true answer ``f(D)``.
+    releases : int
+        Number of simulated independent releases (safe mechanism) in the histogram.
+    seed : int
+        Seed of the simulation (the figure is deterministic).
+    half_range : float
+        Half-width of the x axis around ``true_value`` (fixed, so frames compare).
+    """
+    scale = laplace_scale(sensitivity, epsilon)
+    alpha = laplace_accuracy(sensitivity, epsilon, 0.05)
+    values = sample_releases(true_value, sensitivity, epsilon, releases, rng=seeded(seed))
+    figure, (ax,) = new_figure()
+    lo, hi = true_value - half_range, true_value + half_range
+    bins = np.linspace(lo, hi, 81)
+    weight = 1.0 / (releases * (bins[1] - bins[0]))     # density; releases off-axis drop out
+    ax.hist(values, bins=bins, weights=np.full(releases, weight), color=SAFE, alpha=0.55,
+            label=f"{releases} releases (dpkit.laplace)")
+    x = np.linspace(lo, hi, 801)
+    ax.plot(x, np.exp(-np.abs(x - true_value) / scale) / (2 * scale), color=SAFE, lw=2,
+            label=f"density of f(D) + Lap({scale:.3g})")
+    ax.axvline(true_value, color=TRUTH, lw=2, label="true answer f(D)")
+    ax.axvspan(true_value - alpha, true_value + alpha, color=TRUTH, alpha=0.12,
+               label=f"95% interval ±{alpha:.3g}")
+    inside = np.mean(np.abs(values - true_value) <= alpha)
+    ax.set(xlim=(lo, hi), ylim=(0, 1.25 / (2 * scale)), xlabel="released value",
+           ylabel="density",
+           title=f"ε = {epsilon:g}, Δ = {sensitivity:g}: scale b = Δ/ε = {scale:.3g}; "
+                 f"{inside:.1%} of releases inside the interval")
+    ax.title.set_fontsize(9)
+    ax.legend(fontsize=7, loc="upper right", frameon=False)
+    return figure
+
+
+def tail_bound_figure(scales: Sequence[float] = (0.5, 1.0, 2.0, 5.0)) -> Figure:
+    """``P[|Lap(b)| > t] = exp(-t/b)`` on a log scale, for a few scales ``b``."""
+    figure, (ax,) = new_figure()
+    t = np.linspace(0, 30, 301)
+    for b, shade in zip(scales, np.linspace(0.35, 1.0, len(scales)), strict=True):
+        ax.semilogy(t, np.exp(-t / b), color=SAFE, alpha=float(shade), lw=2, label=f"b = {b:g}")
+    ax.axhline(0.05, color=GREY, ls="--", lw=1)
+    ax.text(29.5, 0.06, "β = 0.05", ha="right", fontsize=8, color=GREY)
+    ax.set(xlabel="t", ylabel="P[|noise| > t]", ylim=(1e-6, 1.5),
+           title="Laplace tails: the error exceeds b·ln(1/β) with probability β")
+    ax.title.set_fontsize(10)
+    ax.legend(fontsize=8, frameon=False)
+    return figure
+
+
+def lsb_attack_figure(lambdas: Sequence[float], naive_decided: Sequence[float],
+                      naive_correct: Sequence[float], safe_decided: Sequence[float],
+                      safe_correct: Sequence[float]) -> Figure:
+    """Mironov's attack on the textbook and the safe mechanism, per noise scale λ.
+
+    Left: share of releases on which the attack names an input. Right: share of those
+    decisions that are right (1.0 means the attacker is never wrong).
+    """
+    figure, (left, right) = new_figure(2)
+    x = np.arange(len(lambdas))
+    width = 0.38
+    for ax, naive, safe, label in ((left, naive_decided, safe_decided, "releases decided"),
+                                   (right, naive_correct, safe_correct,
+                                    "decisions that are correct")):
+        ax.bar(x - width / 2, naive, width, color=NAIVE, label="textbook (dpkit.naive)")
+        ax.bar(x + width / 2, safe, width, color=SAFE, label="safe (dpkit.laplace)")
+        ax.set(xticks=x, xticklabels=[f"{lam:g}" for lam in lambdas], xlabel="λ = Δ/ε",
+               ylim=(0, 1.05), title=label)
+        ax.title.set_fontsize(10)
+    right.axhline(0.5, color=GREY, ls="--", lw=1)
+    right.text(len(lambdas) - 0.5, 0.52, "coin flip", ha="right", fontsize=8, color=GREY)
+    left.legend(fontsize=7, loc="lower left", frameon=True)
+    return figure

@@ -1,0 +1,67 @@
+"""Tests of the Laplace chapter's exercise checkers: right answers pass, typical mistakes
+fail with the matching hint. The checkers use fixed seeds, so verdicts are deterministic;
+the false-failure probability of a correct answer is stated in each checker's docstring."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dpkit.check import (
+    Verdict,
+    check_laplace_interval,
+    check_laplace_mechanism,
+    check_sum_count_sensitivity,
+)
+
+
+def test_sum_count_sensitivity() -> None:
+    good = check_sum_count_sensitivity(lambda lo, hi: max(abs(lo), abs(hi)) + 1)
+    assert isinstance(good, Verdict) and good.passed and "PASSED" in str(good)
+    replaced = check_sum_count_sensitivity(lambda lo, hi: hi - lo + 1)
+    assert not replaced.passed and "replaced" in replaced.message
+    no_count = check_sum_count_sensitivity(lambda lo, hi: max(abs(lo), abs(hi)))
+    assert not no_count.passed and "count" in no_count.message
+    broken = check_sum_count_sensitivity(lambda lo, hi: 1 / 0)
+    assert not broken.passed and "ZeroDivisionError" in broken.message
+
+
+def test_interval() -> None:
+    good = check_laplace_interval(lambda d, e, c: d / e * math.log(1 / (1 - c)))
+    assert good.passed
+    inverted = check_laplace_interval(lambda d, e, c: d / e * math.log(1 / c))
+    assert not inverted.passed and "missing" in inverted.message
+    doubled = check_laplace_interval(lambda d, e, c: d / e * math.log(2 / (1 - c)))
+    assert not doubled.passed and "both tails" in doubled.message
+    assert not check_laplace_interval(lambda d, e, c: "wide").passed
+
+
+def test_mechanism_right_answers_pass() -> None:
+    textbook = check_laplace_mechanism(lambda v, d, e, g: v + g.laplace(0.0, d / e))
+    assert textbook.passed, str(textbook)
+    inverse_cdf = check_laplace_mechanism(
+        lambda v, d, e, g: v - d / e * np.sign(u := g.random() - 0.5) * np.log1p(-2 * abs(u)))
+    assert inverse_cdf.passed, str(inverse_cdf)
+
+
+def test_mechanism_mistakes_fail_with_hints() -> None:
+    times = check_laplace_mechanism(lambda v, d, e, g: v + g.laplace(0.0, d * e))
+    assert not times.passed and "Δ·ε" in times.message
+    no_value = check_laplace_mechanism(lambda v, d, e, g: g.laplace(0.0, d / e))
+    assert not no_value.passed and "centred" in no_value.message
+    gaussian = check_laplace_mechanism(lambda v, d, e, g: v + g.normal(0.0, d / e))
+    assert not gaussian.passed
+    vector = check_laplace_mechanism(lambda v, d, e, g: np.array([v, v]))
+    assert not vector.passed and "one finite float" in vector.message
+
+
+def test_mechanism_audit_catches_a_sly_mistake() -> None:
+    """Correct on the two KS test points, but too little noise when Δ = ε = 1."""
+
+    def sly(v, d, e, g):
+        scale = d / e if (d, e) != (1.0, 1.0) else 0.3
+        return v + g.laplace(0.0, scale)
+
+    verdict = check_laplace_mechanism(sly)
+    assert not verdict.passed and "audit certifies" in verdict.message
