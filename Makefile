@@ -45,7 +45,7 @@ book: $(STAMP) $(VENDOR_STAMP)
 	@echo "The book: $(CURDIR)/_build/html/index.html"
 
 test: $(STAMP) $(VENDOR_STAMP)
-	$(BIN)/ruff check dpkit tests benchmarks scripts
+	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -m "not browser" tests
 	$(BIN)/jupyter-book build . -W -n --keep-going
 	$(BIN)/python -m pytest -m browser tests
