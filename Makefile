@@ -31,6 +31,9 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	$(BIN)/python -m pip install --quiet --no-deps -e .
+	@# The book's kernels talk over loopback; keep ipykernel's transport notice out of the build log.
+	mkdir -p $(VENV)/etc/ipython
+	echo '{"IPKernelApp": {"log_level": "ERROR"}}' > $(VENV)/etc/ipython/ipython_kernel_config.json
 	touch $@
 
 # MathJax, RequireJS and the ipywidgets HTML manager, from the npm registry, so that the
