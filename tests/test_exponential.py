@@ -1,0 +1,316 @@
+"""Tests of dpkit.exponential: Eta, compute_precision, probabilities, the mechanism.
+
+Statistical tests: each chi-square test below rejects when its p-value is below 1e-7, so a
+correct sampler fails it with probability at most 1e-7 (chi-square approximation with every
+expected count ≥ 5 after merging bins); the file runs 8 such tests, a false-failure
+probability ≤ 8e-7 < 1e-6 (union bound). Seeds are fixed, so the outcome is reproducible.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import mpmath as mp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from dpkit.exponential import (
+    Eta,
+    InexactArithmeticError,
+    base2_exponential_mechanism,
+    compute_precision,
+    probabilities,
+)
+from dpkit.rng import seeded
+
+ALPHA = 1e-7     # per chi-square test; see the module docstring
+
+
+def chi_square_pvalue(samples: list[int], expected: tuple[Fraction, ...]) -> float:
+    """Chi-square goodness of fit, bins with expected count < 5 merged into one."""
+    n = len(samples)
+    counts = np.bincount(samples, minlength=len(expected)).astype(float)
+    assert counts.size == len(expected), "sampler returned an index out of range"
+    means = np.array([float(p) * n for p in expected])
+    big = means >= 5
+    observed = [*counts[big], counts[~big].sum()]
+    predicted = [*means[big], means[~big].sum()]
+    if predicted[-1] < 5:      # fold a small remainder into the largest bin
+        largest = int(np.argmax(predicted[:-1]))
+        observed[largest] += observed.pop()
+        predicted[largest] += predicted.pop()
+    return float(stats.chisquare(observed, predicted).pvalue)
+
+
+# --------------------------------------------------------------------------------------
+# Eta
+
+
+def test_eta_exact_base_and_reduction() -> None:
+    assert Eta(1, 1).eta == 1.0
+    assert Eta(3, 2, 2).base == Fraction(9, 16)
+    assert Eta(6, 4, 2).reduced() == (9, 6)        # (6/16)**2 = 36/256 = 9/64
+    assert Eta(1, 3, 2).reduced() == (1, 6)
+    assert "1243" in str(Eta.from_epsilon(1.0))
+
+
+@pytest.mark.parametrize("kwargs, error", [
+    (dict(x=0, y=2), ValueError), (dict(x=4, y=2), ValueError), (dict(x=1, y=0), ValueError),
+    (dict(x=1, y=1, z=0), ValueError), (dict(x=1.0, y=1), TypeError),
+    (dict(x=1, y=True), TypeError), (dict(x="1", y=1), TypeError),
+])
+def test_eta_validation(kwargs: dict, error: type) -> None:
+    with pytest.raises(error, match=r"(x|y|z) must be"):
+        Eta(**kwargs)
+
+
+def reference_epsilon(eta: Eta, sensitivity: int) -> mp.mpf:
+    x, y = eta.reduced()
+    with mp.workdps(60):
+        return 2 * sensitivity * (y * mp.log(2) - mp.log(x))
+
+
+@pytest.mark.parametrize("epsilon", [1e-6, 0.01, 0.1, 0.5, 1.0, 2.0, 5.0, 30.0, 300.0])
+@pytest.mark.parametrize("sensitivity", [1, 3])
+@pytest.mark.parametrize("bits", [4, 10, 20])
+def test_from_epsilon_is_safe_and_maximal(epsilon: float, sensitivity: int, bits: int) -> None:
+    eta = Eta.from_epsilon(epsilon, sensitivity, bits=bits)
+    assert eta.x % 2 == 1 and eta.z == 1
+    # Safe: the rounded-up guarantee and the 60-digit truth are both within the budget.
+    assert eta.epsilon(sensitivity) <= epsilon
+    assert reference_epsilon(eta, sensitivity) <= epsilon
+    # Maximal within the documented family: one step larger η exceeds the budget.
+    target = epsilon / (2 * math.log(2) * sensitivity)
+    y0 = bits + max(0, math.ceil(target), math.ceil(-math.log2(target)))
+    x0 = eta.x << (y0 - eta.y)
+    if x0 > 1:
+        assert Eta(x0 - 1, y0).epsilon(sensitivity) > epsilon
+    # And the budget is used well: relative shortfall ≲ 2**-bits / (η ln 2), with margin.
+    assert eta.epsilon(sensitivity) >= epsilon * (1 - 4 * 2.0 ** -bits / min(target, 1))
+
+
+@pytest.mark.parametrize("eta", [Eta(1, 1), Eta(3, 2, 5), Eta(1243, 11), Eta(2**40 - 1, 40)])
+def test_epsilon_rounds_up_tightly(eta: Eta) -> None:
+    for sensitivity in (1, 2, 7):
+        exact = reference_epsilon(eta, sensitivity)
+        value = eta.epsilon(sensitivity)
+        assert value >= exact
+        assert value - exact <= 4 * math.ulp(value)
+
+
+def test_epsilon_uses_rounded_sensitivity() -> None:
+    # After randomized rounding a loss of sensitivity 0.5 can move by 1: charged as 1.
+    eta = Eta(3, 2)
+    assert eta.epsilon(0.5) == eta.epsilon(1) == eta.epsilon()
+    assert eta.epsilon(1.5) == eta.epsilon(2)
+    with pytest.raises(ValueError, match="sensitivity must be"):
+        eta.epsilon(0)
+    with pytest.raises(ValueError, match="epsilon must be"):
+        Eta.from_epsilon(float("nan"))
+    with pytest.raises(ValueError, match="bits must be"):
+        Eta.from_epsilon(1.0, bits=0)
+
+
+# --------------------------------------------------------------------------------------
+# compute_precision
+
+
+def test_analytic_precision_formula() -> None:
+    eta = Eta(1243, 11)     # X = 1243 odd, Y = 11
+    assert compute_precision(0, 10, 5, eta) == 11 * 10 + 3
+    assert compute_precision(-2.5, 7.25, 1000, eta) == 11 * (8 + 3) + 10
+    assert compute_precision(3, 3, 1, eta) == 2
+    assert compute_precision(0, 4, 8, Eta(6, 4, 2)) == 6 * 4 + 4     # reduced: 9 / 2**6
+
+
+@pytest.mark.parametrize("eta, low, high, n", [
+    (Eta(3, 2), 0, 5, 7), (Eta(1243, 11), -3, 12, 100), (Eta(1, 1), 0, 200, 3),
+    (Eta.from_epsilon(0.3), 0, 40, 1000)])
+def test_empirical_precision_is_a_doubling_at_least_the_analytic(eta, low, high, n) -> None:
+    analytic = compute_precision(low, high, n, eta)
+    empirical = compute_precision(low, high, n, eta, method="empirical")
+    assert empirical >= analytic
+    assert empirical // 53 == 2 ** round(math.log2(empirical // 53))   # 53 · 2**j
+    assert empirical < 2 * analytic or empirical == 53
+
+
+def test_analytic_precision_is_sufficient_and_tight() -> None:
+    eta, n = Eta(1243, 11), 5
+    worst = [0, 0, 0, 0, 9]                      # n - 1 heaviest weights and the lightest
+    p = compute_precision(0, 9, n, eta)
+    rng = seeded(3)
+    for method in ("full", "fast"):
+        base2_exponential_mechanism(worst, eta, utility_min=0, utility_max=9, rng=rng,
+                                    method=method, precision=p)
+    with pytest.raises(InexactArithmeticError, match="rounded"):
+        base2_exponential_mechanism(worst, eta, utility_min=0, utility_max=9, rng=rng,
+                                    method="full", precision=p - 1)
+
+
+def test_precision_errors() -> None:
+    eta = Eta(3, 2)
+    with pytest.raises(InexactArithmeticError, match="max_precision"):
+        compute_precision(0, 10**6, 10, eta, max_precision=1000)
+    with pytest.raises(ValueError, match="method must be"):
+        compute_precision(0, 1, 2, eta, method="guess")
+    with pytest.raises(ValueError, match="max_outcomes must be"):
+        compute_precision(0, 1, 0, eta)
+    with pytest.raises(ValueError, match="utility bounds must satisfy"):
+        compute_precision(2, 1, 2, eta)
+    with pytest.raises(TypeError, match="eta must be"):
+        compute_precision(0, 1, 2, 0.5)
+
+
+def test_sampling_grid_check_raises_even_when_sums_are_exact() -> None:
+    # Weights 1, 1/2, 1/2 (base 1/2) sum exactly to 2 at 1 bit, but a 1-bit grid on [0, 2)
+    # cannot separate the cumulative weight 1.5: the draw would be biased, so it raises.
+    from dpkit import _exponential_sampling as sampling
+    with pytest.raises(InexactArithmeticError, match="too small to sample exactly"):
+        sampling.full_precision_sample(np.array([0, 1, 1]), 1, 1, 1, seeded(0))
+    assert sampling.full_precision_sample(np.array([0, 1, 1]), 1, 1, 2, seeded(0)) in (0, 1, 2)
+
+
+# --------------------------------------------------------------------------------------
+# probabilities
+
+
+def test_probabilities_small_cases() -> None:
+    half = Eta(1, 1)
+    assert probabilities([0, 1], half) == (Fraction(2, 3), Fraction(1, 3))
+    # 0.5 rounds to 0 or 1 with probability 1/2 each: (1/2 + 2/3) / 2 = 7/12.
+    assert probabilities([0, 0.5], half) == (Fraction(7, 12), Fraction(5, 12))
+    # Clamping to [0, 2]: 100 acts as 2, -5 as 0.
+    assert probabilities([-5, 100], half, utility_min=0, utility_max=2) == (
+        Fraction(4, 5), Fraction(1, 5))
+    # Shift invariance: only differences of losses matter.
+    assert probabilities([10, 11, 13], Eta(3, 2)) == probabilities([0, 1, 3], Eta(3, 2))
+
+
+def test_probabilities_sum_to_one_and_refuse_too_many_roundings() -> None:
+    p = probabilities(np.linspace(0, 3, 9), Eta(5, 3))
+    assert sum(p) == 1 and all(v > 0 for v in p)
+    with pytest.raises(ValueError, match="non-integer"):
+        probabilities(np.arange(20) + 0.5, Eta(5, 3))
+
+
+def test_laplace_as_exponential_mechanism() -> None:
+    # u(o) = |f(d) - o| on an integer grid gives the two-sided geometric (discrete Laplace).
+    eta, f = Eta(3, 2), 4
+    grid = np.arange(-20, 30)
+    p = probabilities(np.abs(f - grid), eta)
+    b = eta.base
+    weights = [b ** abs(f - o) for o in grid]
+    assert p == tuple(w / sum(weights) for w in weights)
+
+
+# --------------------------------------------------------------------------------------
+# Privacy: exact probability ratios on neighbouring inputs
+
+
+def _ratio_bound_holds(u: list[float], v: list[float], eta: Eta, sensitivity: int,
+                       low: float, high: float) -> bool:
+    """P_u(i) ≤ 2**(2ηΔ) P_v(i) for all i, checked exactly: P_u(i) · b**(2Δ) ≤ P_v(i)."""
+    p = probabilities(u, eta, utility_min=low, utility_max=high)
+    q = probabilities(v, eta, utility_min=low, utility_max=high)
+    factor = eta.base ** (2 * sensitivity)
+    return all(a * factor <= c and c * factor <= a for a, c in zip(p, q, strict=True))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 40), st.integers(-4, 4)), min_size=1, max_size=6),
+       st.sampled_from([Eta(1, 1), Eta(3, 2), Eta(1243, 11), Eta(5, 3, 2)]))
+def test_privacy_ratio_with_random_rounding(pairs: list[tuple[int, int]], eta: Eta) -> None:
+    # Losses on a quarter grid (so some are non-integers), neighbours moving by ≤ 1: the
+    # randomized rounding must keep every probability ratio within 2**(2η·1).
+    u = [a / 4 for a, _ in pairs]
+    v = [a / 4 + s / 4 for a, s in pairs]
+    assert _ratio_bound_holds(u, v, eta, 1, -1.0, 11.0)
+
+
+def test_privacy_ratio_sensitivity_two_and_clamping() -> None:
+    eta = Eta(3, 2)
+    rng = np.random.default_rng(7)
+    for _ in range(40):
+        u = rng.integers(-5, 15, size=5).astype(float)
+        v = u + rng.integers(-2, 3, size=5)
+        assert _ratio_bound_holds(list(u), list(v), eta, 2, 0.0, 10.0)
+    # The check can fail: a loss moving by 6 exceeds what Δ = 1 allows.
+    assert not _ratio_bound_holds([0, 0], [0, 6], eta, 1, 0.0, 10.0)
+
+
+# --------------------------------------------------------------------------------------
+# The mechanism: exact distribution (both methods), validation
+
+
+CASES = {
+    "integers, clamped": ([0, 1, 2, 3.5, 10], Eta.from_epsilon(1.0), 0, 8),
+    "negatives, fractions": ([-3.25, 0, 0.75, 2, 2, -4.5], Eta(3, 2), -4, 4),
+    "u(o) = o": (list(range(60)), Eta.from_epsilon(2.0), 0, 60),
+    "tiny fractions": ([0, 2.0**-70, 1 - 2.0**-60, 1], Eta(1, 1), 0, 1),
+}
+
+
+@pytest.mark.parametrize("method", ["fast", "full"])
+@pytest.mark.parametrize("case", list(CASES))
+def test_output_distribution_is_exact(case: str, method: str) -> None:
+    utilities, eta, low, high = CASES[case]
+    expected = probabilities(utilities, eta, utility_min=low, utility_max=high)
+    rng = seeded(list(CASES).index(case) * 2 + (method == "full"))
+    samples = [base2_exponential_mechanism(utilities, eta, utility_min=low, utility_max=high,
+                                           rng=rng, method=method) for _ in range(12000)]
+    assert chi_square_pvalue(samples, expected) > ALPHA
+
+
+def test_default_rng_and_reproducibility() -> None:
+    u, eta = [0, 1, 2], Eta(3, 2)
+    assert base2_exponential_mechanism(u, eta, utility_min=0, utility_max=2) in (0, 1, 2)
+    a = [base2_exponential_mechanism(u, eta, utility_min=0, utility_max=2, rng=seeded(4))
+         for _ in range(5)]
+    b = [base2_exponential_mechanism(u, eta, utility_min=0, utility_max=2, rng=seeded(4))
+         for _ in range(5)]
+    assert a == b
+    assert base2_exponential_mechanism([7.3], eta, utility_min=0, utility_max=9) == 0
+
+
+@pytest.mark.parametrize("utilities, error, message", [
+    ([0, float("nan")], ValueError, "utilities must hold finite numbers only, got nan"),
+    ([0, float("inf")], ValueError, "finite"),
+    ([], ValueError, "utilities must not be empty"),
+    ([[0, 1]], ValueError, "dimension"),
+    ("abc", TypeError, "utilities must be"),
+    ([0, None], TypeError, "utilities must hold real numbers"),
+    ([Fraction(1, 3), 0], ValueError, "exactly representable"),
+])
+def test_mechanism_rejects_bad_utilities(utilities, error, message) -> None:
+    with pytest.raises(error, match=message):
+        base2_exponential_mechanism(utilities, Eta(3, 2), utility_min=0, utility_max=1)
+    with pytest.raises(error, match=message):
+        probabilities(utilities, Eta(3, 2))
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    (dict(utility_min=2, utility_max=1), ValueError, "lower <= upper"),
+    (dict(utility_min=float("nan"), utility_max=1), ValueError, "finite"),
+    (dict(utility_min=0, utility_max=2.0**60), ValueError, "2\\*\\*53"),
+    (dict(eta=0.5), TypeError, "eta must be a dpkit.exponential.Eta"),
+    (dict(method="exact"), ValueError, "method must be one of"),
+    (dict(precision=1.5), TypeError, "precision must be an integer"),
+    (dict(precision=1), ValueError, "precision must be"),
+    (dict(max_outcomes=1), ValueError, "max_outcomes must be"),
+    (dict(rng=42), TypeError, "rng must be"),
+])
+def test_mechanism_rejects_bad_parameters(kwargs, error, message) -> None:
+    arguments = dict(utilities=[0, 1], eta=Eta(3, 2), utility_min=0, utility_max=1) | kwargs
+    with pytest.raises(error, match=message):
+        base2_exponential_mechanism(**arguments)
+
+
+def test_fractions_that_are_floats_are_accepted() -> None:
+    p = probabilities([Fraction(1, 2), Fraction(0)], Eta(1, 1))
+    assert p == (Fraction(5, 12), Fraction(7, 12))
+    assert base2_exponential_mechanism([Fraction(1, 2), 0], Eta(1, 1), utility_min=0,
+                                       utility_max=1, rng=seeded(0)) in (0, 1)
