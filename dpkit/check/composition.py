@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
 from dpkit.attacks.composition import averaging_success_probability
@@ -99,6 +100,11 @@ def check_crossover(fn: Callable[[float, float], int | None]) -> Verdict:
                    "(29 at ε = 0.1, δ' = 1e-5; never at ε = 1)", tuple(details))
 
 
+@lru_cache(maxsize=32)
+def _best_per_query(total: float, delta_prime: float, k: int) -> float:
+    return optimal_epsilon_per_mechanism(total, delta_prime, k)
+
+
 def check_per_query_epsilon(epsilon: Any, *, total: float = 1.0, delta_prime: float = 1e-6,
                             k: int = 100) -> Verdict:
     """Check a per-query epsilon for ``k`` pure-DP queries within ``(total, delta_prime)``.
@@ -108,7 +114,7 @@ def check_per_query_epsilon(epsilon: Any, *, total: float = 1.0, delta_prime: fl
     """
     if not _is_number(epsilon) or not 0 < epsilon < math.inf:
         return Verdict(False, f"expected a positive number, got {epsilon!r}")
-    best = optimal_epsilon_per_mechanism(total, delta_prime, k)
+    best = _best_per_query(total, delta_prime, k)
     composed = optimal(float(epsilon), 0.0, k, delta_prime)[0]
     details = (f"your epsilon {epsilon:.6g}: {k} queries compose to {composed:.6f} "
                f"(optimal composition, delta'={delta_prime:g})",
@@ -125,22 +131,29 @@ def check_per_query_epsilon(epsilon: Any, *, total: float = 1.0, delta_prime: fl
                    f"composition allows", details)
 
 
+@lru_cache(maxsize=32)
+def _queries_needed(epsilon: float, probability: float) -> int:
+    """Smallest n with averaging_success_probability(epsilon, n) >= probability."""
+    low, high = 0, 1  # success(0) = 0 < probability
+    while averaging_success_probability(epsilon, high) < probability:
+        low, high = high, 2 * high
+    while high - low > 1:
+        middle = (low + high) // 2
+        if averaging_success_probability(epsilon, middle) >= probability:
+            high = middle
+        else:
+            low = middle
+    return high
+
+
 def check_queries_needed(n: Any, *, epsilon: float = 0.5, probability: float = 0.95) -> Verdict:
     """Check the smallest number of ε-DP Laplace answers whose rounded mean recovers a count
-    with at least the given probability."""
-    want = 1
-    while averaging_success_probability(epsilon, want) < probability:
-        want = want * 2
-    low, high = want // 2, want  # success(low) < probability <= success(high)
-    while high - low > 1:
-        mid = (low + high) // 2
-        if averaging_success_probability(epsilon, mid) >= probability:
-            high = mid
-        else:
-            low = mid
-    want = high
+    with at least the given probability (the exact probability of
+    :func:`dpkit.attacks.composition.averaging_success_probability`)."""
+    want = _queries_needed(epsilon, probability)
     details = (f"success probability with {want - 1} answers: "
-               f"{averaging_success_probability(epsilon, want - 1):.4f}",
+               f"{averaging_success_probability(epsilon, want - 1):.4f}"
+               if want > 1 else "one answer suffices",
                f"success probability with {want} answers: "
                f"{averaging_success_probability(epsilon, want):.4f}")
     if isinstance(n, bool) or not isinstance(n, numbers.Integral):

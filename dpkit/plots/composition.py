@@ -45,7 +45,7 @@ def _k_grid(k_max: int, points: int) -> np.ndarray:
 
 
 def composition_figure(epsilon0: float = 0.1, delta_prime: float = 1e-6,
-                       k_max: int = 10_000, points: int = 24) -> Figure:
+                       k_max: int = 10_000, points: int = 16) -> Figure:
     """Total epsilon of ``k`` epsilon0-DP mechanisms under each theorem, against ``k``.
 
     Basic (``k epsilon0``), advanced (Thm 3.20), optimal (Kairouz et al. 2015) and zCDP
