@@ -83,7 +83,7 @@ __all__ = [
 #: The grid step is at most ``2**-GRID_BITS`` times the sensitivity (divided by the widening).
 GRID_BITS = 20
 
-_BLOCK = 1 << 15          # samples processed at once by the vectorised samplers
+_BLOCK = 1 << 16          # samples processed at once by the vectorised samplers
 _VECTOR_MAX_SCALE = 2**52  # above this scale, arrays are drawn one exact sample at a time
 _INT64_SAFE = 2**62       # integers below this (in absolute value) are kept in int64 arrays
 _SIZE = int | tuple[int, ...] | None
@@ -300,22 +300,42 @@ def _uint8(rng: RandomSource, count: int) -> np.ndarray:
     return np.frombuffer(rng.bytes(count), dtype=np.uint8)
 
 
-def _bernoulli_matrix(expansions: list[_Expansion], n: int, rng: RandomSource) -> np.ndarray:
+class _Columns:
+    """The fixed thresholds of a Bernoulli matrix, with their bytes cached level by level."""
+
+    def __init__(self, expansions: list[_Expansion]) -> None:
+        self.expansions = tuple(expansions)
+        self._levels: list[np.ndarray] = []
+
+    def __len__(self) -> int:
+        return len(self.expansions)
+
+    def level(self, j: int) -> np.ndarray:
+        """Byte ``j`` of every threshold, as a uint8 array."""
+        while len(self._levels) <= j:
+            k = len(self._levels)
+            self._levels.append(np.array([e.byte(k) for e in self.expansions], dtype=np.uint8))
+        return self._levels[j]
+
+
+def _bernoulli_matrix(columns: _Columns | list[_Expansion], n: int,
+                      rng: RandomSource) -> np.ndarray:
     """An ``(n, R)`` bool array: column ``j`` holds ``n`` exact Bernoulli(q_j) trials.
 
     Each trial compares an infinite uniformly random bit string with the expansion of
     ``q_j``, one byte at a time: ``True`` iff the random string is below ``q_j``. Only ties
     (equal bytes, probability 1/256 per byte) draw further bytes.
     """
-    width = len(expansions)
-    first = np.array([e.byte(0) for e in expansions], dtype=np.uint8)
+    if not isinstance(columns, _Columns):
+        columns = _Columns(columns)
+    width = len(columns)
+    first = columns.level(0)
     u = _uint8(rng, n * width).reshape(n, width)
     below = u < first
     ties = np.flatnonzero(u == first)
     level = 1
     while ties.size:
-        columns = ties % width
-        digits = np.array([e.byte(level) for e in expansions], dtype=np.uint8)[columns]
+        digits = columns.level(level)[ties % width]
         fresh = _uint8(rng, ties.size)
         decided = fresh != digits
         below.flat[ties[decided]] = fresh[decided] < digits[decided]
@@ -335,19 +355,19 @@ def _pack(bits: np.ndarray) -> np.ndarray:
     return wide.view("<u8")[:, 0].copy()
 
 
-def _geometric_vector(scale: Fraction, n: int, rng: RandomSource) -> np.ndarray:
-    """``n`` exact draws of ``G`` with ``P[G >= m] = exp(-m/scale)``, as an int64 array.
-
-    Digits ``0 .. I-1`` are drawn independently (see the module docstring) with
-    ``2**I >= 16·scale``; the event ``G >= 2**I`` (probability ``exp(-2**I/scale) <= e**-16``)
-    is one more exact trial, after which the memoryless tail ``(G >> I) - 1`` is geometric with
-    ``p = exp(-2**I/scale)`` and is drawn one exact trial at a time.
-    """
+@functools.lru_cache(maxsize=256)
+def _digit_plan(scale: Fraction) -> tuple[int, _Columns, Fraction]:
+    """Digit count ``I``, the digit thresholds (plus the tail trial) and the tail step."""
     top = max(1, math.ceil(_TAIL_FACTOR * scale).bit_length())
-    expansions = [_logistic_expansion(Fraction(2**i) / scale) for i in range(top)]
     step = Fraction(2**top) / scale
-    expansions.append(_exp_neg_expansion(step))
-    bits = _bernoulli_matrix(expansions, n, rng)
+    expansions = [_logistic_expansion(Fraction(2**i) / scale) for i in range(top)]
+    return top, _Columns([*expansions, _exp_neg_expansion(step)]), step
+
+
+def _geometric_digits(scale: Fraction, n: int, rng: RandomSource) -> np.ndarray:
+    """``n`` exact geometric draws, digit by digit (see :func:`_geometric_vector`)."""
+    top, columns, step = _digit_plan(scale)
+    bits = _bernoulli_matrix(columns, n, rng)
     result = _pack(bits[:, :top]).astype(np.int64)
     for index in np.flatnonzero(bits[:, top]):
         high = 1
@@ -355,6 +375,60 @@ def _geometric_vector(scale: Fraction, n: int, rng: RandomSource) -> np.ndarray:
             high += 1
         result[index] += high << top   # high << top < 2**62 unless astronomically unlikely
     return result
+
+
+_SPLIT_SCALE = 2**10  # from this scale on, geometric draws split into high and low parts
+
+
+def _random_integers(rng: RandomSource, n: int, bits: int) -> np.ndarray:
+    """``n`` uniform integers in ``[0, 2**bits)`` (``bits <= 64``), ``ceil(bits/8)`` bytes each."""
+    width = (bits + 7) // 8
+    wide = np.zeros((n, 8), dtype=np.uint8)
+    wide[:, :width] = _uint8(rng, n * width).reshape(n, width)
+    return (wide.view("<u8")[:, 0] & np.uint64((1 << bits) - 1)).astype(np.int64)
+
+
+def _truncated_geometric(scale: Fraction, bits: int, n: int, rng: RandomSource) -> np.ndarray:
+    """``n`` exact draws of ``R`` in ``[0, 2**bits)`` with ``P[R = r] ∝ exp(-r/scale)``.
+
+    A uniform ``r`` (``bits <= 52`` random bits) is accepted with probability
+    ``exp(-r/scale)``, decided exactly as ``E > r/scale`` (:func:`_exceeds`); the float bracket
+    of ``r/scale`` comes from one correctly rounded division moved one float outwards.
+    """
+    out = np.empty(n, dtype=np.int64)
+    todo = np.arange(n)
+    t = float(scale)
+    t_lo, t_hi = float(_down(t)), float(_up(t))
+    while todo.size:
+        r = _random_integers(rng, todo.size, bits)
+        rf = r.astype(np.float64)                        # exact: bits <= 52
+        accept = _exceeds(np.maximum(_down(rf / t_hi), 0.0), _up(rf / t_lo),
+                          lambda j, r=r: Fraction(int(r[j])) / scale, rng)
+        out[todo[accept]] = r[accept]
+        todo = todo[~accept]
+    return out
+
+
+def _geometric_vector(scale: Fraction, n: int, rng: RandomSource) -> np.ndarray:
+    """``n`` exact draws of ``G`` with ``P[G >= m] = exp(-m/scale)``, as an int64 array.
+
+    Small scales: digits ``0 .. I-1`` are drawn independently (see the module docstring)
+    with ``2**I >= 16·scale``; the event ``G >= 2**I`` (probability ``exp(-2**I/scale) <=
+    e**-16``) is one more exact trial, after which the memoryless tail ``(G >> I) - 1`` is
+    geometric with ``p = exp(-2**I/scale)`` and is drawn one exact trial at a time.
+
+    Large scales (``>= 2**10``): ``G = 2**L·H + R`` with ``2**L`` in ``(scale/8, scale/4]``,
+    where ``H`` and ``R`` are independent: ``H`` is geometric with scale ``scale/2**L`` (drawn
+    by digits, a handful of them), and ``R`` is ``G mod 2**L``, drawn by rejection from
+    uniform bits (:func:`_truncated_geometric`). This needs far fewer random bytes.
+    """
+    if scale < _SPLIT_SCALE:
+        return _geometric_digits(scale, n, rng)
+    low_bits = _floor_log2(scale) - 2
+    high = _geometric_digits(scale / 2**low_bits, n, rng)
+    if high.size and int(high.max()) >= 2 ** (62 - low_bits):   # never in practice
+        raise OverflowError("geometric draw beyond 2**62")
+    return (high << low_bits) + _truncated_geometric(scale, low_bits, n, rng)
 
 
 def _discrete_laplace_vector(scale: Fraction, n: int, rng: RandomSource) -> np.ndarray:
@@ -457,34 +531,63 @@ _FRACTION_DIGITS = 40  # fractional digits of E tried against the float bracket
 
 
 @functools.lru_cache(maxsize=1)
-def _exponential_digit_expansions() -> list[_Expansion]:
-    """Expansions for fractional digit ``k >= 1`` of a standard exponential: ``1/(1+e^(2^-k))``."""
-    return [_logistic_expansion(Fraction(1, 2**k)) for k in range(1, _FRACTION_DIGITS + 1)]
+def _unit_columns() -> _Columns:
+    """The single trial ``E >= 1`` (probability ``exp(-1)``)."""
+    return _Columns([_exp_neg_expansion(Fraction(1))])
+
+
+_CHUNK = 4  # fractional digits of E drawn per round
+
+
+@functools.lru_cache(maxsize=1)
+def _exponential_digit_chunks() -> list[tuple[_Columns, np.ndarray]]:
+    """Fractional digits ``k >= 1`` of a standard exponential, ``_CHUNK`` per round.
+
+    Digit ``k`` is Bernoulli(``1/(1+e^(2^-k))``); each round comes with the integer weights
+    that pack its digits, most significant first.
+    """
+    chunks = []
+    for start in range(1, _FRACTION_DIGITS + 1, _CHUNK):
+        ks = range(start, min(start + _CHUNK, _FRACTION_DIGITS + 1))
+        columns = _Columns([_logistic_expansion(Fraction(1, 2**k)) for k in ks])
+        weights = np.array([2 ** (ks[-1] - k) for k in ks], dtype=np.int64)
+        chunks.append((columns, weights))
+    return chunks
 
 
 def _exceeds(gamma_lo: np.ndarray, gamma_hi: np.ndarray, exact: Callable[[int], Fraction],
              rng: RandomSource) -> np.ndarray:
     """Exact trials ``E_j > gamma_j`` (``E_j`` standard exponential): ``P = exp(-gamma_j)``.
 
-    ``E = N + F`` with ``N = floor(E)`` geometric (``p = e**-1``) and ``F`` its fractional
-    part, whose binary digits are independent. After ``k`` digits ``E`` lies in
+    ``E = N + F`` with ``N = floor(E)`` geometric (``P[N >= k] = e**-k``, drawn as a run of
+    exact ``exp(-1)`` trials) and ``F`` its fractional part, independent of ``N``, whose
+    binary digits are independent. After ``k`` digits ``E`` lies in
     ``[N + F_k, N + F_k + 2**-k)``; a trial is decided once that interval is above
-    ``gamma_hi`` or below ``gamma_lo``. The few left undecided after ``_FRACTION_DIGITS``
-    digits continue against the exact ``gamma`` (``exact(j)``) in rational arithmetic.
+    ``gamma_hi`` or below ``gamma_lo``. Digits come ``_CHUNK`` at a time. The few left
+    undecided after ``_FRACTION_DIGITS`` digits continue against the exact ``gamma``
+    (``exact(j)``) in rational arithmetic. All float sums here are exact (``N < 2**12`` bar
+    probability ``exp(-4096)``, and at most 40 fractional digits).
     """
     n = gamma_lo.size
-    whole = _geometric_vector(Fraction(1), n, rng).astype(np.float64)  # < 2**53: exact
+    # N counts successive exp(-1) trials (P[N >= k] = e**-k), stopping early once N > γ_hi:
+    # then E >= N > γ whatever the rest of N is.
+    whole = np.zeros(n)
+    counting = np.arange(n)
+    while counting.size:
+        hit = _bernoulli_matrix(_unit_columns(), counting.size, rng)[:, 0]
+        counting = counting[hit]
+        whole[counting] += 1.0
+        counting = counting[whole[counting] <= gamma_hi[counting]]
     result = whole > gamma_hi                      # E >= N > gamma
     pending = np.flatnonzero(~result & (whole + 1 > gamma_lo))
     low = whole[pending]                           # E in [low, low + width)
-    expansions = _exponential_digit_expansions()
     width = 1.0
-    for k in range(_FRACTION_DIGITS):
+    for columns, weights in _exponential_digit_chunks():
         if not pending.size:
             return result
-        width *= 0.5
-        digit = _bernoulli_matrix([expansions[k]], pending.size, rng)[:, 0]
-        low = low + np.where(digit, width, 0.0)    # exact: N < 64 and k <= 40 digits
+        digits = _bernoulli_matrix(columns, pending.size, rng) @ weights
+        width = width / 2.0 ** weights.size
+        low = low + digits * width
         above = low > gamma_hi[pending]
         below = low + width <= gamma_lo[pending]
         result[pending[above]] = True
