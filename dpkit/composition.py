@@ -115,9 +115,10 @@ def _finite(value: Any, what: str) -> float:
 
 
 def _log_inv_up(delta: float) -> gmpy2.mpfr:
-    """An upper bound on ``ln(1/delta)`` (``1/delta`` rounded up, then its log rounded up)."""
-    with _up():
-        return gmpy2.log(1 / gmpy2.mpfr(delta))
+    """An upper bound on ``ln(1/delta)``: ``-ln(delta)`` with the log rounded down (exact
+    negation), which cannot overflow even for subnormal ``delta``."""
+    with _down():
+        return -gmpy2.log(gmpy2.mpfr(delta))
 
 
 # ---------------------------------------------------------------------------------------
@@ -447,12 +448,21 @@ def advanced_epsilon_per_mechanism_exact(epsilon_total: float, delta_prime: floa
     epsilon_total = check_epsilon(epsilon_total, "epsilon_total")
     delta_prime = check_delta(delta_prime, "delta_prime")
     k = _check_k(k)
-    # Thm 3.20's total is >= sqrt(2k ln(1/δ')) ε and >= k ε², so ε is at most either bound.
-    high = min(epsilon_total / math.sqrt(2 * k * math.log(1 / delta_prime)),
-               math.sqrt(epsilon_total / k)) * 1.001 + 1e-300
-    return _largest_float_below(
-        lambda e: e > 0 and advanced(e, 0.0, k, delta_prime)[0] <= epsilon_total,
-        np.nextafter(0.0, 1.0), high)
+    # Thm 3.20's total is >= sqrt(2k ln(1/δ')) ε and >= k ε², so ε is at most either bound;
+    # start there and double until the theorem's total exceeds the target (a true bracket).
+
+    def fits(e: float) -> bool:
+        return e > 0 and advanced(e, 0.0, k, delta_prime)[0] <= epsilon_total
+
+    high = min(epsilon_total / math.sqrt(-2 * k * math.log(delta_prime)),
+               math.sqrt(epsilon_total / k))
+    low = float(np.nextafter(0.0, 1.0))
+    if not fits(low):
+        raise ValueError(f"no positive float epsilon satisfies Thm 3.20 with "
+                         f"epsilon_total={epsilon_total!r}, delta_prime={delta_prime!r}, k={k}")
+    while fits(high):
+        low, high = high, 2 * high
+    return _largest_float_below(fits, low, high)
 
 
 def advanced_crossover(epsilon: float, delta_prime: float) -> int | None:
@@ -494,7 +504,7 @@ def advanced_crossover(epsilon: float, delta_prime: float) -> int | None:
     gap = 2 - math.exp(epsilon)
     if gap <= 0:
         return None
-    k = max(1, math.floor(2 * math.log(1 / delta_prime) / gap**2))
+    k = max(1, math.floor(-2 * math.log(delta_prime) / gap**2))
 
     def beats(n: int) -> bool:
         with _down():

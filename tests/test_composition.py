@@ -165,6 +165,16 @@ def test_corollary_3_21_rounds_down_and_holds(total, delta_prime, k):
     assert mp_advanced(eps, k, delta_prime) <= total
 
 
+def test_subnormal_delta_prime_does_not_overflow():
+    tiny = 5e-324
+    eps, dl = advanced(0.1, 0, 10, tiny)
+    assert mp.mpf(eps) >= mp_advanced(0.1, 10, tiny) and dl == tiny
+    per = advanced_epsilon_per_mechanism_exact(1.0, tiny, 10)
+    assert advanced(per, 0, 10, tiny)[0] <= 1.0 < advanced(float(np.nextafter(per, 1)), 0, 10,
+                                                           tiny)[0]
+    assert optimal(0.1, 0, 10, tiny)[0] == sequential([0.1] * 10)[0]
+
+
 def test_corollary_3_21_refuses_outside_its_hypothesis():
     # epsilon_total = 50 with delta' = 0.5: the corollary's eps no longer satisfies Thm 3.20
     with pytest.raises(ValueError, match=r"Corollary 3\.21"):
