@@ -165,8 +165,8 @@ def sequential(epsilons: Sequence[float], deltas: Sequence[float] | None = None
     Returns
     -------
     (epsilon, delta) : tuple of float
-        ``(sum(epsilons), sum(deltas))``, each rounded up. The delta is capped at 1 only
-        in the sense that a sum >= 1 is returned as is (a vacuous guarantee).
+        ``(sum(epsilons), sum(deltas))``, each computed exactly and rounded up once. A
+        delta sum of 1 or more is returned as is (a vacuous guarantee), not clamped.
 
     Raises
     ------

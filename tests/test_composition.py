@@ -83,6 +83,25 @@ def test_reference_point_from_the_issue():
     assert round(optimal(0.1, 0, 100, 1e-6)[0], 4) == 4.7746
 
 
+@pytest.mark.parametrize("epsilon,k,delta_prime,adv,opt", [
+    (0.1, 100, 1e-6, 6.3082, 4.7746),
+    (0.01, 1000, 1e-6, 1.7628, 1.3654),
+    (0.5, 20, 1e-5, 17.2170, 9.8594),
+])
+def test_the_chapters_table(epsilon, k, delta_prime, adv, opt):
+    assert sequential([epsilon] * k)[0] == pytest.approx(10, abs=1e-12)
+    assert round(advanced(epsilon, 0, k, delta_prime)[0], 4) == adv
+    assert round(optimal(epsilon, 0, k, delta_prime)[0], 4) == opt
+
+
+def test_optimal_beats_basic_at_epsilon_one():
+    """The chapter: at eps = 1 Thm 3.20 never wins, but the optimal total does."""
+    assert round(optimal(1.0, 0, 50, 1e-4)[0]) == 43
+    assert round(optimal(1.0, 0, 100, 1e-4)[0]) == 76
+    for k in (10, 20, 50, 100):
+        assert optimal(1.0, 0, k, 1e-4)[0] < k < advanced(1.0, 0, k, 1e-4)[0]
+
+
 def test_example_3_7_numbers():
     """Dwork & Roth's Example 3.7: k = 10,000, delta' = e^-32, total epsilon 1."""
     k, dp = 10_000, math.exp(-32)
@@ -246,6 +265,18 @@ def test_optimal_delta_matches_mpmath(epsilon, k, total):
     got = optimal_delta(epsilon, 0, k, total)
     ref = mp_delta([(epsilon, k)], total)
     assert ref <= mp.mpf(got) <= ref * (1 + 1e-7) + mp.mpf(1e-300)
+
+
+def test_heterogeneous_optimal_of_the_accountant_matches_mpmath():
+    """Murtagh & Vadhan's Thm 1.5 with two distinct epsilons, summed over all outcomes."""
+    budget = comp.Accountant(10.0, 1e-3)
+    epsilons = [0.3] * 6 + [0.1] * 9
+    for epsilon in epsilons:
+        budget.spend(epsilon)
+    eps, delta = budget.totals().optimal
+    assert delta == 1e-3
+    groups = [(0.1, 9), (0.3, 6)]
+    assert mp_delta(groups, eps) <= 1e-3 < mp_delta(groups, eps * (1 - 1e-6))
 
 
 def test_optimal_delta_inverts_optimal():
