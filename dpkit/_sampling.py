@@ -409,6 +409,78 @@ def _truncated_geometric(scale: Fraction, bits: int, n: int, rng: RandomSource) 
     return out
 
 
+_TABLE_BYTES = 3  # bytes of U compared at once by the inversion sampler
+
+
+class _InversionTable:
+    """Exact inversion sampling of a geometric variable with a small scale.
+
+    The boundaries are ``C_j = P[H < j] = 1 - exp(-j/scale)`` for ``j = 1 .. K``
+    (``K = 2**I >= 16·scale``); for a uniform ``U``, ``H = #{j : C_j <= U}``, and ``U >= C_K``
+    (probability ``exp(-K/scale) <= e**-16``) continues with the memoryless exact tail. The
+    first ``_TABLE_BYTES`` bytes of ``U`` are compared with the truncated boundaries; only when
+    they equal one (probability about ``K·2**-24``) are further bytes drawn. The expansion of
+    ``1 - q`` is the bitwise complement of that of the irrational ``q = exp(-j/scale)``.
+    """
+
+    def __init__(self, scale: Fraction) -> None:
+        self.scale = scale
+        self.top = max(1, math.ceil(_TAIL_FACTOR * scale).bit_length())
+        count = 2**self.top
+        self.expansions = [_exp_neg_expansion(Fraction(j) / scale) for j in range(1, count + 1)]
+        self.prefix = np.array([self._boundary_prefix(e) for e in self.expansions],
+                               dtype=np.int64)
+
+    @staticmethod
+    def _boundary_prefix(expansion: _Expansion) -> int:
+        value = 0
+        for level in range(_TABLE_BYTES):
+            value = (value << 8) | (255 - expansion.byte(level))
+        return value
+
+    def sample(self, n: int, rng: RandomSource) -> np.ndarray:
+        u = _random_integers(rng, n, 8 * _TABLE_BYTES)
+        result = np.searchsorted(self.prefix, u, side="left").astype(np.int64)
+        inside = result < self.prefix.size
+        ties = np.flatnonzero(inside & (self.prefix[np.minimum(result, self.prefix.size - 1)]
+                                        == u))
+        for index in ties:
+            result[index] = self._resolve(int(result[index]), rng)
+        unit = 1 / self.scale
+        for index in np.flatnonzero(result == self.prefix.size):
+            high = int(result[index])       # H >= K; H - K is geometric again (memoryless)
+            while _bernoulli_exp(unit, rng):
+                high += 1
+            result[index] = high
+        return result
+
+    def _resolve(self, first: int, rng: RandomSource) -> int:
+        """``H`` when ``U``'s first bytes equal boundary ``first``'s (and maybe later ones')."""
+        drawn: list[int] = []
+        count = first
+        j = first
+        while j < len(self.expansions) and self.prefix[j] == self.prefix[first]:
+            level = _TABLE_BYTES
+            while True:                     # compare U and C_j byte by byte
+                while len(drawn) <= level - _TABLE_BYTES:
+                    drawn.append(rng.bits(8))
+                mine = drawn[level - _TABLE_BYTES]
+                theirs = 255 - self.expansions[j].byte(level)
+                if mine != theirs:
+                    break
+                level += 1
+            if mine < theirs:               # U < C_j: H < j + 1
+                return count
+            count += 1
+            j += 1
+        return count
+
+
+@functools.lru_cache(maxsize=64)
+def _inversion_table(scale: Fraction) -> _InversionTable:
+    return _InversionTable(scale)
+
+
 def _geometric_vector(scale: Fraction, n: int, rng: RandomSource) -> np.ndarray:
     """``n`` exact draws of ``G`` with ``P[G >= m] = exp(-m/scale)``, as an int64 array.
 
@@ -418,14 +490,15 @@ def _geometric_vector(scale: Fraction, n: int, rng: RandomSource) -> np.ndarray:
     geometric with ``p = exp(-2**I/scale)`` and is drawn one exact trial at a time.
 
     Large scales (``>= 2**10``): ``G = 2**L·H + R`` with ``2**L`` in ``(scale/8, scale/4]``,
-    where ``H`` and ``R`` are independent: ``H`` is geometric with scale ``scale/2**L`` (drawn
-    by digits, a handful of them), and ``R`` is ``G mod 2**L``, drawn by rejection from
-    uniform bits (:func:`_truncated_geometric`). This needs far fewer random bytes.
+    where ``H`` and ``R`` are independent: ``H`` is geometric with scale ``scale/2**L`` in
+    [4, 8), drawn by exact inversion from three random bytes (:class:`_InversionTable`), and
+    ``R`` is ``G mod 2**L``, drawn by rejection from uniform bits
+    (:func:`_truncated_geometric`). This needs far fewer random bytes.
     """
     if scale < _SPLIT_SCALE:
         return _geometric_digits(scale, n, rng)
     low_bits = _floor_log2(scale) - 2
-    high = _geometric_digits(scale / 2**low_bits, n, rng)
+    high = _inversion_table(scale / 2**low_bits).sample(n, rng)
     if high.size and int(high.max()) >= 2 ** (62 - low_bits):   # never in practice
         raise OverflowError("geometric draw beyond 2**62")
     return (high << low_bits) + _truncated_geometric(scale, low_bits, n, rng)

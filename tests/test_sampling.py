@@ -297,3 +297,23 @@ def test_bad_rng_and_size() -> None:
         sampling.discrete_gaussian(1, seeded(0), size=2.5)
     with pytest.raises(ValueError, match="norm"):
         sampling.grid_exponent(1, norm=3)
+
+
+def geometric_cdf(scale: float):
+    p = math.exp(-1.0 / scale)
+    return lambda x: np.where(x < 0, 0.0, 1.0 - p ** (np.floor(x) + 1))
+
+
+@pytest.mark.parametrize("scale", [Fraction(5), Fraction(61, 10)])
+def test_inversion_table_ties_and_tail(monkeypatch: pytest.MonkeyPatch, scale: Fraction) -> None:
+    """With one byte per comparison ties are frequent and with a short table the exact tail
+    runs often: both paths must leave the geometric distribution intact."""
+    monkeypatch.setattr(sampling, "_TABLE_BYTES", 1)
+    monkeypatch.setattr(sampling, "_TAIL_FACTOR", 1)
+    table = sampling._InversionTable(scale)
+    samples = table.sample(40_000, seeded(43))
+    assert samples.max() > 2**table.top                    # the tail was reached
+    edges = np.arange(0, 12 * float(scale)) + 0.5
+    assert binned_chi_square(samples, geometric_cdf(float(scale)), edges) > ALPHA
+    wrong = geometric_cdf(float(scale) * 1.08)
+    assert binned_chi_square(samples, wrong, edges) < ALPHA
