@@ -85,6 +85,7 @@ GRID_BITS = 20
 
 _BLOCK = 1 << 16          # samples processed at once by the vectorised samplers
 _VECTOR_MAX_SCALE = 2**52  # above this scale, arrays are drawn one exact sample at a time
+_FEW = 4                  # up to this many samples, the one-at-a-time sampler is faster
 _INT64_SAFE = 2**62       # integers below this (in absolute value) are kept in int64 arrays
 _SIZE = int | tuple[int, ...] | None
 _TAIL_FACTOR = 16         # digits of a geometric drawn in bulk cover [0, 16·scale)
@@ -557,7 +558,7 @@ def discrete_laplace(scale: Fraction | int, rng: RandomSource,
     if shape is None:
         return _discrete_laplace_one(scale, rng)
     count = math.prod(shape)
-    if scale > _VECTOR_MAX_SCALE:
+    if scale > _VECTOR_MAX_SCALE or count <= _FEW:
         return _as_int_array([_discrete_laplace_one(scale, rng) for _ in range(count)], shape)
     out = np.empty(count, dtype=np.int64)
     for start in range(0, count, _BLOCK):
@@ -744,7 +745,7 @@ def discrete_gaussian(sigma2: Fraction | int, rng: RandomSource,
     if shape is None:
         return _discrete_gaussian_one(sigma2, rng)
     count = math.prod(shape)
-    if sigma2 > _VECTOR_MAX_SCALE**2 // 4:
+    if sigma2 > _VECTOR_MAX_SCALE**2 // 4 or count <= _FEW:
         return _as_int_array([_discrete_gaussian_one(sigma2, rng) for _ in range(count)], shape)
     out = np.empty(count, dtype=np.int64)
     for start in range(0, count, _BLOCK):

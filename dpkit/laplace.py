@@ -21,6 +21,7 @@ than the textbook ``Δ/ε``, and **no ε is lost**.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -174,8 +175,12 @@ def laplace_grid(sensitivity: float, epsilon: float, count: int = 1) -> LaplaceG
     TypeError, ValueError
         If an argument is of the wrong type or out of range.
     """
-    delta = _check_sensitivity(sensitivity)
-    epsilon = check_epsilon(epsilon)
+    return _laplace_grid(_check_sensitivity(sensitivity), check_epsilon(epsilon),
+                         check_integer(count, "count", minimum=1))
+
+
+@functools.lru_cache(maxsize=256)
+def _laplace_grid(delta: float, epsilon: float, count: int) -> LaplaceGrid:
     k = _sampling.grid_exponent(delta, count)
     units = int(_sampling.grid_sensitivity(delta, k, count))
     scale_units = Fraction(units) / Fraction(epsilon)
