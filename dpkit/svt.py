@@ -51,6 +51,7 @@ import numpy as np
 
 from dpkit._checks import as_fraction, check_epsilon, check_finite_array, check_integer
 from dpkit._sampling import discrete_laplace, grid_exponent
+from dpkit.laplace import laplace_mechanism
 from dpkit.rng import RandomSource, resolve
 
 __all__ = [
@@ -58,6 +59,7 @@ __all__ = [
     "DEFAULT_CLIP_BOUNDS",
     "above_threshold",
     "auto_avg",
+    "auto_avg_runs",
     "choose_clip_bound",
     "clip_bound_runs",
     "range_queries",
@@ -120,12 +122,17 @@ def _check_queries(queries: Any) -> Iterator[Any]:
     return iter(queries)
 
 
-def _evaluate(query: Any, data: Any, index: int) -> Fraction:
-    """Evaluate one query and return its answer exactly; refuse non-callables and bad answers."""
+def _call_query(query: Any, data: Any, index: int) -> Any:
+    """Call ``query(data)``; refuse a query that is not callable."""
     if not callable(query):
         raise TypeError(f"queries[{index}] must be callable as query(data), "
                         f"got {query!r} of type {type(query).__name__}")
-    return as_fraction(query(data), f"queries[{index}](data)")
+    return query(data)
+
+
+def _evaluate(query: Any, data: Any, index: int) -> Fraction:
+    """Evaluate one query and return its answer exactly; refuse non-callables and bad answers."""
+    return as_fraction(_call_query(query, data, index), f"queries[{index}](data)")
 
 
 def _answers(queries: Any, data: Any) -> Iterator[tuple[int, Fraction]]:
@@ -476,11 +483,9 @@ def clip_bound_runs(values: Any, epsilon: float, *, bounds: Iterable[float], run
     return _clip_bound_runs(values, epsilon, bounds, threshold, runs, rng)
 
 
-def _laplace(value: float, sensitivity: float, epsilon: float, rng: RandomSource) -> float:
-    """The safe Laplace mechanism of :mod:`dpkit.laplace`."""
-    from dpkit.laplace import laplace_mechanism
-
-    return float(laplace_mechanism(value, sensitivity, epsilon, rng=rng))
+def _laplace(value: Any, sensitivity: float, epsilon: float, rng: RandomSource) -> Any:
+    """The safe Laplace mechanism of :mod:`dpkit.laplace` (a float or an array)."""
+    return laplace_mechanism(value, sensitivity, epsilon, rng=rng)
 
 
 def auto_avg(values: Any, epsilon: float, *, bounds: Iterable[float] | None = None,
@@ -531,17 +536,61 @@ def auto_avg(values: Any, epsilon: float, *, bounds: Iterable[float] | None = No
     with :func:`math.fsum` (correctly rounded) and released with the floating-point-safe
     :func:`dpkit.laplace.laplace_mechanism`.
     """
+    return float(_auto_avg_runs(values, epsilon, bounds, 1, rng)[0])
+
+
+def _auto_avg_runs(values: Any, epsilon: Any, bounds: Any, runs: int, rng: Any) -> np.ndarray:
+    """``runs`` independent runs of :func:`auto_avg` (the noise drawn in bulk)."""
     share = _split_epsilon(_exact_epsilon(epsilon), 3)
     data = check_finite_array(values, "values", ndim=1)
     grid = _check_bounds_grid(DEFAULT_CLIP_BOUNDS if bounds is None else bounds)
     source = resolve(rng)
-    bound = choose_clip_bound(data, share, bounds=grid, rng=source)
-    if bound is None:
-        bound = grid[-1]
-    clipped_sum = math.fsum(np.clip(data, 0.0, float(bound)))
-    noisy_sum = _laplace(clipped_sum, float(bound), share, source)
-    noisy_count = _laplace(float(len(data)), 1.0, share, source)
-    return noisy_sum / max(noisy_count, 1.0)
+    chosen = _clip_bound_runs(data, share, grid, None, runs, source)
+    bounds_used = np.array([float(grid[-1] if b is None else b) for b in chosen])
+    noisy_sums = np.empty(runs)
+    for bound in np.unique(bounds_used):
+        runs_with_bound = np.flatnonzero(bounds_used == bound)
+        clipped_sum = math.fsum(np.clip(data, 0.0, bound))
+        # Each coordinate of the array is one run's release (scale bound/share each).
+        noisy_sums[runs_with_bound] = _laplace(np.full(runs_with_bound.size, clipped_sum),
+                                               bound, share, source)
+    noisy_counts = _laplace(np.full(runs, float(len(data))), 1.0, share, source)
+    return noisy_sums / np.maximum(noisy_counts, 1.0)
+
+
+def auto_avg_runs(values: Any, epsilon: float, *, runs: int,
+                  bounds: Iterable[float] | None = None,
+                  rng: RandomSource | None = None) -> np.ndarray:
+    """Run :func:`auto_avg` ``runs`` times independently, with the noise drawn in bulk.
+
+    For studying the error of :func:`auto_avg` (the book's figures).
+
+    Parameters
+    ----------
+    values, epsilon, bounds, rng
+        As :func:`auto_avg`.
+    runs : int
+        Number of independent runs, an integer >= 1.
+
+    Returns
+    -------
+    numpy.ndarray
+        One private average per run.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`auto_avg`; also if ``runs`` is not an integer >= 1.
+
+    Notes
+    -----
+    **Privacy**: each run is an ε-DP release; all of them together cost ``runs · ε``.
+    Meant for simulation, not for releases. Each run is distributed as one call of
+    :func:`auto_avg`, except that the Laplace noise of many runs is drawn on a grid finer
+    by the factor ``runs`` (see :func:`dpkit.laplace.laplace_mechanism`).
+    """
+    runs = check_integer(runs, "runs", minimum=1)
+    return _auto_avg_runs(values, epsilon, bounds, runs, rng)
 
 
 def range_queries(queries: Iterable[Query], data: Any, c: int, threshold: float,
@@ -595,4 +644,4 @@ def range_queries(queries: Iterable[Query], data: Any, c: int, threshold: float,
     keyed = (((i, float(a)), a) for i, a in _answers(queries, data))
     found = _sparse_on_answers(keyed, exact_threshold, total / 2 / c, c, source)
     answer_epsilon = _split_epsilon(total, 2 * c)  # c answers with c * e <= ε/2
-    return [(i, _laplace(answer, 1.0, answer_epsilon, source)) for i, answer in found]
+    return [(i, float(_laplace(answer, 1.0, answer_epsilon, source))) for i, answer in found]

@@ -1,3 +1,194 @@
-"""Placeholder: filled in by the chapter that needs it."""
+"""Audits of the sparse vector technique: neighbouring inputs and events that expose SVT misuse.
 
-__all__: list[str] = []
+Each :class:`SvtAuditCase` fixes a mechanism (a broken variant from :mod:`dpkit.naive.svt`
+or a correct one from :mod:`dpkit.svt`), two neighbouring inputs and an event. The inputs
+are vectors of query answers (query ``i`` returns ``data[i]``); two vectors whose entries
+differ by at most 1 are neighbours for sensitivity-1 queries, because such answers come
+from real datasets that differ in one row (take ``q_i`` = ± the count of rows in a set
+``S_i``, plus a constant, with the extra row in ``S_i`` exactly where the answers differ).
+
+:func:`audit_svt` runs :func:`dpkit.audit.epsilon_lower_bound` on a case: a certified
+(with the stated confidence) lower bound on the ε the mechanism can claim. The broken
+variants' bounds exceed their claimed ε; the correct ones' never exceed theirs.
+
+The designs follow the proofs of Lyu, Su & Li (2017): SVT's proof shifts the threshold
+noise to absorb the queries answered "below" and shifts the query noise of the *one*
+query answered "above". Each broken variant loses one of those shifts, and the inputs
+move the queries in opposite directions so that the missing shift cannot be paid for.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from dpkit import naive
+from dpkit._checks import check_epsilon
+from dpkit.audit import epsilon_lower_bound
+from dpkit.rng import RandomSource
+from dpkit.svt import above_threshold, sparse
+
+__all__ = ["SVT_AUDIT_CASES", "SvtAuditCase", "audit_svt", "svt_audit_case"]
+
+#: Names of the audit cases, broken variants first, then the correct mechanisms.
+SVT_AUDIT_CASES = ("naive", "no_query_noise", "release_answers", "no_cutoff",
+                   "little_query_noise", "above_threshold", "sparse")
+
+
+@dataclass(frozen=True)
+class SvtAuditCase:
+    """One audit: a mechanism, two neighbouring answer vectors, and an event.
+
+    Attributes
+    ----------
+    name : str
+        One of :data:`SVT_AUDIT_CASES`.
+    title : str
+        What the mechanism does, in a few words.
+    claimed_epsilon : float
+        The ε the mechanism is (or was published as) private with.
+    true_epsilon : float
+        Its real privacy cost (``math.inf`` when it has none).
+    mechanism : callable
+        ``mechanism(data, rng)`` runs it once on an answer vector.
+    d0, d1 : tuple of float
+        Neighbouring answer vectors (entries differ by at most 1).
+    event : callable
+        ``event(output) -> bool``, much likelier on ``d0`` than on ``d1`` when broken.
+    event_text : str
+        The event in words.
+    """
+
+    name: str
+    title: str
+    claimed_epsilon: float
+    true_epsilon: float
+    mechanism: Callable[[Any, RandomSource], Any]
+    d0: tuple[float, ...]
+    d1: tuple[float, ...]
+    event: Callable[[Any], bool]
+    event_text: str
+
+
+def _queries(count: int) -> list[Callable[[Any], float]]:
+    """Query ``i`` reads entry ``i`` of an answer vector."""
+    return [lambda data, i=i: data[i] for i in range(count)]
+
+
+def svt_audit_case(name: str, epsilon: float = 1.0) -> SvtAuditCase:
+    """Return the audit case ``name`` with claimed privacy ``epsilon``.
+
+    ======================  =================================  =========================
+    name                    mechanism (threshold 0)            true privacy
+    ======================  =================================  =========================
+    ``naive``               :func:`dpkit.naive.above_threshold`, 4 queries   4ε
+    ``no_query_noise``      :func:`dpkit.naive.svt_no_query_noise`           ∞
+    ``release_answers``     :func:`dpkit.naive.svt_release_answers`, c = 1   ∞
+    ``no_cutoff``           :func:`dpkit.naive.svt_no_cutoff`                ∞
+    ``little_query_noise``  :func:`dpkit.naive.svt_little_query_noise`, c=3  (1 + 6c)ε/4
+    ``above_threshold``     :func:`dpkit.svt.above_threshold` (correct)      ε
+    ``sparse``              :func:`dpkit.svt.sparse`, c = 3 (correct)        ε
+    ======================  =================================  =========================
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`SVT_AUDIT_CASES`.
+    epsilon : float
+        The claimed privacy parameter, finite and > 0 (the designs are tuned for ε = 1).
+
+    Returns
+    -------
+    SvtAuditCase
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is unknown or ``epsilon`` is not finite and > 0.
+    TypeError
+        If ``epsilon`` is not a real number.
+    """
+    epsilon = check_epsilon(epsilon)
+    if name == "naive":
+        # Each answer moves up by 1: "all below" gets e**-ε likelier per query.
+        return SvtAuditCase(
+            name, "each answer noised, exact threshold", epsilon, 4 * epsilon,
+            lambda d, rng: naive.above_threshold(_queries(4), d, 0.0, epsilon, rng),
+            (0.0,) * 4, (1.0,) * 4, lambda out: out is None, "no query passes")
+    if name == "no_query_noise":
+        # Only the threshold is noisy: (0, 1) can report "query 1 only", (1, 0) never.
+        return SvtAuditCase(
+            name, "no noise on the query answers", epsilon, math.inf,
+            lambda d, rng: naive.svt_no_query_noise(_queries(2), d, 0.0, epsilon, rng),
+            (0.0, 1.0), (1.0, 0.0), lambda out: out == [1], "exactly query 1 is reported")
+    if name == "release_answers":
+        # The released value bounds the threshold noise from above, so it cannot absorb
+        # the six "below" answers moving up (and the reported query moving up).
+        return SvtAuditCase(
+            name, "noisy answer released with the index", epsilon, math.inf,
+            lambda d, rng: naive.svt_release_answers(_queries(7), d, 0.0, epsilon, 1, rng),
+            (-1.0,) * 6 + (1.0,), (0.0,) * 6 + (2.0,),
+            lambda out: len(out) == 1 and out[0][0] == 6 and out[0][1] <= 1.0,
+            "query 6 is reported first, with a released value <= 1")
+    if name == "no_cutoff":
+        # Four "below" queries move up and four "above" queries move down: no single
+        # shift of the threshold noise pays for both.
+        return SvtAuditCase(
+            name, "no cutoff: every positive reported", epsilon, math.inf,
+            lambda d, rng: naive.svt_no_cutoff(_queries(8), d, 0.0, epsilon, rng),
+            (0.0,) * 4 + (1.0,) * 4, (1.0,) * 4 + (0.0,) * 4,
+            lambda out: out == [4, 5, 6, 7], "exactly queries 4 to 7 are reported")
+    if name == "little_query_noise":
+        return SvtAuditCase(
+            name, "query noise Lap(4/(3ε)), c = 3", epsilon, (1 + 6 * 3) / 4 * epsilon,
+            lambda d, rng: naive.svt_little_query_noise(_queries(5), d, 0.0, epsilon, 3,
+                                                        rng),
+            (0.0, 0.0, 1.0, 1.0, 1.0), (1.0, 1.0, 0.0, 0.0, 0.0),
+            lambda out: out == [2, 3, 4], "exactly queries 2, 3, 4 are reported")
+    if name == "above_threshold":
+        return SvtAuditCase(
+            name, "AboveThreshold (dpkit.svt)", epsilon, epsilon,
+            lambda d, rng: above_threshold(_queries(5), d, 0.0, epsilon, rng=rng),
+            (0.0,) * 4 + (1.0,), (1.0,) * 4 + (0.0,), lambda out: out == 4,
+            "query 4 is the first to pass")
+    if name == "sparse":
+        return SvtAuditCase(
+            name, "Sparse, c = 3 (dpkit.svt)", epsilon, epsilon,
+            lambda d, rng: sparse(_queries(5), d, 0.0, epsilon, 3, rng=rng),
+            (0.0, 0.0, 1.0, 1.0, 1.0), (1.0, 1.0, 0.0, 0.0, 0.0),
+            lambda out: out == [2, 3, 4], "exactly queries 2, 3, 4 are reported")
+    raise ValueError(f"name must be one of {SVT_AUDIT_CASES}, got {name!r}")
+
+
+def audit_svt(name: str, epsilon: float = 1.0, *, n: int, confidence: float = 0.95,
+              rng: RandomSource | None = None) -> float:
+    """Certified lower bound on the privacy of an SVT variant, from ``n`` runs per input.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`SVT_AUDIT_CASES` (see :func:`svt_audit_case`).
+    epsilon : float
+        The claimed privacy parameter.
+    n : int
+        Runs of the mechanism on each of the two inputs.
+    confidence : float
+        Confidence of the bound (see :func:`dpkit.audit.epsilon_lower_bound`).
+    rng : RandomSource, optional
+        Source of randomness for the runs; ``None`` for the secure source.
+
+    Returns
+    -------
+    float
+        A lower bound on the mechanism's ε: above ``epsilon`` refutes the claim.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`svt_audit_case` and :func:`dpkit.audit.epsilon_lower_bound`.
+    """
+    case = svt_audit_case(name, epsilon)
+    return epsilon_lower_bound(case.mechanism, case.d0, case.d1, case.event, n=n,
+                               confidence=confidence, rng=rng)

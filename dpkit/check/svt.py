@@ -1,3 +1,223 @@
-"""Placeholder: filled in by the chapter that needs it."""
+"""Checkers for the exercises of the sparse vector technique chapter.
 
-__all__: list[str] = []
+Every checker is deterministic (fixed seeds and fixed test points) and returns a
+:class:`~dpkit.check.Verdict` whose message says what was expected and what was found.
+Statistical checks reject only at p-values below 1e-7, so a correct answer fails with
+probability below 1e-6.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+from scipy import integrate, stats
+
+from dpkit.check._verdict import Verdict
+from dpkit.check.gaussian import _call, _number
+from dpkit.datasets import load_adult
+from dpkit.rng import seeded
+
+__all__ = [
+    "check_above_threshold",
+    "check_auto_avg",
+    "check_little_noise_cost",
+    "check_sparse_scales",
+]
+
+_P_REJECT = 1e-7
+
+
+def check_sparse_scales(fn: Callable[[float, int], tuple[float, float]]) -> Verdict:
+    """Check ``fn(epsilon, c)``: the Laplace scales ``(threshold, query)`` Sparse uses.
+
+    Sparse runs AboveThreshold ``c`` times with ε/c each, so the scales are ``2c/ε`` for
+    the threshold and ``4c/ε`` for each query (Dwork & Roth 2014, Algorithm 2).
+    """
+    details = []
+    for epsilon, c in ((1.0, 1), (1.0, 3), (0.5, 2), (2.0, 10), (0.1, 4)):
+        got, error = _call(fn, epsilon, c)
+        if error:
+            return Verdict(False, f"fn({epsilon:g}, {c}) raised {error}", tuple(details))
+        want = (2 * c / epsilon, 4 * c / epsilon)
+        details.append(f"epsilon={epsilon:g}, c={c}: expected {want}, got {got!r}")
+        pair = (tuple(_number(v) for v in got)
+                if isinstance(got, (tuple, list)) and len(got) == 2 else None)
+        if pair is None or None in pair:
+            return Verdict(False, f"fn({epsilon:g}, {c}) must return two numbers "
+                           f"(threshold scale, query scale), got {got!r}", tuple(details))
+        if all(math.isclose(g, w, rel_tol=1e-9) for g, w in zip(pair, want, strict=True)):
+            continue
+        if math.isclose(pair[0], want[1], rel_tol=1e-9) and math.isclose(pair[1], want[0],
+                                                                         rel_tol=1e-9):
+            hint = "the two scales are swapped: the queries get the larger noise"
+        elif c > 1 and all(math.isclose(g, w / c, rel_tol=1e-9)
+                           for g, w in zip(pair, want, strict=True)):
+            hint = "these are AboveThreshold's scales for the whole ε; each of the c runs " \
+                   "only gets ε/c"
+        elif pair[0] < want[0] or pair[1] < want[1]:
+            hint = "too little noise: this would not be ε-DP"
+        else:
+            hint = "more noise than needed: private, but less accurate than Sparse"
+        return Verdict(False, f"for epsilon={epsilon:g}, c={c} expected scales {want}, got "
+                       f"{tuple(pair)}; {hint}", tuple(details))
+    return Verdict(True, "each of the c runs of AboveThreshold gets ε/c: threshold noise "
+                   "Lap(2c/ε), query noise Lap(4c/ε)", tuple(details[:3]))
+
+
+def check_little_noise_cost(fn: Callable[[float, int], float]) -> Verdict:
+    """Check ``fn(epsilon, c)``: the true privacy cost of SVT with query noise ``Lap(4/(3ε))``.
+
+    Lyu, Su & Li (2017), Algorithm 4 (threshold noise ``Lap(4/ε)``, query noise
+    ``Lap(4/(3ε))``, up to ``c`` positives) is ``((1 + 6c)/4)·ε``-DP: ε/4 for the threshold,
+    and ``2 · 3ε/4`` for each of the ``c`` positive answers.
+    """
+    details = []
+    for epsilon, c in ((1.0, 1), (1.0, 2), (0.5, 3), (2.0, 10), (0.1, 1)):
+        got, error = _call(fn, epsilon, c)
+        if error:
+            return Verdict(False, f"fn({epsilon:g}, {c}) raised {error}", tuple(details))
+        want = (1 + 6 * c) / 4 * epsilon
+        value = _number(got)
+        details.append(f"epsilon={epsilon:g}, c={c}: expected {want:g}, got {got!r}")
+        if value is None or not math.isclose(value, want, rel_tol=1e-9):
+            hint = ("the cost must grow with c: each positive answer pays for a shift of 2 "
+                    "in its query noise" if value is not None and c > 1
+                    and math.isclose(value, (1 + 6) / 4 * epsilon, rel_tol=1e-9) else
+                    "add ε/4 for the threshold noise and, per positive answer, 2/(scale of "
+                    "the query noise)")
+            return Verdict(False, f"for epsilon={epsilon:g}, c={c} the true cost is {want:g}, "
+                           f"got {got!r}; {hint}", tuple(details))
+    return Verdict(True, "the variant claims ε but costs (1 + 6c)ε/4: 1.75ε already for c = 1",
+                   tuple(details[:3]))
+
+
+class _Stream:
+    """A lazy, endless stream of constant queries that counts how many were evaluated.
+
+    Pulling or evaluating more than ``limit`` queries raises (so ``list(stream)`` fails
+    instead of exhausting the memory)."""
+
+    def __init__(self, answer_of_index: Callable[[int], float], limit: int) -> None:
+        self.answer_of_index = answer_of_index
+        self.limit = limit
+        self.evaluated = 0
+
+    def __iter__(self) -> Iterator[Callable[[Any], float]]:
+        for i in itertools.count():
+            if i >= self.limit:
+                raise RuntimeError(f"pulled more than {self.limit} queries from an endless "
+                                   "stream")
+
+            def query(_data: Any, i: int = i) -> float:
+                self.evaluated += 1
+                if self.evaluated > self.limit:
+                    raise RuntimeError(f"evaluated more than {self.limit} queries of an "
+                                       f"endless stream")
+                return self.answer_of_index(i)
+            yield query
+
+
+def _laplace_cdf(x: float, scale: float) -> float:
+    return 0.5 * math.exp(x / scale) if x < 0 else 1 - 0.5 * math.exp(-x / scale)
+
+
+def _prob_none(m: int, answer: float, epsilon: float) -> float:
+    """P(AboveThreshold returns None): m queries with the same answer, threshold 0."""
+    rho, nu = 2 / epsilon, 4 / epsilon
+    reach = 80 * nu + abs(answer)
+    return integrate.quad(lambda r: 0.5 / rho * math.exp(-abs(r) / rho)
+                          * _laplace_cdf(r - answer, nu) ** m,
+                          -reach, reach, points=[0.0, answer], limit=400)[0]
+
+
+def check_above_threshold(fn: Callable[..., int | None]) -> Verdict:
+    """Check ``fn(queries, data, threshold, epsilon, rng)``: an AboveThreshold.
+
+    Accepted when it (1) returns ``None``, not an index, when no query can pass; (2) stops
+    at the first pass on an endless stream; (3) has the outcome frequencies of threshold
+    noise ``Lap(2/ε)`` and query noise ``Lap(4/ε)`` (two binomial tests over 2000 runs each,
+    rejecting at p < 1e-7). ``rng`` is a :class:`dpkit.rng.RandomSource` (for example, use
+    ``rng.numpy_generator()``).
+    """
+    details: list[str] = []
+    far_below = [lambda _d: -1e9] * 5
+    got, error = _call(fn, far_below, None, 0.0, 1.0, seeded(1))
+    if error:
+        return Verdict(False, f"on five queries far below the threshold, fn raised {error}")
+    if got is not None:
+        return Verdict(False, f"when no query passes, return None, got {got!r}: a made-up "
+                       "index looks like a real answer and fails silently")
+    details.append("returns None when nothing passes")
+    stream = _Stream(lambda i: 1e9 if i == 3 else -1e9, limit=100)
+    got, error = _call(fn, stream, None, 0.0, 1.0, seeded(2))
+    if error or got != 3:
+        return Verdict(False, "on an endless stream whose query 3 is far above the threshold, "
+                       f"expected 3, got {error or repr(got)}; take the queries one at a "
+                       "time (no len(), no list()) and stop at the first pass", tuple(details))
+    if stream.evaluated != 4:
+        return Verdict(False, f"stop evaluating at the first pass: query 3 passed but "
+                       f"{stream.evaluated} queries were evaluated", tuple(details))
+    details.append("stops at the first pass of an endless stream")
+    runs = 2000
+    for m, answer, epsilon in ((3, 0.0, 1.0), (1, 6.0, 0.5)):
+        queries = [lambda _d, a=answer: a] * m
+        nones = 0
+        for run in range(runs):
+            got, error = _call(fn, queries, None, 0.0, epsilon, seeded(100 + run))
+            if error:
+                return Verdict(False, f"fn raised {error}", tuple(details))
+            nones += got is None
+        want = _prob_none(m, answer, epsilon)
+        p_value = stats.binomtest(nones, runs, want).pvalue
+        details.append(f"{m} queries with answer {answer:g}, ε = {epsilon:g}: None in "
+                       f"{nones / runs:.3f} of runs, expected {want:.3f} (p = {p_value:.2g})")
+        if p_value < _P_REJECT:
+            return Verdict(False, f"the outcome frequencies do not match threshold noise "
+                           f"Lap(2/ε) and query noise Lap(4/ε): None in {nones / runs:.3f} of "
+                           f"runs, expected {want:.3f}; draw the threshold noise once and a "
+                           "fresh query noise per query", tuple(details))
+    return Verdict(True, "your AboveThreshold returns None honestly, reads a stream lazily "
+                   "and adds the right noise", tuple(details))
+
+
+def check_auto_avg(fn: Callable[[Any, float, Any], float]) -> Verdict:
+    """Check ``fn(values, epsilon, rng)``: a private average with a privately chosen bound.
+
+    Accepted when, at ε = 1 over five seeds, the result is within 1 of the true mean of
+    Adult ``age`` (38.58) and ``hours-per-week`` (40.44) and within 2% on a column of
+    values near 1000. A result near 1.0 on every column means the denominator is a noisy
+    *sum*, not a noisy *count* of rows.
+    """
+    adult = load_adult()
+    columns = {
+        "age": adult["age"].to_numpy(dtype=np.float64),
+        "hours-per-week": adult["hours-per-week"].to_numpy(dtype=np.float64),
+        "values near 1000": 1000.0 + np.arange(5000) % 7,
+    }
+    details = []
+    for name, values in columns.items():
+        truth = float(values.mean())
+        tolerance = 0.02 * truth if truth > 500 else 1.0
+        for seed in range(5):
+            got, error = _call(fn, values.copy(), 1.0, seeded(seed))
+            if error:
+                return Verdict(False, f"on {name}, fn raised {error}", tuple(details))
+            value = _number(got)
+            if value is None:
+                return Verdict(False, f"on {name}, expected a number, got {got!r}",
+                               tuple(details))
+            if abs(value - truth) > tolerance:
+                hint = ("a result near 1.0 is a noisy sum divided by a noisy sum: divide by "
+                        "a noisy count of rows (sensitivity 1)" if abs(value - 1) < 0.2 else
+                        "choose the bound with choose_clip_bound(values, ε/3, ...), release "
+                        "the clipped sum (sensitivity b) and the row count (sensitivity 1) "
+                        "with ε/3 each")
+                return Verdict(False, f"on {name} (true mean {truth:.4g}) got {value:.4g}, "
+                               f"more than {tolerance:.3g} away; {hint}", tuple(details))
+            details.append(f"{name}, seed {seed}: {value:.4g} (true {truth:.4g})")
+    return Verdict(True, "your average divides a noisy clipped sum by a noisy count",
+                   tuple(details[::5]))

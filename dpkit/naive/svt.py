@@ -2,7 +2,8 @@
 
 Each function reproduces a version of the sparse vector technique (SVT) that has been
 taught or published, with its mistake kept so that the book can audit it. All use the
-textbook's floating-point Laplace noise (NumPy), and all treat the queries as sensitivity-1.
+textbook's floating-point Laplace noise
+(:func:`dpkit.naive.textbook_laplace_noise`), and all treat the queries as sensitivity-1.
 Every docstring states the privacy the function really gives; the safe versions are
 :func:`dpkit.svt.above_threshold`, :func:`dpkit.svt.sparse` and :func:`dpkit.svt.auto_avg`.
 
@@ -26,14 +27,15 @@ and :func:`auto_avg` are correct in their privacy but return wrong answers.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
 from dpkit._checks import check_epsilon, check_finite_array, check_integer, check_real
+from dpkit.naive.laplace import laplace_mechanism, textbook_laplace_noise
 from dpkit.rng import RandomSource, resolve
-from dpkit.svt import Query, _check_bounds_grid, _check_queries, _evaluate
+from dpkit.svt import Query, _call_query, _check_bounds_grid, _check_queries
 
 __all__ = [
     "above_threshold",
@@ -46,9 +48,34 @@ __all__ = [
 ]
 
 
+class _TextbookNoise:
+    """Draws the textbook floating-point Laplace noise one value at a time, 16 at once.
+
+    ``noise(scale)`` is ``textbook_laplace_noise(U, S, scale)`` for fresh ``U`` and ``S``
+    (as :func:`dpkit.naive.laplace_mechanism` draws them); ``noise(0)`` is no noise.
+    """
+
+    _BLOCK = 16
+
+    def __init__(self, source: RandomSource) -> None:
+        self._source = source
+        self._units: Iterator[float] = iter(())
+
+    def __call__(self, scale: float) -> float:
+        if scale == 0:
+            return 0.0
+        unit = next(self._units, None)
+        if unit is None:
+            uniforms = 1.0 - self._source.uniforms(self._BLOCK)   # in (0, 1]
+            signs = np.where(self._source.uniforms(self._BLOCK) < 0.5, 1.0, -1.0)
+            self._units = iter(textbook_laplace_noise(uniforms, signs, 1.0).tolist())
+            unit = next(self._units)
+        return scale * unit  # == textbook_laplace_noise(U, S, scale): sign flips are exact
+
+
 def _variant(queries: Any, data: Any, threshold: Any, *, threshold_scale: float,
              query_scale: float, c: int | None, refresh: bool,
-             generator: np.random.Generator) -> list[tuple[int, float]]:
+             source: RandomSource) -> list[tuple[int, float]]:
     """The SVT skeleton every variant here shares, in floating point.
 
     ``T̂ = T + Lap(threshold_scale)`` (no noise if 0); for each query in order,
@@ -58,13 +85,13 @@ def _variant(queries: Any, data: Any, threshold: Any, *, threshold_scale: float,
     """
     threshold = check_real(threshold, "threshold")
 
-    def noise(scale: float) -> float:
-        return float(generator.laplace(0.0, scale)) if scale > 0 else 0.0
+    noise = _TextbookNoise(source)
 
     noisy_threshold = threshold + noise(threshold_scale)
     reports: list[tuple[int, float]] = []
     for index, query in enumerate(_check_queries(queries)):
-        answer = float(_evaluate(query, data, index)) + noise(query_scale)
+        answer = check_real(_call_query(query, data, index), f"queries[{index}](data)")
+        answer += noise(query_scale)
         if answer >= noisy_threshold:
             reports.append((index, answer))
             if c is not None and len(reports) >= c:
@@ -72,10 +99,6 @@ def _variant(queries: Any, data: Any, threshold: Any, *, threshold_scale: float,
             if refresh:
                 noisy_threshold = threshold + noise(threshold_scale)
     return reports
-
-
-def _generator(rng: Any) -> np.random.Generator:
-    return resolve(rng).numpy_generator()
 
 
 def above_threshold(queries: Iterable[Query], data: Any, threshold: float, epsilon: float,
@@ -101,7 +124,7 @@ def above_threshold(queries: Iterable[Query], data: Any, threshold: float, epsil
     epsilon : float
         Per-query privacy parameter, finite and > 0.
     rng : RandomSource, optional
-        Seeds the NumPy generator that draws the noise; ``None`` for the secure source.
+        Source of the uniform draws behind the noise; ``None`` for the secure source.
 
     Returns
     -------
@@ -114,7 +137,7 @@ def above_threshold(queries: Iterable[Query], data: Any, threshold: float, epsil
     """
     epsilon = check_epsilon(epsilon)
     reports = _variant(queries, data, threshold, threshold_scale=0.0, query_scale=1 / epsilon,
-                       c=1, refresh=False, generator=_generator(rng))
+                       c=1, refresh=False, source=resolve(rng))
     return reports[0][0] if reports else None
 
 
@@ -141,7 +164,7 @@ def above_threshold_random_index(queries: Sequence[Query], data: Any, threshold:
     epsilon : float
         Privacy parameter, finite and > 0.
     rng : RandomSource, optional
-        Seeds the NumPy generator; ``None`` for the secure source.
+        Source of the uniform draws; ``None`` for the secure source.
 
     Returns
     -------
@@ -159,12 +182,12 @@ def above_threshold_random_index(queries: Sequence[Query], data: Any, threshold:
                         f"{type(queries).__name__}")
     if len(queries) == 0:
         raise ValueError("queries must hold at least one query, got none")
-    generator = _generator(rng)
+    source = resolve(rng)
     reports = _variant(queries, data, threshold, threshold_scale=2 / epsilon,
-                       query_scale=4 / epsilon, c=1, refresh=False, generator=generator)
+                       query_scale=4 / epsilon, c=1, refresh=False, source=source)
     if reports:
         return reports[0][0]
-    return int(generator.integers(len(queries)))  # the bug: a made-up answer
+    return source.randbelow(len(queries))  # the bug: a made-up answer
 
 
 def svt_release_answers(queries: Iterable[Query], data: Any, threshold: float, epsilon: float,
@@ -190,7 +213,7 @@ def svt_release_answers(queries: Iterable[Query], data: Any, threshold: float, e
     c : int
         Most reports, an integer >= 1.
     rng : RandomSource, optional
-        Seeds the NumPy generator; ``None`` for the secure source.
+        Source of the uniform draws; ``None`` for the secure source.
 
     Returns
     -------
@@ -206,7 +229,7 @@ def svt_release_answers(queries: Iterable[Query], data: Any, threshold: float, e
     c = check_integer(c, "c", minimum=1)
     return _variant(queries, data, threshold, threshold_scale=2 / epsilon,
                     query_scale=2 * c / epsilon, c=c, refresh=False,
-                    generator=_generator(rng))
+                    source=resolve(rng))
 
 
 def svt_little_query_noise(queries: Iterable[Query], data: Any, threshold: float,
@@ -245,7 +268,7 @@ def svt_little_query_noise(queries: Iterable[Query], data: Any, threshold: float
     c = check_integer(c, "c", minimum=1)
     reports = _variant(queries, data, threshold, threshold_scale=4 / epsilon,
                        query_scale=4 / (3 * epsilon), c=c, refresh=False,
-                       generator=_generator(rng))
+                       source=resolve(rng))
     return [index for index, _ in reports]
 
 
@@ -282,7 +305,7 @@ def svt_no_query_noise(queries: Iterable[Query], data: Any, threshold: float, ep
     """
     epsilon = check_epsilon(epsilon)
     reports = _variant(queries, data, threshold, threshold_scale=2 / epsilon,
-                       query_scale=0.0, c=None, refresh=False, generator=_generator(rng))
+                       query_scale=0.0, c=None, refresh=False, source=resolve(rng))
     return [index for index, _ in reports]
 
 
@@ -322,7 +345,7 @@ def svt_no_cutoff(queries: Iterable[Query], data: Any, threshold: float, epsilon
     epsilon = check_epsilon(epsilon)
     reports = _variant(queries, data, threshold, threshold_scale=2 / epsilon,
                        query_scale=2 / epsilon, c=None, refresh=False,
-                       generator=_generator(rng))
+                       source=resolve(rng))
     return [index for index, _ in reports]
 
 
@@ -334,7 +357,8 @@ def auto_avg(values: Any, epsilon: float, *, bounds: Sequence[float],
     :func:`above_threshold_random_index`), ε/3 on a noisy clipped sum, and ε/3 on the
     denominator, but the denominator is *another noisy clipped sum* instead of a noisy
     count of rows. The result is a noisy sum divided by a noisy copy of itself: about 1.0,
-    whatever the column. The noise is the textbook's floating-point Laplace.
+    whatever the column. The noise is the textbook's floating-point Laplace
+    (:func:`dpkit.naive.laplace_mechanism`).
 
     **True privacy: ε** (three ε/3 releases with the right sensitivities); the estimate is
     simply not an average. Compare :func:`dpkit.svt.auto_avg`, which divides by a noisy
@@ -367,8 +391,7 @@ def auto_avg(values: Any, epsilon: float, *, bounds: Sequence[float],
     queries = [lambda d, b=float(b): float(np.clip(d, 0, b).sum() - np.clip(d, 0, b + 1).sum())
                for b in grid]
     bound = float(grid[above_threshold_random_index(queries, data, 0.0, share, rng=source)])
-    generator = source.numpy_generator()
     clipped_sum = float(np.clip(data, 0, bound).sum())
-    noisy_sum = clipped_sum + generator.laplace(0.0, bound / share)
-    noisy_denominator = clipped_sum + generator.laplace(0.0, bound / share)  # the bug
+    noisy_sum = laplace_mechanism(clipped_sum, bound, share, source)
+    noisy_denominator = laplace_mechanism(clipped_sum, bound, share, source)  # the bug
     return float(noisy_sum / noisy_denominator)
