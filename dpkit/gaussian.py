@@ -145,9 +145,11 @@ def delta_for_sigma(sigma: Any, sensitivity: Any, epsilon: Any) -> float:
     Returns
     -------
     float
-        δ(σ) in (0, 1], rounded up: never below the true value, and above it by a relative
-        error below 1e-8 wherever δ ≥ 1e-300 (in practice a few 1e-14). When the true δ is
-        below the smallest positive float, the smallest positive float is returned.
+        δ(σ) in (0, 1], rounded up: never below the true value. The excess is the error
+        bound added for safety; measured against a 50-digit reference it stays below 2e-8
+        relative for ε >= 0.01 and below 1e-7 for ε >= 1e-4 (where 1 − r is small), and is
+        usually near 1e-12. When the true δ is below the smallest positive float, the
+        smallest positive float is returned.
 
     Raises
     ------
