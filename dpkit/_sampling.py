@@ -389,22 +389,34 @@ def _random_integers(rng: RandomSource, n: int, bits: int) -> np.ndarray:
     return (wide.view("<u8")[:, 0] & np.uint64((1 << bits) - 1)).astype(np.int64)
 
 
+_MARGIN = 2.0**-44  # relative width of float brackets: 512 units of roundoff, >= 64x the need
+
+
+def _ratio_bracket(r: np.ndarray, scale: Fraction) -> tuple[np.ndarray, np.ndarray]:
+    """Float bounds ``lo <= r/scale <= hi`` for integers ``0 <= r < 2**53``.
+
+    ``fl(r) = r`` and ``fl(scale)`` and ``fl(r / fl(scale))`` each carry a relative error of
+    at most ``u = 2**-53`` (IEEE 754 rounds correctly), so the float quotient is within
+    ``3u`` (relative) of ``r/scale``; widening by ``_MARGIN`` relative (and the roundings of
+    that widening, ``2u``) encloses it. ``r = 0`` gives the exact ``[0, 0]``.
+    """
+    x = r.astype(np.float64) / float(scale)
+    return x * (1.0 - _MARGIN), x * (1.0 + _MARGIN)
+
+
 def _truncated_geometric(scale: Fraction, bits: int, n: int, rng: RandomSource) -> np.ndarray:
     """``n`` exact draws of ``R`` in ``[0, 2**bits)`` with ``P[R = r] ∝ exp(-r/scale)``.
 
     A uniform ``r`` (``bits <= 52`` random bits) is accepted with probability
-    ``exp(-r/scale)``, decided exactly as ``E > r/scale`` (:func:`_exceeds`); the float bracket
-    of ``r/scale`` comes from one correctly rounded division moved one float outwards.
+    ``exp(-r/scale)``, decided exactly as ``E > r/scale`` (:func:`_exceeds`) with the float
+    bracket of :func:`_ratio_bracket`.
     """
     out = np.empty(n, dtype=np.int64)
     todo = np.arange(n)
-    t = float(scale)
-    t_lo, t_hi = float(_down(t)), float(_up(t))
     while todo.size:
         r = _random_integers(rng, todo.size, bits)
-        rf = r.astype(np.float64)                        # exact: bits <= 52
-        accept = _exceeds(np.maximum(_down(rf / t_hi), 0.0), _up(rf / t_lo),
-                          lambda j, r=r: Fraction(int(r[j])) / scale, rng)
+        lo, hi = _ratio_bracket(r, scale)
+        accept = _exceeds(lo, hi, lambda j, r=r: Fraction(int(r[j])) / scale, rng)
         out[todo[accept]] = r[accept]
         todo = todo[~accept]
     return out
@@ -569,36 +581,25 @@ def discrete_laplace(scale: Fraction | int, rng: RandomSource,
 
 # --------------------------------------------------------------- vectorised discrete Gaussian
 
-def _down(x: np.ndarray | float) -> np.ndarray:
-    return np.nextafter(x, -np.inf)
-
-
-def _up(x: np.ndarray | float) -> np.ndarray:
-    return np.nextafter(x, np.inf)
-
-
 def _gamma_bracket(y: np.ndarray, sigma2: Fraction, t: int) -> tuple[np.ndarray, np.ndarray]:
-    """Float bounds ``lo <= (|y| - sigma2/t)**2 / (2 sigma2) <= hi`` for int64 ``y``.
+    """Float bounds ``lo <= γ <= hi`` for ``γ = (|y| - sigma2/t)**2 / (2 sigma2)``, int64 ``y``.
 
-    Every IEEE operation is correctly rounded to nearest, so moving each result one float
-    outwards encloses the exact value; inputs are enclosed the same way. ``|y| < 2**53`` is
-    needed for an exact conversion: larger values get the bracket ``[0, inf]``, which sends
-    them to the exact rational comparison.
+    Error analysis (IEEE 754, round to nearest, ``u = 2**-53``): ``a = |y|`` converts
+    exactly (``< 2**53``); ``c = fl(sigma2/t)`` and ``s = fl(2 sigma2)`` carry relative errors
+    ``<= u``. With ``d = a - sigma2/t``, the computed ``fl(fl(fl(a - c)**2) / s)`` equals
+    ``(d + e)**2 / (2 sigma2) · (1 + η)`` with ``|e| <= u·sigma2/t`` and ``|η| <= 5.01u``.
+    Since ``t > σ``, ``|2de| / (2σ²) <= u·sqrt(2γ)`` and ``e²/(2σ²) <= u²``, so the error is
+    below ``8u·(γ̃ + 1)`` for the computed ``γ̃``. The bracket ``γ̃ ± _MARGIN·(γ̃ + 1)`` is 64
+    times wider than that, which also absorbs the roundings of the bracket itself. Values
+    ``|y| >= 2**53`` get ``[0, inf]``, which sends them to the exact rational comparison.
     """
     magnitude = np.abs(y)
-    a = magnitude.astype(np.float64)
-    c = float(sigma2 / t)
-    c_lo, c_hi = float(_down(c)), float(_up(c))
-    s = float(2 * sigma2)
-    s_lo, s_hi = float(_down(s)), float(_up(s))
-    d_lo = _down(a - c_hi)
-    d_hi = _up(a - c_lo)
-    sq_lo = np.where(d_lo > 0, _down(d_lo * d_lo), np.where(d_hi < 0, _down(d_hi * d_hi), 0.0))
-    sq_hi = _up(np.maximum(d_lo * d_lo, d_hi * d_hi))
-    lo = np.maximum(_down(sq_lo / s_hi), 0.0)
-    hi = _up(sq_hi / s_lo)
-    huge = magnitude >= 2**53          # not converted exactly: leave to the exact path
-    return np.where(huge, 0.0, lo), np.where(huge, np.inf, hi)
+    d = magnitude.astype(np.float64) - float(sigma2 / t)
+    gamma = d * d / float(2 * sigma2)
+    margin = _MARGIN * (gamma + 1.0)
+    huge = magnitude >= 2**53
+    return (np.where(huge, 0.0, np.maximum(gamma - margin, 0.0)),
+            np.where(huge, np.inf, gamma + margin))
 
 
 _FRACTION_DIGITS = 40  # fractional digits of E tried against the float bracket
@@ -690,15 +691,45 @@ def _exceeds_exact(low: Fraction, width: Fraction, gamma: Fraction, digits: int,
 
 
 def _discrete_gaussian_vector(sigma2: Fraction, n: int, rng: RandomSource) -> np.ndarray:
-    """``n`` exact discrete Gaussian draws (CKS Algorithm 3, acceptance via ``E > γ``)."""
+    """``n`` exact discrete Gaussian draws (CKS Algorithm 3, acceptance via ``E > γ``).
+
+    For ``t >= 2**10`` the discrete Laplace proposal is not drawn on its own: its magnitude
+    ``2**L·H + R`` takes ``R`` uniform, and the two acceptance steps, ``exp(-R/t)`` (which
+    makes ``R`` truncated geometric) and ``exp(-γ)`` (CKS), are one trial ``E > R/t + γ``
+    with probability ``exp(-R/t)·exp(-γ)``; the proposal ``(-, 0)`` gets ``γ = inf``. The
+    accepted values have probability proportional to ``exp(-|y|/t)·exp(-γ(y))``, exactly
+    as in Algorithm 3.
+    """
     t = _floor_sqrt(sigma2) + 1
+    scale = Fraction(t)
     out = np.empty(n, dtype=np.int64)
     todo = np.arange(n)
     while todo.size:
-        y = _discrete_laplace_vector(Fraction(t), todo.size, rng)
-        gamma_lo, gamma_hi = _gamma_bracket(y, sigma2, t)
-        accept = _exceeds(gamma_lo, gamma_hi,
-                          lambda j, y=y: _gaussian_gamma(int(y[j]), sigma2, t), rng)
+        m = todo.size
+        if t < _SPLIT_SCALE:
+            y = _discrete_laplace_vector(scale, m, rng)
+            low = np.zeros(m, dtype=np.int64)
+            lo, hi = _gamma_bracket(y, sigma2, t)
+        else:
+            bits = _floor_log2(scale) - 2
+            high = _inversion_table(scale / 2**bits).sample(m, rng)
+            low = _random_integers(rng, m, bits)
+            if int(high.max()) >= 2 ** (62 - bits):              # never in practice
+                raise OverflowError("discrete Gaussian proposal beyond 2**62")
+            magnitude = (high << bits) + low
+            negative = np.unpackbits(_uint8(rng, (m + 7) // 8), count=m).astype(bool)
+            y = np.where(negative, -magnitude, magnitude)
+            lo, hi = _gamma_bracket(y, sigma2, t)
+            r_lo, r_hi = _ratio_bracket(low, scale)
+            lo = (lo + r_lo) * (1.0 - 2.0**-52)       # float sums of bounds, widened by 2u
+            hi = (hi + r_hi) * (1.0 + 2.0**-52)
+            invalid = negative & (magnitude == 0)
+            lo, hi = np.where(invalid, np.inf, lo), np.where(invalid, np.inf, hi)
+
+        def exact(j: int, y: np.ndarray = y, low: np.ndarray = low) -> Fraction:
+            return Fraction(int(low[j])) / scale + _gaussian_gamma(int(y[j]), sigma2, t)
+
+        accept = _exceeds(lo, hi, exact, rng)
         out[todo[accept]] = y[accept]
         todo = todo[~accept]
     return out

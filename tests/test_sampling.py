@@ -317,3 +317,12 @@ def test_inversion_table_ties_and_tail(monkeypatch: pytest.MonkeyPatch, scale: F
     assert binned_chi_square(samples, geometric_cdf(float(scale)), edges) > ALPHA
     wrong = geometric_cdf(float(scale) * 1.08)
     assert binned_chi_square(samples, wrong, edges) < ALPHA
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 2**52), min_size=1, max_size=20),
+       st.fractions(min_value=Fraction(1, 10**6), max_value=Fraction(10**15)))
+def test_ratio_bracket_encloses_exact_value(rs: list[int], scale: Fraction) -> None:
+    lo, hi = sampling._ratio_bracket(np.array(rs, dtype=np.int64), scale)
+    for r, a, b in zip(rs, lo, hi, strict=True):
+        assert Fraction(float(a)) <= Fraction(r) / scale <= Fraction(float(b))
