@@ -389,6 +389,28 @@ def _random_integers(rng: RandomSource, n: int, bits: int) -> np.ndarray:
     return (wide.view("<u8")[:, 0] & np.uint64((1 << bits) - 1)).astype(np.int64)
 
 
+def _by_rejection(propose: Callable[[int], tuple[np.ndarray, np.ndarray]], n: int,
+                  rate: float) -> np.ndarray:
+    """``n`` values from a propose-and-accept step, oversampled so that one or two rounds do.
+
+    ``propose(m)`` returns ``m`` candidates and a mask of the accepted ones. Accepted
+    candidates are independent draws from the target distribution, so keeping the first
+    ones in order and dropping any surplus (a rule that looks at counts, never at values)
+    leaves the result exact. ``rate`` is a guess of the acceptance rate, refined as we go.
+    """
+    out = np.empty(n, dtype=np.int64)
+    filled = 0
+    while filled < n:
+        need = n - filled
+        count = int(need / rate * 1.05) + 8
+        values, accept = propose(count)
+        kept = values[accept][:need]
+        out[filled:filled + kept.size] = kept
+        filled += kept.size
+        rate = max(float(np.mean(accept)), 0.05)
+    return out
+
+
 _MARGIN = 2.0**-44  # relative width of float brackets: 512 units of roundoff, >= 64x the need
 
 
@@ -411,15 +433,12 @@ def _truncated_geometric(scale: Fraction, bits: int, n: int, rng: RandomSource) 
     ``exp(-r/scale)``, decided exactly as ``E > r/scale`` (:func:`_exceeds`) with the float
     bracket of :func:`_ratio_bracket`.
     """
-    out = np.empty(n, dtype=np.int64)
-    todo = np.arange(n)
-    while todo.size:
-        r = _random_integers(rng, todo.size, bits)
+    def propose(m: int) -> tuple[np.ndarray, np.ndarray]:
+        r = _random_integers(rng, m, bits)
         lo, hi = _ratio_bracket(r, scale)
-        accept = _exceeds(lo, hi, lambda j, r=r: Fraction(int(r[j])) / scale, rng)
-        out[todo[accept]] = r[accept]
-        todo = todo[~accept]
-    return out
+        return r, _exceeds(lo, hi, lambda j: Fraction(int(r[j])) / scale, rng)
+
+    return _by_rejection(propose, n, 0.88)
 
 
 _TABLE_BYTES = 3  # bytes of U compared at once by the inversion sampler
@@ -519,16 +538,12 @@ def _geometric_vector(scale: Fraction, n: int, rng: RandomSource) -> np.ndarray:
 
 def _discrete_laplace_vector(scale: Fraction, n: int, rng: RandomSource) -> np.ndarray:
     """``n`` exact discrete Laplace draws (random sign times geometric, ``(-, 0)`` rejected)."""
-    out = np.empty(n, dtype=np.int64)
-    todo = np.arange(n)
-    while todo.size:
-        g = _geometric_vector(scale, todo.size, rng)
-        negative = np.unpackbits(_uint8(rng, (todo.size + 7) // 8), count=todo.size).astype(bool)
-        keep = ~(negative & (g == 0))
-        values = np.where(negative, -g, g)
-        out[todo[keep]] = values[keep]
-        todo = todo[~keep]
-    return out
+    def propose(m: int) -> tuple[np.ndarray, np.ndarray]:
+        g = _geometric_vector(scale, m, rng)
+        negative = np.unpackbits(_uint8(rng, (m + 7) // 8), count=m).astype(bool)
+        return np.where(negative, -g, g), ~(negative & (g == 0))
+
+    return _by_rejection(propose, n, 0.5 + 0.5 * math.exp(-1 / float(scale)))
 
 
 def discrete_laplace(scale: Fraction | int, rng: RandomSource,
@@ -702,10 +717,8 @@ def _discrete_gaussian_vector(sigma2: Fraction, n: int, rng: RandomSource) -> np
     """
     t = _floor_sqrt(sigma2) + 1
     scale = Fraction(t)
-    out = np.empty(n, dtype=np.int64)
-    todo = np.arange(n)
-    while todo.size:
-        m = todo.size
+
+    def propose(m: int) -> tuple[np.ndarray, np.ndarray]:
         if t < _SPLIT_SCALE:
             y = _discrete_laplace_vector(scale, m, rng)
             low = np.zeros(m, dtype=np.int64)
@@ -726,13 +739,12 @@ def _discrete_gaussian_vector(sigma2: Fraction, n: int, rng: RandomSource) -> np
             invalid = negative & (magnitude == 0)
             lo, hi = np.where(invalid, np.inf, lo), np.where(invalid, np.inf, hi)
 
-        def exact(j: int, y: np.ndarray = y, low: np.ndarray = low) -> Fraction:
+        def exact(j: int) -> Fraction:
             return Fraction(int(low[j])) / scale + _gaussian_gamma(int(y[j]), sigma2, t)
 
-        accept = _exceeds(lo, hi, exact, rng)
-        out[todo[accept]] = y[accept]
-        todo = todo[~accept]
-    return out
+        return y, _exceeds(lo, hi, exact, rng)
+
+    return _by_rejection(propose, n, 0.6)
 
 
 def discrete_gaussian(sigma2: Fraction | int, rng: RandomSource,
