@@ -382,11 +382,12 @@ _SPLIT_SCALE = 2**10  # from this scale on, geometric draws split into high and 
 
 
 def _random_integers(rng: RandomSource, n: int, bits: int) -> np.ndarray:
-    """``n`` uniform integers in ``[0, 2**bits)`` (``bits <= 64``), ``ceil(bits/8)`` bytes each."""
-    width = (bits + 7) // 8
-    wide = np.zeros((n, 8), dtype=np.uint8)
-    wide[:, :width] = _uint8(rng, n * width).reshape(n, width)
-    return (wide.view("<u8")[:, 0] & np.uint64((1 << bits) - 1)).astype(np.int64)
+    """``n`` uniform integers in ``[0, 2**bits)`` (``bits <= 64``), 4 or 8 random bytes each."""
+    if bits <= 32:
+        words = np.frombuffer(rng.bytes(4 * n), dtype="<u4")
+        return (words & np.uint32((1 << bits) - 1)).astype(np.int64)
+    words = np.frombuffer(rng.bytes(8 * n), dtype="<u8")
+    return (words >> np.uint64(64 - bits)).astype(np.int64)
 
 
 def _by_rejection(propose: Callable[[int], tuple[np.ndarray, np.ndarray]], n: int,
@@ -612,9 +613,11 @@ def _gamma_bracket(y: np.ndarray, sigma2: Fraction, t: int) -> tuple[np.ndarray,
     d = magnitude.astype(np.float64) - float(sigma2 / t)
     gamma = d * d / float(2 * sigma2)
     margin = _MARGIN * (gamma + 1.0)
-    huge = magnitude >= 2**53
-    return (np.where(huge, 0.0, np.maximum(gamma - margin, 0.0)),
-            np.where(huge, np.inf, gamma + margin))
+    lo, hi = np.maximum(gamma - margin, 0.0), gamma + margin
+    if magnitude.size and int(magnitude.max()) >= 2**53:
+        huge = magnitude >= 2**53
+        lo, hi = np.where(huge, 0.0, lo), np.where(huge, np.inf, hi)
+    return lo, hi
 
 
 _FRACTION_DIGITS = 40  # fractional digits of E tried against the float bracket
