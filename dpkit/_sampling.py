@@ -27,8 +27,12 @@ For ``p = exp(-1/scale)`` each digit is a Bernoulli trial with a *fixed* irratio
 probability, so a whole array of geometric variables is drawn with one byte-wide comparison
 per digit and per sample (ties, one in 256, are resolved with further bytes of both numbers).
 Digits above ``2**I >= 16 * scale`` are summarised by one exact trial ``P[G >= 2**I]``, and the
-rare samples that pass it finish with the one-at-a-time exact sampler. A discrete Laplace
-variable is a random sign times ``G``, with ``(-, 0)`` rejected (as in CKS Algorithm 2).
+rare samples that pass it finish with the one-at-a-time exact sampler. Large scales split
+``G = 2**L·H + R``: ``H`` (scale 4 to 8) by exact inversion from three random bytes, ``R`` by
+uniform bits accepted with probability ``exp(-R/scale)`` (decided as ``E > R/scale`` for an
+exact exponential ``E``, see below), so an array costs about a dozen random bytes per sample.
+A discrete Laplace variable is a random sign times ``G``, with ``(-, 0)`` rejected (as in
+CKS Algorithm 2).
 
 The discrete Gaussian uses CKS Algorithm 3: a discrete Laplace proposal ``Y`` accepted with
 probability ``exp(-γ)``, ``γ = (|Y| - sigma2/t)² / (2 sigma2)``. Acceptance is decided as
