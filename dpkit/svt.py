@@ -69,21 +69,22 @@ __all__ = [
 
 
 def _default_clip_bounds() -> tuple[int, ...]:
-    """1, 2, …, 22, then integers growing by about 9% a step (b + b // 11), up to 2**40."""
+    """1, 2, …, 200, then integers growing by about 1% a step (b + b // 100), up to 2**40."""
     grid = [1]
     while grid[-1] < 2**40:
-        grid.append(max(grid[-1] + 1, grid[-1] + grid[-1] // 11))
+        grid.append(max(grid[-1] + 1, grid[-1] + grid[-1] // 100))
     return tuple(grid)
 
 
 #: The candidate clipping bounds :func:`auto_avg` tries when none are given: every integer
-#: up to 22, then steps of about 9% up to 2**40 (308 candidates). Data independent, as
-#: they must be; their number costs no privacy, and fine steps keep the overshoot small.
+#: up to 200, then steps of about 1% up to 2**40 (2,481 candidates). Data independent, as
+#: they must be; their number costs no privacy, and fine steps keep the bound from
+#: overshooting (see :func:`choose_clip_bound`).
 DEFAULT_CLIP_BOUNDS: tuple[int, ...] = _default_clip_bounds()
 
 #: :func:`choose_clip_bound`'s default threshold is this many threshold-noise scales
-#: (``2/ε``) below 0, that is ``-10/ε``.
-CLIP_THRESHOLD_SCALES = 5
+#: (``2/ε``) below 0, that is ``-20/ε``.
+CLIP_THRESHOLD_SCALES = 10
 
 Query = Callable[[Any], Any]
 
@@ -338,14 +339,17 @@ def _clip_query_units(values: np.ndarray, grid: tuple[int | float, ...], bits: i
     """
     ordered = np.sort(values)
     one = 2**bits
+    starts = np.array([float(b) for b in grid])
+    lows = np.searchsorted(ordered, starts, side="right")         # first v > b
+    highs = np.searchsorted(ordered, starts + 1.0, side="left")   # first v >= b + 1
     answers = []
-    for bound in grid:
-        b = float(bound)
-        low = int(np.searchsorted(ordered, b, side="right"))      # first v > b
-        high = int(np.searchsorted(ordered, b + 1.0, side="left"))  # first v >= b + 1
+    for b, low, high in zip(starts, lows.tolist(), highs.tolist(), strict=True):
         full = len(ordered) - max(low, high)
-        steps = np.floor(np.minimum(ordered[low:high] - b, 1.0) * float(one))
-        partial = sum(int(x) for x in steps) if steps.size * one >= 2**53 else int(steps.sum())
+        partial = 0
+        if high > low:  # rows strictly between b and b + 1 contribute a fraction
+            steps = np.floor(np.minimum(ordered[low:high] - b, 1.0) * float(one))
+            partial = (sum(int(x) for x in steps) if steps.size * one >= 2**53
+                       else int(steps.sum()))
         answers.append(-(full * one + partial))
     return answers
 
@@ -412,7 +416,7 @@ def choose_clip_bound(values: Any, epsilon: float, *, bounds: Iterable[float],
         Source of random bits; ``None`` (default) is the secure OS source.
     threshold : real number, optional
         The query value that counts as "stopped growing" (usually <= 0). Default
-        ``-10/ε``: five times the threshold noise's scale ``2/ε`` below 0 (see Notes).
+        ``-20/ε``: ten times the threshold noise's scale ``2/ε`` below 0 (see Notes).
 
     Returns
     -------
@@ -443,8 +447,8 @@ def choose_clip_bound(values: Any, epsilon: float, *, bounds: Iterable[float],
     1/2, and the threshold noise is shared: one large draw ``ρ`` makes every later
     candidate fail, so the bound overshoots by many steps, sometimes past the whole grid
     (the chance of overshooting by ``j`` candidates decays only like ``1/j**2``). A
-    threshold ``-10/ε`` multiplies those chances by ``e**-5``, at the price of stopping
-    where about ``10/ε`` rows still lie above ``b``.
+    threshold ``-20/ε`` multiplies those chances by ``e**-10`` (5e-5), at the price of stopping
+    where about ``20/ε`` rows still lie above ``b``.
     """
     return _clip_bound_runs(values, epsilon, bounds, threshold, 1, rng)[0]
 
@@ -511,7 +515,7 @@ def auto_avg(values: Any, epsilon: float, *, bounds: Iterable[float] | None = No
         Total privacy parameter, finite and > 0.
     bounds : iterable of real numbers, optional
         Candidate clipping bounds (see :func:`choose_clip_bound`); default
-        :data:`DEFAULT_CLIP_BOUNDS` (1 to 22, then steps of about 9% up to 2**40).
+        :data:`DEFAULT_CLIP_BOUNDS` (1 to 200, then steps of about 1% up to 2**40).
     rng : RandomSource, optional
         Source of random bits; ``None`` (default) is the secure OS source.
 

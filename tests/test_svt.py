@@ -250,35 +250,32 @@ def test_clip_query_is_the_clipped_sum_difference_and_has_sensitivity_one(values
 
 
 def test_choose_clip_bound_on_a_known_column():
-    # 1000 rows at 40 and 5 rows at 95; candidates 10, 20, ..., 200; ε = 5: threshold -2,
-    # noise scales 0.4 (threshold) and 0.8 (queries); the noise gap ν - ρ has survival
-    # S(z) = (0.64 e^(-z/0.8) - 0.16 e^(-z/0.4)) / 0.96.
-    # * b <= 30: the query is -1005, a pass needs a gap >= 1003: probability ~e**-1250.
-    # * b = 40..90: the query is -5, a pass needs a gap >= 3: S(3) = 0.0156 each, <= 0.094
-    #   for the six together.
-    # * b = 100: the query is 0, a pass needs a gap >= -2: probability 1 - S(2) = 0.946;
-    #   no pass from 100 to 200 (None) has probability 1.7e-4 (numerical integration).
-    # So P(100 <= b <= 200) >= 1 - 0.094 - 1.7e-4 = 0.906, and fewer than 25 such runs out
-    # of 40 has probability P(Bin(40, 0.906) <= 24) = 2.5e-7 (false failure).
-    values = np.array([40.0] * 1000 + [95.0] * 5)
+    # 1000 rows at 40 and 100 rows at 95; candidates 10, 20, ..., 200; ε = 5: threshold
+    # -20/ε = -4, noise scales 0.4 (threshold) and 0.8 (queries); the noise gap ν - ρ has
+    # survival S(z) = (0.64 e^(-z/0.8) - 0.16 e^(-z/0.4)) / 0.96 <= (2/3) e^(-z/0.8).
+    # * b <= 90: the query is <= -100, a pass needs a gap >= 96: probability < e**-110.
+    # * b = 100: the query is 0, it passes unless the gap is < -4: S(4) = 0.0045.
+    # So b = 100 except with probability 0.0045 per run (then b > 100 or None); more than
+    # 5 such runs out of 40 has probability < C(40, 6)·0.0045**6 = 3e-8 (false failure).
+    values = np.array([40.0] * 1000 + [95.0] * 100)
     bounds = list(range(10, 210, 10))
     chosen = [choose_clip_bound(values, 5.0, bounds=bounds, rng=seeded(s)) for s in range(40)]
-    assert all(b is None or b >= 40 for b in chosen)
-    assert sum(b is not None and b >= 100 for b in chosen) >= 25
+    assert all(b is None or b >= 100 for b in chosen)
+    assert sum(b == 100 for b in chosen) >= 35
 
 
 def test_choose_clip_bound_returns_none_past_every_candidate():
     # Every value is 10**6 and every candidate below 1000: each query is -1000, the
-    # threshold -10; passing needs a noise gap of 990 at scales 2 and 4 (prob < e**-240).
+    # threshold -20; passing needs a noise gap of 980 at scales 2 and 4 (prob < e**-240).
     values = np.full(1000, 1e6)
     assert choose_clip_bound(values, 1.0, bounds=[1, 10, 100, 999], rng=seeded(0)) is None
 
 
 def test_clip_bound_runs_returns_one_candidate_per_run():
-    # 100 values 0..99, ε = 1 (threshold -10, noise scales 2 and 4). A candidate b < 50
-    # leaves >= 49 rows above it: passing needs a noise gap >= 39, probability
-    # <= (2/3)e**(-39/4) = 3.9e-5, so a run stops below 50 with probability <= 2e-3.
-    # 25 or more such runs out of 50: probability < 1e-40 (false failure).
+    # 100 values 0..99, ε = 1 (threshold -20, noise scales 2 and 4). A candidate b < 50
+    # leaves >= 49 rows above it: passing needs a noise gap >= 29, probability
+    # <= (2/3)e**(-29/4) = 4.7e-4, so a run stops below 50 with probability <= 0.024.
+    # 25 or more such runs out of 50: probability < 1e-30 (false failure).
     values = np.arange(100.0)
     runs = clip_bound_runs(values, 1.0, bounds=range(1, 200), runs=50, rng=seeded(3))
     assert len(runs) == 50
@@ -286,11 +283,11 @@ def test_clip_bound_runs_returns_one_candidate_per_run():
     assert sum(b is not None and b >= 50 for b in runs) > 25
 
 
-def test_default_clip_bounds_are_integers_growing_by_about_nine_percent():
+def test_default_clip_bounds_are_integers_growing_by_about_one_percent():
     grid = svt.DEFAULT_CLIP_BOUNDS
-    assert grid[:22] == tuple(range(1, 23))
+    assert grid[:200] == tuple(range(1, 201))
     assert all(isinstance(b, int) for b in grid)
-    assert all(b < c <= b + b // 11 + 1 for b, c in itertools.pairwise(grid))
+    assert all(b < c <= b + b // 100 + 1 for b, c in itertools.pairwise(grid))
     assert grid[-1] >= 2**40 > grid[-2]
 
 

@@ -80,17 +80,16 @@ def _queries(count: int) -> list[Callable[[Any], float]]:
 def svt_audit_case(name: str, epsilon: float = 1.0) -> SvtAuditCase:
     """Return the audit case ``name`` with claimed privacy ``epsilon``.
 
-    ======================  =================================  =========================
-    name                    mechanism (threshold 0)            true privacy
-    ======================  =================================  =========================
-    ``naive``               :func:`dpkit.naive.above_threshold`, 4 queries   4ε
-    ``no_query_noise``      :func:`dpkit.naive.svt_no_query_noise`           ∞
-    ``release_answers``     :func:`dpkit.naive.svt_release_answers`, c = 1   ∞
-    ``no_cutoff``           :func:`dpkit.naive.svt_no_cutoff`                ∞
-    ``little_query_noise``  :func:`dpkit.naive.svt_little_query_noise`, c=3  (1 + 6c)ε/4
-    ``above_threshold``     :func:`dpkit.svt.above_threshold` (correct)      ε
-    ``sparse``              :func:`dpkit.svt.sparse`, c = 3 (correct)        ε
-    ======================  =================================  =========================
+    The cases (threshold 0) and their true privacy:
+
+    * ``naive``: :func:`dpkit.naive.above_threshold`, 4 queries; 4ε.
+    * ``no_query_noise``: :func:`dpkit.naive.svt_no_query_noise`; ∞.
+    * ``release_answers``: :func:`dpkit.naive.svt_release_answers`, c = 1; ∞.
+    * ``no_cutoff``: :func:`dpkit.naive.svt_no_cutoff`; ∞.
+    * ``little_query_noise``: :func:`dpkit.naive.svt_little_query_noise`, c = 2;
+      (1 + 6c)ε/4 = 3.25ε.
+    * ``above_threshold``: :func:`dpkit.svt.above_threshold` (correct); ε.
+    * ``sparse``: :func:`dpkit.svt.sparse`, c = 2 (correct); ε.
 
     Parameters
     ----------
@@ -125,28 +124,28 @@ def svt_audit_case(name: str, epsilon: float = 1.0) -> SvtAuditCase:
             (0.0, 1.0), (1.0, 0.0), lambda out: out == [1], "exactly query 1 is reported")
     if name == "release_answers":
         # The released value bounds the threshold noise from above, so it cannot absorb
-        # the six "below" answers moving up (and the reported query moving up).
+        # the five "below" answers moving up (and the reported query moving up).
         return SvtAuditCase(
             name, "noisy answer released with the index", epsilon, math.inf,
-            lambda d, rng: naive.svt_release_answers(_queries(7), d, 0.0, epsilon, 1, rng),
-            (-1.0,) * 6 + (1.0,), (0.0,) * 6 + (2.0,),
-            lambda out: len(out) == 1 and out[0][0] == 6 and out[0][1] <= 1.0,
-            "query 6 is reported first, with a released value <= 1")
+            lambda d, rng: naive.svt_release_answers(_queries(6), d, 0.0, epsilon, 1, rng),
+            (-1.0,) * 5 + (1.0,), (0.0,) * 5 + (2.0,),
+            lambda out: len(out) == 1 and out[0][0] == 5 and out[0][1] <= 1.0,
+            "query 5 is reported first, with a released value <= 1")
     if name == "no_cutoff":
-        # Four "below" queries move up and four "above" queries move down: no single
+        # Three "below" queries move up and three "above" queries move down: no single
         # shift of the threshold noise pays for both.
         return SvtAuditCase(
             name, "no cutoff: every positive reported", epsilon, math.inf,
-            lambda d, rng: naive.svt_no_cutoff(_queries(8), d, 0.0, epsilon, rng),
-            (0.0,) * 4 + (1.0,) * 4, (1.0,) * 4 + (0.0,) * 4,
-            lambda out: out == [4, 5, 6, 7], "exactly queries 4 to 7 are reported")
+            lambda d, rng: naive.svt_no_cutoff(_queries(6), d, 0.0, epsilon, rng),
+            (0.0,) * 3 + (1.0,) * 3, (1.0,) * 3 + (0.0,) * 3,
+            lambda out: out == [3, 4, 5], "exactly queries 3, 4, 5 are reported")
     if name == "little_query_noise":
         return SvtAuditCase(
-            name, "query noise Lap(4/(3ε)), c = 3", epsilon, (1 + 6 * 3) / 4 * epsilon,
-            lambda d, rng: naive.svt_little_query_noise(_queries(5), d, 0.0, epsilon, 3,
+            name, "query noise Lap(4/(3ε)), c = 2", epsilon, (1 + 6 * 2) / 4 * epsilon,
+            lambda d, rng: naive.svt_little_query_noise(_queries(4), d, 0.0, epsilon, 2,
                                                         rng),
-            (0.0, 0.0, 1.0, 1.0, 1.0), (1.0, 1.0, 0.0, 0.0, 0.0),
-            lambda out: out == [2, 3, 4], "exactly queries 2, 3, 4 are reported")
+            (0.0, 0.0, 1.0, 1.0), (1.0, 1.0, 0.0, 0.0),
+            lambda out: out == [2, 3], "exactly queries 2 and 3 are reported")
     if name == "above_threshold":
         return SvtAuditCase(
             name, "AboveThreshold (dpkit.svt)", epsilon, epsilon,
@@ -155,10 +154,10 @@ def svt_audit_case(name: str, epsilon: float = 1.0) -> SvtAuditCase:
             "query 4 is the first to pass")
     if name == "sparse":
         return SvtAuditCase(
-            name, "Sparse, c = 3 (dpkit.svt)", epsilon, epsilon,
-            lambda d, rng: sparse(_queries(5), d, 0.0, epsilon, 3, rng=rng),
-            (0.0, 0.0, 1.0, 1.0, 1.0), (1.0, 1.0, 0.0, 0.0, 0.0),
-            lambda out: out == [2, 3, 4], "exactly queries 2, 3, 4 are reported")
+            name, "Sparse, c = 2 (dpkit.svt)", epsilon, epsilon,
+            lambda d, rng: sparse(_queries(4), d, 0.0, epsilon, 2, rng=rng),
+            (0.0, 0.0, 1.0, 1.0), (1.0, 1.0, 0.0, 0.0),
+            lambda out: out == [2, 3], "exactly queries 2 and 3 are reported")
     raise ValueError(f"name must be one of {SVT_AUDIT_CASES}, got {name!r}")
 
 

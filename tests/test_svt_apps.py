@@ -1,0 +1,166 @@
+"""dpkit.svt applications: auto_avg and range_queries on the Adult data; budget accounting.
+
+Statistical tests use fixed seeds and state their false-failure probability (<= 1e-6).
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import dpkit.naive
+import dpkit.svt as svt
+from dpkit.datasets import load_adult
+from dpkit.rng import seeded
+from dpkit.svt import auto_avg, auto_avg_runs, range_queries
+
+
+@pytest.fixture(scope="module")
+def adult():
+    return load_adult()
+
+
+def test_auto_avg_on_adult_age_is_within_half_a_year_at_epsilon_1(adult):
+    """20 seeds, each within 0.5 of the true mean age 38.58.
+
+    Error budget at ε = 1 (each step ε/3: threshold -60, threshold noise scale 6, query
+    noise scale 12; n = 32,561):
+    * the bound b is chosen <= 70 only if some query with >= 540 people above it passes:
+      probability <= 70 · (2/3)e**(-(540 - 60)/12) < 2e-16; then the clipping bias is
+      <= 0.09;
+    * it overshoots past b = 189 only if the next 100 candidates after 90 all fail:
+      E[F_ν(ρ - 60)**100] = 1.8e-8 (numerical integration over the threshold noise);
+    * the count noise (scale 3) stays within 62 and, for b <= 189, the sum noise (scale
+      <= 567) within the remaining slack with probability >= 1 - 5e-9.
+    So one seed misses by more than 0.5 with probability <= 2.3e-8; twenty: <= 4.6e-7.
+    """
+    ages = adult["age"].to_numpy(dtype=np.float64)
+    truth = ages.mean()
+    results = [auto_avg(ages, 1.0, rng=seeded(seed)) for seed in range(20)]
+    assert all(abs(r - truth) <= 0.5 for r in results), results
+
+
+def test_auto_avg_spends_a_third_each_with_the_right_sensitivities(monkeypatch):
+    calls = []
+    real_laplace, real_runs = svt._laplace, svt._clip_bound_runs
+
+    def laplace(value, sensitivity, epsilon, rng):
+        calls.append(("laplace", sensitivity, epsilon))
+        return real_laplace(value, sensitivity, epsilon, rng)
+
+    def runs(values, epsilon, bounds, threshold, count, rng):
+        calls.append(("svt", None, epsilon))
+        return real_runs(values, epsilon, bounds, threshold, count, rng)
+
+    monkeypatch.setattr(svt, "_laplace", laplace)
+    monkeypatch.setattr(svt, "_clip_bound_runs", runs)
+    values = np.array([1.0, 2.0, 3.0] * 300)
+    for epsilon in (1.0, 0.1, 0.3, 7.0):
+        calls.clear()
+        auto_avg(values, epsilon, bounds=[1, 2, 3, 4], rng=seeded(0))
+        kinds = [c[0] for c in calls]
+        assert kinds == ["svt", "laplace", "laplace"]
+        assert sum(Fraction(c[2]) for c in calls) <= Fraction(epsilon)  # never overspent
+        assert len({c[2] for c in calls}) == 1                        # equal thirds
+        assert calls[2][1] == 1.0                                     # count: sensitivity 1
+        assert calls[1][1] in (1.0, 2.0, 3.0, 4.0)                    # sum: sensitivity b
+
+
+def test_auto_avg_falls_back_to_the_largest_candidate():
+    # Every value is 10**6 and the candidates stop at 3: no query can pass (each is
+    # -1000, the threshold -60: a noise gap of 940 at scales 6 and 12 has probability
+    # < e**-78), so the values are clipped at 3 and the average is 3 up to noise of scale
+    # 9/1000 on the sum's side and 3/1000 relative on the count's (> 0.5 off: < e**-50).
+    values = np.full(1000, 1e6)
+    for seed in range(3):
+        assert abs(auto_avg(values, 1.0, bounds=[1, 2, 3], rng=seeded(seed)) - 3) < 0.5
+
+
+def test_the_naive_auto_avg_returns_about_one_whatever_the_column(adult):
+    # Its "average" is a noisy clipped sum over another noisy clipped sum. At ε = 1 both
+    # noises have scale 3b, while the clipped sum is >= b·#(values >= b) >= 0.5·n·b for
+    # b <= 40 and >= 1.2e6 above (n = 32,561): relative scale <= 6/n, so the ratio is
+    # 0.1 away from 1 only after noise of ~500 scales (probability < e**-400). The safe
+    # version's 0.5-year bound holds as in the first test (one seed: <= 2.3e-8; the
+    # hours-per-week column is bounded by 99 with >= 60 people at the top, the same case).
+    for column in ("age", "hours-per-week"):
+        values = adult[column].to_numpy(dtype=np.float64)
+        got = dpkit.naive.auto_avg(values, 1.0, bounds=range(1, 150), rng=seeded(1))
+        assert abs(got - 1.0) < 0.1
+        assert abs(auto_avg(values, 1.0, rng=seeded(1)) - values.mean()) < 0.5
+
+
+def test_auto_avg_runs_shape_and_spread(adult):
+    ages = adult["age"].to_numpy(dtype=np.float64)
+    runs = auto_avg_runs(ages, 1.0, runs=50, rng=seeded(3))
+    assert runs.shape == (50,)
+    # The error budget of the 20-seed test with a 1-year margin: <= 5.9e-9 per run
+    # (b > 402 after 195 failing candidates: 4.7e-9), so 50 runs fail with <= 3e-7.
+    assert np.all(np.abs(runs - ages.mean()) <= 1.0)
+    assert len(set(runs.tolist())) > 40  # independent runs differ
+
+
+def age_band_queries():
+    return [lambda d, lo=lo: int(((d >= lo) & (d < lo + 10)).sum()) for lo in range(10, 100, 10)]
+
+
+def test_range_queries_on_adult_age_bands(adult):
+    # True counts of the bands 10-19, ..., 90-99: 1657, 8054, 8613, 7175, 4418, 2015, 508,
+    # 78, 43. Threshold 5000, c = 3, ε = 1: Sparse runs at ε/6 (noise scales 12 and 24).
+    # Bands 20-49 are >= 2175 above the threshold and 10-19 is 3343 below it, so the picks
+    # are bands 1, 2, 3 unless a noise gap of ~2000 occurs (probability < e**-80). The
+    # answers get Laplace noise of scale 6 (ε/6 each): within 200 except with probability
+    # 3·e**-33.
+    ages = adult["age"].to_numpy()
+    truth = [q(ages) for q in age_band_queries()]
+    for seed in range(3):
+        released = range_queries(age_band_queries(), ages, 3, 5000, 1.0, rng=seeded(seed))
+        assert [i for i, _ in released] == [1, 2, 3]
+        assert all(abs(value - truth[i]) < 200 for i, value in released)
+
+
+def test_range_queries_budget_and_laziness(monkeypatch):
+    recorded = []
+    real = svt._laplace
+
+    def laplace(value, sensitivity, epsilon, rng):
+        recorded.append((sensitivity, epsilon))
+        return real(value, sensitivity, epsilon, rng)
+
+    monkeypatch.setattr(svt, "_laplace", laplace)
+    evaluated = []
+
+    def stream():
+        for i in range(10**9):
+            def query(_d, i=i):
+                evaluated.append(i)
+                return 10**6 if i % 2 else -10**6
+            yield query
+
+    for epsilon, c in ((1.0, 3), (0.3, 7), (2.5, 1)):
+        recorded.clear()
+        evaluated.clear()
+        released = range_queries(stream(), None, c, 0, epsilon, rng=seeded(4))
+        assert [i for i, _ in released] == list(range(1, 2 * c, 2))
+        assert evaluated == list(range(2 * c))  # nothing after the c-th pick
+        assert len(recorded) == c and all(s == 1.0 for s, _ in recorded)
+        # c answers share half the budget, never more (Sparse gets exactly ε/2).
+        assert sum(Fraction(e) for _, e in recorded) <= Fraction(epsilon) / 2
+
+
+@pytest.mark.parametrize(("call", "error", "match"), [
+    (lambda: auto_avg([1.0, 2.0], 0.0), ValueError, "epsilon must be a finite number > 0"),
+    (lambda: auto_avg([1.0, math.nan], 1.0), ValueError, "values must hold finite"),
+    (lambda: auto_avg([1.0], 1.0, bounds=[]), ValueError, "bounds must hold at least one"),
+    (lambda: auto_avg_runs([1.0], 1.0, runs=0), ValueError, "runs must be an integer >= 1"),
+    (lambda: range_queries([], None, 0, 0, 1.0), ValueError, "c must be an integer >= 1"),
+    (lambda: range_queries([], None, 1, math.inf, 1.0), ValueError, "threshold must be"),
+    (lambda: range_queries(3, None, 1, 0, 1.0), TypeError, "queries must be an iterable"),
+    (lambda: range_queries([], None, 1, 0, -1), ValueError, "epsilon must be"),
+])
+def test_bad_input_is_refused(call, error, match):
+    with pytest.raises(error, match=match):
+        call()
