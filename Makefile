@@ -11,7 +11,6 @@ VENDOR := book/_static/vendor
 VENDOR_STAMP := $(VENDOR)/.installed
 # Widgets in the built book are pre-rendered and switched client-side (see dpkit/widgets.py).
 export DPKIT_WIDGET_MODE := static
-export MPLBACKEND := Agg
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
 .PHONY: help book test lab notebooks bench lint chapter vendor install clean

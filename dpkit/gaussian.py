@@ -554,5 +554,5 @@ def gaussian_mechanism(value: Any, sensitivity: Any, epsilon: Any, delta: Any, *
     units = _sampling.to_grid(array, k)
     sigma2 = (Fraction(params.sigma) / Fraction(2) ** k) ** 2
     noise = _sampling.discrete_gaussian(sigma2, source, size=array.shape or (1,))
-    released = _sampling.from_grid(units + noise.reshape(units.shape), k)
+    released = _sampling.from_grid(_sampling.add_units(units, noise.reshape(units.shape)), k)
     return float(released) if released.ndim == 0 else released

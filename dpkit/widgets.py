@@ -20,7 +20,6 @@ No mathematics lives here: the figure function does all the work.
 
 from __future__ import annotations
 
-import io
 import itertools
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -29,6 +28,8 @@ from typing import Any
 
 import ipywidgets as widgets
 from matplotlib.figure import Figure
+
+from dpkit.plots import figure_png
 
 __all__ = ["MAX_FRAMES", "Param", "explore", "figure_png", "widget_mode"]
 
@@ -105,28 +106,6 @@ def widget_mode(mode: str | None = None) -> str:
     if mode not in _MODES:
         raise ValueError(f"{source} must be one of {_MODES}, got {mode!r}")
     return mode
-
-
-def figure_png(figure: Figure, dpi: int = 72) -> bytes:
-    """Render a matplotlib figure to PNG bytes.
-
-    Parameters
-    ----------
-    figure : matplotlib.figure.Figure
-    dpi : int
-        Resolution; 72 keeps a 6.4 × 3.6 in figure near 20–40 kB.
-
-    Raises
-    ------
-    TypeError
-        If ``figure`` is not a matplotlib ``Figure``.
-    """
-    if not isinstance(figure, Figure):
-        raise TypeError(f"the figure function must return a matplotlib.figure.Figure, "
-                        f"got {type(figure).__name__}")
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=dpi)
-    return buffer.getvalue()
 
 
 def _slider(param: Param) -> widgets.SelectionSlider:

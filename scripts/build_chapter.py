@@ -23,8 +23,11 @@ def main(name: str) -> int:
     out = ROOT / "_build" / f"ch-{name}"
     out.mkdir(parents=True, exist_ok=True)
     toc = out / "_toc.yml"
-    root = "book/intro" if name == "intro" else f"book/{name}"
-    toc.write_text(f"format: jb-book\nroot: {root}\n")
+    # The intro (definitions other chapters refer to) and the bibliography (citations)
+    # come along; only the chapter itself is new work for Sphinx.
+    pages = [f"book/{name}"] if name != "intro" else []
+    toc.write_text("format: jb-book\nroot: book/intro\nchapters:\n"
+                   + "".join(f"  - file: {page}\n" for page in [*pages, "book/bibliography"]))
     start = time.perf_counter()
     result = subprocess.run(
         [str(Path(sys.executable).parent / "jupyter-book"), "build", str(ROOT), "-W", "-n",

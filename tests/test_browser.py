@@ -66,14 +66,14 @@ def test_page_offline_math_and_widgets(browser, chapter):
 
     # Math: MathJax ran and left no raw delimiters in the visible text.
     if page.locator("div.math, span.math").count():
-        page.wait_for_selector("mjx-container", timeout=15_000)
+        page.wait_for_selector("mjx-container", state="attached", timeout=15_000)
     text = page.locator("article").inner_text()
     for raw in ("\\(", "\\[", "$$"):
         assert raw not in text, f"{chapter}: raw TeX {raw!r} visible: math did not render"
 
     # Widgets: every slider changes the frame shown beside it.
     if (HTML / "book" / f"{chapter}.html").read_text().count("application/vnd.jupyter.widget-view"):
-        page.wait_for_selector(".widget-slider", timeout=15_000)
+        page.wait_for_selector(".widget-slider", state="attached", timeout=15_000)
     sliders = page.locator(".widget-slider")
     for i in range(sliders.count()):
         slider = sliders.nth(i)

@@ -87,3 +87,20 @@ def test_errors():
         Param("slope", [1, 2], value=3)
     with pytest.raises(TypeError, match=r"must return a matplotlib\.figure\.Figure"):
         explore(lambda slope: None, Param("slope", [1]), mode="live")
+
+
+def test_figures_display_as_png_under_ipython():
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from dpkit.plots import register_ipython_display
+
+    shell = InteractiveShell.instance()
+    try:
+        formatter = shell.display_formatter.formatters["image/png"]
+        formatter.type_printers.pop(Figure, None)
+        assert register_ipython_display() is True
+        png = formatter(line_figure(1))
+        assert png is not None and png[:4] == b"\x89PNG"
+        assert register_ipython_display() is False  # never replaces an existing formatter
+    finally:
+        InteractiveShell.clear_instance()
