@@ -541,7 +541,7 @@ def _normalised(exponents: list[int], numerator: int, exponent: int) -> list[Fra
     powers: dict[int, int] = {}
     for k in set(exponents):   # b**(k - lowest) · 2**(exponent·(highest - lowest)): integers
         powers[k] = numerator ** (k - lowest) << (exponent * (highest - k))
-    weights = [powers[k] for k in exponents]
-    total = sum(weights)
-    return [Fraction(w, total) for w in weights]
+    total = sum(powers[k] for k in exponents)
+    shares = {k: Fraction(power, total) for k, power in powers.items()}
+    return [shares[k] for k in exponents]
 
