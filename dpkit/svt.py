@@ -355,22 +355,34 @@ def _clip_query_units(values: np.ndarray, grid: tuple[int | float, ...], bits: i
 
 
 def _first_passes(answers: list[int], threshold: int, run_scale: Fraction, runs: int,
-                  rng: RandomSource) -> np.ndarray:
+                  rng: RandomSource, block: int = 64) -> np.ndarray:
     """``runs`` independent runs of AboveThreshold on answers known in advance (grid units).
 
     Returns, per run, the index of the first answer with ``a_i + ν_i >= threshold + ρ``
     (``ρ`` of scale ``2 * run_scale``, ``ν_i`` of scale ``4 * run_scale``, all discrete
-    Laplace), or -1 if none. Drawing every ``ν_i`` up front gives the same distribution as
-    :func:`_svt` (unused noise is independent of the output) and vectorises the draws.
+    Laplace), or -1 if none. The query noise is drawn ``block`` candidates at a time for the
+    runs still undecided, vectorised; this is :func:`_svt`'s distribution exactly (noise
+    drawn for a candidate a run never reaches would be independent of its output).
     """
     if max(abs(a) for a in answers) >= 2**61 or 4 * run_scale >= 2**50:  # keep int64 exact
         return np.array([(_svt(iter(enumerate(answers)), threshold, run_scale, 1, rng)
                           or [-1])[0] for _ in range(runs)])
-    rho = np.asarray(discrete_laplace(2 * run_scale, rng, size=runs), dtype=np.int64)
-    nu = np.asarray(discrete_laplace(4 * run_scale, rng, size=(runs, len(answers))),
-                    dtype=np.int64)
-    passed = np.asarray(answers, dtype=np.int64)[None, :] + nu >= (threshold + rho)[:, None]
-    return np.where(passed.any(axis=1), passed.argmax(axis=1), -1)
+    values = np.asarray(answers, dtype=np.int64)
+    noisy_thresholds = threshold + np.asarray(discrete_laplace(2 * run_scale, rng, size=runs),
+                                              dtype=np.int64)
+    result = np.full(runs, -1)
+    undecided = np.arange(runs)
+    for start in range(0, values.size, block):
+        if not undecided.size:
+            break
+        chunk = values[start:start + block]
+        nu = np.asarray(discrete_laplace(4 * run_scale, rng, size=(undecided.size, chunk.size)),
+                        dtype=np.int64)
+        passed = chunk[None, :] + nu >= noisy_thresholds[undecided, None]
+        hit = passed.any(axis=1)
+        result[undecided[hit]] = start + passed[hit].argmax(axis=1)
+        undecided = undecided[~hit]
+    return result
 
 
 def _clip_bound_runs(values: Any, epsilon: Any, bounds: Any, threshold: Any, runs: int,

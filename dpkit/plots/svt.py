@@ -131,7 +131,8 @@ def audit_figure(results: Mapping[str, tuple[float, float, float]]) -> Figure:
     for i, key in enumerate(labels):
         true = results[key][2]
         text = "true ε = ∞" if np.isinf(true) else f"true ε = {true:g}"
-        ax.text(audited[i] + 0.05, i, text, va="center", fontsize=8, color=GREY)
+        ax.text(max(audited[i], claimed[i]) + 0.08, i, text, va="center", fontsize=8,
+                color=GREY)
     ax.set_yticks(y, labels, fontsize=8)
     ax.invert_yaxis()
     ax.set(xlabel="ε", xlim=(0, max(float(audited.max()), float(claimed.max())) * 1.45),
