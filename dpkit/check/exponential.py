@@ -1,3 +1,186 @@
-"""Placeholder: filled in by the chapter that needs it."""
+"""Exercise checkers for the chapter on the base-2 exponential mechanism.
 
-__all__: list[str] = []
+Every checker returns a :class:`~dpkit.check.Verdict`; statistical checks use fixed seeds,
+so a student and a teacher grading the same answer get the same verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from dpkit._checks import check_epsilon, check_integer, check_sensitivity
+from dpkit.check._verdict import Verdict
+from dpkit.exponential import Eta, compute_precision
+from dpkit.rng import RandomSource, seeded
+
+__all__ = [
+    "check_division_free_sampler",
+    "check_eta_choice",
+    "check_precision",
+    "check_underflow_threshold",
+]
+
+
+def _naive_weight(loss: int, epsilon: float) -> float:
+    return float(np.exp(-epsilon * np.float64(loss) / 2))
+
+
+def check_underflow_threshold(answer: Any, epsilon: float = 1.0) -> Verdict:
+    """Check the smallest integer loss whose naive weight ``exp(-ε·u/2)`` is exactly ``0.0``.
+
+    Parameters
+    ----------
+    answer : int
+        The student's loss.
+    epsilon : float
+        The ε of the exercise (default 1).
+
+    Returns
+    -------
+    Verdict
+    """
+    epsilon = check_epsilon(epsilon)
+    if isinstance(answer, bool) or not isinstance(answer, (int, np.integer)):
+        return Verdict(False, f"Expected an integer loss, got {answer!r}.")
+    answer = int(answer)
+    weight, before = _naive_weight(answer, epsilon), _naive_weight(answer - 1, epsilon)
+    details = (f"exp(-{epsilon:g}·{answer}/2) = {weight!r}",
+               f"exp(-{epsilon:g}·{answer - 1}/2) = {before!r}")
+    if weight != 0.0:
+        return Verdict(False, f"The weight of loss {answer} is still positive: the threshold "
+                              "is larger.", details)
+    if before == 0.0:
+        return Verdict(False, f"Loss {answer - 1} already underflows: look for a smaller "
+                              "threshold.", details)
+    return Verdict(True, f"Loss {answer} is the first whose weight is exactly 0.0: every "
+                         "outcome at or beyond it can never be drawn.", details)
+
+
+def check_eta_choice(answer: Any, epsilon: float, sensitivity: float = 1,
+                     *, usage: float = 0.9) -> Verdict:
+    """Check an :class:`~dpkit.exponential.Eta` chosen for a budget ``ε`` and sensitivity ``Δ``.
+
+    Passes if the base-2 mechanism with ``answer`` is ``ε``-DP for a loss of sensitivity
+    ``Δ`` (``answer.epsilon(Δ) ≤ ε``) and spends at least ``usage`` of the budget.
+
+    Parameters
+    ----------
+    answer : Eta
+    epsilon : float
+        The budget.
+    sensitivity : float
+        The loss's sensitivity.
+    usage : float
+        Fraction of the budget that must be used (default 0.9).
+
+    Returns
+    -------
+    Verdict
+    """
+    epsilon = check_epsilon(epsilon)
+    sensitivity = check_sensitivity(sensitivity)
+    if not isinstance(answer, Eta):
+        return Verdict(False, f"Expected a dpkit.exponential.Eta, got {answer!r}.")
+    spent = answer.epsilon(sensitivity)
+    details = (f"{answer}", f"guarantee 2·ln(2)·η·Δ = {spent:.6g} for Δ = {sensitivity:g}",
+               f"budget ε = {epsilon:g}")
+    if spent > epsilon:
+        return Verdict(False, "This η spends more than the budget: the factor 2 of the "
+                              "exponential mechanism and Δ both multiply η.", details)
+    if spent < usage * epsilon:
+        return Verdict(False, f"Private, but it uses only {spent / epsilon:.0%} of the "
+                              "budget: choose a larger η (a smaller x).", details)
+    return Verdict(True, f"η is private and uses {spent / epsilon:.1%} of the budget.",
+                   details)
+
+
+def check_precision(answer: Any, utility_min: Any, utility_max: Any, max_outcomes: Any,
+                    eta: Eta) -> Verdict:
+    """Check a student's analytic precision against :func:`~dpkit.exponential.compute_precision`.
+
+    Returns
+    -------
+    Verdict
+    """
+    expected = compute_precision(utility_min, utility_max, max_outcomes, eta)
+    if isinstance(answer, bool) or not isinstance(answer, (int, np.integer)):
+        return Verdict(False, f"Expected a number of bits (an integer), got {answer!r}.")
+    details = (f"your answer: {int(answer)} bits", f"analytic bound: {expected} bits")
+    if int(answer) < expected:
+        return Verdict(False, "Too few bits: some sum of weights would be rounded. Count "
+                              "the bits below the point (Y·K) and above it (bitlen(n)).",
+                       details)
+    if int(answer) > expected:
+        return Verdict(False, "Enough, but not the smallest bound that always suffices.",
+                       details)
+    return Verdict(True, "That is the analytic precision: Y·K + bitlen(n).", details)
+
+
+class _BitsOnly(RandomSource):
+    """Wraps a source and refuses float draws, so a checked sampler uses bits only."""
+
+    def __init__(self, inner: RandomSource) -> None:
+        super().__init__()
+        self._inner = inner
+
+    def bytes(self, n: int) -> bytes:
+        return self._inner.bytes(n)
+
+    def uniform(self) -> float:
+        raise RuntimeError("the sampler drew a float uniform: use rng.bits or rng.randbelow")
+
+    def uniforms(self, size: Any) -> np.ndarray:
+        raise RuntimeError("the sampler drew float uniforms: use rng.bits or rng.randbelow")
+
+    def numpy_generator(self) -> np.random.Generator:
+        raise RuntimeError("the sampler used a NumPy generator: use rng.bits or rng.randbelow")
+
+
+def check_division_free_sampler(sampler: Callable[[list[int], RandomSource], int], *,
+                                draws: int = 6000, seed: int = 2020) -> Verdict:
+    """Check ``sampler(weights, rng) -> index`` draws ``i`` with probability ``w_i / Σ w``.
+
+    The sampler receives positive integer weights and a source that allows bits only
+    (float uniforms raise). Its output frequencies on fixed weights are compared with the
+    exact distribution by a chi-square test; the verdict fails below p = 1e-6, so a correct
+    sampler fails with probability at most 1e-6 (and, with the fixed seed, always passes or
+    always fails).
+
+    Parameters
+    ----------
+    sampler : callable
+    draws : int
+        Number of draws (default 6000).
+    seed : int
+        Seed of the source.
+
+    Returns
+    -------
+    Verdict
+    """
+    draws = check_integer(draws, "draws", minimum=100)
+    weights = [1, 6, 3, 20, 1, 9]
+    rng = _BitsOnly(seeded(seed))
+    counts = np.zeros(len(weights), dtype=int)
+    try:
+        for _ in range(draws):
+            index = sampler(list(weights), rng)
+            if isinstance(index, bool) or not isinstance(index, (int, np.integer)) \
+                    or not 0 <= index < len(weights):
+                return Verdict(False, f"The sampler must return an index in [0, "
+                                      f"{len(weights)}), got {index!r}.")
+            counts[int(index)] += 1
+    except RuntimeError as error:
+        return Verdict(False, str(error))
+    expected = np.array(weights) / sum(weights) * draws
+    pvalue = float(stats.chisquare(counts, expected).pvalue)
+    details = (f"weights {weights}", f"observed {counts.tolist()}",
+               f"expected {np.round(expected, 1).tolist()}", f"chi-square p-value {pvalue:.3g}")
+    if pvalue < 1e-6:
+        return Verdict(False, "The frequencies do not match w_i / Σ w.", details)
+    return Verdict(True, "The sampler draws each index with probability w_i / Σ w, "
+                         "using random bits only.", details)

@@ -1,0 +1,120 @@
+"""Figures for the chapter on the base-2 exponential mechanism."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from dpkit.attacks.exponential import ExponentialAttackResult
+from dpkit.exponential import Eta, probabilities
+from dpkit.naive.exponential import exponential_mechanism_probabilities
+from dpkit.plots._style import GREY, NAIVE, SAFE, TRUTH, new_figure
+
+__all__ = [
+    "attack_rates_figure",
+    "distribution_figure",
+    "losses_for_exponent",
+    "time_per_sample_figure",
+]
+
+#: Loss pattern of the widget: o₁ is best, then groups one and two units worse.
+_PATTERN = np.array([0, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4])
+
+
+def losses_for_exponent(epsilon: float, exponent: float) -> np.ndarray:
+    """The widget's losses: ``u(o₁) = round(2·exponent/ε)`` plus a fixed pattern.
+
+    ``exponent`` is the exponent ``ε·u(o₁)/2`` of the best outcome's naive weight
+    ``exp(-ε·u/2)``; past ``745.13`` the weight underflows to ``0.0``.
+    """
+    return round(2 * exponent / epsilon) + _PATTERN.astype(float)
+
+
+def distribution_figure(epsilon: float = 1.0, exponent: float = 0.0) -> Figure:
+    """The exact base-2 distribution beside what the float code really does.
+
+    Parameters
+    ----------
+    epsilon : float
+        The claimed ε; the exact mechanism uses ``Eta.from_epsilon(epsilon)``.
+    exponent : float
+        ``ε·u(o₁)/2``, the exponent of the best outcome's naive weight: moving it towards
+        745 pushes the naive weights into underflow (see :func:`losses_for_exponent`).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    losses = losses_for_exponent(epsilon, exponent)
+    eta = Eta.from_epsilon(epsilon)
+    exact = np.array([float(p) for p in probabilities(losses, eta)])
+    try:
+        naive = np.array([float(p) for p in exponential_mechanism_probabilities(losses,
+                                                                                epsilon)])
+        crashed = False
+    except ZeroDivisionError:
+        naive, crashed = np.zeros_like(exact), True
+    figure, (ax,) = new_figure(1)
+    positions = np.arange(losses.size)
+    ax.bar(positions - 0.2, exact, width=0.4, color=SAFE,
+           label=f"exact, base 2 (η = {eta.eta:.4f})")
+    ax.bar(positions + 0.2, naive, width=0.4, color=NAIVE, label="naive float code")
+    ax.set_xticks(positions, [f"o{i + 1}" for i in positions], fontsize=7)
+    ax.set(ylim=(0, 1.05), ylabel="probability",
+           xlabel=f"outcome (loss of o1 = {losses[0]:g}, the others 1 to 4 more)")
+    impossible = int(np.sum((naive == 0) & (exact > 0)))
+    if crashed:
+        verdict = "naive code divides 0 by 0: every weight underflowed"
+    else:
+        verdict = (f"naive P(o1) = {naive[0]:.3f} vs exact {exact[0]:.3f}; "
+                   f"{impossible} outcome(s) impossible for the naive code")
+    ax.set_title(f"ε = {epsilon:g}, ε·u(o1)/2 = {exponent:g}\n{verdict}", fontsize=9)
+    ax.legend(fontsize=8, loc="upper right", frameon=False)
+    return figure
+
+
+def time_per_sample_figure(outcomes: Sequence[int],
+                           seconds: Mapping[str, Sequence[float]]) -> Figure:
+    """Seconds per sample against the number of outcomes, log-log, one line per sampler.
+
+    Parameters
+    ----------
+    outcomes : sequence of int
+        Numbers of outcomes ``n`` (the x axis).
+    seconds : mapping of str to sequence of float
+        For each sampler's label, its measured seconds per sample at each ``n`` (``nan``
+        where not measured).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    colours = {"naive": NAIVE, "fast": SAFE, "full": TRUTH}
+    figure, (ax,) = new_figure(1)
+    n = np.asarray(outcomes, dtype=float)
+    for label, values in seconds.items():
+        colour = next((c for key, c in colours.items() if key in label), GREY)
+        ax.loglog(n, np.asarray(values, dtype=float), "o-", color=colour, label=label)
+    ax.set(xlabel="number of outcomes n (utility u(o) = o)", ylabel="seconds per sample")
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(fontsize=8, frameon=False)
+    return figure
+
+
+def attack_rates_figure(result: ExponentialAttackResult) -> Figure:
+    """Bars of the empirical P[output = o₁] on ``d`` and ``d'``, naive against exact."""
+    figure, (ax,) = new_figure(1)
+    positions = np.arange(2)
+    for offset, rates, colour, label in ((-0.2, result.naive_rates, NAIVE, "naive float code"),
+                                         (0.2, result.exact_rates, SAFE, "exact, base 2")):
+        bars = ax.bar(positions + offset, rates, width=0.4, color=colour, label=label)
+        ax.bar_label(bars, fmt="%.3f", fontsize=8)
+    ax.set_xticks(positions, ["input d", "neighbour d′"])
+    ax.set(ylim=(0, 1.15), ylabel="frequency of o1")
+    ax.set_title(f"{result.name} attack, claimed ε = {result.epsilon:g}\nexact privacy loss: "
+                 f"{result.naive_privacy_loss:g} (naive) vs {result.exact_privacy_loss:.3g} "
+                 "(exact)", fontsize=9)
+    ax.legend(fontsize=8, frameon=False)
+    return figure
