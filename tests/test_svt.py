@@ -159,6 +159,21 @@ def test_sparse_uses_epsilon_over_c_and_refreshes_the_threshold(recorder):
     assert recorder == [t, q, q, t, q, t, q, q]
 
 
+def test_long_streams_draw_query_noise_in_blocks_of_the_same_scale(monkeypatch, recorder):
+    # After 8 single draws the query noise comes in blocks of 8, 16, 32, ... drawn ahead.
+    blocks = []
+
+    def fake_block(scale, rng, size):
+        blocks.append((scale, size))
+        return [0] * size
+
+    monkeypatch.setattr(svt, "_discrete_laplace_block", fake_block)
+    assert above_threshold(constant_queries([-1] * 40), None, 0, 0.5) is None
+    unit = Fraction(2 ** svt._grid_bits(Fraction(4)))
+    assert recorder == [4 * unit] + [8 * unit] * 8
+    assert blocks == [(8 * unit, 8), (8 * unit, 16), (8 * unit, 32)]
+
+
 def test_threshold_and_answers_are_rounded_to_the_grid(recorder):
     # With zero noise the comparison is exactly answer >= threshold, up to the half-step
     # rounding of both (ties up): 0.1 + 2**-30 and 0.1 are the same on a 2**-20 grid.
@@ -186,7 +201,7 @@ def prob_none(m, answer, threshold_scale, query_scale):
 
 
 @pytest.mark.parametrize(("m", "answer", "epsilon"), [(3, 0.0, 1.0), (1, 6.0, 1.0),
-                                                      (1, 24.0, 0.25), (2, -3.0, 2.0)])
+                                                      (1, 24.0, 0.25), (20, -4.0, 1.0)])
 def test_outcome_frequencies_match_laplace_2_and_4_over_epsilon(m, answer, epsilon):
     """The frequency of ``None`` over 3000 runs matches the continuous-Laplace prediction.
 
@@ -196,7 +211,8 @@ def test_outcome_frequencies_match_laplace_2_and_4_over_epsilon(m, answer, epsil
     probability <= 1e-6). Power: swapped scales (threshold 4/ε, queries 2/ε) predict 0.325
     instead of 0.1875 for the first case, 19 standard deviations away; query noise of
     4/(3ε) with threshold noise 4/ε (a published mistake) predicts a different value for
-    the second (checked below).
+    the second (checked below). The last case (20 queries) also covers the query noise
+    drawn in blocks after the first 8 single draws.
     """
     runs = 3000
     queries = constant_queries([answer] * m)
