@@ -48,6 +48,7 @@ __all__ = [
     "exact_context",
     "fast_sample",
     "full_precision_sample",
+    "handover_probability",
 ]
 
 _CHUNK_BITS = 10            # level-0 power tables cover 10 bits of the exponent each
@@ -265,6 +266,27 @@ def _float_level(k: np.ndarray, x: int, y: int, point: int) -> tuple[int, int]:
     first = int(np.searchsorted(upper_sums, a, side="right"))
     last = min(int(np.searchsorted(lower_sums, b, side="right")), n - 1)
     return first, last
+
+
+def handover_probability(k: np.ndarray, x: int, y: int) -> float:
+    """The probability that level 0 leaves a draw undecided (an estimate, for documentation).
+
+    Level 0 is undecided when ``V`` falls in the bracket of some cumulative boundary
+    ``C_j/T``, which is about ``[F_j·s/(G_{n-1}·g), G_j·g/(F_{n-1}·s)]`` widened by the
+    ``2**-53`` resolution of ``V`` (``s``, ``g`` the summation-error factors of
+    :func:`_float_level`); this returns the measure of the union of those brackets,
+    evaluated in double precision.
+    """
+    n = k.size
+    if n == 1:
+        return 0.0
+    lo, hi = weight_bounds(k, x, y)
+    lower_sums, upper_sums = np.cumsum(lo), np.cumsum(hi)
+    shrink, grow = 1.0 - n * 2.0 ** -52, 1.0 + n * 2.0 ** -52
+    start = lower_sums[:-1] * shrink / (upper_sums[-1] * grow) - 2.0 ** -53
+    stop = upper_sums[:-1] * grow / (lower_sums[-1] * shrink) + 2.0 ** -53
+    covered = np.maximum.accumulate(np.concatenate([[0.0], stop[:-1]]))
+    return float(np.clip(stop - np.maximum(start, covered), 0.0, None).sum())
 
 
 # --------------------------------------------------------------------------------------

@@ -213,3 +213,14 @@ def test_bernoulli_dyadic_frequency() -> None:
     f = np.full(20000, 0.3)
     hits = int(sampling.bernoulli_dyadic(f, seeded(8)).sum())
     assert stats.binomtest(hits, 20000, 0.3).pvalue > ALPHA
+
+
+def test_handover_probability_is_small_and_grows_with_n() -> None:
+    x, y = Eta.from_epsilon(1.0).reduced()
+    assert sampling.handover_probability(np.array([0]), x, y) == 0.0
+    small = sampling.handover_probability(np.arange(1000, dtype=np.int64), x, y)
+    large = sampling.handover_probability(np.arange(100_000, dtype=np.int64), x, y)
+    assert 0 < small < large < 1e-6
+    # Uniform weights put n boundaries at j/n, each with its own bracket: the worst case.
+    uniform = sampling.handover_probability(np.zeros(1000, dtype=np.int64), x, y)
+    assert small < uniform < 1e-6
