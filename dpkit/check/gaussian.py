@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from dpkit.check._common import call as _call
+from dpkit.check._common import number as _number
 from dpkit.check._verdict import Verdict
 from dpkit.gaussian import analytic_sigma, classic_sigma, delta_for_sigma
 from dpkit.plots.gaussian import vector_errors
@@ -25,22 +27,6 @@ __all__ = [
     "check_gaussian_noise",
     "check_l2_sensitivity",
 ]
-
-
-def _call(fn: Callable[..., Any], *args: Any) -> tuple[Any, str | None]:
-    """Call a student's function; return ``(result, None)`` or ``(None, error text)``."""
-    try:
-        return fn(*args), None
-    except Exception as error:  # any failure of student code becomes a readable verdict
-        return None, f"{type(error).__name__}: {error}"
-
-
-def _number(value: Any) -> float | None:
-    """``value`` as a finite float, or None if it is not a finite real number."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
-        return None
-    value = float(value)
-    return value if math.isfinite(value) else None
 
 
 def check_l2_sensitivity(fn: Callable[[int, float], float]) -> Verdict:

@@ -14,8 +14,9 @@ import numpy as np
 from scipy import stats
 
 from dpkit.audit import strongest_lower_bound
+from dpkit.check._common import call as _call
+from dpkit.check._common import number as _number
 from dpkit.check._verdict import Verdict
-from dpkit.check.gaussian import _call, _number
 from dpkit.laplace import laplace_accuracy
 from dpkit.rng import seeded
 

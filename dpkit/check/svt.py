@@ -16,8 +16,9 @@ from typing import Any
 import numpy as np
 from scipy import integrate, stats
 
+from dpkit.check._common import call as _call
+from dpkit.check._common import number as _number
 from dpkit.check._verdict import Verdict
-from dpkit.check.gaussian import _call, _number
 from dpkit.datasets import load_adult
 from dpkit.rng import seeded
 

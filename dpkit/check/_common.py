@@ -1,0 +1,27 @@
+"""Helpers shared by the exercise checkers: calling student code safely, reading numbers."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+__all__ = ["call", "number"]
+
+
+def call(fn: Callable[..., Any], *args: Any) -> tuple[Any, str | None]:
+    """Call a student's function; return ``(result, None)`` or ``(None, error text)``."""
+    try:
+        return fn(*args), None
+    except Exception as error:  # any failure of student code becomes a readable verdict
+        return None, f"{type(error).__name__}: {error}"
+
+
+def number(value: Any) -> float | None:
+    """``value`` as a finite float, or None if it is not a finite real number."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
