@@ -151,6 +151,20 @@ def test_analytic_precision_is_sufficient_and_tight() -> None:
                                     method="full", precision=p - 1)
 
 
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 12), st.integers(0, 30), st.integers(-5, 5),
+       st.sampled_from([Eta(1, 1), Eta(3, 2), Eta(1243, 11), Eta(6, 4, 2), Eta(5, 3, 3)]),
+       st.integers(0, 2**32 - 1))
+def test_analytic_precision_suffices_for_every_vector(n, span, low, eta, seed) -> None:
+    # Worst case (n - 1 losses at the bottom, one at the top) and a random vector: the
+    # full-precision sampler never meets an inexact operation at the analytic precision.
+    p = compute_precision(low, low + span, n, eta)
+    random = np.random.default_rng(seed).uniform(low - 1, low + span + 1, size=n)
+    for losses in ([low] * (n - 1) + [low + span], random):
+        base2_exponential_mechanism(losses, eta, utility_min=low, utility_max=low + span,
+                                    method="full", precision=p, rng=seeded(seed))
+
+
 def test_precision_errors() -> None:
     eta = Eta(3, 2)
     with pytest.raises(InexactArithmeticError, match="max_precision"):
@@ -205,6 +219,12 @@ def test_laplace_as_exponential_mechanism() -> None:
     b = eta.base
     weights = [b ** abs(f - o) for o in grid]
     assert p == tuple(w / sum(weights) for w in weights)
+    # The chapter's claim: between f = 0 and f = 1 the largest ratio is 2**η, not the
+    # generic 2**(2η), up to the edge of the finite grid [-40, 40] (a factor 1 + b**40).
+    grid = np.arange(-40, 41)
+    p0, p1 = probabilities(np.abs(grid), eta), probabilities(np.abs(1 - grid), eta)
+    ratio = max(max(a / c, c / a) for a, c in zip(p0, p1, strict=True))
+    assert 1 / b <= ratio <= (1 + b ** 40) / b
 
 
 # --------------------------------------------------------------------------------------
