@@ -146,8 +146,8 @@ class Eta:
         """The base-e privacy guarantee ``ε = 2·ln(2)·η·Δ`` of the base-2 exponential mechanism.
 
         The mechanism with base ``2**-η`` on a loss of sensitivity ``Δ`` is ``2ηΔ``-DP in
-        base 2 (Ilvento 2020, Theorem 4.1 with the exponential mechanism's factor 2,
-        McSherry & Talwar 2007), i.e. ``e**ε`` bounds every probability ratio with
+        base 2 (the proof of Dwork & Roth 2014, Theorem 3.10, with base 2 in place of e, as
+        in Ilvento 2020, Section 4), i.e. ``e**ε`` bounds every probability ratio with
         ``ε = 2·ln(2)·η·Δ``. The mechanism rounds losses to integers at random, after which
         the loss's sensitivity is ``⌈Δ⌉``; so ``Δ`` is rounded up to an integer here (no
         change for integer ``Δ``, the usual case).
@@ -437,13 +437,13 @@ def base2_exponential_mechanism(utilities: Any, eta: Eta, *, utility_min: Any,
     Notes
     -----
     **Privacy.** If the loss has sensitivity ``Δ`` (an integer), the mechanism is
-    ``2ηΔ``-DP in base 2, i.e. ``eta.epsilon(Δ) = 2·ln(2)·η·Δ``-DP (Ilvento 2020,
-    Theorem 4.1; McSherry & Talwar 2007, Theorem 6). Clamping to public bounds does not
-    raise the sensitivity, and randomized rounding costs nothing: rounding ``u`` up with
-    probability ``frac(u)`` has the law of ``⌊u + U⌋`` for one uniform ``U``; for a fixed
-    ``U`` the rounded loss still has sensitivity ``Δ``, and mixing private mechanisms over
-    data-independent ``U`` stays private. For a non-integer ``Δ`` the guarantee holds with
-    ``⌈Δ⌉``.
+    ``2ηΔ``-DP in base 2, i.e. ``eta.epsilon(Δ) = 2·ln(2)·η·Δ``-DP (McSherry & Talwar
+    2007; Dwork & Roth 2014, Theorem 3.10, in base 2 as in Ilvento 2020). Clamping to
+    public bounds does not raise the sensitivity, and randomized rounding costs nothing:
+    rounding ``u`` up with probability ``frac(u)`` has the law of ``⌊u + U⌋`` for a
+    uniform ``U``; for fixed ``U`` the rounded loss still has sensitivity ``Δ``, and a
+    mixture of private mechanisms over a data-independent ``U`` is private. For a
+    non-integer ``Δ`` the guarantee holds with ``⌈Δ⌉``.
 
     **Timing.** The running time depends on the data (as in the paper's implementation):
     rejection rounds, and in the fast method the rare fallback levels. The precision and
