@@ -7,17 +7,43 @@ names the parameter, the value received and the valid range, for example::
 
     epsilon must be a finite number > 0, got nan
 
-Nothing here clamps or repairs a value. Each helper returns the validated value converted
-to a plain Python type (``float`` or ``int``) or a NumPy array, so callers never work on
-unchecked input.
+Nothing here clamps or repairs a value, and **nothing is rounded silently**. A value that
+float64 cannot hold exactly (an ``int`` beyond ``2**53`` such as ``2**54 + 3``, a
+:class:`fractions.Fraction` such as ``1/3``, a :class:`decimal.Decimal`, an ``np.longdouble``)
+is either
+
+* refused with a :class:`ValueError` that says why (the default), or
+* returned exactly, as a :class:`~fractions.Fraction`, when the caller has an exact path
+  (``exact=True``), or
+* rounded in the direction the caller names as safe (``rounding="down"`` or ``"up"``): for
+  example a mechanism calibrates with epsilon rounded *down* (more noise), an accountant
+  records a spent epsilon rounded *up*.
+
+Rounding to nearest would be unsafe: two neighbouring inputs ``2**54 + 2`` and ``2**54 + 3``
+(distance 1) round to floats 4 apart, so noise calibrated for a sensitivity of 1 would no
+longer hide the difference.
+
+Examples
+--------
+>>> from fractions import Fraction
+>>> check_epsilon(Fraction(1, 10), rounding="down") <= Fraction(1, 10)
+True
+>>> check_real(2**54 + 3, "value")
+Traceback (most recent call last):
+...
+ValueError: value=18014398509481987 cannot be represented exactly as a float64 (the nearest float is 1.8014398509481988e+16); dpkit does not round it silently, because rounding can move neighbouring inputs further apart than the sensitivity allows. Round it yourself (for example pass float(value)) only if your sensitivity accounts for that rounding.
+>>> check_real(2**54 + 3, "value", exact=True)
+Fraction(18014398509481987, 1)
 """
 
 from __future__ import annotations
 
 import math
 import numbers
+import sys
+from decimal import Decimal
 from fractions import Fraction
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -31,7 +57,13 @@ __all__ = [
     "check_probability",
     "check_real",
     "check_sensitivity",
+    "round_fraction",
 ]
+
+Rounding = Literal["down", "up"] | None
+
+_FLOAT_MAX = Fraction(sys.float_info.max)
+_EXACT_INT = 2**53  # every integer of magnitude <= 2**53 is a float64
 
 
 def _describe(value: Any) -> str:
@@ -40,72 +72,162 @@ def _describe(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def check_real(value: Any, name: str) -> float:
-    """Return ``value`` as a finite ``float``.
+def _type_error(value: Any, name: str) -> TypeError:
+    return TypeError(f"{name} must be a real number (int, float, fractions.Fraction, "
+                     f"decimal.Decimal or a NumPy real scalar), got {_describe(value)} "
+                     f"of type {type(value).__name__}")
+
+
+def _exact_number(value: Any, name: str, wanted: str = "a finite number") -> float | Fraction:
+    """Validate a finite real number in the float range; return it exactly.
+
+    Returns a ``float`` when float64 holds the value exactly, else its exact
+    :class:`Fraction`. Bools, strings and other non-numbers raise :class:`TypeError`; NaN,
+    infinity and magnitudes beyond the largest float raise :class:`ValueError`.
+    """
+    if isinstance(value, (bool, np.bool_)):
+        raise _type_error(value, name)
+    if isinstance(value, float):  # float and np.float64
+        if not math.isfinite(value):
+            raise ValueError(f"{name} must be {wanted}, got {_describe(value)}")
+        return float(value)
+    if isinstance(value, numbers.Integral):
+        integer = int(value)
+        if -_EXACT_INT <= integer <= _EXACT_INT:
+            return float(integer)
+        exact = Fraction(integer)
+    elif isinstance(value, np.floating):  # float16, float32, longdouble
+        if not np.isfinite(value):
+            raise ValueError(f"{name} must be {wanted}, got {_describe(value)}")
+        exact = Fraction(*value.as_integer_ratio())
+    elif isinstance(value, Decimal):
+        if not value.is_finite():
+            raise ValueError(f"{name} must be {wanted}, got {_describe(value)}")
+        exact = Fraction(value)
+    elif isinstance(value, numbers.Rational):
+        exact = Fraction(value.numerator, value.denominator)
+    else:
+        raise _type_error(value, name)
+    if abs(exact) > _FLOAT_MAX:
+        raise ValueError(f"{name} must be a finite number within the float64 range "
+                         f"(magnitude <= {sys.float_info.max!r}), got {_describe(value)}")
+    nearest = float(exact)
+    return nearest if Fraction(nearest) == exact else exact
+
+
+def _inexact_error(value: Any, name: str, exact: Fraction) -> ValueError:
+    return ValueError(
+        f"{name}={_describe(value)} cannot be represented exactly as a float64 (the nearest "
+        f"float is {float(exact)!r}); dpkit does not round it silently, because rounding can "
+        f"move neighbouring inputs further apart than the sensitivity allows. Round it "
+        f"yourself (for example pass float({name})) only if your sensitivity accounts for "
+        f"that rounding.")
+
+
+def round_fraction(exact: Fraction, rounding: Literal["down", "up"]) -> float:
+    """The float next to a rational in the float range, rounded ``"down"`` or ``"up"``.
+
+    Examples
+    --------
+    >>> from fractions import Fraction
+    >>> round_fraction(Fraction(1, 3), "down") < Fraction(1, 3) < round_fraction(Fraction(1, 3), "up")
+    True
+    """
+    nearest = float(exact)
+    if rounding == "down" and Fraction(nearest) > exact:
+        return math.nextafter(nearest, -math.inf)
+    if rounding == "up" and Fraction(nearest) < exact:
+        return math.nextafter(nearest, math.inf)
+    return nearest
+
+
+def check_real(value: Any, name: str, *, exact: bool = False) -> Any:
+    """Return ``value`` as a finite ``float`` (or exactly, with ``exact=True``).
 
     Parameters
     ----------
     value : real number
-        An ``int``, ``float``, :class:`fractions.Fraction` or NumPy real scalar.
+        An ``int``, ``float``, :class:`fractions.Fraction`, :class:`decimal.Decimal` or NumPy
+        real scalar (``np.longdouble`` included).
     name : str
         The parameter's name, used in error messages.
+    exact : bool
+        If true, a value float64 cannot hold exactly is returned as a :class:`Fraction`
+        instead of being refused.
 
     Returns
     -------
-    float
+    float, or (``exact=True`` only) Fraction
 
     Raises
     ------
     TypeError
         If ``value`` is not a real number (``bool``, ``str``, ``None``, complex, arrays).
     ValueError
-        If ``value`` is NaN or infinite.
+        If ``value`` is NaN, infinite, beyond the float64 range, or (unless ``exact``) not
+        exactly a float64.
     """
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {_describe(value)} "
-                        f"of type {type(value).__name__}")
-    result = float(value)
-    if not math.isfinite(result):
-        raise ValueError(f"{name} must be a finite number, got {_describe(value)}")
+    result = _exact_number(value, name)
+    if isinstance(result, Fraction) and not exact:
+        raise _inexact_error(value, name, result)
     return result
 
 
 def _check_real_in(value: Any, name: str, *, low: float, high: float,
-                   low_open: bool, high_open: bool) -> float:
-    """Validate a real number in an interval; the message states the interval."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {_describe(value)} "
-                        f"of type {type(value).__name__}")
-    result = float(value)
+                   low_open: bool, high_open: bool, rounding: Rounding = None) -> float:
+    """Validate a real number in an interval; the message states the interval.
+
+    A value float64 cannot hold is refused, or rounded in the direction ``rounding`` first.
+    """
+    if math.isinf(high):
+        wanted = f"a finite number {'>' if low_open else '>='} {low:g}"
+    else:
+        wanted = (f"a number in {'(' if low_open else '['}{low:g}, "
+                  f"{high:g}{')' if high_open else ']'}")
+    exact = _exact_number(value, name, wanted)
+    if isinstance(exact, Fraction):
+        if rounding is None:
+            raise _inexact_error(value, name, exact)
+        result = round_fraction(exact, rounding)
+    else:
+        result = exact
     below = result <= low if low_open else result < low
     above = result >= high if high_open else result > high
-    if not math.isfinite(result) or below or above:
-        if math.isinf(high) and math.isinf(low):
-            wanted = "a finite number"
-        elif math.isinf(high):
-            wanted = f"a finite number {'>' if low_open else '>='} {low:g}"
-        else:
-            wanted = (f"a number in {'(' if low_open else '['}{low:g}, "
-                      f"{high:g}{')' if high_open else ']'}")
-        raise ValueError(f"{name} must be {wanted}, got {_describe(value)}")
+    if below or above:
+        note = (f" (rounded {rounding} to the float {result!r})"
+                if isinstance(exact, Fraction) else "")
+        raise ValueError(f"{name} must be {wanted}, got {_describe(value)}{note}")
     return result
 
 
-def check_epsilon(epsilon: Any, name: str = "epsilon") -> float:
+def check_epsilon(epsilon: Any, name: str = "epsilon", *, rounding: Rounding = None) -> float:
     """Return a privacy-loss parameter epsilon as a ``float``: finite and > 0.
+
+    Parameters
+    ----------
+    epsilon : real number
+    name : str
+        The parameter's name, used in error messages.
+    rounding : {None, "down", "up"}
+        What to do with an epsilon float64 cannot hold exactly (``Fraction(1, 10)``):
+        ``None`` refuses it; ``"down"`` (a mechanism calibrating its noise: less epsilon,
+        more noise) or ``"up"`` (an accountant recording what was spent) rounds it in that
+        safe direction.
 
     Raises
     ------
     TypeError
         If ``epsilon`` is not a real number.
     ValueError
-        If ``epsilon`` is NaN, infinite, zero or negative.
+        If ``epsilon`` is NaN, infinite, zero or negative (after rounding), or inexact with
+        ``rounding=None``.
     """
     return _check_real_in(epsilon, name, low=0.0, high=math.inf,
-                          low_open=True, high_open=True)
+                          low_open=True, high_open=True, rounding=rounding)
 
 
-def check_delta(delta: Any, name: str = "delta", *, allow_zero: bool = False) -> float:
+def check_delta(delta: Any, name: str = "delta", *, allow_zero: bool = False,
+                rounding: Rounding = None) -> float:
     """Return a failure probability delta as a ``float`` in (0, 1), or [0, 1).
 
     Parameters
@@ -115,35 +237,45 @@ def check_delta(delta: Any, name: str = "delta", *, allow_zero: bool = False) ->
         The parameter's name, used in error messages.
     allow_zero : bool
         Accept ``delta == 0`` (pure differential privacy).
+    rounding : {None, "down", "up"}
+        As in :func:`check_epsilon`: ``"down"`` for a calibration, ``"up"`` for accounting.
 
     Raises
     ------
     TypeError
         If ``delta`` is not a real number.
     ValueError
-        If ``delta`` is NaN or outside (0, 1) (or [0, 1) with ``allow_zero``).
+        If ``delta`` is NaN or outside (0, 1) (or [0, 1) with ``allow_zero``) after rounding,
+        or inexact with ``rounding=None``.
     """
     return _check_real_in(delta, name, low=0.0, high=1.0,
-                          low_open=not allow_zero, high_open=True)
+                          low_open=not allow_zero, high_open=True, rounding=rounding)
 
 
-def check_sensitivity(sensitivity: Any, name: str = "sensitivity") -> float:
+def check_sensitivity(sensitivity: Any, name: str = "sensitivity", *,
+                      rounding: Rounding = None) -> float:
     """Return a query sensitivity as a ``float``: finite and > 0.
+
+    ``rounding="up"`` is the safe direction when the sensitivity calibrates noise.
 
     Raises
     ------
     TypeError
         If ``sensitivity`` is not a real number.
     ValueError
-        If ``sensitivity`` is NaN, infinite, zero or negative.
+        If ``sensitivity`` is NaN, infinite, zero or negative, or inexact with
+        ``rounding=None``.
     """
     return _check_real_in(sensitivity, name, low=0.0, high=math.inf,
-                          low_open=True, high_open=True)
+                          low_open=True, high_open=True, rounding=rounding)
 
 
 def check_probability(p: Any, name: str, *, open_low: bool = False,
-                      open_high: bool = False) -> float:
+                      open_high: bool = False, rounding: Rounding = None) -> float:
     """Return a probability as a ``float`` in [0, 1] (ends optionally open).
+
+    ``rounding`` is as in :func:`check_epsilon` (``None`` refuses a value that float64
+    cannot hold exactly).
 
     Raises
     ------
@@ -153,7 +285,7 @@ def check_probability(p: Any, name: str, *, open_low: bool = False,
         If ``p`` is NaN or outside the interval.
     """
     return _check_real_in(p, name, low=0.0, high=1.0, low_open=open_low,
-                          high_open=open_high)
+                          high_open=open_high, rounding=rounding)
 
 
 def check_integer(value: Any, name: str, *, minimum: int | None = None,
@@ -180,7 +312,7 @@ def check_integer(value: Any, name: str, *, minimum: int | None = None,
             wanted = f"an integer <= {maximum}"
         else:
             wanted = f"an integer in [{minimum}, {maximum}]"
-        raise ValueError(f"{name} must be {wanted}, got {result}")
+        raise ValueError(f"{name} must be {wanted}, got {_describe(result)}")
     return result
 
 
@@ -193,7 +325,7 @@ def check_bounds(lower: Any, upper: Any, name: str = "bounds", *,
     TypeError
         If either bound is not a real number.
     ValueError
-        If either bound is not finite or they are out of order.
+        If either bound is not finite, not exactly a float64, or they are out of order.
     """
     low = check_real(lower, f"{name}[0] (lower)")
     high = check_real(upper, f"{name}[1] (upper)")
@@ -204,9 +336,79 @@ def check_bounds(lower: Any, upper: Any, name: str = "bounds", *,
     return low, high
 
 
+def _position(flat_index: int, shape: tuple[int, ...]) -> Any:
+    index = tuple(int(i) for i in np.unravel_index(flat_index, shape)) if shape else ()
+    return index[0] if len(index) == 1 else index
+
+
+def _element_name(name: str, flat_index: int, shape: tuple[int, ...]) -> str:
+    position = _position(flat_index, shape)
+    return f"{name}[{', '.join(map(str, position)) if isinstance(position, tuple) else position}]"
+
+
+def _nonfinite_error(name: str, value: Any, flat_index: int,
+                     shape: tuple[int, ...]) -> ValueError:
+    return ValueError(f"{name} must hold finite numbers only, got {value!r} at index "
+                      f"{_position(flat_index, shape)}")
+
+
+def _element(value: Any, name: str, flat_index: int, shape: tuple[int, ...]) -> Any:
+    """One element of an object array, validated as :func:`check_real` (exactly)."""
+    if (isinstance(value, (float, np.floating)) and not np.isfinite(value)) or \
+            (isinstance(value, Decimal) and not value.is_finite()):
+        raise _nonfinite_error(name, value, flat_index, shape)
+    return _exact_number(value, _element_name(name, flat_index, shape))
+
+
+def _exact_elements(array: np.ndarray, name: str, exact: bool) -> np.ndarray:
+    """Validate an object array element by element (each as :func:`check_real`)."""
+    items = [_element(v, name, i, array.shape) for i, v in enumerate(array.flat)]
+    return _assemble(items, array, name, exact)
+
+
+def _assemble(items: list[float | Fraction], array: np.ndarray, name: str,
+              exact: bool) -> np.ndarray:
+    """float64 array of ``items``; an object array if one is inexact and ``exact``."""
+    for i, item in enumerate(items):
+        if isinstance(item, Fraction):
+            if not exact:
+                raise _inexact_error(array.flat[i], _element_name(name, i, array.shape), item)
+            result = np.empty(len(items), dtype=object)
+            result[:] = items
+            return result.reshape(array.shape)
+    return np.array(items, dtype=np.float64).reshape(array.shape)
+
+
+def _typed_to_float(array: np.ndarray, name: str, exact: bool) -> np.ndarray:
+    """Convert an integer or float array to float64, refusing (or keeping) inexact values."""
+    if array.dtype.kind == "f":
+        bad = ~np.isfinite(array)
+        if bad.any():
+            index = int(np.flatnonzero(bad)[0])
+            raise _nonfinite_error(name, float(array.flat[index]), index, array.shape)
+        if array.dtype.itemsize <= 8:
+            return array.astype(np.float64)
+        with np.errstate(over="ignore"):
+            converted = array.astype(np.float64)
+        suspect = ~np.isfinite(converted) | (converted.astype(array.dtype) != array)
+    else:
+        converted = array.astype(np.float64)
+        suspect = (array > _EXACT_INT) | (array < -_EXACT_INT)
+    if not suspect.any():
+        return converted
+    items: list[float | Fraction] = list(converted.ravel())
+    for i in np.flatnonzero(suspect):
+        items[i] = _element(array.flat[i], name, int(i), array.shape)
+    return _assemble(items, array, name, exact)
+
+
 def check_finite_array(values: Any, name: str, *, ndim: int | None = None,
-                       allow_empty: bool = False) -> np.ndarray:
+                       allow_empty: bool = False, exact: bool = False) -> np.ndarray:
     """Return ``values`` as a float64 array with no NaN or infinity.
+
+    Every element is validated like :func:`check_real`: a bool anywhere (``[0.0, True]``)
+    is refused, and so is an element float64 cannot hold exactly (an int beyond ``2**53``, a
+    ``Fraction``, an ``np.longdouble``) unless ``exact`` is true.
 
     Parameters
     ----------
@@ -217,52 +419,58 @@ def check_finite_array(values: Any, name: str, *, ndim: int | None = None,
         Required number of dimensions.
     allow_empty : bool
         Accept an array with no elements.
+    exact : bool
+        If true and some element is not exactly a float64, return an ``object`` array whose
+        elements are floats and (for those elements) exact :class:`Fraction` values.
 
     Raises
     ------
     TypeError
-        If ``values`` does not hold real numbers.
+        If ``values`` does not hold real numbers (bools included).
     ValueError
-        If it is empty (unless allowed), has the wrong shape, or holds NaN or infinity.
+        If it is empty (unless allowed), has the wrong shape, holds NaN, infinity or a
+        value beyond the float64 range, or (unless ``exact``) a value float64 cannot hold.
+
+    Examples
+    --------
+    >>> check_finite_array([0.0, True], "values")
+    Traceback (most recent call last):
+    ...
+    TypeError: values[1] must be a real number (int, float, fractions.Fraction, decimal.Decimal or a NumPy real scalar), got True of type bool
     """
     if isinstance(values, (str, bytes)):
         raise TypeError(f"{name} must be an array of real numbers, got {_describe(values)}")
-    array = np.asarray(values)
-    if array.dtype == object and array.size:
-        if not all(isinstance(v, numbers.Real) and not isinstance(v, bool)
-                   for v in array.flat):
-            raise TypeError(f"{name} must hold real numbers only, got {_describe(values)}")
-    elif array.dtype.kind not in "iuf" and not (array.size == 0 and allow_empty):
-        raise TypeError(f"{name} must be an array of real numbers, got dtype {array.dtype}")
-    array = array.astype(np.float64)
+    if isinstance(values, np.ndarray) or getattr(values, "dtype", object) != object:
+        array = np.asarray(values)  # a typed container: its dtype says what it holds
+    else:
+        # A list may mix types that NumPy would coerce silently (bools, big ints): look at
+        # each element as given.
+        array = np.array(values, dtype=object)
+        if array.size and all(type(v) in (float, np.float64) for v in array.flat):
+            array = array.astype(np.float64)
     if ndim is not None and array.ndim != ndim:
         raise ValueError(f"{name} must have {ndim} dimension(s), got shape {array.shape}")
-    if array.size == 0 and not allow_empty:
-        raise ValueError(f"{name} must not be empty")
-    bad = ~np.isfinite(array)
-    if bad.any():
-        index = tuple(int(i) for i in np.argwhere(bad)[0])
-        position = index[0] if len(index) == 1 else index
-        raise ValueError(f"{name} must hold finite numbers only, got "
-                         f"{float(array[index])!r} at index {position}")
-    return array
+    if array.size == 0:
+        if not allow_empty:
+            raise ValueError(f"{name} must not be empty")
+        return np.zeros(array.shape, dtype=np.float64)
+    if array.dtype.kind == "O":
+        return _exact_elements(array, name, exact)
+    if array.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must be an array of real numbers, got dtype {array.dtype}")
+    return _typed_to_float(array, name, exact)
 
 
 def as_fraction(value: Any, name: str) -> Fraction:
     """Return a finite real number exactly as a :class:`fractions.Fraction`.
 
-    Floats convert exactly (a float is a dyadic rational), so no rounding happens.
+    Floats convert exactly (a float is a dyadic rational), and so do ints, Fractions,
+    Decimals and long doubles: no rounding happens.
 
     Raises
     ------
     TypeError, ValueError
-        As :func:`check_real`.
+        As :func:`check_real` (but a value float64 cannot hold is accepted).
     """
-    check_real(value, name)
-    if isinstance(value, Fraction):
-        return value
-    if isinstance(value, numbers.Integral):
-        return Fraction(int(value))
-    if isinstance(value, numbers.Rational):
-        return Fraction(value.numerator, value.denominator)
-    return Fraction(float(value))
+    result = check_real(value, name, exact=True)
+    return result if isinstance(result, Fraction) else Fraction(result)

@@ -39,7 +39,9 @@ def test_epsilon_accepts_positive_finite(value):
                                                      max_value=10**6),
                  st.floats(min_value=1e-10, max_value=1e10).map(np.float32)))
 def test_epsilon_accepts_other_real_types(value):
-    assert c.check_epsilon(value) == pytest.approx(float(value))
+    assert c.check_epsilon(value, rounding="down") == pytest.approx(float(value))
+    assert c.check_epsilon(value, rounding="down") <= c.as_fraction(value, "v") \
+        <= c.check_epsilon(value, rounding="up")
 
 
 @given(st.floats(allow_nan=True, allow_infinity=True))
