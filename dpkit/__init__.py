@@ -7,6 +7,17 @@ randomness from :mod:`dpkit.rng` (secure by default, seeded only for teaching).
 
 :mod:`dpkit.naive` holds the deliberately unsafe textbook versions, and :mod:`dpkit.attacks`
 the attacks that break them. Neither is ever used by the safe modules.
+
+Examples
+--------
+Submodules load on first use:
+
+>>> import dpkit
+>>> dpkit.laplace.laplace_scale(1.0, 0.5)
+2.0
+>>> release = dpkit.laplace.laplace_mechanism(10.0, 1.0, 0.5, rng=dpkit.rng.seeded(1))
+>>> abs(release - 10.0) < 100
+True
 """
 
 __version__ = "0.1.0"

@@ -31,7 +31,7 @@ True
 >>> check_real(2**54 + 3, "value")
 Traceback (most recent call last):
 ...
-ValueError: value=18014398509481987 cannot be represented exactly as a float64 (the nearest float is 1.8014398509481988e+16); dpkit does not round it silently, because rounding can move neighbouring inputs further apart than the sensitivity allows. Round it yourself (for example pass float(value)) only if your sensitivity accounts for that rounding.
+ValueError: value=18014398509481987 is not exactly representable as a float64 ...
 >>> check_real(2**54 + 3, "value", exact=True)
 Fraction(18014398509481987, 1)
 """
@@ -117,7 +117,7 @@ def _exact_number(value: Any, name: str, wanted: str = "a finite number") -> flo
 
 def _inexact_error(value: Any, name: str, exact: Fraction) -> ValueError:
     return ValueError(
-        f"{name}={_describe(value)} cannot be represented exactly as a float64 (the nearest "
+        f"{name}={_describe(value)} is not exactly representable as a float64 (the nearest "
         f"float is {float(exact)!r}); dpkit does not round it silently, because rounding can "
         f"move neighbouring inputs further apart than the sensitivity allows. Round it "
         f"yourself (for example pass float({name})) only if your sensitivity accounts for "
@@ -130,7 +130,8 @@ def round_fraction(exact: Fraction, rounding: Literal["down", "up"]) -> float:
     Examples
     --------
     >>> from fractions import Fraction
-    >>> round_fraction(Fraction(1, 3), "down") < Fraction(1, 3) < round_fraction(Fraction(1, 3), "up")
+    >>> third = Fraction(1, 3)
+    >>> round_fraction(third, "down") < third < round_fraction(third, "up")
     True
     """
     nearest = float(exact)
@@ -354,6 +355,12 @@ def _nonfinite_error(name: str, value: Any, flat_index: int,
 
 def _element(value: Any, name: str, flat_index: int, shape: tuple[int, ...]) -> Any:
     """One element of an object array, validated as :func:`check_real` (exactly)."""
+    if isinstance(value, (bool, np.bool_)) or \
+            not isinstance(value, (numbers.Real, Decimal)):
+        wanted = ("be an array of real numbers" if isinstance(value, (str, bytes))
+                  else "hold real numbers only (no bools)")
+        raise TypeError(f"{name} must {wanted}, got {_describe(value)} of type "
+                        f"{type(value).__name__} at index {_position(flat_index, shape)}")
     if (isinstance(value, (float, np.floating)) and not np.isfinite(value)) or \
             (isinstance(value, Decimal) and not value.is_finite()):
         raise _nonfinite_error(name, value, flat_index, shape)
@@ -436,11 +443,12 @@ def check_finite_array(values: Any, name: str, *, ndim: int | None = None,
     >>> check_finite_array([0.0, True], "values")
     Traceback (most recent call last):
     ...
-    TypeError: values[1] must be a real number (int, float, fractions.Fraction, decimal.Decimal or a NumPy real scalar), got True of type bool
+    TypeError: values must hold real numbers only (no bools), got True of type bool at index 1
     """
     if isinstance(values, (str, bytes)):
         raise TypeError(f"{name} must be an array of real numbers, got {_describe(values)}")
-    if isinstance(values, np.ndarray) or getattr(values, "dtype", object) != object:
+    dtype = getattr(values, "dtype", None)
+    if isinstance(values, np.ndarray) or (dtype is not None and dtype.kind != "O"):
         array = np.asarray(values)  # a typed container: its dtype says what it holds
     else:
         # A list may mix types that NumPy would coerce silently (bools, big ints): look at
@@ -465,12 +473,18 @@ def as_fraction(value: Any, name: str) -> Fraction:
     """Return a finite real number exactly as a :class:`fractions.Fraction`.
 
     Floats convert exactly (a float is a dyadic rational), and so do ints, Fractions,
-    Decimals and long doubles: no rounding happens.
+    Decimals and long doubles: no rounding happens. Ints and Fractions are accepted at any
+    magnitude (an exact computation needs no float range); the other types must be finite
+    and within the float64 range.
 
     Raises
     ------
     TypeError, ValueError
         As :func:`check_real` (but a value float64 cannot hold is accepted).
     """
+    if isinstance(value, Fraction):
+        return value
+    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
+        return Fraction(int(value))
     result = check_real(value, name, exact=True)
     return result if isinstance(result, Fraction) else Fraction(result)

@@ -918,16 +918,31 @@ def to_grid(values: np.ndarray, k: int) -> np.ndarray:
 
     Parameters
     ----------
-    values : numpy.ndarray of float64
-        Finite values (validated by the caller).
+    values : numpy.ndarray of float64, or object array of floats and Fractions
+        Finite values (validated by the caller, e.g. ``check_finite_array(..., exact=True)``).
+        An object array is rounded exactly from each element's exact value, so a value that
+        float64 cannot hold (``2**54 + 3``) is never rounded to a float first.
     k : int
         Grid exponent.
 
     Returns
     -------
     numpy.ndarray
+
+    Examples
+    --------
+    >>> from fractions import Fraction
+    >>> to_grid(np.array([Fraction(2**54 + 3)], dtype=object), 0).tolist()
+    [18014398509481987]
+    >>> to_grid(np.array([0.75, -2.5]), -1).tolist()
+    [2, -5]
     """
-    values = np.asarray(values, dtype=np.float64)
+    values = np.asarray(values)
+    if values.dtype == object:
+        step = Fraction(2) ** k
+        exact = [round(Fraction(v) / step) for v in values.ravel()]
+        return _as_int_array(exact, values.shape)
+    values = values.astype(np.float64, copy=False)
     with np.errstate(over="ignore"):
         scaled = np.ldexp(values, -k)
     rounded = np.rint(scaled)   # ties to even; exact (subnormal inputs round to 0 anyway)
@@ -977,8 +992,12 @@ def from_grid(units: np.ndarray, k: int) -> np.ndarray:
 
 
 def _fraction_to_float(value: Fraction) -> float:
-    """Nearest float to a rational (±inf beyond the float range)."""
+    """Nearest float to a rational (±inf beyond the float range).
+
+    >>> _fraction_to_float(Fraction(10**400, 3)), _fraction_to_float(Fraction(-10**400))
+    (inf, -inf)
+    """
     try:
         return float(value)
     except OverflowError:
-        return math.copysign(math.inf, value)
+        return math.inf if value > 0 else -math.inf

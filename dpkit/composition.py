@@ -1117,7 +1117,10 @@ class Accountant:
     Parameters
     ----------
     epsilon : float
-        The total epsilon budget, finite and > 0.
+        The total epsilon budget, finite and > 0. An exact budget float64 cannot hold (a
+        ``Fraction``) is rounded down, and every spend's epsilon and delta rounded up, so
+        rounding never favours the spender (three spends of ``Fraction(1, 3)`` do not fit
+        in a budget of 1: each is recorded as the float just above 1/3).
     delta : float, optional
         The total delta budget, in [0, 1). Advanced, optimal and zCDP accounting need a
         delta > 0 (their ``delta_prime`` is the budget delta the releases leave over).
@@ -1168,8 +1171,10 @@ class Accountant:
 
     def __init__(self, epsilon: float, delta: float = 0.0, *,
                  composition: str = "basic") -> None:
-        self._epsilon = check_epsilon(epsilon)
-        self._delta = check_delta(delta, allow_zero=True)
+        # An exact budget (a Fraction) is rounded down, a spend rounded up (_make_spend):
+        # never in the spender's favour.
+        self._epsilon = check_epsilon(epsilon, rounding="down")
+        self._delta = check_delta(delta, allow_zero=True, rounding="down")
         if composition not in _COMPOSITIONS:
             raise ValueError(f"composition must be one of {_COMPOSITIONS}, got {composition!r}")
         if composition != "basic" and self._delta == 0:
@@ -1256,8 +1261,8 @@ class Accountant:
         return self._fits(self._total(self._ledger.add(spend)))
 
     def _make_spend(self, epsilon: Any, delta: Any, label: Any, rho: float | None) -> Spend:
-        epsilon = check_epsilon(epsilon)
-        delta = check_delta(delta, allow_zero=True)
+        epsilon = check_epsilon(epsilon, rounding="up")
+        delta = check_delta(delta, allow_zero=True, rounding="up")
         if not isinstance(label, str):
             raise TypeError(f"label must be a str, got {label!r} of type {type(label).__name__}")
         if rho is None and delta == 0:
@@ -1341,8 +1346,8 @@ class Accountant:
             Thm 8) must give at most ``delta`` at ``epsilon``.
         """
         rho = gaussian_rho(sensitivity, sigma)
-        epsilon = check_epsilon(epsilon)
-        delta = check_delta(delta)
+        epsilon = check_epsilon(epsilon, rounding="up")
+        delta = check_delta(delta, rounding="up")
         actual = delta_for_sigma(sigma, sensitivity, epsilon)
         if actual > delta:
             raise ValueError(f"sigma={sigma!r} is too small for (epsilon={epsilon!r}, "

@@ -547,7 +547,7 @@ def gaussian_mechanism(value: Any, sensitivity: Any, epsilon: Any, delta: Any, *
     >>> release.shape
     (2,)
     """
-    array = check_finite_array(value, "value")
+    array = check_finite_array(value, "value", exact=True)
     params = mechanism_parameters(sensitivity, epsilon, delta, array.size, method=method)
     source = resolve(rng)
     k = params.grid_exponent

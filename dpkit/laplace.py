@@ -50,6 +50,9 @@ __all__ = [
 ]
 
 
+_FLOAT_MAX = Fraction(np.finfo(np.float64).max)
+
+
 def _round_up(exact: Fraction) -> float:
     """The smallest float >= ``exact`` (for positive, in-range values)."""
     nearest = float(exact)
@@ -62,9 +65,10 @@ def laplace_scale(sensitivity: float, epsilon: float) -> float:
     Parameters
     ----------
     sensitivity : float
-        The query's ℓ1 sensitivity ``Δ`` (finite, > 0).
+        The query's ℓ1 sensitivity ``Δ`` (finite, > 0); a value float64 cannot hold (a
+        ``Fraction``) is rounded up.
     epsilon : float
-        The privacy-loss parameter (finite, > 0).
+        The privacy-loss parameter (finite, > 0); a value float64 cannot hold is rounded down.
 
     Returns
     -------
@@ -88,10 +92,10 @@ def laplace_scale(sensitivity: float, epsilon: float) -> float:
     >>> laplace_scale(1, 0.5)
     2.0
     """
-    delta = _check_sensitivity(sensitivity)
-    epsilon = check_epsilon(epsilon)
+    delta = _check_sensitivity(sensitivity, rounding="up")
+    epsilon = check_epsilon(epsilon, rounding="down")
     exact = Fraction(delta) / Fraction(epsilon)
-    if exact > Fraction(np.finfo(np.float64).max):
+    if exact > _FLOAT_MAX:
         raise ValueError(f"sensitivity/epsilon must fit in a float, got "
                          f"sensitivity={sensitivity!r}, epsilon={epsilon!r}")
     return _round_up(exact)
@@ -115,20 +119,41 @@ def laplace_accuracy(sensitivity: float, epsilon: float, beta: float) -> float:
     Returns
     -------
     float
-        ``α``, rounded up.
+        An upper bound on ``α`` within a few units in the last place (a ``beta`` that
+        float64 cannot hold is rounded down, which only raises ``α``).
 
     Raises
     ------
     TypeError, ValueError
-        If an argument is of the wrong type or out of range.
+        If an argument is of the wrong type or out of range, or ``α`` exceeds the largest
+        float.
 
     Notes
     -----
     Dwork & Roth (2014), Theorem 3.8 (the tail ``P[|Y| >= t·b] = exp(-t)``).
+
+    Why it is an upper bound: ``ln(1/β)`` is computed as ``-log(β)`` (or ``-log1p(β - 1)``
+    for ``β > 1/2``, where ``β - 1`` is exact), never through the rounded ``1/β`` whose error
+    dominates when ``ln(1/β)`` is tiny; the library logarithm is within one unit in the last
+    place, the product adds half a unit, and the factor ``1 + 8·2**-53`` followed by a step to
+    the next float covers both.
+
+    Examples
+    --------
+    >>> laplace_accuracy(1.0, 1.0, 0.05) > 2.9957
+    True
+    >>> laplace_accuracy(1.0, 1.0, 5e-324)
+    744.440071921382
     """
     scale = laplace_scale(sensitivity, epsilon)
-    beta = check_probability(beta, "beta", open_low=True, open_high=True)
-    return math.nextafter(scale * math.log(1.0 / beta) * (1 + 4 * 2.0**-53), math.inf)
+    beta = check_probability(beta, "beta", open_low=True, open_high=True, rounding="down")
+    log_inverse = -math.log1p(beta - 1.0) if beta > 0.5 else -math.log(beta)
+    alpha = scale * log_inverse * (1 + 8 * 2.0**-53)
+    if not math.isfinite(alpha):
+        raise ValueError(f"the accuracy (sensitivity/epsilon)·ln(1/beta) exceeds the largest "
+                         f"float for sensitivity={sensitivity!r}, epsilon={epsilon!r}, "
+                         f"beta={beta!r}; use a larger epsilon or beta")
+    return math.nextafter(alpha, math.inf)
 
 
 @dataclass(frozen=True)
@@ -173,9 +198,25 @@ def laplace_grid(sensitivity: float, epsilon: float, count: int = 1) -> LaplaceG
     Raises
     ------
     TypeError, ValueError
-        If an argument is of the wrong type or out of range.
+        If an argument is of the wrong type or out of range, or ``epsilon`` is so small that
+        the noise scale exceeds the largest float (the message gives the smallest epsilon
+        that works).
+
+    Notes
+    -----
+    A ``sensitivity`` that float64 cannot hold exactly is rounded up and an ``epsilon``
+    rounded down (:func:`dpkit._checks.check_epsilon`): both only add noise, so the
+    guarantee holds for the exact values given.
+
+    Examples
+    --------
+    >>> from fractions import Fraction
+    >>> grid = laplace_grid(1, Fraction(1, 10))
+    >>> grid.sensitivity_units / grid.scale_units <= Fraction(1, 10)
+    True
     """
-    return _laplace_grid(_check_sensitivity(sensitivity), check_epsilon(epsilon),
+    return _laplace_grid(_check_sensitivity(sensitivity, rounding="up"),
+                         check_epsilon(epsilon, rounding="down"),
                          check_integer(count, "count", minimum=1))
 
 
@@ -183,6 +224,13 @@ def laplace_grid(sensitivity: float, epsilon: float, count: int = 1) -> LaplaceG
 def _laplace_grid(delta: float, epsilon: float, count: int) -> LaplaceGrid:
     k = _sampling.grid_exponent(delta, count)
     units = int(_sampling.grid_sensitivity(delta, k, count))
+    widened = Fraction(units) * Fraction(2) ** k
+    if widened / Fraction(epsilon) > _FLOAT_MAX:
+        smallest = _round_up(widened / _FLOAT_MAX)
+        raise ValueError(f"epsilon={epsilon!r} is too small: the noise scale "
+                         f"sensitivity/epsilon would exceed the largest float; for "
+                         f"sensitivity={delta!r} and {count} coordinate(s) epsilon must be "
+                         f">= {smallest!r}")
     scale_units = Fraction(units) / Fraction(epsilon)
     return LaplaceGrid(exponent=k, sensitivity_units=units, scale_units=scale_units,
                        scale=float(scale_units * Fraction(2) ** k))
@@ -244,11 +292,11 @@ def laplace_mechanism(value: Any, sensitivity: float, epsilon: float, *,
     """
     scalar = np.ndim(value) == 0 and not isinstance(value, np.ndarray)
     if scalar:
-        array = np.array([check_real(value, "value")])
+        array = np.array([check_real(value, "value", exact=True)])
     else:
-        array = check_finite_array(value, "value", allow_empty=True)
-    delta = _check_sensitivity(sensitivity)
-    epsilon = check_epsilon(epsilon)
+        array = check_finite_array(value, "value", allow_empty=True, exact=True)
+    delta = _check_sensitivity(sensitivity, rounding="up")
+    epsilon = check_epsilon(epsilon, rounding="down")
     source = resolve(rng)
     grid = laplace_grid(delta, epsilon, max(1, array.size))
     units = _sampling.to_grid(array.ravel(), grid.exponent)
@@ -292,7 +340,7 @@ def sample_releases(value: float, sensitivity: float, epsilon: float, n: int, *,
     composition (Dwork & Roth 2014, Theorem 3.14). Averaging them is exactly what that
     accounting protects against.
     """
-    value = check_real(value, "value")
+    value = check_real(value, "value", exact=True)
     n = check_integer(n, "n", minimum=0)
     grid = laplace_grid(sensitivity, epsilon)
     units = _sampling.to_grid(np.array([value]), grid.exponent)

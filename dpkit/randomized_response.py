@@ -45,9 +45,16 @@ def truth_probability(epsilon: float) -> Fraction:
     Raises
     ------
     ValueError, TypeError
-        If ``epsilon`` is not a finite number > 0.
+        If ``epsilon`` is not a finite number > 0. An ``epsilon`` float64 cannot hold
+        exactly (a ``Fraction``) is rounded down (the safe direction).
+
+    Examples
+    --------
+    >>> p = truth_probability(math.log(3))   # e^ε = 3: the exact value is 3/4
+    >>> p <= Fraction(3, 4) and float(p)
+    0.7499999999999991
     """
-    epsilon = check_epsilon(epsilon)
+    epsilon = check_epsilon(epsilon, rounding="down")
     p = 1.0 / (1.0 + math.exp(-epsilon))
     numerator = max(math.floor(p * 2**_BITS) - 2**(_BITS - 50), 2**(_BITS - 1))
     return Fraction(numerator, 2**_BITS)
@@ -85,6 +92,13 @@ def randomized_response(answers: Any, epsilon: float, *, rng: _rng.RandomSource 
     References
     ----------
     Warner (1965); Dwork & Roth (2014), Section 3.2.
+
+    Examples
+    --------
+    >>> from dpkit.rng import seeded
+    >>> reports = randomized_response([True, False, True], 1.0, rng=seeded(0))
+    >>> reports.dtype, reports.shape
+    (dtype('bool'), (3,))
     """
     array = np.asarray(answers)
     if array.dtype != np.bool_:
@@ -114,6 +128,11 @@ def debias(yes_fraction: Any, epsilon: float) -> np.ndarray | float:
     ------
     ValueError, TypeError
         If ``epsilon`` is invalid or a fraction is outside [0, 1].
+
+    Examples
+    --------
+    >>> round(debias(0.5, 1.0), 12)   # half the reports say yes: no information either way
+    0.5
     """
     p = float(truth_probability(epsilon))
     if np.ndim(yes_fraction) == 0:

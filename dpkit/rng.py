@@ -13,6 +13,15 @@ Both are :class:`RandomSource` objects. A source produces uniformly random *byte
 other draw (bits, bounded integers, exact Bernoulli trials, uniform floats) is built from
 those bytes here, so exact samplers consume random bits and never floats.
 
+**Copies never replay secure bytes.** A :class:`SecureRandom` buffers bytes read from the
+operating system. A copy (``copy.copy``, ``copy.deepcopy``) or an unpickled copy (what
+``ProcessPoolExecutor``, ``multiprocessing`` with *spawn* and ``joblib`` do with an
+``rng=default()`` argument) starts with an empty buffer and reads fresh bytes from the
+operating system, exactly like a child created by ``os.fork``. Otherwise two workers would
+add the *same* noise to their answers, and subtracting two releases would reveal the
+difference of the true values. A :class:`SeededRandom` copy, by contrast, continues the same
+stream (it replays): reproducibility is its purpose.
+
 Examples
 --------
 >>> from dpkit.rng import seeded
@@ -143,6 +152,21 @@ class SecureRandom(RandomSource):
 
     Bytes are read in blocks and buffered; a child process created by ``fork`` drops the
     buffer, so parent and child never share random bytes.
+
+    Copying and pickling are allowed and safe: a copy or an unpickled source is a new
+    :class:`SecureRandom` with an empty buffer and bit pool (registered, like every source,
+    for the ``fork`` handler), so it draws fresh bytes from the operating system. Copying is
+    not refused because passing ``rng=default()`` to worker processes is natural and, with
+    fresh bytes, correct: the source has no state worth preserving beyond its cache.
+
+    Examples
+    --------
+    >>> import copy, pickle
+    >>> source = SecureRandom()
+    >>> _ = source.bits(8)                      # fills the buffer and the bit pool
+    >>> twin = pickle.loads(pickle.dumps(source))
+    >>> twin._buffer, twin._pool_bits, copy.deepcopy(source)._pool_bits
+    (b'', 0, 0)
     """
 
     secure = True
@@ -157,6 +181,10 @@ class SecureRandom(RandomSource):
         super()._forget()
         self._buffer = b""
         self._offset = 0
+
+    def __reduce__(self) -> tuple[Any, tuple[()]]:
+        # copy, deepcopy and pickle all rebuild a fresh source: no buffered byte is copied.
+        return (SecureRandom, ())
 
     def bytes(self, n: int) -> bytes:
         n = check_integer(n, "n", minimum=0)
@@ -177,6 +205,17 @@ class SeededRandom(RandomSource):
     """A reproducible stream of random bytes (NumPy's PCG64) for teaching and tests.
 
     **Unfit for real releases**: the noise it produces can be reproduced from the seed.
+
+    A copy or an unpickled copy continues from the same point of the stream, so it
+    **replays** the draws the original makes next (on purpose: that is what reproducibility
+    means). Never hand copies of one seeded source to workers whose releases are published.
+
+    Examples
+    --------
+    >>> import copy
+    >>> source = seeded(3)
+    >>> copy.deepcopy(source).bits(16) == source.bits(16)
+    True
     """
 
     secure = False
@@ -186,11 +225,23 @@ class SeededRandom(RandomSource):
         self.seed = check_integer(seed, "seed", minimum=0)
         self._generator = np.random.Generator(np.random.PCG64(self.seed))
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        state = (self.seed, self._generator.bit_generator.state, self._pool, self._pool_bits)
+        return (_restore_seeded, state)
+
     def bytes(self, n: int) -> bytes:
         return self._generator.bytes(check_integer(n, "n", minimum=0))
 
     def __repr__(self) -> str:
         return f"SeededRandom(seed={self.seed})"
+
+
+def _restore_seeded(seed: int, state: dict[str, Any], pool: int, pool_bits: int) -> SeededRandom:
+    """Rebuild a :class:`SeededRandom` at the same point of its stream (copy and unpickle)."""
+    source = SeededRandom(seed)
+    source._generator.bit_generator.state = state
+    source._pool, source._pool_bits = pool, pool_bits
+    return source
 
 
 _SOURCES: weakref.WeakSet[RandomSource] = weakref.WeakSet()

@@ -99,6 +99,15 @@ def widget_mode(mode: str | None = None) -> str:
     ------
     ValueError
         If the mode (argument or environment variable) is not ``"live"`` or ``"static"``.
+
+    Examples
+    --------
+    >>> widget_mode("static")
+    'static'
+    >>> widget_mode("print")
+    Traceback (most recent call last):
+    ...
+    ValueError: mode must be one of ('live', 'static'), got 'print'
     """
     source = "mode"
     if mode is None:

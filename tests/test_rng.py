@@ -3,7 +3,11 @@
 Statistical tests use fixed seeds; each states its false-failure probability.
 """
 
+import copy
+import multiprocessing
 import os
+import pickle
+from concurrent.futures import ProcessPoolExecutor
 from fractions import Fraction
 
 import numpy as np
@@ -11,6 +15,7 @@ import pytest
 from scipy import stats
 
 from dpkit import rng
+from dpkit.laplace import laplace_mechanism
 
 FALSE_FAILURE = 1e-7  # per statistical test; the seeds are fixed, so a pass is repeatable
 
@@ -110,3 +115,53 @@ def test_fork_does_not_share_buffered_secure_bytes():
     os.waitpid(pid, 0)
     child = int.from_bytes(os.read(read, 16), "little")
     assert child != source.bits(128)
+
+
+# -- copies never replay secure bytes (issue 9, finding 1) ---------------------------------
+
+def _used_secure_source():
+    source = rng.SecureRandom()
+    source.bits(3)  # the buffer and the bit pool now hold unread random bytes
+    return source
+
+
+@pytest.mark.parametrize("duplicate", [
+    lambda s: pickle.loads(pickle.dumps(s)), copy.copy, copy.deepcopy])
+def test_copies_of_a_secure_source_draw_fresh_bytes(duplicate):
+    source = _used_secure_source()
+    twin = duplicate(source)
+    assert isinstance(twin, rng.SecureRandom) and twin is not source
+    assert twin._buffer == b"" and twin._pool_bits == 0
+    assert twin in rng._SOURCES  # registered for the fork handler too
+    # 256 fresh bits agree by chance with probability 2**-256
+    assert twin.bits(256) != source.bits(256)
+
+
+def test_default_source_survives_pickling_without_its_buffer():
+    rng.default().bits(5)
+    twin = pickle.loads(pickle.dumps(rng.default()))
+    assert twin._buffer == b"" and twin._pool_bits == 0 and twin.secure
+
+
+def test_workers_given_one_secure_source_release_different_noise():
+    """Two spawned workers each release laplace_mechanism(0, 1, 1, rng=source).
+
+    With replayed bytes both releases would be equal. Independent releases are equal only
+    if two independent discrete Laplace draws with parameter t = ε/D (D ≈ 2**20 grid units)
+    coincide: probability sum_z p(z)**2 ≈ t/4 ≈ 2.4e-7 (the false-failure probability).
+    """
+    source = _used_secure_source()
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=2, mp_context=context) as pool:
+        futures = [pool.submit(laplace_mechanism, 0, 1, 1, rng=source) for _ in range(2)]
+        first, second = (f.result(timeout=120) for f in futures)
+    assert first != second
+
+
+def test_seeded_copies_replay_by_design():
+    source = rng.seeded(5)
+    source.bits(3)
+    for twin in (copy.copy(source), copy.deepcopy(source), pickle.loads(pickle.dumps(source))):
+        assert twin.bits(40) == copy.deepcopy(source).bits(40)
+        assert twin.seed == 5 and twin in rng._SOURCES
+    assert copy.copy(source)._generator is not source._generator

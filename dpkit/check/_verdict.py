@@ -18,6 +18,15 @@ class Verdict:
         One sentence a student can act on: what was expected and what was found.
     details : tuple of str
         Supporting facts (test statistics, measured values), shown under the message.
+
+    Examples
+    --------
+    >>> verdict = Verdict(False, "the scale should grow when epsilon shrinks", ("eps=1: 1.0",))
+    >>> bool(verdict)
+    False
+    >>> print(verdict)
+    NOT YET: the scale should grow when epsilon shrinks
+      - eps=1: 1.0
     """
 
     passed: bool
