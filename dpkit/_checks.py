@@ -85,7 +85,7 @@ def _exact_number(value: Any, name: str, wanted: str = "a finite number") -> flo
     :class:`Fraction`. Bools, strings and other non-numbers raise :class:`TypeError`; NaN,
     infinity and magnitudes beyond the largest float raise :class:`ValueError`.
     """
-    if isinstance(value, (bool, np.bool_)):
+    if isinstance(value, (bool, np.bool_, np.timedelta64, np.datetime64)):
         raise _type_error(value, name)
     if isinstance(value, float):  # float and np.float64
         if not math.isfinite(value):
@@ -99,6 +99,10 @@ def _exact_number(value: Any, name: str, wanted: str = "a finite number") -> flo
     elif isinstance(value, np.floating):  # float16, float32, longdouble
         if not np.isfinite(value):
             raise ValueError(f"{name} must be {wanted}, got {_describe(value)}")
+        with np.errstate(over="ignore"):
+            nearest = float(value)
+        if nearest == value:  # exact (a signed zero keeps its sign)
+            return nearest
         exact = Fraction(*value.as_integer_ratio())
     elif isinstance(value, Decimal):
         if not value.is_finite():
@@ -302,7 +306,8 @@ def check_integer(value: Any, name: str, *, minimum: int | None = None,
     ValueError
         If ``value`` is outside the range.
     """
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+    if isinstance(value, (bool, np.bool_, np.timedelta64)) or \
+            not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an integer, got {_describe(value)} "
                         f"of type {type(value).__name__}")
     result = int(value)
@@ -355,7 +360,7 @@ def _nonfinite_error(name: str, value: Any, flat_index: int,
 
 def _element(value: Any, name: str, flat_index: int, shape: tuple[int, ...]) -> Any:
     """One element of an object array, validated as :func:`check_real` (exactly)."""
-    if isinstance(value, (bool, np.bool_)) or \
+    if isinstance(value, (bool, np.bool_, np.timedelta64, np.datetime64)) or \
             not isinstance(value, (numbers.Real, Decimal)):
         wanted = ("be an array of real numbers" if isinstance(value, (str, bytes))
                   else "hold real numbers only (no bools)")
@@ -484,7 +489,8 @@ def as_fraction(value: Any, name: str) -> Fraction:
     """
     if isinstance(value, Fraction):
         return value
-    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
+    if isinstance(value, numbers.Integral) and \
+            not isinstance(value, (bool, np.bool_, np.timedelta64)):
         return Fraction(int(value))
     result = check_real(value, name, exact=True)
     return result if isinstance(result, Fraction) else Fraction(result)
