@@ -459,8 +459,11 @@ def check_finite_array(values: Any, name: str, *, ndim: int | None = None,
         # A list may mix types that NumPy would coerce silently (bools, big ints): look at
         # each element as given.
         array = np.array(values, dtype=object)
-        if array.size and all(type(v) in (float, np.float64) for v in array.flat):
+        kinds = {type(v) for v in array.flat}
+        if kinds and kinds <= {float, np.float64}:
             array = array.astype(np.float64)
+        elif kinds == {int} and all(-2**63 <= v < 2**63 for v in array.flat):
+            array = array.astype(np.int64)  # checked below like any int64 array
     if ndim is not None and array.ndim != ndim:
         raise ValueError(f"{name} must have {ndim} dimension(s), got shape {array.shape}")
     if array.size == 0:
