@@ -8,12 +8,15 @@ from collections.abc import Sequence
 import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullLocator
+from scipy.optimize import brentq
 
 from dpkit.gaussian import analytic_sigma, classic_sigma, delta_for_sigma
 from dpkit.naive.gaussian import analytic_sigma_erf
 from dpkit.plots._style import GREY, NAIVE, SAFE, TRUTH, new_figure
 
 __all__ = [
+    "classic_crossing_epsilon",
+    "classic_formula_sigma",
     "classic_validity_figure",
     "erf_calibration_figure",
     "laplace_vs_gaussian_figure",
@@ -23,13 +26,12 @@ __all__ = [
 ]
 
 def _quick(figure: Figure) -> Figure:
-    """Make a widget frame cheap to render: fixed margins, no minor ticks on log axes.
+    """Make a widget frame cheaper to render: no minor ticks on log axes.
 
-    Constrained layout and log-axis minor ticks are most of the cost of drawing a frame;
-    a widget pre-renders every frame of its slider grid.
+    Log-axis minor ticks are a large part of the cost of drawing a frame, and a widget
+    pre-renders every frame of its slider grid. The constrained layout is kept, so that
+    the labels, which are large relative to the figure, are never clipped.
     """
-    figure.set_layout_engine(None)
-    figure.subplots_adjust(left=0.095, right=0.985, bottom=0.14, top=0.9, wspace=0.3)
     for ax in figure.axes:
         for axis in (ax.xaxis, ax.yaxis):
             if axis.get_scale() == "log":
@@ -100,30 +102,53 @@ def laplace_vs_gaussian_figure(dimension: int = 10, epsilon: float = 1.0,
     right.axvspan(-b * math.log(20), b * math.log(20), color=NAIVE, alpha=0.08)
     right.axvspan(-1.959964 * gau, 1.959964 * gau, color=SAFE, alpha=0.10)
     right.set(xlabel="noise on one coordinate", ylabel="density", yticks=[],
-              title=f"d = {dimension}: ratio of stds {lap / gau:.2f}")
+              title=f"d = {dimension}: std ratio {lap / gau:.2f}")
     right.legend(fontsize=7.5, frameon=False, loc="upper right")
     right.set_ylim(0, right.get_ylim()[1] * 1.35)
     return _quick(figure)
 
 
-def classic_validity_figure(deltas: Sequence[float] = (1e-3, 1e-5, 1e-10)) -> Figure:
-    """The true δ of the classic σ, divided by the target δ, as ε grows past 1.
+def classic_formula_sigma(epsilon: float, delta: float) -> float:
+    """The classic σ/Δ = √(2 ln(1.25/δ))/ε, evaluated for any ε (the theorem needs ε < 1)."""
+    return math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
 
-    Below 1 (the shaded band) the classic formula is private; above it, it under-noises.
+
+def classic_crossing_epsilon(delta: float) -> float:
+    """The ε > 1 at which the classic formula's σ stops being (ε, δ)-DP (Δ = 1).
+
+    Below it the formula's σ is at least the analytic σ (δ(σ) ≤ δ: private, though not by
+    Theorem A.1 when ε ≥ 1); above it, δ(σ) > δ. Both statements are the same, because
+    δ(σ) decreases in σ. Solved with Brent's method on log δ(σ(ε)) − log δ over [1, 100].
+    """
+    def gap(epsilon: float) -> float:
+        sigma = classic_formula_sigma(epsilon, delta)
+        return math.log(delta_for_sigma(sigma, 1.0, epsilon)) - math.log(delta)
+
+    return float(brentq(gap, 1.0, 100.0, xtol=1e-12))
+
+
+def classic_validity_figure(deltas: Sequence[float] = (1e-3, 1e-5, 1e-9)) -> Figure:
+    """The true δ of the classic σ = √(2 ln(1.25/δ))/ε (Δ = 1) against ε, for several targets.
+
+    Each target δ is a dotted line; the curve crosses it at :func:`classic_crossing_epsilon`
+    (marked). Left of ε = 1 Theorem A.1 applies; between 1 and the crossing the formula's σ
+    is private although no theorem says so; right of the crossing it is not private.
     """
     figure, (ax,) = new_figure(1)
-    epsilons = np.geomspace(0.01, 20, 160)
+    epsilons = np.geomspace(0.05, 20, 160)
     for delta, colour in zip(deltas, (SAFE, TRUTH, NAIVE), strict=False):
-        ratios = [delta_for_sigma(math.sqrt(2 * math.log(1.25 / delta)) / e, 1.0, e) / delta
-                  for e in epsilons]
-        ax.loglog(epsilons, ratios, color=colour, label=f"target δ = {delta:g}")
-    ax.axhline(1.0, color="black", lw=0.8)
-    ax.axhspan(1e-30, 1.0, color=SAFE, alpha=0.06)
-    ax.axvline(1.0, color=GREY, ls=":", lw=1)
-    ax.text(1.05, 1e-6, "ε = 1: end of\nTheorem A.1", fontsize=8, color=GREY)
-    ax.set(xlabel="ε", ylabel="true δ / target δ", ylim=(1e-8, 1e3),
-           title="The classic σ = Δ√(2 ln(1.25/δ))/ε, judged by the exact profile")
-    ax.legend(fontsize=8, frameon=False, loc="upper left")
+        true = [delta_for_sigma(classic_formula_sigma(e, delta), 1.0, e) for e in epsilons]
+        ax.loglog(epsilons, true, color=colour, label=f"target δ = {delta:g}")
+        ax.axhline(delta, color=colour, lw=0.8, ls=":")
+        crossing = classic_crossing_epsilon(delta)
+        ax.plot([crossing], [delta], "o", color=colour, ms=5)
+        ax.annotate(f"{crossing:.2f}", (crossing, delta), textcoords="offset points",
+                    xytext=(-4, 6), ha="right", fontsize=8, color=colour)
+    ax.axvline(1.0, color=GREY, ls="--", lw=1)
+    ax.text(0.95, 1e-2, "ε = 1: end of\nTheorem A.1", fontsize=8, color=GREY, ha="right")
+    ax.set(xlabel="ε", ylabel="true δ of the classic σ", ylim=(1e-16, 1.0),
+           title="Classic σ judged by the exact profile")
+    ax.legend(fontsize=8, frameon=False, loc="lower right")
     return figure
 
 
@@ -141,10 +166,10 @@ def sigma_calibration_figure(epsilon: float = 0.5, delta: float = 1e-6) -> Figur
     left.loglog(epsilons, analytic, color=SAFE, label="analytic (exact)")
     left.loglog(epsilons[proven], formula[proven], color=NAIVE, label="classic, ε < 1")
     left.loglog(epsilons[~proven], formula[~proven], color=NAIVE, ls="--", alpha=0.6,
-                label="classic formula, ε ≥ 1 (unproven)")
+                label="classic, ε ≥ 1 (unproven)")
     left.plot([epsilon], [analytic_sigma(1.0, epsilon, delta)], "o", color="black", ms=4)
     left.set(xlabel="ε", ylabel="σ / Δ", title=f"δ = {delta:g}")
-    left.legend(fontsize=7.5, frameon=False, loc="lower left")
+    left.legend(fontsize=7, frameon=False, loc="lower left")
 
     deltas = np.geomspace(1e-15, 1e-1, 120)
     right.semilogx(deltas, [analytic_sigma(1.0, epsilon, d) for d in deltas], color=SAFE,
@@ -153,9 +178,9 @@ def sigma_calibration_figure(epsilon: float = 0.5, delta: float = 1e-6) -> Figur
         classic = [classic_sigma(1.0, epsilon, d) for d in deltas]
         right.semilogx(deltas, classic, color=NAIVE, label="classic")
         ratio = classic_sigma(1.0, epsilon, delta) / analytic_sigma(1.0, epsilon, delta)
-        title = f"ε = {epsilon:g}: classic/analytic = {ratio:.2f}"
+        title = f"ε = {epsilon:g}: classic ×{ratio:.2f}"
     else:
-        title = f"ε = {epsilon:g}: classic not applicable"
+        title = f"ε = {epsilon:g}: no classic σ"
     right.plot([delta], [analytic_sigma(1.0, epsilon, delta)], "o", color="black", ms=4)
     right.set(xlabel="δ", ylabel="σ / Δ", title=title)
     right.invert_xaxis()
