@@ -245,8 +245,8 @@ def test_analytic_never_exceeds_classic() -> None:
 def test_bao_sigma_agrees_with_analytic_sigma() -> None:
     # analytic_gaussian.md: the two calibrations agree to 1e-10 (printed on the page).
     worst = 0.0
-    for epsilon in EPSILONS + [1e-3, 50.0]:
-        for delta in DELTAS + [1e-100, 1e-300, 0.9]:
+    for epsilon in [*EPSILONS, 1e-3, 50.0]:
+        for delta in [*DELTAS, 1e-100, 1e-300, 0.9]:
             a, b = analytic_sigma(1.0, epsilon, delta), bao_sigma(1.0, epsilon, delta)
             worst = max(worst, abs(a - b) / a)
     assert worst < 1e-10
