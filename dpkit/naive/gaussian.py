@@ -252,7 +252,7 @@ def newton_iterates(epsilon: float, delta: float, *, derivative: str = "source",
 
     Solves G(x) = (√π/2)(2δ − 1 + e^ε), which is erfc(x) − e^ε·erfc(√(x² + ε)) = 2δ
     rewritten with F(x) = ∫₀ˣ e^{−t²} dt = (√π/2)·erf(x), in plain floating point. The
-    iteration stops when a step is below 1e-13·(1 + |x|), when an iterate is not finite, or
+    iteration stops when a step is below 1e-12·(1 + |x|), when an iterate is not finite, or
     after ``max_iterations`` steps.
 
     Parameters
@@ -295,7 +295,7 @@ def newton_iterates(epsilon: float, delta: float, *, derivative: str = "source",
         step = value / slope
         x -= step
         iterates.append(x)
-        if not math.isfinite(x) or abs(step) < 1e-13 * (1.0 + abs(x)):
+        if not math.isfinite(x) or abs(step) < 1e-12 * (1.0 + abs(x)):
             break
     return iterates
 
