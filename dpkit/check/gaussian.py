@@ -17,6 +17,7 @@ from dpkit.check._common import call as _call
 from dpkit.check._common import number as _number
 from dpkit.check._verdict import Verdict
 from dpkit.gaussian import analytic_sigma, classic_sigma, delta_for_sigma
+from dpkit.plots.gaussian import vector_errors
 
 __all__ = [
     "check_analytic_sigma",
@@ -26,7 +27,6 @@ __all__ = [
     "check_gaussian_noise",
     "check_l2_sensitivity",
     "check_newton_derivative",
-    "crossover_stds",
 ]
 
 
@@ -92,13 +92,6 @@ def check_classic_sigma(fn: Callable[[float, float, float], float]) -> Verdict:
                    "does not hold", tuple(details))
 
 
-def crossover_stds(dimension: int, epsilon: float = 0.5,
-                   delta: float = 1e-5) -> tuple[float, float]:
-    """Per-coordinate noise stds for the d yes/no counts: (Laplace √2·d/ε, classic σ(√d))."""
-    return math.sqrt(2.0) * dimension / epsilon, classic_sigma(math.sqrt(dimension), epsilon,
-                                                                delta)
-
-
 def check_crossover_dimension(answer: Any, epsilon: float = 0.5, delta: float = 1e-5) -> Verdict:
     """Check the smallest dimension d at which the Gaussian mechanism with the classic σ
     (ℓ2 sensitivity √d) adds less noise per coordinate than the Laplace mechanism (scale d/ε).
@@ -106,7 +99,7 @@ def check_crossover_dimension(answer: Any, epsilon: float = 0.5, delta: float = 
     The verdict says whether a wrong answer is below or above the smallest such d, not the d.
     """
     want = next(d for d in range(1, 10_000)
-                if crossover_stds(d, epsilon, delta)[1] < crossover_stds(d, epsilon, delta)[0])
+                if vector_errors(d, epsilon, delta)[1] < vector_errors(d, epsilon, delta)[0])
     if isinstance(answer, (bool, np.bool_)) or not isinstance(answer, (int, np.integer)):
         return Verdict(False, f"answer with an integer dimension, got {answer!r}")
     if int(answer) != want:
@@ -117,7 +110,7 @@ def check_crossover_dimension(answer: Any, epsilon: float = 0.5, delta: float = 
             why = f"the Gaussian noise is already smaller at some d below {answer}"
         return Verdict(False, f"{answer} is not the answer: {why}. Compare the two standard "
                        f"deviations per coordinate for each d")
-    lap, gau = crossover_stds(want, epsilon, delta)
+    lap, gau = vector_errors(want, epsilon, delta)
     return Verdict(True, f"from d = {want} on, the Gaussian mechanism adds less noise per "
                    f"coordinate (ε = {epsilon:g}, δ = {delta:g})",
                    (f"at d={want}: Laplace std {lap:.4g}, Gaussian std {gau:.4g}",))

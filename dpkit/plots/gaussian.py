@@ -26,12 +26,14 @@ __all__ = [
 ]
 
 def _quick(figure: Figure) -> Figure:
-    """Make a widget frame cheaper to render: no minor ticks on log axes.
+    """Make a widget frame cheap to render: fixed margins, no minor ticks on log axes.
 
-    Log-axis minor ticks are a large part of the cost of drawing a frame, and a widget
-    pre-renders every frame of its slider grid. The constrained layout is kept, so that
-    the labels, which are large relative to the figure, are never clipped.
+    Constrained layout and log-axis minor ticks are most of the cost of drawing a frame;
+    a widget pre-renders every frame of its slider grid. The margins leave room for the
+    labels at the sizes :func:`dpkit.plots._style.new_figure` draws them.
     """
+    figure.set_layout_engine(None)
+    figure.subplots_adjust(left=0.125, right=0.985, bottom=0.2, top=0.88, wspace=0.42)
     for ax in figure.axes:
         for axis in (ax.xaxis, ax.yaxis):
             if axis.get_scale() == "log":
@@ -51,17 +53,22 @@ def vector_errors(dimension: int, epsilon: float, delta: float = 1e-5) -> tuple[
     Returns
     -------
     (laplace_std, gaussian_std) : tuple of float
-        √2·b for Laplace noise of scale b = d/ε (ε-DP), and the analytic Gaussian σ for
-        ℓ2 sensitivity √d ((ε, δ)-DP).
+        √2·b for Laplace noise of scale b = d/ε (ε-DP), and the classic Gaussian σ of
+        Dwork & Roth's Theorem A.1 for ℓ2 sensitivity √d ((ε, δ)-DP; needs ε < 1).
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon >= 1`` (the classic calibration is not proven there).
     """
     from dpkit.laplace import laplace_scale  # imported here: a sibling chapter's module
 
     laplace_std = math.sqrt(2.0) * laplace_scale(float(dimension), epsilon)
-    gaussian_std = analytic_sigma(math.sqrt(dimension), epsilon, delta)
+    gaussian_std = classic_sigma(math.sqrt(dimension), epsilon, delta)
     return laplace_std, gaussian_std
 
 
-def laplace_vs_gaussian_figure(dimension: int = 10, epsilon: float = 1.0,
+def laplace_vs_gaussian_figure(dimension: int = 10, epsilon: float = 0.5,
                                delta: float = 1e-5) -> Figure:
     """Laplace vs Gaussian noise for a d-dimensional query, as d grows.
 
@@ -74,14 +81,14 @@ def laplace_vs_gaussian_figure(dimension: int = 10, epsilon: float = 1.0,
     dimension : int
         Number of coordinates d (each changed by at most 1 by one person).
     epsilon : float
-        Privacy parameter of both mechanisms.
+        Privacy parameter of both mechanisms, in (0, 1) (the Gaussian uses the classic σ).
     delta : float
         δ of the Gaussian mechanism (the Laplace mechanism has δ = 0).
     """
     figure, (left, right) = new_figure(2)
     stds = np.array([vector_errors(int(d), epsilon, delta) for d in _DIMENSIONS])
     left.loglog(_DIMENSIONS, stds[:, 0], color=NAIVE, label="Laplace, scale d/ε")
-    left.loglog(_DIMENSIONS, stds[:, 1], color=SAFE, label="Gaussian, analytic σ")
+    left.loglog(_DIMENSIONS, stds[:, 1], color=SAFE, label="Gaussian, classic σ")
     lap, gau = vector_errors(dimension, epsilon, delta)
     left.axvline(dimension, color=GREY, lw=0.8, ls=":")
     left.plot([dimension, dimension], [lap, gau], "o", color="black", ms=4)
@@ -102,7 +109,7 @@ def laplace_vs_gaussian_figure(dimension: int = 10, epsilon: float = 1.0,
     right.axvspan(-b * math.log(20), b * math.log(20), color=NAIVE, alpha=0.08)
     right.axvspan(-1.959964 * gau, 1.959964 * gau, color=SAFE, alpha=0.10)
     right.set(xlabel="noise on one coordinate", ylabel="density", yticks=[],
-              title=f"d = {dimension}: std ratio {lap / gau:.2f}")
+              title=f"d = {dimension}: ratio {lap / gau:.2f}")
     right.legend(fontsize=7.5, frameon=False, loc="upper right")
     right.set_ylim(0, right.get_ylim()[1] * 1.35)
     return _quick(figure)
@@ -178,9 +185,9 @@ def sigma_calibration_figure(epsilon: float = 0.5, delta: float = 1e-6) -> Figur
         classic = [classic_sigma(1.0, epsilon, d) for d in deltas]
         right.semilogx(deltas, classic, color=NAIVE, label="classic")
         ratio = classic_sigma(1.0, epsilon, delta) / analytic_sigma(1.0, epsilon, delta)
-        title = f"ε = {epsilon:g}: classic ×{ratio:.2f}"
+        title = f"ε = {epsilon:g}, ratio {ratio:.2f}"
     else:
-        title = f"ε = {epsilon:g}: no classic σ"
+        title = f"ε = {epsilon:g}: no classic"
     right.plot([delta], [analytic_sigma(1.0, epsilon, delta)], "o", color="black", ms=4)
     right.set(xlabel="δ", ylabel="σ / Δ", title=title)
     right.invert_xaxis()
