@@ -552,11 +552,11 @@ def test_vector_errors_crossover() -> None:
     from dpkit.plots.gaussian import vector_errors
 
     # d = 1: Laplace (pure DP, scale 1/ε) beats the Gaussian; d = 1000: the Gaussian wins by
-    # roughly √d, because its noise follows the ℓ2 sensitivity √d and Laplace's the ℓ1 d.
+    # √d/√(ln(1.25/δ)), because its noise follows the ℓ2 sensitivity √d and Laplace's the ℓ1 d.
     lap, gau = vector_errors(1, 0.5)
     assert lap < gau
     lap, gau = vector_errors(1000, 0.5)
-    assert gau < lap / 10
+    assert lap / 10 < gau < lap / 9   # gaussian.md prints the ratio 9.2x at d = 1000
     assert lap == pytest.approx(math.sqrt(2) * 2000)
     with pytest.raises(ValueError, match="analytic_sigma"):
         vector_errors(10, 1.0)
