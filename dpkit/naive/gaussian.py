@@ -81,8 +81,10 @@ def gaussian_mechanism(value: Any, sensitivity: Any, epsilon: Any, delta: Any,
     Privacy
     -------
     For ε < 1, (ε, δ)-DP in exact arithmetic only; floating-point noise leaks through its
-    low-order bits (Mironov 2012). For ε ≥ 1 not even that: at ε = 10, δ = 1e-3 the true δ
-    is 3.4e-3 (see :func:`dpkit.gaussian.delta_for_sigma`).
+    low-order bits (Mironov 2012; Jin et al. 2022 for Gaussian noise). For ε ≥ 1 no theorem
+    applies; in exact arithmetic the σ stays private up to ε ≈ 7.5–10 depending on δ and
+    under-noises beyond: at ε = 10, δ = 1e-3 the true δ is above 3e-3 (see
+    :func:`dpkit.gaussian.delta_for_sigma`).
 
     References
     ----------
