@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 from matplotlib.figure import Figure
@@ -159,6 +160,22 @@ def classic_validity_figure(deltas: Sequence[float] = (1e-3, 1e-5, 1e-9)) -> Fig
     return figure
 
 
+_CURVE_EPSILONS = np.geomspace(0.01, 20, 120)
+_CURVE_DELTAS = np.geomspace(1e-15, 1e-1, 120)
+
+
+@lru_cache(maxsize=32)
+def _analytic_over_epsilon(delta: float) -> tuple[float, ...]:
+    """Analytic σ/Δ on the ε grid at this δ (cached: a widget reuses it across frames)."""
+    return tuple(analytic_sigma(1.0, float(e), delta) for e in _CURVE_EPSILONS)
+
+
+@lru_cache(maxsize=32)
+def _analytic_over_delta(epsilon: float) -> tuple[float, ...]:
+    """Analytic σ/Δ on the δ grid at this ε (cached: a widget reuses it across frames)."""
+    return tuple(analytic_sigma(1.0, epsilon, float(d)) for d in _CURVE_DELTAS)
+
+
 def sigma_calibration_figure(epsilon: float = 0.5, delta: float = 1e-6) -> Figure:
     """σ (for Δ = 1) from the classic and the analytic calibrations, over ε and over δ.
 
@@ -166,8 +183,8 @@ def sigma_calibration_figure(epsilon: float = 0.5, delta: float = 1e-6) -> Figur
     theorem). Right: σ against δ at the chosen ε (classic only if ε < 1).
     """
     figure, (left, right) = new_figure(2)
-    epsilons = np.geomspace(0.01, 20, 120)
-    analytic = [analytic_sigma(1.0, e, delta) for e in epsilons]
+    epsilons = _CURVE_EPSILONS
+    analytic = _analytic_over_epsilon(delta)
     formula = np.sqrt(2 * np.log(1.25 / delta)) / epsilons
     proven = epsilons < 1
     left.loglog(epsilons, analytic, color=SAFE, label="analytic (exact)")
@@ -178,9 +195,8 @@ def sigma_calibration_figure(epsilon: float = 0.5, delta: float = 1e-6) -> Figur
     left.set(xlabel="ε", ylabel="σ / Δ", title=f"δ = {delta:g}")
     left.legend(fontsize=7, frameon=False, loc="lower left")
 
-    deltas = np.geomspace(1e-15, 1e-1, 120)
-    right.semilogx(deltas, [analytic_sigma(1.0, epsilon, d) for d in deltas], color=SAFE,
-                   label="analytic")
+    deltas = _CURVE_DELTAS
+    right.semilogx(deltas, _analytic_over_delta(epsilon), color=SAFE, label="analytic")
     if epsilon < 1:
         classic = [classic_sigma(1.0, epsilon, d) for d in deltas]
         right.semilogx(deltas, classic, color=NAIVE, label="classic")
