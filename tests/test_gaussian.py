@@ -560,3 +560,27 @@ def test_vector_errors_crossover() -> None:
     assert lap == pytest.approx(math.sqrt(2) * 2000)
     with pytest.raises(ValueError, match="analytic_sigma"):
         vector_errors(10, 1.0)
+
+
+def test_figure_png_fills_the_column() -> None:
+    # _style: a new_figure (nominal 6.4 in) renders 768 px wide whatever dpi a caller asks
+    # below 160, so figures and widget frames fill the book's column; a plain Figure keeps
+    # the caller's dpi; the same call gives the same bytes.
+    import io
+
+    from matplotlib.figure import Figure
+    from PIL import Image
+
+    from dpkit.plots._style import figure_png, new_figure
+
+    figure, (ax,) = new_figure()
+    ax.plot([0, 1], [0, 1])
+    for dpi in (72, 100):
+        width, height = Image.open(io.BytesIO(figure_png(figure, dpi=dpi))).size
+        assert (width, height) == (768, 432)
+    assert figure_png(figure, dpi=72) == figure_png(figure, dpi=72)
+    plain = Figure(figsize=(2, 2))
+    plain.subplots().plot([0, 1], [0, 1])
+    assert Image.open(io.BytesIO(figure_png(plain, dpi=200))).size == (400, 400)
+    with pytest.raises(TypeError, match="Figure"):
+        figure_png("not a figure")
