@@ -34,7 +34,7 @@ def _quick(figure: Figure) -> Figure:
     labels at the sizes :func:`dpkit.plots._style.new_figure` draws them.
     """
     figure.set_layout_engine(None)
-    figure.subplots_adjust(left=0.125, right=0.985, bottom=0.2, top=0.88, wspace=0.42)
+    figure.subplots_adjust(left=0.125, right=0.96, bottom=0.2, top=0.88, wspace=0.42)
     for ax in figure.axes:
         for axis in (ax.xaxis, ax.yaxis):
             if axis.get_scale() == "log":
@@ -97,21 +97,21 @@ def laplace_vs_gaussian_figure(dimension: int = 10, epsilon: float = 0.5,
     left.set(xlabel="dimension d", ylabel="noise std per coordinate",
              title=f"ε = {epsilon:g}, δ = {delta:g}")
     left.text(0.97, 0.04, f"Gaussian smaller\nfrom d = {crossing}", ha="right",
-              transform=left.transAxes, fontsize=8)
-    left.legend(fontsize=8, frameon=False, loc="upper left")
+              transform=left.transAxes, fontsize=9)
+    left.legend(fontsize=9, frameon=False, loc="upper left")
 
     width = 3.2 * max(lap, gau)
     grid = np.linspace(-width, width, 401)
     b = lap / math.sqrt(2.0)
     right.plot(grid, np.exp(-np.abs(grid) / b) / (2 * b), color=NAIVE,
-               label=f"Laplace: 95% within ±{b * math.log(20):.4g}")
+               label=f"Laplace: 95% in ±{b * math.log(20):.3g}")
     right.plot(grid, np.exp(-0.5 * (grid / gau) ** 2) / (gau * math.sqrt(2 * math.pi)),
-               color=SAFE, label=f"Gaussian: 95% within ±{1.959964 * gau:.4g}")
+               color=SAFE, label=f"Gauss: 95% in ±{1.959964 * gau:.3g}")
     right.axvspan(-b * math.log(20), b * math.log(20), color=NAIVE, alpha=0.08)
     right.axvspan(-1.959964 * gau, 1.959964 * gau, color=SAFE, alpha=0.10)
     right.set(xlabel="noise on one coordinate", ylabel="density", yticks=[],
               title=f"d = {dimension}: ratio {lap / gau:.2f}")
-    right.legend(fontsize=7.5, frameon=False, loc="upper right")
+    right.legend(fontsize=8.5, frameon=False, loc="upper right", handlelength=1.2)
     right.set_ylim(0, right.get_ylim()[1] * 1.35)
     return _quick(figure)
 
@@ -151,12 +151,12 @@ def classic_validity_figure(deltas: Sequence[float] = (1e-3, 1e-5, 1e-9)) -> Fig
         crossing = classic_crossing_epsilon(delta)
         ax.plot([crossing], [delta], "o", color=colour, ms=5)
         ax.annotate(f"{crossing:.2f}", (crossing, delta), textcoords="offset points",
-                    xytext=(-4, 6), ha="right", fontsize=8, color=colour)
+                    xytext=(-4, 6), ha="right", fontsize=9.5, color=colour)
     ax.axvline(1.0, color=GREY, ls="--", lw=1)
-    ax.text(0.95, 1e-2, "ε = 1: end of\nTheorem A.1", fontsize=8, color=GREY, ha="right")
+    ax.text(0.95, 1e-2, "ε = 1: end of\nTheorem A.1", fontsize=9, color=GREY, ha="right")
     ax.set(xlabel="ε", ylabel="true δ of the classic σ", ylim=(1e-16, 1.0),
            title="Classic σ judged by the exact profile")
-    ax.legend(fontsize=8, frameon=False, loc="lower right")
+    ax.legend(fontsize=9.5, frameon=False, loc="lower right")
     return figure
 
 
@@ -187,13 +187,13 @@ def sigma_calibration_figure(epsilon: float = 0.5, delta: float = 1e-6) -> Figur
     analytic = _analytic_over_epsilon(delta)
     formula = np.sqrt(2 * np.log(1.25 / delta)) / epsilons
     proven = epsilons < 1
-    left.loglog(epsilons, analytic, color=SAFE, label="analytic (exact)")
+    left.loglog(epsilons, analytic, color=SAFE, label="analytic")
     left.loglog(epsilons[proven], formula[proven], color=NAIVE, label="classic, ε < 1")
     left.loglog(epsilons[~proven], formula[~proven], color=NAIVE, ls="--", alpha=0.6,
-                label="classic, ε ≥ 1 (unproven)")
+                label="classic, ε ≥ 1")
     left.plot([epsilon], [analytic_sigma(1.0, epsilon, delta)], "o", color="black", ms=4)
     left.set(xlabel="ε", ylabel="σ / Δ", title=f"δ = {delta:g}")
-    left.legend(fontsize=7, frameon=False, loc="lower left")
+    left.legend(fontsize=8.5, frameon=False, loc="lower left", handlelength=1.2)
 
     deltas = _CURVE_DELTAS
     right.semilogx(deltas, _analytic_over_delta(epsilon), color=SAFE, label="analytic")
@@ -207,7 +207,7 @@ def sigma_calibration_figure(epsilon: float = 0.5, delta: float = 1e-6) -> Figur
     right.plot([delta], [analytic_sigma(1.0, epsilon, delta)], "o", color="black", ms=4)
     right.set(xlabel="δ", ylabel="σ / Δ", title=title)
     right.invert_xaxis()
-    right.legend(fontsize=8, frameon=False, loc="upper left")
+    right.legend(fontsize=9, frameon=False, loc="upper left")
     return _quick(figure)
 
 
@@ -221,7 +221,7 @@ def privacy_profile_figure(sigmas: Sequence[float] = (0.5, 1.0, 2.0, 4.0)) -> Fi
                     color=colour, label=f"σ = {sigma:g}Δ")
     ax.set(xlabel="ε", ylabel="δ(ε)", ylim=(1e-16, 1.5),
            title="Each curve: all the (ε, δ) one mechanism satisfies")
-    ax.legend(fontsize=8, frameon=False)
+    ax.legend(fontsize=9.5, frameon=False)
     return figure
 
 
@@ -239,5 +239,5 @@ def erf_calibration_figure(epsilons: Sequence[float] = (0.5, 1.0, 4.0)) -> Figur
     ax.set(xlabel="target δ", ylabel="true δ / target δ",
            title="Solving δ(σ) = δ with Φ(t) = (1 + erf(t/√2))/2")
     ax.invert_xaxis()
-    ax.legend(fontsize=8, frameon=False, loc="upper left")
+    ax.legend(fontsize=9, frameon=False, loc="upper left")
     return figure
