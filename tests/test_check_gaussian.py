@@ -15,6 +15,7 @@ from dpkit.check import (
     check_delta_for_sigma,
     check_gaussian_noise,
     check_l2_sensitivity,
+    check_newton_derivative,
 )
 from dpkit.gaussian import analytic_sigma, classic_sigma, delta_for_sigma
 from dpkit.naive.gaussian import analytic_sigma_erf
@@ -24,6 +25,7 @@ def test_l2_sensitivity() -> None:
     assert check_l2_sensitivity(lambda k, c: c * math.sqrt(k)).passed
     verdict = check_l2_sensitivity(lambda k, c: c * k)
     assert not verdict.passed and "ℓ1" in verdict.message
+    assert "2.0" not in str(verdict) and "sqrt" not in str(verdict)   # no answer given away
     assert not check_l2_sensitivity(lambda k, c: "1").passed
     raised = check_l2_sensitivity(lambda k, c: 1 / 0)
     assert not raised.passed and "ZeroDivisionError" in raised.message
@@ -38,7 +40,9 @@ def test_classic_sigma() -> None:
     verdict = check_classic_sigma(no_refusal)
     assert not verdict.passed and "ValueError" in verdict.message
     wrong = check_classic_sigma(lambda s, e, d: s * math.sqrt(2 * math.log(1 / d)) / e)
-    assert not wrong.passed and "classic σ is" in wrong.message
+    assert not wrong.passed and "does not match Theorem A.1" in wrong.message
+    # the verdict must not give the answer away
+    assert f"{classic_sigma(1.0, 0.5, 1e-5):.4g}" not in str(wrong)
 
 
 def test_crossover_dimension() -> None:
@@ -46,7 +50,9 @@ def test_crossover_dimension() -> None:
     passing = [d for d, v in verdicts.items() if v.passed]
     assert len(passing) == 1
     d = passing[0]
-    assert "too small" in verdicts[d - 1].message and "too large" in verdicts[d + 1].message
+    assert "not yet smaller" in verdicts[d - 1].message
+    assert "already smaller" in verdicts[d + 1].message
+    assert str(d) not in verdicts[d + 1].message.replace(str(d + 1), "")
     assert not check_crossover_dimension(float(d)).passed
     assert not check_crossover_dimension(True).passed
 
@@ -96,3 +102,24 @@ def test_gaussian_noise() -> None:
     uniform = check_gaussian_noise(lambda sigma, size, g: g.uniform(-sigma, sigma, size))
     assert not uniform.passed
     assert not check_gaussian_noise(lambda sigma, size, g: np.full(size, np.nan)).passed
+
+
+def test_newton_derivative() -> None:
+    def right(x: float, epsilon: float) -> float:
+        return math.exp(-x * x) * (x / math.sqrt(x * x + epsilon) - 1.0)
+
+    assert check_newton_derivative(right).passed
+
+    def source(x: float, epsilon: float) -> float:   # the derivative as written in the source
+        return (math.exp(epsilon) * math.exp(-x * x - 1) * x / math.sqrt(x * x + 1)
+                - math.exp(2 * x * x))
+
+    verdict = check_newton_derivative(source)
+    assert not verdict.passed and "source material" in verdict.message
+    flipped = check_newton_derivative(lambda x, e: -right(x, e))
+    assert not flipped.passed and "sign" in flipped.message
+    no_chain = check_newton_derivative(
+        lambda x, e: math.exp(e) * math.exp(-x * x - e) - math.exp(-x * x))
+    assert not no_chain.passed and "chain rule" in no_chain.message
+    assert f"{right(-1.0, 0.5):.6g}" not in str(no_chain)     # the answer is not given away
+    assert not check_newton_derivative(lambda x, e: "0").passed

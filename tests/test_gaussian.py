@@ -16,6 +16,7 @@ from scipy import stats
 from dpkit import naive
 from dpkit.gaussian import (
     analytic_sigma,
+    bao_sigma,
     classic_sigma,
     delta_for_sigma,
     gaussian_mechanism,
@@ -122,6 +123,25 @@ def test_delta_for_sigma_is_an_accurate_upper_bound() -> None:
             assert got <= exact * (1 + mp.mpf("1e-8")), (sigma, epsilon)
 
 
+@pytest.mark.parametrize(("low", "high", "bound"),
+                         [(1e-4, 1e-2, 5e-6), (1e-2, 1.0, 5e-8), (1.0, 50.0, 1e-9)])
+def test_delta_for_sigma_documented_error_bound(low: float, high: float, bound: float) -> None:
+    """The docstring's claim: excess below 5e-6 (ε >= 1e-4), 5e-8 (ε >= 0.01), 1e-9 (ε >= 1),
+    on a grid of ε and of σ/Δ covering δ from ~1 down to 1e-300 (measured worst cases:
+    2.9e-6, 2.5e-8, 3.2e-10)."""
+    mp.mp.dps = 50
+    try:
+        for epsilon in np.geomspace(low, high, 12):
+            for ratio in np.geomspace(0.02, 40 / epsilon, 80):
+                exact = reference_delta(float(ratio), float(epsilon))
+                if exact < mp.mpf("1e-300"):
+                    continue
+                got = delta_for_sigma(float(ratio), 1.0, float(epsilon))
+                assert exact <= got <= exact * (1 + mp.mpf(bound)), (ratio, epsilon)
+    finally:
+        mp.mp.dps = 60
+
+
 def test_delta_for_sigma_inverts_analytic_sigma() -> None:
     for epsilon in (0.05, 1.0, 8.0):
         for delta in (1e-3, 1e-9, 1e-20):
@@ -171,11 +191,40 @@ def test_classic_sigma_refuses_epsilon_at_least_one(epsilon: float) -> None:
     assert "epsilon" in str(info.value) and repr(epsilon) in str(info.value)
 
 
+def test_classic_sigma_tiny_and_subnormal_delta() -> None:
+    # ln(1.25/δ) in log space: finite for δ = 1e-310 and 5e-324 (1.25/δ overflows).
+    for delta in (1e-300, 1e-310, 5e-324):
+        sigma = classic_sigma(1.0, 0.5, delta)
+        exact = mp.sqrt(2 * (mp.log(mp.mpf(1.25)) - mp.log(mp.mpf(delta)))) / mp.mpf(0.5)
+        assert exact < sigma <= exact * (1 + mp.mpf("1e-14"))
+    assert classic_sigma(1.0, 0.5, 5e-324) == pytest.approx(77.1835845, rel=1e-8)
+    with pytest.raises(ValueError, match="largest float"):
+        classic_sigma(1e308, 1e-10, 1e-5)
+
+
 def test_classic_formula_under_noises_outside_its_range() -> None:
     # The book's example: ε = 10, δ = 1e-3. The formula's σ gives a true δ above 1e-3.
     sigma = math.sqrt(2 * math.log(1.25 / 1e-3)) / 10
     assert reference_delta(sigma, 10.0) > 3e-3
     assert analytic_sigma(1.0, 10.0, 1e-3) > sigma
+
+
+def test_classic_formula_crossings() -> None:
+    # analytic_gaussian.md: "the classic σ stays private up to ε ≈ 7.46 (δ = 1e-3), 8.42
+    # (1e-5), 9.62 (1e-9)", i.e. where the classic σ equals the analytic σ.
+    from dpkit.plots.gaussian import classic_crossing_epsilon, classic_formula_sigma
+
+    for delta, crossing in ((1e-3, 7.4635), (1e-5, 8.4198), (1e-9, 9.6237)):
+        found = classic_crossing_epsilon(delta)
+        assert found == pytest.approx(crossing, abs=1e-4)
+        below, above = found * (1 - 1e-6), found * (1 + 1e-6)
+        assert reference_delta(classic_formula_sigma(below, delta), below) < delta
+        assert reference_delta(classic_formula_sigma(above, delta), above) > delta
+        assert classic_formula_sigma(below, delta) > analytic_sigma(1.0, below, delta)
+        assert classic_formula_sigma(above, delta) < analytic_sigma(1.0, above, delta)
+    # gaussian.md's old table: at ε = 5, δ = 1e-5 the formula's σ is private (δ = 1.35e-6).
+    assert float(reference_delta(classic_formula_sigma(5.0, 1e-5), 5.0)) == pytest.approx(
+        1.349e-6, rel=1e-3)
 
 
 def test_classic_over_analytic_ratio_range() -> None:
@@ -189,6 +238,48 @@ def test_analytic_never_exceeds_classic() -> None:
     for epsilon in (0.01, 0.3, 0.99):
         for delta in (0.4, 1e-4, 1e-25):
             assert analytic_sigma(1.0, epsilon, delta) < classic_sigma(1.0, epsilon, delta)
+
+
+# ---------------------------------------------------------------- Bao et al.'s form
+
+def test_bao_sigma_agrees_with_analytic_sigma() -> None:
+    # analytic_gaussian.md: the two calibrations agree to 1e-10 (printed on the page).
+    worst = 0.0
+    for epsilon in [*EPSILONS, 1e-3, 50.0]:
+        for delta in [*DELTAS, 1e-100, 1e-300, 0.9]:
+            a, b = analytic_sigma(1.0, epsilon, delta), bao_sigma(1.0, epsilon, delta)
+            worst = max(worst, abs(a - b) / a)
+    assert worst < 1e-10
+
+
+def test_bao_sigma_is_safe_and_tight() -> None:
+    for epsilon in (0.01, 0.5, 3.0, 20.0):
+        for delta in (0.3, 1e-6, 1e-20):
+            sigma = bao_sigma(2.0, epsilon, delta)
+            assert reference_delta(sigma / 2.0, epsilon) <= delta
+            assert sigma == pytest.approx(2.0 * float(reference_sigma(epsilon, delta)),
+                                          rel=1e-10)
+
+
+def test_bao_equation_is_the_profile() -> None:
+    # erfc(χ) − e^ε erfc(√(χ² + ε)) = 2δ(σ) with χ = (εσ/Δ − Δ/2σ)/√2 (the substitution).
+    for ratio, epsilon in ((0.7, 0.5), (3.0, 1.0), (0.2, 8.0)):
+        r, e = mp.mpf(ratio), mp.mpf(epsilon)
+        chi = (e * r - 1 / (2 * r)) / mp.sqrt(2)
+        lhs = mp.erfc(chi) - mp.exp(e) * mp.erfc(mp.sqrt(chi**2 + e))
+        assert mp.almosteq(lhs, 2 * reference_delta(ratio, epsilon), rel_eps=mp.mpf("1e-50"))
+        assert mp.almosteq(1 / (mp.sqrt(2) * (mp.sqrt(chi**2 + e) - chi)), r,
+                           rel_eps=mp.mpf("1e-50"))
+
+
+def test_bao_sigma_validates() -> None:
+    for bad in (0.0, -1.0, math.nan):
+        with pytest.raises(ValueError, match="epsilon"):
+            bao_sigma(1.0, bad, 1e-5)
+    with pytest.raises(ValueError, match="delta"):
+        bao_sigma(1.0, 1.0, 1.0)
+    with pytest.raises(TypeError):
+        bao_sigma("1", 1.0, 1e-5)
 
 
 # ---------------------------------------------------------------- validation
@@ -397,6 +488,29 @@ def test_naive_wrong_sqrt_calibration() -> None:
         assert reference_delta(sigma, epsilon) > 1000 * 1e-5
 
 
+def test_naive_newton_source_derivative_gives_too_little_noise() -> None:
+    # analytic_gaussian.md, (analytic-gauss-newton): with the source material's derivative,
+    # 100 Newton steps stop far from χ; the σ is about half the right one and its true δ is
+    # hundreds of times the target. The correct derivative converges in a few dozen steps.
+    for epsilon, delta in ((0.5, 1e-5), (1.0, 1e-5), (2.0, 1e-5)):
+        right = analytic_sigma(1.0, epsilon, delta)
+        wrong = naive.analytic_sigma_newton(1.0, epsilon, delta)
+        assert wrong < 0.6 * right
+        assert reference_delta(wrong, epsilon) > 500 * delta
+        assert len(naive.newton_iterates(epsilon, delta)) == 101   # never converged
+        fixed = naive.analytic_sigma_newton(1.0, epsilon, delta, derivative="correct")
+        assert fixed == pytest.approx(right, rel=1e-9)
+    # still too small after 100,000 steps
+    slow = naive.analytic_sigma_newton(1.0, 1.0, 1e-5, max_iterations=100_000)
+    assert reference_delta(slow, 1.0) > 10 * 1e-5
+    # plain-float G cancels at small δ: the correct derivative no longer lands on the safe
+    # side at δ = 1e-12
+    tiny = naive.analytic_sigma_newton(1.0, 1.0, 1e-12, derivative="correct")
+    assert reference_delta(tiny, 1.0) > 1e-12
+    with pytest.raises(ValueError, match="derivative"):
+        naive.newton_iterates(1.0, 1e-5, derivative="other")
+
+
 def test_naive_mechanisms_noise_scale() -> None:
     # KS tests against the noise each naive version really adds (p < 1e-7 fails: false-
     # failure probability 1e-7 each, 2e-7 together).
@@ -429,16 +543,44 @@ def test_figures_are_pure_and_small() -> None:
         figure = builder(**kwargs)
         assert isinstance(figure, Figure)
         width, height = figure.get_size_inches()
-        assert (width, height) == (6.4, 3.6)
+        # nominal 6.4 × 3.6 in, drawn at 0.75 of it and 160 dpi: 768 px, the column width
+        assert (width, height) == pytest.approx((4.8, 2.7))
+        assert figure.dpi == 160
 
 
 def test_vector_errors_crossover() -> None:
     from dpkit.plots.gaussian import vector_errors
 
     # d = 1: Laplace (pure DP, scale 1/ε) beats the Gaussian; d = 1000: the Gaussian wins by
-    # roughly √d, because its noise follows the ℓ2 sensitivity √d and Laplace's the ℓ1 d.
-    lap, gau = vector_errors(1, 1.0)
+    # √d/√(ln(1.25/δ)), because its noise follows the ℓ2 sensitivity √d and Laplace's the ℓ1 d.
+    lap, gau = vector_errors(1, 0.5)
     assert lap < gau
-    lap, gau = vector_errors(1000, 1.0)
-    assert gau < lap / 10
-    assert lap == pytest.approx(math.sqrt(2) * 1000)
+    lap, gau = vector_errors(1000, 0.5)
+    assert lap / 10 < gau < lap / 9   # gaussian.md prints the ratio 9.2x at d = 1000
+    assert lap == pytest.approx(math.sqrt(2) * 2000)
+    with pytest.raises(ValueError, match="analytic_sigma"):
+        vector_errors(10, 1.0)
+
+
+def test_figure_png_fills_the_column() -> None:
+    # _style: a new_figure (nominal 6.4 in) renders 768 px wide whatever dpi a caller asks
+    # below 160, so figures and widget frames fill the book's column; a plain Figure keeps
+    # the caller's dpi; the same call gives the same bytes.
+    import io
+
+    from matplotlib.figure import Figure
+    from PIL import Image
+
+    from dpkit.plots._style import figure_png, new_figure
+
+    figure, (ax,) = new_figure()
+    ax.plot([0, 1], [0, 1])
+    for dpi in (72, 100):
+        width, height = Image.open(io.BytesIO(figure_png(figure, dpi=dpi))).size
+        assert (width, height) == (768, 432)
+    assert figure_png(figure, dpi=72) == figure_png(figure, dpi=72)
+    plain = Figure(figsize=(2, 2))
+    plain.subplots().plot([0, 1], [0, 1])
+    assert Image.open(io.BytesIO(figure_png(plain, dpi=200))).size == (400, 400)
+    with pytest.raises(TypeError, match="Figure"):
+        figure_png("not a figure")

@@ -11,7 +11,11 @@ analytic-Gaussian chapter can show it failing through :func:`dpkit.gaussian.delt
   whose cancellation makes δ(σ) numerically zero below δ ≈ 1e-17 and noise-dominated well
   before that, so the solver stops too early and returns too little noise;
 * :func:`analytic_sigma_wrong_sqrt` solves the analytic equation in the variable
-  z = (εσ/Δ − Δ/2σ)/√2 with sqrt(z² + 1) where sqrt(z² + ε) belongs.
+  z = (εσ/Δ − Δ/2σ)/√2 with sqrt(z² + 1) where sqrt(z² + ε) belongs;
+* :func:`analytic_sigma_newton` solves the same equation, in the form of Bao et al. (2021),
+  by plain floating-point Newton iteration on G(x) = e^ε·F(√(x² + ε)) − F(x), with
+  F(x) = ∫₀ˣ e^{−t²} dt, and by default with the derivative as the source material writes it,
+  e^ε·e^{−x²−1}·x/√(x² + 1) − e^{2x²}, instead of e^{−x²}(x/√(x² + ε) − 1).
 
 The safe versions are in :mod:`dpkit.gaussian`.
 """
@@ -31,9 +35,11 @@ from dpkit.rng import resolve
 
 __all__ = [
     "analytic_sigma_erf",
+    "analytic_sigma_newton",
     "analytic_sigma_wrong_sqrt",
     "gaussian_mechanism",
     "gaussian_mechanism_variance_bug",
+    "newton_iterates",
 ]
 
 
@@ -75,8 +81,10 @@ def gaussian_mechanism(value: Any, sensitivity: Any, epsilon: Any, delta: Any,
     Privacy
     -------
     For ε < 1, (ε, δ)-DP in exact arithmetic only; floating-point noise leaks through its
-    low-order bits (Mironov 2012). For ε ≥ 1 not even that: at ε = 10, δ = 1e-3 the true δ
-    is 3.4e-3 (see :func:`dpkit.gaussian.delta_for_sigma`).
+    low-order bits (Mironov 2012; Jin et al. 2022 for Gaussian noise). For ε ≥ 1 no theorem
+    applies; in exact arithmetic the σ stays private up to ε ≈ 7.5–10 depending on δ and
+    under-noises beyond: at ε = 10, δ = 1e-3 the true δ is above 3e-3 (see
+    :func:`dpkit.gaussian.delta_for_sigma`).
 
     References
     ----------
@@ -235,3 +243,109 @@ def analytic_sigma_wrong_sqrt(sensitivity: Any, epsilon: Any, delta: Any) -> flo
         return math.exp(log_p) * -math.expm1(log_r) if log_r < 0 else 0.0
 
     return _bisect_decreasing(profile, delta) * sensitivity
+
+
+_DERIVATIVES = ("source", "correct")
+
+
+def newton_iterates(epsilon: float, delta: float, *, derivative: str = "source",
+                    max_iterations: int = 100) -> list[float]:
+    """**Unsafe.** The Newton iterates x₀ = 0, x₁, … for χ, as the source material computes them.
+
+    Solves G(x) = (√π/2)(2δ − 1 + e^ε), which is erfc(x) − e^ε·erfc(√(x² + ε)) = 2δ
+    rewritten with F(x) = ∫₀ˣ e^{−t²} dt = (√π/2)·erf(x), in plain floating point. The
+    iteration stops when a step is below 1e-12·(1 + |x|), when an iterate is not finite, or
+    after ``max_iterations`` steps.
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        Target privacy parameters (ε > 0, 0 < δ < 1).
+    derivative : {"source", "correct"}
+        ``"source"``: G'(x) written as e^ε·e^{−x²−1}·x/√(x² + 1) − e^{2x²} (wrong);
+        ``"correct"``: G'(x) = e^{−x²}(x/√(x² + ε) − 1).
+    max_iterations : int
+        Maximum number of Newton steps.
+
+    Returns
+    -------
+    list of float
+        The iterates, starting with x₀ = 0.
+
+    Raises
+    ------
+    TypeError, ValueError
+        On invalid parameters.
+    """
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    if derivative not in _DERIVATIVES:
+        raise ValueError(f"derivative must be one of {list(_DERIVATIVES)}, got {derivative!r}")
+    half_root_pi = 0.5 * math.sqrt(math.pi)
+    target = half_root_pi * (2.0 * delta - 1.0 + math.exp(epsilon))
+    x = 0.0
+    iterates = [x]
+    for _ in range(max_iterations):
+        s = math.sqrt(x * x + epsilon)
+        value = math.exp(epsilon) * half_root_pi * float(erf(s)) \
+            - half_root_pi * float(erf(x)) - target
+        if derivative == "source":   # the mistake, as written in the source material
+            slope = (math.exp(epsilon) * math.exp(-x * x - 1.0) * x / math.sqrt(x * x + 1.0)
+                     - math.exp(2.0 * x * x))
+        else:
+            slope = math.exp(-x * x) * (x / s - 1.0)
+        step = value / slope
+        x -= step
+        iterates.append(x)
+        if not math.isfinite(x) or abs(step) < 1e-12 * (1.0 + abs(x)):
+            break
+    return iterates
+
+
+def analytic_sigma_newton(sensitivity: Any, epsilon: Any, delta: Any, *,
+                          derivative: str = "source", max_iterations: int = 100) -> float:
+    """**Unsafe.** Analytic Gaussian σ from the last Newton iterate of :func:`newton_iterates`.
+
+    σ = Δ/(√2(√(χ² + ε) − χ)) at the final iterate χ (Bao et al. 2021, Lemma 2.4). With the
+    source material's derivative, |G'| is overestimated by a factor that grows like e^{3x²},
+    so the steps shrink long before the root: the iteration crawls, stops at a χ far too
+    small, and the σ returned is too small (measured in ``book/analytic_gaussian.md``).
+    Even with the correct derivative the plain-float G has no correct digits left at small
+    δ (it is a difference of numbers near (√π/2)(e^ε − 1)); :func:`dpkit.gaussian.bao_sigma`
+    solves the same equation safely.
+
+    Parameters
+    ----------
+    sensitivity, epsilon, delta : float
+        As :func:`dpkit.gaussian.analytic_sigma`.
+    derivative : {"source", "correct"}
+        See :func:`newton_iterates`.
+    max_iterations : int
+        Maximum number of Newton steps.
+
+    Returns
+    -------
+    float
+        The σ of the last iterate (``nan`` if the iteration diverged).
+
+    Raises
+    ------
+    TypeError, ValueError
+        On invalid parameters.
+
+    Privacy
+    -------
+    (ε, δ')-DP with δ' = ``delta_for_sigma(σ, Δ, ε)``; with the source derivative δ' is
+    orders of magnitude above δ.
+
+    References
+    ----------
+    E. Bao, Y. Yang, X. Xiao and B. Ding, PVLDB 14(11), 2021, Lemma 2.4 (the equation).
+    """
+    sensitivity = check_sensitivity(sensitivity)
+    chi = newton_iterates(epsilon, delta, derivative=derivative,
+                          max_iterations=max_iterations)[-1]
+    if not math.isfinite(chi):
+        return math.nan
+    s = math.sqrt(chi * chi + float(epsilon))
+    return sensitivity / (math.sqrt(2.0) * (s - chi))

@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullLocator
+from scipy.optimize import brentq
 
 from dpkit.gaussian import analytic_sigma, classic_sigma, delta_for_sigma
 from dpkit.naive.gaussian import analytic_sigma_erf
 from dpkit.plots._style import GREY, NAIVE, SAFE, TRUTH, new_figure
 
 __all__ = [
+    "classic_crossing_epsilon",
+    "classic_formula_sigma",
     "classic_validity_figure",
     "erf_calibration_figure",
     "laplace_vs_gaussian_figure",
@@ -26,10 +30,11 @@ def _quick(figure: Figure) -> Figure:
     """Make a widget frame cheap to render: fixed margins, no minor ticks on log axes.
 
     Constrained layout and log-axis minor ticks are most of the cost of drawing a frame;
-    a widget pre-renders every frame of its slider grid.
+    a widget pre-renders every frame of its slider grid. The margins leave room for the
+    labels at the sizes :func:`dpkit.plots._style.new_figure` draws them.
     """
     figure.set_layout_engine(None)
-    figure.subplots_adjust(left=0.095, right=0.985, bottom=0.14, top=0.9, wspace=0.3)
+    figure.subplots_adjust(left=0.125, right=0.96, bottom=0.2, top=0.88, wspace=0.42)
     for ax in figure.axes:
         for axis in (ax.xaxis, ax.yaxis):
             if axis.get_scale() == "log":
@@ -49,17 +54,22 @@ def vector_errors(dimension: int, epsilon: float, delta: float = 1e-5) -> tuple[
     Returns
     -------
     (laplace_std, gaussian_std) : tuple of float
-        √2·b for Laplace noise of scale b = d/ε (ε-DP), and the analytic Gaussian σ for
-        ℓ2 sensitivity √d ((ε, δ)-DP).
+        √2·b for Laplace noise of scale b = d/ε (ε-DP), and the classic Gaussian σ of
+        Dwork & Roth's Theorem A.1 for ℓ2 sensitivity √d ((ε, δ)-DP; needs ε < 1).
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon >= 1`` (the classic calibration is not proven there).
     """
     from dpkit.laplace import laplace_scale  # imported here: a sibling chapter's module
 
     laplace_std = math.sqrt(2.0) * laplace_scale(float(dimension), epsilon)
-    gaussian_std = analytic_sigma(math.sqrt(dimension), epsilon, delta)
+    gaussian_std = classic_sigma(math.sqrt(dimension), epsilon, delta)
     return laplace_std, gaussian_std
 
 
-def laplace_vs_gaussian_figure(dimension: int = 10, epsilon: float = 1.0,
+def laplace_vs_gaussian_figure(dimension: int = 10, epsilon: float = 0.5,
                                delta: float = 1e-5) -> Figure:
     """Laplace vs Gaussian noise for a d-dimensional query, as d grows.
 
@@ -72,14 +82,14 @@ def laplace_vs_gaussian_figure(dimension: int = 10, epsilon: float = 1.0,
     dimension : int
         Number of coordinates d (each changed by at most 1 by one person).
     epsilon : float
-        Privacy parameter of both mechanisms.
+        Privacy parameter of both mechanisms, in (0, 1) (the Gaussian uses the classic σ).
     delta : float
         δ of the Gaussian mechanism (the Laplace mechanism has δ = 0).
     """
     figure, (left, right) = new_figure(2)
     stds = np.array([vector_errors(int(d), epsilon, delta) for d in _DIMENSIONS])
     left.loglog(_DIMENSIONS, stds[:, 0], color=NAIVE, label="Laplace, scale d/ε")
-    left.loglog(_DIMENSIONS, stds[:, 1], color=SAFE, label="Gaussian, analytic σ")
+    left.loglog(_DIMENSIONS, stds[:, 1], color=SAFE, label="Gaussian, classic σ")
     lap, gau = vector_errors(dimension, epsilon, delta)
     left.axvline(dimension, color=GREY, lw=0.8, ls=":")
     left.plot([dimension, dimension], [lap, gau], "o", color="black", ms=4)
@@ -87,44 +97,83 @@ def laplace_vs_gaussian_figure(dimension: int = 10, epsilon: float = 1.0,
     left.set(xlabel="dimension d", ylabel="noise std per coordinate",
              title=f"ε = {epsilon:g}, δ = {delta:g}")
     left.text(0.97, 0.04, f"Gaussian smaller\nfrom d = {crossing}", ha="right",
-              transform=left.transAxes, fontsize=8)
-    left.legend(fontsize=8, frameon=False, loc="upper left")
+              transform=left.transAxes, fontsize=9)
+    left.legend(fontsize=9, frameon=False, loc="upper left")
 
     width = 3.2 * max(lap, gau)
     grid = np.linspace(-width, width, 401)
     b = lap / math.sqrt(2.0)
     right.plot(grid, np.exp(-np.abs(grid) / b) / (2 * b), color=NAIVE,
-               label=f"Laplace: 95% within ±{b * math.log(20):.4g}")
+               label=f"Laplace: 95% in ±{b * math.log(20):.3g}")
     right.plot(grid, np.exp(-0.5 * (grid / gau) ** 2) / (gau * math.sqrt(2 * math.pi)),
-               color=SAFE, label=f"Gaussian: 95% within ±{1.959964 * gau:.4g}")
+               color=SAFE, label=f"Gauss: 95% in ±{1.959964 * gau:.3g}")
     right.axvspan(-b * math.log(20), b * math.log(20), color=NAIVE, alpha=0.08)
     right.axvspan(-1.959964 * gau, 1.959964 * gau, color=SAFE, alpha=0.10)
     right.set(xlabel="noise on one coordinate", ylabel="density", yticks=[],
-              title=f"d = {dimension}: ratio of stds {lap / gau:.2f}")
-    right.legend(fontsize=7.5, frameon=False, loc="upper right")
+              title=f"d = {dimension}: ratio {lap / gau:.2f}")
+    right.legend(fontsize=8.5, frameon=False, loc="upper right", handlelength=1.2)
     right.set_ylim(0, right.get_ylim()[1] * 1.35)
     return _quick(figure)
 
 
-def classic_validity_figure(deltas: Sequence[float] = (1e-3, 1e-5, 1e-10)) -> Figure:
-    """The true δ of the classic σ, divided by the target δ, as ε grows past 1.
+def classic_formula_sigma(epsilon: float, delta: float) -> float:
+    """The classic σ/Δ = √(2 ln(1.25/δ))/ε, evaluated for any ε (the theorem needs ε < 1)."""
+    return math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
 
-    Below 1 (the shaded band) the classic formula is private; above it, it under-noises.
+
+def classic_crossing_epsilon(delta: float) -> float:
+    """The ε > 1 at which the classic formula's σ stops being (ε, δ)-DP (Δ = 1).
+
+    Below it the formula's σ is at least the analytic σ (δ(σ) ≤ δ: private, though not by
+    Theorem A.1 when ε ≥ 1); above it, δ(σ) > δ. Both statements are the same, because
+    δ(σ) decreases in σ. Solved with Brent's method on log δ(σ(ε)) − log δ over [1, 100].
+    """
+    def gap(epsilon: float) -> float:
+        sigma = classic_formula_sigma(epsilon, delta)
+        return math.log(delta_for_sigma(sigma, 1.0, epsilon)) - math.log(delta)
+
+    return float(brentq(gap, 1.0, 100.0, xtol=1e-12))
+
+
+def classic_validity_figure(deltas: Sequence[float] = (1e-3, 1e-5, 1e-9)) -> Figure:
+    """The true δ of the classic σ = √(2 ln(1.25/δ))/ε (Δ = 1) against ε, for several targets.
+
+    Each target δ is a dotted line; the curve crosses it at :func:`classic_crossing_epsilon`
+    (marked). Left of ε = 1 Theorem A.1 applies; between 1 and the crossing the formula's σ
+    is private although no theorem says so; right of the crossing it is not private.
     """
     figure, (ax,) = new_figure(1)
-    epsilons = np.geomspace(0.01, 20, 160)
+    epsilons = np.geomspace(0.05, 20, 160)
     for delta, colour in zip(deltas, (SAFE, TRUTH, NAIVE), strict=False):
-        ratios = [delta_for_sigma(math.sqrt(2 * math.log(1.25 / delta)) / e, 1.0, e) / delta
-                  for e in epsilons]
-        ax.loglog(epsilons, ratios, color=colour, label=f"target δ = {delta:g}")
-    ax.axhline(1.0, color="black", lw=0.8)
-    ax.axhspan(1e-30, 1.0, color=SAFE, alpha=0.06)
-    ax.axvline(1.0, color=GREY, ls=":", lw=1)
-    ax.text(1.05, 1e-6, "ε = 1: end of\nTheorem A.1", fontsize=8, color=GREY)
-    ax.set(xlabel="ε", ylabel="true δ / target δ", ylim=(1e-8, 1e3),
-           title="The classic σ = Δ√(2 ln(1.25/δ))/ε, judged by the exact profile")
-    ax.legend(fontsize=8, frameon=False, loc="upper left")
+        true = [delta_for_sigma(classic_formula_sigma(e, delta), 1.0, e) for e in epsilons]
+        ax.loglog(epsilons, true, color=colour, label=f"target δ = {delta:g}")
+        ax.axhline(delta, color=colour, lw=0.8, ls=":")
+        crossing = classic_crossing_epsilon(delta)
+        ax.plot([crossing], [delta], "o", color=colour, ms=5)
+        ax.annotate(f"{crossing:.2f}", (crossing, delta), textcoords="offset points",
+                    xytext=(-4, 6), ha="right", fontsize=9.5, color=colour)
+    ax.axvline(1.0, color=GREY, ls="--", lw=1)
+    ax.text(0.95, 1e-2, "ε = 1: end of\nTheorem A.1", fontsize=9, color=GREY, ha="right")
+    ax.set(xlabel="ε", ylabel="true δ of the classic σ", ylim=(1e-16, 1.0),
+           title="Classic σ judged by the exact profile")
+    ax.legend(fontsize=9.5, frameon=False, loc="lower right")
     return figure
+
+
+_CURVE_EPSILONS = np.geomspace(0.01, 20, 120)
+_CURVE_DELTAS = np.geomspace(1e-15, 1e-1, 120)
+
+
+@lru_cache(maxsize=32)
+def _analytic_over_epsilon(delta: float) -> tuple[float, ...]:
+    """Analytic σ/Δ on the ε grid at this δ (cached: a widget reuses it across frames)."""
+    return tuple(analytic_sigma(1.0, float(e), delta) for e in _CURVE_EPSILONS)
+
+
+@lru_cache(maxsize=32)
+def _analytic_over_delta(epsilon: float) -> tuple[float, ...]:
+    """Analytic σ/Δ on the δ grid at this ε (cached: a widget reuses it across frames)."""
+    return tuple(analytic_sigma(1.0, epsilon, float(d)) for d in _CURVE_DELTAS)
 
 
 def sigma_calibration_figure(epsilon: float = 0.5, delta: float = 1e-6) -> Figure:
@@ -134,32 +183,31 @@ def sigma_calibration_figure(epsilon: float = 0.5, delta: float = 1e-6) -> Figur
     theorem). Right: σ against δ at the chosen ε (classic only if ε < 1).
     """
     figure, (left, right) = new_figure(2)
-    epsilons = np.geomspace(0.01, 20, 120)
-    analytic = [analytic_sigma(1.0, e, delta) for e in epsilons]
+    epsilons = _CURVE_EPSILONS
+    analytic = _analytic_over_epsilon(delta)
     formula = np.sqrt(2 * np.log(1.25 / delta)) / epsilons
     proven = epsilons < 1
-    left.loglog(epsilons, analytic, color=SAFE, label="analytic (exact)")
+    left.loglog(epsilons, analytic, color=SAFE, label="analytic")
     left.loglog(epsilons[proven], formula[proven], color=NAIVE, label="classic, ε < 1")
     left.loglog(epsilons[~proven], formula[~proven], color=NAIVE, ls="--", alpha=0.6,
-                label="classic formula, ε ≥ 1 (unproven)")
+                label="classic, ε ≥ 1")
     left.plot([epsilon], [analytic_sigma(1.0, epsilon, delta)], "o", color="black", ms=4)
     left.set(xlabel="ε", ylabel="σ / Δ", title=f"δ = {delta:g}")
-    left.legend(fontsize=7.5, frameon=False, loc="lower left")
+    left.legend(fontsize=8.5, frameon=False, loc="lower left", handlelength=1.2)
 
-    deltas = np.geomspace(1e-15, 1e-1, 120)
-    right.semilogx(deltas, [analytic_sigma(1.0, epsilon, d) for d in deltas], color=SAFE,
-                   label="analytic")
+    deltas = _CURVE_DELTAS
+    right.semilogx(deltas, _analytic_over_delta(epsilon), color=SAFE, label="analytic")
     if epsilon < 1:
         classic = [classic_sigma(1.0, epsilon, d) for d in deltas]
         right.semilogx(deltas, classic, color=NAIVE, label="classic")
         ratio = classic_sigma(1.0, epsilon, delta) / analytic_sigma(1.0, epsilon, delta)
-        title = f"ε = {epsilon:g}: classic/analytic = {ratio:.2f}"
+        title = f"ε = {epsilon:g}, ratio {ratio:.2f}"
     else:
-        title = f"ε = {epsilon:g}: classic not applicable"
+        title = f"ε = {epsilon:g}: no classic"
     right.plot([delta], [analytic_sigma(1.0, epsilon, delta)], "o", color="black", ms=4)
     right.set(xlabel="δ", ylabel="σ / Δ", title=title)
     right.invert_xaxis()
-    right.legend(fontsize=8, frameon=False, loc="upper left")
+    right.legend(fontsize=9, frameon=False, loc="upper left")
     return _quick(figure)
 
 
@@ -173,7 +221,7 @@ def privacy_profile_figure(sigmas: Sequence[float] = (0.5, 1.0, 2.0, 4.0)) -> Fi
                     color=colour, label=f"σ = {sigma:g}Δ")
     ax.set(xlabel="ε", ylabel="δ(ε)", ylim=(1e-16, 1.5),
            title="Each curve: all the (ε, δ) one mechanism satisfies")
-    ax.legend(fontsize=8, frameon=False)
+    ax.legend(fontsize=9.5, frameon=False)
     return figure
 
 
@@ -191,5 +239,5 @@ def erf_calibration_figure(epsilons: Sequence[float] = (0.5, 1.0, 4.0)) -> Figur
     ax.set(xlabel="target δ", ylabel="true δ / target δ",
            title="Solving δ(σ) = δ with Φ(t) = (1 + erf(t/√2))/2")
     ax.invert_xaxis()
-    ax.legend(fontsize=8, frameon=False, loc="upper left")
+    ax.legend(fontsize=9, frameon=False, loc="upper left")
     return figure
