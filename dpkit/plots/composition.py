@@ -120,10 +120,14 @@ def gaussian_privacy_loss(sigma: float, sensitivity: float = 1.0) -> PrivacyLoss
     >>> round(loss.profile(1.0), 5), round(delta_for_sigma(1.0, 1.0, 1.0), 5)
     (0.12694, 0.12694)
     """
-    rho = sensitivity**2 / (2 * check_epsilon(sigma, "sigma") ** 2)
+    rho = check_epsilon(sensitivity, "sensitivity") ** 2 / (2 * check_epsilon(sigma, "sigma") ** 2)
     spread = math.sqrt(2 * rho)
-    law = stats.norm(rho, spread)
-    return PrivacyLoss((), lambda x: float(law.pdf(x)), (rho - 40 * spread, rho + 40 * spread))
+    norm = 1 / (spread * math.sqrt(2 * math.pi))
+
+    def density(x: float) -> float:
+        return norm * math.exp(-0.5 * ((x - rho) / spread) ** 2)
+
+    return PrivacyLoss((), density, (rho - 40 * spread, rho + 40 * spread))
 
 
 def _k_grid(k_max: int, points: int) -> np.ndarray:
