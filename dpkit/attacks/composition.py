@@ -83,9 +83,10 @@ def averaging_attack(query: Callable[[], float], n_queries: int) -> AveragingRes
     Notes
     -----
     With noise of scale ``b`` the mean of ``k`` answers has standard deviation
-    ``b sqrt(2 / k)``, so the rounded mean is the exact count once ``k`` is a few times
-    ``8 b^2``. Each answer is ``epsilon``-DP; the ``k`` answers together are only
-    ``k epsilon``-DP (basic composition), which is why the attack works.
+    ``b sqrt(2 / k)``, so the rounded mean is the exact count once that is well below 1/2
+    (:func:`averaging_success_probability` gives the exact probability). Each answer is
+    ``epsilon``-DP; for the ``k`` answers together basic composition certifies only
+    ``k epsilon``, and the attack shows that the loss of privacy is real.
     """
     n_queries = check_integer(n_queries, "n_queries", minimum=1)
     answers: list[float] = []
