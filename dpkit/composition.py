@@ -353,8 +353,9 @@ def advanced_epsilon_per_mechanism(epsilon_total: float, delta_prime: float, k: 
     Raises
     ------
     TypeError, ValueError
-        If a parameter is out of range, or if the corollary's conclusion fails for these
-        parameters: it is stated for ``epsilon_total < 1``, and this function checks with
+        If a parameter is out of range, or if Thm 3.20 does not certify the corollary's
+        conclusion for these parameters. The corollary's proof needs ``epsilon_total < 1``
+        and ``delta_prime <= e^(-1/2)`` (then it always succeeds); this function checks with
         :func:`advanced` that ``k`` mechanisms at the returned epsilon really compose to at
         most ``epsilon_total`` (use :func:`advanced_epsilon_per_mechanism_exact` otherwise).
 
@@ -381,8 +382,9 @@ def advanced_epsilon_per_mechanism(epsilon_total: float, delta_prime: float, k: 
     result = float(epsilon)
     if result <= 0 or advanced(result, 0.0, k, delta_prime)[0] > epsilon_total:
         raise ValueError(
-            f"Corollary 3.21 does not hold for epsilon_total={epsilon_total!r}, "
-            f"delta_prime={delta_prime!r}, k={k}: it requires epsilon_total < 1; use "
+            f"Theorem 3.20 does not certify Corollary 3.21 for "
+            f"epsilon_total={epsilon_total!r}, delta_prime={delta_prime!r}, k={k}: its proof "
+            f"requires epsilon_total < 1 and delta_prime <= e**-0.5 (about 0.607); use "
             f"advanced_epsilon_per_mechanism_exact")
     return result
 
@@ -951,7 +953,10 @@ def zcdp_to_dp(rho: float, delta: float) -> float:
     Notes
     -----
     **Privacy guarantee.** A rho-zCDP mechanism is ``(epsilon, delta)``-DP for this epsilon
-    (Bun & Steinke 2016, Prop. 1.3).
+    (Bun & Steinke 2016, Prop. 1.3): Markov's inequality on ``e^((alpha-1) L)`` bounds the
+    privacy loss tail by ``e^((alpha-1)(rho alpha - epsilon))``, and ``alpha = 1 +
+    sqrt(ln(1/delta)/rho)`` makes that ``delta``. This is the standard conversion, not the
+    tightest known one (Canonne, Kamath & Steinke 2020 give a tighter one); dpkit uses it.
 
     Examples
     --------

@@ -163,7 +163,13 @@ def test_check_crossover():
     assert not check.check_crossover(lambda e, d: 70).passed
     off = check.check_crossover(lambda e, d: None if crossover(e, d) is None
                                 else crossover(e, d) - 1)
-    assert not off.passed and "off by one" in off.message
+    assert not off.passed and "not strictly below" in off.message
+    want = crossover(0.1, 1e-5)
+    late = check.check_crossover(lambda e, d: None if crossover(e, d) is None
+                                 else crossover(e, d) + 3)
+    assert not late.passed and "smaller k" in late.message
+    for verdict in (off, late):  # the verdict does not give the answer away
+        assert f"k={want} " not in verdict.message and f"got {want}" not in str(verdict)
 
 
 def test_check_per_query_epsilon():
@@ -172,6 +178,7 @@ def test_check_per_query_epsilon():
     assert not check.check_per_query_epsilon(best * 1.01).passed
     wasteful = check.check_per_query_epsilon(0.01)
     assert not wasteful.passed and "wasteful" in wasteful.message
+    assert f"{best:.6g}" not in str(wasteful) and f"{best:.4g}" not in str(wasteful)
     assert not check.check_per_query_epsilon("0.02").passed
 
 
@@ -180,8 +187,12 @@ def test_check_queries_needed():
     assert verdict.passed
     assert averaging_success_probability(0.5, 124) >= 0.95 > averaging_success_probability(
         0.5, 123)
-    assert not check.check_queries_needed(123).passed
     assert not check.check_queries_needed(150.0).passed
+    for wrong in (50, 123, 125, 400):  # wrong answers never reveal the right one
+        verdict = check.check_queries_needed(wrong)
+        assert not verdict.passed and "124" not in str(verdict)
+    assert "too few" in check.check_queries_needed(123).message
+    assert "smallest" in check.check_queries_needed(125).message
 
 
 # ------------------------------------------------------------------ figures
@@ -191,6 +202,7 @@ def test_check_queries_needed():
     (plots.textbook_crossover_figure, {}),
     (plots.privacy_loss_figure, {"trials": 2000}),
     (plots.averaging_attack_figure, {"trials": 20, "n_max": 40}),
+    (plots.privacy_loss_distributions_figure, {"epsilon0": 0.5}),
 ])
 def test_figures_build_and_are_deterministic(builder, kwargs):
     first, second = builder(**kwargs), builder(**kwargs)

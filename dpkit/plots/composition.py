@@ -1,27 +1,37 @@
 """Figures for the composition chapter: totals against k, the textbook crossover, the privacy
-loss of the composition experiment, and the averaging attack."""
+loss of the composition experiment, the privacy-loss distributions of Laplace and Gaussian
+noise with their privacy profiles, and the averaging attack."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, NullLocator
+from scipy import integrate, stats
 
+from dpkit._checks import check_epsilon
 from dpkit.attacks.composition import (
     averaging_attack_success_rate,
     averaging_success_probability,
     simulate_privacy_loss,
 )
 from dpkit.composition import advanced, advanced_crossover, optimal, pure_to_zcdp, zcdp_to_dp
+from dpkit.gaussian import delta_for_sigma
 from dpkit.plots._style import GREY, NAIVE, SAFE, TRUTH, new_figure
 from dpkit.rng import seeded
 
 __all__ = [
+    "PrivacyLoss",
     "averaging_attack_figure",
     "composition_figure",
+    "gaussian_privacy_loss",
+    "laplace_privacy_loss",
+    "privacy_loss_distributions_figure",
     "privacy_loss_figure",
     "textbook_crossover_figure",
 ]
@@ -37,6 +47,87 @@ def _plain_log_axes(ax: Axes, *, x: bool = True, y: bool = True) -> None:
             scale("log")
             axis.set_minor_locator(NullLocator())
             axis.set_major_formatter(plain)
+
+
+@dataclass(frozen=True)
+class PrivacyLoss:
+    """The distribution of a privacy-loss random variable ``L`` (drawn under ``D``): point
+    masses ``atoms`` (pairs ``(loss, probability)``) plus a ``density`` on ``support``.
+
+    Used to draw the figures and to check the privacy profile by numerical integration; it
+    is a teaching aid, not a calibration (its results are not rounded in a safe direction).
+    """
+
+    atoms: tuple[tuple[float, float], ...]
+    density: Callable[[float], float]
+    support: tuple[float, float]
+
+    def profile(self, epsilon: float) -> float:
+        """``E[(1 - e^(epsilon - L))_+]`` by numerical integration (``scipy.integrate.quad``,
+        absolute error about 1e-12): the smallest delta for which the pair of outputs is
+        ``(epsilon, delta)``-indistinguishable in the direction ``D`` to ``D'``.
+
+        Raises
+        ------
+        TypeError, ValueError
+            If ``epsilon`` is not a finite number >= 0.
+        """
+        if epsilon != 0:
+            epsilon = check_epsilon(epsilon)
+        mass = sum(p * -math.expm1(epsilon - loss) for loss, p in self.atoms if loss > epsilon)
+        low, high = max(self.support[0], epsilon), self.support[1]
+        if low < high:
+            part, _ = integrate.quad(lambda x: -math.expm1(epsilon - x) * self.density(x),
+                                     low, high, epsabs=1e-14, epsrel=1e-10, limit=200)
+            mass += part
+        return float(mass)
+
+    def tail(self, epsilon: float) -> float:
+        """``P[L > epsilon]`` (the probability the loss exceeds ``epsilon``)."""
+        mass = sum(p for loss, p in self.atoms if loss > epsilon)
+        low, high = max(self.support[0], epsilon), self.support[1]
+        if low < high:
+            mass += integrate.quad(self.density, low, high, epsabs=1e-14, epsrel=1e-10)[0]
+        return float(mass)
+
+
+def laplace_privacy_loss(epsilon0: float) -> PrivacyLoss:
+    """The privacy loss of Laplace noise of scale ``b`` on a query of sensitivity ``Δ``,
+    with ``epsilon0 = Δ / b``, for the worst pair ``f(D) = 0``, ``f(D') = Δ``.
+
+    With noise ``y``: ``L = epsilon0`` when ``y <= 0`` (probability 1/2), ``L = -epsilon0``
+    when ``y >= Δ`` (probability ``e^-epsilon0 / 2``), and in between ``L`` has density
+    ``e^((l - epsilon0)/2) / 4`` on ``(-epsilon0, epsilon0)``.
+
+    Examples
+    --------
+    >>> loss = laplace_privacy_loss(1.0)
+    >>> round(loss.profile(0.5), 6), round(-math.expm1((0.5 - 1.0) / 2), 6)
+    (0.221199, 0.221199)
+    """
+    epsilon0 = check_epsilon(epsilon0, "epsilon0")
+    return PrivacyLoss(((epsilon0, 0.5), (-epsilon0, 0.5 * math.exp(-epsilon0))),
+                       lambda x: 0.25 * math.exp((x - epsilon0) / 2), (-epsilon0, epsilon0))
+
+
+def gaussian_privacy_loss(sigma: float, sensitivity: float = 1.0) -> PrivacyLoss:
+    """The privacy loss of Gaussian noise ``N(0, sigma^2)`` on a query of sensitivity ``Δ``
+    (worst pair at distance ``Δ``): ``L ~ N(rho, 2 rho)`` with ``rho = Δ^2 / (2 sigma^2)``.
+
+    Examples
+    --------
+    >>> loss = gaussian_privacy_loss(1.0)
+    >>> round(loss.profile(1.0), 5), round(delta_for_sigma(1.0, 1.0, 1.0), 5)
+    (0.12694, 0.12694)
+    """
+    rho = check_epsilon(sensitivity, "sensitivity") ** 2 / (2 * check_epsilon(sigma, "sigma") ** 2)
+    spread = math.sqrt(2 * rho)
+    norm = 1 / (spread * math.sqrt(2 * math.pi))
+
+    def density(x: float) -> float:
+        return norm * math.exp(-0.5 * ((x - rho) / spread) ** 2)
+
+    return PrivacyLoss((), density, (rho - 40 * spread, rho + 40 * spread))
 
 
 def _k_grid(k_max: int, points: int) -> np.ndarray:
@@ -169,4 +260,43 @@ def averaging_attack_figure(epsilon: float = 0.5, budget: float = 2.0, n_max: in
            ylabel="P(rounded mean = true count)",
            title=f"Averaging attack on a count, ε = {epsilon:g} per answer")
     ax.legend(fontsize=8, loc="lower right")
+    return figure
+
+
+def privacy_loss_distributions_figure(epsilon0: float = 1.0) -> Figure:
+    """Left: the privacy-loss distributions of Laplace noise (``epsilon0``-DP) and of Gaussian
+    noise with ``sigma = Δ / epsilon0`` (same zCDP rho). Right: their privacy profiles
+    ``delta(epsilon)``, integrated from the loss (points) against the closed forms (lines:
+    ``1 - e^((epsilon - epsilon0)/2)`` for Laplace, Balle & Wang's formula for the Gaussian)."""
+    laplace = laplace_privacy_loss(epsilon0)
+    sigma = 1 / epsilon0
+    gaussian = gaussian_privacy_loss(sigma)
+    rho = epsilon0**2 / 2
+
+    figure, (left, right) = new_figure(2, width=6.4, height=3.4)
+    grid = np.linspace(-epsilon0, epsilon0, 200)
+    left.plot(grid, [laplace.density(x) for x in grid], color=SAFE, lw=2,
+              label="Laplace (density)")
+    for loss, p in laplace.atoms:
+        left.vlines(loss, 0, p, color=SAFE, lw=3)
+        left.plot([loss], [p], "o", color=SAFE, ms=5)
+    wide = np.linspace(rho - 4 * epsilon0, rho + 4 * epsilon0, 300)
+    left.plot(wide, [gaussian.density(x) for x in wide], color=NAIVE, lw=2,
+              label="Gaussian, same ρ")
+    left.set(xlabel="privacy loss L", ylabel="density / mass",
+             title=f"ε₀ = {epsilon0:g}: Laplace atoms at ±ε₀")
+    left.legend(fontsize=7.5, loc="upper left")
+
+    epsilons = np.linspace(0, 2.5 * epsilon0, 40)
+    closed_laplace = [max(0.0, -math.expm1((e - epsilon0) / 2)) for e in epsilons]
+    closed_gaussian = [1 - 2 * stats.norm.cdf(-1 / (2 * sigma)) if e == 0 else
+                       delta_for_sigma(sigma, 1.0, float(e)) for e in epsilons]
+    right.plot(epsilons, closed_laplace, color=SAFE, lw=2, label="Laplace, closed form")
+    right.plot(epsilons, closed_gaussian, color=NAIVE, lw=2, label="Gaussian, Balle–Wang")
+    marks = epsilons[::4]
+    right.plot(marks, [laplace.profile(float(e)) for e in marks], "o", color=TRUTH, ms=4,
+               label="E[(1 − e^(ε−L))₊]")
+    right.plot(marks, [gaussian.profile(float(e)) for e in marks], "o", color=TRUTH, ms=4)
+    right.set(xlabel="ε", ylabel="δ(ε)", title="privacy profiles", ylim=(0, None))
+    right.legend(fontsize=7.5, loc="upper right")
     return figure
