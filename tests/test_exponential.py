@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
+from dpkit._exponential_sampling import full_precision_sample
 from dpkit.exponential import (
     Eta,
     InexactArithmeticError,
@@ -146,9 +147,84 @@ def test_analytic_precision_is_sufficient_and_tight() -> None:
     for method in ("full", "fast"):
         base2_exponential_mechanism(worst, eta, utility_min=0, utility_max=9, rng=rng,
                                     method=method, precision=p)
+    # Tight: one bit fewer and the exact arithmetic traps (the internal sampler, since the
+    # mechanism refuses p - 1 up front).
     with pytest.raises(InexactArithmeticError, match="rounded"):
-        base2_exponential_mechanism(worst, eta, utility_min=0, utility_max=9, rng=rng,
-                                    method="full", precision=p - 1)
+        full_precision_sample(np.array([0, 0, 0, 0, 9]), *eta.reduced(), p - 1, rng)
+
+
+@pytest.mark.parametrize("method", ["fast", "full", "search"])
+@pytest.mark.parametrize("utilities", [[0, 0, 0, 0, 9], [0, 1, 2, 3, 4], [5, 5, 5, 5, 5]])
+def test_precision_below_the_bound_is_refused_whatever_the_data(method, utilities) -> None:
+    # Issue 9, finding 7: precision=2 used to pass the fast path and fail the full path on
+    # the same public inputs, so raising depended on the data. Now every method refuses a
+    # precision below the analytic bound before looking at the utilities.
+    eta = Eta(1243, 11)
+    p = compute_precision(0, 9, 5, eta)
+    for bits in (2, p - 1):
+        with pytest.raises(ValueError, match=f"precision must be at least {p} bits.*got {bits}"):
+            base2_exponential_mechanism(utilities, eta, utility_min=0, utility_max=9,
+                                        method=method, precision=bits, rng=seeded(1))
+    assert 0 <= base2_exponential_mechanism(utilities, eta, utility_min=0, utility_max=9,
+                                            method=method, precision=p, rng=seeded(1)) < 5
+
+
+@pytest.mark.parametrize("arguments, error, message", [
+    (dict(x=3, y=2, z=10**400), ValueError, "z must be an integer in"),
+    (dict(x=3, y=2**21), ValueError, "y·z must be at most"),
+    (dict(x=3, y=2**10, z=2**11), ValueError, "y·z must be at most"),
+    (dict(x=Fraction(3), y=2), TypeError, "x must be an integer"),
+    (dict(x=3, y=2.0), TypeError, "y must be an integer"),
+    (dict(x=4, y=2), ValueError, "x must be an integer in"),
+])
+def test_eta_refuses_out_of_range_parameters(arguments, error, message) -> None:
+    with pytest.raises(error, match=message):
+        Eta(**arguments)
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: Eta.from_epsilon(1e300), ValueError, "must be at most"),
+    (lambda: Eta.from_epsilon(float("nan")), ValueError, "epsilon"),
+    (lambda: Eta(3, 2).epsilon(10**400), ValueError, "sensitivity"),
+    (lambda: Eta(3, 2).epsilon(float("nan")), ValueError, "sensitivity"),
+])
+def test_eta_conversions_refuse_extreme_values(call, error, message) -> None:
+    with pytest.raises(error, match=message):
+        call()
+
+
+@pytest.mark.parametrize("utilities, error, message", [
+    ([0, 2**60 + 1], ValueError, r"utilities\[1\] = 1152921504606846977"),
+    (np.array([0, 2**60 + 1]), ValueError, r"utilities\[1\]"),
+    ([0, 10**400], ValueError, r"utilities\[1\]"),
+    ([0, Fraction(1, 3)], ValueError, "exactly representable"),
+    (np.array([0, 1], dtype=np.longdouble) / 3, ValueError, "exactly representable"),
+    ([0.0, True], TypeError, "booleans"),
+    ([0.0, float("nan")], ValueError, "finite"),
+])
+def test_mechanism_refuses_inexact_or_odd_utilities(utilities, error, message) -> None:
+    for method in ("fast", "full", "search"):
+        with pytest.raises(error, match=message):
+            base2_exponential_mechanism(utilities, Eta(3, 2), utility_min=0, utility_max=1,
+                                        method=method, rng=seeded(0))
+
+
+@pytest.mark.parametrize("bounds, message", [
+    ((0, 10**400), "utility_max must be a real number within"),
+    ((Fraction(1, 3), 1), "utility_min must be a real number within"),
+    ((0, 2**53), "within ±2\\*\\*53"),
+])
+def test_mechanism_refuses_inexact_bounds(bounds, message) -> None:
+    with pytest.raises(ValueError, match=message):
+        base2_exponential_mechanism([0, 1], Eta(3, 2), utility_min=bounds[0],
+                                    utility_max=bounds[1], rng=seeded(0))
+
+
+def test_exact_edge_values_are_accepted() -> None:
+    # Subnormal fractions, exact Fractions and float32 values are exact doubles: accepted.
+    for utilities in ([0, 5e-324], [0, Fraction(1, 2)], np.array([0, 0.1], dtype=np.float32)):
+        assert base2_exponential_mechanism(utilities, Eta(3, 2), utility_min=0,
+                                           utility_max=Fraction(1), rng=seeded(0)) in (0, 1)
 
 
 @settings(max_examples=25, deadline=None)

@@ -42,14 +42,25 @@ def test_underflow_threshold_checker() -> None:
     assert isinstance(verdict, Verdict) and not verdict and "integer" in verdict.message
 
 
-def test_eta_choice_checker() -> None:
-    assert check_eta_choice(Eta.from_epsilon(1.0, 2), 1.0, 2).passed
-    too_much = check_eta_choice(Eta.from_epsilon(1.0), 1.0, 2)
+def smallest_private_x(epsilon: float, sensitivity: int, y: int = 12) -> int:
+    return next(x for x in range(1, 1 << y) if Eta(x, y).epsilon(sensitivity) <= epsilon)
+
+
+def test_eta_choice_checker_accepts_exactly_the_smallest_x() -> None:
+    # Issue 12: the exercise asks for the smallest x with y = 12; the checker used to
+    # accept any private η using 90 % of the budget.
+    x = smallest_private_x(1.0, 2)
+    verdict = check_eta_choice(Eta(x, 12), 1.0, 2)
+    assert verdict.passed and "PASSED" in str(verdict)
+    too_much = check_eta_choice(Eta(x - 1, 12), 1.0, 2)
     assert not too_much and "more than the budget" in too_much.message
-    wasteful = check_eta_choice(Eta.from_epsilon(0.5), 1.0, 1)
-    assert not wasteful and "uses only" in wasteful.message
+    not_smallest = check_eta_choice(Eta(x + 1, 12), 1.0, 2)       # private, 99 % of ε
+    assert not not_smallest and "not the smallest" in not_smallest.message
+    assert str(x) not in not_smallest.message                     # no answer given away
+    other_y = check_eta_choice(Eta.from_epsilon(1.0, 2), 1.0, 2)  # private, other y
+    assert not other_y and "y = 12" in other_y.message
     assert not check_eta_choice(0.72, 1.0)
-    assert "PASSED" in str(check_eta_choice(Eta.from_epsilon(2.0), 2.0))
+    assert check_eta_choice(Eta(smallest_private_x(2.0, 1), 12), 2.0).passed
 
 
 def test_precision_checker() -> None:
@@ -62,13 +73,15 @@ def test_precision_checker() -> None:
     assert not check_precision(float(right), 0, 100, 1000, eta)
 
 
-def correct_sampler(weights: list[int], rng) -> int:
-    total = sum(weights)
-    bits = total.bit_length()
+def correct_uniform(total: int, rng) -> int:
     while True:                              # uniform integer in [0, total) from bits
-        t = rng.bits(bits)
+        t = rng.bits(total.bit_length())
         if t < total:
-            break
+            return t
+
+
+def correct_sampler(weights: list[int], rng) -> int:
+    t = correct_uniform(sum(weights), rng)
     for i, w in enumerate(weights):
         if t < w:
             return i
@@ -84,10 +97,21 @@ def test_division_free_sampler_checker() -> None:
         return int(np.searchsorted(np.cumsum(weights), r, side="right"))
 
     verdict = check_division_free_sampler(with_floats)
-    assert not verdict and "float uniform" in verdict.message
+    assert not verdict and "uniform" in verdict.message
+
+    def with_randbelow(weights, rng):              # correct, but the exercise says bits only
+        t = rng.randbelow(sum(weights))
+        for i, w in enumerate(weights):
+            if t < w:
+                return i
+            t -= w
+        raise AssertionError("unreachable")
+
+    verdict = check_division_free_sampler(with_randbelow)
+    assert not verdict and "rng.bits(k) only" in verdict.message
 
     def off_by_one(weights, rng):                # ignores the first weight's share
-        t = rng.randbelow(sum(weights))
+        t = correct_uniform(sum(weights), rng)
         for i, w in enumerate(weights):
             if t <= w:
                 return i
