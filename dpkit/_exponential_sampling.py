@@ -67,6 +67,7 @@ __all__ = [
     "handover_probability",
     "integer_weights",
     "random_binary_search_sample",
+    "search_round",
 ]
 
 _CHUNK_BITS = 10            # level-0 power tables cover 10 bits of the exponent each
@@ -289,18 +290,30 @@ def random_binary_search_sample(k: np.ndarray, x: int, y: int, rng: RandomSource
     """
     weights = integer_weights(k, x, y)
     cumulative = list(itertools.accumulate(weights))
-    total = cumulative[-1]
-    m = (total - 1).bit_length()
     while True:
-        low, width = 0, 1 << m
-        while True:
-            width >>= 1
-            low += rng.bits(1) * width
-            if low >= total:                # the interval lies in ⊥'s share: start again
-                break
-            index = bisect.bisect_right(cumulative, low)
-            if low + width <= cumulative[index]:
-                return index
+        index = search_round(cumulative, rng)
+        if index is not None:
+            return index
+
+
+def search_round(cumulative: list[int], rng: RandomSource) -> int | None:
+    """One round of the random binary search: an index, or ``None`` for the dummy ``⊥``.
+
+    ``cumulative`` are the integer cumulative weights ``C_0 < … < C_{n-1} = T`` (positive
+    weights); the round reads at most ``m = bitlen(T - 1)`` bits and returns ``i`` for
+    exactly ``w_i`` of the ``2**m`` equally likely bit strings, ``None`` for the other
+    ``2**m - T``.
+    """
+    total = cumulative[-1]
+    low, width = 0, 1 << (total - 1).bit_length()
+    while True:
+        width >>= 1
+        low += rng.bits(1) * width
+        if low >= total:                    # the interval lies in ⊥'s share
+            return None
+        index = bisect.bisect_right(cumulative, low)
+        if low + width <= cumulative[index]:
+            return index
 
 
 class CountingSource(RandomSource):
