@@ -217,18 +217,24 @@ def full_precision_sample(k: np.ndarray, x: int, y: int, precision: int,
 # Exact integers: Ilvento (2020), Algorithms 3 and 4
 
 
-def integer_weights(k: np.ndarray, x: int, y: int) -> list[int]:
+def integer_weights(k: np.ndarray, x: int, y: int, *, small: bool = True) -> list[Any]:
     """The weights ``b**k_i`` scaled by ``2**(y·K)``, ``K = max k``: exact integers.
 
     ``b**k · 2**(yK) = x**k · 2**(y·(K - k))``. Scaling all weights by the same factor does
-    not change the distribution ``w_i / Σ w``.
+    not change the distribution ``w_i / Σ w``. Computed with GMP (``gmpy2.mpz``); returned
+    as Python ints, or as ``mpz`` with ``small=False`` (faster for the samplers).
 
     >>> integer_weights(np.array([0, 1, 2]), 3, 2)     # b = 3/4: 1, 3/4, 9/16 times 16
     [16, 12, 9]
     """
-    largest = int(k.max())
-    powers = {level: x ** level << (y * (largest - level)) for level in set(k.tolist())}
-    return [powers[level] for level in k.tolist()]
+    levels = sorted(set(k.tolist()))
+    largest, powers = levels[-1], {}
+    power, previous = gmpy2.mpz(1), 0
+    for level in levels:                       # x**level by multiplying in the gaps (GMP)
+        power *= gmpy2.mpz(x) ** (level - previous)
+        previous = level
+        powers[level] = power << (y * (largest - level))
+    return [int(powers[level]) if small else powers[level] for level in k.tolist()]
 
 
 def get_random_value(total: int, rng: RandomSource, *, rounds: int | None = None) -> int | None:
@@ -288,7 +294,7 @@ def random_binary_search_sample(k: np.ndarray, x: int, y: int, rng: RandomSource
     >>> random_binary_search_sample(np.array([0, 1, 2]), 3, 2, seeded(7)) in range(3)
     True
     """
-    weights = integer_weights(k, x, y)
+    weights = integer_weights(k, x, y, small=False)
     cumulative = list(itertools.accumulate(weights))
     while True:
         index = search_round(cumulative, rng)
