@@ -410,3 +410,36 @@ def test_fractions_that_are_floats_are_accepted() -> None:
     assert p == (Fraction(5, 12), Fraction(7, 12))
     assert base2_exponential_mechanism([Fraction(1, 2), 0], Eta(1, 1), utility_min=0,
                                        utility_max=1, rng=seeded(0)) in (0, 1)
+
+
+# --------------------------------------------------------------------------------------
+# Chapter claims: the utility theorem and Proposition 3.6, checked exactly
+
+
+@pytest.mark.parametrize("epsilon", [0.01, 0.1])
+def test_utility_theorem_holds_exactly_on_the_occupation_counts(epsilon) -> None:
+    # Chapter, "The utility theorem": exact P[B] ≤ e^-t, with 2Δ/ε replaced by 1/(η ln 2).
+    counts = np.array([4140, 4099, 4066, 3770, 3650, 3295, 2002, 1597, 1370, 994, 928, 649,
+                       149, 9])
+    eta = Eta.from_epsilon(epsilon)
+    exact = probabilities(-counts.astype(float), eta, utility_min=-40000, utility_max=0)
+    for t in (0.5, 1.0, 2.0, 4.0):
+        c = (math.log(counts.size) + t) / (eta.eta * math.log(2))
+        bad = counts <= counts.max() - c
+        assert sum(p for p, b in zip(exact, bad, strict=True) if b) <= math.exp(-t)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.lists(st.integers(0, 8000), min_size=2, max_size=8),
+       st.sampled_from([Eta(3, 2), Eta(1243, 11), Eta(1, 1)]))
+def test_rounding_moves_probabilities_by_less_than_two_eta(thousandths, eta) -> None:
+    # Chapter, Proposition "Randomized rounding changes each probability by at most 2^±2η".
+    losses = [v / 1000 for v in thousandths]
+    rounded = probabilities(losses, eta, utility_min=0, utility_max=8)
+    mp.mp.dps = 60
+    base = mp.mpf(eta.base.numerator) / eta.base.denominator
+    weights = [base ** mp.mpf(u) for u in losses]
+    bound = mp.mpf(2) ** (2 * mp.mpf(eta.eta))
+    for r, w in zip(rounded, weights, strict=True):
+        ratio = (mp.mpf(r.numerator) / r.denominator) / (w / sum(weights))
+        assert 1 / bound < ratio < bound

@@ -1,7 +1,8 @@
 """Tests of the exponential chapter's exercise checkers and figure builders.
 
 The sampler checker's chi-square test uses a fixed seed, so its verdicts are
-deterministic; a correct sampler would fail it with probability ≤ 1e-6 over seeds.
+deterministic; a correct sampler would fail it with probability ≤ 1e-6 over seeds. The two
+Report Noisy Max chi-square tests reject at 1e-7 each (false failure ≤ 2e-7 together).
 """
 
 from __future__ import annotations
@@ -9,7 +10,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 from matplotlib.figure import Figure
+from scipy import stats
 
 from dpkit.attacks import zero_rounding_attack
 from dpkit.check import (
@@ -20,10 +23,13 @@ from dpkit.check import (
     check_underflow_threshold,
 )
 from dpkit.exponential import Eta, compute_precision
+from dpkit.naive.exponential import report_noisy_max
 from dpkit.plots.exponential import (
     attack_rates_figure,
     distribution_figure,
     losses_for_exponent,
+    noisy_max_probabilities,
+    selection_figure,
     time_per_sample_figure,
 )
 from dpkit.rng import seeded
@@ -147,3 +153,47 @@ def test_other_figures_and_static_widget() -> None:
     widget = explore(distribution_figure, Param("epsilon", [1.0], label="ε"),
                      Param("exponent", [0.0, 745.0]), mode="static")
     assert widget is not None
+
+
+# --------------------------------------------------------------------------------------
+# Report Noisy Max and the selection figure (chapter section "Report Noisy Max")
+
+
+def test_noisy_max_probabilities_gumbel_is_the_exponential_mechanism() -> None:
+    scores = np.array([3.0, 1.0, 0.0, 2.5])
+    expected = np.exp(scores / 2) / np.exp(scores / 2).sum()
+    assert np.allclose(noisy_max_probabilities(scores, 2.0, "gumbel"), expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("gap, scale", [(1.0, 1.0), (4.0, 2.0), (5.0, 1.5)])
+def test_noisy_max_probabilities_laplace_two_candidates(gap, scale) -> None:
+    # The chapter's closed form: 1 - exp(-g/b)(1 + g/(2b))/2 for the better candidate.
+    closed = 1 - 0.5 * math.exp(-gap / scale) * (1 + gap / (2 * scale))
+    computed = noisy_max_probabilities([gap, 0.0], scale, "laplace")
+    assert abs(computed[0] - closed) < 1e-8 and abs(computed.sum() - 1) < 1e-8
+    assert abs(closed - 1 / (1 + math.exp(-gap / scale))) > 1e-3      # not the EM
+
+
+@pytest.mark.parametrize("noise", ["gumbel", "laplace"])
+def test_naive_report_noisy_max_matches_its_distribution(noise) -> None:
+    # Chi-square at 1e-7 per test (2 tests: false failure ≤ 2e-7), fixed seed.
+    scores, scale, draws = np.array([4.0, 3.0, 3.0, 0.0, 1.0]), 2.0, 40_000
+    picks = report_noisy_max(scores, scale, noise, size=draws, rng=seeded(8))
+    expected = noisy_max_probabilities(scores, scale, noise) * draws
+    assert stats.chisquare(np.bincount(picks, minlength=5), expected).pvalue > 1e-7
+
+
+def test_report_noisy_max_rejects_bad_parameters() -> None:
+    with pytest.raises(ValueError, match="noise"):
+        report_noisy_max([1.0, 2.0], 1.0, "cauchy")
+    with pytest.raises(ValueError, match="scale"):
+        report_noisy_max([1.0, 2.0], 0.0)
+    with pytest.raises(ValueError, match="noise"):
+        noisy_max_probabilities([1.0, 2.0], 1.0, "cauchy")
+
+
+def test_selection_figure_draws_both_distributions() -> None:
+    figure = selection_figure(0.05, ["a", "b", "c", "d"], [100, 98, 90, 10], top=3)
+    ax = figure.axes[0]
+    assert len(ax.patches) == 8                          # 4 bars (3 + "other 1") × 2
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["a", "b", "c", "other 1"]
