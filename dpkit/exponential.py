@@ -80,12 +80,33 @@ _METHODS = ("fast", "full", "search")
 
 
 def _effective_sensitivity(sensitivity: Any) -> int:
-    """``⌈Δ⌉``: the sensitivity of the loss after randomized rounding to integers."""
+    """``⌈Δ⌉``, exactly: the sensitivity of the loss after randomized rounding to integers.
+
+    The ceiling is taken of the exact value (a ``Fraction`` or long double just above an
+    integer is not rounded down to it first).
+    """
     try:
-        return math.ceil(check_sensitivity(sensitivity))
+        check_sensitivity(sensitivity)
     except OverflowError:
         raise ValueError(f"sensitivity must be a finite number > 0 that a double can hold, "
                          f"got {sensitivity!r}") from None
+    if isinstance(sensitivity, numbers.Rational):
+        return math.ceil(Fraction(sensitivity.numerator, sensitivity.denominator))
+    if isinstance(sensitivity, np.floating):
+        return int(np.ceil(sensitivity))               # in the value's own precision
+    return math.ceil(float(sensitivity))
+
+
+def _epsilon_down(epsilon: Any) -> float:
+    """The budget as the largest double not above its exact value (safe for a mechanism)."""
+    value = check_epsilon(epsilon)
+    if isinstance(epsilon, numbers.Rational) and not isinstance(epsilon, numbers.Integral):
+        above = Fraction(value) > Fraction(epsilon.numerator, epsilon.denominator)
+    elif isinstance(epsilon, np.floating):
+        above = bool(np.longdouble(value) > epsilon)
+    else:
+        above = False                                 # floats and ints convert exactly
+    return math.nextafter(value, 0.0) if above else value
 
 
 @dataclass(frozen=True)
@@ -199,9 +220,10 @@ class Eta:
         Parameters
         ----------
         epsilon : float
-            The base-e privacy budget ``ε > 0``.
+            The base-e privacy budget ``ε > 0``. A ``Fraction`` or long double is rounded
+            *down* to a double, so the guarantee never exceeds the exact budget.
         sensitivity : float
-            Sensitivity ``Δ > 0`` of the loss (default 1).
+            Sensitivity ``Δ > 0`` of the loss (default 1); its ceiling is taken exactly.
         bits : int
             Resolution of the base, ``1 ≤ bits ≤ 64`` (default 10: ``η`` falls short of
             ``η*`` by a relative ``≲ 2**-bits / (η*·ln 2)``).
@@ -218,7 +240,7 @@ class Eta:
             not an integer in [1, 64], or ``epsilon`` is so large or small that the base
             would need more than 2**20 bits.
         """
-        epsilon = check_epsilon(epsilon)
+        epsilon = _epsilon_down(epsilon)
         delta = _effective_sensitivity(sensitivity)
         bits = check_integer(bits, "bits", minimum=1, maximum=64)
         target = epsilon / (2 * math.log(2) * delta)

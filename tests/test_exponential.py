@@ -443,3 +443,14 @@ def test_rounding_moves_probabilities_by_less_than_two_eta(thousandths, eta) -> 
     for r, w in zip(rounded, weights, strict=True):
         ratio = (mp.mpf(r.numerator) / r.denominator) / (w / sum(weights))
         assert 1 / bound < ratio < bound
+
+
+def test_exact_budgets_and_sensitivities_round_in_the_safe_direction() -> None:
+    # Issue 9, finding 6 for this module: float(Fraction(1, 10)) is above 1/10.
+    for budget in (Fraction(1, 10), Fraction(1, 3), Fraction(7, 5)):
+        eta = Eta.from_epsilon(budget)
+        assert Fraction(eta.epsilon()) <= budget
+    just_above_two = Fraction(2 * 10**30 + 1, 10**30)        # float() would give 2.0
+    assert Eta(3, 2).epsilon(just_above_two) == Eta(3, 2).epsilon(3)
+    assert Eta(3, 2).epsilon(np.longdouble(2) + np.finfo(np.longdouble).eps * 2) \
+        == Eta(3, 2).epsilon(3)
