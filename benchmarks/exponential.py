@@ -1,7 +1,9 @@
 """Time per sample of the exact base-2 exponential mechanism against the naive float one.
 
-Utility ``u(o) = o`` for ``n = 10^3 … 10^6`` outcomes, ε = 1 (``Eta.from_epsilon(1.0)``,
-utility bounds ``[0, n]``). Baseline, measured in the same run:
+Two benchmarks, ε = 1 (``Eta.from_epsilon(1.0)``).
+
+**Outcomes.** Utility ``u(o) = o`` for ``n = 10^3 … 10^6`` outcomes, utility bounds
+``[0, n]``. Baseline, measured in the same run:
 ``dpkit.naive.exponential_mechanism`` (NumPy ``exp``, division by the sum, ``cumsum``, a
 float uniform — fast and unsafe). Columns:
 
@@ -18,6 +20,14 @@ float uniform — fast and unsafe). Columns:
 Each time is the best of several draws. Goals (issue 4): ``fast`` ≤ 2 s at ``n = 10^6`` and
 within 20× of ``naive`` at ``n = 10^5``.
 
+**Utility range** (Ilvento 2020's benchmark): ten outcomes ``O = {0} ∪ {n + i : i = 1…9}``,
+``u(o) = o``, bounds ``[0, n + 9]``, for ``n = 10 … 10^6``: the analytic precision grows as
+``Y·n`` bits while the number of outcomes stays fixed. Columns ``fast``, ``full``
+(Algorithm 2) and ``search`` (Algorithm 3, random binary search with a dummy outcome), each
+also as a ratio to the same sampler's time at ``n = 10`` in the same run, and the mean
+random bits per sample of ``full`` and ``search`` (counted with
+:class:`dpkit._exponential_sampling.CountingSource`).
+
 Run: ``.venv/bin/python benchmarks/exponential.py``
 """
 
@@ -29,9 +39,9 @@ from collections.abc import Callable
 import numpy as np
 
 from dpkit import _exponential_sampling as sampling
-from dpkit.exponential import Eta, base2_exponential_mechanism
+from dpkit.exponential import Eta, base2_exponential_mechanism, compute_precision
 from dpkit.naive import exponential_mechanism
-from dpkit.rng import seeded
+from dpkit.rng import RandomSource, seeded
 
 EPSILON = 1.0
 SIZES = (10**3, 10**4, 10**5, 10**6)
@@ -47,6 +57,51 @@ def best_time(fn: Callable[[], object], repeats: int) -> float:
         fn()
         times.append(time.perf_counter() - start)
     return min(times)
+
+
+RANGES = (10, 10**2, 10**3, 10**4, 10**5, 10**6)
+SEARCH_LIMIT = 10**5         # the search's exact integers: seconds per draw beyond
+
+
+def mean_bits(draw: Callable[[RandomSource], object], repeats: int) -> float:
+    """Mean random bits per call of ``draw(rng)``."""
+    counter = sampling.CountingSource(seeded(1))
+    for _ in range(repeats):
+        draw(counter)
+    return counter.count / repeats
+
+
+def utility_range() -> None:
+    """Ilvento's utility-range benchmark: cost against the range, ten outcomes."""
+    eta = Eta.from_epsilon(EPSILON)
+    print(f"\nutility range: O = {{0}} ∪ {{n + 1, …, n + 9}}, u(o) = o, {eta}")
+    header = (f"{'n':>9} {'p (bits)':>9} {'fast':>10} {'×':>6} {'full':>10} {'×':>7} "
+              f"{'search':>10} {'×':>7} {'bits full':>10} {'bits search':>11}")
+    print(header)
+    print("-" * len(header))
+    first: dict[str, float] = {}
+    for n in RANGES:
+        outcomes = np.array([0.0, *(n + np.arange(1, 10))])
+        cells = [f"{n:>9,}", f"{compute_precision(0, n + 9, 10, eta):>9,}"]
+        bits = []
+        for method in ("fast", "full", "search"):
+            if method == "search" and n > SEARCH_LIMIT:
+                cells += [f"{'—':>10}", f"{'':>7}"]
+                continue
+
+            def draw(rng: RandomSource, method: str = method, outcomes: np.ndarray = outcomes,
+                     n: int = n) -> object:
+                return base2_exponential_mechanism(outcomes, eta, utility_min=0,
+                                                   utility_max=n + 9, method=method, rng=rng)
+
+            seconds = best_time(lambda draw=draw: draw(seeded(0)), 5)
+            first.setdefault(method, seconds)
+            width = 6 if method == "fast" else 7
+            cells += [f"{seconds:>10.2e}", f"{seconds / first[method]:>{width}.1f}"]
+            if method != "fast":
+                bits.append(f"{mean_bits(draw, 20):>{10 if method == 'full' else 11}.0f}")
+        print(" ".join(cells + bits))
+    print("× = time / the same sampler's time at n = 10, same run; '—': not measured.")
 
 
 def main() -> None:
@@ -85,6 +140,7 @@ def main() -> None:
             cells += [f"{'—':>10}", f"{'':>8}"]
         print(" ".join(cells))
     print("ratio = time / naive time in the same run; '—': not measured (too slow).")
+    utility_range()
 
 
 if __name__ == "__main__":

@@ -25,12 +25,26 @@ Interval refinement (:func:`fast_sample`)
     level only ever *narrows* the set of indices consistent with the same ``V``, the output
     is the exact distribution whichever level decides; the levels differ only in time.
 
-Both consume random *bits* only (:meth:`dpkit.rng.RandomSource.bits`,
-:meth:`~dpkit.rng.RandomSource.randbelow`).
+Random binary search (:func:`random_binary_search_sample`)
+    Ilvento (2020), Algorithm 3: the weights as exact integers, a dummy outcome ``⊥`` that
+    pads the total to the next power of two ``2**m``, and a uniform point in ``[0, 2**m)``
+    whose bits are drawn one at a time, most significant first. After ``j`` bits the point
+    is known to lie in a dyadic interval of width ``2**(m - j)``; the draw stops as soon as
+    that interval lies inside one outcome's cumulative interval (return it) or inside
+    ``⊥``'s (start again). At most ``m`` bits per round, usually far fewer.
+
+Bounded rejection (:func:`get_random_value`)
+    Ilvento (2020), Algorithm 4: the uniform point below a total, by rejection with a fixed
+    number of rounds, so the number of draws does not depend on the data.
+
+All consume random *bits* only (:meth:`dpkit.rng.RandomSource.bits`,
+:meth:`~dpkit.rng.RandomSource.randbelow`); :class:`CountingSource` counts them.
 """
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
 from collections.abc import Iterable
 from fractions import Fraction
@@ -43,12 +57,17 @@ import numpy as np
 from dpkit.rng import RandomSource
 
 __all__ = [
+    "CountingSource",
     "InexactArithmeticError",
     "bernoulli_dyadic",
     "exact_context",
     "fast_sample",
     "full_precision_sample",
+    "get_random_value",
     "handover_probability",
+    "integer_weights",
+    "random_binary_search_sample",
+    "search_round",
 ]
 
 _CHUNK_BITS = 10            # level-0 power tables cover 10 bits of the exponent each
@@ -192,6 +211,143 @@ def full_precision_sample(k: np.ndarray, x: int, y: int, precision: int,
         chosen = _trapped(scan)
     members = np.flatnonzero(k == chosen)
     return int(members[rng.randbelow(len(members))])
+
+
+# --------------------------------------------------------------------------------------
+# Exact integers: Ilvento (2020), Algorithms 3 and 4
+
+
+def integer_weights(k: np.ndarray, x: int, y: int, *, small: bool = True) -> list[Any]:
+    """The weights ``b**k_i`` scaled by ``2**(y·K)``, ``K = max k``: exact integers.
+
+    ``b**k · 2**(yK) = x**k · 2**(y·(K - k))``. Scaling all weights by the same factor does
+    not change the distribution ``w_i / Σ w``. Computed with GMP (``gmpy2.mpz``); returned
+    as Python ints, or as ``mpz`` with ``small=False`` (faster for the samplers).
+
+    >>> integer_weights(np.array([0, 1, 2]), 3, 2)     # b = 3/4: 1, 3/4, 9/16 times 16
+    [16, 12, 9]
+    """
+    levels = sorted(set(k.tolist()))
+    largest, powers = levels[-1], {}
+    power, previous = gmpy2.mpz(1), 0
+    for level in levels:                       # x**level by multiplying in the gaps (GMP)
+        power *= gmpy2.mpz(x) ** (level - previous)
+        previous = level
+        powers[level] = power << (y * (largest - level))
+    return [int(powers[level]) if small else powers[level] for level in k.tolist()]
+
+
+def get_random_value(total: int, rng: RandomSource, *, rounds: int | None = None) -> int | None:
+    """A uniform integer in ``[0, total)`` by rejection from ``bitlen(total - 1)`` bits.
+
+    With ``rounds=None`` (Algorithm 2's loop) candidates are drawn until one is below
+    ``total``; each is accepted with probability ``total / 2**m > 1/2``, so the number of
+    rounds is geometric and depends on ``total`` — on the data. With ``rounds=r``
+    (Algorithm 4) exactly ``r`` candidates are always drawn and compared; the first one
+    below ``total`` is returned, or ``None`` if all ``r`` were rejected, which happens with
+    probability ``(1 - total/2**m)**r < 2**-r``.
+
+    Parameters
+    ----------
+    total : int
+        The exclusive upper bound, ``total ≥ 1``.
+    rng : RandomSource
+    rounds : int, optional
+        Fixed number of candidates (``≥ 1``), or ``None`` for unbounded rejection.
+
+    Returns
+    -------
+    int or None
+
+    >>> from dpkit.rng import seeded
+    >>> get_random_value(5, seeded(1), rounds=64) in range(5)
+    True
+    """
+    bits = (total - 1).bit_length()
+    if rounds is None:
+        while True:
+            candidate = rng.bits(bits)
+            if candidate < total:
+                return candidate
+    chosen = None
+    for _ in range(rounds):                 # no early exit: the same work whatever total is
+        candidate = rng.bits(bits)
+        accept = candidate < total
+        chosen = candidate if accept and chosen is None else chosen
+    return chosen
+
+
+def random_binary_search_sample(k: np.ndarray, x: int, y: int, rng: RandomSource) -> int:
+    """Draw index ``i`` with probability ``b**k[i] / Σ_j b**k[j]`` by random binary search.
+
+    Ilvento (2020), Algorithm 3, in exact integer arithmetic (:func:`integer_weights`). The
+    total ``T`` is padded with a dummy outcome ``⊥`` of weight ``2**m - T``, ``2**m`` the
+    least power of two ``≥ T``, so that a uniform point ``t`` in ``[0, 2**m)`` is just ``m``
+    random bits. They are drawn one at a time, most significant first: after ``j`` bits,
+    ``t`` lies in ``[lo, lo + 2**(m-j))``. As soon as that interval lies inside one
+    cumulative interval ``[C_{i-1}, C_i)`` the outcome is ``i`` (every completion of the
+    bits gives ``i``); if it lies at or above ``T``, ``⊥`` was drawn and a new round
+    starts. Each round returns ``i`` with probability ``w_i / 2**m``, so the result has
+    probability exactly ``w_i / T``; no division, no rounding.
+
+    >>> from dpkit.rng import seeded
+    >>> random_binary_search_sample(np.array([0, 1, 2]), 3, 2, seeded(7)) in range(3)
+    True
+    """
+    weights = integer_weights(k, x, y, small=False)
+    cumulative = list(itertools.accumulate(weights))
+    while True:
+        index = search_round(cumulative, rng)
+        if index is not None:
+            return index
+
+
+def search_round(cumulative: list[int], rng: RandomSource) -> int | None:
+    """One round of the random binary search: an index, or ``None`` for the dummy ``⊥``.
+
+    ``cumulative`` are the integer cumulative weights ``C_0 < … < C_{n-1} = T`` (positive
+    weights); the round reads at most ``m = bitlen(T - 1)`` bits and returns ``i`` for
+    exactly ``w_i`` of the ``2**m`` equally likely bit strings, ``None`` for the other
+    ``2**m - T``.
+    """
+    total = cumulative[-1]
+    low, width = 0, 1 << (total - 1).bit_length()
+    while True:
+        width >>= 1
+        low += rng.bits(1) * width
+        if low >= total:                    # the interval lies in ⊥'s share
+            return None
+        index = bisect.bisect_right(cumulative, low)
+        if low + width <= cumulative[index]:
+            return index
+
+
+class CountingSource(RandomSource):
+    """Wrap a source and count the random bits drawn through it (for documentation).
+
+    ``bits(k)`` counts ``k``; ``bytes(n)`` counts ``8n``. Draws built on them
+    (``randbelow``, ``bernoulli``, ``uint64``) are counted through those.
+
+    >>> from dpkit.rng import seeded
+    >>> counter = CountingSource(seeded(0))
+    >>> _ = counter.bits(5), counter.randbelow(8)
+    >>> counter.count
+    8
+    """
+
+    def __init__(self, inner: RandomSource) -> None:
+        super().__init__()
+        self._inner = inner
+        self.count = 0
+
+    def bytes(self, n: int) -> bytes:
+        self.count += 8 * n
+        return self._inner.bytes(n)
+
+    def bits(self, k: int) -> int:
+        value = self._inner.bits(k)
+        self.count += k
+        return value
 
 
 # --------------------------------------------------------------------------------------

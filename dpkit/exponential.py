@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import numbers
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -56,6 +57,7 @@ from dpkit.rng import RandomSource, resolve
 
 __all__ = [
     "DEFAULT_MAX_PRECISION",
+    "MAX_BASE_EXPONENT",
     "Eta",
     "InexactArithmeticError",
     "base2_exponential_mechanism",
@@ -66,8 +68,11 @@ __all__ = [
 #: Largest precision (bits per number) :func:`compute_precision` accepts by default: 2**27
 #: bits is 16 MiB per MPFR number.
 DEFAULT_MAX_PRECISION = 1 << 27
+#: Largest binary exponent ``y·z`` of the base ``2**-η = x**z / 2**(y·z)`` :class:`Eta`
+#: accepts (the base then has at most 2**20 bits).
+MAX_BASE_EXPONENT = 1 << 20
 _MAX_RANGE = 1 << 53        # utility bounds and their spread must be exact in a double
-_METHODS = ("fast", "full")
+_METHODS = ("fast", "full", "search")
 
 
 # --------------------------------------------------------------------------------------
@@ -75,8 +80,33 @@ _METHODS = ("fast", "full")
 
 
 def _effective_sensitivity(sensitivity: Any) -> int:
-    """``⌈Δ⌉``: the sensitivity of the loss after randomized rounding to integers."""
-    return math.ceil(check_sensitivity(sensitivity))
+    """``⌈Δ⌉``, exactly: the sensitivity of the loss after randomized rounding to integers.
+
+    The ceiling is taken of the exact value (a ``Fraction`` or long double just above an
+    integer is not rounded down to it first).
+    """
+    try:
+        check_sensitivity(sensitivity)
+    except OverflowError:
+        raise ValueError(f"sensitivity must be a finite number > 0 that a double can hold, "
+                         f"got {sensitivity!r}") from None
+    if isinstance(sensitivity, numbers.Rational):
+        return math.ceil(Fraction(sensitivity.numerator, sensitivity.denominator))
+    if isinstance(sensitivity, np.floating):
+        return int(np.ceil(sensitivity))               # in the value's own precision
+    return math.ceil(float(sensitivity))
+
+
+def _epsilon_down(epsilon: Any) -> float:
+    """The budget as the largest double not above its exact value (safe for a mechanism)."""
+    value = check_epsilon(epsilon)
+    if isinstance(epsilon, numbers.Rational) and not isinstance(epsilon, numbers.Integral):
+        above = Fraction(value) > Fraction(epsilon.numerator, epsilon.denominator)
+    elif isinstance(epsilon, np.floating):
+        above = bool(np.longdouble(value) > epsilon)
+    else:
+        above = False                                 # floats and ints convert exactly
+    return math.nextafter(value, 0.0) if above else value
 
 
 @dataclass(frozen=True)
@@ -101,7 +131,8 @@ class Eta:
     TypeError
         If ``x``, ``y`` or ``z`` is not an integer.
     ValueError
-        If they are out of range (``x·2**-y`` must lie in ``(0, 1)``).
+        If they are out of range: ``x·2**-y`` must lie in ``(0, 1)`` and the base's binary
+        exponent ``y·z`` must be at most :data:`MAX_BASE_EXPONENT` (``2**20``).
 
     Examples
     --------
@@ -120,7 +151,12 @@ class Eta:
         object.__setattr__(self, "y", y)
         object.__setattr__(self, "x", check_integer(self.x, "x", minimum=1,
                                                     maximum=(1 << y) - 1))
-        object.__setattr__(self, "z", check_integer(self.z, "z", minimum=1))
+        object.__setattr__(self, "z", check_integer(self.z, "z", minimum=1,
+                                                    maximum=MAX_BASE_EXPONENT))
+        if y * self.z > MAX_BASE_EXPONENT:
+            raise ValueError(f"y·z must be at most 2**20 = {MAX_BASE_EXPONENT} (the base "
+                             f"2**-η = x**z / 2**(y·z) would need more bits), got y={y}, "
+                             f"z={self.z}")
 
     # -- exact representation ----------------------------------------------------------
 
@@ -184,9 +220,10 @@ class Eta:
         Parameters
         ----------
         epsilon : float
-            The base-e privacy budget ``ε > 0``.
+            The base-e privacy budget ``ε > 0``. A ``Fraction`` or long double is rounded
+            *down* to a double, so the guarantee never exceeds the exact budget.
         sensitivity : float
-            Sensitivity ``Δ > 0`` of the loss (default 1).
+            Sensitivity ``Δ > 0`` of the loss (default 1); its ceiling is taken exactly.
         bits : int
             Resolution of the base, ``1 ≤ bits ≤ 64`` (default 10: ``η`` falls short of
             ``η*`` by a relative ``≲ 2**-bits / (η*·ln 2)``).
@@ -199,13 +236,19 @@ class Eta:
         Raises
         ------
         TypeError, ValueError
-            If ``epsilon`` or ``sensitivity`` is not a finite number > 0, or ``bits`` is
-            not an integer in [1, 64].
+            If ``epsilon`` or ``sensitivity`` is not a finite number > 0, ``bits`` is
+            not an integer in [1, 64], or ``epsilon`` is so large or small that the base
+            would need more than 2**20 bits.
         """
-        epsilon = check_epsilon(epsilon)
+        epsilon = _epsilon_down(epsilon)
         delta = _effective_sensitivity(sensitivity)
         bits = check_integer(bits, "bits", minimum=1, maximum=64)
         target = epsilon / (2 * math.log(2) * delta)
+        if target > MAX_BASE_EXPONENT - bits:
+            raise ValueError(f"epsilon / (2·ln 2·⌈sensitivity⌉) must be at most "
+                             f"{MAX_BASE_EXPONENT - bits} for bits={bits} (the base would "
+                             f"exceed 2**20 bits), got epsilon={epsilon!r}, "
+                             f"sensitivity={sensitivity!r}")
         y = bits + max(0, math.ceil(target), math.ceil(-math.log2(target)))
         with _sampling._directed_context(128, gmpy2.RoundUp):
             # 2**y · exp(-ε/2Δ), rounded up: a first x with η at most the target.
@@ -247,8 +290,39 @@ def _check_eta(eta: Any) -> Eta:
 # Precision (Ilvento 2020, Algorithm 1)
 
 
+def _is_exact_double(value: Any) -> bool:
+    """Whether the real number ``value`` is exactly a finite float64 (no rounding)."""
+    if isinstance(value, (float, np.float64)):
+        return math.isfinite(value)
+    if isinstance(value, np.floating):                  # float16/32 widen exactly; longdouble?
+        return bool(np.isfinite(value)) and np.longdouble(np.float64(value)) == value
+    try:
+        exact = Fraction(value)
+        return abs(exact) < (1 << 1024) and Fraction(float(exact)) == exact
+    except (TypeError, ValueError, OverflowError):
+        return False
+
+
+def _show(item: Any) -> str:
+    """``repr`` of a value, NumPy integers shown as plain ints."""
+    return repr(int(item)) if isinstance(item, np.integer) else repr(item)
+
+
+def _exact_bound(value: Any, name: str) -> None:
+    """Refuse a bound that a double cannot hold exactly (it would be rounded silently)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        return                                # check_bounds names the type error
+    if isinstance(value, (float, np.floating)) and not np.isfinite(value):
+        return                                # check_bounds names the non-finite value
+    if not _is_exact_double(value):
+        raise ValueError(f"{name} must be a real number within ±2**53 that float64 holds "
+                         f"exactly, got {value!r}")
+
+
 def _utility_range(utility_min: Any, utility_max: Any) -> tuple[float, float, int]:
     """Validate public utility bounds; return them and ``K = ⌈max⌉ - ⌊min⌋``."""
+    _exact_bound(utility_min, "utility_min")
+    _exact_bound(utility_max, "utility_max")
     low, high = check_bounds(utility_min, utility_max, "utility bounds", strict=False)
     if max(abs(low), abs(high)) >= _MAX_RANGE or math.ceil(high) - math.floor(low) > _MAX_RANGE:
         raise ValueError(f"utility bounds must lie within ±2**53 and span at most 2**53, got "
@@ -354,17 +428,32 @@ def _empirical_precision(numerator: int, exponent: int, span: int, n: int,
 
 
 def _utilities(utilities: Any) -> np.ndarray:
-    """Validate losses: a non-empty 1-d array of finite reals, each exact as a double."""
-    if not isinstance(utilities, (np.ndarray, str, bytes)):
-        utilities = np.asarray(utilities)
-    values = check_finite_array(utilities, "utilities", ndim=1)
-    if utilities.dtype == object:
+    """Validate losses: a non-empty 1-d array of finite reals, each exact as a double.
+
+    Values float64 cannot hold exactly (large ints, non-dyadic fractions, long doubles with
+    extra bits) are refused rather than rounded, and so are booleans, even inside a list.
+    """
+    if isinstance(utilities, (list, tuple)):
         for i, item in enumerate(utilities):
-            if isinstance(item, Fraction) and Fraction(float(values[i])) != item:
+            if isinstance(item, (bool, np.bool_)):
+                raise TypeError(f"utilities must hold real numbers, not booleans; "
+                                f"utilities[{i}] = {item!r}")
+    array = utilities if isinstance(utilities, (np.ndarray, str, bytes)) else \
+        np.asarray(utilities)
+    if isinstance(array, np.ndarray) and (array.dtype == object or array.dtype.kind in "iu"
+                                          or array.dtype == np.longdouble):
+        items = array.ravel()
+        indices = range(items.size)
+        if array.dtype.kind in "iu":        # only magnitudes from 2**53 up can be inexact
+            indices = np.flatnonzero(np.abs(items.astype(np.float64)) >= 2.0 ** 53)
+        for index in indices:
+            item = items[index]
+            if isinstance(item, numbers.Real) and not isinstance(item, (bool, np.bool_)) \
+                    and not _is_exact_double(item):
                 raise ValueError(f"utilities must be exactly representable as float64; "
-                                 f"utilities[{i}] = {item} is not (scale the loss to a "
-                                 f"finer integer grid instead)")
-    return values
+                                 f"utilities[{index}] = {_show(item)} is not (scale the loss to a "
+                                 f"grid of doubles, e.g. integers below 2**53, instead)")
+    return check_finite_array(array, "utilities", ndim=1)
 
 
 def _split(values: np.ndarray, low: float, high: float) -> tuple[np.ndarray, np.ndarray]:
@@ -411,12 +500,16 @@ def base2_exponential_mechanism(utilities: Any, eta: Eta, *, utility_min: Any,
         Public bounds for the loss (never derived from the data); within ±2**53.
     rng : None or RandomSource
         ``None`` (default) uses the secure system source.
-    method : {"fast", "full"}
+    method : {"fast", "full", "search"}
         ``"fast"`` (default): interval bounds with exact fallback, ``O(n)`` expected time.
-        ``"full"``: Ilvento's full-precision algorithm, ``O(n·p)`` bit operations.
+        ``"full"``: Ilvento's full-precision algorithm (Algorithm 2), ``O(n·p)`` bit
+        operations. ``"search"``: the random binary search with a dummy outcome padding the
+        total weight to a power of two (Algorithm 3), exact integer arithmetic; it draws
+        one random bit at a time and stops as soon as they decide the outcome.
     precision : int, optional
         MPFR precision for the exact arithmetic; default :func:`compute_precision` with the
-        analytic bound. The fast method needs it only in its (rare) exact fallback.
+        analytic bound. Validated up front, whichever ``method``: it must be at least the
+        analytic bound, so whether the call raises never depends on the data.
     max_outcomes : int, optional
         Public maximum number of outcomes used to fix the precision (default ``n``).
 
@@ -429,10 +522,12 @@ def base2_exponential_mechanism(utilities: Any, eta: Eta, *, utility_min: Any,
     ------
     TypeError, ValueError
         For NaN or infinite utilities, an empty outcome set, ``utility_min > utility_max``,
-        an ``eta`` that is not an :class:`Eta`, or a bad ``method``/``precision``.
+        an ``eta`` that is not an :class:`Eta`, utilities or bounds that float64 cannot
+        hold exactly, a bad ``method``, or a ``precision`` below the analytic bound.
     InexactArithmeticError
-        If an exact computation would be rounded (``precision`` too small). Never caught:
-        the mechanism returns a sample computed exactly or nothing.
+        If the analytic precision exceeds :data:`DEFAULT_MAX_PRECISION` (a property of the
+        public inputs), or, as a last line of defence, if an exact computation would be
+        rounded. Never caught: the mechanism returns a sample computed exactly or nothing.
 
     Notes
     -----
@@ -458,23 +553,36 @@ def base2_exponential_mechanism(utilities: Any, eta: Eta, *, utility_min: Any,
                                                              minimum=n)
     if method not in _METHODS:
         raise ValueError(f"method must be one of {_METHODS}, got {method!r}")
-    if precision is not None:
-        precision = check_integer(precision, "precision", minimum=2)
+    bits = _checked_precision(precision, low, high, outcomes, eta)   # public inputs only
     numerator, exponent = eta.reduced()
-
-    def exact_precision() -> int:
-        if precision is not None:
-            return precision
-        return compute_precision(low, high, outcomes, eta)
-
-    if method == "full":
-        bits = exact_precision()          # up front: a failure never depends on the data
     offsets = _rounded_offsets(values, low, high, source)
     offsets -= offsets.min()
     if method == "full":
         return _sampling.full_precision_sample(offsets, numerator, exponent, bits, source)
-    return _sampling.fast_sample(offsets, numerator, exponent, source,
-                                 precision=exact_precision)
+    if method == "search":
+        return _sampling.random_binary_search_sample(offsets, numerator, exponent, source)
+    return _sampling.fast_sample(offsets, numerator, exponent, source, precision=bits)
+
+
+def _checked_precision(precision: Any, low: float, high: float, outcomes: int,
+                       eta: Eta) -> int:
+    """The exact-arithmetic precision, validated before any data is touched.
+
+    ``None`` gives the analytic bound of :func:`compute_precision` (which raises if it
+    exceeds :data:`DEFAULT_MAX_PRECISION`). An explicit ``precision`` must be at least that
+    bound: a smaller one can be too small for some utility vectors, and whether it is would
+    depend on the data (issue 9, finding 7).
+    """
+    if precision is None:
+        return compute_precision(low, high, outcomes, eta)
+    precision = check_integer(precision, "precision", minimum=2)
+    needed = compute_precision(low, high, outcomes, eta,
+                               max_precision=max(precision, DEFAULT_MAX_PRECISION))
+    if precision < needed:
+        raise ValueError(f"precision must be at least {needed} bits (the analytic bound "
+                         f"for utility bounds [{low:g}, {high:g}], {outcomes} outcomes and "
+                         f"{eta}), got {precision}")
+    return precision
 
 
 # --------------------------------------------------------------------------------------

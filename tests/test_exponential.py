@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
+from dpkit._exponential_sampling import full_precision_sample
 from dpkit.exponential import (
     Eta,
     InexactArithmeticError,
@@ -146,9 +147,84 @@ def test_analytic_precision_is_sufficient_and_tight() -> None:
     for method in ("full", "fast"):
         base2_exponential_mechanism(worst, eta, utility_min=0, utility_max=9, rng=rng,
                                     method=method, precision=p)
+    # Tight: one bit fewer and the exact arithmetic traps (the internal sampler, since the
+    # mechanism refuses p - 1 up front).
     with pytest.raises(InexactArithmeticError, match="rounded"):
-        base2_exponential_mechanism(worst, eta, utility_min=0, utility_max=9, rng=rng,
-                                    method="full", precision=p - 1)
+        full_precision_sample(np.array([0, 0, 0, 0, 9]), *eta.reduced(), p - 1, rng)
+
+
+@pytest.mark.parametrize("method", ["fast", "full", "search"])
+@pytest.mark.parametrize("utilities", [[0, 0, 0, 0, 9], [0, 1, 2, 3, 4], [5, 5, 5, 5, 5]])
+def test_precision_below_the_bound_is_refused_whatever_the_data(method, utilities) -> None:
+    # Issue 9, finding 7: precision=2 used to pass the fast path and fail the full path on
+    # the same public inputs, so raising depended on the data. Now every method refuses a
+    # precision below the analytic bound before looking at the utilities.
+    eta = Eta(1243, 11)
+    p = compute_precision(0, 9, 5, eta)
+    for bits in (2, p - 1):
+        with pytest.raises(ValueError, match=f"precision must be at least {p} bits.*got {bits}"):
+            base2_exponential_mechanism(utilities, eta, utility_min=0, utility_max=9,
+                                        method=method, precision=bits, rng=seeded(1))
+    assert 0 <= base2_exponential_mechanism(utilities, eta, utility_min=0, utility_max=9,
+                                            method=method, precision=p, rng=seeded(1)) < 5
+
+
+@pytest.mark.parametrize("arguments, error, message", [
+    (dict(x=3, y=2, z=10**400), ValueError, "z must be an integer in"),
+    (dict(x=3, y=2**21), ValueError, "y·z must be at most"),
+    (dict(x=3, y=2**10, z=2**11), ValueError, "y·z must be at most"),
+    (dict(x=Fraction(3), y=2), TypeError, "x must be an integer"),
+    (dict(x=3, y=2.0), TypeError, "y must be an integer"),
+    (dict(x=4, y=2), ValueError, "x must be an integer in"),
+])
+def test_eta_refuses_out_of_range_parameters(arguments, error, message) -> None:
+    with pytest.raises(error, match=message):
+        Eta(**arguments)
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: Eta.from_epsilon(1e300), ValueError, "must be at most"),
+    (lambda: Eta.from_epsilon(float("nan")), ValueError, "epsilon"),
+    (lambda: Eta(3, 2).epsilon(10**400), ValueError, "sensitivity"),
+    (lambda: Eta(3, 2).epsilon(float("nan")), ValueError, "sensitivity"),
+])
+def test_eta_conversions_refuse_extreme_values(call, error, message) -> None:
+    with pytest.raises(error, match=message):
+        call()
+
+
+@pytest.mark.parametrize("utilities, error, message", [
+    ([0, 2**60 + 1], ValueError, r"utilities\[1\] = 1152921504606846977"),
+    (np.array([0, 2**60 + 1]), ValueError, r"utilities\[1\]"),
+    ([0, 10**400], ValueError, r"utilities\[1\]"),
+    ([0, Fraction(1, 3)], ValueError, "exactly representable"),
+    (np.array([0, 1], dtype=np.longdouble) / 3, ValueError, "exactly representable"),
+    ([0.0, True], TypeError, "booleans"),
+    ([0.0, float("nan")], ValueError, "finite"),
+])
+def test_mechanism_refuses_inexact_or_odd_utilities(utilities, error, message) -> None:
+    for method in ("fast", "full", "search"):
+        with pytest.raises(error, match=message):
+            base2_exponential_mechanism(utilities, Eta(3, 2), utility_min=0, utility_max=1,
+                                        method=method, rng=seeded(0))
+
+
+@pytest.mark.parametrize("bounds, message", [
+    ((0, 10**400), "utility_max must be a real number within"),
+    ((Fraction(1, 3), 1), "utility_min must be a real number within"),
+    ((0, 2**53), "within ±2\\*\\*53"),
+])
+def test_mechanism_refuses_inexact_bounds(bounds, message) -> None:
+    with pytest.raises(ValueError, match=message):
+        base2_exponential_mechanism([0, 1], Eta(3, 2), utility_min=bounds[0],
+                                    utility_max=bounds[1], rng=seeded(0))
+
+
+def test_exact_edge_values_are_accepted() -> None:
+    # Subnormal fractions, exact Fractions and float32 values are exact doubles: accepted.
+    for utilities in ([0, 5e-324], [0, Fraction(1, 2)], np.array([0, 0.1], dtype=np.float32)):
+        assert base2_exponential_mechanism(utilities, Eta(3, 2), utility_min=0,
+                                           utility_max=Fraction(1), rng=seeded(0)) in (0, 1)
 
 
 @settings(max_examples=25, deadline=None)
@@ -334,3 +410,47 @@ def test_fractions_that_are_floats_are_accepted() -> None:
     assert p == (Fraction(5, 12), Fraction(7, 12))
     assert base2_exponential_mechanism([Fraction(1, 2), 0], Eta(1, 1), utility_min=0,
                                        utility_max=1, rng=seeded(0)) in (0, 1)
+
+
+# --------------------------------------------------------------------------------------
+# Chapter claims: the utility theorem and Proposition 3.6, checked exactly
+
+
+@pytest.mark.parametrize("epsilon", [0.01, 0.1])
+def test_utility_theorem_holds_exactly_on_the_occupation_counts(epsilon) -> None:
+    # Chapter, "The utility theorem": exact P[B] ≤ e^-t, with 2Δ/ε replaced by 1/(η ln 2).
+    counts = np.array([4140, 4099, 4066, 3770, 3650, 3295, 2002, 1597, 1370, 994, 928, 649,
+                       149, 9])
+    eta = Eta.from_epsilon(epsilon)
+    exact = probabilities(-counts.astype(float), eta, utility_min=-40000, utility_max=0)
+    for t in (0.5, 1.0, 2.0, 4.0):
+        c = (math.log(counts.size) + t) / (eta.eta * math.log(2))
+        bad = counts <= counts.max() - c
+        assert sum(p for p, b in zip(exact, bad, strict=True) if b) <= math.exp(-t)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.lists(st.integers(0, 8000), min_size=2, max_size=8),
+       st.sampled_from([Eta(3, 2), Eta(1243, 11), Eta(1, 1)]))
+def test_rounding_moves_probabilities_by_less_than_two_eta(thousandths, eta) -> None:
+    # Chapter, Proposition "Randomized rounding changes each probability by at most 2^±2η".
+    losses = [v / 1000 for v in thousandths]
+    rounded = probabilities(losses, eta, utility_min=0, utility_max=8)
+    mp.mp.dps = 60
+    base = mp.mpf(eta.base.numerator) / eta.base.denominator
+    weights = [base ** mp.mpf(u) for u in losses]
+    bound = mp.mpf(2) ** (2 * mp.mpf(eta.eta))
+    for r, w in zip(rounded, weights, strict=True):
+        ratio = (mp.mpf(r.numerator) / r.denominator) / (w / sum(weights))
+        assert 1 / bound < ratio < bound
+
+
+def test_exact_budgets_and_sensitivities_round_in_the_safe_direction() -> None:
+    # Issue 9, finding 6 for this module: float(Fraction(1, 10)) is above 1/10.
+    for budget in (Fraction(1, 10), Fraction(1, 3), Fraction(7, 5)):
+        eta = Eta.from_epsilon(budget)
+        assert Fraction(eta.epsilon()) <= budget
+    just_above_two = Fraction(2 * 10**30 + 1, 10**30)        # float() would give 2.0
+    assert Eta(3, 2).epsilon(just_above_two) == Eta(3, 2).epsilon(3)
+    assert Eta(3, 2).epsilon(np.longdouble(2) + np.finfo(np.longdouble).eps * 2) \
+        == Eta(3, 2).epsilon(3)

@@ -1,7 +1,8 @@
 """Tests of the exponential chapter's exercise checkers and figure builders.
 
 The sampler checker's chi-square test uses a fixed seed, so its verdicts are
-deterministic; a correct sampler would fail it with probability ≤ 1e-6 over seeds.
+deterministic; a correct sampler would fail it with probability ≤ 1e-6 over seeds. The two
+Report Noisy Max chi-square tests reject at 1e-7 each (false failure ≤ 2e-7 together).
 """
 
 from __future__ import annotations
@@ -9,7 +10,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 from matplotlib.figure import Figure
+from scipy import stats
 
 from dpkit.attacks import zero_rounding_attack
 from dpkit.check import (
@@ -20,10 +23,13 @@ from dpkit.check import (
     check_underflow_threshold,
 )
 from dpkit.exponential import Eta, compute_precision
+from dpkit.naive.exponential import report_noisy_max
 from dpkit.plots.exponential import (
     attack_rates_figure,
     distribution_figure,
     losses_for_exponent,
+    noisy_max_probabilities,
+    selection_figure,
     time_per_sample_figure,
 )
 from dpkit.rng import seeded
@@ -42,14 +48,25 @@ def test_underflow_threshold_checker() -> None:
     assert isinstance(verdict, Verdict) and not verdict and "integer" in verdict.message
 
 
-def test_eta_choice_checker() -> None:
-    assert check_eta_choice(Eta.from_epsilon(1.0, 2), 1.0, 2).passed
-    too_much = check_eta_choice(Eta.from_epsilon(1.0), 1.0, 2)
+def smallest_private_x(epsilon: float, sensitivity: int, y: int = 12) -> int:
+    return next(x for x in range(1, 1 << y) if Eta(x, y).epsilon(sensitivity) <= epsilon)
+
+
+def test_eta_choice_checker_accepts_exactly_the_smallest_x() -> None:
+    # Issue 12: the exercise asks for the smallest x with y = 12; the checker used to
+    # accept any private η using 90 % of the budget.
+    x = smallest_private_x(1.0, 2)
+    verdict = check_eta_choice(Eta(x, 12), 1.0, 2)
+    assert verdict.passed and "PASSED" in str(verdict)
+    too_much = check_eta_choice(Eta(x - 1, 12), 1.0, 2)
     assert not too_much and "more than the budget" in too_much.message
-    wasteful = check_eta_choice(Eta.from_epsilon(0.5), 1.0, 1)
-    assert not wasteful and "uses only" in wasteful.message
+    not_smallest = check_eta_choice(Eta(x + 1, 12), 1.0, 2)       # private, 99 % of ε
+    assert not not_smallest and "not the smallest" in not_smallest.message
+    assert str(x) not in not_smallest.message                     # no answer given away
+    other_y = check_eta_choice(Eta.from_epsilon(1.0, 2), 1.0, 2)  # private, other y
+    assert not other_y and "y = 12" in other_y.message
     assert not check_eta_choice(0.72, 1.0)
-    assert "PASSED" in str(check_eta_choice(Eta.from_epsilon(2.0), 2.0))
+    assert check_eta_choice(Eta(smallest_private_x(2.0, 1), 12), 2.0).passed
 
 
 def test_precision_checker() -> None:
@@ -62,13 +79,15 @@ def test_precision_checker() -> None:
     assert not check_precision(float(right), 0, 100, 1000, eta)
 
 
-def correct_sampler(weights: list[int], rng) -> int:
-    total = sum(weights)
-    bits = total.bit_length()
+def correct_uniform(total: int, rng) -> int:
     while True:                              # uniform integer in [0, total) from bits
-        t = rng.bits(bits)
+        t = rng.bits(total.bit_length())
         if t < total:
-            break
+            return t
+
+
+def correct_sampler(weights: list[int], rng) -> int:
+    t = correct_uniform(sum(weights), rng)
     for i, w in enumerate(weights):
         if t < w:
             return i
@@ -84,10 +103,21 @@ def test_division_free_sampler_checker() -> None:
         return int(np.searchsorted(np.cumsum(weights), r, side="right"))
 
     verdict = check_division_free_sampler(with_floats)
-    assert not verdict and "float uniform" in verdict.message
+    assert not verdict and "uniform" in verdict.message
+
+    def with_randbelow(weights, rng):              # correct, but the exercise says bits only
+        t = rng.randbelow(sum(weights))
+        for i, w in enumerate(weights):
+            if t < w:
+                return i
+            t -= w
+        raise AssertionError("unreachable")
+
+    verdict = check_division_free_sampler(with_randbelow)
+    assert not verdict and "rng.bits(k) only" in verdict.message
 
     def off_by_one(weights, rng):                # ignores the first weight's share
-        t = rng.randbelow(sum(weights))
+        t = correct_uniform(sum(weights), rng)
         for i, w in enumerate(weights):
             if t <= w:
                 return i
@@ -123,3 +153,47 @@ def test_other_figures_and_static_widget() -> None:
     widget = explore(distribution_figure, Param("epsilon", [1.0], label="ε"),
                      Param("exponent", [0.0, 745.0]), mode="static")
     assert widget is not None
+
+
+# --------------------------------------------------------------------------------------
+# Report Noisy Max and the selection figure (chapter section "Report Noisy Max")
+
+
+def test_noisy_max_probabilities_gumbel_is_the_exponential_mechanism() -> None:
+    scores = np.array([3.0, 1.0, 0.0, 2.5])
+    expected = np.exp(scores / 2) / np.exp(scores / 2).sum()
+    assert np.allclose(noisy_max_probabilities(scores, 2.0, "gumbel"), expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("gap, scale", [(1.0, 1.0), (4.0, 2.0), (5.0, 1.5)])
+def test_noisy_max_probabilities_laplace_two_candidates(gap, scale) -> None:
+    # The chapter's closed form: 1 - exp(-g/b)(1 + g/(2b))/2 for the better candidate.
+    closed = 1 - 0.5 * math.exp(-gap / scale) * (1 + gap / (2 * scale))
+    computed = noisy_max_probabilities([gap, 0.0], scale, "laplace")
+    assert abs(computed[0] - closed) < 1e-8 and abs(computed.sum() - 1) < 1e-8
+    assert abs(closed - 1 / (1 + math.exp(-gap / scale))) > 1e-3      # not the EM
+
+
+@pytest.mark.parametrize("noise", ["gumbel", "laplace"])
+def test_naive_report_noisy_max_matches_its_distribution(noise) -> None:
+    # Chi-square at 1e-7 per test (2 tests: false failure ≤ 2e-7), fixed seed.
+    scores, scale, draws = np.array([4.0, 3.0, 3.0, 0.0, 1.0]), 2.0, 40_000
+    picks = report_noisy_max(scores, scale, noise, size=draws, rng=seeded(8))
+    expected = noisy_max_probabilities(scores, scale, noise) * draws
+    assert stats.chisquare(np.bincount(picks, minlength=5), expected).pvalue > 1e-7
+
+
+def test_report_noisy_max_rejects_bad_parameters() -> None:
+    with pytest.raises(ValueError, match="noise"):
+        report_noisy_max([1.0, 2.0], 1.0, "cauchy")
+    with pytest.raises(ValueError, match="scale"):
+        report_noisy_max([1.0, 2.0], 0.0)
+    with pytest.raises(ValueError, match="noise"):
+        noisy_max_probabilities([1.0, 2.0], 1.0, "cauchy")
+
+
+def test_selection_figure_draws_both_distributions() -> None:
+    figure = selection_figure(0.05, ["a", "b", "c", "d"], [100, 98, 90, 10], top=3)
+    ax = figure.axes[0]
+    assert len(ax.patches) == 8                          # 4 bars (3 + "other 1") × 2
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["a", "b", "c", "other 1"]

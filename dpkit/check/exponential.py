@@ -61,21 +61,24 @@ def check_underflow_threshold(answer: Any, epsilon: float = 1.0) -> Verdict:
 
 
 def check_eta_choice(answer: Any, epsilon: float, sensitivity: float = 1,
-                     *, usage: float = 0.9) -> Verdict:
-    """Check an :class:`~dpkit.exponential.Eta` chosen for a budget ``ε`` and sensitivity ``Δ``.
+                     *, y: int = 12) -> Verdict:
+    """Check the smallest ``x`` with ``Eta(x, y)`` private for budget ``ε`` and sensitivity ``Δ``.
 
-    Passes if the base-2 mechanism with ``answer`` is ``ε``-DP for a loss of sensitivity
-    ``Δ`` (``answer.epsilon(Δ) ≤ ε``) and spends at least ``usage`` of the budget.
+    The exercise fixes ``y`` and ``z = 1`` and asks for the smallest integer ``x`` (the
+    largest ``η``) such that the base-2 mechanism with ``Eta(x, y)`` is ``ε``-DP for a loss
+    of sensitivity ``Δ``, i.e. ``Eta(x, y).epsilon(Δ) ≤ ε`` (computed with upward rounding).
+    Passes exactly for that ``x``.
 
     Parameters
     ----------
     answer : Eta
+        The student's parameter, ``Eta(x, y)``.
     epsilon : float
         The budget.
     sensitivity : float
         The loss's sensitivity.
-    usage : float
-        Fraction of the budget that must be used (default 0.9).
+    y : int
+        The binary exponent the exercise fixes (default 12).
 
     Returns
     -------
@@ -83,19 +86,25 @@ def check_eta_choice(answer: Any, epsilon: float, sensitivity: float = 1,
     """
     epsilon = check_epsilon(epsilon)
     sensitivity = check_sensitivity(sensitivity)
+    y = check_integer(y, "y", minimum=1, maximum=64)
     if not isinstance(answer, Eta):
-        return Verdict(False, f"Expected a dpkit.exponential.Eta, got {answer!r}.")
+        return Verdict(False, f"Expected a dpkit.exponential.Eta such as Eta(x, {y}), got "
+                              f"{answer!r}.")
+    if answer.y != y or answer.z != 1:
+        return Verdict(False, f"The exercise fixes y = {y} and z = 1: answer with "
+                              f"Eta(x, {y}).", (f"{answer!r}",))
     spent = answer.epsilon(sensitivity)
     details = (f"{answer}", f"guarantee 2·ln(2)·η·Δ = {spent:.6g} for Δ = {sensitivity:g}",
                f"budget ε = {epsilon:g}")
     if spent > epsilon:
         return Verdict(False, "This η spends more than the budget: the factor 2 of the "
                               "exponential mechanism and Δ both multiply η.", details)
-    if spent < usage * epsilon:
-        return Verdict(False, f"Private, but it uses only {spent / epsilon:.0%} of the "
-                              "budget: choose a larger η (a smaller x).", details)
-    return Verdict(True, f"η is private and uses {spent / epsilon:.1%} of the budget.",
-                   details)
+    if answer.x > 1 and Eta(answer.x - 1, y).epsilon(sensitivity) <= epsilon:
+        return Verdict(False, f"Private, but not the smallest x: it uses "
+                              f"{spent / epsilon:.1%} of the budget, and a smaller x (a "
+                              "larger η) is private too.", details)
+    return Verdict(True, f"x = {answer.x} is the smallest private choice: η uses "
+                         f"{spent / epsilon:.2%} of the budget.", details)
 
 
 def check_precision(answer: Any, utility_min: Any, utility_max: Any, max_outcomes: Any,
@@ -121,31 +130,48 @@ def check_precision(answer: Any, utility_min: Any, utility_max: Any, max_outcome
 
 
 class _BitsOnly(RandomSource):
-    """Wraps a source and refuses float draws, so a checked sampler uses bits only."""
+    """Wraps a source and allows ``bits(k)`` only, as the exercise demands."""
 
     def __init__(self, inner: RandomSource) -> None:
         super().__init__()
         self._inner = inner
 
+    def bits(self, k: int) -> int:
+        return self._inner.bits(k)
+
+    def _refuse(self, what: str) -> Any:
+        raise RuntimeError(f"the sampler called rng.{what}: the exercise allows rng.bits(k) "
+                           "only")
+
     def bytes(self, n: int) -> bytes:
-        return self._inner.bytes(n)
+        return self._refuse("bytes")
+
+    def randbelow(self, n: int) -> int:
+        return self._refuse("randbelow")
+
+    def bernoulli(self, p: Any) -> bool:
+        return self._refuse("bernoulli")
 
     def uniform(self) -> float:
-        raise RuntimeError("the sampler drew a float uniform: use rng.bits or rng.randbelow")
+        return self._refuse("uniform (a float)")
+
+    def uint64(self, size: Any) -> np.ndarray:
+        return self._refuse("uint64")
 
     def uniforms(self, size: Any) -> np.ndarray:
-        raise RuntimeError("the sampler drew float uniforms: use rng.bits or rng.randbelow")
+        return self._refuse("uniforms (floats)")
 
     def numpy_generator(self) -> np.random.Generator:
-        raise RuntimeError("the sampler used a NumPy generator: use rng.bits or rng.randbelow")
+        return self._refuse("numpy_generator")
 
 
 def check_division_free_sampler(sampler: Callable[[list[int], RandomSource], int], *,
                                 draws: int = 6000, seed: int = 2020) -> Verdict:
     """Check ``sampler(weights, rng) -> index`` draws ``i`` with probability ``w_i / Σ w``.
 
-    The sampler receives positive integer weights and a source that allows bits only
-    (float uniforms raise). Its output frequencies on fixed weights are compared with the
+    The sampler receives positive integer weights and a source that allows ``rng.bits(k)``
+    only (every other draw — ``randbelow``, ``bernoulli``, float uniforms — raises), as the
+    exercise asks. Its output frequencies on fixed weights are compared with the
     exact distribution by a chi-square test; the verdict fails below p = 1e-6, so a correct
     sampler fails with probability at most 1e-6 (and, with the fixed seed, always passes or
     always fails).

@@ -27,10 +27,11 @@ from typing import Any
 
 import numpy as np
 
-from dpkit._checks import check_epsilon, check_finite_array
+from dpkit._checks import check_epsilon, check_finite_array, check_integer, check_sensitivity
 from dpkit.rng import resolve
 
-__all__ = ["exponential_mechanism", "exponential_mechanism_probabilities"]
+__all__ = ["exponential_mechanism", "exponential_mechanism_probabilities",
+           "report_noisy_max"]
 
 _GRID = 1 << 53     # the float uniform is a multiple of 2**-53
 
@@ -85,9 +86,10 @@ def exponential_mechanism(utilities: Any, epsilon: Any, rng: Any = None) -> int:
     **Privacy: none in general.** Underflow and absorption make some outcomes impossible
     on one input and possible on a neighbouring one, an infinite privacy loss
     (:func:`dpkit.attacks.zero_rounding_attack`,
-    :func:`dpkit.attacks.truncated_addition_attack`). Two slips of widely copied versions
-    make it worse and are *not* reproduced here: writing ``exp(-epsilon * u / 2)`` when the
-    loss has sensitivity ``Δ ≠ 1`` (the exponent must be ``-ε·u/(2Δ)``, and
+    :func:`dpkit.attacks.truncated_addition_attack`). Two plausible slips (easy to make,
+    hard to spot in review; not taken from any particular source) would make it worse and
+    are *not* reproduced here: writing ``exp(-epsilon * u / 2)`` when the loss has
+    sensitivity ``Δ ≠ 1`` (the exponent must be ``-ε·u/(2Δ)``, and
     ``epsilon * u / 2 * sensitivity`` multiplies by ``Δ`` instead of dividing), and a
     misplaced parenthesis in the cumulative weights, ``c = (c + w) / total`` instead of
     ``c = c + w / total``, which divides the running sum again at every step.
@@ -130,3 +132,55 @@ def exponential_mechanism_probabilities(utilities: Any, epsilon: Any) -> tuple[F
     below[-1] = _GRID
     counts = np.diff([0, *below])
     return tuple(Fraction(int(c), _GRID) for c in counts)
+
+
+def report_noisy_max(scores: Any, scale: Any, noise: str = "gumbel", *, size: int = 1,
+                     rng: Any = None) -> np.ndarray:
+    """Report Noisy Max in floating point: ``argmax_i (s_i + Z_i)``. For illustration only.
+
+    Adds independent noise of the given scale to every score (higher is better) and
+    returns the index of the largest noisy score, ``size`` times independently.
+
+    Parameters
+    ----------
+    scores : array_like of float, shape (n,)
+        Scores (higher is better), sensitivity ``Δ``.
+    scale : float
+        Noise scale ``b > 0``: ``2Δ/ε`` for an ε-DP release of Δ-sensitive scores.
+    noise : {"gumbel", "laplace"}
+        Gumbel noise makes the output exactly the exponential mechanism with
+        ``ε = 2Δ/b`` (the Gumbel-max trick); Laplace noise gives a different, also ε-DP,
+        distribution (Dwork & Roth 2014, Section 3.3).
+    size : int
+        Number of independent releases.
+    rng : None or RandomSource
+        Seeds a NumPy generator (float noise: not a safe implementation).
+
+    Returns
+    -------
+    numpy.ndarray of int, shape (size,)
+
+    Notes
+    -----
+    **Unsafe as a release mechanism**: the noise comes from NumPy's float samplers, with the
+    floating-point weaknesses the chapter on the Laplace mechanism exploits. It is here to
+    compare output distributions, not to release data.
+
+    Examples
+    --------
+    >>> from dpkit.rng import seeded
+    >>> report_noisy_max([0.0, 100.0, 1.0], 1.0, size=3, rng=seeded(0)).tolist()
+    [1, 1, 1]
+    """
+    s = check_finite_array(scores, "scores", ndim=1)
+    b = check_sensitivity(scale, "scale")              # a finite number > 0
+    size = check_integer(size, "size", minimum=1)
+    generator = resolve(rng).numpy_generator()
+    shape = (size, s.size)
+    if noise == "gumbel":
+        z = generator.gumbel(0.0, b, shape)
+    elif noise == "laplace":
+        z = generator.laplace(0.0, b, shape)
+    else:
+        raise ValueError(f"noise must be 'gumbel' or 'laplace', got {noise!r}")
+    return np.argmax(s + z, axis=1)

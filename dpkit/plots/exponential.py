@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 from matplotlib.figure import Figure
+from scipy import integrate, special
 
 from dpkit.attacks.exponential import ExponentialAttackResult
 from dpkit.exponential import Eta, probabilities
@@ -16,6 +17,8 @@ __all__ = [
     "attack_rates_figure",
     "distribution_figure",
     "losses_for_exponent",
+    "noisy_max_probabilities",
+    "selection_figure",
     "time_per_sample_figure",
 ]
 
@@ -117,4 +120,101 @@ def attack_rates_figure(result: ExponentialAttackResult) -> Figure:
                  f"{result.naive_privacy_loss:g} (naive) vs {result.exact_privacy_loss:.3g} "
                  "(exact)", fontsize=9)
     ax.legend(fontsize=8, frameon=False)
+    return figure
+
+
+def noisy_max_probabilities(scores: Sequence[float], scale: float,
+                            noise: str = "gumbel") -> np.ndarray:
+    """``P[argmax_i (s_i + Z_i) = i]`` for i.i.d. noise ``Z`` of scale ``b`` (floats).
+
+    Gumbel noise: the softmax ``exp(s_i/b) / Σ_j exp(s_j/b)`` (the Gumbel-max trick), i.e.
+    the exponential mechanism with ``ε = 2Δ/b``. Laplace noise:
+    ``∫ f(x - s_i) Π_{j≠i} F(x - s_j) dx`` with the Laplace density ``f`` and CDF ``F``,
+    integrated numerically (:func:`scipy.integrate.quad`, absolute error ≲ 1e-9).
+
+    Parameters
+    ----------
+    scores : sequence of float
+        Scores, higher is better.
+    scale : float
+        The noise scale ``b > 0``.
+    noise : {"gumbel", "laplace"}
+
+    Returns
+    -------
+    numpy.ndarray
+        One probability per score.
+    """
+    s = np.asarray(scores, dtype=float)
+    if noise == "gumbel":
+        return special.softmax(s / scale)
+    if noise != "laplace":
+        raise ValueError(f"noise must be 'gumbel' or 'laplace', got {noise!r}")
+
+    def cdf(x: np.ndarray) -> np.ndarray:
+        return np.where(x < 0, 0.5 * np.exp(np.minimum(x, 0) / scale),
+                        1 - 0.5 * np.exp(-np.maximum(x, 0) / scale))
+
+    low, high = s.max() - 40 * scale, s.max() + 40 * scale
+    result = []
+    for i in range(s.size):
+        others = np.delete(s, i)
+
+        def integrand(x: float, i: int = i, others: np.ndarray = others) -> float:
+            return float(np.exp(-abs(x - s[i]) / scale) / (2 * scale)
+                         * np.prod(cdf(x - others)))
+
+        points = sorted({float(v) for v in s if low < v < high})
+        value, _ = integrate.quad(integrand, low, high, points=points, limit=400,
+                                  epsabs=1e-11)
+        result.append(value)
+    return np.array(result)
+
+
+def selection_figure(epsilon: float = 0.05, labels: Sequence[str] = (),
+                     counts: Sequence[int] = (), top: int = 6) -> Figure:
+    """Output probabilities of private "most common category" selections at budget ε.
+
+    Bars for the exponential mechanism (scores = counts, Δ = 1, weights
+    ``exp(ε·count/2)``; Report Noisy Max with Gumbel noise of scale ``2/ε`` has exactly this
+    distribution) and for Report Noisy Max with Laplace noise of the same scale ``2/ε``
+    (also ε-DP, another distribution), for the ``top`` largest counts; the rest are summed.
+
+    Parameters
+    ----------
+    epsilon : float
+        The budget ε > 0.
+    labels, counts : sequence
+        Category names and their counts (the private histogram).
+    top : int
+        Categories shown individually.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    order = np.argsort(counts)[::-1]
+    names = [str(labels[i]) for i in order]
+    values = np.asarray(counts, dtype=float)[order]
+    scale = 2 / epsilon
+    exponential = noisy_max_probabilities(values, scale, "gumbel")
+    laplace = noisy_max_probabilities(values, scale, "laplace")
+    shown = min(top, values.size)
+
+    def fold(p: np.ndarray) -> np.ndarray:
+        return np.append(p[:shown], p[shown:].sum()) if values.size > shown else p
+
+    ticks = names[:shown] + ([f"other {values.size - shown}"] if values.size > shown else [])
+    figure, (ax,) = new_figure(1, height=3.4)
+    positions = np.arange(len(ticks))
+    ax.barh(positions - 0.2, fold(exponential), height=0.4, color=SAFE,
+            label="exponential mechanism = noisy max, Gumbel noise")
+    ax.barh(positions + 0.2, fold(laplace), height=0.4, color=TRUTH,
+            label="noisy max, Laplace noise")
+    ax.set_yticks(positions, ticks, fontsize=9)
+    ax.invert_yaxis()
+    ax.set(xlim=(0, 1), xlabel="probability of being reported")
+    ax.set_title(f"Most common occupation, ε = {epsilon:g} (noise scale 2/ε = {scale:g})",
+                 fontsize=10)
+    ax.legend(fontsize=8, frameon=False, loc="lower right")
     return figure
