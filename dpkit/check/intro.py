@@ -15,8 +15,8 @@ from dpkit.check._verdict import Verdict
 from dpkit.check.promise import check_guessing_accuracy, check_rr_delta, check_tradeoff
 from dpkit.randomized_response import debias, truth_probability
 
-__all__ = ["check_debias", "check_guessing_accuracy", "check_rr_delta", "check_rr_epsilon",
-           "check_tradeoff", "check_truth_probability"]
+__all__ = ["check_debias", "check_guessing_accuracy", "check_kary_truth_probability",
+           "check_rr_delta", "check_rr_epsilon", "check_tradeoff", "check_truth_probability"]
 
 _EPSILONS = (0.1, 0.5, 1.0, 2.0, 5.0)
 
@@ -110,3 +110,35 @@ def check_rr_epsilon(fn: Callable[[float], float]) -> Verdict:
         details.append(f"p={p:g}: ε = {value:.6f}")
     return Verdict(True, "your ε is the smallest that holds, including when p < 1/2",
                    tuple(details[:4]))
+
+
+def check_kary_truth_probability(fn: Callable[[float, int], float]) -> Verdict:
+    """Check ``fn(epsilon, k)``: the truthful probability of randomized response with ``k``
+    answers (the truth with probability ``p``, otherwise one of the ``k − 1`` other answers
+    uniformly), largest such that each report is ε-locally differentially private.
+
+    Accepted when ``fn`` is exact to 1e-9 for ε in {0.1, …, 5} and k in {2, 3, 5, 10}.
+    """
+    details = []
+    for k in (2, 3, 5, 10):
+        for epsilon in _EPSILONS:
+            where = f"epsilon={epsilon:g}, k={k}"
+            got, error = call(fn, epsilon, k)
+            if error is not None:
+                return Verdict(False, f"your function raised {error} at {where}")
+            p = number(got)
+            if p is None or not 0.0 < p < 1.0:
+                return Verdict(False, f"at {where} you return {got!r}; a probability "
+                               "strictly between 0 and 1 is needed", tuple(details))
+            want = math.exp(epsilon) / (math.exp(epsilon) + k - 1)
+            if not abs(p - want) <= 1e-9:
+                other = (1 - p) / (k - 1)
+                ratio = max(p, other) / min(p, other)
+                effect = ("more than e^ε: not ε-DP" if ratio > math.exp(epsilon)
+                          else "less than e^ε: private, but noisier than needed")
+                return Verdict(False, f"at {where} the most and least likely reports of a "
+                               f"person differ by a factor {ratio:.4g} between two true "
+                               f"answers, {effect}", tuple(details))
+            details.append(f"{where}: p = {p:.6f}")
+    return Verdict(True, "your probability makes every report exactly e^ε more likely under "
+                   "the true answer than under any other", tuple(details[:4]))

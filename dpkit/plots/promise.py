@@ -48,13 +48,13 @@ def tradeoff_figure(epsilon: float, delta: float = 0.0) -> Figure:
     y = np.linspace(-3.2 * spread, 1 + 3.2 * spread, 801)
     p, q = on_d.pdf(y), on_d_prime.pdf(y)
     left.fill_between(y, np.exp(-epsilon) * q, np.exp(epsilon) * q, color=TRUTH, alpha=0.2,
-                      lw=0, label=r"$e^{\pm\varepsilon}\times$ density on D′")
+                      lw=0, label="density on D′ × e^±ε")
     left.plot(y, p, color=SAFE, lw=2, label="on D")
     left.plot(y, q, color=GREY, lw=2, ls="--", label="on D′")
     outside = p > np.exp(epsilon) * q * (1 + 1e-9)
     if outside.any():
         left.fill_between(y, np.exp(epsilon) * q, p, where=outside, color=NAIVE, alpha=0.6,
-                          lw=0, label=r"beyond $e^{\varepsilon}$")
+                          lw=0, label="beyond e^ε")
     left.set_xlabel("released value", fontsize=_FONT)
     left.set_yticks([])
     left.set_title("output densities", fontsize=_FONT)
