@@ -43,25 +43,25 @@ def chapter_map_figure() -> Figure:
     Arrows between consecutive chapters run straight down; longer ones arc on the right.
     Drawn tall and narrow, with large type, so that it stays legible on a phone.
     """
-    figure, (ax,) = new_figure(1, width=4.6, height=5.8)
+    figure, (ax,) = new_figure(1, width=4.2, height=5.8)
     ax.set_axis_off()
-    ax.set(xlim=(0, 1.25), ylim=(len(CHAPTER_MAP) - 0.4, -0.6))
+    ax.set(xlim=(-0.04, 1.25), ylim=(len(CHAPTER_MAP) - 0.4, -0.6))
     row = {name: i for i, (name, _, _) in enumerate(CHAPTER_MAP)}
     for i, (_, title, needs) in enumerate(CHAPTER_MAP):
-        ax.add_patch(FancyBboxPatch((0.05, i - 0.27), 0.8, 0.54, facecolor="#e8f0f8",
+        ax.add_patch(FancyBboxPatch((-0.02, i - 0.27), 0.94, 0.54, facecolor="#e8f0f8",
                                     edgecolor=SAFE, boxstyle="round,pad=0,rounding_size=0.1"))
-        ax.text(0.45, i, f"{i + 1}. {title}", ha="center", va="center", fontsize=11)
+        ax.text(0.45, i, f"{i + 1}. {title}", ha="center", va="center", fontsize=12.5)
         for need in needs:
             j = row[need]
             if i - j == 1:
                 start, end, style = (0.45, j + 0.28), (0.45, i - 0.28), "arc3"
             else:
-                start, end = (0.85, j), (0.85, i)
+                start, end = (0.92, j), (0.92, i)
                 style = f"arc3,rad={-0.1 - 0.08 * (i - j)}"
             ax.annotate("", xy=end, xytext=start,
                         arrowprops={"arrowstyle": "->", "color": GREY, "lw": 1.3,
                                     "connectionstyle": style, "shrinkA": 0, "shrinkB": 0})
-    ax.set_title("An arrow means “is used by”", fontsize=11)
+    ax.set_title("An arrow means “is used by”", fontsize=12.5)
     return figure
 
 
