@@ -57,7 +57,7 @@ def tradeoff_bound(alpha: float, epsilon: float, delta: float = 0.0) -> float:
     ``β >= max(0, 1 − δ − e**ε·α, e**-ε·(1 − δ − α))``,
 
     which this function returns; conversely a mechanism all of whose tests obey the bound is
-    (ε, δ)-DP (Wasserman & Zhou 2010, Theorem 2.4; Kairouz, Oh & Viswanath 2015, Theorem 2.1).
+    (ε, δ)-DP (Wasserman & Zhou 2010 for δ = 0; Kairouz, Oh & Viswanath 2015, Theorem 2.1).
 
     Parameters
     ----------
