@@ -58,3 +58,10 @@ def test_intro_epsilon_sentence() -> None:
     text = (ROOT / "book" / "intro.md").read_text()
     assert re.search(r"e\^\{0\.1\} \\approx 1\.105", text) and "10.5% more likely" in text
     assert f"{math.exp(0.1):.3f}" == "1.105"
+
+
+def test_figure_parameters_are_validated() -> None:
+    with pytest.raises(ValueError, match="epsilon"):
+        tradeoff_figure(0.0, 0.0)
+    with pytest.raises(ValueError, match="delta"):
+        output_distributions(1.0, 1.0)

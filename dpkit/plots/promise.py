@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from matplotlib.figure import Figure
 from scipy import stats
 
+from dpkit._checks import check_delta, check_epsilon
 from dpkit.audit import guessing_bound, tradeoff_bound
 from dpkit.gaussian import analytic_sigma
 from dpkit.plots._style import GREY, NAIVE, SAFE, TRUTH, new_figure
@@ -15,14 +18,33 @@ __all__ = ["output_distributions", "tradeoff_figure"]
 _FONT = 11
 
 
-def output_distributions(epsilon: float, delta: float):
+def output_distributions(epsilon: float, delta: float) -> tuple[Any, Any]:
     """The example pair of output distributions drawn by :func:`tradeoff_figure`.
 
-    A query answer 0 on ``D`` and 1 on ``D'`` (one person's difference), released with
-    noise: Laplace noise of scale ``1/ε`` when ``delta == 0`` (exactly ε-DP), Gaussian noise
-    of the analytic standard deviation (Balle & Wang 2018) when ``delta > 0`` (exactly
-    (ε, δ)-DP). Returns two frozen :mod:`scipy.stats` distributions ``(on_d, on_d_prime)``.
+    A query whose answer is 0 on ``D`` and 1 on ``D'`` (one person's difference), released
+    with noise: Laplace noise of scale ``1/ε`` when ``delta == 0`` (exactly ε-DP), Gaussian
+    noise of the analytic standard deviation (Balle & Wang 2018) when ``delta > 0`` (exactly
+    (ε, δ)-DP).
+
+    Parameters
+    ----------
+    epsilon : float
+        Finite and > 0.
+    delta : float
+        In [0, 1).
+
+    Returns
+    -------
+    (scipy.stats frozen distribution, scipy.stats frozen distribution)
+        The outputs on ``D`` and on ``D'``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``epsilon`` or ``delta`` is out of range.
     """
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta, allow_zero=True)
     if delta == 0:
         return stats.laplace(0.0, 1.0 / epsilon), stats.laplace(1.0, 1.0 / epsilon)
     sigma = analytic_sigma(1.0, epsilon, delta)
@@ -40,6 +62,15 @@ def tradeoff_figure(epsilon: float, delta: float = 0.0) -> Figure:
     delta : float
         0 (the densities are Laplace) or in (0, 1) (they are Gaussian); see
         :func:`output_distributions`.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``epsilon`` or ``delta`` is out of range.
     """
     on_d, on_d_prime = output_distributions(epsilon, delta)
     figure, (left, right) = new_figure(2, width=6.4, height=4.0)
