@@ -21,7 +21,9 @@ from dpkit.audit import (
     clopper_pearson,
     epsilon_from_counts,
     epsilon_lower_bound,
+    guessing_bound,
     strongest_lower_bound,
+    tradeoff_bound,
 )
 from dpkit.rng import seeded
 
@@ -138,3 +140,78 @@ def test_strongest_lower_bound_default_events() -> None:
 def test_default_events_need_scalar_outputs() -> None:
     with pytest.raises(ValueError, match="events="):
         strongest_lower_bound(lambda d, rng: np.zeros(2), 0, 1, n=5, rng=seeded(5))
+
+
+# ------------------------------------------------------ trade-off and guessing bounds
+
+def _tight_pair(epsilon: float, delta: float) -> tuple[np.ndarray, np.ndarray]:
+    """The four-outcome pair of Kairouz, Oh & Viswanath (2015) whose tests meet the bound."""
+    p = (1 - delta) * math.exp(epsilon) / (1 + math.exp(epsilon))
+    q = (1 - delta) / (1 + math.exp(epsilon))
+    return np.array([delta, p, q, 0.0]), np.array([0.0, q, p, delta])
+
+
+@pytest.mark.parametrize("epsilon", [0.1, 1.0, 3.0])
+@pytest.mark.parametrize("delta", [0.0, 1e-3, 0.2])
+def test_tradeoff_bound_is_attained_and_never_beaten(epsilon: float, delta: float) -> None:
+    on_d, on_d_prime = _tight_pair(epsilon, delta)
+    # the pair is (ε, δ)-DP: every event obeys the definition (16 events, both orders)
+    for mask in range(16):
+        event = np.array([(mask >> i) & 1 for i in range(4)], dtype=bool)
+        assert on_d[event].sum() <= math.exp(epsilon) * on_d_prime[event].sum() + delta + 1e-12
+        assert on_d_prime[event].sum() <= math.exp(epsilon) * on_d[event].sum() + delta + 1e-12
+    # every test obeys the bound, and the threshold tests "reject when the outcome index is
+    # >= t" for t <= 3 lie on it (t = 4, never rejecting, is dominated by t = 3 when δ > 0)
+    for mask in range(16):
+        reject = np.array([(mask >> i) & 1 for i in range(4)], dtype=bool)
+        alpha, beta = on_d[reject].sum(), on_d_prime[~reject].sum()
+        assert beta >= tradeoff_bound(alpha, epsilon, delta) - 1e-12
+    for t in range(4):
+        alpha = on_d[t:].sum()
+        beta = on_d_prime[:t].sum()
+        assert beta == pytest.approx(tradeoff_bound(alpha, epsilon, delta), abs=1e-12)
+
+
+def test_tradeoff_bound_shape_and_guessing_consistency() -> None:
+    alphas = np.linspace(0, 1, 2001)
+    for epsilon, delta in ((0.5, 0.0), (1.0, 0.01), (2.0, 0.3)):
+        betas = np.array([tradeoff_bound(a, epsilon, delta) for a in alphas])
+        assert betas[0] == pytest.approx(1 - delta) and betas[-1] == 0.0
+        assert np.all(np.diff(betas) <= 1e-15)                       # non-increasing
+        # the best guess minimises α + β; the grid contains the kink at (1-δ)/(1+e^ε)
+        # only approximately, so allow the grid step
+        best = 1 - np.min(alphas + betas) / 2
+        assert best == pytest.approx(guessing_bound(epsilon, delta), abs=1e-3)
+        assert best <= guessing_bound(epsilon, delta) + 1e-12
+
+
+def test_guessing_bound_values_and_extremes() -> None:
+    assert guessing_bound(1.0) == pytest.approx(math.e / (1 + math.e), rel=1e-15)
+    assert guessing_bound(1.0, 0.5) == pytest.approx((math.e + 0.5) / (1 + math.e), rel=1e-15)
+    assert guessing_bound(1000.0) == 1.0                              # no overflow
+    assert guessing_bound(1e-300, 0.2) == pytest.approx(0.6)
+
+
+def test_bounds_validate_their_arguments() -> None:
+    with pytest.raises(ValueError, match="alpha"):
+        tradeoff_bound(1.5, 1.0)
+    with pytest.raises(ValueError, match="epsilon"):
+        tradeoff_bound(0.5, -1.0)
+    with pytest.raises(ValueError, match="delta"):
+        guessing_bound(1.0, 1.0)
+    with pytest.raises((TypeError, ValueError), match="epsilon"):
+        guessing_bound(float("nan"))
+
+
+def test_randomized_response_guessing_meets_the_bound() -> None:
+    """Guessing 'the report is the truth' is right with probability p = bound (ε = 1).
+
+    With 400,000 reports the standard deviation of the accuracy is 7e-4; the test allows
+    6 standard deviations (false-failure probability about 2e-9).
+    """
+    epsilon, n = 1.0, 400_000
+    mechanism = randomized_response(epsilon)
+    source = seeded(11)
+    right = sum(mechanism(1, source) == 1 for _ in range(n // 2))
+    right += sum(mechanism(0, source) == 0 for _ in range(n // 2))
+    assert abs(right / n - guessing_bound(epsilon)) < 6 * 7e-4

@@ -1,14 +1,22 @@
-"""Checkers for the introduction's exercises."""
+"""Checkers for the introduction's exercises.
+
+The checkers of the next chapter, :mod:`dpkit.check.promise`, are re-exported here so that
+``dpkit.check.check_tradeoff`` and its siblings resolve through this module's star import in
+:mod:`dpkit.check`.
+"""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
 
+from dpkit.check._common import call, number
 from dpkit.check._verdict import Verdict
+from dpkit.check.promise import check_guessing_accuracy, check_rr_delta, check_tradeoff
 from dpkit.randomized_response import debias, truth_probability
 
-__all__ = ["check_debias", "check_truth_probability"]
+__all__ = ["check_debias", "check_guessing_accuracy", "check_kary_truth_probability",
+           "check_rr_delta", "check_rr_epsilon", "check_tradeoff", "check_truth_probability"]
 
 _EPSILONS = (0.1, 0.5, 1.0, 2.0, 5.0)
 
@@ -16,36 +24,121 @@ _EPSILONS = (0.1, 0.5, 1.0, 2.0, 5.0)
 def check_truth_probability(fn: Callable[[float], float]) -> Verdict:
     """Check ``fn(epsilon)``: the probability of a truthful randomized response.
 
-    Accepted when ``fn`` gives ``e^ε / (1 + e^ε)`` to within 1e-9 for several ε, and
-    never exceeds it by more than that (a larger value would break ε-DP).
+    Accepted when ``fn`` gives ``e^ε / (1 + e^ε)`` to within 1e-9 for several ε. A wrong
+    answer is reported through the ratio ``p/(1 − p)`` it implies, not through the answer.
     """
     details = []
     for epsilon in _EPSILONS:
+        got, error = call(fn, epsilon)
+        if error is not None:
+            return Verdict(False, f"your function raised {error} at epsilon={epsilon:g}")
+        p = number(got)
+        if p is None or not 0.0 < p < 1.0:
+            return Verdict(False, f"at epsilon={epsilon:g} you return {got!r}; a probability "
+                           "strictly between 0 and 1 is needed")
         want = math.exp(epsilon) / (1 + math.exp(epsilon))
-        got = fn(epsilon)
-        details.append(f"epsilon={epsilon:g}: expected {want:.6f}, got {got!r}")
-        if not isinstance(got, (int, float)) or not abs(got - want) <= 1e-9:
-            return Verdict(False, f"at epsilon={epsilon:g} the truthful probability should "
-                           f"be e^ε/(1+e^ε) = {want:.6f}, got {got!r}", tuple(details))
+        if not abs(p - want) <= 1e-9:
+            ratio = max(p, 1 - p) / min(p, 1 - p)
+            effect = ("more than e^ε: not ε-DP" if ratio > math.exp(epsilon)
+                      else "less than e^ε: private, but noisier than needed")
+            return Verdict(False, f"at epsilon={epsilon:g} the two answers' report "
+                           f"probabilities differ by a factor {ratio:.4g}, {effect}",
+                           tuple(details))
+        details.append(f"epsilon={epsilon:g}: p = {p:.6f}")
     return Verdict(True, "your probability gives exactly a ratio of e^ε between the two "
                    "answers", tuple(details))
 
 
 def check_debias(fn: Callable[[float, float], float]) -> Verdict:
-    """Check ``fn(yes_fraction, epsilon)``: the unbiased estimate of the true proportion."""
+    """Check ``fn(yes_fraction, epsilon)``: the unbiased estimate of the true proportion.
+
+    A wrong answer is reported by pushing the estimate back through the expected share of
+    "yes" reports, which shows the bias without giving the estimator.
+    """
     details = []
     for epsilon in _EPSILONS:
-        for y in (0.0, 0.3, 0.5, 0.9, 1.0):
+        p = math.exp(epsilon) / (1 + math.exp(epsilon))
+        for y in (0.3, 0.5, 0.9, 0.0, 1.0):
+            got, error = call(fn, y, epsilon)
+            if error is not None:
+                return Verdict(False, f"your function raised {error} at yes_fraction={y:g}, "
+                               f"epsilon={epsilon:g}")
+            value = number(got)
+            if value is None:
+                return Verdict(False, f"for yes_fraction={y:g}, epsilon={epsilon:g} you "
+                               f"return {got!r}, not a finite number")
             want = float(debias(y, epsilon))
-            got = fn(y, epsilon)
-            if not isinstance(got, (int, float)) or not abs(got - want) <= 1e-6:
-                hint = ("remember the estimate is not clipped to [0, 1]"
-                        if 0 <= got <= 1 and (want < 0 or want > 1) else
-                        "solve E[reported] = π·p + (1 − π)(1 − p) for π")
-                return Verdict(False, f"for yes_fraction={y:g}, epsilon={epsilon:g} expected "
-                               f"{want:.6f}, got {got!r}; {hint}", tuple(details))
-            details.append(f"yes_fraction={y:g}, epsilon={epsilon:g}: {got:.6f}")
+            if not abs(value - want) <= 1e-6:
+                if value in (0.0, 1.0) and not 0 <= want <= 1:
+                    hint = "an unbiased estimate must be allowed to leave [0, 1]"
+                else:
+                    implied = value * p + (1 - value) * (1 - p)
+                    hint = (f"if {value:.4g} were the true share, the expected share of "
+                            f"\"yes\" reports would be {implied:.4g}, not {y:g}")
+                return Verdict(False, f"for yes_fraction={y:g}, epsilon={epsilon:g} your "
+                               f"estimate is {value:.6g}; {hint}", tuple(details))
+            details.append(f"yes_fraction={y:g}, epsilon={epsilon:g}: {value:.6f}")
     p = float(truth_probability(1.0))
     return Verdict(True, "your estimator is unbiased: it inverts "
                    f"E[reported] = π·p + (1 − π)(1 − p) (p = {p:.4f} at ε = 1)",
                    tuple(details[:3]))
+
+
+def check_rr_epsilon(fn: Callable[[float], float]) -> Verdict:
+    """Check ``fn(p)``: the smallest ε for which randomized response that tells the truth
+    with probability ``p`` (any ``0 < p < 1``) is ε-locally differentially private.
+
+    Accepted when ``fn`` is exact to 1e-9 for p in {0.5, 0.6, 0.75, 0.9, 0.999, 0.25, 0.1}.
+    """
+    details = []
+    for p in (0.5, 0.6, 0.75, 0.9, 0.999, 0.25, 0.1):
+        got, error = call(fn, p)
+        if error is not None:
+            return Verdict(False, f"your function raised {error} at p={p:g}")
+        value = number(got)
+        if value is None:
+            return Verdict(False, f"at p={p:g} you return {got!r}, not a finite number")
+        if value < 0:
+            return Verdict(False, f"at p={p:g} you return ε = {value:.6g}; ε is never "
+                           "negative (which report is more likely when p < 1/2?)",
+                           tuple(details))
+        want = abs(math.log(p / (1 - p)))
+        if not abs(value - want) <= 1e-9 * max(1.0, want):
+            side = ("too small: some report is more than e^ε times likelier under one answer"
+                    if value < want else "larger than needed: a smaller ε already holds")
+            return Verdict(False, f"at p={p:g} your ε is {side}", tuple(details))
+        details.append(f"p={p:g}: ε = {value:.6f}")
+    return Verdict(True, "your ε is the smallest that holds, including when p < 1/2",
+                   tuple(details[:4]))
+
+
+def check_kary_truth_probability(fn: Callable[[float, int], float]) -> Verdict:
+    """Check ``fn(epsilon, k)``: the truthful probability of randomized response with ``k``
+    answers (the truth with probability ``p``, otherwise one of the ``k − 1`` other answers
+    uniformly), largest such that each report is ε-locally differentially private.
+
+    Accepted when ``fn`` is exact to 1e-9 for ε in {0.1, …, 5} and k in {2, 3, 5, 10}.
+    """
+    details = []
+    for k in (2, 3, 5, 10):
+        for epsilon in _EPSILONS:
+            where = f"epsilon={epsilon:g}, k={k}"
+            got, error = call(fn, epsilon, k)
+            if error is not None:
+                return Verdict(False, f"your function raised {error} at {where}")
+            p = number(got)
+            if p is None or not 0.0 < p < 1.0:
+                return Verdict(False, f"at {where} you return {got!r}; a probability "
+                               "strictly between 0 and 1 is needed", tuple(details))
+            want = math.exp(epsilon) / (math.exp(epsilon) + k - 1)
+            if not abs(p - want) <= 1e-9:
+                other = (1 - p) / (k - 1)
+                ratio = max(p, other) / min(p, other)
+                effect = ("more than e^ε: not ε-DP" if ratio > math.exp(epsilon)
+                          else "less than e^ε: private, but noisier than needed")
+                return Verdict(False, f"at {where} the most and least likely reports of a "
+                               f"person differ by a factor {ratio:.4g} between two true "
+                               f"answers, {effect}", tuple(details))
+            details.append(f"{where}: p = {p:.6f}")
+    return Verdict(True, "your probability makes every report exactly e^ε more likely under "
+                   "the true answer than under any other", tuple(details[:4]))

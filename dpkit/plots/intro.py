@@ -5,11 +5,25 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.patches import FancyBboxPatch
 
 from dpkit.plots._style import GREY, NAIVE, SAFE, TRUTH, new_figure
 from dpkit.randomized_response import debiased_std, truth_probability
 
-__all__ = ["adult_overview_figure", "randomized_response_figure"]
+__all__ = ["CHAPTER_MAP", "adult_overview_figure", "chapter_map_figure",
+           "randomized_response_figure"]
+
+#: The chapters in reading order: (file name, title, the chapters it builds on).
+CHAPTER_MAP = (
+    ("intro", "Introduction", ()),
+    ("promise", "What the promise means", ("intro",)),
+    ("laplace", "The Laplace mechanism", ("promise",)),
+    ("gaussian", "The Gaussian mechanism", ("laplace",)),
+    ("analytic_gaussian", "The analytic Gaussian", ("gaussian",)),
+    ("composition", "Composition", ("laplace", "gaussian")),
+    ("exponential_base2", "The exponential mechanism", ("laplace",)),
+    ("sparse_vector", "Sparse vector", ("composition", "exponential_base2")),
+)
 
 
 def adult_overview_figure(adult: pd.DataFrame) -> Figure:
@@ -20,6 +34,34 @@ def adult_overview_figure(adult: pd.DataFrame) -> Figure:
     shares = adult["income"].value_counts(normalize=True).sort_index()
     right.bar(shares.index.astype(str), shares.to_numpy(), color=[GREY, SAFE])
     right.set(ylabel="share of people", ylim=(0, 1), title="Income")
+    return figure
+
+
+def chapter_map_figure() -> Figure:
+    """The chapters in reading order, with an arrow from each chapter to those building on it.
+
+    Arrows between consecutive chapters run straight down; longer ones arc on the right.
+    Drawn tall and narrow, with large type, so that it stays legible on a phone.
+    """
+    figure, (ax,) = new_figure(1, width=4.2, height=5.8)
+    ax.set_axis_off()
+    ax.set(xlim=(-0.04, 1.25), ylim=(len(CHAPTER_MAP) - 0.4, -0.6))
+    row = {name: i for i, (name, _, _) in enumerate(CHAPTER_MAP)}
+    for i, (_, title, needs) in enumerate(CHAPTER_MAP):
+        ax.add_patch(FancyBboxPatch((-0.02, i - 0.27), 0.94, 0.54, facecolor="#e8f0f8",
+                                    edgecolor=SAFE, boxstyle="round,pad=0,rounding_size=0.1"))
+        ax.text(0.45, i, f"{i + 1}. {title}", ha="center", va="center", fontsize=12.5)
+        for need in needs:
+            j = row[need]
+            if i - j == 1:
+                start, end, style = (0.45, j + 0.28), (0.45, i - 0.28), "arc3"
+            else:
+                start, end = (0.92, j), (0.92, i)
+                style = f"arc3,rad={-0.1 - 0.08 * (i - j)}"
+            ax.annotate("", xy=end, xytext=start,
+                        arrowprops={"arrowstyle": "->", "color": GREY, "lw": 1.3,
+                                    "connectionstyle": style, "shrinkA": 0, "shrinkB": 0})
+    ax.set_title("An arrow means “is used by”", fontsize=12.5)
     return figure
 
 

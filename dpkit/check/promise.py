@@ -1,0 +1,149 @@
+"""Checkers for the exercises of "What the promise means".
+
+Each checker compares a student's function with the exact answer on a grid of parameters and,
+on the first mismatch, says in which direction the answer is wrong and what that means for
+privacy, without stating the formula.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from dpkit.audit import guessing_bound, tradeoff_bound
+from dpkit.check._common import call, number
+from dpkit.check._verdict import Verdict
+
+__all__ = ["check_guessing_accuracy", "check_rr_delta", "check_tradeoff"]
+
+_EPSILONS = (0.1, 0.5, 1.0, 2.0, 4.0)
+_DELTAS = (0.0, 1e-5, 0.01, 0.2)
+_TOLERANCE = 1e-9
+
+
+def _close(got: float, want: float) -> bool:
+    return abs(got - want) <= _TOLERANCE * max(1.0, abs(want))
+
+
+def _where(**values: float) -> str:
+    return ", ".join(f"{name}={value:g}" for name, value in values.items())
+
+
+def check_guessing_accuracy(fn: Callable[[float, float], float]) -> Verdict:
+    """Check ``fn(epsilon, delta)``: the best accuracy of any guess between two neighbours
+    (each a priori equally likely) from the output of an (ε, δ)-DP mechanism.
+
+    Accepted when ``fn`` matches the exact bound to 1e-9 (relative) for ε in
+    {0.1, 0.5, 1, 2, 4} and δ in {0, 1e-5, 0.01, 0.2}.
+    """
+    details: list[str] = []
+    for delta in _DELTAS:
+        for epsilon in _EPSILONS:
+            where = _where(epsilon=epsilon, delta=delta)
+            got, error = call(fn, epsilon, delta)
+            if error is not None:
+                return Verdict(False, f"your function raised {error} at {where}")
+            value = number(got)
+            if value is None:
+                return Verdict(False, f"at {where} your function returned {got!r}, "
+                               "not a finite number")
+            if not 0.5 <= value <= 1.0:
+                return Verdict(False, f"at {where} you return {value:.6g}: an accuracy bound "
+                               "must lie between 1/2 (a coin flip) and 1")
+            want = guessing_bound(epsilon, delta)
+            if not _close(value, want):
+                hint = ("the δ term matters: " if delta > 0 and _close(
+                    value, guessing_bound(epsilon)) else "")
+                if value < want:
+                    return Verdict(False, f"at {where} your bound is too low: {hint}some "
+                                   "(ε, δ)-DP mechanism lets a guess be right more often "
+                                   "than that", tuple(details))
+                return Verdict(False, f"at {where} your bound is higher than any (ε, δ)-DP "
+                               f"mechanism allows: {hint}combine both inequalities of the "
+                               "hypothesis-testing theorem", tuple(details))
+            details.append(f"{where}: {value:.6f}")
+    return Verdict(True, "your bound is exact for every ε and δ tried (and randomized "
+                   "response attains it when δ = 0)", tuple(details[:4]))
+
+
+def check_tradeoff(fn: Callable[[float, float, float], float]) -> Verdict:
+    """Check ``fn(alpha, epsilon, delta)``: the smallest false-negative rate that a test with
+    false-positive rate ``alpha`` can have against an (ε, δ)-DP mechanism.
+
+    Accepted when ``fn`` matches the exact trade-off bound to 1e-9 on a grid of α in [0, 1],
+    ε in {0.1, …, 4} and δ in {0, 1e-5, 0.01, 0.2}.
+    """
+    details: list[str] = []
+    alphas = (0.0, 0.01, 0.05, 0.2, 0.4, 0.5, 0.7, 0.95, 1.0)
+    for delta in _DELTAS:
+        for epsilon in _EPSILONS:
+            for alpha in alphas:
+                where = _where(alpha=alpha, epsilon=epsilon, delta=delta)
+                got, error = call(fn, alpha, epsilon, delta)
+                if error is not None:
+                    return Verdict(False, f"your function raised {error} at {where}")
+                value = number(got)
+                if value is None:
+                    return Verdict(False, f"at {where} your function returned {got!r}, "
+                                   "not a finite number")
+                if not 0.0 <= value <= 1.0:
+                    return Verdict(False, f"at {where} you return {value:.6g}, which is not "
+                                   "a probability")
+                want = tradeoff_bound(alpha, epsilon, delta)
+                if _close(value, want):
+                    continue
+                if value < want:
+                    return Verdict(False, f"at {where} your β is below what DP allows: a test "
+                                   "with these error rates would violate one of the two "
+                                   "inequalities (did you use both, and the complement "
+                                   "events?)", tuple(details))
+                return Verdict(False, f"at {where} your β is larger than necessary: some "
+                               "(ε, δ)-DP mechanism has a test with false-positive rate α "
+                               "and fewer false negatives", tuple(details))
+            details.append(f"{_where(epsilon=epsilon, delta=delta)}: all {len(alphas)} α agree")
+    return Verdict(True, "your trade-off bound is exact on every α, ε and δ tried",
+                   tuple(details[:4]))
+
+
+def _rr_delta(epsilon: float, epsilon_prime: float) -> float:
+    """The smallest δ for which randomized response at ``epsilon`` is (ε′, δ)-DP."""
+    if epsilon_prime >= epsilon:
+        return 0.0
+    p = 1.0 / (1.0 + math.exp(-epsilon))
+    return p * (1.0 - math.exp(epsilon_prime - epsilon))
+
+
+def check_rr_delta(fn: Callable[[float, float], float]) -> Verdict:
+    """Check ``fn(epsilon, epsilon_prime)``: the smallest δ for which randomized response
+    with parameter ε is (ε′, δ)-differentially private (for a person's answer).
+
+    Accepted when ``fn`` is exact to 1e-9 (relative) for ε in {0.1, …, 4} and ε′ from 0 to
+    above ε.
+    """
+    details: list[str] = []
+    for epsilon in _EPSILONS:
+        for share in (0.0, 0.25, 0.5, 0.9, 1.0, 1.5):
+            epsilon_prime = share * epsilon
+            where = _where(epsilon=epsilon, epsilon_prime=epsilon_prime)
+            got, error = call(fn, epsilon, epsilon_prime)
+            if error is not None:
+                return Verdict(False, f"your function raised {error} at {where}")
+            value = number(got)
+            if value is None:
+                return Verdict(False, f"at {where} your function returned {got!r}, "
+                               "not a finite number")
+            want = _rr_delta(epsilon, epsilon_prime)
+            if _close(value, want):
+                details.append(f"{where}: {value:.6g}")
+                continue
+            if want == 0.0:
+                return Verdict(False, f"at {where} you return δ = {value:.6g}, but no δ is "
+                               "needed when ε′ is at least ε", tuple(details))
+            if value < want:
+                return Verdict(False, f"at {where} your δ is too small: some set of reports "
+                               "still breaks the (ε′, δ) inequality (try the report that "
+                               "equals the true answer)", tuple(details))
+            return Verdict(False, f"at {where} your δ is larger than needed: the inequality "
+                           "holds for every set of reports with a smaller δ", tuple(details))
+    return Verdict(True, "your δ is the smallest that works, for every ε and ε′ tried",
+                   tuple(details[:4]))

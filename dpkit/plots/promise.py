@@ -1,0 +1,115 @@
+"""Figures for "What the promise means": output densities on neighbours, and trade-off curves."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from matplotlib.figure import Figure
+from scipy import stats
+
+from dpkit._checks import check_delta, check_epsilon
+from dpkit.audit import guessing_bound, tradeoff_bound
+from dpkit.gaussian import analytic_sigma
+from dpkit.plots._style import GREY, NAIVE, SAFE, TRUTH, new_figure
+
+__all__ = ["output_distributions", "tradeoff_figure"]
+
+_FONT = 11
+
+
+def output_distributions(epsilon: float, delta: float) -> tuple[Any, Any]:
+    """The example pair of output distributions drawn by :func:`tradeoff_figure`.
+
+    A query whose answer is 0 on ``D`` and 1 on ``D'`` (one person's difference), released
+    with noise: Laplace noise of scale ``1/ε`` when ``delta == 0`` (exactly ε-DP), Gaussian
+    noise of the analytic standard deviation (Balle & Wang 2018) when ``delta > 0`` (exactly
+    (ε, δ)-DP).
+
+    Parameters
+    ----------
+    epsilon : float
+        Finite and > 0.
+    delta : float
+        In [0, 1).
+
+    Returns
+    -------
+    (scipy.stats frozen distribution, scipy.stats frozen distribution)
+        The outputs on ``D`` and on ``D'``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``epsilon`` or ``delta`` is out of range.
+    """
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta, allow_zero=True)
+    if delta == 0:
+        return stats.laplace(0.0, 1.0 / epsilon), stats.laplace(1.0, 1.0 / epsilon)
+    sigma = analytic_sigma(1.0, epsilon, delta)
+    return stats.norm(0.0, sigma), stats.norm(1.0, sigma)
+
+
+def tradeoff_figure(epsilon: float, delta: float = 0.0) -> Figure:
+    """Left: the output densities on ``D`` and ``D'`` and the band ``e^±ε · p_D'``.
+    Right: the trade-off curve of those outputs against the (ε, δ)-DP bound.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy parameter, > 0.
+    delta : float
+        0 (the densities are Laplace) or in (0, 1) (they are Gaussian); see
+        :func:`output_distributions`.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``epsilon`` or ``delta`` is out of range.
+    """
+    on_d, on_d_prime = output_distributions(epsilon, delta)
+    figure, (left, right) = new_figure(2, width=6.4, height=4.0)
+
+    spread = float(on_d.std())
+    y = np.linspace(-3.2 * spread, 1 + 3.2 * spread, 801)
+    p, q = on_d.pdf(y), on_d_prime.pdf(y)
+    left.fill_between(y, np.exp(-epsilon) * q, np.exp(epsilon) * q, color=TRUTH, alpha=0.2,
+                      lw=0, label="density on D′ × e^±ε")
+    left.plot(y, p, color=SAFE, lw=2, label="on D")
+    left.plot(y, q, color=GREY, lw=2, ls="--", label="on D′")
+    outside = p > np.exp(epsilon) * q * (1 + 1e-9)
+    if outside.any():
+        left.fill_between(y, np.exp(epsilon) * q, p, where=outside, color=NAIVE, alpha=0.6,
+                          lw=0, label="beyond e^ε")
+    left.set_xlabel("released value", fontsize=_FONT)
+    left.set_yticks([])
+    left.set_title("output densities", fontsize=_FONT)
+    left.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, fontsize=9,
+                frameon=False)
+    left.set_ylim(0, 1.3 * max(p.max(), q.max()))
+    left.tick_params(labelsize=9)
+
+    alpha = np.linspace(0.0, 1.0, 401)
+    bound = np.array([tradeoff_bound(a, epsilon, delta) for a in alpha])
+    thresholds = np.linspace(-12 * spread, 1 + 12 * spread, 2001)
+    right.fill_between(alpha, 0, bound, color=NAIVE, alpha=0.15, lw=0,
+                       label="impossible under DP")
+    right.plot(alpha, bound, color=NAIVE, lw=1.5)
+    right.plot(on_d.sf(thresholds), on_d_prime.cdf(thresholds), color=SAFE, lw=2,
+               label="tests on these outputs")
+    right.plot([0, 1], [1, 0], color=GREY, lw=1, ls=":", label="coin flip")
+    right.set(xlim=(0, 1), ylim=(0, 1), aspect="equal")
+    right.set_xlabel("false positives α", fontsize=_FONT)
+    right.set_ylabel("false negatives β", fontsize=_FONT)
+    right.tick_params(labelsize=9)
+    delta_text = "0" if delta == 0 else f"{delta:g}"
+    right.set_title(f"ε = {epsilon:g}, δ = {delta_text}: "
+                    f"guess ≤ {guessing_bound(epsilon, delta):.1%}", fontsize=_FONT)
+    right.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, fontsize=9,
+                 frameon=False)
+    return figure

@@ -1,0 +1,67 @@
+"""Figures of the intro and promise chapters, and numbers typed in their prose."""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from matplotlib.figure import Figure
+
+from dpkit.audit import tradeoff_bound
+from dpkit.plots.intro import CHAPTER_MAP, chapter_map_figure
+from dpkit.plots.promise import output_distributions, tradeoff_figure
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_chapter_map_follows_the_table_of_contents() -> None:
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    chapters = [Path(toc["root"]).name] + [Path(c["file"]).name for c in toc["chapters"]]
+    mapped = [name for name, _, _ in CHAPTER_MAP]
+    assert mapped == [c for c in chapters if c in mapped]
+    assert set(chapters) - set(mapped) <= {"errata", "teaching", "bibliography"}
+    for i, (_, _, needs) in enumerate(CHAPTER_MAP):   # a chapter builds only on earlier ones
+        assert set(needs) <= set(mapped[:i])
+    assert isinstance(chapter_map_figure(), Figure)
+
+
+@pytest.mark.parametrize("epsilon, delta", [(0.25, 0.0), (1.0, 0.0), (1.0, 0.01), (2.0, 0.05)])
+def test_example_outputs_are_private_and_tight(epsilon: float, delta: float) -> None:
+    """The figure's two output distributions are (ε, δ)-DP: their threshold tests respect
+    the trade-off bound, and come close to it (they are calibrated exactly)."""
+    on_d, on_d_prime = output_distributions(epsilon, delta)
+    thresholds = np.linspace(-40, 41, 4001)
+    alpha, beta = on_d.sf(thresholds), on_d_prime.cdf(thresholds)
+    bound = np.array([tradeoff_bound(a, epsilon, delta) for a in alpha])
+    assert np.all(beta >= bound - 1e-9)
+    assert np.min(beta - bound) < 1e-3
+    figure = tradeoff_figure(epsilon, delta)
+    assert isinstance(figure, Figure) and len(figure.axes) == 2
+
+
+def test_household_numbers_in_the_group_privacy_solution() -> None:
+    """ex-promise-group: "δ = 10^{-6}(1 + e^{0.5} + e^{1} + e^{1.5}) ≈ 9.8 × 10^{-6}, at most
+    4e^{1.5} × 10^{-6} ≈ 1.8 × 10^{-5}"."""
+    text = (ROOT / "book" / "promise.md").read_text()
+    assert r"\approx 9.8 \times 10^{-6}" in text and r"\approx 1.8 \times 10^{-5}" in text
+    assert f"{sum(math.exp(0.5 * i) for i in range(4)):.1f}" == "9.8"
+    assert f"{4 * math.exp(1.5) / 10:.1f}" == "1.8"
+
+
+def test_intro_epsilon_sentence() -> None:
+    """intro: "$e^{0.1} \\approx 1.105$, so at ε = 0.1 no event becomes more than 10.5% more
+    likely"."""
+    text = (ROOT / "book" / "intro.md").read_text()
+    assert re.search(r"e\^\{0\.1\} \\approx 1\.105", text) and "10.5% more likely" in text
+    assert f"{math.exp(0.1):.3f}" == "1.105"
+
+
+def test_figure_parameters_are_validated() -> None:
+    with pytest.raises(ValueError, match="epsilon"):
+        tradeoff_figure(0.0, 0.0)
+    with pytest.raises(ValueError, match="delta"):
+        output_distributions(1.0, 1.0)
