@@ -31,10 +31,11 @@ import copy
 import math
 import multiprocessing
 import pickle
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -137,7 +138,7 @@ def _audit(case: Case) -> float:
     for data in (case.d0, case.d1):
         try:
             case.mechanism(data, source)
-        except Exception as error:  # noqa: BLE001 - any exception is judged here
+        except Exception as error:
             _check_refusal(error, case)
             return -1.0
     out0 = [case.mechanism(case.d0, source) for _ in range(case.n)]
@@ -414,7 +415,7 @@ def test_contract_requires_refusal(call: Callable[[], Any], params: tuple[str, .
 def _outcome(call: Callable[[], Any]) -> str:
     try:
         call()
-    except Exception as error:  # noqa: BLE001 - the outcome is compared, not judged
+    except Exception as error:
         return type(error).__name__
     return "accepted"
 

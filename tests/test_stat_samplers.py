@@ -31,9 +31,9 @@ from __future__ import annotations
 import bisect
 import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Callable
 
 import numpy as np
 import pytest
@@ -139,7 +139,7 @@ def _pmf_ratio_band(case: SamplerCase, low: int, high: int) -> tuple[float, floa
 
 # ---------------------------------------------------------------------------- the samples
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _samples(case_id: str) -> tuple[int, ...] | np.ndarray:
     case = next(c for c in CASES if c.id == case_id)
     sampler = discrete_laplace if case.kind == "laplace" else discrete_gaussian
