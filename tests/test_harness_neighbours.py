@@ -202,6 +202,12 @@ def _laplace_cases() -> list[Case]:
              1.0, p, centre=FLOAT_MAX, spread=ULP_AT_MAX),
         Case("laplace-float-min", _lap(ULP_AT_MAX, 1.0), -FLOAT_MAX, -FLOAT_MAX + ULP_AT_MAX,
              1.0, p, centre=-FLOAT_MAX, spread=ULP_AT_MAX),
+        # 2**42 ± 1/2 on the grid 2**-20 are 2**62 ± 2**19 units: one side int64, the other
+        # Python ints (the exact path switches at 2**62)
+        Case("laplace-grid-int64-boundary", _lap(1, 1.0), 2.0**42 - 0.5, 2.0**42 + 0.5, 1.0, p,
+             centre=2**42, spread=1),
+        Case("laplace-grid-int64-boundary-vector", _lap(5, 1.0), np.full(5, 2.0**42 - 0.5),
+             np.array([2.0**42 + 0.5] + [2.0**42 - 0.5] * 4), 1.0, p, centre=2**42, spread=5),
         Case("laplace-epsilon-5e-324", _lap(1, TINY), 0.0, 1.0, TINY, p, centre=0, spread=1),
         Case("laplace-epsilon-1e300", _lap(1, HUGE), 0.0, 1.0, HUGE, p, centre=0.5,
              spread=1),
