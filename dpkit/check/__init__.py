@@ -10,6 +10,7 @@ from dpkit.check.exponential import *  # noqa: F403
 from dpkit.check.gaussian import *  # noqa: F403
 from dpkit.check.intro import *  # noqa: F403
 from dpkit.check.laplace import *  # noqa: F403
+from dpkit.check.promise import *  # noqa: F403
 from dpkit.check.svt import *  # noqa: F403
 
 __all__ = ["Verdict"]

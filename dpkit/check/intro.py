@@ -1,9 +1,4 @@
-"""Checkers for the introduction's exercises.
-
-The checkers of the next chapter, :mod:`dpkit.check.promise`, are re-exported here so that
-``dpkit.check.check_tradeoff`` and its siblings resolve through this module's star import in
-:mod:`dpkit.check`.
-"""
+"""Checkers for the introduction's exercises."""
 
 from __future__ import annotations
 
@@ -12,11 +7,10 @@ from collections.abc import Callable
 
 from dpkit.check._common import call, number
 from dpkit.check._verdict import Verdict
-from dpkit.check.promise import check_guessing_accuracy, check_rr_delta, check_tradeoff
 from dpkit.randomized_response import debias, truth_probability
 
-__all__ = ["check_debias", "check_guessing_accuracy", "check_kary_truth_probability",
-           "check_rr_delta", "check_rr_epsilon", "check_tradeoff", "check_truth_probability"]
+__all__ = ["check_debias", "check_kary_truth_probability", "check_rr_epsilon",
+           "check_truth_probability"]
 
 _EPSILONS = (0.1, 0.5, 1.0, 2.0, 5.0)
 
