@@ -13,13 +13,15 @@ VENDOR_STAMP := $(VENDOR)/.installed
 export DPKIT_WIDGET_MODE := static
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: help book test lab notebooks bench lint chapter vendor install clean
+.PHONY: help book test lab notebooks assignments grade bench lint chapter vendor install clean
 
 help:
 	@echo "make book       install into .venv and build the book into _build/html"
 	@echo "make test       install, run the tests, build the book strictly, test it in a browser"
 	@echo "make lab        open the chapters as notebooks in JupyterLab"
 	@echo "make notebooks  write teacher and student .ipynb copies into _build/notebooks"
+	@echo "make assignments  write an nbgrader course, one assignment per chapter, into _build/course"
+	@echo "make grade SUBMISSIONS=dir   grade dir/<student>/<chapter>.ipynb into grades.csv"
 	@echo "make bench      print the benchmark tables"
 	@echo "make chapter CH=laplace   execute one chapter and build it strictly on its own"
 	@echo "make clean      remove builds (keeps .venv)"
@@ -48,7 +50,7 @@ book: $(STAMP) $(VENDOR_STAMP)
 
 test: $(STAMP) $(VENDOR_STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -m "not browser" tests
+	$(BIN)/python -m pytest -m "not browser" tests dpkit
 	$(BIN)/jupyter-book build . -W -n --keep-going
 	$(BIN)/python -m pytest -m browser tests
 
@@ -61,6 +63,15 @@ lab: $(STAMP)
 
 notebooks: $(STAMP)
 	$(BIN)/python -m dpkit.notebooks book _build/notebooks
+
+assignments: $(STAMP)
+	$(BIN)/python -m dpkit.assignments build book _build/course
+	@echo "Hand out _build/course/release/<chapter>/<chapter>.ipynb; keep _build/course/source."
+
+grade: $(STAMP)
+	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=<dir of <student>/<chapter>.ipynb>"; exit 2; }
+	@test -d _build/course/source || $(MAKE) assignments
+	$(BIN)/python -m dpkit.assignments grade _build/course "$(SUBMISSIONS)" --out grades.csv
 
 bench: $(STAMP)
 	@for script in benchmarks/*.py; do echo "== $$script"; $(BIN)/python $$script; done

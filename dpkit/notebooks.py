@@ -1,12 +1,16 @@
 """Export the chapters to notebooks for teaching: ``python -m dpkit.notebooks book OUT``.
 
-Every chapter (a MyST Markdown notebook) is written twice as ``.ipynb``:
+Every chapter (a MyST Markdown notebook) is written twice as ``.ipynb``, rendered for plain
+Jupyter (theorems, exercises and admonitions as quoted boxes numbered as in the book,
+cross-references and citations as text; see :mod:`dpkit._myst`):
 
 * ``OUT/teacher/<chapter>.ipynb``: the whole chapter, solutions included;
 * ``OUT/student/<chapter>.ipynb``: the same with every solution removed — each block from
   a ```` ```{solution-start} ```` directive to its ```` ```{solution-end} ```` (markdown and
-  code cells alike) and every ```` ```{solution} ```` directive — replaced by a note that
-  points the student to the exercise's ``dpkit.check`` function.
+  code cells alike) and every ```` ```{solution} ```` directive. In its place the student
+  finds a cell to work in: for a code exercise, a starter code cell with the signature of
+  each function to write (body ``raise NotImplementedError``) and the exercise's
+  ``dpkit.check`` call; for a proof or design exercise, an empty Markdown answer cell.
 
 Outputs are not stored: the notebooks run top to bottom in a kernel with ``dpkit``.
 """
@@ -14,81 +18,244 @@ Outputs are not stored: the notebooks run top to bottom in a kernel with ``dpkit
 from __future__ import annotations
 
 import argparse
+import ast
+import copy
 import re
 import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import jupytext
 import nbformat
 
-__all__ = ["export", "strip_solutions"]
+from dpkit._myst import Book, read_book
 
-_FENCE = re.compile(r"^(`{3,}|:{3,})\s*\{(solution|solution-start|solution-end)\}")
-_PLACEHOLDER = ("*Your solution here.* Check it with the `dpkit.check` function named in "
-                "the exercise.")
+__all__ = ["Solution", "export", "solutions", "starter_code", "student_notebook",
+           "teacher_notebook"]
+
+_SOLUTION = re.compile(r"^[ \t]*(?P<fence>`{3,}|:{3,})\{(?P<kind>solution|solution-start|"
+                       r"solution-end)\}[ \t]*(?P<label>\S*)")
+ANSWER_PROMPT = "**Your answer.** *(Write your proof or design here.)*"
 
 
-def _strip_markdown(text: str, inside: bool) -> tuple[str, bool]:
-    """Remove solution blocks from one markdown cell's text.
+@dataclass
+class Solution:
+    """One exercise's solution block: its label, its Markdown and its code cells."""
 
-    ``inside`` says whether the cell starts inside a gated solution; returns the kept text
-    and whether the cell ends inside one.
+    label: str
+    markdown: list[str] = field(default_factory=list)
+    code: list[str] = field(default_factory=list)
+
+    @property
+    def checked(self) -> bool:
+        """Whether it is a code exercise: its code calls a ``dpkit.check`` function."""
+        return any("dpkit.check." in source for source in self.code)
+
+
+def _split(notebook: nbformat.NotebookNode) -> Iterator[tuple[str, object]]:
+    """The notebook as a stream of ``("markdown", text)``, ``("code", cell)``,
+    ``("start", label)``, ``("end", None)`` and ``("inline", (label, body))`` items."""
+    for cell in notebook.cells:
+        if cell.cell_type != "markdown":
+            yield "code", cell
+            continue
+        lines = cell.source.splitlines()
+        kept: list[str] = []
+        i = 0
+        while i < len(lines):
+            match = _SOLUTION.match(lines[i])
+            if not match:
+                kept.append(lines[i])
+                i += 1
+                continue
+            if kept:
+                yield "markdown", "\n".join(kept)
+                kept = []
+            end = next((j for j in range(i + 1, len(lines))
+                        if lines[j].strip() == match["fence"]), len(lines))
+            body = [x for x in lines[i + 1:end] if not re.match(r"^[ \t]*:[\w-]+:", x)]
+            if match["kind"] == "solution-start":
+                yield "start", match["label"]
+            elif match["kind"] == "solution-end":
+                yield "end", None
+            else:
+                yield "inline", (match["label"], "\n".join(body))
+            i = end + 1
+        if kept:
+            yield "markdown", "\n".join(kept)
+
+
+def solutions(notebook: nbformat.NotebookNode) -> list[Solution]:
+    """Every solution of a chapter, in order.
+
+    Raises
+    ------
+    ValueError
+        If a ``solution-start`` is never closed by a ``solution-end``, or one opens inside
+        another.
     """
-    kept: list[str] = []
-    lines = text.splitlines()
-    i = 0
-    while i < len(lines):
-        match = _FENCE.match(lines[i].lstrip())
-        if match and match.group(2) == "solution-start":
-            inside = True
-            i = _skip_fence(lines, i, match.group(1))
-            kept.append(_PLACEHOLDER)
-            continue
-        if match and match.group(2) == "solution-end":
-            inside = False
-            i = _skip_fence(lines, i, match.group(1))
-            continue
-        if match and match.group(2) == "solution" and not inside:
-            i = _skip_fence(lines, i, match.group(1))
-            kept.append(_PLACEHOLDER)
-            continue
-        if not inside:
-            kept.append(lines[i])
-        i += 1
-    return "\n".join(kept).strip("\n"), inside
+    found: list[Solution] = []
+    current: Solution | None = None
+    for kind, item in _split(notebook):
+        if kind == "start":
+            if current is not None:
+                raise ValueError(f"a {{solution-start}} for {item} opens inside the solution "
+                                 f"of {current.label}")
+            current = Solution(str(item))
+        elif kind == "end":
+            if current is None:
+                raise ValueError("a {solution-end} closes no {solution-start}")
+            found.append(current)
+            current = None
+        elif kind == "inline":
+            label, body = item  # type: ignore[misc]
+            found.append(Solution(label, [body]))
+        elif current is not None:
+            if kind == "markdown":
+                current.markdown.append(str(item))
+            else:
+                current.code.append(item.source)  # type: ignore[union-attr]
+    if current is not None:
+        raise ValueError(f"the {{solution-start}} of {current.label} is not closed by "
+                         f"{{solution-end}}")
+    return found
 
 
-def _skip_fence(lines: list[str], start: int, fence: str) -> int:
-    """Return the index just after the directive opened at ``start`` (its closing fence)."""
-    for j in range(start + 1, len(lines)):
-        if lines[j].strip() == fence:
-            return j + 1
-    return len(lines)
+def starter_code(source: str) -> str:
+    """The student's starting point for a solution cell: signatures without bodies.
+
+    Every top-level function (and every method of a top-level class) keeps its signature and
+    gets the body ``raise NotImplementedError``; a top-level assignment becomes
+    ``name = ...``; lines calling ``dpkit.check`` stay; everything else (imports, helper
+    computations, prints of results) is dropped, so no part of the solution survives.
+
+    Raises
+    ------
+    SyntaxError
+        If ``source`` is not valid Python.
+
+    Examples
+    --------
+    >>> print(starter_code("import math\\n\\ndef f(x, y=2):\\n    return math.log(x) * y\\n"
+    ...                    "\\nprint(dpkit.check.check_f(f))"))
+    def f(x, y=2):
+        # Your code here.
+        raise NotImplementedError
+    <BLANKLINE>
+    print(dpkit.check.check_f(f))
+    """
+    tree = ast.parse(source)
+    parts: list[str] = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            parts.append(_stub(node))
+        elif isinstance(node, ast.ClassDef):
+            head = _signature(node)
+            methods = [_stub(m, "    ") for m in node.body
+                       if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))]
+            parts.append("\n".join([head, *(methods or ["    pass"])]))
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names = ", ".join(ast.unparse(t) for t in targets)
+            parts.append(f"{names} = ...  # your answer")
+        elif "dpkit.check." in ast.get_source_segment(source, node):
+            parts.append(ast.get_source_segment(source, node))
+    return "\n\n".join(parts)
 
 
-def strip_solutions(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """Return a copy of ``notebook`` with every solution removed (see the module docstring).
+def _signature(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef,
+               indent: str = "") -> str:
+    """A definition's decorators and signature, as source, without its body."""
+    shell = copy.copy(node)
+    shell.body = [ast.Pass()]
+    head = ast.unparse(shell).rsplit("\n", 1)[0]
+    return "\n".join(indent + line for line in head.splitlines())
+
+
+def _stub(node: ast.FunctionDef | ast.AsyncFunctionDef, indent: str = "") -> str:
+    body = indent + "    "
+    return f"{_signature(node, indent)}\n{body}# Your code here.\n{body}raise NotImplementedError"
+
+
+def _build(notebook: nbformat.NotebookNode, book: Book | None, stem: str,
+           student: bool) -> nbformat.NotebookNode:
+    solutions(notebook)  # refuses unclosed or nested solution blocks
+    renderer = book.renderer(stem) if book is not None else None
+    result = nbformat.v4.new_notebook(metadata=notebook.metadata)
+    cells: list[nbformat.NotebookNode] = []
+    pending: list[str] = []
+    current: Solution | None = None
+
+    def flush() -> None:
+        if pending:
+            text = "\n".join(pending)
+            rendered = renderer.markdown(text) if renderer is not None else text
+            if rendered.strip():
+                cells.append(nbformat.v4.new_markdown_cell(rendered))
+            pending.clear()
+
+    def announce(label: str, body: str = "") -> None:
+        shown = renderer.numbers.get(label, label) if renderer is not None else label
+        pending.append(f"**Solution to {shown}.**" + (f"\n\n{body}" if body else ""))
+
+    for kind, item in _split(notebook):
+        if kind == "start":
+            current = Solution(str(item))
+            if not student:
+                announce(current.label)
+        elif kind == "end":
+            if student and current is not None:
+                flush()
+                cells.append(_answer_cell(current))
+            current = None
+        elif kind == "inline":
+            label, body = item  # type: ignore[misc]
+            if student:
+                flush()
+                cells.append(_answer_cell(Solution(label)))
+            else:
+                announce(label, body)
+        elif kind == "markdown":
+            if current is not None and student:
+                current.markdown.append(str(item))
+            else:
+                pending.append(str(item))
+        else:
+            if current is not None:
+                current.code.append(item.source)  # type: ignore[union-attr]
+                if student:
+                    continue
+            flush()
+            cells.append(nbformat.from_dict(item))
+    flush()
+    result.cells = cells
+    return result
+
+
+def _answer_cell(solution: Solution) -> nbformat.NotebookNode:
+    if solution.checked:
+        starters = (starter_code(source) for source in solution.code)
+        return nbformat.v4.new_code_cell("\n\n".join(s for s in starters if s))
+    return nbformat.v4.new_markdown_cell(ANSWER_PROMPT)
+
+
+def teacher_notebook(notebook: nbformat.NotebookNode, book: Book | None = None,
+                     stem: str = "") -> nbformat.NotebookNode:
+    """The whole chapter, rendered for plain Jupyter when ``book`` is given."""
+    return _build(notebook, book, stem, student=False)
+
+
+def student_notebook(notebook: nbformat.NotebookNode, book: Book | None = None,
+                     stem: str = "") -> nbformat.NotebookNode:
+    """The chapter without solutions, with a starter or answer cell for each exercise.
 
     Raises
     ------
     ValueError
         If a ``solution-start`` is never closed by a ``solution-end``.
     """
-    result = nbformat.from_dict(notebook)
-    cells = []
-    inside = False
-    for cell in result.cells:
-        if cell.cell_type == "markdown":
-            text, inside = _strip_markdown(cell.source, inside)
-            if text.strip():
-                cell.source = text
-                cells.append(cell)
-        elif not inside:
-            cells.append(cell)
-    if inside:
-        raise ValueError("a {solution-start} block is not closed by {solution-end}")
-    result.cells = cells
-    return result
+    return _build(notebook, book, stem, student=True)
 
 
 def export(book_dir: str | Path, out_dir: str | Path) -> list[Path]:
@@ -97,7 +264,8 @@ def export(book_dir: str | Path, out_dir: str | Path) -> list[Path]:
     Parameters
     ----------
     book_dir : path
-        Folder of the MyST Markdown chapters (``*.md`` with a jupytext header).
+        Folder of the MyST Markdown chapters (``*.md`` with a jupytext header); the
+        ``_toc.yml`` beside it gives the chapter numbers.
     out_dir : path
         Folder that receives ``teacher/`` and ``student/``.
 
@@ -111,18 +279,14 @@ def export(book_dir: str | Path, out_dir: str | Path) -> list[Path]:
     FileNotFoundError
         If ``book_dir`` holds no chapter.
     """
-    book = Path(book_dir)
-    chapters = sorted(p for p in book.glob("*.md") if p.read_text().startswith("---\njupytext"))
-    if not chapters:
-        raise FileNotFoundError(f"no MyST notebook chapters (*.md with a jupytext header) "
-                                f"in {book.resolve()}")
+    book = read_book(book_dir)
     written = []
-    for chapter in chapters:
-        notebook = jupytext.read(chapter)
-        for kind, content in (("teacher", notebook), ("student", strip_solutions(notebook))):
+    for chapter in book.chapters:
+        notebook = jupytext.read(chapter.path)
+        for kind, build in (("teacher", teacher_notebook), ("student", student_notebook)):
             target = Path(out_dir) / kind / f"{chapter.stem}.ipynb"
             target.parent.mkdir(parents=True, exist_ok=True)
-            nbformat.write(content, target)
+            nbformat.write(build(notebook, book, chapter.stem), target)
             written.append(target)
     return written
 

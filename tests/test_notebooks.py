@@ -1,10 +1,20 @@
 """make notebooks: the student copies contain no solution, the teacher copies all of it."""
 
+import re
+from pathlib import Path
+
 import jupytext
 import nbformat
 import pytest
 
-from dpkit.notebooks import export, strip_solutions
+from dpkit.notebooks import (
+    ANSWER_PROMPT,
+    _split,
+    export,
+    solutions,
+    starter_code,
+    student_notebook,
+)
 
 CHAPTER = """---
 jupytext:
@@ -42,28 +52,69 @@ secret_answer = 42
 Inline secret.
 ```
 
+```{exercise} Double it (★)
+:label: ex-c
+
+Write `double(x)`.
+```
+
+```{solution-start} ex-c
+```
+
+```{code-cell} ipython3
+def double(x):
+    return x * 2
+
+
+print(dpkit.check.check_double(double))
+```
+
+**Rubric.** not for students.
+
+```{solution-end}
+```
+
 ```{code-cell} ipython3
 visible = 1
 ```
 """
 
 
-def test_strip_solutions_removes_gated_and_plain_solutions():
+def test_student_copy_removes_solutions_and_adds_places_to_answer():
     notebook = jupytext.reads(CHAPTER, fmt="md:myst")
-    student = strip_solutions(notebook)
+    student = student_notebook(notebook)
     text = "\n".join(cell.source for cell in student.cells)
-    for secret in ("Secret reasoning", "secret_answer", "Inline secret", "solution-end"):
+    for secret in ("Secret reasoning", "secret_answer", "Inline secret", "solution-end",
+                   "x * 2", "Rubric"):
         assert secret not in text
     assert "visible = 1" in text and "Compute it." in text
-    assert text.count("Your solution here") == 2
+    starters = [c.source for c in student.cells if "NotImplementedError" in c.source]
+    assert starters == ["def double(x):\n    # Your code here.\n    raise NotImplementedError"
+                        "\n\nprint(dpkit.check.check_double(double))"]
+    assert [c.source for c in student.cells].count(ANSWER_PROMPT) == 2  # ex-a, ex-b
     # the original is untouched
     assert "secret_answer" in "\n".join(cell.source for cell in notebook.cells)
 
 
+def test_starter_code_keeps_signatures_and_checks_only():
+    source = ("import math\n\n@functools.cache\ndef f(x: float, *, y=2) -> float:\n"
+              "    \"\"\"Secret docstring.\"\"\"\n    return math.log(x) * y\n\n"
+              "class Sampler:\n    def draw(self, rng):\n        return rng.bits(3)\n\n"
+              "answer = 42\nprint(f(3))\nprint(dpkit.check.check_f(f, epsilon=1))\n")
+    starter = starter_code(source)
+    assert "@functools.cache\ndef f(x: float, *, y=2) -> float:" in starter
+    assert "class Sampler:\n    def draw(self, rng):\n        # Your code here." in starter
+    assert "answer = ...  # your answer" in starter
+    assert "print(dpkit.check.check_f(f, epsilon=1))" in starter
+    for secret in ("math.log", "Secret docstring", "rng.bits", "42", "print(f(3))", "import"):
+        assert secret not in starter
+
+
 def test_unclosed_solution_is_an_error():
-    notebook = jupytext.reads(CHAPTER.replace("```{solution-end}\n```\n", ""), fmt="md:myst")
-    with pytest.raises(ValueError, match="not closed"):
-        strip_solutions(notebook)
+    notebook = jupytext.reads(CHAPTER.replace("```{solution-end}\n```\n", "", 1),
+                              fmt="md:myst")
+    with pytest.raises(ValueError, match=r"not closed|opens inside"):
+        student_notebook(notebook)
 
 
 def test_export_writes_both_copies(tmp_path):
@@ -77,12 +128,58 @@ def test_export_writes_both_copies(tmp_path):
     assert "secret_answer" in "\n".join(c.source for c in teacher.cells)
 
 
-def test_real_chapters_export_without_solutions(tmp_path):
+def _solution_lines(path):
+    """Lines of a chapter's solutions that no student copy may contain: all but signatures,
+    check calls (which the starter cells repeat) and lines the chapter also has outside its
+    solutions."""
+    notebook = jupytext.read(path)
+    inside, outside = set(), []
+    depth = 0
+    for kind, item in _split(notebook):
+        if kind in ("start", "end"):
+            depth = 1 if kind == "start" else 0
+        elif kind != "inline" and not depth:
+            outside.append(item if kind == "markdown" else item.source)
+    for solution in solutions(notebook):
+        for block in [*solution.markdown, *solution.code]:
+            inside.update(line.strip() for line in block.splitlines())
+    public = "\n".join(outside)
+    return {line for line in inside
+            if len(line) > 12 and line not in public and "dpkit.check." not in line
+            and not line.startswith(("def ", "class ", "```", ":", "import ", "from "))}
+
+
+def test_real_chapters_render_without_solutions_or_raw_directives(tmp_path):
     written = export("book", tmp_path)
+    assert {p.parent.name for p in written} == {"teacher", "student"}
     for path in written:
+        cells = nbformat.read(path, 4).cells
+        text = "\n".join(c.source for c in cells)
+        markdown = "\n".join(c.source for c in cells if c.cell_type == "markdown")
+        assert "```{" not in markdown and ":::{" not in markdown, path
+        assert not re.search(r"\{(prf:ref|ref|doc|cite:p|cite:t|numref)\}`", markdown), path
         if path.parent.name == "student":
-            text = "\n".join(c.source for c in nbformat.read(path, 4).cells)
-            assert "{solution" not in text, path
+            leaked = [line for line in _solution_lines(Path("book") / f"{path.stem}.md")
+                      if line in text]
+            assert not leaked, (path, leaked[:3])
+
+
+def test_numbering_matches_the_book(tmp_path):
+    book = tmp_path / "book"
+    book.mkdir()
+    (book / "a.md").write_text(CHAPTER.replace("# Title", "# First"))
+    (book / "b.md").write_text(CHAPTER.replace("# Title", "# Second").replace(
+        "Compute it.", "Compute it, see {prf:ref}`ex-c` and {doc}`a`."))
+    (tmp_path / "_toc.yml").write_text(
+        "format: jb-book\nroot: book/a\nparts:\n  - caption: Chapters\n    numbered: true\n"
+        "    chapters:\n      - file: book/b\n")
+    export(book, tmp_path / "out")
+    student = nbformat.read(tmp_path / "out" / "student" / "b.ipynb", 4)
+    text = "\n".join(c.source for c in student.cells)
+    assert "**Exercise 1.1**." in text and "**Exercise 1.2** (Double it (★))." in text
+    assert "see Exercise 1.2 and [*First*](a.ipynb)" in text
+    intro = nbformat.read(tmp_path / "out" / "teacher" / "a.ipynb", 4)
+    assert "**Exercise 1**." in "\n".join(c.source for c in intro.cells)  # root: unnumbered
 
 
 def test_export_refuses_an_empty_folder(tmp_path):

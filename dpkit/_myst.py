@@ -1,0 +1,363 @@
+"""MyST Markdown to the Markdown a plain Jupyter notebook renders.
+
+The book's chapters use MyST directives (theorems, exercises, admonitions) and roles
+(cross-references, citations) that Jupyter Book renders and plain Jupyter shows as raw
+text. This module rewrites them: a theorem becomes a quoted block headed
+"**Theorem 2.1** (title)", numbered exactly as the rendered book numbers it; a cross-reference
+becomes the text the book shows ("Theorem 2.1", a section's heading, a chapter's title); a
+citation becomes "(Author Year)". It reads the table of contents for the chapter numbers and
+``references.bib`` for the citations; it does not execute anything.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import jupytext
+
+__all__ = ["Book", "Chapter", "read_book"]
+
+# Directive types that sphinx-proof and sphinx-exercise number, each with its own counter.
+_NUMBERED = {
+    "prf:theorem": "Theorem", "prf:definition": "Definition", "prf:lemma": "Lemma",
+    "prf:corollary": "Corollary", "prf:proposition": "Proposition", "prf:algorithm": "Algorithm",
+    "prf:example": "Example", "prf:remark": "Remark", "prf:conjecture": "Conjecture",
+    "prf:axiom": "Axiom", "prf:criterion": "Criterion", "prf:assumption": "Assumption",
+    "prf:observation": "Observation", "prf:property": "Property", "exercise": "Exercise",
+}
+_ADMONITIONS = {"note", "warning", "tip", "important", "hint", "caution", "attention", "danger",
+                "error", "seealso"}
+_OPEN = re.compile(r"^[ \t]*(?P<fence>`{3,}|:{3,})\{(?P<name>[^}]+)\}[ \t]*(?P<arg>.*)$")
+_PLAIN_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
+_OPTION = re.compile(r"^[ \t]*:(?P<key>[\w-]+):[ \t]*(?P<value>.*)$")
+_TARGET = re.compile(r"^\((?P<label>[^)\s]+)\)=\s*$")
+_HEADING = re.compile(r"^(?P<hashes>#{1,6})\s+(?P<text>.+?)\s*$")
+_ROLE = re.compile(r"\{(?P<role>[\w:-]+)\}`(?P<content>[^`]*)`")
+_EXPLICIT = re.compile(r"^(?P<text>.*?)\s*<(?P<target>[^<>]+)>$", re.S)
+
+
+@dataclass
+class Chapter:
+    """One chapter of the book: its file, its number in the table of contents, its title."""
+
+    path: Path
+    number: int | None
+    title: str = ""
+
+    @property
+    def stem(self) -> str:
+        return self.path.stem
+
+
+@dataclass
+class Book:
+    """What rendering needs to know about the whole book: chapters, labels, citations."""
+
+    chapters: list[Chapter]
+    labels: dict[str, tuple[str, str]] = field(default_factory=dict)  # label -> (text, stem)
+    citations: dict[str, tuple[str, str]] = field(default_factory=dict)  # key -> (names, year)
+
+    def chapter(self, stem: str) -> Chapter:
+        for chapter in self.chapters:
+            if chapter.stem == stem:
+                return chapter
+        raise KeyError(f"no chapter {stem!r} in the book")
+
+    def renderer(self, stem: str) -> _Renderer:
+        """A renderer for chapter ``stem``: feed it the chapter's Markdown cells in order."""
+        return _Renderer(self, self.chapter(stem))
+
+    def numbered_directives(self, stem: str) -> list[tuple[str, str, str]]:
+        """``(directive, label, "Exercise 2.3")`` for each numbered directive of a chapter."""
+        return _number_directives(self.chapter(stem))
+
+
+def _is_chapter(path: Path) -> bool:
+    return path.suffix == ".md" and path.read_text().startswith("---\njupytext")
+
+
+def _toc_order(toc: Path) -> list[tuple[str, bool]]:
+    """``(file stem, numbered)`` in table-of-contents order (root first, unnumbered)."""
+    order: list[tuple[str, bool]] = []
+    numbered = False
+    for line in toc.read_text().splitlines():
+        stripped = line.split("#", 1)[0].strip()
+        if stripped.startswith("root:"):
+            order.append((Path(stripped.split(":", 1)[1].strip()).stem, False))
+        elif stripped.startswith("- caption:") or stripped.startswith("caption:"):
+            numbered = False
+        elif stripped.startswith("numbered:"):
+            numbered = stripped.split(":", 1)[1].strip().lower() == "true"
+        elif stripped.startswith("- file:") or stripped.startswith("file:"):
+            order.append((Path(stripped.split(":", 1)[1].strip()).stem, numbered))
+    return order
+
+
+def read_book(book_dir: str | Path, toc: str | Path | None = None) -> Book:
+    """Collect the chapters of ``book_dir`` with their numbers, labels and citations.
+
+    Parameters
+    ----------
+    book_dir : path
+        Folder of the MyST Markdown chapters (``*.md`` with a jupytext header).
+    toc : path, optional
+        The Jupyter Book ``_toc.yml``; by default the one beside ``book_dir``. Without one,
+        chapters are taken in file-name order, unnumbered.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``book_dir`` holds no chapter.
+    """
+    book_dir = Path(book_dir)
+    found = {p.stem: p for p in sorted(book_dir.glob("*.md")) if _is_chapter(p)}
+    if not found:
+        raise FileNotFoundError(f"no MyST notebook chapters (*.md with a jupytext header) "
+                                f"in {book_dir.resolve()}")
+    toc = Path(toc) if toc is not None else book_dir.parent / "_toc.yml"
+    chapters: list[Chapter] = []
+    if toc.is_file():
+        number = 0
+        for stem, numbered in _toc_order(toc):
+            if numbered:
+                number += 1
+            if stem in found:
+                chapters.append(Chapter(found.pop(stem), number if numbered else None))
+    chapters += [Chapter(path, None) for path in found.values()]
+    book = Book(chapters)
+    for chapter in chapters:
+        _index_chapter(book, chapter)
+    bib = book_dir / "references.bib"
+    if bib.is_file():
+        book.citations = _read_bib(bib.read_text())
+    return book
+
+
+def _markdown_text(chapter: Chapter) -> str:
+    notebook = jupytext.read(chapter.path)
+    return "\n".join(c.source for c in notebook.cells if c.cell_type == "markdown")
+
+
+def _number_directives(chapter: Chapter) -> list[tuple[str, str, str]]:
+    counters: dict[str, int] = {}
+    found = []
+    for name, options in _directives(_markdown_text(chapter)):
+        kind = _NUMBERED.get(name)
+        if kind is None or "nonumber" in options:
+            continue
+        counters[kind] = counters.get(kind, 0) + 1
+        prefix = f"{chapter.number}." if chapter.number is not None else ""
+        found.append((name, options.get("label", ""), f"{kind} {prefix}{counters[kind]}"))
+    return found
+
+
+def _directives(text: str) -> list[tuple[str, dict[str, str]]]:
+    """Every directive in ``text`` (nested ones included), in order, with its options."""
+    found = []
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        match = _OPEN.match(line)
+        if match:
+            found.append((match["name"].strip(), _options(lines, i + 1)[0]))
+    return found
+
+
+def _options(lines: list[str], start: int) -> tuple[dict[str, str], int]:
+    options: dict[str, str] = {}
+    i = start
+    while i < len(lines):
+        match = _OPTION.match(lines[i])
+        if not match:
+            break
+        options[match["key"]] = match["value"].strip()
+        i += 1
+    return options, i
+
+
+def _index_chapter(book: Book, chapter: Chapter) -> None:
+    text = _markdown_text(chapter)
+    for line in text.splitlines():
+        heading = _HEADING.match(line)
+        if heading and len(heading["hashes"]) == 1 and not chapter.title:
+            chapter.title = _strip_roles(heading["text"])
+    for _, label, display in _number_directives(chapter):
+        if label:
+            book.labels[label] = (display, chapter.stem)
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        target = _TARGET.match(line.strip())
+        if target:
+            following = next((x for x in lines[i + 1:] if x.strip()), "")
+            heading = _HEADING.match(following)
+            book.labels.setdefault(target["label"], (
+                _strip_roles(heading["text"]) if heading else target["label"], chapter.stem))
+
+
+def _strip_roles(text: str) -> str:
+    return _ROLE.sub(lambda m: m["content"], text)
+
+
+def _read_bib(text: str) -> dict[str, tuple[str, str]]:
+    """``key -> (author names as cited, year)`` from a BibTeX file (the fields we need)."""
+    entries = {}
+    for match in re.finditer(r"@\w+\s*\{\s*([^,\s]+)\s*,", text):
+        body = text[match.end():]
+        end = re.search(r"\n@\w+\s*\{", body)
+        body = body[:end.start()] if end else body
+        author = _bib_field(body, "author") or _bib_field(body, "editor") or match[1]
+        year = _bib_field(body, "year") or "n.d."
+        entries[match[1]] = (_cited_names(author), year)
+    return entries
+
+
+def _bib_field(body: str, name: str) -> str | None:
+    match = re.search(rf"\b{name}\s*=\s*", body, re.I)
+    if not match:
+        return None
+    rest = body[match.end():]
+    if rest.startswith("{"):
+        depth, out = 0, []
+        for ch in rest:
+            depth += ch == "{"
+            depth -= ch == "}"
+            out.append(ch)
+            if depth == 0:
+                break
+        value = "".join(out)[1:-1]
+    elif rest.startswith('"'):
+        value = rest[1:rest.index('"', 1)]
+    else:
+        value = re.match(r"[^,\n}]*", rest)[0]
+    return re.sub(r"[{}]", "", " ".join(value.split()))
+
+
+def _cited_names(authors: str) -> str:
+    names = [a.strip() for a in re.split(r"\s+and\s+", authors) if a.strip()]
+    last = [n.split(",")[0].strip() if "," in n else n.split()[-1] for n in names]
+    if len(last) == 1:
+        return last[0]
+    if len(last) == 2:
+        return f"{last[0]} and {last[1]}"
+    return f"{last[0]} et al."
+
+
+class _Renderer:
+    """Rewrites the directives and roles of one chapter's Markdown for plain Jupyter."""
+
+    def __init__(self, book: Book, chapter: Chapter) -> None:
+        self.book = book
+        self.chapter = chapter
+        numbered = _number_directives(chapter)
+        self.numbers = {label: display for _, label, display in numbered if label}
+        self._sequences: dict[str, Iterator[str]] = {
+            name: iter([display for kind, _, display in numbered if kind == name])
+            for name in {kind for kind, _, _ in numbered}}
+
+    # -- roles ---------------------------------------------------------------------------
+    def roles(self, text: str) -> str:
+        return _ROLE.sub(self._role, text)
+
+    def _role(self, match: re.Match[str]) -> str:
+        role, content = match["role"], match["content"]
+        explicit = _EXPLICIT.match(content)
+        text, target = (explicit["text"], explicit["target"]) if explicit else (None, content)
+        if role in ("prf:ref", "ref", "numref", "eq"):
+            shown, stem = self.book.labels.get(target, (target, self.chapter.stem))
+            return self._link(text or shown, stem)
+        if role == "doc":
+            stem = Path(target).stem
+            try:
+                chapter = self.book.chapter(stem)
+            except KeyError:
+                return text or stem
+            number = f"Chapter {chapter.number}, " if chapter.number else ""
+            return self._link(text or f"{number}*{chapter.title}*", stem)
+        if role.startswith("cite"):
+            return self._cite(role, target)
+        if role == "math":
+            return f"${content}$"
+        return f"`{content}`" if role.startswith("glue") else (text or target)
+
+    def _link(self, text: str, stem: str) -> str:
+        return text if stem == self.chapter.stem else f"[{text}]({stem}.ipynb)"
+
+    def _cite(self, role: str, keys: str) -> str:
+        cited = [self.book.citations.get(k.strip(), (k.strip(), "n.d.")) for k in keys.split(",")]
+        if role in ("cite:t", "cite:ts"):
+            return "; ".join(f"{names} ({year})" for names, year in cited)
+        return "(" + "; ".join(f"{names} {year}" for names, year in cited) + ")"
+
+    # -- directives ----------------------------------------------------------------------
+    def markdown(self, text: str) -> str:
+        lines = text.splitlines()
+        out: list[str] = []
+        i = 0
+        while i < len(lines):
+            line = lines[i]
+            if _TARGET.match(line.strip()):
+                i += 1
+                continue
+            match = _OPEN.match(line)
+            if match:
+                i = self._directive(lines, i, match, out)
+                continue
+            plain = _PLAIN_FENCE.match(line)
+            if plain:  # an ordinary code block: copy verbatim up to its closing fence
+                end = next((j for j in range(i + 1, len(lines))
+                            if lines[j].strip() == plain.group(1)), len(lines) - 1)
+                out.extend(lines[i:end + 1])
+                i = end + 1
+                continue
+            out.append(self.roles(re.sub(r"(\$\$)\s*\([\w:-]+\)\s*$", r"\1", line)))
+            i += 1
+        return "\n".join(out).strip("\n")
+
+    def _directive(self, lines: list[str], i: int, match: re.Match[str],
+                   out: list[str]) -> int:
+        fence, name = match["fence"], match["name"].strip()
+        options, body_start = _options(lines, i + 1)
+        end = next((j for j in range(body_start, len(lines)) if lines[j].strip() == fence),
+                   len(lines))
+        body = "\n".join(lines[body_start:end])
+        out.extend(self._render(name, self.roles(match["arg"].strip()), options, body))
+        return end + 1
+
+    def _number(self, name: str, options: dict[str, str]) -> str:
+        """The book's number for this directive: counted per kind, in chapter order."""
+        if "nonumber" in options:
+            return _NUMBERED[name]
+        return next(self._sequences.get(name, iter(())), _NUMBERED[name])
+
+    def _render(self, name: str, arg: str, options: dict[str, str], body: str) -> list[str]:
+        if name in ("bibliography", "tableofcontents", "solution-end"):
+            return []
+        if name == "solution-start" or name == "solution":
+            shown = self.numbers.get(arg, arg)
+            inner = self.markdown(body) if name == "solution" else ""
+            return _quote(f"**Solution to {shown}.**" + (f"\n\n{inner}" if inner else ""))
+        if name == "math":
+            return ["$$", body.strip(), "$$"]
+        if name in ("code-block", "code", "sourcecode"):
+            return [f"```{arg}", body, "```"]
+        if name in ("figure", "image"):
+            return [f"![{options.get('alt', '')}]({arg})", "", self.markdown(body)]
+        inner = self.markdown(body)
+        if name == "prf:proof":
+            return _quote(f"*Proof.* {inner} $\\square$")
+        if name in _NUMBERED:
+            head = self._number(name, options)
+            title = f" ({arg})" if arg else ""
+            return _quote(f"**{head}**{title}. {inner}")
+        if name == "admonition":
+            return _quote(f"**{arg}**\n\n{inner}")
+        if name in _ADMONITIONS:
+            return _quote(f"**{name.capitalize()}.** {(arg + ' ') if arg else ''}{inner}")
+        return _quote(f"**{arg}**\n\n{inner}" if arg else inner)
+
+
+def _quote(text: str) -> list[str]:
+    """``text`` as a Markdown block quote (the box a notebook shows), with blank lines around."""
+    return ["", *(f"> {line}".rstrip() for line in text.strip("\n").splitlines()), ""]
