@@ -252,6 +252,7 @@ class _Renderer:
         self.chapter = chapter
         numbered = _number_directives(chapter)
         self.numbers = {label: display for _, label, display in numbered if label}
+        self.titled = False
         self._sequences: dict[str, Iterator[str]] = {
             name: iter([display for kind, _, display in numbered if kind == name])
             for name in {kind for kind, _, _ in numbered}}
@@ -311,6 +312,11 @@ class _Renderer:
                 out.extend(lines[i:end + 1])
                 i = end + 1
                 continue
+            heading = _HEADING.match(line)
+            if heading and len(heading["hashes"]) == 1 and self.chapter.number is not None \
+                    and not self.titled:
+                line = f"# {self.chapter.number}. {heading['text']}"  # as the book numbers it
+                self.titled = True
             out.append(self.roles(re.sub(r"(\$\$)\s*\([\w:-]+\)\s*$", r"\1", line)))
             i += 1
         return "\n".join(out).strip("\n")
