@@ -88,8 +88,7 @@ __all__ = [
 GRID_BITS = 20
 
 _BLOCK = 1 << 16          # samples processed at once by the vectorised samplers
-_VECTOR_MAX_SCALE = 2**52  # above this scale, arrays are drawn one exact sample at a time
-_FEW = 4                  # up to this many samples, the one-at-a-time sampler is faster
+_VECTOR_MAX_SCALE = 2**52  # above this scale, arrays use the fixed-cost sampler (Python ints)
 _INT64_SAFE = 2**62       # integers below this (in absolute value) are kept in int64 arrays
 _SIZE = int | tuple[int, ...] | None
 _TAIL_FACTOR = 16         # digits of a geometric drawn in bulk cover [0, 16·scale)
@@ -182,23 +181,6 @@ def _bernoulli_exp_unit(gamma: Fraction, rng: RandomSource) -> bool:
     return k % 2 == 1
 
 
-def _discrete_laplace_one(scale: Fraction, rng: RandomSource) -> int:
-    """CKS Algorithm 2: one exact sample of the discrete Laplace with ``scale = t/s``."""
-    t, s = scale.numerator, scale.denominator
-    while True:
-        u = rng.randbelow(t)
-        if not _bernoulli_exp(Fraction(u, t), rng):
-            continue
-        v = 0
-        while _bernoulli_exp_unit(Fraction(1), rng):
-            v += 1
-        y = (u + t * v) // s
-        negative = rng.bits(1) == 1
-        if negative and y == 0:
-            continue
-        return -y if negative else y
-
-
 def _floor_sqrt(value: Fraction) -> int:
     """``floor(sqrt(value))`` exactly, for a rational ``value >= 0``."""
     return math.isqrt(value.numerator // value.denominator)
@@ -207,15 +189,6 @@ def _floor_sqrt(value: Fraction) -> int:
 def _gaussian_gamma(y: int, sigma2: Fraction, t: int) -> Fraction:
     """The CKS Algorithm 3 rejection exponent ``(|y| - sigma2/t)**2 / (2 sigma2)``."""
     return (abs(y) - sigma2 / t) ** 2 / (2 * sigma2)
-
-
-def _discrete_gaussian_one(sigma2: Fraction, rng: RandomSource) -> int:
-    """CKS Algorithm 3: one exact sample of the discrete Gaussian with variance parameter."""
-    t = _floor_sqrt(sigma2) + 1
-    while True:
-        y = _discrete_laplace_one(Fraction(t), rng)
-        if _bernoulli_exp(_gaussian_gamma(y, sigma2, t), rng):
-            return y
 
 
 # ----------------------------------------------- binary expansions of irrational thresholds
@@ -551,6 +524,201 @@ def _discrete_laplace_vector(scale: Fraction, n: int, rng: RandomSource) -> np.n
     return _by_rejection(propose, n, 0.5 + 0.5 * math.exp(-1 / float(scale)))
 
 
+# ------------------------------------------------- fixed-cost samplers for small requests
+#
+# The one-at-a-time samplers of CKS 2020 run loops whose length grows with |noise|/scale, so
+# the running time of a release reveals the noise (see dpkit.naive.laplace). Small requests
+# (every scalar release, every SVT threshold) use the samplers below instead: each Bernoulli
+# digit is decided by comparing 64 random bits with the first 64 bits of its probability, all
+# digits of all draws at once, so the random bytes drawn and the NumPy operations run are the
+# same whatever the values drawn. The exceptions are events of probability <= 2**-64 per
+# digit (a tie of 64 bits) and <= e**-64 per geometric draw (beyond the covered digits); they
+# finish exactly, with loops of their own.
+
+_FIXED_MAX = 64          # requests up to this many samples use the fixed-cost sampler
+_FIXED_TAIL_FACTOR = 64  # its digits cover [0, 64·scale): the tail has probability <= e**-64
+_FIXED_FRACTION_DIGITS = 40  # fractional digits of E drawn for a fixed-cost Gaussian trial
+
+
+def _prefix64(expansion: _Expansion) -> int:
+    """The first 64 bits of an expansion, ``floor(q·2**64)``."""
+    value = 0
+    for level in range(8):
+        value = (value << 8) | expansion.byte(level)
+    return value
+
+
+class _FixedColumns:
+    """Thresholds of a fixed-cost Bernoulli matrix: expansions and their 64-bit prefixes."""
+
+    def __init__(self, expansions: list[_Expansion]) -> None:
+        self.expansions = tuple(expansions)
+        self.prefixes = np.array([_prefix64(e) for e in expansions], dtype=np.uint64)
+
+
+
+def _fixed_bernoulli(columns: _FixedColumns, n: int, rng: RandomSource) -> np.ndarray:
+    """An ``(n, R)`` bool array of exact Bernoulli(q_j) trials, 8 random bytes per trial.
+
+    ``U < q`` is decided by the first 64 bits ``u`` of ``U``: below the prefix ``P`` of ``q``
+    it is true, above it false; only ``u == P`` (probability ``2**-64``) reads further bytes.
+    """
+    width = columns.prefixes.size
+    u = np.frombuffer(rng.bytes(8 * n * width), dtype="<u8").reshape(n, width)
+    below = u < columns.prefixes
+    for index in np.flatnonzero(u == columns.prefixes):     # probability 2**-64 each
+        below.flat[index] = _finish_tie(columns.expansions[index % width], rng)
+    return below
+
+
+def _finish_tie(expansion: _Expansion, rng: RandomSource) -> bool:
+    """``U < q`` once the first 8 bytes of ``U`` equal those of ``q``: compare further bytes."""
+    level = 8
+    while True:
+        mine, theirs = rng.bits(8), expansion.byte(level)
+        if mine != theirs:
+            return mine < theirs
+        level += 1
+
+
+@functools.lru_cache(maxsize=256)
+def _fixed_plan(scale: Fraction) -> tuple[int, _FixedColumns, Fraction]:
+    """Digit count ``I`` (``2**I >= 64·scale``), digit thresholds plus tail trial, tail step."""
+    top = max(1, math.ceil(_FIXED_TAIL_FACTOR * scale).bit_length())
+    step = Fraction(2**top) / scale
+    expansions = [_logistic_expansion(Fraction(2**i) / scale) for i in range(top)]
+    return top, _FixedColumns([*expansions, _exp_neg_expansion(step)]), step
+
+
+def _fixed_geometric(scale: Fraction, bits: np.ndarray, rng: RandomSource) -> np.ndarray:
+    """Geometric draws from their digit trials (``bits`` from :func:`_fixed_bernoulli`).
+
+    Returns int64 if every value fits (always when ``I <= 61`` and no tail), else Python ints.
+    """
+    top, _, step = _fixed_plan(scale)
+    tails = np.flatnonzero(bits[:, top])                    # probability <= e**-64 each
+    if top <= 61 and not tails.size:
+        return _pack(bits[:, :top]).astype(np.int64)
+    values = [int.from_bytes(np.packbits(row[:top], bitorder="little").tobytes(), "little")
+              for row in bits]
+    for index in tails:
+        high = 1
+        while _bernoulli_exp(step, rng):
+            high += 1
+        values[index] += high << top
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
+
+
+def _fixed_discrete_laplace(scale: Fraction, n: int, rng: RandomSource) -> np.ndarray:
+    """``n`` exact discrete Laplace draws at a cost that does not depend on their values.
+
+    The difference of two independent geometric variables with ``P[G = g] ∝ p**g`` has
+    ``P[X = x] ∝ p**|x|``: no rejection step, so every call draws exactly
+    ``16·n·(I + 1)`` random bytes (bar the events named in the section comment).
+    """
+    columns = _fixed_plan(scale)[1]
+    bits = _fixed_bernoulli(columns, 2 * n, rng)
+    g = _fixed_geometric(scale, bits, rng)
+    return g[:n] - g[n:]
+
+
+@functools.lru_cache(maxsize=64)
+def _fixed_gaussian_columns(scale: Fraction) -> _FixedColumns:
+    """The trials of one Gaussian proposal: two geometrics of ``scale``, then the digits of ``E``.
+
+    ``E`` is a standard exponential: ``floor(E)`` is geometric with ``p = e**-1`` (digits
+    ``i < 7`` cover ``[0, 128)``, the tail ``E >= 128`` has probability ``e**-128``) and
+    fractional digit ``k`` is Bernoulli ``1/(1 + e**(2**-k))``, independent of the rest (see
+    :func:`_exceeds`).
+    """
+    geometric = _fixed_plan(scale)[1].expansions
+    whole = _fixed_plan(Fraction(1))[1].expansions
+    fraction = [_logistic_expansion(Fraction(1, 2**k))
+                for k in range(1, _FIXED_FRACTION_DIGITS + 1)]
+    return _FixedColumns([*geometric, *geometric, *whole, *fraction])
+
+
+def _fixed_discrete_gaussian(sigma2: Fraction, n: int, rng: RandomSource) -> np.ndarray:
+    """``n`` exact discrete Gaussian draws, each proposal decided at a value-independent cost.
+
+    CKS Algorithm 3 with proposals ``Y`` from :func:`_fixed_discrete_laplace` (scale ``t``)
+    accepted when ``E > γ(Y)``: ``E`` is drawn with a fixed number of digits and compared
+    with a float bracket of ``γ`` (:func:`_gamma_bracket`); a comparison those digits cannot
+    decide (probability about ``2**-40``) continues exactly. Each round proposes
+    ``2·n + 4`` candidates; rounds repeat until ``n`` are accepted. The number of rounds
+    depends only on *which* proposals were accepted, and the accepted values are
+    independent draws from the target whatever that pattern is, so it carries no
+    information about the values returned.
+    """
+    t = _floor_sqrt(sigma2) + 1
+    scale = Fraction(t)
+    top = _fixed_plan(scale)[0]
+    columns = _fixed_gaussian_columns(scale)
+    whole_top = _fixed_plan(Fraction(1))[0]
+    width = top + 1
+    out: list[np.ndarray] = []
+    need = n
+    while need > 0:
+        m = 2 * n + 4
+        bits = _fixed_bernoulli(columns, m, rng)
+        g = _fixed_geometric(scale, np.concatenate([bits[:, :width], bits[:, width:2 * width]]),
+                             rng)
+        y = g[:m] - g[m:]
+        e_bits = bits[:, 2 * width:]
+        if y.dtype != np.int64 or e_bits[:, whole_top].any():
+            accept = _exceeds_exact_all(y, e_bits, whole_top, sigma2, t, rng)
+        else:
+            accept = _fixed_accept(y, e_bits, whole_top, sigma2, t, rng)
+        kept = y[accept][:need]
+        out.append(kept)
+        need -= kept.size
+    return np.concatenate(out)
+
+
+def _e_digits(e_bits: np.ndarray, whole_top: int) -> tuple[np.ndarray, np.ndarray]:
+    """``floor(E)`` and the first fractional digits of ``E`` (as an integer), per row."""
+    whole = _pack(e_bits[:, :whole_top]).astype(np.int64)
+    weights = 2 ** np.arange(_FIXED_FRACTION_DIGITS - 1, -1, -1, dtype=np.int64)
+    fraction = e_bits[:, whole_top + 1:].astype(np.int64) @ weights
+    return whole, fraction
+
+
+def _fixed_accept(y: np.ndarray, e_bits: np.ndarray, whole_top: int, sigma2: Fraction, t: int,
+                  rng: RandomSource) -> np.ndarray:
+    """``E_j > γ(y_j)`` from the drawn digits of ``E``, exact fallback when undecided."""
+    whole, fraction = _e_digits(e_bits, whole_top)
+    low = whole + fraction * 2.0**-_FIXED_FRACTION_DIGITS     # exact: < 2**7, 40 digits
+    gamma_lo, gamma_hi = _gamma_bracket(y, sigma2, t)
+    accept = low > gamma_hi
+    undecided = np.flatnonzero(~accept & (low + 2.0**-_FIXED_FRACTION_DIGITS > gamma_lo))
+    for j in undecided:                                       # probability about 2**-40
+        accept[j] = _exceeds_exact(Fraction(float(low[j])), Fraction(1, 2**_FIXED_FRACTION_DIGITS),
+                                   _gaussian_gamma(int(y[j]), sigma2, t),
+                                   _FIXED_FRACTION_DIGITS, rng)
+    return accept
+
+
+def _exceeds_exact_all(y: np.ndarray, e_bits: np.ndarray, whole_top: int, sigma2: Fraction,
+                       t: int, rng: RandomSource) -> np.ndarray:
+    """The rare rounds with huge proposals or ``E >= 128``: every trial in exact arithmetic."""
+    fraction = _e_digits(e_bits, whole_top)[1]
+    accept = np.zeros(len(y), dtype=bool)
+    for j, row in enumerate(e_bits):
+        whole = int.from_bytes(np.packbits(row[:whole_top], bitorder="little").tobytes(),
+                               "little")
+        if row[whole_top]:
+            whole += 128
+            while _bernoulli_exp(Fraction(128), rng):
+                whole += 128
+        low = whole + Fraction(int(fraction[j]), 2**_FIXED_FRACTION_DIGITS)
+        accept[j] = _exceeds_exact(low, Fraction(1, 2**_FIXED_FRACTION_DIGITS),
+                                   _gaussian_gamma(int(y[j]), sigma2, t),
+                                   _FIXED_FRACTION_DIGITS, rng)
+    return accept
+
+
 def discrete_laplace(scale: Fraction | int, rng: RandomSource,
                      size: _SIZE = None) -> int | np.ndarray:
     """Exact samples of the discrete Laplace distribution ``P[X = x] ∝ exp(-|x|/scale)``.
@@ -587,11 +755,9 @@ def discrete_laplace(scale: Fraction | int, rng: RandomSource,
     scale = _positive_fraction(scale, "scale")
     rng = _source(rng)
     shape = _shape(size)
-    if shape is None:
-        return _discrete_laplace_one(scale, rng)
-    count = math.prod(shape)
-    if scale > _VECTOR_MAX_SCALE or count <= _FEW:
-        return _as_int_array([_discrete_laplace_one(scale, rng) for _ in range(count)], shape)
+    count = 1 if shape is None else math.prod(shape)
+    if count <= _FIXED_MAX or scale > _VECTOR_MAX_SCALE:
+        return _fixed_result(_fixed_discrete_laplace, scale, count, shape, rng)
     out = np.empty(count, dtype=np.int64)
     for start in range(0, count, _BLOCK):
         stop = min(count, start + _BLOCK)
@@ -792,16 +958,28 @@ def discrete_gaussian(sigma2: Fraction | int, rng: RandomSource,
     sigma2 = _positive_fraction(sigma2, "sigma2")
     rng = _source(rng)
     shape = _shape(size)
-    if shape is None:
-        return _discrete_gaussian_one(sigma2, rng)
-    count = math.prod(shape)
-    if sigma2 > _VECTOR_MAX_SCALE**2 // 4 or count <= _FEW:
-        return _as_int_array([_discrete_gaussian_one(sigma2, rng) for _ in range(count)], shape)
+    count = 1 if shape is None else math.prod(shape)
+    if count <= _FIXED_MAX or sigma2 > _VECTOR_MAX_SCALE**2 // 4:
+        return _fixed_result(_fixed_discrete_gaussian, sigma2, count, shape, rng)
     out = np.empty(count, dtype=np.int64)
     for start in range(0, count, _BLOCK):
         stop = min(count, start + _BLOCK)
         out[start:stop] = _discrete_gaussian_vector(sigma2, stop - start, rng)
     return out.reshape(shape)
+
+
+def _fixed_result(sampler: Callable[[Fraction, int, RandomSource], np.ndarray],
+                  parameter: Fraction, count: int, shape: tuple[int, ...] | None,
+                  rng: RandomSource) -> int | np.ndarray:
+    """Run a fixed-cost sampler in blocks of ``_FIXED_MAX``; one ``int`` if ``shape`` is None."""
+    blocks = [sampler(parameter, min(_FIXED_MAX, count - start), rng)
+              for start in range(0, count, _FIXED_MAX)]
+    values = np.concatenate(blocks) if blocks else np.empty(0, dtype=np.int64)
+    if shape is None:
+        return int(values[0])
+    if values.dtype == np.int64:
+        return values.reshape(shape)
+    return _as_int_array([int(v) for v in values], shape)
 
 
 def _as_int_array(values: list[int], shape: tuple[int, ...]) -> np.ndarray:
