@@ -13,8 +13,8 @@ Samplers
     ``True`` with probability ``exp(-gamma)``, for a rational ``gamma >= 0``
     (Canonne, Kamath & Steinke 2020, Algorithm 1).
 :func:`discrete_laplace`
-    ``P[X = x] ∝ exp(-|x| / scale)`` on the integers (CKS 2020, Algorithm 2 for one sample;
-    a vectorised bit-by-bit sampler for arrays, see below).
+    ``P[X = x] ∝ exp(-|x| / scale)`` on the integers (a fixed-cost sampler for small
+    requests, a vectorised bit-by-bit sampler for large arrays, see below).
 :func:`discrete_gaussian`
     ``P[X = x] ∝ exp(-x² / (2 sigma2))`` on the integers (CKS 2020, Algorithm 3).
 
@@ -41,6 +41,35 @@ digit (its integer part is geometric, its fractional digits are independent Bern
 with fixed irrational probabilities). ``γ`` is bracketed with IEEE-754 arithmetic rounded
 outwards (``+ - * /`` are correctly rounded, so one ``nextafter`` per operation encloses the
 true value); a comparison the bracket cannot decide is finished in exact rational arithmetic.
+
+Timing
+------
+A sampler whose loop count grows with ``|noise|`` tells anyone who can time a release how
+large the noise was (Jin, McMurtry, Rubinstein & Ohrimenko, IEEE S&P 2022); CKS Algorithms 2
+and 3 run one sample at a time are such samplers (kept, labelled, in :mod:`dpkit.naive.laplace`).
+Requests of up to ``_FIXED_MAX = 64`` values (every scalar release, every SVT threshold)
+therefore use *fixed-cost* samplers: every digit trial compares 64 random bits with the first
+64 bits of its probability, all trials of all draws at once, so the random bytes read and
+the NumPy operations run do not depend on the values drawn. What is and is not constant:
+
+* Discrete Laplace (difference of two geometrics, no rejection): the cost is a function of
+  the scale and the count only, except in two events that finish with loops of their own:
+  a 64-bit tie (probability ``2**-64`` per trial) and a geometric beyond the ``2**I >=
+  64·scale`` covered digits (probability ``<= e**-64`` per draw).
+* Discrete Gaussian (CKS Algorithm 3): each round decides ``2n + 4`` proposals at a fixed
+  cost; rounds repeat until ``n`` are accepted. The *number of rounds* varies, but it
+  depends only on which proposals were accepted, and accepted proposals are independent
+  draws from the target whatever that pattern is, so it carries no information about the
+  values returned. Exceptions as above, plus an undecided acceptance comparison
+  (probability about ``2**-40`` per proposal) and proposals ``|y| >= 2**53`` (scales above
+  about ``2**47``, never used by the mechanisms), which finish in exact arithmetic.
+* Larger arrays use the byte-efficient vectorised samplers below, whose loops (ties, tails,
+  rejection rounds) run over the whole block: their length depends on the block's values
+  collectively, diluting any single value's influence but not removing it.
+* Constant cost is not constant time: Python, the allocator, caches, the operating
+  system's random source (:class:`dpkit.rng.SecureRandom` refills its buffer every 4096
+  bytes, after a number of releases that does not depend on the noise) and other load make
+  the running time vary, but that variation is independent of the noise drawn.
 
 The power-of-two grid
 ---------------------
@@ -749,8 +778,18 @@ def discrete_laplace(scale: Fraction | int, rng: RandomSource,
     -----
     Privacy: adding this noise to an integer-valued query with sensitivity ``D`` (ℓ1) gives
     ``(D/scale)``-differential privacy, because ``P[x]/P[x'] <= exp(|x - x'|/scale)``.
-    One sample: Canonne, Kamath & Steinke (2020), Algorithm 2. Arrays: the exact digit-wise
-    sampler of the module docstring (the same distribution, drawn faster).
+    Up to 64 values (and any count at scales above ``2**52``): the fixed-cost sampler, a
+    difference of two geometric variables whose digits are drawn 64 bits at a time, so the
+    running time does not depend on the noise (see "Timing" in the module docstring for the
+    exceptions, of probability ``<= 2**-64`` per trial). Larger arrays: the exact digit-wise
+    vectorised sampler (the same distribution, fewer random bytes). Canonne, Kamath &
+    Steinke (2020) give the distribution's privacy and a one-at-a-time sampler (Algorithm 2).
+
+    Examples
+    --------
+    >>> from dpkit.rng import seeded
+    >>> discrete_laplace(3, seeded(0), size=4).shape
+    (4,)
     """
     scale = _positive_fraction(scale, "scale")
     rng = _source(rng)
@@ -949,8 +988,10 @@ def discrete_gaussian(sigma2: Fraction | int, rng: RandomSource,
     Notes
     -----
     Canonne, Kamath & Steinke (2020), Algorithm 3 (discrete Laplace proposal with scale
-    ``t = floor(σ) + 1``, accepted with probability ``exp(-(|Y| - σ²/t)²/(2σ²))``). The
-    acceptance trials of arrays are decided exactly as described in the module docstring.
+    ``t = floor(σ) + 1``, accepted with probability ``exp(-(|Y| - σ²/t)²/(2σ²))``). Up to 64
+    values, each proposal is drawn and decided at a fixed cost and the number of rounds is
+    independent of the values returned (see "Timing" in the module docstring); larger arrays
+    decide their acceptance trials as described under "Vectorised sampling".
     Privacy (CKS 2020, Theorem 4): for an integer query with ℓ2 sensitivity ``D``, adding
     independent discrete Gaussian noise to each coordinate satisfies ``(D²/(2σ²))``-zCDP and
     is (ε, δ)-DP whenever the continuous Gaussian's privacy profile allows it.
