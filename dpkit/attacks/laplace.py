@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from scipy import stats
 
 from dpkit._checks import check_epsilon, check_finite_array, check_integer, check_real
 from dpkit._checks import check_sensitivity as _check_sensitivity
@@ -390,6 +391,8 @@ class TimingAttackResult:
         same cost bin).
     size_chance : float
         The best accuracy without the cost on that question: the test majority's share.
+    rho : float
+        Spearman's rank correlation of cost and ``|noise|`` over all releases.
     n : int
         Test releases.
     """
@@ -399,6 +402,7 @@ class TimingAttackResult:
     bound: float
     size_accuracy: float
     size_chance: float
+    rho: float
     n: int
 
     @property
@@ -473,13 +477,20 @@ def measure_timing_attack(mechanisms: Mapping[str, Callable[[float, Any], Any]],
         profile = learn_timing_profile(out[train, j] - values[secret[train, j]], cost[train, j])
         guess = timing_attack(out[test, j], cost[test, j], values, scale, profile)
         plain = timing_attack(out[test, j], cost[test, j], values, scale, None)
-        size, chance = _noise_size_guess(out[:, j] - values[secret[:, j]], cost[:, j],
-                                         profile.cost_edges, n_train)
+        noise = out[:, j] - values[secret[:, j]]
+        size, chance = _noise_size_guess(noise, cost[:, j], profile.cost_edges, n_train)
         results[name] = TimingAttackResult(accuracy=float(np.mean(guess == truth)),
                                            output_only=float(np.mean(plain == truth)),
                                            bound=bound, size_accuracy=size,
-                                           size_chance=chance, n=n_test)
+                                           size_chance=chance,
+                                           rho=_spearman(cost[:, j], np.abs(noise)),
+                                           n=n_test)
     return results
+
+
+def _spearman(a: np.ndarray, b: np.ndarray) -> float:
+    """Spearman's rank correlation (average ranks for ties)."""
+    return float(stats.spearmanr(a, b).statistic)
 
 
 def _noise_size_guess(noise: np.ndarray, cost: np.ndarray, edges: np.ndarray,
