@@ -56,8 +56,8 @@ the NumPy operations run do not depend on the values drawn. What is and is not c
   the scale and the count only, except in two events that finish with loops of their own:
   a 64-bit tie (probability ``2**-64`` per trial) and a geometric beyond the ``2**I >=
   64·scale`` covered digits (probability ``<= e**-64`` per draw).
-* Discrete Gaussian (CKS Algorithm 3): each round decides ``2n + 4`` proposals at a fixed
-  cost; rounds repeat until ``n`` are accepted. The *number of rounds* varies, but it
+* Discrete Gaussian (CKS Algorithm 3): each round decides ``n + 2 + n // 2`` proposals at
+  a fixed cost; rounds repeat until ``n`` are accepted. The *number of rounds* varies, but it
   depends only on which proposals were accepted, and accepted proposals are independent
   draws from the target whatever that pattern is, so it carries no information about the
   values returned. Exceptions as above, plus an undecided acceptance comparison
@@ -595,8 +595,10 @@ def _fixed_bernoulli(columns: _FixedColumns, n: int, rng: RandomSource) -> np.nd
     width = columns.prefixes.size
     u = np.frombuffer(rng.bytes(8 * n * width), dtype="<u8").reshape(n, width)
     below = u < columns.prefixes
-    for index in np.flatnonzero(u == columns.prefixes):     # probability 2**-64 each
-        below.flat[index] = _finish_tie(columns.expansions[index % width], rng)
+    ties = u == columns.prefixes
+    if ties.any():                                          # probability 2**-64 per trial
+        for index in np.flatnonzero(ties):
+            below.flat[index] = _finish_tie(columns.expansions[index % width], rng)
     return below
 
 
@@ -619,15 +621,17 @@ def _fixed_plan(scale: Fraction) -> tuple[int, _FixedColumns, Fraction]:
     return top, _FixedColumns([*expansions, _exp_neg_expansion(step)]), step
 
 
-def _fixed_geometric(scale: Fraction, bits: np.ndarray, rng: RandomSource) -> np.ndarray:
+def _fixed_geometric(plan: tuple[int, _FixedColumns, Fraction], bits: np.ndarray,
+                     rng: RandomSource) -> np.ndarray:
     """Geometric draws from their digit trials (``bits`` from :func:`_fixed_bernoulli`).
 
     Returns int64 if every value fits (always when ``I <= 61`` and no tail), else Python ints.
     """
-    top, _, step = _fixed_plan(scale)
-    tails = np.flatnonzero(bits[:, top])                    # probability <= e**-64 each
-    if top <= 61 and not tails.size:
+    top, _, step = plan
+    tail = bits[:, top]                                     # probability <= e**-64 each
+    if top <= 61 and not tail.any():
         return _pack(bits[:, :top]).astype(np.int64)
+    tails = np.flatnonzero(tail)
     values = [int.from_bytes(np.packbits(row[:top], bitorder="little").tobytes(), "little")
               for row in bits]
     for index in tails:
@@ -647,9 +651,9 @@ def _fixed_discrete_laplace(scale: Fraction, n: int, rng: RandomSource) -> np.nd
     ``P[X = x] ∝ p**|x|``: no rejection step, so every call draws exactly
     ``16·n·(I + 1)`` random bytes (bar the events named in the section comment).
     """
-    columns = _fixed_plan(scale)[1]
-    bits = _fixed_bernoulli(columns, 2 * n, rng)
-    g = _fixed_geometric(scale, bits, rng)
+    plan = _fixed_plan(scale)
+    bits = _fixed_bernoulli(plan[1], 2 * n, rng)
+    g = _fixed_geometric(plan, bits, rng)
     return g[:n] - g[n:]
 
 
@@ -669,6 +673,16 @@ def _fixed_gaussian_columns(scale: Fraction) -> _FixedColumns:
     return _FixedColumns([*geometric, *geometric, *whole, *fraction])
 
 
+@functools.lru_cache(maxsize=64)
+def _fixed_gaussian_setup(sigma2: Fraction) -> tuple[int, tuple[int, _FixedColumns, Fraction],
+                                                     _FixedColumns, int]:
+    """``t = floor(σ) + 1``, the proposals' geometric plan, the trial columns, and the digit
+    count of ``floor(E)``."""
+    t = _floor_sqrt(sigma2) + 1
+    return (t, _fixed_plan(Fraction(t)), _fixed_gaussian_columns(Fraction(t)),
+            _fixed_plan(Fraction(1))[0])
+
+
 def _fixed_discrete_gaussian(sigma2: Fraction, n: int, rng: RandomSource) -> np.ndarray:
     """``n`` exact discrete Gaussian draws, each proposal decided at a value-independent cost.
 
@@ -676,23 +690,19 @@ def _fixed_discrete_gaussian(sigma2: Fraction, n: int, rng: RandomSource) -> np.
     accepted when ``E > γ(Y)``: ``E`` is drawn with a fixed number of digits and compared
     with a float bracket of ``γ`` (:func:`_gamma_bracket`); a comparison those digits cannot
     decide (probability about ``2**-40``) continues exactly. Each round proposes
-    ``2·n + 4`` candidates; rounds repeat until ``n`` are accepted. The number of rounds
+    ``n + 2 + n // 2`` candidates; rounds repeat until ``n`` are accepted. The number of rounds
     depends only on *which* proposals were accepted, and the accepted values are
     independent draws from the target whatever that pattern is, so it carries no
     information about the values returned.
     """
-    t = _floor_sqrt(sigma2) + 1
-    scale = Fraction(t)
-    top = _fixed_plan(scale)[0]
-    columns = _fixed_gaussian_columns(scale)
-    whole_top = _fixed_plan(Fraction(1))[0]
-    width = top + 1
+    t, plan, columns, whole_top = _fixed_gaussian_setup(sigma2)
+    width = plan[0] + 1
     out: list[np.ndarray] = []
     need = n
+    m = n + 2 + n // 2
     while need > 0:
-        m = 2 * n + 4
         bits = _fixed_bernoulli(columns, m, rng)
-        g = _fixed_geometric(scale, np.concatenate([bits[:, :width], bits[:, width:2 * width]]),
+        g = _fixed_geometric(plan, np.concatenate([bits[:, :width], bits[:, width:2 * width]]),
                              rng)
         y = g[:m] - g[m:]
         e_bits = bits[:, 2 * width:]
@@ -819,14 +829,21 @@ def _gamma_bracket(y: np.ndarray, sigma2: Fraction, t: int) -> tuple[np.ndarray,
     ``|y| >= 2**53`` get ``[0, inf]``, which sends them to the exact rational comparison.
     """
     magnitude = np.abs(y)
-    d = magnitude.astype(np.float64) - float(sigma2 / t)
-    gamma = d * d / float(2 * sigma2)
+    centre, denominator = _gamma_constants(sigma2, t)
+    d = magnitude.astype(np.float64) - centre
+    gamma = d * d / denominator
     margin = _MARGIN * (gamma + 1.0)
     lo, hi = np.maximum(gamma - margin, 0.0), gamma + margin
     if magnitude.size and int(magnitude.max()) >= 2**53:
         huge = magnitude >= 2**53
         lo, hi = np.where(huge, 0.0, lo), np.where(huge, np.inf, hi)
     return lo, hi
+
+
+@functools.lru_cache(maxsize=64)
+def _gamma_constants(sigma2: Fraction, t: int) -> tuple[float, float]:
+    """``fl(sigma2/t)`` and ``fl(2·sigma2)``, correctly rounded (see :func:`_gamma_bracket`)."""
+    return float(sigma2 / t), float(2 * sigma2)
 
 
 _FRACTION_DIGITS = 40  # fractional digits of E tried against the float bracket
@@ -1013,9 +1030,13 @@ def _fixed_result(sampler: Callable[[Fraction, int, RandomSource], np.ndarray],
                   parameter: Fraction, count: int, shape: tuple[int, ...] | None,
                   rng: RandomSource) -> int | np.ndarray:
     """Run a fixed-cost sampler in blocks of ``_FIXED_MAX``; one ``int`` if ``shape`` is None."""
-    blocks = [sampler(parameter, min(_FIXED_MAX, count - start), rng)
-              for start in range(0, count, _FIXED_MAX)]
-    values = np.concatenate(blocks) if blocks else np.empty(0, dtype=np.int64)
+    if count == 0:
+        values = np.empty(0, dtype=np.int64)
+    elif count <= _FIXED_MAX:
+        values = sampler(parameter, count, rng)
+    else:
+        values = np.concatenate([sampler(parameter, min(_FIXED_MAX, count - start), rng)
+                                 for start in range(0, count, _FIXED_MAX)])
     if shape is None:
         return int(values[0])
     if values.dtype == np.int64:
