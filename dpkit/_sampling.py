@@ -56,7 +56,7 @@ the NumPy operations run do not depend on the values drawn. What is and is not c
   the scale and the count only, except in two events that finish with loops of their own:
   a 64-bit tie (probability ``2**-64`` per trial) and a geometric beyond the ``2**I >=
   64·scale`` covered digits (probability ``<= e**-64`` per draw).
-* Discrete Gaussian (CKS Algorithm 3): each round decides ``n + 2 + n // 2`` proposals at
+* Discrete Gaussian (CKS Algorithm 3): each round decides ``n + 1 + n // 2`` proposals at
   a fixed cost; rounds repeat until ``n`` are accepted. The *number of rounds* varies, but it
   depends only on which proposals were accepted, and accepted proposals are independent
   draws from the target whatever that pattern is, so it carries no information about the
@@ -690,7 +690,7 @@ def _fixed_discrete_gaussian(sigma2: Fraction, n: int, rng: RandomSource) -> np.
     accepted when ``E > γ(Y)``: ``E`` is drawn with a fixed number of digits and compared
     with a float bracket of ``γ`` (:func:`_gamma_bracket`); a comparison those digits cannot
     decide (probability about ``2**-40``) continues exactly. Each round proposes
-    ``n + 2 + n // 2`` candidates; rounds repeat until ``n`` are accepted. The number of rounds
+    ``n + 1 + n // 2`` candidates; rounds repeat until ``n`` are accepted. The number of rounds
     depends only on *which* proposals were accepted, and the accepted values are
     independent draws from the target whatever that pattern is, so it carries no
     information about the values returned.
@@ -699,7 +699,7 @@ def _fixed_discrete_gaussian(sigma2: Fraction, n: int, rng: RandomSource) -> np.
     width = plan[0] + 1
     out: list[np.ndarray] = []
     need = n
-    m = n + 2 + n // 2
+    m = n + 1 + n // 2
     while need > 0:
         bits = _fixed_bernoulli(columns, m, rng)
         g = _fixed_geometric(plan, np.concatenate([bits[:, :width], bits[:, width:2 * width]]),
