@@ -673,14 +673,37 @@ def _fixed_gaussian_columns(scale: Fraction) -> _FixedColumns:
     return _FixedColumns([*geometric, *geometric, *whole, *fraction])
 
 
+class _GaussianSetup:
+    """Everything a fixed-cost discrete Gaussian round needs for one ``sigma2``.
+
+    ``weights`` packs a row of trials into (G1, G2, floor(E), fractional digits of E) by one
+    integer matrix product (tail columns weigh 0; they are checked separately); it is None
+    when a geometric may not fit in int64 (``I > 61``).
+    """
+
+    def __init__(self, sigma2: Fraction) -> None:
+        self.t = _floor_sqrt(sigma2) + 1
+        self.plan = _fixed_plan(Fraction(self.t))
+        self.columns = _fixed_gaussian_columns(Fraction(self.t))
+        self.whole_top = _fixed_plan(Fraction(1))[0]
+        top = self.plan[0]
+        width = top + 1
+        self.tails = np.array([top, width + top, 2 * width + self.whole_top])
+        self.weights = None
+        if top <= 61:
+            weights = np.zeros((self.columns.prefixes.size, 4), dtype=np.int64)
+            powers = 2 ** np.arange(top, dtype=np.int64)
+            weights[:top, 0] = powers
+            weights[width:width + top, 1] = powers
+            weights[2 * width:2 * width + self.whole_top, 2] = powers[:self.whole_top]
+            weights[2 * width + self.whole_top + 1:, 3] = 2 ** np.arange(
+                _FIXED_FRACTION_DIGITS - 1, -1, -1, dtype=np.int64)
+            self.weights = weights
+
+
 @functools.lru_cache(maxsize=64)
-def _fixed_gaussian_setup(sigma2: Fraction) -> tuple[int, tuple[int, _FixedColumns, Fraction],
-                                                     _FixedColumns, int]:
-    """``t = floor(σ) + 1``, the proposals' geometric plan, the trial columns, and the digit
-    count of ``floor(E)``."""
-    t = _floor_sqrt(sigma2) + 1
-    return (t, _fixed_plan(Fraction(t)), _fixed_gaussian_columns(Fraction(t)),
-            _fixed_plan(Fraction(1))[0])
+def _fixed_gaussian_setup(sigma2: Fraction) -> _GaussianSetup:
+    return _GaussianSetup(sigma2)
 
 
 def _fixed_discrete_gaussian(sigma2: Fraction, n: int, rng: RandomSource) -> np.ndarray:
@@ -695,39 +718,33 @@ def _fixed_discrete_gaussian(sigma2: Fraction, n: int, rng: RandomSource) -> np.
     independent draws from the target whatever that pattern is, so it carries no
     information about the values returned.
     """
-    t, plan, columns, whole_top = _fixed_gaussian_setup(sigma2)
+    setup = _fixed_gaussian_setup(sigma2)
+    t, plan, whole_top = setup.t, setup.plan, setup.whole_top
     width = plan[0] + 1
     out: list[np.ndarray] = []
     need = n
     m = n + 1 + n // 2
     while need > 0:
-        bits = _fixed_bernoulli(columns, m, rng)
-        g = _fixed_geometric(plan, np.concatenate([bits[:, :width], bits[:, width:2 * width]]),
-                             rng)
-        y = g[:m] - g[m:]
-        e_bits = bits[:, 2 * width:]
-        if y.dtype != np.int64 or e_bits[:, whole_top].any():
-            accept = _exceeds_exact_all(y, e_bits, whole_top, sigma2, t, rng)
-        else:
-            accept = _fixed_accept(y, e_bits, whole_top, sigma2, t, rng)
+        bits = _fixed_bernoulli(setup.columns, m, rng)
+        if setup.weights is not None and not bits[:, setup.tails].any():
+            packed = bits.astype(np.int64) @ setup.weights
+            y = packed[:, 0] - packed[:, 1]
+            accept = _fixed_accept(y, packed[:, 2], packed[:, 3], sigma2, t, rng)
+        else:                                   # tails or huge scales: probability <= e**-64
+            g = _fixed_geometric(plan, np.concatenate([bits[:, :width],
+                                                       bits[:, width:2 * width]]), rng)
+            y = g[:m] - g[m:]
+            accept = _exceeds_exact_all(y, bits[:, 2 * width:], whole_top, sigma2, t, rng)
         kept = y[accept][:need]
         out.append(kept)
         need -= kept.size
     return np.concatenate(out)
 
 
-def _e_digits(e_bits: np.ndarray, whole_top: int) -> tuple[np.ndarray, np.ndarray]:
-    """``floor(E)`` and the first fractional digits of ``E`` (as an integer), per row."""
-    whole = _pack(e_bits[:, :whole_top]).astype(np.int64)
-    weights = 2 ** np.arange(_FIXED_FRACTION_DIGITS - 1, -1, -1, dtype=np.int64)
-    fraction = e_bits[:, whole_top + 1:].astype(np.int64) @ weights
-    return whole, fraction
-
-
-def _fixed_accept(y: np.ndarray, e_bits: np.ndarray, whole_top: int, sigma2: Fraction, t: int,
-                  rng: RandomSource) -> np.ndarray:
-    """``E_j > γ(y_j)`` from the drawn digits of ``E``, exact fallback when undecided."""
-    whole, fraction = _e_digits(e_bits, whole_top)
+def _fixed_accept(y: np.ndarray, whole: np.ndarray, fraction: np.ndarray, sigma2: Fraction,
+                  t: int, rng: RandomSource) -> np.ndarray:
+    """``E_j > γ(y_j)`` from ``floor(E) < 2**I`` and the first fractional digits of ``E`` (as an
+    integer), with an exact fallback when undecided."""
     low = whole + fraction * 2.0**-_FIXED_FRACTION_DIGITS     # exact: < 2**7, 40 digits
     gamma_lo, gamma_hi = _gamma_bracket(y, sigma2, t)
     accept = low > gamma_hi
@@ -741,16 +758,18 @@ def _fixed_accept(y: np.ndarray, e_bits: np.ndarray, whole_top: int, sigma2: Fra
 
 def _exceeds_exact_all(y: np.ndarray, e_bits: np.ndarray, whole_top: int, sigma2: Fraction,
                        t: int, rng: RandomSource) -> np.ndarray:
-    """The rare rounds with huge proposals or ``E >= 128``: every trial in exact arithmetic."""
-    fraction = _e_digits(e_bits, whole_top)[1]
+    """The rare rounds with huge proposals or a tail event: every trial in exact arithmetic."""
+    weights = 2 ** np.arange(_FIXED_FRACTION_DIGITS - 1, -1, -1, dtype=np.int64)
+    fraction = e_bits[:, whole_top + 1:].astype(np.int64) @ weights
     accept = np.zeros(len(y), dtype=bool)
     for j, row in enumerate(e_bits):
         whole = int.from_bytes(np.packbits(row[:whole_top], bitorder="little").tobytes(),
                                "little")
         if row[whole_top]:
-            whole += 128
-            while _bernoulli_exp(Fraction(128), rng):
-                whole += 128
+            step = 2**whole_top                 # floor(E) >= 2**I: memoryless tail
+            whole += step
+            while _bernoulli_exp(Fraction(step), rng):
+                whole += step
         low = whole + Fraction(int(fraction[j]), 2**_FIXED_FRACTION_DIGITS)
         accept[j] = _exceeds_exact(low, Fraction(1, 2**_FIXED_FRACTION_DIGITS),
                                    _gaussian_gamma(int(y[j]), sigma2, t),

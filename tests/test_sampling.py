@@ -448,14 +448,19 @@ def test_fixed_cost_gaussian_power() -> None:
 def test_fixed_cost_rare_paths(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tails, ties and exact acceptance: force them often and check the distribution."""
     monkeypatch.setattr(sampling, "_FIXED_TAIL_FACTOR", 1)
-    sampling._fixed_plan.cache_clear()
-    sampling._fixed_gaussian_columns.cache_clear()
+    caches = (sampling._fixed_plan, sampling._fixed_gaussian_columns,
+              sampling._fixed_gaussian_setup)
+    for cache in caches:
+        cache.cache_clear()
     try:
         rng = seeded(38)
         samples = np.concatenate([sampling.discrete_laplace(Fraction(5), rng, size=64)
                                   for _ in range(600)])
         assert np.abs(samples).max() > 8 * 5
         assert binned_chi_square(samples, laplace_cdf(5.0), edges_for(5.0)) > ALPHA
+        gauss = np.concatenate([sampling.discrete_gaussian(Fraction(9), rng, size=64)
+                                for _ in range(300)])   # tails in most rounds: exact path
+        assert binned_chi_square(gauss, gaussian_cdf(9.0), edges_for(3.0, width=5)) > ALPHA
         tie = sampling._FixedColumns([sampling._logistic_expansion(Fraction(1, 3))])
         hits = [sampling._finish_tie(tie.expansions[0], rng) for _ in range(4000)]
         # Given a 64-bit tie, U < q iff the rest of U is below the rest of q (uniform on
@@ -472,5 +477,5 @@ def test_fixed_cost_rare_paths(monkeypatch: pytest.MonkeyPatch) -> None:
         digits[:, 7] = True
         assert sampling._exceeds_exact_all(y, digits, 7, Fraction(9), 4, rng).all()
     finally:
-        sampling._fixed_plan.cache_clear()
-        sampling._fixed_gaussian_columns.cache_clear()
+        for cache in caches:
+            cache.cache_clear()
