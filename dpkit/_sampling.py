@@ -659,7 +659,7 @@ def _fixed_discrete_laplace(scale: Fraction, n: int, rng: RandomSource) -> np.nd
 
 @functools.lru_cache(maxsize=64)
 def _fixed_gaussian_columns(scale: Fraction) -> _FixedColumns:
-    """The trials of one Gaussian proposal: two geometrics of ``scale``, then the digits of ``E``.
+    """The trials of one Gaussian proposal: a geometric of ``scale``, then the digits of ``E``.
 
     ``E`` is a standard exponential: ``floor(E)`` is geometric with ``p = e**-1`` (digits
     ``i < 7`` cover ``[0, 128)``, the tail ``E >= 128`` has probability ``e**-128``) and
@@ -670,15 +670,15 @@ def _fixed_gaussian_columns(scale: Fraction) -> _FixedColumns:
     whole = _fixed_plan(Fraction(1))[1].expansions
     fraction = [_logistic_expansion(Fraction(1, 2**k))
                 for k in range(1, _FIXED_FRACTION_DIGITS + 1)]
-    return _FixedColumns([*geometric, *geometric, *whole, *fraction])
+    return _FixedColumns([*geometric, *whole, *fraction])
 
 
 class _GaussianSetup:
     """Everything a fixed-cost discrete Gaussian round needs for one ``sigma2``.
 
-    ``weights`` packs a row of trials into (G1, G2, floor(E), fractional digits of E) by one
+    ``weights`` packs a row of trials into (G, floor(E), fractional digits of E) by one
     integer matrix product (tail columns weigh 0; they are checked separately); it is None
-    when a geometric may not fit in int64 (``I > 61``).
+    when the geometric may not fit in int64 (``I > 61``).
     """
 
     def __init__(self, sigma2: Fraction) -> None:
@@ -687,16 +687,15 @@ class _GaussianSetup:
         self.columns = _fixed_gaussian_columns(Fraction(self.t))
         self.whole_top = _fixed_plan(Fraction(1))[0]
         top = self.plan[0]
-        width = top + 1
-        self.tails = np.array([top, width + top, 2 * width + self.whole_top])
+        self.width = top + 1
+        self.tails = np.array([top, self.width + self.whole_top])
         self.weights = None
         if top <= 61:
-            weights = np.zeros((self.columns.prefixes.size, 4), dtype=np.int64)
+            weights = np.zeros((self.columns.prefixes.size, 3), dtype=np.int64)
             powers = 2 ** np.arange(top, dtype=np.int64)
             weights[:top, 0] = powers
-            weights[width:width + top, 1] = powers
-            weights[2 * width:2 * width + self.whole_top, 2] = powers[:self.whole_top]
-            weights[2 * width + self.whole_top + 1:, 3] = 2 ** np.arange(
+            weights[self.width:self.width + self.whole_top, 1] = powers[:self.whole_top]
+            weights[self.width + self.whole_top + 1:, 2] = 2 ** np.arange(
                 _FIXED_FRACTION_DIGITS - 1, -1, -1, dtype=np.int64)
             self.weights = weights
 
@@ -709,32 +708,34 @@ def _fixed_gaussian_setup(sigma2: Fraction) -> _GaussianSetup:
 def _fixed_discrete_gaussian(sigma2: Fraction, n: int, rng: RandomSource) -> np.ndarray:
     """``n`` exact discrete Gaussian draws, each proposal decided at a value-independent cost.
 
-    CKS Algorithm 3 with proposals ``Y`` from :func:`_fixed_discrete_laplace` (scale ``t``)
-    accepted when ``E > γ(Y)``: ``E`` is drawn with a fixed number of digits and compared
-    with a float bracket of ``γ`` (:func:`_gamma_bracket`); a comparison those digits cannot
-    decide (probability about ``2**-40``) continues exactly. Each round proposes
-    ``n + 1 + n // 2`` candidates; rounds repeat until ``n`` are accepted. The number of rounds
-    depends only on *which* proposals were accepted, and the accepted values are
-    independent draws from the target whatever that pattern is, so it carries no
-    information about the values returned.
+    CKS Algorithm 3: a proposal is a random sign times a geometric ``G`` of scale ``t``
+    (drawn as in :func:`_fixed_discrete_laplace`), rejected if it is ``(-, 0)`` (which
+    makes it discrete Laplace) and otherwise accepted when ``E > γ(Y)``: ``E`` is drawn with
+    a fixed number of digits and compared with a float bracket of ``γ``
+    (:func:`_gamma_bracket`); a comparison those digits cannot decide (probability about
+    ``2**-40``) continues exactly. Each round proposes ``n + 1 + n // 2`` candidates; rounds
+    repeat until ``n`` are accepted. The number of rounds depends only on *which* proposals
+    were accepted, and the accepted values are independent draws from the target whatever
+    that pattern is, so it carries no information about the values returned.
     """
     setup = _fixed_gaussian_setup(sigma2)
-    t, plan, whole_top = setup.t, setup.plan, setup.whole_top
-    width = plan[0] + 1
+    t, width = setup.t, setup.width
     out: list[np.ndarray] = []
     need = n
     m = n + 1 + n // 2
     while need > 0:
         bits = _fixed_bernoulli(setup.columns, m, rng)
+        negative = (np.frombuffer(rng.bytes(m), dtype=np.uint8) & 1).astype(bool)
         if setup.weights is not None and not bits[:, setup.tails].any():
             packed = bits.astype(np.int64) @ setup.weights
-            y = packed[:, 0] - packed[:, 1]
-            accept = _fixed_accept(y, packed[:, 2], packed[:, 3], sigma2, t, rng)
+            g = packed[:, 0]
+            y = np.where(negative, -g, g)
+            accept = _fixed_accept(y, packed[:, 1], packed[:, 2], sigma2, t, rng)
         else:                                   # tails or huge scales: probability <= e**-64
-            g = _fixed_geometric(plan, np.concatenate([bits[:, :width],
-                                                       bits[:, width:2 * width]]), rng)
-            y = g[:m] - g[m:]
-            accept = _exceeds_exact_all(y, bits[:, 2 * width:], whole_top, sigma2, t, rng)
+            g = _fixed_geometric(setup.plan, bits[:, :width], rng)
+            y = np.where(negative, -g, g)
+            accept = _exceeds_exact_all(y, bits[:, width:], setup.whole_top, sigma2, t, rng)
+        accept &= ~(negative & (g == 0))
         kept = y[accept][:need]
         out.append(kept)
         need -= kept.size
