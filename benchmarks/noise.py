@@ -9,6 +9,12 @@ bits: with the secure default source (``rng=None``, the operating system's CSPRN
 seeded source (teaching only). Each time is the best of several runs (CPU time); the table
 prints the ratio to the baseline (the goal is a ratio below 10 for large arrays).
 
+A second table times *scalar* releases (one value per call, as a query server makes them)
+against NumPy's scalar float samplers, and dpkit's former one-at-a-time exact sampler
+(:func:`dpkit.naive.cks_laplace_mechanism`) against today's fixed-cost one; it also prints
+Spearman's ρ between each call's wall time and ``|noise|`` (timing leak: 0 means none),
+measured with the calls of both samplers interleaved.
+
 Run: ``.venv/bin/python benchmarks/noise.py``
 """
 
@@ -18,8 +24,10 @@ import time
 from collections.abc import Callable
 
 import numpy as np
+from scipy import stats
 
 from dpkit.laplace import laplace_mechanism
+from dpkit.naive.laplace import cks_laplace_mechanism
 from dpkit.rng import seeded
 
 try:
@@ -75,11 +83,57 @@ def bench_size(n: int, generator: np.random.Generator) -> None:
                                                    rng=source)), base))
 
 
+SCALAR_CALLS = 2000
+
+
+def per_call(fn: Callable[[], object], calls: int = SCALAR_CALLS) -> float:
+    """Best-of-``REPEATS`` CPU time of one call, in microseconds."""
+    return best_time(lambda: [fn() for _ in range(calls)]) / calls * 1e6
+
+
+def leak(mechanisms: dict[str, Callable[[], float]], calls: int = 3000) -> dict[str, float]:
+    """Spearman ρ(wall time, |release|) per mechanism, calls interleaved (true value 0)."""
+    times = {name: np.empty(calls) for name in mechanisms}
+    noise = {name: np.empty(calls) for name in mechanisms}
+    for i in range(calls):
+        for name, fn in mechanisms.items():
+            start = time.perf_counter_ns()
+            noise[name][i] = abs(fn())
+            times[name][i] = time.perf_counter_ns() - start
+    return {name: float(stats.spearmanr(times[name], noise[name]).statistic)
+            for name in mechanisms}
+
+
+def bench_scalar(generator: np.random.Generator) -> None:
+    """Print the scalar-release table (µs per call, ratio to NumPy) and the timing leak."""
+    scale = SENSITIVITY / EPSILON
+    rows = [("numpy laplace (baseline)", lambda: 0.0 + generator.laplace(0.0, scale)),
+            ("dpkit laplace, secure source", lambda: laplace_mechanism(0.0, SENSITIVITY,
+                                                                       EPSILON)),
+            ("dpkit laplace, former sampler", lambda: cks_laplace_mechanism(0.0, SENSITIVITY,
+                                                                            EPSILON))]
+    if gaussian_mechanism is not None:
+        sigma = analytic_sigma(SENSITIVITY, EPSILON, DELTA)
+        rows += [("numpy normal", lambda: 0.0 + generator.normal(0.0, sigma)),
+                 ("dpkit gaussian, secure source",
+                  lambda: gaussian_mechanism(0.0, SENSITIVITY, EPSILON, DELTA))]
+    print(f"\n{'scalar release':<34} {'µs/call':>10} {'ratio':>8}")
+    base = per_call(rows[0][1])
+    for name, fn in rows:
+        fn()                                    # calibrations are cached after one call
+        micro = per_call(fn)
+        print(f"{name:<34} {micro:>10.2f} {micro / base:>8.1f}")
+    rho = leak({"former (one at a time)": rows[2][1], "today (fixed cost)": rows[1][1]})
+    for name, value in rho.items():
+        print(f"timing leak, Spearman ρ(time, |noise|), {name}: {value:+.3f}")
+
+
 def main() -> None:
     generator = np.random.default_rng(0)
     print(f"{'mechanism':<34} {'n':>9} {'CPU ms':>10} {'M/s':>10} {'ratio':>8}")
     for n in SIZES:
         bench_size(n, generator)
+    bench_scalar(generator)
     if analytic_sigma is None:
         return
     grid = [(eps, delta) for eps in (0.01, 0.1, 1.0, 10.0) for delta in (1e-3, 1e-10, 1e-30)]

@@ -13,8 +13,8 @@ Samplers
     ``True`` with probability ``exp(-gamma)``, for a rational ``gamma >= 0``
     (Canonne, Kamath & Steinke 2020, Algorithm 1).
 :func:`discrete_laplace`
-    ``P[X = x] ∝ exp(-|x| / scale)`` on the integers (CKS 2020, Algorithm 2 for one sample;
-    a vectorised bit-by-bit sampler for arrays, see below).
+    ``P[X = x] ∝ exp(-|x| / scale)`` on the integers (a fixed-cost sampler for small
+    requests, a vectorised bit-by-bit sampler for large arrays, see below).
 :func:`discrete_gaussian`
     ``P[X = x] ∝ exp(-x² / (2 sigma2))`` on the integers (CKS 2020, Algorithm 3).
 
@@ -41,6 +41,35 @@ digit (its integer part is geometric, its fractional digits are independent Bern
 with fixed irrational probabilities). ``γ`` is bracketed with IEEE-754 arithmetic rounded
 outwards (``+ - * /`` are correctly rounded, so one ``nextafter`` per operation encloses the
 true value); a comparison the bracket cannot decide is finished in exact rational arithmetic.
+
+Timing
+------
+A sampler whose loop count grows with ``|noise|`` tells anyone who can time a release how
+large the noise was (Jin, McMurtry, Rubinstein & Ohrimenko, IEEE S&P 2022); CKS Algorithms 2
+and 3 run one sample at a time are such samplers (kept, labelled, in :mod:`dpkit.naive.laplace`).
+Requests of up to ``_FIXED_MAX = 64`` values (every scalar release, every SVT threshold)
+therefore use *fixed-cost* samplers: every digit trial compares 64 random bits with the first
+64 bits of its probability, all trials of all draws at once, so the random bytes read and
+the NumPy operations run do not depend on the values drawn. What is and is not constant:
+
+* Discrete Laplace (difference of two geometrics, no rejection): the cost is a function of
+  the scale and the count only, except in two events that finish with loops of their own:
+  a 64-bit tie (probability ``2**-64`` per trial) and a geometric beyond the ``2**I >=
+  64·scale`` covered digits (probability ``<= e**-64`` per draw).
+* Discrete Gaussian (CKS Algorithm 3): each round decides ``n + 1 + n // 2`` proposals at
+  a fixed cost; rounds repeat until ``n`` are accepted. The *number of rounds* varies, but it
+  depends only on which proposals were accepted, and accepted proposals are independent
+  draws from the target whatever that pattern is, so it carries no information about the
+  values returned. Exceptions as above, plus an undecided acceptance comparison
+  (probability about ``2**-40`` per proposal) and proposals ``|y| >= 2**53`` (scales above
+  about ``2**47``, never used by the mechanisms), which finish in exact arithmetic.
+* Larger arrays use the byte-efficient vectorised samplers below, whose loops (ties, tails,
+  rejection rounds) run over the whole block: their length depends on the block's values
+  collectively, diluting any single value's influence but not removing it.
+* Constant cost is not constant time: Python, the allocator, caches, the operating
+  system's random source (:class:`dpkit.rng.SecureRandom` refills its buffer every 4096
+  bytes, after a number of releases that does not depend on the noise) and other load make
+  the running time vary, but that variation is independent of the noise drawn.
 
 The power-of-two grid
 ---------------------
@@ -88,8 +117,7 @@ __all__ = [
 GRID_BITS = 20
 
 _BLOCK = 1 << 16          # samples processed at once by the vectorised samplers
-_VECTOR_MAX_SCALE = 2**52  # above this scale, arrays are drawn one exact sample at a time
-_FEW = 4                  # up to this many samples, the one-at-a-time sampler is faster
+_VECTOR_MAX_SCALE = 2**52  # above this scale, arrays use the fixed-cost sampler (Python ints)
 _INT64_SAFE = 2**62       # integers below this (in absolute value) are kept in int64 arrays
 _SIZE = int | tuple[int, ...] | None
 _TAIL_FACTOR = 16         # digits of a geometric drawn in bulk cover [0, 16·scale)
@@ -182,23 +210,6 @@ def _bernoulli_exp_unit(gamma: Fraction, rng: RandomSource) -> bool:
     return k % 2 == 1
 
 
-def _discrete_laplace_one(scale: Fraction, rng: RandomSource) -> int:
-    """CKS Algorithm 2: one exact sample of the discrete Laplace with ``scale = t/s``."""
-    t, s = scale.numerator, scale.denominator
-    while True:
-        u = rng.randbelow(t)
-        if not _bernoulli_exp(Fraction(u, t), rng):
-            continue
-        v = 0
-        while _bernoulli_exp_unit(Fraction(1), rng):
-            v += 1
-        y = (u + t * v) // s
-        negative = rng.bits(1) == 1
-        if negative and y == 0:
-            continue
-        return -y if negative else y
-
-
 def _floor_sqrt(value: Fraction) -> int:
     """``floor(sqrt(value))`` exactly, for a rational ``value >= 0``."""
     return math.isqrt(value.numerator // value.denominator)
@@ -207,15 +218,6 @@ def _floor_sqrt(value: Fraction) -> int:
 def _gaussian_gamma(y: int, sigma2: Fraction, t: int) -> Fraction:
     """The CKS Algorithm 3 rejection exponent ``(|y| - sigma2/t)**2 / (2 sigma2)``."""
     return (abs(y) - sigma2 / t) ** 2 / (2 * sigma2)
-
-
-def _discrete_gaussian_one(sigma2: Fraction, rng: RandomSource) -> int:
-    """CKS Algorithm 3: one exact sample of the discrete Gaussian with variance parameter."""
-    t = _floor_sqrt(sigma2) + 1
-    while True:
-        y = _discrete_laplace_one(Fraction(t), rng)
-        if _bernoulli_exp(_gaussian_gamma(y, sigma2, t), rng):
-            return y
 
 
 # ----------------------------------------------- binary expansions of irrational thresholds
@@ -551,6 +553,231 @@ def _discrete_laplace_vector(scale: Fraction, n: int, rng: RandomSource) -> np.n
     return _by_rejection(propose, n, 0.5 + 0.5 * math.exp(-1 / float(scale)))
 
 
+# ------------------------------------------------- fixed-cost samplers for small requests
+#
+# The one-at-a-time samplers of CKS 2020 run loops whose length grows with |noise|/scale, so
+# the running time of a release reveals the noise (see dpkit.naive.laplace). Small requests
+# (every scalar release, every SVT threshold) use the samplers below instead: each Bernoulli
+# digit is decided by comparing 64 random bits with the first 64 bits of its probability, all
+# digits of all draws at once, so the random bytes drawn and the NumPy operations run are the
+# same whatever the values drawn. The exceptions are events of probability <= 2**-64 per
+# digit (a tie of 64 bits) and <= e**-64 per geometric draw (beyond the covered digits); they
+# finish exactly, with loops of their own.
+
+_FIXED_MAX = 64          # requests up to this many samples use the fixed-cost sampler
+_FIXED_TAIL_FACTOR = 64  # its digits cover [0, 64·scale): the tail has probability <= e**-64
+_FIXED_FRACTION_DIGITS = 40  # fractional digits of E drawn for a fixed-cost Gaussian trial
+
+
+def _prefix64(expansion: _Expansion) -> int:
+    """The first 64 bits of an expansion, ``floor(q·2**64)``."""
+    value = 0
+    for level in range(8):
+        value = (value << 8) | expansion.byte(level)
+    return value
+
+
+class _FixedColumns:
+    """Thresholds of a fixed-cost Bernoulli matrix: expansions and their 64-bit prefixes."""
+
+    def __init__(self, expansions: list[_Expansion]) -> None:
+        self.expansions = tuple(expansions)
+        self.prefixes = np.array([_prefix64(e) for e in expansions], dtype=np.uint64)
+
+
+
+def _fixed_bernoulli(columns: _FixedColumns, n: int, rng: RandomSource) -> np.ndarray:
+    """An ``(n, R)`` bool array of exact Bernoulli(q_j) trials, 8 random bytes per trial.
+
+    ``U < q`` is decided by the first 64 bits ``u`` of ``U``: below the prefix ``P`` of ``q``
+    it is true, above it false; only ``u == P`` (probability ``2**-64``) reads further bytes.
+    """
+    width = columns.prefixes.size
+    u = np.frombuffer(rng.bytes(8 * n * width), dtype="<u8").reshape(n, width)
+    below = u < columns.prefixes
+    ties = u == columns.prefixes
+    if ties.any():                                          # probability 2**-64 per trial
+        for index in np.flatnonzero(ties):
+            below.flat[index] = _finish_tie(columns.expansions[index % width], rng)
+    return below
+
+
+def _finish_tie(expansion: _Expansion, rng: RandomSource) -> bool:
+    """``U < q`` once the first 8 bytes of ``U`` equal those of ``q``: compare further bytes."""
+    level = 8
+    while True:
+        mine, theirs = rng.bits(8), expansion.byte(level)
+        if mine != theirs:
+            return mine < theirs
+        level += 1
+
+
+@functools.lru_cache(maxsize=256)
+def _fixed_plan(scale: Fraction) -> tuple[int, _FixedColumns, Fraction]:
+    """Digit count ``I`` (``2**I >= 64·scale``), digit thresholds plus tail trial, tail step."""
+    top = max(1, math.ceil(_FIXED_TAIL_FACTOR * scale).bit_length())
+    step = Fraction(2**top) / scale
+    expansions = [_logistic_expansion(Fraction(2**i) / scale) for i in range(top)]
+    return top, _FixedColumns([*expansions, _exp_neg_expansion(step)]), step
+
+
+def _fixed_geometric(plan: tuple[int, _FixedColumns, Fraction], bits: np.ndarray,
+                     rng: RandomSource) -> np.ndarray:
+    """Geometric draws from their digit trials (``bits`` from :func:`_fixed_bernoulli`).
+
+    Returns int64 if every value fits (always when ``I <= 61`` and no tail), else Python ints.
+    """
+    top, _, step = plan
+    tail = bits[:, top]                                     # probability <= e**-64 each
+    if top <= 61 and not tail.any():
+        return _pack(bits[:, :top]).astype(np.int64)
+    tails = np.flatnonzero(tail)
+    values = [int.from_bytes(np.packbits(row[:top], bitorder="little").tobytes(), "little")
+              for row in bits]
+    for index in tails:
+        high = 1
+        while _bernoulli_exp(step, rng):
+            high += 1
+        values[index] += high << top
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
+
+
+def _fixed_discrete_laplace(scale: Fraction, n: int, rng: RandomSource) -> np.ndarray:
+    """``n`` exact discrete Laplace draws at a cost that does not depend on their values.
+
+    The difference of two independent geometric variables with ``P[G = g] ∝ p**g`` has
+    ``P[X = x] ∝ p**|x|``: no rejection step, so every call draws exactly
+    ``16·n·(I + 1)`` random bytes (bar the events named in the section comment).
+    """
+    plan = _fixed_plan(scale)
+    bits = _fixed_bernoulli(plan[1], 2 * n, rng)
+    g = _fixed_geometric(plan, bits, rng)
+    return g[:n] - g[n:]
+
+
+@functools.lru_cache(maxsize=64)
+def _fixed_gaussian_columns(scale: Fraction) -> _FixedColumns:
+    """The trials of one Gaussian proposal: a geometric of ``scale``, then the digits of ``E``.
+
+    ``E`` is a standard exponential: ``floor(E)`` is geometric with ``p = e**-1`` (digits
+    ``i < 7`` cover ``[0, 128)``, the tail ``E >= 128`` has probability ``e**-128``) and
+    fractional digit ``k`` is Bernoulli ``1/(1 + e**(2**-k))``, independent of the rest (see
+    :func:`_exceeds`).
+    """
+    geometric = _fixed_plan(scale)[1].expansions
+    whole = _fixed_plan(Fraction(1))[1].expansions
+    fraction = [_logistic_expansion(Fraction(1, 2**k))
+                for k in range(1, _FIXED_FRACTION_DIGITS + 1)]
+    return _FixedColumns([*geometric, *whole, *fraction])
+
+
+class _GaussianSetup:
+    """Everything a fixed-cost discrete Gaussian round needs for one ``sigma2``.
+
+    ``weights`` packs a row of trials into (G, floor(E), fractional digits of E) by one
+    integer matrix product (tail columns weigh 0; they are checked separately); it is None
+    when the geometric may not fit in int64 (``I > 61``).
+    """
+
+    def __init__(self, sigma2: Fraction) -> None:
+        self.t = _floor_sqrt(sigma2) + 1
+        self.plan = _fixed_plan(Fraction(self.t))
+        self.columns = _fixed_gaussian_columns(Fraction(self.t))
+        self.whole_top = _fixed_plan(Fraction(1))[0]
+        top = self.plan[0]
+        self.width = top + 1
+        self.tails = np.array([top, self.width + self.whole_top])
+        self.weights = None
+        if top <= 61:
+            weights = np.zeros((self.columns.prefixes.size, 3), dtype=np.int64)
+            powers = 2 ** np.arange(top, dtype=np.int64)
+            weights[:top, 0] = powers
+            weights[self.width:self.width + self.whole_top, 1] = powers[:self.whole_top]
+            weights[self.width + self.whole_top + 1:, 2] = 2 ** np.arange(
+                _FIXED_FRACTION_DIGITS - 1, -1, -1, dtype=np.int64)
+            self.weights = weights
+
+
+@functools.lru_cache(maxsize=64)
+def _fixed_gaussian_setup(sigma2: Fraction) -> _GaussianSetup:
+    return _GaussianSetup(sigma2)
+
+
+def _fixed_discrete_gaussian(sigma2: Fraction, n: int, rng: RandomSource) -> np.ndarray:
+    """``n`` exact discrete Gaussian draws, each proposal decided at a value-independent cost.
+
+    CKS Algorithm 3: a proposal is a random sign times a geometric ``G`` of scale ``t``
+    (drawn as in :func:`_fixed_discrete_laplace`), rejected if it is ``(-, 0)`` (which
+    makes it discrete Laplace) and otherwise accepted when ``E > γ(Y)``: ``E`` is drawn with
+    a fixed number of digits and compared with a float bracket of ``γ``
+    (:func:`_gamma_bracket`); a comparison those digits cannot decide (probability about
+    ``2**-40``) continues exactly. Each round proposes ``n + 1 + n // 2`` candidates; rounds
+    repeat until ``n`` are accepted. The number of rounds depends only on *which* proposals
+    were accepted, and the accepted values are independent draws from the target whatever
+    that pattern is, so it carries no information about the values returned.
+    """
+    setup = _fixed_gaussian_setup(sigma2)
+    t, width = setup.t, setup.width
+    out: list[np.ndarray] = []
+    need = n
+    m = n + 1 + n // 2
+    while need > 0:
+        bits = _fixed_bernoulli(setup.columns, m, rng)
+        negative = (np.frombuffer(rng.bytes(m), dtype=np.uint8) & 1).astype(bool)
+        if setup.weights is not None and not bits[:, setup.tails].any():
+            packed = bits.astype(np.int64) @ setup.weights
+            g = packed[:, 0]
+            y = np.where(negative, -g, g)
+            accept = _fixed_accept(y, packed[:, 1], packed[:, 2], sigma2, t, rng)
+        else:                                   # tails or huge scales: probability <= e**-64
+            g = _fixed_geometric(setup.plan, bits[:, :width], rng)
+            y = np.where(negative, -g, g)
+            accept = _exceeds_exact_all(y, bits[:, width:], setup.whole_top, sigma2, t, rng)
+        accept &= ~(negative & (g == 0))
+        kept = y[accept][:need]
+        out.append(kept)
+        need -= kept.size
+    return np.concatenate(out)
+
+
+def _fixed_accept(y: np.ndarray, whole: np.ndarray, fraction: np.ndarray, sigma2: Fraction,
+                  t: int, rng: RandomSource) -> np.ndarray:
+    """``E_j > γ(y_j)`` from ``floor(E) < 2**I`` and the first fractional digits of ``E`` (as an
+    integer), with an exact fallback when undecided."""
+    low = whole + fraction * 2.0**-_FIXED_FRACTION_DIGITS     # exact: < 2**7, 40 digits
+    gamma_lo, gamma_hi = _gamma_bracket(y, sigma2, t)
+    accept = low > gamma_hi
+    undecided = np.flatnonzero(~accept & (low + 2.0**-_FIXED_FRACTION_DIGITS > gamma_lo))
+    for j in undecided:                                       # probability about 2**-40
+        accept[j] = _exceeds_exact(Fraction(float(low[j])), Fraction(1, 2**_FIXED_FRACTION_DIGITS),
+                                   _gaussian_gamma(int(y[j]), sigma2, t),
+                                   _FIXED_FRACTION_DIGITS, rng)
+    return accept
+
+
+def _exceeds_exact_all(y: np.ndarray, e_bits: np.ndarray, whole_top: int, sigma2: Fraction,
+                       t: int, rng: RandomSource) -> np.ndarray:
+    """The rare rounds with huge proposals or a tail event: every trial in exact arithmetic."""
+    weights = 2 ** np.arange(_FIXED_FRACTION_DIGITS - 1, -1, -1, dtype=np.int64)
+    fraction = e_bits[:, whole_top + 1:].astype(np.int64) @ weights
+    accept = np.zeros(len(y), dtype=bool)
+    for j, row in enumerate(e_bits):
+        whole = int.from_bytes(np.packbits(row[:whole_top], bitorder="little").tobytes(),
+                               "little")
+        if row[whole_top]:
+            step = 2**whole_top                 # floor(E) >= 2**I: memoryless tail
+            whole += step
+            while _bernoulli_exp(Fraction(step), rng):
+                whole += step
+        low = whole + Fraction(int(fraction[j]), 2**_FIXED_FRACTION_DIGITS)
+        accept[j] = _exceeds_exact(low, Fraction(1, 2**_FIXED_FRACTION_DIGITS),
+                                   _gaussian_gamma(int(y[j]), sigma2, t),
+                                   _FIXED_FRACTION_DIGITS, rng)
+    return accept
+
+
 def discrete_laplace(scale: Fraction | int, rng: RandomSource,
                      size: _SIZE = None) -> int | np.ndarray:
     """Exact samples of the discrete Laplace distribution ``P[X = x] ∝ exp(-|x|/scale)``.
@@ -581,17 +808,25 @@ def discrete_laplace(scale: Fraction | int, rng: RandomSource,
     -----
     Privacy: adding this noise to an integer-valued query with sensitivity ``D`` (ℓ1) gives
     ``(D/scale)``-differential privacy, because ``P[x]/P[x'] <= exp(|x - x'|/scale)``.
-    One sample: Canonne, Kamath & Steinke (2020), Algorithm 2. Arrays: the exact digit-wise
-    sampler of the module docstring (the same distribution, drawn faster).
+    Up to 64 values (and any count at scales above ``2**52``): the fixed-cost sampler, a
+    difference of two geometric variables whose digits are drawn 64 bits at a time, so the
+    running time does not depend on the noise (see "Timing" in the module docstring for the
+    exceptions, of probability ``<= 2**-64`` per trial). Larger arrays: the exact digit-wise
+    vectorised sampler (the same distribution, fewer random bytes). Canonne, Kamath &
+    Steinke (2020) give the distribution's privacy and a one-at-a-time sampler (Algorithm 2).
+
+    Examples
+    --------
+    >>> from dpkit.rng import seeded
+    >>> discrete_laplace(3, seeded(0), size=4).shape
+    (4,)
     """
     scale = _positive_fraction(scale, "scale")
     rng = _source(rng)
     shape = _shape(size)
-    if shape is None:
-        return _discrete_laplace_one(scale, rng)
-    count = math.prod(shape)
-    if scale > _VECTOR_MAX_SCALE or count <= _FEW:
-        return _as_int_array([_discrete_laplace_one(scale, rng) for _ in range(count)], shape)
+    count = 1 if shape is None else math.prod(shape)
+    if count <= _FIXED_MAX or scale > _VECTOR_MAX_SCALE:
+        return _fixed_result(_fixed_discrete_laplace, scale, count, shape, rng)
     out = np.empty(count, dtype=np.int64)
     for start in range(0, count, _BLOCK):
         stop = min(count, start + _BLOCK)
@@ -614,14 +849,21 @@ def _gamma_bracket(y: np.ndarray, sigma2: Fraction, t: int) -> tuple[np.ndarray,
     ``|y| >= 2**53`` get ``[0, inf]``, which sends them to the exact rational comparison.
     """
     magnitude = np.abs(y)
-    d = magnitude.astype(np.float64) - float(sigma2 / t)
-    gamma = d * d / float(2 * sigma2)
+    centre, denominator = _gamma_constants(sigma2, t)
+    d = magnitude.astype(np.float64) - centre
+    gamma = d * d / denominator
     margin = _MARGIN * (gamma + 1.0)
     lo, hi = np.maximum(gamma - margin, 0.0), gamma + margin
     if magnitude.size and int(magnitude.max()) >= 2**53:
         huge = magnitude >= 2**53
         lo, hi = np.where(huge, 0.0, lo), np.where(huge, np.inf, hi)
     return lo, hi
+
+
+@functools.lru_cache(maxsize=64)
+def _gamma_constants(sigma2: Fraction, t: int) -> tuple[float, float]:
+    """``fl(sigma2/t)`` and ``fl(2·sigma2)``, correctly rounded (see :func:`_gamma_bracket`)."""
+    return float(sigma2 / t), float(2 * sigma2)
 
 
 _FRACTION_DIGITS = 40  # fractional digits of E tried against the float bracket
@@ -783,8 +1025,10 @@ def discrete_gaussian(sigma2: Fraction | int, rng: RandomSource,
     Notes
     -----
     Canonne, Kamath & Steinke (2020), Algorithm 3 (discrete Laplace proposal with scale
-    ``t = floor(σ) + 1``, accepted with probability ``exp(-(|Y| - σ²/t)²/(2σ²))``). The
-    acceptance trials of arrays are decided exactly as described in the module docstring.
+    ``t = floor(σ) + 1``, accepted with probability ``exp(-(|Y| - σ²/t)²/(2σ²))``). Up to 64
+    values, each proposal is drawn and decided at a fixed cost and the number of rounds is
+    independent of the values returned (see "Timing" in the module docstring); larger arrays
+    decide their acceptance trials as described under "Vectorised sampling".
     Privacy (CKS 2020, Theorem 4): for an integer query with ℓ2 sensitivity ``D``, adding
     independent discrete Gaussian noise to each coordinate satisfies ``(D²/(2σ²))``-zCDP and
     is (ε, δ)-DP whenever the continuous Gaussian's privacy profile allows it.
@@ -792,16 +1036,32 @@ def discrete_gaussian(sigma2: Fraction | int, rng: RandomSource,
     sigma2 = _positive_fraction(sigma2, "sigma2")
     rng = _source(rng)
     shape = _shape(size)
-    if shape is None:
-        return _discrete_gaussian_one(sigma2, rng)
-    count = math.prod(shape)
-    if sigma2 > _VECTOR_MAX_SCALE**2 // 4 or count <= _FEW:
-        return _as_int_array([_discrete_gaussian_one(sigma2, rng) for _ in range(count)], shape)
+    count = 1 if shape is None else math.prod(shape)
+    if count <= _FIXED_MAX or sigma2 > _VECTOR_MAX_SCALE**2 // 4:
+        return _fixed_result(_fixed_discrete_gaussian, sigma2, count, shape, rng)
     out = np.empty(count, dtype=np.int64)
     for start in range(0, count, _BLOCK):
         stop = min(count, start + _BLOCK)
         out[start:stop] = _discrete_gaussian_vector(sigma2, stop - start, rng)
     return out.reshape(shape)
+
+
+def _fixed_result(sampler: Callable[[Fraction, int, RandomSource], np.ndarray],
+                  parameter: Fraction, count: int, shape: tuple[int, ...] | None,
+                  rng: RandomSource) -> int | np.ndarray:
+    """Run a fixed-cost sampler in blocks of ``_FIXED_MAX``; one ``int`` if ``shape`` is None."""
+    if count == 0:
+        values = np.empty(0, dtype=np.int64)
+    elif count <= _FIXED_MAX:
+        values = sampler(parameter, count, rng)
+    else:
+        values = np.concatenate([sampler(parameter, min(_FIXED_MAX, count - start), rng)
+                                 for start in range(0, count, _FIXED_MAX)])
+    if shape is None:
+        return int(values[0])
+    if values.dtype == np.int64:
+        return values.reshape(shape)
+    return _as_int_array([int(v) for v in values], shape)
 
 
 def _as_int_array(values: list[int], shape: tuple[int, ...]) -> np.ndarray:

@@ -30,6 +30,7 @@ is added before the result is returned, so ``delta_for_sigma`` never under-repor
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -627,6 +628,20 @@ def mechanism_parameters(sensitivity: Any, epsilon: Any, delta: Any, dimension: 
                               delta_noise=delta_noise, method=method)
 
 
+@functools.lru_cache(maxsize=256)
+def _noise_parameters(sensitivity: float, epsilon: float, delta: float, dimension: int,
+                      method: str) -> tuple[int, Fraction]:
+    """Grid exponent ``k`` and the discrete Gaussian's ``σ²`` in grid units, memoised.
+
+    Keyed by *validated* parameters (the caller checks them first), so the cache holds one
+    entry per distinct calibration and a repeated release skips :func:`mechanism_parameters`
+    (the cost of a calibration does not depend on the data or the noise either way).
+    """
+    params = mechanism_parameters(sensitivity, epsilon, delta, dimension, method=method)
+    k = params.grid_exponent
+    return k, (Fraction(params.sigma) / Fraction(2) ** k) ** 2
+
+
 def gaussian_mechanism(value: Any, sensitivity: Any, epsilon: Any, delta: Any, *,
                        method: str = "analytic", rng: Any = None) -> float | np.ndarray:
     """Release ``value`` with Gaussian noise: (ε, δ)-DP and floating-point safe.
@@ -675,7 +690,9 @@ def gaussian_mechanism(value: Any, sensitivity: Any, epsilon: Any, delta: Any, *
     (ε, δ)-differentially private for queries of ℓ2 sensitivity Δ, exactly as stated (no
     rounding loss to add): the ε lost to discreteness, about 4e-11 per coordinate, is
     reserved inside the budget (see :func:`mechanism_parameters`). The output of the
-    conversion to floats is post-processing.
+    conversion to floats is post-processing. Up to 64 coordinates the noise is drawn at a
+    cost independent of its value (see "Timing" in :mod:`dpkit._sampling`); the calibration
+    is memoised per validated (Δ, ε, δ, d, method).
 
     References
     ----------
@@ -690,11 +707,11 @@ def gaussian_mechanism(value: Any, sensitivity: Any, epsilon: Any, delta: Any, *
     (2,)
     """
     array = check_finite_array(value, "value", exact=True)
-    params = mechanism_parameters(sensitivity, epsilon, delta, array.size, method=method)
+    _calibrator(method)
+    k, sigma2 = _noise_parameters(check_sensitivity(sensitivity), check_epsilon(epsilon),
+                                  check_delta(delta), array.size, method)
     source = resolve(rng)
-    k = params.grid_exponent
     units = _sampling.to_grid(array, k)
-    sigma2 = (Fraction(params.sigma) / Fraction(2) ** k) ** 2
     noise = _sampling.discrete_gaussian(sigma2, source, size=array.shape or (1,))
     released = _sampling.from_grid(_sampling.add_units(units, noise.reshape(units.shape)), k)
     return float(released) if released.ndim == 0 else released

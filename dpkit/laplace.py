@@ -280,6 +280,14 @@ def laplace_mechanism(value: Any, sensitivity: float, epsilon: float, *,
     **Accuracy.** Each coordinate's error is ``g·z`` plus the rounding (``<= g/2``) plus the
     final float rounding; ``g·z`` is discrete Laplace with scale ``g·D/ε <= (1 + 2**-20)·Δ/ε``.
 
+    **Timing.** Up to 64 coordinates, the noise comes from a fixed-cost sampler: the random
+    bytes read and the operations run do not depend on the noise (bar events of probability
+    ``<= 2**-64`` per digit trial; see "Timing" in :mod:`dpkit._sampling`), so the running
+    time does not reveal it. The calibration is memoised per (Δ, ε, d). The privacy
+    guarantee above assumes the *computed* ``f(x)`` has sensitivity ``Δ``: a float sum of
+    clipped values can exceed it by a rounding (sum on an integer grid instead, as
+    :func:`dpkit.svt.auto_avg` does).
+
     References: Dwork, McSherry, Nissim & Smith (2006); Dwork & Roth (2014), Theorem 3.6;
     Mironov (2012) for why the float version is unsafe; Canonne, Kamath & Steinke (2020).
 

@@ -16,10 +16,18 @@ import math
 
 import numpy as np
 import pytest
+from scipy import stats
 
 import dpkit.laplace
 import dpkit.naive
-from dpkit.attacks import laplace_lsb_attack, measure_lsb_attack, textbook_reachable
+from dpkit.attacks import (
+    laplace_lsb_attack,
+    learn_timing_profile,
+    measure_lsb_attack,
+    measure_timing_attack,
+    textbook_reachable,
+    timing_attack,
+)
 from dpkit.rng import seeded
 
 
@@ -62,3 +70,84 @@ def test_attack_validation() -> None:
         textbook_reachable([1.0], 0.0, 1.0, 0.0)
     with pytest.raises(ValueError, match="n"):
         measure_lsb_attack(dpkit.naive.laplace_mechanism, n=0)
+
+
+# ------------------------------------------------------------------ the timing attack
+# (no timing asserts: the leaky sampler's exposed loop count stands in for its running time)
+
+def counted_release(value: float, rng) -> tuple[float, int]:
+    noise, trials = dpkit.naive.leaky_discrete_laplace(2, rng)
+    return value + noise, trials
+
+
+def test_leaky_sampler_is_exact_discrete_laplace() -> None:
+    """Chi-square against P[x] ∝ exp(-|x|/2); false failure <= 1e-7 (fixed seed)."""
+    rng = seeded(41)
+    values = np.array([dpkit.naive.leaky_discrete_laplace(2, rng)[0] for _ in range(20_000)])
+    support = np.arange(-8, 9)
+    p = np.exp(-np.abs(support) / 2)
+    p /= np.exp(-np.abs(np.arange(-200, 201)) / 2).sum()
+    observed = [np.sum(values == k) for k in support] + [np.sum(np.abs(values) > 8)]
+    expected = np.append(p, 1 - p.sum()) * values.size
+    assert stats.chisquare(observed, expected).pvalue > 1e-7
+
+
+def test_loop_count_grows_with_the_noise() -> None:
+    rng = seeded(42)
+    draws = [dpkit.naive.leaky_discrete_laplace(2, rng) for _ in range(2000)]
+    noise, trials = np.array(draws).T
+    assert np.all(trials >= np.abs(noise) + 1)
+    assert stats.spearmanr(trials, np.abs(noise)).statistic > 0.8
+
+
+def test_timing_attack_beats_differential_privacy_on_the_leaky_sampler() -> None:
+    """With the loop count, the attack names the input far above e**ε/(1+e**ε).
+
+    Expected accuracy about 0.82 (bound 0.62); failing needs the 2000-release mean to fall
+    by 0.1: Hoeffding, exp(-2·2000·0.1²) = e**-40. Likewise the noise-size guess (expected
+    about 0.93, chance about 0.54): failure needs a drop of 0.19, probability < e**-100.
+    """
+    result = measure_timing_attack({"leaky": counted_release}, (0.0, 1.0), scale=2.0,
+                                   epsilon=0.5, n_train=2000, n_test=2000,
+                                   rng=seeded(43))["leaky"]
+    assert result.accuracy >= result.bound + 0.1
+    assert result.gain >= 0.1
+    assert result.size_accuracy >= result.size_chance + 0.2
+
+
+def test_timing_attack_gains_nothing_from_a_cost_independent_of_the_noise() -> None:
+    """A cost that carries no information (a random number) cannot raise the accuracy.
+
+    Given the learned profile, the attack with an independent cost is a randomised rule on
+    the output, so its expected accuracy is at most that of the likelihood rule on the
+    output alone (``output_only``): the expected gain is <= 0. The gain is a mean of 8000
+    independent terms in [-1, 1]; by Hoeffding it exceeds 0.06 with probability at most
+    exp(-8000·0.06²/2) = 5.6e-7. The noise-size guess is a function of the cost only, so
+    it is right with probability P[|noise| > training median] (about 0.5, within 0.02 bar
+    probability 1e-9 for 4000 training releases); 8000 test releases stay within 0.03 of it
+    bar exp(-2·8000·0.03²) = 5.6e-7.
+    """
+    noise_free = np.random.default_rng(44)
+
+    def random_cost(value: float, rng) -> tuple[float, float]:
+        return dpkit.laplace.laplace_mechanism(value, 1.0, 0.5, rng=rng), noise_free.random()
+
+    result = measure_timing_attack({"dpkit": random_cost}, (0.0, 1.0), scale=2.0, epsilon=0.5,
+                                   n_train=4000, n_test=8000, rng=seeded(45))["dpkit"]
+    assert result.gain <= 0.06
+    assert abs(result.size_accuracy - 0.5) <= 0.05
+
+
+def test_output_only_attack_is_the_nearest_candidate() -> None:
+    guesses = timing_attack([0.2, 0.9, -3.0, 4.0], [0, 0, 0, 0], (0.0, 1.0), 2.0, None)
+    np.testing.assert_array_equal(guesses, [0, 1, 0, 1])
+
+
+def test_timing_attack_refuses_bad_input() -> None:
+    with pytest.raises(ValueError, match="candidates"):
+        timing_attack([0.0], [1.0], (0.0,), 2.0, None)
+    with pytest.raises(ValueError, match="same length"):
+        learn_timing_profile([0.0, 1.0], [1.0])
+    with pytest.raises(ValueError, match="scale"):
+        leaky = dpkit.naive.leaky_discrete_laplace
+        leaky(0, seeded(1))

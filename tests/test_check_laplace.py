@@ -10,6 +10,7 @@ import numpy as np
 
 from dpkit.check import (
     Verdict,
+    check_grid_scale,
     check_laplace_interval,
     check_laplace_mechanism,
     check_sum_count_sensitivity,
@@ -65,3 +66,30 @@ def test_mechanism_audit_catches_a_sly_mistake() -> None:
 
     verdict = check_laplace_mechanism(sly)
     assert not verdict.passed and "audit certifies" in verdict.message
+
+
+def grid_noise_scale(sensitivity, epsilon, d, widening=None):
+    g = 2.0 ** (math.floor(math.log2(sensitivity / d)) - 20)
+    return (math.floor(sensitivity / g) + (d if widening is None else widening)) * g / epsilon
+
+
+def test_grid_scale() -> None:
+    good = check_grid_scale(grid_noise_scale)
+    assert good.passed, str(good)
+    textbook = check_grid_scale(lambda d, e, n: d / e)
+    assert not textbook.passed and "textbook" in textbook.message
+    units = check_grid_scale(lambda d, e, n: grid_noise_scale(d, e, n) * 2.0**20)
+    assert not units.passed and "grid units" in units.message
+    one = check_grid_scale(lambda d, e, n: grid_noise_scale(d, e, n, widening=1))
+    assert not one.passed and "d coordinates" in one.message
+    assert not check_grid_scale(lambda d, e, n: None).passed
+
+
+def test_verdicts_do_not_give_the_answer_away() -> None:
+    """A wrong answer's verdict never prints the expected value."""
+    for verdict, answer in (
+            (check_sum_count_sensitivity(lambda lo, hi: 7.0), "91"),
+            (check_laplace_interval(lambda d, e, c: 1.0), "2.99"),
+            (check_grid_scale(lambda d, e, n: 1.0), "2.0000019")):
+        assert not verdict.passed
+        assert answer not in str(verdict)

@@ -209,3 +209,51 @@ def test_figures_are_deterministic() -> None:
     assert isinstance(tail_bound_figure(), Figure)
     assert isinstance(lsb_attack_figure([1, 10], [0.6, 0.6], [1, 1], [0.4, 0.4], [0.5, 0.5]),
                       Figure)
+
+
+# ---------------------------------------------------------------- calibration caching
+
+def test_gaussian_calibration_is_cached_and_equals_a_fresh_one() -> None:
+    from dpkit import gaussian
+
+    gaussian._noise_parameters.cache_clear()
+    gaussian.gaussian_mechanism(1.0, 1.0, 0.7, 1e-6, rng=seeded(1))
+    gaussian.gaussian_mechanism(2.0, 1.0, 0.7, 1e-6, rng=seeded(2))
+    info = gaussian._noise_parameters.cache_info()
+    assert (info.hits, info.misses) == (1, 1)
+    k, sigma2 = gaussian._noise_parameters(1.0, 0.7, 1e-6, 1, "analytic")
+    fresh = gaussian.mechanism_parameters(1.0, 0.7, 1e-6, 1)
+    assert k == fresh.grid_exponent
+    assert sigma2 == (Fraction(fresh.sigma) / Fraction(2) ** k) ** 2
+
+
+def test_gaussian_parameters_are_validated_before_the_cache() -> None:
+    from dpkit.gaussian import gaussian_mechanism
+
+    with pytest.raises(TypeError, match="method"):
+        gaussian_mechanism(1.0, 1.0, 0.5, 1e-6, method=["analytic"])
+    with pytest.raises(ValueError, match="epsilon"):
+        gaussian_mechanism(1.0, 1.0, -0.5, 1e-6)
+    with pytest.raises(ValueError, match="delta"):
+        gaussian_mechanism(1.0, 1.0, 0.5, 1.5)
+
+
+def test_scalar_release_matches_the_grid_distribution() -> None:
+    """Scalar releases (fixed-cost path) of 0 are the grid points g·Z with Z discrete Laplace.
+
+    Chi-square over grid-unit bins; false failure <= 1e-7 (fixed seed).
+    """
+    grid = laplace_grid(1.0, 0.5)
+    rng = seeded(3)
+    units = np.array([laplace_mechanism(0.0, 1.0, 0.5, rng=rng) for _ in range(20_000)])
+    units = units / 2.0**grid.exponent
+    assert np.all(units == np.round(units))
+    b = float(grid.scale_units)
+    p = math.exp(-1 / b)
+
+    def cdf(x: np.ndarray) -> np.ndarray:
+        k = np.floor(x)
+        return np.where(k >= 0, 1 - p ** (k + 1) / (1 + p), p ** (-k) / (1 + p))
+
+    edges = np.linspace(-6 * b, 6 * b, 41) + 0.5
+    assert binned_chi_square(units, cdf, edges) > 1e-7

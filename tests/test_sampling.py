@@ -19,9 +19,12 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
+import dpkit.gaussian
+import dpkit.laplace
 from dpkit import _sampling as sampling
 from dpkit.audit import binned_chi_square
-from dpkit.rng import seeded
+from dpkit.naive.laplace import cks_discrete_laplace
+from dpkit.rng import RandomSource, seeded
 
 ALPHA = 1e-7
 
@@ -326,3 +329,153 @@ def test_ratio_bracket_encloses_exact_value(rs: list[int], scale: Fraction) -> N
     lo, hi = sampling._ratio_bracket(np.array(rs, dtype=np.int64), scale)
     for r, a, b in zip(rs, lo, hi, strict=True):
         assert Fraction(float(a)) <= Fraction(r) / scale <= Fraction(float(b))
+
+
+# ------------------------------------------------------- fixed cost: timing independence
+
+class CountingSource(RandomSource):
+    """A seeded stream that counts the random bits it hands out (pooled bits not yet used
+    excluded)."""
+
+    def __init__(self, seed: int) -> None:
+        super().__init__()
+        self.inner = seeded(seed)
+        self.count = 0
+
+    def bytes(self, n: int) -> bytes:
+        self.count += n
+        return self.inner.bytes(n)
+
+    def consumed(self) -> int:
+        return 8 * self.count - self._pool_bits
+
+
+def bytes_and_noise(sample, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Random bits used by each of ``n`` calls of ``sample(rng)`` and the value each returned."""
+    source = CountingSource(seed)
+    used, values = np.empty(n), np.empty(n)
+    for i in range(n):
+        before = source.consumed()
+        values[i] = sample(source)
+        used[i] = source.consumed() - before
+    return used, values
+
+
+def independence_p_value(used: np.ndarray, values: np.ndarray) -> float:
+    """Fisher's exact test of "more bits than the least" against "|value| above its median".
+
+    Exact under independence (conditional on the margins), whatever the distributions.
+    """
+    more = used > used.min()
+    large = np.abs(values) > np.median(np.abs(values))
+    table = [[int(np.sum(more & large)), int(np.sum(more & ~large))],
+             [int(np.sum(~more & large)), int(np.sum(~more & ~large))]]
+    return stats.fisher_exact(table).pvalue
+
+
+@pytest.mark.parametrize("scale", [Fraction(1, 3), Fraction(3), Fraction(2**20 + 1, 7),
+                                   Fraction(2**53 + 1, 3)])
+def test_scalar_laplace_draws_the_same_bytes_whatever_the_noise(scale: Fraction) -> None:
+    """Every scalar draw uses exactly the same number of random bits.
+
+    False failure: only a 64-bit tie (2**-64 per trial) or a tail event (e**-64 per draw)
+    changes the count: below 1e-13 over these 3000 draws.
+    """
+    used, values = bytes_and_noise(lambda rng: sampling.discrete_laplace(scale, rng), 3000, 31)
+    assert np.unique(used).size == 1
+    assert np.unique(values).size > 2
+
+
+def test_one_at_a_time_sampler_fails_the_same_check() -> None:
+    """Power: dpkit's former scalar sampler uses more random bits for larger noise."""
+    used, values = bytes_and_noise(lambda rng: cks_discrete_laplace(Fraction(3), rng), 3000, 32)
+    assert np.unique(used).size > 1
+    assert independence_p_value(used, values) < 1e-7
+
+
+def test_scalar_gaussian_rounds_are_independent_of_the_noise() -> None:
+    """The bits a scalar Gaussian draw uses (its number of rounds) carry no information.
+
+    Fisher's exact test is exact under independence: false failure <= 1e-7.
+    """
+    sigma2 = Fraction(1, 20)                    # low acceptance: second rounds are common
+    used, values = bytes_and_noise(lambda rng: sampling.discrete_gaussian(sigma2, rng), 12000,
+                                   33)
+    assert np.unique(used).size > 1
+    assert independence_p_value(used, values) > 1e-7
+
+
+def test_small_requests_take_the_fixed_cost_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args):
+        raise AssertionError("vectorised path used for a small request")
+
+    monkeypatch.setattr(sampling, "_discrete_laplace_vector", refuse)
+    monkeypatch.setattr(sampling, "_discrete_gaussian_vector", refuse)
+    rng = seeded(34)
+    dpkit.laplace.laplace_mechanism(1.0, 1.0, 1.0, rng=rng)
+    dpkit.laplace.laplace_mechanism(np.zeros(64), 1.0, 1.0, rng=rng)
+    dpkit.gaussian.gaussian_mechanism(1.0, 1.0, 1.0, 1e-6, rng=rng)
+    sampling.discrete_gaussian(Fraction(9), rng, size=(8, 8))
+    with pytest.raises(AssertionError):
+        sampling.discrete_laplace(Fraction(9), rng, size=65)
+
+
+@pytest.mark.parametrize("scale", [Fraction(1, 3), Fraction(5, 2), Fraction(2**20 + 1, 7)])
+def test_fixed_cost_laplace_distribution(scale: Fraction) -> None:
+    rng = seeded(35)
+    samples = np.concatenate([sampling.discrete_laplace(scale, rng, size=64)
+                              for _ in range(1000)])
+    assert binned_chi_square(samples, laplace_cdf(float(scale)), edges_for(float(scale))) > ALPHA
+
+
+@pytest.mark.parametrize("sigma2", [Fraction(1, 4), Fraction(9), Fraction(123456, 10)])
+def test_fixed_cost_gaussian_distribution(sigma2: Fraction) -> None:
+    rng = seeded(36)
+    samples = np.concatenate([sampling.discrete_gaussian(sigma2, rng, size=64)
+                              for _ in range(400)])
+    sigma = math.sqrt(sigma2)
+    assert binned_chi_square(samples, gaussian_cdf(float(sigma2)),
+                             edges_for(sigma, width=5)) > ALPHA
+
+
+def test_fixed_cost_gaussian_power() -> None:
+    rng = seeded(37)
+    samples = np.concatenate([sampling.discrete_gaussian(Fraction(9), rng, size=64)
+                              for _ in range(400)])
+    assert binned_chi_square(samples, gaussian_cdf(10.0), edges_for(3.0, width=5)) < ALPHA
+
+
+def test_fixed_cost_rare_paths(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tails, ties and exact acceptance: force them often and check the distribution."""
+    monkeypatch.setattr(sampling, "_FIXED_TAIL_FACTOR", 1)
+    caches = (sampling._fixed_plan, sampling._fixed_gaussian_columns,
+              sampling._fixed_gaussian_setup)
+    for cache in caches:
+        cache.cache_clear()
+    try:
+        rng = seeded(38)
+        samples = np.concatenate([sampling.discrete_laplace(Fraction(5), rng, size=64)
+                                  for _ in range(600)])
+        assert np.abs(samples).max() > 8 * 5
+        assert binned_chi_square(samples, laplace_cdf(5.0), edges_for(5.0)) > ALPHA
+        gauss = np.concatenate([sampling.discrete_gaussian(Fraction(9), rng, size=64)
+                                for _ in range(300)])   # tails in most rounds: exact path
+        assert binned_chi_square(gauss, gaussian_cdf(9.0), edges_for(3.0, width=5)) > ALPHA
+        tie = sampling._FixedColumns([sampling._logistic_expansion(Fraction(1, 3))])
+        hits = [sampling._finish_tie(tie.expansions[0], rng) for _ in range(4000)]
+        # Given a 64-bit tie, U < q iff the rest of U is below the rest of q (uniform on
+        # [0, 1)): probability frac(q·2**64), computed from the expansion.
+        rest = float(Fraction(sampling._Expansion(
+            lambda p: sampling._logistic_bounds(Fraction(1, 3), p))._prefix(128)
+            % 2**64, 2**64))
+        assert stats.binomtest(sum(hits), 4000, rest).pvalue > ALPHA
+        # The exact fallback of the Gaussian acceptance: with every digit of E zero,
+        # E < 2**-40 < γ (rejected); with E >= 128 (tail digit set), E > γ (accepted).
+        y = np.array([0, 3, -7] * 5, dtype=object)
+        digits = np.zeros((15, 48), dtype=bool)
+        assert not sampling._exceeds_exact_all(y, digits, 7, Fraction(9), 4, rng).any()
+        digits[:, 7] = True
+        assert sampling._exceeds_exact_all(y, digits, 7, Fraction(9), 4, rng).all()
+    finally:
+        for cache in caches:
+            cache.cache_clear()

@@ -17,15 +17,22 @@ Against :func:`dpkit.laplace.laplace_mechanism` the certainty is gone: the safe
 mechanism's outputs are exact grid points unrelated to the textbook sampler's image, its
 "decisions" are right about half of the time, and its privacy guarantee bounds *every*
 attack's accuracy by ``e**ε / (1 + e**ε)``.
+
+The timing attack (:func:`timing_attack`, :func:`measure_timing_attack`) follows Jin,
+McMurtry, Rubinstein & Ohrimenko (IEEE S&P 2022): a sampler whose loop count grows with the
+noise lets whoever times a release learn ``|noise|``; combined with the output, that tells
+two neighbouring inputs apart far better than differential privacy allows.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from scipy import stats
 
 from dpkit._checks import check_epsilon, check_finite_array, check_integer, check_real
 from dpkit._checks import check_sensitivity as _check_sensitivity
@@ -35,9 +42,14 @@ from dpkit.rng import resolve
 __all__ = [
     "LSBAttackResult",
     "ReachableOnly",
+    "TimingAttackResult",
+    "TimingProfile",
     "laplace_lsb_attack",
+    "learn_timing_profile",
     "measure_lsb_attack",
+    "measure_timing_attack",
     "textbook_reachable",
+    "timing_attack",
 ]
 
 _STEPS = 2**53          # U = j·2**-53, j in [1, 2**53]
@@ -241,3 +253,254 @@ def measure_lsb_attack(mechanism: Callable[..., Any], sensitivity: float = 1.0,
         accuracy=float((correct.sum() + 0.5 * (~decided).sum()) / (2 * n)),
         bound=float(np.exp(epsilon) / (1 + np.exp(epsilon))),
     )
+
+
+# ------------------------------------------------------------------ the timing attack
+
+@dataclass(frozen=True)
+class TimingProfile:
+    """What an attacker learned about a mechanism's cost: ``log P[cost bin | |noise| bin]``.
+
+    Attributes
+    ----------
+    noise_edges, cost_edges : numpy.ndarray
+        Inner bin edges (quantiles of the training data) of ``|noise|`` and of the cost.
+    log_table : numpy.ndarray
+        ``log_table[i, j]``: log-frequency of cost bin ``j`` among training releases whose
+        ``|noise|`` fell in bin ``i`` (add-one smoothed).
+    """
+
+    noise_edges: np.ndarray
+    cost_edges: np.ndarray
+    log_table: np.ndarray
+
+    def log_likelihood(self, noise: np.ndarray, cost: np.ndarray) -> np.ndarray:
+        """``log P[cost bin | |noise| bin]`` for each pair."""
+        rows = np.searchsorted(self.noise_edges, np.abs(noise), side="right")
+        columns = np.searchsorted(self.cost_edges, cost, side="right")
+        return self.log_table[rows, columns]
+
+
+def _inner_quantiles(values: np.ndarray, bins: int) -> np.ndarray:
+    return np.unique(np.quantile(values, np.linspace(0, 1, bins + 1)[1:-1]))
+
+
+def learn_timing_profile(noise: Any, costs: Any, bins: int = 10) -> TimingProfile:
+    """Learn how a mechanism's cost (running time or loop count) depends on ``|noise|``.
+
+    The attacker runs the mechanism on inputs it knows, so it sees each release's noise and
+    cost, and tabulates them in ``bins`` × ``bins`` quantile bins.
+
+    Parameters
+    ----------
+    noise, costs : array_like of float
+        Noise and cost of each training release (same length, at least 1).
+    bins : int
+        Number of quantile bins per axis (>= 1).
+
+    Returns
+    -------
+    TimingProfile
+
+    Raises
+    ------
+    TypeError, ValueError
+        For invalid input or lengths that differ.
+    """
+    noise = check_finite_array(noise, "noise", ndim=1)
+    costs = check_finite_array(costs, "costs", ndim=1)
+    if noise.size != costs.size:
+        raise ValueError(f"noise and costs must have the same length, got {noise.size} and "
+                         f"{costs.size}")
+    bins = check_integer(bins, "bins", minimum=1)
+    noise_edges = _inner_quantiles(np.abs(noise), bins)
+    cost_edges = _inner_quantiles(costs, bins)
+    counts = np.ones((noise_edges.size + 1, cost_edges.size + 1))
+    np.add.at(counts, (np.searchsorted(noise_edges, np.abs(noise), side="right"),
+                       np.searchsorted(cost_edges, costs, side="right")), 1)
+    return TimingProfile(noise_edges, cost_edges,
+                         np.log(counts / counts.sum(axis=1, keepdims=True)))
+
+
+def timing_attack(releases: Any, costs: Any, candidates: Sequence[float], scale: float,
+                  profile: TimingProfile | None) -> np.ndarray:
+    """Guess, for each release, which candidate input produced it, from the output and its cost.
+
+    Scores each candidate ``c`` by ``-|y - c|/scale`` (the Laplace log-likelihood of the
+    output) plus ``profile.log_likelihood(y - c, cost)`` (how typical the observed cost is
+    for that much noise), and names the best. ``profile=None`` scores the output alone: the
+    best an observer without a stopwatch can do.
+
+    Parameters
+    ----------
+    releases, costs : array_like of float
+        The observed outputs and their costs (running times or loop counts).
+    candidates : sequence of float
+        The possible true inputs (at least two).
+    scale : float
+        The Laplace scale ``Δ/ε`` of the mechanism (> 0).
+    profile : TimingProfile or None
+        From :func:`learn_timing_profile`.
+
+    Returns
+    -------
+    numpy.ndarray of int
+        Index into ``candidates`` for each release.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For invalid input.
+
+    Notes
+    -----
+    Jin, McMurtry, Rubinstein & Ohrimenko, "Are We There Yet? Timing and Floating-Point
+    Attacks on Differential Privacy Systems", IEEE S&P 2022: timing a sampler whose loop
+    count depends on the noise breaks the privacy of discrete-Laplace sums.
+    """
+    y = check_finite_array(releases, "releases", ndim=1, allow_empty=True)
+    cost = check_finite_array(costs, "costs", ndim=1, allow_empty=True)
+    values = check_finite_array(candidates, "candidates", ndim=1)
+    if values.size < 2:
+        raise ValueError(f"candidates must hold at least two inputs, got {values.size}")
+    scale = _check_sensitivity(scale, "scale")
+    scores = []
+    for c in values:
+        score = -np.abs(y - c) / scale
+        if profile is not None:
+            score = score + profile.log_likelihood(y - c, cost)
+        scores.append(score)
+    return np.argmax(np.stack(scores), axis=0)
+
+
+@dataclass(frozen=True)
+class TimingAttackResult:
+    """Accuracy of :func:`timing_attack` on one mechanism, against the output-only baseline.
+
+    Attributes
+    ----------
+    accuracy : float
+        Fraction of test releases whose input the attack named correctly.
+    output_only : float
+        The same attacker without the cost, on the same releases.
+    bound : float
+        The best accuracy ε-DP allows any attack that sees the output: ``e**ε/(1 + e**ε)``.
+    size_accuracy : float
+        Accuracy of guessing, from the cost alone, whether ``|noise|`` exceeds its training
+        median (the attacker predicts the majority answer of the training releases in the
+        same cost bin).
+    size_chance : float
+        The best accuracy without the cost on that question: the test majority's share.
+    rho : float
+        Spearman's rank correlation of cost and ``|noise|`` over all releases.
+    n : int
+        Test releases.
+    """
+
+    accuracy: float
+    output_only: float
+    bound: float
+    size_accuracy: float
+    size_chance: float
+    rho: float
+    n: int
+
+    @property
+    def gain(self) -> float:
+        """What the cost added: ``accuracy - output_only`` (0 for a cost that leaks nothing)."""
+        return self.accuracy - self.output_only
+
+
+def measure_timing_attack(mechanisms: Mapping[str, Callable[[float, Any], Any]],
+                          candidates: Sequence[float] = (0.0, 1.0), *, scale: float = 2.0,
+                          epsilon: float = 0.5, n_train: int = 2000, n_test: int = 2000,
+                          rng: Any = None) -> dict[str, TimingAttackResult]:
+    """Time releases of several mechanisms, interleaved, and attack each with its own profile.
+
+    Each round calls every mechanism once (in an order that rotates, so machine load falls on
+    all of them alike) on a candidate input drawn at random, and times the call with
+    :func:`time.perf_counter_ns`. A mechanism may return ``(release, cost)`` to expose its own
+    cost (e.g. a loop count, immune to load); otherwise the cost is the measured time. The
+    first ``n_train`` rounds, whose inputs the attacker knows, train a
+    :class:`TimingProfile`; the next ``n_test`` are attacked.
+
+    Parameters
+    ----------
+    mechanisms : mapping of name to callable
+        ``mechanism(value, rng)`` returning a release (or ``(release, cost)``).
+    candidates : sequence of float
+        The two (or more) neighbouring inputs.
+    scale : float
+        Laplace scale ``Δ/ε`` of the mechanisms (for the output part of the score).
+    epsilon : float
+        Their ε (for the bound).
+    n_train, n_test : int
+        Rounds (>= 1).
+    rng : None or dpkit.rng.RandomSource
+        Randomness for the mechanisms and the choice of inputs.
+
+    Returns
+    -------
+    dict of str to TimingAttackResult
+
+    Raises
+    ------
+    TypeError, ValueError
+        For invalid parameters.
+    """
+    values = check_finite_array(candidates, "candidates", ndim=1)
+    n_train = check_integer(n_train, "n_train", minimum=1)
+    n_test = check_integer(n_test, "n_test", minimum=1)
+    epsilon = check_epsilon(epsilon)
+    source = resolve(rng)
+    names = list(mechanisms)
+    rounds = n_train + n_test
+    secret = source.numpy_generator().integers(0, values.size, size=(rounds, len(names)))
+    out = np.empty((rounds, len(names)))
+    cost = np.empty((rounds, len(names)))
+    for r in range(rounds):
+        for offset in range(len(names)):
+            j = (r + offset) % len(names)
+            value = float(values[secret[r, j]])
+            start = time.perf_counter_ns()
+            result = mechanisms[names[j]](value, source)
+            elapsed = time.perf_counter_ns() - start
+            if isinstance(result, tuple):
+                out[r, j], cost[r, j] = float(result[0]), float(result[1])
+            else:
+                out[r, j], cost[r, j] = float(result), float(elapsed)
+    results = {}
+    bound = float(np.exp(epsilon) / (1 + np.exp(epsilon)))
+    train, test = slice(0, n_train), slice(n_train, rounds)
+    for j, name in enumerate(names):
+        truth = secret[test, j]
+        profile = learn_timing_profile(out[train, j] - values[secret[train, j]], cost[train, j])
+        guess = timing_attack(out[test, j], cost[test, j], values, scale, profile)
+        plain = timing_attack(out[test, j], cost[test, j], values, scale, None)
+        noise = out[:, j] - values[secret[:, j]]
+        size, chance = _noise_size_guess(noise, cost[:, j], profile.cost_edges, n_train)
+        results[name] = TimingAttackResult(accuracy=float(np.mean(guess == truth)),
+                                           output_only=float(np.mean(plain == truth)),
+                                           bound=bound, size_accuracy=size,
+                                           size_chance=chance,
+                                           rho=_spearman(cost[:, j], np.abs(noise)),
+                                           n=n_test)
+    return results
+
+
+def _spearman(a: np.ndarray, b: np.ndarray) -> float:
+    """Spearman's rank correlation (average ranks for ties)."""
+    return float(stats.spearmanr(a, b).statistic)
+
+
+def _noise_size_guess(noise: np.ndarray, cost: np.ndarray, edges: np.ndarray,
+                      n_train: int) -> tuple[float, float]:
+    """Accuracy and chance level of guessing ``|noise| > median`` from the cost bin alone."""
+    large = np.abs(noise) > np.median(np.abs(noise[:n_train]))
+    column = np.searchsorted(edges, cost, side="right")
+    share = np.full(edges.size + 1, float(np.mean(large[:n_train])))
+    for b in np.unique(column[:n_train]):
+        share[b] = np.mean(large[:n_train][column[:n_train] == b])
+    guess = share[column[n_train:]] > 0.5
+    test = large[n_train:]
+    return float(np.mean(guess == test)), float(max(np.mean(test), 1 - np.mean(test)))

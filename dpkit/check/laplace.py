@@ -1,7 +1,8 @@
 """Checkers for the exercises of the Laplace chapter.
 
 Every checker is deterministic (fixed seeds and test points) and returns a
-:class:`~dpkit.check.Verdict` whose message says what was expected and what was found.
+:class:`~dpkit.check.Verdict` whose message says what is wrong (too large, too small, which
+idea is missing) without printing the expected answer.
 """
 
 from __future__ import annotations
@@ -17,10 +18,15 @@ from dpkit.audit import strongest_lower_bound
 from dpkit.check._common import call as _call
 from dpkit.check._common import number as _number
 from dpkit.check._verdict import Verdict
-from dpkit.laplace import laplace_accuracy
+from dpkit.laplace import laplace_accuracy, laplace_grid
 from dpkit.rng import seeded
 
-__all__ = ["check_laplace_interval", "check_laplace_mechanism", "check_sum_count_sensitivity"]
+__all__ = ["check_grid_scale", "check_laplace_interval", "check_laplace_mechanism",
+           "check_sum_count_sensitivity"]
+
+
+def _direction(value: float, want: float) -> str:
+    return "too large" if value > want else "too small"
 
 
 def check_sum_count_sensitivity(fn: Callable[[float, float], float]) -> Verdict:
@@ -37,8 +43,9 @@ def check_sum_count_sensitivity(fn: Callable[[float, float], float]) -> Verdict:
             return Verdict(False, f"fn({lower:g}, {upper:g}) raised {error}", tuple(details))
         want = max(abs(lower), abs(upper)) + 1
         value = _number(got)
-        details.append(f"[{lower:g}, {upper:g}]: expected {want:g}, got {got!r}")
-        if value is None or not math.isclose(value, want, rel_tol=1e-12):
+        right = value is not None and math.isclose(value, want, rel_tol=1e-12)
+        details.append(f"[{lower:g}, {upper:g}]: got {got!r}, {'right' if right else 'wrong'}")
+        if not right:
             if value is not None and math.isclose(value, upper - lower + 1, rel_tol=1e-12):
                 hint = ("upper − lower is the change when one person's value is *replaced*; "
                         "our neighbours add or remove a person, whose value can be as large "
@@ -47,8 +54,11 @@ def check_sum_count_sensitivity(fn: Callable[[float, float], float]) -> Verdict:
                 hint = "the count changes too: add its sensitivity, 1"
             else:
                 hint = "add the sum's change and the count's change"
-            return Verdict(False, f"for values clipped to [{lower:g}, {upper:g}] the ℓ1 "
-                           f"sensitivity is {want:g}, got {got!r}; {hint}", tuple(details))
+            if value is None:
+                return Verdict(False, f"expected a number, got {got!r}", tuple(details))
+            return Verdict(False, f"for values clipped to [{lower:g}, {upper:g}] your "
+                           f"sensitivity {got!r} is {_direction(value, want)}; {hint}",
+                           tuple(details))
     return Verdict(True, "right: one Laplace mechanism with this Δ releases both numbers",
                    tuple(details))
 
@@ -68,22 +78,28 @@ def check_laplace_interval(fn: Callable[[float, float, float], float]) -> Verdic
                            f"{error}", tuple(details))
         want = laplace_accuracy(sensitivity, epsilon, 1 - confidence)
         value = _number(got)
+        right = value is not None and math.isclose(value, want, rel_tol=1e-9)
         details.append(f"Δ={sensitivity:g}, ε={epsilon:g}, confidence={confidence:g}: "
-                       f"expected {want:.6g}, got {got!r}")
-        if value is None or not math.isclose(value, want, rel_tol=1e-9):
+                       f"got {got!r}, {'right' if right else 'wrong'}")
+        if not right:
             b = sensitivity / epsilon
             if value is not None and math.isclose(value, b * math.log(1 / confidence),
                                                   rel_tol=1e-9):
-                hint = "β is the probability of *missing*: use ln(1/(1 − confidence))"
+                hint = ("1 − confidence is the probability of *missing* the true answer, "
+                        "not of covering it")
             elif value is not None and math.isclose(value, b * math.log(2 / (1 - confidence)),
                                                     rel_tol=1e-9):
                 hint = ("P[|Lap(b)| > t] = exp(−t/b) already counts both tails: no factor 2 "
                         "inside the logarithm")
+            elif value is not None and math.isclose(value, 2 * want, rel_tol=1e-9):
+                hint = "that is the width of the whole interval: the question asks for half"
             else:
-                hint = "solve P[|Lap(b)| > α] = exp(−α/b) = 1 − confidence for α"
+                hint = "solve P[|Lap(b)| > α] = 1 − confidence for α"
+            if value is None:
+                return Verdict(False, f"expected a number, got {got!r}", tuple(details))
             return Verdict(False, f"for Δ={sensitivity:g}, ε={epsilon:g}, confidence="
-                           f"{confidence:g} the half-width is {want:.6g}, got {got!r}; {hint}",
-                           tuple(details))
+                           f"{confidence:g} your half-width is {_direction(value, want)}; "
+                           f"{hint}", tuple(details))
     return Verdict(True, "your interval has exactly the requested coverage", tuple(details))
 
 
@@ -147,4 +163,47 @@ def check_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
                        "your mechanism adds too little noise", tuple(details))
     return Verdict(True, "your releases follow value + Lap(Δ/ε) and an audit finds no "
                    "violation of ε-DP (mathematically; floating point is another story)",
+                   tuple(details))
+
+
+def check_grid_scale(fn: Callable[[float, float, int], float]) -> Verdict:
+    """Check ``fn(sensitivity, epsilon, d)``: the safe mechanism's noise scale in query units.
+
+    The answer is ``(floor(Δ/g) + d)·g/ε`` with ``g = 2**k`` the largest power of two such that
+    ``d·g <= 2**-20·Δ``, i.e. :func:`dpkit.laplace.laplace_grid` ``(Δ, ε, d).scale`` (relative
+    tolerance 1e-12).
+    """
+    details = []
+    for sensitivity, epsilon, d in ((1.0, 0.5, 1), (91.0, 1.0, 2), (3.0, 0.1, 5), (0.75, 2.0, 1),
+                                    (1.0, 1.0, 3)):
+        got, error = _call(fn, sensitivity, epsilon, d)
+        if error:
+            return Verdict(False, f"fn({sensitivity:g}, {epsilon:g}, {d}) raised {error}",
+                           tuple(details))
+        grid = laplace_grid(sensitivity, epsilon, d)
+        want = grid.scale
+        value = _number(got)
+        right = value is not None and math.isclose(value, want, rel_tol=1e-12)
+        details.append(f"Δ={sensitivity:g}, ε={epsilon:g}, d={d}: got {got!r}, "
+                       f"{'right' if right else 'wrong'}")
+        if right:
+            continue
+        if value is None:
+            return Verdict(False, f"expected a number, got {got!r}", tuple(details))
+        g = 2.0**grid.exponent
+        if math.isclose(value, sensitivity / epsilon, rel_tol=1e-12):
+            hint = "that is the textbook scale: rounding to the grid widens the sensitivity"
+        elif math.isclose(value, grid.sensitivity_units / epsilon, rel_tol=1e-12):
+            hint = "that is the scale in grid units: convert it to the query's units"
+        elif math.isclose(value, (math.floor(sensitivity / g) + 1) * g / epsilon,
+                          rel_tol=1e-12):
+            hint = "each of the d coordinates can move by half a grid step"
+        elif any(math.isclose(value, (math.floor(sensitivity / h) + d) * h / epsilon,
+                              rel_tol=1e-12) for h in (g / 2, 2 * g)):
+            hint = "the grid step is off by a factor 2: take the largest g with d·g <= 2**-20·Δ"
+        else:
+            hint = "the widened sensitivity floor(Δ/g) + d is in grid units"
+        return Verdict(False, f"for Δ={sensitivity:g}, ε={epsilon:g}, d={d} your scale is "
+                       f"{_direction(value, want)}; {hint}", tuple(details))
+    return Verdict(True, "right: the grid costs a factor of at most 1 + 2**-20 in noise",
                    tuple(details))
