@@ -19,7 +19,14 @@ from scipy import integrate, stats
 
 import dpkit.svt as svt
 from dpkit.rng import seeded
-from dpkit.svt import above_threshold, choose_clip_bound, clip_bound_runs, sparse
+from dpkit.svt import (
+    above_threshold,
+    auto_avg,
+    choose_clip_bound,
+    clip_bound_runs,
+    range_queries,
+    sparse,
+)
 
 
 def constant_queries(answers):
@@ -307,12 +314,22 @@ def test_default_clip_bounds_are_integers_growing_by_about_one_percent():
     assert grid[-1] >= 2**40 > grid[-2]
 
 
-def test_split_epsilon_never_overspends():
-    for epsilon in [1.0, 0.1, 0.3, 1e-300, 7.0, 1 / 3]:
-        for parts in [1, 2, 3, 7, 10]:
-            share = svt._split_epsilon(Fraction(epsilon), parts)
-            assert Fraction(share) * parts <= Fraction(epsilon)
-            assert Fraction(math.nextafter(share, math.inf)) * parts > Fraction(epsilon)
+@pytest.mark.parametrize("epsilon", [5e-324, 1e-300, 2.0**-65, 2.0**70, 1e300])
+def test_epsilon_outside_the_exact_range_is_refused_clearly(epsilon):
+    # Issue 9: ε = 5e-324 raised a bare OverflowError (its noise scale 2/ε is no float).
+    for call in (lambda: above_threshold([lambda d: 0], None, 0, epsilon),
+                 lambda: sparse([lambda d: 0], None, 0, epsilon, 1),
+                 lambda: choose_clip_bound([1.0], epsilon, bounds=[1]),
+                 lambda: auto_avg([1.0], epsilon),
+                 lambda: range_queries([lambda d: 0], None, 1, 0, epsilon)):
+        with pytest.raises(ValueError, match=r"epsilon.*\[2\*\*-64, 2\*\*64\]"):
+            call()
+
+
+def test_sparse_checks_each_runs_share_of_epsilon():
+    with pytest.raises(ValueError, match=r"epsilon/3 \(one run's share\)"):
+        sparse([lambda d: 0], None, 0, 2.0**-63, 3)
+    assert sparse([lambda d: 0], None, -10**30, 2.0**-63, 2, rng=seeded(0)) == [0]
 
 
 # ----------------------------------------------------------------------- validation

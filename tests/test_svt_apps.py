@@ -45,28 +45,27 @@ def test_auto_avg_on_adult_age_is_within_half_a_year_at_epsilon_1(adult):
 
 def test_auto_avg_spends_a_third_each_with_the_right_sensitivities(monkeypatch):
     calls = []
-    real_laplace, real_runs = svt._laplace, svt._clip_bound_runs
+    real_release, real_runs = svt._release_on_grid, svt._clip_bound_runs
 
-    def laplace(value, sensitivity, epsilon, rng):
-        calls.append(("laplace", sensitivity, epsilon))
-        return real_laplace(value, sensitivity, epsilon, rng)
+    def release(units, sensitivity_units, epsilon, k, rng, size):
+        calls.append(("release", Fraction(sensitivity_units) * Fraction(2) ** k, epsilon))
+        return real_release(units, sensitivity_units, epsilon, k, rng, size)
 
     def runs(values, epsilon, bounds, threshold, count, rng):
         calls.append(("svt", None, epsilon))
         return real_runs(values, epsilon, bounds, threshold, count, rng)
 
-    monkeypatch.setattr(svt, "_laplace", laplace)
+    monkeypatch.setattr(svt, "_release_on_grid", release)
     monkeypatch.setattr(svt, "_clip_bound_runs", runs)
     values = np.array([1.0, 2.0, 3.0] * 300)
     for epsilon in (1.0, 0.1, 0.3, 7.0):
         calls.clear()
         auto_avg(values, epsilon, bounds=[1, 2, 3, 4], rng=seeded(0))
         kinds = [c[0] for c in calls]
-        assert kinds == ["svt", "laplace", "laplace"]
-        assert sum(Fraction(c[2]) for c in calls) <= Fraction(epsilon)  # never overspent
-        assert len({c[2] for c in calls}) == 1                        # equal thirds
-        assert calls[2][1] == 1.0                                     # count: sensitivity 1
-        assert calls[1][1] in (1.0, 2.0, 3.0, 4.0)                    # sum: sensitivity b
+        assert kinds == ["svt", "release", "release"]
+        assert all(c[2] == Fraction(epsilon) / 3 for c in calls)     # exact equal thirds
+        assert calls[2][1] == 1                                        # count: sensitivity 1
+        assert 0.99 < calls[1][1] / 4 <= 1 or calls[1][1] in (1, 2, 3)  # sum: <= b, ~b
 
 
 def test_auto_avg_falls_back_to_the_largest_candidate():
@@ -124,13 +123,13 @@ def test_range_queries_on_adult_age_bands(adult):
 
 def test_range_queries_budget_and_laziness(monkeypatch):
     recorded = []
-    real = svt._laplace
+    real = svt._release_on_grid
 
-    def laplace(value, sensitivity, epsilon, rng):
-        recorded.append((sensitivity, epsilon))
-        return real(value, sensitivity, epsilon, rng)
+    def release(units, sensitivity_units, epsilon, k, rng, size):
+        recorded.append((Fraction(sensitivity_units) * Fraction(2) ** k, epsilon, size))
+        return real(units, sensitivity_units, epsilon, k, rng, size)
 
-    monkeypatch.setattr(svt, "_laplace", laplace)
+    monkeypatch.setattr(svt, "_release_on_grid", release)
     evaluated = []
 
     def stream():
@@ -146,9 +145,8 @@ def test_range_queries_budget_and_laziness(monkeypatch):
         released = range_queries(stream(), None, c, 0, epsilon, rng=seeded(4))
         assert [i for i, _ in released] == list(range(1, 2 * c, 2))
         assert evaluated == list(range(2 * c))  # nothing after the c-th pick
-        assert len(recorded) == c and all(s == 1.0 for s, _ in recorded)
-        # c answers share half the budget, never more (Sparse gets exactly ε/2).
-        assert sum(Fraction(e) for _, e in recorded) <= Fraction(epsilon) / 2
+        # c answers, sensitivity exactly 1, exactly ε/(2c) each: half the budget.
+        assert recorded == [(1, Fraction(epsilon) / (2 * c), 1)] * c
 
 
 @pytest.mark.parametrize(("call", "error", "match"), [
