@@ -58,6 +58,7 @@ __all__ = [
     "DEFAULT_CLIP_BOUNDS",
     "RUN_EPSILON_RANGE",
     "above_threshold",
+    "above_threshold_runs",
     "auto_avg",
     "auto_avg_runs",
     "choose_clip_bound",
@@ -356,6 +357,8 @@ def _check_bounds_grid(bounds: Any) -> tuple[float, ...]:
     if bounds is None or isinstance(bounds, (str, bytes)) or not isinstance(bounds, Iterable):
         raise TypeError(f"bounds must be an iterable of candidate clipping bounds (finite "
                         f"numbers > 0, increasing), got {bounds!r}")
+    if bounds is DEFAULT_CLIP_BOUNDS:  # valid by construction (tested); checked once per call
+        return DEFAULT_CLIP_BOUNDS
     grid = list(bounds)
     if not grid:
         raise ValueError("bounds must hold at least one candidate clipping bound, got none")
@@ -434,6 +437,67 @@ def _first_passes(answers: list[int], threshold: int, run_scale: Fraction, runs:
         result[undecided[hit]] = start + passed[hit].argmax(axis=1)
         undecided = undecided[~hit]
     return result
+
+
+def above_threshold_runs(answers: Iterable[float], threshold: float, epsilon: float, *,
+                         runs: int, rng: RandomSource | None = None) -> np.ndarray:
+    """Run :func:`above_threshold` ``runs`` times on query answers known in advance.
+
+    For studying AboveThreshold's accuracy (the book's figures and checks): the answers
+    are rounded to the comparison grid once and the noise of all runs is drawn in bulk.
+    Each run is distributed exactly as one call of :func:`above_threshold` with queries
+    returning ``answers`` in order.
+
+    Parameters
+    ----------
+    answers : iterable of real numbers
+        The answers ``q_1(D), q_2(D), …`` of sensitivity-1 queries, at least one.
+    threshold : real number
+        The public threshold ``T``.
+    epsilon : float
+        Privacy parameter of each run, finite and > 0.
+    runs : int
+        Number of independent runs, an integer >= 1.
+    rng : RandomSource, optional
+        Source of random bits; ``None`` (default) is the secure OS source.
+
+    Returns
+    -------
+    numpy.ndarray of int
+        Per run, the 0-based index of the first answer found above the threshold, or -1
+        where none was (:func:`above_threshold` returns ``None`` there).
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`above_threshold`; also if ``answers`` is empty or ``runs`` is not an
+        integer >= 1.
+
+    Notes
+    -----
+    **Privacy**: each run is an ε-DP release (Dwork & Roth 2014, Theorem 3.23); all of
+    them together cost ``runs · ε``. Meant for simulation, not for releases.
+
+    Examples
+    --------
+    >>> from dpkit.rng import seeded
+    >>> above_threshold_runs([0, 0, 50, 0], 25, 1.0, runs=5, rng=seeded(0)).tolist()
+    [2, 2, 2, 2, 2]
+    """
+    runs = check_integer(runs, "runs", minimum=1)
+    run_epsilon = _exact_epsilon(epsilon)
+    if isinstance(answers, (str, bytes)) or not isinstance(answers, Iterable):
+        raise TypeError(f"answers must be an iterable of real numbers, got {answers!r}")
+    exact = [as_fraction(a, f"answers[{i}]") for i, a in enumerate(answers)]
+    if not exact:
+        raise ValueError("answers must hold at least one query answer, got none")
+    exact_threshold = as_fraction(threshold, "threshold")
+    source = resolve(rng)
+    run_scale = 1 / run_epsilon
+    bits = _grid_bits(2 * run_scale)
+    units = [_to_grid(a, bits) for a in exact]
+    return _first_passes(units, _to_grid(exact_threshold, bits), run_scale * 2**bits, runs,
+                         source)
 
 
 def _clip_bound_runs(values: Any, epsilon: Any, bounds: Any, threshold: Any, runs: int,
@@ -593,8 +657,9 @@ def auto_avg(values: Any, epsilon: float, *, bounds: Iterable[float] | None = No
     3. a noisy count of rows: ``len(values) + Lap(1 / (ε/3))``;
 
     and the result is the noisy sum divided by the noisy count. The count is a *count of
-    rows*; dividing by a second noisy clipped sum instead (a bug in a widely copied version,
-    see :func:`dpkit.naive.auto_avg`) returns about 1 whatever the data.
+    rows*; dividing by a second noisy clipped sum instead (a slip in one translated write-up
+    of Near & Abuah's version, see :func:`dpkit.naive.auto_avg`) returns about 1 whatever
+    the data.
 
     Parameters
     ----------
