@@ -15,7 +15,7 @@ import dpkit.naive
 import dpkit.svt as svt
 from dpkit.datasets import load_adult
 from dpkit.rng import seeded
-from dpkit.svt import auto_avg, auto_avg_runs, range_queries
+from dpkit.svt import above_threshold_runs, auto_avg, auto_avg_runs, range_queries
 
 
 @pytest.fixture(scope="module")
@@ -162,3 +162,48 @@ def test_range_queries_budget_and_laziness(monkeypatch):
 def test_bad_input_is_refused(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+# ------------------------------------------------ above_threshold_runs and Theorem 3.24
+
+
+def test_above_threshold_runs_matches_the_exact_none_probability():
+    # Three queries answering 0, threshold 0, ε = 1: P[None] = 0.1876 (numerical
+    # integration over the threshold noise, as dpkit.check does). Hoeffding: 20,000 runs
+    # stray by more than 0.0194 with probability <= 2·exp(-2·20000·0.0194²) < 6e-7.
+    from dpkit.check.svt import _prob_none
+
+    runs = above_threshold_runs([0, 0, 0], 0, 1.0, runs=20_000, rng=seeded(7))
+    assert abs(np.mean(runs == -1) - _prob_none(3, 0.0, 1.0)) < 0.0194
+    assert set(runs.tolist()) <= {-1, 0, 1, 2}
+
+
+def test_above_threshold_runs_refuses_bad_input():
+    with pytest.raises(ValueError, match="answers must hold at least one"):
+        above_threshold_runs([], 0, 1.0, runs=1)
+    with pytest.raises(TypeError, match="answers must be an iterable"):
+        above_threshold_runs(3, 0, 1.0, runs=1)
+    with pytest.raises(ValueError, match="answers\\[1\\]"):
+        above_threshold_runs([0, math.nan], 0, 1.0, runs=1)
+    with pytest.raises(ValueError, match="runs must be an integer >= 1"):
+        above_threshold_runs([0], 0, 1.0, runs=0)
+
+
+@pytest.mark.parametrize("epsilon", [0.1, 1.0])
+def test_theorem_3_24_accuracy_on_the_adult_stream(adult, epsilon):
+    # The chapter's check: "how many people are older than a", a = 17..90, threshold -500,
+    # beta = 0.05, alpha = 8(ln k + ln(2/beta))/ε. The theorem bounds P[error > alpha] by
+    # beta; Hoeffding: the failures exceed beta·n + 372 with probability <= exp(-2·372²/n)
+    # < 1e-6 for n = 20,000. (The chapter prints the observed count: far below.)
+    ages = adult["age"].to_numpy()
+    answers = np.array([-int((ages > a).sum()) for a in range(17, 91)])
+    k, beta, n, threshold = len(answers), 0.05, 20_000, -500
+    alpha = 8 * (np.log(k) + np.log(2 / beta)) / epsilon
+    stops = above_threshold_runs(answers, threshold, epsilon, runs=n, rng=seeded(12))
+    last = np.where(stops >= 0, stops, k - 1)
+    highest = np.maximum.accumulate(answers)
+    below = np.where(stops > 0, highest[np.maximum(stops - 1, 0)], -np.inf)
+    below = np.where(stops < 0, highest[-1], below) - threshold
+    above = np.where(stops >= 0, threshold - answers[last], -np.inf)
+    failures = int((np.maximum(below, above) > alpha).sum())
+    assert failures <= beta * n + 372
