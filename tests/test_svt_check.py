@@ -125,3 +125,12 @@ def test_checker_failures_do_not_state_the_answer():
     verdict = check_little_noise_cost(lambda e, c: e)
     text = verdict.message + " ".join(verdict.details)
     assert not verdict.passed and "1.75" not in text
+
+
+def test_auto_avg_checker_does_not_state_the_sensitivities():
+    def too_little_noise(values, epsilon, rng):
+        return float(np.mean(values)) + 5.0  # wrong in a way unrelated to the denominator
+
+    verdict = check_auto_avg(too_little_noise)
+    assert not verdict.passed
+    assert "sensitivity b" not in verdict.message and "sensitivity 1" not in verdict.message

@@ -217,9 +217,8 @@ def check_auto_avg(fn: Callable[[Any, float, Any], float]) -> Verdict:
             if abs(value - truth) > tolerance:
                 hint = ("a result near 1.0 is a noisy sum divided by a noisy sum: divide by "
                         "a noisy count of rows (sensitivity 1)" if abs(value - 1) < 0.2 else
-                        "choose the bound with choose_clip_bound(values, ε/3, ...), release "
-                        "the clipped sum (sensitivity b) and the row count (sensitivity 1) "
-                        "with ε/3 each")
+                        "check how the budget is split between the three steps and "
+                        "what sensitivity each noisy release is calibrated to")
                 return Verdict(False, f"on {name} (true mean {truth:.4g}) got {value:.4g}, "
                                f"more than {tolerance:.3g} away; {hint}", tuple(details))
             details.append(f"{name}, seed {seed}: {value:.4g} (true {truth:.4g})")
