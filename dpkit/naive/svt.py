@@ -66,8 +66,9 @@ class _TextbookNoise:
             return 0.0
         unit = next(self._units, None)
         if unit is None:
-            uniforms = 1.0 - self._source.uniforms(self._BLOCK)   # in (0, 1]
-            signs = np.where(self._source.uniforms(self._BLOCK) < 0.5, 1.0, -1.0)
+            draws = self._source.uniforms(2 * self._BLOCK)  # one call: its cost is mostly fixed
+            uniforms = 1.0 - draws[:self._BLOCK]   # in (0, 1]
+            signs = np.where(draws[self._BLOCK:] < 0.5, 1.0, -1.0)
             self._units = iter(textbook_laplace_noise(uniforms, signs, 1.0).tolist())
             unit = next(self._units)
         return scale * unit  # == textbook_laplace_noise(U, S, scale): sign flips are exact
