@@ -175,7 +175,8 @@ def stream_figure(answers: Sequence[float], labels: Sequence[float], threshold: 
     passed = np.flatnonzero(noisy >= noisy_threshold)
     stop = int(passed[0]) if passed.size else len(answers) - 1
     x = np.asarray(labels, dtype=float)
-    figure, (ax,) = new_figure(1, height=3.4)
+    figure, (ax,) = new_figure(1, height=3.6)
+    ax.set_ylim(threshold - 25 / epsilon, max(float(np.max(answers)), threshold) + 15 / epsilon)
     ax.plot(x, answers, color=TRUTH, lw=2, label="true answer $q_i(D)$")
     ax.scatter(x[:stop + 1], noisy[:stop + 1], s=14, color=SAFE, zorder=3,
                label="noisy answer (seen)")
@@ -186,7 +187,7 @@ def stream_figure(answers: Sequence[float], labels: Sequence[float], threshold: 
     ax.axvline(x[stop], color=NAIVE, lw=1)
     ax.set(xlabel="query (age a)", ylabel="answer",
            title=f"AboveThreshold at ε = {epsilon:g}: stops at a = {x[stop]:g}")
-    ax.legend(fontsize=8, frameon=False, loc="lower right")
+    ax.legend(fontsize=8, frameon=False, loc="upper left")
     return figure
 
 
@@ -215,10 +216,12 @@ def clip_query_figure(columns: Sequence[str] = ("age", "capital-gain"),
         values = _column(column)
         bounds = [b for b in DEFAULT_CLIP_BOUNDS if b <= 2 * values.max()]
         q = clip_query_values(values, bounds, epsilon)
-        ax.plot(bounds, q, color=SAFE, lw=1.5, label="$q_b$")
-        ax.axhline(threshold, color=NAIVE, ls="--", label=f"threshold −20/ε = {threshold:g}")
+        positive = -q > 0  # q_b = 0 past the largest value: off a log axis
+        ax.step(np.asarray(bounds)[positive], -q[positive], where="post", color=SAFE, lw=1.5,
+                label="$-q_b$ (≈ rows above b)")
+        ax.axhline(-threshold, color=NAIVE, ls="--", label=f"−threshold = 20/ε = {-threshold:g}")
         ax.axvline(values.max(), color=TRUTH, ls=":", label=f"largest value {values.max():g}")
-        ax.set(xscale="log", yscale="symlog", xlabel="candidate bound b", ylabel="$q_b$",
+        ax.set(xscale="log", yscale="log", xlabel="candidate bound b", ylabel="$-q_b$",
                title=column)
-        ax.legend(fontsize=7, frameon=False, loc="lower right")
+        ax.legend(fontsize=8, frameon=False, loc="lower left")
     return figure
