@@ -108,12 +108,17 @@ def auto_avg_error_figure(epsilons: Sequence[float] = (0.03, 0.1, 0.3, 1.0, 3.0)
 
 
 def naive_cost_figure(epsilon: float = 1.0, max_queries: int = 50) -> Figure:
-    """Privacy cost against the number of queries examined: nε for per-query noise, ε for SVT."""
+    """Privacy cost against the number of queries a search may examine (fixed in advance).
+
+    Noising every answer costs nε when the search may examine n queries; AboveThreshold
+    costs ε however many.
+    """
     figure, (ax,) = new_figure(1)
     n = np.arange(1, max_queries + 1)
     ax.plot(n, n * epsilon, color=NAIVE, label="noise every answer: nε")
     ax.plot(n, np.full(n.shape, epsilon), color=SAFE, label="AboveThreshold: ε")
-    ax.set(xlabel="queries examined n", ylabel="privacy cost (ε)",
+    ax.set(xlabel="queries the search may examine, n (fixed in advance)",
+           ylabel="privacy cost (ε)",
            title=f"Finding the first query above a threshold, ε = {epsilon:g}")
     ax.legend(frameon=False)
     return figure
