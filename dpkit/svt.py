@@ -104,16 +104,15 @@ def _discrete_laplace_block(scale: Fraction, rng: RandomSource, size: int) -> li
 
 
 class _QueryNoise:
-    """Query noise for one call: single draws first, then blocks of growing size.
+    """Query noise for one call, drawn ahead in blocks of 8, 16, … up to 1024 values.
 
-    The exact single-sample sampler costs tens of microseconds a draw; the vectorised one
-    has a fixed cost and is cheap per draw. Streams are usually short, so the first
-    ``_SINGLES`` draws are single; after that, blocks of 8, 16, ... up to 1024 are drawn
-    ahead. Noise drawn for queries never reached is independent of the output, so the
-    output's distribution is exactly that of drawing one value per query.
+    A vectorised draw has a fixed cost and is cheap per value, and its running time does
+    not depend on the values drawn (unlike a one-at-a-time exact draw, whose loop count
+    grows with the value). Noise drawn for queries never reached is independent of the
+    output, so the output's distribution is exactly that of drawing one value per query.
     """
 
-    _SINGLES = 8
+    _FIRST = 8
     _LARGEST = 1024
 
     def __init__(self, scale: Fraction, rng: RandomSource) -> None:
@@ -123,11 +122,8 @@ class _QueryNoise:
         self._ahead: list[int] = []
 
     def draw(self) -> int:
-        if self._drawn < self._SINGLES:
-            self._drawn += 1
-            return _discrete_laplace(self._scale, self._rng)
         if not self._ahead:
-            size = min(self._drawn, self._LARGEST)
+            size = min(max(self._drawn, self._FIRST), self._LARGEST)
             self._ahead = _discrete_laplace_block(self._scale, self._rng, size)[::-1]
             self._drawn += size
         return self._ahead.pop()
