@@ -12,7 +12,7 @@ Two applications built on it:
 * :func:`choose_clip_bound` and :func:`auto_avg`: pick a clipping bound for a sum from the
   data itself, privately, then release a clipped average.
 * :func:`range_queries`: let Sparse pick which counting queries are large enough to be
-  worth answering, then answer those with the Laplace mechanism.
+  worth answering, then answer those with (discrete) Laplace noise.
 
 Floating-point safety
 ---------------------
@@ -649,8 +649,9 @@ def auto_avg(values: Any, epsilon: float, *, bounds: Iterable[float] | None = No
 
     1. ``b = choose_clip_bound(values, ε/3, bounds=bounds)`` (the largest candidate if none
        qualifies: a data-independent fallback, so it costs nothing);
-    2. a noisy clipped sum: ``sum(clip(values, 0, b)) + Lap(b / (ε/3))``;
-    3. a noisy count of rows: ``len(values) + Lap(1 / (ε/3))``;
+    2. a noisy clipped sum: ``sum(clip(values, 0, b))`` plus Laplace noise of scale ``b / (ε/3)``
+       (discrete Laplace on a grid finer than ``b·2**-20``);
+    3. a noisy count of rows: ``len(values)`` plus discrete Laplace noise of scale ``3/ε``;
 
     and the result is the noisy sum divided by the noisy count. The count is a *count of
     rows*; dividing by a second noisy clipped sum instead (a slip in one translated write-up
@@ -759,7 +760,7 @@ def range_queries(queries: Iterable[Query], data: Any, c: int, threshold: float,
     """Answer the (at most ``c``) queries whose answers are above a threshold, privately.
 
     Half the budget goes to :func:`sparse`, which picks up to ``c`` queries whose noisy
-    answers reach the noisy threshold; the other half to the Laplace mechanism, which
+    answers reach the noisy threshold; the other half to (discrete) Laplace noise, which
     answers each picked query with ε/(2c). Typical use: counting queries over ranges
     (age bands), of which only the well-populated ones are worth releasing.
 
