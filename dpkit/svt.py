@@ -12,7 +12,7 @@ Two applications built on it:
 * :func:`choose_clip_bound` and :func:`auto_avg`: pick a clipping bound for a sum from the
   data itself, privately, then release a clipped average.
 * :func:`range_queries`: let Sparse pick which counting queries are large enough to be
-  worth answering, then answer those with the Laplace mechanism.
+  worth answering, then answer those with (discrete) Laplace noise.
 
 Floating-point safety
 ---------------------
@@ -51,13 +51,14 @@ import numpy as np
 
 from dpkit._checks import as_fraction, check_epsilon, check_finite_array, check_integer
 from dpkit._sampling import discrete_laplace, grid_exponent
-from dpkit.laplace import laplace_mechanism
 from dpkit.rng import RandomSource, resolve
 
 __all__ = [
     "CLIP_THRESHOLD_SCALES",
     "DEFAULT_CLIP_BOUNDS",
+    "RUN_EPSILON_RANGE",
     "above_threshold",
+    "above_threshold_runs",
     "auto_avg",
     "auto_avg_runs",
     "choose_clip_bound",
@@ -103,16 +104,15 @@ def _discrete_laplace_block(scale: Fraction, rng: RandomSource, size: int) -> li
 
 
 class _QueryNoise:
-    """Query noise for one call: single draws first, then blocks of growing size.
+    """Query noise for one call, drawn ahead in blocks of 8, 16, … up to 1024 values.
 
-    The exact single-sample sampler costs tens of microseconds a draw; the vectorised one
-    has a fixed cost and is cheap per draw. Streams are usually short, so the first
-    ``_SINGLES`` draws are single; after that, blocks of 8, 16, ... up to 1024 are drawn
-    ahead. Noise drawn for queries never reached is independent of the output, so the
-    output's distribution is exactly that of drawing one value per query.
+    A vectorised draw has a fixed cost and is cheap per value, and its running time does
+    not depend on the values drawn (unlike a one-at-a-time exact draw, whose loop count
+    grows with the value). Noise drawn for queries never reached is independent of the
+    output, so the output's distribution is exactly that of drawing one value per query.
     """
 
-    _SINGLES = 8
+    _FIRST = 8
     _LARGEST = 1024
 
     def __init__(self, scale: Fraction, rng: RandomSource) -> None:
@@ -122,11 +122,8 @@ class _QueryNoise:
         self._ahead: list[int] = []
 
     def draw(self) -> int:
-        if self._drawn < self._SINGLES:
-            self._drawn += 1
-            return _discrete_laplace(self._scale, self._rng)
         if not self._ahead:
-            size = min(self._drawn, self._LARGEST)
+            size = min(max(self._drawn, self._FIRST), self._LARGEST)
             self._ahead = _discrete_laplace_block(self._scale, self._rng, size)[::-1]
             self._drawn += size
         return self._ahead.pop()
@@ -202,10 +199,26 @@ def _svt(units: Iterator[tuple[Any, int]], threshold_units: int, run_scale: Frac
     return found
 
 
-def _exact_epsilon(epsilon: Any) -> Fraction:
-    """Validate epsilon and return it exactly (a Fraction given stays exact, a float is dyadic)."""
+#: The range of one AboveThreshold run's budget ε/c (ε for one run) that this module
+#: accepts: its noise scales ``2c/ε`` and ``4c/ε`` and the comparison grid stay within
+#: exact, finite arithmetic. A budget outside it is refused with a ``ValueError``.
+RUN_EPSILON_RANGE: tuple[Fraction, Fraction] = (Fraction(1, 2**64), Fraction(2**64))
+
+
+def _exact_epsilon(epsilon: Any, runs: int = 1) -> Fraction:
+    """Validate epsilon and return it exactly (a Fraction given stays exact, a float is dyadic).
+
+    ``epsilon / runs`` must lie in :data:`RUN_EPSILON_RANGE` (``runs`` AboveThreshold runs
+    share it); otherwise a ``ValueError`` names the parameter, the value and the range.
+    """
     check_epsilon(epsilon)
-    return as_fraction(epsilon, "epsilon")
+    exact = as_fraction(epsilon, "epsilon")
+    low, high = RUN_EPSILON_RANGE
+    if not low <= exact / runs <= high:
+        per = "" if runs == 1 else f"/{runs} (one run's share)"
+        raise ValueError(f"epsilon{per} must be in [2**-64, 2**64] (about [5.4e-20, 1.8e19]) "
+                         f"so that the noise scales stay finite, got epsilon={epsilon!r}")
+    return exact
 
 
 def _sparse_on_answers(answers: Iterator[tuple[Any, Fraction]], threshold: Fraction,
@@ -329,18 +342,10 @@ def sparse(queries: Iterable[Query], data: Any, threshold: float, epsilon: float
     :func:`above_threshold`.
     """
     c = check_integer(c, "c", minimum=1)
-    run_epsilon = _exact_epsilon(epsilon) / c
+    run_epsilon = _exact_epsilon(epsilon, c) / c
     exact_threshold = as_fraction(threshold, "threshold")
     source = resolve(rng)
     return _sparse_on_answers(_answers(queries, data), exact_threshold, run_epsilon, c, source)
-
-
-def _split_epsilon(epsilon: Fraction, parts: int) -> float:
-    """Return the largest float ``e`` with ``parts * e <= epsilon`` exactly (rounded down)."""
-    share = float(epsilon / parts)
-    while Fraction(share) * parts > epsilon:
-        share = math.nextafter(share, 0.0)
-    return share
 
 
 def _check_bounds_grid(bounds: Any) -> tuple[float, ...]:
@@ -348,19 +353,25 @@ def _check_bounds_grid(bounds: Any) -> tuple[float, ...]:
     if bounds is None or isinstance(bounds, (str, bytes)) or not isinstance(bounds, Iterable):
         raise TypeError(f"bounds must be an iterable of candidate clipping bounds (finite "
                         f"numbers > 0, increasing), got {bounds!r}")
+    if bounds is DEFAULT_CLIP_BOUNDS:  # valid by construction (tested); checked once per call
+        return DEFAULT_CLIP_BOUNDS
     grid = list(bounds)
     if not grid:
         raise ValueError("bounds must hold at least one candidate clipping bound, got none")
     checked = []
     for i, b in enumerate(grid):
         value = as_fraction(b, f"bounds[{i}]")
+        if Fraction(float(value)) != value:
+            raise ValueError(f"bounds[{i}] must be exactly representable as a float64 "
+                             f"(a clipping bound is compared with float values), got {b!r}")
         if value <= 0:
             raise ValueError(f"bounds[{i}] must be a finite number > 0, got {b!r}")
         if checked and value <= checked[-1]:
             raise ValueError(f"bounds must be strictly increasing, got bounds[{i - 1}]="
                              f"{grid[i - 1]!r} then bounds[{i}]={b!r}")
         checked.append(value)
-    return tuple(int(b) if isinstance(b, numbers.Integral) else float(b) for b in grid)
+    return tuple(int(b) if isinstance(b, numbers.Integral) else float(v)
+                 for b, v in zip(grid, checked, strict=True))
 
 
 def _clip_query_units(values: np.ndarray, grid: tuple[int | float, ...], bits: int) -> list[int]:
@@ -400,7 +411,10 @@ def _first_passes(answers: list[int], threshold: int, run_scale: Fraction, runs:
     runs still undecided, vectorised; this is :func:`_svt`'s distribution exactly (noise
     drawn for a candidate a run never reaches would be independent of its output).
     """
-    if max(abs(a) for a in answers) >= 2**61 or 4 * run_scale >= 2**50:  # keep int64 exact
+    # int64 stays exact while |answers|, |threshold| < 2**61 and the noise scales < 2**50
+    # (a draw beyond 2**61 then has probability below exp(-2**10)); else exact Python ints.
+    if (max(abs(a) for a in answers) >= 2**61 or abs(threshold) >= 2**61
+            or 4 * run_scale >= 2**50):
         return np.array([(_svt(iter(enumerate(answers)), threshold, run_scale, 1, rng)
                           or [-1])[0] for _ in range(runs)])
     values = np.asarray(answers, dtype=np.int64)
@@ -419,6 +433,67 @@ def _first_passes(answers: list[int], threshold: int, run_scale: Fraction, runs:
         result[undecided[hit]] = start + passed[hit].argmax(axis=1)
         undecided = undecided[~hit]
     return result
+
+
+def above_threshold_runs(answers: Iterable[float], threshold: float, epsilon: float, *,
+                         runs: int, rng: RandomSource | None = None) -> np.ndarray:
+    """Run :func:`above_threshold` ``runs`` times on query answers known in advance.
+
+    For studying AboveThreshold's accuracy (the book's figures and checks): the answers
+    are rounded to the comparison grid once and the noise of all runs is drawn in bulk.
+    Each run is distributed exactly as one call of :func:`above_threshold` with queries
+    returning ``answers`` in order.
+
+    Parameters
+    ----------
+    answers : iterable of real numbers
+        The answers ``q_1(D), q_2(D), …`` of sensitivity-1 queries, at least one.
+    threshold : real number
+        The public threshold ``T``.
+    epsilon : float
+        Privacy parameter of each run, finite and > 0.
+    runs : int
+        Number of independent runs, an integer >= 1.
+    rng : RandomSource, optional
+        Source of random bits; ``None`` (default) is the secure OS source.
+
+    Returns
+    -------
+    numpy.ndarray of int
+        Per run, the 0-based index of the first answer found above the threshold, or -1
+        where none was (:func:`above_threshold` returns ``None`` there).
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`above_threshold`; also if ``answers`` is empty or ``runs`` is not an
+        integer >= 1.
+
+    Notes
+    -----
+    **Privacy**: each run is an ε-DP release (Dwork & Roth 2014, Theorem 3.23); all of
+    them together cost ``runs · ε``. Meant for simulation, not for releases.
+
+    Examples
+    --------
+    >>> from dpkit.rng import seeded
+    >>> above_threshold_runs([0, 0, 50, 0], 25, 1.0, runs=5, rng=seeded(0)).tolist()
+    [2, 2, 2, 2, 2]
+    """
+    runs = check_integer(runs, "runs", minimum=1)
+    run_epsilon = _exact_epsilon(epsilon)
+    if isinstance(answers, (str, bytes)) or not isinstance(answers, Iterable):
+        raise TypeError(f"answers must be an iterable of real numbers, got {answers!r}")
+    exact = [as_fraction(a, f"answers[{i}]") for i, a in enumerate(answers)]
+    if not exact:
+        raise ValueError("answers must hold at least one query answer, got none")
+    exact_threshold = as_fraction(threshold, "threshold")
+    source = resolve(rng)
+    run_scale = 1 / run_epsilon
+    bits = _grid_bits(2 * run_scale)
+    units = [_to_grid(a, bits) for a in exact]
+    return _first_passes(units, _to_grid(exact_threshold, bits), run_scale * 2**bits, runs,
+                         source)
 
 
 def _clip_bound_runs(values: Any, epsilon: Any, bounds: Any, threshold: Any, runs: int,
@@ -535,9 +610,35 @@ def clip_bound_runs(values: Any, epsilon: float, *, bounds: Iterable[float], run
     return _clip_bound_runs(values, epsilon, bounds, threshold, runs, rng)
 
 
-def _laplace(value: Any, sensitivity: float, epsilon: float, rng: RandomSource) -> Any:
-    """The safe Laplace mechanism of :mod:`dpkit.laplace` (a float or an array)."""
-    return laplace_mechanism(value, sensitivity, epsilon, rng=rng)
+def _release_on_grid(units: int, sensitivity_units: int, epsilon: Fraction, k: int,
+                     rng: RandomSource, size: int) -> np.ndarray:
+    """``size`` independent releases of ``(units + Z) · 2**k`` as the nearest floats.
+
+    ``units`` is a query value on the grid ``2**k · Z`` whose sensitivity, in grid units, is
+    at most the integer ``sensitivity_units``; ``Z`` is discrete Laplace with scale
+    ``sensitivity_units / epsilon``, so each release is ``epsilon``-DP (the discrete Laplace
+    mechanism, Canonne, Kamath & Steinke 2020; the conversion to float is post-processing).
+    """
+    noise = discrete_laplace(Fraction(sensitivity_units) / epsilon, rng, size=size)
+    step = Fraction(2) ** k
+    return np.array([float((units + int(z)) * step) for z in noise.tolist()])
+
+
+def _clipped_sum_units(data: np.ndarray, bound: float) -> tuple[int, int, int]:
+    """The clipped sum on a grid, exactly: ``(sum of floor(clip(v, 0, b) / 2**k), ceiling, k)``.
+
+    ``2**k`` is at most ``b · 2**-20`` (:func:`dpkit._sampling.grid_exponent`). Each row's
+    term is rounded *down* on its own, to an integer in ``[0, floor(b / 2**k)]`` (the
+    ``ceiling``, the sum's sensitivity in grid units), and the terms are added as integers:
+    unlike a floating-point sum, whose rounding is not shift-invariant, one row moves the
+    total by at most ``ceiling`` units. Scaling by a power of two and ``floor`` are exact.
+    """
+    k = grid_exponent(bound)
+    ceiling = math.floor(Fraction(bound) / Fraction(2) ** k)
+    terms = np.floor(np.ldexp(np.clip(data, 0.0, bound), -k))  # integers in [0, ceiling]
+    total = (int(terms.astype(np.int64).sum()) if terms.size * ceiling < 2**62
+             else sum(int(t) for t in terms.tolist()))
+    return total, ceiling, k
 
 
 def auto_avg(values: Any, epsilon: float, *, bounds: Iterable[float] | None = None,
@@ -548,12 +649,14 @@ def auto_avg(values: Any, epsilon: float, *, bounds: Iterable[float] | None = No
 
     1. ``b = choose_clip_bound(values, ε/3, bounds=bounds)`` (the largest candidate if none
        qualifies: a data-independent fallback, so it costs nothing);
-    2. a noisy clipped sum: ``sum(clip(values, 0, b)) + Lap(b / (ε/3))``;
-    3. a noisy count of rows: ``len(values) + Lap(1 / (ε/3))``;
+    2. a noisy clipped sum: ``sum(clip(values, 0, b))`` plus Laplace noise of scale ``b / (ε/3)``
+       (discrete Laplace on a grid finer than ``b·2**-20``);
+    3. a noisy count of rows: ``len(values)`` plus discrete Laplace noise of scale ``3/ε``;
 
     and the result is the noisy sum divided by the noisy count. The count is a *count of
-    rows*; dividing by a second noisy clipped sum instead (a bug in a widely copied version,
-    see :func:`dpkit.naive.auto_avg`) returns about 1 whatever the data.
+    rows*; dividing by a second noisy clipped sum instead (a slip in one translated write-up
+    of Near & Abuah's version, see :func:`dpkit.naive.auto_avg`) returns about 1 whatever
+    the data.
 
     Parameters
     ----------
@@ -582,18 +685,26 @@ def auto_avg(values: Any, epsilon: float, *, bounds: Iterable[float] | None = No
     -----
     **Privacy**: ε-differentially private under adding or removing one row (and under
     changing one: sensitivities b and 0 ≤ 1 then), by sequential composition of three
-    mechanisms (Dwork & Roth 2014, Theorem 3.16): AboveThreshold (Theorem 3.23) and two
-    Laplace mechanisms (Theorem 3.6), each with the largest float ``e`` such that
-    ``3e <= ε`` exactly (the split is rounded down, never up). The clipped sum is summed
-    with :func:`math.fsum` (correctly rounded) and released with the floating-point-safe
-    :func:`dpkit.laplace.laplace_mechanism`.
+    mechanisms with the exact rational budget ε/3 each (Dwork & Roth 2014, Theorem 3.16):
+    AboveThreshold (Theorem 3.23) and two discrete Laplace mechanisms (Canonne, Kamath &
+    Steinke 2020). The clipped sum is computed on a grid ``2**k <= b·2**-20`` with each
+    row's term rounded down on its own and the terms added as integers, so one row moves
+    it by at most ``b`` exactly (a floating-point sum can move by more: rounding is not
+    shift-invariant); the count of rows is an integer. The noisy values are converted to
+    floats only at the end (post-processing).
+
+    Examples
+    --------
+    >>> from dpkit.rng import seeded
+    >>> round(auto_avg([30, 40, 50] * 1000, 1.0, rng=seeded(0)), 1)
+    39.9
     """
     return float(_auto_avg_runs(values, epsilon, bounds, 1, rng)[0])
 
 
 def _auto_avg_runs(values: Any, epsilon: Any, bounds: Any, runs: int, rng: Any) -> np.ndarray:
     """``runs`` independent runs of :func:`auto_avg` (the noise drawn in bulk)."""
-    share = _split_epsilon(_exact_epsilon(epsilon), 3)
+    share = _exact_epsilon(epsilon, 3) / 3
     data = check_finite_array(values, "values", ndim=1)
     grid = _check_bounds_grid(DEFAULT_CLIP_BOUNDS if bounds is None else bounds)
     source = resolve(rng)
@@ -602,11 +713,10 @@ def _auto_avg_runs(values: Any, epsilon: Any, bounds: Any, runs: int, rng: Any) 
     noisy_sums = np.empty(runs)
     for bound in np.unique(bounds_used):
         runs_with_bound = np.flatnonzero(bounds_used == bound)
-        clipped_sum = math.fsum(np.clip(data, 0.0, bound))
-        # Each coordinate of the array is one run's release (scale bound/share each).
-        noisy_sums[runs_with_bound] = _laplace(np.full(runs_with_bound.size, clipped_sum),
-                                               bound, share, source)
-    noisy_counts = _laplace(np.full(runs, float(len(data))), 1.0, share, source)
+        total, ceiling, k = _clipped_sum_units(data, float(bound))
+        noisy_sums[runs_with_bound] = _release_on_grid(total, ceiling, share, k, source,
+                                                       runs_with_bound.size)
+    noisy_counts = _release_on_grid(len(data), 1, share, 0, source, runs)
     return noisy_sums / np.maximum(noisy_counts, 1.0)
 
 
@@ -637,9 +747,8 @@ def auto_avg_runs(values: Any, epsilon: float, *, runs: int,
     Notes
     -----
     **Privacy**: each run is an ε-DP release; all of them together cost ``runs · ε``.
-    Meant for simulation, not for releases. Each run is distributed as one call of
-    :func:`auto_avg`, except that the Laplace noise of many runs is drawn on a grid finer
-    by the factor ``runs`` (see :func:`dpkit.laplace.laplace_mechanism`).
+    Meant for simulation, not for releases. Each run is distributed exactly as one call of
+    :func:`auto_avg`.
     """
     runs = check_integer(runs, "runs", minimum=1)
     return _auto_avg_runs(values, epsilon, bounds, runs, rng)
@@ -651,7 +760,7 @@ def range_queries(queries: Iterable[Query], data: Any, c: int, threshold: float,
     """Answer the (at most ``c``) queries whose answers are above a threshold, privately.
 
     Half the budget goes to :func:`sparse`, which picks up to ``c`` queries whose noisy
-    answers reach the noisy threshold; the other half to the Laplace mechanism, which
+    answers reach the noisy threshold; the other half to (discrete) Laplace noise, which
     answers each picked query with ε/(2c). Typical use: counting queries over ranges
     (age bands), of which only the well-populated ones are worth releasing.
 
@@ -683,17 +792,20 @@ def range_queries(queries: Iterable[Query], data: Any, c: int, threshold: float,
     Notes
     -----
     **Privacy**: ε-differentially private by sequential composition (Dwork & Roth 2014,
-    Theorem 3.16) of Sparse with ε/2 (Theorem 3.25; the exact rational ε/2) and at most
-    ``c`` Laplace mechanisms (Theorem 3.6) with the largest float ``e`` such that
-    ``c·e <= ε/2`` exactly. The answers are fresh Laplace draws, independent of the noise
-    Sparse used to pick them.
+    Theorem 3.16) of Sparse with ε/2 (Theorem 3.25) and at most ``c`` Laplace mechanisms
+    with ε/(2c) each, all exact rationals. The answers are rounded exactly to the grid
+    ``2**-bits`` (``2**-bits <= 2**-20``; the rounding commutes with adding 1, so a count
+    keeps sensitivity ``2**bits`` grid units) and released with fresh discrete Laplace noise
+    (Canonne, Kamath & Steinke 2020), independent of the noise Sparse used to pick them.
     """
     c = check_integer(c, "c", minimum=1)
-    total = _exact_epsilon(epsilon)
+    run_epsilon = _exact_epsilon(epsilon, 2 * c) / (2 * c)  # c runs of Sparse, c answers
     exact_threshold = as_fraction(threshold, "threshold")
     source = resolve(rng)
-    # Key each answer by (index, answer) so the picked answers come back with their indices.
-    keyed = (((i, float(a)), a) for i, a in _answers(queries, data))
-    found = _sparse_on_answers(keyed, exact_threshold, total / 2 / c, c, source)
-    answer_epsilon = _split_epsilon(total, 2 * c)  # c answers with c * e <= ε/2
-    return [(i, float(_laplace(answer, 1.0, answer_epsilon, source))) for i, answer in found]
+    # Key each answer by (index, exact answer) so the picks come back with their answers.
+    keyed = (((i, a), a) for i, a in _answers(queries, data))
+    found = _sparse_on_answers(keyed, exact_threshold, run_epsilon, c, source)
+    bits = _grid_bits(Fraction(1))  # answers on the grid 2**-bits: sensitivity 2**bits units
+    return [(i, float(_release_on_grid(_to_grid(answer, bits), 2**bits, run_epsilon, -bits,
+                                       source, 1)[0]))
+            for i, answer in found]

@@ -19,7 +19,14 @@ from scipy import integrate, stats
 
 import dpkit.svt as svt
 from dpkit.rng import seeded
-from dpkit.svt import above_threshold, choose_clip_bound, clip_bound_runs, sparse
+from dpkit.svt import (
+    above_threshold,
+    auto_avg,
+    choose_clip_bound,
+    clip_bound_runs,
+    range_queries,
+    sparse,
+)
 
 
 def constant_queries(answers):
@@ -127,51 +134,55 @@ def test_queries_receive_the_data_and_floats_are_compared_exactly():
 
 @pytest.fixture
 def recorder(monkeypatch):
-    """Replace the noise source: record every requested scale, return zero noise."""
+    """Replace the noise source: record the scale of every value drawn, return zero noise.
+
+    Single draws (the thresholds) record ``("t", scale)``; block draws (the query noise,
+    drawn ahead) record ``("q", scale, size)``.
+    """
     scales = []
 
     def fake(scale, rng):
-        scales.append(scale)
+        scales.append(("t", scale))
         return 0
 
+    def fake_block(scale, rng, size):
+        scales.append(("q", scale, size))
+        return [0] * size
+
     monkeypatch.setattr(svt, "_discrete_laplace", fake)
+    monkeypatch.setattr(svt, "_discrete_laplace_block", fake_block)
     return scales
 
 
 @pytest.mark.parametrize("epsilon", [1.0, 0.25, Fraction(1, 3), 7.5])
 def test_above_threshold_noise_scales_are_2_and_4_over_epsilon(recorder, epsilon):
     # Three queries below the threshold and none passing (zero noise): one threshold draw,
-    # three query draws. In grid units of 2**-bits, the scales must be 2/ε and 4/ε exactly.
+    # then the query noise in one block of 8. In grid units of 2**-bits, the scales must be
+    # 2/ε and 4/ε exactly.
     assert above_threshold(constant_queries([-1, -2, -3]), None, 0, epsilon) is None
     bits = svt._grid_bits(2 / Fraction(epsilon))
     unit = Fraction(2**bits)
-    assert recorder == [2 / Fraction(epsilon) * unit] + [4 / Fraction(epsilon) * unit] * 3
+    assert recorder == [("t", 2 / Fraction(epsilon) * unit), ("q", 4 / Fraction(epsilon) * unit, 8)]
 
 
 def test_sparse_uses_epsilon_over_c_and_refreshes_the_threshold(recorder):
     # Answers 0 pass with zero noise (0 >= 0): each pass ends a run, and a new run redraws
-    # the threshold. With c = 3 and ε = 1.5 each run has ε/3 = 1/2.
+    # the threshold; the query noise block is shared by the runs. With c = 3 and ε = 1.5
+    # each run has ε/3 = 1/2.
     epsilon, c = Fraction(3, 2), 3
     assert sparse(constant_queries([-1, 0, 0, -1, 0, 0]), None, 0, epsilon, c) == [1, 2, 4]
     run = epsilon / c
     unit = Fraction(2 ** svt._grid_bits(2 / run))
     t, q = 2 / run * unit, 4 / run * unit
-    assert recorder == [t, q, q, t, q, t, q, q]
+    assert recorder == [("t", t), ("q", q, 8), ("t", t), ("t", t)]
 
 
-def test_long_streams_draw_query_noise_in_blocks_of_the_same_scale(monkeypatch, recorder):
-    # After 8 single draws the query noise comes in blocks of 8, 16, 32, ... drawn ahead.
-    blocks = []
-
-    def fake_block(scale, rng, size):
-        blocks.append((scale, size))
-        return [0] * size
-
-    monkeypatch.setattr(svt, "_discrete_laplace_block", fake_block)
+def test_long_streams_draw_query_noise_in_blocks_of_the_same_scale(recorder):
+    # The query noise comes in blocks of 8, 8, 16, 32, ... drawn ahead.
     assert above_threshold(constant_queries([-1] * 40), None, 0, 0.5) is None
     unit = Fraction(2 ** svt._grid_bits(Fraction(4)))
-    assert recorder == [4 * unit] + [8 * unit] * 8
-    assert blocks == [(8 * unit, 8), (8 * unit, 16), (8 * unit, 32)]
+    assert recorder == [("t", 4 * unit), ("q", 8 * unit, 8), ("q", 8 * unit, 8),
+                        ("q", 8 * unit, 16), ("q", 8 * unit, 32)]
 
 
 def test_threshold_and_answers_are_rounded_to_the_grid(recorder):
@@ -307,12 +318,22 @@ def test_default_clip_bounds_are_integers_growing_by_about_one_percent():
     assert grid[-1] >= 2**40 > grid[-2]
 
 
-def test_split_epsilon_never_overspends():
-    for epsilon in [1.0, 0.1, 0.3, 1e-300, 7.0, 1 / 3]:
-        for parts in [1, 2, 3, 7, 10]:
-            share = svt._split_epsilon(Fraction(epsilon), parts)
-            assert Fraction(share) * parts <= Fraction(epsilon)
-            assert Fraction(math.nextafter(share, math.inf)) * parts > Fraction(epsilon)
+@pytest.mark.parametrize("epsilon", [5e-324, 1e-300, 2.0**-65, 2.0**70, 1e300])
+def test_epsilon_outside_the_exact_range_is_refused_clearly(epsilon):
+    # Issue 9: ε = 5e-324 raised a bare OverflowError (its noise scale 2/ε is no float).
+    for call in (lambda: above_threshold([lambda d: 0], None, 0, epsilon),
+                 lambda: sparse([lambda d: 0], None, 0, epsilon, 1),
+                 lambda: choose_clip_bound([1.0], epsilon, bounds=[1]),
+                 lambda: auto_avg([1.0], epsilon),
+                 lambda: range_queries([lambda d: 0], None, 1, 0, epsilon)):
+        with pytest.raises(ValueError, match=r"epsilon.*\[2\*\*-64, 2\*\*64\]"):
+            call()
+
+
+def test_sparse_checks_each_runs_share_of_epsilon():
+    with pytest.raises(ValueError, match=r"epsilon/3 \(one run's share\)"):
+        sparse([lambda d: 0], None, 0, 2.0**-63, 3)
+    assert sparse([lambda d: 0], None, -10**30, 2.0**-63, 2, rng=seeded(0)) == [0]
 
 
 # ----------------------------------------------------------------------- validation

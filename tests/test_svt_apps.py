@@ -15,7 +15,7 @@ import dpkit.naive
 import dpkit.svt as svt
 from dpkit.datasets import load_adult
 from dpkit.rng import seeded
-from dpkit.svt import auto_avg, auto_avg_runs, range_queries
+from dpkit.svt import above_threshold_runs, auto_avg, auto_avg_runs, range_queries
 
 
 @pytest.fixture(scope="module")
@@ -45,28 +45,27 @@ def test_auto_avg_on_adult_age_is_within_half_a_year_at_epsilon_1(adult):
 
 def test_auto_avg_spends_a_third_each_with_the_right_sensitivities(monkeypatch):
     calls = []
-    real_laplace, real_runs = svt._laplace, svt._clip_bound_runs
+    real_release, real_runs = svt._release_on_grid, svt._clip_bound_runs
 
-    def laplace(value, sensitivity, epsilon, rng):
-        calls.append(("laplace", sensitivity, epsilon))
-        return real_laplace(value, sensitivity, epsilon, rng)
+    def release(units, sensitivity_units, epsilon, k, rng, size):
+        calls.append(("release", Fraction(sensitivity_units) * Fraction(2) ** k, epsilon))
+        return real_release(units, sensitivity_units, epsilon, k, rng, size)
 
     def runs(values, epsilon, bounds, threshold, count, rng):
         calls.append(("svt", None, epsilon))
         return real_runs(values, epsilon, bounds, threshold, count, rng)
 
-    monkeypatch.setattr(svt, "_laplace", laplace)
+    monkeypatch.setattr(svt, "_release_on_grid", release)
     monkeypatch.setattr(svt, "_clip_bound_runs", runs)
     values = np.array([1.0, 2.0, 3.0] * 300)
     for epsilon in (1.0, 0.1, 0.3, 7.0):
         calls.clear()
         auto_avg(values, epsilon, bounds=[1, 2, 3, 4], rng=seeded(0))
         kinds = [c[0] for c in calls]
-        assert kinds == ["svt", "laplace", "laplace"]
-        assert sum(Fraction(c[2]) for c in calls) <= Fraction(epsilon)  # never overspent
-        assert len({c[2] for c in calls}) == 1                        # equal thirds
-        assert calls[2][1] == 1.0                                     # count: sensitivity 1
-        assert calls[1][1] in (1.0, 2.0, 3.0, 4.0)                    # sum: sensitivity b
+        assert kinds == ["svt", "release", "release"]
+        assert all(c[2] == Fraction(epsilon) / 3 for c in calls)     # exact equal thirds
+        assert calls[2][1] == 1                                        # count: sensitivity 1
+        assert 0.99 < calls[1][1] / 4 <= 1 or calls[1][1] in (1, 2, 3)  # sum: <= b, ~b
 
 
 def test_auto_avg_falls_back_to_the_largest_candidate():
@@ -124,13 +123,13 @@ def test_range_queries_on_adult_age_bands(adult):
 
 def test_range_queries_budget_and_laziness(monkeypatch):
     recorded = []
-    real = svt._laplace
+    real = svt._release_on_grid
 
-    def laplace(value, sensitivity, epsilon, rng):
-        recorded.append((sensitivity, epsilon))
-        return real(value, sensitivity, epsilon, rng)
+    def release(units, sensitivity_units, epsilon, k, rng, size):
+        recorded.append((Fraction(sensitivity_units) * Fraction(2) ** k, epsilon, size))
+        return real(units, sensitivity_units, epsilon, k, rng, size)
 
-    monkeypatch.setattr(svt, "_laplace", laplace)
+    monkeypatch.setattr(svt, "_release_on_grid", release)
     evaluated = []
 
     def stream():
@@ -146,9 +145,8 @@ def test_range_queries_budget_and_laziness(monkeypatch):
         released = range_queries(stream(), None, c, 0, epsilon, rng=seeded(4))
         assert [i for i, _ in released] == list(range(1, 2 * c, 2))
         assert evaluated == list(range(2 * c))  # nothing after the c-th pick
-        assert len(recorded) == c and all(s == 1.0 for s, _ in recorded)
-        # c answers share half the budget, never more (Sparse gets exactly ε/2).
-        assert sum(Fraction(e) for _, e in recorded) <= Fraction(epsilon) / 2
+        # c answers, sensitivity exactly 1, exactly ε/(2c) each: half the budget.
+        assert recorded == [(1, Fraction(epsilon) / (2 * c), 1)] * c
 
 
 @pytest.mark.parametrize(("call", "error", "match"), [
@@ -164,3 +162,48 @@ def test_range_queries_budget_and_laziness(monkeypatch):
 def test_bad_input_is_refused(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+# ------------------------------------------------ above_threshold_runs and Theorem 3.24
+
+
+def test_above_threshold_runs_matches_the_exact_none_probability():
+    # Three queries answering 0, threshold 0, ε = 1: P[None] = 0.1876 (numerical
+    # integration over the threshold noise, as dpkit.check does). Hoeffding: 20,000 runs
+    # stray by more than 0.0194 with probability <= 2·exp(-2·20000·0.0194²) < 6e-7.
+    from dpkit.check.svt import _prob_none
+
+    runs = above_threshold_runs([0, 0, 0], 0, 1.0, runs=20_000, rng=seeded(7))
+    assert abs(np.mean(runs == -1) - _prob_none(3, 0.0, 1.0)) < 0.0194
+    assert set(runs.tolist()) <= {-1, 0, 1, 2}
+
+
+def test_above_threshold_runs_refuses_bad_input():
+    with pytest.raises(ValueError, match="answers must hold at least one"):
+        above_threshold_runs([], 0, 1.0, runs=1)
+    with pytest.raises(TypeError, match="answers must be an iterable"):
+        above_threshold_runs(3, 0, 1.0, runs=1)
+    with pytest.raises(ValueError, match="answers\\[1\\]"):
+        above_threshold_runs([0, math.nan], 0, 1.0, runs=1)
+    with pytest.raises(ValueError, match="runs must be an integer >= 1"):
+        above_threshold_runs([0], 0, 1.0, runs=0)
+
+
+@pytest.mark.parametrize("epsilon", [0.1, 1.0])
+def test_theorem_3_24_accuracy_on_the_adult_stream(adult, epsilon):
+    # The chapter's check: "how many people are older than a", a = 17..90, threshold -500,
+    # beta = 0.05, alpha = 8(ln k + ln(2/beta))/ε. The theorem bounds P[error > alpha] by
+    # beta; Hoeffding: the failures exceed beta·n + 372 with probability <= exp(-2·372²/n)
+    # < 1e-6 for n = 20,000. (The chapter prints the observed count: far below.)
+    ages = adult["age"].to_numpy()
+    answers = np.array([-int((ages > a).sum()) for a in range(17, 91)])
+    k, beta, n, threshold = len(answers), 0.05, 20_000, -500
+    alpha = 8 * (np.log(k) + np.log(2 / beta)) / epsilon
+    stops = above_threshold_runs(answers, threshold, epsilon, runs=n, rng=seeded(12))
+    last = np.where(stops >= 0, stops, k - 1)
+    highest = np.maximum.accumulate(answers)
+    below = np.where(stops > 0, highest[np.maximum(stops - 1, 0)], -np.inf)
+    below = np.where(stops < 0, highest[-1], below) - threshold
+    above = np.where(stops >= 0, threshold - answers[last], -np.inf)
+    failures = int((np.maximum(below, above) > alpha).sum())
+    assert failures <= beta * n + 372

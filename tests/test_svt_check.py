@@ -25,8 +25,10 @@ from dpkit.plots.svt import (
     audit_figure,
     auto_avg_error_figure,
     clip_bound_figure,
+    clip_query_figure,
+    clip_query_values,
     naive_cost_figure,
-    range_queries_figure,
+    stream_figure,
 )
 from dpkit.svt import DEFAULT_CLIP_BOUNDS, choose_clip_bound
 
@@ -105,4 +107,30 @@ def test_figures_are_figures():
     assert isinstance(naive_cost_figure(), Figure)
     assert isinstance(audit_figure({"a": (1.0, 2.5, float("inf")), "b": (1.0, 0.4, 1.0)}),
                       Figure)
-    assert isinstance(range_queries_figure(["a", "b"], [10, 20], {1: 21.5}, 15), Figure)
+    assert isinstance(stream_figure([-30, -20, -10, 0], [1, 2, 3, 4], -5, 1.0), Figure)
+    assert isinstance(clip_query_figure(("age",), 1.0), Figure)
+
+
+def test_clip_query_values_count_the_rows_above_each_bound():
+    # q_b = -(rows >= b + 1) - (fractions of rows in (b, b + 1)), here with no fractions.
+    values = [1, 2, 3, 3, 10]
+    assert clip_query_values(values, [1, 2, 3, 9, 10], 1.0).tolist() == [-4, -3, -1, -1, 0]
+
+
+def test_checker_failures_do_not_state_the_answer():
+    # The expected scales or cost must not appear in a failing verdict (issue 12).
+    verdict = check_sparse_scales(lambda e, c: (c / e, 2 * c / e))
+    text = verdict.message + " ".join(verdict.details)
+    assert not verdict.passed and "(2.0, 4.0)" not in text and "4.0" not in text
+    verdict = check_little_noise_cost(lambda e, c: e)
+    text = verdict.message + " ".join(verdict.details)
+    assert not verdict.passed and "1.75" not in text
+
+
+def test_auto_avg_checker_does_not_state_the_sensitivities():
+    def too_little_noise(values, epsilon, rng):
+        return float(np.mean(values)) + 5.0  # wrong in a way unrelated to the denominator
+
+    verdict = check_auto_avg(too_little_noise)
+    assert not verdict.passed
+    assert "sensitivity b" not in verdict.message and "sensitivity 1" not in verdict.message

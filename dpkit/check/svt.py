@@ -44,13 +44,13 @@ def check_sparse_scales(fn: Callable[[float, int], tuple[float, float]]) -> Verd
         if error:
             return Verdict(False, f"fn({epsilon:g}, {c}) raised {error}", tuple(details))
         want = (2 * c / epsilon, 4 * c / epsilon)
-        details.append(f"epsilon={epsilon:g}, c={c}: expected {want}, got {got!r}")
         pair = (tuple(_number(v) for v in got)
                 if isinstance(got, (tuple, list)) and len(got) == 2 else None)
         if pair is None or None in pair:
             return Verdict(False, f"fn({epsilon:g}, {c}) must return two numbers "
                            f"(threshold scale, query scale), got {got!r}", tuple(details))
         if all(math.isclose(g, w, rel_tol=1e-9) for g, w in zip(pair, want, strict=True)):
+            details.append(f"epsilon={epsilon:g}, c={c}: scales {pair} are right")
             continue
         if math.isclose(pair[0], want[1], rel_tol=1e-9) and math.isclose(pair[1], want[0],
                                                                          rel_tol=1e-9):
@@ -63,8 +63,8 @@ def check_sparse_scales(fn: Callable[[float, int], tuple[float, float]]) -> Verd
             hint = "too little noise: this would not be ε-DP"
         else:
             hint = "more noise than needed: private, but less accurate than Sparse"
-        return Verdict(False, f"for epsilon={epsilon:g}, c={c} expected scales {want}, got "
-                       f"{tuple(pair)}; {hint}", tuple(details))
+        return Verdict(False, f"for epsilon={epsilon:g}, c={c} the scales {tuple(pair)} are "
+                       f"wrong: {hint}", tuple(details))
     return Verdict(True, "each of the c runs of AboveThreshold gets ε/c: threshold noise "
                    "Lap(2c/ε), query noise Lap(4c/ε)", tuple(details[:3]))
 
@@ -83,15 +83,18 @@ def check_little_noise_cost(fn: Callable[[float, int], float]) -> Verdict:
             return Verdict(False, f"fn({epsilon:g}, {c}) raised {error}", tuple(details))
         want = (1 + 6 * c) / 4 * epsilon
         value = _number(got)
-        details.append(f"epsilon={epsilon:g}, c={c}: expected {want:g}, got {got!r}")
         if value is None or not math.isclose(value, want, rel_tol=1e-9):
-            hint = ("the cost must grow with c: each positive answer pays for a shift of 2 "
-                    "in its query noise" if value is not None and c > 1
-                    and math.isclose(value, (1 + 6) / 4 * epsilon, rel_tol=1e-9) else
-                    "add ε/4 for the threshold noise and, per positive answer, 2/(scale of "
-                    "the query noise)")
-            return Verdict(False, f"for epsilon={epsilon:g}, c={c} the true cost is {want:g}, "
-                           f"got {got!r}; {hint}", tuple(details))
+            if value is None:
+                hint = "return one number"
+            elif c > 1 and math.isclose(value, (1 + 6) / 4 * epsilon, rel_tol=1e-9):
+                hint = "the cost must grow with c: each positive answer pays for its own shift"
+            elif value < want:
+                hint = "too small: count the cost of every shift the proof makes"
+            else:
+                hint = "too large: each shift costs its size divided by its noise's scale"
+            return Verdict(False, f"for epsilon={epsilon:g}, c={c} the cost {got!r} is wrong: "
+                           f"{hint}", tuple(details))
+        details.append(f"epsilon={epsilon:g}, c={c}: {value:g} is right")
     return Verdict(True, "the variant claims ε but costs (1 + 6c)ε/4: 1.75ε already for c = 1",
                    tuple(details[:3]))
 
@@ -214,9 +217,8 @@ def check_auto_avg(fn: Callable[[Any, float, Any], float]) -> Verdict:
             if abs(value - truth) > tolerance:
                 hint = ("a result near 1.0 is a noisy sum divided by a noisy sum: divide by "
                         "a noisy count of rows (sensitivity 1)" if abs(value - 1) < 0.2 else
-                        "choose the bound with choose_clip_bound(values, ε/3, ...), release "
-                        "the clipped sum (sensitivity b) and the row count (sensitivity 1) "
-                        "with ε/3 each")
+                        "check how the budget is split between the three steps and "
+                        "what sensitivity each noisy release is calibrated to")
                 return Verdict(False, f"on {name} (true mean {truth:.4g}) got {value:.4g}, "
                                f"more than {tolerance:.3g} away; {hint}", tuple(details))
             details.append(f"{name}, seed {seed}: {value:.4g} (true {truth:.4g})")

@@ -66,8 +66,9 @@ class _TextbookNoise:
             return 0.0
         unit = next(self._units, None)
         if unit is None:
-            uniforms = 1.0 - self._source.uniforms(self._BLOCK)   # in (0, 1]
-            signs = np.where(self._source.uniforms(self._BLOCK) < 0.5, 1.0, -1.0)
+            draws = self._source.uniforms(2 * self._BLOCK)  # one call: its cost is mostly fixed
+            uniforms = 1.0 - draws[:self._BLOCK]   # in (0, 1]
+            signs = np.where(draws[self._BLOCK:] < 0.5, 1.0, -1.0)
             self._units = iter(textbook_laplace_noise(uniforms, signs, 1.0).tolist())
             unit = next(self._units)
         return scale * unit  # == textbook_laplace_noise(U, S, scale): sign flips are exact
@@ -147,13 +148,14 @@ def above_threshold_random_index(queries: Sequence[Query], data: Any, threshold:
 
     The noise is right (``Lap(2/ε)`` on the threshold, ``Lap(4/ε)`` per query; Dwork &
     Roth 2014, Algorithm 1, in floating point), but when the stream ends with no query
-    above the threshold it returns a uniformly random index instead of saying so, as a
-    widely read textbook version does. The caller cannot tell a real answer from the
-    fallback: a clipping bound chosen this way can be any candidate, and the mistake is
-    silent.
+    above the threshold it returns a uniformly random index instead of saying so. Near &
+    Abuah (2021, chapter on the sparse vector technique) use this fallback and say so in
+    their text, and also give a version that returns ``None``; the caller of the
+    random-index version cannot tell a real answer from the fallback, so a clipping bound
+    chosen this way can be any candidate.
 
-    **True privacy: ε** (the random index is post-processing of the outcome "none"). The
-    bug costs accuracy, not privacy.
+    **True privacy: ε** (the random index is post-processing of the outcome "none"). A
+    usability fault, not a privacy one.
 
     Parameters
     ----------
@@ -351,7 +353,10 @@ def svt_no_cutoff(queries: Iterable[Query], data: Any, threshold: float, epsilon
 
 def auto_avg(values: Any, epsilon: float, *, bounds: Sequence[float],
              rng: RandomSource | None = None) -> float:
-    """WRONG ANSWER: the widely copied automatic average that divides by a second clipped sum.
+    """WRONG ANSWER: an automatic average that divides by a second noisy clipped sum.
+
+    The slip is in one translated write-up of Near & Abuah's (2021) ``auto_avg``, not in
+    their book, whose code divides by a noisy count (``len(df)``).
 
     Spends ε/3 choosing a clipping bound ``b`` (with
     :func:`above_threshold_random_index`), ε/3 on a noisy clipped sum, and ε/3 on the

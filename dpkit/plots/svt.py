@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from fractions import Fraction
 
 import numpy as np
 from matplotlib.figure import Figure
@@ -10,16 +11,23 @@ from matplotlib.figure import Figure
 from dpkit.datasets import load_adult
 from dpkit.plots._style import GREY, NAIVE, SAFE, TRUTH, new_figure
 from dpkit.rng import seeded
-from dpkit.svt import DEFAULT_CLIP_BOUNDS, auto_avg_runs, clip_bound_runs
+from dpkit.svt import (
+    CLIP_THRESHOLD_SCALES,
+    DEFAULT_CLIP_BOUNDS,
+    _clip_query_units,
+    _grid_bits,
+    auto_avg_runs,
+    clip_bound_runs,
+)
 
 __all__ = ["CLIP_GRIDS", "audit_figure", "auto_avg_error_figure", "clip_bound_figure",
-           "naive_cost_figure", "range_queries_figure"]
+           "clip_query_figure", "clip_query_values", "naive_cost_figure",
+           "stream_figure"]
 
 #: Candidate-bound grids offered by the chapter's widget.
 CLIP_GRIDS: dict[str, tuple[int, ...]] = {
-    "+9% steps (default)": DEFAULT_CLIP_BOUNDS,
+    "1 to 200, then +1% (default)": DEFAULT_CLIP_BOUNDS,
     "powers of 2": tuple(2**k for k in range(41)),
-    "powers of 10": tuple(10**k for k in range(13)),
 }
 
 
@@ -27,7 +35,7 @@ def _column(column: str) -> np.ndarray:
     return load_adult()[column].to_numpy(dtype=np.float64)
 
 
-def clip_bound_figure(epsilon: float = 1.0, grid: str = "+9% steps (default)",
+def clip_bound_figure(epsilon: float = 1.0, grid: str = "1 to 200, then +1% (default)",
                       column: str = "age", runs: int = 200, seed: int = 0) -> Figure:
     """Where :func:`dpkit.svt.auto_avg` clips, and how far its average lands from the truth.
 
@@ -59,14 +67,13 @@ def clip_bound_figure(epsilon: float = 1.0, grid: str = "+9% steps (default)",
     errors = averages - truth
 
     figure, (left, right) = new_figure(2)
-    levels, counts = np.unique(used, return_counts=True)
-    left.bar(np.arange(levels.size), counts, color=SAFE)
-    left.set_xticks(np.arange(levels.size), [f"{v:g}" for v in levels],
-                    rotation=60 if levels.size > 4 else 0, fontsize=7)
-    left.set(xlabel="chosen bound b", ylabel="runs",
-             title=f"largest {column}: {values.max():g}", ylim=(0, runs))
+    edges = np.geomspace(1, max(float(candidates[-1]), 10.0), 41)
+    left.hist(used, bins=edges, color=SAFE, histtype="stepfilled")
+    left.axvline(values.max(), color=TRUTH, lw=2, label=f"largest value {values.max():g}")
+    left.set(xscale="log", xlabel="chosen bound b", ylabel="runs", ylim=(0, runs))
+    left.legend(loc="upper left", fontsize=8, frameon=False)
     span = max(float(np.max(np.abs(errors))), 1e-9)
-    right.hist(errors, bins=np.linspace(-span, span, 41), color=SAFE)
+    right.hist(errors, bins=np.linspace(-span, span, 41), color=SAFE, histtype="stepfilled")
     right.axvline(0, color=TRUTH, lw=2, label=f"true mean {truth:.4g}")
     median = float(np.median(np.abs(errors)))
     right.set(xlabel="private average − true average", ylabel="runs",
@@ -80,8 +87,8 @@ def auto_avg_error_figure(epsilons: Sequence[float] = (0.03, 0.1, 0.3, 1.0, 3.0)
                           seed: int = 0) -> Figure:
     """Median relative error of :func:`dpkit.svt.auto_avg` against ε, one line per column.
 
-    The widely copied version that divides by a second noisy sum returns about 1.0 and so
-    has a relative error near 100% at every ε (dashed line).
+    A version that divides by a second noisy sum (:func:`dpkit.naive.auto_avg`) returns
+    about 1.0 and so has a relative error near 100% at every ε (dashed line).
     """
     figure, (ax,) = new_figure(1)
     for offset, column in enumerate(columns):
@@ -101,12 +108,17 @@ def auto_avg_error_figure(epsilons: Sequence[float] = (0.03, 0.1, 0.3, 1.0, 3.0)
 
 
 def naive_cost_figure(epsilon: float = 1.0, max_queries: int = 50) -> Figure:
-    """Privacy cost against the number of queries examined: nε for per-query noise, ε for SVT."""
+    """Privacy cost against the number of queries a search may examine (fixed in advance).
+
+    Noising every answer costs nε when the search may examine n queries; AboveThreshold
+    costs ε however many.
+    """
     figure, (ax,) = new_figure(1)
     n = np.arange(1, max_queries + 1)
     ax.plot(n, n * epsilon, color=NAIVE, label="noise every answer: nε")
     ax.plot(n, np.full(n.shape, epsilon), color=SAFE, label="AboveThreshold: ε")
-    ax.set(xlabel="queries examined n", ylabel="privacy cost (ε)",
+    ax.set(xlabel="queries the search may examine, n (fixed in advance)",
+           ylabel="privacy cost (ε)",
            title=f"Finding the first query above a threshold, ε = {epsilon:g}")
     ax.legend(frameon=False)
     return figure
@@ -141,17 +153,80 @@ def audit_figure(results: Mapping[str, tuple[float, float, float]]) -> Figure:
     return figure
 
 
-def range_queries_figure(labels: Sequence[str], true_counts: Sequence[float],
-                         released: Mapping[int, float], threshold: float) -> Figure:
-    """True counts per range, the threshold, and the noisy counts Sparse chose to release."""
-    figure, (ax,) = new_figure(1)
-    x = np.arange(len(labels))
-    ax.bar(x, true_counts, color=GREY, alpha=0.5, label="true count")
-    picked = sorted(released)
-    ax.scatter(picked, [released[i] for i in picked], color=SAFE, zorder=3,
-               label="released (noisy) count")
-    ax.axhline(threshold, color=NAIVE, ls="--", label=f"threshold {threshold:g}")
-    ax.set_xticks(x, labels, rotation=45, fontsize=8)
-    ax.set(xlabel="age band", ylabel="people")
-    ax.legend(fontsize=8, frameon=False)
+def stream_figure(answers: Sequence[float], labels: Sequence[float], threshold: float,
+                  epsilon: float, seed: int = 0) -> Figure:
+    """One run of AboveThreshold drawn: answers, noisy answers, threshold, noisy threshold.
+
+    The noise is drawn here (floating-point Laplace from the seeded generator, for the
+    picture only) with AboveThreshold's scales ``2/ε`` and ``4/ε``; the run stops at the
+    first noisy answer at or above the noisy threshold.
+
+    Parameters
+    ----------
+    answers : sequence of float
+        The true query answers ``q_i(D)`` in stream order.
+    labels : sequence of float
+        The x coordinate of each query (for instance the age it asks about).
+    threshold : float
+        The public threshold ``T``.
+    epsilon : float
+        AboveThreshold's ε.
+    seed : int
+        Seed of the picture's noise.
+    """
+    generator = seeded(seed).numpy_generator()
+    noisy_threshold = threshold + generator.laplace(0.0, 2 / epsilon)
+    noisy = np.asarray(answers, dtype=float) + generator.laplace(0.0, 4 / epsilon, len(answers))
+    passed = np.flatnonzero(noisy >= noisy_threshold)
+    stop = int(passed[0]) if passed.size else len(answers) - 1
+    x = np.asarray(labels, dtype=float)
+    figure, (ax,) = new_figure(1, height=3.6)
+    ax.set_ylim(threshold - 25 / epsilon, max(float(np.max(answers)), threshold) + 15 / epsilon)
+    ax.plot(x, answers, color=TRUTH, lw=2, label="true answer $q_i(D)$")
+    ax.scatter(x[:stop + 1], noisy[:stop + 1], s=14, color=SAFE, zorder=3,
+               label="noisy answer (seen)")
+    ax.scatter(x[stop + 1:], noisy[stop + 1:], s=10, facecolors="none", edgecolors=GREY,
+               label="never examined")
+    ax.axhline(threshold, color=GREY, ls=":", label=f"threshold T = {threshold:g}")
+    ax.axhline(noisy_threshold, color=NAIVE, ls="--", label="noisy threshold")
+    ax.axvline(x[stop], color=NAIVE, lw=1)
+    ax.set(xlabel="query (age a)", ylabel="answer",
+           title=f"AboveThreshold at ε = {epsilon:g}: stops at a = {x[stop]:g}")
+    ax.legend(fontsize=8, frameon=False, loc="upper left")
+    return figure
+
+
+def clip_query_values(values: Sequence[float] | np.ndarray, bounds: Sequence[float],
+                      epsilon: float) -> np.ndarray:
+    """The clipping query ``q_b`` for each candidate ``b``, exactly as :mod:`dpkit.svt` computes it.
+
+    ``q_b = sum(clip(v, 0, b)) - sum(clip(v, 0, b + 1))`` with each row's term rounded down
+    to the comparison grid of AboveThreshold at ``epsilon``, returned as floats.
+    """
+    bits = _grid_bits(2 / Fraction(epsilon))
+    units = _clip_query_units(np.asarray(values, dtype=np.float64), tuple(bounds), bits)
+    return np.array(units, dtype=float) / 2.0**bits
+
+
+def clip_query_figure(columns: Sequence[str] = ("age", "capital-gain"),
+                      epsilon: float = 1 / 3) -> Figure:
+    """The curve ``q_b`` against ``b`` that :func:`dpkit.svt.choose_clip_bound` reads.
+
+    One panel per Adult column, over :data:`dpkit.svt.DEFAULT_CLIP_BOUNDS` up to a little
+    past the column's largest value, with the default threshold ``-20/ε``.
+    """
+    figure, axes = new_figure(len(columns), height=3.4)
+    threshold = -2 * CLIP_THRESHOLD_SCALES / epsilon
+    for ax, column in zip(axes, columns, strict=True):
+        values = _column(column)
+        bounds = [b for b in DEFAULT_CLIP_BOUNDS if b <= 2 * values.max()]
+        q = clip_query_values(values, bounds, epsilon)
+        positive = -q > 0  # q_b = 0 past the largest value: off a log axis
+        ax.step(np.asarray(bounds)[positive], -q[positive], where="post", color=SAFE, lw=1.5,
+                label="$-q_b$ (≈ rows above b)")
+        ax.axhline(-threshold, color=NAIVE, ls="--", label=f"−threshold = 20/ε = {-threshold:g}")
+        ax.axvline(values.max(), color=TRUTH, ls=":", label=f"largest value {values.max():g}")
+        ax.set(xscale="log", yscale="log", xlabel="candidate bound b", ylabel="$-q_b$",
+               title=column)
+        ax.legend(fontsize=8, frameon=False, loc="lower left")
     return figure

@@ -1,0 +1,167 @@
+"""Exactness at the edges of dpkit.svt (issue 9, findings 4 and 5, and float64-exactness).
+
+Each test here failed on main before the fix it guards:
+
+* a public threshold beyond int64's reach overflowed silently in the vectorised runs of
+  AboveThreshold (``choose_clip_bound`` returned ``None`` in about half the runs) or raised a
+  bare ``OverflowError``;
+* ``auto_avg``'s clipped sum, summed with ``math.fsum``, moved by ``b + 1`` when one row of
+  value ``b`` was added (rounding is not shift-invariant);
+* values that float64 cannot hold were rounded silently.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import dpkit._checks as checks
+import dpkit.svt as svt
+from dpkit.rng import seeded
+from dpkit.svt import above_threshold, auto_avg, choose_clip_bound, clip_bound_runs
+
+# ------------------------------------------------------------- finding 4: int64 overflow
+
+
+@pytest.mark.parametrize("threshold", [-2**44, -2**62, -1e20, -10**40, Fraction(-10**30, 7)])
+def test_a_far_lower_threshold_is_passed_by_the_first_candidate(threshold):
+    # Every query (between -3 and 0) is far above the threshold; with noise scales 2 and 4
+    # the first candidate fails only if a noise gap of more than 2**40 occurs: probability
+    # below exp(-2**37) per run. Main returned None in about half the runs at -2**44
+    # (int64 wrap-around) and raised OverflowError at -1e20.
+    for seed in range(10):
+        assert choose_clip_bound([1, 2, 3], 1, bounds=[1, 2, 3], threshold=threshold,
+                                 rng=seeded(seed)) == 1
+    assert clip_bound_runs([1, 2, 3], 1, bounds=[1, 2, 3], threshold=threshold, runs=50,
+                           rng=seeded(1)) == [1] * 50
+
+
+@pytest.mark.parametrize("threshold", [2**44, 2**62, 1e20])
+def test_a_far_higher_threshold_is_passed_by_no_candidate(threshold):
+    # The mirror image: no query can reach it (same probability bound).
+    assert clip_bound_runs([1, 2, 3], 1, bounds=[1, 2, 3], threshold=threshold, runs=20,
+                           rng=seeded(2)) == [None] * 20
+
+
+def test_first_passes_takes_the_exact_path_for_a_large_threshold(monkeypatch):
+    calls = []
+    real = svt._svt
+
+    def exact(*args):
+        calls.append(args[1])
+        return real(*args)
+
+    monkeypatch.setattr(svt, "_svt", exact)
+    svt._first_passes([0, -1, -2], -2**61, Fraction(1), 3, seeded(0))
+    assert calls == [-2**61] * 3
+    calls.clear()
+    svt._first_passes([0, -1, -2], -2**61 + 1, Fraction(1), 3, seeded(0))
+    assert calls == []  # int64 is exact below 2**61
+
+
+# ------------------------------------------------------- finding 5: the clipped sum
+
+
+def test_clipped_sum_moves_by_at_most_b_where_fsum_moves_by_b_plus_one():
+    # Issue 9's example: b = 2**39 + 2**19 - 1 and 32,768 rows equal to b (exact sum
+    # 2**54 + 2**34 - 2**15, a float); one more row of b gives an exact sum that is 3 mod 4
+    # where floats are spaced by 4, so the correctly rounded fsum moves by b + 1.
+    b = float(2**39 + 2**19 - 1)
+    small = np.full(32768, b)
+    large = np.full(32769, b)
+    assert math.fsum(large) - math.fsum(small) == b + 1  # the old computation's excess
+    total_small, ceiling, k = svt._clipped_sum_units(small, b)
+    total_large, ceiling_large, k_large = svt._clipped_sum_units(large, b)
+    assert (ceiling, k) == (ceiling_large, k_large)
+    assert Fraction(ceiling) * Fraction(2) ** k <= Fraction(b)  # sensitivity <= b
+    assert 0 <= total_large - total_small <= ceiling
+
+
+@pytest.mark.parametrize("bound", [1.0, 3.0, 90.0, 99999.0, float(2**40), 0.1, 1e-300])
+def test_clipped_sum_units_are_floors_on_the_grid(bound):
+    rng = np.random.default_rng(0)
+    data = np.concatenate([rng.uniform(-bound, 2 * bound, 500), [0.0, bound, 5e-324]])
+    total, ceiling, k = svt._clipped_sum_units(data, bound)
+    step = Fraction(2) ** k
+    assert step <= Fraction(bound) / 2**20
+    expected = sum(math.floor(Fraction(min(max(v, 0.0), bound)) / step) for v in data)
+    assert total == expected
+    assert ceiling == math.floor(Fraction(bound) / step)
+    # Adding any one row moves the total by at most the ceiling.
+    for extra in (bound, 2 * bound, bound / 3, -1.0):
+        more, _, _ = svt._clipped_sum_units(np.append(data, extra), bound)
+        assert 0 <= more - total <= ceiling
+
+
+def test_auto_avg_releases_the_integer_grid_sum(monkeypatch):
+    seen = []
+    real = svt._release_on_grid
+
+    def release(units, sensitivity_units, epsilon, k, rng, size):
+        seen.append((units, sensitivity_units, k))
+        return real(units, sensitivity_units, epsilon, k, rng, size)
+
+    monkeypatch.setattr(svt, "_release_on_grid", release)
+    b = float(2**39 + 2**19 - 1)
+    auto_avg(np.full(32769, b), 1.0, bounds=[b], rng=seeded(0))
+    assert seen[0] == svt._clipped_sum_units(np.full(32769, b), b)
+    assert seen[1] == (32769, 1, 0)
+
+
+# --------------------------------------------- values float64 cannot hold exactly
+
+
+@pytest.mark.parametrize("bound", [2**53 + 1, Fraction(1, 3)])
+def test_bounds_float64_cannot_hold_are_refused(bound):
+    with pytest.raises(ValueError, match=r"bounds\[1\]"):
+        choose_clip_bound([1.0, 2.0], 1.0, bounds=[0.5, bound])
+    with pytest.raises(ValueError, match=r"bounds\[1\]"):
+        auto_avg([1.0, 2.0], 1.0, bounds=[0.5, bound])
+
+
+def test_integer_and_fraction_answers_are_compared_exactly():
+    # ε = 2**60: noise scales 2**-59 and 2**-58, so the comparison is decided by the exact
+    # gap of 1/4 (a noise gap that large has probability below exp(-2**55)). Rounded to
+    # float64, 2**62 + 1 becomes 2**62 and would fail.
+    threshold = 2**62 + Fraction(3, 4)
+    for answer in (2**62 + 1, Fraction(2**64 + 4, 4)):
+        assert above_threshold([lambda d, a=answer: a], None, threshold, 2.0**60,
+                               rng=seeded(0)) == 0
+
+
+def _refuses(check, value):
+    try:
+        check(value)
+    except (TypeError, ValueError):
+        return True
+    return False
+
+
+def test_long_double_answers_are_exact_or_refused():
+    # np.longdouble(2**62) + 1 is exact in x87 extended precision, not in float64.
+    answer = np.longdouble(2**62) + 1
+    if Fraction(float(answer)) == Fraction(2**62 + 1):
+        pytest.skip("np.longdouble is float64 on this platform")
+    query = [lambda d: answer]
+    try:
+        found = above_threshold(query, None, 2**62 + Fraction(3, 4), 2.0**60, rng=seeded(0))
+    except (TypeError, ValueError) as error:
+        assert "queries[0](data)" in str(error)
+    else:
+        if not _refuses(lambda v: checks.as_fraction(v, "x"), answer):
+            pytest.xfail("dpkit._checks.as_fraction still rounds np.longdouble (helper safety)")
+        assert found == 0
+
+
+@pytest.mark.parametrize("values", [np.array([1, 2**53 + 1], dtype=np.int64),
+                                    [1, 2**60 + 1], [Fraction(1, 3)]])
+def test_values_float64_cannot_hold_are_refused(values):
+    if not _refuses(lambda v: checks.check_finite_array(v, "values", ndim=1), values):
+        pytest.xfail("dpkit._checks.check_finite_array still rounds (helper safety)")
+    with pytest.raises(ValueError, match="values"):
+        choose_clip_bound(values, 1.0, bounds=[1, 2])
+    with pytest.raises(ValueError, match="values"):
+        auto_avg(values, 1.0)
