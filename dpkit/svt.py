@@ -211,7 +211,7 @@ def _exact_epsilon(epsilon: Any, runs: int = 1) -> Fraction:
     ``epsilon / runs`` must lie in :data:`RUN_EPSILON_RANGE` (``runs`` AboveThreshold runs
     share it); otherwise a ``ValueError`` names the parameter, the value and the range.
     """
-    check_epsilon(epsilon)
+    check_epsilon(epsilon, rounding="down")  # validation only; the exact value is used below
     exact = as_fraction(epsilon, "epsilon")
     low, high = RUN_EPSILON_RANGE
     if not low <= exact / runs <= high:
