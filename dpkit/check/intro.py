@@ -32,7 +32,11 @@ def check_truth_probability(fn: Callable[[float], float]) -> Verdict:
                            "strictly between 0 and 1 is needed")
         want = math.exp(epsilon) / (1 + math.exp(epsilon))
         if not abs(p - want) <= 1e-9:
-            ratio = max(p, 1 - p) / min(p, 1 - p)
+            if p < 0.5:
+                return Verdict(False, f"at epsilon={epsilon:g} your probability {p:.4g} is "
+                               "below 1/2: respondents would lie more often than tell the "
+                               "truth", tuple(details))
+            ratio = p / (1 - p)
             effect = ("more than e^ε: not ε-DP" if ratio > math.exp(epsilon)
                       else "less than e^ε: private, but noisier than needed")
             return Verdict(False, f"at epsilon={epsilon:g} the two answers' report "
