@@ -97,7 +97,7 @@ MAX_RUNS = 100_000
 
 #: The largest magnitude of a query answer :func:`range_queries` accepts: its noisy release
 #: is returned as a float, and float64 ends near ``2**1024``; this limit leaves a margin of
-#: about ``2**1023`` for the noise (whose scale is at most ``2**65``).
+#: more than ``2**1023`` for the noise (whose scale is at most ``2**64``).
 RANGE_ANSWER_LIMIT = 2**1000
 
 Query = Callable[[Any], Any]
