@@ -56,6 +56,8 @@ from dpkit.rng import RandomSource, resolve
 __all__ = [
     "CLIP_THRESHOLD_SCALES",
     "DEFAULT_CLIP_BOUNDS",
+    "MAX_RUNS",
+    "RANGE_ANSWER_LIMIT",
     "RUN_EPSILON_RANGE",
     "above_threshold",
     "above_threshold_runs",
@@ -86,6 +88,17 @@ DEFAULT_CLIP_BOUNDS: tuple[int, ...] = _default_clip_bounds()
 #: :func:`choose_clip_bound`'s default threshold is this many threshold-noise scales
 #: (``2/ε``) below 0, that is ``-20/ε``.
 CLIP_THRESHOLD_SCALES = 10
+
+#: The most independent runs :func:`above_threshold_runs`, :func:`clip_bound_runs` and
+#: :func:`auto_avg_runs` simulate in one call: their noise is drawn in bulk, a block of 64
+#: candidates for every undecided run at once, so memory grows in proportion to ``runs``.
+#: For more runs, call again with the same ``rng``.
+MAX_RUNS = 100_000
+
+#: The largest magnitude of a query answer :func:`range_queries` accepts: its noisy release
+#: is returned as a float, and float64 ends near ``2**1024``; this limit leaves a margin of
+#: more than ``2**1023`` for the noise (whose scale is at most ``2**64``).
+RANGE_ANSWER_LIMIT = 2**1000
 
 Query = Callable[[Any], Any]
 
@@ -355,6 +368,10 @@ def _check_bounds_grid(bounds: Any) -> tuple[float, ...]:
                         f"numbers > 0, increasing), got {bounds!r}")
     if bounds is DEFAULT_CLIP_BOUNDS:  # valid by construction (tested); checked once per call
         return DEFAULT_CLIP_BOUNDS
+    if isinstance(bounds, np.ndarray) and bounds.ndim != 1:
+        raise ValueError(f"bounds must be a one-dimensional sequence of candidate clipping "
+                         f"bounds (finite numbers > 0, increasing), got an array of shape "
+                         f"{bounds.shape}")
     grid = list(bounds)
     if not grid:
         raise ValueError("bounds must hold at least one candidate clipping bound, got none")
@@ -453,7 +470,8 @@ def above_threshold_runs(answers: Iterable[float], threshold: float, epsilon: fl
     epsilon : float
         Privacy parameter of each run, finite and > 0.
     runs : int
-        Number of independent runs, an integer >= 1.
+        Number of independent runs, an integer in ``[1, MAX_RUNS]`` (:data:`MAX_RUNS`
+        is 100,000).
     rng : RandomSource, optional
         Source of random bits; ``None`` (default) is the secure OS source.
 
@@ -466,8 +484,8 @@ def above_threshold_runs(answers: Iterable[float], threshold: float, epsilon: fl
     Raises
     ------
     TypeError, ValueError
-        As :func:`above_threshold`; also if ``answers`` is empty or ``runs`` is not an
-        integer >= 1.
+        As :func:`above_threshold`; also if ``answers`` is empty. ``TypeError`` if ``runs``
+        is not an integer, ``ValueError`` if it is outside ``[1, MAX_RUNS]``.
 
     Notes
     -----
@@ -480,7 +498,7 @@ def above_threshold_runs(answers: Iterable[float], threshold: float, epsilon: fl
     >>> above_threshold_runs([0, 0, 50, 0], 25, 1.0, runs=5, rng=seeded(0)).tolist()
     [2, 2, 2, 2, 2]
     """
-    runs = check_integer(runs, "runs", minimum=1)
+    runs = check_integer(runs, "runs", minimum=1, maximum=MAX_RUNS)
     run_epsilon = _exact_epsilon(epsilon)
     if isinstance(answers, (str, bytes)) or not isinstance(answers, Iterable):
         raise TypeError(f"answers must be an iterable of real numbers, got {answers!r}")
@@ -553,7 +571,9 @@ def choose_clip_bound(values: Any, epsilon: float, *, bounds: Iterable[float],
         If ``values`` or ``bounds`` do not hold real numbers.
     ValueError
         If ``epsilon`` is not finite and > 0, ``values`` is empty or holds NaN or an
-        infinity, or ``bounds`` is empty, not positive or not strictly increasing.
+        infinity, or ``bounds`` is empty, not positive, not strictly increasing, not
+        exactly float64 values, or an array that is not one-dimensional (a 0-d
+        ``numpy.array(1.0)`` included).
 
     Notes
     -----
@@ -589,7 +609,8 @@ def clip_bound_runs(values: Any, epsilon: float, *, bounds: Iterable[float], run
     values, epsilon, bounds, rng, threshold
         As :func:`choose_clip_bound`.
     runs : int
-        Number of independent runs, an integer >= 1.
+        Number of independent runs, an integer in ``[1, MAX_RUNS]`` (:data:`MAX_RUNS`
+        is 100,000).
 
     Returns
     -------
@@ -599,41 +620,56 @@ def clip_bound_runs(values: Any, epsilon: float, *, bounds: Iterable[float], run
     Raises
     ------
     TypeError, ValueError
-        As :func:`choose_clip_bound`; also if ``runs`` is not an integer >= 1.
+        As :func:`choose_clip_bound`. ``TypeError`` if ``runs`` is not an integer,
+        ``ValueError`` if it is outside ``[1, MAX_RUNS]``.
 
     Notes
     -----
     **Privacy**: each run is an ε-DP release; releasing all of them costs ``runs · ε``
     (sequential composition). Meant for simulation, not for releases.
     """
-    runs = check_integer(runs, "runs", minimum=1)
+    runs = check_integer(runs, "runs", minimum=1, maximum=MAX_RUNS)
     return _clip_bound_runs(values, epsilon, bounds, threshold, runs, rng)
 
 
 def _release_on_grid(units: int, sensitivity_units: int, epsilon: Fraction, k: int,
-                     rng: RandomSource, size: int) -> np.ndarray:
-    """``size`` independent releases of ``(units + Z) · 2**k`` as the nearest floats.
+                     rng: RandomSource, size: int) -> list[Fraction]:
+    """``size`` independent releases of ``(units + Z) · 2**k``, exactly.
 
     ``units`` is a query value on the grid ``2**k · Z`` whose sensitivity, in grid units, is
     at most the integer ``sensitivity_units``; ``Z`` is discrete Laplace with scale
     ``sensitivity_units / epsilon``, so each release is ``epsilon``-DP (the discrete Laplace
-    mechanism, Canonne, Kamath & Steinke 2020; the conversion to float is post-processing).
+    mechanism, Canonne, Kamath & Steinke 2020). Callers choose the grid so that this scale
+    is at least 1: the exact sampler's cost grows as the scale shrinks towards 0.
     """
     noise = discrete_laplace(Fraction(sensitivity_units) / epsilon, rng, size=size)
     step = Fraction(2) ** k
-    return np.array([float((units + int(z)) * step) for z in noise.tolist()])
+    return [(units + int(z)) * step for z in noise.tolist()]
 
 
-def _clipped_sum_units(data: np.ndarray, bound: float) -> tuple[int, int, int]:
+def _nearest_float(value: Fraction) -> float:
+    """The float nearest to ``value`` (``int / int`` is correctly rounded), or ``±inf``
+    where IEEE 754 rounding overflows, as it does for a float operation; never an error,
+    so that no error depends on the noise in ``value``."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
+def _clipped_sum_units(data: np.ndarray, bound: float,
+                       epsilon: Fraction) -> tuple[int, int, int]:
     """The clipped sum on a grid, exactly: ``(sum of floor(clip(v, 0, b) / 2**k), ceiling, k)``.
 
-    ``2**k`` is at most ``b · 2**-20`` (:func:`dpkit._sampling.grid_exponent`). Each row's
-    term is rounded *down* on its own, to an integer in ``[0, floor(b / 2**k)]`` (the
-    ``ceiling``, the sum's sensitivity in grid units), and the terms are added as integers:
-    unlike a floating-point sum, whose rounding is not shift-invariant, one row moves the
-    total by at most ``ceiling`` units. Scaling by a power of two and ``floor`` are exact.
+    ``2**k`` is at most ``b · min(1, 1/ε) · 2**-20`` (:func:`dpkit._sampling.grid_exponent`),
+    ``ε`` the budget of the sum's release: its noise scale ``ceiling/ε`` is then at least
+    ``2**20`` grid units. Each row's term is rounded *down* on its own, to an integer in
+    ``[0, floor(b / 2**k)]`` (the ``ceiling``, the sum's sensitivity in grid units), and the
+    terms are added as integers: unlike a floating-point sum, whose rounding is not
+    shift-invariant, one row moves the total by at most ``ceiling`` units. Scaling by a
+    power of two and ``floor`` are exact.
     """
-    k = grid_exponent(bound)
+    k = grid_exponent(Fraction(bound) / max(1, epsilon))
     ceiling = math.floor(Fraction(bound) / Fraction(2) ** k)
     terms = np.floor(np.ldexp(np.clip(data, 0.0, bound), -k))  # integers in [0, ceiling]
     total = (int(terms.astype(np.int64).sum()) if terms.size * ceiling < 2**62
@@ -650,8 +686,9 @@ def auto_avg(values: Any, epsilon: float, *, bounds: Iterable[float] | None = No
     1. ``b = choose_clip_bound(values, ε/3, bounds=bounds)`` (the largest candidate if none
        qualifies: a data-independent fallback, so it costs nothing);
     2. a noisy clipped sum: ``sum(clip(values, 0, b))`` plus Laplace noise of scale ``b / (ε/3)``
-       (discrete Laplace on a grid finer than ``b·2**-20``);
-    3. a noisy count of rows: ``len(values)`` plus discrete Laplace noise of scale ``3/ε``;
+       (discrete Laplace on a grid finer than ``b·min(1, 3/ε)·2**-20``);
+    3. a noisy count of rows: ``len(values)`` plus discrete Laplace noise of scale ``3/ε``
+       (on the integers, or on a grid ``2**k <= 3/ε`` when ``ε > 3``);
 
     and the result is the noisy sum divided by the noisy count. The count is a *count of
     rows*; dividing by a second noisy clipped sum instead (a slip in one translated write-up
@@ -673,8 +710,12 @@ def auto_avg(values: Any, epsilon: float, *, bounds: Iterable[float] | None = No
     Returns
     -------
     float
-        The noisy clipped sum over the noisy count. The count is floored at 1 before the
-        division (post-processing, so free), so the result is always finite.
+        The noisy clipped sum over the noisy count, computed exactly and rounded once to
+        the nearest float. The count is floored at 1 before the division (post-processing,
+        so free). The result is finite unless the exact ratio lies beyond the float range
+        (about 1.8e308), where it is ``±inf``, as IEEE 754 rounds an overflow: that takes
+        a noisy sum beyond 1.8e308, so a bound ``b`` near that limit (the sum is at most
+        ``b`` times the number of rows; its noise has scale ``3b/ε``).
 
     Raises
     ------
@@ -697,7 +738,7 @@ def auto_avg(values: Any, epsilon: float, *, bounds: Iterable[float] | None = No
     --------
     >>> from dpkit.rng import seeded
     >>> round(auto_avg([30, 40, 50] * 1000, 1.0, rng=seeded(0)), 1)
-    39.9
+    40.1
     """
     return float(_auto_avg_runs(values, epsilon, bounds, 1, rng)[0])
 
@@ -710,14 +751,18 @@ def _auto_avg_runs(values: Any, epsilon: Any, bounds: Any, runs: int, rng: Any) 
     source = resolve(rng)
     chosen = _clip_bound_runs(data, share, grid, None, runs, source)
     bounds_used = np.array([float(grid[-1] if b is None else b) for b in chosen])
-    noisy_sums = np.empty(runs)
+    noisy_sums = [Fraction(0)] * runs
     for bound in np.unique(bounds_used):
-        runs_with_bound = np.flatnonzero(bounds_used == bound)
-        total, ceiling, k = _clipped_sum_units(data, float(bound))
-        noisy_sums[runs_with_bound] = _release_on_grid(total, ceiling, share, k, source,
-                                                       runs_with_bound.size)
-    noisy_counts = _release_on_grid(len(data), 1, share, 0, source, runs)
-    return noisy_sums / np.maximum(noisy_counts, 1.0)
+        runs_with_bound = np.flatnonzero(bounds_used == bound).tolist()
+        total, ceiling, k = _clipped_sum_units(data, float(bound), share)
+        releases = _release_on_grid(total, ceiling, share, k, source, len(runs_with_bound))
+        for run, release in zip(runs_with_bound, releases, strict=True):
+            noisy_sums[run] = release
+    # The count on the grid 2**k <= min(1, 1/share): noise scale >= 1 grid unit.
+    k = min(0, grid_exponent(1 / share, bits=0))
+    noisy_counts = _release_on_grid(len(data) << -k, 1 << -k, share, k, source, runs)
+    return np.array([_nearest_float(total / max(count, 1))
+                     for total, count in zip(noisy_sums, noisy_counts, strict=True)])
 
 
 def auto_avg_runs(values: Any, epsilon: float, *, runs: int,
@@ -732,7 +777,8 @@ def auto_avg_runs(values: Any, epsilon: float, *, runs: int,
     values, epsilon, bounds, rng
         As :func:`auto_avg`.
     runs : int
-        Number of independent runs, an integer >= 1.
+        Number of independent runs, an integer in ``[1, MAX_RUNS]`` (:data:`MAX_RUNS`
+        is 100,000).
 
     Returns
     -------
@@ -742,7 +788,8 @@ def auto_avg_runs(values: Any, epsilon: float, *, runs: int,
     Raises
     ------
     TypeError, ValueError
-        As :func:`auto_avg`; also if ``runs`` is not an integer >= 1.
+        As :func:`auto_avg`. ``TypeError`` if ``runs`` is not an integer, ``ValueError``
+        if it is outside ``[1, MAX_RUNS]``.
 
     Notes
     -----
@@ -750,7 +797,7 @@ def auto_avg_runs(values: Any, epsilon: float, *, runs: int,
     Meant for simulation, not for releases. Each run is distributed exactly as one call of
     :func:`auto_avg`.
     """
-    runs = check_integer(runs, "runs", minimum=1)
+    runs = check_integer(runs, "runs", minimum=1, maximum=MAX_RUNS)
     return _auto_avg_runs(values, epsilon, bounds, runs, rng)
 
 
@@ -782,30 +829,51 @@ def range_queries(queries: Iterable[Query], data: Any, c: int, threshold: float,
     Returns
     -------
     list of (int, float)
-        ``(index, noisy answer)`` for each picked query, in stream order.
+        ``(index, noisy answer)`` for each picked query, in stream order: the exact noisy
+        answer rounded once to the nearest float. (It would be ``±inf`` only if the noise
+        exceeded ``2**1023``, whose probability is below ``exp(-2**958)``: the noise scale
+        is at most ``2**64``.)
 
     Raises
     ------
     TypeError, ValueError
-        As :func:`sparse`.
+        As :func:`sparse`; also ``ValueError`` if a query's answer exceeds
+        :data:`RANGE_ANSWER_LIMIT` (``2**1000``, about 1.07e301) in magnitude, raised when
+        that query is evaluated. (Queries are evaluated lazily, so as with a NaN answer, a
+        query is checked only if the stream reaches it.)
 
     Notes
     -----
     **Privacy**: ε-differentially private by sequential composition (Dwork & Roth 2014,
     Theorem 3.16) of Sparse with ε/2 (Theorem 3.25) and at most ``c`` Laplace mechanisms
     with ε/(2c) each, all exact rationals. The answers are rounded exactly to the grid
-    ``2**-bits`` (``2**-bits <= 2**-20``; the rounding commutes with adding 1, so a count
-    keeps sensitivity ``2**bits`` grid units) and released with fresh discrete Laplace noise
-    (Canonne, Kamath & Steinke 2020), independent of the noise Sparse used to pick them.
+    ``2**-bits <= min(1, 2c/ε)·2**-20`` (the rounding commutes with adding 1, so a count
+    keeps sensitivity ``2**bits`` grid units) and released with fresh discrete Laplace
+    noise (Canonne, Kamath & Steinke 2020), independent of the noise Sparse used to pick
+    them.
     """
     c = check_integer(c, "c", minimum=1)
     run_epsilon = _exact_epsilon(epsilon, 2 * c) / (2 * c)  # c runs of Sparse, c answers
     exact_threshold = as_fraction(threshold, "threshold")
     source = resolve(rng)
     # Key each answer by (index, exact answer) so the picks come back with their answers.
-    keyed = (((i, a), a) for i, a in _answers(queries, data))
+    keyed = (((i, a), a) for i, a in _releasable_answers(queries, data))
     found = _sparse_on_answers(keyed, exact_threshold, run_epsilon, c, source)
-    bits = _grid_bits(Fraction(1))  # answers on the grid 2**-bits: sensitivity 2**bits units
-    return [(i, float(_release_on_grid(_to_grid(answer, bits), 2**bits, run_epsilon, -bits,
-                                       source, 1)[0]))
+    # Answers on the grid 2**-bits <= min(1, 1/run_epsilon)·2**-20: sensitivity 2**bits units,
+    # noise scale 2**bits/run_epsilon >= 2**20 units.
+    bits = _grid_bits(min(Fraction(1), 1 / run_epsilon))
+    return [(i, _nearest_float(_release_on_grid(_to_grid(answer, bits), 2**bits, run_epsilon,
+                                                -bits, source, 1)[0]))
             for i, answer in found]
+
+
+def _releasable_answers(queries: Any, data: Any) -> Iterator[tuple[int, Fraction]]:
+    """:func:`_answers`, refusing an answer beyond :data:`RANGE_ANSWER_LIMIT` in magnitude
+    as soon as it is evaluated (before the noise compared with it is drawn)."""
+    for index, answer in _answers(queries, data):
+        if abs(answer) > RANGE_ANSWER_LIMIT:
+            text = repr(answer)
+            text = text if len(text) <= 60 else text[:57] + "..."
+            raise ValueError(f"queries[{index}](data) must be at most 2**1000 (about 1.07e301) "
+                             f"in magnitude, so that its noisy release is a float, got {text}")
+        yield index, answer

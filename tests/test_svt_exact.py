@@ -73,8 +73,8 @@ def test_clipped_sum_moves_by_at_most_b_where_fsum_moves_by_b_plus_one():
     small = np.full(32768, b)
     large = np.full(32769, b)
     assert math.fsum(large) - math.fsum(small) == b + 1  # the old computation's excess
-    total_small, ceiling, k = svt._clipped_sum_units(small, b)
-    total_large, ceiling_large, k_large = svt._clipped_sum_units(large, b)
+    total_small, ceiling, k = svt._clipped_sum_units(small, b, Fraction(1, 3))
+    total_large, ceiling_large, k_large = svt._clipped_sum_units(large, b, Fraction(1, 3))
     assert (ceiling, k) == (ceiling_large, k_large)
     assert Fraction(ceiling) * Fraction(2) ** k <= Fraction(b)  # sensitivity <= b
     assert 0 <= total_large - total_small <= ceiling
@@ -84,7 +84,7 @@ def test_clipped_sum_moves_by_at_most_b_where_fsum_moves_by_b_plus_one():
 def test_clipped_sum_units_are_floors_on_the_grid(bound):
     rng = np.random.default_rng(0)
     data = np.concatenate([rng.uniform(-bound, 2 * bound, 500), [0.0, bound, 5e-324]])
-    total, ceiling, k = svt._clipped_sum_units(data, bound)
+    total, ceiling, k = svt._clipped_sum_units(data, bound, Fraction(1, 3))
     step = Fraction(2) ** k
     assert step <= Fraction(bound) / 2**20
     expected = sum(math.floor(Fraction(min(max(v, 0.0), bound)) / step) for v in data)
@@ -92,7 +92,7 @@ def test_clipped_sum_units_are_floors_on_the_grid(bound):
     assert ceiling == math.floor(Fraction(bound) / step)
     # Adding any one row moves the total by at most the ceiling.
     for extra in (bound, 2 * bound, bound / 3, -1.0):
-        more, _, _ = svt._clipped_sum_units(np.append(data, extra), bound)
+        more, _, _ = svt._clipped_sum_units(np.append(data, extra), bound, Fraction(1, 3))
         assert 0 <= more - total <= ceiling
 
 
@@ -107,7 +107,7 @@ def test_auto_avg_releases_the_integer_grid_sum(monkeypatch):
     monkeypatch.setattr(svt, "_release_on_grid", release)
     b = float(2**39 + 2**19 - 1)
     auto_avg(np.full(32769, b), 1.0, bounds=[b], rng=seeded(0))
-    assert seen[0] == svt._clipped_sum_units(np.full(32769, b), b)
+    assert seen[0] == svt._clipped_sum_units(np.full(32769, b), b, Fraction(1, 3))
     assert seen[1] == (32769, 1, 0)
 
 
@@ -165,3 +165,81 @@ def test_values_float64_cannot_hold_are_refused(values):
         choose_clip_bound(values, 1.0, bounds=[1, 2])
     with pytest.raises(ValueError, match="values"):
         auto_avg(values, 1.0)
+
+
+# ------------------------------------------- parameter ranges (the fuzz harness's findings)
+
+
+@pytest.mark.parametrize("answer", [10**400, -(10**400), Fraction(10**400, 3), 2**1000 + 1],
+                         ids=["10**400", "-10**400", "10**400/3", "2**1000+1"])
+def test_range_queries_refuses_an_answer_whose_release_is_not_a_float(answer, monkeypatch):
+    # Main raised a bare OverflowError converting the noisy answer. The refusal must come
+    # from the answer alone: it is raised before any noise for that query is drawn.
+    drawn = []
+    real = svt._discrete_laplace_block
+    monkeypatch.setattr(svt, "_discrete_laplace_block",
+                        lambda *args: drawn.append(args) or real(*args))
+    with pytest.raises(ValueError, match=r"queries\[0\]\(data\) must be at most 2\*\*1000"):
+        svt.range_queries([lambda d: answer] * 2, None, 1, 0.0, 0.5, rng=seeded(0))
+    assert drawn == []
+
+
+def test_range_queries_releases_an_answer_at_the_limit():
+    # 2**1000 is accepted; with noise scale 4 the release is 2**1000 as a float (the noise is
+    # far below half an ulp of 2**1000).
+    released = svt.range_queries([lambda d: 2**1000], None, 1, 0.0, 0.5, rng=seeded(0))
+    assert released == [(0, float(2**1000))]
+
+
+@pytest.mark.parametrize("bounds", [np.array(1.0), np.array([[1.0, 2.0]])])
+def test_bounds_must_be_one_dimensional(bounds):
+    # Main raised numpy's "iteration over a 0-d array", naming no parameter.
+    with pytest.raises(ValueError, match=r"bounds must be a one-dimensional.*shape"):
+        choose_clip_bound([1.0, 2.0], 1.0, bounds=bounds)
+    with pytest.raises(ValueError, match=r"bounds must be a one-dimensional.*shape"):
+        auto_avg([1.0, 2.0], 1.0, bounds=bounds)
+
+
+@pytest.mark.parametrize("runs", [svt.MAX_RUNS + 1, 2**53 + 1, 10**44, np.int64(2**62),
+                                  np.uint64(2**64 - 1)],
+                         ids=["MAX_RUNS+1", "2**53+1", "10**44", "int64", "uint64"])
+def test_runs_above_the_maximum_are_refused(runs):
+    # Main tried to allocate the bulk noise: MemoryError or numpy's dimension error.
+    match = rf"runs must be an integer in \[1, {svt.MAX_RUNS}\]"
+    with pytest.raises(ValueError, match=match):
+        clip_bound_runs([1.0], 1.0, bounds=[1, 2], runs=runs)
+    with pytest.raises(ValueError, match=match):
+        svt.auto_avg_runs([1.0], 1.0, bounds=[1, 2], runs=runs)
+    with pytest.raises(ValueError, match=match):
+        svt.above_threshold_runs([0.0], 0.0, 1.0, runs=runs)
+
+
+@pytest.mark.parametrize("epsilon", [2**53 + 1, np.int64(2**62), 2**65],
+                         ids=["2**53+1", "int64-2**62", "2**65"])
+def test_a_large_epsilon_keeps_every_noise_scale_at_least_one_grid_unit(epsilon, monkeypatch):
+    # Main released the count with noise scale 3/ε on the integers and the sum on a grid
+    # b·2**-20: at ε = 2**53 the scales were about 2**-51 grid units, where the exact
+    # sampler's set-up cost explodes (the fuzz harness's 5 s hang).
+    scales = []
+    real = svt.discrete_laplace
+
+    def record(scale, rng, size=None):
+        scales.append(Fraction(scale))
+        return real(scale, rng, size=size)
+
+    monkeypatch.setattr(svt, "discrete_laplace", record)
+    # Noise of a few grid units, far below 1e-9 here (the grids are finer than 2**-50).
+    assert abs(auto_avg([1.0, 2.0], epsilon, bounds=[1, 2, 4], rng=seeded(0)) - 1.5) < 1e-9
+    assert len(scales) == 4 and min(scales) >= 1  # threshold, queries, sum, count
+    scales.clear()
+    assert svt.range_queries([lambda d: 7], None, 1, 0, epsilon, rng=seeded(0)) == [(0, 7.0)]
+    assert min(scales) >= 1
+
+
+def test_auto_avg_rounds_a_ratio_beyond_the_float_range_to_inf():
+    # b = 1e308 and three rows of 1e308: the noisy sum often exceeds the float range. Main
+    # raised OverflowError (an error depending on the noise); the exact ratio is rounded
+    # once, overflowing to ±inf as IEEE 754 does, and never NaN.
+    results = [auto_avg([1e308] * 3, 1.0, bounds=[1e308], rng=seeded(s)) for s in range(5)]
+    assert all(not math.isnan(r) for r in results)
+    assert all(math.isinf(r) or abs(r) <= 1.8e308 for r in results)
