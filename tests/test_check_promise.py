@@ -4,6 +4,7 @@ verdict that names the problem but does not contain the answer (formula or value
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 
@@ -93,3 +94,30 @@ def test_rr_delta(wrong, phrase) -> None:
         lambda e, ep: max(0.0, _e(e) / (1 + _e(e)) - _e(ep) / (1 + _e(e))))
     verdict = dpkit.check.check_rr_delta(wrong)
     assert not verdict and phrase in verdict.message
+
+
+def test_passing_verdicts_list_every_case_tried() -> None:
+    """A passing verdict names the hard cases too (k = 10, δ = 0.2, p < 1/2), not only the
+    first, easy ones."""
+    kary = str(dpkit.check.check_kary_truth_probability(lambda e, k: _e(e) / (_e(e) + k - 1)))
+    assert "k=2" in kary and "k=10" in kary
+    guess = str(dpkit.check.check_guessing_accuracy(lambda e, d: (_e(e) + d) / (1 + _e(e))))
+    assert "delta=0:" in guess and "delta=0.2" in guess
+    trade = str(dpkit.check.check_tradeoff(tradeoff_bound))
+    assert "delta=0.2" in trade and "alpha = 0, 0.01" in trade
+    rr = str(dpkit.check.check_rr_delta(
+        lambda e, ep: max(0.0, _e(e) / (1 + _e(e)) - _e(ep) / (1 + _e(e)))))
+    assert "epsilon=4" in rr
+    eps = str(dpkit.check.check_rr_epsilon(lambda p: abs(math.log(p / (1 - p)))))
+    assert "p=0.1:" in eps
+    debiased = str(dpkit.check.check_debias(
+        lambda y, e: (y - 1 / (1 + _e(e))) / (2 * _e(e) / (1 + _e(e)) - 1)))
+    assert "epsilon=5" in debiased
+
+
+def test_truth_probability_below_one_half_matches_the_exercise() -> None:
+    """ex-intro-truth asks for p > 1/2; the equally private p < 1/2 is refused as such."""
+    verdict = dpkit.check.check_truth_probability(lambda e: 1 / (1 + _e(e)))
+    assert not verdict and "below 1/2" in verdict.message and "above 1/2" in verdict.message
+    text = (Path(__file__).resolve().parent.parent / "book" / "intro.md").read_text()
+    assert "probability $p > 1/2$ of answering" in text

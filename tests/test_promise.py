@@ -66,3 +66,19 @@ def test_figure_parameters_are_validated() -> None:
         tradeoff_figure(0.0, 0.0)
     with pytest.raises(ValueError, match="delta"):
         output_distributions(1.0, 1.0)
+
+
+@pytest.mark.parametrize("chapter", ["intro", "promise"])
+def test_dollar_signs_in_prose_are_escaped(chapter: str) -> None:
+    """A bare "$50K" in Markdown prose opens TeX math and garbles the paragraph; code cells
+    (between ``` fences) print dollars verbatim and are exempt."""
+    text = (ROOT / "book" / f"{chapter}.md").read_text()
+    prose = re.sub(r"```.*?```", "", text, flags=re.S)
+    assert not re.search(r"(?<!\\)\$\d+K", prose)
+
+
+def test_parallel_composition_under_substitution_states_the_delta_of_group_privacy() -> None:
+    """promise: under substitution parallel composition gives (2ε, (1 + e^ε)δ), not (2ε, 2δ)."""
+    text = (ROOT / "book" / "promise.md").read_text()
+    assert r"is $(2\varepsilon, (1 + e^\varepsilon)\delta)$-DP under substitution" in text
+    assert 1 + math.exp(0.0) == 2  # the (2ε, 2δ) of a moved record is never larger

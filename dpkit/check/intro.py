@@ -13,13 +13,15 @@ __all__ = ["check_debias", "check_kary_truth_probability", "check_rr_epsilon",
            "check_truth_probability"]
 
 _EPSILONS = (0.1, 0.5, 1.0, 2.0, 5.0)
+_EPSILON_LIST = ", ".join(f"{e:g}" for e in _EPSILONS)
 
 
 def check_truth_probability(fn: Callable[[float], float]) -> Verdict:
     """Check ``fn(epsilon)``: the probability of a truthful randomized response.
 
-    Accepted when ``fn`` gives ``e^ε / (1 + e^ε)`` to within 1e-9 for several ε. A wrong
-    answer is reported through the ratio ``p/(1 − p)`` it implies, not through the answer.
+    Accepted when ``fn`` gives the probability ``p > 1/2`` with ``p/(1 − p) = e^ε`` to within
+    1e-9 for several ε. A wrong answer is reported through the ratio ``p/(1 − p)`` it
+    implies, not through the answer; the equally private ``p < 1/2`` is named as such.
     """
     details = []
     for epsilon in _EPSILONS:
@@ -35,7 +37,8 @@ def check_truth_probability(fn: Callable[[float], float]) -> Verdict:
             if p < 0.5:
                 return Verdict(False, f"at epsilon={epsilon:g} your probability {p:.4g} is "
                                "below 1/2: respondents would lie more often than tell the "
-                               "truth", tuple(details))
+                               "truth; the exercise asks for the probability above 1/2",
+                               tuple(details))
             ratio = p / (1 - p)
             effect = ("more than e^ε: not ε-DP" if ratio > math.exp(epsilon)
                       else "less than e^ε: private, but noisier than needed")
@@ -54,9 +57,10 @@ def check_debias(fn: Callable[[float, float], float]) -> Verdict:
     "yes" reports, which shows the bias without giving the estimator.
     """
     details = []
+    fractions = (0.3, 0.5, 0.9, 0.0, 1.0)
     for epsilon in _EPSILONS:
         p = math.exp(epsilon) / (1 + math.exp(epsilon))
-        for y in (0.3, 0.5, 0.9, 0.0, 1.0):
+        for y in fractions:
             got, error = call(fn, y, epsilon)
             if error is not None:
                 return Verdict(False, f"your function raised {error} at yes_fraction={y:g}, "
@@ -75,11 +79,12 @@ def check_debias(fn: Callable[[float, float], float]) -> Verdict:
                             f"\"yes\" reports would be {implied:.4g}, not {y:g}")
                 return Verdict(False, f"for yes_fraction={y:g}, epsilon={epsilon:g} your "
                                f"estimate is {value:.6g}; {hint}", tuple(details))
-            details.append(f"yes_fraction={y:g}, epsilon={epsilon:g}: {value:.6f}")
+        details.append(f"epsilon={epsilon:g}: unbiased at yes_fraction = "
+                       f"{', '.join(f'{y:g}' for y in fractions)}")
     p = float(truth_probability(1.0))
     return Verdict(True, "your estimator is unbiased: it inverts "
                    f"E[reported] = π·p + (1 − π)(1 − p) (p = {p:.4f} at ε = 1)",
-                   tuple(details[:3]))
+                   tuple(details))
 
 
 def check_rr_epsilon(fn: Callable[[float], float]) -> Verdict:
@@ -107,7 +112,7 @@ def check_rr_epsilon(fn: Callable[[float], float]) -> Verdict:
             return Verdict(False, f"at p={p:g} your ε is {side}", tuple(details))
         details.append(f"p={p:g}: ε = {value:.6f}")
     return Verdict(True, "your ε is the smallest that holds, including when p < 1/2",
-                   tuple(details[:4]))
+                   tuple(details))
 
 
 def check_kary_truth_probability(fn: Callable[[float, int], float]) -> Verdict:
@@ -137,6 +142,6 @@ def check_kary_truth_probability(fn: Callable[[float, int], float]) -> Verdict:
                 return Verdict(False, f"at {where} the most and least likely reports of a "
                                f"person differ by a factor {ratio:.4g} between two true "
                                f"answers, {effect}", tuple(details))
-            details.append(f"{where}: p = {p:.6f}")
+        details.append(f"k={k}: exact at epsilon = {_EPSILON_LIST}")
     return Verdict(True, "your probability makes every report exactly e^ε more likely under "
-                   "the true answer than under any other", tuple(details[:4]))
+                   "the true answer than under any other", tuple(details))

@@ -19,6 +19,7 @@ __all__ = ["check_guessing_accuracy", "check_rr_delta", "check_tradeoff"]
 _EPSILONS = (0.1, 0.5, 1.0, 2.0, 4.0)
 _DELTAS = (0.0, 1e-5, 0.01, 0.2)
 _TOLERANCE = 1e-9
+_EPSILON_LIST = ", ".join(f"{e:g}" for e in _EPSILONS)
 
 
 def _close(got: float, want: float) -> bool:
@@ -61,9 +62,9 @@ def check_guessing_accuracy(fn: Callable[[float, float], float]) -> Verdict:
                 return Verdict(False, f"at {where} your bound is higher than any (ε, δ)-DP "
                                f"mechanism allows: {hint}combine both inequalities of the "
                                "hypothesis-testing theorem", tuple(details))
-            details.append(f"{where}: {value:.6f}")
+        details.append(f"delta={delta:g}: exact at epsilon = {_EPSILON_LIST}")
     return Verdict(True, "your bound is exact for every ε and δ tried (and randomized "
-                   "response attains it when δ = 0)", tuple(details[:4]))
+                   "response attains it when δ = 0)", tuple(details))
 
 
 def check_tradeoff(fn: Callable[[float, float, float], float]) -> Verdict:
@@ -100,9 +101,10 @@ def check_tradeoff(fn: Callable[[float, float, float], float]) -> Verdict:
                 return Verdict(False, f"at {where} your β is larger than necessary: some "
                                "(ε, δ)-DP mechanism has a test with false-positive rate α "
                                "and fewer false negatives", tuple(details))
-            details.append(f"{_where(epsilon=epsilon, delta=delta)}: all {len(alphas)} α agree")
+        details.append(f"delta={delta:g}: exact at epsilon = {_EPSILON_LIST}, each with "
+                       f"alpha = {', '.join(f'{a:g}' for a in alphas)}")
     return Verdict(True, "your trade-off bound is exact on every α, ε and δ tried",
-                   tuple(details[:4]))
+                   tuple(details))
 
 
 def _rr_delta(epsilon: float, epsilon_prime: float) -> float:
@@ -121,8 +123,9 @@ def check_rr_delta(fn: Callable[[float, float], float]) -> Verdict:
     above ε.
     """
     details: list[str] = []
+    shares = (0.0, 0.25, 0.5, 0.9, 1.0, 1.5)
     for epsilon in _EPSILONS:
-        for share in (0.0, 0.25, 0.5, 0.9, 1.0, 1.5):
+        for share in shares:
             epsilon_prime = share * epsilon
             where = _where(epsilon=epsilon, epsilon_prime=epsilon_prime)
             got, error = call(fn, epsilon, epsilon_prime)
@@ -134,7 +137,6 @@ def check_rr_delta(fn: Callable[[float, float], float]) -> Verdict:
                                "not a finite number")
             want = _rr_delta(epsilon, epsilon_prime)
             if _close(value, want):
-                details.append(f"{where}: {value:.6g}")
                 continue
             if want == 0.0:
                 return Verdict(False, f"at {where} you return δ = {value:.6g}, but no δ is "
@@ -145,5 +147,7 @@ def check_rr_delta(fn: Callable[[float, float], float]) -> Verdict:
                                "equals the true answer)", tuple(details))
             return Verdict(False, f"at {where} your δ is larger than needed: the inequality "
                            "holds for every set of reports with a smaller δ", tuple(details))
+        details.append(f"epsilon={epsilon:g}: exact at epsilon_prime = "
+                       f"{', '.join(f'{s * epsilon:g}' for s in shares)}")
     return Verdict(True, "your δ is the smallest that works, for every ε and ε′ tried",
-                   tuple(details[:4]))
+                   tuple(details))
