@@ -24,6 +24,10 @@ def test_sum_count_sensitivity() -> None:
     assert not replaced.passed and "replaced" in replaced.message
     no_count = check_sum_count_sensitivity(lambda lo, hi: max(abs(lo), abs(hi)))
     assert not no_count.passed and "count" in no_count.message
+    upper_only = check_sum_count_sensitivity(lambda lo, hi: hi + 1)
+    assert not upper_only.passed and "negative" in upper_only.message
+    for verdict in (replaced, upper_only):           # the formula is not given away
+        assert "max(" not in verdict.message and "|lower|" not in verdict.message
     broken = check_sum_count_sensitivity(lambda lo, hi: 1 / 0)
     assert not broken.passed and "ZeroDivisionError" in broken.message
 
@@ -52,7 +56,10 @@ def test_mechanism_mistakes_fail_with_hints() -> None:
     no_value = check_laplace_mechanism(lambda v, d, e, g: g.laplace(0.0, d / e))
     assert not no_value.passed and "centred" in no_value.message
     gaussian = check_laplace_mechanism(lambda v, d, e, g: v + g.normal(0.0, d / e))
-    assert not gaussian.passed
+    assert not gaussian.passed and "tails" in gaussian.message
+    assert "generator.laplace" not in gaussian.message              # not the solution
+    one_sided = check_laplace_mechanism(lambda v, d, e, g: v + g.exponential(d / e))
+    assert not one_sided.passed and "symmetric" in one_sided.message
     vector = check_laplace_mechanism(lambda v, d, e, g: np.array([v, v]))
     assert not vector.passed and "one finite float" in vector.message
 

@@ -96,18 +96,23 @@ def check_crossover_dimension(answer: Any, epsilon: float = 0.5, delta: float = 
     """Check the smallest dimension d at which the Gaussian mechanism with the classic σ
     (ℓ2 sensitivity √d) adds less noise per coordinate than the Laplace mechanism (scale d/ε).
 
-    The verdict says whether a wrong answer is below or above the smallest such d, not the d.
+    An integer-valued float (``12.0``) is accepted as an integer. A wrong answer's verdict says
+    only whether the Gaussian is already ahead at that d (then it is not the smallest such d)
+    or not yet ahead; it never names the answer or a dimension other than the one given.
     """
     want = next(d for d in range(1, 10_000)
                 if vector_errors(d, epsilon, delta)[1] < vector_errors(d, epsilon, delta)[0])
+    if isinstance(answer, (float, np.floating)) and math.isfinite(answer) \
+            and float(answer).is_integer():
+        answer = int(answer)
     if isinstance(answer, (bool, np.bool_)) or not isinstance(answer, (int, np.integer)):
         return Verdict(False, f"answer with an integer dimension, got {answer!r}")
     if int(answer) != want:
         if answer < want:
-            why = (f"at d = {answer} the Gaussian noise is not yet smaller than the Laplace "
-                   f"noise")
+            why = f"at d = {answer} the Gaussian mechanism is not yet ahead"
         else:
-            why = f"the Gaussian noise is already smaller at some d below {answer}"
+            why = (f"the Gaussian mechanism is ahead at d = {answer}, but that is not the "
+                   f"smallest such d")
         return Verdict(False, f"{answer} is not the answer: {why}. Compare the two standard "
                        f"deviations per coordinate for each d")
     lap, gau = vector_errors(want, epsilon, delta)

@@ -48,12 +48,17 @@ def check_sum_count_sensitivity(fn: Callable[[float, float], float]) -> Verdict:
         if not right:
             if value is not None and math.isclose(value, upper - lower + 1, rel_tol=1e-12):
                 hint = ("upper − lower is the change when one person's value is *replaced*; "
-                        "our neighbours add or remove a person, whose value can be as large "
-                        "as max(|lower|, |upper|)")
+                        "our neighbours add or remove a person: how far can that alone move "
+                        "the sum?")
             elif value is not None and math.isclose(value, want - 1, rel_tol=1e-12):
                 hint = "the count changes too: add its sensitivity, 1"
+            elif value is not None and math.isclose(value, upper + 1, rel_tol=1e-12):
+                hint = ("a clipped value can be negative, and removing a person with a "
+                        "negative value changes the sum too: consider every value in "
+                        "[lower, upper]")
             else:
-                hint = "add the sum's change and the count's change"
+                hint = ("write down the largest change one added or removed person can make "
+                        "to the sum and to the count, then take the ℓ1 norm")
             if value is None:
                 return Verdict(False, f"expected a number, got {got!r}", tuple(details))
             return Verdict(False, f"for values clipped to [{lower:g}, {upper:g}] your "
@@ -142,14 +147,25 @@ def check_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
                        f"{pvalue:.3g}")
         if pvalue < 1e-7:
             centre = float(np.median(sample))
-            if abs(centre - value) > 0.2 * scale:
-                hint = f"the releases are centred near {centre:.3g}: add the noise to value"
+            below = float(np.mean(sample < value))
+            if abs(centre - value) > 2 * scale:
+                hint = (f"the releases are centred near {centre:.3g}, not at value: the "
+                        f"release is value plus noise centred at 0")
+            elif below < 0.05 or below > 0.95:
+                side = "above" if below < 0.05 else "below"
+                hint = (f"almost all releases lie {side} value: the noise must be symmetric "
+                        f"around 0, negative as often as positive")
+            elif abs(centre - value) > 0.2 * scale:
+                hint = (f"the releases are centred near {centre:.3g}, not at value: the "
+                        f"noise must be symmetric around 0")
             elif math.isclose(spread, sensitivity * epsilon, rel_tol=0.1):
                 hint = "your noise scale looks like Δ·ε: the scale is Δ/ε"
             elif math.isclose(spread, epsilon / sensitivity, rel_tol=0.1):
                 hint = "your noise scale looks like ε/Δ: the scale is Δ/ε"
             else:
-                hint = "draw generator.laplace(0, Δ/ε) (or invert the CDF) and add it"
+                hint = (f"the spread or the shape of your noise is not that of Lap(Δ/ε): "
+                        f"compare its tails with P[|noise| > t] = exp(−t/b) for b = "
+                        f"{scale:g}")
             return Verdict(False, f"your releases are not distributed as value + Lap(Δ/ε); "
                            f"{hint}", tuple(details))
     sensitivity, epsilon = 1.0, 1.0
