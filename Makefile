@@ -56,8 +56,9 @@ chapter: $(STAMP) $(VENDOR_STAMP)
 	@test -n "$(CH)" || { echo "usage: make chapter CH=<name of a file in book/ without .md>"; exit 2; }
 	$(BIN)/python scripts/build_chapter.py $(CH)
 
+# Chapters open as notebooks, MyST renders, widgets are live, root may run it: scripts/lab.py.
 lab: $(STAMP)
-	$(BIN)/jupyter lab --notebook-dir=book --ServerApp.contents_manager_class=jupytext.TextFileContentsManager
+	$(BIN)/python scripts/lab.py
 
 notebooks: $(STAMP)
 	$(BIN)/python -m dpkit.notebooks book _build/notebooks
