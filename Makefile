@@ -13,12 +13,13 @@ VENDOR_STAMP := $(VENDOR)/.installed
 export DPKIT_WIDGET_MODE := static
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: help book test lab notebooks bench lint chapter vendor install clean
+.PHONY: help book test lab notebooks pdf bench lint chapter vendor install clean
 
 help:
 	@echo "make book       install into .venv and build the book into _build/html"
 	@echo "make test       install, run the tests, build the book strictly, test it in a browser"
-	@echo "make lab        open the chapters as notebooks in JupyterLab"
+	@echo "make lab        open the chapters as notebooks in JupyterLab (live sliders; root may run it)"
+	@echo "make pdf        print the whole book into _build/book.pdf (offline, with chromium)"
 	@echo "make notebooks  write teacher and student .ipynb copies into _build/notebooks"
 	@echo "make bench      print the benchmark tables"
 	@echo "make chapter CH=laplace   execute one chapter and build it strictly on its own"
@@ -59,6 +60,10 @@ chapter: $(STAMP) $(VENDOR_STAMP)
 # Chapters open as notebooks, MyST renders, widgets are live, root may run it: scripts/lab.py.
 lab: $(STAMP)
 	$(BIN)/python scripts/lab.py
+
+# The book as one page (singlehtml), printed by Debian's chromium: scripts/pdf.py.
+pdf: $(STAMP) $(VENDOR_STAMP)
+	$(BIN)/python scripts/pdf.py _build/book.pdf
 
 notebooks: $(STAMP)
 	$(BIN)/python -m dpkit.notebooks book _build/notebooks

@@ -33,7 +33,7 @@ table.dataframe { font-size: 0.75em; }
 
 # True once every image is loaded, every embedded widget view is drawn and MathJax (if the
 # page has any math) has finished typesetting.
-PAGE_READY = """async () => {
+PAGE_READY = """() => {
     const images = Array.from(document.images);
     if (!images.every((img) => img.complete)) return false;
     const views = document.querySelectorAll(
@@ -41,13 +41,14 @@ PAGE_READY = """async () => {
     for (const view of views) {
         if (!view.parentElement.querySelector('.jupyter-widgets')) return false;
     }
-    const math = document.querySelector('div.math, span.math');
-    if (!math) return true;
-    if (!window.MathJax || !window.MathJax.startup || !window.MathJax.startup.promise) {
-        return false;
+    if (!document.querySelector('div.math, span.math')) return true;
+    const startup = window.MathJax && window.MathJax.startup;
+    if (!startup || !startup.promise) return false;
+    if (!window.pdfMathTypeset) {
+        window.pdfMathTypeset = 'waiting';
+        startup.promise.then(() => { window.pdfMathTypeset = 'done'; });
     }
-    await window.MathJax.startup.promise;
-    return document.querySelector('mjx-container') !== null;
+    return window.pdfMathTypeset === 'done' && document.querySelector('mjx-container') !== null;
 }"""
 
 
