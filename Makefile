@@ -13,12 +13,13 @@ VENDOR_STAMP := $(VENDOR)/.installed
 export DPKIT_WIDGET_MODE := static
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: help book test lab notebooks assignments grade bench lint chapter vendor install clean
+.PHONY: help book test lab notebooks assignments grade pdf bench lint chapter vendor install clean
 
 help:
 	@echo "make book       install into .venv and build the book into _build/html"
 	@echo "make test       install, run the tests, build the book strictly, test it in a browser"
-	@echo "make lab        open the chapters as notebooks in JupyterLab"
+	@echo "make lab        open the chapters as notebooks in JupyterLab (live sliders; root may run it)"
+	@echo "make pdf        print the whole book into _build/book.pdf (offline, with chromium)"
 	@echo "make notebooks  write teacher and student .ipynb copies into _build/notebooks"
 	@echo "make assignments  write an nbgrader course, one assignment per chapter, into _build/course"
 	@echo "make grade SUBMISSIONS=dir   grade dir/<student>/<chapter>.ipynb into grades.csv"
@@ -58,8 +59,13 @@ chapter: $(STAMP) $(VENDOR_STAMP)
 	@test -n "$(CH)" || { echo "usage: make chapter CH=<name of a file in book/ without .md>"; exit 2; }
 	$(BIN)/python scripts/build_chapter.py $(CH)
 
+# Chapters open as notebooks, MyST renders, widgets are live, root may run it: scripts/lab.py.
 lab: $(STAMP)
-	$(BIN)/jupyter lab --notebook-dir=book --ServerApp.contents_manager_class=jupytext.TextFileContentsManager
+	$(BIN)/python scripts/lab.py
+
+# The book as one page (singlehtml), printed by Debian's chromium: scripts/pdf.py.
+pdf: $(STAMP) $(VENDOR_STAMP)
+	$(BIN)/python scripts/pdf.py _build/book.pdf
 
 notebooks: $(STAMP)
 	$(BIN)/python -m dpkit.notebooks book _build/notebooks
