@@ -48,6 +48,7 @@ from typing import Any, Literal
 import numpy as np
 
 __all__ = [
+    "as_array",
     "as_fraction",
     "check_bounds",
     "check_delta",
@@ -360,6 +361,10 @@ def _nonfinite_error(name: str, value: Any, flat_index: int,
 
 def _element(value: Any, name: str, flat_index: int, shape: tuple[int, ...]) -> Any:
     """One element of an object array, validated as :func:`check_real` (exactly)."""
+    if isinstance(value, (list, tuple, np.ndarray)):  # NumPy keeps a ragged nesting as objects
+        raise ValueError(f"{name} must be a rectangular array (nested sequences of equal "
+                         f"lengths) of real numbers, got the sequence {_describe(value)} at "
+                         f"index {_position(flat_index, shape)}")
     if isinstance(value, (bool, np.bool_, np.timedelta64, np.datetime64)) or \
             not isinstance(value, (numbers.Real, Decimal)):
         wanted = ("be an array of real numbers" if isinstance(value, (str, bytes))
@@ -414,6 +419,31 @@ def _typed_to_float(array: np.ndarray, name: str, exact: bool) -> np.ndarray:
     return _assemble(items, array, name, exact)
 
 
+def as_array(values: Any, name: str, dtype: Any = None) -> np.ndarray:
+    """``np.asarray(values, dtype)``, with a clear error for a ragged nesting.
+
+    NumPy refuses nested sequences of unequal lengths (``[[1.0], 2.0]``) with a message
+    that names no parameter; this one names ``name``, the value and what is expected.
+
+    Raises
+    ------
+    ValueError
+        If ``values`` is not a rectangular nesting of sequences.
+
+    Examples
+    --------
+    >>> as_array([[1.0], 2.0], "values")
+    Traceback (most recent call last):
+    ...
+    ValueError: values must be a rectangular array (nested sequences of equal lengths), ...
+    """
+    try:
+        return np.asarray(values, dtype=dtype)
+    except ValueError:
+        raise ValueError(f"{name} must be a rectangular array (nested sequences of equal "
+                         f"lengths), got {_describe(values)}") from None
+
+
 def check_finite_array(values: Any, name: str, *, ndim: int | None = None,
                        allow_empty: bool = False, exact: bool = False) -> np.ndarray:
     """Return ``values`` as a float64 array with no NaN or infinity.
@@ -440,8 +470,9 @@ def check_finite_array(values: Any, name: str, *, ndim: int | None = None,
     TypeError
         If ``values`` does not hold real numbers (bools included).
     ValueError
-        If it is empty (unless allowed), has the wrong shape, holds NaN, infinity or a
-        value beyond the float64 range, or (unless ``exact``) a value float64 cannot hold.
+        If it is empty (unless allowed), ragged (``[[1.0], 2.0]``), has the wrong shape,
+        holds NaN, infinity or a value beyond the float64 range, or (unless ``exact``) a
+        value float64 cannot hold.
 
     Examples
     --------
@@ -454,11 +485,11 @@ def check_finite_array(values: Any, name: str, *, ndim: int | None = None,
         raise TypeError(f"{name} must be an array of real numbers, got {_describe(values)}")
     dtype = getattr(values, "dtype", None)
     if isinstance(values, np.ndarray) or (dtype is not None and dtype.kind != "O"):
-        array = np.asarray(values)  # a typed container: its dtype says what it holds
+        array = as_array(values, name)  # a typed container: its dtype says what it holds
     else:
         # A list may mix types that NumPy would coerce silently (bools, big ints): look at
         # each element as given.
-        array = np.array(values, dtype=object)
+        array = as_array(values, name, dtype=object)
         kinds = {type(v) for v in array.flat}
         if kinds and kinds <= {float, np.float64}:
             array = array.astype(np.float64)

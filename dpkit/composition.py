@@ -48,6 +48,7 @@ from dpkit.gaussian import delta_for_sigma
 
 __all__ = [
     "MAX_K",
+    "MAX_RATIO",
     "Accountant",
     "BudgetExceeded",
     "Spend",
@@ -66,8 +67,15 @@ __all__ = [
     "zcdp_to_dp",
 ]
 
+#: The largest ``sensitivity / sigma`` (:func:`gaussian_rho`) and ``epsilon``
+#: (:func:`pure_to_zcdp`) accepted: ``MAX_RATIO**2 / 2`` is below the largest float.
+MAX_RATIO = math.sqrt(1.7976931348623157e308) * math.sqrt(2) * (1 - 2**-50)
+
 #: The largest number of mechanisms :func:`optimal` accepts (memory and time grow like k).
 MAX_K = 10**6
+
+# advanced_crossover searches no further (near e^ε = 2 the rounded bounds may never cross).
+_MAX_CROSSOVER = 2**1024
 
 # Joint supports larger than this are refused by the exact heterogeneous computation.
 _MAX_SUPPORT = 2_000_000
@@ -85,6 +93,13 @@ def _up() -> gmpy2.context:
 def _down() -> gmpy2.context:
     """An IEEE double context rounding every operation towards -infinity."""
     return gmpy2.context(gmpy2.ieee(64), round=gmpy2.RoundDown)
+
+
+def _wide_up() -> gmpy2.context:
+    """A 53-bit context rounding up, with MPFR's wide exponent range: intermediate results
+    neither underflow to a subnormal (which would lose all relative precision) nor overflow;
+    the final value is converted to a double with :func:`_float_up`."""
+    return gmpy2.context(precision=53, round=gmpy2.RoundUp)
 
 
 def _exact() -> gmpy2.context:
@@ -264,7 +279,7 @@ def advanced(epsilon: float, delta: float, k: int, delta_prime: float) -> tuple[
     delta = check_delta(delta, allow_zero=True)
     k = _check_k(k)
     delta_prime = check_delta(delta_prime, "delta_prime")
-    with _up():
+    with _wide_up():
         eps = gmpy2.mpfr(epsilon)
         squares = k * eps * eps
         drift = k * eps * gmpy2.expm1(eps)
@@ -277,10 +292,10 @@ def _advanced_from_sums(squares: Any, drift: Any, delta_sum: Any,
     """Thm 3.20 from its sufficient statistics, rounded up: ``sqrt(2 ln(1/δ') Σε²) + Σε(e^ε-1)``
     and ``Σδ + δ'`` (the sums must already be upper bounds)."""
     log_term = _log_inv_up(delta_prime)
-    with _up():
+    with _wide_up():
         total = gmpy2.sqrt(2 * log_term * gmpy2.mpfr(squares)) + drift
         total_delta = gmpy2.mpfr(delta_sum) + delta_prime
-    return _finite(total, "epsilon_total"), float(total_delta)
+    return _finite(_float_up(total), "epsilon_total"), _float_up(total_delta)
 
 
 def advanced_heterogeneous(epsilons: Sequence[float], deltas: Sequence[float] | None,
@@ -323,7 +338,7 @@ def advanced_heterogeneous(epsilons: Sequence[float], deltas: Sequence[float] | 
            for i, e in enumerate(_check_sequence(epsilons, "epsilons"))]
     _, delta_sum = sequential(eps, deltas)
     delta_prime = check_delta(delta_prime, "delta_prime")
-    with _up():
+    with _wide_up():
         squares = gmpy2.mpfr(0)
         drift = gmpy2.mpfr(0)
         for e in eps:
@@ -380,13 +395,22 @@ def advanced_epsilon_per_mechanism(epsilon_total: float, delta_prime: float, k: 
     with _down():
         epsilon = gmpy2.mpfr(epsilon_total) / denominator
     result = float(epsilon)
-    if result <= 0 or advanced(result, 0.0, k, delta_prime)[0] > epsilon_total:
+    if result <= 0 or not _advanced_fits(result, k, delta_prime, epsilon_total):
         raise ValueError(
             f"Theorem 3.20 does not certify Corollary 3.21 for "
             f"epsilon_total={epsilon_total!r}, delta_prime={delta_prime!r}, k={k}: its proof "
             f"requires epsilon_total < 1 and delta_prime <= e**-0.5 (about 0.607); use "
             f"advanced_epsilon_per_mechanism_exact")
     return result
+
+
+def _advanced_fits(epsilon: float, k: int, delta_prime: float, epsilon_total: float) -> bool:
+    """Whether Thm 3.20 bounds ``k`` mechanisms at ``epsilon`` by ``epsilon_total`` (a total
+    beyond the float range exceeds every finite target)."""
+    try:
+        return advanced(epsilon, 0.0, k, delta_prime)[0] <= epsilon_total
+    except OverflowError:
+        return False
 
 
 def _largest_float_below(predicate: Any, low: float, high: float) -> float:
@@ -454,11 +478,14 @@ def advanced_epsilon_per_mechanism_exact(epsilon_total: float, delta_prime: floa
     # start there and double until the theorem's total exceeds the target (a true bracket).
 
     def fits(e: float) -> bool:
-        return e > 0 and advanced(e, 0.0, k, delta_prime)[0] <= epsilon_total
+        return e > 0 and _advanced_fits(e, k, delta_prime, epsilon_total)
 
-    high = min(epsilon_total / math.sqrt(-2 * k * math.log(delta_prime)),
-               math.sqrt(epsilon_total / k))
+    with _wide_up():  # k may exceed the float range; only a starting point, any rounding
+        total, kk = gmpy2.mpfr(epsilon_total), gmpy2.mpfr(k)
+        guess = min(total / gmpy2.sqrt(2 * kk * _log_inv_up(delta_prime)),
+                    gmpy2.sqrt(total / kk))
     low = float(np.nextafter(0.0, 1.0))
+    high = max(_float_up(guess), low)
     if not fits(low):
         raise ValueError(f"no positive float epsilon satisfies Thm 3.20 with "
                          f"epsilon_total={epsilon_total!r}, delta_prime={delta_prime!r}, k={k}")
@@ -481,7 +508,9 @@ def advanced_crossover(epsilon: float, delta_prime: float) -> int | None:
     -------
     int or None
         The smallest ``k`` with ``advanced(epsilon, 0, k, delta_prime)[0] < k * epsilon``;
-        ``None`` if there is none (whenever ``e^epsilon >= 2``, e.g. at ``epsilon = 1``).
+        ``None`` if there is none (whenever ``e^epsilon >= 2``, e.g. at ``epsilon = 1``)
+        or if the safely rounded bounds certify none below ``2**1024`` (possible only for
+        ``epsilon`` extremely close to ``ln 2``).
 
     Raises
     ------
@@ -503,21 +532,32 @@ def advanced_crossover(epsilon: float, delta_prime: float) -> int | None:
     """
     epsilon = check_epsilon(epsilon)
     delta_prime = check_delta(delta_prime, "delta_prime")
+    if epsilon >= 0.7:  # e^0.7 > 2: never (and math.exp would overflow beyond 709.78)
+        return None
     gap = 2 - math.exp(epsilon)
     if gap <= 0:
         return None
-    k = max(1, math.floor(-2 * math.log(delta_prime) / gap**2))
+    estimate = max(1, math.floor(-2 * math.log(delta_prime) / gap**2))
 
     def beats(n: int) -> bool:
         with _down():
-            basic = gmpy2.mpfr(epsilon) * n  # a lower bound on n·ε: a strict, safe test
-        return advanced(epsilon, 0.0, n, delta_prime)[0] < basic
+            basic = _float_down(gmpy2.mpfr(epsilon) * n)  # a lower bound on n·ε: safe
+        return _advanced_fits(epsilon, n, delta_prime, math.nextafter(basic, 0.0))
 
-    while k > 1 and beats(k - 1):
-        k -= 1
-    while not beats(k):
-        k += 1
-    return k
+    # ``beats`` is monotone in n (the difference sqrt(2nL)ε - nε(2 - e^ε) has one sign
+    # change), so bracket the answer by doubling and bisect: O(log k) evaluations, no walk.
+    low, high = 0, estimate
+    while not beats(high):
+        low, high = high, 2 * high
+        if high > _MAX_CROSSOVER:
+            return None
+    while high - low > 1:
+        middle = (low + high) // 2
+        if beats(middle):
+            high = middle
+        else:
+            low = middle
+    return high
 
 
 # ---------------------------------------------------------------------------------------
@@ -568,7 +608,8 @@ class _LossDistribution:
         # Each float product and sum above is within (groups + 1) ulps of the sum of the
         # absolute terms; round every loss up by that much (a larger loss only increases
         # the computed delta, which is the safe direction).
-        loss = loss + (len(groups) + 2) * 2.0**-52 * scale
+        with np.errstate(over="ignore"):  # a loss rounded up to inf is still safe
+            loss = loss + (len(groups) + 2) * 2.0**-52 * scale
         order = np.argsort(-loss, kind="stable")
         return cls(loss[order], log_p[order], min(error, 1e-3))
 
@@ -709,6 +750,9 @@ def optimal(epsilon: float, delta: float, k: int, delta_prime: float) -> tuple[f
     ------
     TypeError, ValueError
         If a parameter is of the wrong type or out of range.
+    OverflowError
+        If ``k * epsilon`` does not fit a float (as in :func:`sequential`): the loss
+        distribution's support would not either.
 
     Notes
     -----
@@ -754,7 +798,7 @@ def optimal(epsilon: float, delta: float, k: int, delta_prime: float) -> tuple[f
     k = _check_k(k, MAX_K)
     delta_prime = check_delta(delta_prime, "delta_prime")
     with _up():
-        basic = gmpy2.mpfr(epsilon) * k
+        basic = _finite(gmpy2.mpfr(epsilon) * k, "epsilon_total")
     result = _LossDistribution.from_groups([(epsilon, k)]).solve(delta_prime)
     return min(result, float(basic)), _delta_total_up([(delta, k)], delta_prime)
 
@@ -845,7 +889,10 @@ def optimal_epsilon_per_mechanism(epsilon_total: float, delta_prime: float, k: i
     k = _check_k(k, MAX_K)
 
     def fits(e: float) -> bool:
-        return e > 0 and optimal(e, 0.0, k, delta_prime)[0] <= epsilon_total
+        try:
+            return e > 0 and optimal(e, 0.0, k, delta_prime)[0] <= epsilon_total
+        except OverflowError:  # a total beyond the float range exceeds every target
+            return False
 
     with _down():
         low = float(gmpy2.mpfr(epsilon_total) / k)
@@ -885,21 +932,29 @@ def gaussian_rho(sensitivity: float, sigma: float) -> float:
     Raises
     ------
     TypeError, ValueError
-        If a parameter is of the wrong type or out of range.
+        If a parameter is of the wrong type or out of range, or if ``sensitivity / sigma``
+        exceeds :data:`MAX_RATIO` (about ``1.9e154``), so that ``rho`` would not fit a float.
 
     Notes
     -----
+    ``rho`` is computed as ``(sensitivity / sigma)**2 / 2``, the ratio first, so tiny or
+    huge parameters of similar size (``gaussian_rho(1e-200, 1e-200) == 0.5``) do not
+    overflow or underflow on the way.
+
     **Privacy guarantee.** Adding ``N(0, sigma^2)`` noise to a query of L2 sensitivity
     ``sensitivity`` is ``rho``-zCDP (Bun & Steinke 2016, Prop. 1.6), and zCDP composes by
     adding the rhos (Lemma 1.7).
     """
     sensitivity = check_sensitivity(sensitivity)
     sigma = check_sensitivity(sigma, "sigma")
-    with _down():
-        denominator = 2 * gmpy2.mpfr(sigma) * sigma
-    with _up():
-        rho = gmpy2.mpfr(sensitivity) * sensitivity / denominator
-    return _finite(rho, "rho")
+    with _wide_up():
+        ratio = gmpy2.mpfr(sensitivity) / sigma
+        rho = ratio * ratio / 2
+    if ratio > MAX_RATIO:
+        raise ValueError(f"sensitivity / sigma must be at most MAX_RATIO = {MAX_RATIO:.6g} "
+                         f"(so that rho = (sensitivity/sigma)**2 / 2 fits a float), got "
+                         f"sensitivity={sensitivity!r}, sigma={sigma!r}")
+    return _float_up(rho)
 
 
 def pure_to_zcdp(epsilon: float) -> float:
@@ -917,7 +972,8 @@ def pure_to_zcdp(epsilon: float) -> float:
     Raises
     ------
     TypeError, ValueError
-        If ``epsilon`` is of the wrong type or out of range.
+        If ``epsilon`` is of the wrong type, not > 0, or above :data:`MAX_RATIO` (about
+        ``1.9e154``, where ``epsilon**2 / 2`` would not fit a float).
 
     Notes
     -----
@@ -925,9 +981,13 @@ def pure_to_zcdp(epsilon: float) -> float:
     (Bun & Steinke 2016, Prop. 1.4).
     """
     epsilon = check_epsilon(epsilon)
-    with _up():
+    if epsilon > MAX_RATIO:
+        raise ValueError(f"epsilon must be a finite number in (0, MAX_RATIO = "
+                         f"{MAX_RATIO:.6g}] (so that rho = epsilon**2 / 2 fits a float), "
+                         f"got {epsilon!r}")
+    with _wide_up():
         rho = gmpy2.mpfr(epsilon) * epsilon / 2
-    return _finite(rho, "rho")
+    return _float_up(rho)
 
 
 def zcdp_to_dp(rho: float, delta: float) -> float:
@@ -948,7 +1008,8 @@ def zcdp_to_dp(rho: float, delta: float) -> float:
     Raises
     ------
     TypeError, ValueError
-        If a parameter is of the wrong type or out of range.
+        If a parameter is of the wrong type or out of range, or if ``rho`` is so large
+        (close to the largest float) that ``epsilon`` would not fit a float.
 
     Notes
     -----
@@ -966,10 +1027,13 @@ def zcdp_to_dp(rho: float, delta: float) -> float:
     rho = check_epsilon(rho, "rho")
     delta = check_delta(delta)
     log_term = _log_inv_up(delta)
-    with _up():
+    with _wide_up():
         r = gmpy2.mpfr(rho)
-        epsilon = r + 2 * gmpy2.sqrt(r * log_term)
-    return _finite(epsilon, "epsilon")
+        epsilon = _float_up(r + 2 * gmpy2.sqrt(r * log_term))
+    if not math.isfinite(epsilon):
+        raise ValueError(f"rho={rho!r} is too large for delta={delta!r}: the converted "
+                         f"epsilon = rho + 2 sqrt(rho ln(1/delta)) exceeds the largest float")
+    return epsilon
 
 
 # ---------------------------------------------------------------------------------------

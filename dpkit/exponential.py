@@ -46,6 +46,7 @@ import numpy as np
 
 from dpkit import _exponential_sampling as _sampling
 from dpkit._checks import (
+    as_array,
     check_bounds,
     check_epsilon,
     check_finite_array,
@@ -58,6 +59,7 @@ from dpkit.rng import RandomSource, resolve
 __all__ = [
     "DEFAULT_MAX_PRECISION",
     "MAX_BASE_EXPONENT",
+    "MAX_PROBABILITY_BITS",
     "Eta",
     "InexactArithmeticError",
     "base2_exponential_mechanism",
@@ -71,6 +73,10 @@ DEFAULT_MAX_PRECISION = 1 << 27
 #: Largest binary exponent ``y·z`` of the base ``2**-η = x**z / 2**(y·z)`` :class:`Eta`
 #: accepts (the base then has at most 2**20 bits).
 MAX_BASE_EXPONENT = 1 << 20
+#: Largest ``Y·K·2**m`` :func:`probabilities` accepts (``2**-η = X/2**Y``, ``K`` the span
+#: of the utility bounds, ``m`` the number of non-integer utilities): the exact fractions'
+#: normalisation costs grow about quadratically with it (a few seconds at this limit).
+MAX_PROBABILITY_BITS = 1 << 20
 _MAX_RANGE = 1 << 53        # utility bounds and their spread must be exact in a double
 _METHODS = ("fast", "full", "search")
 
@@ -86,12 +92,12 @@ def _effective_sensitivity(sensitivity: Any) -> int:
     integer is not rounded down to it first).
     """
     try:
-        check_sensitivity(sensitivity)
+        check_sensitivity(sensitivity, rounding="up")  # validates; the ceiling is exact below
     except OverflowError:
         raise ValueError(f"sensitivity must be a finite number > 0 that a double can hold, "
                          f"got {sensitivity!r}") from None
-    if isinstance(sensitivity, numbers.Rational):
-        return math.ceil(Fraction(sensitivity.numerator, sensitivity.denominator))
+    if isinstance(sensitivity, numbers.Rational):   # Python ints: np.int64 would wrap later
+        return math.ceil(Fraction(int(sensitivity.numerator), int(sensitivity.denominator)))
     if isinstance(sensitivity, np.floating):
         return int(np.ceil(sensitivity))               # in the value's own precision
     return math.ceil(float(sensitivity))
@@ -99,14 +105,7 @@ def _effective_sensitivity(sensitivity: Any) -> int:
 
 def _epsilon_down(epsilon: Any) -> float:
     """The budget as the largest double not above its exact value (safe for a mechanism)."""
-    value = check_epsilon(epsilon)
-    if isinstance(epsilon, numbers.Rational) and not isinstance(epsilon, numbers.Integral):
-        above = Fraction(value) > Fraction(epsilon.numerator, epsilon.denominator)
-    elif isinstance(epsilon, np.floating):
-        above = bool(np.longdouble(value) > epsilon)
-    else:
-        above = False                                 # floats and ints convert exactly
-    return math.nextafter(value, 0.0) if above else value
+    return check_epsilon(epsilon, rounding="down")
 
 
 @dataclass(frozen=True)
@@ -147,16 +146,17 @@ class Eta:
     z: int = 1
 
     def __post_init__(self) -> None:
+        # y and z first: x's range 2**y must not be built for a huge y (MemoryError).
         y = check_integer(self.y, "y", minimum=1)
+        z = check_integer(self.z, "z", minimum=1, maximum=MAX_BASE_EXPONENT)
+        if y * z > MAX_BASE_EXPONENT:
+            raise ValueError(f"y·z must be at most 2**20 = {MAX_BASE_EXPONENT} (the base "
+                             f"2**-η = x**z / 2**(y·z) would need more bits), got "
+                             f"y={_show(y)}, z={_show(z)}")
         object.__setattr__(self, "y", y)
+        object.__setattr__(self, "z", z)
         object.__setattr__(self, "x", check_integer(self.x, "x", minimum=1,
                                                     maximum=(1 << y) - 1))
-        object.__setattr__(self, "z", check_integer(self.z, "z", minimum=1,
-                                                    maximum=MAX_BASE_EXPONENT))
-        if y * self.z > MAX_BASE_EXPONENT:
-            raise ValueError(f"y·z must be at most 2**20 = {MAX_BASE_EXPONENT} (the base "
-                             f"2**-η = x**z / 2**(y·z) would need more bits), got y={y}, "
-                             f"z={self.z}")
 
     # -- exact representation ----------------------------------------------------------
 
@@ -201,9 +201,14 @@ class Eta:
         Raises
         ------
         TypeError, ValueError
-            If ``sensitivity`` is not a finite number > 0.
+            If ``sensitivity`` is not a finite number > 0, or so large that ``ε`` exceeds
+            the largest float.
         """
-        return _epsilon_upper(*self.reduced(), _effective_sensitivity(sensitivity))
+        epsilon = _epsilon_upper(*self.reduced(), _effective_sensitivity(sensitivity))
+        if not math.isfinite(epsilon):
+            raise ValueError(f"sensitivity={sensitivity!r} is too large for {self}: "
+                             f"epsilon = 2·ln(2)·η·⌈sensitivity⌉ exceeds the largest float")
+        return epsilon
 
     @classmethod
     def from_epsilon(cls, epsilon: Any, sensitivity: Any = 1, *, bits: int = 10) -> Eta:
@@ -243,14 +248,23 @@ class Eta:
         epsilon = _epsilon_down(epsilon)
         delta = _effective_sensitivity(sensitivity)
         bits = check_integer(bits, "bits", minimum=1, maximum=64)
-        target = epsilon / (2 * math.log(2) * delta)
-        if target > MAX_BASE_EXPONENT - bits:
+        # log2 of the target η* = ε / (2 ln 2 ⌈Δ⌉), without the float overflow/underflow of
+        # the quotient itself (⌈Δ⌉ up to 1.8e308, ε down to 5e-324)
+        log2_target = math.log2(epsilon) - math.log2(2 * math.log(2)) - math.log2(delta)
+        if log2_target > math.log2(MAX_BASE_EXPONENT - bits):
             raise ValueError(f"epsilon / (2·ln 2·⌈sensitivity⌉) must be at most "
                              f"{MAX_BASE_EXPONENT - bits} for bits={bits} (the base would "
                              f"exceed 2**20 bits), got epsilon={epsilon!r}, "
                              f"sensitivity={sensitivity!r}")
-        y = bits + max(0, math.ceil(target), math.ceil(-math.log2(target)))
-        with _sampling._directed_context(128, gmpy2.RoundUp):
+        target = 2.0**log2_target
+        y = bits + max(0, math.ceil(target), math.ceil(-log2_target))
+        if y > MAX_BASE_EXPONENT:
+            raise ValueError(f"epsilon / (2·ln 2·⌈sensitivity⌉) must be at least "
+                             f"2**-{MAX_BASE_EXPONENT - bits} for bits={bits} (the base would "
+                             f"exceed 2**20 bits), got epsilon={epsilon!r}, "
+                             f"sensitivity={sensitivity!r}")
+        # x has about y - η* bits; compute it to 128 bits beyond that (no walk of 2**k steps)
+        with _sampling._directed_context(128 + y - math.floor(target), gmpy2.RoundUp):
             # 2**y · exp(-ε/2Δ), rounded up: a first x with η at most the target.
             start = gmpy2.mul_2exp(gmpy2.exp(-gmpy2.mpfr(Fraction(epsilon)) / (2 * delta)), y)
         x = min(max(int(gmpy2.ceil(start)), 1), (1 << y) - 1)
@@ -268,11 +282,22 @@ class Eta:
 
 
 def _epsilon_upper(x: int, y: int, delta: int) -> float:
-    """``2·Δ·(y·ln 2 - ln x)`` (that is ``2 ln2 η Δ`` for base ``x/2**y``), rounded up."""
-    with _sampling._directed_context(128, gmpy2.RoundDown):
-        log_x = gmpy2.log(x)
-    with _sampling._directed_context(128, gmpy2.RoundUp):
-        value = 2 * delta * (y * gmpy2.const_log2() - log_x)
+    """``2·Δ·(y·ln 2 - ln x)`` (that is ``2 ln2 η Δ`` for base ``x/2**y``), rounded up.
+
+    For a base ``x/2**y >= 1/2`` the difference cancels (``η`` can be ``2**-2000`` and
+    smaller); it is then computed as ``-log1p(-(2**y - x)/2**y)``, with no cancellation.
+    """
+    if x >= 1 << (y - 1):
+        with _sampling._directed_context(128, gmpy2.RoundDown):
+            # the argument rounded down, then log1p rounded down: a lower bound on ln(x/2**y)
+            log_base = gmpy2.log1p(gmpy2.mul_2exp(gmpy2.mpfr(x - (1 << y)), -y))
+        with _sampling._directed_context(128, gmpy2.RoundUp):
+            value = -2 * delta * log_base
+    else:
+        with _sampling._directed_context(128, gmpy2.RoundDown):
+            log_x = gmpy2.log(x)
+        with _sampling._directed_context(128, gmpy2.RoundUp):
+            value = 2 * delta * (y * gmpy2.const_log2() - log_x)
     context = gmpy2.ieee(64)
     context.round = gmpy2.RoundUp
     with context:
@@ -304,8 +329,9 @@ def _is_exact_double(value: Any) -> bool:
 
 
 def _show(item: Any) -> str:
-    """``repr`` of a value, NumPy integers shown as plain ints."""
-    return repr(int(item)) if isinstance(item, np.integer) else repr(item)
+    """``repr`` of a value, NumPy integers shown as plain ints, at most 60 characters."""
+    text = repr(int(item)) if isinstance(item, np.integer) else repr(item)
+    return text if len(text) <= 60 else f"{text[:45]}... ({len(text)} characters)"
 
 
 def _exact_bound(value: Any, name: str) -> None:
@@ -439,7 +465,7 @@ def _utilities(utilities: Any) -> np.ndarray:
                 raise TypeError(f"utilities must hold real numbers, not booleans; "
                                 f"utilities[{i}] = {item!r}")
     array = utilities if isinstance(utilities, (np.ndarray, str, bytes)) else \
-        np.asarray(utilities)
+        as_array(utilities, "utilities")
     if isinstance(array, np.ndarray) and (array.dtype == object or array.dtype.kind in "iu"
                                           or array.dtype == np.longdouble):
         items = array.ravel()
@@ -605,6 +631,9 @@ def probabilities(utilities: Any, eta: Eta, *, utility_min: Any = None,
         The clamping bounds (default: the smallest and largest utility, i.e. no clamping).
     max_rounded : int
         Refuse more than this many non-integer utilities (the sum has ``2**m`` terms).
+        The weights are exact integers of up to ``Y·K`` bits (``2**-η = X/2**Y``, ``K``
+        the span of the bounds) and each of the ``2**m`` roundings normalises them, so
+        ``Y·K·2**m`` is limited to :data:`MAX_PROBABILITY_BITS` (``2**20``).
 
     Returns
     -------
@@ -614,14 +643,16 @@ def probabilities(utilities: Any, eta: Eta, *, utility_min: Any = None,
     Raises
     ------
     TypeError, ValueError
-        As :func:`base2_exponential_mechanism`, or if more than ``max_rounded`` utilities
-        are not integers.
+        As :func:`base2_exponential_mechanism`, if more than ``max_rounded`` utilities
+        are not integers, or if ``Y·K·2**m`` exceeds :data:`MAX_PROBABILITY_BITS` (for
+        example ``probabilities([-2.0**40, 0], Eta(1, 1))``, whose weights would need
+        ``2**40`` bits).
     """
     values = _utilities(utilities)
     eta = _check_eta(eta)
     low = float(values.min()) if utility_min is None else utility_min
     high = float(values.max()) if utility_max is None else utility_max
-    low, high, _ = _utility_range(low, high)
+    low, high, span = _utility_range(low, high)
     max_rounded = check_integer(max_rounded, "max_rounded", minimum=0)
     offsets, fractions = _split(values, low, high)
     fractional = [int(i) for i in np.flatnonzero(fractions)]
@@ -629,6 +660,13 @@ def probabilities(utilities: Any, eta: Eta, *, utility_min: Any = None,
         raise ValueError(f"utilities has {len(fractional)} non-integer values; exact "
                          f"probabilities enumerate 2**m roundings, max_rounded={max_rounded}")
     numerator, exponent = eta.reduced()
+    if exponent * span << len(fractional) > MAX_PROBABILITY_BITS:
+        raise ValueError(f"the utility range [{low:g}, {high:g}] (utility_min, utility_max, "
+                         f"by default the utilities' own range) is too wide for exact "
+                         f"probabilities with {eta} and {len(fractional)} non-integer "
+                         f"utilities: Y·K·2**m = {exponent}·{span}·2**{len(fractional)} bits "
+                         f"of exact fractions, above MAX_PROBABILITY_BITS = "
+                         f"{MAX_PROBABILITY_BITS}; narrow the bounds or use a coarser eta")
     base = [int(v) for v in offsets]
     chances = [Fraction(float(fractions[i])) for i in fractional]
     result = [Fraction(0)] * len(base)

@@ -31,6 +31,7 @@ import numpy as np
 
 from dpkit import _sampling
 from dpkit._checks import (
+    as_array,
     check_epsilon,
     check_finite_array,
     check_integer,
@@ -41,6 +42,8 @@ from dpkit._checks import check_sensitivity as _check_sensitivity
 from dpkit.rng import resolve
 
 __all__ = [
+    "MAX_RELEASES",
+    "RANGE_SCALES",
     "LaplaceGrid",
     "laplace_accuracy",
     "laplace_grid",
@@ -51,6 +54,38 @@ __all__ = [
 
 
 _FLOAT_MAX = Fraction(np.finfo(np.float64).max)
+
+#: The most releases :func:`sample_releases` draws in one call (its arrays take about
+#: 8 bytes × a few per release); call it again for more.
+MAX_RELEASES = 10**7
+
+#: A release must stay within the float range for noise up to this many noise scales:
+#: ``max|value| + RANGE_SCALES·(Δ/ε) <= largest float``. Larger noise has probability
+#: ``exp(-RANGE_SCALES) < 2**-1074`` (below the smallest positive float).
+RANGE_SCALES = 750
+
+
+def _check_release_range(units: np.ndarray, grid: LaplaceGrid, value: Any, sensitivity: Any,
+                         epsilon: Any) -> None:
+    """Refuse, before any noise is drawn, a release that noise could push beyond the float
+    range (so that whether an error is raised never depends on the noise)."""
+    if units.size == 0:
+        return
+    if units.dtype == np.int64:
+        largest = int(np.abs(units).max())
+    else:
+        largest = max(abs(int(u)) for u in units.ravel())
+    if largest.bit_length() + grid.exponent <= 1020 and RANGE_SCALES * grid.scale < 1e307:
+        return  # |value| < 2**1020 and the noise reach < 1e307: far inside the float range
+    reach = (largest + RANGE_SCALES * grid.scale_units) * Fraction(2) ** grid.exponent
+    if reach > _FLOAT_MAX:
+        raise ValueError(
+            f"value={value!r:.60} is too close to the float range for noise of scale "
+            f"sensitivity/epsilon (sensitivity={sensitivity!r}, epsilon={epsilon!r}): "
+            f"max|value| + {RANGE_SCALES}·(noise scale) must be at most the largest float "
+            f"{float(_FLOAT_MAX)!r}, got max|value| = "
+            f"{_sampling.from_grid(np.array([largest], dtype=object), grid.exponent)[0]:.6g} "
+            f"and noise scale {grid.scale:.6g}; the release could overflow to infinity")
 
 
 def _round_up(exact: Fraction) -> float:
@@ -263,8 +298,12 @@ def laplace_mechanism(value: Any, sensitivity: float, epsilon: float, *,
     TypeError
         If ``value`` is not a real number (array), or an argument has the wrong type.
     ValueError
-        If ``value`` holds NaN or infinity, or ``sensitivity``/``epsilon`` are not finite and
-        > 0.
+        If ``value`` holds NaN or infinity or is ragged (``[[1.0], 2.0]``), if
+        ``sensitivity``/``epsilon`` are not finite and > 0, or if the release could leave
+        the float range: ``max|value| + RANGE_SCALES·Δ/ε`` (:data:`RANGE_SCALES` = 750)
+        must not exceed the largest float. This is checked before any noise is drawn, so
+        whether an error is raised never depends on the noise; noise beyond 750 scales
+        (probability below ``2**-1074``) would give ``±inf``.
 
     Notes
     -----
@@ -298,7 +337,7 @@ def laplace_mechanism(value: Any, sensitivity: float, epsilon: float, *,
     >>> isinstance(release, float)
     True
     """
-    scalar = np.ndim(value) == 0 and not isinstance(value, np.ndarray)
+    scalar = not isinstance(value, np.ndarray) and as_array(value, "value", object).ndim == 0
     if scalar:
         array = np.array([check_real(value, "value", exact=True)])
     else:
@@ -308,6 +347,7 @@ def laplace_mechanism(value: Any, sensitivity: float, epsilon: float, *,
     source = resolve(rng)
     grid = laplace_grid(delta, epsilon, max(1, array.size))
     units = _sampling.to_grid(array.ravel(), grid.exponent)
+    _check_release_range(units, grid, value, sensitivity, epsilon)
     noise = _sampling.discrete_laplace(grid.scale_units, source, size=array.size)
     released = _sampling.from_grid(_sampling.add_units(units, noise), grid.exponent)
     if scalar:
@@ -329,7 +369,8 @@ def sample_releases(value: float, sensitivity: float, epsilon: float, n: int, *,
     sensitivity, epsilon : float
         As in :func:`laplace_mechanism`.
     n : int
-        Number of releases (>= 0).
+        Number of releases, in ``[0, MAX_RELEASES]`` (:data:`MAX_RELEASES` = ``10**7``: the
+        arrays must fit in memory).
     rng : None or dpkit.rng.RandomSource, keyword-only
         Source of randomness (secure default).
 
@@ -340,7 +381,8 @@ def sample_releases(value: float, sensitivity: float, epsilon: float, n: int, *,
     Raises
     ------
     TypeError, ValueError
-        For invalid input.
+        For invalid input, ``n`` above :data:`MAX_RELEASES`, or a ``value`` the noise could
+        push beyond the float range (as in :func:`laplace_mechanism`).
 
     Notes
     -----
@@ -349,9 +391,10 @@ def sample_releases(value: float, sensitivity: float, epsilon: float, n: int, *,
     accounting protects against.
     """
     value = check_real(value, "value", exact=True)
-    n = check_integer(n, "n", minimum=0)
+    n = check_integer(n, "n", minimum=0, maximum=MAX_RELEASES)
     grid = laplace_grid(sensitivity, epsilon)
     units = _sampling.to_grid(np.array([value]), grid.exponent)
+    _check_release_range(units, grid, value, sensitivity, epsilon)
     noise = _sampling.discrete_laplace(grid.scale_units, resolve(rng), size=n)
     return _sampling.from_grid(_sampling.add_units(np.broadcast_to(units, (n,)).copy(), noise),
                                grid.exponent)

@@ -15,9 +15,16 @@ from typing import Any
 import numpy as np
 
 from dpkit import rng as _rng
-from dpkit._checks import check_epsilon, check_finite_array, check_integer, check_probability
+from dpkit._checks import (
+    as_array,
+    check_epsilon,
+    check_finite_array,
+    check_integer,
+    check_probability,
+)
 
-__all__ = ["debias", "debiased_std", "randomized_response", "truth_probability"]
+__all__ = ["MIN_DEBIAS_EPSILON", "debias", "debiased_std", "randomized_response",
+           "truth_probability"]
 
 _BITS = 53
 
@@ -81,7 +88,7 @@ def randomized_response(answers: Any, epsilon: float, *, rng: _rng.RandomSource 
     Raises
     ------
     ValueError, TypeError
-        If ``epsilon`` is invalid or ``answers`` is not boolean.
+        If ``epsilon`` is invalid or ``answers`` is not a (rectangular) array of bool.
 
     Notes
     -----
@@ -100,7 +107,7 @@ def randomized_response(answers: Any, epsilon: float, *, rng: _rng.RandomSource 
     >>> reports.dtype, reports.shape
     (dtype('bool'), (3,))
     """
-    array = np.asarray(answers)
+    array = as_array(answers, "answers")
     if array.dtype != np.bool_:
         raise TypeError(f"answers must be an array of bool, got dtype {array.dtype}")
     p = truth_probability(epsilon)
@@ -127,15 +134,17 @@ def debias(yes_fraction: Any, epsilon: float) -> np.ndarray | float:
     Raises
     ------
     ValueError, TypeError
-        If ``epsilon`` is invalid or a fraction is outside [0, 1].
+        If ``epsilon`` is invalid or below :data:`MIN_DEBIAS_EPSILON` (about ``4e-15``:
+        the truth probability then rounds to exactly 1/2 and the reports carry no
+        information to debias), or a fraction is outside [0, 1].
 
     Examples
     --------
     >>> round(debias(0.5, 1.0), 12)   # half the reports say yes: no information either way
     0.5
     """
-    p = float(truth_probability(epsilon))
-    if np.ndim(yes_fraction) == 0:
+    p = _informative_truth_probability(epsilon)
+    if as_array(yes_fraction, "yes_fraction", dtype=object).ndim == 0:
         y = check_probability(yes_fraction, "yes_fraction")
     else:
         y = check_finite_array(yes_fraction, "yes_fraction")
@@ -150,13 +159,47 @@ def debiased_std(true_fraction: float, n: int, epsilon: float) -> float:
 
     ``sqrt(q(1 − q) / n) / (2p − 1)`` where ``q = π·p + (1 − π)(1 − p)``.
 
+    ``n`` may be any positive integer (beyond the float range too).
+
     Raises
     ------
     ValueError, TypeError
-        If an argument is out of range.
+        If an argument is out of range, or ``epsilon`` is below :data:`MIN_DEBIAS_EPSILON`
+        (as in :func:`debias`).
     """
     pi = check_probability(true_fraction, "true_fraction")
     n = check_integer(n, "n", minimum=1)
-    p = float(truth_probability(epsilon))
+    p = _informative_truth_probability(epsilon)
     q = pi * p + (1 - pi) * (1 - p)
-    return math.sqrt(q * (1 - q) / n) / (2 * p - 1)
+    # sqrt(n) = sqrt(n / 4**shift) * 2**shift keeps an n beyond the float range exact enough
+    shift = max(0, n.bit_length() - 1000) // 2
+    return math.ldexp(math.sqrt(q * (1 - q)) / math.sqrt(n >> (2 * shift)) / (2 * p - 1),
+                      -shift)
+
+
+def _smallest_informative_epsilon() -> float:
+    """The smallest float epsilon whose truth probability exceeds 1/2 (bisection on the
+    floats' bit patterns; the truth probability is non-decreasing in epsilon)."""
+    low, high = 0, np.float64(1.0).view(np.int64).item()  # p(1.0) > 1/2
+    while high - low > 1:
+        middle = (low + high) // 2
+        if truth_probability(np.int64(middle).view(np.float64).item()) > Fraction(1, 2):
+            high = middle
+        else:
+            low = middle
+    return float(np.int64(high).view(np.float64))
+
+
+#: The smallest epsilon :func:`debias` and :func:`debiased_std` accept: below it the
+#: truth probability rounds to exactly 1/2 on its 2**-53 grid, and the reports are
+#: independent of the answers (a division by ``2p - 1 = 0``).
+MIN_DEBIAS_EPSILON = _smallest_informative_epsilon()
+
+
+def _informative_truth_probability(epsilon: Any) -> float:
+    p = float(truth_probability(epsilon))
+    if p == 0.5:
+        raise ValueError(f"epsilon must be at least MIN_DEBIAS_EPSILON = "
+                         f"{MIN_DEBIAS_EPSILON!r} to debias, got {epsilon!r}: the truth "
+                         f"probability rounds to 1/2, so the reports carry no information")
+    return p

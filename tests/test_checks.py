@@ -222,3 +222,11 @@ def test_directed_rounding_of_budgets():
     assert c.check_epsilon(Fraction(1, 10**400), rounding="up") == 5e-324
     with pytest.raises(ValueError, match=r"delta must be a number in \(0, 1\)"):
         c.check_delta(1 - Fraction(1, 10**30), rounding="up")
+
+
+@pytest.mark.parametrize("values", [[[1.0], 2.0], [2.0, [1.0]], [[1.0], [2.0, 3.0]],
+                                    np.array([[1.0], 2.0], dtype=object)])
+def test_ragged_nesting_is_a_value_error_naming_the_parameter(values):
+    """Issue 9: NumPy's own message names no parameter; ours names it and what is wanted."""
+    with pytest.raises(ValueError, match="values must be a rectangular array"):
+        c.check_finite_array(values, "values")

@@ -366,6 +366,7 @@ def test_rho_of_gaussian_and_pure_round_up():
     (lambda: advanced(0.1, 1, 10, 1e-6), ValueError, "delta must be"),
     (lambda: advanced(1000.0, 0, 10, 1e-6), OverflowError, "overflows"),
     (lambda: optimal(float("inf"), 0, 10, 1e-6), ValueError, "epsilon must be"),
+    (lambda: optimal(1e308, 0, 3, 1e-6), OverflowError, "overflows"),
     (lambda: optimal(0.1, 0, 10**7, 1e-6), ValueError, "k must be an integer in"),
     (lambda: optimal(0.1, 0, True, 1e-6), TypeError, "k must be an integer"),
     (lambda: optimal(0.1, 0, 10, 1.0), ValueError, "delta_prime"),
@@ -377,10 +378,55 @@ def test_rho_of_gaussian_and_pure_round_up():
     (lambda: zcdp_to_dp(1.0, 0), ValueError, "delta must be"),
     (lambda: gaussian_rho(1.0, 0.0), ValueError, "sigma must be"),
     (lambda: gaussian_rho("1", 1.0), TypeError, "sensitivity must be a real number"),
+    # issue 9: beyond the float range, a ValueError naming the parameters and the limit
+    (lambda: gaussian_rho(1.0, 5e-324), ValueError, "sensitivity / sigma must be at most"),
+    (lambda: gaussian_rho(1e300, 1.0), ValueError, "MAX_RATIO"),
+    (lambda: pure_to_zcdp(1e300), ValueError, r"epsilon must be a finite number in \(0, MAX"),
+    (lambda: zcdp_to_dp(1.7976931348623157e308, 1e-6), ValueError, "rho=.* is too large"),
+    (lambda: advanced_epsilon_per_mechanism(1e300, 1e-6, 3), ValueError, "does not certify"),
 ])
 def test_bad_input_is_refused_with_a_clear_message(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
+
+
+def test_zcdp_parameters_of_tiny_or_huge_inputs():
+    """The ratio is taken before squaring (issue 9): no spurious overflow or underflow."""
+    assert gaussian_rho(1e-200, 1e-200) == 0.5
+    assert gaussian_rho(1e200, 1e200) == 0.5
+    assert pure_to_zcdp(comp.MAX_RATIO) < math.inf
+    assert gaussian_rho(1.0, 1e300) == 5e-324  # 5e-601 rounded up, never to 0
+
+
+def test_advanced_composition_of_tiny_epsilons_is_not_absurdly_loose():
+    """Σε² used to underflow to the smallest subnormal (rounded up), giving 1e-161 for
+    k = 27 mechanisms at ε = 1e-300; the wide-exponent computation gives ~2.7e-299."""
+    total = advanced(1e-300, 0.0, 27, 1e-6)[0]
+    exact = math.sqrt(2 * 27 * math.log(1e6)) * 1e-300
+    assert exact <= total < exact * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("epsilon", [5e-324, 1e-310, 1e-300, 0.69, 0.693147, 0.7, 710.0,
+                                     1e300])
+def test_advanced_crossover_ends_at_the_extremes(epsilon):
+    """It used to walk one k at a time forever for ε <= 1e-300 and to overflow at ε = 710.
+    The answer is the smallest k that beats sequential composition."""
+    k = advanced_crossover(epsilon, 1e-6)
+    if epsilon >= 0.7:
+        assert k is None
+        return
+    assert advanced(epsilon, 0.0, k, 1e-6)[0] < k * epsilon
+    if epsilon < 0.693:  # next to ln 2 the safe rounding, not the theorem, decides k - 1
+        assert k == 1 or advanced(epsilon, 0.0, k - 1, 1e-6)[0] >= (k - 1) * epsilon
+
+
+@pytest.mark.parametrize("epsilon_total", [1e300, 1.7976931348623157e308, 2**64])
+def test_per_mechanism_budgets_of_huge_totals(epsilon_total):
+    """Thm 3.20's total beyond the float range exceeds the target: a search ends, no
+    OverflowError."""
+    exact = advanced_epsilon_per_mechanism_exact(epsilon_total, 1e-6, 3)
+    assert advanced(exact, 0.0, 3, 1e-6)[0] <= epsilon_total
+    assert optimal_epsilon_per_mechanism(epsilon_total, 1e-6, 3) >= exact
 
 
 def test_too_many_distinct_epsilons_are_refused_by_the_exact_computation():

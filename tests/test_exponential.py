@@ -454,3 +454,56 @@ def test_exact_budgets_and_sensitivities_round_in_the_safe_direction() -> None:
     assert Eta(3, 2).epsilon(just_above_two) == Eta(3, 2).epsilon(3)
     assert Eta(3, 2).epsilon(np.longdouble(2) + np.finfo(np.longdouble).eps * 2) \
         == Eta(3, 2).epsilon(3)
+
+
+@pytest.mark.parametrize("y", [2**53 + 1, 2**64, 10**400])
+def test_eta_with_a_huge_y_is_refused_without_building_2_to_the_y(y) -> None:
+    """Issue 9: x's range 2**y was built before y·z was checked (MemoryError, 'too many
+    digits')."""
+    with pytest.raises(ValueError, match="y·z must be at most"):
+        Eta(1, y)
+
+
+@pytest.mark.parametrize("epsilon, sensitivity", [
+    (0.5, 1.7976931348623157e308), (0.5, np.int64(2**62)), (5e-324, 1),
+    (5e-324, 1.7976931348623157e308), (1.0, np.int64(3))])
+def test_from_epsilon_at_the_extremes_is_safe_and_tight(epsilon, sensitivity) -> None:
+    """Issue 9: a huge sensitivity gave 'math domain error', np.int64(2**62) wrapped to a
+    negative epsilon and hung. The base is now found to within one unit, and its ε is
+    computed without cancellation (log1p), so it is both safe and close to the budget."""
+    eta = Eta.from_epsilon(epsilon, sensitivity)
+    spent = eta.epsilon(sensitivity)
+    assert 0 < spent <= epsilon
+    assert spent >= epsilon * (1 - 2**-8)
+    with mp.workdps(3000):  # η can be 2**-2000: y - log2(x) cancels that many bits
+        exact = -2 * eta.z * mp.log(mp.mpf(eta.x) / mp.mpf(2) ** eta.y) * math.ceil(
+            Fraction(sensitivity))
+        assert mp.mpf(spent) >= exact
+
+
+def test_eta_epsilon_of_a_sensitivity_beyond_the_float_range_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"sensitivity=.* is too large"):
+        Eta(1, 1).epsilon(1.7976931348623157e308)
+
+
+@pytest.mark.parametrize("utilities", [[-2.0**40, 0], [816773.119063142, 0.5]])
+def test_probabilities_refuse_weights_too_wide_to_compute(utilities) -> None:
+    """Issue 9: [-2**40, 0] raised MemoryError (2**40-bit weights); the second hung."""
+    with pytest.raises(ValueError, match="MAX_PROBABILITY_BITS"):
+        probabilities(utilities, Eta(1, 1))
+
+
+def test_ragged_utilities_are_refused_naming_the_parameter() -> None:
+    with pytest.raises(ValueError, match="utilities must be a rectangular array"):
+        probabilities([[1.0], 2.0], Eta(1, 1))
+    with pytest.raises(ValueError, match="utilities must be a rectangular array"):
+        base2_exponential_mechanism([[1.0], 2.0], Eta(1, 1), utility_min=0, utility_max=2)
+
+
+@pytest.mark.parametrize("method", ["fast", "full", "search"])
+def test_precision_8_for_range_8_is_refused_for_every_vector(method) -> None:
+    """The brief's example: [0,0,0,0] returned and [0,8,8,8] raised with precision=8."""
+    for utilities in ([0, 0, 0, 0], [0, 8, 8, 8]):
+        with pytest.raises(ValueError, match="precision must be at least 11 bits"):
+            base2_exponential_mechanism(utilities, Eta(1, 1), utility_min=0, utility_max=8,
+                                        precision=8, method=method, rng=seeded(0))

@@ -19,7 +19,13 @@ from scipy import stats
 import dpkit.naive
 from dpkit import _sampling
 from dpkit.audit import binned_chi_square
-from dpkit.laplace import laplace_accuracy, laplace_grid, laplace_mechanism, laplace_scale
+from dpkit.laplace import (
+    laplace_accuracy,
+    laplace_grid,
+    laplace_mechanism,
+    laplace_scale,
+    sample_releases,
+)
 from dpkit.rng import seeded
 
 ALPHA = 1e-7
@@ -86,6 +92,35 @@ def test_bad_types(bad) -> None:
 def test_non_finite_values(value) -> None:
     with pytest.raises(ValueError, match="value"):
         laplace_mechanism(value, 1.0, 1.0)
+
+
+@pytest.mark.parametrize("value", [[[1.0], 2.0], [2.0, [1.0]], ([1.0], [2.0, 3.0])])
+def test_ragged_values_are_refused_naming_value(value) -> None:
+    """Issue 9: NumPy's 'inhomogeneous shape' error named no parameter."""
+    with pytest.raises(ValueError, match="value must be a rectangular array"):
+        laplace_mechanism(value, 1.0, 1.0)
+
+
+def test_too_many_releases_are_refused_before_allocating() -> None:
+    """Issue 9: n = 2**53 + 1 used to raise a MemoryError."""
+    with pytest.raises(ValueError, match=r"n must be an integer in \[0, 10000000\]"):
+        sample_releases(1.0, 1.0, 1.0, 2**53 + 1)
+    assert sample_releases(1.0, 1.0, 1.0, 0).shape == (0,)
+
+
+@pytest.mark.parametrize("value", [1.7976931348623157e308, -1.7976931348623157e308,
+                                   [0.0, 1.7976931348623157e308]])
+def test_release_that_could_overflow_is_refused_whatever_the_noise(value) -> None:
+    """Issue 9: at the float limit with a noise scale of 2**971, seeds 4-6 released inf and
+    the others a float. Now every seed refuses, before any noise is drawn."""
+    for seed in range(10):
+        with pytest.raises(ValueError, match=r"value=.* too close to the float range"):
+            laplace_mechanism(value, 2.0**971, 1.0, rng=seeded(seed))
+    with pytest.raises(ValueError, match="too close to the float range"):
+        sample_releases(1e308, 1e306, 1.0, 3, rng=seeded(0))
+    # inside the documented bound, releases are finite
+    limit = 1.7976931348623157e308 - 751 * 2.0**971
+    assert math.isfinite(laplace_mechanism(limit, 2.0**971, 1.0, rng=seeded(0)))
 
 
 def test_bad_rng_and_beta() -> None:

@@ -75,3 +75,30 @@ def test_checks_accept_right_and_refuse_wrong_answers():
 
 def test_truth_probability_is_exact_fraction():
     assert isinstance(truth_probability(1.0), Fraction)
+
+
+@pytest.mark.parametrize("epsilon", [5e-324, 1e-300, 1e-16])
+def test_too_small_epsilon_cannot_be_debiased(epsilon):
+    """Issue 9: p rounds to 1/2, so 2p - 1 = 0; a ValueError naming the limit, not a
+    ZeroDivisionError. The limit itself is the first informative epsilon."""
+    with pytest.raises(ValueError, match="epsilon must be at least MIN_DEBIAS_EPSILON"):
+        debias(0.5, epsilon)
+    with pytest.raises(ValueError, match="MIN_DEBIAS_EPSILON"):
+        debiased_std(0.5, 10, epsilon)
+    limit = dpkit.randomized_response.MIN_DEBIAS_EPSILON
+    assert truth_probability(limit) > Fraction(1, 2)
+    assert truth_probability(np.nextafter(limit, 0)) == Fraction(1, 2)
+    assert debias(0.5, limit) == 0.5
+
+
+def test_debiased_std_of_a_population_beyond_the_float_range():
+    """n = 10**400 used to raise a bare OverflowError; sqrt(n) is exact enough by halving."""
+    assert debiased_std(0.5, 10**400, 1.0) == pytest.approx(debiased_std(0.5, 100, 1.0) * 1e-199,
+                                                            rel=1e-14)
+
+
+def test_ragged_answers_are_refused_naming_the_parameter():
+    with pytest.raises(ValueError, match="answers must be a rectangular array"):
+        randomized_response([[True], False], 1.0)
+    with pytest.raises(ValueError, match="yes_fraction must be a rectangular array"):
+        debias([[0.5], 0.5], 1.0)
