@@ -71,7 +71,7 @@ def distribution_figure(epsilon: float = 1.0, exponent: float = 0.0) -> Figure:
     if crashed:
         verdict = "naive code divides 0 by 0: every weight underflowed"
     else:
-        verdict = (f"P(o1): naive {naive[0]:.3f}, exact {exact[0]:.3f}\n"
+        verdict = (f"naive P(o1) = {naive[0]:.3f} vs exact {exact[0]:.3f}\n"
                    f"{impossible} outcome(s) impossible for the naive code")
     ax.set_title(f"ε = {epsilon:g}, ε·u(o1)/2 = {exponent:g}\n{verdict}", fontsize=10)
     ax.legend(fontsize=8, loc="upper right", frameon=False)
