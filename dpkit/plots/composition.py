@@ -256,12 +256,12 @@ def averaging_attack_figure(epsilon: float = 0.5, budget: float = 2.0, n_max: in
     ax.axvspan(allowed + 0.5, n_max, color=GREY, alpha=0.15)
     ax.axvline(allowed, color=SAFE, lw=2)
     ax.annotate(f"accountant stops here\n(budget ε = {budget:g}: {allowed} answers)",
-                (allowed, 0.5), xytext=(6, 0), textcoords="offset points", fontsize=8,
+                (allowed, 0.86), xytext=(6, 0), textcoords="offset points", fontsize=8,
                 color=SAFE)
     _plain_log_axes(ax, y=False)
     ax.set(ylim=(0, 1.02), xlabel="answers averaged (n)",
            ylabel="P(rounded mean = true count)",
-           title=f"Averaging attack on a count, ε = {epsilon:g} per answer")
+           title=f"Averaging attack, ε = {epsilon:g} per answer")
     ax.legend(fontsize=8, loc="lower right")
     return figure
 

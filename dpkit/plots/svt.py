@@ -120,7 +120,7 @@ def naive_cost_figure(epsilon: float = 1.0, max_queries: int = 50) -> Figure:
     ax.plot(n, np.full(n.shape, epsilon), color=SAFE, label="AboveThreshold: ε")
     ax.set(xlabel="queries the search may examine, n (fixed in advance)",
            ylabel="privacy cost (ε)",
-           title=f"Finding the first query above a threshold, ε = {epsilon:g}")
+           title=f"First query above a threshold, ε = {epsilon:g}")
     ax.legend(frameon=False)
     return figure
 
