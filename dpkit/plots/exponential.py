@@ -213,7 +213,7 @@ def selection_figure(epsilon: float = 0.05, labels: Sequence[str] = (),
             label="noisy max, Laplace noise")
     ax.set_yticks(positions, ticks, fontsize=9)
     ax.invert_yaxis()
-    ax.set(xlim=(0, 1), xlabel="probability of being reported")
+    ax.set(xlim=(0, 1), xlabel="probability of being reported", ylabel="occupation")
     ax.set_title(f"Most common occupation, ε = {epsilon:g}\n(noise scale 2/ε = {scale:g})",
                  fontsize=10)
     figure.legend(loc="outside lower center", ncol=1, fontsize=9, frameon=False)

@@ -148,7 +148,8 @@ def audit_figure(results: Mapping[str, tuple[float, float, float]]) -> Figure:
                 color=GREY)
     ax.set_yticks(y, labels, fontsize=8)
     ax.invert_yaxis()
-    ax.set(xlabel="ε", xlim=(0, max(float(audited.max()), float(claimed.max())) * 1.45),
+    ax.set(xlabel="ε", ylabel="SVT variant",
+           xlim=(0, max(float(audited.max()), float(claimed.max())) * 1.45),
            title="Audited ε, 95% confidence")
     figure.legend(loc="outside lower center", ncol=2, fontsize=8, frameon=False)
     return figure
