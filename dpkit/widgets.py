@@ -122,8 +122,15 @@ def _slider(param: Param) -> widgets.SelectionSlider:
         options=param.labels(), index=param.initial_index,
         description=param.label or param.name, continuous_update=True,
         style={"description_width": "initial"},
-        layout=widgets.Layout(width="420px"),
+        layout=widgets.Layout(width="100%", max_width="420px"),
     )
+
+
+def _image(png: bytes) -> widgets.Image:
+    # Scaled down to the width of the page (never up): a figure is ~768 px wide, the
+    # book's column about as wide, a phone's screen narrower.
+    return widgets.Image(value=png, format="png",
+                         layout=widgets.Layout(max_width="100%", height="auto"))
 
 
 def explore(figure_fn: Callable[..., Figure], *params: Param,
@@ -176,7 +183,7 @@ def explore(figure_fn: Callable[..., Figure], *params: Param,
 
     sliders = [_slider(p) for p in params]
     if widget_mode(mode) == "live":
-        image = widgets.Image(value=render([p.initial_index for p in params]), format="png")
+        image = _image(render([p.initial_index for p in params]))
 
         def redraw(_change: object = None) -> None:
             image.value = render([s.index for s in sliders])
@@ -191,7 +198,7 @@ def explore(figure_fn: Callable[..., Figure], *params: Param,
     if frames > MAX_FRAMES:
         raise ValueError(f"a static widget may embed at most {MAX_FRAMES} frames; the grid "
                          f"{' x '.join(str(len(p.values)) for p in params)} has {frames}")
-    images = {idx: widgets.Image(value=render(idx), format="png")
+    images = {idx: _image(render(idx))
               for idx in itertools.product(*(range(len(p.values)) for p in params))}
 
     def stack(level: int, prefix: tuple[int, ...]) -> widgets.Widget:

@@ -22,11 +22,20 @@ def test_chapter_map_follows_the_table_of_contents() -> None:
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
     entries = [c for part in toc.get("parts", [toc]) for c in part["chapters"]]
     chapters = [Path(toc["root"]).name] + [Path(c["file"]).name for c in entries]
-    mapped = [name for name, _, _ in CHAPTER_MAP]
+    mapped = [name for name, _, _, _ in CHAPTER_MAP]
     assert mapped == [c for c in chapters if c in mapped]
     assert set(chapters) - set(mapped) <= {"errata", "teaching", "bibliography"}
-    for i, (_, _, needs) in enumerate(CHAPTER_MAP):   # a chapter builds only on earlier ones
-        assert set(needs) <= set(mapped[:i])
+    numbered = [Path(c["file"]).name for part in toc.get("parts", [])
+                if part.get("numbered") for c in part["chapters"]]
+    for i, (name, number, title, needs) in enumerate(CHAPTER_MAP):
+        assert set(needs) <= set(mapped[:i])   # a chapter builds only on earlier ones
+        # the book's numbering (numbered parts count from 1; the root is unnumbered) and the
+        # title of the chapter's "# " heading
+        assert number == (numbered.index(name) + 1 if name in numbered else None)
+        if number is not None:
+            heading = re.search(r"^# (.+)$", (ROOT / "book" / f"{name}.md").read_text(),
+                                re.MULTILINE)
+            assert heading is not None and title == heading.group(1).strip()
     assert isinstance(chapter_map_figure(), Figure)
 
 

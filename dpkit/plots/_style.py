@@ -24,7 +24,7 @@ DPI = 160
 
 
 def new_figure(ncols: int = 1, *, width: float = 6.4, height: float = 3.6,
-               sharey: bool = False) -> tuple[Figure, list]:
+               sharey: bool = False, nrows: int = 1) -> tuple[Figure, list]:
     """Return a Figure (object-oriented API, no pyplot state) and a list of its axes.
 
     Parameters
@@ -37,13 +37,17 @@ def new_figure(ncols: int = 1, *, width: float = 6.4, height: float = 3.6,
         legible on a phone.
     sharey : bool
         Share the y axis between the axes.
+    nrows : int
+        Number of rows of axes (stacked panels read better on a phone than cramped
+        side-by-side ones).
 
     Returns
     -------
     (Figure, list of Axes)
+        The axes row by row.
     """
     figure = Figure(figsize=(width * SCALE, height * SCALE), dpi=DPI, layout="constrained")
-    axes = figure.subplots(1, ncols, sharey=sharey, squeeze=False)[0]
+    axes = figure.subplots(nrows, ncols, sharey=sharey, squeeze=False).ravel()
     for ax in axes:
         ax.spines[["top", "right"]].set_visible(False)
     return figure, list(axes)

@@ -163,7 +163,7 @@ def composition_figure(epsilon0: float = 0.1, delta_prime: float = 1e-6,
     _plain_log_axes(ax)
     ax.set(xlabel="k (number of mechanisms)", ylabel="total ε",
            title=f"ε₀ = {epsilon0:g}, δ' = {delta_prime:g}")
-    ax.legend(fontsize=8, loc="upper left")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     ax.grid(True, which="major", alpha=0.3)
     return figure
 
@@ -178,10 +178,10 @@ def textbook_crossover_figure(epsilon: float = 1.0, delta: float = 10e-5,
     opt = np.array([optimal(epsilon, 0, int(k), delta)[0] for k in ks[::5]])
     false_crossover = 8 * math.log(1 / delta)
 
-    figure, (ax,) = new_figure()
+    figure, (ax,) = new_figure(height=4.2)
     ax.plot(ks, ks * epsilon, color=GREY, lw=2, label="sequential: k·ε")
-    ax.plot(ks, plotted, color=NAIVE, lw=2, ls="--", label="as plotted: 2ε·sqrt(2k·ln(1/δ))")
-    ax.plot(ks, real, color=NAIVE, lw=2, label="Thm 3.20: sqrt(2k·ln(1/δ))·ε + k·ε·(e^ε − 1)")
+    ax.plot(ks, plotted, color=NAIVE, lw=2, ls="--", label="as plotted: 2ε√(2k ln(1/δ))")
+    ax.plot(ks, real, color=NAIVE, lw=2, label="Thm 3.20: ε√(2k ln(1/δ)) + kε(e^ε − 1)")
     ax.plot(ks[::5], opt, color=SAFE, lw=2, marker="o", ms=3, label="optimal composition")
     if false_crossover <= k_max:
         ax.axvline(false_crossover, color=NAIVE, lw=0.8, ls=":")
@@ -190,7 +190,7 @@ def textbook_crossover_figure(epsilon: float = 1.0, delta: float = 10e-5,
                     color=NAIVE, xytext=(5, 0), textcoords="offset points")
     ax.set(xlabel="k", ylabel="total ε", ylim=(0, None),
            title=f"ε = {epsilon:g} per query, δ = {delta:g}")
-    ax.legend(fontsize=7.5, loc="upper left")
+    figure.legend(loc="outside lower center", ncol=2, fontsize=8, frameon=False)
     return figure
 
 
@@ -205,7 +205,7 @@ def privacy_loss_figure(epsilon: float = 0.1, k: int = 100, delta_prime: float =
     adv = advanced(epsilon, 0, k, delta_prime)[0]
     opt = optimal(epsilon, 0, k, delta_prime)[0]
 
-    figure, (ax,) = new_figure()
+    figure, (ax,) = new_figure(height=5.0)
     # Bins of width 2ε centred on randomized response's lattice of losses (k - 2j)ε.
     low = min(laplace.min(), response.min()) - epsilon
     high = max(adv, opt) * 1.15 + epsilon
@@ -216,22 +216,25 @@ def privacy_loss_figure(epsilon: float = 0.1, k: int = 100, delta_prime: float =
     lines = [(opt, "optimal", TRUTH), (adv, "advanced", NAIVE)]
     if k * epsilon <= high:
         lines.append((k * epsilon, "basic", GREY))
-    report = ["δ measured at each ε: E[(1 − e^(ε − loss))₊]"]
+    histograms = ax.legend(fontsize=8, loc="upper left", frameon=False)
+    # The box below the axes: each theorem's ε (a dashed line) and the δ it needs here.
+    marks = []
     for value, name, colour in lines:
-        ax.axvline(value, color=colour, lw=1.5, ls="--", label=f"{name} ε = {value:.2f}")
         rr, lap = (float(np.mean(-np.minimum(np.expm1(value - losses), 0.0)))
                    for losses in (response, laplace))
-        report.append(f"{name}: RR {rr:.1e}, Laplace {lap:.1e}")
-    ax.text(0.99, 0.97, "\n".join(report), transform=ax.transAxes, ha="right", va="top",
-            fontsize=7.5, bbox={"boxstyle": "round", "fc": "white", "ec": GREY, "alpha": 0.9})
+        marks.append(ax.axvline(value, color=colour, lw=1.5, ls="--",
+                                label=f"{name} ε = {value:.2f}: RR {rr:.1e}, Laplace {lap:.1e}"))
+    ax.legend(handles=marks, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.22),
+              title="δ measured at each ε: E[(1 − e^(ε − loss))₊]", title_fontsize=8,
+              fancybox=True, edgecolor=GREY)
+    ax.add_artist(histograms)
     ax.set_xlim(bins[0], high)
+    ax.set_ylim(0, 1.2 * ax.get_ylim()[1])   # headroom for the histograms' legend
     mean = k * epsilon * math.tanh(epsilon / 2)
-    ax.set(xlabel="total privacy loss ln(P[view | Bob in] / P[view | Bob out])",
-           ylabel="experiments",
-           title=f"k = {k} releases at ε = {epsilon:g}: mean loss of randomized response "
-                 f"{mean:.2f}, δ' = {delta_prime:g}")
-    ax.title.set_fontsize(9)
-    ax.legend(fontsize=8, loc="upper left")
+    ax.set(xlabel="total privacy loss ln(P[view | in] / P[view | out])",
+           ylabel="experiments")
+    ax.set_title(f"k = {k} releases at ε = {epsilon:g}, δ' = {delta_prime:g}\n"
+                 f"mean loss of randomized response {mean:.2f}", fontsize=10)
     return figure
 
 
@@ -253,12 +256,12 @@ def averaging_attack_figure(epsilon: float = 0.5, budget: float = 2.0, n_max: in
     ax.axvspan(allowed + 0.5, n_max, color=GREY, alpha=0.15)
     ax.axvline(allowed, color=SAFE, lw=2)
     ax.annotate(f"accountant stops here\n(budget ε = {budget:g}: {allowed} answers)",
-                (allowed, 0.5), xytext=(6, 0), textcoords="offset points", fontsize=8,
+                (allowed, 0.86), xytext=(6, 0), textcoords="offset points", fontsize=8,
                 color=SAFE)
     _plain_log_axes(ax, y=False)
     ax.set(ylim=(0, 1.02), xlabel="answers averaged (n)",
            ylabel="P(rounded mean = true count)",
-           title=f"Averaging attack on a count, ε = {epsilon:g} per answer")
+           title=f"Averaging attack, ε = {epsilon:g} per answer")
     ax.legend(fontsize=8, loc="lower right")
     return figure
 
@@ -273,7 +276,7 @@ def privacy_loss_distributions_figure(epsilon0: float = 1.0) -> Figure:
     gaussian = gaussian_privacy_loss(sigma)
     rho = epsilon0**2 / 2
 
-    figure, (left, right) = new_figure(2, width=6.4, height=3.4)
+    figure, (left, right) = new_figure(2, width=6.4, height=4.0)
     grid = np.linspace(-epsilon0, epsilon0, 200)
     left.plot(grid, [laplace.density(x) for x in grid], color=SAFE, lw=2,
               label="Laplace (density)")
@@ -284,8 +287,7 @@ def privacy_loss_distributions_figure(epsilon0: float = 1.0) -> Figure:
     left.plot(wide, [gaussian.density(x) for x in wide], color=NAIVE, lw=2,
               label="Gaussian, same ρ")
     left.set(xlabel="privacy loss L", ylabel="density / mass",
-             title=f"ε₀ = {epsilon0:g}: Laplace atoms at ±ε₀")
-    left.legend(fontsize=7.5, loc="upper left")
+             title=f"Loss, ε₀ = {epsilon0:g}")
 
     epsilons = np.linspace(0, 2.5 * epsilon0, 40)
     closed_laplace = [max(0.0, -math.expm1((e - epsilon0) / 2)) for e in epsilons]
@@ -297,6 +299,10 @@ def privacy_loss_distributions_figure(epsilon0: float = 1.0) -> Figure:
     right.plot(marks, [laplace.profile(float(e)) for e in marks], "o", color=TRUTH, ms=4,
                label="E[(1 − e^(ε−L))₊]")
     right.plot(marks, [gaussian.profile(float(e)) for e in marks], "o", color=TRUTH, ms=4)
-    right.set(xlabel="ε", ylabel="δ(ε)", title="privacy profiles", ylim=(0, None))
-    right.legend(fontsize=7.5, loc="upper right")
+    right.set(xlabel="ε", ylabel="δ(ε)", title="Privacy profiles", ylim=(0, None))
+    # One legend below both panels: the curves fill the panels' corners.
+    figure.legend([*left.get_lines()[:1], left.get_lines()[-1], right.get_lines()[2]],
+                  ["Laplace (stems: point masses)", "Gaussian, same ρ",
+                   "numerical E[(1 − e^(ε−L))₊]"],
+                  loc="outside lower center", ncol=2, fontsize=8, frameon=False)
     return figure

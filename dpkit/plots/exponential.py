@@ -59,7 +59,7 @@ def distribution_figure(epsilon: float = 1.0, exponent: float = 0.0) -> Figure:
         crashed = False
     except ZeroDivisionError:
         naive, crashed = np.zeros_like(exact), True
-    figure, (ax,) = new_figure(1)
+    figure, (ax,) = new_figure(1, height=4.0)
     positions = np.arange(losses.size)
     ax.bar(positions - 0.2, exact, width=0.4, color=SAFE,
            label=f"exact, base 2 (η = {eta.eta:.4f})")
@@ -71,9 +71,9 @@ def distribution_figure(epsilon: float = 1.0, exponent: float = 0.0) -> Figure:
     if crashed:
         verdict = "naive code divides 0 by 0: every weight underflowed"
     else:
-        verdict = (f"naive P(o1) = {naive[0]:.3f} vs exact {exact[0]:.3f}; "
+        verdict = (f"naive P(o1) = {naive[0]:.3f} vs exact {exact[0]:.3f}\n"
                    f"{impossible} outcome(s) impossible for the naive code")
-    ax.set_title(f"ε = {epsilon:g}, ε·u(o1)/2 = {exponent:g}\n{verdict}", fontsize=9)
+    ax.set_title(f"ε = {epsilon:g}, ε·u(o1)/2 = {exponent:g}\n{verdict}", fontsize=10)
     ax.legend(fontsize=8, loc="upper right", frameon=False)
     return figure
 
@@ -102,7 +102,7 @@ def time_per_sample_figure(outcomes: Sequence[int],
         ax.loglog(n, np.asarray(values, dtype=float), "o-", color=colour, label=label)
     ax.set(xlabel="number of outcomes n (utility u(o) = o)", ylabel="seconds per sample")
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(fontsize=8, frameon=False)
+    ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return figure
 
 
@@ -116,10 +116,10 @@ def attack_rates_figure(result: ExponentialAttackResult) -> Figure:
         ax.bar_label(bars, fmt="%.3f", fontsize=8)
     ax.set_xticks(positions, ["input d", "neighbour d′"])
     ax.set(ylim=(0, 1.15), ylabel="frequency of o1")
-    ax.set_title(f"{result.name} attack, claimed ε = {result.epsilon:g}\nexact privacy loss: "
-                 f"{result.naive_privacy_loss:g} (naive) vs {result.exact_privacy_loss:.3g} "
-                 "(exact)", fontsize=9)
-    ax.legend(fontsize=8, frameon=False)
+    ax.set_title(f"{result.name} attack, claimed ε = {result.epsilon:g}\nprivacy loss: "
+                 f"{result.naive_privacy_loss:g} (naive), {result.exact_privacy_loss:.3g} "
+                 "(exact)", fontsize=10)
+    ax.legend(fontsize=9, frameon=False)
     return figure
 
 
@@ -205,7 +205,7 @@ def selection_figure(epsilon: float = 0.05, labels: Sequence[str] = (),
         return np.append(p[:shown], p[shown:].sum()) if values.size > shown else p
 
     ticks = names[:shown] + ([f"other {values.size - shown}"] if values.size > shown else [])
-    figure, (ax,) = new_figure(1, height=3.4)
+    figure, (ax,) = new_figure(1, height=4.0)
     positions = np.arange(len(ticks))
     ax.barh(positions - 0.2, fold(exponential), height=0.4, color=SAFE,
             label="exponential mechanism = noisy max, Gumbel noise")
@@ -213,8 +213,8 @@ def selection_figure(epsilon: float = 0.05, labels: Sequence[str] = (),
             label="noisy max, Laplace noise")
     ax.set_yticks(positions, ticks, fontsize=9)
     ax.invert_yaxis()
-    ax.set(xlim=(0, 1), xlabel="probability of being reported")
-    ax.set_title(f"Most common occupation, ε = {epsilon:g} (noise scale 2/ε = {scale:g})",
+    ax.set(xlim=(0, 1), xlabel="probability of being reported", ylabel="occupation")
+    ax.set_title(f"Most common occupation, ε = {epsilon:g}\n(noise scale 2/ε = {scale:g})",
                  fontsize=10)
-    ax.legend(fontsize=8, frameon=False, loc="lower right")
+    figure.legend(loc="outside lower center", ncol=1, fontsize=9, frameon=False)
     return figure

@@ -26,15 +26,16 @@ __all__ = [
     "vector_errors",
 ]
 
-def _quick(figure: Figure) -> Figure:
+def _quick(figure: Figure, bottom: float = 0.2) -> Figure:
     """Make a widget frame cheap to render: fixed margins, no minor ticks on log axes.
 
     Constrained layout and log-axis minor ticks are most of the cost of drawing a frame;
     a widget pre-renders every frame of its slider grid. The margins leave room for the
-    labels at the sizes :func:`dpkit.plots._style.new_figure` draws them.
+    labels at the sizes :func:`dpkit.plots._style.new_figure` draws them; ``bottom`` (a
+    fraction of the height) leaves room for a legend below the axes.
     """
     figure.set_layout_engine(None)
-    figure.subplots_adjust(left=0.125, right=0.96, bottom=0.2, top=0.88, wspace=0.42)
+    figure.subplots_adjust(left=0.125, right=0.96, bottom=bottom, top=0.88, wspace=0.42)
     for ax in figure.axes:
         for axis in (ax.xaxis, ax.yaxis):
             if axis.get_scale() == "log":
@@ -86,10 +87,11 @@ def laplace_vs_gaussian_figure(dimension: int = 10, epsilon: float = 0.5,
     delta : float
         δ of the Gaussian mechanism (the Laplace mechanism has δ = 0).
     """
-    figure, (left, right) = new_figure(2)
+    figure, (left, right) = new_figure(2, height=4.6)
     stds = np.array([vector_errors(int(d), epsilon, delta) for d in _DIMENSIONS])
-    left.loglog(_DIMENSIONS, stds[:, 0], color=NAIVE, label="Laplace, scale d/ε")
-    left.loglog(_DIMENSIONS, stds[:, 1], color=SAFE, label="Gaussian, classic σ")
+    # vector_errors gives standard deviations: √2·b = √2·d/ε for Laplace noise of scale b.
+    laplace_line, = left.loglog(_DIMENSIONS, stds[:, 0], color=NAIVE)
+    gauss_line, = left.loglog(_DIMENSIONS, stds[:, 1], color=SAFE)
     lap, gau = vector_errors(dimension, epsilon, delta)
     left.axvline(dimension, color=GREY, lw=0.8, ls=":")
     left.plot([dimension, dimension], [lap, gau], "o", color="black", ms=4)
@@ -98,22 +100,26 @@ def laplace_vs_gaussian_figure(dimension: int = 10, epsilon: float = 0.5,
              title=f"ε = {epsilon:g}, δ = {delta:g}")
     left.text(0.97, 0.04, f"Gaussian smaller\nfrom d = {crossing}", ha="right",
               transform=left.transAxes, fontsize=9)
-    left.legend(fontsize=9, frameon=False, loc="upper left")
 
     width = 3.2 * max(lap, gau)
     grid = np.linspace(-width, width, 401)
     b = lap / math.sqrt(2.0)
-    right.plot(grid, np.exp(-np.abs(grid) / b) / (2 * b), color=NAIVE,
-               label=f"Laplace: 95% in ±{b * math.log(20):.3g}")
+    right.plot(grid, np.exp(-np.abs(grid) / b) / (2 * b), color=NAIVE)
     right.plot(grid, np.exp(-0.5 * (grid / gau) ** 2) / (gau * math.sqrt(2 * math.pi)),
-               color=SAFE, label=f"Gauss: 95% in ±{1.959964 * gau:.3g}")
-    right.axvspan(-b * math.log(20), b * math.log(20), color=NAIVE, alpha=0.08)
-    right.axvspan(-1.959964 * gau, 1.959964 * gau, color=SAFE, alpha=0.10)
+               color=SAFE)
+    laplace_span = right.axvspan(-b * math.log(20), b * math.log(20), color=NAIVE, alpha=0.08)
+    gauss_span = right.axvspan(-1.959964 * gau, 1.959964 * gau, color=SAFE, alpha=0.10)
     right.set(xlabel="noise on one coordinate", ylabel="density", yticks=[],
-              title=f"d = {dimension}: ratio {lap / gau:.2f}")
-    right.legend(fontsize=8.5, frameon=False, loc="upper right", handlelength=1.2)
-    right.set_ylim(0, right.get_ylim()[1] * 1.35)
-    return _quick(figure)
+              title=f"d = {dimension}: std ratio {lap / gau:.2f}")
+    right.set_ylim(0, right.get_ylim()[1] * 1.1)
+    # One legend below both panels (the curves fill the upper corners at some d).
+    figure.legend([laplace_line, gauss_line, laplace_span, gauss_span],
+                  ["Laplace, std √2·d/ε", "Gaussian, classic σ",
+                   f"Laplace: 95% in ±{b * math.log(20):.3g}",
+                   f"Gaussian: 95% in ±{1.959964 * gau:.3g}"],
+                  loc="lower center", bbox_to_anchor=(0.5, 0.0), ncol=2, fontsize=9,
+                  frameon=False)
+    return _quick(figure, bottom=0.33)
 
 
 def classic_formula_sigma(epsilon: float, delta: float) -> float:
@@ -146,17 +152,18 @@ def classic_validity_figure(deltas: Sequence[float] = (1e-3, 1e-5, 1e-9)) -> Fig
     epsilons = np.geomspace(0.05, 20, 160)
     for delta, colour in zip(deltas, (SAFE, TRUTH, NAIVE), strict=False):
         true = [delta_for_sigma(classic_formula_sigma(e, delta), 1.0, e) for e in epsilons]
-        ax.loglog(epsilons, true, color=colour, label=f"target δ = {delta:g}")
+        ax.loglog(epsilons, true, color=colour, label=f"{delta:g}")
         ax.axhline(delta, color=colour, lw=0.8, ls=":")
         crossing = classic_crossing_epsilon(delta)
         ax.plot([crossing], [delta], "o", color=colour, ms=5)
         ax.annotate(f"{crossing:.2f}", (crossing, delta), textcoords="offset points",
                     xytext=(-4, 6), ha="right", fontsize=9.5, color=colour)
     ax.axvline(1.0, color=GREY, ls="--", lw=1)
-    ax.text(0.95, 1e-2, "ε = 1: end of\nTheorem A.1", fontsize=9, color=GREY, ha="right")
+    ax.text(0.88, 1e-2, "ε = 1: end of\nTheorem A.1", fontsize=9, color=GREY, ha="right")
     ax.set(xlabel="ε", ylabel="true δ of the classic σ", ylim=(1e-16, 1.0),
            title="Classic σ judged by the exact profile")
-    ax.legend(fontsize=9.5, frameon=False, loc="lower right")
+    ax.legend(fontsize=9.5, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0),
+              title="target δ", title_fontsize=9.5)
     return figure
 
 
@@ -220,8 +227,8 @@ def privacy_profile_figure(sigmas: Sequence[float] = (0.5, 1.0, 2.0, 4.0)) -> Fi
         ax.semilogy(epsilons, [delta_for_sigma(sigma, 1.0, e) for e in epsilons],
                     color=colour, label=f"σ = {sigma:g}Δ")
     ax.set(xlabel="ε", ylabel="δ(ε)", ylim=(1e-16, 1.5),
-           title="Each curve: all the (ε, δ) one mechanism satisfies")
-    ax.legend(fontsize=9.5, frameon=False)
+           title="Privacy profiles of Gaussian noise")
+    ax.legend(fontsize=9.5, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return figure
 
 

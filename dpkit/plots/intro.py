@@ -13,16 +13,18 @@ from dpkit.randomized_response import debiased_std, truth_probability
 __all__ = ["CHAPTER_MAP", "adult_overview_figure", "chapter_map_figure",
            "randomized_response_figure"]
 
-#: The chapters in reading order: (file name, title, the chapters it builds on).
+#: The chapters in reading order, as ``_toc.yml`` lists them: (file name, number in the book
+#: or ``None`` for the unnumbered introduction, title as in the chapter's ``#`` heading, the
+#: chapters it builds on).
 CHAPTER_MAP = (
-    ("intro", "Introduction", ()),
-    ("promise", "What the promise means", ("intro",)),
-    ("laplace", "The Laplace mechanism", ("promise",)),
-    ("gaussian", "The Gaussian mechanism", ("laplace",)),
-    ("analytic_gaussian", "The analytic Gaussian", ("gaussian",)),
-    ("composition", "Composition", ("laplace", "gaussian")),
-    ("exponential_base2", "The exponential mechanism", ("laplace",)),
-    ("sparse_vector", "Sparse vector", ("composition", "exponential_base2")),
+    ("intro", None, "Introduction", ()),
+    ("promise", 1, "What the promise means", ("intro",)),
+    ("laplace", 2, "The Laplace mechanism", ("promise",)),
+    ("gaussian", 3, "The Gaussian mechanism", ("laplace",)),
+    ("analytic_gaussian", 4, "The analytic Gaussian mechanism", ("gaussian",)),
+    ("composition", 5, "Composition", ("laplace", "gaussian")),
+    ("exponential_base2", 6, "The base-2 exponential mechanism", ("laplace",)),
+    ("sparse_vector", 7, "The sparse vector technique", ("composition", "exponential_base2")),
 )
 
 
@@ -41,27 +43,31 @@ def chapter_map_figure() -> Figure:
     """The chapters in reading order, with an arrow from each chapter to those building on it.
 
     Arrows between consecutive chapters run straight down; longer ones arc on the right.
-    Drawn tall and narrow, with large type, so that it stays legible on a phone.
+    The numbers are the book's (the introduction is unnumbered). Drawn at the column's
+    width with large type, so that it stays legible on a phone.
     """
-    figure, (ax,) = new_figure(1, width=4.2, height=5.8)
+    figure, (ax,) = new_figure(1, width=6.4, height=6.0)
     ax.set_axis_off()
-    ax.set(xlim=(-0.04, 1.25), ylim=(len(CHAPTER_MAP) - 0.4, -0.6))
-    row = {name: i for i, (name, _, _) in enumerate(CHAPTER_MAP)}
-    for i, (_, title, needs) in enumerate(CHAPTER_MAP):
-        ax.add_patch(FancyBboxPatch((-0.02, i - 0.27), 0.94, 0.54, facecolor="#e8f0f8",
+    ax.set(xlim=(0.0, 1.0), ylim=(len(CHAPTER_MAP) - 0.45, -0.55))
+    row = {name: i for i, (name, _, _, _) in enumerate(CHAPTER_MAP)}
+    left, right = 0.01, 0.80
+    middle = (left + right) / 2
+    for i, (_, number, title, needs) in enumerate(CHAPTER_MAP):
+        ax.add_patch(FancyBboxPatch((left, i - 0.3), right - left, 0.6, facecolor="#e8f0f8",
                                     edgecolor=SAFE, boxstyle="round,pad=0,rounding_size=0.1"))
-        ax.text(0.45, i, f"{i + 1}. {title}", ha="center", va="center", fontsize=12.5)
+        label = title if number is None else f"{number}. {title}"
+        ax.text(middle, i, label, ha="center", va="center", fontsize=12)
         for need in needs:
             j = row[need]
             if i - j == 1:
-                start, end, style = (0.45, j + 0.28), (0.45, i - 0.28), "arc3"
+                start, end, style = (middle, j + 0.3), (middle, i - 0.3), "arc3"
             else:
-                start, end = (0.92, j), (0.92, i)
-                style = f"arc3,rad={-0.1 - 0.08 * (i - j)}"
+                start, end = (right, j), (right, i)
+                style = f"arc3,rad={-0.12 - 0.06 * (i - j)}"
             ax.annotate("", xy=end, xytext=start,
                         arrowprops={"arrowstyle": "->", "color": GREY, "lw": 1.3,
                                     "connectionstyle": style, "shrinkA": 0, "shrinkB": 0})
-    ax.set_title("An arrow means “is used by”", fontsize=12.5)
+    ax.set_title("An arrow means “is used by”", fontsize=11)
     return figure
 
 
@@ -85,11 +91,10 @@ def randomized_response_figure(epsilon: float, n: int = 1000, true_fraction: flo
     """
     p = float(truth_probability(epsilon))
     figure, (left, right) = new_figure(2)
-    bars = left.bar(["P(report yes | yes)", "P(report yes | no)"], [p, 1 - p],
-                    color=[SAFE, NAIVE])
+    bars = left.bar(["yes", "no"], [p, 1 - p], color=[SAFE, NAIVE])
     left.bar_label(bars, fmt="%.3f")
-    left.set(ylim=(0, 1.1), title=f"ε = {epsilon:g}: ratio {p / (1 - p):.2f}")
-    left.tick_params(axis="x", labelsize=8)
+    left.set(ylim=(0, 1.1), xlabel="true answer", ylabel="P(report yes)",
+             title=f"ε = {epsilon:g}: ratio {p / (1 - p):.2f}")
 
     generator = np.random.default_rng(seed)
     q = true_fraction * p + (1 - true_fraction) * (1 - p)
@@ -99,7 +104,7 @@ def randomized_response_figure(epsilon: float, n: int = 1000, true_fraction: flo
     right.axvline(true_fraction, color=TRUTH, lw=2, label="true share")
     right.axvspan(true_fraction - 1.96 * std, true_fraction + 1.96 * std, color=TRUTH,
                   alpha=0.15, label="±1.96 std")
-    right.set(xlim=(-0.6, 1.1), xlabel="de-biased estimate", ylabel="surveys",
-              title=f"{surveys} surveys, n = {n}: std {std:.3f}")
-    right.legend(loc="upper right", fontsize=8, frameon=False)
+    right.set(xlim=(-0.6, 1.1), xlabel=f"estimate ({surveys} surveys)", ylabel="surveys",
+              title=f"n = {n}: std {std:.3f}")
+    figure.legend(loc="outside lower center", ncol=2, fontsize=9, frameon=False)
     return figure

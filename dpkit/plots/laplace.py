@@ -52,10 +52,11 @@ def laplace_release_figure(epsilon: float, sensitivity: float, true_value: float
     inside = np.mean(np.abs(values - true_value) <= alpha)
     ax.set(xlim=(lo, hi), ylim=(0, 1.25 / (2 * scale)), xlabel="released value",
            ylabel="density",
-           title=f"ε = {epsilon:g}, Δ = {sensitivity:g}: scale b = Δ/ε = {scale:.3g}; "
+           title=f"ε = {epsilon:g}, Δ = {sensitivity:g}, b = Δ/ε = {scale:.3g}:\n"
                  f"{inside:.1%} of releases inside the interval")
-    ax.title.set_fontsize(9)
-    ax.legend(fontsize=7, loc="upper right", frameon=False)
+    ax.title.set_fontsize(10)
+    # Below the axes: the histogram may fill the whole width at small ε.
+    figure.legend(loc="outside lower center", ncol=2, fontsize=8, frameon=False)
     return figure
 
 
@@ -66,11 +67,12 @@ def tail_bound_figure(scales: Sequence[float] = (0.5, 1.0, 2.0, 5.0)) -> Figure:
     for b, shade in zip(scales, np.linspace(0.35, 1.0, len(scales)), strict=True):
         ax.semilogy(t, np.exp(-t / b), color=SAFE, alpha=float(shade), lw=2, label=f"b = {b:g}")
     ax.axhline(0.05, color=GREY, ls="--", lw=1)
-    ax.text(29.5, 0.06, "β = 0.05", ha="right", fontsize=8, color=GREY)
-    ax.set(xlabel="t", ylabel="P[|noise| > t]", ylim=(1e-6, 1.5),
-           title="Laplace tails: the error exceeds b·ln(1/β) with probability β")
+    # Right end of the dashed line: the curves cross it further left (at t = b ln 20 ≤ 15).
+    ax.text(29.5, 0.07, "β = 0.05", ha="right", va="bottom", fontsize=9, color=GREY)
+    ax.set(xlim=(0, 30), xlabel="t", ylabel="P[|noise| > t]", ylim=(1e-6, 1.5),
+           title="Tails of Lap(b): P[|noise| > t] = exp(−t/b)")
     ax.title.set_fontsize(10)
-    ax.legend(fontsize=8, frameon=False)
+    ax.legend(fontsize=9, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return figure
 
 
@@ -80,20 +82,27 @@ def lsb_attack_figure(lambdas: Sequence[float], naive_decided: Sequence[float],
     """Mironov's attack on the textbook and the safe mechanism, per noise scale λ.
 
     Left: share of releases on which the attack names an input. Right: share of those
-    decisions that are right (1.0 means the attacker is never wrong).
+    decisions that are right (1.0 means the attacker is never wrong), against a coin flip
+    and the bound ``e^ε/(1+e^ε)`` that ε-DP puts on any guess between the two inputs, with
+    ``ε = 1/λ`` (sensitivity 1, as the chapter measures).
     """
-    figure, (left, right) = new_figure(2)
+    figure, (left, right) = new_figure(2, height=3.9)
     x = np.arange(len(lambdas))
     width = 0.38
-    for ax, naive, safe, label in ((left, naive_decided, safe_decided, "releases decided"),
-                                   (right, naive_correct, safe_correct,
-                                    "decisions that are correct")):
+    for ax, naive, safe, title, ylabel in (
+            (left, naive_decided, safe_decided, "Attack decides", "share of releases"),
+            (right, naive_correct, safe_correct, "Decision is right", "share of decisions")):
         ax.bar(x - width / 2, naive, width, color=NAIVE, label="textbook (dpkit.naive)")
         ax.bar(x + width / 2, safe, width, color=SAFE, label="safe (dpkit.laplace)")
         ax.set(xticks=x, xticklabels=[f"{lam:g}" for lam in lambdas], xlabel="λ = Δ/ε",
-               ylim=(0, 1.05), title=label)
-        ax.title.set_fontsize(10)
-    right.axhline(0.5, color=GREY, ls="--", lw=1)
-    right.text(len(lambdas) - 0.5, 0.52, "coin flip", ha="right", fontsize=8, color=GREY)
-    left.legend(fontsize=7, loc="lower left", frameon=True)
+               ylim=(0, 1.05), ylabel=ylabel)
+        ax.set_title(title, fontsize=10)
+    epsilons = 1.0 / np.asarray(lambdas, dtype=float)
+    right.hlines(np.exp(epsilons) / (1 + np.exp(epsilons)), x - 0.48, x + 0.48, color="black",
+                 lw=1.5, label=r"ε-DP bound $e^\varepsilon/(1+e^\varepsilon)$, ε = 1/λ")
+    right.axhline(0.5, color=GREY, ls=":", lw=1, label="coin flip")
+    entries = dict(zip(*reversed(left.get_legend_handles_labels()), strict=True))
+    entries.update(zip(*reversed(right.get_legend_handles_labels()), strict=True))
+    figure.legend(entries.values(), entries.keys(), loc="outside lower center", ncol=2,
+                  fontsize=8, frameon=False)
     return figure

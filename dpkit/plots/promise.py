@@ -52,8 +52,8 @@ def output_distributions(epsilon: float, delta: float) -> tuple[Any, Any]:
 
 
 def tradeoff_figure(epsilon: float, delta: float = 0.0) -> Figure:
-    """Left: the output densities on ``D`` and ``D'`` and the band ``e^±ε · p_D'``.
-    Right: the trade-off curve of those outputs against the (ε, δ)-DP bound.
+    """Top: the output densities on ``D`` and ``D'`` and the band ``e^±ε · p_D'``.
+    Bottom: the trade-off curve of those outputs against the (ε, δ)-DP bound.
 
     Parameters
     ----------
@@ -73,43 +73,44 @@ def tradeoff_figure(epsilon: float, delta: float = 0.0) -> Figure:
         If ``epsilon`` or ``delta`` is out of range.
     """
     on_d, on_d_prime = output_distributions(epsilon, delta)
-    figure, (left, right) = new_figure(2, width=6.4, height=4.0)
+    # Stacked, not side by side: each panel gets the column's width and keeps its legend
+    # beside it, clear of the data and the axis labels.
+    figure, (top, bottom) = new_figure(1, nrows=2, width=6.4, height=7.2)
+    delta_text = "0" if delta == 0 else f"{delta:g}"
 
     spread = float(on_d.std())
     y = np.linspace(-3.2 * spread, 1 + 3.2 * spread, 801)
     p, q = on_d.pdf(y), on_d_prime.pdf(y)
-    left.fill_between(y, np.exp(-epsilon) * q, np.exp(epsilon) * q, color=TRUTH, alpha=0.2,
-                      lw=0, label="density on D′ × e^±ε")
-    left.plot(y, p, color=SAFE, lw=2, label="on D")
-    left.plot(y, q, color=GREY, lw=2, ls="--", label="on D′")
+    top.fill_between(y, np.exp(-epsilon) * q, np.exp(epsilon) * q, color=TRUTH, alpha=0.25,
+                     lw=0, label="band $e^{\\pm\\varepsilon}$ × (on D′):\non D must stay inside")
+    top.plot(y, p, color=SAFE, lw=2, label="on D")
+    top.plot(y, q, color=GREY, lw=2, ls="--", label="on D′")
     outside = p > np.exp(epsilon) * q * (1 + 1e-9)
     if outside.any():
-        left.fill_between(y, np.exp(epsilon) * q, p, where=outside, color=NAIVE, alpha=0.6,
-                          lw=0, label="beyond e^ε")
-    left.set_xlabel("released value", fontsize=_FONT)
-    left.set_yticks([])
-    left.set_title("output densities", fontsize=_FONT)
-    left.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, fontsize=9,
-                frameon=False)
-    left.set_ylim(0, 1.3 * max(p.max(), q.max()))
-    left.tick_params(labelsize=9)
+        top.fill_between(y, np.exp(epsilon) * q, p, where=outside, color=NAIVE, alpha=0.6,
+                         lw=0, label="outside the band:\npaid for by δ")
+    top.set_xlabel("released value", fontsize=_FONT)
+    top.set_ylabel("density", fontsize=_FONT)
+    top.set_yticks([])
+    top.set_title(f"Output densities, ε = {epsilon:g}, δ = {delta_text}", fontsize=_FONT)
+    top.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=9, frameon=False)
+    top.set_ylim(0, 1.3 * max(p.max(), q.max()))
+    top.tick_params(labelsize=9)
 
     alpha = np.linspace(0.0, 1.0, 401)
     bound = np.array([tradeoff_bound(a, epsilon, delta) for a in alpha])
     thresholds = np.linspace(-12 * spread, 1 + 12 * spread, 2001)
-    right.fill_between(alpha, 0, bound, color=NAIVE, alpha=0.15, lw=0,
-                       label="impossible under DP")
-    right.plot(alpha, bound, color=NAIVE, lw=1.5)
-    right.plot(on_d.sf(thresholds), on_d_prime.cdf(thresholds), color=SAFE, lw=2,
-               label="tests on these outputs")
-    right.plot([0, 1], [1, 0], color=GREY, lw=1, ls=":", label="coin flip")
-    right.set(xlim=(0, 1), ylim=(0, 1), aspect="equal")
-    right.set_xlabel("false positives α", fontsize=_FONT)
-    right.set_ylabel("false negatives β", fontsize=_FONT)
-    right.tick_params(labelsize=9)
-    delta_text = "0" if delta == 0 else f"{delta:g}"
-    right.set_title(f"ε = {epsilon:g}, δ = {delta_text}: "
-                    f"guess ≤ {guessing_bound(epsilon, delta):.1%}", fontsize=_FONT)
-    right.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, fontsize=9,
-                 frameon=False)
+    bottom.fill_between(alpha, 0, bound, color=NAIVE, alpha=0.15, lw=0,
+                        label="impossible\nunder (ε, δ)-DP")
+    bottom.plot(alpha, bound, color=NAIVE, lw=1.5)
+    bottom.plot(on_d.sf(thresholds), on_d_prime.cdf(thresholds), color=SAFE, lw=2,
+                label="threshold tests\non these outputs")
+    bottom.plot([0, 1], [1, 0], color=GREY, lw=1, ls=":", label="coin flip")
+    bottom.set(xlim=(0, 1), ylim=(0, 1), aspect="equal")
+    bottom.set_xlabel("false positives α", fontsize=_FONT)
+    bottom.set_ylabel("false negatives β", fontsize=_FONT)
+    bottom.tick_params(labelsize=9)
+    bottom.set_title(f"Tests: best guess ≤ {guessing_bound(epsilon, delta):.1%}",
+                     fontsize=_FONT)
+    bottom.legend(loc="upper left", bbox_to_anchor=(1.05, 1.0), fontsize=9, frameon=False)
     return figure

@@ -66,19 +66,20 @@ def clip_bound_figure(epsilon: float = 1.0, grid: str = "1 to 200, then +1% (def
     truth = float(values.mean())
     errors = averages - truth
 
-    figure, (left, right) = new_figure(2)
+    figure, (left, right) = new_figure(2, height=4.0)
     edges = np.geomspace(1, max(float(candidates[-1]), 10.0), 41)
     left.hist(used, bins=edges, color=SAFE, histtype="stepfilled")
-    left.axvline(values.max(), color=TRUTH, lw=2, label=f"largest value {values.max():g}")
-    left.set(xscale="log", xlabel="chosen bound b", ylabel="runs", ylim=(0, runs))
-    left.legend(loc="upper left", fontsize=8, frameon=False)
+    left.axvline(values.max(), color=TRUTH, lw=2, label=f"largest value {values.max():g} (left)")
+    left.set(xscale="log", xlabel="chosen bound b", ylabel="runs", ylim=(0, runs),
+             title=f"ε = {epsilon:g}: bounds chosen")
     span = max(float(np.max(np.abs(errors))), 1e-9)
     right.hist(errors, bins=np.linspace(-span, span, 41), color=SAFE, histtype="stepfilled")
-    right.axvline(0, color=TRUTH, lw=2, label=f"true mean {truth:.4g}")
+    right.axvline(0, color=TRUTH, lw=2, ls="--", label=f"true mean {truth:.4g} (right)")
     median = float(np.median(np.abs(errors)))
-    right.set(xlabel="private average − true average", ylabel="runs",
-              title=f"ε = {epsilon:g}: median |error| {median:.3g}")
-    right.legend(loc="upper left", fontsize=8, frameon=False)
+    right.set(xlabel="private − true average", ylabel="runs",
+              title=f"median |error| {median:.3g}")
+    # Below the panels: the histograms may fill either upper corner.
+    figure.legend(loc="outside lower center", ncol=2, fontsize=8, frameon=False)
     return figure
 
 
@@ -97,13 +98,13 @@ def auto_avg_error_figure(epsilons: Sequence[float] = (0.03, 0.1, 0.3, 1.0, 3.0)
         medians = [float(np.median(np.abs(auto_avg_runs(values, e, runs=runs,
                                                         rng=seeded(seed + offset)) - truth)))
                    / truth * 100 for e in epsilons]
-        ax.plot(epsilons, medians, "o-", label=column,
+        ax.plot(epsilons, medians, "o-", label=f"auto_avg, {column}",
                 color=SAFE if offset == 0 else TRUTH)
-    ax.axhline(100, color=NAIVE, ls="--", label="dividing by a second noisy sum")
+    ax.axhline(100, color=NAIVE, ls="--", label="dividing by a\nsecond noisy sum")
     ax.set(xscale="log", yscale="log", xlabel="ε (total)",
            ylabel="median |error| (% of the true mean)",
            title=f"auto_avg on Adult, {runs} runs per point")
-    ax.legend(fontsize=8, frameon=False)
+    ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return figure
 
 
@@ -119,7 +120,7 @@ def naive_cost_figure(epsilon: float = 1.0, max_queries: int = 50) -> Figure:
     ax.plot(n, np.full(n.shape, epsilon), color=SAFE, label="AboveThreshold: ε")
     ax.set(xlabel="queries the search may examine, n (fixed in advance)",
            ylabel="privacy cost (ε)",
-           title=f"Finding the first query above a threshold, ε = {epsilon:g}")
+           title=f"First query above a threshold, ε = {epsilon:g}")
     ax.legend(frameon=False)
     return figure
 
@@ -132,7 +133,7 @@ def audit_figure(results: Mapping[str, tuple[float, float, float]]) -> Figure:
     results : mapping
         ``{label: (claimed ε, audited lower bound, true ε)}``; ``true`` may be ``inf``.
     """
-    figure, (ax,) = new_figure(1, height=3.8)
+    figure, (ax,) = new_figure(1, height=4.4)
     labels = list(results)
     claimed = np.array([results[k][0] for k in labels])
     audited = np.array([results[k][1] for k in labels])
@@ -147,9 +148,10 @@ def audit_figure(results: Mapping[str, tuple[float, float, float]]) -> Figure:
                 color=GREY)
     ax.set_yticks(y, labels, fontsize=8)
     ax.invert_yaxis()
-    ax.set(xlabel="ε", xlim=(0, max(float(audited.max()), float(claimed.max())) * 1.45),
-           title="What the audit certifies (95% confidence)")
-    ax.legend(loc="lower right", fontsize=8, frameon=False)
+    ax.set(xlabel="ε", ylabel="SVT variant",
+           xlim=(0, max(float(audited.max()), float(claimed.max())) * 1.45),
+           title="Audited ε, 95% confidence")
+    figure.legend(loc="outside lower center", ncol=2, fontsize=8, frameon=False)
     return figure
 
 
@@ -215,7 +217,7 @@ def clip_query_figure(columns: Sequence[str] = ("age", "capital-gain"),
     One panel per Adult column, over :data:`dpkit.svt.DEFAULT_CLIP_BOUNDS` up to a little
     past the column's largest value, with the default threshold ``-20/ε``.
     """
-    figure, axes = new_figure(len(columns), height=3.4)
+    figure, axes = new_figure(len(columns), height=4.0)
     threshold = -2 * CLIP_THRESHOLD_SCALES / epsilon
     for ax, column in zip(axes, columns, strict=True):
         values = _column(column)
@@ -228,5 +230,9 @@ def clip_query_figure(columns: Sequence[str] = ("age", "capital-gain"),
         ax.axvline(values.max(), color=TRUTH, ls=":", label=f"largest value {values.max():g}")
         ax.set(xscale="log", yscale="log", xlabel="candidate bound b", ylabel="$-q_b$",
                title=column)
-        ax.legend(fontsize=8, frameon=False, loc="lower left")
+    # One legend below the panels (the dotted line is each panel's largest value).
+    figure.legend(*axes[0].get_legend_handles_labels()[0:1],
+                  ["$-q_b$ (≈ rows above b)", f"−threshold = 20/ε = {-threshold:g}",
+                   "largest value"], loc="outside lower center", ncol=3, fontsize=8,
+                  frameon=False)
     return figure
