@@ -319,7 +319,7 @@ def analytic_sigma_newton(sensitivity: Any, epsilon: Any, delta: Any, *,
 
     σ = Δ/(√2(√(χ² + ε) − χ)) at the final iterate χ (Bao et al. 2021, Lemma 2.4). With the
     mistaken derivative, |G'| is overestimated by a factor that grows like e^{3x²}, so the
-    steps shrink long before the root: for ε up to about 2.4 the iteration crawls and stops
+    steps shrink long before the root: for ε below about 2.47 the iteration crawls and stops
     at a χ far too small, and the σ returned is too small. For larger ε the wrong derivative
     turns positive on part of [0, 3], so steps can go the wrong way: at ε = 3 an iterate
     jumps far out and e^{2x²} overflows (``nan``), at ε = 5 the iterates first move away
