@@ -40,3 +40,46 @@ def test_dwork_roth_example_row() -> None:
 
     assert f"{total(1 / 801):.4f}" == "1.0143"
     assert f"{1 / brentq(lambda e: total(e) - 1, 1e-6, 1e-2):.1f}" == "812.3"
+
+
+def test_newton_derivative_row() -> None:
+    """"The wrong one has the right sign only for ε below about 2.47"; "at ε = 1, δ = 10^{-5}
+    the iteration stops after 100 steps at σ = 1.89 (true δ 9.6 × 10^{-3})"; "at ε = 3 an
+    iterate is thrown far out and e^{2x²} overflows"; "at ε = 5 the iteration stops at
+    σ = 0.550 (true δ 1.4 × 10^{-2})"."""
+    import numpy as np
+
+    from dpkit import naive
+
+    assert "only for $\\varepsilon$ below about 2.47" in ERRATA
+    xs = np.linspace(0.0, 3.0, 30_001)
+
+    def wrong_max(epsilon: float) -> float:
+        return float((np.exp(epsilon - xs**2 - 1) * xs / np.sqrt(xs**2 + 1)
+                      - np.exp(2 * xs**2)).max())
+
+    assert wrong_max(2.465) < 0 < wrong_max(2.475)
+    iterates = naive.newton_iterates(1.0, 1e-5)
+    sigma = naive.analytic_sigma_newton(1.0, 1.0, 1e-5)
+    assert len(iterates) == 101 and f"{sigma:.2f}" == "1.89"
+    assert r"$\sigma = 1.89$ (true $\delta$ $9.6 \times 10^{-3}$)" in ERRATA
+    assert f"{delta_for_sigma(sigma, 1.0, 1.0):.1e}" == "9.6e-03"
+    thrown = naive.newton_iterates(3.0, 1e-5)
+    assert math.isnan(thrown[-1]) and abs(thrown[-2]) > 18.8
+    assert math.isnan(naive.analytic_sigma_newton(1.0, 3.0, 1e-5))
+    sigma5 = naive.analytic_sigma_newton(1.0, 5.0, 1e-5)
+    assert f"{sigma5:.3f}" == "0.550"
+    assert r"$\sigma = 0.550$ (true $\delta$ $1.4 \times 10^{-2}$)" in ERRATA
+    assert f"{delta_for_sigma(sigma5, 1.0, 5.0):.1e}" == "1.4e-02"
+
+
+def test_erf_row() -> None:
+    """"the solved σ loses digits by δ = 10^{-12}, and from 10^{-17} on it no longer depends
+    on δ, so the true δ exceeds the target by orders of magnitude"."""
+    from dpkit import naive
+    from dpkit.gaussian import analytic_sigma
+
+    at = {d: naive.analytic_sigma_erf(1.0, 1.0, d) for d in (1e-12, 1e-17, 1e-20, 1e-25)}
+    assert at[1e-12] != analytic_sigma(1.0, 1.0, 1e-12)
+    assert at[1e-17] == at[1e-20] == at[1e-25]
+    assert delta_for_sigma(at[1e-25], 1.0, 1.0) / 1e-25 > 1e6

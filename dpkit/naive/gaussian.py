@@ -14,8 +14,9 @@ analytic-Gaussian chapter can show it failing through :func:`dpkit.gaussian.delt
   z = (εσ/Δ − Δ/2σ)/√2 with sqrt(z² + 1) where sqrt(z² + ε) belongs;
 * :func:`analytic_sigma_newton` solves the same equation, in the form of Bao et al. (2021),
   by plain floating-point Newton iteration on G(x) = e^ε·F(√(x² + ε)) − F(x), with
-  F(x) = ∫₀ˣ e^{−t²} dt, and by default with the derivative as the source material writes it,
-  e^ε·e^{−x²−1}·x/√(x² + 1) − e^{2x²}, instead of e^{−x²}(x/√(x² + ε) − 1).
+  F(x) = ∫₀ˣ e^{−t²} dt, and by default with a mistaken derivative (a plausible slip; we know
+  of no published source), e^ε·e^{−x²−1}·x/√(x² + 1) − e^{2x²}, instead of
+  e^{−x²}(x/√(x² + ε) − 1).
 
 The safe versions are in :mod:`dpkit.gaussian`.
 """
@@ -82,9 +83,9 @@ def gaussian_mechanism(value: Any, sensitivity: Any, epsilon: Any, delta: Any,
     -------
     For ε < 1, (ε, δ)-DP in exact arithmetic only; floating-point noise leaks through its
     low-order bits (Mironov 2012; Jin et al. 2022 for Gaussian noise). For ε ≥ 1 no theorem
-    applies; in exact arithmetic the σ stays private up to ε ≈ 7.5–10 depending on δ and
-    under-noises beyond: at ε = 10, δ = 1e-3 the true δ is above 3e-3 (see
-    :func:`dpkit.gaussian.delta_for_sigma`).
+    applies; in exact arithmetic the σ stays private up to ε ≈ 7.5–9.6 for δ between 1e-3
+    and 1e-9 (earlier for larger δ, later for smaller) and under-noises beyond: at ε = 10,
+    δ = 1e-3 the true δ is above 3e-3 (see :func:`dpkit.gaussian.delta_for_sigma`).
 
     References
     ----------
@@ -162,7 +163,10 @@ def analytic_sigma_erf(sensitivity: Any, epsilon: Any, delta: Any) -> float:
     CDFs, each computed as ``0.5 * (1 + erf(t / sqrt(2)))``. For t below about −8.3,
     ``1 + erf`` is a difference of two numbers within 1e-16 of each other and rounds to
     0, and the profile is dominated by rounding noise long before: below δ ≈ 1e-13 the
-    solver accepts a σ whose true δ is larger than requested.
+    solver accepts a σ whose true δ is larger than requested. This is dpkit's
+    re-implementation of the approach, with a relative stopping rule; the reference code of
+    Balle and Wang also stops on an *absolute* tolerance |δ(σ) − δ| ≤ 1e-12, which on its
+    own makes every target δ below about 1e-12 unattainable.
 
     Parameters
     ----------
@@ -246,23 +250,27 @@ def analytic_sigma_wrong_sqrt(sensitivity: Any, epsilon: Any, delta: Any) -> flo
 
 
 _DERIVATIVES = ("source", "correct")
+_EXP_LIMIT = 709.0   # math.exp overflows float64 just above 709.78
 
 
 def newton_iterates(epsilon: float, delta: float, *, derivative: str = "source",
                     max_iterations: int = 100) -> list[float]:
-    """**Unsafe.** The Newton iterates x₀ = 0, x₁, … for χ, as the source material computes them.
+    """**Unsafe.** The Newton iterates x₀ = 0, x₁, … for χ, in plain floating point.
 
     Solves G(x) = (√π/2)(2δ − 1 + e^ε), which is erfc(x) − e^ε·erfc(√(x² + ε)) = 2δ
     rewritten with F(x) = ∫₀ˣ e^{−t²} dt = (√π/2)·erf(x), in plain floating point. The
     iteration stops when a step is below 1e-12·(1 + |x|), when an iterate is not finite, or
-    after ``max_iterations`` steps.
+    after ``max_iterations`` steps. With ``derivative="source"`` the term e^{2x²} overflows
+    float64 once an iterate passes |x| ≈ 18.8 (this happens for ε = 3, where the wrong
+    derivative changes sign); the list then ends with ``nan``.
 
     Parameters
     ----------
     epsilon, delta : float
         Target privacy parameters (ε > 0, 0 < δ < 1).
     derivative : {"source", "correct"}
-        ``"source"``: G'(x) written as e^ε·e^{−x²−1}·x/√(x² + 1) − e^{2x²} (wrong);
+        ``"source"``: G'(x) written as e^ε·e^{−x²−1}·x/√(x² + 1) − e^{2x²} (wrong: a
+        plausible slip; we know of no published source);
         ``"correct"``: G'(x) = e^{−x²}(x/√(x² + ε) − 1).
     max_iterations : int
         Maximum number of Newton steps.
@@ -289,7 +297,10 @@ def newton_iterates(epsilon: float, delta: float, *, derivative: str = "source",
         s = math.sqrt(x * x + epsilon)
         value = math.exp(epsilon) * half_root_pi * float(erf(s)) \
             - half_root_pi * float(erf(x)) - target
-        if derivative == "source":   # the mistake, as written in the source material
+        if derivative == "source":   # the mistake (a plausible slip, no published source)
+            if 2.0 * x * x > _EXP_LIMIT:   # e^{2x²} overflows float64: the iteration breaks down
+                iterates.append(math.nan)
+                break
             slope = (math.exp(epsilon) * math.exp(-x * x - 1.0) * x / math.sqrt(x * x + 1.0)
                      - math.exp(2.0 * x * x))
         else:
@@ -307,9 +318,12 @@ def analytic_sigma_newton(sensitivity: Any, epsilon: Any, delta: Any, *,
     """**Unsafe.** Analytic Gaussian σ from the last Newton iterate of :func:`newton_iterates`.
 
     σ = Δ/(√2(√(χ² + ε) − χ)) at the final iterate χ (Bao et al. 2021, Lemma 2.4). With the
-    source material's derivative, |G'| is overestimated by a factor that grows like e^{3x²},
-    so the steps shrink long before the root: the iteration crawls, stops at a χ far too
-    small, and the σ returned is too small (measured in ``book/analytic_gaussian.md``).
+    mistaken derivative, |G'| is overestimated by a factor that grows like e^{3x²}, so the
+    steps shrink long before the root: for ε below about 2.47 the iteration crawls and stops
+    at a χ far too small, and the σ returned is too small. For larger ε the wrong derivative
+    turns positive on part of [0, 3], so steps can go the wrong way: at ε = 3 an iterate
+    jumps far out and e^{2x²} overflows (``nan``), at ε = 5 the iterates first move away
+    from the root (measured in ``book/analytic_gaussian.md``).
     Even with the correct derivative the plain-float G has no correct digits left at small
     δ (it is a difference of numbers near (√π/2)(e^ε − 1)); :func:`dpkit.gaussian.bao_sigma`
     solves the same equation safely.
@@ -326,7 +340,8 @@ def analytic_sigma_newton(sensitivity: Any, epsilon: Any, delta: Any, *,
     Returns
     -------
     float
-        The σ of the last iterate (``nan`` if the iteration diverged).
+        The σ of the last iterate (``nan`` if the iteration broke down: an iterate that is
+        not finite, or an overflow of the mistaken derivative).
 
     Raises
     ------
@@ -335,7 +350,7 @@ def analytic_sigma_newton(sensitivity: Any, epsilon: Any, delta: Any, *,
 
     Privacy
     -------
-    (ε, δ')-DP with δ' = ``delta_for_sigma(σ, Δ, ε)``; with the source derivative δ' is
+    (ε, δ')-DP with δ' = ``delta_for_sigma(σ, Δ, ε)``; with the mistaken derivative δ' is
     orders of magnitude above δ.
 
     References
