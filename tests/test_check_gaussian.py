@@ -89,6 +89,9 @@ def test_analytic_sigma() -> None:
     assert check_analytic_sigma(analytic_sigma).passed
     too_small = check_analytic_sigma(lambda s, e, d: analytic_sigma(s, e, d) * (1 - 1e-6))
     assert not too_small.passed and "too small" in too_small.message
+    # the low (unsafe) end of a narrow bracket is caught too
+    coarse_low = check_analytic_sigma(lambda s, e, d: analytic_sigma(s, e, d) * (1 - 1e-11))
+    assert not coarse_low.passed and "too small" in coarse_low.message
     too_big = check_analytic_sigma(lambda s, e, d: analytic_sigma(s, e, d) * 1.001)
     assert not too_big.passed and "larger than needed" in too_big.message
     erf_based = check_analytic_sigma(analytic_sigma_erf)   # under-noises from δ ≈ 1e-12
@@ -119,7 +122,7 @@ def test_newton_derivative() -> None:
                 - math.exp(2 * x * x))
 
     verdict = check_newton_derivative(source)
-    assert not verdict.passed and "source material" in verdict.message
+    assert not verdict.passed and "plausible wrong derivative" in verdict.message
     flipped = check_newton_derivative(lambda x, e: -right(x, e))
     assert not flipped.passed and "sign" in flipped.message
     no_chain = check_newton_derivative(

@@ -240,7 +240,7 @@ def check_newton_derivative(fn: Callable[[float, float], float]) -> Verdict:
 
     Accepted when it matches the derivative to 1e-9 relative at six points (x from −1 to 3.5,
     ε from 0.5 to 3). The verdict names the failing point, the value returned and, if it is
-    the derivative as the source material writes it, says so; never the expected value.
+    a plausible wrong derivative (no published source), says so; never the expected value.
     """
     details = []
     for x, epsilon in _NEWTON_POINTS:
@@ -253,7 +253,7 @@ def check_newton_derivative(fn: Callable[[float, float], float]) -> Verdict:
             source = (math.exp(epsilon) * math.exp(-x * x - 1.0) * x / math.sqrt(x * x + 1.0)
                       - math.exp(2.0 * x * x))
             if value is not None and math.isclose(value, source, rel_tol=1e-9):
-                hint = ("that is the derivative as the source material writes it; "
+                hint = ("that is a plausible wrong derivative (no published source); "
                         "differentiate F(√(x² + ε)) yourself with the chain rule")
             elif value is not None and math.isclose(value, -want, rel_tol=1e-9):
                 hint = "the sign is wrong"
