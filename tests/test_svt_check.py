@@ -96,6 +96,8 @@ def test_check_sparse_scales_and_little_noise_cost():
     assert check_little_noise_cost(lambda e, c: (1 + 6 * c) / 4 * e).passed
     assert "grow with c" in check_little_noise_cost(lambda e, c: 1.75 * e).message
     assert not check_little_noise_cost(lambda e, c: e).passed
+    verdict = check_little_noise_cost(lambda e, c: c * (e / 4 + 3 * e / 2))
+    assert not verdict.passed and "only once" in verdict.message
 
 
 def test_figures_are_figures():

@@ -88,6 +88,10 @@ def check_little_noise_cost(fn: Callable[[float, int], float]) -> Verdict:
                 hint = "return one number"
             elif c > 1 and math.isclose(value, (1 + 6) / 4 * epsilon, rel_tol=1e-9):
                 hint = "the cost must grow with c: each positive answer pays for its own shift"
+            elif c > 1 and math.isclose(value, c * (1 + 6) / 4 * epsilon, rel_tol=1e-9):
+                hint = ("the threshold is paid for c times, but this variant draws its noisy "
+                        "threshold only once (it does not restart like Sparse): how many "
+                        "times is the threshold's shift paid?")
             elif value < want:
                 hint = "too small: count the cost of every shift the proof makes"
             else:
