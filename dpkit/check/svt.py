@@ -226,7 +226,7 @@ def check_auto_avg(fn: Callable[[Any, float, Any], float]) -> Verdict:
     for a chance below 1e-6), the error ``Z = rows · result − true sum`` is about
     ``S − mean · C`` with ``S ~ Lap(3b/ε)``; by Anderson's inequality
     ``P(|Z| > t) >= exp(−t ε/(3·200)) = 0.574`` at ``t = 0.8 ln 2 · 600/ε``, so fewer than
-    24 of 100 runs above ``t`` has probability below 1e-7 for a correct answer (a sum
+    7 of 40 runs above ``t`` has probability below 4e-8 for a correct answer (a sum
     noised for sensitivity 1 gives none); (3) the denominator is noisy: a deterministic
     same-seed comparison (:func:`_true_count_denominator`). A result near 1.0 on every
     column means the denominator is a noisy *sum*, not a noisy *count* of rows.
@@ -258,7 +258,7 @@ def check_auto_avg(fn: Callable[[Any, float, Any], float]) -> Verdict:
                                f"more than {tolerance:.3g} away; {hint}", tuple(details))
             details.append(f"{name}, seed {seed}: {value:.4g} (true {truth:.4g})")
     spread_values = np.concatenate([np.zeros(2700), np.full(300, 200.0)])
-    true_sum, runs, needed = float(spread_values.sum()), 100, 24
+    true_sum, runs, needed = float(spread_values.sum()), 40, 7
     cut = 0.8 * math.log(2) * 3 * 200 / 1.0
     wide = 0
     for run in range(runs):
