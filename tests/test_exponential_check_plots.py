@@ -58,11 +58,17 @@ def test_eta_choice_checker_accepts_exactly_the_smallest_x() -> None:
     x = smallest_private_x(1.0, 2)
     verdict = check_eta_choice(Eta(x, 12), 1.0, 2)
     assert verdict.passed and "PASSED" in str(verdict)
-    too_much = check_eta_choice(Eta(x - 1, 12), 1.0, 2)
+    too_much = check_eta_choice(Eta(x - 5, 12), 1.0, 2)
     assert not too_much and "more than the budget" in too_much.message
-    not_smallest = check_eta_choice(Eta(x + 1, 12), 1.0, 2)       # private, 99 % of ε
+    one_under = check_eta_choice(Eta(x - 1, 12), 1.0, 2)
+    assert not one_under and "Off by one" in one_under.message and "over the budget" in (
+        one_under.message)
+    one_over = check_eta_choice(Eta(x + 1, 12), 1.0, 2)           # private, 99 % of ε
+    assert not one_over and "Off by one" in one_over.message
+    not_smallest = check_eta_choice(Eta(x + 5, 12), 1.0, 2)
     assert not not_smallest and "not the smallest" in not_smallest.message
-    assert str(x) not in not_smallest.message                     # no answer given away
+    for verdict in (one_under, one_over, not_smallest):           # no answer given away
+        assert str(x) not in verdict.message
     other_y = check_eta_choice(Eta.from_epsilon(1.0, 2), 1.0, 2)  # private, other y
     assert not other_y and "y = 12" in other_y.message
     assert not check_eta_choice(0.72, 1.0)
@@ -125,6 +131,17 @@ def test_division_free_sampler_checker() -> None:
         return len(weights) - 1
 
     assert not check_division_free_sampler(off_by_one)
+
+    def bits_then_floats(weights, rng):          # random bits only, but float arithmetic
+        r = rng.bits(53) / 2**53 * sum(weights)
+        for i, w in enumerate(weights):
+            if r < w:
+                return i
+            r -= w
+        return len(weights) - 1
+
+    verdict = check_division_free_sampler(bits_then_floats)
+    assert not verdict and "floating point" in verdict.message
     assert "index" in check_division_free_sampler(lambda w, rng: len(w)).message
 
 

@@ -96,6 +96,8 @@ def test_check_sparse_scales_and_little_noise_cost():
     assert check_little_noise_cost(lambda e, c: (1 + 6 * c) / 4 * e).passed
     assert "grow with c" in check_little_noise_cost(lambda e, c: 1.75 * e).message
     assert not check_little_noise_cost(lambda e, c: e).passed
+    verdict = check_little_noise_cost(lambda e, c: c * (e / 4 + 3 * e / 2))
+    assert not verdict.passed and "only once" in verdict.message
 
 
 def test_figures_are_figures():
@@ -134,3 +136,26 @@ def test_auto_avg_checker_does_not_state_the_sensitivities():
     verdict = check_auto_avg(too_little_noise)
     assert not verdict.passed
     assert "sensitivity b" not in verdict.message and "sensitivity 1" not in verdict.message
+
+
+def _auto_avg_variant(sum_sensitivity_one=False, exact_count=False):
+    def variant(values, epsilon, rng):
+        bound = choose_clip_bound(values, epsilon / 3, bounds=DEFAULT_CLIP_BOUNDS, rng=rng)
+        clipped = float(np.clip(values, 0, bound).sum())
+        noisy_sum = laplace_mechanism(clipped, 1.0 if sum_sensitivity_one else bound,
+                                      epsilon / 3, rng=rng)
+        count = (float(len(values)) if exact_count
+                 else laplace_mechanism(float(len(values)), 1.0, epsilon / 3, rng=rng))
+        return noisy_sum / count
+    return variant
+
+
+def test_check_auto_avg_catches_too_little_sum_noise_and_an_exact_count():
+    # Both variants are accurate (they pass the closeness tests) but not private.
+    # Statistical part: a correct answer fails with probability < 1e-7 (checker docstring).
+    assert check_auto_avg(_auto_avg_variant()).passed
+    verdict = check_auto_avg(_auto_avg_variant(sum_sensitivity_one=True))
+    assert not verdict.passed and "too little noise" in verdict.message
+    assert "sensitivity b" not in verdict.message
+    verdict = check_auto_avg(_auto_avg_variant(exact_count=True))
+    assert not verdict.passed and "denominator" in verdict.message

@@ -7,6 +7,7 @@ so a student and a teacher grading the same answer get the same verdict.
 from __future__ import annotations
 
 from collections.abc import Callable
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -97,9 +98,17 @@ def check_eta_choice(answer: Any, epsilon: float, sensitivity: float = 1,
     details = (f"{answer}", f"guarantee 2·ln(2)·η·Δ = {spent:.6g} for Δ = {sensitivity:g}",
                f"budget ε = {epsilon:g}")
     if spent > epsilon:
+        if Eta(answer.x + 1, y).epsilon(sensitivity) <= epsilon:
+            return Verdict(False, "Off by one: this x is one step too small, so η spends "
+                                  "just over the budget. Check the direction of your last "
+                                  "rounding step.", details)
         return Verdict(False, "This η spends more than the budget: the factor 2 of the "
                               "exponential mechanism and Δ both multiply η.", details)
     if answer.x > 1 and Eta(answer.x - 1, y).epsilon(sensitivity) <= epsilon:
+        if answer.x == 2 or Eta(answer.x - 2, y).epsilon(sensitivity) > epsilon:
+            return Verdict(False, "Off by one: private, but x is one step larger than it "
+                                  "needs to be; the next smaller x (a larger η) is private "
+                                  "too.", details)
         return Verdict(False, f"Private, but not the smallest x: it uses "
                               f"{spent / epsilon:.1%} of the budget, and a smaller x (a "
                               "larger η) is private too.", details)
@@ -171,10 +180,12 @@ def check_division_free_sampler(sampler: Callable[[list[int], RandomSource], int
 
     The sampler receives positive integer weights and a source that allows ``rng.bits(k)``
     only (every other draw — ``randbelow``, ``bernoulli``, float uniforms — raises), as the
-    exercise asks. Its output frequencies on fixed weights are compared with the
-    exact distribution by a chi-square test; the verdict fails below p = 1e-6, so a correct
-    sampler fails with probability at most 1e-6 (and, with the fixed seed, always passes or
-    always fails).
+    exercise asks. It must return an ``int`` index. Its output frequencies are compared with
+    the exact distribution by chi-square tests on two sets of weights: small ones, and
+    weights near ``10**400``, beyond the float range, on which any floating-point step
+    (``bits / 2**53 * total``, ``total / ...``) raises ``OverflowError`` or loses the
+    outcomes' proportions. Each test fails below p = 5e-7, so a correct sampler fails with
+    probability at most 1e-6 (and, with the fixed seed, always passes or always fails).
 
     Parameters
     ----------
@@ -189,24 +200,35 @@ def check_division_free_sampler(sampler: Callable[[list[int], RandomSource], int
     Verdict
     """
     draws = check_integer(draws, "draws", minimum=100)
-    weights = [1, 6, 3, 20, 1, 9]
-    rng = _BitsOnly(seeded(seed))
-    counts = np.zeros(len(weights), dtype=int)
-    try:
-        for _ in range(draws):
-            index = sampler(list(weights), rng)
-            if isinstance(index, bool) or not isinstance(index, (int, np.integer)) \
-                    or not 0 <= index < len(weights):
-                return Verdict(False, f"The sampler must return an index in [0, "
-                                      f"{len(weights)}), got {index!r}.")
-            counts[int(index)] += 1
-    except RuntimeError as error:
-        return Verdict(False, str(error))
-    expected = np.array(weights) / sum(weights) * draws
-    pvalue = float(stats.chisquare(counts, expected).pvalue)
-    details = (f"weights {weights}", f"observed {counts.tolist()}",
-               f"expected {np.round(expected, 1).tolist()}", f"chi-square p-value {pvalue:.3g}")
-    if pvalue < 1e-6:
-        return Verdict(False, "The frequencies do not match w_i / Σ w.", details)
+    huge = 10**400 + 1
+    details: list[str] = []
+    for weights, what in (([1, 6, 3, 20, 1, 9], "small weights"),
+                          ([huge, 3 * huge, 2 * huge], "weights near 10**400")):
+        rng = _BitsOnly(seeded(seed))
+        counts = np.zeros(len(weights), dtype=int)
+        try:
+            for _ in range(draws):
+                index = sampler(list(weights), rng)
+                if isinstance(index, bool) or not isinstance(index, (int, np.integer)) \
+                        or not 0 <= index < len(weights):
+                    return Verdict(False, f"On {what}, the sampler must return an int index "
+                                          f"in [0, {len(weights)}), got {index!r}.",
+                                   tuple(details))
+                counts[int(index)] += 1
+        except RuntimeError as error:
+            return Verdict(False, str(error), tuple(details))
+        except (OverflowError, ValueError, ZeroDivisionError) as error:
+            return Verdict(False, f"On {what}, the sampler raised {type(error).__name__} "
+                                  f"({error}): it converts the weights to floating point "
+                                  "somewhere. A float holds about 16 digits and nothing "
+                                  "beyond 1.8e308; the exact sampler compares integers "
+                                  "only.", tuple(details))
+        expected = np.array([Fraction(w, sum(weights)) for w in weights], dtype=float) * draws
+        pvalue = float(stats.chisquare(counts, expected).pvalue)
+        details += [f"{what}: observed {counts.tolist()}, expected "
+                    f"{np.round(expected, 1).tolist()}, chi-square p-value {pvalue:.3g}"]
+        if pvalue < 5e-7:
+            return Verdict(False, f"On {what}, the frequencies do not match w_i / Σ w.",
+                           tuple(details))
     return Verdict(True, "The sampler draws each index with probability w_i / Σ w, "
-                         "using random bits only.", details)
+                         "using random bits and integer arithmetic only.", tuple(details))

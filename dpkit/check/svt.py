@@ -88,6 +88,10 @@ def check_little_noise_cost(fn: Callable[[float, int], float]) -> Verdict:
                 hint = "return one number"
             elif c > 1 and math.isclose(value, (1 + 6) / 4 * epsilon, rel_tol=1e-9):
                 hint = "the cost must grow with c: each positive answer pays for its own shift"
+            elif c > 1 and math.isclose(value, c * (1 + 6) / 4 * epsilon, rel_tol=1e-9):
+                hint = ("the threshold is paid for c times, but this variant draws its noisy "
+                        "threshold only once (it does not restart like Sparse): how many "
+                        "times is the threshold's shift paid?")
             elif value < want:
                 hint = "too small: count the cost of every shift the proof makes"
             else:
@@ -188,13 +192,44 @@ def check_above_threshold(fn: Callable[..., int | None]) -> Verdict:
                    "and adds the right noise", tuple(details))
 
 
+def _true_count_denominator(fn: Callable[[Any, float, Any], float]) -> bool | str:
+    """Whether ``fn`` divides by the exact number of rows (same seed, two datasets).
+
+    The two datasets differ only by zero rows: every clipping query, the chosen bound and
+    the clipped sum are the same, so with the same seed the same noises are drawn. If the
+    denominator is the exact count, ``result · rows`` is then the same number for both; a
+    noisy count ``rows + C`` breaks that unless its noise ``C`` is exactly 0 (a continuous
+    or finely gridded variable), so all five seeds agreeing has negligible probability
+    for a correct answer. Returns an error text if ``fn`` raised.
+    """
+    few = np.full(400, 20.0)
+    more = np.concatenate([few, np.zeros(600)])
+    for seed in range(5):
+        first, error = _call(fn, few.copy(), 1.0, seeded(1000 + seed))
+        second, error2 = _call(fn, more.copy(), 1.0, seeded(1000 + seed))
+        if error or error2:
+            return f"raised {error or error2}"
+        a, b = _number(first), _number(second)
+        if a is None or b is None or not math.isclose(a * len(few), b * len(more),
+                                                      rel_tol=1e-9, abs_tol=1e-9):
+            return False
+    return True
+
+
 def check_auto_avg(fn: Callable[[Any, float, Any], float]) -> Verdict:
     """Check ``fn(values, epsilon, rng)``: a private average with a privately chosen bound.
 
-    Accepted when, at ε = 1 over five seeds, the result is within 1 of the true mean of
+    Accepted when (1) at ε = 1 over five seeds, the result is within 1 of the true mean of
     Adult ``age`` (38.58) and ``hours-per-week`` (40.44) and within 2% on a column of
-    values near 1000. A result near 1.0 on every column means the denominator is a noisy
-    *sum*, not a noisy *count* of rows.
+    values near 1000; (2) the clipped sum carries noise of the scale its sensitivity (the
+    chosen bound ``b``) requires: on 2700 zeros and 300 values of 200 (so ``b >= 200`` but
+    for a chance below 1e-6), the error ``Z = rows · result − true sum`` is about
+    ``S − mean · C`` with ``S ~ Lap(3b/ε)``; by Anderson's inequality
+    ``P(|Z| > t) >= exp(−t ε/(3·200)) = 0.574`` at ``t = 0.8 ln 2 · 600/ε``, so fewer than
+    7 of 40 runs above ``t`` has probability below 4e-8 for a correct answer (a sum
+    noised for sensitivity 1 gives none); (3) the denominator is noisy: a deterministic
+    same-seed comparison (:func:`_true_count_denominator`). A result near 1.0 on every
+    column means the denominator is a noisy *sum*, not a noisy *count* of rows.
     """
     adult = load_adult()
     columns = {
@@ -222,5 +257,32 @@ def check_auto_avg(fn: Callable[[Any, float, Any], float]) -> Verdict:
                 return Verdict(False, f"on {name} (true mean {truth:.4g}) got {value:.4g}, "
                                f"more than {tolerance:.3g} away; {hint}", tuple(details))
             details.append(f"{name}, seed {seed}: {value:.4g} (true {truth:.4g})")
-    return Verdict(True, "your average divides a noisy clipped sum by a noisy count",
-                   tuple(details[::5]))
+    spread_values = np.concatenate([np.zeros(2700), np.full(300, 200.0)])
+    true_sum, runs, needed = float(spread_values.sum()), 40, 7
+    cut = 0.8 * math.log(2) * 3 * 200 / 1.0
+    wide = 0
+    for run in range(runs):
+        got, error = _call(fn, spread_values.copy(), 1.0, seeded(5000 + run))
+        value = _number(got) if not error else None
+        if value is None:
+            return Verdict(False, f"on 2700 zeros and 300 values of 200, fn returned "
+                           f"{error or repr(got)}", tuple(details))
+        wide += abs(value * len(spread_values) - true_sum) > cut
+    details.append(f"2700 zeros and 300 values of 200: {wide} of {runs} runs were off by more "
+                   f"than {cut / len(spread_values):.3g} (at least {needed} expected)")
+    if wide < needed:
+        return Verdict(False, f"on 2700 zeros and 300 values of 200, only {wide} of {runs} "
+                       "averages were as far from the truth as the clipped sum's noise makes "
+                       "them at least half the time: too little noise for ε-DP; check the "
+                       "sensitivity the noisy sum is calibrated to", tuple(details))
+    exact = _true_count_denominator(fn)
+    if isinstance(exact, str):
+        return Verdict(False, f"on 400 values of 20 (with or without 600 zeros), fn {exact}",
+                       tuple(details))
+    if exact:
+        return Verdict(False, "adding rows of 0 changed your average exactly as dividing by "
+                       "the exact number of rows would: the number of rows is private too, "
+                       "so the denominator must be released with noise", tuple(details))
+    details.append("the denominator is noisy")
+    return Verdict(True, "your average divides a clipped sum with noise for sensitivity b by "
+                   "a noisy count of rows", tuple(details[::5]))
