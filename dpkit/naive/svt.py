@@ -355,8 +355,8 @@ def auto_avg(values: Any, epsilon: float, *, bounds: Sequence[float],
              rng: RandomSource | None = None) -> float:
     """WRONG ANSWER: an automatic average that divides by a second noisy clipped sum.
 
-    The slip is in one translated write-up of Near & Abuah's (2021) ``auto_avg``, not in
-    their book, whose code divides by a noisy count (``len(df)``).
+    A plausible slip (we know of no published source); Near & Abuah's (2021) ``auto_avg``
+    divides by a noisy count (``len(df)``).
 
     Spends ε/3 choosing a clipping bound ``b`` (with
     :func:`above_threshold_random_index`), ε/3 on a noisy clipped sum, and ε/3 on the
