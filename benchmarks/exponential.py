@@ -20,7 +20,8 @@ float uniform — fast and unsafe). Columns:
 Each time is the best of several draws. Goals (issue 4): ``fast`` ≤ 2 s at ``n = 10^6`` and
 within 20× of ``naive`` at ``n = 10^5``.
 
-**Utility range** (a smaller version of Ilvento's 2020 benchmark, which uses 1000 outcomes): ten outcomes ``O = {0} ∪ {n + i : i = 1…9}``,
+**Utility range** (a smaller version of Ilvento's 2020 benchmark, which uses 1000
+outcomes): ten outcomes ``O = {0} ∪ {n + i : i = 1…9}``,
 ``u(o) = o``, bounds ``[0, n + 9]``, for ``n = 10 … 10^6``: the analytic precision grows as
 ``Y·n`` bits while the number of outcomes stays fixed. Columns ``fast``, ``full``
 (Algorithm 2) and ``search`` (Algorithm 3, random binary search with a dummy outcome), each
