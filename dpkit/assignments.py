@@ -211,8 +211,9 @@ def _exercise_cells(exercise: Exercise) -> list[nbformat.NotebookNode]:
         metadata=_metadata(f"{label}-public", solution=False, grade=True,
                            points=PUBLIC_POINTS, locked=True)))
     answer = call.args[0] if call.args else None
-    defined = _stored_names(ast.parse(code))
-    if isinstance(answer, ast.Name) and answer.id in defined:
+    functions = {n.name for n in ast.parse(code).body
+                 if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    if isinstance(answer, ast.Name) and answer.id in functions:  # a value has no hidden cases
         probe = copy.deepcopy(call)
         probe.args[0] = ast.Name("_f", ast.Load())
         model = "\n\n".join(ast.unparse(n) for n in ast.parse(code).body
