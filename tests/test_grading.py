@@ -109,7 +109,7 @@ def course(tmp_path_factory):
     (root / "book" / "ch.md").write_text(CHAPTER)
     (root / "_toc.yml").write_text(TOC)
     course = root / "course"
-    released = build(root / "book", course, timeout=15)
+    released = build(root / "book", course, timeout=10)
     assert released == [course / "release" / "ch" / "ch.ipynb"]
     return course
 
