@@ -91,6 +91,7 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
 from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
@@ -264,14 +265,22 @@ class _Expansion:
     def __init__(self, bounds: Callable[[int], tuple[Any, Any]]) -> None:
         self._bounds = bounds
         self._bytes: list[int] = []
+        self._lock = threading.Lock()
 
     def byte(self, level: int) -> int:
-        """Byte ``level`` (0 = most significant): ``floor(q·256**(level+1)) % 256``."""
-        if level >= len(self._bytes):
-            count = max(level + 1, 2 * len(self._bytes), 8)
-            prefix = self._prefix(8 * count)
-            self._bytes = [(prefix >> (8 * (count - 1 - j))) & 0xFF for j in range(count)]
-        return self._bytes[level]
+        """Byte ``level`` (0 = most significant): ``floor(q·256**(level+1)) % 256``.
+
+        Thread-safe: the cache only grows, under a lock, so a thread never sees a shorter list.
+        """
+        known = self._bytes
+        if level < len(known):
+            return known[level]
+        with self._lock:
+            if level >= len(self._bytes):
+                count = max(level + 1, 2 * len(self._bytes), 8)
+                prefix = self._prefix(8 * count)
+                self._bytes = [(prefix >> (8 * (count - 1 - j))) & 0xFF for j in range(count)]
+            return self._bytes[level]
 
     def _prefix(self, nbits: int) -> int:
         precision = nbits + 64
@@ -313,16 +322,26 @@ class _Columns:
     def __init__(self, expansions: list[_Expansion]) -> None:
         self.expansions = tuple(expansions)
         self._levels: list[np.ndarray] = []
+        self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self.expansions)
 
     def level(self, j: int) -> np.ndarray:
-        """Byte ``j`` of every threshold, as a uint8 array."""
-        while len(self._levels) <= j:
-            k = len(self._levels)
-            self._levels.append(np.array([e.byte(k) for e in self.expansions], dtype=np.uint8))
-        return self._levels[j]
+        """Byte ``j`` of every threshold, as a uint8 array.
+
+        The cache is shared by every thread (the column objects are module-level caches), so
+        the check-then-append runs under a lock: without it two threads could append the same
+        level twice and shift every later level, silently changing the sampled distribution.
+        """
+        if j < len(self._levels):
+            return self._levels[j]
+        with self._lock:
+            while len(self._levels) <= j:
+                k = len(self._levels)
+                self._levels.append(
+                    np.array([e.byte(k) for e in self.expansions], dtype=np.uint8))
+            return self._levels[j]
 
 
 def _bernoulli_matrix(columns: _Columns | list[_Expansion], n: int,

@@ -9,7 +9,10 @@ distribution.
 
 from __future__ import annotations
 
+import functools
 import math
+import sys
+import threading
 from fractions import Fraction
 
 import mpmath
@@ -479,3 +482,42 @@ def test_fixed_cost_rare_paths(monkeypatch: pytest.MonkeyPatch) -> None:
     finally:
         for cache in caches:
             cache.cache_clear()
+
+
+def _fresh_columns() -> sampling._Columns:
+    return sampling._Columns([sampling._Expansion(functools.partial(sampling._exp_neg_bounds,
+                                                                    Fraction(k, 7)))
+                              for k in range(1, 9)])
+
+
+def test_columns_levels_thread_safe() -> None:
+    """Threads filling one shared column cache get the levels a single thread computes.
+
+    Deterministic check (no statistics): with a 1 µs switch interval the unlocked
+    check-then-append appended some levels twice in every run tried, shifting later levels.
+    """
+    depth = 40
+    want = _fresh_columns()
+    expected = [want.level(j).copy() for j in range(depth)]
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for _ in range(5):
+            shared = _fresh_columns()
+            barrier = threading.Barrier(8)
+
+            def work(cols: sampling._Columns = shared, gate: threading.Barrier = barrier) -> None:
+                gate.wait()
+                for j in range(depth):
+                    cols.level(j)
+
+            threads = [threading.Thread(target=work) for _ in range(8)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            assert len(shared._levels) == depth
+            for j in range(depth):
+                np.testing.assert_array_equal(shared.level(j), expected[j])
+    finally:
+        sys.setswitchinterval(old)
