@@ -57,6 +57,7 @@ __all__ = [
     "check_integer",
     "check_probability",
     "check_real",
+    "check_rows_to_clip",
     "check_sensitivity",
     "round_fraction",
 ]
@@ -361,6 +362,13 @@ def _nonfinite_error(name: str, value: Any, flat_index: int,
 
 def _element(value: Any, name: str, flat_index: int, shape: tuple[int, ...]) -> Any:
     """One element of an object array, validated as :func:`check_real` (exactly)."""
+    _check_element_is_real(value, name, flat_index, shape)
+    return _exact_number(value, _element_name(name, flat_index, shape))
+
+
+def _check_element_is_real(value: Any, name: str, flat_index: int,
+                           shape: tuple[int, ...]) -> None:
+    """Refuse an element that is not a finite real number (any magnitude is accepted)."""
     if isinstance(value, (list, tuple, np.ndarray)):  # NumPy keeps a ragged nesting as objects
         raise ValueError(f"{name} must be a rectangular array (nested sequences of equal "
                          f"lengths) of real numbers, got the sequence {_describe(value)} at "
@@ -374,7 +382,6 @@ def _element(value: Any, name: str, flat_index: int, shape: tuple[int, ...]) -> 
     if (isinstance(value, (float, np.floating)) and not np.isfinite(value)) or \
             (isinstance(value, Decimal) and not value.is_finite()):
         raise _nonfinite_error(name, value, flat_index, shape)
-    return _exact_number(value, _element_name(name, flat_index, shape))
 
 
 def _exact_elements(array: np.ndarray, name: str, exact: bool) -> np.ndarray:
@@ -506,6 +513,87 @@ def check_finite_array(values: Any, name: str, *, ndim: int | None = None,
     if array.dtype.kind not in "iuf":
         raise TypeError(f"{name} must be an array of real numbers, got dtype {array.dtype}")
     return _typed_to_float(array, name, exact)
+
+
+def _nearest_float(value: Any) -> float:
+    """A real number rounded to the nearest float64; beyond the float range, ±inf."""
+    try:
+        return float(value)
+    except OverflowError:  # an int or Fraction beyond the float range
+        return math.inf if value > 0 else -math.inf
+
+
+def _rows_as_floats(array: np.ndarray, name: str) -> np.ndarray:
+    """An object array of real numbers as float64, by one pass whatever the element types.
+
+    The types are checked per *kind* (a set of the types present), and every element goes
+    through the same conversion, so the cost hardly depends on which rows are ints,
+    floats or Fractions. Only a row that comes out non-finite is looked at again.
+    """
+    flat = array.ravel()
+    for kind in set(map(type, flat)):
+        if issubclass(kind, (bool, np.bool_, np.timedelta64, np.datetime64, list, tuple,
+                             np.ndarray, str, bytes)) or \
+                not issubclass(kind, (numbers.Real, Decimal)):
+            index = next(i for i, v in enumerate(flat) if type(v) is kind)
+            _check_element_is_real(flat[index], name, index, array.shape)
+    with np.errstate(over="ignore"):  # a long double beyond the float range
+        result = np.fromiter(map(_nearest_float, flat), dtype=np.float64, count=flat.size)
+    for i in np.flatnonzero(~np.isfinite(result)):
+        _check_element_is_real(flat[i], name, int(i), array.shape)  # NaN or infinity
+    return result.reshape(array.shape)
+
+
+def check_rows_to_clip(values: Any, name: str, low: float, high: float, *,
+                       ndim: int | None = None) -> np.ndarray:
+    """Return one value per row as float64, clipped to ``[low, high]`` (floats).
+
+    Any finite real number is accepted, however large or however far from a float64: each
+    row is rounded to its nearest float64 (``±inf`` beyond the float range), then clipped.
+    Rounding to nearest is monotone and the bounds are floats, so a row outside the range
+    is clipped *exactly* (``2**53 + 1`` or ``10**400`` above ``high`` becomes ``high``),
+    and a row inside it moves by at most half an ulp, a function of that row alone: each
+    row's contribution stays in ``[low, high]``, so a caller's sensitivity (computed for
+    rows in that range) is unchanged. Unlike :func:`check_finite_array`, no finite row is
+    refused, so no error reveals that one row is huge or not a float64.
+
+    What is refused -- a NaN or infinity, a bool, a string, any other non-number, a ragged
+    nesting -- is outside the input domain (finite real numbers). That domain is a
+    precondition the caller must enforce on the data before a release: the error itself
+    reveals that some row is outside it.
+
+    Raises
+    ------
+    TypeError
+        If ``values`` does not hold real numbers (bools included).
+    ValueError
+        If it is empty, ragged, has the wrong number of dimensions, or holds NaN or infinity.
+
+    Examples
+    --------
+    >>> check_rows_to_clip([30, 2**53 + 1, -10**400], "values", 0.0, 1e6).tolist()
+    [30.0, 1000000.0, 0.0]
+    """
+    if isinstance(values, (str, bytes)):
+        raise TypeError(f"{name} must be an array of real numbers, got {_describe(values)}")
+    dtype = getattr(values, "dtype", None)
+    typed = isinstance(values, np.ndarray) or (dtype is not None and dtype.kind != "O")
+    array = as_array(values, name, dtype=None if typed else object)
+    if ndim is not None and array.ndim != ndim:
+        raise ValueError(f"{name} must have {ndim} dimension(s), got shape {array.shape}")
+    if array.size == 0:
+        raise ValueError(f"{name} must not be empty")
+    if array.dtype.kind == "O":
+        return np.clip(_rows_as_floats(array, name), low, high)
+    if array.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must be an array of real numbers, got dtype {array.dtype}")
+    if array.dtype.kind == "f":
+        bad = ~np.isfinite(array)
+        if bad.any():
+            index = int(np.flatnonzero(bad)[0])
+            raise _nonfinite_error(name, float(array.flat[index]), index, array.shape)
+    with np.errstate(over="ignore"):  # round to nearest (a long double may overflow)
+        return np.clip(array.astype(np.float64), low, high)
 
 
 def as_fraction(value: Any, name: str) -> Fraction:
