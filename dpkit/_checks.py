@@ -94,10 +94,9 @@ def _exact_number(value: Any, name: str, wanted: str = "a finite number") -> flo
             raise ValueError(f"{name} must be {wanted}, got {_describe(value)}")
         return float(value)
     if isinstance(value, numbers.Integral):
-        integer = int(value)
-        if -_EXACT_INT <= integer <= _EXACT_INT:
-            return float(integer)
-        exact = Fraction(integer)
+        # Every int takes the same steps below (no shortcut for |value| <= 2**53), so the
+        # cost does not reveal on which side of 2**53 the value lies.
+        exact = Fraction(int(value))
     elif isinstance(value, np.floating):  # float16, float32, longdouble
         if not np.isfinite(value):
             raise ValueError(f"{name} must be {wanted}, got {_describe(value)}")

@@ -108,6 +108,7 @@ __all__ = [
     "bernoulli_exp",
     "discrete_gaussian",
     "discrete_laplace",
+    "exact_path",
     "from_grid",
     "grid_exponent",
     "grid_sensitivity",
@@ -1188,12 +1189,49 @@ def grid_sensitivity(sensitivity: Any, k: int, count: int = 1, *, norm: int = 1)
     return units + _ceil_sqrt(count)
 
 
-def to_grid(values: np.ndarray, k: int) -> np.ndarray:
+def exact_path(size: int) -> bool:
+    """Whether grid arithmetic on ``size`` values runs on Python ints (public choice).
+
+    The path is chosen from the *size* alone, never from the values: every release of up to
+    ``_FIXED_MAX`` (64) values is computed on exact Python integers whatever its magnitude,
+    so two neighbouring inputs take the same path. Larger arrays use ``int64`` while every
+    value fits and Python ints otherwise: that switch depends on the values (see "Timing"
+    in the module docstring), the price of vectorised speed.
+    """
+    return size <= _FIXED_MAX
+
+
+def _round_units(value: Any, k: int) -> int:
+    """``value / 2**k`` rounded to the nearest integer (ties to even), exactly.
+
+    One code path for floats and Fractions alike (``as_integer_ratio``), so the cost does
+    not depend on whether the value is a float64.
+    """
+    numerator, denominator = value.as_integer_ratio()
+    if k <= 0:
+        numerator <<= -k
+    else:
+        denominator <<= k
+    quotient, remainder = divmod(numerator, denominator)
+    twice = 2 * remainder
+    if twice > denominator or (twice == denominator and quotient & 1):
+        quotient += 1
+    return quotient
+
+
+def _object_ints(items: list[int], shape: tuple[int, ...]) -> np.ndarray:
+    result = np.empty(len(items), dtype=object)
+    result[:] = items
+    return result.reshape(shape)
+
+
+def to_grid(values: np.ndarray, k: int, *, exact: bool | None = None) -> np.ndarray:
     """Round finite floats to the nearest multiple of ``2**k`` (ties to even), in grid units.
 
-    Exact: ``values · 2**-k`` is computed exactly (power-of-two scaling) or, when it would
-    overflow, in rational arithmetic. Returns an ``int64`` array, or an ``object`` array of
-    Python ints if a value does not fit in 62 bits.
+    Exact: ``values · 2**-k`` is computed exactly (power-of-two scaling) or in integer
+    arithmetic. On the exact path (:func:`exact_path`: up to 64 values, chosen from the size
+    alone) the result is always an ``object`` array of Python ints; otherwise an ``int64``
+    array, or an ``object`` array if a value does not fit in 62 bits.
 
     Parameters
     ----------
@@ -1203,6 +1241,9 @@ def to_grid(values: np.ndarray, k: int) -> np.ndarray:
         float64 cannot hold (``2**54 + 3``) is never rounded to a float first.
     k : int
         Grid exponent.
+    exact : bool, optional
+        Force the Python-int path (``True``) or the vectorised one (``False``); default
+        ``exact_path(values.size)``.
 
     Returns
     -------
@@ -1217,38 +1258,40 @@ def to_grid(values: np.ndarray, k: int) -> np.ndarray:
     [2, -5]
     """
     values = np.asarray(values)
+    if exact_path(values.size) if exact is None else exact:
+        return _object_ints([_round_units(v, k) for v in values.ravel().tolist()],
+                            values.shape)
     if values.dtype == object:
-        step = Fraction(2) ** k
-        exact = [round(Fraction(v) / step) for v in values.ravel()]
-        return _as_int_array(exact, values.shape)
+        return _as_int_array([_round_units(v, k) for v in values.ravel()], values.shape)
     values = values.astype(np.float64, copy=False)
     with np.errstate(over="ignore"):
         scaled = np.ldexp(values, -k)
     rounded = np.rint(scaled)   # ties to even; exact (subnormal inputs round to 0 anyway)
     if np.all(np.abs(rounded) < _INT64_SAFE):
         return rounded.astype(np.int64)
-    step = Fraction(2) ** k
-    flat = [round(Fraction(float(v)) / step) for v in values.ravel()]
-    return _as_int_array(flat, values.shape)
+    return _as_int_array([_round_units(v, k) for v in values.ravel().tolist()], values.shape)
 
 
-def add_units(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Exact sum of two integer arrays in grid units (``int64``, or Python ints if needed).
+def add_units(a: np.ndarray, b: np.ndarray, *, exact: bool | None = None) -> np.ndarray:
+    """Exact sum of two integer arrays in grid units.
 
-    ``int64`` addition could wrap around silently; when either operand may come near
-    ``2**62`` the sum is done on Python integers instead.
+    On the exact path (:func:`exact_path` of ``a.size``, or ``exact=True``) the sum is
+    always taken on Python ints. Otherwise ``int64``, unless an operand may come near
+    ``2**62`` (``int64`` addition could wrap around silently): then Python ints.
     """
     a, b = np.asarray(a), np.asarray(b)
-    if a.dtype == np.int64 and b.dtype == np.int64:
+    python = exact_path(a.size) if exact is None else exact
+    if not python and a.dtype == np.int64 and b.dtype == np.int64:
         if (a.size == 0 or int(np.abs(a).max()) < _INT64_SAFE // 2) and \
                 (b.size == 0 or int(np.abs(b).max()) < _INT64_SAFE // 2):
             return a + b
-    total = [int(x) + int(y) for x, y in zip(a.ravel(), np.broadcast_to(b, a.shape).ravel(),
-                                                strict=True)]
-    return _as_int_array(total, a.shape)
+    total = [int(x) + int(y) for x, y in zip(a.ravel().tolist(),
+                                              np.broadcast_to(b, a.shape).ravel().tolist(),
+                                              strict=True)]
+    return _object_ints(total, a.shape) if python else _as_int_array(total, a.shape)
 
 
-def from_grid(units: np.ndarray, k: int) -> np.ndarray:
+def from_grid(units: np.ndarray, k: int, *, exact: bool | None = None) -> np.ndarray:
     """The floats nearest to ``units · 2**k`` (a deterministic post-processing step).
 
     Parameters
@@ -1256,27 +1299,26 @@ def from_grid(units: np.ndarray, k: int) -> np.ndarray:
     units : numpy.ndarray of int64 or of Python ints
     k : int
         Grid exponent.
+    exact : bool, optional
+        Force the Python-int path (``True``) or allow the ``int64`` one (``False``);
+        default ``exact_path(units.size)``.
 
     Returns
     -------
     numpy.ndarray of float64
     """
     units = np.asarray(units)
-    if units.dtype == np.int64:
+    python = exact_path(units.size) if exact is None else exact
+    if not python and units.dtype == np.int64:
         with np.errstate(over="ignore"):
             return np.ldexp(units.astype(np.float64), k)
-    step = Fraction(2) ** k
-    flat = [_fraction_to_float(Fraction(int(u)) * step) for u in units.ravel()]
+    flat = [_units_to_float(int(u), k) for u in units.ravel().tolist()]
     return np.array(flat, dtype=np.float64).reshape(units.shape)
 
 
-def _fraction_to_float(value: Fraction) -> float:
-    """Nearest float to a rational (±inf beyond the float range).
-
-    >>> _fraction_to_float(Fraction(10**400, 3)), _fraction_to_float(Fraction(-10**400))
-    (inf, -inf)
-    """
+def _units_to_float(units: int, k: int) -> float:
+    """Nearest float to ``units · 2**k`` (±inf beyond the range); one correctly rounded step."""
     try:
-        return float(value)
+        return float(units << k) if k >= 0 else units / (1 << -k)
     except OverflowError:
-        return math.inf if value > 0 else -math.inf
+        return math.inf if units > 0 else -math.inf

@@ -393,8 +393,9 @@ def sample_releases(value: float, sensitivity: float, epsilon: float, n: int, *,
     value = check_real(value, "value", exact=True)
     n = check_integer(n, "n", minimum=0, maximum=MAX_RELEASES)
     grid = laplace_grid(sensitivity, epsilon)
-    units = _sampling.to_grid(np.array([value]), grid.exponent)
+    exact = _sampling.exact_path(n)   # the arithmetic path of n releases, from n alone
+    units = _sampling.to_grid(np.array([value]), grid.exponent, exact=exact)
     _check_release_range(units, grid, value, sensitivity, epsilon)
     noise = _sampling.discrete_laplace(grid.scale_units, resolve(rng), size=n)
-    return _sampling.from_grid(_sampling.add_units(np.broadcast_to(units, (n,)).copy(), noise),
-                               grid.exponent)
+    total = _sampling.add_units(np.broadcast_to(units, (n,)).copy(), noise, exact=exact)
+    return _sampling.from_grid(total, grid.exponent, exact=exact)

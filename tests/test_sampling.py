@@ -521,3 +521,32 @@ def test_columns_levels_thread_safe() -> None:
                 np.testing.assert_array_equal(shared.level(j), expected[j])
     finally:
         sys.setswitchinterval(old)
+
+
+@pytest.mark.parametrize("big", [2.0**21, 2.0**61, 2.0**100, 1e308])
+def test_grid_path_depends_on_the_size_only(big: float) -> None:
+    # Break 1: the int64 / Python-int switch depended on the values, so neighbours one
+    # sensitivity apart could take paths of different speed. Up to 64 values the path is
+    # the exact one whatever the magnitudes.
+    k = -40
+    for values in (np.array([1.0, -2.5]), np.array([big, -big]),
+                   np.array([Fraction(2**80 + 1), 0.5], dtype=object)):
+        units = sampling.to_grid(values, k)
+        assert units.dtype == object and all(type(u) is int for u in units)
+        assert units.tolist() == [round(Fraction(v) / Fraction(2) ** k) for v in values]
+        noise = np.array([3, -(2**40)], dtype=np.int64)
+        total = sampling.add_units(units, noise)
+        assert total.dtype == object
+        assert total.tolist() == [u + int(n) for u, n in zip(units, noise, strict=True)]
+        released = sampling.from_grid(total, k)
+        assert released.tolist() == [float(Fraction(t) * Fraction(2) ** k) for t in total]
+    assert sampling.exact_path(64) and not sampling.exact_path(65)
+
+
+def test_round_units_ties_to_even() -> None:
+    assert [sampling._round_units(Fraction(x, 2), 0) for x in (-3, -1, 1, 3, 5)] \
+        == [-2, 0, 0, 2, 2]
+    assert sampling._round_units(0.75, -1) == 2 and sampling._round_units(-2.5, -1) == -5
+    assert sampling._round_units(6.0, 2) == 2 and sampling._round_units(10.0, 2) == 2
+    assert sampling._units_to_float(2**2000, 0) == math.inf
+    assert sampling._units_to_float(-(2**2000), -1) == -math.inf
