@@ -66,6 +66,25 @@ the NumPy operations run do not depend on the values drawn. What is and is not c
 * Larger arrays use the byte-efficient vectorised samplers below, whose loops (ties, tails,
   rejection rounds) run over the whole block: their length depends on the block's values
   collectively, diluting any single value's influence but not removing it.
+* Grid arithmetic (:func:`to_grid`, :func:`add_units`, :func:`from_grid`) on up to 64
+  values always runs on exact Python integers: the path is chosen from the size alone, so
+  neighbouring inputs take the same path whatever their magnitudes (:func:`exact_path`).
+  **Residual channel, larger arrays:** above 64 values the arithmetic runs on ``int64``
+  while every grid value is below ``2**61`` units (``|value| < 2**(61 + k)``, e.g. about
+  ``2**21`` at the Laplace grid of ``Δ/ε = 10``) and on Python ints, many times slower, as
+  soon as one coordinate is beyond. That switch depends on the data: two neighbouring
+  vectors on either side of the boundary take paths of visibly different speed, and a
+  timing adversary can tell them apart. Always using the exact path costs about 3 to 5
+  times the running time of a release of ``10**5`` values, so it is not the default; a
+  caller who releases large vectors whose coordinates may cross that boundary, and whose
+  adversary can time the release, should keep the coordinates below it (clip them to a
+  public bound well under ``2**(61 + k)``) or release them in blocks of at most 64.
+* Input conversion: a float64 NumPy array is converted in a few vectorised operations. A
+  Python list whose elements are not all floats (ints, ``Fraction``) is validated element
+  by element by :func:`dpkit._checks.check_finite_array`, tens of times slower than an
+  all-float list of the same length, so the running time reveals that some row has a
+  different type: pass a float64 array. (:func:`dpkit.svt.choose_clip_bound` and
+  :func:`dpkit.svt.auto_avg` convert every list in one pass whatever its element types.)
 * Constant cost is not constant time: Python, the allocator, caches, the operating
   system's random source (:class:`dpkit.rng.SecureRandom` refills its buffer every 4096
   bytes, after a number of releases that does not depend on the noise) and other load make
@@ -1322,3 +1341,15 @@ def _units_to_float(units: int, k: int) -> float:
         return float(units << k) if k >= 0 else units / (1 << -k)
     except OverflowError:
         return math.inf if units > 0 else -math.inf
+
+
+def _fraction_to_float(value: Fraction) -> float:
+    """Nearest float to a rational (±inf beyond the float range).
+
+    >>> _fraction_to_float(Fraction(10**400, 3)), _fraction_to_float(Fraction(-10**400))
+    (inf, -inf)
+    """
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf

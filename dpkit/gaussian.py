@@ -720,7 +720,14 @@ def gaussian_mechanism(value: Any, sensitivity: Any, epsilon: Any, delta: Any, *
     rounding loss to add): the ε lost to discreteness, about 4e-11 per coordinate, is
     reserved inside the budget (see :func:`mechanism_parameters`). The output of the
     conversion to floats is post-processing. Up to 64 coordinates the noise is drawn at a
-    cost independent of its value (see "Timing" in :mod:`dpkit._sampling`); the calibration
+    cost independent of its value and the grid arithmetic always runs on exact Python
+    integers (see "Timing" in :mod:`dpkit._sampling`). **Above 64 coordinates the running
+    time depends on the data and on the noise:** the rejection rounds run over the whole
+    block, and the grid arithmetic switches from ``int64`` to Python ints, several times
+    slower, as soon as one coordinate exceeds ``2**61`` grid steps, so neighbouring vectors
+    on either side of that boundary can be told apart by timing. Against a timing adversary
+    release at most 64 coordinates at a time, or keep them well below that bound, and pass
+    a float64 array (a list of mixed types is validated much more slowly). The calibration
     is memoised per validated (Δ, ε, δ, d, method).
 
     References
