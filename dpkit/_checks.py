@@ -490,17 +490,10 @@ def check_finite_array(values: Any, name: str, *, ndim: int | None = None,
     if isinstance(values, (str, bytes)):
         raise TypeError(f"{name} must be an array of real numbers, got {_describe(values)}")
     dtype = getattr(values, "dtype", None)
-    if isinstance(values, np.ndarray) or (dtype is not None and dtype.kind != "O"):
-        array = as_array(values, name)  # a typed container: its dtype says what it holds
-    else:
-        # A list may mix types that NumPy would coerce silently (bools, big ints): look at
-        # each element as given.
-        array = as_array(values, name, dtype=object)
-        kinds = {type(v) for v in array.flat}
-        if kinds and kinds <= {float, np.float64}:
-            array = array.astype(np.float64)
-        elif kinds == {int} and all(-2**63 <= v < 2**63 for v in array.flat):
-            array = array.astype(np.int64)  # checked below like any int64 array
+    typed = isinstance(values, np.ndarray) or (dtype is not None and dtype.kind != "O")
+    # A typed container's dtype says what it holds; a list may mix types that NumPy would
+    # coerce silently (bools, big ints), so its elements are looked at as given.
+    array = as_array(values, name, dtype=None if typed else object)
     if ndim is not None and array.ndim != ndim:
         raise ValueError(f"{name} must have {ndim} dimension(s), got shape {array.shape}")
     if array.size == 0:
@@ -508,7 +501,7 @@ def check_finite_array(values: Any, name: str, *, ndim: int | None = None,
             raise ValueError(f"{name} must not be empty")
         return np.zeros(array.shape, dtype=np.float64)
     if array.dtype.kind == "O":
-        return _exact_elements(array, name, exact)
+        return _list_to_float(array, name, exact)
     if array.dtype.kind not in "iuf":
         raise TypeError(f"{name} must be an array of real numbers, got dtype {array.dtype}")
     return _typed_to_float(array, name, exact)
@@ -522,6 +515,48 @@ def _nearest_float(value: Any) -> float:
         return math.inf if value > 0 else -math.inf
 
 
+def _check_kinds(flat: np.ndarray, name: str, shape: tuple[int, ...]) -> None:
+    """Refuse a non-number, checking each *type* present once (not each element)."""
+    for kind in set(map(type, flat)):
+        if issubclass(kind, (bool, np.bool_, np.timedelta64, np.datetime64, list, tuple,
+                             np.ndarray, str, bytes)) or \
+                not issubclass(kind, (numbers.Real, Decimal)):
+            index = next(i for i, v in enumerate(flat) if type(v) is kind)
+            _check_element_is_real(flat[index], name, index, shape)
+
+
+def _equals(nearest: float, value: Any) -> bool:
+    """``nearest == value`` exactly (NumPy would compare an ``np.int64`` as a float)."""
+    return nearest == (int(value) if isinstance(value, np.integer) else value)
+
+
+def _list_to_float(array: np.ndarray, name: str, exact: bool) -> np.ndarray:
+    """An object array (from a list) as float64 in one pass, whatever the element types.
+
+    Every element is rounded to the nearest float and compared with it exactly (Python's
+    ``==`` between a float and an int, Fraction or Decimal is exact; see :func:`_equals`),
+    so ints, floats and Fractions cost about the same: the running time does not reveal
+    which rows are not floats. Only an element that is inexact or not finite is looked at
+    again (and a list holding one is refused, or kept exactly, anyway).
+    """
+    flat = array.ravel()
+    _check_kinds(flat, name, array.shape)
+    try:
+        with np.errstate(over="ignore", invalid="ignore"):
+            floats = np.fromiter(map(_nearest_float, flat), dtype=np.float64, count=flat.size)
+            same = np.fromiter(map(_equals, floats.tolist(), flat), dtype=bool,
+                               count=flat.size)
+    except (ValueError, ArithmeticError):  # a signalling NaN: the element-wise check says so
+        return _exact_elements(array, name, exact)
+    bad = ~(same & np.isfinite(floats))
+    if not bad.any():
+        return floats.reshape(array.shape)
+    items: list[float | Fraction] = floats.tolist()
+    for i in np.flatnonzero(bad).tolist():
+        items[i] = _element(flat[i], name, i, array.shape)
+    return _assemble(items, array, name, exact)
+
+
 def _rows_as_floats(array: np.ndarray, name: str) -> np.ndarray:
     """An object array of real numbers as float64, by one pass whatever the element types.
 
@@ -530,12 +565,7 @@ def _rows_as_floats(array: np.ndarray, name: str) -> np.ndarray:
     floats or Fractions. Only a row that comes out non-finite is looked at again.
     """
     flat = array.ravel()
-    for kind in set(map(type, flat)):
-        if issubclass(kind, (bool, np.bool_, np.timedelta64, np.datetime64, list, tuple,
-                             np.ndarray, str, bytes)) or \
-                not issubclass(kind, (numbers.Real, Decimal)):
-            index = next(i for i, v in enumerate(flat) if type(v) is kind)
-            _check_element_is_real(flat[index], name, index, array.shape)
+    _check_kinds(flat, name, array.shape)
     with np.errstate(over="ignore"):  # a long double beyond the float range
         result = np.fromiter(map(_nearest_float, flat), dtype=np.float64, count=flat.size)
     for i in np.flatnonzero(~np.isfinite(result)):

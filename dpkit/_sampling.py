@@ -79,12 +79,11 @@ the NumPy operations run do not depend on the values drawn. What is and is not c
   caller who releases large vectors whose coordinates may cross that boundary, and whose
   adversary can time the release, should keep the coordinates below it (clip them to a
   public bound well under ``2**(61 + k)``) or release them in blocks of at most 64.
-* Input conversion: a float64 NumPy array is converted in a few vectorised operations. A
-  Python list whose elements are not all floats (ints, ``Fraction``) is validated element
-  by element by :func:`dpkit._checks.check_finite_array`, tens of times slower than an
-  all-float list of the same length, so the running time reveals that some row has a
-  different type: pass a float64 array. (:func:`dpkit.svt.choose_clip_bound` and
-  :func:`dpkit.svt.auto_avg` convert every list in one pass whatever its element types.)
+* Input conversion: a float64 NumPy array is converted in a few vectorised operations; a
+  Python list in one pass (:func:`dpkit._checks.check_finite_array`) whose cost hardly
+  depends on the types of its elements (ints, floats, Fractions alike), except that an
+  element float64 cannot hold exactly is looked at again. A list is several times slower
+  than an array, and an array's dtype is visible in its cost: pass a float64 array.
 * Constant cost is not constant time: Python, the allocator, caches, the operating
   system's random source (:class:`dpkit.rng.SecureRandom` refills its buffer every 4096
   bytes, after a number of releases that does not depend on the noise) and other load make

@@ -727,8 +727,7 @@ def gaussian_mechanism(value: Any, sensitivity: Any, epsilon: Any, delta: Any, *
     slower, as soon as one coordinate exceeds ``2**61`` grid steps, so neighbouring vectors
     on either side of that boundary can be told apart by timing. Against a timing adversary
     release at most 64 coordinates at a time, or keep them well below that bound, and pass
-    a float64 array (a list of mixed types is validated much more slowly). The calibration
-    is memoised per validated (Δ, ε, δ, d, method).
+    a float64 array. The calibration is memoised per validated (Δ, ε, δ, d, method).
 
     References
     ----------

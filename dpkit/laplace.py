@@ -329,9 +329,8 @@ def laplace_mechanism(value: Any, sensitivity: float, epsilon: float, *,
     from ``int64`` to Python ints, several times slower, as soon as one coordinate exceeds
     ``2**61`` grid steps (``|value| >= 2**(61 + k)``), so neighbouring vectors on either side
     of that boundary can be told apart by timing. Against an adversary who can time the
-    release, release at most 64 coordinates at a time or keep them well below that bound;
-    pass a float64 array, not a list of mixed types (whose validation is much slower). The
-    calibration is memoised per (Δ, ε, d). The privacy
+    release, release at most 64 coordinates at a time or keep them well below that bound,
+    and pass a float64 array. The calibration is memoised per (Δ, ε, d). The privacy
     guarantee above assumes the *computed* ``f(x)`` has sensitivity ``Δ``: a float sum of
     clipped values can exceed it by a rounding (sum on an integer grid instead, as
     :func:`dpkit.svt.auto_avg` does).
