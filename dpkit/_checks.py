@@ -57,6 +57,7 @@ __all__ = [
     "check_integer",
     "check_probability",
     "check_real",
+    "check_rows_to_clip",
     "check_sensitivity",
     "round_fraction",
 ]
@@ -93,10 +94,9 @@ def _exact_number(value: Any, name: str, wanted: str = "a finite number") -> flo
             raise ValueError(f"{name} must be {wanted}, got {_describe(value)}")
         return float(value)
     if isinstance(value, numbers.Integral):
-        integer = int(value)
-        if -_EXACT_INT <= integer <= _EXACT_INT:
-            return float(integer)
-        exact = Fraction(integer)
+        # Every int takes the same steps below (no shortcut for |value| <= 2**53), so the
+        # cost does not reveal on which side of 2**53 the value lies.
+        exact = Fraction(int(value))
     elif isinstance(value, np.floating):  # float16, float32, longdouble
         if not np.isfinite(value):
             raise ValueError(f"{name} must be {wanted}, got {_describe(value)}")
@@ -361,6 +361,13 @@ def _nonfinite_error(name: str, value: Any, flat_index: int,
 
 def _element(value: Any, name: str, flat_index: int, shape: tuple[int, ...]) -> Any:
     """One element of an object array, validated as :func:`check_real` (exactly)."""
+    _check_element_is_real(value, name, flat_index, shape)
+    return _exact_number(value, _element_name(name, flat_index, shape))
+
+
+def _check_element_is_real(value: Any, name: str, flat_index: int,
+                           shape: tuple[int, ...]) -> None:
+    """Refuse an element that is not a finite real number (any magnitude is accepted)."""
     if isinstance(value, (list, tuple, np.ndarray)):  # NumPy keeps a ragged nesting as objects
         raise ValueError(f"{name} must be a rectangular array (nested sequences of equal "
                          f"lengths) of real numbers, got the sequence {_describe(value)} at "
@@ -374,7 +381,6 @@ def _element(value: Any, name: str, flat_index: int, shape: tuple[int, ...]) -> 
     if (isinstance(value, (float, np.floating)) and not np.isfinite(value)) or \
             (isinstance(value, Decimal) and not value.is_finite()):
         raise _nonfinite_error(name, value, flat_index, shape)
-    return _exact_number(value, _element_name(name, flat_index, shape))
 
 
 def _exact_elements(array: np.ndarray, name: str, exact: bool) -> np.ndarray:
@@ -484,17 +490,10 @@ def check_finite_array(values: Any, name: str, *, ndim: int | None = None,
     if isinstance(values, (str, bytes)):
         raise TypeError(f"{name} must be an array of real numbers, got {_describe(values)}")
     dtype = getattr(values, "dtype", None)
-    if isinstance(values, np.ndarray) or (dtype is not None and dtype.kind != "O"):
-        array = as_array(values, name)  # a typed container: its dtype says what it holds
-    else:
-        # A list may mix types that NumPy would coerce silently (bools, big ints): look at
-        # each element as given.
-        array = as_array(values, name, dtype=object)
-        kinds = {type(v) for v in array.flat}
-        if kinds and kinds <= {float, np.float64}:
-            array = array.astype(np.float64)
-        elif kinds == {int} and all(-2**63 <= v < 2**63 for v in array.flat):
-            array = array.astype(np.int64)  # checked below like any int64 array
+    typed = isinstance(values, np.ndarray) or (dtype is not None and dtype.kind != "O")
+    # A typed container's dtype says what it holds; a list may mix types that NumPy would
+    # coerce silently (bools, big ints), so its elements are looked at as given.
+    array = as_array(values, name, dtype=None if typed else object)
     if ndim is not None and array.ndim != ndim:
         raise ValueError(f"{name} must have {ndim} dimension(s), got shape {array.shape}")
     if array.size == 0:
@@ -502,10 +501,128 @@ def check_finite_array(values: Any, name: str, *, ndim: int | None = None,
             raise ValueError(f"{name} must not be empty")
         return np.zeros(array.shape, dtype=np.float64)
     if array.dtype.kind == "O":
-        return _exact_elements(array, name, exact)
+        return _list_to_float(array, name, exact)
     if array.dtype.kind not in "iuf":
         raise TypeError(f"{name} must be an array of real numbers, got dtype {array.dtype}")
     return _typed_to_float(array, name, exact)
+
+
+def _nearest_float(value: Any) -> float:
+    """A real number rounded to the nearest float64; beyond the float range, ±inf."""
+    try:
+        return float(value)
+    except OverflowError:  # an int or Fraction beyond the float range
+        return math.inf if value > 0 else -math.inf
+
+
+def _check_kinds(flat: np.ndarray, name: str, shape: tuple[int, ...]) -> None:
+    """Refuse a non-number, checking each *type* present once (not each element)."""
+    for kind in set(map(type, flat)):
+        if issubclass(kind, (bool, np.bool_, np.timedelta64, np.datetime64, list, tuple,
+                             np.ndarray, str, bytes)) or \
+                not issubclass(kind, (numbers.Real, Decimal)):
+            index = next(i for i, v in enumerate(flat) if type(v) is kind)
+            _check_element_is_real(flat[index], name, index, shape)
+
+
+def _equals(nearest: float, value: Any) -> bool:
+    """``nearest == value`` exactly (NumPy would compare an ``np.int64`` as a float)."""
+    return nearest == (int(value) if isinstance(value, np.integer) else value)
+
+
+def _list_to_float(array: np.ndarray, name: str, exact: bool) -> np.ndarray:
+    """An object array (from a list) as float64 in one pass, whatever the element types.
+
+    Every element is rounded to the nearest float and compared with it exactly (Python's
+    ``==`` between a float and an int, Fraction or Decimal is exact; see :func:`_equals`),
+    so ints, floats and Fractions cost about the same: the running time does not reveal
+    which rows are not floats. Only an element that is inexact or not finite is looked at
+    again (and a list holding one is refused, or kept exactly, anyway).
+    """
+    flat = array.ravel()
+    _check_kinds(flat, name, array.shape)
+    try:
+        with np.errstate(over="ignore", invalid="ignore"):
+            floats = np.fromiter(map(_nearest_float, flat), dtype=np.float64, count=flat.size)
+            same = np.fromiter(map(_equals, floats.tolist(), flat), dtype=bool,
+                               count=flat.size)
+    except (ValueError, ArithmeticError):  # a signalling NaN: the element-wise check says so
+        return _exact_elements(array, name, exact)
+    bad = ~(same & np.isfinite(floats))
+    if not bad.any():
+        return floats.reshape(array.shape)
+    items: list[float | Fraction] = floats.tolist()
+    for i in np.flatnonzero(bad).tolist():
+        items[i] = _element(flat[i], name, i, array.shape)
+    return _assemble(items, array, name, exact)
+
+
+def _rows_as_floats(array: np.ndarray, name: str) -> np.ndarray:
+    """An object array of real numbers as float64, by one pass whatever the element types.
+
+    The types are checked per *kind* (a set of the types present), and every element goes
+    through the same conversion, so the cost hardly depends on which rows are ints,
+    floats or Fractions. Only a row that comes out non-finite is looked at again.
+    """
+    flat = array.ravel()
+    _check_kinds(flat, name, array.shape)
+    with np.errstate(over="ignore"):  # a long double beyond the float range
+        result = np.fromiter(map(_nearest_float, flat), dtype=np.float64, count=flat.size)
+    for i in np.flatnonzero(~np.isfinite(result)):
+        _check_element_is_real(flat[i], name, int(i), array.shape)  # NaN or infinity
+    return result.reshape(array.shape)
+
+
+def check_rows_to_clip(values: Any, name: str, low: float, high: float, *,
+                       ndim: int | None = None) -> np.ndarray:
+    """Return one value per row as float64, clipped to ``[low, high]`` (floats).
+
+    Any finite real number is accepted, however large or however far from a float64: each
+    row is rounded to its nearest float64 (``±inf`` beyond the float range), then clipped.
+    Rounding to nearest is monotone and the bounds are floats, so a row outside the range
+    is clipped *exactly* (``2**53 + 1`` or ``10**400`` above ``high`` becomes ``high``),
+    and a row inside it moves by at most half an ulp, a function of that row alone: each
+    row's contribution stays in ``[low, high]``, so a caller's sensitivity (computed for
+    rows in that range) is unchanged. Unlike :func:`check_finite_array`, no finite row is
+    refused, so no error reveals that one row is huge or not a float64.
+
+    What is refused -- a NaN or infinity, a bool, a string, any other non-number, a ragged
+    nesting -- is outside the input domain (finite real numbers). That domain is a
+    precondition the caller must enforce on the data before a release: the error itself
+    reveals that some row is outside it.
+
+    Raises
+    ------
+    TypeError
+        If ``values`` does not hold real numbers (bools included).
+    ValueError
+        If it is empty, ragged, has the wrong number of dimensions, or holds NaN or infinity.
+
+    Examples
+    --------
+    >>> check_rows_to_clip([30, 2**53 + 1, -10**400], "values", 0.0, 1e6).tolist()
+    [30.0, 1000000.0, 0.0]
+    """
+    if isinstance(values, (str, bytes)):
+        raise TypeError(f"{name} must be an array of real numbers, got {_describe(values)}")
+    dtype = getattr(values, "dtype", None)
+    typed = isinstance(values, np.ndarray) or (dtype is not None and dtype.kind != "O")
+    array = as_array(values, name, dtype=None if typed else object)
+    if ndim is not None and array.ndim != ndim:
+        raise ValueError(f"{name} must have {ndim} dimension(s), got shape {array.shape}")
+    if array.size == 0:
+        raise ValueError(f"{name} must not be empty")
+    if array.dtype.kind == "O":
+        return np.clip(_rows_as_floats(array, name), low, high)
+    if array.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must be an array of real numbers, got dtype {array.dtype}")
+    if array.dtype.kind == "f":
+        bad = ~np.isfinite(array)
+        if bad.any():
+            index = int(np.flatnonzero(bad)[0])
+            raise _nonfinite_error(name, float(array.flat[index]), index, array.shape)
+    with np.errstate(over="ignore"):  # round to nearest (a long double may overflow)
+        return np.clip(array.astype(np.float64), low, high)
 
 
 def as_fraction(value: Any, name: str) -> Fraction:

@@ -66,6 +66,24 @@ the NumPy operations run do not depend on the values drawn. What is and is not c
 * Larger arrays use the byte-efficient vectorised samplers below, whose loops (ties, tails,
   rejection rounds) run over the whole block: their length depends on the block's values
   collectively, diluting any single value's influence but not removing it.
+* Grid arithmetic (:func:`to_grid`, :func:`add_units`, :func:`from_grid`) on up to 64
+  values always runs on exact Python integers: the path is chosen from the size alone, so
+  neighbouring inputs take the same path whatever their magnitudes (:func:`exact_path`).
+  **Residual channel, larger arrays:** above 64 values the arithmetic runs on ``int64``
+  while every grid value is below ``2**61`` units (``|value| < 2**(61 + k)``, e.g. about
+  ``2**21`` at the Laplace grid of ``Δ/ε = 10``) and on Python ints, many times slower, as
+  soon as one coordinate is beyond. That switch depends on the data: two neighbouring
+  vectors on either side of the boundary take paths of visibly different speed, and a
+  timing adversary can tell them apart. Always using the exact path costs about 3 to 5
+  times the running time of a release of ``10**5`` values, so it is not the default; a
+  caller who releases large vectors whose coordinates may cross that boundary, and whose
+  adversary can time the release, should keep the coordinates below it (clip them to a
+  public bound well under ``2**(61 + k)``) or release them in blocks of at most 64.
+* Input conversion: a float64 NumPy array is converted in a few vectorised operations; a
+  Python list in one pass (:func:`dpkit._checks.check_finite_array`) whose cost hardly
+  depends on the types of its elements (ints, floats, Fractions alike), except that an
+  element float64 cannot hold exactly is looked at again. A list is several times slower
+  than an array, and an array's dtype is visible in its cost: pass a float64 array.
 * Constant cost is not constant time: Python, the allocator, caches, the operating
   system's random source (:class:`dpkit.rng.SecureRandom` refills its buffer every 4096
   bytes, after a number of releases that does not depend on the noise) and other load make
@@ -91,6 +109,7 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
 from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
@@ -107,6 +126,7 @@ __all__ = [
     "bernoulli_exp",
     "discrete_gaussian",
     "discrete_laplace",
+    "exact_path",
     "from_grid",
     "grid_exponent",
     "grid_sensitivity",
@@ -264,14 +284,22 @@ class _Expansion:
     def __init__(self, bounds: Callable[[int], tuple[Any, Any]]) -> None:
         self._bounds = bounds
         self._bytes: list[int] = []
+        self._lock = threading.Lock()
 
     def byte(self, level: int) -> int:
-        """Byte ``level`` (0 = most significant): ``floor(q·256**(level+1)) % 256``."""
-        if level >= len(self._bytes):
-            count = max(level + 1, 2 * len(self._bytes), 8)
-            prefix = self._prefix(8 * count)
-            self._bytes = [(prefix >> (8 * (count - 1 - j))) & 0xFF for j in range(count)]
-        return self._bytes[level]
+        """Byte ``level`` (0 = most significant): ``floor(q·256**(level+1)) % 256``.
+
+        Thread-safe: the cache only grows, under a lock, so a thread never sees a shorter list.
+        """
+        known = self._bytes
+        if level < len(known):
+            return known[level]
+        with self._lock:
+            if level >= len(self._bytes):
+                count = max(level + 1, 2 * len(self._bytes), 8)
+                prefix = self._prefix(8 * count)
+                self._bytes = [(prefix >> (8 * (count - 1 - j))) & 0xFF for j in range(count)]
+            return self._bytes[level]
 
     def _prefix(self, nbits: int) -> int:
         precision = nbits + 64
@@ -313,16 +341,26 @@ class _Columns:
     def __init__(self, expansions: list[_Expansion]) -> None:
         self.expansions = tuple(expansions)
         self._levels: list[np.ndarray] = []
+        self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self.expansions)
 
     def level(self, j: int) -> np.ndarray:
-        """Byte ``j`` of every threshold, as a uint8 array."""
-        while len(self._levels) <= j:
-            k = len(self._levels)
-            self._levels.append(np.array([e.byte(k) for e in self.expansions], dtype=np.uint8))
-        return self._levels[j]
+        """Byte ``j`` of every threshold, as a uint8 array.
+
+        The cache is shared by every thread (the column objects are module-level caches), so
+        the check-then-append runs under a lock: without it two threads could append the same
+        level twice and shift every later level, silently changing the sampled distribution.
+        """
+        if j < len(self._levels):
+            return self._levels[j]
+        with self._lock:
+            while len(self._levels) <= j:
+                k = len(self._levels)
+                self._levels.append(
+                    np.array([e.byte(k) for e in self.expansions], dtype=np.uint8))
+            return self._levels[j]
 
 
 def _bernoulli_matrix(columns: _Columns | list[_Expansion], n: int,
@@ -1169,12 +1207,49 @@ def grid_sensitivity(sensitivity: Any, k: int, count: int = 1, *, norm: int = 1)
     return units + _ceil_sqrt(count)
 
 
-def to_grid(values: np.ndarray, k: int) -> np.ndarray:
+def exact_path(size: int) -> bool:
+    """Whether grid arithmetic on ``size`` values runs on Python ints (public choice).
+
+    The path is chosen from the *size* alone, never from the values: every release of up to
+    ``_FIXED_MAX`` (64) values is computed on exact Python integers whatever its magnitude,
+    so two neighbouring inputs take the same path. Larger arrays use ``int64`` while every
+    value fits and Python ints otherwise: that switch depends on the values (see "Timing"
+    in the module docstring), the price of vectorised speed.
+    """
+    return size <= _FIXED_MAX
+
+
+def _round_units(value: Any, k: int) -> int:
+    """``value / 2**k`` rounded to the nearest integer (ties to even), exactly.
+
+    One code path for floats and Fractions alike (``as_integer_ratio``), so the cost does
+    not depend on whether the value is a float64.
+    """
+    numerator, denominator = value.as_integer_ratio()
+    if k <= 0:
+        numerator <<= -k
+    else:
+        denominator <<= k
+    quotient, remainder = divmod(numerator, denominator)
+    twice = 2 * remainder
+    if twice > denominator or (twice == denominator and quotient & 1):
+        quotient += 1
+    return quotient
+
+
+def _object_ints(items: list[int], shape: tuple[int, ...]) -> np.ndarray:
+    result = np.empty(len(items), dtype=object)
+    result[:] = items
+    return result.reshape(shape)
+
+
+def to_grid(values: np.ndarray, k: int, *, exact: bool | None = None) -> np.ndarray:
     """Round finite floats to the nearest multiple of ``2**k`` (ties to even), in grid units.
 
-    Exact: ``values · 2**-k`` is computed exactly (power-of-two scaling) or, when it would
-    overflow, in rational arithmetic. Returns an ``int64`` array, or an ``object`` array of
-    Python ints if a value does not fit in 62 bits.
+    Exact: ``values · 2**-k`` is computed exactly (power-of-two scaling) or in integer
+    arithmetic. On the exact path (:func:`exact_path`: up to 64 values, chosen from the size
+    alone) the result is always an ``object`` array of Python ints; otherwise an ``int64``
+    array, or an ``object`` array if a value does not fit in 62 bits.
 
     Parameters
     ----------
@@ -1184,6 +1259,9 @@ def to_grid(values: np.ndarray, k: int) -> np.ndarray:
         float64 cannot hold (``2**54 + 3``) is never rounded to a float first.
     k : int
         Grid exponent.
+    exact : bool, optional
+        Force the Python-int path (``True``) or the vectorised one (``False``); default
+        ``exact_path(values.size)``.
 
     Returns
     -------
@@ -1198,38 +1276,40 @@ def to_grid(values: np.ndarray, k: int) -> np.ndarray:
     [2, -5]
     """
     values = np.asarray(values)
+    if exact_path(values.size) if exact is None else exact:
+        return _object_ints([_round_units(v, k) for v in values.ravel().tolist()],
+                            values.shape)
     if values.dtype == object:
-        step = Fraction(2) ** k
-        exact = [round(Fraction(v) / step) for v in values.ravel()]
-        return _as_int_array(exact, values.shape)
+        return _as_int_array([_round_units(v, k) for v in values.ravel()], values.shape)
     values = values.astype(np.float64, copy=False)
     with np.errstate(over="ignore"):
         scaled = np.ldexp(values, -k)
     rounded = np.rint(scaled)   # ties to even; exact (subnormal inputs round to 0 anyway)
     if np.all(np.abs(rounded) < _INT64_SAFE):
         return rounded.astype(np.int64)
-    step = Fraction(2) ** k
-    flat = [round(Fraction(float(v)) / step) for v in values.ravel()]
-    return _as_int_array(flat, values.shape)
+    return _as_int_array([_round_units(v, k) for v in values.ravel().tolist()], values.shape)
 
 
-def add_units(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Exact sum of two integer arrays in grid units (``int64``, or Python ints if needed).
+def add_units(a: np.ndarray, b: np.ndarray, *, exact: bool | None = None) -> np.ndarray:
+    """Exact sum of two integer arrays in grid units.
 
-    ``int64`` addition could wrap around silently; when either operand may come near
-    ``2**62`` the sum is done on Python integers instead.
+    On the exact path (:func:`exact_path` of ``a.size``, or ``exact=True``) the sum is
+    always taken on Python ints. Otherwise ``int64``, unless an operand may come near
+    ``2**62`` (``int64`` addition could wrap around silently): then Python ints.
     """
     a, b = np.asarray(a), np.asarray(b)
-    if a.dtype == np.int64 and b.dtype == np.int64:
+    python = exact_path(a.size) if exact is None else exact
+    if not python and a.dtype == np.int64 and b.dtype == np.int64:
         if (a.size == 0 or int(np.abs(a).max()) < _INT64_SAFE // 2) and \
                 (b.size == 0 or int(np.abs(b).max()) < _INT64_SAFE // 2):
             return a + b
-    total = [int(x) + int(y) for x, y in zip(a.ravel(), np.broadcast_to(b, a.shape).ravel(),
-                                                strict=True)]
-    return _as_int_array(total, a.shape)
+    total = [int(x) + int(y) for x, y in zip(a.ravel().tolist(),
+                                              np.broadcast_to(b, a.shape).ravel().tolist(),
+                                              strict=True)]
+    return _object_ints(total, a.shape) if python else _as_int_array(total, a.shape)
 
 
-def from_grid(units: np.ndarray, k: int) -> np.ndarray:
+def from_grid(units: np.ndarray, k: int, *, exact: bool | None = None) -> np.ndarray:
     """The floats nearest to ``units · 2**k`` (a deterministic post-processing step).
 
     Parameters
@@ -1237,18 +1317,29 @@ def from_grid(units: np.ndarray, k: int) -> np.ndarray:
     units : numpy.ndarray of int64 or of Python ints
     k : int
         Grid exponent.
+    exact : bool, optional
+        Force the Python-int path (``True``) or allow the ``int64`` one (``False``);
+        default ``exact_path(units.size)``.
 
     Returns
     -------
     numpy.ndarray of float64
     """
     units = np.asarray(units)
-    if units.dtype == np.int64:
+    python = exact_path(units.size) if exact is None else exact
+    if not python and units.dtype == np.int64:
         with np.errstate(over="ignore"):
             return np.ldexp(units.astype(np.float64), k)
-    step = Fraction(2) ** k
-    flat = [_fraction_to_float(Fraction(int(u)) * step) for u in units.ravel()]
+    flat = [_units_to_float(int(u), k) for u in units.ravel().tolist()]
     return np.array(flat, dtype=np.float64).reshape(units.shape)
+
+
+def _units_to_float(units: int, k: int) -> float:
+    """Nearest float to ``units · 2**k`` (±inf beyond the range); one correctly rounded step."""
+    try:
+        return float(units << k) if k >= 0 else units / (1 << -k)
+    except OverflowError:
+        return math.inf if units > 0 else -math.inf
 
 
 def _fraction_to_float(value: Fraction) -> float:

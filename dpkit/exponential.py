@@ -566,9 +566,12 @@ def base2_exponential_mechanism(utilities: Any, eta: Eta, *, utility_min: Any,
     mixture of private mechanisms over a data-independent ``U`` is private. For a
     non-integer ``Δ`` the guarantee holds with ``⌈Δ⌉``.
 
-    **Timing.** The running time depends on the data (as in the paper's implementation):
-    rejection rounds, and in the fast method the rare fallback levels. The precision and
-    every error condition depend only on public inputs.
+    **Timing.** The running time depends on the data (as in the paper's implementation),
+    and it is **not** protected against an adversary who can time the release: the number
+    of rejection rounds, the fast method's rare fallback levels, and the cost of the exact
+    arithmetic all depend on the utilities -- in particular, whether the utilities have
+    fractional parts (randomized rounding) changes the running time measurably. The
+    precision and every error condition depend only on public inputs.
     """
     source = resolve(rng)
     values = _utilities(utilities)

@@ -366,6 +366,14 @@ def _analytic_ratio(epsilon: float, delta: float) -> float:
     return ratio
 
 
+#: The smallest ε for which :func:`bao_sigma` resolves every δ in (0, 1) (tested).
+BAO_MIN_EPSILON = 1e-11
+
+
+class _Unresolved(ArithmeticError):
+    """erfc(χ) and e^ε·erfc(√(χ² + ε)) agree to float64 precision: P(χ) is not resolved."""
+
+
 def _log_two_delta(chi: float, epsilon: float) -> tuple[float, float]:
     """Return ``(log P(χ), d log P/dχ)`` for P(χ) = erfc(χ) − e^ε·erfc(√(χ² + ε)).
 
@@ -378,10 +386,14 @@ def _log_two_delta(chi: float, epsilon: float) -> tuple[float, float]:
     if chi >= 0.0:
         log_e = math.log(float(erfcx(chi)))          # log erfc(χ) + χ²
         log_r = math.log(float(erfcx(s))) - log_e
+        if not log_r < 0.0:
+            raise _Unresolved
         log_p_scaled = log_e + math.log(-math.expm1(log_r))   # log P + χ²
     else:
         log_erfc = math.log(float(erfc(chi)))
         log_r = epsilon + math.log(float(erfcx(s))) - s * s - log_erfc
+        if not log_r < 0.0:
+            raise _Unresolved
         log_p_scaled = log_erfc + math.log(-math.expm1(log_r)) + chi * chi
     # P'/P = (2/√π)(χ/s − 1)·e^{−χ²}/P; χ/s − 1 = −ε/(s(s + χ)) when χ >= 0 (no cancellation).
     slope = -epsilon / (s * (s + chi)) if chi >= 0.0 else chi / s - 1.0
@@ -459,7 +471,9 @@ def bao_sigma(sensitivity: Any, epsilon: Any, delta: Any) -> float:
     TypeError
         If an argument is not a real number.
     ValueError
-        If an argument is NaN, infinite or out of range, or σ would leave the float range.
+        If an argument is NaN, infinite or out of range, or σ would leave the float range,
+        or ε is so small (below ``BAO_MIN_EPSILON`` = 1e-11 at the tiniest δ) that the
+        float64 solver cannot resolve the equation; :func:`analytic_sigma` covers that case.
 
     Privacy
     -------
@@ -479,7 +493,14 @@ def bao_sigma(sensitivity: Any, epsilon: Any, delta: Any) -> float:
     sensitivity = check_sensitivity(sensitivity)
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
-    chi = _bao_chi(epsilon, delta)
+    try:
+        chi = _bao_chi(epsilon, delta)
+    except _Unresolved:
+        raise ValueError(
+            f"bao_sigma: epsilon={epsilon!r} is too small for delta={delta!r}: the float64 "
+            f"solver cannot resolve erfc(chi) - e^epsilon*erfc(sqrt(chi^2 + epsilon)) there; "
+            f"epsilon >= {BAO_MIN_EPSILON} works for every delta in (0, 1), and "
+            f"analytic_sigma covers this case") from None
     s = math.sqrt(chi * chi + epsilon)
     gap = epsilon / (s + chi) if chi >= 0.0 else s - chi   # √(χ² + ε) − χ
     ratio = _up(1.0 / (math.sqrt(2.0) * gap))
@@ -590,7 +611,8 @@ def mechanism_parameters(sensitivity: Any, epsilon: Any, delta: Any, dimension: 
         If an argument has the wrong type.
     ValueError
         If an argument is out of range (``method="classic"`` with ε >= 1 included), or if
-        ε and δ are too small for the rounding reserve (η > ε/1000 or δ < d·e^{-771}).
+        ε and δ are too small for the rounding reserve (η > ε/1000 or δ < d·e^{-771}), or
+        ε is so large that δ·e^{-η} underflows (ε <= 1e15 never does, for δ >= 1e-300).
 
     References
     ----------
@@ -621,6 +643,13 @@ def mechanism_parameters(sensitivity: Any, epsilon: Any, delta: Any, dimension: 
                          f"the tail reserve needs delta >= {dimension} * exp(-771)")
     epsilon_noise = _down(epsilon - eta)
     delta_noise = _down(_down(delta * math.exp(-eta)) * (1.0 - 2.0**-40))
+    if not delta_noise > 0.0:
+        raise ValueError(f"epsilon={epsilon!r} is too large for delta={delta!r} and a "
+                         f"{dimension}-dimensional query: the noise is so small that the "
+                         f"discrete-noise reserve eta={eta:.3g} makes delta*exp(-eta) underflow "
+                         f"to 0; the valid range needs delta*exp(-eta) > 0, so lower epsilon "
+                         f"(epsilon <= 1e15 works for every delta >= 1e-300 and dimension "
+                         f"<= 2**36) or raise delta")
     widened = _up(float(grid_d * Fraction(2) ** k))   # Δ + √d·2**k, rounded up
     sigma = calibrate(widened, epsilon_noise, delta_noise)
     return GaussianParameters(sigma=sigma, grid_exponent=k, grid_sensitivity=grid_d,
@@ -691,8 +720,14 @@ def gaussian_mechanism(value: Any, sensitivity: Any, epsilon: Any, delta: Any, *
     rounding loss to add): the ε lost to discreteness, about 4e-11 per coordinate, is
     reserved inside the budget (see :func:`mechanism_parameters`). The output of the
     conversion to floats is post-processing. Up to 64 coordinates the noise is drawn at a
-    cost independent of its value (see "Timing" in :mod:`dpkit._sampling`); the calibration
-    is memoised per validated (Δ, ε, δ, d, method).
+    cost independent of its value and the grid arithmetic always runs on exact Python
+    integers (see "Timing" in :mod:`dpkit._sampling`). **Above 64 coordinates the running
+    time depends on the data and on the noise:** the rejection rounds run over the whole
+    block, and the grid arithmetic switches from ``int64`` to Python ints, several times
+    slower, as soon as one coordinate exceeds ``2**61`` grid steps, so neighbouring vectors
+    on either side of that boundary can be told apart by timing. Against a timing adversary
+    release at most 64 coordinates at a time, or keep them well below that bound, and pass
+    a float64 array. The calibration is memoised per validated (Δ, ε, δ, d, method).
 
     References
     ----------

@@ -322,7 +322,15 @@ def laplace_mechanism(value: Any, sensitivity: float, epsilon: float, *,
     **Timing.** Up to 64 coordinates, the noise comes from a fixed-cost sampler: the random
     bytes read and the operations run do not depend on the noise (bar events of probability
     ``<= 2**-64`` per digit trial; see "Timing" in :mod:`dpkit._sampling`), so the running
-    time does not reveal it. The calibration is memoised per (Δ, ε, d). The privacy
+    time does not reveal it, and the grid arithmetic always runs on exact Python integers,
+    whatever the magnitudes of the values. **Above 64 coordinates the running time depends
+    on the data and on the noise:** the vectorised sampler's loops run over the whole block
+    (their count depends on the noise values collectively), and the grid arithmetic switches
+    from ``int64`` to Python ints, several times slower, as soon as one coordinate exceeds
+    ``2**61`` grid steps (``|value| >= 2**(61 + k)``), so neighbouring vectors on either side
+    of that boundary can be told apart by timing. Against an adversary who can time the
+    release, release at most 64 coordinates at a time or keep them well below that bound,
+    and pass a float64 array. The calibration is memoised per (Δ, ε, d). The privacy
     guarantee above assumes the *computed* ``f(x)`` has sensitivity ``Δ``: a float sum of
     clipped values can exceed it by a rounding (sum on an integer grid instead, as
     :func:`dpkit.svt.auto_avg` does).
@@ -393,8 +401,9 @@ def sample_releases(value: float, sensitivity: float, epsilon: float, n: int, *,
     value = check_real(value, "value", exact=True)
     n = check_integer(n, "n", minimum=0, maximum=MAX_RELEASES)
     grid = laplace_grid(sensitivity, epsilon)
-    units = _sampling.to_grid(np.array([value]), grid.exponent)
+    exact = _sampling.exact_path(n)   # the arithmetic path of n releases, from n alone
+    units = _sampling.to_grid(np.array([value]), grid.exponent, exact=exact)
     _check_release_range(units, grid, value, sensitivity, epsilon)
     noise = _sampling.discrete_laplace(grid.scale_units, resolve(rng), size=n)
-    return _sampling.from_grid(_sampling.add_units(np.broadcast_to(units, (n,)).copy(), noise),
-                               grid.exponent)
+    total = _sampling.add_units(np.broadcast_to(units, (n,)).copy(), noise, exact=exact)
+    return _sampling.from_grid(total, grid.exponent, exact=exact)

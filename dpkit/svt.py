@@ -27,6 +27,18 @@ sensitivity-1 (``2**k`` grid steps) after rounding, and Dwork & Roth's proof goe
 word for word with sums of integers in place of reals. Only the index is released, never a
 noisy value.
 
+Input domain and timing
+-----------------------
+:func:`choose_clip_bound` and :func:`auto_avg` accept every finite real number as a row and
+clip it exactly (:func:`dpkit._checks.check_rows_to_clip`): no error depends on one row being
+huge or not a float64. A row outside the domain -- NaN, infinity, a bool, a string -- is
+refused, and that error reveals that some row is outside it: enforcing the domain is the
+caller's precondition. A Python list is converted in one pass whose cost hardly depends on
+the types of its elements (ints, floats, Fractions alike), but it is slower than a float64
+NumPy array and its cost grows with the rows' Python objects: pass a float64 array.
+The running time of the SVT loops themselves depends on the data (how many queries come
+out below the threshold), as the algorithm's output does.
+
 Neighbouring datasets: any notion under which every query has sensitivity 1 (for
 :func:`choose_clip_bound`, :func:`auto_avg` and counting queries, adding or removing one
 row, or changing one row).
@@ -49,7 +61,12 @@ from typing import Any
 
 import numpy as np
 
-from dpkit._checks import as_fraction, check_epsilon, check_finite_array, check_integer
+from dpkit._checks import (
+    as_fraction,
+    check_epsilon,
+    check_integer,
+    check_rows_to_clip,
+)
 from dpkit._sampling import discrete_laplace, grid_exponent
 from dpkit.rng import RandomSource, resolve
 
@@ -514,12 +531,23 @@ def above_threshold_runs(answers: Iterable[float], threshold: float, epsilon: fl
                          source)
 
 
+def _check_rows(values: Any, grid: tuple[int | float, ...]) -> np.ndarray:
+    """The rows as float64, clipped exactly to ``[0, max(bounds) + 1]`` (changes no query).
+
+    Every query of :func:`choose_clip_bound` and :func:`auto_avg` clips a row to
+    ``[0, b + 1]`` for a candidate ``b``, so clipping first to the largest such range
+    changes no answer; it lets :func:`dpkit._checks.check_rows_to_clip` accept every finite
+    row, so no error depends on one row being huge or not a float64.
+    """
+    return check_rows_to_clip(values, "values", 0.0, float(grid[-1]) + 1.0, ndim=1)
+
+
 def _clip_bound_runs(values: Any, epsilon: Any, bounds: Any, threshold: Any, runs: int,
                      rng: Any) -> list[int | float | None]:
     """Validate and run :func:`choose_clip_bound` ``runs`` times, vectorised."""
     exact_epsilon = _exact_epsilon(epsilon)
-    data = check_finite_array(values, "values", ndim=1)
     grid = _check_bounds_grid(bounds)
+    data = _check_rows(values, grid)
     limit = (-CLIP_THRESHOLD_SCALES * 2 / exact_epsilon if threshold is None
              else as_fraction(threshold, "threshold"))
     source = resolve(rng)
@@ -548,6 +576,13 @@ def choose_clip_bound(values: Any, epsilon: float, *, bounds: Iterable[float],
     ----------
     values : array_like of real numbers, one dimension
         One value per person. Values are clipped to ``[0, b]``: negative values count as 0.
+        Every finite real number is accepted (an int beyond ``2**53``, a ``Fraction``, a
+        value beyond the float range): each row is rounded to the nearest float64 and
+        clipped exactly, so no error reveals that one row is huge or not a float64. The
+        input domain -- finite real numbers -- is a precondition **the caller must
+        enforce**: a NaN, infinity, bool or string is refused with an error, and that
+        error reveals that some row is outside the domain. Pass a float64 array (see the
+        "Input domain and timing" in the module docstring).
     epsilon : float
         Privacy parameter, finite and > 0.
     bounds : iterable of real numbers
@@ -571,9 +606,9 @@ def choose_clip_bound(values: Any, epsilon: float, *, bounds: Iterable[float],
         If ``values`` or ``bounds`` do not hold real numbers.
     ValueError
         If ``epsilon`` is not finite and > 0, ``values`` is empty or holds NaN or an
-        infinity, or ``bounds`` is empty, not positive, not strictly increasing, not
-        exactly float64 values, or an array that is not one-dimensional (a 0-d
-        ``numpy.array(1.0)`` included).
+        infinity (outside the input domain; see ``values``), or ``bounds`` is empty, not
+        positive, not strictly increasing, not exactly float64 values, or an array that
+        is not one-dimensional (a 0-d ``numpy.array(1.0)`` included).
 
     Notes
     -----
@@ -698,7 +733,11 @@ def auto_avg(values: Any, epsilon: float, *, bounds: Iterable[float] | None = No
     Parameters
     ----------
     values : array_like of real numbers, one dimension
-        One value per person; the average is of the values clipped to ``[0, b]``.
+        One value per person; the average is of the values clipped to ``[0, b]``. Every
+        finite real number is accepted and clipped exactly; a NaN, infinity, bool or
+        string is refused, and that error reveals that some row is outside the input
+        domain (finite real numbers): enforce the domain before the release (see
+        :func:`choose_clip_bound`).
     epsilon : float
         Total privacy parameter, finite and > 0.
     bounds : iterable of real numbers, optional
@@ -746,8 +785,8 @@ def auto_avg(values: Any, epsilon: float, *, bounds: Iterable[float] | None = No
 def _auto_avg_runs(values: Any, epsilon: Any, bounds: Any, runs: int, rng: Any) -> np.ndarray:
     """``runs`` independent runs of :func:`auto_avg` (the noise drawn in bulk)."""
     share = _exact_epsilon(epsilon, 3) / 3
-    data = check_finite_array(values, "values", ndim=1)
     grid = _check_bounds_grid(DEFAULT_CLIP_BOUNDS if bounds is None else bounds)
+    data = _check_rows(values, grid)
     source = resolve(rng)
     chosen = _clip_bound_runs(data, share, grid, None, runs, source)
     bounds_used = np.array([float(grid[-1] if b is None else b) for b in chosen])

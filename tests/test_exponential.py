@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
+from dpkit._checks import as_fraction
 from dpkit._exponential_sampling import full_precision_sample
 from dpkit.exponential import (
     Eta,
@@ -447,9 +448,9 @@ def test_rounding_moves_probabilities_by_less_than_two_eta(thousandths, eta) -> 
 
 def test_exact_budgets_and_sensitivities_round_in_the_safe_direction() -> None:
     # Issue 9, finding 6 for this module: float(Fraction(1, 10)) is above 1/10.
-    for budget in (Fraction(1, 10), Fraction(1, 3), Fraction(7, 5)):
+    for budget in (Fraction(1, 10), Fraction(1, 3), Fraction(7, 5), np.longdouble("0.1")):
         eta = Eta.from_epsilon(budget)
-        assert Fraction(eta.epsilon()) <= budget
+        assert Fraction(eta.epsilon()) <= as_fraction(budget, "budget")
     just_above_two = Fraction(2 * 10**30 + 1, 10**30)        # float() would give 2.0
     assert Eta(3, 2).epsilon(just_above_two) == Eta(3, 2).epsilon(3)
     assert Eta(3, 2).epsilon(np.longdouble(2) + np.finfo(np.longdouble).eps * 2) \

@@ -15,6 +15,7 @@ from scipy import stats
 
 from dpkit import naive
 from dpkit.gaussian import (
+    BAO_MIN_EPSILON,
     analytic_sigma,
     bao_sigma,
     classic_sigma,
@@ -585,3 +586,24 @@ def test_figure_png_fills_the_column() -> None:
     assert Image.open(io.BytesIO(figure_png(plain, dpi=200))).size == (400, 400)
     with pytest.raises(TypeError, match="Figure"):
         figure_png("not a figure")
+
+
+def test_bao_sigma_names_the_range_it_cannot_resolve() -> None:
+    # Break report: bao_sigma(1, 1e-12, 5e-324) raised a bare "math domain error".
+    with pytest.raises(ValueError, match=r"epsilon=1e-12 is too small for delta=5e-324.*"
+                                         r"epsilon >= 1e-11.*analytic_sigma"):
+        bao_sigma(1, 1e-12, 5e-324)
+    # The documented range: epsilon >= BAO_MIN_EPSILON resolves every delta.
+    for delta in (5e-324, 1e-300, 1e-100, 1e-20, 1e-5, 0.4, 0.999):
+        assert bao_sigma(1, BAO_MIN_EPSILON, delta) > 0
+
+
+def test_gaussian_mechanism_huge_epsilon_is_a_clear_error() -> None:
+    # Break report: delta * exp(-eta) underflowed, giving "delta must be in (0, 1), got -1e-323".
+    with pytest.raises(ValueError, match=r"epsilon=1e\+100 is too large for delta=0.5.*underflow"):
+        gaussian_mechanism(0.0, 1.0, 1e100, 0.5)
+    # The bound the message states: epsilon <= 1e15 works for delta >= 1e-300, d <= 2**36.
+    for delta in (0.999, 1e-5, 1e-300):
+        for dimension in (1, 1000, 2**36):
+            for sensitivity in (1e-300, 1.0, 1e300):
+                mechanism_parameters(sensitivity, 1e15, delta, dimension)

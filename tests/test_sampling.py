@@ -9,7 +9,10 @@ distribution.
 
 from __future__ import annotations
 
+import functools
 import math
+import sys
+import threading
 from fractions import Fraction
 
 import mpmath
@@ -479,3 +482,71 @@ def test_fixed_cost_rare_paths(monkeypatch: pytest.MonkeyPatch) -> None:
     finally:
         for cache in caches:
             cache.cache_clear()
+
+
+def _fresh_columns() -> sampling._Columns:
+    return sampling._Columns([sampling._Expansion(functools.partial(sampling._exp_neg_bounds,
+                                                                    Fraction(k, 7)))
+                              for k in range(1, 9)])
+
+
+def test_columns_levels_thread_safe() -> None:
+    """Threads filling one shared column cache get the levels a single thread computes.
+
+    Deterministic check (no statistics): with a 1 µs switch interval the unlocked
+    check-then-append appended some levels twice in every run tried, shifting later levels.
+    """
+    depth = 40
+    want = _fresh_columns()
+    expected = [want.level(j).copy() for j in range(depth)]
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for _ in range(5):
+            shared = _fresh_columns()
+            barrier = threading.Barrier(8)
+
+            def work(cols: sampling._Columns = shared, gate: threading.Barrier = barrier) -> None:
+                gate.wait()
+                for j in range(depth):
+                    cols.level(j)
+
+            threads = [threading.Thread(target=work) for _ in range(8)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            assert len(shared._levels) == depth
+            for j in range(depth):
+                np.testing.assert_array_equal(shared.level(j), expected[j])
+    finally:
+        sys.setswitchinterval(old)
+
+
+@pytest.mark.parametrize("big", [2.0**21, 2.0**61, 2.0**100, 1e308])
+def test_grid_path_depends_on_the_size_only(big: float) -> None:
+    # Break 1: the int64 / Python-int switch depended on the values, so neighbours one
+    # sensitivity apart could take paths of different speed. Up to 64 values the path is
+    # the exact one whatever the magnitudes.
+    k = -40
+    for values in (np.array([1.0, -2.5]), np.array([big, -big]),
+                   np.array([Fraction(2**80 + 1), 0.5], dtype=object)):
+        units = sampling.to_grid(values, k)
+        assert units.dtype == object and all(type(u) is int for u in units)
+        assert units.tolist() == [round(Fraction(v) / Fraction(2) ** k) for v in values]
+        noise = np.array([3, -(2**40)], dtype=np.int64)
+        total = sampling.add_units(units, noise)
+        assert total.dtype == object
+        assert total.tolist() == [u + int(n) for u, n in zip(units, noise, strict=True)]
+        released = sampling.from_grid(total, k)
+        assert released.tolist() == [float(Fraction(t) * Fraction(2) ** k) for t in total]
+    assert sampling.exact_path(64) and not sampling.exact_path(65)
+
+
+def test_round_units_ties_to_even() -> None:
+    assert [sampling._round_units(Fraction(x, 2), 0) for x in (-3, -1, 1, 3, 5)] \
+        == [-2, 0, 0, 2, 2]
+    assert sampling._round_units(0.75, -1) == 2 and sampling._round_units(-2.5, -1) == -5
+    assert sampling._round_units(6.0, 2) == 2 and sampling._round_units(10.0, 2) == 2
+    assert sampling._units_to_float(2**2000, 0) == math.inf
+    assert sampling._units_to_float(-(2**2000), -1) == -math.inf

@@ -13,6 +13,7 @@ Each test here failed on main before the fix it guards:
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 from fractions import Fraction
 
 import numpy as np
@@ -155,14 +156,38 @@ def test_long_double_answers_are_exact_or_refused():
         assert found == 0
 
 
-@pytest.mark.parametrize("values", [np.array([1, 2**53 + 1], dtype=np.int64),
-                                    [1, 2**60 + 1], [Fraction(1, 3)]])
-def test_values_float64_cannot_hold_are_refused(values):
-    assert _refuses(lambda v: checks.check_finite_array(v, "values", ndim=1), values)
-    with pytest.raises(ValueError, match="values"):
-        choose_clip_bound(values, 1.0, bounds=[1, 2])
-    with pytest.raises(ValueError, match="values"):
-        auto_avg(values, 1.0)
+@pytest.mark.parametrize(("extra", "same_as"), [
+    (np.int64(2**53 + 1), 201.0), (2**53, 201.0), (2**53 + 1, 201.0), (2**60 + 1, 201.0),
+    (10**400, 201.0), (-(10**400), 0.0), (Fraction(10**400, 3), 201.0),
+    (Fraction(1, 3), 1 / 3), (Decimal("1e400"), 201.0), (np.longdouble(2**62) + 1, 201.0),
+], ids=["int64-2**53+1", "2**53", "2**53+1", "2**60+1", "10**400", "-10**400", "10**400/3",
+        "1/3", "Decimal-1e400", "longdouble-2**62+1"])
+def test_every_finite_row_is_clipped_not_refused(extra, same_as):
+    # Break 3: [30.0]*100 + [2**53] was released while + [2**53 + 1] raised ValueError, so
+    # the error revealed the row. Every finite row is now clipped exactly: one beyond
+    # max(bounds) + 1 = 201 gives exactly the release of the row 201.0 (same seed).
+    data = [30.0] * 100
+    bounds = list(range(1, 201))
+    assert choose_clip_bound([*data, extra], 1.0, bounds=bounds, rng=seeded(3)) \
+        == choose_clip_bound([*data, same_as], 1.0, bounds=bounds, rng=seeded(3))
+    assert auto_avg([*data, extra], 1.0, bounds=bounds, rng=seeded(4)) \
+        == auto_avg([*data, same_as], 1.0, bounds=bounds, rng=seeded(4))
+    assert auto_avg(np.array([*data, extra], dtype=object), 1.0, bounds=bounds,
+                    rng=seeded(4)) == auto_avg([*data, same_as], 1.0, bounds=bounds,
+                                               rng=seeded(4))
+
+
+@pytest.mark.parametrize(("bad", "error"), [
+    (float("nan"), ValueError), (math.inf, ValueError), (Decimal("-inf"), ValueError),
+    (True, TypeError), ("30", TypeError), (None, TypeError),
+])
+def test_rows_outside_the_domain_are_still_refused(bad, error):
+    # The input domain (finite real numbers) is the caller's precondition; the error names
+    # the parameter and the row.
+    with pytest.raises(error, match=r"values.*index 2"):
+        choose_clip_bound([1.0, 2.0, bad], 1.0, bounds=[1, 2])
+    with pytest.raises(error, match=r"values.*index 2"):
+        auto_avg(np.array([1.0, 2.0, bad], dtype=object), 1.0)
 
 
 # ------------------------------------------- parameter ranges (the fuzz harness's findings)
