@@ -1340,15 +1340,3 @@ def _units_to_float(units: int, k: int) -> float:
         return float(units << k) if k >= 0 else units / (1 << -k)
     except OverflowError:
         return math.inf if units > 0 else -math.inf
-
-
-def _fraction_to_float(value: Fraction) -> float:
-    """Nearest float to a rational (±inf beyond the float range).
-
-    >>> _fraction_to_float(Fraction(10**400, 3)), _fraction_to_float(Fraction(-10**400))
-    (inf, -inf)
-    """
-    try:
-        return float(value)
-    except OverflowError:
-        return math.inf if value > 0 else -math.inf
