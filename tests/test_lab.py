@@ -103,10 +103,13 @@ ALL_PROMPTS_NUMBERED = """() => {
     return prompts.length > 0 && prompts.every((p) => /\\[\\d+\\]/.test(p.textContent));
 }"""
 IMAGE_CHANGED = "([img, before]) => img.src !== before"
+NO_RAW_MYST = """() => Array.from(document.querySelectorAll('.jp-MarkdownCell')).every(
+    (c) => !c.innerText.includes('```{') && !c.innerText.includes(':::{'))"""
 
 
 def test_chapter_opens_as_notebook_runs_and_redraws_live(lab_server):
     base, token = lab_server
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
     from playwright.sync_api import expect, sync_playwright
 
     with sync_playwright() as playwright:
@@ -125,6 +128,11 @@ def test_chapter_opens_as_notebook_runs_and_redraws_live(lab_server):
             cells = page.locator(".jp-MarkdownCell")
             page.wait_for_selector(".jp-MarkdownCell .myst-admonition", timeout=30_000)
             assert page.locator(".jp-MarkdownCell .katex").count() > 0, "math not rendered"
+            # jupyterlab-myst renders cells one after another: wait for the last, then check.
+            try:
+                page.wait_for_function(NO_RAW_MYST, timeout=30_000)
+            except PlaywrightTimeout:
+                pass  # the assertion below names the cell that stayed raw
             for text in cells.evaluate_all("cells => cells.map((c) => c.innerText)"):
                 assert "```{" not in text and ":::{" not in text, f"raw MyST: {text[:200]}"
 
