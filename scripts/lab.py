@@ -2,7 +2,9 @@
 
 Every ``.md`` file opens as a notebook on a double click (jupytext's "Jupytext Notebook"
 viewer is made the default for Markdown through the settings override shipped in
-``scripts/lab_settings/overrides.json``), MyST directives render (jupyterlab-myst), and the
+``scripts/lab_settings/overrides.json``), MyST directives render (jupyterlab-myst) in every
+cell as soon as the chapter opens (the same file turns notebook windowing off: a windowed
+notebook shows a cell below the fold as raw source until the browser finds idle time), and the
 server starts as root too: ``--allow-root`` only switches off the refusal to run with user
 id 0 and changes nothing for anybody else. The widgets are live: ``DPKIT_WIDGET_MODE``
 (``static`` while the book is built) is removed from the server's and so the kernels'

@@ -22,6 +22,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import jupytext
 import pytest
 from test_browser import CHROMIUM, LAUNCH_ARGS, _require
 
@@ -31,6 +32,9 @@ ROOT = Path(__file__).resolve().parent.parent
 # The first chapter: a short one whose live widget is a slider over ε and a figure.
 CHAPTER = "intro"
 START_TIMEOUT = 60.0
+
+MARKDOWN_CELLS = sum(cell.cell_type == "markdown"
+                     for cell in jupytext.read(ROOT / "book" / f"{CHAPTER}.md").cells)
 
 _spec = importlib.util.spec_from_file_location("lab", ROOT / "scripts" / "lab.py")
 lab = importlib.util.module_from_spec(_spec)
@@ -104,7 +108,8 @@ ALL_PROMPTS_NUMBERED = """() => {
 }"""
 IMAGE_CHANGED = "([img, before]) => img.src !== before"
 NO_RAW_MYST = """() => Array.from(document.querySelectorAll('.jp-MarkdownCell')).every(
-    (c) => !c.innerText.includes('```{') && !c.innerText.includes(':::{'))"""
+    (c) => c.classList.contains('jp-mod-rendered') && c.innerText.trim() !== ''
+           && !c.innerText.includes('```{') && !c.innerText.includes(':::{'))"""
 
 
 def test_chapter_opens_as_notebook_runs_and_redraws_live(lab_server):
@@ -128,12 +133,18 @@ def test_chapter_opens_as_notebook_runs_and_redraws_live(lab_server):
             cells = page.locator(".jp-MarkdownCell")
             page.wait_for_selector(".jp-MarkdownCell .myst-admonition", timeout=30_000)
             assert page.locator(".jp-MarkdownCell .katex").count() > 0, "math not rendered"
-            # jupyterlab-myst renders cells one after another: wait for the last, then check.
+            # Every Markdown cell is in the page (windowing is off in the shipped settings, so
+            # no cell waits as an unrendered placeholder for the reader to scroll to it), and
+            # jupyterlab-myst has rendered each one.
+            expect(cells).to_have_count(MARKDOWN_CELLS, timeout=30_000)
             try:
                 page.wait_for_function(NO_RAW_MYST, timeout=30_000)
             except PlaywrightTimeout:
                 pass  # the assertion below names the cell that stayed raw
-            for text in cells.evaluate_all("cells => cells.map((c) => c.innerText)"):
+            for rendered, text in cells.evaluate_all(
+                    "cells => cells.map((c) => [c.classList.contains('jp-mod-rendered'),"
+                    " c.innerText])"):
+                assert rendered and text.strip(), f"a Markdown cell is not rendered: {text[:200]}"
                 assert "```{" not in text and ":::{" not in text, f"raw MyST: {text[:200]}"
 
             page.click(".lm-MenuBar-itemLabel:text-is('Run')")
