@@ -1,15 +1,31 @@
-"""Helpers shared by the exercise checkers: calling student code safely, reading numbers."""
+"""Helpers shared by the exercise checkers: calling student code safely, reading numbers.
+
+Every checker calls the student's function on a few inputs. :func:`call_number` does the
+whole routine for the usual case, a function that returns one number: call, catch what it
+raises, read the result as a finite float, check a range, and say what is wrong in a
+failing :class:`~dpkit.check.Verdict` otherwise. :func:`call_checked` does the first step
+only, for answers that are not one number (a pair, an array, an index or None). :func:`call`
+and :func:`number` are the two building blocks, for a checker that needs to look at a raised
+exception itself (an exercise that asks for a ``ValueError``, say).
+
+The helpers never time the student's function: a function that loops forever is stopped by
+whoever runs the checker (the notebook's interrupt, or the grading's cell time limit).
+"""
 
 from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-__all__ = ["call", "number"]
+from dpkit.check._verdict import Verdict
+
+__all__ = ["call", "call_checked", "call_number", "number", "shown"]
+
+_SHOWN_LENGTH = 60   # longest repr of a student's result quoted in a verdict
 
 
 def call(fn: Callable[..., Any], *args: Any) -> tuple[Any, str | None]:
@@ -37,3 +53,127 @@ def number(value: Any) -> float | None:
     except (OverflowError, TypeError, ValueError):  # 10**400, exotic Real types
         return None
     return value if math.isfinite(value) else None
+
+
+def shown(value: Any) -> str:
+    """``repr(value)``, cut to 60 characters, for quoting a student's result in a verdict.
+
+    >>> shown(0.5), shown(10**100)
+    ('0.5', '10000000000000000000000000000000000000000000000000000000000… (101 characters)')
+    """
+    text = repr(value)
+    if len(text) <= _SHOWN_LENGTH:
+        return text
+    return f"{text[:_SHOWN_LENGTH - 1]}… ({len(text)} characters)"
+
+
+def call_checked(fn: Callable[..., Any], *args: Any, where: str, details: Sequence[str] = (),
+                 explain: Callable[[Exception], str] | None = None) -> Any:
+    """Call a student's function; return its result, or a failing Verdict if it raised.
+
+    Parameters
+    ----------
+    fn : callable
+        The student's function.
+    *args
+        The arguments of this call.
+    where : str
+        The test point, as the opening phrase of a sentence ("at epsilon=0.5",
+        "on five queries far below the threshold"): the verdict starts with it.
+    details : sequence of str
+        What the checker has established so far; the failing verdict carries it.
+    explain : callable, optional
+        Maps the raised exception to a hint appended to the message ("" for none), for an
+        exercise where one kind of exception has a known cause.
+
+    Returns
+    -------
+    object or Verdict
+        ``fn(*args)``; or a failing :class:`~dpkit.check.Verdict` naming the exception when
+        ``fn`` raised one, or when ``fn`` returned a Verdict itself (a Verdict is never the
+        answer to an exercise, and a passing one must not pass for the checker's own).
+        The caller tells the two apart with ``isinstance(result, Verdict)``.
+
+    Examples
+    --------
+    >>> print(call_checked(lambda x: 1 / x, 0, where="at x=0"))
+    NOT YET: at x=0, your function raised ZeroDivisionError: division by zero
+    >>> call_checked(lambda x: [x, x], 2, where="at x=2")
+    [2, 2]
+    """
+    try:
+        result = fn(*args)
+    except Exception as error:  # any failure of student code becomes a readable verdict
+        hint = explain(error) if explain is not None else ""
+        return Verdict(False, f"{where}, your function raised {type(error).__name__}: "
+                       f"{error}{'; ' + hint if hint else ''}", tuple(details))
+    if isinstance(result, Verdict):
+        return Verdict(False, f"{where}, your function returned a Verdict, not an answer",
+                       tuple(details))
+    return result
+
+
+def _interval(low: float | None, high: float | None, strict: bool) -> str:
+    left = "(−∞" if low is None else ("(" if strict else "[") + f"{low:g}"
+    right = "∞)" if high is None else f"{high:g}" + (")" if strict else "]")
+    return f"{left}, {right}"
+
+
+def call_number(fn: Callable[..., Any], *args: Any, where: str, low: float | None = None,
+                high: float | None = None, strict: bool = False, need: str | None = None,
+                details: Sequence[str] = ()) -> float | Verdict:
+    """Call a student's function that should return one number; return it as a float, or
+    a failing Verdict that says what is wrong.
+
+    The routine of every checker, in order: call ``fn(*args)`` and catch what it raises
+    (:func:`call_checked`); read the result as a finite real number (:func:`number`: a
+    ``bool``, a string, None, a container, NaN, ±inf or an integer beyond the float range is
+    refused; a NumPy scalar is read as a float); check that it lies between ``low`` and
+    ``high``. The verdict never contains an expected value, only the interval the caller
+    asks for.
+
+    Parameters
+    ----------
+    fn, *args, where, details
+        As in :func:`call_checked`: the function, this call's arguments, the test point
+        (the opening phrase of every failing verdict) and what was established so far.
+    low, high : float, optional
+        The range the answer must lie in (None: unbounded on that side).
+    strict : bool
+        If true, the ends themselves are out of range: ``low < value < high``; otherwise
+        ``low <= value <= high``.
+    need : str, optional
+        The sentence a value out of range gets, saying what the range means ("a probability
+        lies between 0 and 1"); by default "the answer must lie in [low, high]".
+
+    Returns
+    -------
+    float or Verdict
+        The result as a finite float, or a failing :class:`~dpkit.check.Verdict`; the
+        caller tells them apart with ``isinstance(result, Verdict)`` and returns the
+        Verdict.
+
+    Examples
+    --------
+    >>> call_number(lambda p: p / 2, 0.5, where="at p=0.5", low=0.0, high=1.0)
+    0.25
+    >>> for answer in (lambda p: 1 / 0, lambda p: float("nan"), lambda p: 2 * p):
+    ...     print(call_number(answer, 0.75, where="at p=0.75", low=0.0, high=1.0))
+    NOT YET: at p=0.75, your function raised ZeroDivisionError: division by zero
+    NOT YET: at p=0.75, your function returned nan, not a finite number
+    NOT YET: at p=0.75, your function returned 1.5: the answer must lie in [0, 1]
+    """
+    result = call_checked(fn, *args, where=where, details=details)
+    if isinstance(result, Verdict):
+        return result
+    value = number(result)
+    if value is None:
+        return Verdict(False, f"{where}, your function returned {shown(result)}, not a "
+                       "finite number", tuple(details))
+    too_low = low is not None and (value <= low if strict else value < low)
+    too_high = high is not None and (value >= high if strict else value > high)
+    if too_low or too_high:
+        why = need or f"the answer must lie in {_interval(low, high, strict)}"
+        return Verdict(False, f"{where}, your function returned {value!r}: {why}",
+                       tuple(details))
+    return value

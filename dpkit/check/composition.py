@@ -9,6 +9,7 @@ from functools import lru_cache
 from typing import Any
 
 from dpkit.attacks.composition import averaging_success_probability
+from dpkit.check._common import call_checked, call_number, number, shown
 from dpkit.check._verdict import Verdict
 from dpkit.composition import (
     advanced,
@@ -30,10 +31,6 @@ _ADVANCED_CASES = ((0.1, 100, 1e-6), (0.01, 1000, 1e-6), (0.5, 20, 1e-5), (1.0, 
                    (2.0, 10, 1e-9))
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, bool)
-
-
 def check_advanced_composition(fn: Callable[[float, int, float], float]) -> Verdict:
     """Check ``fn(epsilon, k, delta_prime)``: the total epsilon of Dwork & Roth's Thm 3.20.
 
@@ -43,27 +40,25 @@ def check_advanced_composition(fn: Callable[[float, int, float], float]) -> Verd
     """
     details = []
     for epsilon, k, delta_prime in _ADVANCED_CASES:
+        point = f"epsilon={epsilon:g}, k={k}, delta'={delta_prime:g}"
+        value = call_number(fn, epsilon, k, delta_prime, where=f"for {point}", details=details)
+        if isinstance(value, Verdict):
+            return value
         want = advanced(epsilon, 0.0, k, delta_prime)[0]
-        try:
-            got = fn(epsilon, k, delta_prime)
-        except Exception as error:  # a student's bug: report it, do not crash the notebook
-            return Verdict(False, f"fn({epsilon}, {k}, {delta_prime}) raised "
-                           f"{type(error).__name__}: {error}", tuple(details))
-        details.append(f"epsilon={epsilon:g}, k={k}, delta'={delta_prime:g}: expected "
-                       f"{want:.6f}, got {got!r}")
-        if not _is_number(got) or not math.isclose(float(got), want, rel_tol=1e-9):
+        details.append(f"{point}: expected {want:.6f}, got {value!r}")
+        if not math.isclose(value, want, rel_tol=1e-9):
             first = math.sqrt(2 * k * math.log(1 / delta_prime)) * epsilon
-            hint = "use sqrt(2k ln(1/δ'))·ε + k·ε·(e^ε − 1)"
-            if _is_number(got):
-                if math.isclose(got, first, rel_tol=1e-6):
-                    hint = "you have the first term only; add k·ε·(e^ε − 1)"
-                elif math.isclose(got, first + k * epsilon**2, rel_tol=1e-6):
-                    hint = "the second term is k·ε·(e^ε − 1), not k·ε² (that is smaller)"
-                elif math.isclose(got, 2 * first, rel_tol=1e-6):
-                    hint = ("2·ε·sqrt(2k ln(1/δ')) is the shortcut of Cor. 3.21 read "
-                            "backwards, not Thm 3.20")
-            return Verdict(False, f"for epsilon={epsilon:g}, k={k}, delta'={delta_prime:g} "
-                           f"expected {want:.6f}, got {got!r}; {hint}", tuple(details))
+            if math.isclose(value, first, rel_tol=1e-6):
+                hint = "you have the first term only; add k·ε·(e^ε − 1)"
+            elif math.isclose(value, first + k * epsilon**2, rel_tol=1e-6):
+                hint = "the second term is k·ε·(e^ε − 1), not k·ε² (that is smaller)"
+            elif math.isclose(value, 2 * first, rel_tol=1e-6):
+                hint = ("2·ε·sqrt(2k ln(1/δ')) is the shortcut of Cor. 3.21 read "
+                        "backwards, not Thm 3.20")
+            else:
+                hint = "use sqrt(2k ln(1/δ'))·ε + k·ε·(e^ε − 1)"
+            return Verdict(False, f"for {point} expected {want:.6f}, got {value!r}; {hint}",
+                           tuple(details))
     return Verdict(True, "your function computes the total epsilon of Theorem 3.20",
                    tuple(details[:3]))
 
@@ -76,32 +71,30 @@ def check_crossover(fn: Callable[[float, float], int | None]) -> Verdict:
     details = []
     cases = ((0.1, 1e-5), (0.5, 1e-4), (0.01, 1e-6), (0.3, 1e-9), (1.0, 1e-5), (0.7, 1e-3))
     for epsilon, delta_prime in cases:
+        point = f"epsilon={epsilon:g}, delta'={delta_prime:g}"
+        got = call_checked(fn, epsilon, delta_prime, where=f"for {point}", details=details)
+        if isinstance(got, Verdict):
+            return got
         want = advanced_crossover(epsilon, delta_prime)
-        try:
-            got = fn(epsilon, delta_prime)
-        except Exception as error:
-            return Verdict(False, f"fn({epsilon}, {delta_prime}) raised "
-                           f"{type(error).__name__}: {error}", tuple(details))
-        details.append(f"epsilon={epsilon:g}, delta'={delta_prime:g}: got {got!r}")
+        details.append(f"{point}: got {shown(got)}")
         if want is None:
             if got is not None:
                 return Verdict(False, f"at epsilon={epsilon:g} advanced composition never beats "
                                f"k·ε (e^ε ≥ 2 makes k·ε·(e^ε − 1) ≥ k·ε alone); return None, "
-                               f"got {got!r}", tuple(details))
+                               f"got {shown(got)}", tuple(details))
             continue
         if isinstance(got, bool) or not isinstance(got, numbers.Integral) or got < 1:
-            return Verdict(False, f"for epsilon={epsilon:g}, delta'={delta_prime:g} expected a "
-                           f"positive integer k, got {got!r}", tuple(details))
+            return Verdict(False, f"for {point} expected a positive integer k, got "
+                           f"{shown(got)}", tuple(details))
         if got != want:
-            total = advanced(epsilon, 0.0, int(got), delta_prime)[0]
             if got < want:
+                total = advanced(epsilon, 0.0, int(got), delta_prime)[0]
                 why = (f"at k={got} the Thm 3.20 total {total:.6f} is not strictly below "
                        f"k·ε = {got * epsilon:.6f}")
             else:
-                why = (f"at k={got} advanced composition wins, but it already wins at a "
+                why = (f"at k={shown(got)} advanced composition wins, but it already wins at a "
                        f"smaller k; return the first one")
-            return Verdict(False, f"for epsilon={epsilon:g}, delta'={delta_prime:g}: {why}",
-                           tuple(details))
+            return Verdict(False, f"for {point}: {why}", tuple(details))
     return Verdict(True, "your crossover matches Thm 3.20 against basic composition "
                    "(29 at ε = 0.1, δ' = 1e-5; never at ε = 1)", tuple(details))
 
@@ -118,10 +111,12 @@ def check_per_query_epsilon(epsilon: Any, *, total: float = 1.0, delta_prime: fl
     Accepted when ``k`` queries at ``epsilon`` compose (optimally) to at most ``total`` and
     ``epsilon`` is within 1% of the largest such value.
     """
-    if not _is_number(epsilon) or not 0 < epsilon < math.inf:
-        return Verdict(False, f"expected a positive number, got {epsilon!r}")
+    answer = number(epsilon)
+    if answer is None or answer <= 0:
+        return Verdict(False, f"expected a positive number, got {shown(epsilon)}")
+    epsilon = answer
     best = _best_per_query(total, delta_prime, k)
-    composed = optimal(float(epsilon), 0.0, k, delta_prime)[0]
+    composed = optimal(epsilon, 0.0, k, delta_prime)[0]
     details = (f"your epsilon {epsilon:.6g}: {k} queries compose to {composed:.6f} "
                f"(optimal composition over all epsilon-DP mechanisms, delta'={delta_prime:g})",
                f"basic composition would allow {total / k:.6g}")
@@ -157,7 +152,7 @@ def check_queries_needed(n: Any, *, epsilon: float = 0.5, probability: float = 0
     with at least the given probability (the exact probability of
     :func:`dpkit.attacks.composition.averaging_success_probability`)."""
     if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
-        return Verdict(False, f"expected a positive integer number of queries, got {n!r}")
+        return Verdict(False, f"expected a positive integer number of queries, got {shown(n)}")
     if n > 10**6:
         return Verdict(False, f"{n} is far more than needed")
     want = _queries_needed(epsilon, probability)
@@ -196,29 +191,25 @@ def check_laplace_profile(fn: Callable[[float, float], float]) -> Verdict:
     """
     details = []
     for epsilon, epsilon0 in _PROFILE_CASES:
+        point = f"epsilon={epsilon:g}, epsilon0={epsilon0:g}"
+        value = call_number(fn, epsilon, epsilon0, where=f"for {point}", details=details)
+        if isinstance(value, Verdict):
+            return value
         want = _laplace_profile(epsilon, epsilon0)
-        try:
-            got = fn(epsilon, epsilon0)
-        except Exception as error:  # a student's bug: report it, do not crash the notebook
-            return Verdict(False, f"fn({epsilon}, {epsilon0}) raised "
-                           f"{type(error).__name__}: {error}", tuple(details))
-        details.append(f"epsilon={epsilon:g}, epsilon0={epsilon0:g}: got {got!r}")
-        if _is_number(got) and math.isclose(float(got), want, rel_tol=1e-9, abs_tol=1e-15):
+        details.append(f"{point}: got {value!r}")
+        if math.isclose(value, want, rel_tol=1e-9, abs_tol=1e-15):
             continue
-        if not _is_number(got):
-            return Verdict(False, f"fn({epsilon}, {epsilon0}) returned {got!r}, not a number",
-                           tuple(details))
         tail = 0.5 + 0.5 * _laplace_profile(epsilon, epsilon0)  # P[L > epsilon], epsilon < epsilon0
         if epsilon >= epsilon0:
             hint = ("the Laplace loss never exceeds epsilon0: what does that make δ(ε) "
                     "for ε ≥ epsilon0?")
-        elif math.isclose(float(got), tail, rel_tol=1e-6):
+        elif math.isclose(value, tail, rel_tol=1e-6):
             hint = ("that is P[L > ε], the probability of a large loss; δ(ε) is the "
                     "expectation of (1 − e^(ε − L))₊")
         else:
             hint = ("add the contributions of the atom at epsilon0 and of the density on "
                     "(ε, epsilon0)")
-        return Verdict(False, f"for epsilon={epsilon:g}, epsilon0={epsilon0:g} your value "
-                       f"{got!r} is not δ(ε); {hint}", tuple(details))
+        return Verdict(False, f"for {point} your value {value!r} is not δ(ε); {hint}",
+                       tuple(details))
     return Verdict(True, "your function is the privacy profile of the Laplace mechanism",
                    tuple(details[:4]))

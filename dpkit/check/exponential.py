@@ -14,6 +14,7 @@ import numpy as np
 from scipy import stats
 
 from dpkit._checks import check_epsilon, check_integer, check_sensitivity
+from dpkit.check._common import call_checked, shown
 from dpkit.check._verdict import Verdict
 from dpkit.exponential import Eta, compute_precision
 from dpkit.rng import RandomSource, seeded
@@ -174,6 +175,14 @@ class _BitsOnly(RandomSource):
         return self._refuse("numpy_generator")
 
 
+def _float_hint(error: Exception) -> str:
+    """What an arithmetic error of a sampler on integer weights most likely means."""
+    if not isinstance(error, (OverflowError, ValueError, ZeroDivisionError)):
+        return ""
+    return ("does it convert the weights to floating point somewhere? A float holds about "
+            "16 digits and nothing beyond 1.8e308; the exact sampler compares integers only.")
+
+
 def check_division_free_sampler(sampler: Callable[[list[int], RandomSource], int], *,
                                 draws: int = 6000, seed: int = 2020) -> Verdict:
     """Check ``sampler(weights, rng) -> index`` draws ``i`` with probability ``w_i / Σ w``.
@@ -206,23 +215,17 @@ def check_division_free_sampler(sampler: Callable[[list[int], RandomSource], int
                           ([huge, 3 * huge, 2 * huge], "weights near 10**400")):
         rng = _BitsOnly(seeded(seed))
         counts = np.zeros(len(weights), dtype=int)
-        try:
-            for _ in range(draws):
-                index = sampler(list(weights), rng)
-                if isinstance(index, bool) or not isinstance(index, (int, np.integer)) \
-                        or not 0 <= index < len(weights):
-                    return Verdict(False, f"On {what}, the sampler must return an int index "
-                                          f"in [0, {len(weights)}), got {index!r}.",
-                                   tuple(details))
-                counts[int(index)] += 1
-        except RuntimeError as error:
-            return Verdict(False, str(error), tuple(details))
-        except (OverflowError, ValueError, ZeroDivisionError) as error:
-            return Verdict(False, f"On {what}, the sampler raised {type(error).__name__} "
-                                  f"({error}): it converts the weights to floating point "
-                                  "somewhere. A float holds about 16 digits and nothing "
-                                  "beyond 1.8e308; the exact sampler compares integers "
-                                  "only.", tuple(details))
+        for _ in range(draws):
+            index = call_checked(sampler, list(weights), rng, where=f"On {what}",
+                                 details=details, explain=_float_hint)
+            if isinstance(index, Verdict):
+                return index
+            if isinstance(index, bool) or not isinstance(index, (int, np.integer)) \
+                    or not 0 <= index < len(weights):
+                return Verdict(False, f"On {what}, the sampler must return an int index "
+                                      f"in [0, {len(weights)}), got {shown(index)}.",
+                               tuple(details))
+            counts[int(index)] += 1
         expected = np.array([Fraction(w, sum(weights)) for w in weights], dtype=float) * draws
         pvalue = float(stats.chisquare(counts, expected).pvalue)
         details += [f"{what}: observed {counts.tolist()}, expected "

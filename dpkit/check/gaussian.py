@@ -13,8 +13,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from dpkit.check._common import call as _call
-from dpkit.check._common import number as _number
+from dpkit.check._common import call, call_checked, call_number, shown
 from dpkit.check._verdict import Verdict
 from dpkit.gaussian import analytic_sigma, classic_sigma, delta_for_sigma
 from dpkit.plots.gaussian import vector_errors
@@ -38,21 +37,21 @@ def check_l2_sensitivity(fn: Callable[[int, float], float]) -> Verdict:
     """
     details = []
     for k, c in ((1, 1.0), (4, 1.0), (10, 0.5), (100, 3.0), (2, 2.5)):
-        got, error = _call(fn, k, c)
-        if error:
-            return Verdict(False, f"fn({k}, {c:g}) raised {error}", tuple(details))
+        where = f"for k={k}, c={c:g}"
+        value = call_number(fn, k, c, where=where, details=details)
+        if isinstance(value, Verdict):
+            return value
         want = c * math.sqrt(k)
-        value = _number(got)
-        if value is None or not math.isclose(value, want, rel_tol=1e-9):
-            if value is not None and math.isclose(value, c * k, rel_tol=1e-9) and k > 1:
+        if not math.isclose(value, want, rel_tol=1e-9):
+            if math.isclose(value, c * k, rel_tol=1e-9) and k > 1:
                 hint = ("that is the ℓ1 norm of the worst change; measure the same vector "
                         "with the ℓ2 norm")
             else:
                 hint = ("write down the worst change vector for these k and c, then take its "
                         "ℓ2 norm")
-            return Verdict(False, f"fn({k}, {c:g}) returned {got!r}, which is not the ℓ2 "
-                           f"sensitivity; {hint}", tuple(details))
-        details.append(f"k={k}, c={c:g}: {got!r} is right")
+            return Verdict(False, f"{where} your function returned {value!r}, which is not "
+                           f"the ℓ2 sensitivity; {hint}", tuple(details))
+        details.append(f"k={k}, c={c:g}: {value!r} is right")
     return Verdict(True, "the ℓ2 sensitivity grows like √k, the ℓ1 sensitivity like k",
                    tuple(details))
 
@@ -66,24 +65,22 @@ def check_classic_sigma(fn: Callable[[float, float, float], float]) -> Verdict:
     details = []
     for sensitivity, epsilon, delta in ((1.0, 0.5, 1e-5), (2.0, 0.1, 1e-3), (0.3, 0.9, 1e-9),
                                         (1.0, 0.01, 0.2)):
-        got, error = _call(fn, sensitivity, epsilon, delta)
-        if error:
-            return Verdict(False, f"fn({sensitivity:g}, {epsilon:g}, {delta:g}) raised {error}",
-                           tuple(details))
+        point = f"Δ={sensitivity:g}, ε={epsilon:g}, δ={delta:g}"
+        value = call_number(fn, sensitivity, epsilon, delta, where=f"for {point}",
+                            details=details)
+        if isinstance(value, Verdict):
+            return value
         want = classic_sigma(sensitivity, epsilon, delta)
-        value = _number(got)
-        if value is None or not math.isclose(value, want, rel_tol=1e-9):
-            side = ("" if value is None else
-                    " (smaller than the theorem's σ)" if value < want else
-                    " (larger than the theorem's σ)")
-            return Verdict(False, f"for Δ={sensitivity:g}, ε={epsilon:g}, δ={delta:g} your σ "
-                           f"{got!r} does not match Theorem A.1{side}: check the constant "
-                           f"inside the logarithm and how Δ and ε enter", tuple(details))
-        details.append(f"Δ={sensitivity:g}, ε={epsilon:g}, δ={delta:g}: {got!r} is right")
+        if not math.isclose(value, want, rel_tol=1e-9):
+            side = "smaller" if value < want else "larger"
+            return Verdict(False, f"for {point} your σ {value!r} does not match Theorem A.1 "
+                           f"({side} than the theorem's σ): check the constant inside the "
+                           f"logarithm and how Δ and ε enter", tuple(details))
+        details.append(f"{point}: {value!r} is right")
     for epsilon in (1.0, 3.0):
-        got, error = _call(fn, 1.0, epsilon, 1e-5)
+        got, error = call(fn, 1.0, epsilon, 1e-5)
         if error is None or not error.startswith("ValueError"):
-            found = f"it returned {got!r}" if error is None else f"it raised {error}"
+            found = f"it returned {shown(got)}" if error is None else f"it raised {error}"
             return Verdict(False, f"at ε={epsilon:g} the classic calibration is not proven "
                            f"private: raise ValueError (pointing to the analytic Gaussian); "
                            f"{found}", tuple(details))
@@ -135,21 +132,20 @@ def check_delta_for_sigma(fn: Callable[[float, float, float], float]) -> Verdict
     """
     details = []
     for sigma, sensitivity, epsilon in _PROFILE_POINTS:
-        got, error = _call(fn, sigma, sensitivity, epsilon)
-        if error:
-            return Verdict(False, f"fn({sigma:g}, {sensitivity:g}, {epsilon:g}) raised {error}",
-                           tuple(details))
+        point = f"σ={sigma:g}, Δ={sensitivity:g}, ε={epsilon:g}"
+        value = call_number(fn, sigma, sensitivity, epsilon, where=f"for {point}",
+                            details=details)
+        if isinstance(value, Verdict):
+            return value
         want = delta_for_sigma(sigma, sensitivity, epsilon)
-        value = _number(got)
-        if value is None or not math.isclose(value, want, rel_tol=1e-6):
+        if not math.isclose(value, want, rel_tol=1e-6):
             hint = ("at such small δ, Φ computed as (1 + erf)/2 has no correct digits left: "
                     "compute the normal tail without forming 1 − (something close to 1)"
                     if want < 1e-12 else
                     "compare your formula with the theorem term by term")
-            off = "" if value is None else f" (relative error {abs(value - want) / want:.1e})"
-            return Verdict(False, f"for σ={sigma:g}, Δ={sensitivity:g}, ε={epsilon:g} your "
-                           f"profile {got!r} is wrong{off}; {hint}", tuple(details))
-        details.append(f"σ={sigma:g}, Δ={sensitivity:g}, ε={epsilon:g}: {got!r} is right")
+            return Verdict(False, f"for {point} your profile {value!r} is wrong (relative "
+                           f"error {abs(value - want) / want:.1e}); {hint}", tuple(details))
+        details.append(f"{point}: {value!r} is right")
     return Verdict(True, "your profile is accurate from δ ≈ 0.5 down to δ ≈ 1e-25",
                    tuple(details))
 
@@ -177,13 +173,10 @@ def check_analytic_sigma(fn: Callable[[float, float, float], float]) -> Verdict:
     details = []
     for sensitivity, epsilon, delta in _SIGMA_POINTS:
         point = f"Δ={sensitivity:g}, ε={epsilon:g}, δ={delta:g}"
-        got, error = _call(fn, sensitivity, epsilon, delta)
-        if error:
-            return Verdict(False, f"fn({sensitivity:g}, {epsilon:g}, {delta:g}) raised {error}",
-                           tuple(details))
-        value = _number(got)
-        if value is None or value <= 0:
-            return Verdict(False, f"σ must be a positive number, got {got!r}", tuple(details))
+        value = call_number(fn, sensitivity, epsilon, delta, where=f"for {point}", low=0.0,
+                            strict=True, need="σ must be positive", details=details)
+        if isinstance(value, Verdict):
+            return value
         true_delta = delta_for_sigma(value, sensitivity, epsilon)
         if true_delta > delta * (1 + _DELTA_SLACK):
             return Verdict(False, f"for {point} your σ {value:.10g} is too small: its true δ "
@@ -202,6 +195,15 @@ def check_analytic_sigma(fn: Callable[[float, float, float], float]) -> Verdict:
                    "2e-11 (rounding) of the target at every test point", tuple(details))
 
 
+def _finite_draws(got: Any, size: int) -> np.ndarray | None:
+    """``got`` as a float array of shape ``(size,)`` with finite entries, or None."""
+    try:
+        draws = np.asarray(got, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return draws if draws.shape == (size,) and np.all(np.isfinite(draws)) else None
+
+
 def check_gaussian_noise(fn: Callable[[float, int, np.random.Generator], Any]) -> Verdict:
     """Check ``fn(sigma, size, generator)``: ``size`` draws of N(0, σ²) from a NumPy generator.
 
@@ -210,14 +212,15 @@ def check_gaussian_noise(fn: Callable[[float, int, np.random.Generator], Any]) -
     """
     details = []
     for sigma, seed in ((0.3, 1), (4.0, 2)):
-        got, error = _call(fn, sigma, 4000, np.random.default_rng(seed))
-        if error:
-            return Verdict(False, f"fn({sigma:g}, 4000, generator) raised {error}",
-                           tuple(details))
-        draws = np.asarray(got, dtype=float) if got is not None else np.empty(0)
-        if draws.shape != (4000,) or not np.all(np.isfinite(draws)):
-            return Verdict(False, f"expected an array of 4000 finite draws, got shape "
-                           f"{draws.shape}", tuple(details))
+        where = f"for σ={sigma:g}, size=4000"
+        got = call_checked(fn, sigma, 4000, np.random.default_rng(seed), where=where,
+                           details=details)
+        if isinstance(got, Verdict):
+            return got
+        draws = _finite_draws(got, 4000)
+        if draws is None:
+            return Verdict(False, f"{where}, your function returned {shown(got)}, not an "
+                           "array of 4000 finite draws", tuple(details))
         std = float(draws.std())
         pvalue = float(stats.kstest(draws / sigma, "norm").pvalue)
         details.append(f"σ={sigma:g}: sample std {std:.4f}, KS p-value {pvalue:.2g}")
@@ -244,23 +247,23 @@ def check_newton_derivative(fn: Callable[[float, float], float]) -> Verdict:
     """
     details = []
     for x, epsilon in _NEWTON_POINTS:
-        got, error = _call(fn, x, epsilon)
-        if error:
-            return Verdict(False, f"fn({x:g}, {epsilon:g}) raised {error}", tuple(details))
+        where = f"at x={x:g}, ε={epsilon:g}"
+        value = call_number(fn, x, epsilon, where=where, details=details)
+        if isinstance(value, Verdict):
+            return value
         want = math.exp(-x * x) * (x / math.sqrt(x * x + epsilon) - 1.0)
-        value = _number(got)
-        if value is None or not math.isclose(value, want, rel_tol=1e-9):
+        if not math.isclose(value, want, rel_tol=1e-9):
             source = (math.exp(epsilon) * math.exp(-x * x - 1.0) * x / math.sqrt(x * x + 1.0)
                       - math.exp(2.0 * x * x))
-            if value is not None and math.isclose(value, source, rel_tol=1e-9):
+            if math.isclose(value, source, rel_tol=1e-9):
                 hint = ("that is a plausible wrong derivative (no published source); "
                         "differentiate F(√(x² + ε)) yourself with the chain rule")
-            elif value is not None and math.isclose(value, -want, rel_tol=1e-9):
+            elif math.isclose(value, -want, rel_tol=1e-9):
                 hint = "the sign is wrong"
             else:
                 hint = "use F'(u) = e^{−u²} and the chain rule for √(x² + ε)"
-            return Verdict(False, f"fn({x:g}, {epsilon:g}) returned {got!r}, which is not "
+            return Verdict(False, f"{where} your function returned {value!r}, which is not "
                            f"G'(x); {hint}", tuple(details))
-        details.append(f"x={x:g}, ε={epsilon:g}: {got!r} is right")
+        details.append(f"x={x:g}, ε={epsilon:g}: {value!r} is right")
     return Verdict(True, "your G' is right: Newton's method on G now converges to χ",
                    tuple(details))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from dpkit.check._common import call, number
+from dpkit.check._common import call_number
 from dpkit.check._verdict import Verdict
 from dpkit.randomized_response import debias, truth_probability
 
@@ -14,6 +14,7 @@ __all__ = ["check_debias", "check_kary_truth_probability", "check_rr_epsilon",
 
 _EPSILONS = (0.1, 0.5, 1.0, 2.0, 5.0)
 _EPSILON_LIST = ", ".join(f"{e:g}" for e in _EPSILONS)
+_OPEN_PROBABILITY = "a probability strictly between 0 and 1 is needed"
 
 
 def check_truth_probability(fn: Callable[[float], float]) -> Verdict:
@@ -25,13 +26,10 @@ def check_truth_probability(fn: Callable[[float], float]) -> Verdict:
     """
     details = []
     for epsilon in _EPSILONS:
-        got, error = call(fn, epsilon)
-        if error is not None:
-            return Verdict(False, f"your function raised {error} at epsilon={epsilon:g}")
-        p = number(got)
-        if p is None or not 0.0 < p < 1.0:
-            return Verdict(False, f"at epsilon={epsilon:g} you return {got!r}; a probability "
-                           "strictly between 0 and 1 is needed")
+        p = call_number(fn, epsilon, where=f"at epsilon={epsilon:g}", low=0.0, high=1.0,
+                        strict=True, need=_OPEN_PROBABILITY, details=details)
+        if isinstance(p, Verdict):
+            return p
         want = math.exp(epsilon) / (1 + math.exp(epsilon))
         if not abs(p - want) <= 1e-9:
             if p < 0.5:
@@ -61,14 +59,10 @@ def check_debias(fn: Callable[[float, float], float]) -> Verdict:
     for epsilon in _EPSILONS:
         p = math.exp(epsilon) / (1 + math.exp(epsilon))
         for y in fractions:
-            got, error = call(fn, y, epsilon)
-            if error is not None:
-                return Verdict(False, f"your function raised {error} at yes_fraction={y:g}, "
-                               f"epsilon={epsilon:g}")
-            value = number(got)
-            if value is None:
-                return Verdict(False, f"for yes_fraction={y:g}, epsilon={epsilon:g} you "
-                               f"return {got!r}, not a finite number")
+            value = call_number(fn, y, epsilon, where=f"for yes_fraction={y:g}, "
+                                f"epsilon={epsilon:g}", details=details)
+            if isinstance(value, Verdict):
+                return value
             want = float(debias(y, epsilon))
             if not abs(value - want) <= 1e-6:
                 if value in (0.0, 1.0) and not 0 <= want <= 1:
@@ -95,16 +89,11 @@ def check_rr_epsilon(fn: Callable[[float], float]) -> Verdict:
     """
     details = []
     for p in (0.5, 0.6, 0.75, 0.9, 0.999, 0.25, 0.1):
-        got, error = call(fn, p)
-        if error is not None:
-            return Verdict(False, f"your function raised {error} at p={p:g}")
-        value = number(got)
-        if value is None:
-            return Verdict(False, f"at p={p:g} you return {got!r}, not a finite number")
-        if value < 0:
-            return Verdict(False, f"at p={p:g} you return ε = {value:.6g}; ε is never "
-                           "negative (which report is more likely when p < 1/2?)",
-                           tuple(details))
+        value = call_number(fn, p, where=f"at p={p:g}", low=0.0,
+                            need="ε is never negative (which report is more likely when "
+                            "p < 1/2?)", details=details)
+        if isinstance(value, Verdict):
+            return value
         want = abs(math.log(p / (1 - p)))
         if not abs(value - want) <= 1e-9 * max(1.0, want):
             side = ("too small: some report is more than e^ε times likelier under one answer"
@@ -126,13 +115,10 @@ def check_kary_truth_probability(fn: Callable[[float, int], float]) -> Verdict:
     for k in (2, 3, 5, 10):
         for epsilon in _EPSILONS:
             where = f"epsilon={epsilon:g}, k={k}"
-            got, error = call(fn, epsilon, k)
-            if error is not None:
-                return Verdict(False, f"your function raised {error} at {where}")
-            p = number(got)
-            if p is None or not 0.0 < p < 1.0:
-                return Verdict(False, f"at {where} you return {got!r}; a probability "
-                               "strictly between 0 and 1 is needed", tuple(details))
+            p = call_number(fn, epsilon, k, where=f"at {where}", low=0.0, high=1.0,
+                            strict=True, need=_OPEN_PROBABILITY, details=details)
+            if isinstance(p, Verdict):
+                return p
             want = math.exp(epsilon) / (math.exp(epsilon) + k - 1)
             if not abs(p - want) <= 1e-9:
                 other = (1 - p) / (k - 1)

@@ -15,8 +15,7 @@ import numpy as np
 from scipy import stats
 
 from dpkit.audit import strongest_lower_bound
-from dpkit.check._common import call as _call
-from dpkit.check._common import number as _number
+from dpkit.check._common import call_number
 from dpkit.check._verdict import Verdict
 from dpkit.laplace import laplace_accuracy, laplace_grid
 from dpkit.rng import seeded
@@ -38,32 +37,29 @@ def check_sum_count_sensitivity(fn: Callable[[float, float], float]) -> Verdict:
     """
     details = []
     for lower, upper in ((0.0, 100.0), (17.0, 90.0), (-5.0, 3.0), (-40.0, -10.0), (0.0, 1.0)):
-        got, error = _call(fn, lower, upper)
-        if error:
-            return Verdict(False, f"fn({lower:g}, {upper:g}) raised {error}", tuple(details))
+        where = f"for values clipped to [{lower:g}, {upper:g}]"
+        value = call_number(fn, lower, upper, where=where, details=details)
+        if isinstance(value, Verdict):
+            return value
         want = max(abs(lower), abs(upper)) + 1
-        value = _number(got)
-        right = value is not None and math.isclose(value, want, rel_tol=1e-12)
-        details.append(f"[{lower:g}, {upper:g}]: got {got!r}, {'right' if right else 'wrong'}")
+        right = math.isclose(value, want, rel_tol=1e-12)
+        details.append(f"[{lower:g}, {upper:g}]: got {value!r}, {'right' if right else 'wrong'}")
         if not right:
-            if value is not None and math.isclose(value, upper - lower + 1, rel_tol=1e-12):
+            if math.isclose(value, upper - lower + 1, rel_tol=1e-12):
                 hint = ("upper − lower is the change when one person's value is *replaced*; "
                         "our neighbours add or remove a person: how far can that alone move "
                         "the sum?")
-            elif value is not None and math.isclose(value, want - 1, rel_tol=1e-12):
+            elif math.isclose(value, want - 1, rel_tol=1e-12):
                 hint = "the count changes too: add its sensitivity, 1"
-            elif value is not None and math.isclose(value, upper + 1, rel_tol=1e-12):
+            elif math.isclose(value, upper + 1, rel_tol=1e-12):
                 hint = ("a clipped value can be negative, and removing a person with a "
                         "negative value changes the sum too: consider every value in "
                         "[lower, upper]")
             else:
                 hint = ("write down the largest change one added or removed person can make "
                         "to the sum and to the count, then take the ℓ1 norm")
-            if value is None:
-                return Verdict(False, f"expected a number, got {got!r}", tuple(details))
-            return Verdict(False, f"for values clipped to [{lower:g}, {upper:g}] your "
-                           f"sensitivity {got!r} is {_direction(value, want)}; {hint}",
-                           tuple(details))
+            return Verdict(False, f"{where} your sensitivity {value!r} is "
+                           f"{_direction(value, want)}; {hint}", tuple(details))
     return Verdict(True, "right: one Laplace mechanism with this Δ releases both numbers",
                    tuple(details))
 
@@ -77,33 +73,27 @@ def check_laplace_interval(fn: Callable[[float, float, float], float]) -> Verdic
     details = []
     for sensitivity, epsilon, confidence in ((1.0, 1.0, 0.95), (1.0, 0.1, 0.9),
                                              (2.0, 0.5, 0.99), (5.0, 2.0, 0.5)):
-        got, error = _call(fn, sensitivity, epsilon, confidence)
-        if error:
-            return Verdict(False, f"fn({sensitivity:g}, {epsilon:g}, {confidence:g}) raised "
-                           f"{error}", tuple(details))
+        point = f"Δ={sensitivity:g}, ε={epsilon:g}, confidence={confidence:g}"
+        value = call_number(fn, sensitivity, epsilon, confidence, where=f"for {point}",
+                            details=details)
+        if isinstance(value, Verdict):
+            return value
         want = laplace_accuracy(sensitivity, epsilon, 1 - confidence)
-        value = _number(got)
-        right = value is not None and math.isclose(value, want, rel_tol=1e-9)
-        details.append(f"Δ={sensitivity:g}, ε={epsilon:g}, confidence={confidence:g}: "
-                       f"got {got!r}, {'right' if right else 'wrong'}")
+        right = math.isclose(value, want, rel_tol=1e-9)
+        details.append(f"{point}: got {value!r}, {'right' if right else 'wrong'}")
         if not right:
             b = sensitivity / epsilon
-            if value is not None and math.isclose(value, b * math.log(1 / confidence),
-                                                  rel_tol=1e-9):
+            if math.isclose(value, b * math.log(1 / confidence), rel_tol=1e-9):
                 hint = ("1 − confidence is the probability of *missing* the true answer, "
                         "not of covering it")
-            elif value is not None and math.isclose(value, b * math.log(2 / (1 - confidence)),
-                                                    rel_tol=1e-9):
+            elif math.isclose(value, b * math.log(2 / (1 - confidence)), rel_tol=1e-9):
                 hint = ("P[|Lap(b)| > t] = exp(−t/b) already counts both tails: no factor 2 "
                         "inside the logarithm")
-            elif value is not None and math.isclose(value, 2 * want, rel_tol=1e-9):
+            elif math.isclose(value, 2 * want, rel_tol=1e-9):
                 hint = "that is the width of the whole interval: the question asks for half"
             else:
                 hint = "solve P[|Lap(b)| > α] = 1 − confidence for α"
-            if value is None:
-                return Verdict(False, f"expected a number, got {got!r}", tuple(details))
-            return Verdict(False, f"for Δ={sensitivity:g}, ε={epsilon:g}, confidence="
-                           f"{confidence:g} your half-width is {_direction(value, want)}; "
+            return Verdict(False, f"for {point} your half-width is {_direction(value, want)}; "
                            f"{hint}", tuple(details))
     return Verdict(True, "your interval has exactly the requested coverage", tuple(details))
 
@@ -129,15 +119,11 @@ def check_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
         generator = np.random.default_rng(seed)
         draws = []
         for _ in range(_DRAWS):
-            got, error = _call(fn, value, sensitivity, epsilon, generator)
-            if error:
-                return Verdict(False, f"fn({value:g}, {sensitivity:g}, {epsilon:g}, generator) "
-                               f"raised {error}", tuple(details))
-            number = _number(got)
-            if number is None:
-                return Verdict(False, f"expected one finite float per call, got {got!r}",
-                               tuple(details))
-            draws.append(number)
+            draw = call_number(fn, value, sensitivity, epsilon, generator, where=f"for value="
+                               f"{value:g}, Δ={sensitivity:g}, ε={epsilon:g}", details=details)
+            if isinstance(draw, Verdict):
+                return draw
+            draws.append(draw)
         sample = np.array(draws)
         scale = sensitivity / epsilon
         pvalue = stats.kstest(sample, stats.laplace(loc=value, scale=scale).cdf).pvalue
@@ -192,20 +178,16 @@ def check_grid_scale(fn: Callable[[float, float, int], float]) -> Verdict:
     details = []
     for sensitivity, epsilon, d in ((1.0, 0.5, 1), (91.0, 1.0, 2), (3.0, 0.1, 5), (0.75, 2.0, 1),
                                     (1.0, 1.0, 3)):
-        got, error = _call(fn, sensitivity, epsilon, d)
-        if error:
-            return Verdict(False, f"fn({sensitivity:g}, {epsilon:g}, {d}) raised {error}",
-                           tuple(details))
+        point = f"Δ={sensitivity:g}, ε={epsilon:g}, d={d}"
+        value = call_number(fn, sensitivity, epsilon, d, where=f"for {point}", details=details)
+        if isinstance(value, Verdict):
+            return value
         grid = laplace_grid(sensitivity, epsilon, d)
         want = grid.scale
-        value = _number(got)
-        right = value is not None and math.isclose(value, want, rel_tol=1e-12)
-        details.append(f"Δ={sensitivity:g}, ε={epsilon:g}, d={d}: got {got!r}, "
-                       f"{'right' if right else 'wrong'}")
+        right = math.isclose(value, want, rel_tol=1e-12)
+        details.append(f"{point}: got {value!r}, {'right' if right else 'wrong'}")
         if right:
             continue
-        if value is None:
-            return Verdict(False, f"expected a number, got {got!r}", tuple(details))
         g = 2.0**grid.exponent
         if math.isclose(value, sensitivity / epsilon, rel_tol=1e-12):
             hint = "that is the textbook scale: rounding to the grid widens the sensitivity"
@@ -219,7 +201,7 @@ def check_grid_scale(fn: Callable[[float, float, int], float]) -> Verdict:
             hint = "the grid step is off by a factor 2: take the largest g with d·g <= 2**-20·Δ"
         else:
             hint = "the widened sensitivity floor(Δ/g) + d is in grid units"
-        return Verdict(False, f"for Δ={sensitivity:g}, ε={epsilon:g}, d={d} your scale is "
-                       f"{_direction(value, want)}; {hint}", tuple(details))
+        return Verdict(False, f"for {point} your scale is {_direction(value, want)}; {hint}",
+                       tuple(details))
     return Verdict(True, "right: the grid costs a factor of at most 1 + 2**-20 in noise",
                    tuple(details))

@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable
 
 from dpkit.audit import guessing_bound, tradeoff_bound
-from dpkit.check._common import call, number
+from dpkit.check._common import call_number
 from dpkit.check._verdict import Verdict
 
 __all__ = ["check_guessing_accuracy", "check_rr_delta", "check_tradeoff"]
@@ -41,16 +41,11 @@ def check_guessing_accuracy(fn: Callable[[float, float], float]) -> Verdict:
     for delta in _DELTAS:
         for epsilon in _EPSILONS:
             where = _where(epsilon=epsilon, delta=delta)
-            got, error = call(fn, epsilon, delta)
-            if error is not None:
-                return Verdict(False, f"your function raised {error} at {where}")
-            value = number(got)
-            if value is None:
-                return Verdict(False, f"at {where} your function returned {got!r}, "
-                               "not a finite number")
-            if not 0.5 <= value <= 1.0:
-                return Verdict(False, f"at {where} you return {value:.6g}: an accuracy bound "
-                               "must lie between 1/2 (a coin flip) and 1")
+            value = call_number(fn, epsilon, delta, where=f"at {where}", low=0.5, high=1.0,
+                                need="an accuracy bound lies between 1/2 (a coin flip) and 1",
+                                details=details)
+            if isinstance(value, Verdict):
+                return value
             want = guessing_bound(epsilon, delta)
             if not _close(value, want):
                 hint = ("the δ term matters: " if delta > 0 and _close(
@@ -80,16 +75,10 @@ def check_tradeoff(fn: Callable[[float, float, float], float]) -> Verdict:
         for epsilon in _EPSILONS:
             for alpha in alphas:
                 where = _where(alpha=alpha, epsilon=epsilon, delta=delta)
-                got, error = call(fn, alpha, epsilon, delta)
-                if error is not None:
-                    return Verdict(False, f"your function raised {error} at {where}")
-                value = number(got)
-                if value is None:
-                    return Verdict(False, f"at {where} your function returned {got!r}, "
-                                   "not a finite number")
-                if not 0.0 <= value <= 1.0:
-                    return Verdict(False, f"at {where} you return {value:.6g}, which is not "
-                                   "a probability")
+                value = call_number(fn, alpha, epsilon, delta, where=f"at {where}", low=0.0,
+                                    high=1.0, need="that is not a probability", details=details)
+                if isinstance(value, Verdict):
+                    return value
                 want = tradeoff_bound(alpha, epsilon, delta)
                 if _close(value, want):
                     continue
@@ -128,13 +117,9 @@ def check_rr_delta(fn: Callable[[float, float], float]) -> Verdict:
         for share in shares:
             epsilon_prime = share * epsilon
             where = _where(epsilon=epsilon, epsilon_prime=epsilon_prime)
-            got, error = call(fn, epsilon, epsilon_prime)
-            if error is not None:
-                return Verdict(False, f"your function raised {error} at {where}")
-            value = number(got)
-            if value is None:
-                return Verdict(False, f"at {where} your function returned {got!r}, "
-                               "not a finite number")
+            value = call_number(fn, epsilon, epsilon_prime, where=f"at {where}", details=details)
+            if isinstance(value, Verdict):
+                return value
             want = _rr_delta(epsilon, epsilon_prime)
             if _close(value, want):
                 continue

@@ -16,8 +16,7 @@ from typing import Any
 import numpy as np
 from scipy import integrate, stats
 
-from dpkit.check._common import call as _call
-from dpkit.check._common import number as _number
+from dpkit.check._common import call, call_checked, call_number, number, shown
 from dpkit.check._verdict import Verdict
 from dpkit.datasets import load_adult
 from dpkit.rng import seeded
@@ -40,15 +39,16 @@ def check_sparse_scales(fn: Callable[[float, int], tuple[float, float]]) -> Verd
     """
     details = []
     for epsilon, c in ((1.0, 1), (1.0, 3), (0.5, 2), (2.0, 10), (0.1, 4)):
-        got, error = _call(fn, epsilon, c)
-        if error:
-            return Verdict(False, f"fn({epsilon:g}, {c}) raised {error}", tuple(details))
+        where = f"for epsilon={epsilon:g}, c={c}"
+        got = call_checked(fn, epsilon, c, where=where, details=details)
+        if isinstance(got, Verdict):
+            return got
         want = (2 * c / epsilon, 4 * c / epsilon)
-        pair = (tuple(_number(v) for v in got)
+        pair = (tuple(number(v) for v in got)
                 if isinstance(got, (tuple, list)) and len(got) == 2 else None)
         if pair is None or None in pair:
-            return Verdict(False, f"fn({epsilon:g}, {c}) must return two numbers "
-                           f"(threshold scale, query scale), got {got!r}", tuple(details))
+            return Verdict(False, f"{where}, your function returned {shown(got)}, not two "
+                           "numbers (threshold scale, query scale)", tuple(details))
         if all(math.isclose(g, w, rel_tol=1e-9) for g, w in zip(pair, want, strict=True)):
             details.append(f"epsilon={epsilon:g}, c={c}: scales {pair} are right")
             continue
@@ -63,8 +63,7 @@ def check_sparse_scales(fn: Callable[[float, int], tuple[float, float]]) -> Verd
             hint = "too little noise: this would not be ε-DP"
         else:
             hint = "more noise than needed: private, but less accurate than Sparse"
-        return Verdict(False, f"for epsilon={epsilon:g}, c={c} the scales {tuple(pair)} are "
-                       f"wrong: {hint}", tuple(details))
+        return Verdict(False, f"{where} the scales {pair} are wrong: {hint}", tuple(details))
     return Verdict(True, "each of the c runs of AboveThreshold gets ε/c: threshold noise "
                    "Lap(2c/ε), query noise Lap(4c/ε)", tuple(details[:3]))
 
@@ -78,15 +77,13 @@ def check_little_noise_cost(fn: Callable[[float, int], float]) -> Verdict:
     """
     details = []
     for epsilon, c in ((1.0, 1), (1.0, 2), (0.5, 3), (2.0, 10), (0.1, 1)):
-        got, error = _call(fn, epsilon, c)
-        if error:
-            return Verdict(False, f"fn({epsilon:g}, {c}) raised {error}", tuple(details))
+        where = f"for epsilon={epsilon:g}, c={c}"
+        value = call_number(fn, epsilon, c, where=where, details=details)
+        if isinstance(value, Verdict):
+            return value
         want = (1 + 6 * c) / 4 * epsilon
-        value = _number(got)
-        if value is None or not math.isclose(value, want, rel_tol=1e-9):
-            if value is None:
-                hint = "return one number"
-            elif c > 1 and math.isclose(value, (1 + 6) / 4 * epsilon, rel_tol=1e-9):
+        if not math.isclose(value, want, rel_tol=1e-9):
+            if c > 1 and math.isclose(value, (1 + 6) / 4 * epsilon, rel_tol=1e-9):
                 hint = "the cost must grow with c: each positive answer pays for its own shift"
             elif c > 1 and math.isclose(value, c * (1 + 6) / 4 * epsilon, rel_tol=1e-9):
                 hint = ("the threshold is paid for c times, but this variant draws its noisy "
@@ -96,8 +93,8 @@ def check_little_noise_cost(fn: Callable[[float, int], float]) -> Verdict:
                 hint = "too small: count the cost of every shift the proof makes"
             else:
                 hint = "too large: each shift costs its size divided by its noise's scale"
-            return Verdict(False, f"for epsilon={epsilon:g}, c={c} the cost {got!r} is wrong: "
-                           f"{hint}", tuple(details))
+            return Verdict(False, f"{where} the cost {value!r} is wrong: {hint}",
+                           tuple(details))
         details.append(f"epsilon={epsilon:g}, c={c}: {value:g} is right")
     return Verdict(True, "the variant claims ε but costs (1 + 6c)ε/4: 1.75ε already for c = 1",
                    tuple(details[:3]))
@@ -153,18 +150,19 @@ def check_above_threshold(fn: Callable[..., int | None]) -> Verdict:
     """
     details: list[str] = []
     far_below = [lambda _d: -1e9] * 5
-    got, error = _call(fn, far_below, None, 0.0, 1.0, seeded(1))
-    if error:
-        return Verdict(False, f"on five queries far below the threshold, fn raised {error}")
+    got = call_checked(fn, far_below, None, 0.0, 1.0, seeded(1),
+                       where="on five queries far below the threshold")
+    if isinstance(got, Verdict):
+        return got
     if got is not None:
-        return Verdict(False, f"when no query passes, return None, got {got!r}: a made-up "
-                       "index looks like a real answer and fails silently")
+        return Verdict(False, f"when no query passes, return None, got {shown(got)}: a "
+                       "made-up index looks like a real answer and fails silently")
     details.append("returns None when nothing passes")
     stream = _Stream(lambda i: 1e9 if i == 3 else -1e9, limit=100)
-    got, error = _call(fn, stream, None, 0.0, 1.0, seeded(2))
+    got, error = call(fn, stream, None, 0.0, 1.0, seeded(2))
     if error or got != 3:
         return Verdict(False, "on an endless stream whose query 3 is far above the threshold, "
-                       f"expected 3, got {error or repr(got)}; take the queries one at a "
+                       f"expected 3, got {error or shown(got)}; take the queries one at a "
                        "time (no len(), no list()) and stop at the first pass", tuple(details))
     if stream.evaluated != 4:
         return Verdict(False, f"stop evaluating at the first pass: query 3 passed but "
@@ -175,9 +173,11 @@ def check_above_threshold(fn: Callable[..., int | None]) -> Verdict:
         queries = [lambda _d, a=answer: a] * m
         nones = 0
         for run in range(runs):
-            got, error = _call(fn, queries, None, 0.0, epsilon, seeded(100 + run))
-            if error:
-                return Verdict(False, f"fn raised {error}", tuple(details))
+            got = call_checked(fn, queries, None, 0.0, epsilon, seeded(100 + run),
+                               where=f"on {m} queries answering {answer:g} at ε = {epsilon:g}",
+                               details=details)
+            if isinstance(got, Verdict):
+                return got
             nones += got is None
         want = _prob_none(m, answer, epsilon)
         p_value = stats.binomtest(nones, runs, want).pvalue
@@ -192,7 +192,8 @@ def check_above_threshold(fn: Callable[..., int | None]) -> Verdict:
                    "and adds the right noise", tuple(details))
 
 
-def _true_count_denominator(fn: Callable[[Any, float, Any], float]) -> bool | str:
+def _true_count_denominator(fn: Callable[[Any, float, Any], float],
+                            details: list[str]) -> bool | Verdict:
     """Whether ``fn`` divides by the exact number of rows (same seed, two datasets).
 
     The two datasets differ only by zero rows: every clipping query, the chosen bound and
@@ -200,18 +201,20 @@ def _true_count_denominator(fn: Callable[[Any, float, Any], float]) -> bool | st
     denominator is the exact count, ``result · rows`` is then the same number for both; a
     noisy count ``rows + C`` breaks that unless its noise ``C`` is exactly 0 (a continuous
     or finely gridded variable), so all five seeds agreeing has negligible probability
-    for a correct answer. Returns an error text if ``fn`` raised.
+    for a correct answer. Returns a failing verdict if ``fn`` raised or returned no number.
     """
     few = np.full(400, 20.0)
     more = np.concatenate([few, np.zeros(600)])
     for seed in range(5):
-        first, error = _call(fn, few.copy(), 1.0, seeded(1000 + seed))
-        second, error2 = _call(fn, more.copy(), 1.0, seeded(1000 + seed))
-        if error or error2:
-            return f"raised {error or error2}"
-        a, b = _number(first), _number(second)
-        if a is None or b is None or not math.isclose(a * len(few), b * len(more),
-                                                      rel_tol=1e-9, abs_tol=1e-9):
+        a = call_number(fn, few.copy(), 1.0, seeded(1000 + seed), where="on 400 values of 20",
+                        details=details)
+        if isinstance(a, Verdict):
+            return a
+        b = call_number(fn, more.copy(), 1.0, seeded(1000 + seed),
+                        where="on 400 values of 20 and 600 zeros", details=details)
+        if isinstance(b, Verdict):
+            return b
+        if not math.isclose(a * len(few), b * len(more), rel_tol=1e-9, abs_tol=1e-9):
             return False
     return True
 
@@ -242,13 +245,10 @@ def check_auto_avg(fn: Callable[[Any, float, Any], float]) -> Verdict:
         truth = float(values.mean())
         tolerance = 0.02 * truth if truth > 500 else 1.0
         for seed in range(5):
-            got, error = _call(fn, values.copy(), 1.0, seeded(seed))
-            if error:
-                return Verdict(False, f"on {name}, fn raised {error}", tuple(details))
-            value = _number(got)
-            if value is None:
-                return Verdict(False, f"on {name}, expected a number, got {got!r}",
-                               tuple(details))
+            value = call_number(fn, values.copy(), 1.0, seeded(seed), where=f"on {name}",
+                                details=details)
+            if isinstance(value, Verdict):
+                return value
             if abs(value - truth) > tolerance:
                 hint = ("a result near 1.0 is a noisy sum divided by a noisy sum: divide by "
                         "a noisy count of rows (sensitivity 1)" if abs(value - 1) < 0.2 else
@@ -262,11 +262,10 @@ def check_auto_avg(fn: Callable[[Any, float, Any], float]) -> Verdict:
     cut = 0.8 * math.log(2) * 3 * 200 / 1.0
     wide = 0
     for run in range(runs):
-        got, error = _call(fn, spread_values.copy(), 1.0, seeded(5000 + run))
-        value = _number(got) if not error else None
-        if value is None:
-            return Verdict(False, f"on 2700 zeros and 300 values of 200, fn returned "
-                           f"{error or repr(got)}", tuple(details))
+        value = call_number(fn, spread_values.copy(), 1.0, seeded(5000 + run),
+                            where="on 2700 zeros and 300 values of 200", details=details)
+        if isinstance(value, Verdict):
+            return value
         wide += abs(value * len(spread_values) - true_sum) > cut
     details.append(f"2700 zeros and 300 values of 200: {wide} of {runs} runs were off by more "
                    f"than {cut / len(spread_values):.3g} (at least {needed} expected)")
@@ -275,10 +274,9 @@ def check_auto_avg(fn: Callable[[Any, float, Any], float]) -> Verdict:
                        "averages were as far from the truth as the clipped sum's noise makes "
                        "them at least half the time: too little noise for ε-DP; check the "
                        "sensitivity the noisy sum is calibrated to", tuple(details))
-    exact = _true_count_denominator(fn)
-    if isinstance(exact, str):
-        return Verdict(False, f"on 400 values of 20 (with or without 600 zeros), fn {exact}",
-                       tuple(details))
+    exact = _true_count_denominator(fn, details)
+    if isinstance(exact, Verdict):
+        return exact
     if exact:
         return Verdict(False, "adding rows of 0 changed your average exactly as dividing by "
                        "the exact number of rows would: the number of rows is private too, "

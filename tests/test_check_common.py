@@ -1,0 +1,181 @@
+"""Tests of the helpers every exercise checker uses to call a student's function
+(``dpkit.check._common``), and of every checker on answers that are not numbers at all.
+
+Deterministic: no randomness is involved in any verdict asserted here.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import dpkit.check as check
+from dpkit.check import Verdict
+from dpkit.check._common import call_checked, call_number, shown
+
+
+def _raises(*_args: object) -> float:
+    raise ZeroDivisionError("division by zero")
+
+
+def _number_of(result: object) -> float | Verdict:
+    return call_number(lambda: result, where="at p=0.5", low=0.0, high=1.0)
+
+
+@pytest.mark.parametrize("result", ["0.5", None, [0.5], (0.5,), 0.5j, np.array([0.5]),
+                                    {"p": 0.5}])
+def test_a_non_number_is_refused_with_its_repr(result: object) -> None:
+    verdict = _number_of(result)
+    assert isinstance(verdict, Verdict) and not verdict.passed
+    assert verdict.message == f"at p=0.5, your function returned {result!r}, not a finite number"
+
+
+@pytest.mark.parametrize("result", [math.nan, math.inf, -math.inf, np.float64("nan"),
+                                    np.float32("inf"), 10**400])
+def test_nan_inf_and_integers_beyond_the_float_range_are_refused(result: object) -> None:
+    verdict = _number_of(result)
+    assert isinstance(verdict, Verdict) and not verdict.passed
+    assert "not a finite number" in verdict.message
+
+
+@pytest.mark.parametrize("result", [True, False, np.True_, np.False_])
+def test_a_bool_is_not_a_number(result: object) -> None:
+    """True == 1 and False == 0 are in range, but a bool answers no numeric exercise."""
+    verdict = _number_of(result)
+    assert isinstance(verdict, Verdict) and "not a finite number" in verdict.message
+
+
+@pytest.mark.parametrize("result, want", [(np.float64(0.25), 0.25), (np.float32(0.5), 0.5),
+                                          (np.int64(1), 1.0), (Fraction(1, 4), 0.25),
+                                          (0, 0.0), (1, 1.0)])
+def test_numpy_scalars_and_other_reals_are_read_as_floats(result: object, want: float) -> None:
+    value = _number_of(result)
+    assert type(value) is float and value == want
+
+
+def test_an_exception_in_the_students_function_becomes_a_verdict() -> None:
+    verdict = call_number(_raises, 1.0, 2.0, where="at epsilon=1, delta=2", details=["a", "b"])
+    assert isinstance(verdict, Verdict) and not verdict.passed
+    assert verdict.message == ("at epsilon=1, delta=2, your function raised "
+                               "ZeroDivisionError: division by zero")
+    assert verdict.details == ("a", "b")
+
+
+def test_the_arguments_reach_the_students_function() -> None:
+    assert call_number(lambda a, b: a - b, 5, 3, where="here") == 2.0
+
+
+def test_an_interrupt_is_not_swallowed() -> None:
+    """A time limit (the notebook's interrupt, nbgrader's cell timeout) must stop the checker
+    rather than become a verdict about the student's function."""
+    def interrupted() -> float:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        call_number(interrupted, where="here")
+
+
+@pytest.mark.parametrize("value, strict, inside", [
+    (0.0, False, True), (1.0, False, True), (0.0, True, False), (1.0, True, False),
+    (-1e-300, False, False), (math.nextafter(1.0, 2.0), False, False),
+    (math.nextafter(0.0, 1.0), True, True), (math.nextafter(1.0, 0.0), True, True),
+    (-5.0, False, False), (5.0, True, False)])
+def test_the_range_on_both_sides(value: float, strict: bool, inside: bool) -> None:
+    result = call_number(lambda: value, where="at p=0.5", low=0.0, high=1.0, strict=strict)
+    if inside:
+        assert result == value
+    else:
+        assert isinstance(result, Verdict) and not result.passed
+        interval = "(0, 1)" if strict else "[0, 1]"
+        assert result.message == (f"at p=0.5, your function returned {value!r}: the answer "
+                                  f"must lie in {interval}")
+
+
+def test_one_sided_ranges_and_a_custom_sentence() -> None:
+    assert call_number(lambda: 1e300, where="here", low=0.0) == 1e300
+    below = call_number(lambda: -0.5, where="here", low=0.0, need="ε is never negative")
+    assert isinstance(below, Verdict) and below.message == ("here, your function returned "
+                                                            "-0.5: ε is never negative")
+    above = call_number(lambda: 2.0, where="here", high=1.0)
+    assert isinstance(above, Verdict) and above.message.endswith("must lie in (−∞, 1]")
+    positive = call_number(lambda: 0.0, where="here", low=0.0, strict=True)
+    assert isinstance(positive, Verdict) and positive.message.endswith("must lie in (0, ∞)")
+
+
+def test_a_verdict_returned_by_the_student_never_passes() -> None:
+    """A student's function that returns a passing Verdict must not pass for the checker's."""
+    forged = Verdict(True, "looks right")
+    for helper in (call_checked, call_number):
+        verdict = helper(lambda: forged, where="at x=1")
+        assert isinstance(verdict, Verdict) and not verdict.passed
+        assert verdict.message == "at x=1, your function returned a Verdict, not an answer"
+    assert not check.check_truth_probability(lambda epsilon: forged).passed
+
+
+def test_call_checked_returns_any_result_and_explains_an_exception() -> None:
+    assert call_checked(lambda: (1, "a"), where="here") == (1, "a")
+    assert call_checked(lambda: None, where="here") is None
+
+    def explain(error: Exception) -> str:
+        return "a float overflowed" if isinstance(error, OverflowError) else ""
+
+    def overflows() -> float:
+        return float(10**400)
+
+    verdict = call_checked(overflows, where="On big weights", explain=explain)
+    assert isinstance(verdict, Verdict)
+    assert verdict.message == ("On big weights, your function raised OverflowError: int too "
+                               "large to convert to float; a float overflowed")
+    plain = call_checked(_raises, where="here", explain=explain)
+    assert isinstance(plain, Verdict) and plain.message.endswith("division by zero")
+
+
+def test_shown_cuts_long_results() -> None:
+    assert shown([1, 2]) == "[1, 2]"
+    long = shown(list(range(100)))
+    assert len(long) < 90 and long.startswith("[0, 1, 2") and long.endswith("(390 characters)")
+
+
+# Every checker that takes a function, with arguments after the function where needed.
+_FUNCTION_CHECKERS = [
+    "check_guessing_accuracy", "check_rr_delta", "check_tradeoff", "check_truth_probability",
+    "check_debias", "check_rr_epsilon", "check_kary_truth_probability",
+    "check_sum_count_sensitivity", "check_laplace_interval", "check_laplace_mechanism",
+    "check_grid_scale", "check_l2_sensitivity", "check_classic_sigma", "check_delta_for_sigma",
+    "check_analytic_sigma", "check_gaussian_noise", "check_newton_derivative",
+    "check_sparse_scales", "check_little_noise_cost", "check_above_threshold",
+    "check_auto_avg", "check_advanced_composition", "check_crossover",
+    "check_laplace_profile", "check_division_free_sampler",
+]
+_BAD_ANSWERS = {
+    "raises": _raises,
+    "raises TypeError": lambda *args: [*args] + 1,
+    "nan": lambda *_: math.nan,
+    "a string": lambda *_: "0.5",
+    "beyond floats": lambda *_: 10**400,
+    "a dict": lambda *_: {},
+}
+
+
+@pytest.mark.parametrize("name", _FUNCTION_CHECKERS)
+@pytest.mark.parametrize("answer", list(_BAD_ANSWERS), ids=str)
+def test_every_checker_fails_a_broken_answer_with_a_verdict(name: str, answer: str) -> None:
+    """No checker crashes on a function that raises or returns no usable number, and none
+    quotes a huge result whole (before the shared helper: three composition checkers raised
+    OverflowError on 10**400, the division-free sampler checker let a TypeError through, the
+    Gaussian-noise checker raised on a dict, and the others quoted all 401 digits)."""
+    verdict = getattr(check, name)(_BAD_ANSWERS[answer])
+    assert isinstance(verdict, Verdict) and not verdict.passed, verdict
+    assert verdict.message and len(verdict.message) < 400, verdict.message
+
+
+def test_the_list_above_holds_every_checker_of_a_function() -> None:
+    import inspect
+
+    takes_function = {name for name in dir(check) if name.startswith("check_")
+                      and next(iter(inspect.signature(getattr(check, name)).parameters))
+                      in ("fn", "sampler")}
+    assert takes_function == set(_FUNCTION_CHECKERS)
