@@ -1271,7 +1271,7 @@ def _object_ints(items: list[int], shape: tuple[int, ...]) -> np.ndarray:
 # Zero: ``0.0 · 2**j`` and ``rint(-0.0)`` are signed zeros, which convert to the integer 0;
 # ``int64`` 0 converts to ``+0.0``, as ``_units_to_float(0, k)`` does.
 _SCALE_MIN, _SCALE_MAX = -1022, 1023  # 2.0**j is a normal float for j in this range
-_CHUNK = 1 << 13  # elements converted at once in place (NumPy's temporary stays small)
+_IN_PLACE_CHUNK = 1 << 13  # elements converted at once in place (NumPy's temporary stays small)
 
 
 def _in_place(operation: Callable[[np.ndarray, np.ndarray], Any], source: np.ndarray,
@@ -1282,8 +1282,8 @@ def _in_place(operation: Callable[[np.ndarray, np.ndarray], Any], source: np.nda
     dtype of the same size): NumPy would copy the whole source first to be safe; by chunks
     its copy is small and every element is read before it is overwritten.
     """
-    for start in range(0, source.size, _CHUNK):
-        operation(source[start:start + _CHUNK], target[start:start + _CHUNK])
+    for start in range(0, source.size, _IN_PLACE_CHUNK):
+        operation(source[start:start + _IN_PLACE_CHUNK], target[start:start + _IN_PLACE_CHUNK])
 
 
 def _float_units(values: np.ndarray, k: int) -> np.ndarray | None:

@@ -125,7 +125,7 @@ def test_from_grid_vectorised_equals_correct_rounding(k):
 def test_the_same_memory_is_converted_exactly_across_chunks():
     """In-place conversion runs by chunks: sizes around the chunk length, 2-d, reversed."""
     rng = np.random.default_rng(13)
-    chunk = _sampling._CHUNK
+    chunk = _sampling._IN_PLACE_CHUNK
     for n in (65, chunk - 1, chunk, chunk + 1, 3 * chunk + 17):
         values = rng.normal(0, 1e6, n)
         k = -30
@@ -274,3 +274,24 @@ def test_gaussian_mechanism_equals_the_exact_reference():
     released = gaussian_mechanism(values, 1.0, 1.0, 1e-6, rng=seeded(9))
     assert released.shape == values.shape
     _same_floats(released, expected)
+
+
+def test_no_module_level_name_of_the_sampling_module_is_bound_twice():
+    """Two helpers edit ``_sampling.py``: a second ``_CHUNK = ...`` at the end of the file
+    once silently replaced the sampler's constant of the same name (the samplers stayed
+    exact but ran at half speed). Every top-level name must be bound once."""
+    import ast
+    import collections
+    import inspect
+
+    tree = ast.parse(inspect.getsource(_sampling))
+    names = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names.append(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                names += [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
+    twice = [name for name, count in collections.Counter(names).items() if count > 1]
+    assert twice == []
