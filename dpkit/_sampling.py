@@ -74,11 +74,14 @@ the NumPy operations run do not depend on the values drawn. What is and is not c
   ``2**21`` at the Laplace grid of ``Δ/ε = 10``) and on Python ints, many times slower, as
   soon as one coordinate is beyond. That switch depends on the data: two neighbouring
   vectors on either side of the boundary take paths of visibly different speed, and a
-  timing adversary can tell them apart. Always using the exact path costs about 3 to 5
-  times the running time of a release of ``10**5`` values, so it is not the default; a
-  caller who releases large vectors whose coordinates may cross that boundary, and whose
-  adversary can time the release, should keep the coordinates below it (clip them to a
-  public bound well under ``2**(61 + k)``) or release them in blocks of at most 64.
+  timing adversary can tell them apart. Always using the exact path would make a release
+  of ``10**5`` values several times slower (``benchmarks/grid.py`` prints the factor), so
+  it is not the default; a caller who releases large vectors whose coordinates may cross
+  that boundary, and whose adversary can time the release, should keep the coordinates
+  below it (clip them to a public bound well under ``2**(61 + k)``) or release them in
+  blocks of at most 64. (A grid exponent outside ``[-1022, 1023]``, from a sensitivity
+  near either end of the float range, also converts back on Python ints: a choice made
+  from the public ``k`` alone.)
 * Input conversion: a float64 NumPy array is converted in a few vectorised operations; a
   Python list in one pass (:func:`dpkit._checks.check_finite_array`) whose cost hardly
   depends on the types of its elements (ints, floats, Fractions alike), except that an
@@ -1266,8 +1269,8 @@ def _object_ints(items: list[int], shape: tuple[int, ...]) -> np.ndarray:
 #   results (where a second rounding would occur: double rounding); an overflow gives ±inf
 #   exactly when the correctly rounded ``u · 2**k`` exceeds the largest float, which is also
 #   what :func:`_units_to_float` returns. Hence the fast path for ``-1022 <= k <= 1023``;
-#   other ``k`` (grid steps below ``2**-1022`` or above ``2**1023``, which no float-range
-#   sensitivity produces) take the exact path.
+#   other ``k`` (grid steps below ``2**-1022`` or above ``2**1023``, from sensitivities
+#   near the ends of the float range) take the exact path.
 # Zero: ``0.0 · 2**j`` and ``rint(-0.0)`` are signed zeros, which convert to the integer 0;
 # ``int64`` 0 converts to ``+0.0``, as ``_units_to_float(0, k)`` does.
 _SCALE_MIN, _SCALE_MAX = -1022, 1023  # 2.0**j is a normal float for j in this range
