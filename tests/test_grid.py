@@ -27,9 +27,18 @@ MIN_NORMAL = 2.0**-1022
 MAX = 1.7976931348623157e308
 
 
+def _exact(value):
+    """A real number (NumPy scalars included) as an exact Fraction."""
+    if isinstance(value, (int, np.integer)):
+        return Fraction(int(value))
+    if isinstance(value, np.floating):
+        return Fraction(*value.as_integer_ratio())
+    return Fraction(value)
+
+
 def _units(value, k):
     """Exact ``round(value / 2**k)``, ties to even."""
-    return round(Fraction(value) / Fraction(2) ** k)
+    return round(_exact(value) / Fraction(2) ** k)
 
 
 def _float(units, k):
@@ -255,6 +264,22 @@ def test_laplace_mechanism_equals_the_exact_reference(seed):
     listed = laplace_mechanism(values.tolist(), 1.0, 0.5, rng=seeded(seed))
     _same_floats(listed, _laplace_reference(values.tolist(), 1.0, 0.5, seed))
     assert values.tolist() == values.copy().tolist()  # the input was not modified
+
+
+def test_mixed_lists_and_typed_arrays_equal_the_exact_reference():
+    """Values float64 cannot hold (Fractions, big ints, long doubles) stay exact end to end."""
+    floats = np.random.default_rng(4).normal(0, 10, 100).tolist()
+    mixed = floats + [Fraction(1, 3), 2**54 + 3, -(2**60) - 1, np.int64(2**53 + 1),
+                      np.longdouble(1) / 3, Fraction(-7, 2**21)]
+    _same_floats(laplace_mechanism(mixed, 1.0, 0.5, rng=seeded(3)),
+                 _laplace_reference(mixed, 1.0, 0.5, 3))
+    for array in (np.array([2**54 + 3, -5, 2**62 + 1] * 40, dtype=np.int64),
+                  np.array([2**64 - 1, 3] * 60, dtype=np.uint64),
+                  np.array([0.1, -2.5, 1e30] * 40, dtype=np.float32)):
+        values = [Fraction(int(v)) if array.dtype.kind in "iu" else Fraction(float(v))
+                  for v in array.tolist()]
+        _same_floats(laplace_mechanism(array, 1.0, 0.5, rng=seeded(8)),
+                     _laplace_reference(values, 1.0, 0.5, 8))
 
 
 def test_sample_releases_equals_the_exact_reference():
