@@ -269,8 +269,8 @@ def test_laplace_mechanism_equals_the_exact_reference(seed):
 def test_mixed_lists_and_typed_arrays_equal_the_exact_reference():
     """Values float64 cannot hold (Fractions, big ints, long doubles) stay exact end to end."""
     floats = np.random.default_rng(4).normal(0, 10, 100).tolist()
-    mixed = floats + [Fraction(1, 3), 2**54 + 3, -(2**60) - 1, np.int64(2**53 + 1),
-                      np.longdouble(1) / 3, Fraction(-7, 2**21)]
+    mixed = [*floats, Fraction(1, 3), 2**54 + 3, -(2**60) - 1, np.int64(2**53 + 1),
+             np.longdouble(1) / 3, Fraction(-7, 2**21)]
     _same_floats(laplace_mechanism(mixed, 1.0, 0.5, rng=seeded(3)),
                  _laplace_reference(mixed, 1.0, 0.5, 3))
     for array in (np.array([2**54 + 3, -5, 2**62 + 1] * 40, dtype=np.int64),
