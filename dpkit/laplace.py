@@ -345,7 +345,9 @@ def laplace_mechanism(value: Any, sensitivity: float, epsilon: float, *,
     >>> isinstance(release, float)
     True
     """
-    scalar = not isinstance(value, np.ndarray) and as_array(value, "value", object).ndim == 0
+    # A list or tuple is never a scalar: no need to build an object array just to ask.
+    scalar = not isinstance(value, (np.ndarray, list, tuple)) and \
+        as_array(value, "value", object).ndim == 0
     if scalar:
         array = np.array([check_real(value, "value", exact=True)])
     else:
