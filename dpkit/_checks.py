@@ -402,20 +402,32 @@ def _assemble(items: list[float | Fraction], array: np.ndarray, name: str,
     return np.array(items, dtype=np.float64).reshape(array.shape)
 
 
-def _typed_to_float(array: np.ndarray, name: str, exact: bool) -> np.ndarray:
+def _refuse_nonfinite(array: np.ndarray, name: str) -> None:
+    """Raise for the first NaN or infinity of a float array (none: two reductions, no copy).
+
+    ``min`` and ``max`` propagate NaN, and are finite only if every element is: a clean
+    array costs two passes and no temporary; the element is located only to report it.
+    """
+    if np.isfinite(array.min()) and np.isfinite(array.max()):
+        return
+    index = int(np.flatnonzero(~np.isfinite(array))[0])
+    raise _nonfinite_error(name, float(array.flat[index]), index, array.shape)
+
+
+def _typed_to_float(array: np.ndarray, name: str, exact: bool, copy: bool) -> np.ndarray:
     """Convert an integer or float array to float64, refusing (or keeping) inexact values."""
     if array.dtype.kind == "f":
-        bad = ~np.isfinite(array)
-        if bad.any():
-            index = int(np.flatnonzero(bad)[0])
-            raise _nonfinite_error(name, float(array.flat[index]), index, array.shape)
-        if array.dtype.itemsize <= 8:
-            return array.astype(np.float64)
+        _refuse_nonfinite(array, name)
+        if array.dtype.itemsize <= 8:  # float16/32/64 convert to float64 exactly
+            return array.astype(np.float64, copy=copy)
         with np.errstate(over="ignore"):
             converted = array.astype(np.float64)
         suspect = ~np.isfinite(converted) | (converted.astype(array.dtype) != array)
     else:
         converted = array.astype(np.float64)
+        # |integer| <= 2**53 converts exactly: two reductions decide it for the whole array
+        if -_EXACT_INT <= int(array.min()) and int(array.max()) <= _EXACT_INT:
+            return converted
         suspect = (array > _EXACT_INT) | (array < -_EXACT_INT)
     if not suspect.any():
         return converted
@@ -451,7 +463,8 @@ def as_array(values: Any, name: str, dtype: Any = None) -> np.ndarray:
 
 
 def check_finite_array(values: Any, name: str, *, ndim: int | None = None,
-                       allow_empty: bool = False, exact: bool = False) -> np.ndarray:
+                       allow_empty: bool = False, exact: bool = False,
+                       copy: bool = True) -> np.ndarray:
     """Return ``values`` as a float64 array with no NaN or infinity.
 
     Every element is validated like :func:`check_real`: a bool anywhere (``[0.0, True]``)
@@ -470,6 +483,11 @@ def check_finite_array(values: Any, name: str, *, ndim: int | None = None,
     exact : bool
         If true and some element is not exactly a float64, return an ``object`` array whose
         elements are floats and (for those elements) exact :class:`Fraction` values.
+    copy : bool
+        If false, a float64 NumPy array that passes is returned as is (not copied), so the
+        check costs two reductions and no new array; the caller must then not modify the
+        result (it is the caller's input). Other inputs are always converted into a new
+        array.
 
     Raises
     ------
@@ -504,7 +522,7 @@ def check_finite_array(values: Any, name: str, *, ndim: int | None = None,
         return _list_to_float(array, name, exact)
     if array.dtype.kind not in "iuf":
         raise TypeError(f"{name} must be an array of real numbers, got dtype {array.dtype}")
-    return _typed_to_float(array, name, exact)
+    return _typed_to_float(array, name, exact, copy)
 
 
 def _nearest_float(value: Any) -> float:
@@ -617,10 +635,7 @@ def check_rows_to_clip(values: Any, name: str, low: float, high: float, *,
     if array.dtype.kind not in "iuf":
         raise TypeError(f"{name} must be an array of real numbers, got dtype {array.dtype}")
     if array.dtype.kind == "f":
-        bad = ~np.isfinite(array)
-        if bad.any():
-            index = int(np.flatnonzero(bad)[0])
-            raise _nonfinite_error(name, float(array.flat[index]), index, array.shape)
+        _refuse_nonfinite(array, name)
     with np.errstate(over="ignore"):  # round to nearest (a long double may overflow)
         return np.clip(array.astype(np.float64), low, high)
 

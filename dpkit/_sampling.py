@@ -74,11 +74,14 @@ the NumPy operations run do not depend on the values drawn. What is and is not c
   ``2**21`` at the Laplace grid of ``Δ/ε = 10``) and on Python ints, many times slower, as
   soon as one coordinate is beyond. That switch depends on the data: two neighbouring
   vectors on either side of the boundary take paths of visibly different speed, and a
-  timing adversary can tell them apart. Always using the exact path costs about 3 to 5
-  times the running time of a release of ``10**5`` values, so it is not the default; a
-  caller who releases large vectors whose coordinates may cross that boundary, and whose
-  adversary can time the release, should keep the coordinates below it (clip them to a
-  public bound well under ``2**(61 + k)``) or release them in blocks of at most 64.
+  timing adversary can tell them apart. Always using the exact path would make a release
+  of ``10**5`` values several times slower (``benchmarks/grid.py`` prints the factor), so
+  it is not the default; a caller who releases large vectors whose coordinates may cross
+  that boundary, and whose adversary can time the release, should keep the coordinates
+  below it (clip them to a public bound well under ``2**(61 + k)``) or release them in
+  blocks of at most 64. (A grid exponent outside ``[-1022, 1023]``, from a sensitivity
+  near either end of the float range, also converts back on Python ints: a choice made
+  from the public ``k`` alone.)
 * Input conversion: a float64 NumPy array is converted in a few vectorised operations; a
   Python list in one pass (:func:`dpkit._checks.check_finite_array`) whose cost hardly
   depends on the types of its elements (ints, floats, Fractions alike), except that an
@@ -1243,6 +1246,75 @@ def _object_ints(items: list[int], shape: tuple[int, ...]) -> np.ndarray:
     return result.reshape(shape)
 
 
+# Vectorised grid arithmetic on float64/int64 (the non-exact path): why it is exact.
+#
+# * Scaling by a power of two is exact in IEEE-754 binary64 unless the result leaves the
+#   normal range: ``x · 2**j`` has the significand of ``x`` (at most 53 bits, also for a
+#   subnormal ``x``) and only a new exponent. ``2.0**j`` is itself a float for
+#   ``-1022 <= j <= 1023``, and a multiplication is correctly rounded, so ``x * 2.0**j`` is
+#   the exact product whenever that product is a normal float; ``np.ldexp`` (slower) does
+#   the same for any ``j``.
+# * ``to_grid``: if ``x · 2**-k`` underflows (magnitude ``< 2**-1022``), the rounded result
+#   is a float of magnitude ``< 2**-1022`` or zero, and so is the exact value: both round
+#   to the integer 0, which is the exact answer since ``|x / 2**k| < 1/2``. If it overflows
+#   the result is ±inf, which the range check below sends to the exact path. Otherwise it
+#   is exact, and ``np.rint`` (round half to even, exact on floats) gives the exact nearest
+#   integer. A float ``r`` with ``|r| < 2**62`` converts to ``int64`` exactly; ``max`` and
+#   ``min`` decide that without a temporary array (NaN cannot occur: the caller validated
+#   finite values, and a NaN would fail both comparisons and take the exact path).
+# * ``from_grid``: ``int64 -> float64`` in NumPy is the C conversion, correctly rounded to
+#   nearest-even on IEEE hardware, so ``float(u) = RN(u)``. Multiplying by ``2.0**k`` then
+#   gives ``RN(u) · 2**k = RN(u · 2**k)`` (rounding commutes with power-of-two scaling) when
+#   the product is normal and finite. ``|u| >= 1`` and ``k >= -1022`` rule out subnormal
+#   results (where a second rounding would occur: double rounding); an overflow gives ±inf
+#   exactly when the correctly rounded ``u · 2**k`` exceeds the largest float, which is also
+#   what :func:`_units_to_float` returns. Hence the fast path for ``-1022 <= k <= 1023``;
+#   other ``k`` (grid steps below ``2**-1022`` or above ``2**1023``, from sensitivities
+#   near the ends of the float range) take the exact path.
+# Zero: ``0.0 · 2**j`` and ``rint(-0.0)`` are signed zeros, which convert to the integer 0;
+# ``int64`` 0 converts to ``+0.0``, as ``_units_to_float(0, k)`` does.
+_SCALE_MIN, _SCALE_MAX = -1022, 1023  # 2.0**j is a normal float for j in this range
+_IN_PLACE_CHUNK = 1 << 13  # elements converted at once in place (NumPy's temporary stays small)
+
+
+def _in_place(operation: Callable[[np.ndarray, np.ndarray], Any], source: np.ndarray,
+              target: np.ndarray) -> None:
+    """``operation(source, out=target)`` for 1-d views of one memory block, by chunks.
+
+    Element ``i`` of ``target`` occupies the bytes of element ``i`` of ``source`` (another
+    dtype of the same size): NumPy would copy the whole source first to be safe; by chunks
+    its copy is small and every element is read before it is overwritten.
+    """
+    for start in range(0, source.size, _IN_PLACE_CHUNK):
+        operation(source[start:start + _IN_PLACE_CHUNK], target[start:start + _IN_PLACE_CHUNK])
+
+
+def _float_units(values: np.ndarray, k: int) -> np.ndarray | None:
+    """``rint(values / 2**k)`` as ``int64`` (exact, see above), or None if one is ``>= 2**62``.
+
+    One output array and no other full-size temporary: the rounded floats are computed in
+    the output's own memory (viewed as float64) and converted in place.
+    """
+    values = values.reshape(-1)
+    out = np.empty(values.size, dtype=np.int64)
+    scaled = out.view(np.float64)
+    with np.errstate(over="ignore", under="ignore"):  # ±inf takes the exact path below
+        if _SCALE_MIN <= -k <= _SCALE_MAX:
+            np.multiply(values, 2.0 ** -k, out=scaled)
+        else:  # |j| >= 2200 gives 0 or ±inf for every finite float, like any larger |j|
+            np.ldexp(values, max(-2200, min(2200, -k)), out=scaled)
+    np.rint(scaled, out=scaled)
+    if scaled.size and not (scaled.max() < _INT64_SAFE and scaled.min() > -_INT64_SAFE):
+        return None
+    _in_place(lambda chunk, into: np.copyto(into, chunk, casting="unsafe"), scaled, out)
+    return out
+
+
+def _exact_dtype(values: np.ndarray) -> bool:
+    """Whether an array must be rounded element by element (no float64 holds it exactly)."""
+    return values.dtype.kind != "f" or values.dtype.itemsize > 8
+
+
 def to_grid(values: np.ndarray, k: int, *, exact: bool | None = None) -> np.ndarray:
     """Round finite floats to the nearest multiple of ``2**k`` (ties to even), in grid units.
 
@@ -1256,7 +1328,8 @@ def to_grid(values: np.ndarray, k: int, *, exact: bool | None = None) -> np.ndar
     values : numpy.ndarray of float64, or object array of floats and Fractions
         Finite values (validated by the caller, e.g. ``check_finite_array(..., exact=True)``).
         An object array is rounded exactly from each element's exact value, so a value that
-        float64 cannot hold (``2**54 + 3``) is never rounded to a float first.
+        float64 cannot hold (``2**54 + 3``) is never rounded to a float first; so is an
+        integer or ``longdouble`` array.
     k : int
         Grid exponent.
     exact : bool, optional
@@ -1279,37 +1352,43 @@ def to_grid(values: np.ndarray, k: int, *, exact: bool | None = None) -> np.ndar
     if exact_path(values.size) if exact is None else exact:
         return _object_ints([_round_units(v, k) for v in values.ravel().tolist()],
                             values.shape)
-    if values.dtype == object:
-        return _as_int_array([_round_units(v, k) for v in values.ravel()], values.shape)
-    values = values.astype(np.float64, copy=False)
-    with np.errstate(over="ignore"):
-        scaled = np.ldexp(values, -k)
-    rounded = np.rint(scaled)   # ties to even; exact (subnormal inputs round to 0 anyway)
-    if np.all(np.abs(rounded) < _INT64_SAFE):
-        return rounded.astype(np.int64)
+    if not _exact_dtype(values):
+        units = _float_units(values.astype(np.float64, copy=False), k)
+        if units is not None:
+            return units.reshape(values.shape)
     return _as_int_array([_round_units(v, k) for v in values.ravel().tolist()], values.shape)
 
 
-def add_units(a: np.ndarray, b: np.ndarray, *, exact: bool | None = None) -> np.ndarray:
+def _within(array: np.ndarray, bound: int) -> bool:
+    """``|array| < bound`` everywhere, by two reductions (no temporary, no ``abs`` overflow)."""
+    return array.size == 0 or (int(array.max()) < bound and int(array.min()) > -bound)
+
+
+def add_units(a: np.ndarray, b: np.ndarray, *, exact: bool | None = None,
+              overwrite: bool = False) -> np.ndarray:
     """Exact sum of two integer arrays in grid units.
 
     On the exact path (:func:`exact_path` of ``a.size``, or ``exact=True``) the sum is
     always taken on Python ints. Otherwise ``int64``, unless an operand may come near
-    ``2**62`` (``int64`` addition could wrap around silently): then Python ints.
+    ``2**62`` (``int64`` addition could wrap around silently): then Python ints. With
+    ``overwrite=True`` an ``int64`` sum is stored in ``a`` itself (the caller no longer
+    needs it), saving a new array.
     """
     a, b = np.asarray(a), np.asarray(b)
     python = exact_path(a.size) if exact is None else exact
-    if not python and a.dtype == np.int64 and b.dtype == np.int64:
-        if (a.size == 0 or int(np.abs(a).max()) < _INT64_SAFE // 2) and \
-                (b.size == 0 or int(np.abs(b).max()) < _INT64_SAFE // 2):
-            return a + b
+    if not python and a.dtype == np.int64 and b.dtype == np.int64 and \
+            _within(a, _INT64_SAFE // 2) and _within(b, _INT64_SAFE // 2):
+        if overwrite and a.flags.writeable and np.broadcast_shapes(a.shape, b.shape) == a.shape:
+            return np.add(a, b, out=a)
+        return a + b
     total = [int(x) + int(y) for x, y in zip(a.ravel().tolist(),
                                               np.broadcast_to(b, a.shape).ravel().tolist(),
                                               strict=True)]
     return _object_ints(total, a.shape) if python else _as_int_array(total, a.shape)
 
 
-def from_grid(units: np.ndarray, k: int, *, exact: bool | None = None) -> np.ndarray:
+def from_grid(units: np.ndarray, k: int, *, exact: bool | None = None,
+              overwrite: bool = False) -> np.ndarray:
     """The floats nearest to ``units · 2**k`` (a deterministic post-processing step).
 
     Parameters
@@ -1320,6 +1399,9 @@ def from_grid(units: np.ndarray, k: int, *, exact: bool | None = None) -> np.nda
     exact : bool, optional
         Force the Python-int path (``True``) or allow the ``int64`` one (``False``);
         default ``exact_path(units.size)``.
+    overwrite : bool
+        If true, an ``int64`` ``units`` (which the caller no longer needs) may be replaced
+        by the result: the floats are then stored in its memory, and no new array is made.
 
     Returns
     -------
@@ -1327,9 +1409,15 @@ def from_grid(units: np.ndarray, k: int, *, exact: bool | None = None) -> np.nda
     """
     units = np.asarray(units)
     python = exact_path(units.size) if exact is None else exact
-    if not python and units.dtype == np.int64:
-        with np.errstate(over="ignore"):
-            return np.ldexp(units.astype(np.float64), k)
+    if not python and units.dtype == np.int64 and _SCALE_MIN <= k <= _SCALE_MAX:
+        scale = 2.0 ** k
+        with np.errstate(over="ignore"):  # ±inf is the nearest float (see above)
+            if not (overwrite and units.flags.writeable and units.flags.c_contiguous):
+                return np.multiply(units, scale)  # one rounding (see above)
+            flat = units.reshape(-1)
+            result = flat.view(np.float64)
+            _in_place(lambda chunk, into: np.multiply(chunk, scale, out=into), flat, result)
+        return result.reshape(units.shape)
     flat = [_units_to_float(int(u), k) for u in units.ravel().tolist()]
     return np.array(flat, dtype=np.float64).reshape(units.shape)
 

@@ -741,12 +741,13 @@ def gaussian_mechanism(value: Any, sensitivity: Any, epsilon: Any, delta: Any, *
     >>> release.shape
     (2,)
     """
-    array = check_finite_array(value, "value", exact=True)
+    array = check_finite_array(value, "value", exact=True, copy=False)  # read only
     _calibrator(method)
     k, sigma2 = _noise_parameters(check_sensitivity(sensitivity), check_epsilon(epsilon),
                                   check_delta(delta), array.size, method)
     source = resolve(rng)
     units = _sampling.to_grid(array, k)
     noise = _sampling.discrete_gaussian(sigma2, source, size=array.shape or (1,))
-    released = _sampling.from_grid(_sampling.add_units(units, noise.reshape(units.shape)), k)
+    total = _sampling.add_units(units, noise.reshape(units.shape), overwrite=True)  # ours
+    released = _sampling.from_grid(total, k, overwrite=True)
     return float(released) if released.ndim == 0 else released

@@ -72,7 +72,7 @@ def _check_release_range(units: np.ndarray, grid: LaplaceGrid, value: Any, sensi
     if units.size == 0:
         return
     if units.dtype == np.int64:
-        largest = int(np.abs(units).max())
+        largest = max(int(units.max()), -int(units.min()))  # no temporary, no abs overflow
     else:
         largest = max(abs(int(u)) for u in units.ravel())
     if largest.bit_length() + grid.exponent <= 1020 and RANGE_SCALES * grid.scale < 1e307:
@@ -345,11 +345,13 @@ def laplace_mechanism(value: Any, sensitivity: float, epsilon: float, *,
     >>> isinstance(release, float)
     True
     """
-    scalar = not isinstance(value, np.ndarray) and as_array(value, "value", object).ndim == 0
+    # A list or tuple is never a scalar: no need to build an object array just to ask.
+    scalar = not isinstance(value, (np.ndarray, list, tuple)) and \
+        as_array(value, "value", object).ndim == 0
     if scalar:
         array = np.array([check_real(value, "value", exact=True)])
     else:
-        array = check_finite_array(value, "value", allow_empty=True, exact=True)
+        array = check_finite_array(value, "value", allow_empty=True, exact=True, copy=False)
     delta = _check_sensitivity(sensitivity, rounding="up")
     epsilon = check_epsilon(epsilon, rounding="down")
     source = resolve(rng)
@@ -357,7 +359,8 @@ def laplace_mechanism(value: Any, sensitivity: float, epsilon: float, *,
     units = _sampling.to_grid(array.ravel(), grid.exponent)
     _check_release_range(units, grid, value, sensitivity, epsilon)
     noise = _sampling.discrete_laplace(grid.scale_units, source, size=array.size)
-    released = _sampling.from_grid(_sampling.add_units(units, noise), grid.exponent)
+    total = _sampling.add_units(units, noise, overwrite=True)     # units: ours, not needed
+    released = _sampling.from_grid(total, grid.exponent, overwrite=True)
     if scalar:
         return float(released[0])
     return released.reshape(array.shape)
@@ -405,5 +408,5 @@ def sample_releases(value: float, sensitivity: float, epsilon: float, n: int, *,
     units = _sampling.to_grid(np.array([value]), grid.exponent, exact=exact)
     _check_release_range(units, grid, value, sensitivity, epsilon)
     noise = _sampling.discrete_laplace(grid.scale_units, resolve(rng), size=n)
-    total = _sampling.add_units(np.broadcast_to(units, (n,)).copy(), noise, exact=exact)
-    return _sampling.from_grid(total, grid.exponent, exact=exact)
+    total = _sampling.add_units(noise, units, exact=exact, overwrite=True)  # noise: ours
+    return _sampling.from_grid(total, grid.exponent, exact=exact, overwrite=True)
