@@ -53,7 +53,7 @@ ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results" / "peers.json"
 BITS_SCRIPT = ROOT / "benchmarks" / "bits.py"
 
-REPEATS = 3                      # best of this many runs, for every timed call
+REPEATS = 5                      # best of this many runs, for every timed call
 N = 10**5                        # vector length for (a), (b), (c)
 SCALAR_N = 2_000                 # scalar-only samplers (Tumult) are timed on this many calls
 EPSILON, DELTA, SENSITIVITY = 1.0, 1e-6, 1.0
