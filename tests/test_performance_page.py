@@ -112,3 +112,12 @@ def test_bits_table_skipped_when_script_missing(capsys, monkeypatch) -> None:
     monkeypatch.setattr(run, "BITS_SCRIPT", run.ROOT / "benchmarks" / "no_such_bits.py")
     assert run.dpkit_bits_table() is None
     assert "skipped" in capsys.readouterr().out
+
+
+def test_bits_table_failure_does_not_end_the_run(tmp_path: Path, capsys, monkeypatch) -> None:
+    run = load_run()
+    stub = tmp_path / "bits.py"
+    stub.write_text("def table():\n    raise RuntimeError('broken sampler')\n")
+    monkeypatch.setattr(run, "BITS_SCRIPT", stub)
+    assert run.dpkit_bits_table() is None
+    assert "not measured: RuntimeError: broken sampler" in capsys.readouterr().out

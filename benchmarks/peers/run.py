@@ -299,8 +299,10 @@ def dpkit_bits_table() -> dict | None:
         return None
     spec = importlib.util.spec_from_file_location("dpkit_bench_bits", BITS_SCRIPT)
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    rows = module.table()
+    rows = attempt("dpkit bits table (benchmarks/bits.py)",
+                   lambda: (spec.loader.exec_module(module), module.table())[1], [])
+    if rows is None:
+        return None
     out = table("dpkit_bits", "dpkit: random bits per sample against the entropy",
                 ["sampler", "scale", "entropy (bits)", "bits per sample", "bits above entropy"],
                 "from benchmarks/bits.py: bytes read from the source while sampling vectors, "
