@@ -13,7 +13,7 @@ VENDOR_STAMP := $(VENDOR)/.installed
 export DPKIT_WIDGET_MODE := static
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: help book test lab notebooks assignments grade pdf bench lint chapter vendor install clean
+.PHONY: help book test lab notebooks assignments grade pdf bench bench-peers lint chapter vendor install clean
 
 help:
 	@echo "make book       install into .venv and build the book into _build/html"
@@ -24,6 +24,7 @@ help:
 	@echo "make assignments  write an nbgrader course, one assignment per chapter, into _build/course"
 	@echo "make grade SUBMISSIONS=dir   grade dir/<student>/<chapter>.ipynb into grades.csv"
 	@echo "make bench      print the benchmark tables"
+	@echo "make bench-peers  install OpenDP, dp-accounting, diffprivlib, Tumult Core into their own env; compare"
 	@echo "make chapter CH=laplace   execute one chapter and build it strictly on its own"
 	@echo "make clean      remove builds (keeps .venv)"
 
@@ -81,6 +82,20 @@ grade: $(STAMP)
 
 bench: $(STAMP)
 	@for script in benchmarks/*.py; do echo "== $$script"; $(BIN)/python $$script; done
+
+# dpkit beside its peers, in a separate environment (benchmarks/peers/.venv, pinned lock
+# installed without resolution: see benchmarks/peers/requirements.txt); the working tree's
+# dpkit is on PYTHONPATH. Writes benchmarks/results/peers.json, which book/performance.md shows.
+PEERS_VENV := benchmarks/peers/.venv
+PEERS_STAMP := $(PEERS_VENV)/.installed
+$(PEERS_STAMP): benchmarks/peers/requirements.txt
+	$(PYTHON) -m venv $(PEERS_VENV)
+	$(PEERS_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(PEERS_VENV)/bin/python -m pip install --quiet --no-deps -r benchmarks/peers/requirements.txt
+	touch $@
+
+bench-peers: $(PEERS_STAMP)
+	PYTHONPATH=$(CURDIR) $(PEERS_VENV)/bin/python benchmarks/peers/run.py
 
 clean:
 	rm -rf _build .pytest_cache .hypothesis .ruff_cache

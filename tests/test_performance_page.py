@@ -1,0 +1,123 @@
+"""The committed peer-comparison results have the format book/performance.md reads.
+
+``benchmarks/peers/run.py`` (``make bench-peers``) writes ``benchmarks/results/peers.json``;
+the appendix "How fast is exact?" renders it. A future run that changes the format, drops a
+table the page shows or a column it reads by name, fails here rather than in the book build.
+No timing is asserted: the numbers are whatever the committed run measured.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "results" / "peers.json"
+PAGE = ROOT / "book" / "performance.md"
+RUN = ROOT / "benchmarks" / "peers" / "run.py"
+
+#: Tables the page shows, and the columns it looks up by name.
+PAGE_COLUMNS = {
+    "laplace": {"implementation", "time / dpkit's"},
+    "gaussian": {"implementation", "time / dpkit's"},
+    "discrete_gaussian": {"implementation", "σ", "samples per second"},
+    "discrete_gaussian_bits": {"σ", "entropy (bits)", "dpkit bits per sample",
+                               "Tumult Core bits per sample"},
+    "selection": {"implementation"},
+    "analytic_sigma": {"implementation"},
+    "composition": {"implementation", "ε certified"},
+    "ceiling": {"share of the time"},
+}
+#: Optional: present only when benchmarks/bits.py existed at the run.
+OPTIONAL_COLUMNS = {"dpkit_bits": {"sampler", "scale", "entropy (bits)", "bits per sample"}}
+PEERS = ("dpkit", "opendp", "dp-accounting", "diffprivlib", "tmlt.core", "numpy")
+
+
+@pytest.fixture(scope="module")
+def results() -> dict:
+    return json.loads(RESULTS.read_text())
+
+
+def test_header_has_date_machine_versions(results: dict) -> None:
+    datetime.strptime(results["date"], "%Y-%m-%d %H:%M UTC")
+    assert {"cpu", "cores", "os", "python"} <= results["machine"].keys()
+    assert results["machine"]["cpu"] and results["machine"]["cores"] >= 1
+    for name in PEERS:
+        assert results["versions"].get(name), f"no version recorded for {name}"
+    assert isinstance(results["repeats"], int) and results["repeats"] >= 1
+    assert results["timer"]
+    assert results["os_random_bytes_per_second"] > 0
+
+
+def test_every_table_is_well_formed(results: dict) -> None:
+    ids = [table["id"] for table in results["tables"]]
+    assert len(ids) == len(set(ids)), f"repeated table ids: {ids}"
+    for table in results["tables"]:
+        assert {"id", "title", "columns", "rows", "skipped", "note"} <= table.keys()
+        assert table["title"] and table["note"], table["id"]
+        assert table["rows"], f"table {table['id']} is empty"
+        for row in table["rows"]:
+            assert len(row) == len(table["columns"]), (table["id"], row)
+        for skipped in table["skipped"]:
+            assert skipped["implementation"] and skipped["reason"]
+
+
+def test_tables_and_columns_the_page_reads(results: dict) -> None:
+    tables = {table["id"]: table for table in results["tables"]}
+    for key, columns in PAGE_COLUMNS.items():
+        assert key in tables, f"the page shows table {key!r}, missing from the results"
+        assert columns <= set(tables[key]["columns"]), (key, tables[key]["columns"])
+    for key, columns in OPTIONAL_COLUMNS.items():
+        if key in tables:
+            assert columns <= set(tables[key]["columns"]), (key, tables[key]["columns"])
+    # dpkit is measured in every table that compares implementations.
+    for key in ("laplace", "gaussian", "discrete_gaussian", "selection", "analytic_sigma",
+                "composition"):
+        assert any(str(row[0]).startswith("dpkit") for row in tables[key]["rows"]), key
+
+
+def test_page_shows_only_known_tables() -> None:
+    shown = set(re.findall(r'show\("([a-z_]+)"\)', PAGE.read_text()))
+    assert shown, "the page shows no table"
+    assert shown <= PAGE_COLUMNS.keys() | OPTIONAL_COLUMNS.keys(), shown
+
+
+def load_run():
+    spec = importlib.util.spec_from_file_location("bench_peers_run", RUN)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_bits_table_from_benchmarks_bits_interface(tmp_path: Path, monkeypatch) -> None:
+    """run.py turns benchmarks/bits.py's ``table()`` rows into the page's ``dpkit_bits``."""
+    run = load_run()
+    stub = tmp_path / "bits.py"
+    stub.write_text('def table():\n    return [{"sampler": "discrete Laplace", "scale": 2, '
+                    '"entropy_bits": 3.0, "bits_per_sample": 11.5}]\n')
+    monkeypatch.setattr(run, "BITS_SCRIPT", stub)
+    table = run.dpkit_bits_table()
+    assert table["id"] == "dpkit_bits"
+    assert OPTIONAL_COLUMNS["dpkit_bits"] <= set(table["columns"])
+    assert table["rows"] == [["discrete Laplace", 2.0, 3.0, 11.5, 8.5]]
+
+
+def test_bits_table_skipped_when_script_missing(capsys, monkeypatch) -> None:
+    run = load_run()
+    monkeypatch.setattr(run, "BITS_SCRIPT", run.ROOT / "benchmarks" / "no_such_bits.py")
+    assert run.dpkit_bits_table() is None
+    assert "skipped" in capsys.readouterr().out
+
+
+def test_bits_table_failure_does_not_end_the_run(tmp_path: Path, capsys, monkeypatch) -> None:
+    run = load_run()
+    stub = tmp_path / "bits.py"
+    stub.write_text("def table():\n    raise RuntimeError('broken sampler')\n")
+    monkeypatch.setattr(run, "BITS_SCRIPT", stub)
+    assert run.dpkit_bits_table() is None
+    assert "not measured: RuntimeError: broken sampler" in capsys.readouterr().out
