@@ -74,6 +74,8 @@ _CHUNK_BITS = 10            # level-0 power tables cover 10 bits of the exponent
 _CHUNK = 1 << _CHUNK_BITS
 _MP_PRECISIONS = (256, 1024, 4096)   # intermediate MPFR levels of the fast sampler
 _V_SLACK = 64               # extra bits of V drawn beyond the working precision
+_BLOCK = 1 << 16            # level 0 gathers and sums the weights this many at a time
+_TABLE_LIMIT = 1 << 16      # longest direct table of powers (bases with η ≳ 0.017)
 
 
 class InexactArithmeticError(ArithmeticError):
@@ -392,6 +394,30 @@ def weight_bounds(k: np.ndarray, x: int, y: int) -> tuple[np.ndarray, np.ndarray
     return lo, hi
 
 
+@lru_cache(maxsize=64)
+def _lower_table(x: int, y: int) -> np.ndarray | None:
+    """``RD(b**k)`` for ``k = 0 … K``, ``K`` the first ``k`` with ``b**k < 2**-1074``.
+
+    Each entry is the power correctly rounded down to a double (MPFR, IEEE-754 double
+    format with subnormals); the last is ``0``, and since ``b < 1`` every larger power is
+    below ``2**-1074`` too, so ``table[min(k, K)]`` is a lower bound for every ``k ≥ 0``
+    whose next double up is an upper bound. ``None`` when ``K ≥ _TABLE_LIMIT`` (``b``
+    close to 1, ``η ≲ 1074 / _TABLE_LIMIT``): then :func:`weight_bounds` is used.
+    """
+    if (y - math.log2(x)) * _TABLE_LIMIT < 1000:      # K ≈ 1074/η: clearly too long
+        return None
+    base = _exact_base(x, y)
+    context = gmpy2.ieee(64)
+    context.round = gmpy2.RoundDown
+    entries = []
+    with context:
+        while len(entries) < _TABLE_LIMIT:
+            entries.append(float(base ** len(entries)))
+            if entries[-1] == 0.0:
+                return np.array(entries)
+    return None
+
+
 def _down(value: float) -> float:
     """A double ``≤`` the exact result of the operation that produced ``value`` (≥ 0)."""
     return max(math.nextafter(value, -math.inf), 0.0)
@@ -405,17 +431,116 @@ def _up(value: float) -> float:
 def _float_level(k: np.ndarray, x: int, y: int, point: int) -> tuple[int, int]:
     """Bracket the outcome with doubles: return ``(lo, hi)`` with ``lo ≤ outcome ≤ hi``.
 
+    Uses the direct table of :func:`_lower_table` when ``b`` allows one
+    (:func:`_table_level`), otherwise the chunked products of :func:`weight_bounds`
+    (:func:`_product_level`). Both are rigorous; they differ only in speed and tightness.
+    """
+    table = _lower_table(x, y)
+    if table is None:
+        return _product_level(k, x, y, point)
+    return _table_level(k, table, point)
+
+
+def _error_factors(n: int) -> tuple[float, float]:
+    """``(1 - E·2**-52, 1 + E·2**-52)`` for ``E = n + 2·_BLOCK``: summation error factors.
+
+    Every floating-point sum of non-negative doubles that level 0 computes (a prefix sum,
+    a block sum, a prefix of block sums plus a prefix within a block) is a binary tree of
+    additions in which each term passes through at most ``E`` roundings (``2·_BLOCK``
+    within the two blocks it touches, one per earlier block, ``n/_BLOCK ≤ n``). Each
+    rounding multiplies by ``1 + δ`` with ``|δ| ≤ u = 2**-53`` (subnormal sums are exact),
+    so a computed sum ``F`` of terms whose exact sum is ``L`` satisfies
+    ``L·(1 - u)**E ≤ F ≤ L·(1 + u)**E`` (Higham 2002, §4.2). With ``2Eu ≤ 1/2``:
+    ``(1 + u)**E ≤ 1/(1 - 2Eu)`` (logs: ``Eu - 2Eu ≤ 0``) and ``(1 - u)**E ≥ 1/(1 + 2Eu)``
+    (``-Eu - Eu² + 2Eu - 2E²u² ≥ 0``), hence ``F·shrink ≤ L ≤ F·grow``. Both factors are
+    exact doubles for ``E < 2**52``.
+    """
+    errors = n + 2 * _BLOCK
+    if errors > 1 << 48:                    # far beyond memory: keep 2Eu ≤ 2**-4
+        raise ValueError(f"too many outcomes for the fast sampler: {n}")
+    return 1.0 - errors * 2.0 ** -52, 1.0 + errors * 2.0 ** -52
+
+
+def _rd(value: float) -> float:
+    """A double ``≤`` the exact result of the operation that produced ``value`` (any sign).
+
+    ``value`` is the round-to-nearest result ``r`` of one operation with exact result
+    ``z``; ``|r - z|`` is at most half the gap around ``r``, so the next double below
+    ``r`` is ``≤ z``.
+    """
+    return math.nextafter(value, -math.inf)
+
+
+def _table_level(k: np.ndarray, table: np.ndarray, point: int) -> tuple[int, int]:
+    """Level 0 with one lower bound per weight: ``table[min(k_i, K)] ≤ w_i``.
+
+    **Bounds on each weight.** ``ℓ_i = table[min(k_i, K)]`` is ``RD(b**k_i)`` for
+    ``k_i < K`` and ``0`` for ``k_i ≥ K`` (then ``b**k_i ≤ b**K < 2**-1074``). In both cases
+    ``ℓ_i ≤ w_i ≤ next double above ℓ_i ≤ ℓ_i·(1 + 2**-52) + 2**-1074`` (the gap above a
+    normal double ``d`` is at most ``2**-52·d``, above a subnormal or zero ``2**-1074``).
+    So with ``L_j = Σ_{i≤j} ℓ_i`` exactly: ``L_j ≤ C_j ≤ L_j·(1 + 2**-52) + n·2**-1074``.
+
+    **Sums.** The weights are gathered block by block (``_BLOCK`` at a time, so the
+    temporaries stay in cache), each block summed; ``P`` is the running sum of the block
+    sums, and within a candidate block ``F_j = P_{b-1} + cumsum`` of its lower bounds. Each
+    is a floating-point sum ``F`` of non-negative terms with ``F·shrink ≤ L ≤ F·grow``
+    (:func:`_error_factors`). Hence ``T ∈ [F_T·shrink, F_T·grow·(1 + 2**-52) + n·2**-1074]``
+    for the computed total ``F_T``, and ``V·T ∈ [A, B]`` with ``V ∈ [point, point + 1)·2**-53``
+    and outward rounding (:func:`_rd`, :func:`_up`).
+
+    **Decision.** Boundary ``j`` is certainly ``C_j ≤ V·T`` (the outcome is ``> j``) when
+    ``F_j ≤ a = RD(RD(RD(A - n·2**-1074) / (1 + 2**-52)) / grow)``, as then
+    ``C_j ≤ F_j·grow·(1 + 2**-52) + n·2**-1074 ≤ A``; and certainly ``C_j > V·T`` (the
+    outcome is ``≤ j``) when ``F_j > c = RU(B / shrink)``, as then ``C_j ≥ F_j·shrink > B``.
+    The outcome ``#{j : C_j ≤ V·T}`` is therefore at least ``j + 1`` for every boundary of
+    the first kind and at most ``j`` for every boundary of the second. Block ends are
+    tested first (``P``); only blocks whose ends leave the outcome open get their
+    within-block sums. No step needs the sums to be monotone across blocks.
+    """
+    n = k.size
+    shrink, grow = _error_factors(n)
+    starts = range(0, n, _BLOCK)
+    buffer = np.empty(min(n, _BLOCK))
+
+    def lower(start: int) -> np.ndarray:
+        part = k[start:start + _BLOCK]
+        return np.take(table, part, out=buffer[:part.size], mode="clip")
+
+    prefix = np.cumsum([lower(start).sum() for start in starts])
+    total = float(prefix[-1])
+    tiny = n * 2.0 ** -1074                                   # exact (a subnormal)
+    v_low, v_high = point * 2.0 ** -53, (point + 1) * 2.0 ** -53   # exact
+    a = _rd(_rd(_rd(_rd(v_low * _rd(total * shrink)) - tiny) / (1 + 2.0 ** -52)) / grow)
+    c = _up(_up(v_high * _up(_up(_up(total * grow) * (1 + 2.0 ** -52)) + tiny)) / shrink)
+    certain = int(np.searchsorted(prefix, a, side="right"))   # block ends C_j ≤ V·T
+    possible = int(np.searchsorted(prefix, c, side="right"))  # others have C_j > V·T
+    first = certain * _BLOCK
+    last = min((possible + 1) * _BLOCK - 1, n - 1)
+    for block in range(certain, min(possible, len(starts) - 1) + 1):
+        start = starts[block]
+        sums = np.cumsum(lower(start))
+        if block:
+            sums += prefix[block - 1]
+        first = max(first, start + int(np.searchsorted(sums, a, side="right")))
+        open_ = int(np.searchsorted(sums, c, side="right"))
+        if open_ < sums.size:
+            last = min(last, start + open_)
+    return first, last
+
+
+def _product_level(k: np.ndarray, x: int, y: int, point: int) -> tuple[int, int]:
+    """Level 0 from :func:`weight_bounds` (for bases too close to 1 for a direct table).
+
     ``V ∈ [point, point + 1) · 2**-53``. With ``F``/``G`` the floating-point cumulative sums
-    of the lower/upper weight bounds, recursive summation of non-negative terms gives
-    ``F_j (1 - n·2**-52) ≤ C_j ≤ G_j (1 + n·2**-52)`` (Higham 2002, §4.2, using
-    ``(1 ± u)**n`` within ``1 ± 2nu`` for ``n u ≤ 2**-20``). The outcome is the number of
+    of the lower/upper weight bounds, :func:`_error_factors` gives
+    ``F_j·shrink ≤ C_j ≤ G_j·grow``. The outcome is the number of
     ``j`` with ``C_j ≤ V·T``: certainly counted when ``G_j ≤ A ≤ V·T`` and certainly not
     when ``F_j > B ≥ V·T``; ``A`` and ``B`` are computed with outward rounding.
     """
     n = k.size
     lo, hi = weight_bounds(k, x, y)
     lower_sums, upper_sums = np.cumsum(lo), np.cumsum(hi)
-    shrink, grow = 1.0 - n * 2.0 ** -52, 1.0 + n * 2.0 ** -52     # both exact doubles
+    shrink, grow = _error_factors(n)
     v_low, v_high = point * 2.0 ** -53, (point + 1) * 2.0 ** -53   # exact
     a = _down(_down(_down(v_low * float(lower_sums[-1])) * shrink) / grow)
     b = _up(_up(_up(v_high * float(upper_sums[-1])) * grow) / shrink)
@@ -438,7 +563,7 @@ def handover_probability(k: np.ndarray, x: int, y: int) -> float:
         return 0.0
     lo, hi = weight_bounds(k, x, y)
     lower_sums, upper_sums = np.cumsum(lo), np.cumsum(hi)
-    shrink, grow = 1.0 - n * 2.0 ** -52, 1.0 + n * 2.0 ** -52
+    shrink, grow = _error_factors(n)
     start = lower_sums[:-1] * shrink / (upper_sums[-1] * grow) - 2.0 ** -53
     stop = upper_sums[:-1] * grow / (lower_sums[-1] * shrink) + 2.0 ** -53
     covered = np.maximum.accumulate(np.concatenate([[0.0], stop[:-1]]))

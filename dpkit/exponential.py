@@ -482,22 +482,53 @@ def _utilities(utilities: Any) -> np.ndarray:
     return check_finite_array(array, "utilities", ndim=1)
 
 
-def _split(values: np.ndarray, low: float, high: float) -> tuple[np.ndarray, np.ndarray]:
-    """Clamp to ``[low, high]``; return integer offsets ``⌊u⌋ - ⌊low⌋`` and fractional parts."""
-    clipped = np.clip(values, low, high)
-    floors = np.floor(clipped)
-    fractions = clipped - floors                        # exact
-    offsets = (floors - math.floor(low)).astype(np.int64)   # exact: all below 2**53
-    return offsets, fractions
+def _split(values: np.ndarray, low: float,
+           high: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, int | None]:
+    """Clamp to ``[low, high]`` and split into integer offsets and fractional parts.
+
+    Returns the offsets ``⌊ũ⌋ - ⌊low⌋`` (int64) of the clamped values ``ũ``, the indices
+    of the non-integer ``ũ`` (ascending), their fractional parts (exact), and the
+    smallest offset among the integer ``ũ`` (``None`` if there is none). One pass, block
+    by block, so that the temporaries stay in cache.
+    """
+    n = values.size
+    origin = math.floor(low)
+    offsets = np.empty(n, dtype=np.int64)
+    clipped, floors = np.empty(min(n, _sampling._BLOCK)), np.empty(min(n, _sampling._BLOCK))
+    indices, parts = [np.empty(0, dtype=np.intp)], [np.empty(0)]
+    integer_min = math.inf
+    for start in range(0, n, _sampling._BLOCK):
+        part = values[start:start + _sampling._BLOCK]
+        clamped = np.clip(part, low, high, out=clipped[:part.size])
+        floor = np.floor(clamped, out=floors[:part.size])
+        fraction = np.subtract(clamped, floor, out=clamped)             # exact
+        np.subtract(floor, origin, out=offsets[start:start + part.size],
+                    casting="unsafe")                      # exact: integers within 2**53
+        found = np.flatnonzero(fraction)
+        if found.size:
+            indices.append(found + start)
+            parts.append(fraction[found])
+            floor = np.min(floor, where=fraction == 0, initial=math.inf)
+        integer_min = min(integer_min, float(np.min(floor)))
+    return (offsets, np.concatenate(indices), np.concatenate(parts),
+            None if integer_min == math.inf else int(integer_min - origin))
 
 
 def _rounded_offsets(values: np.ndarray, low: float, high: float,
                      rng: RandomSource) -> np.ndarray:
-    """Clamp, round at random (up with probability equal to the fractional part), shift."""
-    offsets, fractions = _split(values, low, high)
-    fractional = np.flatnonzero(fractions)
+    """Clamp, round at random (up with probability equal to the fractional part), shift.
+
+    The result is the rounded offsets minus their minimum, so the largest weight is 1.
+    The minimum comes from :func:`_split` and the rounded values, and the shift is one
+    pass whatever it is: the running time does not depend on the rounding draws.
+    """
+    offsets, fractional, fractions, smallest = _split(values, low, high)
     if fractional.size:
-        offsets[fractional] += _sampling.bernoulli_dyadic(fractions[fractional], rng)
+        rounded = offsets[fractional] + _sampling.bernoulli_dyadic(fractions, rng)
+        offsets[fractional] = rounded
+        smallest = int(rounded.min()) if smallest is None else min(smallest,
+                                                                   int(rounded.min()))
+    offsets -= smallest
     return offsets
 
 
@@ -585,7 +616,6 @@ def base2_exponential_mechanism(utilities: Any, eta: Eta, *, utility_min: Any,
     bits = _checked_precision(precision, low, high, outcomes, eta)   # public inputs only
     numerator, exponent = eta.reduced()
     offsets = _rounded_offsets(values, low, high, source)
-    offsets -= offsets.min()
     if method == "full":
         return _sampling.full_precision_sample(offsets, numerator, exponent, bits, source)
     if method == "search":
@@ -657,8 +687,8 @@ def probabilities(utilities: Any, eta: Eta, *, utility_min: Any = None,
     high = float(values.max()) if utility_max is None else utility_max
     low, high, span = _utility_range(low, high)
     max_rounded = check_integer(max_rounded, "max_rounded", minimum=0)
-    offsets, fractions = _split(values, low, high)
-    fractional = [int(i) for i in np.flatnonzero(fractions)]
+    offsets, indices, fractions, _ = _split(values, low, high)
+    fractional = [int(i) for i in indices]
     if len(fractional) > max_rounded:
         raise ValueError(f"utilities has {len(fractional)} non-integer values; exact "
                          f"probabilities enumerate 2**m roundings, max_rounded={max_rounded}")
@@ -671,7 +701,7 @@ def probabilities(utilities: Any, eta: Eta, *, utility_min: Any = None,
                          f"of exact fractions, above MAX_PROBABILITY_BITS = "
                          f"{MAX_PROBABILITY_BITS}; narrow the bounds or use a coarser eta")
     base = [int(v) for v in offsets]
-    chances = [Fraction(float(fractions[i])) for i in fractional]
+    chances = [Fraction(float(f)) for f in fractions]
     result = [Fraction(0)] * len(base)
     for ups in itertools.product((0, 1), repeat=len(fractional)):
         weight = Fraction(1)
