@@ -498,7 +498,6 @@ def _table_level(k: np.ndarray, table: np.ndarray, point: int) -> tuple[int, int
     within-block sums. No step needs the sums to be monotone across blocks.
     """
     n = k.size
-    shrink, grow = _error_factors(n)
     starts = range(0, n, _BLOCK)
     buffer = np.empty(min(n, _BLOCK))
 
@@ -507,11 +506,7 @@ def _table_level(k: np.ndarray, table: np.ndarray, point: int) -> tuple[int, int
         return np.take(table, part, out=buffer[:part.size], mode="clip")
 
     prefix = np.cumsum([lower(start).sum() for start in starts])
-    total = float(prefix[-1])
-    tiny = n * 2.0 ** -1074                                   # exact (a subnormal)
-    v_low, v_high = point * 2.0 ** -53, (point + 1) * 2.0 ** -53   # exact
-    a = _rd(_rd(_rd(_rd(v_low * _rd(total * shrink)) - tiny) / (1 + 2.0 ** -52)) / grow)
-    c = _up(_up(v_high * _up(_up(_up(total * grow) * (1 + 2.0 ** -52)) + tiny)) / shrink)
+    a, c = _thresholds(float(prefix[-1]), n, point)
     certain = int(np.searchsorted(prefix, a, side="right"))   # block ends C_j ≤ V·T
     possible = int(np.searchsorted(prefix, c, side="right"))  # others have C_j > V·T
     first = certain * _BLOCK
@@ -521,11 +516,32 @@ def _table_level(k: np.ndarray, table: np.ndarray, point: int) -> tuple[int, int
         sums = np.cumsum(lower(start))
         if block:
             sums += prefix[block - 1]
-        first = max(first, start + int(np.searchsorted(sums, a, side="right")))
-        open_ = int(np.searchsorted(sums, c, side="right"))
+        certified = int(np.searchsorted(sums, a, side="right"))     # C_j ≤ V·T, j < this
+        if certified:
+            first = max(first, start + certified)
+        open_ = int(np.searchsorted(sums, c, side="right"))     # C_j > V·T from this on
         if open_ < sums.size:
             last = min(last, start + open_)
     return first, last
+
+
+def _thresholds(total: float, n: int, point: int) -> tuple[float, float]:
+    """The decision thresholds ``(a, c)`` of :func:`_table_level`, rounded outward.
+
+    For the computed total ``F_T`` (``total``) of ``n`` lower bounds and
+    ``V ∈ [point, point + 1)·2**-53``, with ``s, g = shrink, grow``, ``r = 1 + 2**-52`` and
+    ``t = n·2**-1074`` (all exact doubles): ``V·T ≥ A = RD(v_low·RD(F_T·s))`` and
+    ``V·T ≤ B = RU(v_high·RU(RU(RU(F_T·g)·r) + t))``; then
+    ``a = RD(RD(RD(A - t) / r) / g)`` satisfies ``a·g·r + t ≤ A`` and ``c = RU(B / s)``
+    satisfies ``c·s ≥ B``. Each ``RD``/``RU`` is one round-to-nearest operation stepped
+    one double outward (:func:`_rd`, :func:`_up`).
+    """
+    shrink, grow = _error_factors(n)
+    ratio, tiny = 1 + 2.0 ** -52, n * 2.0 ** -1074              # exact doubles
+    v_low, v_high = point * 2.0 ** -53, (point + 1) * 2.0 ** -53   # exact
+    a = _rd(_rd(_rd(_rd(v_low * _rd(total * shrink)) - tiny) / ratio) / grow)
+    c = _up(_up(v_high * _up(_up(_up(total * grow) * ratio) + tiny)) / shrink)
+    return a, c
 
 
 def _product_level(k: np.ndarray, x: int, y: int, point: int) -> tuple[int, int]:

@@ -483,34 +483,41 @@ def _utilities(utilities: Any) -> np.ndarray:
 
 
 def _split(values: np.ndarray, low: float,
-           high: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, int | None]:
+           high: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int | None]:
     """Clamp to ``[low, high]`` and split into integer offsets and fractional parts.
 
-    Returns the offsets ``⌊ũ⌋ - ⌊low⌋`` (int64) of the clamped values ``ũ``, the indices
-    of the non-integer ``ũ`` (ascending), their fractional parts (exact), and the
-    smallest offset among the integer ``ũ`` (``None`` if there is none). One pass, block
-    by block, so that the temporaries stay in cache.
+    Returns the offsets ``⌊ũ⌋ - ⌊low⌋`` (int64) of the clamped values ``ũ``; the indices
+    of the non-integer ``ũ`` (ascending); their fractional parts ``ũ - ⌊ũ⌋`` as a sum
+    ``fractions + errors`` of two doubles, exactly (``errors`` is 0 unless the part is not
+    a double, which happens only for negative ``ũ`` with fine bits, e.g. ``-0.1``, whose
+    part ``1 - 0.1`` needs 56 bits); and the smallest offset among the integer ``ũ``
+    (``None`` if there is none). One pass, block by block, so the temporaries stay in
+    cache.
     """
     n = values.size
     origin = math.floor(low)
     offsets = np.empty(n, dtype=np.int64)
     clipped, floors = np.empty(min(n, _sampling._BLOCK)), np.empty(min(n, _sampling._BLOCK))
-    indices, parts = [np.empty(0, dtype=np.intp)], [np.empty(0)]
+    indices, parts, errors = [np.empty(0, dtype=np.intp)], [np.empty(0)], [np.empty(0)]
     integer_min = math.inf
     for start in range(0, n, _sampling._BLOCK):
         part = values[start:start + _sampling._BLOCK]
         clamped = np.clip(part, low, high, out=clipped[:part.size])
         floor = np.floor(clamped, out=floors[:part.size])
-        fraction = np.subtract(clamped, floor, out=clamped)             # exact
         np.subtract(floor, origin, out=offsets[start:start + part.size],
                     casting="unsafe")                      # exact: integers within 2**53
-        found = np.flatnonzero(fraction)
+        found = np.flatnonzero(clamped != floor)
         if found.size:
+            exact, whole = clamped[found], floor[found]
+            rounded = exact - whole
+            # TwoSum (Knuth): the rounding error of exact - whole, exactly, as a double
+            back = rounded - exact
             indices.append(found + start)
-            parts.append(fraction[found])
-            floor = np.min(floor, where=fraction == 0, initial=math.inf)
+            parts.append(rounded)
+            errors.append((exact - (rounded - back)) - (whole + back))
+            floor = np.min(floor, where=clamped == floor, initial=math.inf)
         integer_min = min(integer_min, float(np.min(floor)))
-    return (offsets, np.concatenate(indices), np.concatenate(parts),
+    return (offsets, np.concatenate(indices), np.concatenate(parts), np.concatenate(errors),
             None if integer_min == math.inf else int(integer_min - origin))
 
 
@@ -518,16 +525,23 @@ def _rounded_offsets(values: np.ndarray, low: float, high: float,
                      rng: RandomSource) -> np.ndarray:
     """Clamp, round at random (up with probability equal to the fractional part), shift.
 
-    The result is the rounded offsets minus their minimum, so the largest weight is 1.
-    The minimum comes from :func:`_split` and the rounded values, and the shift is one
+    Parts that are doubles are rounded with :func:`~dpkit._exponential_sampling.bernoulli_dyadic`
+    (in index order), the rare others with an exact :class:`~fractions.Fraction` draw after
+    them. The result is the rounded offsets minus their minimum, so the largest weight is
+    1; the minimum comes from :func:`_split` and the rounded values, and the shift is one
     pass whatever it is: the running time does not depend on the rounding draws.
     """
-    offsets, fractional, fractions, smallest = _split(values, low, high)
+    offsets, fractional, fractions, errors, smallest = _split(values, low, high)
     if fractional.size:
-        rounded = offsets[fractional] + _sampling.bernoulli_dyadic(fractions, rng)
+        ups = np.zeros(fractional.size, dtype=np.int64)
+        double = errors == 0
+        ups[double] = _sampling.bernoulli_dyadic(fractions[double], rng)
+        for i in np.flatnonzero(~double):
+            ups[i] = rng.bernoulli(Fraction(float(fractions[i])) + Fraction(float(errors[i])))
+        rounded = offsets[fractional] + ups
         offsets[fractional] = rounded
-        smallest = int(rounded.min()) if smallest is None else min(smallest,
-                                                                   int(rounded.min()))
+        lowest = int(rounded.min())
+        smallest = lowest if smallest is None else min(smallest, lowest)
     offsets -= smallest
     return offsets
 
@@ -687,7 +701,7 @@ def probabilities(utilities: Any, eta: Eta, *, utility_min: Any = None,
     high = float(values.max()) if utility_max is None else utility_max
     low, high, span = _utility_range(low, high)
     max_rounded = check_integer(max_rounded, "max_rounded", minimum=0)
-    offsets, indices, fractions, _ = _split(values, low, high)
+    offsets, indices, fractions, errors, _ = _split(values, low, high)
     fractional = [int(i) for i in indices]
     if len(fractional) > max_rounded:
         raise ValueError(f"utilities has {len(fractional)} non-integer values; exact "
@@ -701,7 +715,8 @@ def probabilities(utilities: Any, eta: Eta, *, utility_min: Any = None,
                          f"of exact fractions, above MAX_PROBABILITY_BITS = "
                          f"{MAX_PROBABILITY_BITS}; narrow the bounds or use a coarser eta")
     base = [int(v) for v in offsets]
-    chances = [Fraction(float(f)) for f in fractions]
+    chances = [Fraction(float(f)) + Fraction(float(e)) for f, e in zip(fractions, errors,
+                                                                       strict=True)]
     result = [Fraction(0)] * len(base)
     for ups in itertools.product((0, 1), repeat=len(fractional)):
         weight = Fraction(1)
