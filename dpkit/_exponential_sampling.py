@@ -15,11 +15,13 @@ Full precision (:func:`full_precision_sample`)
 Interval refinement (:func:`fast_sample`)
     The same draw — a lazily generated uniform ``V`` in ``[0, 1)``, outcome ``i`` iff
     ``C_{i-1} ≤ V·T < C_i`` for the cumulative sums ``C`` and total ``T`` — decided with
-    *rigorous bounds* instead of exact values. Level 0 bounds every weight by IEEE-754
-    doubles (tables of correctly rounded powers, directed rounding through
-    :func:`numpy.nextafter`) and bounds the cumulative sums of those doubles by the classic
-    error bound of recursive summation; it decides the outcome unless ``V`` lands within
-    about ``n·2**-52`` (relative) of a cumulative boundary. Only then are more bits of ``V``
+    *rigorous bounds* instead of exact values. Level 0 bounds every weight below by a
+    double read from a table of powers correctly rounded down (the next double up bounds
+    it above; bases too close to 1 for a table use products of table entries with
+    outward rounding through :func:`numpy.nextafter`), sums those doubles block by block
+    so that the work stays in cache, and bounds the sums by the classic error bound of
+    floating-point summation; it decides the outcome unless ``V`` lands within about
+    ``n·2**-52`` (relative) of a cumulative boundary. Only then are more bits of ``V``
     drawn and the bounds recomputed with MPFR directed rounding at 256, 1024, … bits, and
     finally exactly (the full-precision arithmetic above, inexact flag trapped). Because a
     level only ever *narrows* the set of indices consistent with the same ``V``, the output
@@ -442,21 +444,22 @@ def _float_level(k: np.ndarray, x: int, y: int, point: int) -> tuple[int, int]:
 
 
 def _error_factors(n: int) -> tuple[float, float]:
-    """``(1 - E·2**-52, 1 + E·2**-52)`` for ``E = n + 2·_BLOCK``: summation error factors.
+    """``(1 - E·2**-52, 1 + E·2**-52)``: the summation error factors of level 0.
 
-    Every floating-point sum of non-negative doubles that level 0 computes (a prefix sum,
-    a block sum, a prefix of block sums plus a prefix within a block) is a binary tree of
-    additions in which each term passes through at most ``E`` roundings (``2·_BLOCK``
-    within the two blocks it touches, one per earlier block, ``n/_BLOCK ≤ n``). Each
-    rounding multiplies by ``1 + δ`` with ``|δ| ≤ u = 2**-53`` (subnormal sums are exact),
-    so a computed sum ``F`` of terms whose exact sum is ``L`` satisfies
-    ``L·(1 - u)**E ≤ F ≤ L·(1 + u)**E`` (Higham 2002, §4.2). With ``2Eu ≤ 1/2``:
-    ``(1 + u)**E ≤ 1/(1 - 2Eu)`` (logs: ``Eu - 2Eu ≤ 0``) and ``(1 - u)**E ≥ 1/(1 + 2Eu)``
-    (``-Eu - Eu² + 2Eu - 2E²u² ≥ 0``), hence ``F·shrink ≤ L ≤ F·grow``. Both factors are
-    exact doubles for ``E < 2**52``.
+    ``E`` bounds the number of roundings any term passes through in a floating-point sum
+    that level 0 computes: ``E = n`` for one block (a block sum or a prefix sum of at most
+    ``n`` terms, any binary tree of additions), and ``E = n + 2·_BLOCK`` for several (a
+    term passes at most ``_BLOCK - 1`` roundings inside its block sum, one per later block
+    in the running sum of block sums, and ``_BLOCK`` in the prefix within a block plus the
+    addition of the earlier blocks' total). Each rounding multiplies by ``1 + δ`` with
+    ``|δ| ≤ u = 2**-53`` (sums of subnormals are exact), so a computed sum ``F`` of
+    non-negative terms whose exact sum is ``L`` has ``L·(1 - u)**E ≤ F ≤ L·(1 + u)**E``
+    (Higham 2002, §4.2). For ``2Eu ≤ 1/2``, ``(1 + u)**E ≤ 1/(1 - 2Eu)`` (logarithms:
+    ``Eu - 2Eu ≤ 0``) and ``(1 - u)**E ≥ 1/(1 + 2Eu)`` (``-Eu - Eu² + 2Eu - 2E²u² ≥ 0``),
+    hence ``F·shrink ≤ L ≤ F·grow``. Both factors are exact doubles (``E < 2**52``).
     """
-    errors = n + 2 * _BLOCK
-    if errors > 1 << 48:                    # far beyond memory: keep 2Eu ≤ 2**-4
+    errors = n if n <= _BLOCK else n + 2 * _BLOCK
+    if errors > 1 << 48:                    # far beyond memory: keeps 2Eu ≤ 2**-4
         raise ValueError(f"too many outcomes for the fast sampler: {n}")
     return 1.0 - errors * 2.0 ** -52, 1.0 + errors * 2.0 ** -52
 

@@ -91,6 +91,19 @@ def test_directed_rounding_helpers_are_on_the_safe_side() -> None:
     assert strict_below > 100     # without the outward step, these would be unsafe
 
 
+@pytest.mark.parametrize("n", [1, 2, 300, 65_536, 65_537, 10**7, 2**40])
+def test_error_factors_cover_the_rounding_of_E_additions(n: int) -> None:
+    # F·shrink ≤ L ≤ F·grow needs (1 + u)**E · shrink ≤ 1 ≤ (1 - u)**E · grow, u = 2**-53,
+    # checked with 256-bit directed rounding (a rigorous check of the algebra).
+    errors = n if n <= sampling._BLOCK else n + 2 * sampling._BLOCK
+    shrink, grow = sampling._error_factors(n)
+    assert Fraction(grow) - 1 == 1 - Fraction(shrink) == Fraction(errors, 2**52)
+    with sampling._directed_context(256, gmpy2.RoundUp):
+        assert (1 + gmpy2.mpfr(2) ** -53) ** errors * gmpy2.mpfr(shrink) <= 1
+    with sampling._directed_context(256, gmpy2.RoundDown):
+        assert (1 - gmpy2.mpfr(2) ** -53) ** errors * gmpy2.mpfr(grow) >= 1
+
+
 @pytest.mark.parametrize("n", [1, 2, 300, 65_537, 10**7, 2**40])
 def test_thresholds_satisfy_their_inequalities_exactly(n: int) -> None:
     # a·g·r + t ≤ A ≤ V·T and c·s ≥ B ≥ V·T, in rationals, for totals from the
@@ -227,3 +240,14 @@ def test_rounded_offsets_are_shifted_to_minimum_zero(monkeypatch, values, low, h
         assert set(moved[fractional].tolist()) <= {shift[0], shift[0] + 1}
         seen.add(tuple(offsets.tolist()))
     assert len(seen) > 1                            # the rounding is random
+
+
+def test_probabilities_use_the_exact_part_of_a_negative_utility() -> None:
+    # The double -0.1 lies in [-1, 0): it is rounded down to -1 with probability exactly
+    # Fraction(0.1) and up to 0 otherwise; its fractional part 1 - Fraction(0.1) is not a
+    # double, so a part computed in floating point would be off.
+    tenth = Fraction(0.1)
+    assert Fraction(1.0 - 0.1) != 1 - tenth
+    probs = exponential.probabilities([-0.1, 0.0], Eta(1, 1), utility_min=-1, utility_max=0)
+    # rounded down: weights 2**1 : 2**0, so P(0) = 2/3; rounded up: 1/2
+    assert probs[0] == tenth * Fraction(2, 3) + (1 - tenth) * Fraction(1, 2)
