@@ -416,7 +416,9 @@ def _lower_table(x: int, y: int) -> np.ndarray | None:
         while len(entries) < _TABLE_LIMIT:
             entries.append(float(base ** len(entries)))
             if entries[-1] == 0.0:
-                return np.array(entries)
+                table = np.array(entries)
+                table.flags.writeable = False          # shared through the cache
+                return table
     return None
 
 

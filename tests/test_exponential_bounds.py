@@ -13,7 +13,8 @@ one blocked pass (``_split``). Here every claim of those proofs is checked exact
   real block;
 * the split of non-integer, negative, clamped and tied utilities is exact.
 
-No statistical test here: every assertion is exact, so no false failures.
+Every assertion is exact except one chi-square test (the sampler run with tiny blocks),
+which rejects when its p-value is below 1e-7: a false-failure probability ≤ 1e-7 < 1e-6.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from fractions import Fraction
 import gmpy2
 import numpy as np
 import pytest
+from scipy import stats
 
 from dpkit import _exponential_sampling as sampling
 from dpkit import exponential
@@ -251,3 +253,17 @@ def test_probabilities_use_the_exact_part_of_a_negative_utility() -> None:
     probs = exponential.probabilities([-0.1, 0.0], Eta(1, 1), utility_min=-1, utility_max=0)
     # rounded down: weights 2**1 : 2**0, so P(0) = 2/3; rounded up: 1/2
     assert probs[0] == tenth * Fraction(2, 3) + (1 - tenth) * Fraction(1, 2)
+
+
+def test_sampler_with_tiny_blocks_samples_the_exact_distribution(monkeypatch) -> None:
+    # Blocks of 3 outcomes: most draws go through several blocks and block-end decisions.
+    monkeypatch.setattr(sampling, "_BLOCK", 3)
+    k = np.array([0, 1, 1, 2, 5, 0, 3, 9, 0, 2], dtype=np.int64)
+    weights = [Fraction(3, 4) ** int(v) for v in k]
+    draws = 20_000
+    rng = seeded(13)
+    samples = [sampling.fast_sample(k, 3, 2, rng, precision=200) for _ in range(draws)]
+    expected = np.array([float(w / sum(weights)) for w in weights]) * draws
+    assert expected.min() >= 5
+    counts = np.bincount(samples, minlength=k.size)
+    assert stats.chisquare(counts, expected).pvalue > 1e-7
