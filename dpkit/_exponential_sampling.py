@@ -659,7 +659,7 @@ def fast_sample(k: np.ndarray, x: int, y: int, rng: RandomSource, *,
 
     Parameters
     ----------
-    k : numpy.ndarray of int64
+    k : numpy.ndarray of int32 or int64
         Non-negative exponents (the rounded losses minus their minimum).
     x, y : int
         The base ``b = x / 2**y``, ``x`` odd, ``0 < x < 2**y``.

@@ -486,7 +486,8 @@ def _split(values: np.ndarray, low: float,
            high: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int | None]:
     """Clamp to ``[low, high]`` and split into integer offsets and fractional parts.
 
-    Returns the offsets ``⌊ũ⌋ - ⌊low⌋`` (int64) of the clamped values ``ũ``; the indices
+    Returns the offsets ``⌊ũ⌋ - ⌊low⌋`` of the clamped values ``ũ`` (int32 when the public
+    span ``⌈high⌉ - ⌊low⌋`` is below ``2**31``, halving the memory traffic; else int64); the indices
     of the non-integer ``ũ`` (ascending); their fractional parts ``ũ - ⌊ũ⌋`` as a sum
     ``fractions + errors`` of two doubles, exactly (``errors`` is 0 unless the part is not
     a double, which happens only for negative ``ũ`` with fine bits, e.g. ``-0.1``, whose
@@ -496,7 +497,8 @@ def _split(values: np.ndarray, low: float,
     """
     n = values.size
     origin = math.floor(low)
-    offsets = np.empty(n, dtype=np.int64)
+    narrow = math.ceil(high) - origin < 1 << 31         # offsets, even rounded up, fit
+    offsets = np.empty(n, dtype=np.int32 if narrow else np.int64)
     clipped, floors = np.empty(min(n, _sampling._BLOCK)), np.empty(min(n, _sampling._BLOCK))
     indices, parts, errors = [np.empty(0, dtype=np.intp)], [np.empty(0)], [np.empty(0)]
     integer_min = math.inf

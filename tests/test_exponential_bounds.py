@@ -267,3 +267,20 @@ def test_sampler_with_tiny_blocks_samples_the_exact_distribution(monkeypatch) ->
     assert expected.min() >= 5
     counts = np.bincount(samples, minlength=k.size)
     assert stats.chisquare(counts, expected).pvalue > 1e-7
+
+
+@pytest.mark.parametrize("high, dtype", [(2.0**31 - 1, np.int32), (2.0**31 - 0.5, np.int64),
+                                         (2.0**31, np.int64)])
+def test_offsets_are_narrow_only_when_every_rounded_offset_fits(high, dtype) -> None:
+    # The offsets are int32 when the public span ⌈high⌉ - ⌊low⌋ is below 2**31; the
+    # largest rounded offset then is at most 2**31 - 1, the int32 maximum.
+    values = np.array([high - 0.5, high, 0.0, 2.0**40])       # 2**40 clamps to high
+    largest = set()
+    for seed in range(12):
+        offsets = exponential._rounded_offsets(values, 0.0, high, seeded(seed)).tolist()
+        assert exponential._rounded_offsets(values, 0.0, high, seeded(seed)).dtype == dtype
+        for index, value in ((0, high - 0.5), (1, high), (3, high)):
+            assert offsets[index] in (math.floor(value), math.ceil(value))
+        assert offsets[2] == 0
+        largest.add(max(offsets))
+    assert max(largest) == math.ceil(high)      # reached: 2**31 needs int64
