@@ -458,7 +458,15 @@ def _utilities(utilities: Any) -> np.ndarray:
 
     Values float64 cannot hold exactly (large ints, non-dyadic fractions, long doubles with
     extra bits) are refused rather than rounded, and so are booleans, even inside a list.
+    A plain 1-d float64 array of finite values is returned as it is (the mechanism only
+    reads it), saving the copy :func:`~dpkit._checks.check_finite_array` would make;
+    anything else, and any non-finite value, goes through that function and its messages.
     """
+    if type(utilities) is np.ndarray and utilities.dtype == np.float64 \
+            and utilities.ndim == 1 and utilities.size and all(
+                np.isfinite(utilities[start:start + _sampling._BLOCK]).all()
+                for start in range(0, utilities.size, _sampling._BLOCK)):
+        return utilities
     if isinstance(utilities, (list, tuple)):
         for i, item in enumerate(utilities):
             if isinstance(item, (bool, np.bool_)):

@@ -30,6 +30,7 @@ from scipy import stats
 
 from dpkit import _exponential_sampling as sampling
 from dpkit import exponential
+from dpkit._checks import check_finite_array
 from dpkit.exponential import Eta
 from dpkit.rng import seeded
 
@@ -284,3 +285,24 @@ def test_offsets_are_narrow_only_when_every_rounded_offset_fits(high, dtype) -> 
         assert offsets[2] == 0
         largest.add(max(offsets))
     assert max(largest) == math.ceil(high)      # reached: 2**31 needs int64
+
+
+def test_finite_float64_utilities_are_read_in_place_and_others_validated(monkeypatch) -> None:
+    monkeypatch.setattr(sampling, "_BLOCK", 4)
+    values = np.arange(10.0)
+    assert exponential._utilities(values) is values                      # no copy
+    strided = np.arange(20.0)[::2]
+    assert exponential._utilities(strided) is strided
+    assert exponential._split(strided, 0.0, 20.0)[0].tolist() == list(range(0, 20, 2))
+    for bad in (np.inf, -np.inf, np.nan):
+        broken = values.copy()
+        broken[9] = bad                         # in the last block
+        with pytest.raises(ValueError, match="utilities") as caught:
+            exponential._utilities(broken)
+        with pytest.raises(ValueError) as expected:
+            check_finite_array(broken, "utilities", ndim=1)
+        assert str(caught.value) == str(expected.value)
+    for other in (values.astype(np.float32), values.astype(">f8"), np.ma.masked_array(values)):
+        assert exponential._utilities(other) is not other   # the general path
+    with pytest.raises(ValueError, match="1 dimension"):
+        exponential._utilities(values.reshape(2, 5))
