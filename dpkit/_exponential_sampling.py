@@ -15,11 +15,13 @@ Full precision (:func:`full_precision_sample`)
 Interval refinement (:func:`fast_sample`)
     The same draw — a lazily generated uniform ``V`` in ``[0, 1)``, outcome ``i`` iff
     ``C_{i-1} ≤ V·T < C_i`` for the cumulative sums ``C`` and total ``T`` — decided with
-    *rigorous bounds* instead of exact values. Level 0 bounds every weight by IEEE-754
-    doubles (tables of correctly rounded powers, directed rounding through
-    :func:`numpy.nextafter`) and bounds the cumulative sums of those doubles by the classic
-    error bound of recursive summation; it decides the outcome unless ``V`` lands within
-    about ``n·2**-52`` (relative) of a cumulative boundary. Only then are more bits of ``V``
+    *rigorous bounds* instead of exact values. Level 0 bounds every weight below by a
+    double read from a table of powers correctly rounded down (the next double up bounds
+    it above; bases too close to 1 for a table use products of table entries with
+    outward rounding through :func:`numpy.nextafter`), sums those doubles block by block
+    so that the work stays in cache, and bounds the sums by the classic error bound of
+    floating-point summation; it decides the outcome unless ``V`` lands within about
+    ``n·2**-52`` (relative) of a cumulative boundary. Only then are more bits of ``V``
     drawn and the bounds recomputed with MPFR directed rounding at 256, 1024, … bits, and
     finally exactly (the full-precision arithmetic above, inexact flag trapped). Because a
     level only ever *narrows* the set of indices consistent with the same ``V``, the output
@@ -74,6 +76,8 @@ _CHUNK_BITS = 10            # level-0 power tables cover 10 bits of the exponent
 _CHUNK = 1 << _CHUNK_BITS
 _MP_PRECISIONS = (256, 1024, 4096)   # intermediate MPFR levels of the fast sampler
 _V_SLACK = 64               # extra bits of V drawn beyond the working precision
+_BLOCK = 1 << 16            # level 0 gathers and sums the weights this many at a time
+_TABLE_LIMIT = 1 << 16      # longest direct table of powers (bases with η ≳ 0.017)
 
 
 class InexactArithmeticError(ArithmeticError):
@@ -392,6 +396,32 @@ def weight_bounds(k: np.ndarray, x: int, y: int) -> tuple[np.ndarray, np.ndarray
     return lo, hi
 
 
+@lru_cache(maxsize=64)
+def _lower_table(x: int, y: int) -> np.ndarray | None:
+    """``RD(b**k)`` for ``k = 0 … K``, ``K`` the first ``k`` with ``b**k < 2**-1074``.
+
+    Each entry is the power correctly rounded down to a double (MPFR, IEEE-754 double
+    format with subnormals); the last is ``0``, and since ``b < 1`` every larger power is
+    below ``2**-1074`` too, so ``table[min(k, K)]`` is a lower bound for every ``k ≥ 0``
+    whose next double up is an upper bound. ``None`` when ``K ≥ _TABLE_LIMIT`` (``b``
+    close to 1, ``η ≲ 1074 / _TABLE_LIMIT``): then :func:`weight_bounds` is used.
+    """
+    if (y - math.log2(x)) * _TABLE_LIMIT < 1000:      # K ≈ 1074/η: clearly too long
+        return None
+    base = _exact_base(x, y)
+    context = gmpy2.ieee(64)
+    context.round = gmpy2.RoundDown
+    entries = []
+    with context:
+        while len(entries) < _TABLE_LIMIT:
+            entries.append(float(base ** len(entries)))
+            if entries[-1] == 0.0:
+                table = np.array(entries)
+                table.flags.writeable = False          # shared through the cache
+                return table
+    return None
+
+
 def _down(value: float) -> float:
     """A double ``≤`` the exact result of the operation that produced ``value`` (≥ 0)."""
     return max(math.nextafter(value, -math.inf), 0.0)
@@ -405,17 +435,133 @@ def _up(value: float) -> float:
 def _float_level(k: np.ndarray, x: int, y: int, point: int) -> tuple[int, int]:
     """Bracket the outcome with doubles: return ``(lo, hi)`` with ``lo ≤ outcome ≤ hi``.
 
+    Uses the direct table of :func:`_lower_table` when ``b`` allows one
+    (:func:`_table_level`), otherwise the chunked products of :func:`weight_bounds`
+    (:func:`_product_level`). Both are rigorous; they differ only in speed and tightness.
+    """
+    table = _lower_table(x, y)
+    if table is None:
+        return _product_level(k, x, y, point)
+    return _table_level(k, table, point)
+
+
+def _error_factors(n: int) -> tuple[float, float]:
+    """``(1 - E·2**-52, 1 + E·2**-52)``: the summation error factors of level 0.
+
+    ``E`` bounds the number of roundings any term passes through in a floating-point sum
+    that level 0 computes: ``E = n`` for one block (a block sum or a prefix sum of at most
+    ``n`` terms, any binary tree of additions), and ``E = n + 2·_BLOCK`` for several (a
+    term passes at most ``_BLOCK - 1`` roundings inside its block sum, one per later block
+    in the running sum of block sums, and ``_BLOCK`` in the prefix within a block plus the
+    addition of the earlier blocks' total). Each rounding multiplies by ``1 + δ`` with
+    ``|δ| ≤ u = 2**-53`` (sums of subnormals are exact), so a computed sum ``F`` of
+    non-negative terms whose exact sum is ``L`` has ``L·(1 - u)**E ≤ F ≤ L·(1 + u)**E``
+    (Higham 2002, §4.2). For ``2Eu ≤ 1/2``, ``(1 + u)**E ≤ 1/(1 - 2Eu)`` (logarithms:
+    ``Eu - 2Eu ≤ 0``) and ``(1 - u)**E ≥ 1/(1 + 2Eu)`` (``-Eu - Eu² + 2Eu - 2E²u² ≥ 0``),
+    hence ``F·shrink ≤ L ≤ F·grow``. Both factors are exact doubles (``E < 2**52``).
+    """
+    errors = n if n <= _BLOCK else n + 2 * _BLOCK
+    if errors > 1 << 48:                    # far beyond memory: keeps 2Eu ≤ 2**-4
+        raise ValueError(f"too many outcomes for the fast sampler: {n}")
+    return 1.0 - errors * 2.0 ** -52, 1.0 + errors * 2.0 ** -52
+
+
+def _rd(value: float) -> float:
+    """A double ``≤`` the exact result of the operation that produced ``value`` (any sign).
+
+    ``value`` is the round-to-nearest result ``r`` of one operation with exact result
+    ``z``; ``|r - z|`` is at most half the gap around ``r``, so the next double below
+    ``r`` is ``≤ z``.
+    """
+    return math.nextafter(value, -math.inf)
+
+
+def _table_level(k: np.ndarray, table: np.ndarray, point: int) -> tuple[int, int]:
+    """Level 0 with one lower bound per weight: ``table[min(k_i, K)] ≤ w_i``.
+
+    **Bounds on each weight.** ``ℓ_i = table[min(k_i, K)]`` is ``RD(b**k_i)`` for
+    ``k_i < K`` and ``0`` for ``k_i ≥ K`` (then ``b**k_i ≤ b**K < 2**-1074``). In both cases
+    ``ℓ_i ≤ w_i ≤ next double above ℓ_i ≤ ℓ_i·(1 + 2**-52) + 2**-1074`` (the gap above a
+    normal double ``d`` is at most ``2**-52·d``, above a subnormal or zero ``2**-1074``).
+    So with ``L_j = Σ_{i≤j} ℓ_i`` exactly: ``L_j ≤ C_j ≤ L_j·(1 + 2**-52) + n·2**-1074``.
+
+    **Sums.** The weights are gathered block by block (``_BLOCK`` at a time, so the
+    temporaries stay in cache), each block summed; ``P`` is the running sum of the block
+    sums, and within a candidate block ``F_j = P_{b-1} + cumsum`` of its lower bounds. Each
+    is a floating-point sum ``F`` of non-negative terms with ``F·shrink ≤ L ≤ F·grow``
+    (:func:`_error_factors`). Hence ``T ∈ [F_T·shrink, F_T·grow·(1 + 2**-52) + n·2**-1074]``
+    for the computed total ``F_T``, and ``V·T ∈ [A, B]`` with ``V ∈ [point, point + 1)·2**-53``
+    and outward rounding (:func:`_rd`, :func:`_up`).
+
+    **Decision.** Boundary ``j`` is certainly ``C_j ≤ V·T`` (the outcome is ``> j``) when
+    ``F_j ≤ a = RD(RD(RD(A - n·2**-1074) / (1 + 2**-52)) / grow)``, as then
+    ``C_j ≤ F_j·grow·(1 + 2**-52) + n·2**-1074 ≤ A``; and certainly ``C_j > V·T`` (the
+    outcome is ``≤ j``) when ``F_j > c = RU(B / shrink)``, as then ``C_j ≥ F_j·shrink > B``.
+    The outcome ``#{j : C_j ≤ V·T}`` is therefore at least ``j + 1`` for every boundary of
+    the first kind and at most ``j`` for every boundary of the second. Block ends are
+    tested first (``P``); only blocks whose ends leave the outcome open get their
+    within-block sums. No step needs the sums to be monotone across blocks.
+    """
+    n = k.size
+    starts = range(0, n, _BLOCK)
+    buffer = np.empty(min(n, _BLOCK))
+
+    def lower(start: int) -> np.ndarray:
+        part = k[start:start + _BLOCK]
+        return np.take(table, part, out=buffer[:part.size], mode="clip")
+
+    prefix = np.cumsum([lower(start).sum() for start in starts])
+    a, c = _thresholds(float(prefix[-1]), n, point)
+    certain = int(np.searchsorted(prefix, a, side="right"))   # block ends C_j ≤ V·T
+    possible = int(np.searchsorted(prefix, c, side="right"))  # others have C_j > V·T
+    first = certain * _BLOCK
+    last = min((possible + 1) * _BLOCK - 1, n - 1)
+    for block in range(certain, min(possible, len(starts) - 1) + 1):
+        start = starts[block]
+        sums = np.cumsum(lower(start))
+        if block:
+            sums += prefix[block - 1]
+        certified = int(np.searchsorted(sums, a, side="right"))     # C_j ≤ V·T, j < this
+        if certified:
+            first = max(first, start + certified)
+        open_ = int(np.searchsorted(sums, c, side="right"))     # C_j > V·T from this on
+        if open_ < sums.size:
+            last = min(last, start + open_)
+    return first, last
+
+
+def _thresholds(total: float, n: int, point: int) -> tuple[float, float]:
+    """The decision thresholds ``(a, c)`` of :func:`_table_level`, rounded outward.
+
+    For the computed total ``F_T`` (``total``) of ``n`` lower bounds and
+    ``V ∈ [point, point + 1)·2**-53``, with ``s, g = shrink, grow``, ``r = 1 + 2**-52`` and
+    ``t = n·2**-1074`` (all exact doubles): ``V·T ≥ A = RD(v_low·RD(F_T·s))`` and
+    ``V·T ≤ B = RU(v_high·RU(RU(RU(F_T·g)·r) + t))``; then
+    ``a = RD(RD(RD(A - t) / r) / g)`` satisfies ``a·g·r + t ≤ A`` and ``c = RU(B / s)``
+    satisfies ``c·s ≥ B``. Each ``RD``/``RU`` is one round-to-nearest operation stepped
+    one double outward (:func:`_rd`, :func:`_up`).
+    """
+    shrink, grow = _error_factors(n)
+    ratio, tiny = 1 + 2.0 ** -52, n * 2.0 ** -1074              # exact doubles
+    v_low, v_high = point * 2.0 ** -53, (point + 1) * 2.0 ** -53   # exact
+    a = _rd(_rd(_rd(_rd(v_low * _rd(total * shrink)) - tiny) / ratio) / grow)
+    c = _up(_up(v_high * _up(_up(_up(total * grow) * ratio) + tiny)) / shrink)
+    return a, c
+
+
+def _product_level(k: np.ndarray, x: int, y: int, point: int) -> tuple[int, int]:
+    """Level 0 from :func:`weight_bounds` (for bases too close to 1 for a direct table).
+
     ``V ∈ [point, point + 1) · 2**-53``. With ``F``/``G`` the floating-point cumulative sums
-    of the lower/upper weight bounds, recursive summation of non-negative terms gives
-    ``F_j (1 - n·2**-52) ≤ C_j ≤ G_j (1 + n·2**-52)`` (Higham 2002, §4.2, using
-    ``(1 ± u)**n`` within ``1 ± 2nu`` for ``n u ≤ 2**-20``). The outcome is the number of
+    of the lower/upper weight bounds, :func:`_error_factors` gives
+    ``F_j·shrink ≤ C_j ≤ G_j·grow``. The outcome is the number of
     ``j`` with ``C_j ≤ V·T``: certainly counted when ``G_j ≤ A ≤ V·T`` and certainly not
     when ``F_j > B ≥ V·T``; ``A`` and ``B`` are computed with outward rounding.
     """
     n = k.size
     lo, hi = weight_bounds(k, x, y)
     lower_sums, upper_sums = np.cumsum(lo), np.cumsum(hi)
-    shrink, grow = 1.0 - n * 2.0 ** -52, 1.0 + n * 2.0 ** -52     # both exact doubles
+    shrink, grow = _error_factors(n)
     v_low, v_high = point * 2.0 ** -53, (point + 1) * 2.0 ** -53   # exact
     a = _down(_down(_down(v_low * float(lower_sums[-1])) * shrink) / grow)
     b = _up(_up(_up(v_high * float(upper_sums[-1])) * grow) / shrink)
@@ -438,7 +584,7 @@ def handover_probability(k: np.ndarray, x: int, y: int) -> float:
         return 0.0
     lo, hi = weight_bounds(k, x, y)
     lower_sums, upper_sums = np.cumsum(lo), np.cumsum(hi)
-    shrink, grow = 1.0 - n * 2.0 ** -52, 1.0 + n * 2.0 ** -52
+    shrink, grow = _error_factors(n)
     start = lower_sums[:-1] * shrink / (upper_sums[-1] * grow) - 2.0 ** -53
     stop = upper_sums[:-1] * grow / (lower_sums[-1] * shrink) + 2.0 ** -53
     covered = np.maximum.accumulate(np.concatenate([[0.0], stop[:-1]]))
@@ -513,7 +659,7 @@ def fast_sample(k: np.ndarray, x: int, y: int, rng: RandomSource, *,
 
     Parameters
     ----------
-    k : numpy.ndarray of int64
+    k : numpy.ndarray of int32 or int64
         Non-negative exponents (the rounded losses minus their minimum).
     x, y : int
         The base ``b = x / 2**y``, ``x`` odd, ``0 < x < 2**y``.

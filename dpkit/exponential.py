@@ -458,7 +458,15 @@ def _utilities(utilities: Any) -> np.ndarray:
 
     Values float64 cannot hold exactly (large ints, non-dyadic fractions, long doubles with
     extra bits) are refused rather than rounded, and so are booleans, even inside a list.
+    A plain 1-d float64 array of finite values is returned as it is (the mechanism only
+    reads it), saving the copy :func:`~dpkit._checks.check_finite_array` would make;
+    anything else, and any non-finite value, goes through that function and its messages.
     """
+    if type(utilities) is np.ndarray and utilities.dtype == np.float64 \
+            and utilities.ndim == 1 and utilities.size and all(
+                np.isfinite(utilities[start:start + _sampling._BLOCK]).all()
+                for start in range(0, utilities.size, _sampling._BLOCK)):
+        return utilities
     if isinstance(utilities, (list, tuple)):
         for i, item in enumerate(utilities):
             if isinstance(item, (bool, np.bool_)):
@@ -482,22 +490,69 @@ def _utilities(utilities: Any) -> np.ndarray:
     return check_finite_array(array, "utilities", ndim=1)
 
 
-def _split(values: np.ndarray, low: float, high: float) -> tuple[np.ndarray, np.ndarray]:
-    """Clamp to ``[low, high]``; return integer offsets ``⌊u⌋ - ⌊low⌋`` and fractional parts."""
-    clipped = np.clip(values, low, high)
-    floors = np.floor(clipped)
-    fractions = clipped - floors                        # exact
-    offsets = (floors - math.floor(low)).astype(np.int64)   # exact: all below 2**53
-    return offsets, fractions
+def _split(values: np.ndarray, low: float,
+           high: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int | None]:
+    """Clamp to ``[low, high]`` and split into integer offsets and fractional parts.
+
+    Returns the offsets ``⌊ũ⌋ - ⌊low⌋`` of the clamped values ``ũ`` (int32 when the public
+    span ``⌈high⌉ - ⌊low⌋`` is below ``2**31``, halving the memory traffic; else int64); the indices
+    of the non-integer ``ũ`` (ascending); their fractional parts ``ũ - ⌊ũ⌋`` as a sum
+    ``fractions + errors`` of two doubles, exactly (``errors`` is 0 unless the part is not
+    a double, which happens only for negative ``ũ`` with fine bits, e.g. ``-0.1``, whose
+    part ``1 - 0.1`` needs 56 bits); and the smallest offset among the integer ``ũ``
+    (``None`` if there is none). One pass, block by block, so the temporaries stay in
+    cache.
+    """
+    n = values.size
+    origin = math.floor(low)
+    narrow = math.ceil(high) - origin < 1 << 31         # offsets, even rounded up, fit
+    offsets = np.empty(n, dtype=np.int32 if narrow else np.int64)
+    clipped, floors = np.empty(min(n, _sampling._BLOCK)), np.empty(min(n, _sampling._BLOCK))
+    indices, parts, errors = [np.empty(0, dtype=np.intp)], [np.empty(0)], [np.empty(0)]
+    integer_min = math.inf
+    for start in range(0, n, _sampling._BLOCK):
+        part = values[start:start + _sampling._BLOCK]
+        clamped = np.clip(part, low, high, out=clipped[:part.size])
+        floor = np.floor(clamped, out=floors[:part.size])
+        np.subtract(floor, origin, out=offsets[start:start + part.size],
+                    casting="unsafe")                      # exact: integers within 2**53
+        found = np.flatnonzero(clamped != floor)
+        if found.size:
+            exact, whole = clamped[found], floor[found]
+            rounded = exact - whole
+            # TwoSum (Knuth): the rounding error of exact - whole, exactly, as a double
+            back = rounded - exact
+            indices.append(found + start)
+            parts.append(rounded)
+            errors.append((exact - (rounded - back)) - (whole + back))
+            floor = np.min(floor, where=clamped == floor, initial=math.inf)
+        integer_min = min(integer_min, float(np.min(floor)))
+    return (offsets, np.concatenate(indices), np.concatenate(parts), np.concatenate(errors),
+            None if integer_min == math.inf else int(integer_min - origin))
 
 
 def _rounded_offsets(values: np.ndarray, low: float, high: float,
                      rng: RandomSource) -> np.ndarray:
-    """Clamp, round at random (up with probability equal to the fractional part), shift."""
-    offsets, fractions = _split(values, low, high)
-    fractional = np.flatnonzero(fractions)
+    """Clamp, round at random (up with probability equal to the fractional part), shift.
+
+    Parts that are doubles are rounded with :func:`~dpkit._exponential_sampling.bernoulli_dyadic`
+    (in index order), the rare others with an exact :class:`~fractions.Fraction` draw after
+    them. The result is the rounded offsets minus their minimum, so the largest weight is
+    1; the minimum comes from :func:`_split` and the rounded values, and the shift is one
+    pass whatever it is: the running time does not depend on the rounding draws.
+    """
+    offsets, fractional, fractions, errors, smallest = _split(values, low, high)
     if fractional.size:
-        offsets[fractional] += _sampling.bernoulli_dyadic(fractions[fractional], rng)
+        ups = np.zeros(fractional.size, dtype=np.int64)
+        double = errors == 0
+        ups[double] = _sampling.bernoulli_dyadic(fractions[double], rng)
+        for i in np.flatnonzero(~double):
+            ups[i] = rng.bernoulli(Fraction(float(fractions[i])) + Fraction(float(errors[i])))
+        rounded = offsets[fractional] + ups
+        offsets[fractional] = rounded
+        lowest = int(rounded.min())
+        smallest = lowest if smallest is None else min(smallest, lowest)
+    offsets -= smallest
     return offsets
 
 
@@ -585,7 +640,6 @@ def base2_exponential_mechanism(utilities: Any, eta: Eta, *, utility_min: Any,
     bits = _checked_precision(precision, low, high, outcomes, eta)   # public inputs only
     numerator, exponent = eta.reduced()
     offsets = _rounded_offsets(values, low, high, source)
-    offsets -= offsets.min()
     if method == "full":
         return _sampling.full_precision_sample(offsets, numerator, exponent, bits, source)
     if method == "search":
@@ -657,8 +711,8 @@ def probabilities(utilities: Any, eta: Eta, *, utility_min: Any = None,
     high = float(values.max()) if utility_max is None else utility_max
     low, high, span = _utility_range(low, high)
     max_rounded = check_integer(max_rounded, "max_rounded", minimum=0)
-    offsets, fractions = _split(values, low, high)
-    fractional = [int(i) for i in np.flatnonzero(fractions)]
+    offsets, indices, fractions, errors, _ = _split(values, low, high)
+    fractional = [int(i) for i in indices]
     if len(fractional) > max_rounded:
         raise ValueError(f"utilities has {len(fractional)} non-integer values; exact "
                          f"probabilities enumerate 2**m roundings, max_rounded={max_rounded}")
@@ -671,7 +725,8 @@ def probabilities(utilities: Any, eta: Eta, *, utility_min: Any = None,
                          f"of exact fractions, above MAX_PROBABILITY_BITS = "
                          f"{MAX_PROBABILITY_BITS}; narrow the bounds or use a coarser eta")
     base = [int(v) for v in offsets]
-    chances = [Fraction(float(fractions[i])) for i in fractional]
+    chances = [Fraction(float(f)) + Fraction(float(e)) for f, e in zip(fractions, errors,
+                                                                       strict=True)]
     result = [Fraction(0)] * len(base)
     for ups in itertools.product((0, 1), repeat=len(fractional)):
         weight = Fraction(1)
