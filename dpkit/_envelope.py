@@ -89,6 +89,11 @@ _SETUP_PRECISION = 128      # MPFR precision of the table
 _MAX_PADDING = 3            # extra bits a proposal may read to make its fields byte-aligned
 
 
+def _exact(value: Any) -> Fraction:
+    """A finite MPFR number as an exact :class:`Fraction`."""
+    return Fraction(*value.as_integer_ratio())
+
+
 def _ceil_scaled(value: Any) -> int:
     """``ceil(value · 2**62)`` exactly, for a finite MPFR number ``value``."""
     numerator, denominator = value.as_integer_ratio()
@@ -176,7 +181,16 @@ class _Envelope:
         self.hi = np.array([min(_ceil_scaled(v), _ONE) for v in highs], dtype=np.int64)
         self.lo[0] = self.hi[0] = 0
         self.lo[-1] = self.hi[-1] = _ONE
-        self.guide_bits, self.accept_bits, self.guide = self._plan()
+        self.guide_bits, self.accept_bits, guide = self._plan()
+        self.guide = guide.astype(np.int32)
+        self.guide_special = bool(np.any(guide == 0) or np.any(guide == self.tail))
+        if self.log_width:
+            self.accept_yes, self.accept_no = self._thresholds()
+            size = 1 << self.accept_bits            # u below first_undecided: every R accepted
+            rows = (self.accept_yes.reshape(-1, size) >= self.width - 1).astype(np.int32)
+            first = np.where(rows.all(axis=1), size, np.argmin(rows, axis=1)).astype(np.int32)
+            first[0] = size if self.kind == "gaussian" else first[0]   # the entry of 0: R = 0
+            self.first_undecided = int(first[0]) if self.kind == "laplace" else first
         last = self.xstar[-1]
         self.max_gamma = self._exact_gamma(self.width - 1, int(last))
         if self.max_gamma >= 1:     # the Taylor brackets of _accept need γ < 1
@@ -311,29 +325,69 @@ class _Envelope:
             return offset / self.parameter
         return Fraction(offset * (2 * xstar + offset)) / (2 * self.parameter)
 
-    def _accept(self, offset: np.ndarray, xstar: np.ndarray, uniform: np.ndarray,
-                rng: RandomSource) -> np.ndarray:
+    def _thresholds(self) -> tuple[np.ndarray, np.ndarray]:
+        """Offsets that decide acceptance from the first ``k`` bits ``u`` of ``U``.
+
+        ``U`` in ``[u, u + 1)·2**-k`` is below ``exp(-γ)`` whatever its other bits when
+        ``γ <= ln(2**k/(u + 1))``, and not below it when ``γ >= ln(2**k/u)``. ``γ`` grows
+        with the offset ``R``, so these are ``R <= yes[u]`` and ``R >= no[u]`` (one row for
+        the Laplace, ``γ = R/s``; one row per entry for the Gaussian, where
+        ``R(2x* + R) <= A`` is ``R <= isqrt(A + x*²) - x*``). The logarithms are MPFR
+        bounds rounded outwards, and the thresholds are integers rounded inwards, so the
+        decisions are exact.
+        """
+        size = 1 << self.accept_bits
+        log_lo, log_hi = [], []
+        for u in range(size):
+            with gmpy2.context(precision=_SETUP_PRECISION, round=gmpy2.RoundDown):
+                log_lo.append(_exact(gmpy2.log(gmpy2.mpfr(gmpy2.mpq(size, u + 1)))))
+            with gmpy2.context(precision=_SETUP_PRECISION, round=gmpy2.RoundUp):
+                log_hi.append(_exact(gmpy2.log(gmpy2.mpfr(gmpy2.mpq(size, max(u, 1))))))
+        never = 1 << 62                                  # R < 2**49: never reached
+        if self.kind == "laplace":
+            yes = [math.floor(self.parameter * v) for v in log_lo]
+            no = [never] + [math.ceil(self.parameter * v) for v in log_hi[1:]]
+            return np.array(yes, dtype=np.int64), np.array(no, dtype=np.int64)
+        low = [math.floor(2 * self.parameter * v) for v in log_lo]
+        high = [math.ceil(2 * self.parameter * v) for v in log_hi]
+        yes, no = [], []
+        for x in [*self.xstar.tolist(), int(self.xstar[-1])]:       # entries, then the tail
+            square = x * x
+            yes += [min(math.isqrt(a + square) - x, never) for a in low]
+            no += [never] + [min(math.isqrt(b + square - 1) + 1 - x, never) for b in high[1:]]
+        return np.array(yes, dtype=np.int64), np.array(no, dtype=np.int64)
+
+    def _accept(self, entry: np.ndarray, offset: np.ndarray, xstar: np.ndarray,
+                uniform: np.ndarray, rng: RandomSource) -> np.ndarray:
         """Exact trials ``U < exp(-γ)``, ``U`` starting with the ``accept_bits`` bits given.
 
-        The first comparison uses ``1 - γ <= exp(-γ) <= 1 - γ + γ²/2`` (true for every
-        ``γ >= 0``; float error below ``2**-50`` for ``γ < 1``, covered by ``_POLY_SLACK``);
-        the undecided few get more bits and the Taylor brackets of :func:`_exp_neg_bracket`.
+        The first bits decide most trials through the integer thresholds of
+        :meth:`_thresholds`; the undecided few get more bits and the float Taylor brackets
+        of :func:`_exp_neg_bracket`, then MPFR brackets.
         """
-        gamma_lo, gamma_hi = self._gamma(offset, xstar)
-        step = 2.0**-self.accept_bits                   # u·step is exact: u < 2**52
-        u = uniform.astype(np.float64)
-        yes = (u + 1.0) * step <= (1.0 - _POLY_SLACK) - gamma_hi
-        no = u * step >= (1.0 + _POLY_SLACK) - gamma_lo * (1.0 - 0.5 * gamma_lo)
-        pending = np.flatnonzero(~(yes | no))
-        if not pending.size:
-            return yes
-        result = yes
-        uniform, nbits = uniform[pending], self.accept_bits
-        lower, upper = _exp_neg_bracket(gamma_lo[pending], gamma_hi[pending])
+        result = np.ones(offset.size, dtype=bool)
+        first = self.first_undecided if self.kind == "laplace" else self.first_undecided[entry]
+        slow = np.flatnonzero(uniform >= first)         # u below it: accepted whatever R is
+        if not slow.size:
+            return result
+        offset, uniform = offset[slow].astype(np.int64), uniform[slow].astype(np.int64)
+        index = uniform if self.kind == "laplace" else (entry[slow] << self.accept_bits) + uniform
+        yes = offset <= self.accept_yes[index]
+        no = offset >= self.accept_no[index]
+        result[slow[no]] = False
+        keep = np.flatnonzero(~(yes | no))
+        if not keep.size:
+            return result
+        result[slow[keep]] = False                      # until decided below
+        pending = slow[keep]
+        offset, xstar, uniform = offset[keep], xstar[pending], uniform[keep]
+        nbits = self.accept_bits
+        lower, upper = _exp_neg_bracket(*self._gamma(offset, xstar))
+        pending_local = np.arange(pending.size)
         while pending.size:
             if nbits >= _UNIFORM_BITS:                  # probability about 2**-39
-                for j, value in zip(pending, uniform, strict=True):
-                    gamma = self._exact_gamma(int(offset[j]), int(xstar[j]))
+                for j, i, value in zip(pending, pending_local, uniform, strict=True):
+                    gamma = self._exact_gamma(int(offset[i]), int(xstar[i]))
                     result[j] = _LazyUniform(int(value), nbits, rng).below(
                         functools.partial(_exp_neg_bounds, gamma))
                 break
@@ -346,7 +400,7 @@ class _Envelope:
             no = uniform * step >= upper
             result[pending[yes]] = True
             keep = ~(yes | no)
-            pending, uniform = pending[keep], uniform[keep]
+            pending, pending_local, uniform = pending[keep], pending_local[keep], uniform[keep]
             lower, upper = lower[keep], upper[keep]
         return result
 
@@ -359,50 +413,56 @@ class _Envelope:
             return None
         return self.tail_start + g
 
-    def _propose(self, n: int, rng: RandomSource) -> tuple[np.ndarray, np.ndarray]:
-        """``n`` proposals and the mask of the accepted ones."""
-        prefix, sign, offset, uniform = read_fields(
-            rng, n, (self.guide_bits, 1, self.log_width, self.accept_bits))
-        entry = self.guide[prefix.astype(np.intp)]
+    def _fill(self, out: np.ndarray, rng: RandomSource) -> np.ndarray:
+        """Propose ``out.size`` values into ``out``; return the indices of the rejected ones."""
+        n = out.size
+        prefix, sign, offset, uniform = (               # uint64 fields (< 2**52) as int64
+            f.view(np.int64) if f.dtype == np.uint64 else f for f in read_fields(
+                rng, n, (self.guide_bits, 1, self.log_width, self.accept_bits)))
+        entry = self.guide[prefix]
         undecided = np.flatnonzero(entry < 0)
+        special = self.guide_special                    # may an entry be 0 or the tail?
         if undecided.size:
-            entry[undecided] = self._refine(prefix[undecided].astype(np.int64),
-                                            self.guide_bits, rng)
-        offset = offset.astype(np.int64)
-        low, high = int(entry.min()), int(entry.max())
-        if low == 0:                                    # the entry of 0 has no offset
-            offset[entry == 0] = 0
-        xstar = self.xstar[np.minimum(entry, self.blocks) if high > self.blocks else entry]
-        magnitude = xstar + offset
+            refined = self._refine(prefix[undecided].astype(np.int64), self.guide_bits, rng)
+            entry[undecided] = refined
+            special = special or int(refined.min()) == 0 or int(refined.max()) == self.tail
+        tails = np.empty(0, dtype=np.intp)
+        if special:
+            offset = np.where(entry == 0, 0, offset)    # the entry of 0 has no offset
+            tails = np.flatnonzero(entry == self.tail)
+        xstar = self.xstar[np.minimum(entry, self.blocks) if tails.size else entry]
+        np.add(xstar, offset, out=out, casting="unsafe")  # magnitudes < 2**58
         if self.log_width:                              # offset 0 (γ = 0): accepted
-            accept = self._accept(offset, xstar, uniform.astype(np.int64), rng)
+            accept = self._accept(entry, offset, xstar, uniform, rng)
         else:
             accept = np.ones(n, dtype=bool)
-        if high > self.blocks:                          # probability about 2**-64
-            for j in np.flatnonzero(entry == self.tail):
-                value = self._tail_value(rng)
-                if value is None:
-                    accept[j] = False
-                elif value >= 2**62:
-                    raise OverflowError("noise magnitude beyond 2**62 (never in practice)")
-                else:
-                    magnitude[j], accept[j] = value, True
-        sign = sign.astype(np.int64)
-        return (magnitude ^ -sign) + sign, accept       # -magnitude where the sign bit is 1
+        for j in tails:                                 # probability about 2**-64
+            value = self._tail_value(rng)
+            if value is None:
+                accept[j] = False
+            elif value >= 2**62:
+                raise OverflowError("noise magnitude beyond 2**62 (never in practice)")
+            else:
+                out[j], accept[j] = value, True
+        np.negative(out, out=out, where=sign.astype(bool))
+        return np.flatnonzero(~accept)
 
-    def sample(self, n: int, rng: RandomSource) -> np.ndarray:
-        """``n`` exact draws as an int64 array.
+    def sample(self, n: int, rng: RandomSource, out: np.ndarray | None = None) -> np.ndarray:
+        """``n`` exact draws as an int64 array (written into ``out`` if given).
 
-        Each round proposes as many values as are still missing; accepted proposals are
-        independent draws from the target, kept in order.
+        Every position receives a proposal; rejected positions receive new proposals until
+        each holds an accepted one. Which positions are refilled depends only on the
+        acceptance pattern, and accepted proposals are independent draws from the target
+        whatever that pattern is, so the result is ``n`` independent exact draws.
         """
-        out = np.empty(n, dtype=np.int64)
-        filled = 0
-        while filled < n:
-            values, accept = self._propose(n - filled, rng)
-            kept = values[accept]
-            out[filled:filled + kept.size] = kept
-            filled += kept.size
+        if out is None:
+            out = np.empty(n, dtype=np.int64)
+        rejected = self._fill(out, rng)
+        while rejected.size:
+            again = np.empty(rejected.size, dtype=np.int64)
+            redo = self._fill(again, rng)
+            out[rejected] = again
+            rejected = rejected[redo]
         return out
 
 

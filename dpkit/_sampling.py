@@ -789,7 +789,7 @@ def _in_blocks(envelope: Any, count: int, rng: RandomSource) -> np.ndarray:
     out = np.empty(count, dtype=np.int64)
     for start in range(0, count, _BLOCK):
         stop = min(count, start + _BLOCK)
-        out[start:stop] = envelope.sample(stop - start, rng)
+        envelope.sample(stop - start, rng, out[start:stop])
     return out
 
 
