@@ -2,13 +2,17 @@
 
 :func:`read_fields` draws ``ceil(n·K/8)`` fresh bytes from a :class:`~dpkit.rng.RandomSource`
 for ``n`` records of ``K = sum(widths)`` bits each and returns each record's fields as
-unsigned integer arrays. Records are laid end to end in the big-endian bit string of those bytes,
-so no bit is used twice and at most 7 bits of a call are left over (they are discarded: the
-reader keeps no state, so a copied source can never replay bits through it).
+unsigned integer arrays. Each bit of those bytes goes to at most one field, and at most 7
+bits of a call are left over (they are discarded: the reader keeps no state, so a copied
+source can never replay bits through it).
 
-Each record is cut into chunks of at most 64 bits; a chunk is read as one 64-bit window
-(two neighbouring big-endian words, shifted together) and split into its fields with
-shifts, so the cost is a few NumPy passes per chunk whatever the widths.
+Layout (what a test can reproduce bit for bit): a record of whole bytes (at most 8) is
+read as those bytes, big-endian, one record after the other; a shorter record of ``8B + r`` bits takes ``B`` whole
+bytes from the front of the string and its last ``r`` bits from ``r`` bit planes after them
+(see :func:`_bytes_and_planes`); a record longer than 64 bits lies contiguously in the bit
+string and is read in chunks of at most 64 bits, each as one window of two neighbouring
+big-endian words shifted together. Fields are then split off with shifts, a few NumPy
+passes per record whatever the widths.
 
 Examples
 --------
@@ -74,6 +78,8 @@ def read_fields(rng: RandomSource, n: int, widths: tuple[int, ...]) -> list[np.n
         return [np.zeros(n, dtype=np.uint64) for _ in widths]
     if record % 8 == 0 and record <= 64:        # byte-aligned records: no shifting across words
         return _split(_aligned(rng.bytes(nbytes), n, record // 8), widths)
+    if record < 64:                             # whole bytes, then bit planes
+        return _split(_bytes_and_planes(rng.bytes(nbytes), n, record), widths)
     padding = (-nbytes) % 8 + 8                 # whole words, plus one word of zeros
     words = np.frombuffer(rng.bytes(nbytes) + bytes(padding), dtype=">u8").astype(np.uint64)
     base = np.arange(n, dtype=np.uint64) * np.uint64(record)
@@ -101,6 +107,32 @@ def _aligned(data: bytes, n: int, size: int) -> np.ndarray:
     wide = np.zeros((n, 8), dtype=np.uint8)
     wide[:, :size] = np.frombuffer(data, dtype=np.uint8).reshape(n, size)
     return wide.view(">u8")[:, 0].astype(np.uint64)
+
+
+def _bytes_and_planes(data: bytes, n: int, record: int) -> np.ndarray:
+    """Records of ``record < 64`` bits (not a multiple of 8) as left-aligned ``uint64``.
+
+    The first ``n·B`` bytes (``B = record // 8``) hold each record's leading ``8B`` bits,
+    record ``i`` in bytes ``[i·B, (i + 1)·B)``; the remaining ``n·r`` bits (``r = record % 8``)
+    hold the records' last ``r`` bits as ``r`` planes: bit ``j`` of record ``i``'s tail is
+    bit ``j·n + i`` of that bit string. Whole bytes are read without shifting across words,
+    and the planes with one :func:`numpy.unpackbits`.
+    """
+    whole, rest = divmod(record, 8)
+    if whole in (1, 2, 4):
+        value = np.frombuffer(data, dtype=f">u{whole}", count=n).astype(np.uint64)
+    elif whole:
+        wide = np.zeros((n, 8), dtype=np.uint8)
+        wide[:, 8 - whole:] = np.frombuffer(data, dtype=np.uint8, count=n * whole).reshape(n, whole)
+        value = wide.view(">u8")[:, 0].astype(np.uint64)
+    else:
+        value = np.zeros(n, dtype=np.uint64)
+    planes = np.unpackbits(np.frombuffer(data, dtype=np.uint8, offset=n * whole),
+                           count=n * rest).reshape(rest, n)
+    for plane in planes:
+        value <<= _ONE
+        value |= plane
+    return value << np.uint64(64 - record)
 
 
 def _split(window: np.ndarray, widths: list[int] | tuple[int, ...]) -> list[np.ndarray]:

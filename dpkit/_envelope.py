@@ -357,8 +357,8 @@ class _Envelope:
             no += [never] + [min(math.isqrt(b + square - 1) + 1 - x, never) for b in high[1:]]
         return np.array(yes, dtype=np.int64), np.array(no, dtype=np.int64)
 
-    def _accept(self, entry: np.ndarray, offset: np.ndarray, xstar: np.ndarray,
-                uniform: np.ndarray, rng: RandomSource) -> np.ndarray:
+    def _accept(self, entry: np.ndarray, offset: np.ndarray, uniform: np.ndarray,
+                rng: RandomSource) -> np.ndarray:
         """Exact trials ``U < exp(-γ)``, ``U`` starting with the ``accept_bits`` bits given.
 
         The first bits decide most trials through the integer thresholds of
@@ -380,7 +380,7 @@ class _Envelope:
             return result
         result[slow[keep]] = False                      # until decided below
         pending = slow[keep]
-        offset, xstar, uniform = offset[keep], xstar[pending], uniform[keep]
+        offset, xstar, uniform = offset[keep], self.xstar[entry[pending]], uniform[keep]
         nbits = self.accept_bits
         lower, upper = _exp_neg_bracket(*self._gamma(offset, xstar))
         pending_local = np.arange(pending.size)
@@ -430,10 +430,12 @@ class _Envelope:
         if special:
             offset = np.where(entry == 0, 0, offset)    # the entry of 0 has no offset
             tails = np.flatnonzero(entry == self.tail)
-        xstar = self.xstar[np.minimum(entry, self.blocks) if tails.size else entry]
-        np.add(xstar, offset, out=out, casting="unsafe")  # magnitudes < 2**58
+        if tails.size:
+            entry = np.minimum(entry, self.blocks)      # the tail's magnitudes are set below
+        np.take(self.xstar, entry, out=out)
+        out += offset                                   # magnitudes < 2**58
         if self.log_width:                              # offset 0 (γ = 0): accepted
-            accept = self._accept(entry, offset, xstar, uniform, rng)
+            accept = self._accept(entry, offset, uniform, rng)
         else:
             accept = np.ones(n, dtype=bool)
         for j in tails:                                 # probability about 2**-64
