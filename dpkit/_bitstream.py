@@ -7,12 +7,12 @@ bits of a call are left over (they are discarded: the reader keeps no state, so 
 source can never replay bits through it).
 
 Layout (what a test can reproduce bit for bit): a record of whole bytes (at most 8) is
-read as those bytes, big-endian, one record after the other; a shorter record of ``8B + r`` bits takes ``B`` whole
-bytes from the front of the string and its last ``r`` bits from ``r`` bit planes after them
-(see :func:`_bytes_and_planes`); a record longer than 64 bits lies contiguously in the bit
-string and is read in chunks of at most 64 bits, each as one window of two neighbouring
-big-endian words shifted together. Fields are then split off with shifts, a few NumPy
-passes per record whatever the widths.
+read as those bytes, big-endian, one record after the other; a record of ``8B + r < 64``
+bits takes ``B`` whole bytes from the front of the string and its last ``r`` bits from
+``r`` bit planes after them (see :func:`_bytes_and_planes`); a record longer than 64 bits
+lies contiguously in the bit string and is read in chunks of at most 64 bits, each as one
+window of two neighbouring big-endian words shifted together. Fields are then split off
+with shifts, a few NumPy passes per record whatever the widths.
 
 Examples
 --------
