@@ -32,12 +32,17 @@ read 16 more bits at a time and are decided against the fixed-point bounds by bi
 after 62 bits, a comparison those bounds cannot decide (probability about ``2**-60``)
 continues with more bits against MPFR brackets of higher precision, exactly.
 
-**Acceptance** compares a uniform ``U`` with ``exp(-γ)``: 3 bits of ``U`` first, then 8 at a
-time. ``exp(-γ)`` is bracketed without a transcendental function: for ``0 <= γ <= 1`` the
-Taylor partial sums of degree 7 and 8 are a lower and an upper bound (alternating series with
-decreasing terms), evaluated at the ends of a float bracket of ``γ`` and widened by
-``2**-40`` (far more than their rounding error). After 52 bits of ``U``, an undecided
-comparison (probability about ``2**-39``) continues with MPFR brackets of ``exp(-γ)``.
+**Acceptance** compares a uniform ``U`` with ``exp(-γ)``. The first ``k`` bits ``u`` of
+``U`` (``k = 3`` to 6) decide most trials by integer thresholds on the offset: ``U <
+exp(-γ)`` for sure when ``γ <= ln(2**k/(u + 1))``, and ``U >= exp(-γ)`` when ``γ >=
+ln(2**k/u)``; as ``γ`` grows with ``R`` these are ``R <= yes[u]`` and ``R >= no[u]``,
+computed once per scale (and per block for the Gaussian) from MPFR logarithms rounded
+outwards. The undecided few read 8 more bits at a time and are compared with float brackets
+of ``exp(-γ)`` that use no transcendental function: for ``0 <= γ <= 1`` the Taylor partial
+sums of degree 7 and 8 are a lower and an upper bound (alternating series with decreasing
+terms), evaluated at the ends of a float bracket of ``γ`` and widened by ``2**-40`` (far
+more than their rounding error). After 52 bits of ``U``, an undecided comparison
+(probability about ``2**-39``) continues with MPFR brackets of ``exp(-γ)``.
 
 Random bits: the fields of a proposal (guide bits, sign, offset, first acceptance bits) are
 read together with :func:`dpkit._bitstream.read_fields`, exactly as many bits as used. The

@@ -16,6 +16,7 @@ import math
 from fractions import Fraction
 from pathlib import Path
 
+import mpmath
 import numpy as np
 import pytest
 from scipy import stats
@@ -172,3 +173,35 @@ def test_check_has_power() -> None:
     samples = _envelope._Envelope("laplace", Fraction(100)).sample(100_000, seeded(53))
     with pytest.raises(AssertionError):
         _check("laplace", Fraction(106), samples)
+
+
+@pytest.mark.parametrize(("kind", "parameter"),
+                         [("laplace", Fraction(1000)), ("laplace", Fraction(2**40, 3)),
+                          ("gaussian", Fraction(1600)), ("gaussian", Fraction(10**8))])
+def test_acceptance_thresholds_are_exact(kind: str, parameter: Fraction) -> None:
+    """``R <= yes[u]`` implies ``exp(-γ(R)) >= (u + 1)/2**k`` and ``R >= no[u]`` implies
+    ``exp(-γ(R)) <= u/2**k`` (checked at the thresholds, γ growing with ``R``, in 300-digit
+    arithmetic), and every ``u`` below ``first_undecided`` accepts every offset."""
+    mpmath.mp.dps = 300
+    env = _envelope._Envelope(kind, parameter)
+    size = 1 << env.accept_bits
+    yes = env.accept_yes.reshape(-1, size)
+    no = env.accept_no.reshape(-1, size)
+    rows = range(1) if kind == "laplace" else range(1, env.blocks + 1)
+    for row in rows:
+        x = 0 if kind == "laplace" else int(env.xstar[row])
+        first = env.first_undecided if kind == "laplace" else int(env.first_undecided[row])
+
+        def weight(r: int, x: int = x) -> mpmath.mpf:
+            gamma = env._exact_gamma(r, x)
+            return mpmath.exp(-mpmath.mpf(gamma.numerator) / gamma.denominator)
+
+        for u in range(size):
+            if 0 <= yes[row, u] < env.width:
+                assert weight(int(yes[row, u])) >= mpmath.mpf(u + 1) / size
+            if yes[row, u] + 1 < env.width:
+                assert weight(int(yes[row, u]) + 1) < mpmath.mpf(u + 1) / size * 1.001
+            if no[row, u] < env.width:
+                assert weight(int(no[row, u])) <= mpmath.mpf(u) / size
+            if u < first:
+                assert yes[row, u] >= env.width - 1
