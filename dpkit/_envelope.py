@@ -28,7 +28,9 @@ once per scale in MPFR with directed rounding and stored as 62-bit fixed-point l
 bounds. A draw reads ``G`` bits ``p`` (``G`` chosen per scale to minimise the expected bits)
 and looks them up in a guide table that maps ``p`` to ``b`` when the whole interval
 ``[p, p + 1)·2**-G`` of uniforms lies between the bounds of ``C_b`` and ``C_{b+1}``. The rest
-read 16 more bits at a time and are decided against the fixed-point bounds by binary search;
+read 8 more bits and look them up in a second-level table built the same way for each
+undecided ``p``; the few left read 16 more bits at a time and are decided against the
+fixed-point bounds by binary search;
 after 62 bits, a comparison those bounds cannot decide (probability about ``2**-60``)
 continues with more bits against MPFR brackets of higher precision, exactly.
 
@@ -85,7 +87,8 @@ _ONE = 1 << _FIXED_BITS
 _TAIL_BITS = 64             # the tail entry carries about 2**-64 of the envelope's mass
 _BLOCKS_PER_SCALE = 16      # block width m = 2**L <= scale/16
 _MAX_GUIDE_BITS = 16
-_MORE_GUIDE_BITS = 16       # bits added per round to an undecided entry
+_SUB_GUIDE_BITS = 8         # bits of an undecided entry's first second-level lookup
+_MORE_GUIDE_BITS = 16       # bits added per later round to an undecided entry
 _ACCEPT_BITS = 3            # first bits of the acceptance uniform (at least)
 _MORE_ACCEPT_BITS = 8
 _UNIFORM_BITS = 52          # acceptance uniforms are compared in float up to this many bits
@@ -188,6 +191,14 @@ class _Envelope:
         self.lo[-1] = self.hi[-1] = _ONE
         self.guide_bits, self.accept_bits, guide = self._plan()
         self.guide = guide.astype(np.int32)
+        # Second level: for each undecided guide prefix, a table over the next bits.
+        self.sub_bits = max(0, min(_SUB_GUIDE_BITS, _FIXED_BITS - self.guide_bits))
+        open_prefixes = np.flatnonzero(guide < 0)
+        self.sub_start = np.zeros(guide.size, dtype=np.int64)
+        self.sub_start[open_prefixes] = np.arange(open_prefixes.size) << self.sub_bits
+        longer = (open_prefixes[:, None] << self.sub_bits) + np.arange(1 << self.sub_bits)
+        self.sub_guide = self.decide(longer.ravel(), self.guide_bits + self.sub_bits).astype(
+            np.int32)
         self.guide_special = bool(np.any(guide == 0) or np.any(guide == self.tail))
         if self.log_width:
             self.accept_yes, self.accept_no = self._thresholds()
@@ -282,6 +293,13 @@ class _Envelope:
         """Entries for uniforms whose first ``nbits`` bits the guide could not decide."""
         result = np.full(prefix.size, -1, dtype=np.int64)
         pending = np.arange(prefix.size)
+        if self.sub_bits and nbits == self.guide_bits:  # the second-level tables first
+            (fresh,) = read_fields(rng, prefix.size, (self.sub_bits,))
+            result[:] = self.sub_guide[self.sub_start[prefix] + fresh]
+            prefix = (prefix << self.sub_bits) | fresh.astype(np.int64)
+            nbits += self.sub_bits
+            pending = np.flatnonzero(result < 0)
+            prefix = prefix[pending]
         while pending.size:
             if nbits >= _FIXED_BITS:                        # probability about 2**-60
                 for j, value in zip(pending, prefix, strict=True):
@@ -451,7 +469,10 @@ class _Envelope:
                 raise OverflowError("noise magnitude beyond 2**62 (never in practice)")
             else:
                 out[j], accept[j] = value, True
-        np.negative(out, out=out, where=sign.astype(bool))
+        factor = sign.astype(np.int64)                  # 1 - 2·sign: -1 where the bit is 1
+        factor *= -2
+        factor += 1
+        out *= factor
         return np.flatnonzero(~accept)
 
     def sample(self, n: int, rng: RandomSource, out: np.ndarray | None = None) -> np.ndarray:

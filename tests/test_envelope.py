@@ -50,7 +50,8 @@ def test_fixed_point_bounds_enclose_the_cumulative_weights(kind: str, parameter:
 @pytest.mark.parametrize(("kind", "parameter"), CASES)
 def test_every_decided_guide_prefix_lies_in_its_entry(kind: str, parameter: Fraction) -> None:
     """Guide entry ``b`` for prefix ``p``: ``C_b <= p·2**-G`` and ``(p + 1)·2**-G <= C_{b+1}``
-    (with the 256-bit brackets), and the guide decides at least 3 prefixes in 4."""
+    (with the 256-bit brackets), and the guide decides at least 3 prefixes in 4; likewise
+    for the second-level tables of the undecided prefixes."""
     env = _envelope._Envelope(kind, parameter)
     lows, highs = env._cdf(256)
     g = env.guide_bits
@@ -60,6 +61,15 @@ def test_every_decided_guide_prefix_lies_in_its_entry(kind: str, parameter: Frac
         assert _exact(highs[b]) <= Fraction(p, 2**g)
         assert Fraction(p + 1, 2**g) <= _exact(lows[b + 1])
     assert np.mean(env.guide >= 0) >= 0.75
+    bits = g + env.sub_bits
+    for p in np.flatnonzero(env.guide < 0):              # second-level tables
+        for q in range(1 << env.sub_bits):
+            b = int(env.sub_guide[env.sub_start[p] + q])
+            if b < 0:
+                continue
+            prefix = (int(p) << env.sub_bits) + q
+            assert _exact(highs[b]) <= Fraction(prefix, 2**bits)
+            assert Fraction(prefix + 1, 2**bits) <= _exact(lows[b + 1])
 
 
 def _load_bits_benchmark():
