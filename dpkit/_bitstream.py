@@ -76,9 +76,9 @@ def read_fields(rng: RandomSource, n: int, widths: tuple[int, ...]) -> list[np.n
     nbytes = (n * record + 7) // 8
     if nbytes == 0:
         return [np.zeros(n, dtype=np.uint64) for _ in widths]
-    if record % 8 == 0 and record <= 64:        # byte-aligned records: no shifting across words
-        return _split(_aligned(rng.bytes(nbytes), n, record // 8), widths)
-    if record < 64:                             # whole bytes, then bit planes
+    if record in (8, 16, 32):                   # whole small words: uint32 arithmetic
+        return _split(_small_words(rng.bytes(nbytes), record // 8), widths)
+    if record <= 64:                            # whole bytes, then bit planes
         return _split(_bytes_and_planes(rng.bytes(nbytes), n, record), widths)
     padding = (-nbytes) % 8 + 8                 # whole words, plus one word of zeros
     words = np.frombuffer(rng.bytes(nbytes) + bytes(padding), dtype=">u8").astype(np.uint64)
@@ -96,43 +96,35 @@ def read_fields(rng: RandomSource, n: int, widths: tuple[int, ...]) -> list[np.n
     return out
 
 
-def _aligned(data: bytes, n: int, size: int) -> np.ndarray:
-    """Records of ``size`` whole bytes as left-aligned windows: ``uint32`` for at most 4
-    bytes (half the memory traffic), else ``uint64``."""
-    if size in (1, 2, 4):
-        values = np.frombuffer(data, dtype=f">u{size}").astype(np.uint32)
-        return values << np.uint32(32 - 8 * size) if size < 4 else values
-    if size == 8:
-        return np.frombuffer(data, dtype=">u8").astype(np.uint64)
-    wide = np.zeros((n, 8), dtype=np.uint8)
-    wide[:, :size] = np.frombuffer(data, dtype=np.uint8).reshape(n, size)
-    return wide.view(">u8")[:, 0].astype(np.uint64)
+def _small_words(data: bytes, size: int) -> np.ndarray:
+    """Records of 1, 2 or 4 bytes as left-aligned ``uint32`` windows (half the traffic)."""
+    values = np.frombuffer(data, dtype=f">u{size}").astype(np.uint32)
+    return values << np.uint32(32 - 8 * size) if size < 4 else values
 
 
 def _bytes_and_planes(data: bytes, n: int, record: int) -> np.ndarray:
-    """Records of ``record < 64`` bits (not a multiple of 8) as left-aligned ``uint64``.
+    """Records of at most 64 bits as left-aligned ``uint64`` windows.
 
     The first ``n·B`` bytes (``B = record // 8``) hold each record's leading ``8B`` bits,
     record ``i`` in bytes ``[i·B, (i + 1)·B)``; the remaining ``n·r`` bits (``r = record % 8``)
     hold the records' last ``r`` bits as ``r`` planes: bit ``j`` of record ``i``'s tail is
-    bit ``j·n + i`` of that bit string. Whole bytes are read without shifting across words,
-    and the planes with one :func:`numpy.unpackbits`.
+    bit ``j·n + i`` of that bit string. The bytes are read as overlapping big-endian words
+    (stride ``B``, one pass); bits past the record are cleared, or shifted out by
+    :func:`_split`. The planes take one :func:`numpy.unpackbits`.
     """
     whole, rest = divmod(record, 8)
-    if whole in (1, 2, 4):
-        value = np.frombuffer(data, dtype=f">u{whole}", count=n).astype(np.uint64)
-    elif whole:
-        wide = np.zeros((n, 8), dtype=np.uint8)
-        wide[:, 8 - whole:] = np.frombuffer(data, dtype=np.uint8, count=n * whole).reshape(n, whole)
-        value = wide.view(">u8")[:, 0].astype(np.uint64)
+    buffer = np.frombuffer(data + bytes(8), dtype=np.uint8)
+    if whole:
+        window = np.ndarray((n,), dtype=">u8", buffer=buffer, strides=(whole,)).astype(np.uint64)
     else:
-        value = np.zeros(n, dtype=np.uint64)
-    planes = np.unpackbits(np.frombuffer(data, dtype=np.uint8, offset=n * whole),
-                           count=n * rest).reshape(rest, n)
-    for plane in planes:
-        value <<= _ONE
-        value |= plane
-    return value << np.uint64(64 - record)
+        window = np.zeros(n, dtype=np.uint64)
+    if rest:
+        if whole:
+            window &= ~np.uint64((1 << (64 - 8 * whole)) - 1)
+        planes = np.unpackbits(buffer[n * whole:], count=n * rest).reshape(rest, n)
+        for j, plane in enumerate(planes):
+            window |= plane.astype(np.uint64) << np.uint64(63 - 8 * whole - j)
+    return window
 
 
 def _split(window: np.ndarray, widths: list[int] | tuple[int, ...]) -> list[np.ndarray]:
