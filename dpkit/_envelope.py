@@ -19,8 +19,11 @@ Gaussian). A draw is made of four independent pieces:
    one-at-a-time samplers of :mod:`dpkit._sampling`).
 
 Then ``P[propose x and accept] = ρ(x)/Σ weights`` for every ``x``: accepted values have
-exactly the target distribution, and rejected ones are proposed again (rejection sampling,
-von Neumann 1951). Roughly 97% of proposals are accepted.
+exactly the target distribution (rejection sampling, von Neumann 1951). Every position of
+the output gets a proposal, and the positions whose proposal was rejected get new ones
+until all are accepted; which positions are refilled depends only on the acceptance
+pattern, never on accepted values. With blocks of width 1 (``m = 1``) every proposal is
+accepted; with wider blocks about 97% are, since ``γ <= 1/16`` in most blocks.
 
 **The entry** is drawn by lazy inversion (Knuth & Yao 1976: an exact sampler needs, and can
 get close to, the entropy of what it samples). The cumulative weights ``C_b`` are bracketed
@@ -30,9 +33,9 @@ and looks them up in a guide table that maps ``p`` to ``b`` when the whole inter
 ``[p, p + 1)·2**-G`` of uniforms lies between the bounds of ``C_b`` and ``C_{b+1}``. The rest
 read 8 more bits and look them up in a second-level table built the same way for each
 undecided ``p``; the few left read 16 more bits at a time and are decided against the
-fixed-point bounds by binary search;
-after 62 bits, a comparison those bounds cannot decide (probability about ``2**-60``)
-continues with more bits against MPFR brackets of higher precision, exactly.
+fixed-point bounds by binary search; after 62 bits, a comparison those bounds cannot decide
+(probability about ``2**-60``) continues with more bits against MPFR brackets of higher
+precision, exactly.
 
 **Acceptance** compares a uniform ``U`` with ``exp(-γ)``. The first ``k`` bits ``u`` of
 ``U`` (``k = 3`` to 6) decide most trials by integer thresholds on the offset: ``U <
@@ -40,15 +43,24 @@ exp(-γ)`` for sure when ``γ <= ln(2**k/(u + 1))``, and ``U >= exp(-γ)`` when 
 ln(2**k/u)``; as ``γ`` grows with ``R`` these are ``R <= yes[u]`` and ``R >= no[u]``,
 computed once per scale (and per block for the Gaussian) from MPFR logarithms rounded
 outwards. The undecided few read 8 more bits at a time and are compared with float brackets
-of ``exp(-γ)`` that use no transcendental function: for ``0 <= γ <= 1`` the Taylor partial
-sums of degree 7 and 8 are a lower and an upper bound (alternating series with decreasing
-terms), evaluated at the ends of a float bracket of ``γ`` and widened by ``2**-40`` (far
-more than their rounding error). After 52 bits of ``U``, an undecided comparison
-(probability about ``2**-39``) continues with MPFR brackets of ``exp(-γ)``.
+of ``exp(-γ)`` that use no transcendental function, evaluated at the ends of a float
+bracket of ``γ`` and widened by ``2**-40`` (far more than their rounding error): first
+``1 - γ + γ²/2 - γ³/6 <= exp(-γ) <= 1 - γ + γ²/2`` (any ``γ >= 0``), then, for the few
+still undecided, the Taylor partial sums of degree 7 and 8 (for ``0 <= γ <= 1`` the terms
+decrease, so a sum ending on an odd power is below ``exp(-γ)`` and one ending on an even
+power above; every block has ``γ < 1``, checked when the table is built). After 52 bits of
+``U``, an undecided comparison (probability about ``2**-39``) continues with MPFR brackets
+of ``exp(-γ)``.
 
 Random bits: the fields of a proposal (guide bits, sign, offset, first acceptance bits) are
-read together with :func:`dpkit._bitstream.read_fields`, exactly as many bits as used. The
-cost per accepted sample is about the entropy plus ten bits (``benchmarks/bits.py``).
+read together with :func:`dpkit._bitstream.read_fields`, exactly as many bits as used
+(with up to 3 extra acceptance or guide bits when that makes a proposal whole bytes, which
+is faster to split). ``benchmarks/bits.py`` prints the bits per accepted sample against the
+entropy; ``tests/test_envelope.py`` checks that they stay within the entropy plus 16.
+
+Timing: the loops (refilled positions, undecided entries and acceptances, the tail) run
+over the whole array, so their number depends on all its values together, not on one (see
+"Timing" in :mod:`dpkit._sampling`).
 
 References
 ----------

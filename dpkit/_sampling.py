@@ -41,10 +41,12 @@ block of ``m = 2**L`` magnitudes, ``m`` about a sixteenth of the scale, or the f
 is drawn by lazy inversion against rigorously bracketed cumulative weights, a sign and an
 offset in the block by uniform bits, and the proposal is accepted with probability
 ``ρ(x)/ρ(x*)`` (``x*`` the block's first magnitude), decided by comparing uniform bits with
+integer thresholds on the offset (from MPFR logarithms rounded outwards), then with
 polynomial brackets of ``exp(-γ)``, then with MPFR brackets when those cannot decide. The
-random bits are read exactly as used (:mod:`dpkit._bitstream`), about the entropy of the
-distribution plus ten bits a sample (Knuth & Yao 1976 show the entropy is the least an exact
-sampler can use on average); ``benchmarks/bits.py`` prints the count against the entropy.
+random bits are read exactly as used (:mod:`dpkit._bitstream`): at most the entropy of the
+distribution plus 16 bits a sample, which ``tests/test_envelope.py`` checks (Knuth & Yao
+1976 show the entropy is the least an exact sampler can use on average, and that ``H + 2``
+bits suffice); ``benchmarks/bits.py`` prints the count against the entropy.
 
 Timing
 ------
