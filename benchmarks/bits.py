@@ -25,7 +25,8 @@ from dpkit._sampling import discrete_gaussian, discrete_laplace
 from dpkit.rng import RandomSource, default
 
 SCALES = (1, 10, 100, 10**3, 10**4, 10**5, 10**6)
-MECHANISM_SCALE = 2**21        # the Laplace grid at ε = 0.5 (2**20/ε units); σ alike
+MECHANISM_SCALE = 2**40        # the order of the grid-unit scales (and σ) the mechanisms
+                               # use on vectors of 10**5 values and more
 VECTOR = 100_000
 
 
