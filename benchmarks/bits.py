@@ -81,10 +81,10 @@ def table(source: RandomSource | None = None, n: int = VECTOR) -> list[dict]:
 
 
 def main() -> None:
-    print(f"{'sampler':<18} {'scale or σ':>12} {'H (bits)':>9} {'bits/sample':>12} "
+    print(f"{'sampler':<18} {'scale or σ':>18} {'H (bits)':>9} {'bits/sample':>12} "
           f"{'bits − H':>9}")
     for r in table():
-        print(f"{r['sampler']:<18} {r['scale']:>12,} {r['entropy_bits']:>9.2f} "
+        print(f"{r['sampler']:<18} {r['scale']:>18,} {r['entropy_bits']:>9.2f} "
               f"{r['bits_per_sample']:>12.2f} {r['bits_per_sample'] - r['entropy_bits']:>9.2f}")
 
 

@@ -122,8 +122,11 @@ def _bytes_and_planes(data: bytes, n: int, record: int) -> np.ndarray:
         if whole:
             window &= ~np.uint64((1 << (64 - 8 * whole)) - 1)
         planes = np.unpackbits(buffer[n * whole:], count=n * rest).reshape(rest, n)
-        for j, plane in enumerate(planes):
-            window |= plane.astype(np.uint64) << np.uint64(63 - 8 * whole - j)
+        tail = planes[0].copy()                 # the r tail bits, assembled in uint8
+        for plane in planes[1:]:
+            tail <<= 1
+            tail |= plane
+        window |= tail.astype(np.uint64) << np.uint64(64 - record)
     return window
 
 
