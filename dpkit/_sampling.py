@@ -71,7 +71,7 @@ the NumPy operations run do not depend on the values drawn. What is and is not c
   about ``2**47``, never used by the mechanisms), which finish in exact arithmetic.
 * Larger arrays use the block-envelope sampler (see "Vectorised sampling"), whose loops
   (rejection rounds, undecided comparisons reading more bits, the tail) run over the whole
-  array of up to ``_BLOCK = 2**20`` values: their length depends on the values
+  array of up to ``_BLOCK = 2**17`` values: their length depends on the values
   collectively, diluting any single value's influence but not removing it.
 * Grid arithmetic (:func:`to_grid`, :func:`add_units`, :func:`from_grid`) on up to 64
   values always runs on exact Python integers: the path is chosen from the size alone, so
@@ -145,7 +145,7 @@ __all__ = [
 #: The grid step is at most ``2**-GRID_BITS`` times the sensitivity (divided by the widening).
 GRID_BITS = 20
 
-_BLOCK = 1 << 20          # samples processed at once by the vectorised samplers
+_BLOCK = 1 << 17          # samples drawn at once (arrays of 1 MB: NumPy passes stay in cache)
 _VECTOR_MAX_SCALE = 2**52  # above this scale, arrays use the fixed-cost sampler (Python ints)
 _INT64_SAFE = 2**62       # integers below this (in absolute value) are kept in int64 arrays
 _SIZE = int | tuple[int, ...] | None
