@@ -489,10 +489,9 @@ class _Envelope:
                 raise OverflowError("noise magnitude beyond 2**62 (never in practice)")
             else:
                 out[j], accept[j] = value, True
-        factor = sign.astype(np.int64)                  # 1 - 2·sign: -1 where the bit is 1
-        factor *= -2
-        factor += 1
-        out *= factor
+        flip = -sign.astype(np.int64)                   # -1 where the sign bit is 1, else 0
+        out ^= flip                                     # two's complement: -x = (x ^ -1) + 1
+        out -= flip
         return np.flatnonzero(~accept)
 
     def sample(self, n: int, rng: RandomSource, out: np.ndarray | None = None) -> np.ndarray:
