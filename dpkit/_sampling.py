@@ -14,33 +14,39 @@ Samplers
     (Canonne, Kamath & Steinke 2020, Algorithm 1).
 :func:`discrete_laplace`
     ``P[X = x] ∝ exp(-|x| / scale)`` on the integers (a fixed-cost sampler for small
-    requests, a vectorised bit-by-bit sampler for large arrays, see below).
+    requests, a vectorised block-envelope sampler for large arrays, see below).
 :func:`discrete_gaussian`
-    ``P[X = x] ∝ exp(-x² / (2 sigma2))`` on the integers (CKS 2020, Algorithm 3).
+    ``P[X = x] ∝ exp(-x² / (2 sigma2))`` on the integers (CKS 2020, Algorithm 3, for small
+    requests; the block-envelope sampler for large arrays).
 
-Vectorised sampling
--------------------
+Exact exponentials
+------------------
 A geometric variable ``G`` with ``P[G >= n] = p**n`` has independent binary digits: digit
 ``i`` is 1 with probability ``p**(2**i) / (1 + p**(2**i))``, because
 ``(1 - p) p**n = (1 - p) ∏_i (p**(2**i))**n_i`` and ``∏_i (1 + p**(2**i)) = 1 / (1 - p)``.
 For ``p = exp(-1/scale)`` each digit is a Bernoulli trial with a *fixed* irrational
-probability, so a whole array of geometric variables is drawn with one byte-wide comparison
-per digit and per sample (ties, one in 256, are resolved with further bytes of both numbers).
-Digits above ``2**I >= 16 * scale`` are summarised by one exact trial ``P[G >= 2**I]``, and the
-rare samples that pass it finish with the one-at-a-time exact sampler. Large scales split
-``G = 2**L·H + R``: ``H`` (scale 4 to 8) by exact inversion from three random bytes, ``R`` by
-uniform bits accepted with probability ``exp(-R/scale)`` (decided as ``E > R/scale`` for an
-exact exponential ``E``, see below), so an array costs about a dozen random bytes per sample.
-A discrete Laplace variable is a random sign times ``G``, with ``(-, 0)`` rejected (as in
-CKS Algorithm 2).
+probability, so the fixed-cost samplers below draw all digits of all draws at once. A
+standard exponential ``E`` is its geometric integer part (``p = e**-1``) plus independent
+fractional digits (digit ``k`` is 1 with probability ``1/(1 + e**(2**-k))``), so
+``P[E > γ] = exp(-γ)`` decides a CKS acceptance step by comparing ``E``'s digits with a
+float bracket of ``γ`` (IEEE-754 ``+ - * /`` are correctly rounded, so a relative margin
+encloses the true value); a comparison the bracket cannot decide is finished in exact
+rational arithmetic.
 
-The discrete Gaussian uses CKS Algorithm 3: a discrete Laplace proposal ``Y`` accepted with
-probability ``exp(-γ)``, ``γ = (|Y| - sigma2/t)² / (2 sigma2)``. Acceptance is decided as
-``E > γ`` for an exact standard exponential ``E`` (``P[E > γ] = exp(-γ)``) built digit by
-digit (its integer part is geometric, its fractional digits are independent Bernoulli trials
-with fixed irrational probabilities). ``γ`` is bracketed with IEEE-754 arithmetic rounded
-outwards (``+ - * /`` are correctly rounded, so one ``nextafter`` per operation encloses the
-true value); a comparison the bracket cannot decide is finished in exact rational arithmetic.
+Vectorised sampling
+-------------------
+Arrays of more than 64 values (scales up to ``2**52``, ``σ`` up to ``2**51``) use the
+block-envelope rejection sampler of :mod:`dpkit._envelope`: a table entry (the value 0, a
+block of ``m = 2**L`` magnitudes, ``m`` about a sixteenth of the scale, or the far tail)
+is drawn by lazy inversion against rigorously bracketed cumulative weights, a sign and an
+offset in the block by uniform bits, and the proposal is accepted with probability
+``ρ(x)/ρ(x*)`` (``x*`` the block's first magnitude), decided by comparing uniform bits with
+integer thresholds on the offset (from MPFR logarithms rounded outwards), then with
+polynomial brackets of ``exp(-γ)``, then with MPFR brackets when those cannot decide. The
+random bits are read exactly as used (:mod:`dpkit._bitstream`): at most the entropy of the
+distribution plus 16 bits a sample, which ``tests/test_envelope.py`` checks (Knuth & Yao
+1976 show the entropy is the least an exact sampler can use on average, and that ``H + 2``
+bits suffice); ``benchmarks/bits.py`` prints the count against the entropy.
 
 Timing
 ------
@@ -63,8 +69,9 @@ the NumPy operations run do not depend on the values drawn. What is and is not c
   values returned. Exceptions as above, plus an undecided acceptance comparison
   (probability about ``2**-40`` per proposal) and proposals ``|y| >= 2**53`` (scales above
   about ``2**47``, never used by the mechanisms), which finish in exact arithmetic.
-* Larger arrays use the byte-efficient vectorised samplers below, whose loops (ties, tails,
-  rejection rounds) run over the whole block: their length depends on the block's values
+* Larger arrays use the block-envelope sampler (see "Vectorised sampling"), whose loops
+  (rejection rounds, undecided comparisons reading more bits, the tail) run over the whole
+  array of up to ``_BLOCK = 2**17`` values: their length depends on the values
   collectively, diluting any single value's influence but not removing it.
 * Grid arithmetic (:func:`to_grid`, :func:`add_units`, :func:`from_grid`) on up to 64
   values always runs on exact Python integers: the path is chosen from the size alone, so
@@ -106,6 +113,8 @@ References
 ----------
 C. L. Canonne, G. Kamath, T. Steinke. *The Discrete Gaussian for Differential Privacy.*
 NeurIPS 2020 (arXiv:2004.00010), Algorithms 1-3.
+D. E. Knuth, A. C. Yao. *The complexity of nonuniform random number generation.* In
+Algorithms and Complexity: New Directions and Recent Results, Academic Press, 1976.
 """
 
 from __future__ import annotations
@@ -139,11 +148,10 @@ __all__ = [
 #: The grid step is at most ``2**-GRID_BITS`` times the sensitivity (divided by the widening).
 GRID_BITS = 20
 
-_BLOCK = 1 << 16          # samples processed at once by the vectorised samplers
+_BLOCK = 1 << 17          # samples drawn at once (arrays of 1 MB: NumPy passes stay in cache)
 _VECTOR_MAX_SCALE = 2**52  # above this scale, arrays use the fixed-cost sampler (Python ints)
 _INT64_SAFE = 2**62       # integers below this (in absolute value) are kept in int64 arrays
 _SIZE = int | tuple[int, ...] | None
-_TAIL_FACTOR = 16         # digits of a geometric drawn in bulk cover [0, 16·scale)
 
 
 # ----------------------------------------------------------------------------- validation
@@ -403,195 +411,7 @@ def _pack(bits: np.ndarray) -> np.ndarray:
     return wide.view("<u8")[:, 0].copy()
 
 
-@functools.lru_cache(maxsize=256)
-def _digit_plan(scale: Fraction) -> tuple[int, _Columns, Fraction]:
-    """Digit count ``I``, the digit thresholds (plus the tail trial) and the tail step."""
-    top = max(1, math.ceil(_TAIL_FACTOR * scale).bit_length())
-    step = Fraction(2**top) / scale
-    expansions = [_logistic_expansion(Fraction(2**i) / scale) for i in range(top)]
-    return top, _Columns([*expansions, _exp_neg_expansion(step)]), step
-
-
-def _geometric_digits(scale: Fraction, n: int, rng: RandomSource) -> np.ndarray:
-    """``n`` exact geometric draws, digit by digit (see :func:`_geometric_vector`)."""
-    top, columns, step = _digit_plan(scale)
-    bits = _bernoulli_matrix(columns, n, rng)
-    result = _pack(bits[:, :top]).astype(np.int64)
-    for index in np.flatnonzero(bits[:, top]):
-        high = 1
-        while _bernoulli_exp(step, rng):
-            high += 1
-        result[index] += high << top   # high << top < 2**62 unless astronomically unlikely
-    return result
-
-
-_SPLIT_SCALE = 2**10  # from this scale on, geometric draws split into high and low parts
-
-
-def _random_integers(rng: RandomSource, n: int, bits: int) -> np.ndarray:
-    """``n`` uniform integers in ``[0, 2**bits)`` (``bits <= 64``), 4 or 8 random bytes each."""
-    if bits <= 32:
-        words = np.frombuffer(rng.bytes(4 * n), dtype="<u4")
-        return (words & np.uint32((1 << bits) - 1)).astype(np.int64)
-    words = np.frombuffer(rng.bytes(8 * n), dtype="<u8")
-    return (words >> np.uint64(64 - bits)).astype(np.int64)
-
-
-def _by_rejection(propose: Callable[[int], tuple[np.ndarray, np.ndarray]], n: int,
-                  rate: float) -> np.ndarray:
-    """``n`` values from a propose-and-accept step, oversampled so that one or two rounds do.
-
-    ``propose(m)`` returns ``m`` candidates and a mask of the accepted ones. Accepted
-    candidates are independent draws from the target distribution, so keeping the first
-    ones in order and dropping any surplus (a rule that looks at counts, never at values)
-    leaves the result exact. ``rate`` is a guess of the acceptance rate, refined as we go.
-    """
-    out = np.empty(n, dtype=np.int64)
-    filled = 0
-    while filled < n:
-        need = n - filled
-        count = int(need / rate * 1.05) + 8
-        values, accept = propose(count)
-        kept = values[accept][:need]
-        out[filled:filled + kept.size] = kept
-        filled += kept.size
-        rate = max(float(np.mean(accept)), 0.05)
-    return out
-
-
 _MARGIN = 2.0**-44  # relative width of float brackets: 512 units of roundoff, >= 64x the need
-
-
-def _ratio_bracket(r: np.ndarray, scale: Fraction) -> tuple[np.ndarray, np.ndarray]:
-    """Float bounds ``lo <= r/scale <= hi`` for integers ``0 <= r < 2**53``.
-
-    ``fl(r) = r`` and ``fl(scale)`` and ``fl(r / fl(scale))`` each carry a relative error of
-    at most ``u = 2**-53`` (IEEE 754 rounds correctly), so the float quotient is within
-    ``3u`` (relative) of ``r/scale``; widening by ``_MARGIN`` relative (and the roundings of
-    that widening, ``2u``) encloses it. ``r = 0`` gives the exact ``[0, 0]``.
-    """
-    x = r.astype(np.float64) / float(scale)
-    return x * (1.0 - _MARGIN), x * (1.0 + _MARGIN)
-
-
-def _truncated_geometric(scale: Fraction, bits: int, n: int, rng: RandomSource) -> np.ndarray:
-    """``n`` exact draws of ``R`` in ``[0, 2**bits)`` with ``P[R = r] ∝ exp(-r/scale)``.
-
-    A uniform ``r`` (``bits <= 52`` random bits) is accepted with probability
-    ``exp(-r/scale)``, decided exactly as ``E > r/scale`` (:func:`_exceeds`) with the float
-    bracket of :func:`_ratio_bracket`.
-    """
-    def propose(m: int) -> tuple[np.ndarray, np.ndarray]:
-        r = _random_integers(rng, m, bits)
-        lo, hi = _ratio_bracket(r, scale)
-        return r, _exceeds(lo, hi, lambda j: Fraction(int(r[j])) / scale, rng)
-
-    return _by_rejection(propose, n, 0.88)
-
-
-_TABLE_BYTES = 3  # bytes of U compared at once by the inversion sampler
-
-
-class _InversionTable:
-    """Exact inversion sampling of a geometric variable with a small scale.
-
-    The boundaries are ``C_j = P[H < j] = 1 - exp(-j/scale)`` for ``j = 1 .. K``
-    (``K = 2**I >= 16·scale``); for a uniform ``U``, ``H = #{j : C_j <= U}``, and ``U >= C_K``
-    (probability ``exp(-K/scale) <= e**-16``) continues with the memoryless exact tail. The
-    first ``_TABLE_BYTES`` bytes of ``U`` are compared with the truncated boundaries; only when
-    they equal one (probability about ``K·2**-24``) are further bytes drawn. The expansion of
-    ``1 - q`` is the bitwise complement of that of the irrational ``q = exp(-j/scale)``.
-    """
-
-    def __init__(self, scale: Fraction) -> None:
-        self.scale = scale
-        self.top = max(1, math.ceil(_TAIL_FACTOR * scale).bit_length())
-        count = 2**self.top
-        self.expansions = [_exp_neg_expansion(Fraction(j) / scale) for j in range(1, count + 1)]
-        self.prefix = np.array([self._boundary_prefix(e) for e in self.expansions],
-                               dtype=np.int64)
-
-    @staticmethod
-    def _boundary_prefix(expansion: _Expansion) -> int:
-        value = 0
-        for level in range(_TABLE_BYTES):
-            value = (value << 8) | (255 - expansion.byte(level))
-        return value
-
-    def sample(self, n: int, rng: RandomSource) -> np.ndarray:
-        u = _random_integers(rng, n, 8 * _TABLE_BYTES)
-        result = np.searchsorted(self.prefix, u, side="left").astype(np.int64)
-        inside = result < self.prefix.size
-        ties = np.flatnonzero(inside & (self.prefix[np.minimum(result, self.prefix.size - 1)]
-                                        == u))
-        for index in ties:
-            result[index] = self._resolve(int(result[index]), rng)
-        unit = 1 / self.scale
-        for index in np.flatnonzero(result == self.prefix.size):
-            high = int(result[index])       # H >= K; H - K is geometric again (memoryless)
-            while _bernoulli_exp(unit, rng):
-                high += 1
-            result[index] = high
-        return result
-
-    def _resolve(self, first: int, rng: RandomSource) -> int:
-        """``H`` when ``U``'s first bytes equal boundary ``first``'s (and maybe later ones')."""
-        drawn: list[int] = []
-        count = first
-        j = first
-        while j < len(self.expansions) and self.prefix[j] == self.prefix[first]:
-            level = _TABLE_BYTES
-            while True:                     # compare U and C_j byte by byte
-                while len(drawn) <= level - _TABLE_BYTES:
-                    drawn.append(rng.bits(8))
-                mine = drawn[level - _TABLE_BYTES]
-                theirs = 255 - self.expansions[j].byte(level)
-                if mine != theirs:
-                    break
-                level += 1
-            if mine < theirs:               # U < C_j: H < j + 1
-                return count
-            count += 1
-            j += 1
-        return count
-
-
-@functools.lru_cache(maxsize=64)
-def _inversion_table(scale: Fraction) -> _InversionTable:
-    return _InversionTable(scale)
-
-
-def _geometric_vector(scale: Fraction, n: int, rng: RandomSource) -> np.ndarray:
-    """``n`` exact draws of ``G`` with ``P[G >= m] = exp(-m/scale)``, as an int64 array.
-
-    Small scales: digits ``0 .. I-1`` are drawn independently (see the module docstring)
-    with ``2**I >= 16·scale``; the event ``G >= 2**I`` (probability ``exp(-2**I/scale) <=
-    e**-16``) is one more exact trial, after which the memoryless tail ``(G >> I) - 1`` is
-    geometric with ``p = exp(-2**I/scale)`` and is drawn one exact trial at a time.
-
-    Large scales (``>= 2**10``): ``G = 2**L·H + R`` with ``2**L`` in ``(scale/8, scale/4]``,
-    where ``H`` and ``R`` are independent: ``H`` is geometric with scale ``scale/2**L`` in
-    [4, 8), drawn by exact inversion from three random bytes (:class:`_InversionTable`), and
-    ``R`` is ``G mod 2**L``, drawn by rejection from uniform bits
-    (:func:`_truncated_geometric`). This needs far fewer random bytes.
-    """
-    if scale < _SPLIT_SCALE:
-        return _geometric_digits(scale, n, rng)
-    low_bits = _floor_log2(scale) - 2
-    high = _inversion_table(scale / 2**low_bits).sample(n, rng)
-    if high.size and int(high.max()) >= 2 ** (62 - low_bits):   # never in practice
-        raise OverflowError("geometric draw beyond 2**62")
-    return (high << low_bits) + _truncated_geometric(scale, low_bits, n, rng)
-
-
-def _discrete_laplace_vector(scale: Fraction, n: int, rng: RandomSource) -> np.ndarray:
-    """``n`` exact discrete Laplace draws (random sign times geometric, ``(-, 0)`` rejected)."""
-    def propose(m: int) -> tuple[np.ndarray, np.ndarray]:
-        g = _geometric_vector(scale, m, rng)
-        negative = np.unpackbits(_uint8(rng, (m + 7) // 8), count=m).astype(bool)
-        return np.where(negative, -g, g), ~(negative & (g == 0))
-
-    return _by_rejection(propose, n, 0.5 + 0.5 * math.exp(-1 / float(scale)))
 
 
 # ------------------------------------------------- fixed-cost samplers for small requests
@@ -705,7 +525,7 @@ def _fixed_gaussian_columns(scale: Fraction) -> _FixedColumns:
     ``E`` is a standard exponential: ``floor(E)`` is geometric with ``p = e**-1`` (digits
     ``i < 7`` cover ``[0, 128)``, the tail ``E >= 128`` has probability ``e**-128``) and
     fractional digit ``k`` is Bernoulli ``1/(1 + e**(2**-k))``, independent of the rest (see
-    :func:`_exceeds`).
+    "Exact exponentials" in the module docstring).
     """
     geometric = _fixed_plan(scale)[1].expansions
     whole = _fixed_plan(Fraction(1))[1].expansions
@@ -852,8 +672,9 @@ def discrete_laplace(scale: Fraction | int, rng: RandomSource,
     Up to 64 values (and any count at scales above ``2**52``): the fixed-cost sampler, a
     difference of two geometric variables whose digits are drawn 64 bits at a time, so the
     running time does not depend on the noise (see "Timing" in the module docstring for the
-    exceptions, of probability ``<= 2**-64`` per trial). Larger arrays: the exact digit-wise
-    vectorised sampler (the same distribution, fewer random bytes). Canonne, Kamath &
+    exceptions, of probability ``<= 2**-64`` per trial). Larger arrays: the exact
+    block-envelope sampler of :mod:`dpkit._envelope` (the same distribution, far fewer
+    random bits). Canonne, Kamath &
     Steinke (2020) give the distribution's privacy and a one-at-a-time sampler (Algorithm 2).
 
     Examples
@@ -868,11 +689,8 @@ def discrete_laplace(scale: Fraction | int, rng: RandomSource,
     count = 1 if shape is None else math.prod(shape)
     if count <= _FIXED_MAX or scale > _VECTOR_MAX_SCALE:
         return _fixed_result(_fixed_discrete_laplace, scale, count, shape, rng)
-    out = np.empty(count, dtype=np.int64)
-    for start in range(0, count, _BLOCK):
-        stop = min(count, start + _BLOCK)
-        out[start:stop] = _discrete_laplace_vector(scale, stop - start, rng)
-    return out.reshape(shape)
+    from dpkit._envelope import laplace_envelope  # imports this module: import when used
+    return _in_blocks(laplace_envelope(scale), count, rng).reshape(shape)
 
 
 # --------------------------------------------------------------- vectorised discrete Gaussian
@@ -907,78 +725,6 @@ def _gamma_constants(sigma2: Fraction, t: int) -> tuple[float, float]:
     return float(sigma2 / t), float(2 * sigma2)
 
 
-_FRACTION_DIGITS = 40  # fractional digits of E tried against the float bracket
-
-
-@functools.lru_cache(maxsize=1)
-def _unit_columns() -> _Columns:
-    """The single trial ``E >= 1`` (probability ``exp(-1)``)."""
-    return _Columns([_exp_neg_expansion(Fraction(1))])
-
-
-_CHUNK = 4  # fractional digits of E drawn per round
-
-
-@functools.lru_cache(maxsize=1)
-def _exponential_digit_chunks() -> list[tuple[_Columns, np.ndarray]]:
-    """Fractional digits ``k >= 1`` of a standard exponential, ``_CHUNK`` per round.
-
-    Digit ``k`` is Bernoulli(``1/(1+e^(2^-k))``); each round comes with the integer weights
-    that pack its digits, most significant first.
-    """
-    chunks = []
-    for start in range(1, _FRACTION_DIGITS + 1, _CHUNK):
-        ks = range(start, min(start + _CHUNK, _FRACTION_DIGITS + 1))
-        columns = _Columns([_logistic_expansion(Fraction(1, 2**k)) for k in ks])
-        weights = np.array([2 ** (ks[-1] - k) for k in ks], dtype=np.int64)
-        chunks.append((columns, weights))
-    return chunks
-
-
-def _exceeds(gamma_lo: np.ndarray, gamma_hi: np.ndarray, exact: Callable[[int], Fraction],
-             rng: RandomSource) -> np.ndarray:
-    """Exact trials ``E_j > gamma_j`` (``E_j`` standard exponential): ``P = exp(-gamma_j)``.
-
-    ``E = N + F`` with ``N = floor(E)`` geometric (``P[N >= k] = e**-k``, drawn as a run of
-    exact ``exp(-1)`` trials) and ``F`` its fractional part, independent of ``N``, whose
-    binary digits are independent. After ``k`` digits ``E`` lies in
-    ``[N + F_k, N + F_k + 2**-k)``; a trial is decided once that interval is above
-    ``gamma_hi`` or below ``gamma_lo``. Digits come ``_CHUNK`` at a time. The few left
-    undecided after ``_FRACTION_DIGITS`` digits continue against the exact ``gamma``
-    (``exact(j)``) in rational arithmetic. All float sums here are exact (``N < 2**12`` bar
-    probability ``exp(-4096)``, and at most 40 fractional digits).
-    """
-    n = gamma_lo.size
-    # N counts successive exp(-1) trials (P[N >= k] = e**-k), stopping early once N > γ_hi:
-    # then E >= N > γ whatever the rest of N is.
-    whole = np.zeros(n)
-    counting = np.arange(n)
-    while counting.size:
-        hit = _bernoulli_matrix(_unit_columns(), counting.size, rng)[:, 0]
-        counting = counting[hit]
-        whole[counting] += 1.0
-        counting = counting[whole[counting] <= gamma_hi[counting]]
-    result = whole > gamma_hi                      # E >= N > gamma
-    pending = np.flatnonzero(~result & (whole + 1 > gamma_lo))
-    low = whole[pending]                           # E in [low, low + width)
-    width = 1.0
-    for columns, weights in _exponential_digit_chunks():
-        if not pending.size:
-            return result
-        digits = _bernoulli_matrix(columns, pending.size, rng) @ weights
-        width = width / 2.0 ** weights.size
-        low = low + digits * width
-        above = low > gamma_hi[pending]
-        below = low + width <= gamma_lo[pending]
-        result[pending[above]] = True
-        keep = ~(above | below)
-        pending, low = pending[keep], low[keep]
-    for index, start in zip(pending, low, strict=True):
-        result[index] = _exceeds_exact(Fraction(float(start)), Fraction(width),
-                                       exact(int(index)), _FRACTION_DIGITS, rng)
-    return result
-
-
 def _exceeds_exact(low: Fraction, width: Fraction, gamma: Fraction, digits: int,
                    rng: RandomSource) -> bool:
     """Continue the digit-wise comparison ``E > gamma`` in exact arithmetic."""
@@ -993,48 +739,6 @@ def _exceeds_exact(low: Fraction, width: Fraction, gamma: Fraction, digits: int,
         expansion = _logistic_expansion(Fraction(1, 2**k))
         if _bernoulli_matrix([expansion], 1, rng)[0, 0]:
             low += width
-
-
-def _discrete_gaussian_vector(sigma2: Fraction, n: int, rng: RandomSource) -> np.ndarray:
-    """``n`` exact discrete Gaussian draws (CKS Algorithm 3, acceptance via ``E > γ``).
-
-    For ``t >= 2**10`` the discrete Laplace proposal is not drawn on its own: its magnitude
-    ``2**L·H + R`` takes ``R`` uniform, and the two acceptance steps, ``exp(-R/t)`` (which
-    makes ``R`` truncated geometric) and ``exp(-γ)`` (CKS), are one trial ``E > R/t + γ``
-    with probability ``exp(-R/t)·exp(-γ)``; the proposal ``(-, 0)`` gets ``γ = inf``. The
-    accepted values have probability proportional to ``exp(-|y|/t)·exp(-γ(y))``, exactly
-    as in Algorithm 3.
-    """
-    t = _floor_sqrt(sigma2) + 1
-    scale = Fraction(t)
-
-    def propose(m: int) -> tuple[np.ndarray, np.ndarray]:
-        if t < _SPLIT_SCALE:
-            y = _discrete_laplace_vector(scale, m, rng)
-            low = np.zeros(m, dtype=np.int64)
-            lo, hi = _gamma_bracket(y, sigma2, t)
-        else:
-            bits = _floor_log2(scale) - 2
-            high = _inversion_table(scale / 2**bits).sample(m, rng)
-            low = _random_integers(rng, m, bits)
-            if int(high.max()) >= 2 ** (62 - bits):              # never in practice
-                raise OverflowError("discrete Gaussian proposal beyond 2**62")
-            magnitude = (high << bits) + low
-            negative = np.unpackbits(_uint8(rng, (m + 7) // 8), count=m).astype(bool)
-            y = np.where(negative, -magnitude, magnitude)
-            lo, hi = _gamma_bracket(y, sigma2, t)
-            r_lo, r_hi = _ratio_bracket(low, scale)
-            lo = (lo + r_lo) * (1.0 - 2.0**-52)       # float sums of bounds, widened by 2u
-            hi = (hi + r_hi) * (1.0 + 2.0**-52)
-            invalid = negative & (magnitude == 0)
-            lo, hi = np.where(invalid, np.inf, lo), np.where(invalid, np.inf, hi)
-
-        def exact(j: int) -> Fraction:
-            return Fraction(int(low[j])) / scale + _gaussian_gamma(int(y[j]), sigma2, t)
-
-        return y, _exceeds(lo, hi, exact, rng)
-
-    return _by_rejection(propose, n, 0.6)
 
 
 def discrete_gaussian(sigma2: Fraction | int, rng: RandomSource,
@@ -1069,7 +773,8 @@ def discrete_gaussian(sigma2: Fraction | int, rng: RandomSource,
     ``t = floor(σ) + 1``, accepted with probability ``exp(-(|Y| - σ²/t)²/(2σ²))``). Up to 64
     values, each proposal is drawn and decided at a fixed cost and the number of rounds is
     independent of the values returned (see "Timing" in the module docstring); larger arrays
-    decide their acceptance trials as described under "Vectorised sampling".
+    use the block-envelope sampler of :mod:`dpkit._envelope` instead of Algorithm 3 (the
+    same distribution, see "Vectorised sampling").
     Privacy (CKS 2020, Theorem 4): for an integer query with ℓ2 sensitivity ``D``, adding
     independent discrete Gaussian noise to each coordinate satisfies ``(D²/(2σ²))``-zCDP and
     is (ε, δ)-DP whenever the continuous Gaussian's privacy profile allows it.
@@ -1080,11 +785,17 @@ def discrete_gaussian(sigma2: Fraction | int, rng: RandomSource,
     count = 1 if shape is None else math.prod(shape)
     if count <= _FIXED_MAX or sigma2 > _VECTOR_MAX_SCALE**2 // 4:
         return _fixed_result(_fixed_discrete_gaussian, sigma2, count, shape, rng)
+    from dpkit._envelope import gaussian_envelope  # imports this module: import when used
+    return _in_blocks(gaussian_envelope(sigma2), count, rng).reshape(shape)
+
+
+def _in_blocks(envelope: Any, count: int, rng: RandomSource) -> np.ndarray:
+    """``count`` draws from a :class:`dpkit._envelope._Envelope`, ``_BLOCK`` at a time."""
     out = np.empty(count, dtype=np.int64)
     for start in range(0, count, _BLOCK):
         stop = min(count, start + _BLOCK)
-        out[start:stop] = _discrete_gaussian_vector(sigma2, stop - start, rng)
-    return out.reshape(shape)
+        envelope.sample(stop - start, rng, out[start:stop])
+    return out
 
 
 def _fixed_result(sampler: Callable[[Fraction, int, RandomSource], np.ndarray],

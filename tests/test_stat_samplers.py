@@ -1,12 +1,13 @@
 """Statistical tests of the exact samplers, one set per sampler path.
 
 :func:`dpkit._sampling.discrete_laplace` and :func:`dpkit._sampling.discrete_gaussian` route
-a request by its size and scale: one sample at a time (``size=None``, and small sizes), a
-vectorised digit-wise sampler (small scales), a split high/low sampler (large scales) and,
-for the very largest scales, exact one-at-a-time draws again. The cases below cover each
-route as ``_sampling.py`` defines them today (the case ids name the route); the tests only
-use the public call ``sampler(scale, rng, size)`` and the exact target distribution, so they
-stay valid if the routing changes.
+a request by its size and scale: one sample at a time (``size=None``, and small sizes), the
+block-envelope sampler of :mod:`dpkit._envelope` for arrays (pure inversion, block width 1,
+below scale 32; blocks of width ``2**L`` with an acceptance step above, including the
+mechanisms' scales) and, for the very largest scales, the fixed-cost sampler again. The
+cases below cover each route as ``_sampling.py`` defines them today (the case ids name the
+route); the tests only use the public call ``sampler(scale, rng, size)`` and the exact
+target distribution, so they stay valid if the routing changes.
 
 Four categories, as in the test suites of mature DP libraries:
 
@@ -67,23 +68,31 @@ class SamplerCase:
 CASES = [
     SamplerCase("laplace-one-at-a-time", "laplace", Fraction(5, 2), None, 20_000, 1),
     SamplerCase("laplace-few-per-call", "laplace", Fraction(5, 2), 4, 20_000, 2),
-    SamplerCase("laplace-vectorised", "laplace", Fraction(5, 2), 1_000_000, 1_000_000, 3),
-    SamplerCase("laplace-vectorised-scale-1/3", "laplace", Fraction(1, 3), 1_000_000,
+    SamplerCase("laplace-inversion", "laplace", Fraction(5, 2), 1_000_000, 1_000_000, 3),
+    SamplerCase("laplace-inversion-scale-1/3", "laplace", Fraction(1, 3), 1_000_000,
                 1_000_000, 4),
-    SamplerCase("laplace-vectorised-below-split", "laplace", Fraction(2047, 2), 1_000_000,
+    SamplerCase("laplace-inversion-scale-63/2", "laplace", Fraction(63, 2), 1_000_000,
                 1_000_000, 5),
-    SamplerCase("laplace-split", "laplace", Fraction(12001, 4), 1_000_000, 1_000_000, 6),
-    SamplerCase("laplace-split-2**40", "laplace", 2**40 + Fraction(1, 3), 1_000_000,
+    SamplerCase("laplace-envelope-scale-33", "laplace", Fraction(33), 1_000_000, 1_000_000, 9),
+    SamplerCase("laplace-envelope", "laplace", Fraction(12001, 4), 1_000_000, 1_000_000, 6),
+    SamplerCase("laplace-mechanism-2**21", "laplace", 2**21 + Fraction(1, 3), 1_000_000,
+                1_000_000, 10),
+    SamplerCase("laplace-envelope-2**40", "laplace", 2**40 + Fraction(1, 3), 1_000_000,
                 1_000_000, 7),
     SamplerCase("laplace-large-scale-2**60", "laplace", Fraction(2**60), 4_000, 20_000, 8),
     SamplerCase("gaussian-one-at-a-time", "gaussian", Fraction(9, 2), None, 10_000, 11),
     SamplerCase("gaussian-few-per-call", "gaussian", Fraction(9, 2), 4, 10_000, 12),
-    SamplerCase("gaussian-vectorised", "gaussian", Fraction(100), 1_000_000, 1_000_000, 13),
-    SamplerCase("gaussian-vectorised-sigma2-1/4", "gaussian", Fraction(1, 4), 1_000_000,
+    SamplerCase("gaussian-inversion", "gaussian", Fraction(100), 1_000_000, 1_000_000, 13),
+    SamplerCase("gaussian-inversion-sigma2-1/4", "gaussian", Fraction(1, 4), 1_000_000,
                 1_000_000, 14),
-    SamplerCase("gaussian-split", "gaussian", 2**22 + Fraction(1, 3), 1_000_000, 1_000_000,
+    SamplerCase("gaussian-envelope-sigma-40", "gaussian", Fraction(1600), 1_000_000,
+                1_000_000, 18),
+    SamplerCase("gaussian-envelope", "gaussian", 2**22 + Fraction(1, 3), 1_000_000, 1_000_000,
                 15),
-    SamplerCase("gaussian-split-2**80", "gaussian", Fraction(2**80), 1_000_000, 1_000_000, 16),
+    SamplerCase("gaussian-mechanism-sigma-2**23", "gaussian", Fraction(2**46), 1_000_000,
+                1_000_000, 19),
+    SamplerCase("gaussian-envelope-2**80", "gaussian", Fraction(2**80), 1_000_000, 1_000_000,
+                16),
     SamplerCase("gaussian-large-scale-2**106", "gaussian", Fraction(2**106), 2_000, 6_000,
                 17),
 ]
@@ -317,4 +326,4 @@ def test_every_path_is_covered() -> None:
     """The case list covers each route of ``_sampling.py`` for both samplers (case ids)."""
     for kind in ("laplace", "gaussian"):
         routes = {c.id.split("-", 1)[1].split("-")[0] for c in CASES if c.kind == kind}
-        assert {"one", "few", "vectorised", "split", "large"} <= routes
+        assert {"one", "few", "inversion", "envelope", "mechanism", "large"} <= routes
