@@ -34,8 +34,9 @@ and looks them up in a guide table that maps ``p`` to ``b`` when the whole inter
 read 8 more bits and look them up in a second-level table built the same way for each
 undecided ``p``; the few left read 16 more bits at a time and are decided against the
 fixed-point bounds by binary search; after 62 bits, a comparison those bounds cannot decide
-(probability about ``2**-60``) continues with more bits against MPFR brackets of higher
-precision, exactly.
+(each of the ``J + 1`` inner bounds ``C_b`` leaves one or two 62-bit prefixes undecided:
+probability at most ``2·(J + 1)·2**-62``, below ``2**-50`` since ``J <= 1421``) continues
+with more bits against MPFR brackets of higher precision, exactly.
 
 **Acceptance** compares a uniform ``U`` with ``exp(-γ)``. The first ``k`` bits ``u`` of
 ``U`` (``k = 3`` to 6) decide most trials by integer thresholds on the offset: ``U <
@@ -313,7 +314,7 @@ class _Envelope:
             pending = np.flatnonzero(result < 0)
             prefix = prefix[pending]
         while pending.size:
-            if nbits >= _FIXED_BITS:                        # probability about 2**-60
+            if nbits >= _FIXED_BITS:                        # probability <= 2(J + 1)·2**-62
                 for j, value in zip(pending, prefix, strict=True):
                     result[j] = self._exact_entry(int(value), rng)
                 break
