@@ -1,7 +1,8 @@
 """Random bits per sample of dpkit's vectorised exact samplers, against the entropy.
 
 An exact sampler must read at least the entropy ``H`` of its output on average, and Knuth &
-Yao (1976) show ``H + 2`` bits suffice; issue 13 asks for at most ``H + 16``. For the
+Yao (1976) show ``H + 2`` bits suffice; issue 13 asks for at most ``H + 16`` on average
+(a single call of a few values can read more). For the
 discrete Laplace (scale ``s``) and the discrete Gaussian (``σ``) at scales 1 to ``10**6`` and
 at a mechanism-size scale, this counts the bytes drawn from the secure default source
 (through :class:`dpkit._exponential_sampling.CountingSource`) for vectors of ``10**5``
