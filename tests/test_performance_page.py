@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import re
 from datetime import datetime
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -21,17 +23,21 @@ RESULTS = ROOT / "benchmarks" / "results" / "peers.json"
 PAGE = ROOT / "book" / "performance.md"
 RUN = ROOT / "benchmarks" / "peers" / "run.py"
 
+RATIO = "× dpkit's time (higher = slower)"
 #: Tables the page shows, and the columns it looks up by name.
 PAGE_COLUMNS = {
-    "laplace": {"implementation", "time / dpkit's"},
-    "gaussian": {"implementation", "time / dpkit's"},
-    "discrete_gaussian": {"implementation", "σ", "samples per second"},
-    "discrete_gaussian_bits": {"σ", "entropy (bits)", "dpkit bits per sample",
-                               "Tumult Core bits per sample"},
-    "selection": {"implementation"},
-    "analytic_sigma": {"implementation"},
-    "composition": {"implementation", "ε certified"},
-    "ceiling": {"share of the time"},
+    "laplace": {"implementation", RATIO, "ms per vector (best)", "ms per vector (median)"},
+    "gaussian": {"implementation", RATIO, "ms per vector (best)", "ms per vector (median)"},
+    "scalar": {"release", "µs per call (best)", "µs per call (median)"},
+    "discrete_gaussian": {"implementation", "σ", RATIO, "samples per second"},
+    "discrete_gaussian_bits": {"sampler", "σ", "entropy (bits)", "bits per sample",
+                               "bits above entropy"},
+    "selection": {"implementation", RATIO, "ε"},
+    "analytic_sigma": {"implementation", RATIO, "σ at ε = 1"},
+    "composition": {"implementation", RATIO, "ε certified", "ε − ε*", "exact δ at that ε",
+                    "certifies δ = 1e-06?"},
+    "ceiling": {"dpkit release", "bits per sample from the OS", "ms reading those bytes",
+                "share of the time"},
 }
 #: Optional: present only when benchmarks/bits.py existed at the run.
 OPTIONAL_COLUMNS = {"dpkit_bits": {"sampler", "scale", "entropy (bits)", "bits per sample"}}
@@ -52,6 +58,9 @@ def test_header_has_date_machine_versions(results: dict) -> None:
     assert isinstance(results["repeats"], int) and results["repeats"] >= 1
     assert results["timer"]
     assert results["os_random_bytes_per_second"] > 0
+    assert results["os_random_bytes_per_second_1mib"] > 0
+    for moment in ("start", "end"):
+        assert len(results["load_average"][moment]) == 3, moment
 
 
 def test_every_table_is_well_formed(results: dict) -> None:
@@ -75,6 +84,11 @@ def test_tables_and_columns_the_page_reads(results: dict) -> None:
     for key, columns in OPTIONAL_COLUMNS.items():
         if key in tables:
             assert columns <= set(tables[key]["columns"]), (key, tables[key]["columns"])
+    for key in ("laplace", "gaussian"):
+        assert tables[key]["length"] >= 1 and isinstance(tables[key]["grid_exponent"], int)
+    assert tables["gaussian"]["sigma"] > 0 and tables["laplace"]["scale"] > 0
+    composition = tables["composition"]
+    assert composition["exact_optimum"] > 0 and composition["basic_composition"] > 0
     # dpkit is measured in every table that compares implementations.
     for key in ("laplace", "gaussian", "discrete_gaussian", "selection", "analytic_sigma",
                 "composition"):
@@ -121,3 +135,24 @@ def test_bits_table_failure_does_not_end_the_run(tmp_path: Path, capsys, monkeyp
     monkeypatch.setattr(run, "BITS_SCRIPT", stub)
     assert run.dpkit_bits_table() is None
     assert "not measured: RuntimeError: broken sampler" in capsys.readouterr().out
+
+
+def test_exact_profile_matches_closed_forms() -> None:
+    """The exact δ(ε') that decides "certifies δ?" in table (f), on cases solvable by hand.
+
+    k = 1: δ(ε') = (e^{ε0} − e^{ε'})₊ / (1 + e^{ε0}); k = 2, ε' = 0: (e^{ε0} − 1)/(e^{ε0} + 1).
+    """
+    run = load_run()
+    e0 = 0.5
+    one = run.ExactProfile(e0, 1)
+    for total in (0.0, 0.2, 0.49):
+        expected = (math.exp(e0) - math.exp(total)) / (1 + math.exp(e0))
+        assert one.delta(total) == pytest.approx(expected, rel=1e-12)
+    assert one.delta(0.5) == 0.0 and one.delta(0.7) == 0.0
+    two = run.ExactProfile(e0, 2)
+    assert two.delta(0.0) == pytest.approx(math.expm1(e0) / (math.exp(e0) + 1), rel=1e-12)
+    target = 0.1
+    star = one.optimum(target, 0.0, e0)
+    assert one.delta(star) <= target < one.delta(np.nextafter(star, 0.0))
+    assert star == pytest.approx(math.log(math.exp(e0) - target * (1 + math.exp(e0))),
+                                 rel=1e-12)

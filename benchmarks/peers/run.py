@@ -13,12 +13,18 @@ What is measured (each time is the smallest wall-clock time, ``time.perf_counter
   mechanism (a Python loop, one ``randomise`` call per value: its mechanisms take scalars)
   and NumPy's float sampler (unsafe: floating-point noise, not a secure source);
 * (c) discrete Gaussian samplers at σ = 1, 100, 10^4 (samples per second), and the random
-  bits each sample reads, against the distribution's entropy;
+  bits each sample reads, against the distribution's entropy (dpkit's vector sampler and its
+  fixed-cost sampler for requests of up to 64 values);
+* the scalar releases (one value per call), the timing-safe path;
 * (d) selection among 10^6 outcomes with utility u(o) = o;
 * (e) the analytic Gaussian calibration of σ;
-* (f) optimal composition of 10^4 ε-DP mechanisms: time and the ε certified at one δ;
-* (g) the ceiling: the operating system's random source in large blocks, and the share of
-  dpkit's vector time its bytes account for.
+* (f) optimal composition of 10^4 ε-DP mechanisms: time, the ε certified at one δ, and the
+  exact δ at each reported ε (300-bit MPFR), which says whether the bound certifies;
+* (g) the ceiling: the operating system's random source in 4096-byte blocks (what
+  ``SecureRandom`` reads at a time) and 1 MiB blocks, and the share of dpkit's vector time
+  its bytes account for.
+
+The load average of the machine is recorded at the start and at the end of the run.
 
 A peer that is missing or fails is reported as "not measured: <reason>"; the run goes on.
 """
@@ -40,14 +46,16 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+import gmpy2
 import numpy as np
 
-from dpkit._sampling import discrete_gaussian
-from dpkit.composition import optimal
+from dpkit._exponential_sampling import CountingSource
+from dpkit._sampling import discrete_gaussian, grid_exponent
+from dpkit.composition import optimal, sequential
 from dpkit.exponential import Eta, base2_exponential_mechanism
 from dpkit.gaussian import analytic_sigma, gaussian_mechanism
 from dpkit.laplace import laplace_mechanism
-from dpkit.rng import RandomSource, SecureRandom
+from dpkit.rng import SecureRandom
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results" / "peers.json"
@@ -61,7 +69,11 @@ SIGMAS = (1, 100, 10**4)         # discrete Gaussian σ for (c)
 SELECT_N = 10**6                 # outcomes in (d)
 CALIBRATIONS = 50                # distinct ε values per timing in (e)
 COMPOSE_K, COMPOSE_EPSILON, COMPOSE_DELTA = 10**4, 0.01, 1e-6
-URANDOM_BLOCK, URANDOM_BLOCKS = 1 << 20, 64
+URANDOM_BYTES = 64 << 20            # bytes read per throughput timing in (g)
+SECURE_BLOCK = 4096                 # SecureRandom's refill size
+FIXED_DRAWS = 200                   # fixed-cost draws counted for the bits table
+SCALAR_CALLS = 200                  # scalar releases per timing
+RATIO = "× dpkit's time (higher = slower)"
 PEERS = ("opendp", "dp-accounting", "diffprivlib", "scikit-learn", "tmlt.core", "numpy",
          "scipy", "gmpy2")
 
@@ -72,14 +84,19 @@ class NotMeasured(Exception):
     """A peer could not be measured (not installed, or a call failed)."""
 
 
-def best_time(fn: Callable[[], object], repeats: int = REPEATS) -> float:
-    """Smallest wall-clock time of ``repeats`` calls of ``fn``, in seconds."""
+def run_times(fn: Callable[[], object], repeats: int = REPEATS) -> tuple[float, float]:
+    """Smallest and median wall-clock time of ``repeats`` calls of ``fn``, in seconds."""
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
         fn()
         times.append(time.perf_counter() - start)
-    return max(min(times), 1e-9)
+    return max(min(times), 1e-9), float(np.median(times))
+
+
+def best_time(fn: Callable[[], object], repeats: int = REPEATS) -> float:
+    """Smallest wall-clock time of ``repeats`` calls of ``fn``, in seconds."""
+    return run_times(fn, repeats)[0]
 
 
 def attempt(name: str, fn: Callable[[], Any], skipped: list[dict]) -> Any:
@@ -93,23 +110,6 @@ def attempt(name: str, fn: Callable[[], Any], skipped: list[dict]) -> Any:
             traceback.print_exc()
         skipped.append({"implementation": name, "reason": reason})
         return None
-
-
-class CountingSource(RandomSource):
-    """The secure source, counting every byte read from it (random bits = 8 × bytes).
-
-    dpkit's samplers read bytes through :meth:`bytes` (small draws go through a buffered bit
-    pool that is refilled through it), so the count is what a release takes from the OS.
-    """
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._inner = SecureRandom()
-        self.count = 0
-
-    def bytes(self, n: int) -> bytes:
-        self.count += 8 * n
-        return self._inner.bytes(n)
 
 
 def counting_numpy_generator() -> tuple[np.random.Generator, list[int]]:
@@ -139,47 +139,69 @@ def table(key: str, title: str, columns: list[str], note: str) -> dict:
 def mechanism_table(kind: str) -> tuple[dict, float]:
     """Laplace or Gaussian mechanism on N values; returns the table and dpkit's time."""
     values = np.full(N, 0.5)
-    listed = values.tolist()
     sigma = analytic_sigma(SENSITIVITY, EPSILON, DELTA)
     scale = SENSITIVITY / EPSILON
+    k = grid_exponent(SENSITIVITY, N, norm=1 if kind == "laplace" else 2)
     if kind == "laplace":
         title = f"(a) Laplace mechanism, vector of {N:,}"
-        note = (f"one release of a vector of {N:,} values, sensitivity {SENSITIVITY:g}, "
-                f"ε = {EPSILON:g} (scale {scale:g}); best of {REPEATS} runs, wall time")
+        note = (f"One release of a vector of {N:,} values, sensitivity {SENSITIVITY:g}, "
+                f"ε = {EPSILON:g} (scale {scale:g})")
+        float_noise = "diffprivlib: floating-point noise built from 4 uniform floats"
+        opendp_privacy = "OpenDP certifies the same ε (max-divergence)"
     else:
         title = f"(b) Gaussian mechanism, vector of {N:,}"
-        note = (f"one release of a vector of {N:,} values, ℓ2 sensitivity {SENSITIVITY:g}, "
-                f"ε = {EPSILON:g}, δ = {DELTA:g} (analytic σ = {sigma:.4g}); best of "
-                f"{REPEATS} runs, wall time")
-    out = table(kind, title, ["implementation", "noise", "samples per second", "ms per vector",
-                              "time / dpkit's"], note)
-    timings: list[tuple[str, str, float]] = []
+        note = (f"One release of a vector of {N:,} values, ℓ2 sensitivity {SENSITIVITY:g}, "
+                f"ε = {EPSILON:g}, δ = {DELTA:g}, the same σ = {sigma:.4g} (analytic "
+                f"calibration) for every library")
+        float_noise = "diffprivlib: floating-point noise from normal floats"
+        opendp_privacy = ("OpenDP's measurement is given this σ and certifies zCDP "
+                          "(ρ = Δ²/(2σ²)), not (ε, δ) directly")
+    note += (f". Each library gets the same float64 NumPy array (dpkit's API takes arrays; "
+             f"OpenDP copies it into a Rust vector; diffprivlib takes one float per call). "
+             f"Granularity: dpkit adds exact discrete noise on the grid 2^{k} (from the "
+             f"sensitivity and the length); OpenDP samples discrete noise on a grid 2^k, "
+             f"by default the finest its float type allows, and in the second row at "
+             f"k = {k}, dpkit's grid; {opendp_privacy}. {float_noise}, loop of scalar "
+             f"calls; NumPy: floating-point noise from PCG64 (not secure, unsafe baseline). "
+             f"Time: best and median of {REPEATS} runs, wall clock")
+    out = table(kind, title, ["implementation", RATIO, "samples per second",
+                              "ms per vector (best)", "ms per vector (median)",
+                              "privacy certified"], note)
+    out.update(length=N, grid_exponent=k, sigma=sigma if kind == "gaussian" else None,
+               scale=scale if kind == "laplace" else None)
+    ours = f"ε = {EPSILON:g}" if kind == "laplace" else f"ε = {EPSILON:g}, δ = {DELTA:g}"
+    timings: list[tuple[str, tuple[float, float], str]] = []
 
     if kind == "laplace":
         dpkit_call = lambda: laplace_mechanism(values, SENSITIVITY, EPSILON)  # noqa: E731
     else:
         dpkit_call = lambda: gaussian_mechanism(values, SENSITIVITY, EPSILON, DELTA)  # noqa: E731
-    dpkit_time = best_time(dpkit_call)
-    timings.append(("dpkit", "exact discrete on a 2^k grid, secure source", dpkit_time))
+    dpkit_times = run_times(dpkit_call)
+    timings.append(("dpkit", dpkit_times, ours))
 
-    def opendp_time() -> float:
+    def opendp_times(granularity: int | None) -> tuple[tuple[float, float], str]:
         import opendp.prelude as dp
         dp.enable_features("contrib")
-        domain = dp.vector_domain(dp.atom_domain(T=float, nan=False))
+        # A sized domain: OpenDP needs the length to bound the rounding at a coarse grid.
+        domain = dp.vector_domain(dp.atom_domain(T=float, nan=False), size=N)
         if kind == "laplace":
-            meas = (domain, dp.l1_distance(T=float)) >> dp.m.then_laplace(scale=scale)
+            meas = (domain, dp.l1_distance(T=float)) >> dp.m.then_laplace(scale=scale,
+                                                                          k=granularity)
         else:
-            meas = (domain, dp.l2_distance(T=float)) >> dp.m.then_gaussian(scale=sigma)
-        return best_time(lambda: meas(listed))
+            meas = (domain, dp.l2_distance(T=float)) >> dp.m.then_gaussian(scale=sigma,
+                                                                           k=granularity)
+        bound = float(meas.map(SENSITIVITY))
+        claim = f"ε = {bound:.7g}" if kind == "laplace" else f"ρ = {bound:.4g} (zCDP)"
+        return run_times(lambda: meas(values)), claim
 
-    def diffprivlib_time() -> float:
+    def diffprivlib_times() -> tuple[tuple[float, float], str]:
         from diffprivlib.mechanisms import GaussianAnalytic, Laplace
         if kind == "laplace":
             mech = Laplace(epsilon=EPSILON, delta=0.0, sensitivity=SENSITIVITY)
         else:
             mech = GaussianAnalytic(epsilon=EPSILON, delta=DELTA, sensitivity=SENSITIVITY)
         randomise = mech.randomise
-        return best_time(lambda: [randomise(v) for v in listed])
+        return run_times(lambda: [randomise(v) for v in values.tolist()]), ours
 
     generator = np.random.default_rng()
     if kind == "laplace":
@@ -187,19 +209,35 @@ def mechanism_table(kind: str) -> tuple[dict, float]:
     else:
         numpy_call = lambda: values + generator.normal(0.0, sigma, N)  # noqa: E731
 
-    float_noise = ("floating point, from 4 uniform floats" if kind == "laplace"
-                   else "floating point, from 2 normal floats")
-    peers = [("OpenDP", "discrete noise internally (its docs)", opendp_time),
-             ("diffprivlib (loop of scalar calls)", float_noise, diffprivlib_time),
-             ("numpy (unsafe baseline)", "floating point, PCG64 (not secure)",
-              lambda: best_time(numpy_call))]
-    for name, noise, fn in peers:
-        seconds = attempt(name, fn, out["skipped"])
-        if seconds is not None:
-            timings.append((name, noise, seconds))
-    for name, noise, seconds in timings:
-        out["rows"].append([name, noise, N / seconds, 1e3 * seconds, seconds / dpkit_time])
-    return out, dpkit_time
+    peers = [("OpenDP (default k)", lambda: opendp_times(None)),
+             (f"OpenDP (k = {k}, dpkit's grid)", lambda: opendp_times(k)),
+             ("diffprivlib (loop of scalar calls)", diffprivlib_times),
+             ("numpy (unsafe baseline)", lambda: (run_times(numpy_call), "none"))]
+    for name, fn in peers:
+        result = attempt(name, fn, out["skipped"])
+        if result is not None:
+            timings.append((name, *result))
+    for name, (best, median), claim in timings:
+        out["rows"].append([name, best / dpkit_times[0], N / best, 1e3 * best, 1e3 * median,
+                            claim])
+    return out, dpkit_times[0]
+
+
+def scalar_table() -> dict:
+    """One value per call: the fixed-cost (timing-safe) path, µs per release."""
+    out = table("scalar", "Scalar releases (one value per call)",
+                ["release", "µs per call (best)", "µs per call (median)"],
+                f"dpkit's mechanisms on one float per call, secure source; {SCALAR_CALLS} "
+                f"calls per run, best and median of {REPEATS} runs, divided by "
+                f"{SCALAR_CALLS}. Requests of up to 64 values use the fixed-cost samplers")
+    for name, call in (
+            ("Laplace mechanism, one value",
+             lambda: laplace_mechanism(0.5, SENSITIVITY, EPSILON)),
+            ("Gaussian mechanism, one value",
+             lambda: gaussian_mechanism(0.5, SENSITIVITY, EPSILON, DELTA))):
+        best, median = run_times(lambda c=call: [c() for _ in range(SCALAR_CALLS)])
+        out["rows"].append([name, 1e6 * best / SCALAR_CALLS, 1e6 * median / SCALAR_CALLS])
+    return out
 
 
 # --- (c): discrete Gaussian samplers and their random bits ------------------------------------
@@ -223,18 +261,21 @@ def tumult_sampler() -> tuple[Callable[[int], int], Any]:
 
 
 def sampler_tables() -> tuple[dict, dict]:
-    speed = table("discrete_gaussian", "(c) discrete Gaussian samplers",
-                  ["implementation", "σ", "samples per second", "time / dpkit's"],
-                  f"dpkit and OpenDP draw a vector of {N:,} (best of {REPEATS} runs); Tumult "
-                  f"Core's sampler takes one σ² per call and is timed on a loop of "
+    speed = table("discrete_gaussian", "(c) Discrete Gaussian samplers",
+                  ["implementation", "σ", RATIO, "samples per second"],
+                  f"dpkit (vector of {N:,}: the block-envelope sampler) and OpenDP draw a "
+                  f"vector of {N:,} (best of {REPEATS} runs); Tumult Core's sampler takes the "
+                  f"variance σ² and returns one sample, so it is timed on a loop of "
                   f"{SCALAR_N:,} calls (best of {REPEATS}), with its default generator")
-    bits = table("discrete_gaussian_bits", "(c) random bits per discrete Gaussian sample",
-                 ["σ", "entropy (bits)", "dpkit bits per sample", "Tumult Core bits per sample",
-                  "dpkit / entropy", "Tumult / entropy"],
-                 f"dpkit: bytes read from the secure source while drawing a vector of {N:,}, "
-                 f"× 8 / {N:,}; Tumult Core: its module-level generator (prng()) replaced by a "
-                 f"NumPy generator on os.urandom that counts the 64-bit words drawn, × 64, "
-                 f"over {SCALAR_N:,} calls; entropy computed from the exact probabilities")
+    bits = table("discrete_gaussian_bits", "(c′) Random bits per discrete Gaussian sample",
+                 ["sampler", "σ", "entropy (bits)", "bits per sample", "bits above entropy"],
+                 f"dpkit: bytes read from the secure source (× 8), counted by "
+                 f"dpkit._exponential_sampling.CountingSource: a vector of {N:,} (the "
+                 f"block-envelope sampler), and the fixed-cost sampler for requests of up to "
+                 f"64 values, {FIXED_DRAWS} requests of one value and {FIXED_DRAWS // 10} of "
+                 f"64; Tumult Core: the NumPy generator its prng() returns replaced by one on "
+                 f"os.urandom that counts the 64-bit words drawn (× 64), over {SCALAR_N:,} "
+                 f"calls; entropy from the exact probabilities")
     try:
         sample_dgauss, tumult_rng = tumult_sampler()
     except Exception as error:
@@ -244,10 +285,16 @@ def sampler_tables() -> tuple[dict, dict]:
         speed["skipped"].append({"implementation": "Tumult Core", "reason": reason})
         bits["skipped"].append({"implementation": "Tumult Core", "reason": reason})
 
+    def counted(sigma2: Fraction, size: int, calls: int) -> float:
+        counter = CountingSource(SecureRandom())
+        for _ in range(calls):
+            discrete_gaussian(sigma2, counter, size=size)
+        return counter.count / (size * calls)
+
     for sigma in SIGMAS:
         sigma2 = Fraction(sigma) ** 2
         dpkit_time = best_time(lambda s=sigma2: discrete_gaussian(s, SecureRandom(), size=N))
-        speed["rows"].append(["dpkit", sigma, N / dpkit_time, 1.0])
+        speed["rows"].append(["dpkit", sigma, 1.0, N / dpkit_time])
 
         def opendp_rate(s: float = sigma) -> float:
             import opendp.prelude as dp
@@ -259,7 +306,7 @@ def sampler_tables() -> tuple[dict, dict]:
 
         rate = attempt(f"OpenDP σ={sigma}", opendp_rate, speed["skipped"])
         if rate is not None:
-            speed["rows"].append(["OpenDP", sigma, rate, (N / rate) / dpkit_time])
+            speed["rows"].append(["OpenDP", sigma, (N / rate) / dpkit_time, rate])
 
         if sample_dgauss is not None:
             def tumult_rate(s: int = sigma * sigma) -> float:
@@ -267,12 +314,12 @@ def sampler_tables() -> tuple[dict, dict]:
 
             rate = attempt(f"Tumult Core σ={sigma}", tumult_rate, speed["skipped"])
             if rate is not None:
-                speed["rows"].append(["Tumult Core", sigma, rate, (N / rate) / dpkit_time])
+                speed["rows"].append(["Tumult Core", sigma, (N / rate) / dpkit_time, rate])
 
-        counter = CountingSource()
-        discrete_gaussian(sigma2, counter, size=N)
-        dpkit_bits = counter.count / N
-        tumult_bits = None
+        entropy = entropy_bits(sigma)
+        used = [(f"dpkit, vector of {N:,}", counted(sigma2, N, 1)),
+                ("dpkit fixed-cost, 1 value", counted(sigma2, 1, FIXED_DRAWS)),
+                ("dpkit fixed-cost, 64 values", counted(sigma2, 64, FIXED_DRAWS // 10))]
         if sample_dgauss is not None:
             def count_tumult(s: int = sigma * sigma) -> float:
                 saved = tumult_rng._core_privacy_prng
@@ -286,9 +333,10 @@ def sampler_tables() -> tuple[dict, dict]:
                 return 64 * words[0] / SCALAR_N
 
             tumult_bits = attempt(f"Tumult Core bits σ={sigma}", count_tumult, bits["skipped"])
-        entropy = entropy_bits(sigma)
-        bits["rows"].append([sigma, entropy, dpkit_bits, tumult_bits, dpkit_bits / entropy,
-                             None if tumult_bits is None else tumult_bits / entropy])
+            if tumult_bits is not None:
+                used.append(("Tumult Core", tumult_bits))
+        for name, per_sample in used:
+            bits["rows"].append([name, sigma, entropy, per_sample, per_sample - entropy])
     return speed, bits
 
 
@@ -303,10 +351,11 @@ def dpkit_bits_table() -> dict | None:
                    lambda: (spec.loader.exec_module(module), module.table())[1], [])
     if rows is None:
         return None
-    out = table("dpkit_bits", "dpkit: random bits per sample against the entropy",
+    out = table("dpkit_bits", "(c″) dpkit's vector samplers: random bits per sample",
                 ["sampler", "scale", "entropy (bits)", "bits per sample", "bits above entropy"],
-                "from benchmarks/bits.py: bytes read from the source while sampling vectors, "
-                "against the exact entropy of each distribution")
+                "From benchmarks/bits.py: bytes read from the source while sampling vectors "
+                "(discrete Laplace and discrete Gaussian), against the exact entropy of each "
+                "distribution; scale: the Laplace scale or σ")
     for row in rows:
         entropy, used = float(row["entropy_bits"]), float(row["bits_per_sample"])
         out["rows"].append([str(row["sampler"]), float(row["scale"]), entropy, used,
@@ -317,20 +366,20 @@ def dpkit_bits_table() -> dict | None:
 # --- (d) selection, (e) calibration, (f) composition ------------------------------------------
 
 def selection_table() -> dict:
-    out = table("selection", f"(d) selection among {SELECT_N:,} outcomes, u(o) = o",
-                ["implementation", "ε", "seconds per draw", "time / dpkit's"],
-                f"one draw, best of {REPEATS}; dpkit's base-2 exponential mechanism (η from "
-                f"ε = {EPSILON:g}, losses u(o) = o in [0, n − 1]) with the secure source; "
-                f"OpenDP's report-noisy-max (make_noisy_max, max-divergence, scores −o passed "
-                f"as a list, scale 2/ε); ε column: the guarantee each reports for "
-                f"utilities of sensitivity 1")
+    out = table("selection", f"(d) Selection among {SELECT_N:,} outcomes, score u(o) = o",
+                ["implementation", RATIO, "ε", "seconds per draw"],
+                f"One draw, best of {REPEATS}. dpkit's base-2 exponential mechanism (η from "
+                f"ε = {EPSILON:g}, scores u(o) = o in [0, n − 1], lower is likelier) with the "
+                f"secure source; OpenDP's report-noisy-max (make_noisy_max, max-divergence, "
+                f"scale 2/ε), which picks the largest score, so it gets the scores −o as a "
+                f"list. ε: the guarantee each reports for scores of sensitivity 1")
     utilities = np.arange(SELECT_N, dtype=np.float64)
     eta = Eta.from_epsilon(EPSILON)
     ours = best_time(lambda: base2_exponential_mechanism(
         utilities, eta, utility_min=0, utility_max=SELECT_N - 1))
-    out["rows"].append(["dpkit base2_exponential_mechanism", float(eta.epsilon()), ours, 1.0])
+    out["rows"].append(["dpkit base2_exponential_mechanism", 1.0, float(eta.epsilon()), ours])
 
-    def opendp_time() -> float:
+    def opendp_time() -> tuple[float, float]:
         import opendp.prelude as dp
         dp.enable_features("contrib")
         space = dp.vector_domain(dp.atom_domain(T=int)), dp.linf_distance(T=int)
@@ -341,42 +390,100 @@ def selection_table() -> dict:
     result = attempt("OpenDP noisy max", opendp_time, out["skipped"])
     if result is not None:
         epsilon, theirs = result
-        out["rows"].append(["OpenDP make_noisy_max", epsilon, theirs, theirs / ours])
+        out["rows"].append(["OpenDP make_noisy_max", theirs / ours, epsilon, theirs])
     return out
 
 
 def calibration_table() -> dict:
     epsilons = np.linspace(0.1, 5.0, CALIBRATIONS).tolist()
-    out = table("analytic_sigma", "(e) analytic Gaussian σ (Balle & Wang 2018)",
-                ["implementation", "ms per call", "time / dpkit's"],
-                f"mean over {CALIBRATIONS} distinct ε in [0.1, 5], δ = {DELTA:g}, "
-                f"sensitivity 1 (distinct values, so no cache answers); best of {REPEATS}")
+    out = table("analytic_sigma", "(e) Analytic Gaussian σ (Balle & Wang 2018)",
+                ["implementation", RATIO, "ms per call", f"σ at ε = {EPSILON:g}"],
+                f"Time: mean over {CALIBRATIONS} distinct ε in [0.1, 5], δ = {DELTA:g}, "
+                f"sensitivity 1 (distinct values, so no cache answers); best of {REPEATS}. "
+                f"Last column: the σ each returns at ε = {EPSILON:g}, δ = {DELTA:g}")
     ours = best_time(lambda: [analytic_sigma(1.0, e, DELTA) for e in epsilons]) / CALIBRATIONS
-    out["rows"].append(["dpkit analytic_sigma", 1e3 * ours, 1.0])
+    out["rows"].append(["dpkit analytic_sigma", 1.0, 1e3 * ours,
+                        analytic_sigma(1.0, EPSILON, DELTA)])
 
-    def theirs() -> float:
+    def theirs() -> tuple[float, float]:
         from dp_accounting import get_sigma_gaussian
-        return best_time(lambda: [get_sigma_gaussian(e, DELTA) for e in epsilons]) / CALIBRATIONS
+        seconds = best_time(lambda: [get_sigma_gaussian(e, DELTA) for e in epsilons])
+        return seconds / CALIBRATIONS, get_sigma_gaussian(EPSILON, DELTA)
 
-    seconds = attempt("dp_accounting get_sigma_gaussian", theirs, out["skipped"])
-    if seconds is not None:
-        out["rows"].append(["dp_accounting get_sigma_gaussian", 1e3 * seconds, seconds / ours])
+    result = attempt("dp_accounting get_sigma_gaussian", theirs, out["skipped"])
+    if result is not None:
+        seconds, sigma = result
+        out["rows"].append(["dp_accounting get_sigma_gaussian", seconds / ours, 1e3 * seconds,
+                            sigma])
     return out
+
+
+class ExactProfile:
+    """The exact δ(ε') of the k-fold composition of the worst ε0-DP mechanism, 300-bit MPFR.
+
+    δ(ε') = Σ_l C(k, l) (e^{(k−l)ε0} − e^{ε'} e^{l ε0})₊ / (1 + e^{ε0})^k (Kairouz, Oh &
+    Viswanath 2015, Theorem 3.3), with ε0 the exact binary value of the float.
+    """
+
+    def __init__(self, epsilon: float, k: int) -> None:
+        self.context = gmpy2.context(precision=300)
+        with gmpy2.local_context(self.context):
+            e0 = gmpy2.mpfr(epsilon)
+            log_norm = k * gmpy2.log1p(gmpy2.exp(e0))
+            self.losses, self.upper, self.lower = [], [gmpy2.mpfr(0)], [gmpy2.mpfr(0)]
+            for ell in range(k + 1):
+                loss = (k - 2 * ell) * e0
+                if loss <= 0:
+                    break
+                log_c = gmpy2.log(gmpy2.mpfr(gmpy2.comb(k, ell)))
+                self.losses.append(loss)
+                self.upper.append(self.upper[-1] + gmpy2.exp(log_c + (k - ell) * e0 - log_norm))
+                self.lower.append(self.lower[-1] + gmpy2.exp(log_c + ell * e0 - log_norm))
+
+    def delta(self, epsilon_total: float) -> float:
+        with gmpy2.local_context(self.context):
+            e = gmpy2.mpfr(epsilon_total)
+            m = sum(1 for loss in self.losses if loss > e)
+            return float(self.upper[m] - gmpy2.exp(e) * self.lower[m])
+
+    def optimum(self, delta: float, low: float, high: float) -> float:
+        """The smallest float ε' with δ(ε') ≤ delta, by bisection on floats."""
+        while np.nextafter(low, high) < high:
+            middle = (low + high) / 2
+            if self.delta(middle) <= delta:
+                high = middle
+            else:
+                low = middle
+        return high
 
 
 def composition_table() -> dict:
     k, eps, delta = COMPOSE_K, COMPOSE_EPSILON, COMPOSE_DELTA
-    out = table("composition", f"(f) composition of k = {k:,} mechanisms, each {eps:g}-DP",
-                ["implementation", "ms", "ε certified", "ε / dpkit's − 1", "time / dpkit's"],
-                f"ε of the k-fold composition at δ = {delta:g}, best of {REPEATS}; dpkit: "
+    certifies = f"certifies δ = {delta:g}?"
+    out = table("composition", f"(f) Composition of k = {k:,} mechanisms, each {eps:g}-DP",
+                ["implementation", RATIO, "ms", "ε certified", "ε − ε*", "exact δ at that ε",
+                 certifies],
+                f"ε of the k-fold composition at δ = {delta:g}, best of {REPEATS}. dpkit: "
                 f"optimal composition (Kairouz, Oh & Viswanath 2015), rounded up; "
-                f"dp_accounting: privacy-loss distribution (PLD) of the worst-case "
-                f"{eps:g}-DP mechanism self-composed k times (the same quantity, discretised "
-                f"pessimistically), and its PLD accountant for k Laplace mechanisms of scale "
-                f"1/{eps:g} (a mechanism-specific bound, smaller by design)")
-    ours = best_time(lambda: optimal(eps, 0.0, k, delta))
+                f"dp_accounting: the privacy-loss distribution (PLD) of the worst-case "
+                f"{eps:g}-DP mechanism self-composed k times, and its PLD accountant for k "
+                f"Laplace mechanisms of scale 1/{eps:g} (a bound for Laplace mechanisms only). "
+                f"ε*: the exact optimum, and the exact δ at each ε, computed in 300-bit MPFR "
+                f"arithmetic from the formula of Kairouz, Oh & Viswanath; the Laplace row is "
+                f"not checked against it (it is about a different, smaller profile)")
+    profile = ExactProfile(eps, k)
     ours_eps = optimal(eps, 0.0, k, delta)[0]
-    out["rows"].append(["dpkit optimal (any ε-DP mechanisms)", 1e3 * ours, ours_eps, 0.0, 1.0])
+    star = profile.optimum(delta, 0.0, ours_eps)
+    out["exact_optimum"] = star
+    out["basic_composition"] = sequential([eps] * k)[0]
+
+    def checked(value: float) -> list:
+        exact = profile.delta(value)
+        return [value, value - star, exact, "yes" if exact <= delta else "no"]
+
+    ours = best_time(lambda: optimal(eps, 0.0, k, delta))
+    out["rows"].append(["dpkit optimal (any ε-DP mechanisms)", 1.0, 1e3 * ours,
+                        *checked(ours_eps)])
 
     def generic() -> tuple[float, float]:
         from dp_accounting.pld import common
@@ -398,39 +505,41 @@ def composition_table() -> dict:
             return accountant.get_epsilon(delta)
         return best_time(run), run()
 
-    for name, fn in (("dp_accounting PLD (any ε-DP mechanisms)", generic),
-                     ("dp_accounting PLD accountant (Laplace)", laplace)):
+    for name, fn, general in (("dp_accounting PLD (any ε-DP mechanisms)", generic, True),
+                              ("dp_accounting PLD accountant (Laplace)", laplace, False)):
         result = attempt(name, fn, out["skipped"])
         if result is not None:
             seconds, value = result
-            out["rows"].append([name, 1e3 * seconds, value, value / ours_eps - 1,
-                                seconds / ours])
+            tail = (checked(value) if general else
+                    [value, value - star, None, "Laplace only (not checked)"])
+            out["rows"].append([name, seconds / ours, 1e3 * seconds, *tail])
     return out
 
 
 # --- (g) the ceiling --------------------------------------------------------------------------
 
-def urandom_throughput() -> float:
-    """Bytes per second from ``os.urandom`` in blocks of 1 MiB."""
-    seconds = best_time(lambda: [os.urandom(URANDOM_BLOCK) for _ in range(URANDOM_BLOCKS)],
-                        repeats=5)
-    return URANDOM_BLOCK * URANDOM_BLOCKS / seconds
+def urandom_throughput(block: int) -> float:
+    """Bytes per second from ``os.urandom`` in blocks of ``block`` bytes."""
+    count = URANDOM_BYTES // block
+    seconds = best_time(lambda: [os.urandom(block) for _ in range(count)], repeats=5)
+    return count * block / seconds
 
 
 def ceiling_table(throughput: float, times: dict[str, float]) -> dict:
-    out = table("ceiling", "(g) the ceiling: the OS random source",
+    out = table("ceiling", "(g) The ceiling: the OS random source",
                 ["dpkit release", "bits per sample from the OS", "ms per vector",
                  "ms reading those bytes", "share of the time"],
-                f"os.urandom in blocks of 1 MiB (best of 5 × {URANDOM_BLOCKS} MiB); the bytes "
-                f"a vector of {N:,} reads (counted) divided by that throughput, against "
-                f"dpkit's time for the vector in (a)/(b)")
+                f"os.urandom in blocks of {SECURE_BLOCK} bytes, what SecureRandom reads at a "
+                f"time (best of 5 × {URANDOM_BYTES >> 20} MiB); the bytes a vector of {N:,} "
+                f"reads (counted) divided by that throughput, against dpkit's time for the "
+                f"vector in (a)/(b)")
     values = np.full(N, 0.5)
     for name, key, call in (
             ("Laplace mechanism", "laplace",
              lambda r: laplace_mechanism(values, SENSITIVITY, EPSILON, rng=r)),
             ("Gaussian mechanism", "gaussian",
              lambda r: gaussian_mechanism(values, SENSITIVITY, EPSILON, DELTA, rng=r))):
-        counter = CountingSource()
+        counter = CountingSource(SecureRandom())
         call(counter)
         read = counter.count / 8 / throughput
         out["rows"].append([name, counter.count / N, 1e3 * times[key], 1e3 * read,
@@ -501,14 +610,18 @@ def main() -> int:
     print(f"dpkit beside its peers, {report['date']} on {report['machine']['cpu']} "
           f"({report['machine']['cores']} cores), Python {report['machine']['python']}")
     print("versions: " + ", ".join(f"{k} {v}" for k, v in report["versions"].items()))
-    throughput = urandom_throughput()
+    report["load_average"] = {"start": list(os.getloadavg())}
+    print(f"load average at start: {report['load_average']['start']}")
+    throughput = urandom_throughput(SECURE_BLOCK)
     report["os_random_bytes_per_second"] = throughput
-    print(f"os.urandom: {throughput / 1e6:.0f} MB/s")
+    report["os_random_bytes_per_second_1mib"] = urandom_throughput(1 << 20)
+    print(f"os.urandom: {throughput / 1e6:.0f} MB/s in {SECURE_BLOCK}-byte blocks, "
+          f"{report['os_random_bytes_per_second_1mib'] / 1e6:.0f} MB/s in 1 MiB blocks")
 
     tables = []
     laplace, laplace_time = mechanism_table("laplace")
     gaussian, gaussian_time = mechanism_table("gaussian")
-    tables += [laplace, gaussian]
+    tables += [laplace, gaussian, scalar_table()]
     speed, bits = sampler_tables()
     tables += [speed, bits]
     extra = dpkit_bits_table()
@@ -519,6 +632,7 @@ def main() -> int:
     for result in tables:
         show(result)
     report["tables"] = tables
+    report["load_average"]["end"] = list(os.getloadavg())
     report["seconds"] = time.perf_counter() - started
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n")
