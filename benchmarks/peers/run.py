@@ -426,8 +426,8 @@ class ExactProfile:
     """
 
     def __init__(self, epsilon: float, k: int) -> None:
-        self.context = gmpy2.context(precision=300)
-        with gmpy2.local_context(self.context):
+        self.precision = 300
+        with gmpy2.context(precision=self.precision):
             e0 = gmpy2.mpfr(epsilon)
             log_norm = k * gmpy2.log1p(gmpy2.exp(e0))
             self.losses, self.upper, self.lower = [], [gmpy2.mpfr(0)], [gmpy2.mpfr(0)]
@@ -441,7 +441,7 @@ class ExactProfile:
                 self.lower.append(self.lower[-1] + gmpy2.exp(log_c + ell * e0 - log_norm))
 
     def delta(self, epsilon_total: float) -> float:
-        with gmpy2.local_context(self.context):
+        with gmpy2.context(precision=self.precision):
             e = gmpy2.mpfr(epsilon_total)
             m = sum(1 for loss in self.losses if loss > e)
             return float(self.upper[m] - gmpy2.exp(e) * self.lower[m])
