@@ -86,11 +86,14 @@ the NumPy operations run do not depend on the values drawn. What is and is not c
   values always runs on exact Python integers: the path is chosen from the size alone, so
   neighbouring inputs take the same path whatever their magnitudes (:func:`exact_path`).
   **Residual channel, larger arrays:** above 64 values the arithmetic runs on ``int64``
-  while every grid value is below ``2**61`` units (``|value| < 2**(61 + k)``, e.g. about
-  ``2**21`` at the Laplace grid of ``Δ/ε = 10``) and on Python ints, many times slower, as
+  while every grid value is below ``2**61`` units (``|value| < 2**(61 + k)``, with ``k =
+  grid_exponent(Δ, d)`` set by the sensitivity and the number ``d`` of coordinates, e.g.
+  ``2**24`` for ``Δ = 10`` and ``d = 10**6``) and on Python ints, many times slower, as
   soon as one coordinate is beyond. That switch depends on the data: two neighbouring
   vectors on either side of the boundary take paths of visibly different speed, and a
-  timing adversary can tell them apart. Always using the exact path would make a release
+  timing adversary can tell them apart. The same switch in :func:`add_units` also looks at
+  the noise, so at noise scales near ``2**61`` units (very small ε on long vectors) it
+  depends on the noise drawn as well. Always using the exact path would make a release
   of ``10**5`` values several times slower (``benchmarks/grid.py`` prints the factor), so
   it is not the default; a caller who releases large vectors whose coordinates may cross
   that boundary, and whose adversary can time the release, should keep the coordinates

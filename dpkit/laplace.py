@@ -75,8 +75,8 @@ def _check_release_range(units: np.ndarray, grid: LaplaceGrid, value: Any, sensi
         largest = max(int(units.max()), -int(units.min()))  # no temporary, no abs overflow
     else:
         largest = max(abs(int(u)) for u in units.ravel())
-    if largest.bit_length() + grid.exponent <= 1020 and RANGE_SCALES * grid.scale < 1e307:
-        return  # |value| < 2**1020 and the noise reach < 1e307: far inside the float range
+    if _far_inside(units.size, largest, grid):
+        return
     reach = (largest + RANGE_SCALES * grid.scale_units) * Fraction(2) ** grid.exponent
     if reach > _FLOAT_MAX:
         raise ValueError(
@@ -86,6 +86,14 @@ def _check_release_range(units: np.ndarray, grid: LaplaceGrid, value: Any, sensi
             f"{float(_FLOAT_MAX)!r}, got max|value| = "
             f"{_sampling.from_grid(np.array([largest], dtype=object), grid.exponent)[0]:.6g} "
             f"and noise scale {grid.scale:.6g}; the release could overflow to infinity")
+
+
+def _far_inside(size: int, largest: int, grid: LaplaceGrid) -> bool:
+    """``True`` when ``|value| < 2**1020`` and the noise reach is below ``1e307``, so the exact
+    range comparison can be skipped. Never for a release of up to 64 values, which always
+    makes the exact comparison so that its cost does not depend on the value's magnitude."""
+    return (not _sampling.exact_path(size) and RANGE_SCALES * grid.scale < 1e307
+            and largest.bit_length() + grid.exponent <= 1020)
 
 
 def _round_up(exact: Fraction) -> float:

@@ -292,3 +292,18 @@ def test_scalar_release_matches_the_grid_distribution() -> None:
 
     edges = np.linspace(-6 * b, 6 * b, 41) + 0.5
     assert binned_chi_square(units, cdf, edges) > 1e-7
+
+
+
+def test_small_release_range_check_cost_does_not_depend_on_magnitude():
+    """A release of up to 64 values always makes the exact range comparison (an adversarial
+    review timed 44 µs for 0.5 against 53 µs for 1.5e307 when small values took a
+    shortcut); only arrays above 64 values take it, and only far inside the float range."""
+    from dpkit.laplace import _far_inside, laplace_grid
+
+    for size in (1, 64):
+        grid = laplace_grid(1.0, 1.0, size)
+        assert not any(_far_inside(size, largest, grid) for largest in (0, 1, 2**40))
+    grid = laplace_grid(1.0, 1.0, 65)
+    assert _far_inside(65, 1, grid)
+    assert not _far_inside(65, 2**(1021 - grid.exponent), grid)
