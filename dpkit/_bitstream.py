@@ -12,7 +12,7 @@ bits takes ``B`` whole bytes from the front of the string and its last ``r`` bit
 ``r`` bit planes after them (see :func:`_bytes_and_planes`); a record longer than 64 bits
 lies contiguously in the bit string and is read in chunks of at most 64 bits, each as one
 window of two neighbouring big-endian words shifted together. Fields are then split off
-with shifts, a few NumPy passes per record whatever the widths.
+with a shift and an in-place mask each, a few NumPy passes per record whatever the widths.
 
 Examples
 --------
@@ -131,7 +131,12 @@ def _bytes_and_planes(data: bytes, n: int, record: int) -> np.ndarray:
 
 
 def _split(window: np.ndarray, widths: list[int] | tuple[int, ...]) -> list[np.ndarray]:
-    """Cut left-aligned windows (``uint32`` or ``uint64``) into consecutive fields."""
+    """Cut left-aligned windows (``uint32`` or ``uint64``) into consecutive fields.
+
+    A field ending ``shift`` bits above the window's end is ``window >> shift`` with the bits
+    above the field masked off in place (one new array per field); the first field, at the
+    top of the window, needs only the shift, and one ending at the window's end only the mask.
+    """
     kind = window.dtype.type
     total = 8 * window.dtype.itemsize
     out = []
@@ -140,7 +145,14 @@ def _split(window: np.ndarray, widths: list[int] | tuple[int, ...]) -> list[np.n
         if width == 0:
             out.append(np.zeros(window.size, dtype=kind))
             continue
-        field = (window << kind(used)) if used else window
-        out.append(field >> kind(total - width))
+        shift = total - used - width
+        if not used:
+            field = window >> kind(shift)
+        elif shift:
+            field = window >> kind(shift)
+            field &= kind((1 << width) - 1)
+        else:
+            field = window & kind((1 << width) - 1)
+        out.append(field)
         used += width
     return out
