@@ -203,7 +203,7 @@ class _Envelope:
         self.lo[0] = self.hi[0] = 0
         self.lo[-1] = self.hi[-1] = _ONE
         self.guide_bits, self.accept_bits, guide = self._plan()
-        self.guide = guide.astype(np.int32)
+        self.guide = guide.astype(np.intp)          # entries index take() without a copy
         # Second level: for each undecided guide prefix, a table over the next bits.
         self.sub_bits = max(0, min(_SUB_GUIDE_BITS, _FIXED_BITS - self.guide_bits))
         open_prefixes = np.flatnonzero(guide < 0)
@@ -406,7 +406,8 @@ class _Envelope:
         slow = np.flatnonzero(uniform >= first)         # u below it: accepted whatever R is
         if not slow.size:
             return result
-        offset, uniform = offset[slow].astype(np.int64), uniform[slow].astype(np.int64)
+        offset, uniform = offset[slow].astype(np.int64, copy=False), uniform[slow].astype(
+            np.int64, copy=False)
         index = uniform if self.kind == "laplace" else (entry[slow] << self.accept_bits) + uniform
         yes = offset <= self.accept_yes[index]
         no = offset >= self.accept_no[index]
@@ -467,7 +468,8 @@ class _Envelope:
         undecided = np.flatnonzero(entry < 0)
         special = self.guide_special                    # may an entry be 0 or the tail?
         if undecided.size:
-            refined = self._refine(prefix[undecided].astype(np.int64), self.guide_bits, rng)
+            refined = self._refine(prefix[undecided].astype(np.int64, copy=False), self.guide_bits,
+                                   rng)
             entry[undecided] = refined
             special = special or int(refined.min()) == 0 or int(refined.max()) == self.tail
         tails = np.empty(0, dtype=np.intp)
