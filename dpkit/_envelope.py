@@ -478,7 +478,7 @@ class _Envelope:
             tails = np.flatnonzero(entry == self.tail)
         if tails.size:
             entry = np.minimum(entry, self.blocks)      # the tail's magnitudes are set below
-        np.take(self.xstar, entry, out=out)
+        np.take(self.xstar, entry, out=out, mode="clip")  # entries in [0, J]; "raise" buffers
         out += offset                                   # magnitudes < 2**58
         if self.log_width:                              # offset 0 (γ = 0): accepted
             accept = self._accept(entry, offset, uniform, rng)
