@@ -492,7 +492,7 @@ class _Envelope:
                 raise OverflowError("noise magnitude beyond 2**62 (never in practice)")
             else:
                 out[j], accept[j] = value, True
-        flip = sign if sign.dtype == np.int64 else sign.astype(np.int64)
+        flip = sign.view(np.int8)                       # a 1-bit field is uint8
         np.negative(flip, out=flip)                     # -1 where the sign bit is 1, else 0
         out ^= flip                                     # two's complement: -x = (x ^ -1) + 1
         out -= flip
