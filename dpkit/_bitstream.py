@@ -31,6 +31,8 @@ from dpkit.rng import RandomSource
 __all__ = ["read_fields"]
 
 _ONE = np.uint64(1)
+# a field of ``w`` bits: the smallest unsigned dtype holding it (uint8 for 0 to 8 bits)
+_FIELD_DTYPES = tuple(np.min_scalar_type((1 << width) - 1) for width in range(65))
 
 
 def _chunks(widths: tuple[int, ...]) -> list[list[int]]:
@@ -75,7 +77,7 @@ def read_fields(rng: RandomSource, n: int, widths: tuple[int, ...]) -> list[np.n
     record = sum(widths)
     nbytes = (n * record + 7) // 8
     if nbytes == 0:
-        return [np.zeros(n, dtype=_field_dtype(w)) for w in widths]
+        return [np.zeros(n, dtype=_FIELD_DTYPES[w]) for w in widths]
     if record in (8, 16, 32):                   # whole small words: uint32 arithmetic
         return _split(_small_words(rng.bytes(nbytes), record // 8), widths)
     if record <= 64:                            # whole bytes, then bit planes
@@ -130,11 +132,6 @@ def _bytes_and_planes(data: bytes, n: int, record: int) -> np.ndarray:
     return window
 
 
-def _field_dtype(width: int) -> np.dtype:
-    """The smallest unsigned integer dtype holding ``width`` bits (``uint8`` for 0 to 8)."""
-    return np.min_scalar_type((1 << width) - 1)
-
-
 def _split(window: np.ndarray, widths: list[int] | tuple[int, ...]) -> list[np.ndarray]:
     """Cut left-aligned windows (``uint32`` or ``uint64``) into consecutive fields.
 
@@ -150,12 +147,17 @@ def _split(window: np.ndarray, widths: list[int] | tuple[int, ...]) -> list[np.n
     used = 0
     scratch = None
     for width in widths:
-        field = np.zeros(window.size, dtype=_field_dtype(width)) if width == 0 else np.empty(
-            window.size, dtype=_field_dtype(width))
+        dtype = _FIELD_DTYPES[width]
         shift = total - used - width
-        if width and not used:
+        if width == 0:
+            field = np.zeros(window.size, dtype=dtype)
+        elif not used and dtype == window.dtype:
+            field = window >> kind(shift)
+        elif not used:
+            field = np.empty(window.size, dtype=dtype)
             np.right_shift(window, kind(shift), out=field, casting="unsafe")
-        elif width:
+        else:
+            field = np.empty(window.size, dtype=dtype)
             source = window
             if shift:
                 if scratch is None:

@@ -44,6 +44,9 @@ def test_fields_match_a_slow_reference_and_use_exactly_the_bits(widths, n) -> No
             assert int(field[r]) == expected
             used += width
     assert all(f.size == n for f in fields)
+    smallest = [next(t for t in ("uint8", "uint16", "uint32", "uint64") if width <= int(t[4:]))
+                for width in widths]
+    assert [f.dtype.name for f in fields] == smallest   # the envelope views a sign bit as int8
 
 
 def _reference_records(data: bytes, n: int, record: int) -> list[int]:
