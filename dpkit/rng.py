@@ -32,6 +32,7 @@ True
 
 from __future__ import annotations
 
+import math
 import os
 import weakref
 from fractions import Fraction
@@ -131,7 +132,7 @@ class RandomSource:
     def uint64(self, size: int | tuple[int, ...]) -> np.ndarray:
         """Return an array of uniformly random 64-bit unsigned integers."""
         shape = (size,) if isinstance(size, (int, np.integer)) else tuple(size)
-        count = int(np.prod(shape, dtype=np.int64))
+        count = math.prod(int(side) for side in shape)
         return np.frombuffer(self.bytes(8 * count), dtype="<u8").reshape(shape).copy()
 
     def uniforms(self, size: int | tuple[int, ...]) -> np.ndarray:
