@@ -462,6 +462,22 @@ def as_array(values: Any, name: str, dtype: Any = None) -> np.ndarray:
                          f"lengths), got {_describe(values)}") from None
 
 
+def _numbers_array(values: Any, name: str, ndim: int | None) -> np.ndarray:
+    """``values`` as an array, unconverted, for :func:`check_finite_array` and
+    :func:`check_rows_to_clip`: a typed container keeps its dtype (it says what it holds);
+    a list becomes an object array, because it may mix types that NumPy would coerce
+    silently (bools, big ints), so its elements are looked at as given. Refuses strings and
+    a wrong number of dimensions."""
+    if isinstance(values, (str, bytes)):
+        raise TypeError(f"{name} must be an array of real numbers, got {_describe(values)}")
+    dtype = getattr(values, "dtype", None)
+    typed = isinstance(values, np.ndarray) or (dtype is not None and dtype.kind != "O")
+    array = as_array(values, name, dtype=None if typed else object)
+    if ndim is not None and array.ndim != ndim:
+        raise ValueError(f"{name} must have {ndim} dimension(s), got shape {array.shape}")
+    return array
+
+
 def check_finite_array(values: Any, name: str, *, ndim: int | None = None,
                        allow_empty: bool = False, exact: bool = False,
                        copy: bool = True) -> np.ndarray:
@@ -505,15 +521,7 @@ def check_finite_array(values: Any, name: str, *, ndim: int | None = None,
     ...
     TypeError: values must hold real numbers only (no bools), got True of type bool at index 1
     """
-    if isinstance(values, (str, bytes)):
-        raise TypeError(f"{name} must be an array of real numbers, got {_describe(values)}")
-    dtype = getattr(values, "dtype", None)
-    typed = isinstance(values, np.ndarray) or (dtype is not None and dtype.kind != "O")
-    # A typed container's dtype says what it holds; a list may mix types that NumPy would
-    # coerce silently (bools, big ints), so its elements are looked at as given.
-    array = as_array(values, name, dtype=None if typed else object)
-    if ndim is not None and array.ndim != ndim:
-        raise ValueError(f"{name} must have {ndim} dimension(s), got shape {array.shape}")
+    array = _numbers_array(values, name, ndim)
     if array.size == 0:
         if not allow_empty:
             raise ValueError(f"{name} must not be empty")
@@ -621,13 +629,7 @@ def check_rows_to_clip(values: Any, name: str, low: float, high: float, *,
     >>> check_rows_to_clip([30, 2**53 + 1, -10**400], "values", 0.0, 1e6).tolist()
     [30.0, 1000000.0, 0.0]
     """
-    if isinstance(values, (str, bytes)):
-        raise TypeError(f"{name} must be an array of real numbers, got {_describe(values)}")
-    dtype = getattr(values, "dtype", None)
-    typed = isinstance(values, np.ndarray) or (dtype is not None and dtype.kind != "O")
-    array = as_array(values, name, dtype=None if typed else object)
-    if ndim is not None and array.ndim != ndim:
-        raise ValueError(f"{name} must have {ndim} dimension(s), got shape {array.shape}")
+    array = _numbers_array(values, name, ndim)
     if array.size == 0:
         raise ValueError(f"{name} must not be empty")
     if array.dtype.kind == "O":
