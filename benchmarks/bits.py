@@ -5,7 +5,7 @@ Yao (1976) show ``H + 2`` bits suffice; issue 13 asks for at most ``H + 16`` on 
 (a single call of a few values can read more). For the
 discrete Laplace (scale ``s``) and the discrete Gaussian (``σ``) at scales 1 to ``10**6`` and
 at a mechanism-size scale, this counts the bytes drawn from the secure default source
-(through :class:`dpkit._exponential_sampling.CountingSource`) for vectors of ``10**5``
+(through :class:`dpkit._samplers.base2.CountingSource`) for vectors of ``10**5``
 values and prints bits per sample, ``H`` (computed from the pmf) and their difference.
 
 ``table()`` returns the rows (keys ``sampler``, ``scale``, ``entropy_bits``,
@@ -21,8 +21,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from dpkit._exponential_sampling import CountingSource
-from dpkit._sampling import discrete_gaussian, discrete_laplace
+from dpkit._samplers.base2 import CountingSource
+from dpkit._samplers.noise import discrete_gaussian, discrete_laplace
 from dpkit.rng import RandomSource, default
 
 SCALES = (1, 10, 100, 10**3, 10**4, 10**5, 10**6)

@@ -12,7 +12,7 @@ float uniform — fast and unsafe). Columns:
 * ``fallback``: the same sampler forced past its double-precision level (MPFR bounds at 256
   bits decide), i.e. the cost of the rare draws whose uniform point lands within about
   ``n·2**-52`` of a boundary; ``P(fallback)`` is the probability of such a draw
-  (:func:`dpkit._exponential_sampling.handover_probability`), so the fallback adds
+  (:func:`dpkit._samplers.base2.handover_probability`), so the fallback adds
   ``P(fallback) × fallback`` to the expected time;
 * ``full``: ``method="full"``, Ilvento's full-precision algorithm, ``Θ(n²)`` bit operations
   (measured up to ``n = 10^5``, a single draw there).
@@ -30,7 +30,7 @@ outcomes): ten outcomes ``O = {0} ∪ {n + i : i = 1…9}``,
 (Algorithm 2) and ``search`` (Algorithm 3, random binary search with a dummy outcome), each
 also as a ratio to the same sampler's time at ``n = 10`` in the same run, and the mean
 random bits per sample of ``full`` and ``search`` (counted with
-:class:`dpkit._exponential_sampling.CountingSource`).
+:class:`dpkit._samplers.base2.CountingSource`).
 
 Run: ``.venv/bin/python benchmarks/exponential.py``
 """
@@ -42,7 +42,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from dpkit import _exponential_sampling as sampling
+from dpkit._samplers import base2 as sampling
 from dpkit.exponential import Eta, base2_exponential_mechanism, compute_precision
 from dpkit.naive import exponential_mechanism
 from dpkit.rng import RandomSource, seeded

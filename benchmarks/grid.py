@@ -3,8 +3,8 @@
 A release of a float64 vector by :func:`dpkit.laplace.laplace_mechanism` (or
 :func:`dpkit.gaussian.gaussian_mechanism`) validates the input
 (:func:`dpkit._checks.check_finite_array`), rounds it exactly to the grid ``2**k · Z``
-(:func:`dpkit._sampling.to_grid`), adds integer noise (:func:`~dpkit._sampling.add_units`)
-and converts the exact sums to the nearest floats (:func:`~dpkit._sampling.from_grid`).
+(:func:`dpkit._samplers.grid.to_grid`), adds integer noise (:func:`~dpkit._samplers.grid.add_units`)
+and converts the exact sums to the nearest floats (:func:`~dpkit._samplers.grid.from_grid`).
 The first table times each step on ``10**6`` values; the second the whole mechanism, the
 sampler alone (same scale, same secure source) and their difference, the *non-sampling
 overhead*; as that difference of two larger times is noisy, the overhead is also timed
@@ -13,7 +13,7 @@ beforehand, minus the time of that copy). Ratios are to NumPy's (unsafe) ``lapla
 ``normal`` on as many values, measured in the same run. The last line compares the exact
 Python-int path of the grid arithmetic (always used up to 64 values) with a whole release
 of ``10**5`` values: the price of choosing the path from the size alone for every size
-(see "Timing" in :mod:`dpkit._sampling`).
+(see "Timing" in :mod:`dpkit._samplers`).
 
 Times are the best of several runs, in CPU time of this process (see ``noise.py``).
 
@@ -27,7 +27,9 @@ from unittest import mock
 import numpy as np
 from noise import best_time
 
-from dpkit import _checks, _sampling
+from dpkit import _checks, gaussian, laplace
+from dpkit._samplers.grid import add_units, from_grid, to_grid
+from dpkit._samplers.noise import discrete_gaussian, discrete_laplace
 from dpkit.gaussian import _noise_parameters, gaussian_mechanism
 from dpkit.laplace import laplace_grid, laplace_mechanism
 from dpkit.rng import resolve
@@ -45,20 +47,20 @@ def main() -> None:
 
     grid = laplace_grid(SENSITIVITY, EPSILON, N)
     k = grid.exponent
-    units = _sampling.to_grid(values, k)
-    noise = _sampling.discrete_laplace(grid.scale_units, source, size=N)
-    total = _sampling.add_units(units, noise)
+    units = to_grid(values, k)
+    noise = discrete_laplace(grid.scale_units, source, size=N)
+    total = add_units(units, noise)
     steps = [
         ("check_finite_array (copy=False)",
          lambda: _checks.check_finite_array(values, "value", exact=True, copy=False)),
         ("check_finite_array (copy)",
          lambda: _checks.check_finite_array(values, "value", exact=True)),
-        ("to_grid", lambda: _sampling.to_grid(values, k)),
-        ("add_units", lambda: _sampling.add_units(units, noise)),
-        ("from_grid", lambda: _sampling.from_grid(total, k)),
+        ("to_grid", lambda: to_grid(values, k)),
+        ("add_units", lambda: add_units(units, noise)),
+        ("from_grid", lambda: from_grid(total, k)),
     ]
     copy = best_time(total.copy)  # from_grid(overwrite=True) needs a fresh copy each run
-    overwrite = best_time(lambda: _sampling.from_grid(total.copy(), k, overwrite=True)) - copy
+    overwrite = best_time(lambda: from_grid(total.copy(), k, overwrite=True)) - copy
     print(f"{'step, 10**6 float64 values':<34} {'ms':>8} {'/ numpy laplace':>16}")
     for name, seconds in [(name, best_time(step)) for name, step in steps] + \
             [("from_grid (overwrite)", overwrite)]:
@@ -66,20 +68,20 @@ def main() -> None:
 
     _, sigma2 = _noise_parameters(SENSITIVITY, 1.0, DELTA, N, "analytic")
     rows = [
-        ("Laplace", numpy_laplace, "discrete_laplace",
+        ("Laplace", numpy_laplace, laplace, "discrete_laplace",
          lambda: laplace_mechanism(values, SENSITIVITY, EPSILON),
-         lambda: _sampling.discrete_laplace(grid.scale_units, source, size=N)),
-        ("Gaussian", numpy_normal, "discrete_gaussian",
+         lambda: discrete_laplace(grid.scale_units, source, size=N)),
+        ("Gaussian", numpy_normal, gaussian, "discrete_gaussian",
          lambda: gaussian_mechanism(values, SENSITIVITY, 1.0, DELTA),
-         lambda: _sampling.discrete_gaussian(sigma2, source, size=(N,))),
+         lambda: discrete_gaussian(sigma2, source, size=(N,))),
     ]
     print(f"\n{'mechanism, 10**6 values':<24} {'whole ms':>9} {'sampler ms':>11} "
           f"{'difference':>11} {'stubbed ms':>11} {'numpy / whole':>14} "
           f"{'stubbed / numpy':>16}")
-    for name, baseline, sampler_name, mechanism, sampler in rows:
+    for name, baseline, module, sampler_name, mechanism, sampler in rows:
         whole, alone = best_time(mechanism), best_time(sampler)
         drawn = sampler()
-        with mock.patch.object(_sampling, sampler_name, lambda *_, noise=drawn, **__: noise.copy()):
+        with mock.patch.object(module, sampler_name, lambda *_, noise=drawn, **__: noise.copy()):
             stubbed = best_time(mechanism) - best_time(drawn.copy)
         print(f"{name:<24} {whole * 1e3:>9.1f} {alone * 1e3:>11.1f} "
               f"{(whole - alone) * 1e3:>11.1f} {stubbed * 1e3:>11.1f} "
@@ -88,11 +90,11 @@ def main() -> None:
     small = 10**5
     part = values[:small]
     small_grid = laplace_grid(SENSITIVITY, EPSILON, small)
-    small_noise = _sampling.discrete_laplace(small_grid.scale_units, source, size=small)
+    small_noise = discrete_laplace(small_grid.scale_units, source, size=small)
 
     def arithmetic(exact: bool) -> None:
-        on_grid = _sampling.to_grid(part, small_grid.exponent, exact=exact)
-        _sampling.from_grid(_sampling.add_units(on_grid, small_noise, exact=exact),
+        on_grid = to_grid(part, small_grid.exponent, exact=exact)
+        from_grid(add_units(on_grid, small_noise, exact=exact),
                             small_grid.exponent, exact=exact)
 
     release = best_time(lambda: laplace_mechanism(part, SENSITIVITY, EPSILON))

@@ -10,8 +10,8 @@ seeded source (teaching only). Each time is the best of several runs (CPU time);
 prints the ratio to the baseline (issue 13's goals for large arrays: at most 3.3 times
 NumPy's ``laplace`` and 6.7 times its ``normal``, i.e. 0.3× and 0.15× their speed).
 
-A third table times the exact samplers alone (:func:`dpkit._sampling.discrete_laplace` and
-:func:`dpkit._sampling.discrete_gaussian`, secure source, ``10**6`` values) at scales the
+A third table times the exact samplers alone (:func:`dpkit._samplers.noise.discrete_laplace` and
+:func:`dpkit._samplers.noise.discrete_gaussian`, secure source, ``10**6`` values) at scales the
 mechanisms use, against NumPy's float samplers and the operating system's random source
 reading the same number of bytes (``benchmarks/bits.py`` counts the bits).
 
@@ -32,8 +32,8 @@ from collections.abc import Callable
 import numpy as np
 from scipy import stats
 
-from dpkit._exponential_sampling import CountingSource
-from dpkit._sampling import discrete_gaussian, discrete_laplace
+from dpkit._samplers.base2 import CountingSource
+from dpkit._samplers.noise import discrete_gaussian, discrete_laplace
 from dpkit.laplace import laplace_mechanism
 from dpkit.naive.laplace import cks_laplace_mechanism
 from dpkit.rng import default, seeded

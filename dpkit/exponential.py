@@ -23,7 +23,7 @@ algorithm, ``Θ(n²)`` bit operations per draw for ``n`` outcomes with ``u(o) = 
 ``method="fast"`` (the default) decides the draw with rigorous floating-point bounds and
 falls back to higher precision — ultimately the exact arithmetic — only when the random
 point lands within about ``n·2**-52`` of a boundary, ``O(n)`` expected time. See
-:mod:`dpkit._exponential_sampling` for both.
+:mod:`dpkit._samplers.base2` for both.
 
 References
 ----------
@@ -44,7 +44,6 @@ from typing import Any
 import gmpy2
 import numpy as np
 
-from dpkit import _exponential_sampling as _sampling
 from dpkit._checks import (
     as_array,
     check_bounds,
@@ -53,7 +52,8 @@ from dpkit._checks import (
     check_integer,
     check_sensitivity,
 )
-from dpkit._exponential_sampling import InexactArithmeticError
+from dpkit._samplers import base2
+from dpkit._samplers.base2 import InexactArithmeticError
 from dpkit.rng import RandomSource, resolve
 
 __all__ = [
@@ -264,7 +264,7 @@ class Eta:
                              f"exceed 2**20 bits), got epsilon={epsilon!r}, "
                              f"sensitivity={sensitivity!r}")
         # x has about y - η* bits; compute it to 128 bits beyond that (no walk of 2**k steps)
-        with _sampling._directed_context(128 + y - math.floor(target), gmpy2.RoundUp):
+        with base2.directed_context(128 + y - math.floor(target), gmpy2.RoundUp):
             # 2**y · exp(-ε/2Δ), rounded up: a first x with η at most the target.
             start = gmpy2.mul_2exp(gmpy2.exp(-gmpy2.mpfr(Fraction(epsilon)) / (2 * delta)), y)
         x = min(max(int(gmpy2.ceil(start)), 1), (1 << y) - 1)
@@ -288,15 +288,15 @@ def _epsilon_upper(x: int, y: int, delta: int) -> float:
     smaller); it is then computed as ``-log1p(-(2**y - x)/2**y)``, with no cancellation.
     """
     if x >= 1 << (y - 1):
-        with _sampling._directed_context(128, gmpy2.RoundDown):
+        with base2.directed_context(128, gmpy2.RoundDown):
             # the argument rounded down, then log1p rounded down: a lower bound on ln(x/2**y)
             log_base = gmpy2.log1p(gmpy2.mul_2exp(gmpy2.mpfr(x - (1 << y)), -y))
-        with _sampling._directed_context(128, gmpy2.RoundUp):
+        with base2.directed_context(128, gmpy2.RoundUp):
             value = -2 * delta * log_base
     else:
-        with _sampling._directed_context(128, gmpy2.RoundDown):
+        with base2.directed_context(128, gmpy2.RoundDown):
             log_x = gmpy2.log(x)
-        with _sampling._directed_context(128, gmpy2.RoundUp):
+        with base2.directed_context(128, gmpy2.RoundUp):
             value = 2 * delta * (y * gmpy2.const_log2() - log_x)
     context = gmpy2.ieee(64)
     context.round = gmpy2.RoundUp
@@ -432,11 +432,11 @@ def compute_precision(utility_min: Any, utility_max: Any, max_outcomes: Any, eta
 def _empirical_precision(numerator: int, exponent: int, span: int, n: int,
                          max_precision: int) -> int:
     """Ilvento's Algorithm 1, empirical variant: double the precision until exact."""
-    base = _sampling._exact_base(numerator, exponent)
+    base = base2.exact_base(numerator, exponent)
     precision = 53
     while True:
         try:
-            with _sampling.exact_context(precision):
+            with base2.exact_context(precision):
                 weight = gmpy2.mpfr(1)
                 for k in range(span + 1):
                     if k:
@@ -464,8 +464,8 @@ def _utilities(utilities: Any) -> np.ndarray:
     """
     if type(utilities) is np.ndarray and utilities.dtype == np.float64 \
             and utilities.ndim == 1 and utilities.size and all(
-                np.isfinite(utilities[start:start + _sampling._BLOCK]).all()
-                for start in range(0, utilities.size, _sampling._BLOCK)):
+                np.isfinite(utilities[start:start + base2.BLOCK]).all()
+                for start in range(0, utilities.size, base2.BLOCK)):
         return utilities
     if isinstance(utilities, (list, tuple)):
         for i, item in enumerate(utilities):
@@ -507,11 +507,11 @@ def _split(values: np.ndarray, low: float,
     origin = math.floor(low)
     narrow = math.ceil(high) - origin < 1 << 31         # offsets, even rounded up, fit
     offsets = np.empty(n, dtype=np.int32 if narrow else np.int64)
-    clipped, floors = np.empty(min(n, _sampling._BLOCK)), np.empty(min(n, _sampling._BLOCK))
+    clipped, floors = np.empty(min(n, base2.BLOCK)), np.empty(min(n, base2.BLOCK))
     indices, parts, errors = [np.empty(0, dtype=np.intp)], [np.empty(0)], [np.empty(0)]
     integer_min = math.inf
-    for start in range(0, n, _sampling._BLOCK):
-        part = values[start:start + _sampling._BLOCK]
+    for start in range(0, n, base2.BLOCK):
+        part = values[start:start + base2.BLOCK]
         clamped = np.clip(part, low, high, out=clipped[:part.size])
         floor = np.floor(clamped, out=floors[:part.size])
         np.subtract(floor, origin, out=offsets[start:start + part.size],
@@ -535,7 +535,7 @@ def _rounded_offsets(values: np.ndarray, low: float, high: float,
                      rng: RandomSource) -> np.ndarray:
     """Clamp, round at random (up with probability equal to the fractional part), shift.
 
-    Parts that are doubles are rounded with :func:`~dpkit._exponential_sampling.bernoulli_dyadic`
+    Parts that are doubles are rounded with :func:`~dpkit._samplers.base2.bernoulli_dyadic`
     (in index order), the rare others with an exact :class:`~fractions.Fraction` draw after
     them. The result is the rounded offsets minus their minimum, so the largest weight is
     1; the minimum comes from :func:`_split` and the rounded values, and the shift is one
@@ -545,7 +545,7 @@ def _rounded_offsets(values: np.ndarray, low: float, high: float,
     if fractional.size:
         ups = np.zeros(fractional.size, dtype=np.int64)
         double = errors == 0
-        ups[double] = _sampling.bernoulli_dyadic(fractions[double], rng)
+        ups[double] = base2.bernoulli_dyadic(fractions[double], rng)
         for i in np.flatnonzero(~double):
             ups[i] = rng.bernoulli(Fraction(float(fractions[i])) + Fraction(float(errors[i])))
         rounded = offsets[fractional] + ups
@@ -641,10 +641,10 @@ def base2_exponential_mechanism(utilities: Any, eta: Eta, *, utility_min: Any,
     numerator, exponent = eta.reduced()
     offsets = _rounded_offsets(values, low, high, source)
     if method == "full":
-        return _sampling.full_precision_sample(offsets, numerator, exponent, bits, source)
+        return base2.full_precision_sample(offsets, numerator, exponent, bits, source)
     if method == "search":
-        return _sampling.random_binary_search_sample(offsets, numerator, exponent, source)
-    return _sampling.fast_sample(offsets, numerator, exponent, source, precision=bits)
+        return base2.random_binary_search_sample(offsets, numerator, exponent, source)
+    return base2.fast_sample(offsets, numerator, exponent, source, precision=bits)
 
 
 def _checked_precision(precision: Any, low: float, high: float, outcomes: int,

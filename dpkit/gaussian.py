@@ -40,7 +40,6 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import erfc, erfcx, log_ndtr
 
-from dpkit import _sampling
 from dpkit._checks import (
     check_delta,
     check_epsilon,
@@ -48,6 +47,8 @@ from dpkit._checks import (
     check_integer,
     check_sensitivity,
 )
+from dpkit._samplers.grid import add_units, from_grid, grid_sensitivity, to_grid
+from dpkit._samplers.noise import discrete_gaussian
 from dpkit.rng import resolve
 
 __all__ = [
@@ -630,7 +631,7 @@ def mechanism_parameters(sensitivity: Any, epsilon: Any, delta: Any, dimension: 
     sigma_floor = calibrate(sensitivity, epsilon, delta)
     k = math.frexp(sigma_floor)[1] - 1 - GRID_MARGIN_BITS   # 2**k <= σ_floor / 2**40
     s_min = math.ldexp(sigma_floor, -k)                    # exact; >= 2**40
-    grid_d = _sampling.grid_sensitivity(sensitivity, k, dimension, norm=2)
+    grid_d = grid_sensitivity(sensitivity, k, dimension, norm=2)
     # η, every term rounded up (a factor 1 + 1e-12 covers the few roundings of floats).
     eta = (dimension * _TAIL / s_min
            + math.sqrt(dimension) * float(grid_d) / (2.0 * s_min * s_min)
@@ -721,7 +722,7 @@ def gaussian_mechanism(value: Any, sensitivity: Any, epsilon: Any, delta: Any, *
     reserved inside the budget (see :func:`mechanism_parameters`). The output of the
     conversion to floats is post-processing. Up to 64 coordinates the noise is drawn at a
     cost independent of its value and the grid arithmetic always runs on exact Python
-    integers (see "Timing" in :mod:`dpkit._sampling`). **Above 64 coordinates the running
+    integers (see "Timing" in :mod:`dpkit._samplers`). **Above 64 coordinates the running
     time depends on the data and on the noise:** the rejection rounds run over the whole
     block, and the grid arithmetic switches from ``int64`` to Python ints, several times
     slower, as soon as one coordinate exceeds ``2**61`` grid steps, so neighbouring vectors
@@ -746,8 +747,8 @@ def gaussian_mechanism(value: Any, sensitivity: Any, epsilon: Any, delta: Any, *
     k, sigma2 = _noise_parameters(check_sensitivity(sensitivity), check_epsilon(epsilon),
                                   check_delta(delta), array.size, method)
     source = resolve(rng)
-    units = _sampling.to_grid(array, k)
-    noise = _sampling.discrete_gaussian(sigma2, source, size=array.shape or (1,))
-    total = _sampling.add_units(units, noise.reshape(units.shape), overwrite=True)  # ours
-    released = _sampling.from_grid(total, k, overwrite=True)
+    units = to_grid(array, k)
+    noise = discrete_gaussian(sigma2, source, size=array.shape or (1,))
+    total = add_units(units, noise.reshape(units.shape), overwrite=True)  # ours
+    released = from_grid(total, k, overwrite=True)
     return float(released) if released.ndim == 0 else released

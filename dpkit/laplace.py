@@ -12,7 +12,7 @@ is kept, labelled, in :mod:`dpkit.naive.laplace`.
 
 :func:`laplace_mechanism` here never adds noise to a float. It rounds the query to a
 power-of-two grid ``2**k · Z`` (exact), adds *exact* discrete Laplace noise in grid units
-(:func:`dpkit._sampling.discrete_laplace`, built from random bits), and returns the float
+(:func:`dpkit._samplers.noise.discrete_laplace`, built from random bits), and returns the float
 nearest to the exact result. Rounding can move each coordinate by half a grid step, so the
 noise is calibrated to the widened sensitivity ``(floor(Δ/2**k) + d)·2**k``; the grid is
 chosen with ``d·2**k <= 2**-20·Δ``, so the noise is at most a fraction ``2**-20`` larger
@@ -29,7 +29,6 @@ from typing import Any
 
 import numpy as np
 
-from dpkit import _sampling
 from dpkit._checks import (
     as_array,
     check_epsilon,
@@ -39,6 +38,15 @@ from dpkit._checks import (
     check_real,
 )
 from dpkit._checks import check_sensitivity as _check_sensitivity
+from dpkit._samplers.grid import (
+    add_units,
+    exact_path,
+    from_grid,
+    grid_exponent,
+    grid_sensitivity,
+    to_grid,
+)
+from dpkit._samplers.noise import discrete_laplace
 from dpkit.rng import resolve
 
 __all__ = [
@@ -84,7 +92,7 @@ def _check_release_range(units: np.ndarray, grid: LaplaceGrid, value: Any, sensi
             f"sensitivity/epsilon (sensitivity={sensitivity!r}, epsilon={epsilon!r}): "
             f"max|value| + {RANGE_SCALES}·(noise scale) must be at most the largest float "
             f"{float(_FLOAT_MAX)!r}, got max|value| = "
-            f"{_sampling.from_grid(np.array([largest], dtype=object), grid.exponent)[0]:.6g} "
+            f"{from_grid(np.array([largest], dtype=object), grid.exponent)[0]:.6g} "
             f"and noise scale {grid.scale:.6g}; the release could overflow to infinity")
 
 
@@ -92,7 +100,7 @@ def _far_inside(size: int, largest: int, grid: LaplaceGrid) -> bool:
     """``True`` when ``|value| < 2**1020`` and the noise reach is below ``1e307``, so the exact
     range comparison can be skipped. Never for a release of up to 64 values, which always
     makes the exact comparison so that its cost does not depend on the value's magnitude."""
-    return (not _sampling.exact_path(size) and RANGE_SCALES * grid.scale < 1e307
+    return (not exact_path(size) and RANGE_SCALES * grid.scale < 1e307
             and largest.bit_length() + grid.exponent <= 1020)
 
 
@@ -265,8 +273,8 @@ def laplace_grid(sensitivity: float, epsilon: float, count: int = 1) -> LaplaceG
 
 @functools.lru_cache(maxsize=256)
 def _laplace_grid(delta: float, epsilon: float, count: int) -> LaplaceGrid:
-    k = _sampling.grid_exponent(delta, count)
-    units = int(_sampling.grid_sensitivity(delta, k, count))
+    k = grid_exponent(delta, count)
+    units = int(grid_sensitivity(delta, k, count))
     widened = Fraction(units) * Fraction(2) ** k
     if widened / Fraction(epsilon) > _FLOAT_MAX:
         smallest = _round_up(widened / _FLOAT_MAX)
@@ -320,7 +328,7 @@ def laplace_mechanism(value: Any, sensitivity: float, epsilon: float, *,
     lost to floating point. Proof: with ``g = 2**k`` (:func:`laplace_grid`), rounding to the
     grid gives an integer vector ``r(x)`` with ``||r(x) - r(x')||_1 <= floor(Δ/g) + d = D``.
     Adding independent discrete Laplace noise ``P[z] ∝ exp(-ε|z|/D)`` (sampled exactly from
-    random bits: Canonne, Kamath & Steinke 2020, Algorithm 2 and :mod:`dpkit._sampling`)
+    random bits: Canonne, Kamath & Steinke 2020, Algorithm 2 and :mod:`dpkit._samplers`)
     changes the probability of any output by a factor at most ``exp(ε·||r(x)-r(x')||_1/D) <=
     e**ε``. Converting ``g·(r(x) + z)`` to the nearest float is post-processing.
 
@@ -329,7 +337,7 @@ def laplace_mechanism(value: Any, sensitivity: float, epsilon: float, *,
 
     **Timing.** Up to 64 coordinates, the noise comes from a fixed-cost sampler: the random
     bytes read and the operations run do not depend on the noise (bar events of probability
-    ``<= 2**-64`` per digit trial; see "Timing" in :mod:`dpkit._sampling`), so the running
+    ``<= 2**-64`` per digit trial; see "Timing" in :mod:`dpkit._samplers`), so the running
     time does not reveal it, and the grid arithmetic always runs on exact Python integers,
     whatever the magnitudes of the values. **Above 64 coordinates the running time depends
     on the data and on the noise:** the vectorised sampler's loops run over the whole block
@@ -364,11 +372,11 @@ def laplace_mechanism(value: Any, sensitivity: float, epsilon: float, *,
     epsilon = check_epsilon(epsilon, rounding="down")
     source = resolve(rng)
     grid = laplace_grid(delta, epsilon, max(1, array.size))
-    units = _sampling.to_grid(array.ravel(), grid.exponent)
+    units = to_grid(array.ravel(), grid.exponent)
     _check_release_range(units, grid, value, sensitivity, epsilon)
-    noise = _sampling.discrete_laplace(grid.scale_units, source, size=array.size)
-    total = _sampling.add_units(units, noise, overwrite=True)     # units: ours, not needed
-    released = _sampling.from_grid(total, grid.exponent, overwrite=True)
+    noise = discrete_laplace(grid.scale_units, source, size=array.size)
+    total = add_units(units, noise, overwrite=True)     # units: ours, not needed
+    released = from_grid(total, grid.exponent, overwrite=True)
     if scalar:
         return float(released[0])
     return released.reshape(array.shape)
@@ -412,9 +420,9 @@ def sample_releases(value: float, sensitivity: float, epsilon: float, n: int, *,
     value = check_real(value, "value", exact=True)
     n = check_integer(n, "n", minimum=0, maximum=MAX_RELEASES)
     grid = laplace_grid(sensitivity, epsilon)
-    exact = _sampling.exact_path(n)   # the arithmetic path of n releases, from n alone
-    units = _sampling.to_grid(np.array([value]), grid.exponent, exact=exact)
+    exact = exact_path(n)   # the arithmetic path of n releases, from n alone
+    units = to_grid(np.array([value]), grid.exponent, exact=exact)
     _check_release_range(units, grid, value, sensitivity, epsilon)
-    noise = _sampling.discrete_laplace(grid.scale_units, resolve(rng), size=n)
-    total = _sampling.add_units(noise, units, exact=exact, overwrite=True)  # noise: ours
-    return _sampling.from_grid(total, grid.exponent, exact=exact, overwrite=True)
+    noise = discrete_laplace(grid.scale_units, resolve(rng), size=n)
+    total = add_units(noise, units, exact=exact, overwrite=True)  # noise: ours
+    return from_grid(total, grid.exponent, exact=exact, overwrite=True)

@@ -20,7 +20,7 @@ The textbook algorithm compares ``q(D) + Lap(4/ε)`` with ``T + Lap(2/ε)`` in f
 point; the proof, however, assumes exact real arithmetic. Here every comparison is exact:
 query answers and the threshold are rounded to a power-of-two grid ``γ = 2**-k`` (fine
 enough that ``γ`` is below a millionth of the threshold's noise scale), and the noise is
-*discrete* Laplace on that grid, drawn from random bits by :mod:`dpkit._sampling`
+*discrete* Laplace on that grid, drawn from random bits by :mod:`dpkit._samplers`
 (Canonne, Kamath & Steinke 2020). The rounding ``x -> floor(x/γ + 1/2)`` is monotone and
 commutes with adding 1 (``1/γ`` is an integer), so a sensitivity-1 query stays exactly
 sensitivity-1 (``2**k`` grid steps) after rounding, and Dwork & Roth's proof goes through
@@ -67,7 +67,8 @@ from dpkit._checks import (
     check_integer,
     check_rows_to_clip,
 )
-from dpkit._sampling import discrete_laplace, grid_exponent
+from dpkit._samplers.grid import grid_exponent
+from dpkit._samplers.noise import discrete_laplace
 from dpkit.rng import RandomSource, resolve
 
 __all__ = [
@@ -162,7 +163,7 @@ class _QueryNoise:
 def _grid_bits(threshold_scale: Fraction) -> int:
     """Return ``k >= 0`` such that the grid ``γ = 2**-k`` is at most ``min(1, s·2**-20)``.
 
-    ``s`` is the threshold's noise scale (:func:`dpkit._sampling.grid_exponent` finds the
+    ``s`` is the threshold's noise scale (:func:`dpkit._samplers.grid.grid_exponent` finds the
     power of two). ``1/γ = 2**k`` must be an integer: that keeps rounding shift-invariant
     (see the module notes), so the grid is never coarser than 1.
     """
@@ -696,7 +697,7 @@ def _clipped_sum_units(data: np.ndarray, bound: float,
                        epsilon: Fraction) -> tuple[int, int, int]:
     """The clipped sum on a grid, exactly: ``(sum of floor(clip(v, 0, b) / 2**k), ceiling, k)``.
 
-    ``2**k`` is at most ``b · min(1, 1/ε) · 2**-20`` (:func:`dpkit._sampling.grid_exponent`),
+    ``2**k`` is at most ``b · min(1, 1/ε) · 2**-20`` (:func:`dpkit._samplers.grid.grid_exponent`),
     ``ε`` the budget of the sum's release: its noise scale ``ceiling/ε`` is then at least
     ``2**20`` grid units. Each row's term is rounded *down* on its own, to an integer in
     ``[0, floor(b / 2**k)]`` (the ``ceiling``, the sum's sensitivity in grid units), and the

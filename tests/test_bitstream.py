@@ -1,10 +1,10 @@
-"""Tests of :mod:`dpkit._bitstream`: exact bit accounting and values against a slow reference."""
+"""Tests of :mod:`dpkit._samplers.bits`: exact bit accounting, values against a slow reference."""
 
 from __future__ import annotations
 
 import pytest
 
-from dpkit._bitstream import read_fields
+from dpkit._samplers.bits import read_fields
 from dpkit.rng import RandomSource, seeded
 
 

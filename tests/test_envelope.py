@@ -1,4 +1,4 @@
-"""Tests of the block-envelope sampler (:mod:`dpkit._envelope`).
+"""Tests of the block-envelope sampler (:mod:`dpkit._samplers.envelope`).
 
 The tables are checked against MPFR brackets of the cumulative weights at a higher
 precision; the random-bit count against the entropy (a deterministic count with a seeded
@@ -21,8 +21,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpkit import _envelope
-from dpkit._sampling import discrete_gaussian, discrete_laplace
+from dpkit._samplers import envelope as _envelope
+from dpkit._samplers.noise import discrete_gaussian, discrete_laplace
 from dpkit.audit import binned_chi_square
 from dpkit.rng import seeded
 
@@ -39,7 +39,7 @@ def _exact(value) -> Fraction:
 @pytest.mark.parametrize(("kind", "parameter"), CASES)
 def test_fixed_point_bounds_enclose_the_cumulative_weights(kind: str, parameter: Fraction) -> None:
     """``lo_b·2**-62 <= C_b <= hi_b·2**-62`` against brackets at 256 bits."""
-    env = _envelope._Envelope(kind, parameter)
+    env = _envelope.Envelope(kind, parameter)
     lows, highs = env._cdf(256)
     one = Fraction(1 << 62)
     for b, (low, high) in enumerate(zip(lows, highs, strict=True)):
@@ -52,7 +52,7 @@ def test_every_decided_guide_prefix_lies_in_its_entry(kind: str, parameter: Frac
     """Guide entry ``b`` for prefix ``p``: ``C_b <= p·2**-G`` and ``(p + 1)·2**-G <= C_{b+1}``
     (with the 256-bit brackets), and the guide decides at least 3 prefixes in 4; likewise
     for the second-level tables of the undecided prefixes."""
-    env = _envelope._Envelope(kind, parameter)
+    env = _envelope.Envelope(kind, parameter)
     lows, highs = env._cdf(256)
     g = env.guide_bits
     for p, b in enumerate(env.guide):
@@ -134,7 +134,7 @@ def test_tail_entry(monkeypatch: pytest.MonkeyPatch, kind: str, parameter: Fract
     """With the table covering all but ``2**-2`` of the mass, the exact tail entry (geometric
     excess, Gaussian acceptance) runs often and the distribution stays exact."""
     monkeypatch.setattr(_envelope, "_TAIL_BITS", 2)
-    env = _envelope._Envelope(kind, parameter)
+    env = _envelope.Envelope(kind, parameter)
     samples = env.sample(100_000, seeded(51))
     assert np.abs(samples).max() >= env.tail_start            # the tail was reached
     _check(kind, parameter, samples)
@@ -160,7 +160,7 @@ def test_exact_fallbacks(monkeypatch: pytest.MonkeyPatch, kind: str, parameter: 
             super().__init__(value, nbits, rng)
 
     monkeypatch.setattr(_envelope, "_LazyUniform", Counting)
-    env = _envelope._Envelope(kind, parameter)
+    env = _envelope.Envelope(kind, parameter)
     samples = env.sample(60_000, seeded(52))
     assert created[10] > 100                                   # exact entries
     if env.log_width:
@@ -180,7 +180,7 @@ def test_routes_use_the_envelope() -> None:
 
 def test_check_has_power() -> None:
     """Power check of the chi-square helper: a wrong scale is rejected."""
-    samples = _envelope._Envelope("laplace", Fraction(100)).sample(100_000, seeded(53))
+    samples = _envelope.Envelope("laplace", Fraction(100)).sample(100_000, seeded(53))
     with pytest.raises(AssertionError):
         _check("laplace", Fraction(106), samples)
 
@@ -193,7 +193,7 @@ def test_acceptance_thresholds_are_exact(kind: str, parameter: Fraction) -> None
     ``exp(-γ(R)) <= u/2**k`` (checked at the thresholds, γ growing with ``R``, in 300-digit
     arithmetic), and every ``u`` below ``first_undecided`` accepts every offset."""
     mpmath.mp.dps = 300
-    env = _envelope._Envelope(kind, parameter)
+    env = _envelope.Envelope(kind, parameter)
     size = 1 << env.accept_bits
     yes = env.accept_yes.reshape(-1, size)
     no = env.accept_no.reshape(-1, size)

@@ -1,6 +1,6 @@
 """How often the block-envelope sampler reaches its exact MPFR entry comparison.
 
-The module docstring of :mod:`dpkit._envelope` states that after 62 bits each of the
+The module docstring of :mod:`dpkit._samplers.envelope` states that after 62 bits each of the
 ``J + 1`` inner cumulative bounds leaves one or two prefixes undecided, so the MPFR
 fallback runs with probability at most ``2·(J + 1)·2**-62``, below ``2**-50`` because
 ``J <= 1421``. These tests check that sentence on the scales with the most blocks (just
@@ -14,7 +14,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from dpkit import _envelope
+from dpkit._samplers import envelope as _envelope
 
 EDGES = [("laplace", Fraction(1, 3)), ("laplace", Fraction(32) - Fraction(1, 10**9)),
          ("laplace", Fraction(32)), ("laplace", Fraction(2**52) - Fraction(1, 3)),
@@ -27,7 +27,7 @@ EDGES = [("laplace", Fraction(1, 3)), ("laplace", Fraction(32) - Fraction(1, 10*
 def test_undecided_62_bit_prefixes(kind: str, parameter: Fraction) -> None:
     """Exactly the prefixes in ``[lo_b, hi_b)`` are undecided at 62 bits, at most two per
     inner bound, and their total probability is below ``2·(J + 1)·2**-62 < 2**-50``."""
-    env = _envelope._Envelope(kind, parameter)
+    env = _envelope.Envelope(kind, parameter)
     bits = _envelope._FIXED_BITS
     assert env.blocks <= 1421
     gaps = (env.hi - env.lo)[1:-1]                     # the J + 1 inner bounds

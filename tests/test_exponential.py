@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from dpkit._checks import as_fraction
-from dpkit._exponential_sampling import full_precision_sample
+from dpkit._samplers.base2 import full_precision_sample
 from dpkit.exponential import (
     Eta,
     InexactArithmeticError,
@@ -259,7 +259,7 @@ def test_precision_errors() -> None:
 def test_sampling_grid_check_raises_even_when_sums_are_exact() -> None:
     # Weights 1, 1/2, 1/2 (base 1/2) sum exactly to 2 at 1 bit, but a 1-bit grid on [0, 2)
     # cannot separate the cumulative weight 1.5: the draw would be biased, so it raises.
-    from dpkit import _exponential_sampling as sampling
+    from dpkit._samplers import base2 as sampling
     with pytest.raises(InexactArithmeticError, match="too small to sample exactly"):
         sampling.full_precision_sample(np.array([0, 1, 1]), 1, 1, 1, seeded(0))
     assert sampling.full_precision_sample(np.array([0, 1, 1]), 1, 1, 2, seeded(0)) in (0, 1, 2)

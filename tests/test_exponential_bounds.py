@@ -28,9 +28,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpkit import _exponential_sampling as sampling
 from dpkit import exponential
 from dpkit._checks import check_finite_array
+from dpkit._samplers import base2 as sampling
 from dpkit.exponential import Eta
 from dpkit.rng import seeded
 
@@ -98,12 +98,12 @@ def test_directed_rounding_helpers_are_on_the_safe_side() -> None:
 def test_error_factors_cover_the_rounding_of_E_additions(n: int) -> None:
     # F·shrink ≤ L ≤ F·grow needs (1 + u)**E · shrink ≤ 1 ≤ (1 - u)**E · grow, u = 2**-53,
     # checked with 256-bit directed rounding (a rigorous check of the algebra).
-    errors = n if n <= sampling._BLOCK else n + 2 * sampling._BLOCK
+    errors = n if n <= sampling.BLOCK else n + 2 * sampling.BLOCK
     shrink, grow = sampling._error_factors(n)
     assert Fraction(grow) - 1 == 1 - Fraction(shrink) == Fraction(errors, 2**52)
-    with sampling._directed_context(256, gmpy2.RoundUp):
+    with sampling.directed_context(256, gmpy2.RoundUp):
         assert (1 + gmpy2.mpfr(2) ** -53) ** errors * gmpy2.mpfr(shrink) <= 1
-    with sampling._directed_context(256, gmpy2.RoundDown):
+    with sampling.directed_context(256, gmpy2.RoundDown):
         assert (1 - gmpy2.mpfr(2) ** -53) ** errors * gmpy2.mpfr(grow) >= 1
 
 
@@ -175,7 +175,7 @@ ADVERSARIAL = {
 @pytest.mark.parametrize("block", [4, 37, 1 << 16])
 @pytest.mark.parametrize("name", list(ADVERSARIAL))
 def test_bracket_contains_the_exact_outcome(monkeypatch, name: str, block: int) -> None:
-    monkeypatch.setattr(sampling, "_BLOCK", block)
+    monkeypatch.setattr(sampling, "BLOCK", block)
     k = ADVERSARIAL[name].astype(np.int64)
     for x, y in [(1243, 11), (3, 2), (1, 1)]:
         _check_bracket(k, x, y)
@@ -199,7 +199,7 @@ def test_bracket_with_many_real_blocks() -> None:
 
 
 def test_split_is_exact_on_adversarial_utilities(monkeypatch) -> None:
-    monkeypatch.setattr(sampling, "_BLOCK", 3)
+    monkeypatch.setattr(sampling, "BLOCK", 3)
     low, high = -3.5, 2.0**52
     values = np.array([-0.0, 0.0, -3.5, -7.25, -3.25, 2.0**52, 2.0**60, 1.5, -1.5,
                        2.0**52 - 0.5, 4.0, 4.0, 0.75, -2.0**-1074, -0.1, -2.75])
@@ -228,7 +228,7 @@ def test_split_is_exact_on_adversarial_utilities(monkeypatch) -> None:
     ([1.25, -9.0, 1.0], 1.0, 3.0),            # -9 clamps to the lower end
 ])
 def test_rounded_offsets_are_shifted_to_minimum_zero(monkeypatch, values, low, high) -> None:
-    monkeypatch.setattr(sampling, "_BLOCK", 2)
+    monkeypatch.setattr(sampling, "BLOCK", 2)
     array = np.array(values)
     clamped = np.clip(array, low, high)
     floors = np.floor(clamped).astype(np.int64)
@@ -258,7 +258,7 @@ def test_probabilities_use_the_exact_part_of_a_negative_utility() -> None:
 
 def test_sampler_with_tiny_blocks_samples_the_exact_distribution(monkeypatch) -> None:
     # Blocks of 3 outcomes: most draws go through several blocks and block-end decisions.
-    monkeypatch.setattr(sampling, "_BLOCK", 3)
+    monkeypatch.setattr(sampling, "BLOCK", 3)
     k = np.array([0, 1, 1, 2, 5, 0, 3, 9, 0, 2], dtype=np.int64)
     weights = [Fraction(3, 4) ** int(v) for v in k]
     draws = 20_000
@@ -288,7 +288,7 @@ def test_offsets_are_narrow_only_when_every_rounded_offset_fits(high, dtype) -> 
 
 
 def test_finite_float64_utilities_are_read_in_place_and_others_validated(monkeypatch) -> None:
-    monkeypatch.setattr(sampling, "_BLOCK", 4)
+    monkeypatch.setattr(sampling, "BLOCK", 4)
     values = np.arange(10.0)
     assert exponential._utilities(values) is values                      # no copy
     strided = np.arange(20.0)[::2]

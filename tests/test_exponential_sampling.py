@@ -1,4 +1,4 @@
-"""Tests of the samplers behind the base-2 exponential mechanism (dpkit._exponential_sampling).
+"""Tests of the samplers behind the base-2 exponential mechanism (dpkit._samplers.base2).
 
 The fast sampler decides with rigorous floating-point bounds and falls back to MPFR and
 then exact arithmetic; these tests check the bounds against exact values, force every
@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpkit import _exponential_sampling as sampling
+from dpkit._samplers import base2 as sampling
 from dpkit.exponential import Eta, base2_exponential_mechanism, probabilities
 from dpkit.rng import RandomSource, seeded
 
@@ -56,11 +56,11 @@ def test_weight_bounds_bracket_exact_powers(x: int, y: int) -> None:
         assert b == 0 or (b - a) <= 1e-14 * b or b < 1e-300      # and they are tight
     huge = np.concatenate([rng.integers(0, 2**40, 50), [2**53 - 1, 2**20, 2**30 + 7]])
     lo, hi = sampling.weight_bounds(huge.astype(np.int64), x, y)
-    base = sampling._exact_base(x, y)
+    base = sampling.exact_base(x, y)
     for k, a, b in zip(huge, lo, hi, strict=True):
-        with sampling._directed_context(300, gmpy2.RoundDown):
+        with sampling.directed_context(300, gmpy2.RoundDown):
             below = base ** int(k)
-        with sampling._directed_context(300, gmpy2.RoundUp):
+        with sampling.directed_context(300, gmpy2.RoundUp):
             above = base ** int(k)
         assert a <= below and above <= b
 

@@ -1,5 +1,5 @@
 """Tests of the random binary search (Ilvento 2020, Algorithm 3), the bounded rejection
-(Algorithm 4) and the bit counter of :mod:`dpkit._exponential_sampling`.
+(Algorithm 4) and the bit counter of :mod:`dpkit._samplers.base2`.
 
 Exactness is checked by exhaustive enumeration: a source that replays every bit string of
 a given length shows which outcome each uniform point gives. The statistical tests reject
@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpkit import _exponential_sampling as sampling
+from dpkit._samplers import base2 as sampling
 from dpkit.exponential import Eta, base2_exponential_mechanism, probabilities
 from dpkit.rng import RandomSource, seeded
 

@@ -16,8 +16,9 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from dpkit import _checks, _sampling
-from dpkit._sampling import add_units, from_grid, to_grid
+from dpkit import _checks
+from dpkit._samplers.grid import _IN_PLACE_CHUNK, add_units, from_grid, to_grid
+from dpkit._samplers.noise import discrete_gaussian, discrete_laplace
 from dpkit.gaussian import _noise_parameters, gaussian_mechanism
 from dpkit.laplace import laplace_grid, laplace_mechanism, sample_releases
 from dpkit.rng import seeded
@@ -134,7 +135,7 @@ def test_from_grid_vectorised_equals_correct_rounding(k):
 def test_the_same_memory_is_converted_exactly_across_chunks():
     """In-place conversion runs by chunks: sizes around the chunk length, 2-d, reversed."""
     rng = np.random.default_rng(13)
-    chunk = _sampling._IN_PLACE_CHUNK
+    chunk = _IN_PLACE_CHUNK
     for n in (65, chunk - 1, chunk, chunk + 1, 3 * chunk + 17):
         values = rng.normal(0, 1e6, n)
         k = -30
@@ -249,7 +250,7 @@ def test_the_first_nonfinite_element_is_named(dtype, bad, where):
 def _laplace_reference(values, sensitivity, epsilon, seed):
     grid = laplace_grid(sensitivity, epsilon, max(1, len(values)))
     k = grid.exponent
-    noise = _sampling.discrete_laplace(grid.scale_units, seeded(seed), size=len(values))
+    noise = discrete_laplace(grid.scale_units, seeded(seed), size=len(values))
     return [_float(_units(v, k) + int(z), k) for v, z in zip(values, noise, strict=True)]
 
 
@@ -285,7 +286,7 @@ def test_mixed_lists_and_typed_arrays_equal_the_exact_reference():
 def test_sample_releases_equals_the_exact_reference():
     value = (2**20 + 0.5) * 2.0**-20
     grid = laplace_grid(1.0, 0.5)
-    noise = _sampling.discrete_laplace(grid.scale_units, seeded(5), size=500)
+    noise = discrete_laplace(grid.scale_units, seeded(5), size=500)
     expected = [_float(_units(value, grid.exponent) + int(z), grid.exponent) for z in noise]
     _same_floats(sample_releases(value, 1.0, 0.5, 500, rng=seeded(5)), expected)
 
@@ -293,7 +294,7 @@ def test_sample_releases_equals_the_exact_reference():
 def test_gaussian_mechanism_equals_the_exact_reference():
     values = np.random.default_rng(3).normal(0, 1e4, (40, 50))
     k, sigma2 = _noise_parameters(1.0, 1.0, 1e-6, values.size, "analytic")
-    noise = _sampling.discrete_gaussian(sigma2, seeded(9), size=values.shape)
+    noise = discrete_gaussian(sigma2, seeded(9), size=values.shape)
     expected = [_float(_units(v, k) + int(z), k)
                 for v, z in zip(values.ravel().tolist(), noise.ravel(), strict=True)]
     released = gaussian_mechanism(values, 1.0, 1.0, 1e-6, rng=seeded(9))
@@ -301,15 +302,18 @@ def test_gaussian_mechanism_equals_the_exact_reference():
     _same_floats(released, expected)
 
 
-def test_no_module_level_name_of_the_sampling_module_is_bound_twice():
-    """Two helpers edit ``_sampling.py``: a second ``_CHUNK = ...`` at the end of the file
-    once silently replaced the sampler's constant of the same name (the samplers stayed
-    exact but ran at half speed). Every top-level name must be bound once."""
+@pytest.mark.parametrize("module", ["bernoulli", "bits", "base2", "envelope", "exact",
+                                    "fixed_cost", "grid", "noise"])
+def test_no_module_level_name_of_a_sampler_module_is_bound_twice(module):
+    """Two helpers once edited the same sampler module: a second ``_CHUNK = ...`` at the end
+    of the file silently replaced the sampler's constant of the same name (the samplers
+    stayed exact but ran at half speed). Every top-level name must be bound once."""
     import ast
     import collections
+    import importlib
     import inspect
 
-    tree = ast.parse(inspect.getsource(_sampling))
+    tree = ast.parse(inspect.getsource(importlib.import_module(f"dpkit._samplers.{module}")))
     names = []
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.ClassDef)):

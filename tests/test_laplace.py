@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 import dpkit.naive
-from dpkit import _sampling
+from dpkit._samplers.grid import to_grid
 from dpkit.audit import binned_chi_square
 from dpkit.laplace import (
     laplace_accuracy,
@@ -141,8 +141,8 @@ def test_rounded_neighbours_stay_within_calibrated_sensitivity(x: float, directi
     y = x + direction * sensitivity
     assume(abs(Fraction(y) - Fraction(x)) <= Fraction(sensitivity))
     grid = laplace_grid(sensitivity, epsilon, count)
-    a = _sampling.to_grid(np.array([x]), grid.exponent)[0]
-    b = _sampling.to_grid(np.array([y]), grid.exponent)[0]
+    a = to_grid(np.array([x]), grid.exponent)[0]
+    b = to_grid(np.array([y]), grid.exponent)[0]
     # one coordinate moves; the others (count - 1) may each move by one grid unit at most
     assert abs(int(a) - int(b)) + (count - 1) <= grid.sensitivity_units
     assert grid.scale_units * Fraction(epsilon) == grid.sensitivity_units   # loss = ε exactly
@@ -155,7 +155,7 @@ def test_privacy_loss_of_output_distribution() -> None:
     """For neighbours 0 and 1, ``max |log P[y|0] - log P[y|1]|`` over all outputs is ε."""
     epsilon = 0.7
     grid = laplace_grid(1.0, epsilon)
-    shift = int(_sampling.to_grid(np.array([1.0]), grid.exponent)[0])
+    shift = int(to_grid(np.array([1.0]), grid.exponent)[0])
     assert shift <= grid.sensitivity_units
     # log P[z] = -|z|/scale + const, so the loss at output z is (|z - shift| - |z|)/scale
     z = np.arange(-3 * shift, 4 * shift, max(1, shift // 1000))

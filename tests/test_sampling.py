@@ -1,4 +1,4 @@
-"""Tests of the exact samplers and grid helpers in :mod:`dpkit._sampling`.
+"""Tests of the exact samplers and grid helpers in :mod:`dpkit._samplers`.
 
 Statistical tests use fixed seeds and fail only when a chi-square or binomial p-value is
 below ``ALPHA = 1e-7``: under a correct sampler that happens with probability 1e-7 per test
@@ -24,7 +24,44 @@ from scipy import stats
 
 import dpkit.gaussian
 import dpkit.laplace
-from dpkit import _sampling as sampling
+from dpkit._samplers import bernoulli as bernoulli_module
+from dpkit._samplers import noise as noise_module
+from dpkit._samplers.bernoulli import (
+    FixedColumns,
+    _Columns,
+    _finish_tie,
+    bernoulli_exp,
+    bernoulli_matrix,
+    fixed_plan,
+)
+from dpkit._samplers.exact import (
+    Expansion,
+    _logistic_bounds,
+    as_int_array,
+    exp_neg_bounds,
+    exp_neg_expansion,
+    floor_sqrt,
+    logistic_expansion,
+)
+from dpkit._samplers.fixed_cost import (
+    _exceeds_exact_all,
+    _fixed_gaussian_columns,
+    _fixed_gaussian_setup,
+    _gamma_bracket,
+    _gaussian_gamma,
+)
+from dpkit._samplers.grid import (
+    GRID_BITS,
+    _round_units,
+    _units_to_float,
+    add_units,
+    exact_path,
+    from_grid,
+    grid_exponent,
+    grid_sensitivity,
+    to_grid,
+)
+from dpkit._samplers.noise import discrete_gaussian, discrete_laplace
 from dpkit.audit import binned_chi_square
 from dpkit.naive.laplace import cks_discrete_laplace
 from dpkit.rng import RandomSource, seeded
@@ -73,7 +110,7 @@ def edges_for(scale: float, width: int = 9) -> np.ndarray:
 def test_bernoulli_exp_frequency(gamma: Fraction) -> None:
     rng = seeded(11)
     n = 20_000
-    hits = sum(sampling.bernoulli_exp(gamma, rng) for _ in range(n))
+    hits = sum(bernoulli_exp(gamma, rng) for _ in range(n))
     p = math.exp(-gamma)
     if gamma == 0:
         assert hits == n
@@ -84,7 +121,7 @@ def test_bernoulli_exp_frequency(gamma: Fraction) -> None:
 def test_bernoulli_exp_power() -> None:
     rng = seeded(12)
     n = 20_000
-    hits = sum(sampling.bernoulli_exp(Fraction(1, 3), rng) for _ in range(n))
+    hits = sum(bernoulli_exp(Fraction(1, 3), rng) for _ in range(n))
     assert stats.binomtest(hits, n, math.exp(-0.36)).pvalue < ALPHA
 
 
@@ -93,7 +130,7 @@ def test_bernoulli_exp_power() -> None:
 def test_discrete_laplace_one_at_a_time() -> None:
     rng = seeded(21)
     scale = Fraction(3, 2)
-    samples = np.array([sampling.discrete_laplace(scale, rng) for _ in range(20_000)])
+    samples = np.array([discrete_laplace(scale, rng) for _ in range(20_000)])
     assert binned_chi_square(samples, laplace_cdf(1.5), edges_for(1.5)) > ALPHA
 
 
@@ -101,28 +138,28 @@ def test_discrete_laplace_one_at_a_time() -> None:
                                    Fraction(3001, 2), Fraction(2**20 + 1, 7)])
 def test_discrete_laplace_vector(scale: Fraction) -> None:
     rng = seeded(22)
-    samples = sampling.discrete_laplace(scale, rng, size=200_000)
+    samples = discrete_laplace(scale, rng, size=200_000)
     assert samples.dtype == np.int64 and samples.shape == (200_000,)
     assert binned_chi_square(samples, laplace_cdf(float(scale)), edges_for(float(scale))) > ALPHA
 
 
 def test_discrete_laplace_power() -> None:
     rng = seeded(23)
-    samples = sampling.discrete_laplace(Fraction(3), rng, size=200_000)
+    samples = discrete_laplace(Fraction(3), rng, size=200_000)
     assert binned_chi_square(samples, laplace_cdf(3.1), edges_for(3.1)) < ALPHA
 
 
 def test_discrete_laplace_shapes_and_reproducibility() -> None:
-    a = sampling.discrete_laplace(Fraction(2), seeded(3), size=(4, 5))
-    b = sampling.discrete_laplace(Fraction(2), seeded(3), size=(4, 5))
+    a = discrete_laplace(Fraction(2), seeded(3), size=(4, 5))
+    b = discrete_laplace(Fraction(2), seeded(3), size=(4, 5))
     assert a.shape == (4, 5)
     np.testing.assert_array_equal(a, b)
-    assert isinstance(sampling.discrete_laplace(2, seeded(3)), int)
-    assert sampling.discrete_laplace(Fraction(2), seeded(3), size=0).shape == (0,)
+    assert isinstance(discrete_laplace(2, seeded(3)), int)
+    assert discrete_laplace(Fraction(2), seeded(3), size=0).shape == (0,)
 
 
 def test_discrete_laplace_huge_scale_exact_path() -> None:
-    values = sampling.discrete_laplace(Fraction(2**60), seeded(4), size=3)
+    values = discrete_laplace(Fraction(2**60), seeded(4), size=3)
     assert values.shape == (3,)
     assert all(abs(int(v)) < 2**70 for v in values)
 
@@ -131,7 +168,7 @@ def test_discrete_laplace_huge_scale_exact_path() -> None:
 
 def test_discrete_gaussian_one_at_a_time() -> None:
     rng = seeded(31)
-    samples = np.array([sampling.discrete_gaussian(Fraction(2), rng) for _ in range(10_000)])
+    samples = np.array([discrete_gaussian(Fraction(2), rng) for _ in range(10_000)])
     assert binned_chi_square(samples, gaussian_cdf(2.0), edges_for(1.5, 8)) > ALPHA
 
 
@@ -139,14 +176,14 @@ def test_discrete_gaussian_one_at_a_time() -> None:
                                     Fraction(2**40 + 3, 3)])
 def test_discrete_gaussian_vector(sigma2: Fraction) -> None:
     rng = seeded(32)
-    samples = sampling.discrete_gaussian(sigma2, rng, size=100_000)
+    samples = discrete_gaussian(sigma2, rng, size=100_000)
     sigma = math.sqrt(sigma2)
     assert binned_chi_square(samples, gaussian_cdf(float(sigma2)), edges_for(sigma, 7)) > ALPHA
 
 
 def test_discrete_gaussian_power() -> None:
     rng = seeded(33)
-    samples = sampling.discrete_gaussian(Fraction(9), rng, size=100_000)
+    samples = discrete_gaussian(Fraction(9), rng, size=100_000)
     assert binned_chi_square(samples, gaussian_cdf(9.4), edges_for(3.0, 7)) < ALPHA
 
 
@@ -158,8 +195,8 @@ def test_expansions_match_high_precision(y: Fraction) -> None:
     mpmath.mp.prec = 400
     logistic = 1 / (1 + mpmath.exp(mpmath.mpf(y.numerator) / y.denominator))
     exp_neg = mpmath.exp(-mpmath.mpf(y.numerator) / y.denominator)
-    for value, expansion in [(logistic, sampling._logistic_expansion(y)),
-                             (exp_neg, sampling._exp_neg_expansion(y))]:
+    for value, expansion in [(logistic, logistic_expansion(y)),
+                             (exp_neg, exp_neg_expansion(y))]:
         prefix = int(mpmath.floor(value * mpmath.mpf(2) ** 160))
         digits = [(prefix >> (8 * (19 - j))) & 0xFF for j in range(20)]
         assert [expansion.byte(j) for j in range(20)] == digits
@@ -168,8 +205,8 @@ def test_expansions_match_high_precision(y: Fraction) -> None:
 def test_bernoulli_matrix_frequencies() -> None:
     """Each column is Bernoulli(q) for its own q (ties resolved with further bytes)."""
     ys = [Fraction(1, 5), Fraction(3), Fraction(1, 1000)]
-    expansions = [sampling._exp_neg_expansion(y) for y in ys]
-    bits = sampling._bernoulli_matrix(expansions, 100_000, seeded(41))
+    expansions = [exp_neg_expansion(y) for y in ys]
+    bits = bernoulli_matrix(expansions, 100_000, seeded(41))
     for column, y in enumerate(ys):
         hits = int(bits[:, column].sum())
         assert stats.binomtest(hits, 100_000, math.exp(-y)).pvalue > ALPHA
@@ -179,10 +216,10 @@ def test_bernoulli_matrix_frequencies() -> None:
 @given(st.lists(st.integers(-(2**52), 2**52), min_size=1, max_size=20),
        st.fractions(min_value=Fraction(1, 1000), max_value=Fraction(10**9)))
 def test_gamma_bracket_encloses_exact_value(ys: list[int], sigma2: Fraction) -> None:
-    t = sampling._floor_sqrt(sigma2) + 1
-    lo, hi = sampling._gamma_bracket(np.array(ys, dtype=np.int64), sigma2, t)
+    t = floor_sqrt(sigma2) + 1
+    lo, hi = _gamma_bracket(np.array(ys, dtype=np.int64), sigma2, t)
     for y, a, b in zip(ys, lo, hi, strict=True):
-        exact = sampling._gaussian_gamma(y, sigma2, t)
+        exact = _gaussian_gamma(y, sigma2, t)
         assert Fraction(float(a)) <= exact <= Fraction(float(b))
 
 
@@ -191,7 +228,7 @@ def test_gamma_bracket_encloses_exact_value(ys: list[int], sigma2: Fraction) -> 
 @settings(max_examples=200, deadline=None)
 @given(st.floats(allow_nan=False, allow_infinity=False), st.integers(-1100, 1100))
 def test_to_grid_is_exact_rounding(value: float, k: int) -> None:
-    units = sampling.to_grid(np.array([value]), k)[0]
+    units = to_grid(np.array([value]), k)[0]
     exact = Fraction(value) / Fraction(2) ** k
     assert int(units) == round(exact)          # Python rounds Fractions half to even
 
@@ -199,8 +236,8 @@ def test_to_grid_is_exact_rounding(value: float, k: int) -> None:
 @settings(max_examples=200, deadline=None)
 @given(st.integers(-(2**80), 2**80), st.integers(-1000, 900))
 def test_from_grid_is_nearest_float(units: int, k: int) -> None:
-    array = sampling._as_int_array([units], (1,))
-    result = sampling.from_grid(array, k)[0]
+    array = as_int_array([units], (1,))
+    result = from_grid(array, k)[0]
     assert result == float(Fraction(units) * Fraction(2) ** k)
 
 
@@ -216,15 +253,15 @@ def test_rounded_query_respects_widened_sensitivity(sensitivity: float, count: i
     if size == 0:
         return
     shift = direction / size * sensitivity * 0.999999   # ||shift|| <= sensitivity
-    k = sampling.grid_exponent(sensitivity, count, norm=norm)
-    bound = sampling.grid_sensitivity(sensitivity, k, count, norm=norm)
+    k = grid_exponent(sensitivity, count, norm=norm)
+    bound = grid_sensitivity(sensitivity, k, count, norm=norm)
     y = x + shift                                       # float rounding may lengthen it:
     exact = [Fraction(v) - Fraction(u) for u, v in zip(x, y, strict=True)]
     length = (sum(abs(e) for e in exact) if norm == 1
               else math.sqrt(sum(e * e for e in exact)))
     assume(length <= sensitivity * (1 - 1e-9))          # keep true neighbours only
-    a = sampling.to_grid(x, k)
-    b = sampling.to_grid(y, k)
+    a = to_grid(x, k)
+    b = to_grid(y, k)
     moved = Fraction(sum(abs(int(i) - int(j)) for i, j in zip(a, b, strict=True)))
     if norm == 2:
         squared = sum((int(i) - int(j)) ** 2 for i, j in zip(a, b, strict=True))
@@ -232,16 +269,16 @@ def test_rounded_query_respects_widened_sensitivity(sensitivity: float, count: i
     else:
         assert moved <= bound
     widening = count if norm == 1 else math.sqrt(count)
-    assert widening * 2.0**k <= sensitivity * 2.0**-sampling.GRID_BITS
-    assert widening * 2.0 ** (k + 1) > sensitivity * 2.0**-sampling.GRID_BITS * (1 - 1e-9)
+    assert widening * 2.0**k <= sensitivity * 2.0**-GRID_BITS
+    assert widening * 2.0 ** (k + 1) > sensitivity * 2.0**-GRID_BITS * (1 - 1e-9)
 
 
 def test_grid_sensitivity_values() -> None:
-    assert sampling.grid_sensitivity(1, -3) == 9             # floor(8) + 1
-    assert sampling.grid_sensitivity(1.1, -1, 3) == 2 + 3
-    assert sampling.grid_sensitivity(1, 0, 4, norm=2) == 3   # 1 + sqrt(4)
-    assert sampling.grid_exponent(1) == -20
-    assert sampling.grid_exponent(3, 4, norm=2) == -20        # log2(3/2) = 0.58
+    assert grid_sensitivity(1, -3) == 9             # floor(8) + 1
+    assert grid_sensitivity(1.1, -1, 3) == 2 + 3
+    assert grid_sensitivity(1, 0, 4, norm=2) == 3   # 1 + sqrt(4)
+    assert grid_exponent(1) == -20
+    assert grid_exponent(3, 4, norm=2) == -20        # log2(3/2) = 0.58
 
 
 # ------------------------------------------------------------------------- validation
@@ -252,33 +289,33 @@ BAD_REALS = [0, -1, -0.5, math.nan, math.inf, -math.inf]
 @pytest.mark.parametrize("bad", BAD_REALS)
 def test_bad_parameters_are_refused(bad: float) -> None:
     with pytest.raises(ValueError, match="scale"):
-        sampling.discrete_laplace(bad, seeded(0))
+        discrete_laplace(bad, seeded(0))
     with pytest.raises(ValueError, match="sigma2"):
-        sampling.discrete_gaussian(bad, seeded(0))
+        discrete_gaussian(bad, seeded(0))
     if bad != 0:
         with pytest.raises(ValueError, match="gamma"):
-            sampling.bernoulli_exp(bad, seeded(0))
+            bernoulli_exp(bad, seeded(0))
 
 
 @given(st.one_of(st.text(), st.none(), st.booleans(), st.complex_numbers()))
 def test_bad_types_are_refused(bad) -> None:
     with pytest.raises(TypeError):
-        sampling.discrete_laplace(bad, seeded(0))
+        discrete_laplace(bad, seeded(0))
     with pytest.raises(TypeError):
-        sampling.discrete_gaussian(bad, seeded(0))
+        discrete_gaussian(bad, seeded(0))
 
 
 def test_bad_rng_and_size() -> None:
     with pytest.raises(TypeError, match="rng"):
-        sampling.discrete_laplace(1, np.random.default_rng(0))
+        discrete_laplace(1, np.random.default_rng(0))
     with pytest.raises(TypeError, match="rng"):
-        sampling.discrete_gaussian(1, None)
+        discrete_gaussian(1, None)
     with pytest.raises(ValueError, match="size"):
-        sampling.discrete_laplace(1, seeded(0), size=-1)
+        discrete_laplace(1, seeded(0), size=-1)
     with pytest.raises(TypeError, match="size"):
-        sampling.discrete_gaussian(1, seeded(0), size=2.5)
+        discrete_gaussian(1, seeded(0), size=2.5)
     with pytest.raises(ValueError, match="norm"):
-        sampling.grid_exponent(1, norm=3)
+        grid_exponent(1, norm=3)
 
 
 # ------------------------------------------------------- fixed cost: timing independence
@@ -331,7 +368,7 @@ def test_scalar_laplace_draws_the_same_bytes_whatever_the_noise(scale: Fraction)
     False failure: only a 64-bit tie (2**-64 per trial) or a tail event (e**-64 per draw)
     changes the count: below 1e-13 over these 3000 draws.
     """
-    used, values = bytes_and_noise(lambda rng: sampling.discrete_laplace(scale, rng), 3000, 31)
+    used, values = bytes_and_noise(lambda rng: discrete_laplace(scale, rng), 3000, 31)
     assert np.unique(used).size == 1
     assert np.unique(values).size > 2
 
@@ -349,7 +386,7 @@ def test_scalar_gaussian_rounds_are_independent_of_the_noise() -> None:
     Fisher's exact test is exact under independence: false failure <= 1e-7.
     """
     sigma2 = Fraction(1, 20)                    # low acceptance: second rounds are common
-    used, values = bytes_and_noise(lambda rng: sampling.discrete_gaussian(sigma2, rng), 12000,
+    used, values = bytes_and_noise(lambda rng: discrete_gaussian(sigma2, rng), 12000,
                                    33)
     assert np.unique(used).size > 1
     assert independence_p_value(used, values) > 1e-7
@@ -359,20 +396,20 @@ def test_small_requests_take_the_fixed_cost_path(monkeypatch: pytest.MonkeyPatch
     def refuse(*args):
         raise AssertionError("vectorised path used for a small request")
 
-    monkeypatch.setattr(sampling, "_in_blocks", refuse)
+    monkeypatch.setattr(noise_module, "_in_blocks", refuse)
     rng = seeded(34)
     dpkit.laplace.laplace_mechanism(1.0, 1.0, 1.0, rng=rng)
     dpkit.laplace.laplace_mechanism(np.zeros(64), 1.0, 1.0, rng=rng)
     dpkit.gaussian.gaussian_mechanism(1.0, 1.0, 1.0, 1e-6, rng=rng)
-    sampling.discrete_gaussian(Fraction(9), rng, size=(8, 8))
+    discrete_gaussian(Fraction(9), rng, size=(8, 8))
     with pytest.raises(AssertionError):
-        sampling.discrete_laplace(Fraction(9), rng, size=65)
+        discrete_laplace(Fraction(9), rng, size=65)
 
 
 @pytest.mark.parametrize("scale", [Fraction(1, 3), Fraction(5, 2), Fraction(2**20 + 1, 7)])
 def test_fixed_cost_laplace_distribution(scale: Fraction) -> None:
     rng = seeded(35)
-    samples = np.concatenate([sampling.discrete_laplace(scale, rng, size=64)
+    samples = np.concatenate([discrete_laplace(scale, rng, size=64)
                               for _ in range(1000)])
     assert binned_chi_square(samples, laplace_cdf(float(scale)), edges_for(float(scale))) > ALPHA
 
@@ -380,7 +417,7 @@ def test_fixed_cost_laplace_distribution(scale: Fraction) -> None:
 @pytest.mark.parametrize("sigma2", [Fraction(1, 4), Fraction(9), Fraction(123456, 10)])
 def test_fixed_cost_gaussian_distribution(sigma2: Fraction) -> None:
     rng = seeded(36)
-    samples = np.concatenate([sampling.discrete_gaussian(sigma2, rng, size=64)
+    samples = np.concatenate([discrete_gaussian(sigma2, rng, size=64)
                               for _ in range(400)])
     sigma = math.sqrt(sigma2)
     assert binned_chi_square(samples, gaussian_cdf(float(sigma2)),
@@ -389,49 +426,49 @@ def test_fixed_cost_gaussian_distribution(sigma2: Fraction) -> None:
 
 def test_fixed_cost_gaussian_power() -> None:
     rng = seeded(37)
-    samples = np.concatenate([sampling.discrete_gaussian(Fraction(9), rng, size=64)
+    samples = np.concatenate([discrete_gaussian(Fraction(9), rng, size=64)
                               for _ in range(400)])
     assert binned_chi_square(samples, gaussian_cdf(10.0), edges_for(3.0, width=5)) < ALPHA
 
 
 def test_fixed_cost_rare_paths(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tails, ties and exact acceptance: force them often and check the distribution."""
-    monkeypatch.setattr(sampling, "_FIXED_TAIL_FACTOR", 1)
-    caches = (sampling._fixed_plan, sampling._fixed_gaussian_columns,
-              sampling._fixed_gaussian_setup)
+    monkeypatch.setattr(bernoulli_module, "_FIXED_TAIL_FACTOR", 1)
+    caches = (fixed_plan, _fixed_gaussian_columns,
+              _fixed_gaussian_setup)
     for cache in caches:
         cache.cache_clear()
     try:
         rng = seeded(38)
-        samples = np.concatenate([sampling.discrete_laplace(Fraction(5), rng, size=64)
+        samples = np.concatenate([discrete_laplace(Fraction(5), rng, size=64)
                                   for _ in range(600)])
         assert np.abs(samples).max() > 8 * 5
         assert binned_chi_square(samples, laplace_cdf(5.0), edges_for(5.0)) > ALPHA
-        gauss = np.concatenate([sampling.discrete_gaussian(Fraction(9), rng, size=64)
+        gauss = np.concatenate([discrete_gaussian(Fraction(9), rng, size=64)
                                 for _ in range(300)])   # tails in most rounds: exact path
         assert binned_chi_square(gauss, gaussian_cdf(9.0), edges_for(3.0, width=5)) > ALPHA
-        tie = sampling._FixedColumns([sampling._logistic_expansion(Fraction(1, 3))])
-        hits = [sampling._finish_tie(tie.expansions[0], rng) for _ in range(4000)]
+        tie = FixedColumns([logistic_expansion(Fraction(1, 3))])
+        hits = [_finish_tie(tie.expansions[0], rng) for _ in range(4000)]
         # Given a 64-bit tie, U < q iff the rest of U is below the rest of q (uniform on
         # [0, 1)): probability frac(q·2**64), computed from the expansion.
-        rest = float(Fraction(sampling._Expansion(
-            lambda p: sampling._logistic_bounds(Fraction(1, 3), p))._prefix(128)
+        rest = float(Fraction(Expansion(
+            lambda p: _logistic_bounds(Fraction(1, 3), p))._prefix(128)
             % 2**64, 2**64))
         assert stats.binomtest(sum(hits), 4000, rest).pvalue > ALPHA
         # The exact fallback of the Gaussian acceptance: with every digit of E zero,
         # E < 2**-40 < γ (rejected); with E >= 128 (tail digit set), E > γ (accepted).
         y = np.array([0, 3, -7] * 5, dtype=object)
         digits = np.zeros((15, 48), dtype=bool)
-        assert not sampling._exceeds_exact_all(y, digits, 7, Fraction(9), 4, rng).any()
+        assert not _exceeds_exact_all(y, digits, 7, Fraction(9), 4, rng).any()
         digits[:, 7] = True
-        assert sampling._exceeds_exact_all(y, digits, 7, Fraction(9), 4, rng).all()
+        assert _exceeds_exact_all(y, digits, 7, Fraction(9), 4, rng).all()
     finally:
         for cache in caches:
             cache.cache_clear()
 
 
-def _fresh_columns() -> sampling._Columns:
-    return sampling._Columns([sampling._Expansion(functools.partial(sampling._exp_neg_bounds,
+def _fresh_columns() -> _Columns:
+    return _Columns([Expansion(functools.partial(exp_neg_bounds,
                                                                     Fraction(k, 7)))
                               for k in range(1, 9)])
 
@@ -452,7 +489,7 @@ def test_columns_levels_thread_safe() -> None:
             shared = _fresh_columns()
             barrier = threading.Barrier(8)
 
-            def work(cols: sampling._Columns = shared, gate: threading.Barrier = barrier) -> None:
+            def work(cols: _Columns = shared, gate: threading.Barrier = barrier) -> None:
                 gate.wait()
                 for j in range(depth):
                     cols.level(j)
@@ -477,22 +514,22 @@ def test_grid_path_depends_on_the_size_only(big: float) -> None:
     k = -40
     for values in (np.array([1.0, -2.5]), np.array([big, -big]),
                    np.array([Fraction(2**80 + 1), 0.5], dtype=object)):
-        units = sampling.to_grid(values, k)
+        units = to_grid(values, k)
         assert units.dtype == object and all(type(u) is int for u in units)
         assert units.tolist() == [round(Fraction(v) / Fraction(2) ** k) for v in values]
         noise = np.array([3, -(2**40)], dtype=np.int64)
-        total = sampling.add_units(units, noise)
+        total = add_units(units, noise)
         assert total.dtype == object
         assert total.tolist() == [u + int(n) for u, n in zip(units, noise, strict=True)]
-        released = sampling.from_grid(total, k)
+        released = from_grid(total, k)
         assert released.tolist() == [float(Fraction(t) * Fraction(2) ** k) for t in total]
-    assert sampling.exact_path(64) and not sampling.exact_path(65)
+    assert exact_path(64) and not exact_path(65)
 
 
 def test_round_units_ties_to_even() -> None:
-    assert [sampling._round_units(Fraction(x, 2), 0) for x in (-3, -1, 1, 3, 5)] \
+    assert [_round_units(Fraction(x, 2), 0) for x in (-3, -1, 1, 3, 5)] \
         == [-2, 0, 0, 2, 2]
-    assert sampling._round_units(0.75, -1) == 2 and sampling._round_units(-2.5, -1) == -5
-    assert sampling._round_units(6.0, 2) == 2 and sampling._round_units(10.0, 2) == 2
-    assert sampling._units_to_float(2**2000, 0) == math.inf
-    assert sampling._units_to_float(-(2**2000), -1) == -math.inf
+    assert _round_units(0.75, -1) == 2 and _round_units(-2.5, -1) == -5
+    assert _round_units(6.0, 2) == 2 and _round_units(10.0, 2) == 2
+    assert _units_to_float(2**2000, 0) == math.inf
+    assert _units_to_float(-(2**2000), -1) == -math.inf

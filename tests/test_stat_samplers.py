@@ -1,12 +1,13 @@
 """Statistical tests of the exact samplers, one set per sampler path.
 
-:func:`dpkit._sampling.discrete_laplace` and :func:`dpkit._sampling.discrete_gaussian` route
-a request by its size and scale: one sample at a time (``size=None``, and small sizes), the
-block-envelope sampler of :mod:`dpkit._envelope` for arrays (pure inversion, block width 1,
-below scale 32; blocks of width ``2**L`` with an acceptance step above, including the
-mechanisms' scales) and, for the very largest scales, the fixed-cost sampler again. The
-cases below cover each route as ``_sampling.py`` defines them today (the case ids name the
-route); the tests only use the public call ``sampler(scale, rng, size)`` and the exact
+:func:`dpkit._samplers.noise.discrete_laplace` and
+:func:`dpkit._samplers.noise.discrete_gaussian` route a request by its size and scale: one
+sample at a time (``size=None``, and small sizes), the block-envelope sampler of
+:mod:`dpkit._samplers.envelope` for arrays (pure inversion, block width 1, below scale 32;
+blocks of width ``2**L`` with an acceptance step above, including the mechanisms' scales)
+and, for the very largest scales, the fixed-cost sampler again. The cases below cover each
+route as :mod:`dpkit._samplers.noise` defines them today (the case ids name the route); the
+tests only use the public call ``sampler(scale, rng, size)`` and the exact
 target distribution, so they stay valid if the routing changes.
 
 Four categories, as in the test suites of mature DP libraries:
@@ -41,7 +42,7 @@ import pytest
 from scipy import special, stats
 
 from dpkit import audit
-from dpkit._sampling import discrete_gaussian, discrete_laplace
+from dpkit._samplers.noise import discrete_gaussian, discrete_laplace
 from dpkit.rng import seeded
 
 ALPHA = 1e-6
@@ -323,7 +324,7 @@ def test_log_ratio_of_neighbouring_outputs(case: SamplerCase) -> None:
 
 
 def test_every_path_is_covered() -> None:
-    """The case list covers each route of ``_sampling.py`` for both samplers (case ids)."""
+    """The case list covers each route of :mod:`dpkit._samplers.noise` for both samplers."""
     for kind in ("laplace", "gaussian"):
         routes = {c.id.split("-", 1)[1].split("-")[0] for c in CASES if c.kind == kind}
         assert {"one", "few", "inversion", "envelope", "mechanism", "large"} <= routes

@@ -49,8 +49,9 @@ from typing import Any
 import gmpy2
 import numpy as np
 
-from dpkit._exponential_sampling import CountingSource
-from dpkit._sampling import discrete_gaussian, grid_exponent
+from dpkit._samplers.base2 import CountingSource
+from dpkit._samplers.grid import grid_exponent
+from dpkit._samplers.noise import discrete_gaussian
 from dpkit.composition import optimal, sequential
 from dpkit.exponential import Eta, base2_exponential_mechanism
 from dpkit.gaussian import analytic_sigma, gaussian_mechanism
@@ -270,7 +271,7 @@ def sampler_tables() -> tuple[dict, dict]:
     bits = table("discrete_gaussian_bits", "(c′) Random bits per discrete Gaussian sample",
                  ["sampler", "σ", "entropy (bits)", "bits per sample", "bits above entropy"],
                  f"dpkit: bytes read from the secure source (× 8), counted by "
-                 f"dpkit._exponential_sampling.CountingSource: a vector of {N:,} (the "
+                 f"dpkit._samplers.base2.CountingSource: a vector of {N:,} (the "
                  f"block-envelope sampler), and the fixed-cost sampler for requests of up to "
                  f"64 values, {FIXED_DRAWS} requests of one value and {FIXED_DRAWS // 10} of "
                  f"64; Tumult Core: the NumPy generator its prng() returns replaced by one on "

@@ -31,7 +31,8 @@ from dpkit._checks import (
     check_real,
     check_sensitivity,
 )
-from dpkit._sampling import bernoulli_exp
+from dpkit._samplers.bernoulli import bernoulli_exp
+from dpkit._samplers.grid import add_units, from_grid, to_grid
 from dpkit.rng import RandomSource, resolve
 
 __all__ = [
@@ -258,10 +259,9 @@ def cks_laplace_mechanism(value: float, sensitivity: float, epsilon: float,
     -------
     float
     """
-    from dpkit import _sampling
     from dpkit.laplace import laplace_grid
 
     grid = laplace_grid(sensitivity, epsilon)
-    units = _sampling.to_grid(np.array([check_real(value, "value")]), grid.exponent)
+    units = to_grid(np.array([check_real(value, "value")]), grid.exponent)
     noise = np.array([cks_discrete_laplace(grid.scale_units, resolve(rng))], dtype=np.int64)
-    return float(_sampling.from_grid(_sampling.add_units(units, noise), grid.exponent)[0])
+    return float(from_grid(add_units(units, noise), grid.exponent)[0])

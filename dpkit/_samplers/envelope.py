@@ -16,7 +16,7 @@ Gaussian). A draw is made of four independent pieces:
    ``R·(2x* + R)/(2σ²)``, at most about 0.6 by the choice of ``m`` and ``x_T``).
 4. In the tail (probability about ``2**-64``): ``|x| - x_T`` geometric with ``P[G >= g] =
    e**(-c·g)`` and, for the Gaussian, acceptance with probability ``exp(-G²/(2σ²))`` (exact
-   one-at-a-time samplers of :mod:`dpkit._sampling`).
+   fixed-cost trials of :mod:`dpkit._samplers.bernoulli`).
 
 Then ``P[propose x and accept] = ρ(x)/Σ weights`` for every ``x``: accepted values have
 exactly the target distribution (rejection sampling, von Neumann 1951). Every position of
@@ -54,14 +54,14 @@ power above; every block has ``γ < 1``, checked when the table is built). After
 of ``exp(-γ)``.
 
 Random bits: the fields of a proposal (guide bits, sign, offset, first acceptance bits) are
-read together with :func:`dpkit._bitstream.read_fields`, exactly as many bits as used
+read together with :func:`dpkit._samplers.bits.read_fields`, exactly as many bits as used
 (with up to 3 extra acceptance or guide bits when that makes a proposal whole bytes, which
 is faster to split). ``benchmarks/bits.py`` prints the bits per accepted sample against the
 entropy; ``tests/test_envelope.py`` checks that they stay within the entropy plus 16.
 
 Timing: the loops (refilled positions, undecided entries and acceptances, the tail) run
 over the whole array, so their number depends on all its values together, not on one (see
-"Timing" in :mod:`dpkit._sampling`).
+"Timing" in :mod:`dpkit._samplers`).
 
 References
 ----------
@@ -82,17 +82,14 @@ from typing import Any
 import gmpy2
 import numpy as np
 
-from dpkit._bitstream import read_fields
-from dpkit._sampling import (
-    _MARGIN,
-    _bernoulli_exp,
-    _exp_neg_bounds,
-    _fixed_bernoulli,
-    _fixed_geometric,
-    _fixed_plan,
-    _floor_log2,
-    _floor_scaled,
+from dpkit._samplers.bernoulli import (
+    bernoulli_exp_unchecked,
+    fixed_bernoulli,
+    fixed_geometric,
+    fixed_plan,
 )
+from dpkit._samplers.bits import read_fields
+from dpkit._samplers.exact import MARGIN, exp_neg_bounds, floor_log2, floor_scaled
 from dpkit.rng import RandomSource
 
 _FIXED_BITS = 62            # cumulative weights are stored as multiples of 2**-62
@@ -170,7 +167,7 @@ def _exp_neg_bracket(gamma_lo: np.ndarray, gamma_hi: np.ndarray) -> tuple[np.nda
     return lo, hi
 
 
-class _Envelope:
+class Envelope:
     """The table, guide and acceptance rule for one distribution (see the module docstring)."""
 
     def __init__(self, kind: str, parameter: Fraction) -> None:
@@ -178,11 +175,11 @@ class _Envelope:
         if kind == "laplace":
             spread = float(parameter)
             reach = _TAIL_BITS * math.log(2) * spread
-            self.log_width = max(0, _floor_log2(parameter / _BLOCKS_PER_SCALE))
+            self.log_width = max(0, floor_log2(parameter / _BLOCKS_PER_SCALE))
         else:
             spread = math.sqrt(float(parameter))
             reach = math.sqrt(2 * _TAIL_BITS * math.log(2)) * spread
-            self.log_width = max(0, _floor_log2(parameter / _BLOCKS_PER_SCALE**2) // 2)
+            self.log_width = max(0, floor_log2(parameter / _BLOCKS_PER_SCALE**2) // 2)
         self.width = 1 << self.log_width
         self.blocks = max(1, math.ceil((reach - 1) / self.width))       # J
         self.tail_start = 1 + self.blocks * self.width                  # x_T
@@ -197,7 +194,7 @@ class _Envelope:
             self.float_denominator = float(2 * parameter)               # γ = R(2x*+R)/(2σ²)
         self._cdf_cache: dict[int, tuple[list[Any], list[Any]]] = {}
         lows, highs = self._cdf(_SETUP_PRECISION)
-        self.lo = np.array([min(_floor_scaled(v, _FIXED_BITS), _ONE) for v in lows],
+        self.lo = np.array([min(floor_scaled(v, _FIXED_BITS), _ONE) for v in lows],
                            dtype=np.int64)
         self.hi = np.array([min(_ceil_scaled(v), _ONE) for v in highs], dtype=np.int64)
         self.lo[0] = self.hi[0] = 0
@@ -237,9 +234,9 @@ class _Envelope:
         """MPFR bounds of ``C_0 = 0, C_1, ..., C_{J+2} = 1`` (cumulative weights / total)."""
         if precision in self._cdf_cache:
             return self._cdf_cache[precision]
-        exps = [_exp_neg_bounds(self._exponent(int(x)), precision) for x in self.xstar[1:]]
-        t_lo, t_hi = _exp_neg_bounds(self._exponent(self.tail_start), precision)
-        c_lo, c_hi = _exp_neg_bounds(self.tail_rate, precision)
+        exps = [exp_neg_bounds(self._exponent(int(x)), precision) for x in self.xstar[1:]]
+        t_lo, t_hi = exp_neg_bounds(self._exponent(self.tail_start), precision)
+        c_lo, c_hi = exp_neg_bounds(self.tail_rate, precision)
         weight = 2 * self.width                 # a power of two: products below are exact
         with gmpy2.context(precision=precision, round=gmpy2.RoundUp):
             denominator_up = 1 - c_lo
@@ -347,14 +344,14 @@ class _Envelope:
         ``R < 2**49`` converts exactly; ``2x* + R < 2**56`` with relative error ``<= 2**-53``,
         and the product and quotient (with the correctly rounded denominator) add three
         more such errors: the float is within ``5·2**-53`` (relative) of ``γ``, far inside
-        the relative margin ``_MARGIN = 2**-44`` (which also covers its own rounding).
+        the relative margin ``MARGIN = 2**-44`` (which also covers its own rounding).
         """
         r = offset.astype(np.float64)
         if self.kind == "laplace":
             gamma = r / self.float_denominator
         else:
             gamma = r * (2 * xstar + offset).astype(np.float64) / self.float_denominator
-        return gamma * (1.0 - _MARGIN), gamma * (1.0 + _MARGIN)
+        return gamma * (1.0 - MARGIN), gamma * (1.0 + MARGIN)
 
     def _exact_gamma(self, offset: int, xstar: int) -> Fraction:
         if self.kind == "laplace":
@@ -434,7 +431,7 @@ class _Envelope:
                 for j, i, value in zip(pending, pending_local, uniform, strict=True):
                     gamma = self._exact_gamma(int(offset[i]), int(xstar[i]))
                     result[j] = _LazyUniform(int(value), nbits, rng).below(
-                        functools.partial(_exp_neg_bounds, gamma))
+                        functools.partial(exp_neg_bounds, gamma))
                 break
             more = min(_MORE_ACCEPT_BITS, _UNIFORM_BITS - nbits)
             (fresh,) = read_fields(rng, pending.size, (more,))
@@ -451,9 +448,9 @@ class _Envelope:
 
     def _tail_value(self, rng: RandomSource) -> int | None:
         """A magnitude from the tail entry, or None if the Gaussian's acceptance fails."""
-        plan = _fixed_plan(1 / self.tail_rate)
-        g = int(_fixed_geometric(plan, _fixed_bernoulli(plan[1], 1, rng), rng)[0])
-        if self.kind == "gaussian" and not _bernoulli_exp(
+        plan = fixed_plan(1 / self.tail_rate)
+        g = int(fixed_geometric(plan, fixed_bernoulli(plan[1], 1, rng), rng)[0])
+        if self.kind == "gaussian" and not bernoulli_exp_unchecked(
                 Fraction(g * g) / (2 * self.parameter), rng):
             return None
         return self.tail_start + g
@@ -518,12 +515,12 @@ class _Envelope:
 
 
 @functools.lru_cache(maxsize=64)
-def laplace_envelope(scale: Fraction) -> _Envelope:
+def laplace_envelope(scale: Fraction) -> Envelope:
     """The envelope of the discrete Laplace with this scale (built once per scale)."""
-    return _Envelope("laplace", scale)
+    return Envelope("laplace", scale)
 
 
 @functools.lru_cache(maxsize=64)
-def gaussian_envelope(sigma2: Fraction) -> _Envelope:
+def gaussian_envelope(sigma2: Fraction) -> Envelope:
     """The envelope of the discrete Gaussian with this ``σ²`` (built once per ``σ²``)."""
-    return _Envelope("gaussian", sigma2)
+    return Envelope("gaussian", sigma2)

@@ -76,7 +76,7 @@ _CHUNK_BITS = 10            # level-0 power tables cover 10 bits of the exponent
 _CHUNK = 1 << _CHUNK_BITS
 _MP_PRECISIONS = (256, 1024, 4096)   # intermediate MPFR levels of the fast sampler
 _V_SLACK = 64               # extra bits of V drawn beyond the working precision
-_BLOCK = 1 << 16            # level 0 gathers and sums the weights this many at a time
+BLOCK = 1 << 16            # level 0 gathers and sums the weights this many at a time
 _TABLE_LIMIT = 1 << 16      # longest direct table of powers (bases with η ≳ 0.017)
 
 
@@ -101,13 +101,13 @@ def exact_context(precision: int) -> Any:
                          trap_invalid=True, trap_erange=True, trap_divzero=True)
 
 
-def _directed_context(precision: int, rounding: Any) -> Any:
+def directed_context(precision: int, rounding: Any) -> Any:
     """A gmpy2 context of ``precision`` bits rounding every result in one direction."""
     return gmpy2.context(precision=precision, round=rounding,
                          emin=gmpy2.get_emin_min(), emax=gmpy2.get_emax_max())
 
 
-def _exact_base(x: int, y: int) -> Any:
+def exact_base(x: int, y: int) -> Any:
     """``x / 2**y`` as an exact MPFR number (carrying as many bits as ``x`` needs)."""
     with exact_context(max(x.bit_length(), 2)):
         return gmpy2.div_2exp(gmpy2.mpfr(x), y)
@@ -187,7 +187,7 @@ def full_precision_sample(k: np.ndarray, x: int, y: int, precision: int,
         granularity ``2**(-y·max(k))`` of the cumulative weights (which would bias the draw).
     """
     levels, counts = _levels(k)
-    base = _exact_base(x, y)
+    base = exact_base(x, y)
     with exact_context(precision):
         total = _trapped(_level_sum, levels, counts, base)
         bound = _power_bound(total)
@@ -365,7 +365,7 @@ def _power_table(x: int, y: int, chunk: int) -> tuple[np.ndarray, np.ndarray]:
     Each entry is the correctly rounded power (MPFR, IEEE-754 double format with
     subnormals), rounded down for the lower table and up for the upper one.
     """
-    base = _exact_base(x, y)
+    base = exact_base(x, y)
     step = 1 << (_CHUNK_BITS * chunk)
     tables = []
     for rounding in (gmpy2.RoundDown, gmpy2.RoundUp):
@@ -408,7 +408,7 @@ def _lower_table(x: int, y: int) -> np.ndarray | None:
     """
     if (y - math.log2(x)) * _TABLE_LIMIT < 1000:      # K ≈ 1074/η: clearly too long
         return None
-    base = _exact_base(x, y)
+    base = exact_base(x, y)
     context = gmpy2.ieee(64)
     context.round = gmpy2.RoundDown
     entries = []
@@ -450,9 +450,9 @@ def _error_factors(n: int) -> tuple[float, float]:
 
     ``E`` bounds the number of roundings any term passes through in a floating-point sum
     that level 0 computes: ``E = n`` for one block (a block sum or a prefix sum of at most
-    ``n`` terms, any binary tree of additions), and ``E = n + 2·_BLOCK`` for several (a
-    term passes at most ``_BLOCK - 1`` roundings inside its block sum, one per later block
-    in the running sum of block sums, and ``_BLOCK`` in the prefix within a block plus the
+    ``n`` terms, any binary tree of additions), and ``E = n + 2·BLOCK`` for several (a
+    term passes at most ``BLOCK - 1`` roundings inside its block sum, one per later block
+    in the running sum of block sums, and ``BLOCK`` in the prefix within a block plus the
     addition of the earlier blocks' total). Each rounding multiplies by ``1 + δ`` with
     ``|δ| ≤ u = 2**-53`` (sums of subnormals are exact), so a computed sum ``F`` of
     non-negative terms whose exact sum is ``L`` has ``L·(1 - u)**E ≤ F ≤ L·(1 + u)**E``
@@ -460,7 +460,7 @@ def _error_factors(n: int) -> tuple[float, float]:
     ``Eu - 2Eu ≤ 0``) and ``(1 - u)**E ≥ 1/(1 + 2Eu)`` (``-Eu - Eu² + 2Eu - 2E²u² ≥ 0``),
     hence ``F·shrink ≤ L ≤ F·grow``. Both factors are exact doubles (``E < 2**52``).
     """
-    errors = n if n <= _BLOCK else n + 2 * _BLOCK
+    errors = n if n <= BLOCK else n + 2 * BLOCK
     if errors > 1 << 48:                    # far beyond memory: keeps 2Eu ≤ 2**-4
         raise ValueError(f"too many outcomes for the fast sampler: {n}")
     return 1.0 - errors * 2.0 ** -52, 1.0 + errors * 2.0 ** -52
@@ -485,7 +485,7 @@ def _table_level(k: np.ndarray, table: np.ndarray, point: int) -> tuple[int, int
     normal double ``d`` is at most ``2**-52·d``, above a subnormal or zero ``2**-1074``).
     So with ``L_j = Σ_{i≤j} ℓ_i`` exactly: ``L_j ≤ C_j ≤ L_j·(1 + 2**-52) + n·2**-1074``.
 
-    **Sums.** The weights are gathered block by block (``_BLOCK`` at a time, so the
+    **Sums.** The weights are gathered block by block (``BLOCK`` at a time, so the
     temporaries stay in cache), each block summed; ``P`` is the running sum of the block
     sums, and within a candidate block ``F_j = P_{b-1} + cumsum`` of its lower bounds. Each
     is a floating-point sum ``F`` of non-negative terms with ``F·shrink ≤ L ≤ F·grow``
@@ -503,19 +503,19 @@ def _table_level(k: np.ndarray, table: np.ndarray, point: int) -> tuple[int, int
     within-block sums. No step needs the sums to be monotone across blocks.
     """
     n = k.size
-    starts = range(0, n, _BLOCK)
-    buffer = np.empty(min(n, _BLOCK))
+    starts = range(0, n, BLOCK)
+    buffer = np.empty(min(n, BLOCK))
 
     def lower(start: int) -> np.ndarray:
-        part = k[start:start + _BLOCK]
+        part = k[start:start + BLOCK]
         return np.take(table, part, out=buffer[:part.size], mode="clip")
 
     prefix = np.cumsum([lower(start).sum() for start in starts])
     a, c = _thresholds(float(prefix[-1]), n, point)
     certain = int(np.searchsorted(prefix, a, side="right"))   # block ends C_j ≤ V·T
     possible = int(np.searchsorted(prefix, c, side="right"))  # others have C_j > V·T
-    first = certain * _BLOCK
-    last = min((possible + 1) * _BLOCK - 1, n - 1)
+    first = certain * BLOCK
+    last = min((possible + 1) * BLOCK - 1, n - 1)
     for block in range(certain, min(possible, len(starts) - 1) + 1):
         start = starts[block]
         sums = np.cumsum(lower(start))
@@ -608,7 +608,7 @@ def _mp_level(k: np.ndarray, base: Any, precision: int, point: int, bits: int,
     """Narrow ``[first, last]`` with MPFR bounds at ``precision`` bits (directed rounding)."""
     bounds = []
     for rounding in (gmpy2.RoundDown, gmpy2.RoundUp):
-        with _directed_context(precision, rounding):
+        with directed_context(precision, rounding):
             total = _level_sum(*_levels(k), base)
             prefix = _level_sum(*_levels(k[:first]), base)
             v = gmpy2.mpfr(point + (rounding == gmpy2.RoundUp), bits + 1)   # exact
@@ -627,7 +627,7 @@ def _mp_level(k: np.ndarray, base: Any, precision: int, point: int, bits: int,
 def _exact_level(k: np.ndarray, x: int, y: int, precision: int, point: int, bits: int,
                  first: int, last: int, rng: RandomSource) -> int:
     """Decide the outcome exactly: exact sums (inexact flag trapped), then integers."""
-    base = _exact_base(x, y)
+    base = exact_base(x, y)
     scale = y * int(k.max())          # every weight is a multiple of 2**-scale
     with exact_context(precision):
         def exact_values() -> tuple[Any, list[Any]]:
@@ -693,7 +693,7 @@ def fast_sample(k: np.ndarray, x: int, y: int, rng: RandomSource, *,
         if first == last:
             return first
     if start in ("float", "mp"):
-        base = _exact_base(x, y)
+        base = exact_base(x, y)
         for bits_p in mp_precisions:
             point, bits = _extend(point, bits, bits_p + _V_SLACK, rng)
             first, last = _mp_level(k, base, bits_p, point, bits, first, last)

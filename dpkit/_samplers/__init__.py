@@ -1,0 +1,106 @@
+"""Exact samplers and the power-of-two grid: the private machinery of the safe mechanisms.
+
+Nothing in this package draws a floating-point random number or evaluates a transcendental
+function in floating point to make a random decision. Every random choice is an exact
+comparison between uniformly random bits and the binary expansion of a real number, and
+those expansions are either computed exactly (rationals) or bracketed rigorously with
+directed rounding in MPFR (through :mod:`gmpy2`), with more precision requested until the
+comparison is decided. The samplers therefore draw from their target distributions *exactly*.
+
+Modules, bottom up (each imports only modules above it in this list, plus
+:mod:`dpkit._checks` and :mod:`dpkit.rng`):
+
+:mod:`~dpkit._samplers.exact`
+    Rational floors and roots, MPFR brackets of ``exp`` and of the logistic function,
+    lazily computed binary expansions, the public size thresholds (``FIXED_MAX = 64``).
+:mod:`~dpkit._samplers.bits`
+    Reading random bits exactly as used, several fields of a proposal at once.
+:mod:`~dpkit._samplers.bernoulli`
+    Exact Bernoulli trials (CKS Algorithm 1, byte-wise and fixed-cost 64-bit trials) and
+    geometric variables built from their digits.
+:mod:`~dpkit._samplers.fixed_cost`
+    Discrete Laplace and Gaussian for requests of up to 64 values, at a cost that does not
+    depend on the values drawn.
+:mod:`~dpkit._samplers.envelope`
+    The block-envelope rejection sampler for larger arrays (near the entropy in bits).
+:mod:`~dpkit._samplers.noise`
+    ``discrete_laplace`` and ``discrete_gaussian``: the entry points, which choose a
+    sampler from the request's size.
+:mod:`~dpkit._samplers.grid`
+    The power-of-two grid: ``to_grid``, ``add_units``, ``from_grid``, ``grid_exponent``,
+    ``grid_sensitivity``.
+:mod:`~dpkit._samplers.base2`
+    The exact selection of the base-2 exponential mechanism (Ilvento 2020).
+
+Timing
+------
+A sampler whose loop count grows with ``|noise|`` tells anyone who can time a release how
+large the noise was (Jin, McMurtry, Rubinstein & Ohrimenko, IEEE S&P 2022); CKS Algorithms 2
+and 3 run one sample at a time are such samplers (kept, labelled, in :mod:`dpkit.naive.laplace`).
+Requests of up to ``FIXED_MAX = 64`` values (every scalar release, every SVT threshold)
+therefore use the *fixed-cost* samplers of :mod:`~dpkit._samplers.fixed_cost`: every digit
+trial compares 64 random bits with the first 64 bits of its probability, all trials of all
+draws at once, so the random bytes read and the NumPy operations run do not depend on the
+values drawn. What is and is not constant:
+
+* Discrete Laplace (difference of two geometrics, no rejection): the cost is a function of
+  the scale and the count only, except in two events that finish with loops of their own:
+  a 64-bit tie (probability ``2**-64`` per trial) and a geometric beyond the ``2**I >=
+  64·scale`` covered digits (probability ``<= e**-64`` per draw).
+* Discrete Gaussian (CKS Algorithm 3): each round decides ``n + 1 + n // 2`` proposals at
+  a fixed cost; rounds repeat until ``n`` are accepted. The *number of rounds* varies, but it
+  depends only on which proposals were accepted, and accepted proposals are independent
+  draws from the target whatever that pattern is, so it carries no information about the
+  values returned. Exceptions as above, plus an undecided acceptance comparison
+  (probability about ``2**-40`` per proposal) and proposals ``|y| >= 2**53`` (scales above
+  about ``2**47``, never used by the mechanisms), which finish in exact arithmetic.
+* Larger arrays use the block-envelope sampler (:mod:`~dpkit._samplers.envelope`), whose loops
+  (rejection rounds, undecided comparisons reading more bits, the tail) run over the whole
+  array of up to ``_BLOCK = 2**17`` values: their length depends on the values
+  collectively, diluting any single value's influence but not removing it. **Residual
+  channel, tail values:** a value far in the tail (beyond about 8 scales for the discrete
+  Laplace, about 4σ for the discrete Gaussian) lies in a block of the envelope table whose
+  probability is below the guide table's resolution, so it almost always adds a
+  refinement pass (two more reads of the source and a few NumPy passes, tens of µs). An
+  adversarial review measured, at ``n = 65`` values: that pass ran in about 3% of the
+  calls whose largest ``|x|`` was below 4 scales and in about 74% of those holding a value
+  beyond 8 scales. Only arrays of thousands of values dilute it (the pass then runs in
+  nearly every call). A caller whose adversary can time releases of a few hundred values
+  should release them in blocks of at most 64 (the fixed-cost path).
+* Grid arithmetic (:mod:`~dpkit._samplers.grid`: ``to_grid``, ``add_units``,
+  ``from_grid``) on up to 64 values always runs on exact Python integers: the path is
+  chosen from the size alone, so neighbouring inputs take the same path whatever their
+  magnitudes (``exact_path``).
+  **Residual channel, larger arrays:** above 64 values the arithmetic runs on ``int64``
+  while every grid value is below ``2**61`` units (``|value| < 2**(61 + k)``, with ``k =
+  grid_exponent(Δ, d)`` set by the sensitivity and the number ``d`` of coordinates, e.g.
+  ``2**24`` for ``Δ = 10`` and ``d = 10**6``) and on Python ints, many times slower, as
+  soon as one coordinate is beyond. That switch depends on the data: two neighbouring
+  vectors on either side of the boundary take paths of visibly different speed, and a
+  timing adversary can tell them apart. The same switch in ``add_units`` also looks at
+  the noise, so at noise scales near ``2**61`` units (very small ε on long vectors) it
+  depends on the noise drawn as well. Always using the exact path would make a release
+  of ``10**5`` values several times slower (``benchmarks/grid.py`` prints the factor), so
+  it is not the default; a caller who releases large vectors whose coordinates may cross
+  that boundary, and whose adversary can time the release, should keep the coordinates
+  below it (clip them to a public bound well under ``2**(61 + k)``) or release them in
+  blocks of at most 64. (A grid exponent outside ``[-1022, 1023]``, from a sensitivity
+  near either end of the float range, also converts back on Python ints: a choice made
+  from the public ``k`` alone.)
+* Input conversion: a float64 NumPy array is converted in a few vectorised operations; a
+  Python list in one pass (:func:`dpkit._checks.check_finite_array`) whose cost hardly
+  depends on the types of its elements (ints, floats, Fractions alike), except that an
+  element float64 cannot hold exactly is looked at again. A list is several times slower
+  than an array, and an array's dtype is visible in its cost: pass a float64 array.
+* Constant cost is not constant time: Python, the allocator, caches, the operating
+  system's random source (:class:`dpkit.rng.SecureRandom` refills its buffer every 4096
+  bytes, after a number of releases that does not depend on the noise) and other load make
+  the running time vary, but that variation is independent of the noise drawn.
+
+References
+----------
+C. L. Canonne, G. Kamath, T. Steinke. *The Discrete Gaussian for Differential Privacy.*
+NeurIPS 2020 (arXiv:2004.00010), Algorithms 1-3.
+J. Jin, E. McMurtry, B. I. P. Rubinstein, O. Ohrimenko. *Are We There Yet? Timing and
+Floating-Point Attacks on Differential Privacy Systems.* IEEE S&P 2022.
+"""

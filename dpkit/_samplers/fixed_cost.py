@@ -1,0 +1,256 @@
+"""Fixed-cost discrete Laplace and discrete Gaussian samplers for small requests.
+
+The one-at-a-time samplers of Canonne, Kamath & Steinke (2020) run loops whose length grows
+with ``|noise|/scale``, so the running time of a release reveals the noise (they are kept,
+labelled, in :mod:`dpkit.naive.laplace`). Requests of up to ``FIXED_MAX = 64`` values (every
+scalar release, every SVT threshold) use the samplers here instead: each Bernoulli digit is
+decided by comparing 64 random bits with the first 64 bits of its probability
+(:func:`dpkit._samplers.bernoulli.fixed_bernoulli`), all digits of all draws at once, so the
+random bytes drawn and the NumPy operations run are the same whatever the values drawn. The
+exceptions are events of probability ``<= 2**-64`` per digit (a tie of 64 bits), ``<=
+e**-64`` per geometric draw (beyond the covered digits) and about ``2**-40`` per Gaussian
+proposal (an acceptance the drawn digits cannot decide); they finish exactly, with loops of
+their own. See "Timing" in :mod:`dpkit._samplers`.
+
+* :func:`fixed_discrete_laplace`: the difference of two geometric variables (no rejection).
+* :func:`fixed_discrete_gaussian`: CKS Algorithm 3, a discrete Laplace proposal accepted
+  when a standard exponential ``E``, drawn digit by digit, exceeds ``γ(Y)``; proposals are
+  decided in rounds of fixed cost.
+* :func:`fixed_result`: either sampler run in blocks of ``FIXED_MAX`` values.
+
+References
+----------
+C. L. Canonne, G. Kamath, T. Steinke. *The Discrete Gaussian for Differential Privacy.*
+NeurIPS 2020 (arXiv:2004.00010), Algorithms 2 and 3.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from fractions import Fraction
+
+import numpy as np
+
+from dpkit._samplers.bernoulli import (
+    FixedColumns,
+    bernoulli_exp_unchecked,
+    bernoulli_matrix,
+    fixed_bernoulli,
+    fixed_geometric,
+    fixed_plan,
+)
+from dpkit._samplers.exact import (
+    FIXED_MAX,
+    MARGIN,
+    as_int_array,
+    floor_sqrt,
+    logistic_expansion,
+)
+from dpkit.rng import RandomSource
+
+
+def _gaussian_gamma(y: int, sigma2: Fraction, t: int) -> Fraction:
+    """The CKS Algorithm 3 rejection exponent ``(|y| - sigma2/t)**2 / (2 sigma2)``."""
+    return (abs(y) - sigma2 / t) ** 2 / (2 * sigma2)
+_FIXED_FRACTION_DIGITS = 40  # fractional digits of E drawn for a fixed-cost Gaussian trial
+
+
+def fixed_discrete_laplace(scale: Fraction, n: int, rng: RandomSource) -> np.ndarray:
+    """``n`` exact discrete Laplace draws at a cost that does not depend on their values.
+
+    The difference of two independent geometric variables with ``P[G = g] ∝ p**g`` has
+    ``P[X = x] ∝ p**|x|``: no rejection step, so every call draws exactly
+    ``16·n·(I + 1)`` random bytes (bar the events named in the module docstring).
+    """
+    plan = fixed_plan(scale)
+    bits = fixed_bernoulli(plan[1], 2 * n, rng)
+    g = fixed_geometric(plan, bits, rng)
+    return g[:n] - g[n:]
+
+
+@functools.lru_cache(maxsize=64)
+def _fixed_gaussian_columns(scale: Fraction) -> FixedColumns:
+    """The trials of one Gaussian proposal: a geometric of ``scale``, then the digits of ``E``.
+
+    ``E`` is a standard exponential: ``floor(E)`` is geometric with ``p = e**-1`` (digits
+    ``i < 7`` cover ``[0, 128)``, the tail ``E >= 128`` has probability ``e**-128``) and
+    fractional digit ``k`` is Bernoulli ``1/(1 + e**(2**-k))``, independent of the rest (see
+    "Exact exponentials" in :mod:`dpkit._samplers.bernoulli`).
+    """
+    geometric = fixed_plan(scale)[1].expansions
+    whole = fixed_plan(Fraction(1))[1].expansions
+    fraction = [logistic_expansion(Fraction(1, 2**k))
+                for k in range(1, _FIXED_FRACTION_DIGITS + 1)]
+    return FixedColumns([*geometric, *whole, *fraction])
+
+
+class _GaussianSetup:
+    """Everything a fixed-cost discrete Gaussian round needs for one ``sigma2``.
+
+    ``weights`` packs a row of trials into (G, floor(E), fractional digits of E) by one
+    integer matrix product (tail columns weigh 0; they are checked separately); it is None
+    when the geometric may not fit in int64 (``I > 61``).
+    """
+
+    def __init__(self, sigma2: Fraction) -> None:
+        self.t = floor_sqrt(sigma2) + 1
+        self.plan = fixed_plan(Fraction(self.t))
+        self.columns = _fixed_gaussian_columns(Fraction(self.t))
+        self.whole_top = fixed_plan(Fraction(1))[0]
+        top = self.plan[0]
+        self.width = top + 1
+        self.tails = np.array([top, self.width + self.whole_top])
+        self.weights = None
+        if top <= 61:
+            weights = np.zeros((self.columns.prefixes.size, 3), dtype=np.int64)
+            powers = 2 ** np.arange(top, dtype=np.int64)
+            weights[:top, 0] = powers
+            weights[self.width:self.width + self.whole_top, 1] = powers[:self.whole_top]
+            weights[self.width + self.whole_top + 1:, 2] = 2 ** np.arange(
+                _FIXED_FRACTION_DIGITS - 1, -1, -1, dtype=np.int64)
+            self.weights = weights
+
+
+@functools.lru_cache(maxsize=64)
+def _fixed_gaussian_setup(sigma2: Fraction) -> _GaussianSetup:
+    return _GaussianSetup(sigma2)
+
+
+def fixed_discrete_gaussian(sigma2: Fraction, n: int, rng: RandomSource) -> np.ndarray:
+    """``n`` exact discrete Gaussian draws, each proposal decided at a value-independent cost.
+
+    CKS Algorithm 3: a proposal is a random sign times a geometric ``G`` of scale ``t``
+    (drawn as in :func:`fixed_discrete_laplace`), rejected if it is ``(-, 0)`` (which
+    makes it discrete Laplace) and otherwise accepted when ``E > γ(Y)``: ``E`` is drawn with
+    a fixed number of digits and compared with a float bracket of ``γ``
+    (:func:`_gamma_bracket`); a comparison those digits cannot decide (probability about
+    ``2**-40``) continues exactly. Each round proposes ``n + 1 + n // 2`` candidates; rounds
+    repeat until ``n`` are accepted. The number of rounds depends only on *which* proposals
+    were accepted, and the accepted values are independent draws from the target whatever
+    that pattern is, so it carries no information about the values returned.
+    """
+    setup = _fixed_gaussian_setup(sigma2)
+    t, width = setup.t, setup.width
+    out: list[np.ndarray] = []
+    need = n
+    m = n + 1 + n // 2
+    while need > 0:
+        bits = fixed_bernoulli(setup.columns, m, rng)
+        negative = (np.frombuffer(rng.bytes(m), dtype=np.uint8) & 1).astype(bool)
+        if setup.weights is not None and not bits[:, setup.tails].any():
+            packed = bits.astype(np.int64) @ setup.weights
+            g = packed[:, 0]
+            y = np.where(negative, -g, g)
+            accept = _fixed_accept(y, packed[:, 1], packed[:, 2], sigma2, t, rng)
+        else:                                   # tails or huge scales: probability <= e**-64
+            g = fixed_geometric(setup.plan, bits[:, :width], rng)
+            y = np.where(negative, -g, g)
+            accept = _exceeds_exact_all(y, bits[:, width:], setup.whole_top, sigma2, t, rng)
+        accept &= ~(negative & (g == 0))
+        kept = y[accept][:need]
+        out.append(kept)
+        need -= kept.size
+    return np.concatenate(out)
+
+
+def _fixed_accept(y: np.ndarray, whole: np.ndarray, fraction: np.ndarray, sigma2: Fraction,
+                  t: int, rng: RandomSource) -> np.ndarray:
+    """``E_j > γ(y_j)`` from ``floor(E) < 2**I`` and the first fractional digits of ``E`` (as an
+    integer), with an exact fallback when undecided."""
+    low = whole + fraction * 2.0**-_FIXED_FRACTION_DIGITS     # exact: < 2**7, 40 digits
+    gamma_lo, gamma_hi = _gamma_bracket(y, sigma2, t)
+    accept = low > gamma_hi
+    undecided = np.flatnonzero(~accept & (low + 2.0**-_FIXED_FRACTION_DIGITS > gamma_lo))
+    for j in undecided:                                       # probability about 2**-40
+        accept[j] = _exceeds_exact(Fraction(float(low[j])), Fraction(1, 2**_FIXED_FRACTION_DIGITS),
+                                   _gaussian_gamma(int(y[j]), sigma2, t),
+                                   _FIXED_FRACTION_DIGITS, rng)
+    return accept
+
+
+def _exceeds_exact_all(y: np.ndarray, e_bits: np.ndarray, whole_top: int, sigma2: Fraction,
+                       t: int, rng: RandomSource) -> np.ndarray:
+    """The rare rounds with huge proposals or a tail event: every trial in exact arithmetic."""
+    weights = 2 ** np.arange(_FIXED_FRACTION_DIGITS - 1, -1, -1, dtype=np.int64)
+    fraction = e_bits[:, whole_top + 1:].astype(np.int64) @ weights
+    accept = np.zeros(len(y), dtype=bool)
+    for j, row in enumerate(e_bits):
+        whole = int.from_bytes(np.packbits(row[:whole_top], bitorder="little").tobytes(),
+                               "little")
+        if row[whole_top]:
+            step = 2**whole_top                 # floor(E) >= 2**I: memoryless tail
+            whole += step
+            while bernoulli_exp_unchecked(Fraction(step), rng):
+                whole += step
+        low = whole + Fraction(int(fraction[j]), 2**_FIXED_FRACTION_DIGITS)
+        accept[j] = _exceeds_exact(low, Fraction(1, 2**_FIXED_FRACTION_DIGITS),
+                                   _gaussian_gamma(int(y[j]), sigma2, t),
+                                   _FIXED_FRACTION_DIGITS, rng)
+    return accept
+
+
+# ------------------------------------------------------------ the acceptance step E > γ
+
+def _gamma_bracket(y: np.ndarray, sigma2: Fraction, t: int) -> tuple[np.ndarray, np.ndarray]:
+    """Float bounds ``lo <= γ <= hi`` for ``γ = (|y| - sigma2/t)**2 / (2 sigma2)``, int64 ``y``.
+
+    Error analysis (IEEE 754, round to nearest, ``u = 2**-53``): ``a = |y|`` converts
+    exactly (``< 2**53``); ``c = fl(sigma2/t)`` and ``s = fl(2 sigma2)`` carry relative errors
+    ``<= u``. With ``d = a - sigma2/t``, the computed ``fl(fl(fl(a - c)**2) / s)`` equals
+    ``(d + e)**2 / (2 sigma2) · (1 + η)`` with ``|e| <= u·sigma2/t`` and ``|η| <= 5.01u``.
+    Since ``t > σ``, ``|2de| / (2σ²) <= u·sqrt(2γ)`` and ``e²/(2σ²) <= u²``, so the error is
+    below ``8u·(γ̃ + 1)`` for the computed ``γ̃``. The bracket ``γ̃ ± MARGIN·(γ̃ + 1)`` is 64
+    times wider than that, which also absorbs the roundings of the bracket itself. Values
+    ``|y| >= 2**53`` get ``[0, inf]``, which sends them to the exact rational comparison.
+    """
+    magnitude = np.abs(y)
+    centre, denominator = _gamma_constants(sigma2, t)
+    d = magnitude.astype(np.float64) - centre
+    gamma = d * d / denominator
+    margin = MARGIN * (gamma + 1.0)
+    lo, hi = np.maximum(gamma - margin, 0.0), gamma + margin
+    if magnitude.size and int(magnitude.max()) >= 2**53:
+        huge = magnitude >= 2**53
+        lo, hi = np.where(huge, 0.0, lo), np.where(huge, np.inf, hi)
+    return lo, hi
+
+
+@functools.lru_cache(maxsize=64)
+def _gamma_constants(sigma2: Fraction, t: int) -> tuple[float, float]:
+    """``fl(sigma2/t)`` and ``fl(2·sigma2)``, correctly rounded (see :func:`_gamma_bracket`)."""
+    return float(sigma2 / t), float(2 * sigma2)
+
+
+def _exceeds_exact(low: Fraction, width: Fraction, gamma: Fraction, digits: int,
+                   rng: RandomSource) -> bool:
+    """Continue the digit-wise comparison ``E > gamma`` in exact arithmetic."""
+    k = digits
+    while True:
+        if low > gamma:
+            return True
+        if low + width <= gamma:
+            return False
+        k += 1
+        width /= 2
+        expansion = logistic_expansion(Fraction(1, 2**k))
+        if bernoulli_matrix([expansion], 1, rng)[0, 0]:
+            low += width
+
+
+def fixed_result(sampler: Callable[[Fraction, int, RandomSource], np.ndarray],
+                  parameter: Fraction, count: int, shape: tuple[int, ...] | None,
+                  rng: RandomSource) -> int | np.ndarray:
+    """Run a fixed-cost sampler in blocks of ``FIXED_MAX``; one ``int`` if ``shape`` is None."""
+    if count == 0:
+        values = np.empty(0, dtype=np.int64)
+    elif count <= FIXED_MAX:
+        values = sampler(parameter, count, rng)
+    else:
+        values = np.concatenate([sampler(parameter, min(FIXED_MAX, count - start), rng)
+                                 for start in range(0, count, FIXED_MAX)])
+    if shape is None:
+        return int(values[0])
+    if values.dtype == np.int64:
+        return values.reshape(shape)
+    return as_int_array([int(v) for v in values], shape)

@@ -1,0 +1,341 @@
+"""The power-of-two grid: exact conversion of query values to grid units and back.
+
+The safe mechanisms never add noise to a float. They round the query value to the grid
+``2**k · Z`` (:func:`to_grid`, exact), add integer noise (:func:`add_units`), and convert the
+exact result back to the nearest float (:func:`from_grid`, a post-processing step). Rounding
+each coordinate moves it by at most half a grid step, so the rounded query has ℓ1
+sensitivity at most ``Δ + d·2**k`` and ℓ2 sensitivity at most ``Δ + √d·2**k`` (``d``
+coordinates): :func:`grid_sensitivity` returns those bounds in grid units, and
+:func:`grid_exponent` picks a grid fine enough that the widening is at most a fraction
+``2**-GRID_BITS`` of ``Δ``.
+
+Up to ``FIXED_MAX = 64`` values the arithmetic always runs on exact Python integers
+(:func:`exact_path`, a choice from the size alone); larger arrays run on ``int64`` while the
+values fit (see "Timing" in :mod:`dpkit._samplers` for what that switch reveals).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from dpkit._checks import check_integer
+from dpkit._samplers.exact import (
+    FIXED_MAX,
+    INT64_SAFE,
+    as_int_array,
+    ceil_sqrt,
+    floor_log2,
+    object_ints,
+    positive_fraction,
+)
+
+__all__ = [
+    "GRID_BITS",
+    "add_units",
+    "exact_path",
+    "from_grid",
+    "grid_exponent",
+    "grid_sensitivity",
+    "to_grid",
+]
+
+
+#: The grid step is at most ``2**-GRID_BITS`` times the sensitivity (divided by the widening).
+GRID_BITS = 20
+
+
+def grid_exponent(sensitivity: Any, count: int = 1, *, norm: int = 1,
+                  bits: int = GRID_BITS) -> int:
+    """The exponent ``k`` of the grid ``2**k · Z`` for a query of ``count`` coordinates.
+
+    ``k`` is the largest integer with ``w · 2**k <= sensitivity · 2**-bits``, where the
+    widening ``w`` is ``count`` (ℓ1) or ``sqrt(count)`` (ℓ2): rounding to the grid then
+    increases the sensitivity by at most a fraction ``2**-bits``.
+
+    Parameters
+    ----------
+    sensitivity : real number > 0
+        The query's ℓ1 (``norm=1``) or ℓ2 (``norm=2``) sensitivity.
+    count : int >= 1
+        Number of coordinates of the query.
+    norm : {1, 2}
+    bits : int >= 0
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    TypeError, ValueError
+        If an argument is of the wrong type or out of range.
+    """
+    delta = positive_fraction(sensitivity, "sensitivity")
+    count = check_integer(count, "count", minimum=1)
+    norm = _check_norm(norm)
+    bits = check_integer(bits, "bits", minimum=0, maximum=200)
+    widening = Fraction(count) if norm == 1 else ceil_sqrt(count)
+    return floor_log2(delta / widening) - bits
+
+
+def _check_norm(norm: Any) -> int:
+    norm = check_integer(norm, "norm", minimum=1, maximum=2)
+    return norm
+
+
+def grid_sensitivity(sensitivity: Any, k: int, count: int = 1, *, norm: int = 1) -> Fraction:
+    """An upper bound, in grid units, on the sensitivity of the query rounded to ``2**k · Z``.
+
+    Rounding moves each of the ``count`` coordinates by at most ``2**(k-1)``, so for
+    neighbours ``x, x'`` the rounded values differ by at most ``Δ + count·2**k`` (ℓ1) or
+    ``Δ + sqrt(count)·2**k`` (ℓ2). In grid units the ℓ1 difference is an integer, so the
+    ℓ1 bound is ``floor(Δ/2**k) + count``; the ℓ2 bound is ``Δ/2**k`` plus a dyadic upper bound
+    on ``sqrt(count)``.
+
+    Parameters
+    ----------
+    sensitivity : real number > 0
+        The unrounded query's ℓ1 or ℓ2 sensitivity ``Δ``.
+    k : int
+        Grid exponent (see :func:`grid_exponent`).
+    count : int >= 1
+        Number of coordinates.
+    norm : {1, 2}
+
+    Returns
+    -------
+    Fraction
+        ``D`` with ``||round(f(x)) - round(f(x'))|| <= D · 2**k`` for all neighbours.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If an argument is of the wrong type or out of range.
+    """
+    delta = positive_fraction(sensitivity, "sensitivity")
+    k = check_integer(k, "k")
+    count = check_integer(count, "count", minimum=1)
+    norm = _check_norm(norm)
+    units = delta / Fraction(2) ** k
+    if norm == 1:
+        return Fraction(math.floor(units) + count)
+    return units + ceil_sqrt(count)
+
+
+def exact_path(size: int) -> bool:
+    """Whether grid arithmetic on ``size`` values runs on Python ints (public choice).
+
+    The path is chosen from the *size* alone, never from the values: every release of up to
+    ``FIXED_MAX`` (64) values is computed on exact Python integers whatever its magnitude,
+    so two neighbouring inputs take the same path. Larger arrays use ``int64`` while every
+    value fits and Python ints otherwise: that switch depends on the values (see "Timing"
+    in :mod:`dpkit._samplers`), the price of vectorised speed.
+    """
+    return size <= FIXED_MAX
+
+
+def _round_units(value: Any, k: int) -> int:
+    """``value / 2**k`` rounded to the nearest integer (ties to even), exactly.
+
+    One code path for floats and Fractions alike (``as_integer_ratio``), so the cost does
+    not depend on whether the value is a float64.
+    """
+    numerator, denominator = value.as_integer_ratio()
+    if k <= 0:
+        numerator <<= -k
+    else:
+        denominator <<= k
+    quotient, remainder = divmod(numerator, denominator)
+    twice = 2 * remainder
+    if twice > denominator or (twice == denominator and quotient & 1):
+        quotient += 1
+    return quotient
+
+
+# Vectorised grid arithmetic on float64/int64 (the non-exact path): why it is exact.
+#
+# * Scaling by a power of two is exact in IEEE-754 binary64 unless the result leaves the
+#   normal range: ``x · 2**j`` has the significand of ``x`` (at most 53 bits, also for a
+#   subnormal ``x``) and only a new exponent. ``2.0**j`` is itself a float for
+#   ``-1022 <= j <= 1023``, and a multiplication is correctly rounded, so ``x * 2.0**j`` is
+#   the exact product whenever that product is a normal float; ``np.ldexp`` (slower) does
+#   the same for any ``j``.
+# * ``to_grid``: if ``x · 2**-k`` underflows (magnitude ``< 2**-1022``), the rounded result
+#   is a float of magnitude ``< 2**-1022`` or zero, and so is the exact value: both round
+#   to the integer 0, which is the exact answer since ``|x / 2**k| < 1/2``. If it overflows
+#   the result is ±inf, which the range check below sends to the exact path. Otherwise it
+#   is exact, and ``np.rint`` (round half to even, exact on floats) gives the exact nearest
+#   integer. A float ``r`` with ``|r| < 2**62`` converts to ``int64`` exactly; ``max`` and
+#   ``min`` decide that without a temporary array (NaN cannot occur: the caller validated
+#   finite values, and a NaN would fail both comparisons and take the exact path).
+# * ``from_grid``: ``int64 -> float64`` in NumPy is the C conversion, correctly rounded to
+#   nearest-even on IEEE hardware, so ``float(u) = RN(u)``. Multiplying by ``2.0**k`` then
+#   gives ``RN(u) · 2**k = RN(u · 2**k)`` (rounding commutes with power-of-two scaling) when
+#   the product is normal and finite. ``|u| >= 1`` and ``k >= -1022`` rule out subnormal
+#   results (where a second rounding would occur: double rounding); an overflow gives ±inf
+#   exactly when the correctly rounded ``u · 2**k`` exceeds the largest float, which is also
+#   what :func:`_units_to_float` returns. Hence the fast path for ``-1022 <= k <= 1023``;
+#   other ``k`` (grid steps below ``2**-1022`` or above ``2**1023``, from sensitivities
+#   near the ends of the float range) take the exact path.
+# Zero: ``0.0 · 2**j`` and ``rint(-0.0)`` are signed zeros, which convert to the integer 0;
+# ``int64`` 0 converts to ``+0.0``, as ``_units_to_float(0, k)`` does.
+_SCALE_MIN, _SCALE_MAX = -1022, 1023  # 2.0**j is a normal float for j in this range
+_IN_PLACE_CHUNK = 1 << 13  # elements converted at once in place (NumPy's temporary stays small)
+
+
+def _in_place(operation: Callable[[np.ndarray, np.ndarray], Any], source: np.ndarray,
+              target: np.ndarray) -> None:
+    """``operation(source, out=target)`` for 1-d views of one memory block, by chunks.
+
+    Element ``i`` of ``target`` occupies the bytes of element ``i`` of ``source`` (another
+    dtype of the same size): NumPy would copy the whole source first to be safe; by chunks
+    its copy is small and every element is read before it is overwritten.
+    """
+    for start in range(0, source.size, _IN_PLACE_CHUNK):
+        operation(source[start:start + _IN_PLACE_CHUNK], target[start:start + _IN_PLACE_CHUNK])
+
+
+def _float_units(values: np.ndarray, k: int) -> np.ndarray | None:
+    """``rint(values / 2**k)`` as ``int64`` (exact, see above), or None if one is ``>= 2**62``.
+
+    One output array and no other full-size temporary: the rounded floats are computed in
+    the output's own memory (viewed as float64) and converted in place.
+    """
+    values = values.reshape(-1)
+    out = np.empty(values.size, dtype=np.int64)
+    scaled = out.view(np.float64)
+    with np.errstate(over="ignore", under="ignore"):  # ±inf takes the exact path below
+        if _SCALE_MIN <= -k <= _SCALE_MAX:
+            np.multiply(values, 2.0 ** -k, out=scaled)
+        else:  # |j| >= 2200 gives 0 or ±inf for every finite float, like any larger |j|
+            np.ldexp(values, max(-2200, min(2200, -k)), out=scaled)
+    np.rint(scaled, out=scaled)
+    if scaled.size and not (scaled.max() < INT64_SAFE and scaled.min() > -INT64_SAFE):
+        return None
+    _in_place(lambda chunk, into: np.copyto(into, chunk, casting="unsafe"), scaled, out)
+    return out
+
+
+def _exact_dtype(values: np.ndarray) -> bool:
+    """Whether an array must be rounded element by element (no float64 holds it exactly)."""
+    return values.dtype.kind != "f" or values.dtype.itemsize > 8
+
+
+def to_grid(values: np.ndarray, k: int, *, exact: bool | None = None) -> np.ndarray:
+    """Round finite floats to the nearest multiple of ``2**k`` (ties to even), in grid units.
+
+    Exact: ``values · 2**-k`` is computed exactly (power-of-two scaling) or in integer
+    arithmetic. On the exact path (:func:`exact_path`: up to 64 values, chosen from the size
+    alone) the result is always an ``object`` array of Python ints; otherwise an ``int64``
+    array, or an ``object`` array if a value does not fit in 62 bits.
+
+    Parameters
+    ----------
+    values : numpy.ndarray of float64, or object array of floats and Fractions
+        Finite values (validated by the caller, e.g. ``check_finite_array(..., exact=True)``).
+        An object array is rounded exactly from each element's exact value, so a value that
+        float64 cannot hold (``2**54 + 3``) is never rounded to a float first; so is an
+        integer or ``longdouble`` array.
+    k : int
+        Grid exponent.
+    exact : bool, optional
+        Force the Python-int path (``True``) or the vectorised one (``False``); default
+        ``exact_path(values.size)``.
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Examples
+    --------
+    >>> from fractions import Fraction
+    >>> to_grid(np.array([Fraction(2**54 + 3)], dtype=object), 0).tolist()
+    [18014398509481987]
+    >>> to_grid(np.array([0.75, -2.5]), -1).tolist()
+    [2, -5]
+    """
+    values = np.asarray(values)
+    if exact_path(values.size) if exact is None else exact:
+        return object_ints([_round_units(v, k) for v in values.ravel().tolist()],
+                            values.shape)
+    if not _exact_dtype(values):
+        units = _float_units(values.astype(np.float64, copy=False), k)
+        if units is not None:
+            return units.reshape(values.shape)
+    return as_int_array([_round_units(v, k) for v in values.ravel().tolist()], values.shape)
+
+
+def _within(array: np.ndarray, bound: int) -> bool:
+    """``|array| < bound`` everywhere, by two reductions (no temporary, no ``abs`` overflow)."""
+    return array.size == 0 or (int(array.max()) < bound and int(array.min()) > -bound)
+
+
+def add_units(a: np.ndarray, b: np.ndarray, *, exact: bool | None = None,
+              overwrite: bool = False) -> np.ndarray:
+    """Exact sum of two integer arrays in grid units.
+
+    On the exact path (:func:`exact_path` of ``a.size``, or ``exact=True``) the sum is
+    always taken on Python ints. Otherwise ``int64``, unless an operand may come near
+    ``2**62`` (``int64`` addition could wrap around silently): then Python ints. With
+    ``overwrite=True`` an ``int64`` sum is stored in ``a`` itself (the caller no longer
+    needs it), saving a new array.
+    """
+    a, b = np.asarray(a), np.asarray(b)
+    python = exact_path(a.size) if exact is None else exact
+    if not python and a.dtype == np.int64 and b.dtype == np.int64 and \
+            _within(a, INT64_SAFE // 2) and _within(b, INT64_SAFE // 2):
+        if overwrite and a.flags.writeable and np.broadcast_shapes(a.shape, b.shape) == a.shape:
+            return np.add(a, b, out=a)
+        return a + b
+    total = [int(x) + int(y) for x, y in zip(a.ravel().tolist(),
+                                              np.broadcast_to(b, a.shape).ravel().tolist(),
+                                              strict=True)]
+    return object_ints(total, a.shape) if python else as_int_array(total, a.shape)
+
+
+def from_grid(units: np.ndarray, k: int, *, exact: bool | None = None,
+              overwrite: bool = False) -> np.ndarray:
+    """The floats nearest to ``units · 2**k`` (a deterministic post-processing step).
+
+    Parameters
+    ----------
+    units : numpy.ndarray of int64 or of Python ints
+    k : int
+        Grid exponent.
+    exact : bool, optional
+        Force the Python-int path (``True``) or allow the ``int64`` one (``False``);
+        default ``exact_path(units.size)``.
+    overwrite : bool
+        If true, an ``int64`` ``units`` (which the caller no longer needs) may be replaced
+        by the result: the floats are then stored in its memory, and no new array is made.
+
+    Returns
+    -------
+    numpy.ndarray of float64
+    """
+    units = np.asarray(units)
+    python = exact_path(units.size) if exact is None else exact
+    if not python and units.dtype == np.int64 and _SCALE_MIN <= k <= _SCALE_MAX:
+        scale = 2.0 ** k
+        with np.errstate(over="ignore"):  # ±inf is the nearest float (see above)
+            if not (overwrite and units.flags.writeable and units.flags.c_contiguous):
+                return np.multiply(units, scale)  # one rounding (see above)
+            flat = units.reshape(-1)
+            result = flat.view(np.float64)
+            _in_place(lambda chunk, into: np.multiply(chunk, scale, out=into), flat, result)
+        return result.reshape(units.shape)
+    flat = [_units_to_float(int(u), k) for u in units.ravel().tolist()]
+    return np.array(flat, dtype=np.float64).reshape(units.shape)
+
+
+def _units_to_float(units: int, k: int) -> float:
+    """Nearest float to ``units · 2**k`` (±inf beyond the range); one correctly rounded step."""
+    try:
+        return float(units << k) if k >= 0 else units / (1 << -k)
+    except OverflowError:
+        return math.inf if units > 0 else -math.inf
