@@ -40,11 +40,11 @@ def _exact(value) -> Fraction:
 def test_fixed_point_bounds_enclose_the_cumulative_weights(kind: str, parameter: Fraction) -> None:
     """``lo_b·2**-62 <= C_b <= hi_b·2**-62`` against brackets at 256 bits."""
     env = _envelope.Envelope(kind, parameter)
-    lows, highs = env._cdf(256)
+    lows, highs = env.table._cdf(256)
     one = Fraction(1 << 62)
     for b, (low, high) in enumerate(zip(lows, highs, strict=True)):
-        assert Fraction(int(env.lo[b])) / one <= _exact(low)
-        assert _exact(high) <= Fraction(int(env.hi[b])) / one
+        assert Fraction(int(env.table.lo[b])) / one <= _exact(low)
+        assert _exact(high) <= Fraction(int(env.table.hi[b])) / one
 
 
 @pytest.mark.parametrize(("kind", "parameter"), CASES)
@@ -53,21 +53,21 @@ def test_every_decided_guide_prefix_lies_in_its_entry(kind: str, parameter: Frac
     (with the 256-bit brackets), and the guide decides at least 3 prefixes in 4; likewise
     for the second-level tables of the undecided prefixes."""
     env = _envelope.Envelope(kind, parameter)
-    lows, highs = env._cdf(256)
-    g = env.guide_bits
-    for p, b in enumerate(env.guide):
+    lows, highs = env.table._cdf(256)
+    g = env.table.guide_bits
+    for p, b in enumerate(env.table.guide):
         if b < 0:
             continue
         assert _exact(highs[b]) <= Fraction(p, 2**g)
         assert Fraction(p + 1, 2**g) <= _exact(lows[b + 1])
-    assert np.mean(env.guide >= 0) >= 0.75
-    bits = g + env.sub_bits
-    for p in np.flatnonzero(env.guide < 0):              # second-level tables
-        for q in range(1 << env.sub_bits):
-            b = int(env.sub_guide[env.sub_start[p] + q])
+    assert np.mean(env.table.guide >= 0) >= 0.75
+    bits = g + env.table.sub_bits
+    for p in np.flatnonzero(env.table.guide < 0):              # second-level tables
+        for q in range(1 << env.table.sub_bits):
+            b = int(env.table.sub_guide[env.table.sub_start[p] + q])
             if b < 0:
                 continue
-            prefix = (int(p) << env.sub_bits) + q
+            prefix = (int(p) << env.table.sub_bits) + q
             assert _exact(highs[b]) <= Fraction(prefix, 2**bits)
             assert Fraction(prefix + 1, 2**bits) <= _exact(lows[b + 1])
 
@@ -136,7 +136,7 @@ def test_tail_entry(monkeypatch: pytest.MonkeyPatch, kind: str, parameter: Fract
     monkeypatch.setattr(_envelope, "_TAIL_BITS", 2)
     env = _envelope.Envelope(kind, parameter)
     samples = env.sample(100_000, seeded(51))
-    assert np.abs(samples).max() >= env.tail_start            # the tail was reached
+    assert np.abs(samples).max() >= env.layout.tail_start            # the tail was reached
     _check(kind, parameter, samples)
 
 
@@ -163,7 +163,7 @@ def test_exact_fallbacks(monkeypatch: pytest.MonkeyPatch, kind: str, parameter: 
     env = _envelope.Envelope(kind, parameter)
     samples = env.sample(60_000, seeded(52))
     assert created[10] > 100                                   # exact entries
-    if env.log_width:
+    if env.layout.log_width:
         assert created[8] > 100                                # exact acceptances
     _check(kind, parameter, samples)
 
@@ -194,24 +194,25 @@ def test_acceptance_thresholds_are_exact(kind: str, parameter: Fraction) -> None
     arithmetic), and every ``u`` below ``first_undecided`` accepts every offset."""
     mpmath.mp.dps = 300
     env = _envelope.Envelope(kind, parameter)
-    size = 1 << env.accept_bits
-    yes = env.accept_yes.reshape(-1, size)
-    no = env.accept_no.reshape(-1, size)
-    rows = range(1) if kind == "laplace" else range(1, env.blocks + 1)
+    size = 1 << env.table.accept_bits
+    yes = env.acceptance.accept_yes.reshape(-1, size)
+    no = env.acceptance.accept_no.reshape(-1, size)
+    rows = range(1) if kind == "laplace" else range(1, env.layout.blocks + 1)
     for row in rows:
-        x = 0 if kind == "laplace" else int(env.xstar[row])
-        first = env.first_undecided if kind == "laplace" else int(env.first_undecided[row])
+        x = 0 if kind == "laplace" else int(env.layout.xstar[row])
+        undecided = env.acceptance.first_undecided
+        first = undecided if kind == "laplace" else int(undecided[row])
 
         def weight(r: int, x: int = x) -> mpmath.mpf:
-            gamma = env._exact_gamma(r, x)
+            gamma = env.layout.exact_gamma(r, x)
             return mpmath.exp(-mpmath.mpf(gamma.numerator) / gamma.denominator)
 
         for u in range(size):
-            if 0 <= yes[row, u] < env.width:
+            if 0 <= yes[row, u] < env.layout.width:
                 assert weight(int(yes[row, u])) >= mpmath.mpf(u + 1) / size
-            if yes[row, u] + 1 < env.width:
+            if yes[row, u] + 1 < env.layout.width:
                 assert weight(int(yes[row, u]) + 1) < mpmath.mpf(u + 1) / size * 1.001
-            if no[row, u] < env.width:
+            if no[row, u] < env.layout.width:
                 assert weight(int(no[row, u])) <= mpmath.mpf(u) / size
             if u < first:
-                assert yes[row, u] >= env.width - 1
+                assert yes[row, u] >= env.layout.width - 1

@@ -29,16 +29,17 @@ def test_undecided_62_bit_prefixes(kind: str, parameter: Fraction) -> None:
     inner bound, and their total probability is below ``2·(J + 1)·2**-62 < 2**-50``."""
     env = _envelope.Envelope(kind, parameter)
     bits = _envelope._FIXED_BITS
-    assert env.blocks <= 1421
-    gaps = (env.hi - env.lo)[1:-1]                     # the J + 1 inner bounds
-    assert gaps.size == env.blocks + 1
+    assert env.layout.blocks <= 1421
+    gaps = (env.table.hi - env.table.lo)[1:-1]                     # the J + 1 inner bounds
+    assert gaps.size == env.layout.blocks + 1
     assert gaps.min() >= 1 and gaps.max() <= 2
     undecided = int(gaps.sum())
-    assert undecided <= 2 * (env.blocks + 1) and undecided < 2 ** (bits - 50)
-    inside = np.concatenate([np.arange(lo, hi) for lo, hi in zip(env.lo[1:-1], env.hi[1:-1],
-                                                                   strict=True)])
-    assert np.all(env.decide(inside, bits) < 0)
-    around = np.concatenate([env.lo[1:-1] - 1, env.hi[1:-1]])
+    assert undecided <= 2 * (env.layout.blocks + 1) and undecided < 2 ** (bits - 50)
+    table = env.table
+    inside = np.concatenate([np.arange(lo, hi) for lo, hi in zip(table.lo[1:-1], table.hi[1:-1],
+                                                                 strict=True)])
+    assert np.all(env.table.decide(inside, bits) < 0)
+    around = np.concatenate([env.table.lo[1:-1] - 1, env.table.hi[1:-1]])
     around = around[(around >= 0) & (around < 1 << bits)]
     around = around[~np.isin(around, inside)]
-    assert np.all(env.decide(around, bits) >= 0)
+    assert np.all(env.table.decide(around, bits) >= 0)

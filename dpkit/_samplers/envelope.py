@@ -167,8 +167,13 @@ def _exp_neg_bracket(gamma_lo: np.ndarray, gamma_hi: np.ndarray) -> tuple[np.nda
     return lo, hi
 
 
-class Envelope:
-    """The table, guide and acceptance rule for one distribution (see the module docstring)."""
+class _Layout:
+    """Where a target's magnitudes lie: the blocks, the tail and the exponent ``γ`` of an offset.
+
+    Entry 0 is the value 0, entries ``1 .. J`` (``blocks``) the blocks of ``width = 2**L``
+    magnitudes starting at ``xstar[j]``, entry ``J + 1`` (``tail``) the magnitudes from
+    ``tail_start`` on (see the module docstring).
+    """
 
     def __init__(self, kind: str, parameter: Fraction) -> None:
         self.kind, self.parameter = kind, parameter
@@ -192,6 +197,43 @@ class Envelope:
         else:
             self.tail_rate = Fraction(self.tail_start) / parameter
             self.float_denominator = float(2 * parameter)               # γ = R(2x*+R)/(2σ²)
+
+    def exponent(self, x: int) -> Fraction:
+        """``a`` with ``ρ(x) = exp(-a)``."""
+        if self.kind == "laplace":
+            return x / self.parameter
+        return Fraction(x * x) / (2 * self.parameter)
+
+    def gamma(self, offset: np.ndarray, xstar: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Float bounds of ``γ`` (``R/s`` or ``R(2x* + R)/(2σ²)``).
+
+        ``R < 2**49`` converts exactly; ``2x* + R < 2**56`` with relative error ``<= 2**-53``,
+        and the product and quotient (with the correctly rounded denominator) add three
+        more such errors: the float is within ``5·2**-53`` (relative) of ``γ``, far inside
+        the relative margin ``MARGIN = 2**-44`` (which also covers its own rounding).
+        """
+        r = offset.astype(np.float64)
+        if self.kind == "laplace":
+            gamma = r / self.float_denominator
+        else:
+            gamma = r * (2 * xstar + offset).astype(np.float64) / self.float_denominator
+        return gamma * (1.0 - MARGIN), gamma * (1.0 + MARGIN)
+
+    def exact_gamma(self, offset: int, xstar: int) -> Fraction:
+        if self.kind == "laplace":
+            return offset / self.parameter
+        return Fraction(offset * (2 * xstar + offset)) / (2 * self.parameter)
+
+
+class _EntryTable:
+    """The entries' cumulative weights, bracketed, and the guide tables that draw an entry.
+
+    Also fixes the number of acceptance bits read with each proposal (``accept_bits``),
+    chosen together with the guide bits so that a proposal fills whole bytes.
+    """
+
+    def __init__(self, layout: _Layout) -> None:
+        self.layout = layout
         self._cdf_cache: dict[int, tuple[list[Any], list[Any]]] = {}
         lows, highs = self._cdf(_SETUP_PRECISION)
         self.lo = np.array([min(floor_scaled(v, _FIXED_BITS), _ONE) for v in lows],
@@ -209,35 +251,18 @@ class Envelope:
         longer = (open_prefixes[:, None] << self.sub_bits) + np.arange(1 << self.sub_bits)
         self.sub_guide = self.decide(longer.ravel(), self.guide_bits + self.sub_bits).astype(
             np.int32)
-        self.guide_special = bool(np.any(guide == 0) or np.any(guide == self.tail))
-        if self.log_width:
-            self.accept_yes, self.accept_no = self._thresholds()
-            size = 1 << self.accept_bits            # u below first_undecided: every R accepted
-            rows = (self.accept_yes.reshape(-1, size) >= self.width - 1).astype(np.int32)
-            first = np.where(rows.all(axis=1), size, np.argmin(rows, axis=1)).astype(np.int32)
-            first[0] = size if self.kind == "gaussian" else first[0]   # the entry of 0: R = 0
-            self.first_undecided = int(first[0]) if self.kind == "laplace" else first
-        last = self.xstar[-1]
-        self.max_gamma = self._exact_gamma(self.width - 1, int(last))
-        if self.max_gamma >= 1:     # the Taylor brackets of _accept need γ < 1
-            raise AssertionError(f"block too wide: γ reaches {float(self.max_gamma)}")
-
-    # ------------------------------------------------------------------ the exact table
-
-    def _exponent(self, x: int) -> Fraction:
-        """``a`` with ``ρ(x) = exp(-a)``."""
-        if self.kind == "laplace":
-            return x / self.parameter
-        return Fraction(x * x) / (2 * self.parameter)
+        self.special = bool(np.any(guide == 0) or np.any(guide == layout.tail))
 
     def _cdf(self, precision: int) -> tuple[list[Any], list[Any]]:
         """MPFR bounds of ``C_0 = 0, C_1, ..., C_{J+2} = 1`` (cumulative weights / total)."""
         if precision in self._cdf_cache:
             return self._cdf_cache[precision]
-        exps = [exp_neg_bounds(self._exponent(int(x)), precision) for x in self.xstar[1:]]
-        t_lo, t_hi = exp_neg_bounds(self._exponent(self.tail_start), precision)
-        c_lo, c_hi = exp_neg_bounds(self.tail_rate, precision)
-        weight = 2 * self.width                 # a power of two: products below are exact
+        layout = self.layout
+        exps = [exp_neg_bounds(layout.exponent(int(x)), precision)
+                for x in layout.xstar[1:]]
+        t_lo, t_hi = exp_neg_bounds(layout.exponent(layout.tail_start), precision)
+        c_lo, c_hi = exp_neg_bounds(layout.tail_rate, precision)
+        weight = 2 * layout.width                 # a power of two: products below are exact
         with gmpy2.context(precision=precision, round=gmpy2.RoundUp):
             denominator_up = 1 - c_lo
             highs = [gmpy2.mpfr(1)] + [e_hi * weight for _, e_hi in exps]
@@ -280,11 +305,12 @@ class Envelope:
                                                       bits) < 0))
                      for bits in range(1, _MAX_GUIDE_BITS + 1)}
         guide_bits = min(undecided, key=lambda b: b + _MORE_GUIDE_BITS * undecided[b])
-        accept_bits = _ACCEPT_BITS if self.log_width else 0
-        if (-(guide_bits + 1 + self.log_width + accept_bits)) % 8 > _MAX_PADDING:
+        log_width = self.layout.log_width
+        accept_bits = _ACCEPT_BITS if log_width else 0
+        if (-(guide_bits + 1 + log_width + accept_bits)) % 8 > _MAX_PADDING:
             return guide_bits, accept_bits, self.decide(
                 np.arange(1 << guide_bits, dtype=np.int64), guide_bits)
-        while (guide_bits + 1 + self.log_width + accept_bits) % 8:
+        while (guide_bits + 1 + log_width + accept_bits) % 8:
             guide_gain = (_MORE_GUIDE_BITS * (undecided[guide_bits] - undecided[guide_bits + 1])
                           if guide_bits < _MAX_GUIDE_BITS else -1.0)
             accept_gain = _MORE_ACCEPT_BITS * 2.0 ** -(accept_bits + 1) if accept_bits else -1.0
@@ -297,9 +323,7 @@ class Envelope:
         guide = self.decide(np.arange(1 << guide_bits, dtype=np.int64), guide_bits)
         return guide_bits, accept_bits, guide
 
-    # ------------------------------------------------------------------------ sampling
-
-    def _refine(self, prefix: np.ndarray, nbits: int, rng: RandomSource) -> np.ndarray:
+    def refine(self, prefix: np.ndarray, nbits: int, rng: RandomSource) -> np.ndarray:
         """Entries for uniforms whose first ``nbits`` bits the guide could not decide."""
         result = np.full(prefix.size, -1, dtype=np.int64)
         pending = np.arange(prefix.size)
@@ -329,7 +353,7 @@ class Envelope:
         """The entry of ``U`` given its first 62 bits, against MPFR brackets of the ``C_b``."""
         uniform = _LazyUniform(prefix, _FIXED_BITS, rng)
         entry = int(np.searchsorted(self.hi, prefix, side="right")) - 1   # C_entry <= U
-        while entry < self.tail and not uniform.below(
+        while entry < self.layout.tail and not uniform.below(
                 functools.partial(self._boundary, entry + 1)):
             entry += 1
         return entry
@@ -338,25 +362,22 @@ class Envelope:
         lows, highs = self._cdf(precision)
         return lows[b], highs[b]
 
-    def _gamma(self, offset: np.ndarray, xstar: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Float bounds of ``γ`` (``R/s`` or ``R(2x* + R)/(2σ²)``).
 
-        ``R < 2**49`` converts exactly; ``2x* + R < 2**56`` with relative error ``<= 2**-53``,
-        and the product and quotient (with the correctly rounded denominator) add three
-        more such errors: the float is within ``5·2**-53`` (relative) of ``γ``, far inside
-        the relative margin ``MARGIN = 2**-44`` (which also covers its own rounding).
-        """
-        r = offset.astype(np.float64)
-        if self.kind == "laplace":
-            gamma = r / self.float_denominator
-        else:
-            gamma = r * (2 * xstar + offset).astype(np.float64) / self.float_denominator
-        return gamma * (1.0 - MARGIN), gamma * (1.0 + MARGIN)
+class _Acceptance:
+    """Exact trials ``U < exp(-γ)`` for the offsets of a proposal (blocks wider than 1 only).
 
-    def _exact_gamma(self, offset: int, xstar: int) -> Fraction:
-        if self.kind == "laplace":
-            return offset / self.parameter
-        return Fraction(offset * (2 * xstar + offset)) / (2 * self.parameter)
+    Integer thresholds on the offset decide most trials from the first ``accept_bits`` bits
+    of ``U``; float Taylor brackets, then MPFR brackets, decide the rest.
+    """
+
+    def __init__(self, layout: _Layout, accept_bits: int) -> None:
+        self.layout, self.accept_bits = layout, accept_bits
+        self.accept_yes, self.accept_no = self._thresholds()
+        size = 1 << accept_bits                     # u below first_undecided: every R accepted
+        rows = (self.accept_yes.reshape(-1, size) >= layout.width - 1).astype(np.int32)
+        first = np.where(rows.all(axis=1), size, np.argmin(rows, axis=1)).astype(np.int32)
+        first[0] = size if layout.kind == "gaussian" else first[0]  # the entry of 0: R = 0
+        self.first_undecided = int(first[0]) if layout.kind == "laplace" else first
 
     def _thresholds(self) -> tuple[np.ndarray, np.ndarray]:
         """Offsets that decide acceptance from the first ``k`` bits ``u`` of ``U``.
@@ -376,21 +397,22 @@ class Envelope:
                 log_lo.append(_exact(gmpy2.log(gmpy2.mpfr(gmpy2.mpq(size, u + 1)))))
             with gmpy2.context(precision=_SETUP_PRECISION, round=gmpy2.RoundUp):
                 log_hi.append(_exact(gmpy2.log(gmpy2.mpfr(gmpy2.mpq(size, max(u, 1))))))
+        kind, parameter, xstar = self.layout.kind, self.layout.parameter, self.layout.xstar
         never = 1 << 62                                  # R < 2**49: never reached
-        if self.kind == "laplace":
-            yes = [math.floor(self.parameter * v) for v in log_lo]
-            no = [never] + [math.ceil(self.parameter * v) for v in log_hi[1:]]
+        if kind == "laplace":
+            yes = [math.floor(parameter * v) for v in log_lo]
+            no = [never] + [math.ceil(parameter * v) for v in log_hi[1:]]
             return np.array(yes, dtype=np.int64), np.array(no, dtype=np.int64)
-        low = [math.floor(2 * self.parameter * v) for v in log_lo]
-        high = [math.ceil(2 * self.parameter * v) for v in log_hi]
+        low = [math.floor(2 * parameter * v) for v in log_lo]
+        high = [math.ceil(2 * parameter * v) for v in log_hi]
         yes, no = [], []
-        for x in [*self.xstar.tolist(), int(self.xstar[-1])]:       # entries, then the tail
+        for x in [*xstar.tolist(), int(xstar[-1])]:       # entries, then the tail
             square = x * x
             yes += [min(math.isqrt(a + square) - x, never) for a in low]
             no += [never] + [min(math.isqrt(b + square - 1) + 1 - x, never) for b in high[1:]]
         return np.array(yes, dtype=np.int64), np.array(no, dtype=np.int64)
 
-    def _accept(self, entry: np.ndarray, offset: np.ndarray, uniform: np.ndarray,
+    def accept(self, entry: np.ndarray, offset: np.ndarray, uniform: np.ndarray,
                 rng: RandomSource) -> np.ndarray:
         """Exact trials ``U < exp(-γ)``, ``U`` starting with the ``accept_bits`` bits given.
 
@@ -398,14 +420,15 @@ class Envelope:
         :meth:`_thresholds`; the undecided few get more bits and the float Taylor brackets
         of :func:`_exp_neg_bracket`, then MPFR brackets.
         """
+        layout = self.layout
         result = np.ones(offset.size, dtype=bool)
-        first = self.first_undecided if self.kind == "laplace" else self.first_undecided[entry]
+        first = self.first_undecided if layout.kind == "laplace" else self.first_undecided[entry]
         slow = np.flatnonzero(uniform >= first)         # u below it: accepted whatever R is
         if not slow.size:
             return result
         offset, uniform = offset[slow].astype(np.int64, copy=False), uniform[slow].astype(
             np.int64, copy=False)
-        index = uniform if self.kind == "laplace" else (entry[slow] << self.accept_bits) + uniform
+        index = uniform if layout.kind == "laplace" else (entry[slow] << self.accept_bits) + uniform
         yes = offset <= self.accept_yes[index]
         no = offset >= self.accept_no[index]
         result[slow[no]] = False
@@ -414,9 +437,9 @@ class Envelope:
             return result
         result[slow[keep]] = False                      # until decided below
         pending = slow[keep]
-        offset, xstar, uniform = offset[keep], self.xstar[entry[pending]], uniform[keep]
+        offset, xstar, uniform = offset[keep], layout.xstar[entry[pending]], uniform[keep]
         nbits = self.accept_bits
-        gamma_lo, gamma_hi = self._gamma(offset, xstar)
+        gamma_lo, gamma_hi = layout.gamma(offset, xstar)
         # 1 - γ + γ²/2 - γ³/6 <= exp(-γ) <= 1 - γ + γ²/2 for every γ >= 0 (Taylor's
         # remainder); cheap, and enough for the next 8 bits. Float error < 2**-50 for γ < 1.
         lower = 1.0 - gamma_hi * (1.0 - gamma_hi / 2 * (1.0 - gamma_hi / 3)) - _POLY_SLACK
@@ -429,7 +452,7 @@ class Envelope:
                 precise = True
             if nbits >= _UNIFORM_BITS:                  # probability about 2**-39
                 for j, i, value in zip(pending, pending_local, uniform, strict=True):
-                    gamma = self._exact_gamma(int(offset[i]), int(xstar[i]))
+                    gamma = layout.exact_gamma(int(offset[i]), int(xstar[i]))
                     result[j] = _LazyUniform(int(value), nbits, rng).below(
                         functools.partial(exp_neg_bounds, gamma))
                 break
@@ -446,39 +469,59 @@ class Envelope:
             lower, upper = lower[keep], upper[keep]
         return result
 
+
+class Envelope:
+    """The table, guide and acceptance rule for one distribution (see the module docstring).
+
+    ``layout`` places the entries, ``table`` draws an entry, ``acceptance`` (None for blocks
+    of width 1, where every proposal is accepted) decides a proposal.
+    """
+
+    def __init__(self, kind: str, parameter: Fraction) -> None:
+        self.kind, self.parameter = kind, parameter
+        self.layout = layout = _Layout(kind, parameter)
+        self.table = _EntryTable(layout)
+        self.acceptance = (_Acceptance(layout, self.table.accept_bits) if layout.log_width
+                           else None)
+        max_gamma = layout.exact_gamma(layout.width - 1, int(layout.xstar[-1]))
+        if max_gamma >= 1:          # the Taylor brackets of the acceptance need γ < 1
+            raise AssertionError(f"block too wide: γ reaches {float(max_gamma)}")
+
     def _tail_value(self, rng: RandomSource) -> int | None:
         """A magnitude from the tail entry, or None if the Gaussian's acceptance fails."""
-        plan = fixed_plan(1 / self.tail_rate)
+        layout = self.layout
+        plan = fixed_plan(1 / layout.tail_rate)
         g = int(fixed_geometric(plan, fixed_bernoulli(plan[1], 1, rng), rng)[0])
         if self.kind == "gaussian" and not bernoulli_exp_unchecked(
                 Fraction(g * g) / (2 * self.parameter), rng):
             return None
-        return self.tail_start + g
+        return layout.tail_start + g
 
     def _fill(self, out: np.ndarray, rng: RandomSource) -> np.ndarray:
         """Propose ``out.size`` values into ``out``; return the indices of the rejected ones."""
+        layout, table = self.layout, self.table
         n = out.size
         prefix, sign, offset, uniform = (               # uint64 fields (< 2**52) as int64
             f.view(np.int64) if f.dtype == np.uint64 else f for f in read_fields(
-                rng, n, (self.guide_bits, 1, self.log_width, self.accept_bits)))
-        entry = self.guide[prefix]
+                rng, n, (table.guide_bits, 1, layout.log_width, table.accept_bits)))
+        entry = table.guide[prefix]
         undecided = np.flatnonzero(entry < 0)
-        special = self.guide_special                    # may an entry be 0 or the tail?
+        special = table.special                         # may an entry be 0 or the tail?
         if undecided.size:
-            refined = self._refine(prefix[undecided].astype(np.int64, copy=False), self.guide_bits,
-                                   rng)
+            refined = table.refine(prefix[undecided].astype(np.int64, copy=False),
+                                   table.guide_bits, rng)
             entry[undecided] = refined
-            special = special or int(refined.min()) == 0 or int(refined.max()) == self.tail
+            special = special or int(refined.min()) == 0 or int(refined.max()) == layout.tail
         tails = np.empty(0, dtype=np.intp)
         if special:
             offset = np.where(entry == 0, 0, offset)    # the entry of 0 has no offset
-            tails = np.flatnonzero(entry == self.tail)
+            tails = np.flatnonzero(entry == layout.tail)
         if tails.size:
-            entry = np.minimum(entry, self.blocks)      # the tail's magnitudes are set below
-        np.take(self.xstar, entry, out=out, mode="clip")  # entries in [0, J]; "raise" buffers
+            entry = np.minimum(entry, layout.blocks)      # the tail's magnitudes are set below
+        np.take(layout.xstar, entry, out=out, mode="clip")  # entries in [0, J]; "raise" buffers
         out += offset                                   # magnitudes < 2**58
-        if self.log_width:                              # offset 0 (γ = 0): accepted
-            accept = self._accept(entry, offset, uniform, rng)
+        if self.acceptance is not None:                 # offset 0 (γ = 0): accepted
+            accept = self.acceptance.accept(entry, offset, uniform, rng)
         else:
             accept = np.ones(n, dtype=bool)
         for j in tails:                                 # probability about 2**-64
