@@ -1,7 +1,7 @@
 """Assignments a teacher can hand out and grade, built with nbgrader from the chapters.
 
-``python -m dpkit.assignments build book COURSE`` (``make assignments``) writes one nbgrader
-assignment per chapter into the nbgrader course folder ``COURSE``:
+``python -m dpkit.course.assignments build book COURSE`` (``make assignments``) writes one
+nbgrader assignment per chapter into the nbgrader course folder ``COURSE``:
 
 * ``COURSE/source/<chapter>/<chapter>.ipynb``, the instructor's copy: the chapter's set-up
   cells (those the solutions need), then per exercise its text, the answer cell with the
@@ -13,11 +13,11 @@ assignment per chapter into the nbgrader course folder ``COURSE``:
 * ``COURSE/release/<chapter>/<chapter>.ipynb``, the student's copy, made by
   ``nbgrader generate_assignment``: solutions and hidden tests removed.
 
-``python -m dpkit.assignments grade COURSE SUBMISSIONS`` (``make grade``) grades a folder of
-completed notebooks, ``SUBMISSIONS/<student>/<chapter>.ipynb``, with ``nbgrader autograde``
-(locally, no container, each cell limited to :data:`CELL_TIMEOUT` seconds) and writes
-``grades.csv``: student, chapter, exercise, points, max_points, feedback — the checker's
-message when a test fails, the time-out when a cell ran too long.
+``python -m dpkit.course.assignments grade COURSE SUBMISSIONS`` (``make grade``) grades a
+folder of completed notebooks, ``SUBMISSIONS/<student>/<chapter>.ipynb``, with
+``nbgrader autograde`` (locally, no container, each cell limited to :data:`CELL_TIMEOUT`
+seconds) and writes ``grades.csv``: student, chapter, exercise, points, max_points,
+feedback — the checker's message when a test fails, the time-out when a cell ran too long.
 """
 
 from __future__ import annotations
@@ -40,14 +40,14 @@ import jupytext
 import nbformat
 import numpy as np
 
-from dpkit._myst import _OPEN, Book, read_book
-from dpkit.notebooks import Solution, _split, solutions
+from dpkit.course.myst import _OPEN, Book, read_book
+from dpkit.course.notebooks import Solution, _split, solutions
 
 __all__ = ["CELL_TIMEOUT", "agrees_with", "build", "grade"]
 
 CELL_TIMEOUT = 60
 PUBLIC_POINTS, HIDDEN_POINTS, WRITTEN_POINTS = 2, 1, 3
-_CONFIG = """# nbgrader configuration written by `make assignments` (dpkit.assignments).
+_CONFIG = """# nbgrader configuration written by `make assignments` (dpkit.course.assignments).
 c = get_config()  # noqa: F821
 c.CourseDirectory.course_id = "dp-interactively"
 c.Execute.timeout = {timeout}
@@ -221,7 +221,7 @@ def _exercise_cells(exercise: Exercise) -> list[nbformat.NotebookNode]:
         cells.append(new_code(
             f"# Hidden tests ({HIDDEN_POINTS} point): they run when your notebook is graded.\n"
             "### BEGIN HIDDEN TESTS\n"
-            "from dpkit.assignments import agrees_with\n"
+            "from dpkit.course.assignments import agrees_with\n"
             "_model = dict(globals())\n"
             f"exec({model!r}, _model)\n"
             f"_ok, _why = agrees_with({answer.id}, _model[{answer.id!r}], "

@@ -1,8 +1,8 @@
-"""Export the chapters to notebooks for teaching: ``python -m dpkit.notebooks book OUT``.
+"""Export the chapters to notebooks for teaching: ``python -m dpkit.course.notebooks book OUT``.
 
 Every chapter (a MyST Markdown notebook) is written twice as ``.ipynb``, rendered for plain
 Jupyter (theorems, exercises and admonitions as quoted boxes numbered as in the book,
-cross-references and citations as text; see :mod:`dpkit._myst`):
+cross-references and citations as text; see :mod:`dpkit.course.myst`):
 
 * ``OUT/teacher/<chapter>.ipynb``: the whole chapter, solutions included;
 * ``OUT/student/<chapter>.ipynb``: the same with every solution removed — each block from
@@ -29,7 +29,7 @@ from pathlib import Path
 import jupytext
 import nbformat
 
-from dpkit._myst import Book, read_book
+from dpkit.course.myst import Book, read_book
 
 __all__ = ["Solution", "export", "solutions", "starter_code", "student_notebook",
            "teacher_notebook"]
