@@ -1,4 +1,4 @@
-"""Export the chapters to notebooks for teaching: ``python -m dpkit.course.notebooks book OUT``.
+"""Export the chapters to notebooks for teaching: ``python -m dpkit.course notebooks BOOK OUT``.
 
 Every chapter (a MyST Markdown notebook) is written twice as ``.ipynb``, rendered for plain
 Jupyter (theorems, exercises and admonitions as quoted boxes numbered as in the book,
@@ -17,11 +17,9 @@ Outputs are not stored: the notebooks run top to bottom in a kernel with ``dpkit
 
 from __future__ import annotations
 
-import argparse
 import ast
 import copy
 import re
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -289,18 +287,3 @@ def export(book_dir: str | Path, out_dir: str | Path) -> list[Path]:
             nbformat.write(build(notebook, book, chapter.stem), target)
             written.append(target)
     return written
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Command-line entry point."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("book_dir", help="folder of the chapters, e.g. book")
-    parser.add_argument("out_dir", help="where teacher/ and student/ are written")
-    args = parser.parse_args(argv)
-    for path in export(args.book_dir, args.out_dir):
-        print(path)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
