@@ -69,16 +69,16 @@ pdf: $(STAMP) $(VENDOR_STAMP)
 	$(BIN)/python scripts/pdf.py _build/book.pdf
 
 notebooks: $(STAMP)
-	$(BIN)/python -m dpkit.notebooks book _build/notebooks
+	$(BIN)/python -m dpkit.course notebooks book _build/notebooks
 
 assignments: $(STAMP)
-	$(BIN)/python -m dpkit.assignments build book _build/course
+	$(BIN)/python -m dpkit.course assignments book _build/course
 	@echo "Hand out _build/course/release/<chapter>/<chapter>.ipynb; keep _build/course/source."
 
 grade: $(STAMP)
 	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=<dir of <student>/<chapter>.ipynb>"; exit 2; }
 	@test -d _build/course/source || $(MAKE) assignments
-	$(BIN)/python -m dpkit.assignments grade _build/course "$(SUBMISSIONS)" --out grades.csv
+	$(BIN)/python -m dpkit.course grade _build/course "$(SUBMISSIONS)" --out grades.csv
 
 bench: $(STAMP)
 	@for script in benchmarks/*.py; do echo "== $$script"; $(BIN)/python $$script; done

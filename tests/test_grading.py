@@ -8,6 +8,7 @@ copies (what nbgrader's autograder scores) without the gradebook.
 """
 
 import csv
+import os
 import re
 from pathlib import Path
 
@@ -15,8 +16,8 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from dpkit._myst import read_book
-from dpkit.assignments import agrees_with, assignment_notebook, build, grade
+from dpkit.course.assignments import agrees_with, assignment_notebook, build, grade
+from dpkit.course.myst import read_book
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parent.parent
@@ -100,6 +101,14 @@ Only the event that the record is chosen differs, with probability $1/n$.
 ```
 """
 TOC = "format: jb-book\nroot: book/ch\n"
+
+
+@pytest.fixture(autouse=True)
+def _kernels_import_this_dpkit(monkeypatch):
+    """The kernels that run the notebooks import the dpkit under test, this checkout's, not
+    the one the environment installed (for an editable install, maybe another checkout's)."""
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p))
 
 
 @pytest.fixture(scope="module")

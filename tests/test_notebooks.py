@@ -7,7 +7,7 @@ import jupytext
 import nbformat
 import pytest
 
-from dpkit.notebooks import (
+from dpkit.course.notebooks import (
     ANSWER_PROMPT,
     _split,
     export,

@@ -1,8 +1,8 @@
-"""Export the chapters to notebooks for teaching: ``python -m dpkit.notebooks book OUT``.
+"""Export the chapters to notebooks for teaching: ``python -m dpkit.course notebooks BOOK OUT``.
 
 Every chapter (a MyST Markdown notebook) is written twice as ``.ipynb``, rendered for plain
 Jupyter (theorems, exercises and admonitions as quoted boxes numbered as in the book,
-cross-references and citations as text; see :mod:`dpkit._myst`):
+cross-references and citations as text; see :mod:`dpkit.course.myst`):
 
 * ``OUT/teacher/<chapter>.ipynb``: the whole chapter, solutions included;
 * ``OUT/student/<chapter>.ipynb``: the same with every solution removed — each block from
@@ -17,11 +17,9 @@ Outputs are not stored: the notebooks run top to bottom in a kernel with ``dpkit
 
 from __future__ import annotations
 
-import argparse
 import ast
 import copy
 import re
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +27,7 @@ from pathlib import Path
 import jupytext
 import nbformat
 
-from dpkit._myst import Book, read_book
+from dpkit.course.myst import Book, read_book
 
 __all__ = ["Solution", "export", "solutions", "starter_code", "student_notebook",
            "teacher_notebook"]
@@ -289,18 +287,3 @@ def export(book_dir: str | Path, out_dir: str | Path) -> list[Path]:
             nbformat.write(build(notebook, book, chapter.stem), target)
             written.append(target)
     return written
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Command-line entry point."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("book_dir", help="folder of the chapters, e.g. book")
-    parser.add_argument("out_dir", help="where teacher/ and student/ are written")
-    args = parser.parse_args(argv)
-    for path in export(args.book_dir, args.out_dir):
-        print(path)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

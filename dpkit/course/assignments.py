@@ -1,6 +1,6 @@
 """Assignments a teacher can hand out and grade, built with nbgrader from the chapters.
 
-``python -m dpkit.assignments build book COURSE`` (``make assignments``) writes one nbgrader
+``python -m dpkit.course assignments BOOK COURSE`` (``make assignments``) writes one nbgrader
 assignment per chapter into the nbgrader course folder ``COURSE``:
 
 * ``COURSE/source/<chapter>/<chapter>.ipynb``, the instructor's copy: the chapter's set-up
@@ -13,16 +13,15 @@ assignment per chapter into the nbgrader course folder ``COURSE``:
 * ``COURSE/release/<chapter>/<chapter>.ipynb``, the student's copy, made by
   ``nbgrader generate_assignment``: solutions and hidden tests removed.
 
-``python -m dpkit.assignments grade COURSE SUBMISSIONS`` (``make grade``) grades a folder of
-completed notebooks, ``SUBMISSIONS/<student>/<chapter>.ipynb``, with ``nbgrader autograde``
-(locally, no container, each cell limited to :data:`CELL_TIMEOUT` seconds) and writes
-``grades.csv``: student, chapter, exercise, points, max_points, feedback — the checker's
-message when a test fails, the time-out when a cell ran too long.
+``python -m dpkit.course grade COURSE SUBMISSIONS`` (``make grade``) grades a folder of
+completed notebooks, ``SUBMISSIONS/<student>/<chapter>.ipynb``, with
+``nbgrader autograde`` (locally, no container, each cell limited to :data:`CELL_TIMEOUT`
+seconds) and writes ``grades.csv``: student, chapter, exercise, points, max_points,
+feedback — the checker's message when a test fails, the time-out when a cell ran too long.
 """
 
 from __future__ import annotations
 
-import argparse
 import ast
 import builtins
 import copy
@@ -40,14 +39,14 @@ import jupytext
 import nbformat
 import numpy as np
 
-from dpkit._myst import _OPEN, Book, read_book
-from dpkit.notebooks import Solution, _split, solutions
+from dpkit.course.myst import _OPEN, Book, read_book
+from dpkit.course.notebooks import Solution, _split, solutions
 
 __all__ = ["CELL_TIMEOUT", "agrees_with", "build", "grade"]
 
 CELL_TIMEOUT = 60
 PUBLIC_POINTS, HIDDEN_POINTS, WRITTEN_POINTS = 2, 1, 3
-_CONFIG = """# nbgrader configuration written by `make assignments` (dpkit.assignments).
+_CONFIG = """# nbgrader configuration written by `make assignments` (dpkit.course.assignments).
 c = get_config()  # noqa: F821
 c.CourseDirectory.course_id = "dp-interactively"
 c.Execute.timeout = {timeout}
@@ -221,7 +220,7 @@ def _exercise_cells(exercise: Exercise) -> list[nbformat.NotebookNode]:
         cells.append(new_code(
             f"# Hidden tests ({HIDDEN_POINTS} point): they run when your notebook is graded.\n"
             "### BEGIN HIDDEN TESTS\n"
-            "from dpkit.assignments import agrees_with\n"
+            "from dpkit.course.assignments import agrees_with\n"
             "_model = dict(globals())\n"
             f"exec({model!r}, _model)\n"
             f"_ok, _why = agrees_with({answer.id}, _model[{answer.id!r}], "
@@ -480,29 +479,3 @@ def agrees_with(student: Callable[..., Any], reference: Callable[..., Any],
             return False, f"on a hidden input ({shown}) your function returned {got!r}, " \
                           f"which is not right"
     return True, f"{compared} hidden case{'s agree' if compared != 1 else ' agrees'}"
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Command-line entry point: ``build BOOK COURSE`` or ``grade COURSE SUBMISSIONS``."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    make = sub.add_parser("build", help="write the nbgrader course")
-    make.add_argument("book_dir")
-    make.add_argument("course_dir")
-    score = sub.add_parser("grade", help="autograde a folder of submissions")
-    score.add_argument("course_dir")
-    score.add_argument("submissions_dir")
-    score.add_argument("--out", default="grades.csv")
-    args = parser.parse_args(argv)
-    if args.command == "build":
-        for path in build(args.book_dir, args.course_dir):
-            print(path)
-    else:
-        rows = grade(args.course_dir, args.submissions_dir, args.out)
-        total = sum(r["points"] for r in rows if r["points"] != "")
-        print(f"{len(rows)} rows, {total:g} points in all, written to {args.out}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

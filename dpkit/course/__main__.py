@@ -1,0 +1,161 @@
+"""The course tooling's command line: ``python -m dpkit.course COMMAND ...``.
+
+``notebooks BOOK OUT`` (``make notebooks``) writes a teacher and a student notebook per
+chapter (:func:`dpkit.course.notebooks.export`); ``assignments BOOK COURSE``
+(``make assignments``) writes an nbgrader course (:func:`dpkit.course.assignments.build`);
+``grade COURSE SUBMISSIONS [--out FILE]`` (``make grade``) grades the completed notebooks
+into a CSV file (:func:`dpkit.course.assignments.grade`).
+
+A path that does not exist or is of the wrong kind is reported in one line naming it, with
+exit code 2, as argparse reports a bad argument; nbgrader failing is exit code 1. The
+Jupyter tooling is imported only once the arguments are known to be good, so ``--help``
+and these errors are immediate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+PROG = "python -m dpkit.course"
+
+
+def _notebooks(args: argparse.Namespace) -> None:
+    from dpkit.course.notebooks import export
+
+    for path in export(args.book, args.out):
+        print(path)
+
+
+def _assignments(args: argparse.Namespace) -> None:
+    from dpkit.course.assignments import build
+
+    for path in build(args.book, args.course):
+        print(path)
+
+
+def _grade(args: argparse.Namespace) -> None:
+    from dpkit.course.assignments import grade
+
+    rows = grade(args.course, args.submissions, args.out)
+    total = sum(r["points"] for r in rows if r["points"] != "")
+    print(f"{len(rows)} rows, {total:g} points in all, written to {args.out}")
+
+
+def _folder(path: Path, what: str) -> str | None:
+    """Why ``path`` cannot be read as the folder ``what``, or None if it can."""
+    if not path.exists():
+        return f"{what} {str(path)!r} does not exist"
+    if not path.is_dir():
+        return f"{what} {str(path)!r} is not a folder"
+    return None
+
+
+def _output(path: Path, what: str, *, folder: bool) -> str | None:
+    """Why ``path`` cannot be written as ``what`` (a folder, or a file), or None if it can."""
+    if folder and path.exists() and not path.is_dir():
+        return f"{what} {str(path)!r} exists and is not a folder"
+    if not folder and path.is_dir():
+        return f"{what} {str(path)!r} is a folder, not a file"
+    if not folder and not path.parent.is_dir():
+        return f"the folder of {what} {str(path)!r} does not exist"
+    return None
+
+
+def _problems(args: argparse.Namespace) -> list[str]:
+    """Every bad path among the arguments, checked before any work starts."""
+    if args.command == "notebooks":
+        return [p for p in (_folder(args.book, "book folder"),
+                            _output(args.out, "output folder", folder=True)) if p]
+    if args.command == "assignments":
+        return [p for p in (_folder(args.book, "book folder"),
+                            _output(args.course, "course folder", folder=True)) if p]
+    problems = [p for p in (_folder(args.course, "course folder"),
+                            _folder(args.submissions, "submissions folder"),
+                            _output(args.out, "output file", folder=False)) if p]
+    if not problems and not (args.course / "source").is_dir():
+        problems.append(f"course folder {str(args.course)!r} has no source/ folder: write the "
+                        f"course first with `{PROG} assignments BOOK {args.course}`")
+    return problems
+
+
+def parser() -> argparse.ArgumentParser:
+    """The argument parser: one subcommand per course task."""
+    formatter = argparse.RawDescriptionHelpFormatter
+    top = argparse.ArgumentParser(
+        prog=PROG, formatter_class=formatter,
+        description="Course tooling for the book: notebooks to hand out, an nbgrader course, "
+                    "and grading.\nIt reads the MyST Markdown chapters; it is not part of the "
+                    "DP library.",
+        epilog="examples (what make notebooks, make assignments and make grade run):\n"
+               f"  {PROG} notebooks book _build/notebooks\n"
+               f"  {PROG} assignments book _build/course\n"
+               f"  {PROG} grade _build/course submissions --out grades.csv\n\n"
+               f"{PROG} COMMAND --help describes one command.")
+    commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                  title="commands")
+
+    def command(name: str, run: Callable[[argparse.Namespace], None], summary: str,
+                description: str) -> argparse.ArgumentParser:
+        sub = commands.add_parser(name, help=summary, description=description,
+                                  formatter_class=formatter)
+        sub.set_defaults(run=run, command_parser=sub)
+        return sub
+
+    book_help = "folder of the MyST Markdown chapters, e.g. book (its _toc.yml is beside it)"
+    notebooks = command(
+        "notebooks", _notebooks, "write teacher and student notebooks, one per chapter",
+        "Write OUT/teacher/<chapter>.ipynb (solutions included) and\n"
+        "OUT/student/<chapter>.ipynb (solutions removed, a cell to answer in after each\n"
+        "exercise) for every chapter, rendered for plain Jupyter. Prints the paths written.")
+    notebooks.add_argument("book", metavar="BOOK", type=Path, help=book_help)
+    notebooks.add_argument("out", metavar="OUT", type=Path,
+                           help="folder that receives teacher/ and student/ (created if needed)")
+
+    assignments = command(
+        "assignments", _assignments, "write an nbgrader course, one assignment per chapter",
+        "Write an nbgrader course into COURSE, one assignment per chapter with exercises:\n"
+        "COURSE/source/<chapter>/<chapter>.ipynb is the instructor's copy (model solutions,\n"
+        "hidden tests, rubrics): keep it. COURSE/release/<chapter>/<chapter>.ipynb is the\n"
+        "student's copy: hand it out. Prints the student copies written.")
+    assignments.add_argument("book", metavar="BOOK", type=Path, help=book_help)
+    assignments.add_argument("course", metavar="COURSE", type=Path,
+                             help="the nbgrader course folder (created if needed)")
+
+    grade = command(
+        "grade", _grade, "grade submitted notebooks into a CSV file",
+        "Autograde SUBMISSIONS/<student>/<chapter>.ipynb with nbgrader, against the course\n"
+        "that the assignments command wrote, and write one row per student and exercise:\n"
+        "student, chapter, exercise, points, max_points, feedback. Written answers are\n"
+        "left for grading by hand.")
+    grade.add_argument("course", metavar="COURSE", type=Path,
+                       help="the course folder written by the assignments command")
+    grade.add_argument("submissions", metavar="SUBMISSIONS", type=Path,
+                       help="folder of <student>/<chapter>.ipynb")
+    grade.add_argument("--out", metavar="FILE", type=Path, default=Path("grades.csv"),
+                       help="the CSV file to write (default: grades.csv)")
+    return top
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one command; return its exit code (argparse exits 2 itself on a bad argument)."""
+    args = parser().parse_args(argv)
+    problems = _problems(args)
+    if problems:
+        args.command_parser.error("; ".join(problems))
+    try:
+        args.run(args)
+    except OSError as error:  # a chapter-less book folder, a course without assignments, …
+        args.command_parser.error(str(error))
+    except subprocess.CalledProcessError as error:
+        print(f"{PROG} {args.command}: error: nbgrader failed (exit code {error.returncode}): "
+              f"{' '.join(map(str, error.cmd))}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,86 @@
+"""python -m dpkit.course: one command line for the course tooling, bad paths as messages."""
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dpkit.course.__main__ import main
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    # From the checkout's root, so that `-m` imports this checkout's dpkit.
+    return subprocess.run([sys.executable, "-m", "dpkit.course", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_help_lists_the_three_commands():
+    result = _run("--help")
+    assert result.returncode == 0, result.stderr
+    for command in ("notebooks", "assignments", "grade"):
+        assert command in result.stdout
+    grade = _run("grade", "--help")
+    assert grade.returncode == 0 and "SUBMISSIONS" in grade.stdout and "--out" in grade.stdout
+
+
+def test_a_missing_book_folder_is_a_message_and_exit_code_2(tmp_path):
+    missing = tmp_path / "no-such-book"
+    result = _run("notebooks", str(missing), str(tmp_path / "out"))
+    assert result.returncode == 2
+    assert str(missing) in result.stderr and "does not exist" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def _exit(capsys, *argv: str) -> tuple[int, str]:
+    with pytest.raises(SystemExit) as exited:
+        main(list(argv))
+    return exited.value.code, capsys.readouterr().err
+
+
+def test_bad_paths_of_every_command(tmp_path, capsys):
+    a_file = tmp_path / "file.txt"
+    a_file.write_text("")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    code, err = _exit(capsys, "assignments", "book", str(a_file))
+    assert code == 2 and str(a_file) in err and "not a folder" in err
+    code, err = _exit(capsys, "notebooks", str(empty), str(tmp_path / "out"))
+    assert code == 2 and "no MyST notebook chapters" in err and str(empty) in err
+    code, err = _exit(capsys, "grade", str(empty), str(tmp_path / "missing"))
+    assert code == 2 and str(tmp_path / "missing") in err
+    code, err = _exit(capsys, "grade", str(empty), str(empty))
+    assert code == 2 and "no source/ folder" in err and "assignments" in err
+    code, err = _exit(capsys, "grade", str(empty), str(empty), "--out",
+                      str(tmp_path / "nowhere" / "grades.csv"))
+    assert code == 2 and str(tmp_path / "nowhere" / "grades.csv") in err
+    code, err = _exit(capsys)
+    assert code == 2 and "COMMAND" in err
+
+
+def test_the_dp_library_never_imports_the_course_tooling():
+    """No module of dpkit outside dpkit/course imports dpkit.course (or names it to import)."""
+    package = ROOT / "dpkit"
+    offenders = []
+    for path in sorted(package.rglob("*.py")):
+        if (package / "course") in path.parents:
+            continue
+        here = path.relative_to(ROOT).parent.parts  # the package a relative import starts at
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = here[:len(here) - node.level + 1] if node.level else ()
+                module = ".".join([*base, *([node.module] if node.module else [])])
+                names = [f"{module}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                names = [node.value]
+            else:
+                continue
+            if any(n == "dpkit.course" or n.startswith("dpkit.course.") for n in names):
+                offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert not offenders, offenders
