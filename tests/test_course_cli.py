@@ -1,6 +1,5 @@
 """python -m dpkit.course: one command line for the course tooling, bad paths as messages."""
 
-import ast
 import subprocess
 import sys
 from pathlib import Path
@@ -60,27 +59,3 @@ def test_bad_paths_of_every_command(tmp_path, capsys):
     assert code == 2 and str(tmp_path / "nowhere" / "grades.csv") in err
     code, err = _exit(capsys)
     assert code == 2 and "COMMAND" in err
-
-
-def test_the_dp_library_never_imports_the_course_tooling():
-    """No module of dpkit outside dpkit/course imports dpkit.course (or names it to import)."""
-    package = ROOT / "dpkit"
-    offenders = []
-    for path in sorted(package.rglob("*.py")):
-        if (package / "course") in path.parents:
-            continue
-        here = path.relative_to(ROOT).parent.parts  # the package a relative import starts at
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            if isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                base = here[:len(here) - node.level + 1] if node.level else ()
-                module = ".".join([*base, *([node.module] if node.module else [])])
-                names = [f"{module}.{a.name}" for a in node.names]
-            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-                names = [node.value]
-            else:
-                continue
-            if any(n == "dpkit.course" or n.startswith("dpkit.course.") for n in names):
-                offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
-    assert not offenders, offenders

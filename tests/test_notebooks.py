@@ -9,8 +9,8 @@ import pytest
 
 from dpkit.course.notebooks import (
     ANSWER_PROMPT,
-    _split,
     export,
+    notebook_items,
     solutions,
     starter_code,
     student_notebook,
@@ -135,7 +135,7 @@ def _solution_lines(path):
     notebook = jupytext.read(path)
     inside, outside = set(), []
     depth = 0
-    for kind, item in _split(notebook):
+    for kind, item in notebook_items(notebook):
         if kind in ("start", "end"):
             depth = 1 if kind == "start" else 0
         elif kind != "inline" and not depth:

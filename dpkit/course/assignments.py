@@ -39,8 +39,8 @@ import jupytext
 import nbformat
 import numpy as np
 
-from dpkit.course.myst import _OPEN, Book, read_book
-from dpkit.course.notebooks import Solution, _split, solutions
+from dpkit.course.myst import OPEN_FENCE, Book, read_book
+from dpkit.course.notebooks import Solution, notebook_items, solutions
 
 __all__ = ["CELL_TIMEOUT", "agrees_with", "build", "grade"]
 
@@ -69,13 +69,13 @@ def _exercises(notebook: nbformat.NotebookNode, book: Book, stem: str) -> list[E
     renderer = book.renderer(stem)
     by_label = {s.label: s for s in solutions(notebook)}
     found = []
-    for kind, item in _split(notebook):
+    for kind, item in notebook_items(notebook):
         if kind != "markdown":
             continue
         lines = str(item).splitlines()
         i = 0
         while i < len(lines):
-            match = _OPEN.match(lines[i])
+            match = OPEN_FENCE.match(lines[i])
             if not match:
                 i += 1
                 continue

@@ -30,7 +30,7 @@ _NUMBERED = {
 }
 _ADMONITIONS = {"note", "warning", "tip", "important", "hint", "caution", "attention", "danger",
                 "error", "seealso"}
-_OPEN = re.compile(r"^[ \t]*(?P<fence>`{3,}|:{3,})\{(?P<name>[^}]+)\}[ \t]*(?P<arg>.*)$")
+OPEN_FENCE = re.compile(r"^[ \t]*(?P<fence>`{3,}|:{3,})\{(?P<name>[^}]+)\}[ \t]*(?P<arg>.*)$")
 _PLAIN_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
 _OPTION = re.compile(r"^[ \t]*:(?P<key>[\w-]+):[ \t]*(?P<value>.*)$")
 _TARGET = re.compile(r"^\((?P<label>[^)\s]+)\)=\s*$")
@@ -159,7 +159,7 @@ def _directives(text: str) -> list[tuple[str, dict[str, str]]]:
     found = []
     lines = text.splitlines()
     for i, line in enumerate(lines):
-        match = _OPEN.match(line)
+        match = OPEN_FENCE.match(line)
         if match:
             found.append((match["name"].strip(), _options(lines, i + 1)[0]))
     return found
@@ -301,7 +301,7 @@ class _Renderer:
             if _TARGET.match(line.strip()):
                 i += 1
                 continue
-            match = _OPEN.match(line)
+            match = OPEN_FENCE.match(line)
             if match:
                 i = self._directive(lines, i, match, out)
                 continue

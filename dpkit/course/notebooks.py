@@ -51,7 +51,7 @@ class Solution:
         return any("dpkit.check." in source for source in self.code)
 
 
-def _split(notebook: nbformat.NotebookNode) -> Iterator[tuple[str, object]]:
+def notebook_items(notebook: nbformat.NotebookNode) -> Iterator[tuple[str, object]]:
     """The notebook as a stream of ``("markdown", text)``, ``("code", cell)``,
     ``("start", label)``, ``("end", None)`` and ``("inline", (label, body))`` items."""
     for cell in notebook.cells:
@@ -95,7 +95,7 @@ def solutions(notebook: nbformat.NotebookNode) -> list[Solution]:
     """
     found: list[Solution] = []
     current: Solution | None = None
-    for kind, item in _split(notebook):
+    for kind, item in notebook_items(notebook):
         if kind == "start":
             if current is not None:
                 raise ValueError(f"a {{solution-start}} for {item} opens inside the solution "
@@ -197,7 +197,7 @@ def _build(notebook: nbformat.NotebookNode, book: Book | None, stem: str,
         shown = renderer.numbers.get(label, label) if renderer is not None else label
         pending.append(f"**Solution to {shown}.**" + (f"\n\n{body}" if body else ""))
 
-    for kind, item in _split(notebook):
+    for kind, item in notebook_items(notebook):
         if kind == "start":
             current = Solution(str(item))
             if not student:
