@@ -28,7 +28,6 @@ binomial terms in floating point; its relative error is bounded (see
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -40,10 +39,22 @@ from scipy.special import gammaln
 from dpkit._checks import (
     check_delta,
     check_epsilon,
-    check_integer,
     check_real,
     check_sensitivity,
 )
+from dpkit.composition._rounding import (
+    _down,
+    _exact,
+    _finite,
+    _float_down,
+    _float_up,
+    _largest_float_below,
+    _log_inv_up,
+    _smallest_float_above,
+    _up,
+    _wide_up,
+)
+from dpkit.composition.basic import _check_k, _check_sequence, sequential
 from dpkit.gaussian import delta_for_sigma
 
 __all__ = [
@@ -82,153 +93,8 @@ _MAX_SUPPORT = 2_000_000
 
 
 # ---------------------------------------------------------------------------------------
-# Directed rounding
+# Advanced composition
 # ---------------------------------------------------------------------------------------
-
-def _up() -> gmpy2.context:
-    """An IEEE double context rounding every operation towards +infinity."""
-    return gmpy2.context(gmpy2.ieee(64), round=gmpy2.RoundUp)
-
-
-def _down() -> gmpy2.context:
-    """An IEEE double context rounding every operation towards -infinity."""
-    return gmpy2.context(gmpy2.ieee(64), round=gmpy2.RoundDown)
-
-
-def _wide_up() -> gmpy2.context:
-    """A 53-bit context rounding up, with MPFR's wide exponent range: intermediate results
-    neither underflow to a subnormal (which would lose all relative precision) nor overflow;
-    the final value is converted to a double with :func:`_float_up`."""
-    return gmpy2.context(precision=53, round=gmpy2.RoundUp)
-
-
-def _exact() -> gmpy2.context:
-    """A context wide enough that sums of floats are exact (2200 bits cover the whole double
-    range, 2^-1074 to 2^1024, with 100 bits to spare for carries), rounding up if ever not."""
-    return gmpy2.context(precision=2200, round=gmpy2.RoundUp)
-
-
-def _float_up(value: Any) -> float:
-    """``value`` (an exact or wide mpfr) rounded up to a double."""
-    with _up():
-        return float(gmpy2.mpfr(value))
-
-
-def _float_down(value: Any) -> float:
-    """``value`` (an exact or wide mpfr) rounded down to a double."""
-    with _down():
-        return float(gmpy2.mpfr(value))
-
-
-def _finite(value: Any, what: str) -> float:
-    """Return ``float(value)``; raise OverflowError if the bound does not fit a float."""
-    result = float(value)
-    if not math.isfinite(result):
-        raise OverflowError(f"{what} overflows a float; the inputs are too large to be "
-                            f"a meaningful privacy guarantee")
-    return result
-
-
-def _log_inv_up(delta: float) -> gmpy2.mpfr:
-    """An upper bound on ``ln(1/delta)``: ``-ln(delta)`` with the log rounded down (exact
-    negation), which cannot overflow even for subnormal ``delta``."""
-    with _down():
-        return -gmpy2.log(gmpy2.mpfr(delta))
-
-
-# ---------------------------------------------------------------------------------------
-# Validation helpers specific to composition
-# ---------------------------------------------------------------------------------------
-
-def _check_sequence(values: Any, name: str) -> list:
-    """Return ``values`` as a non-empty list (any iterable of numbers; not str or a scalar)."""
-    if isinstance(values, (str, bytes)) or isinstance(values, numbers.Number):
-        raise TypeError(f"{name} must be a sequence of numbers, got {values!r}")
-    if isinstance(values, np.ndarray):
-        if values.ndim != 1:
-            raise ValueError(f"{name} must be one-dimensional, got shape {values.shape}")
-        values = values.tolist()
-    if not isinstance(values, Iterable):
-        raise TypeError(f"{name} must be a sequence of numbers, got {values!r} "
-                        f"of type {type(values).__name__}")
-    result = list(values)
-    if not result:
-        raise ValueError(f"{name} must not be empty")
-    return result
-
-
-def _check_k(k: Any, maximum: int | None = None) -> int:
-    return check_integer(k, "k", minimum=1, maximum=maximum)
-
-
-# ---------------------------------------------------------------------------------------
-# Basic and advanced composition
-# ---------------------------------------------------------------------------------------
-
-def sequential(epsilons: Sequence[float], deltas: Sequence[float] | None = None
-               ) -> tuple[float, float]:
-    """Basic (sequential) composition: the epsilons add up, and so do the deltas.
-
-    Parameters
-    ----------
-    epsilons : sequence of float
-        The epsilon of each mechanism, each finite and > 0.
-    deltas : sequence of float, optional
-        The delta of each mechanism, each in [0, 1); same length as ``epsilons``.
-        ``None`` means every mechanism is pure (delta = 0).
-
-    Returns
-    -------
-    (epsilon, delta) : tuple of float
-        ``(sum(epsilons), sum(deltas))``, each computed exactly and rounded up once. A
-        delta sum of 1 or more is returned as is (a vacuous guarantee), not clamped.
-
-    Raises
-    ------
-    TypeError
-        If an argument is not a sequence of real numbers.
-    ValueError
-        If a sequence is empty, an entry is out of range, or the lengths differ.
-    OverflowError
-        If the sum of epsilons exceeds the largest float.
-
-    Notes
-    -----
-    **Privacy guarantee.** Running mechanisms ``M_1, ..., M_k`` on the same data, where
-    ``M_i`` is ``(epsilon_i, delta_i)``-DP and may be chosen after seeing the outputs of the
-    earlier ones, is ``(sum epsilon_i, sum delta_i)``-DP (Dwork et al. 2006; Dwork & Roth
-    2014, Thm 3.16 and Thm B.1). This also holds when the parameters themselves are chosen
-    adaptively, as long as the sums stay within the budget (Rogers et al. 2016).
-
-    References
-    ----------
-    Dwork, C., & Roth, A. (2014). The Algorithmic Foundations of Differential Privacy,
-    Theorem 3.16.
-
-    Examples
-    --------
-    >>> sequential([0.5, 0.25, 0.25])
-    (1.0, 0.0)
-    """
-    eps = [check_epsilon(e, f"epsilons[{i}]")
-           for i, e in enumerate(_check_sequence(epsilons, "epsilons"))]
-    if deltas is None:
-        dels = [0.0] * len(eps)
-    else:
-        dels = [check_delta(d, f"deltas[{i}]", allow_zero=True)
-                for i, d in enumerate(_check_sequence(deltas, "deltas"))]
-        if len(dels) != len(eps):
-            raise ValueError(f"deltas must have the same length as epsilons ({len(eps)}), "
-                             f"got {len(dels)}")
-    with _exact():  # exact sums, rounded up once at the end
-        total_eps = gmpy2.mpfr(0)
-        for e in eps:
-            total_eps += e
-        total_delta = gmpy2.mpfr(0)
-        for d in dels:
-            total_delta += d
-    return _finite(_float_up(total_eps), "the total epsilon"), _float_up(total_delta)
-
 
 def advanced(epsilon: float, delta: float, k: int, delta_prime: float) -> tuple[float, float]:
     """Advanced composition (Dwork & Roth 2014, Thm 3.20) of ``k`` (epsilon, delta)-DP mechanisms.
@@ -411,25 +277,6 @@ def _advanced_fits(epsilon: float, k: int, delta_prime: float, epsilon_total: fl
         return advanced(epsilon, 0.0, k, delta_prime)[0] <= epsilon_total
     except OverflowError:
         return False
-
-
-def _largest_float_below(predicate: Any, low: float, high: float) -> float:
-    """Largest float ``x`` in ``[low, high]`` with ``predicate(x)``, for a monotone predicate.
-
-    ``predicate(low)`` must hold and ``predicate`` must be true on an initial segment.
-    Bisects on the floats' bit patterns, so it ends exactly (at most 64 evaluations).
-    """
-    lo = np.float64(low).view(np.int64).item()
-    hi = np.float64(high).view(np.int64).item()
-    if predicate(high):
-        return high
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if predicate(np.int64(mid).view(np.float64).item()):
-            lo = mid
-        else:
-            hi = mid
-    return float(np.int64(lo).view(np.float64))
 
 
 def advanced_epsilon_per_mechanism_exact(epsilon_total: float, delta_prime: float,
@@ -677,20 +524,6 @@ def _logsumexp(values: np.ndarray) -> float:
     if peak == -math.inf:
         return peak
     return peak + math.log(float(np.sum(np.exp(values - peak))))
-
-
-def _smallest_float_above(predicate: Any, low: float, high: float) -> float:
-    """Smallest float ``x`` in ``(low, high]`` with ``predicate(x)``; ``predicate(high)``
-    must hold, ``predicate(low)`` must not, and ``predicate`` must be monotone."""
-    lo = np.float64(low).view(np.int64).item()
-    hi = np.float64(high).view(np.int64).item()
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if predicate(np.int64(mid).view(np.float64).item()):
-            hi = mid
-        else:
-            lo = mid
-    return float(np.int64(hi).view(np.float64))
 
 
 def _delta_total_up(deltas: Iterable[tuple[float, int]], delta_prime: float) -> float:
