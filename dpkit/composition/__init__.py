@@ -17,7 +17,7 @@ spend that would exceed it.
 
 Modules
 -------
-Import the public names from this package; it re-exports each module's ``__all__``. Each
+Import the public names from this package, which re-exports them all (``__all__``). Each
 module imports only modules listed above it, so imports go one way:
 
 * :mod:`dpkit.composition._rounding`: directed-rounding contexts and exact float search.
@@ -28,8 +28,12 @@ module imports only modules listed above it, so imports go one way:
   :func:`optimal`, :func:`optimal_delta`, :func:`optimal_epsilon_per_mechanism`.
 * :mod:`dpkit.composition.zcdp`: :func:`gaussian_rho`, :func:`pure_to_zcdp`,
   :func:`zcdp_to_dp`.
-* :mod:`dpkit.composition.accountant`: :class:`Accountant`, :class:`Spend`,
-  :class:`Totals`, :class:`BudgetExceeded`.
+* :mod:`dpkit.composition._ledger`: :class:`Spend`, and what an accountant has spent (its
+  history and their running sums).
+* :mod:`dpkit.composition._rules`: :class:`Totals`, and how those sums compose under each
+  theorem an accountant can enforce.
+* :mod:`dpkit.composition.accountant`: :class:`Accountant`, which delegates to the two
+  above, and :class:`BudgetExceeded`.
 
 Rounding
 --------
@@ -47,7 +51,9 @@ Examples
 True
 """
 
-from dpkit.composition.accountant import Accountant, BudgetExceeded, Spend, Totals
+from dpkit.composition._ledger import Spend
+from dpkit.composition._rules import Totals
+from dpkit.composition.accountant import Accountant, BudgetExceeded
 from dpkit.composition.advanced import (
     advanced,
     advanced_crossover,

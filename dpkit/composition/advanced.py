@@ -5,7 +5,7 @@ The total epsilon of ``k`` mechanisms grows like ``sqrt(k)`` at the price of an 
 :func:`advanced_heterogeneous` for different epsilons; :func:`advanced_epsilon_per_mechanism`
 is Cor. 3.21 and :func:`advanced_epsilon_per_mechanism_exact` the exact inversion of Thm 3.20;
 :func:`advanced_crossover` is the ``k`` from which Thm 3.20 beats basic composition
-(:func:`~dpkit.composition.basic.sequential`).
+(:func:`~dpkit.composition.sequential`).
 """
 
 from __future__ import annotations
@@ -74,8 +74,9 @@ def advanced(epsilon: float, delta: float, k: int, delta_prime: float) -> tuple[
     **Privacy guarantee.** The ``k``-fold adaptive composition of ``(epsilon, delta)``-DP
     mechanisms is ``(epsilon_total, delta_total)``-DP (Dwork, Rothblum & Vadhan 2010,
     Thm III.3; Dwork & Roth 2014, Thm 3.20). The theorem fixes ``epsilon``, ``delta`` and
-    ``k`` before the interaction starts. It can be *worse* than :func:`sequential` (always
-    when ``epsilon >= ln 2``); see :func:`advanced_crossover`.
+    ``k`` before the interaction starts. It can be *worse* than
+    :func:`~dpkit.composition.sequential` (always when ``epsilon >= ln 2``); see
+    :func:`advanced_crossover`.
 
     References
     ----------
@@ -133,7 +134,7 @@ def advanced_heterogeneous(epsilons: Sequence[float], deltas: Sequence[float] | 
     Raises
     ------
     TypeError, ValueError
-        As :func:`sequential`, and for ``delta_prime`` outside (0, 1).
+        As :func:`~dpkit.composition.sequential`, and for ``delta_prime`` outside (0, 1).
     OverflowError
         If ``epsilon_total`` does not fit a float.
 
@@ -314,7 +315,8 @@ def advanced_crossover(epsilon: float, delta_prime: float) -> int | None:
     -----
     ``sqrt(2k L) ε + k ε (e^ε - 1) < k ε`` with ``L = ln(1/δ')`` is equivalent to
     ``k > 2L / (2 - e^ε)^2`` when ``e^ε < 2``, and never holds otherwise. The candidate
-    from this formula is confirmed with the rounded :func:`advanced` and :func:`sequential`.
+    from this formula is confirmed with the rounded :func:`advanced` and
+    :func:`~dpkit.composition.sequential`.
 
     Examples
     --------

@@ -211,8 +211,9 @@ def optimal(epsilon: float, delta: float, k: int, delta_prime: float) -> tuple[f
     TypeError, ValueError
         If a parameter is of the wrong type or out of range.
     OverflowError
-        If ``k * epsilon`` does not fit a float (as in :func:`sequential`): the loss
-        distribution's support would not either.
+        If ``k * epsilon`` does not fit a float (as in
+        :func:`~dpkit.composition.sequential`): the loss distribution's support would not
+        either.
 
     Notes
     -----
@@ -228,7 +229,7 @@ def optimal(epsilon: float, delta: float, k: int, delta_prime: float) -> tuple[f
 
     and no smaller ``epsilon_g`` is true for all such mechanisms: randomized response
     attains it. This is the tightest possible bound; it is never larger than
-    :func:`advanced` or :func:`sequential`.
+    :func:`~dpkit.composition.advanced` or :func:`~dpkit.composition.sequential`.
 
     **Numerics.** The sum is evaluated in log space (log-sum-exp of log-binomial terms, each
     multiplied by ``1 - e^(eps_g - loss)`` through ``expm1``), so nothing overflows for
