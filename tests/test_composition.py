@@ -441,3 +441,14 @@ def test_module_doctests():
 
     failures, _ = doctest.testmod(comp, optionflags=doctest.ELLIPSIS)
     assert failures == 0
+
+
+@pytest.mark.parametrize("module", ["basic", "advanced", "optimal", "zcdp", "accountant"])
+def test_submodule_doctests(module):
+    """The package re-exports its functions; their doctests run in the defining modules."""
+    import doctest
+    import importlib
+
+    failures, attempted = doctest.testmod(importlib.import_module(f"dpkit.composition.{module}"),
+                                          optionflags=doctest.ELLIPSIS)
+    assert failures == 0 and attempted > 0
