@@ -5,8 +5,8 @@ the budget delta: basic composition adds the parameters; advanced composition is
 its heterogeneous form (:mod:`dpkit.composition.advanced`); optimal composition is exact
 (:mod:`dpkit.composition.optimal`); zCDP adds the rhos and converts the sum
 (:mod:`dpkit.composition.zcdp`). Advanced and optimal take the budget delta the releases
-leave over as ``delta_prime``; zCDP converts at the budget delta. :func:`total` is the total
-an accountant enforces, :func:`totals` all four (:class:`Totals`).
+leave over as ``delta_prime``; zCDP converts at the budget delta. :func:`total_under` is the
+total an accountant enforces, :func:`all_totals` gives all four (:class:`Totals`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from dpkit.composition.advanced import _advanced_from_sums
 from dpkit.composition.optimal import _delta_prime_down, _delta_total_up, _LossDistribution
 from dpkit.composition.zcdp import zcdp_to_dp
 
-__all__ = ["COMPOSITIONS", "Totals", "check_applies", "check_composition", "total", "totals"]
+__all__ = ["COMPOSITIONS", "Totals", "all_totals", "check_applies", "check_composition",
+           "total_under"]
 
 #: The theorems an accountant can enforce.
 COMPOSITIONS = ("basic", "advanced", "optimal", "zcdp")
@@ -48,6 +49,7 @@ class Totals:
 
 
 def _basic(sums: _Sums) -> tuple[float, float]:
+    """Basic composition: the sums of the epsilons and of the deltas, rounded up."""
     return _finite(_float_up(sums.epsilon), "the total epsilon"), _float_up(sums.delta)
 
 
@@ -78,20 +80,23 @@ def _optimal(sums: _Sums, budget_delta: float) -> tuple[float, float] | None:
 
 
 def _zcdp(sums: _Sums, budget_delta: float) -> tuple[float, float] | None:
+    """The sum of the rhos converted at the budget delta (if every spend has a rho)."""
     if sums.rho is None or budget_delta == 0:
         return None
     return zcdp_to_dp(_float_up(sums.rho), budget_delta), budget_delta
 
 
-def totals(sums: _Sums, budget_delta: float) -> Totals:
+def all_totals(sums: _Sums, budget_delta: float) -> Totals:
     """The totals of ``sums`` under all four theorems."""
     rho = None if sums.rho is None else _float_up(sums.rho)
     return Totals(_basic(sums), _advanced(sums, budget_delta), _optimal(sums, budget_delta),
                   _zcdp(sums, budget_delta), rho)
 
 
-def total(composition: str, sums: _Sums, budget_delta: float) -> tuple[float, float]:
-    """The total of ``sums`` under ``composition`` (one of :data:`COMPOSITIONS`)."""
+def total_under(composition: str, sums: _Sums, budget_delta: float) -> tuple[float, float]:
+    """The total of ``sums`` under ``composition`` (one of :data:`COMPOSITIONS`): for
+    advanced and optimal, the smaller of that theorem's and the basic total among those
+    within the budget delta."""
     if composition == "zcdp":
         result = _zcdp(sums, budget_delta)
         assert result is not None  # every spend has a rho (check_applies)

@@ -13,7 +13,13 @@ import gmpy2
 from dpkit._checks import check_delta, check_epsilon
 from dpkit.composition._ledger import Spend, _Ledger, _Sums, checked_spend, gaussian_spend
 from dpkit.composition._rounding import _exact, _float_down
-from dpkit.composition._rules import Totals, check_applies, check_composition, total, totals
+from dpkit.composition._rules import (
+    Totals,
+    all_totals,
+    check_applies,
+    check_composition,
+    total_under,
+)
 
 __all__ = ["Accountant", "BudgetExceeded", "Spend", "Totals"]
 
@@ -130,7 +136,7 @@ class Accountant:
         Advanced and optimal use all the budget delta the releases leave over as
         ``delta_prime``; zCDP converts at the budget delta. ``None`` if nothing was spent.
         """
-        return totals(self._ledger.sums, self._delta) if self._ledger else None
+        return all_totals(self._ledger.sums, self._delta) if self._ledger else None
 
     @property
     def spent(self) -> tuple[float, float]:
@@ -153,7 +159,7 @@ class Accountant:
 
     # -- spending -------------------------------------------------------------------------
     def _total(self, sums: _Sums) -> tuple[float, float]:
-        return total(self._composition, sums, self._delta)
+        return total_under(self._composition, sums, self._delta)
 
     def _fits(self, total: tuple[float, float]) -> bool:
         return total[0] <= self._epsilon and total[1] <= self._delta
