@@ -26,6 +26,7 @@ from dpkit.composition import (
     sequential,
     zcdp_to_dp,
 )
+from dpkit.composition.optimal import _LossDistribution
 
 mp.mp.dps = 50
 
@@ -287,7 +288,7 @@ def test_optimal_delta_inverts_optimal():
 def test_loss_distribution_error_bound_covers_the_float_error():
     """The stated relative error bound of the log-space sum holds against mpmath."""
     for epsilon, k, g in [(0.01, 10_000, 5.0), (0.1, 2000, 10.0), (1.0, 300, 60.0)]:
-        dist = comp._LossDistribution.from_groups([(epsilon, k)])
+        dist = _LossDistribution.from_groups([(epsilon, k)])
         got = mp.e ** mp.mpf(dist.log_delta(g))
         ref = mp_delta([(epsilon, k)], g)
         assert abs(got - ref) / ref <= dist.error
@@ -432,7 +433,7 @@ def test_per_mechanism_budgets_of_huge_totals(epsilon_total):
 def test_too_many_distinct_epsilons_are_refused_by_the_exact_computation():
     groups = [(0.1 + i / 1000, 200) for i in range(4)]
     with pytest.raises(ValueError, match="#P-hard"):
-        comp._LossDistribution.from_groups(groups)
+        _LossDistribution.from_groups(groups)
 
 
 def test_module_doctests():
@@ -440,3 +441,14 @@ def test_module_doctests():
 
     failures, _ = doctest.testmod(comp, optionflags=doctest.ELLIPSIS)
     assert failures == 0
+
+
+@pytest.mark.parametrize("module", ["basic", "advanced", "optimal", "zcdp", "accountant"])
+def test_submodule_doctests(module):
+    """The package re-exports its functions; their doctests run in the defining modules."""
+    import doctest
+    import importlib
+
+    failures, attempted = doctest.testmod(importlib.import_module(f"dpkit.composition.{module}"),
+                                          optionflags=doctest.ELLIPSIS)
+    assert failures == 0 and attempted > 0
