@@ -26,7 +26,7 @@ from dpkit.composition import (
     sequential,
     zcdp_to_dp,
 )
-from dpkit.composition.optimal import _LossDistribution
+from dpkit.composition.optimal import LossDistribution
 
 mp.mp.dps = 50
 
@@ -288,7 +288,7 @@ def test_optimal_delta_inverts_optimal():
 def test_loss_distribution_error_bound_covers_the_float_error():
     """The stated relative error bound of the log-space sum holds against mpmath."""
     for epsilon, k, g in [(0.01, 10_000, 5.0), (0.1, 2000, 10.0), (1.0, 300, 60.0)]:
-        dist = _LossDistribution.from_groups([(epsilon, k)])
+        dist = LossDistribution.from_groups([(epsilon, k)])
         got = mp.e ** mp.mpf(dist.log_delta(g))
         ref = mp_delta([(epsilon, k)], g)
         assert abs(got - ref) / ref <= dist.error
@@ -433,7 +433,7 @@ def test_per_mechanism_budgets_of_huge_totals(epsilon_total):
 def test_too_many_distinct_epsilons_are_refused_by_the_exact_computation():
     groups = [(0.1 + i / 1000, 200) for i in range(4)]
     with pytest.raises(ValueError, match="#P-hard"):
-        _LossDistribution.from_groups(groups)
+        LossDistribution.from_groups(groups)
 
 
 def test_module_doctests():

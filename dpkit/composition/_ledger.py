@@ -2,8 +2,8 @@
 
 :class:`Spend` is one charged release; :func:`checked_spend` and :func:`gaussian_spend` turn
 a release's parameters into one, validated and rounded up (never in the spender's favour).
-A :class:`_Ledger` keeps the accepted spends in order together with their running sums
-(:class:`_Sums`), from which :mod:`dpkit.composition._rules` composes the totals.
+A :class:`Ledger` keeps the accepted spends in order together with their running sums
+(:class:`Sums`), from which :mod:`dpkit.composition._rules` composes the totals.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 import gmpy2
 
 from dpkit._checks import check_delta, check_epsilon
-from dpkit.composition._rounding import _exact, _up
+from dpkit.composition._rounding import exact_context, round_up
 from dpkit.composition.zcdp import gaussian_rho, pure_to_zcdp
 from dpkit.gaussian import delta_for_sigma
 
@@ -78,7 +78,7 @@ def _bump(groups: tuple[tuple[float, int], ...], key: float) -> tuple[tuple[floa
 
 
 @dataclass(frozen=True)
-class _Sums:
+class Sums:
     """Running sums of a history (each rounded up), so a spend costs O(distinct epsilons)."""
 
     epsilon: Any = 0  # exact sums (wide mpfr), rounded up when read
@@ -89,12 +89,12 @@ class _Sums:
     epsilons: tuple[tuple[float, int], ...] = ()  # (epsilon, how many), for optimal
     deltas: tuple[tuple[float, int], ...] = ()
 
-    def add(self, spend: Spend) -> _Sums:
+    def add(self, spend: Spend) -> Sums:
         """The sums with ``spend`` charged too (``self`` is left as it is)."""
-        with _up():
+        with round_up():
             x = gmpy2.mpfr(spend.epsilon)
             drift_term = x * gmpy2.expm1(x)
-        with _exact():
+        with exact_context():
             x = gmpy2.mpfr(spend.epsilon)
             squares = self.squares + x * x
             drift = self.drift + drift_term
@@ -102,16 +102,16 @@ class _Sums:
             delta = self.delta + gmpy2.mpfr(spend.delta)
             rho = (None if self.rho is None or spend.rho is None
                    else self.rho + gmpy2.mpfr(spend.rho))
-        return _Sums(epsilon, delta, squares, drift, rho,
+        return Sums(epsilon, delta, squares, drift, rho,
                      _bump(self.epsilons, spend.epsilon), _bump(self.deltas, spend.delta))
 
 
-class _Ledger:
+class Ledger:
     """What an accountant has spent: the accepted spends, in order, and their running sums."""
 
     def __init__(self) -> None:
         self._spends: list[Spend] = []
-        self.sums = _Sums()
+        self.sums = Sums()
 
     def __len__(self) -> int:
         return len(self._spends)
@@ -121,7 +121,7 @@ class _Ledger:
         """Every accepted spend, in order (an immutable copy)."""
         return tuple(self._spends)
 
-    def record(self, spend: Spend, sums: _Sums) -> None:
+    def record(self, spend: Spend, sums: Sums) -> None:
         """Append ``spend``, whose sums with the history, ``self.sums.add(spend)``, are
         ``sums`` (computed beforehand to decide whether the spend fits)."""
         self._spends.append(spend)

@@ -2,10 +2,11 @@
 
 The contexts below implement the package's rounding rule (composed epsilons and deltas
 rounded *up*, per-mechanism budgets *down*; see :mod:`dpkit.composition`):
-:func:`_up` and :func:`_down` round each IEEE double operation the safe way,
-:func:`_wide_up` keeps MPFR's exponent range for intermediate results, and :func:`_exact`
-sums floats without error. :func:`_largest_float_below` and :func:`_smallest_float_above`
-invert a monotone bound exactly by bisecting over the floats' bit patterns.
+:func:`round_up` and :func:`round_down` round each IEEE double operation the safe way,
+:func:`wide_round_up` keeps MPFR's exponent range for intermediate results, and
+:func:`exact_context` sums floats without error. :func:`largest_float_below` and
+:func:`smallest_float_above` invert a monotone bound exactly by bisecting over the floats'
+bit patterns.
 """
 
 from __future__ import annotations
@@ -17,42 +18,42 @@ import gmpy2
 import numpy as np
 
 
-def _up() -> gmpy2.context:
+def round_up() -> gmpy2.context:
     """An IEEE double context rounding every operation towards +infinity."""
     return gmpy2.context(gmpy2.ieee(64), round=gmpy2.RoundUp)
 
 
-def _down() -> gmpy2.context:
+def round_down() -> gmpy2.context:
     """An IEEE double context rounding every operation towards -infinity."""
     return gmpy2.context(gmpy2.ieee(64), round=gmpy2.RoundDown)
 
 
-def _wide_up() -> gmpy2.context:
+def wide_round_up() -> gmpy2.context:
     """A 53-bit context rounding up, with MPFR's wide exponent range: intermediate results
     neither underflow to a subnormal (which would lose all relative precision) nor overflow;
-    the final value is converted to a double with :func:`_float_up`."""
+    the final value is converted to a double with :func:`float_up`."""
     return gmpy2.context(precision=53, round=gmpy2.RoundUp)
 
 
-def _exact() -> gmpy2.context:
+def exact_context() -> gmpy2.context:
     """A context wide enough that sums of floats are exact (2200 bits cover the whole double
     range, 2^-1074 to 2^1024, with 100 bits to spare for carries), rounding up if ever not."""
     return gmpy2.context(precision=2200, round=gmpy2.RoundUp)
 
 
-def _float_up(value: Any) -> float:
+def float_up(value: Any) -> float:
     """``value`` (an exact or wide mpfr) rounded up to a double."""
-    with _up():
+    with round_up():
         return float(gmpy2.mpfr(value))
 
 
-def _float_down(value: Any) -> float:
+def float_down(value: Any) -> float:
     """``value`` (an exact or wide mpfr) rounded down to a double."""
-    with _down():
+    with round_down():
         return float(gmpy2.mpfr(value))
 
 
-def _finite(value: Any, what: str) -> float:
+def finite(value: Any, what: str) -> float:
     """Return ``float(value)``; raise OverflowError if the bound does not fit a float."""
     result = float(value)
     if not math.isfinite(result):
@@ -61,14 +62,14 @@ def _finite(value: Any, what: str) -> float:
     return result
 
 
-def _log_inv_up(delta: float) -> gmpy2.mpfr:
+def log_inv_up(delta: float) -> gmpy2.mpfr:
     """An upper bound on ``ln(1/delta)``: ``-ln(delta)`` with the log rounded down (exact
     negation), which cannot overflow even for subnormal ``delta``."""
-    with _down():
+    with round_down():
         return -gmpy2.log(gmpy2.mpfr(delta))
 
 
-def _largest_float_below(predicate: Any, low: float, high: float) -> float:
+def largest_float_below(predicate: Any, low: float, high: float) -> float:
     """Largest float ``x`` in ``[low, high]`` with ``predicate(x)``, for a monotone predicate.
 
     ``predicate(low)`` must hold and ``predicate`` must be true on an initial segment.
@@ -87,7 +88,7 @@ def _largest_float_below(predicate: Any, low: float, high: float) -> float:
     return float(np.int64(lo).view(np.float64))
 
 
-def _smallest_float_above(predicate: Any, low: float, high: float) -> float:
+def smallest_float_above(predicate: Any, low: float, high: float) -> float:
     """Smallest float ``x`` in ``(low, high]`` with ``predicate(x)``; ``predicate(high)``
     must hold, ``predicate(low)`` must not, and ``predicate`` must be monotone."""
     lo = np.float64(low).view(np.int64).item()

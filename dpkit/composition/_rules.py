@@ -1,6 +1,6 @@
 """The composition rules: how an accountant's charges compose into a total.
 
-Each rule reads the running sums of a ledger (:class:`~dpkit.composition._ledger._Sums`) and
+Each rule reads the running sums of a ledger (:class:`~dpkit.composition._ledger.Sums`) and
 the budget delta: basic composition adds the parameters; advanced composition is Thm 3.20 in
 its heterogeneous form (:mod:`dpkit.composition.advanced`); optimal composition is exact
 (:mod:`dpkit.composition.optimal`); zCDP adds the rhos and converts the sum
@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dpkit.composition._ledger import Spend, _Sums
-from dpkit.composition._rounding import _exact, _finite, _float_down, _float_up
-from dpkit.composition.advanced import _advanced_from_sums
-from dpkit.composition.optimal import _delta_prime_down, _delta_total_up, _LossDistribution
+from dpkit.composition._ledger import Spend, Sums
+from dpkit.composition._rounding import exact_context, finite, float_down, float_up
+from dpkit.composition.advanced import advanced_from_sums
+from dpkit.composition.optimal import LossDistribution, delta_prime_down, delta_total_up
 from dpkit.composition.zcdp import zcdp_to_dp
 
 __all__ = ["COMPOSITIONS", "Totals", "all_totals", "check_applies", "check_composition",
@@ -48,52 +48,52 @@ class Totals:
                 "zcdp": self.zcdp}
 
 
-def _basic(sums: _Sums) -> tuple[float, float]:
+def _basic(sums: Sums) -> tuple[float, float]:
     """Basic composition: the sums of the epsilons and of the deltas, rounded up."""
-    return _finite(_float_up(sums.epsilon), "the total epsilon"), _float_up(sums.delta)
+    return finite(float_up(sums.epsilon), "the total epsilon"), float_up(sums.delta)
 
 
-def _advanced(sums: _Sums, budget_delta: float) -> tuple[float, float] | None:
+def _advanced(sums: Sums, budget_delta: float) -> tuple[float, float] | None:
     """Heterogeneous Thm 3.20 with the spare budget delta as delta' (capped by basic)."""
-    with _exact():
-        spare = _float_down(budget_delta - sums.delta)
+    with exact_context():
+        spare = float_down(budget_delta - sums.delta)
     if spare <= 0:
         return None
-    total = _advanced_from_sums(_float_up(sums.squares), _float_up(sums.drift),
-                                _float_up(sums.delta), spare)
+    total = advanced_from_sums(float_up(sums.squares), float_up(sums.drift),
+                                float_up(sums.delta), spare)
     return min(total, _basic(sums))
 
 
-def _optimal(sums: _Sums, budget_delta: float) -> tuple[float, float] | None:
+def _optimal(sums: Sums, budget_delta: float) -> tuple[float, float] | None:
     """Exact optimal composition with the spare budget as delta' (capped by basic)."""
-    delta_prime = _delta_prime_down(sums.deltas, budget_delta)
+    delta_prime = delta_prime_down(sums.deltas, budget_delta)
     if delta_prime <= 0:
         return None
     try:
-        distribution = _LossDistribution.from_groups(sums.epsilons)
+        distribution = LossDistribution.from_groups(sums.epsilons)
     except ValueError:  # too many distinct epsilons to compute exactly
         return None
     epsilon = distribution.solve(delta_prime)
     if epsilon >= _basic(sums)[0]:
         return _basic(sums)
-    return epsilon, _delta_total_up(sums.deltas, delta_prime)
+    return epsilon, delta_total_up(sums.deltas, delta_prime)
 
 
-def _zcdp(sums: _Sums, budget_delta: float) -> tuple[float, float] | None:
+def _zcdp(sums: Sums, budget_delta: float) -> tuple[float, float] | None:
     """The sum of the rhos converted at the budget delta (if every spend has a rho)."""
     if sums.rho is None or budget_delta == 0:
         return None
-    return zcdp_to_dp(_float_up(sums.rho), budget_delta), budget_delta
+    return zcdp_to_dp(float_up(sums.rho), budget_delta), budget_delta
 
 
-def all_totals(sums: _Sums, budget_delta: float) -> Totals:
+def all_totals(sums: Sums, budget_delta: float) -> Totals:
     """The totals of ``sums`` under all four theorems."""
-    rho = None if sums.rho is None else _float_up(sums.rho)
+    rho = None if sums.rho is None else float_up(sums.rho)
     return Totals(_basic(sums), _advanced(sums, budget_delta), _optimal(sums, budget_delta),
                   _zcdp(sums, budget_delta), rho)
 
 
-def total_under(composition: str, sums: _Sums, budget_delta: float) -> tuple[float, float]:
+def total_under(composition: str, sums: Sums, budget_delta: float) -> tuple[float, float]:
     """The total of ``sums`` under ``composition`` (one of :data:`COMPOSITIONS`): for
     advanced and optimal, the smaller of that theorem's and the basic total among those
     within the budget delta."""

@@ -11,8 +11,8 @@ from __future__ import annotations
 import gmpy2
 
 from dpkit._checks import check_delta, check_epsilon
-from dpkit.composition._ledger import Spend, _Ledger, _Sums, checked_spend, gaussian_spend
-from dpkit.composition._rounding import _exact, _float_down
+from dpkit.composition._ledger import Ledger, Spend, Sums, checked_spend, gaussian_spend
+from dpkit.composition._rounding import exact_context, float_down
 from dpkit.composition._rules import (
     Totals,
     all_totals,
@@ -112,7 +112,7 @@ class Accountant:
         self._epsilon = check_epsilon(epsilon, rounding="down")
         self._delta = check_delta(delta, allow_zero=True, rounding="down")
         self._composition = check_composition(composition, self._delta)
-        self._ledger = _Ledger()
+        self._ledger = Ledger()
 
     # -- state ----------------------------------------------------------------------------
     @property
@@ -152,13 +152,13 @@ class Accountant:
         :meth:`can_spend` to test a particular spend.
         """
         spent_eps, spent_delta = self.spent
-        with _exact():
-            eps = _float_down(self._epsilon - gmpy2.mpfr(spent_eps))
-            delta = _float_down(self._delta - gmpy2.mpfr(spent_delta))
+        with exact_context():
+            eps = float_down(self._epsilon - gmpy2.mpfr(spent_eps))
+            delta = float_down(self._delta - gmpy2.mpfr(spent_delta))
         return max(eps, 0.0), max(delta, 0.0)
 
     # -- spending -------------------------------------------------------------------------
-    def _total(self, sums: _Sums) -> tuple[float, float]:
+    def _total(self, sums: Sums) -> tuple[float, float]:
         return total_under(self._composition, sums, self._delta)
 
     def _fits(self, total: tuple[float, float]) -> bool:

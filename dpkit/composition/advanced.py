@@ -19,16 +19,16 @@ import numpy as np
 
 from dpkit._checks import check_delta, check_epsilon
 from dpkit.composition._rounding import (
-    _down,
-    _finite,
-    _float_down,
-    _float_up,
-    _largest_float_below,
-    _log_inv_up,
-    _up,
-    _wide_up,
+    finite,
+    float_down,
+    float_up,
+    largest_float_below,
+    log_inv_up,
+    round_down,
+    round_up,
+    wide_round_up,
 )
-from dpkit.composition.basic import _check_k, _check_sequence, sequential
+from dpkit.composition.basic import check_k, check_sequence, sequential
 
 __all__ = [
     "advanced",
@@ -90,25 +90,25 @@ def advanced(epsilon: float, delta: float, k: int, delta_prime: float) -> tuple[
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta, allow_zero=True)
-    k = _check_k(k)
+    k = check_k(k)
     delta_prime = check_delta(delta_prime, "delta_prime")
-    with _wide_up():
+    with wide_round_up():
         eps = gmpy2.mpfr(epsilon)
         squares = k * eps * eps
         drift = k * eps * gmpy2.expm1(eps)
         delta_sum = k * gmpy2.mpfr(delta)
-    return _advanced_from_sums(squares, drift, delta_sum, delta_prime)
+    return advanced_from_sums(squares, drift, delta_sum, delta_prime)
 
 
-def _advanced_from_sums(squares: Any, drift: Any, delta_sum: Any,
+def advanced_from_sums(squares: Any, drift: Any, delta_sum: Any,
                         delta_prime: float) -> tuple[float, float]:
     """Thm 3.20 from its sufficient statistics, rounded up: ``sqrt(2 ln(1/δ') Σε²) + Σε(e^ε-1)``
     and ``Σδ + δ'`` (the sums must already be upper bounds)."""
-    log_term = _log_inv_up(delta_prime)
-    with _wide_up():
+    log_term = log_inv_up(delta_prime)
+    with wide_round_up():
         total = gmpy2.sqrt(2 * log_term * gmpy2.mpfr(squares)) + drift
         total_delta = gmpy2.mpfr(delta_sum) + delta_prime
-    return _finite(_float_up(total), "epsilon_total"), _float_up(total_delta)
+    return finite(float_up(total), "epsilon_total"), float_up(total_delta)
 
 
 def advanced_heterogeneous(epsilons: Sequence[float], deltas: Sequence[float] | None,
@@ -148,17 +148,17 @@ def advanced_heterogeneous(epsilons: Sequence[float], deltas: Sequence[float] | 
     the outputs; for that, see Rogers et al. 2016).
     """
     eps = [check_epsilon(e, f"epsilons[{i}]")
-           for i, e in enumerate(_check_sequence(epsilons, "epsilons"))]
+           for i, e in enumerate(check_sequence(epsilons, "epsilons"))]
     _, delta_sum = sequential(eps, deltas)
     delta_prime = check_delta(delta_prime, "delta_prime")
-    with _wide_up():
+    with wide_round_up():
         squares = gmpy2.mpfr(0)
         drift = gmpy2.mpfr(0)
         for e in eps:
             x = gmpy2.mpfr(e)
             squares += x * x
             drift += x * gmpy2.expm1(x)
-    return _advanced_from_sums(squares, drift, delta_sum, delta_prime)
+    return advanced_from_sums(squares, drift, delta_sum, delta_prime)
 
 
 def advanced_epsilon_per_mechanism(epsilon_total: float, delta_prime: float, k: int) -> float:
@@ -201,11 +201,11 @@ def advanced_epsilon_per_mechanism(epsilon_total: float, delta_prime: float, k: 
     """
     epsilon_total = check_epsilon(epsilon_total, "epsilon_total")
     delta_prime = check_delta(delta_prime, "delta_prime")
-    k = _check_k(k)
-    log_term = _log_inv_up(delta_prime)
-    with _up():
+    k = check_k(k)
+    log_term = log_inv_up(delta_prime)
+    with round_up():
         denominator = 2 * gmpy2.sqrt(2 * k * log_term)
-    with _down():
+    with round_down():
         epsilon = gmpy2.mpfr(epsilon_total) / denominator
     result = float(epsilon)
     if result <= 0 or not _advanced_fits(result, k, delta_prime, epsilon_total):
@@ -267,25 +267,25 @@ def advanced_epsilon_per_mechanism_exact(epsilon_total: float, delta_prime: floa
     """
     epsilon_total = check_epsilon(epsilon_total, "epsilon_total")
     delta_prime = check_delta(delta_prime, "delta_prime")
-    k = _check_k(k)
+    k = check_k(k)
     # Thm 3.20's total is >= sqrt(2k ln(1/δ')) ε and >= k ε², so ε is at most either bound;
     # start there and double until the theorem's total exceeds the target (a true bracket).
 
     def fits(e: float) -> bool:
         return e > 0 and _advanced_fits(e, k, delta_prime, epsilon_total)
 
-    with _wide_up():  # k may exceed the float range; only a starting point, any rounding
+    with wide_round_up():  # k may exceed the float range; only a starting point, any rounding
         total, kk = gmpy2.mpfr(epsilon_total), gmpy2.mpfr(k)
-        guess = min(total / gmpy2.sqrt(2 * kk * _log_inv_up(delta_prime)),
+        guess = min(total / gmpy2.sqrt(2 * kk * log_inv_up(delta_prime)),
                     gmpy2.sqrt(total / kk))
     low = float(np.nextafter(0.0, 1.0))
-    high = max(_float_up(guess), low)
+    high = max(float_up(guess), low)
     if not fits(low):
         raise ValueError(f"no positive float epsilon satisfies Thm 3.20 with "
                          f"epsilon_total={epsilon_total!r}, delta_prime={delta_prime!r}, k={k}")
     while fits(high):
         low, high = high, 2 * high
-    return _largest_float_below(fits, low, high)
+    return largest_float_below(fits, low, high)
 
 
 def advanced_crossover(epsilon: float, delta_prime: float) -> int | None:
@@ -335,8 +335,8 @@ def advanced_crossover(epsilon: float, delta_prime: float) -> int | None:
     estimate = max(1, math.floor(-2 * math.log(delta_prime) / gap**2))
 
     def beats(n: int) -> bool:
-        with _down():
-            basic = _float_down(gmpy2.mpfr(epsilon) * n)  # a lower bound on n·ε: safe
+        with round_down():
+            basic = float_down(gmpy2.mpfr(epsilon) * n)  # a lower bound on n·ε: safe
         return _advanced_fits(epsilon, n, delta_prime, math.nextafter(basic, 0.0))
 
     # ``beats`` is monotone in n (the difference sqrt(2nL)ε - nε(2 - e^ε) has one sign

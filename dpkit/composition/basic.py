@@ -16,12 +16,12 @@ import gmpy2
 import numpy as np
 
 from dpkit._checks import check_delta, check_epsilon, check_integer
-from dpkit.composition._rounding import _exact, _finite, _float_up
+from dpkit.composition._rounding import exact_context, finite, float_up
 
 __all__ = ["sequential"]
 
 
-def _check_sequence(values: Any, name: str) -> list:
+def check_sequence(values: Any, name: str) -> list:
     """Return ``values`` as a non-empty list (any iterable of numbers; not str or a scalar)."""
     if isinstance(values, (str, bytes)) or isinstance(values, numbers.Number):
         raise TypeError(f"{name} must be a sequence of numbers, got {values!r}")
@@ -38,7 +38,7 @@ def _check_sequence(values: Any, name: str) -> list:
     return result
 
 
-def _check_k(k: Any, maximum: int | None = None) -> int:
+def check_k(k: Any, maximum: int | None = None) -> int:
     return check_integer(k, "k", minimum=1, maximum=maximum)
 
 
@@ -88,20 +88,20 @@ def sequential(epsilons: Sequence[float], deltas: Sequence[float] | None = None
     (1.0, 0.0)
     """
     eps = [check_epsilon(e, f"epsilons[{i}]")
-           for i, e in enumerate(_check_sequence(epsilons, "epsilons"))]
+           for i, e in enumerate(check_sequence(epsilons, "epsilons"))]
     if deltas is None:
         dels = [0.0] * len(eps)
     else:
         dels = [check_delta(d, f"deltas[{i}]", allow_zero=True)
-                for i, d in enumerate(_check_sequence(deltas, "deltas"))]
+                for i, d in enumerate(check_sequence(deltas, "deltas"))]
         if len(dels) != len(eps):
             raise ValueError(f"deltas must have the same length as epsilons ({len(eps)}), "
                              f"got {len(dels)}")
-    with _exact():  # exact sums, rounded up once at the end
+    with exact_context():  # exact sums, rounded up once at the end
         total_eps = gmpy2.mpfr(0)
         for e in eps:
             total_eps += e
         total_delta = gmpy2.mpfr(0)
         for d in dels:
             total_delta += d
-    return _finite(_float_up(total_eps), "the total epsilon"), _float_up(total_delta)
+    return finite(float_up(total_eps), "the total epsilon"), float_up(total_delta)

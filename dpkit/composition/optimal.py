@@ -2,7 +2,7 @@
 
 The smallest total epsilon that is true for *every* choice of ``k`` adaptively chosen
 ``(epsilon, delta)``-DP mechanisms, computed exactly from the privacy loss of randomized
-response (:class:`_LossDistribution`, the worst case for composition): :func:`optimal`, the
+response (:class:`LossDistribution`, the worst case for composition): :func:`optimal`, the
 exact privacy profile :func:`optimal_delta`, and the per-mechanism budget
 :func:`optimal_epsilon_per_mechanism`. The binomial terms are summed in floating point; their
 relative error is bounded (see :func:`optimal`) and covered by a safety margin.
@@ -20,14 +20,14 @@ from scipy.special import gammaln
 
 from dpkit._checks import check_delta, check_epsilon, check_real
 from dpkit.composition._rounding import (
-    _down,
-    _finite,
-    _largest_float_below,
-    _smallest_float_above,
-    _up,
+    finite,
+    largest_float_below,
+    round_down,
+    round_up,
+    smallest_float_above,
 )
 from dpkit.composition.advanced import advanced_epsilon_per_mechanism_exact
-from dpkit.composition.basic import _check_k
+from dpkit.composition.basic import check_k
 
 __all__ = ["MAX_K", "optimal", "optimal_delta", "optimal_epsilon_per_mechanism"]
 
@@ -39,7 +39,7 @@ _MAX_SUPPORT = 2_000_000
 
 
 @dataclass(frozen=True)
-class _LossDistribution:
+class LossDistribution:
     """The privacy loss of composed randomized responses, the worst case for composition.
 
     Kairouz, Oh & Viswanath (2015, Thm 3.3) show that the k-fold composition of
@@ -57,7 +57,7 @@ class _LossDistribution:
     error: float  # bound on the relative error of the evaluated probabilities
 
     @classmethod
-    def from_groups(cls, groups: Sequence[tuple[float, int]]) -> _LossDistribution:
+    def from_groups(cls, groups: Sequence[tuple[float, int]]) -> LossDistribution:
         loss = np.zeros(1)
         log_p = np.zeros(1)
         scale = np.zeros(1)  # sum of |terms| per support point, for the rounding margin
@@ -107,7 +107,7 @@ class _LossDistribution:
         # them) change the sum by a relative 1e-15 at most: drop them for speed. Dropping
         # lowers the computed delta, hence the 1e-12 added to the margin above.
         keep = self.log_p >= target - 60.0
-        trimmed = _LossDistribution(self.loss[keep], self.log_p[keep], self.error)
+        trimmed = LossDistribution(self.loss[keep], self.log_p[keep], self.error)
         breaks = trimmed.loss[trimmed.loss > 0]
         # delta(eps) increases as eps falls through the breakpoints (sorted decreasingly).
         lo, hi = 0, len(breaks) - 1  # delta(breaks[0]) == 0 <= target
@@ -140,7 +140,7 @@ class _LossDistribution:
             low, high = max(lower, guess - width), min(upper, guess + width)
             if low < high and fits(high) and (low == lower or not fits(low)):
                 lower, upper = low, high
-        return _smallest_float_above(fits, lower, upper)
+        return smallest_float_above(fits, lower, upper)
 
 
 def _logsumexp(values: np.ndarray) -> float:
@@ -153,13 +153,13 @@ def _logsumexp(values: np.ndarray) -> float:
     return peak + math.log(float(np.sum(np.exp(values - peak))))
 
 
-def _delta_total_up(deltas: Iterable[tuple[float, int]], delta_prime: float) -> float:
+def delta_total_up(deltas: Iterable[tuple[float, int]], delta_prime: float) -> float:
     """``1 - prod (1 - delta_i)^k_i (1 - delta_prime)``, rounded up (exactly ``delta_prime``
     when every ``delta_i`` is 0)."""
     deltas = [(d, k) for d, k in deltas if d != 0]
     if not deltas:
         return delta_prime
-    with _down():
+    with round_down():
         log_keep = gmpy2.log1p(-gmpy2.mpfr(delta_prime))
         for delta, k in deltas:
             log_keep += k * gmpy2.log1p(-gmpy2.mpfr(delta))
@@ -167,13 +167,13 @@ def _delta_total_up(deltas: Iterable[tuple[float, int]], delta_prime: float) -> 
     return float(-kept)
 
 
-def _delta_prime_down(deltas: Iterable[tuple[float, int]], delta_total: float) -> float:
+def delta_prime_down(deltas: Iterable[tuple[float, int]], delta_total: float) -> float:
     """The largest ``delta_prime`` with ``1 - prod(1-delta_i)(1-delta_prime) <= delta_total``
     (rounded down); negative if the deltas alone exceed ``delta_total``."""
     deltas = [(d, k) for d, k in deltas if d != 0]
     if not deltas:
         return delta_total
-    with _up():
+    with round_up():
         log_used = gmpy2.mpfr(0)
         for delta, k in deltas:
             log_used -= k * gmpy2.log1p(-gmpy2.mpfr(delta))  # -ln prod, rounded up
@@ -256,12 +256,12 @@ def optimal(epsilon: float, delta: float, k: int, delta_prime: float) -> tuple[f
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta, allow_zero=True)
-    k = _check_k(k, MAX_K)
+    k = check_k(k, MAX_K)
     delta_prime = check_delta(delta_prime, "delta_prime")
-    with _up():
-        basic = _finite(gmpy2.mpfr(epsilon) * k, "epsilon_total")
-    result = _LossDistribution.from_groups([(epsilon, k)]).solve(delta_prime)
-    return min(result, float(basic)), _delta_total_up([(delta, k)], delta_prime)
+    with round_up():
+        basic = finite(gmpy2.mpfr(epsilon) * k, "epsilon_total")
+    result = LossDistribution.from_groups([(epsilon, k)]).solve(delta_prime)
+    return min(result, float(basic)), delta_total_up([(delta, k)], delta_prime)
 
 
 def optimal_delta(epsilon: float, delta: float, k: int, epsilon_total: float) -> float:
@@ -302,16 +302,16 @@ def optimal_delta(epsilon: float, delta: float, k: int, epsilon_total: float) ->
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta, allow_zero=True)
-    k = _check_k(k, MAX_K)
+    k = check_k(k, MAX_K)
     epsilon_total = check_real(epsilon_total, "epsilon_total")
     if epsilon_total < 0:
         raise ValueError(f"epsilon_total must be a finite number >= 0, got {epsilon_total!r}")
-    distribution = _LossDistribution.from_groups([(epsilon, k)])
+    distribution = LossDistribution.from_groups([(epsilon, k)])
     log_pure = distribution.log_delta(epsilon_total)
     pure = min(1.0, math.exp(log_pure) * (1 + distribution.error + 1e-12)) if (
         log_pure > -math.inf) else 0.0
     pure = float(np.nextafter(pure, 2.0)) if 0 < pure < 1 else pure
-    return _delta_total_up([(delta, k)], pure) if pure < 1 else 1.0
+    return delta_total_up([(delta, k)], pure) if pure < 1 else 1.0
 
 
 def optimal_epsilon_per_mechanism(epsilon_total: float, delta_prime: float, k: int) -> float:
@@ -347,7 +347,7 @@ def optimal_epsilon_per_mechanism(epsilon_total: float, delta_prime: float, k: i
     """
     epsilon_total = check_epsilon(epsilon_total, "epsilon_total")
     delta_prime = check_delta(delta_prime, "delta_prime")
-    k = _check_k(k, MAX_K)
+    k = check_k(k, MAX_K)
 
     def fits(e: float) -> bool:
         try:
@@ -355,7 +355,7 @@ def optimal_epsilon_per_mechanism(epsilon_total: float, delta_prime: float, k: i
         except OverflowError:  # a total beyond the float range exceeds every target
             return False
 
-    with _down():
+    with round_down():
         low = float(gmpy2.mpfr(epsilon_total) / k)
     low = max(low, advanced_epsilon_per_mechanism_exact(epsilon_total, delta_prime, k))
     while not fits(low):  # only float rounding can make these bounds fail: shrink a little
@@ -368,4 +368,4 @@ def optimal_epsilon_per_mechanism(epsilon_total: float, delta_prime: float, k: i
         low, high = high, 2 * high
     else:
         return low
-    return _largest_float_below(fits, low, high)
+    return largest_float_below(fits, low, high)

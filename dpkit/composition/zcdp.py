@@ -13,7 +13,7 @@ import math
 import gmpy2
 
 from dpkit._checks import check_delta, check_epsilon, check_sensitivity
-from dpkit.composition._rounding import _float_up, _log_inv_up, _wide_up
+from dpkit.composition._rounding import float_up, log_inv_up, wide_round_up
 
 __all__ = ["MAX_RATIO", "gaussian_rho", "pure_to_zcdp", "zcdp_to_dp"]
 
@@ -55,14 +55,14 @@ def gaussian_rho(sensitivity: float, sigma: float) -> float:
     """
     sensitivity = check_sensitivity(sensitivity)
     sigma = check_sensitivity(sigma, "sigma")
-    with _wide_up():
+    with wide_round_up():
         ratio = gmpy2.mpfr(sensitivity) / sigma
         rho = ratio * ratio / 2
     if ratio > MAX_RATIO:
         raise ValueError(f"sensitivity / sigma must be at most MAX_RATIO = {MAX_RATIO:.6g} "
                          f"(so that rho = (sensitivity/sigma)**2 / 2 fits a float), got "
                          f"sensitivity={sensitivity!r}, sigma={sigma!r}")
-    return _float_up(rho)
+    return float_up(rho)
 
 
 def pure_to_zcdp(epsilon: float) -> float:
@@ -93,9 +93,9 @@ def pure_to_zcdp(epsilon: float) -> float:
         raise ValueError(f"epsilon must be a finite number in (0, MAX_RATIO = "
                          f"{MAX_RATIO:.6g}] (so that rho = epsilon**2 / 2 fits a float), "
                          f"got {epsilon!r}")
-    with _wide_up():
+    with wide_round_up():
         rho = gmpy2.mpfr(epsilon) * epsilon / 2
-    return _float_up(rho)
+    return float_up(rho)
 
 
 def zcdp_to_dp(rho: float, delta: float) -> float:
@@ -134,10 +134,10 @@ def zcdp_to_dp(rho: float, delta: float) -> float:
     """
     rho = check_epsilon(rho, "rho")
     delta = check_delta(delta)
-    log_term = _log_inv_up(delta)
-    with _wide_up():
+    log_term = log_inv_up(delta)
+    with wide_round_up():
         r = gmpy2.mpfr(rho)
-        epsilon = _float_up(r + 2 * gmpy2.sqrt(r * log_term))
+        epsilon = float_up(r + 2 * gmpy2.sqrt(r * log_term))
     if not math.isfinite(epsilon):
         raise ValueError(f"rho={rho!r} is too large for delta={delta!r}: the converted "
                          f"epsilon = rho + 2 sqrt(rho ln(1/delta)) exceeds the largest float")
