@@ -4,6 +4,24 @@
 (:mod:`dpkit.composition._ledger`) validates and records what has been spent, and the
 composition rules (:mod:`dpkit.composition._rules`) compose that record into a total under
 the chosen theorem.
+
+Choosing a composition
+----------------------
+The accountant reports all four totals (:meth:`Accountant.totals`); ``composition`` picks
+the one that decides whether a spend fits.
+
+``"basic"`` (default)
+    Epsilons and deltas add up. Safe even when the analyst picks each release's parameters
+    after seeing earlier outputs (Rogers et al. 2016).
+``"advanced"`` / ``"optimal"``
+    The smaller of the basic total and Thm 3.20 (heterogeneous form, see
+    :func:`~dpkit.composition.advanced_heterogeneous`) or the exact optimal composition,
+    with all spare budget delta as ``delta_prime``. **These theorems assume the sequence of
+    privacy parameters is fixed in advance** (it may not depend on the outputs).
+``"zcdp"``
+    The rhos add up and the sum is converted with :func:`~dpkit.composition.zcdp_to_dp` at
+    the budget delta; every release must have a rho (pure or Gaussian). A rho filter stays
+    valid under adaptive parameter choice (Feldman & Zrnic 2021).
 """
 
 from __future__ import annotations
@@ -59,23 +77,10 @@ class Accountant:
         The total delta budget, in [0, 1). Advanced, optimal and zCDP accounting need a
         delta > 0 (their ``delta_prime`` is the budget delta the releases leave over).
     composition : {"basic", "advanced", "optimal", "zcdp"}
-        The theorem that decides whether a spend fits (all four totals are always reported
-        by :meth:`totals`):
-
-        ``"basic"`` (default)
-            epsilons and deltas add up. Safe even when the analyst picks each release's
-            parameters after seeing earlier outputs (Rogers et al. 2016).
-        ``"advanced"`` / ``"optimal"``
-            the smaller of the basic total and Thm 3.20 (heterogeneous form, see
-            :func:`~dpkit.composition.advanced_heterogeneous`) or the exact optimal
-            composition, with all spare budget delta as ``delta_prime``. **These theorems
-            assume the sequence of privacy parameters is fixed in advance** (it may not
-            depend on the outputs).
-        ``"zcdp"``
-            the rhos add up and the sum is converted with
-            :func:`~dpkit.composition.zcdp_to_dp` at the budget delta; every release must
-            have a rho (pure or Gaussian). A rho filter stays valid under adaptive
-            parameter choice (Feldman & Zrnic 2021).
+        The theorem that decides whether a spend fits (default ``"basic"``, safe under
+        adaptive choices). ``"advanced"`` and ``"optimal"`` assume the privacy parameters
+        are fixed in advance; see "Choosing a composition" in
+        :mod:`dpkit.composition.accountant`.
 
     Raises
     ------
