@@ -1,12 +1,16 @@
 """dpkit: exact, floating-point-safe differential privacy for *Differential Privacy, Interactively*.
 
-The safe mechanisms live in one module per topic (:mod:`dpkit.laplace`,
-:mod:`dpkit.gaussian`, :mod:`dpkit.exponential`, :mod:`dpkit.svt`,
-:mod:`dpkit.composition`); they validate their input through :mod:`dpkit._checks` and draw
-randomness from :mod:`dpkit.rng` (secure by default, seeded only for teaching).
+The safe mechanisms live in one module per topic (:mod:`dpkit.randomized_response`,
+:mod:`dpkit.laplace`, :mod:`dpkit.gaussian`, :mod:`dpkit.exponential`, :mod:`dpkit.svt`,
+:mod:`dpkit.composition`); they validate their input through :mod:`dpkit._checks`, draw
+randomness from :mod:`dpkit.rng` (secure by default, seeded only for teaching) and noise
+from the private exact samplers of :mod:`dpkit._samplers`.
 
-:mod:`dpkit.naive` holds the deliberately unsafe textbook versions, and :mod:`dpkit.attacks`
-the attacks that break them. Neither is ever used by the safe modules.
+Above that core, and never imported by it: :mod:`dpkit.naive` (the deliberately unsafe
+textbook versions) and :mod:`dpkit.attacks` (the attacks that break them), then
+:mod:`dpkit.plots`, :mod:`dpkit.check` and :mod:`dpkit.widgets` for the chapters, and
+:mod:`dpkit.course` for teachers (``python -m dpkit.course``). ``tests/test_layout.py``
+keeps the imports one way.
 
 Examples
 --------
