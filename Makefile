@@ -22,11 +22,11 @@ help:
 	@echo "make pdf        print the whole book into _build/book.pdf (offline, with chromium)"
 	@echo "make notebooks  write teacher and student .ipynb copies into _build/notebooks"
 	@echo "make assignments  write an nbgrader course, one assignment per chapter, into _build/course"
-	@echo "make grade SUBMISSIONS=dir   grade dir/<student>/<chapter>.ipynb into grades.csv"
+	@echo "make grade SUBMISSIONS=dir   grade dir/<student>/<chapter>.ipynb (sandboxed) into _build/course/grades/"
 	@echo "make bench      print the benchmark tables"
 	@echo "make bench-peers  install OpenDP, dp-accounting, diffprivlib, Tumult Core into their own env; compare"
 	@echo "make chapter CH=laplace   execute one chapter and build it strictly on its own"
-	@echo "make clean      remove builds (keeps .venv)"
+	@echo "make clean      remove builds (keeps .venv and the course's grades in _build/course/grades)"
 
 install: $(STAMP)
 $(STAMP): requirements.txt pyproject.toml
@@ -78,7 +78,7 @@ assignments: $(STAMP)
 grade: $(STAMP)
 	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=<dir of <student>/<chapter>.ipynb>"; exit 2; }
 	@test -d _build/course/source || $(MAKE) assignments
-	$(BIN)/python -m dpkit.course grade _build/course "$(SUBMISSIONS)" --out grades.csv
+	$(BIN)/python -m dpkit.course grade _build/course "$(SUBMISSIONS)" $(GRADE_FLAGS)
 
 bench: $(STAMP)
 	@for script in benchmarks/*.py; do echo "== $$script"; $(BIN)/python $$script; done
@@ -97,5 +97,9 @@ $(PEERS_STAMP): benchmarks/peers/requirements.txt
 bench-peers: $(PEERS_STAMP)
 	PYTHONPATH=$(CURDIR) $(PEERS_VENV)/bin/python benchmarks/peers/run.py
 
+# The course's grades (_build/course/grades: gradebook, manual scores, secret) are never
+# deleted; everything else the builds wrote is.
 clean:
-	rm -rf _build .pytest_cache .hypothesis .ruff_cache
+	rm -rf .pytest_cache .hypothesis .ruff_cache
+	if [ -d _build ]; then find _build -mindepth 1 -maxdepth 1 ! -name course -exec rm -rf {} +; fi
+	if [ -d _build/course ]; then find _build/course -mindepth 1 -maxdepth 1 ! -name grades -exec rm -rf {} +; fi

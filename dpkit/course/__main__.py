@@ -3,11 +3,12 @@
 ``notebooks BOOK OUT`` (``make notebooks``) writes a teacher and a student notebook per
 chapter (:func:`dpkit.course.notebooks.export`); ``assignments BOOK COURSE``
 (``make assignments``) writes an nbgrader course (:func:`dpkit.course.assignments.build`);
-``grade COURSE SUBMISSIONS [--out FILE]`` (``make grade``) grades the completed notebooks
-into a CSV file (:func:`dpkit.course.assignments.grade`).
+``grade COURSE SUBMISSIONS [--regrade] [--unsafe-no-sandbox]`` (``make grade``) grades the
+completed notebooks in a sandbox into ``COURSE/grades/`` (:func:`dpkit.course.grading.grade`).
 
 A path that does not exist or is of the wrong kind is reported in one line naming it, with
-exit code 2, as argparse reports a bad argument; nbgrader failing is exit code 1. The
+exit code 2, as argparse reports a bad argument; nbgrader failing, or no sandbox for
+grading, is exit code 1. The
 Jupyter tooling is imported only once the arguments are known to be good, so ``--help``
 and these errors are immediate.
 """
@@ -38,11 +39,11 @@ def _assignments(args: argparse.Namespace) -> None:
 
 
 def _grade(args: argparse.Namespace) -> None:
-    from dpkit.course.assignments import grade
+    from dpkit.course.grading import grade
 
-    rows = grade(args.course, args.submissions, args.out)
-    total = sum(r["points"] for r in rows if r["points"] != "")
-    print(f"{len(rows)} rows, {total:g} points in all, written to {args.out}")
+    out = grade(args.course, args.submissions, regrade=args.regrade,
+                unsafe=args.unsafe_no_sandbox)
+    print(f"grades: {out}; written answers to grade by hand: {out.parent / 'manual.csv'}")
 
 
 def _folder(path: Path, what: str) -> str | None:
@@ -74,8 +75,7 @@ def _problems(args: argparse.Namespace) -> list[str]:
         return [p for p in (_folder(args.book, "book folder"),
                             _output(args.course, "course folder", folder=True)) if p]
     problems = [p for p in (_folder(args.course, "course folder"),
-                            _folder(args.submissions, "submissions folder"),
-                            _output(args.out, "output file", folder=False)) if p]
+                            _folder(args.submissions, "submissions folder")) if p]
     if not problems and not (args.course / "source").is_dir():
         problems.append(f"course folder {str(args.course)!r} has no source/ folder: write the "
                         f"course first with `{PROG} assignments BOOK {args.course}`")
@@ -93,7 +93,7 @@ def parser() -> argparse.ArgumentParser:
         epilog="examples (what make notebooks, make assignments and make grade run):\n"
                f"  {PROG} notebooks book _build/notebooks\n"
                f"  {PROG} assignments book _build/course\n"
-               f"  {PROG} grade _build/course submissions --out grades.csv\n\n"
+               f"  {PROG} grade _build/course submissions\n\n"
                f"{PROG} COMMAND --help describes one command.")
     commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND",
                                   title="commands")
@@ -126,17 +126,23 @@ def parser() -> argparse.ArgumentParser:
                              help="the nbgrader course folder (created if needed)")
 
     grade = command(
-        "grade", _grade, "grade submitted notebooks into a CSV file",
-        "Autograde SUBMISSIONS/<student>/<chapter>.ipynb with nbgrader, against the course\n"
-        "that the assignments command wrote, and write one row per student and exercise:\n"
-        "student, chapter, exercise, points, max_points, feedback. Written answers are\n"
-        "left for grading by hand.")
+        "grade", _grade, "grade submitted notebooks (sandboxed) into COURSE/grades",
+        "Grade SUBMISSIONS/<student>/<chapter>.ipynb against the course that the\n"
+        "assignments command wrote. Each notebook's code runs in a sandbox (bubblewrap: no\n"
+        "network, no access to the course's files, CPU and memory limits); the tests run\n"
+        "outside it. Only new or changed notebooks are graded; the results are merged into\n"
+        "COURSE/grades/grades.csv (one row per student and exercise). Written answers are\n"
+        "listed in COURSE/grades/manual.csv for you to score, with each answer beside the\n"
+        "rubric in COURSE/grades/written/; run grade again to merge your scores.")
     grade.add_argument("course", metavar="COURSE", type=Path,
                        help="the course folder written by the assignments command")
     grade.add_argument("submissions", metavar="SUBMISSIONS", type=Path,
                        help="folder of <student>/<chapter>.ipynb")
-    grade.add_argument("--out", metavar="FILE", type=Path, default=Path("grades.csv"),
-                       help="the CSV file to write (default: grades.csv)")
+    grade.add_argument("--regrade", action="store_true",
+                       help="grade every submission again, not only new or changed ones")
+    grade.add_argument("--unsafe-no-sandbox", action="store_true",
+                       help="if no sandbox can be made, run the students' code without one "
+                            "(only for code you trust: it can read your files)")
     return top
 
 
@@ -153,6 +159,9 @@ def main(argv: list[str] | None = None) -> int:
     except subprocess.CalledProcessError as error:
         print(f"{PROG} {args.command}: error: nbgrader failed (exit code {error.returncode}): "
               f"{' '.join(map(str, error.cmd))}", file=sys.stderr)
+        return 1
+    except RuntimeError as error:     # SandboxUnavailable: say why and how to go on
+        print(f"{PROG} {args.command}: error: {error}", file=sys.stderr)
         return 1
     return 0
 

@@ -5,53 +5,45 @@ assignment per chapter into the nbgrader course folder ``COURSE``:
 
 * ``COURSE/source/<chapter>/<chapter>.ipynb``, the instructor's copy: the chapter's set-up
   cells (those the solutions need), then per exercise its text, the answer cell with the
-  model solution between nbgrader's solution markers, a *public* test cell (the exercise's
-  ``dpkit.check`` verdict, 2 points) and, for an exercise whose answer is a function, a
-  *hidden* test cell (1 point) that compares the student's function with the model
-  solution on inputs the public check does not show. A proof or design exercise gets a
-  manually graded Markdown answer cell (3 points) holding the model solution and rubric.
+  model solution between nbgrader's solution markers and a *public* test cell (the
+  exercise's ``dpkit.check`` verdict). A proof or design exercise gets a manually graded
+  Markdown answer cell holding the model solution and rubric.
 * ``COURSE/release/<chapter>/<chapter>.ipynb``, the student's copy, made by
-  ``nbgrader generate_assignment``: solutions and hidden tests removed.
+  ``nbgrader generate_assignment``: solutions removed.
 
-``python -m dpkit.course grade COURSE SUBMISSIONS`` (``make grade``) grades a folder of
-completed notebooks, ``SUBMISSIONS/<student>/<chapter>.ipynb``, with
-``nbgrader autograde`` (locally, no container, each cell limited to :data:`CELL_TIMEOUT`
-seconds) and writes ``grades.csv``: student, chapter, exercise, points, max_points,
-feedback — the checker's message when a test fails, the time-out when a cell ran too long.
+nbgrader is kept for what it does well (writing the student's copy, and its exchange for
+releasing and collecting on a shared machine or JupyterHub). It does not grade: its
+autograder runs the tests in the student's kernel, where the student's code can replace a
+checker. :mod:`dpkit.course.grading` grades instead, with the student's code in a sandbox
+and the tests outside it (public test :data:`~dpkit.course.grading.PUBLIC_POINTS`, hidden
+tests :data:`~dpkit.course.grading.HIDDEN_POINTS` points).
 """
 
 from __future__ import annotations
 
 import ast
 import builtins
-import copy
-import csv
 import os
-import shutil
 import subprocess
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import jupytext
 import nbformat
-import numpy as np
 
+from dpkit.course.grading import HIDDEN_POINTS, PUBLIC_POINTS
 from dpkit.course.myst import OPEN_FENCE, Book, read_book
 from dpkit.course.notebooks import Solution, notebook_items, solutions
 
-__all__ = ["CELL_TIMEOUT", "agrees_with", "build", "grade"]
+__all__ = ["assignment_notebook", "build"]
 
-CELL_TIMEOUT = 60
-PUBLIC_POINTS, HIDDEN_POINTS, WRITTEN_POINTS = 2, 1, 3
+WRITTEN_POINTS = 3
 _CONFIG = """# nbgrader configuration written by `make assignments` (dpkit.course.assignments).
 c = get_config()  # noqa: F821
 c.CourseDirectory.course_id = "dp-interactively"
-c.Execute.timeout = {timeout}
-c.Execute.interrupt_on_timeout = True
-c.ClearSolutions.code_stub = {{"python": "# YOUR CODE HERE\\nraise NotImplementedError()"}}
+c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\\nraise NotImplementedError()"}
 """
 
 
@@ -205,30 +197,11 @@ def _exercise_cells(exercise: Exercise) -> list[nbformat.NotebookNode]:
     cells.append(new_code(_answer_source(code),
                           metadata=_metadata(f"{label}-answer", solution=True, grade=False)))
     cells.append(new_code(
-        f"# Public test ({PUBLIC_POINTS} points): the check you can run yourself.\n"
+        f"# Public test ({PUBLIC_POINTS} point{'s' if PUBLIC_POINTS != 1 else ''}): the check "
+        f"you can run yourself. Hidden tests ({HIDDEN_POINTS} points) judge the same answer on "
+        "other inputs when it is graded.\n"
         f"verdict = {ast.unparse(call)}\nprint(verdict)\nassert verdict.passed, verdict.message\n",
-        metadata=_metadata(f"{label}-public", solution=False, grade=True,
-                           points=PUBLIC_POINTS, locked=True)))
-    answer = call.args[0] if call.args else None
-    functions = {n.name for n in ast.parse(code).body
-                 if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    if isinstance(answer, ast.Name) and answer.id in functions:  # a value has no hidden cases
-        probe = copy.deepcopy(call)
-        probe.args[0] = ast.Name("_f", ast.Load())
-        model = "\n\n".join(ast.unparse(n) for n in ast.parse(code).body
-                            if not isinstance(n, ast.Expr))
-        cells.append(new_code(
-            f"# Hidden tests ({HIDDEN_POINTS} point): they run when your notebook is graded.\n"
-            "### BEGIN HIDDEN TESTS\n"
-            "from dpkit.course.assignments import agrees_with\n"
-            "_model = dict(globals())\n"
-            f"exec({model!r}, _model)\n"
-            f"_ok, _why = agrees_with({answer.id}, _model[{answer.id!r}], "
-            f"lambda _f: {ast.unparse(probe)})\n"
-            "assert _ok, _why\n"
-            "### END HIDDEN TESTS\n",
-            metadata=_metadata(f"{label}-hidden", solution=False, grade=True,
-                               points=HIDDEN_POINTS, locked=True)))
+        metadata=_metadata(f"{label}-public", solution=False, grade=False, locked=True)))
     return cells
 
 
@@ -266,11 +239,8 @@ def _nbgrader(course: Path, *args: str) -> None:
                    cwd=course, check=True, env={**os.environ, "PATH": path})
 
 
-def build(book_dir: str | Path, course_dir: str | Path, *,
-          timeout: int = CELL_TIMEOUT) -> list[Path]:
+def build(book_dir: str | Path, course_dir: str | Path) -> list[Path]:
     """Write an nbgrader course with one assignment per chapter that has exercises.
-
-    ``timeout`` is the limit, in seconds, on each cell when the course is graded.
 
     Returns
     -------
@@ -287,7 +257,7 @@ def build(book_dir: str | Path, course_dir: str | Path, *,
     book = read_book(book_dir)
     course = Path(course_dir)
     course.mkdir(parents=True, exist_ok=True)
-    (course / "nbgrader_config.py").write_text(_CONFIG.format(timeout=timeout))
+    (course / "nbgrader_config.py").write_text(_CONFIG)
     released = []
     for chapter in book.chapters:
         notebook = assignment_notebook(chapter.path, book)
@@ -299,183 +269,3 @@ def build(book_dir: str | Path, course_dir: str | Path, *,
         _nbgrader(course, "generate_assignment", chapter.stem)
         released.append(course / "release" / chapter.stem / f"{chapter.stem}.ipynb")
     return released
-
-
-def _feedback(cell: nbformat.NotebookNode) -> str:
-    for output in cell.get("outputs", []):
-        if output.get("output_type") != "error":
-            continue
-        if output["ename"] in ("CellTimeoutError", "KeyboardInterrupt"):
-            return "timed out: a cell ran past the time limit and was stopped"
-        if output["ename"] == "AssertionError" and output["evalue"]:
-            return output["evalue"]
-        return f"{output['ename']}: {output['evalue']}"
-    return ""
-
-
-def grade(course_dir: str | Path, submissions_dir: str | Path,
-          out_csv: str | Path = "grades.csv") -> list[dict[str, Any]]:
-    """Autograde ``SUBMISSIONS/<student>/<chapter>.ipynb`` and write ``grades.csv``.
-
-    A notebook that raises, or runs a cell past :data:`CELL_TIMEOUT` seconds, is still
-    graded: the failing exercise scores zero and its feedback says why.
-
-    Returns
-    -------
-    list of dict
-        The rows written: student, chapter, exercise, points, max_points, feedback.
-        Written answers are graded by hand: their points are empty and the feedback says so.
-
-    Raises
-    ------
-    FileNotFoundError
-        If ``course_dir`` has no assignments (run ``make assignments``) or
-        ``submissions_dir`` holds no notebook of one of them.
-    """
-    from nbgrader.api import Gradebook
-
-    course, submissions = Path(course_dir), Path(submissions_dir)
-    assignments = sorted(p.name for p in (course / "source").glob("*") if p.is_dir())
-    if not assignments:
-        raise FileNotFoundError(f"no assignments in {course / 'source'}: run make assignments")
-    graded: dict[str, list[str]] = {}
-    for student in sorted(p for p in submissions.iterdir() if p.is_dir()):
-        for notebook in sorted(student.glob("*.ipynb")):
-            if notebook.stem not in assignments:
-                continue
-            target = course / "submitted" / student.name / notebook.stem / notebook.name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(notebook, target)
-            graded.setdefault(notebook.stem, []).append(student.name)
-    if not graded:
-        raise FileNotFoundError(f"no submissions in {submissions} (expected "
-                                f"<student>/<chapter>.ipynb for a chapter in {assignments})")
-    rows: list[dict[str, Any]] = []
-    for assignment, students in sorted(graded.items()):
-        _nbgrader(course, "autograde", assignment)
-        source = nbformat.read(course / "source" / assignment / f"{assignment}.ipynb", 4)
-        titles = {c.metadata["nbgrader"]["grade_id"].rsplit("-", 1)[0]: c.source
-                  for c in source.cells if c.metadata.get("nbgrader", {}).get("grade_id", "")
-                  .endswith("-text")}
-        with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
-            for student in students:
-                path = course / "autograded" / student / assignment / f"{assignment}.ipynb"
-                cells = {c.metadata["nbgrader"]["grade_id"]: c
-                         for c in nbformat.read(path, 4).cells if "nbgrader" in c.metadata}
-                rows += _rows(gradebook, assignment, student, titles, cells)
-    with open(out_csv, "w", newline="") as handle:
-        writer = csv.DictWriter(handle, ["student", "chapter", "exercise", "points",
-                                         "max_points", "feedback"])
-        writer.writeheader()
-        writer.writerows(rows)
-    return rows
-
-
-def _exercise_name(label: str, title: str) -> str:
-    head = title.split("**")[1] if title.count("**") >= 2 else label
-    return f"{head} ({label})"
-
-
-def _rows(gradebook: Any, assignment: str, student: str, titles: dict[str, str],
-          cells: dict[str, nbformat.NotebookNode]) -> list[dict[str, Any]]:
-    notebook = gradebook.find_submission_notebook(assignment, assignment, student)
-    per_exercise: dict[str, dict[str, Any]] = {}
-    for result in notebook.grades:
-        label, part = result.name.rsplit("-", 1)
-        row = per_exercise.setdefault(label, {
-            "student": student, "chapter": assignment,
-            "exercise": _exercise_name(label, titles.get(label, "")), "points": 0.0,
-            "max_points": 0.0, "feedback": []})
-        row["max_points"] += result.max_score
-        if result.needs_manual_grade or part == "answer":
-            row["points"] = ""
-            row["feedback"].append("written answer: graded by hand with the rubric")
-            continue
-        row["points"] += result.score or 0.0
-        message = _feedback(cells[result.name]) if result.name in cells else ""
-        if message:
-            row["feedback"].append(f"{part} test: {message}")
-    for row in per_exercise.values():
-        row["feedback"] = " | ".join(row["feedback"])
-    return list(per_exercise.values())
-
-
-def _perturb(value: Any) -> Any:
-    """An input near ``value`` that a public check is unlikely to use (None: leave as is)."""
-    if isinstance(value, (bool, np.bool_)) or value is None:
-        return value
-    if isinstance(value, (int, np.integer)):
-        return value + 1 if value > 0 else value
-    if isinstance(value, (float, np.floating)):
-        return value * 1.37 if 0 < value < 0.5 or value > 1 else (
-            value * 0.73 if value > 0 else value)
-    return value
-
-
-def _same(a: Any, b: Any, rtol: float = 1e-6) -> bool:
-    try:
-        a_arr, b_arr = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    except (TypeError, ValueError):
-        return bool(a == b)
-    return a_arr.shape == b_arr.shape and bool(np.allclose(a_arr, b_arr, rtol=rtol, atol=0.0,
-                                                           equal_nan=True))
-
-
-def agrees_with(student: Callable[..., Any], reference: Callable[..., Any],
-                check: Callable[[Callable[..., Any]], Any], *,
-                max_cases: int = 40) -> tuple[bool, str]:
-    """Compare a student's function with the model solution on inputs the check does not use.
-
-    The public ``check`` is run once with a recorder around ``student`` to learn what kind
-    of arguments the function takes; each recorded call is then moved to nearby inputs
-    (floats scaled, positive ints increased by one) and the two functions are compared
-    there. Calls whose reference output is random (two reference calls disagree) or raises
-    are skipped, so a randomised answer is judged by its public check alone. Nothing passes
-    here that fails the public check.
-
-    Returns
-    -------
-    (bool, str)
-        Whether every compared case agrees (relative tolerance 1e-6), and a message that
-        names the failing input without giving the expected value away.
-
-    Examples
-    --------
-    >>> agrees_with(lambda x: 2 * x, lambda x: x + x, lambda f: f(1.0) == 2.0)
-    (True, '1 hidden case agrees')
-    >>> agrees_with(lambda x: 2 * x, lambda x: x * x, lambda f: f(2.0) == 4.0)
-    (False, 'on a hidden input (2.74) your function returned 5.48, which is not right')
-    """
-    calls: list[tuple[Any, ...]] = []
-
-    def recorder(*args: Any) -> Any:
-        calls.append(copy.deepcopy(args))
-        return student(*args)
-
-    try:
-        verdict = check(recorder)
-    except Exception as error:  # a failing public check is scored by the public test
-        return False, f"the public check could not run: {type(error).__name__}: {error}"
-    if not verdict:
-        return False, "the public check does not pass yet; the hidden cases wait for it"
-    compared = 0
-    for args in calls[:max_cases]:
-        moved = tuple(_perturb(a) for a in args)
-        try:
-            expected = reference(*copy.deepcopy(moved))
-            again = reference(*copy.deepcopy(moved))
-        except Exception:  # outside the reference's domain: nothing to compare
-            continue
-        if not _same(expected, again):
-            continue
-        shown = ", ".join(repr(a) for a in moved)
-        try:
-            got = student(*copy.deepcopy(moved))
-        except Exception as error:
-            return False, f"on a hidden input ({shown}) your function raised " \
-                          f"{type(error).__name__}: {error}"
-        compared += 1
-        if not _same(got, expected):
-            return False, f"on a hidden input ({shown}) your function returned {got!r}, " \
-                          f"which is not right"
-    return True, f"{compared} hidden case{'s agree' if compared != 1 else ' agrees'}"

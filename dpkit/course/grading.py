@@ -1,0 +1,490 @@
+"""Grade submitted notebooks: student code in a sandbox, tests in this clean process.
+
+``python -m dpkit.course grade COURSE SUBMISSIONS`` grades ``SUBMISSIONS/<student>/
+<chapter>.ipynb`` against the instructor's notebooks in ``COURSE/source`` (written by
+``python -m dpkit.course assignments``) and keeps everything in ``COURSE/grades/``:
+
+``grades.csv``
+    One row per student, chapter and exercise: points, max_points, feedback. Rebuilt on
+    every run from the two files below, so nothing is lost when some students resubmit.
+``autograded.json``
+    The automatic results of every submission graded so far, with each notebook's SHA-256:
+    a later run grades only new or changed notebooks (``--regrade`` grades all again).
+``manual.csv``
+    One row per written answer, for the teacher to fill in (``points``, ``comment``);
+    ``written/<chapter>/<student>.md`` shows each answer beside the model answer and rubric.
+
+How a notebook is graded (:func:`grade_notebook`): the chapter's set-up cell (taken from the
+instructor's copy, not the student's) and the student's answer cells run in a
+:class:`~dpkit.course.sandbox.Sandbox`. The tests never run there: for each exercise the
+*public test* calls the exercise's ``dpkit.check`` checker, here, with a stand-in that
+forwards each call to the student's function in the sandbox; the *hidden test* judges
+the same function on inputs drawn at grading time from the course's secret
+(``grades/.secret``): a randomized answer by its output distribution and its privacy
+(:mod:`dpkit.course.judges`), a deterministic one by agreement with the model solution,
+which runs here. A student's code can therefore change neither a checker nor a test,
+cannot read the hidden inputs in advance, and sees only its own arguments.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import copy
+import csv
+import hashlib
+import io
+import json
+import secrets
+import zlib
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import numpy as np
+
+import dpkit.check
+from dpkit.course.sandbox import Limits, RemoteFunction, Sandbox
+from dpkit.course.worker import drop_magics
+from dpkit.rng import RandomSource
+
+__all__ = ["GRADER_VERSION", "Result", "agrees_with", "grade", "grade_notebook"]
+
+GRADER_VERSION = "2"           # a change of the tests regrades every notebook
+PUBLIC_POINTS, HIDDEN_POINTS = 1, 2
+_FEEDBACK_LIMIT = 400
+
+
+@dataclass
+class Result:
+    """The grade of one exercise of one submission."""
+
+    student: str
+    chapter: str
+    exercise: str
+    points: float | str
+    max_points: float
+    feedback: str
+
+
+@dataclass(frozen=True)
+class _Exercise:
+    label: str                     # the exercise's label in the book, e.g. "ex-laplace-noise"
+    name: str                      # its title and label, as the grade file shows it
+    text: str
+    model: str                     # the model solution (code) or answer and rubric (text)
+    written: bool
+    points: float
+    check: ast.Call | None         # the public check, for a code exercise
+
+
+def _grade_id(cell: nbformat.NotebookNode) -> str:
+    return str(cell.get("metadata", {}).get("nbgrader", {}).get("grade_id", ""))
+
+
+def _strip_markers(source: str) -> str:
+    return "\n".join(line for line in source.splitlines()
+                     if line.strip() not in ("### BEGIN SOLUTION", "### END SOLUTION"))
+
+
+def _exercises(source: nbformat.NotebookNode) -> tuple[str, list[_Exercise]]:
+    """The set-up cell and the exercises of an instructor's notebook."""
+    cells = {_grade_id(c): c for c in source.cells if _grade_id(c)}
+    setup = cells["setup"].source if "setup" in cells else ""
+    found = []
+    for grade_id, cell in cells.items():
+        if not grade_id.endswith("-answer"):
+            continue
+        label = grade_id[:-len("-answer")]
+        text = cells.get(f"{label}-text", {"source": label})["source"]
+        title = text.split("**")[1] if text.count("**") >= 2 else label
+        name = f"{title} ({label})"
+        model = _strip_markers(cell.source)
+        if cell.cell_type == "markdown":
+            points = float(cell.metadata["nbgrader"].get("points", 0))
+            found.append(_Exercise(label, name, text, model, True, points, None))
+            continue
+        public = cells.get(f"{label}-public")
+        call = next((n for n in ast.walk(ast.parse(public.source)) if isinstance(n, ast.Call)
+                     and ast.unparse(n.func).startswith("dpkit.check.")), None) \
+            if public is not None else None
+        found.append(_Exercise(label, name, text, model, False, PUBLIC_POINTS + HIDDEN_POINTS,
+                               call))
+    return setup, found
+
+
+def _short(text: str) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= _FEEDBACK_LIMIT else text[:_FEEDBACK_LIMIT - 1] + "…"
+
+
+def _described(error: BaseException) -> str:
+    where = getattr(error, "where", None)
+    return _short(f"{type(error).__name__}: {error}" + (f" ({where})" if where else ""))
+
+
+class _Model:
+    """The model solutions of one chapter, run here (instructor's code, trusted)."""
+
+    def __init__(self, setup: str, exercises: list[_Exercise]) -> None:
+        self.namespace: dict[str, Any] = {"__name__": "__model__"}
+        self._setup, self._exercises = setup, exercises
+        self._ready = False
+
+    def __getitem__(self, name: str) -> Any:
+        if not self._ready:
+            with contextlib.redirect_stdout(io.StringIO()):   # what the chapter prints
+                for source in [self._setup, *(e.model for e in self._exercises
+                                              if not e.written)]:
+                    exec(compile(drop_magics(source), "<model>", "exec"), self.namespace)
+            self._ready = True
+        return self.namespace[name]
+
+
+def _answer_names(source: str) -> set[str]:
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    return {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+
+def _arguments(call: ast.Call, sandbox: Sandbox, functions: set[str]) -> tuple[list[Any],
+                                                                                dict[str, Any]]:
+    """The checker's arguments: a student's function becomes a stand-in, a name its value."""
+    def value(node: ast.expr) -> Any:
+        if isinstance(node, ast.Name):
+            if node.id in functions:
+                return RemoteFunction(sandbox, node.id)
+            return sandbox.get(node.id)
+        return ast.literal_eval(node)
+    return ([value(a) for a in call.args], {k.arg: value(k.value) for k in call.keywords
+                                            if k.arg is not None})
+
+
+def _secret_rng(secret: str, label: str) -> np.random.Generator:
+    return np.random.default_rng([int(secret[:16], 16), zlib.crc32(label.encode())])
+
+
+def grade_notebook(source: nbformat.NotebookNode, submission: nbformat.NotebookNode, *,
+                   secret: str, unsafe: bool = False, limits: Limits | None = None,
+                   log: Callable[[str], None] = lambda _m: None) -> list[tuple[_Exercise,
+                                                                                  float | None,
+                                                                                  str]]:
+    """Grade one submission: ``(exercise, points or None for a written answer, feedback)``.
+
+    ``source`` is the instructor's notebook, ``submission`` the student's; only the
+    student's answer cells are taken from it (matched by their nbgrader ``grade_id``).
+    """
+    setup, exercises = _exercises(source)
+    answers = {_grade_id(c): c.source for c in submission.cells if _grade_id(c)}
+    model = _Model(setup, exercises)
+    results = []
+    with Sandbox(limits, unsafe=unsafe) as sandbox:
+        log(f"  isolation: {sandbox.isolation}")
+        code = [(e, answers.get(f"{e.label}-answer", "")) for e in exercises if not e.written]
+        errors = _prepare(sandbox, [setup, *(answer for _, answer in code)])
+        if errors[0] is not None:
+            log(f"  the set-up cell failed in the sandbox: {_described(errors[0])}")
+        cell_errors = dict(zip((e.label for e, _ in code), errors[1:], strict=True))
+        for exercise in exercises:
+            if exercise.written:
+                results.append((exercise, None, "written answer: graded by hand"))
+                continue
+            if not sandbox.alive:                 # an earlier test stopped it: start again
+                _prepare(sandbox, [setup, *(a for e, a in code
+                                            if cell_errors[e.label] is None)])
+            results.append(_grade_code(exercise, answers.get(f"{exercise.label}-answer", ""),
+                                       cell_errors[exercise.label], sandbox, model, secret))
+    return results
+
+
+def _prepare(sandbox: Sandbox, cells: list[str]) -> list[BaseException | None]:
+    """Run ``cells`` one at a time in a fresh worker; a cell that times out or kills the
+    worker is reported and left out, and the worker restarted with the cells before it."""
+    sandbox.start()
+    errors: list[BaseException | None] = []
+    good: list[str] = []
+    for cell in cells:
+        try:
+            errors += sandbox.run([cell])
+            if errors[-1] is None:
+                good.append(cell)
+        except (TimeoutError, RuntimeError) as error:
+            errors.append(error)
+            sandbox.start()
+            if good:
+                sandbox.run(good)
+    return errors
+
+
+def _grade_code(exercise: _Exercise, answer: str, error: BaseException | None,
+                sandbox: Sandbox, model: _Model, secret: str) -> tuple[_Exercise, float, str]:
+    label = exercise.label
+    if not answer.strip() or isinstance(error, NotImplementedError):
+        return exercise, 0.0, "no answer yet"
+    if error is not None:
+        return exercise, 0.0, f"your answer cell raised {_described(error)}"
+    if exercise.check is None:
+        return exercise, 0.0, "this exercise has no test: ask your teacher"
+    functions = _answer_names(answer)
+    checker = getattr(dpkit.check, ast.unparse(exercise.check.func).rsplit(".", 1)[1])
+    try:
+        args, kwargs = _arguments(exercise.check, sandbox, functions)
+        verdict = checker(*args, **kwargs)
+    except Exception as failure:            # a value the checker cannot take, a time-out
+        return exercise, 0.0, f"public test: {_described(failure)}"
+    points = PUBLIC_POINTS if verdict.passed else 0
+    feedback = [f"public test: {_short(verdict.message)}"]
+    if not verdict.passed:
+        return exercise, float(points), feedback[0] + " | hidden tests wait for the public one"
+    hidden_ok, why = _hidden(exercise, args, sandbox, model, _secret_rng(secret, label))
+    points += HIDDEN_POINTS if hidden_ok else 0
+    feedback.append(f"hidden tests: {_short(why)}")
+    return exercise, float(points), " | ".join(feedback)
+
+
+def _hidden(exercise: _Exercise, args: list[Any], sandbox: Sandbox, model: _Model,
+            rng: np.random.Generator) -> tuple[bool, str]:
+    from dpkit.course import judges
+
+    name = ast.unparse(exercise.check.func).rsplit(".", 1)[1].removeprefix("check_")
+    judge = getattr(judges, f"judge_{name}", None)
+    answer = args[0] if args else None
+    if not isinstance(answer, RemoteFunction):
+        return True, "an answer that is a value is judged by the public test alone"
+    try:
+        if judge is not None:
+            judgement = judge(answer, rng)
+            return bool(judgement.passed), str(judgement.message)
+        reference = model[answer.__name__]
+        checker = getattr(dpkit.check, ast.unparse(exercise.check.func).rsplit(".", 1)[1])
+        return agrees_with(answer, reference, lambda f: checker(f, *args[1:]).passed, rng)
+    except Exception as failure:
+        return False, _described(failure)
+
+
+def _perturb(value: Any, rng: np.random.Generator) -> Any:
+    """An input near ``value`` drawn at grading time (None, bools and others unchanged)."""
+    if isinstance(value, (bool, np.bool_)) or value is None:
+        return value
+    if isinstance(value, (int, np.integer)):
+        return int(value) + int(rng.integers(1, 4)) if value > 0 else value
+    if isinstance(value, (float, np.floating)):
+        if 0 < value < 1:
+            return float(value * rng.uniform(0.55, 0.95))
+        return float(value * rng.uniform(1.1, 1.9))
+    return value
+
+
+def _same(a: Any, b: Any, rtol: float = 1e-6) -> bool:
+    try:
+        a_arr, b_arr = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    except (TypeError, ValueError):
+        return bool(a == b)
+    return a_arr.shape == b_arr.shape and bool(np.allclose(a_arr, b_arr, rtol=rtol, atol=0.0,
+                                                           equal_nan=True))
+
+
+def agrees_with(student: Callable[..., Any], reference: Callable[..., Any],
+                check: Callable[[Callable[..., Any]], Any], rng: np.random.Generator, *,
+                max_cases: int = 40) -> tuple[bool, str]:
+    """Compare a student's function with the model solution on inputs drawn now.
+
+    The public ``check`` is run once with a recorder around ``student`` to learn what kind
+    of arguments the function takes; each recorded call is then moved to nearby inputs
+    drawn from ``rng`` (a generator seeded from the course's secret, so the inputs are
+    known to nobody in advance) and the two functions are compared there. Calls whose
+    reference output is random (two reference calls disagree) or raises are skipped.
+
+    Returns
+    -------
+    (bool, str)
+        Whether every compared case agrees (relative tolerance 1e-6), and a message that
+        names the failing input without giving the expected value away.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> agrees_with(lambda x: 2 * x, lambda x: x + x, lambda f: f(1.0) == 2.0, rng)
+    (True, '1 hidden case agrees')
+    >>> agrees_with(lambda x: 2 * x, lambda x: x * x, lambda f: f(2.0) == 4.0, rng)[0]
+    False
+    """
+    calls: list[tuple[Any, ...]] = []
+
+    def recorder(*args: Any) -> Any:
+        calls.append(copy.deepcopy(args))
+        return student(*args)
+
+    try:
+        passed = check(recorder)
+    except Exception as error:
+        return False, f"the public check could not run: {_described(error)}"
+    if not passed:
+        return False, "the public check does not pass"
+    compared = 0
+    for args in calls[:max_cases]:
+        if any(isinstance(a, (RandomSource, np.random.Generator)) for a in args):
+            continue                # a randomized answer is judged by its distribution
+        moved = tuple(_perturb(a, rng) for a in args)
+        try:
+            expected = reference(*copy.deepcopy(moved))
+            again = reference(*copy.deepcopy(moved))
+        except Exception:  # outside the reference's domain: nothing to compare
+            continue
+        if not _same(expected, again):
+            continue
+        shown = _short(", ".join(repr(a) for a in moved))
+        try:
+            got = student(*copy.deepcopy(moved))
+        except Exception as error:
+            return False, f"on a hidden input ({shown}) your function raised {_described(error)}"
+        compared += 1
+        if not _same(got, expected):
+            return False, f"on a hidden input ({shown}) your function returned " \
+                          f"{_short(repr(got))}, which is not right"
+    return True, f"{compared} hidden case{'s agree' if compared != 1 else ' agrees'}"
+
+
+# ----------------------------------------------------------------------------- the course
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _secret(grades: Path) -> str:
+    path = grades / ".secret"
+    if not path.exists():
+        path.write_text(secrets.token_hex(32))
+        path.chmod(0o600)
+    return path.read_text().strip()
+
+
+def _submissions(course: Path, submissions: Path) -> list[tuple[str, str, Path]]:
+    chapters = sorted(p.name for p in (course / "source").glob("*") if p.is_dir())
+    if not chapters:
+        raise FileNotFoundError(f"no assignments in {course / 'source'}: run "
+                                "python -m dpkit.course assignments first")
+    found = [(student.name, notebook.stem, notebook)
+             for student in sorted(p for p in submissions.iterdir() if p.is_dir())
+             for notebook in sorted(student.glob("*.ipynb")) if notebook.stem in chapters]
+    if not found:
+        raise FileNotFoundError(f"no submissions in {submissions} (expected "
+                                f"<student>/<chapter>.ipynb for a chapter in {chapters})")
+    return found
+
+
+def _read_manual(path: Path) -> dict[tuple[str, str, str], dict[str, str]]:
+    if not path.exists():
+        return {}
+    with path.open(newline="") as handle:
+        return {(r["student"], r["chapter"], r["exercise"]): r for r in csv.DictReader(handle)}
+
+
+def _write_csv(path: Path, rows: Iterable[dict[str, Any]], fields: list[str]) -> None:
+    temporary = path.with_suffix(".tmp")
+    with temporary.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fields)
+        writer.writeheader()
+        writer.writerows(rows)
+    temporary.replace(path)
+
+
+def _written_page(path: Path, student: str, chapter: str,
+                  items: list[tuple[_Exercise, str]]) -> None:
+    parts = [f"# {chapter}: written answers of {student}\n"]
+    for exercise, answer in items:
+        parts += [f"## {exercise.name}\n", exercise.text, "\n### The student's answer\n",
+                  answer.strip() or "*(no answer)*",
+                  "\n### Model answer and rubric\n", exercise.model,
+                  f"\n*Points: {exercise.points:g}; enter them in manual.csv.*\n"]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(parts))
+
+
+def grade(course_dir: str | Path, submissions_dir: str | Path, *, regrade: bool = False,
+          unsafe: bool = False, limits: Limits | None = None,
+          log: Callable[[str], None] = print) -> Path:
+    """Grade new or changed submissions and rebuild ``COURSE/grades/grades.csv``.
+
+    Parameters
+    ----------
+    course_dir : path
+        The course written by ``python -m dpkit.course assignments``.
+    submissions_dir : path
+        ``<student>/<chapter>.ipynb`` notebooks.
+    regrade : bool
+        Grade every submission again, not only new or changed ones.
+    unsafe : bool
+        Run the students' code without a sandbox if none can be made (only for code you
+        trust: it then runs with your rights). Without it, grading stops with
+        :class:`~dpkit.course.sandbox.SandboxUnavailable` on such a machine.
+
+    Returns
+    -------
+    Path
+        ``COURSE/grades/grades.csv``.
+
+    Raises
+    ------
+    FileNotFoundError
+        If the course has no assignments or the folder no submission.
+    dpkit.course.sandbox.SandboxUnavailable
+        If no sandbox can be made and ``unsafe`` is False.
+    """
+    course, submissions = Path(course_dir), Path(submissions_dir)
+    grades = course / "grades"
+    grades.mkdir(parents=True, exist_ok=True)
+    found = _submissions(course, submissions)
+    secret = _secret(grades)
+    store_path = grades / "autograded.json"
+    store = json.loads(store_path.read_text()) if store_path.exists() else {}
+    manual_path = grades / "manual.csv"
+    manual = _read_manual(manual_path)
+    for student, chapter, path in found:
+        key, digest = f"{student}/{chapter}", _digest(path)
+        if not regrade and store.get(key, {}).get("sha256") == digest \
+                and store[key].get("grader") == GRADER_VERSION:
+            log(f"{key}: unchanged since it was graded, kept")
+            continue
+        log(f"{key}: grading")
+        source = nbformat.read(course / "source" / chapter / f"{chapter}.ipynb", 4)
+        try:
+            submission = nbformat.read(path, 4)
+        except Exception as error:
+            log(f"  not a readable notebook: {_described(error)}")
+            submission = nbformat.v4.new_notebook()
+        graded = grade_notebook(source, submission, secret=secret, unsafe=unsafe,
+                                limits=limits, log=log)
+        answers = {_grade_id(c): c.source for c in submission.cells if _grade_id(c)}
+        written = [(e, answers.get(f"{e.label}-answer", ""))
+                   for e, points, _ in graded if points is None]
+        if written:
+            _written_page(grades / "written" / chapter / f"{student}.md", student, chapter,
+                          written)
+        for exercise, points, _ in graded:
+            if points is None:
+                manual.setdefault((student, chapter, exercise.name), {
+                    "student": student, "chapter": chapter, "exercise": exercise.name,
+                    "points": "", "max_points": f"{exercise.points:g}", "comment": ""})
+        store[key] = {"sha256": digest, "grader": GRADER_VERSION, "results": [
+            asdict(Result(student, chapter, e.name, p, e.points, f))
+            for e, p, f in graded if p is not None]}
+        store_path.write_text(json.dumps(store, indent=1))
+    _write_csv(manual_path, manual.values(),
+               ["student", "chapter", "exercise", "points", "max_points", "comment"])
+    rows = [r for entry in store.values() for r in entry["results"]]
+    for row in manual.values():
+        rows.append({"student": row["student"], "chapter": row["chapter"],
+                     "exercise": row["exercise"], "points": row["points"],
+                     "max_points": row["max_points"],
+                     "feedback": row["comment"] or ("written answer: graded by hand"
+                                                    if row["points"] == "" else "")})
+    rows.sort(key=lambda r: (r["student"], r["chapter"], r["exercise"]))
+    out = grades / "grades.csv"
+    _write_csv(out, rows, ["student", "chapter", "exercise", "points", "max_points",
+                           "feedback"])
+    return out

@@ -1,0 +1,427 @@
+"""Run a student's code in an isolated process and call it through a narrow channel.
+
+The grader never executes a student's code itself. :class:`Sandbox` starts
+:mod:`dpkit.course.worker` under `bubblewrap <https://github.com/containers/bubblewrap>`_:
+
+* **as an unprivileged user** (``nobody`` when the grader runs as root; otherwise the
+  grader's user inside a new user namespace, which owns nothing outside it);
+* **seeing almost nothing**: a fresh root holding only ``/usr``, the Python installation,
+  the installed ``dpkit`` package (read-only) and the data file it reads, plus an empty
+  private ``/tmp``; no course folder, no hidden tests, no gradebook, no other submission,
+  no home directory, no ``/proc`` of other processes;
+* **cut off**: no network (a new network namespace), no other IPC, its own PID namespace,
+  killed with the grader;
+* **limited**: CPU time, address space, number of processes, file size and open files
+  (:class:`Limits`), and a wall-clock limit on every request.
+
+The two processes exchange JSON lines (:mod:`dpkit.course.wire`) over two pipes: the
+grader sends cells to run, names to read and functions to call with their arguments; the
+worker replies with plain values or the error its code raised. Objects of the grader's
+that a call needs (a query, a random source, a stream) are passed by reference and stay
+in the grader: the worker's proxy asks for each use, and only public methods and the
+protocols of callables and iterators are served (:meth:`Sandbox._serve`).
+
+When bubblewrap is missing, or the machine forbids the namespaces it needs, grading stops
+with :class:`SandboxUnavailable` unless the caller asked for ``unsafe=True``, which runs
+the worker as a plain child process (rlimits only; the student's code can then read what
+the grader's user can read) and says so in the log.
+"""
+
+from __future__ import annotations
+
+import builtins
+import dataclasses
+import os
+import re
+import resource
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from dpkit.course.wire import WireError, decode, dumps, encode, loads
+
+__all__ = ["Limits", "RemoteFunction", "Sandbox", "SandboxUnavailable", "StudentError",
+           "isolation"]
+
+_ALLOWED = frozenset({"__call__", "__getattr__", "__iter__", "__next__", "__len__",
+                      "__getitem__", "__repr__"})
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,59}")
+
+
+@dataclasses.dataclass(frozen=True)
+class Limits:
+    """What one worker may use (all enforced by the kernel except ``call_seconds``)."""
+
+    cpu_seconds: int = 600           #: CPU time of the whole worker
+    memory_bytes: int = 4 << 30      #: address space (NumPy and SciPy map about 1 GiB)
+    processes: int = 64              #: processes and threads of the sandbox's user
+    file_bytes: int = 64 << 20       #: largest file it may write (in its private /tmp)
+    open_files: int = 256
+    tmp_bytes: int = 64 << 20        #: size of its private /tmp
+    call_seconds: float = 60.0       #: wall-clock limit on one request
+
+
+class SandboxUnavailable(RuntimeError):
+    """Raised when no sandbox can be made and unsafe grading was not asked for."""
+
+
+class StudentError(Exception):
+    """An error a student's code raised in the sandbox whose type is not a builtin one."""
+
+
+def _bwrap() -> str | None:
+    return shutil.which("bwrap")
+
+
+def _binds() -> list[Path]:
+    """What the worker must read: the Python installation, dpkit, the data it loads."""
+    import dpkit
+    from dpkit.datasets import adult_path
+
+    paths = {Path(sys.base_prefix), Path(sys.prefix), Path(dpkit.__file__).resolve().parent,
+             adult_path().resolve()}
+    paths |= {Path(p).resolve() for p in sys.path
+              if p and Path(p).is_dir() and "site-packages" in p}
+    paths = {p for p in paths if not str(p).startswith("/usr/")}
+    return sorted(p for p in paths if p.exists() and str(p) != "/usr")
+
+
+def _parents(paths: list[Path]) -> list[Path]:
+    parents = {q for p in paths for q in p.parents if str(q) != "/"}
+    return sorted(parents, key=lambda q: len(q.parts))
+
+
+def _command(limits: Limits, fds: tuple[int, int]) -> list[str]:
+    """The bubblewrap command line that starts the worker."""
+    root = os.geteuid() == 0
+    command = [_bwrap() or "bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc",
+               "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent", "--new-session",
+               "--ro-bind", "/usr", "/usr", "--symlink", "usr/lib", "/lib",
+               "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/bin", "/bin",
+               "--proc", "/proc", "--dev", "/dev"]
+    if not root:
+        command[1:1] = ["--unshare-user", "--cap-drop", "ALL"]
+    binds = _binds()
+    for parent in _parents(binds):
+        if parent not in binds:
+            command += ["--perms", "0755", "--dir", str(parent)]
+    for path in binds:
+        command += ["--ro-bind", str(path), str(path)]
+    command += ["--perms", "01777", "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp",
+                "--chdir", "/tmp", "--clearenv"]
+    for name, value in _environment(fds).items():
+        command += ["--setenv", name, value]
+    command.append("--")
+    if root:
+        command += [shutil.which("setpriv") or "setpriv", "--reuid=65534", "--regid=65534",
+                    "--clear-groups", "--inh-caps=-all", "--bounding-set=-all",
+                    "--no-new-privs"]
+    return [*command, sys.executable, "-I", "-m", "dpkit.course.worker"]
+
+
+def _environment(fds: tuple[int, int]) -> dict[str, str]:
+    threads = {k: "1" for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+    return {"PATH": "/usr/bin", "HOME": "/tmp", "MPLBACKEND": "Agg", "MPLCONFIGDIR": "/tmp",
+            "PYTHONDONTWRITEBYTECODE": "1", "DPKIT_WORKER_FDS": f"{fds[0]},{fds[1]}",
+            **threads}
+
+
+def _plain_command(fds: tuple[int, int]) -> tuple[list[str], dict[str, str]]:
+    environment = {**_environment(fds), "PATH": os.environ.get("PATH", "/usr/bin")}
+    return [sys.executable, "-I", "-m", "dpkit.course.worker"], environment
+
+
+def _set_limits(limits: Limits) -> Callable[[], None]:
+    def apply() -> None:
+        for kind, value in ((resource.RLIMIT_CPU, limits.cpu_seconds),
+                            (resource.RLIMIT_AS, limits.memory_bytes),
+                            (resource.RLIMIT_NPROC, limits.processes),
+                            (resource.RLIMIT_FSIZE, limits.file_bytes),
+                            (resource.RLIMIT_NOFILE, limits.open_files),
+                            (resource.RLIMIT_CORE, 0)):
+            resource.setrlimit(kind, (value, value))
+    return apply
+
+
+def isolation(*, unsafe: bool = False) -> str:
+    """Describe the isolation grading will use, after checking that it works.
+
+    Raises
+    ------
+    SandboxUnavailable
+        If bubblewrap is missing or cannot create its namespaces, and ``unsafe`` is False.
+    """
+    who = "as user nobody" if os.geteuid() == 0 else "in a user namespace of its own"
+    if _bwrap() is not None:
+        probe = subprocess.run([_bwrap(), "--unshare-all", "--ro-bind", "/usr", "/usr",
+                                "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib",
+                                "--symlink", "usr/lib64", "/lib64", "--", "/usr/bin/true"],
+                               capture_output=True, text=True, timeout=30)
+        if probe.returncode == 0:
+            return (f"bubblewrap sandbox ({who}; no network; read-only Python and dpkit; "
+                    "private /tmp; CPU, memory and process limits)")
+        reason = f"bubblewrap cannot create its namespaces here: {probe.stderr.strip()}"
+    else:
+        reason = "bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
+    if not unsafe:
+        raise SandboxUnavailable(
+            f"grading runs each submission in a sandbox, and {reason}. Install it, or, only "
+            "for submissions you trust, pass --unsafe-no-sandbox (the students' code then "
+            "runs with your user's rights and can read the course's files).")
+    return f"UNSAFE: no sandbox ({reason}); student code runs as a plain child process"
+
+
+def _student_error(reply: dict[str, Any]) -> Exception:
+    """The exception a student's code raised, rebuilt from its type name and message."""
+    name = str(reply.get("type", "Exception"))
+    message = str(reply.get("message", ""))[:2000]
+    error_type = getattr(builtins, name, None)
+    if (isinstance(error_type, type) and issubclass(error_type, Exception)
+            and not issubclass(error_type, (StopIteration, StopAsyncIteration))):
+        try:
+            return error_type(message)
+        except TypeError:                       # e.g. UnicodeDecodeError's signature
+            pass
+    safe = name if _NAME.fullmatch(name) else "StudentError"
+    return type(safe, (StudentError,), {})(message)
+
+
+class Sandbox:
+    """One worker process holding one submission's namespace (see the module docstring).
+
+    Use as a context manager; :meth:`run` the cells, then :meth:`get` values and
+    :meth:`function` proxies that the checkers call like local functions.
+    """
+
+    def __init__(self, limits: Limits | None = None, *, unsafe: bool = False) -> None:
+        self.limits = limits or Limits()
+        self.unsafe = unsafe
+        self.isolation = isolation(unsafe=unsafe)
+        self._process: subprocess.Popen[bytes] | None = None
+        self._pending = b""
+        self._objects: dict[int, Any] = {}
+        self._next_id = 0
+        self.stopped: str | None = None      # why the worker was stopped, if it was
+
+    # -------------------------------------------------------------------- life cycle
+    def __enter__(self) -> Sandbox:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def start(self) -> None:
+        """Start a fresh worker (a previous one is stopped first)."""
+        self.close()
+        to_worker, from_grader = os.pipe()
+        from_worker, to_grader = os.pipe()
+        worker_fds = (to_worker, to_grader)
+        if self.unsafe and not self.isolation.startswith("bubblewrap"):
+            command, environment = _plain_command(worker_fds)
+        else:
+            command, environment = _command(self.limits, worker_fds), {}
+        try:
+            self._process = subprocess.Popen(
+                command, pass_fds=worker_fds, stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                env=environment or None, preexec_fn=_set_limits(self.limits),
+                start_new_session=True)
+        finally:
+            os.close(to_worker)
+            os.close(to_grader)
+        self._send_fd, self._read_fd = from_grader, from_worker
+        self._pending = b""
+        self.stopped = None
+
+    def close(self) -> None:
+        """Stop the worker and everything it started."""
+        process, self._process = self._process, None
+        if process is None:
+            return
+        try:
+            os.write(self._send_fd, dumps({"op": "exit"}))
+        except OSError:
+            pass
+        try:
+            process.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            pass
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        process.wait()
+        os.close(self._send_fd)
+        os.close(self._read_fd)
+
+    @property
+    def alive(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    # -------------------------------------------------------------------- requests
+    def run(self, cells: list[str]) -> list[Exception | None]:
+        """Execute ``cells`` in order; the error each raised (None where none)."""
+        reply = self._request({"op": "run", "cells": [str(c) for c in cells]},
+                              self.limits.call_seconds * max(1, len(cells)))
+        errors = reply.get("errors")
+        if not isinstance(errors, list) or len(errors) != len(cells):
+            raise RuntimeError("the sandbox sent a malformed reply")
+        return [None if e is None else _with_where(_student_error(e), e) for e in errors]
+
+    def get(self, name: str) -> Any:
+        """The value of ``name`` in the notebook's namespace."""
+        return self._result(self._request({"op": "get", "name": name},
+                                          self.limits.call_seconds))
+
+    def call(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        """Call the notebook's function ``name``; its result, or the error it raised."""
+        try:
+            message = {"op": "call", "name": name, "args": encode(list(args), self._handle),
+                       "kwargs": encode(kwargs, self._handle)}
+            return self._result(self._request(message, self.limits.call_seconds))
+        finally:
+            self._objects.clear()
+
+    def function(self, name: str) -> RemoteFunction:
+        """A local stand-in for the notebook's function ``name``."""
+        return RemoteFunction(self, name)
+
+    # -------------------------------------------------------------------- the channel
+    def _result(self, reply: dict[str, Any]) -> Any:
+        if reply.get("op") == "result":
+            return decode(reply.get("value"))
+        if reply.get("op") == "error":
+            raise _with_where(_student_error(reply), reply)
+        raise RuntimeError("the sandbox sent a malformed reply")
+
+    def _handle(self, value: Any) -> int:
+        self._next_id += 1
+        self._objects[self._next_id] = value
+        return self._next_id
+
+    def _request(self, message: dict[str, Any], seconds: float) -> dict[str, Any]:
+        if not self.alive:
+            raise RuntimeError(f"the sandbox is not running ({self.stopped or 'not started'})")
+        self._next_id += 1
+        ident = self._next_id
+        self._write({**message, "id": ident})
+        deadline = time.monotonic() + seconds
+        while True:
+            reply = self._read(deadline)
+            if reply.get("op") == "callback":
+                self._write(self._serve(reply))
+            elif reply.get("id") == ident:
+                return reply
+            # anything else (a stale or forged message) is ignored
+
+    def _write(self, message: dict[str, Any]) -> None:
+        data = dumps(message)
+        try:
+            while data:
+                data = data[os.write(self._send_fd, data):]
+        except OSError as error:
+            self._stop("it closed its input")
+            raise RuntimeError("the sandbox stopped reading requests") from error
+
+    def _read(self, deadline: float) -> dict[str, Any]:
+        while b"\n" not in self._pending:
+            left = deadline - time.monotonic()
+            ready = select.select([self._read_fd], [], [], max(0.0, left))[0] if left > 0 \
+                else []
+            if not ready:
+                self._stop(f"a request ran past {self.limits.call_seconds:g} s")
+                raise TimeoutError(f"your code ran for more than "
+                                   f"{self.limits.call_seconds:g} s and was stopped")
+            chunk = os.read(self._read_fd, 1 << 16)
+            if not chunk:
+                code = self._process.wait() if self._process else None
+                self._stop(_exit_reason(code))
+                raise RuntimeError(f"your code stopped the sandbox: {_exit_reason(code)}")
+            self._pending += chunk
+            if len(self._pending) > (64 << 20) + 1 and b"\n" not in self._pending:
+                self._stop("it sent a message over 64 MiB")
+                raise RuntimeError("your code sent more data than the grader accepts")
+        line, _, self._pending = self._pending.partition(b"\n")
+        try:
+            return loads(line)
+        except WireError:
+            return {}
+
+    def _stop(self, why: str) -> None:
+        """Kill the worker at once (no polite exit: it may be looping or flooding)."""
+        self.stopped = why
+        if self._process is not None:
+            try:
+                os.killpg(self._process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        self.close()
+
+    def _serve(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Run one use of a grader object the worker holds a reference to."""
+        try:
+            target = self._objects[int(request.get("handle", -1))]
+            method = str(request.get("method"))
+            args = decode(request.get("args", []))
+            kwargs = decode(request.get("kwargs", {}))
+            if method not in _ALLOWED or not isinstance(args, list) \
+                    or not isinstance(kwargs, dict) or not all(isinstance(k, str)
+                                                             for k in kwargs):
+                raise TypeError("that use of the grader's object is not allowed")
+            if method == "__getattr__":
+                name = args[0] if len(args) == 1 and isinstance(args[0], str) else "_"
+                if name.startswith("_"):
+                    raise AttributeError("only public attributes can be used")
+                result = getattr(target, name)
+            elif method == "__call__":
+                if not callable(target):
+                    raise TypeError("the object is not callable")
+                result = target(*args, **kwargs)
+            else:
+                result = getattr(type(target), method)(target, *args, **kwargs)
+            return {"op": "result", "value": encode(result, self._handle)}
+        except KeyError:
+            return {"op": "error", "type": "RuntimeError",
+                    "message": "that object is no longer available"}
+        except Exception as error:  # the grader's object raised: the student's code sees it
+            return {"op": "error", "type": type(error).__name__, "message": str(error)[:2000]}
+
+
+def _with_where(error: Exception, reply: dict[str, Any]) -> Exception:
+    where = reply.get("where")
+    if isinstance(where, str) and len(where) < 100:
+        error.where = where                  # type: ignore[attr-defined]
+    return error
+
+
+def _exit_reason(code: int | None) -> str:
+    if code is None:
+        return "it ended"
+    if code < 0:
+        name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ \
+            else str(-code)
+        hints = {"SIGKILL": " (killed: out of memory or CPU time)",
+                 "SIGXCPU": " (CPU time limit)", "SIGXFSZ": " (file size limit)",
+                 "SIGSEGV": " (crashed)"}
+        return f"it was ended by {name}{hints.get(name, '')}"
+    return f"it exited with code {code}"
+
+
+class RemoteFunction:
+    """Calls the notebook's function in the sandbox; raises what it raised."""
+
+    def __init__(self, sandbox: Sandbox, name: str) -> None:
+        self._sandbox, self.__name__ = sandbox, name
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._sandbox.call(self.__name__, *args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<your function {self.__name__}>"

@@ -1,0 +1,218 @@
+"""Plain values across the sandbox boundary, as JSON: nothing is ever unpickled or evaluated.
+
+The grader and the sandboxed worker that runs a student's code exchange one JSON document
+per line. :func:`encode` turns plain values into JSON-able data and :func:`decode` turns
+them back: ``None``, ``bool``, ``int`` (of any size), ``float`` (NaN and infinities
+included), ``str``, ``bytes``, ``Fraction``, tuples, lists, dicts, NumPy scalars, NumPy
+arrays of numbers or booleans, and :class:`dpkit.exponential.Eta`. Anything else is turned
+into a *handle* by the ``handle`` callback (the grader passes its own objects — a query, a
+random source, a stream — by reference: the worker sees a proxy whose calls come back to
+the grader), or refused with :class:`WireError`.
+
+Decoding is safe on hostile input: it builds only the types above, checks every field and
+bounds every size, so a student's process can make the grader build nothing but data.
+
+Examples
+--------
+>>> from fractions import Fraction
+>>> import numpy as np
+>>> value = (1, 2**100, float("nan"), Fraction(1, 3), np.arange(3), {"a": [True, None]})
+>>> back = decode(encode(value))
+>>> back[1] == 2**100 and back[3] == Fraction(1, 3) and back[4].tolist() == [0, 1, 2]
+True
+"""
+
+from __future__ import annotations
+
+import base64
+import importlib
+import json
+import math
+from collections.abc import Callable
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+__all__ = ["MAX_MESSAGE", "Handle", "WireError", "decode", "dumps", "encode", "loads"]
+
+MAX_MESSAGE = 64 << 20          # bytes in one message (an array of 8 million floats)
+_MAX_DEPTH = 32
+_MAX_INT_DIGITS = 100_000
+#: Small value classes of dpkit sent by value (their integer fields, validated on rebuild).
+_VALUE_TYPES = {"Eta": ("dpkit.exponential", ("x", "y", "z"))}
+_DTYPES = frozenset({"?", "b", "B", "h", "H", "i", "I", "l", "L", "q", "Q", "e", "f", "d",
+                     "g"})
+
+
+class WireError(ValueError):
+    """A value that cannot cross the boundary, or a malformed message."""
+
+
+class Handle:
+    """A reference to an object that stays on the other side (see :func:`encode`)."""
+
+    __slots__ = ("ident",)
+
+    def __init__(self, ident: int) -> None:
+        self.ident = ident
+
+    def __repr__(self) -> str:
+        return f"Handle({self.ident})"
+
+
+def _array(value: np.ndarray) -> dict[str, Any]:
+    if value.dtype.char not in _DTYPES or value.dtype.kind not in "biuf":
+        raise WireError(f"an array of dtype {value.dtype} cannot be sent")
+    data = np.ascontiguousarray(value, dtype=value.dtype.newbyteorder("<"))
+    return {"$nd": [data.dtype.str, list(value.shape),
+                    base64.b64encode(data.tobytes()).decode("ascii")]}
+
+
+def encode(value: Any, handle: Callable[[Any], int] | None = None, depth: int = 0) -> Any:
+    """``value`` as JSON-able data; objects that are not plain values go to ``handle``, which
+    returns the number the other side will use to refer to them.
+
+    Raises
+    ------
+    WireError
+        If ``value`` holds an object that is not a plain value and ``handle`` is None, or
+        nests deeper than 32 levels.
+    """
+    if depth > _MAX_DEPTH:
+        raise WireError("the value nests too deeply")
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return value if abs(value) < 2**53 else {"$int": str(value)}
+    if isinstance(value, float):
+        return value if math.isfinite(value) else {"$float": repr(value)}
+    if isinstance(value, Handle):
+        return {"$handle": [value.ident, "object"]}
+    if isinstance(value, bytes):
+        return {"$bytes": base64.b64encode(value).decode("ascii")}
+    if isinstance(value, Fraction):
+        return {"$frac": [encode(value.numerator), encode(value.denominator)]}
+    if isinstance(value, np.ndarray):
+        return _array(value)
+    if isinstance(value, np.generic) and value.dtype.kind in "biuf":
+        return {"$np": _array(np.asarray(value))["$nd"]}
+    if type(value).__name__ in _VALUE_TYPES and type(value).__module__ == _VALUE_TYPES[
+            type(value).__name__][0]:
+        fields = _VALUE_TYPES[type(value).__name__][1]
+        return {"$obj": [type(value).__name__, [encode(getattr(value, f)) for f in fields]]}
+    if isinstance(value, (list, tuple)):
+        items = [encode(v, handle, depth + 1) for v in value]
+        return items if isinstance(value, list) else {"$tuple": items}
+    if isinstance(value, dict):
+        return {"$dict": [[encode(k, handle, depth + 1), encode(v, handle, depth + 1)]
+                          for k, v in value.items()]}
+    if handle is None:
+        raise WireError(f"a value of type {type(value).__name__} cannot be sent")
+    from dpkit.rng import RandomSource
+
+    return {"$handle": [handle(value), "source" if isinstance(value, RandomSource) else "object"]}
+
+
+def _int(text: Any) -> int:
+    if not isinstance(text, str) or len(text) > _MAX_INT_DIGITS:
+        raise WireError("malformed integer")
+    return int(text)
+
+
+def _decode_array(fields: Any) -> np.ndarray:
+    if not (isinstance(fields, list) and len(fields) == 3):
+        raise WireError("malformed array")
+    dtype, shape, data = fields
+    if not (isinstance(dtype, str) and dtype[1:] and dtype[1:] in
+            {np.dtype(c).str[1:] for c in _DTYPES} and isinstance(shape, list)
+            and len(shape) <= 32 and all(isinstance(n, int) and 0 <= n for n in shape)
+            and isinstance(data, str) and len(data) <= MAX_MESSAGE):
+        raise WireError("malformed array")
+    raw = base64.b64decode(data, validate=True)
+    kind = np.dtype(dtype)
+    if kind.kind not in "biuf" or len(raw) != kind.itemsize * math.prod(shape):
+        raise WireError("malformed array")
+    return np.frombuffer(raw, dtype=kind).reshape(shape).astype(kind.newbyteorder("="))
+
+
+def decode(data: Any, handle: Callable[[int, str], Any] | None = None, depth: int = 0) -> Any:
+    """The value :func:`encode` made; ``handle(ident, kind)`` rebuilds a handle (``kind`` is
+    ``"source"`` for a :class:`dpkit.rng.RandomSource`, else ``"object"``; default: a
+    :class:`Handle`).
+
+    Raises
+    ------
+    WireError
+        If ``data`` is not what :func:`encode` makes.
+    """
+    if depth > _MAX_DEPTH:
+        raise WireError("the value nests too deeply")
+    if data is None or isinstance(data, (bool, str, int, float)):
+        return data
+    if isinstance(data, list):
+        return [decode(v, handle, depth + 1) for v in data]
+    if not (isinstance(data, dict) and len(data) == 1):
+        raise WireError("malformed value")
+    (tag, body), = data.items()
+    if tag == "$int":
+        return _int(body)
+    if tag == "$float":
+        if body not in ("nan", "inf", "-inf"):
+            raise WireError("malformed float")
+        return float(body)
+    if tag == "$bytes" and isinstance(body, str):
+        return base64.b64decode(body, validate=True)
+    if tag == "$frac" and isinstance(body, list) and len(body) == 2:
+        numerator, denominator = (decode(v, None, depth + 1) for v in body)
+        if not (type(numerator) is int and type(denominator) is int and denominator > 0):
+            raise WireError("malformed fraction")
+        return Fraction(numerator, denominator)
+    if tag == "$nd":
+        return _decode_array(body)
+    if tag == "$np":
+        return _decode_array(body)[()]
+    if tag == "$tuple" and isinstance(body, list):
+        return tuple(decode(v, handle, depth + 1) for v in body)
+    if tag == "$dict" and isinstance(body, list):
+        result = {}
+        for pair in body:
+            if not (isinstance(pair, list) and len(pair) == 2):
+                raise WireError("malformed dict")
+            key = decode(pair[0], None, depth + 1)
+            if not isinstance(key, (str, int, float, bool, tuple, type(None))):
+                raise WireError("malformed dict key")
+            result[key] = decode(pair[1], handle, depth + 1)
+        return result
+    if tag == "$obj" and isinstance(body, list) and len(body) == 2 and body[0] in _VALUE_TYPES:
+        module, fields = _VALUE_TYPES[body[0]]
+        values = [decode(v, None, depth + 1) for v in body[1]] if isinstance(body[1], list) \
+            else []
+        if len(values) != len(fields) or not all(type(v) is int for v in values):
+            raise WireError(f"malformed {body[0]}")
+        return getattr(importlib.import_module(module), body[0])(*values)
+    if tag == "$handle" and isinstance(body, list) and len(body) == 2 \
+            and type(body[0]) is int and body[1] in ("source", "object"):
+        return handle(body[0], body[1]) if handle is not None else Handle(body[0])
+    raise WireError("malformed value")
+
+
+def dumps(message: dict[str, Any]) -> bytes:
+    """One message as a line of JSON (UTF-8, no NaN literals)."""
+    text = json.dumps(message, allow_nan=False, separators=(",", ":")).encode()
+    if len(text) > MAX_MESSAGE:
+        raise WireError(f"a message of {len(text)} bytes is over the {MAX_MESSAGE} limit")
+    return text + b"\n"
+
+
+def loads(line: bytes) -> dict[str, Any]:
+    """A message from one line; :class:`WireError` if it is not a JSON object."""
+    if len(line) > MAX_MESSAGE + 1:
+        raise WireError("message too long")
+    try:
+        message = json.loads(line)
+    except (ValueError, RecursionError) as error:
+        raise WireError("malformed message") from error
+    if not isinstance(message, dict):
+        raise WireError("malformed message")
+    return message

@@ -1,0 +1,236 @@
+"""The process that runs a student's code, inside the sandbox (``python -m dpkit.course.worker``).
+
+It is started by :class:`dpkit.course.sandbox.Sandbox` with two inherited file descriptors
+(requests in, replies out) and does only what the grader asks, one request at a time:
+
+``run``
+    Execute the notebook's cells in one namespace (IPython magics such as ``%matplotlib``
+    are dropped; there is no IPython shell, so no input transformer, event hook or
+    ``get_ipython()``); reply with each cell's error, if any.
+``get``
+    Reply with the value of a name the cells defined.
+``call``
+    Call a function the cells defined with the arguments given and reply with its result
+    or its error. An argument the grader passed by reference (a query, a random source, a
+    stream) is a :class:`Remote` here: calling it, or one of its public methods, asks the
+    grader, which runs the real object and replies.
+
+Nothing here decides a grade: the grader judges the plain values that come back, with its
+own pristine copies of the checkers. The student's code can read and write this process's
+memory and file descriptors, which is the same power as returning any value it likes.
+"""
+
+from __future__ import annotations
+
+import builtins
+import os
+import sys
+import traceback
+from typing import Any
+
+from dpkit.course.wire import decode, dumps, encode, loads
+from dpkit.rng import RandomSource
+
+_MESSAGE_LIMIT = 2000            # characters of an error message sent back
+
+
+class _Channel:
+    """Line-delimited JSON over two file descriptors."""
+
+    def __init__(self, read_fd: int, write_fd: int) -> None:
+        self._read = open(read_fd, "rb", buffering=0, closefd=False)
+        self._write = write_fd
+        self._pending = b""
+
+    def send(self, message: dict[str, Any]) -> None:
+        data = dumps(message)
+        while data:
+            data = data[os.write(self._write, data):]
+
+    def receive(self) -> dict[str, Any]:
+        while b"\n" not in self._pending:
+            chunk = self._read.read(1 << 16)
+            if not chunk:
+                raise SystemExit(0)           # the grader has gone: nothing left to do
+            self._pending += chunk
+        line, _, self._pending = self._pending.partition(b"\n")
+        return loads(line)
+
+
+_channel: _Channel
+
+
+def _error(error: BaseException) -> dict[str, Any]:
+    """An error as the grader sees it: type name, message, and the line in a cell."""
+    where = None
+    for frame in traceback.extract_tb(error.__traceback__):
+        if frame.filename.startswith("<cell "):
+            where = f"{frame.filename[1:-1]}, line {frame.lineno}"
+    if isinstance(error, SyntaxError) and error.filename and error.filename.startswith("<cell "):
+        where = f"{error.filename[1:-1]}, line {error.lineno}"
+    message = str(error)
+    if len(message) > _MESSAGE_LIMIT:
+        message = message[:_MESSAGE_LIMIT] + "…"
+    return {"op": "error", "type": type(error).__name__, "message": message, "where": where}
+
+
+def _remote(ident: int, kind: str) -> Any:
+    return RemoteSource(ident) if kind == "source" else Remote(ident)
+
+
+def _callback(ident: int, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    _channel.send({"op": "callback", "handle": ident, "method": method,
+                   "args": encode(list(args), _refuse), "kwargs": encode(kwargs, _refuse)})
+    reply = _channel.receive()
+    if reply.get("op") == "result":
+        return decode(reply.get("value"), _remote)
+    name = str(reply.get("type", "RuntimeError"))
+    error_type = getattr(builtins, name, None)
+    if not (isinstance(error_type, type) and issubclass(error_type, Exception)):
+        error_type = RuntimeError
+    raise error_type(str(reply.get("message", "")))
+
+
+def _refuse(value: Any) -> int:
+    raise TypeError(f"a value of type {type(value).__name__} cannot be passed to the "
+                    "grader's objects")
+
+
+class Remote:
+    """An object of the grader's, passed by reference: every use is a request."""
+
+    __slots__ = ("_ident",)
+
+    def __init__(self, ident: int) -> None:
+        object.__setattr__(self, "_ident", ident)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return _callback(self._ident, "__call__", args, kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return _callback(self._ident, "__getattr__", (name,), {})
+
+    def __iter__(self) -> Any:
+        return _callback(self._ident, "__iter__", (), {})
+
+    def __next__(self) -> Any:
+        return _callback(self._ident, "__next__", (), {})
+
+    def __len__(self) -> int:
+        return _callback(self._ident, "__len__", (), {})
+
+    def __getitem__(self, key: Any) -> Any:
+        return _callback(self._ident, "__getitem__", (key,), {})
+
+    def __repr__(self) -> str:
+        return _callback(self._ident, "__repr__", (), {})
+
+
+class RemoteSource(RandomSource):
+    """A random source of the grader's, passed by reference: each draw is a request.
+
+    It is a real :class:`dpkit.rng.RandomSource` here, so dpkit's mechanisms accept it, but
+    every public method runs on the grader's object, whose restrictions (a checker may
+    allow ``bits(k)`` only) therefore hold.
+    """
+
+    def __init__(self, ident: int) -> None:
+        super().__init__()
+        self._ident = ident
+
+    def _ask(self, method: str, *args: Any) -> Any:
+        function = _callback(self._ident, "__getattr__", (method,), {})
+        return function(*args)
+
+    def bytes(self, n: int) -> bytes:
+        return self._ask("bytes", n)
+
+    def bits(self, k: int) -> int:
+        return self._ask("bits", k)
+
+    def randbelow(self, n: int) -> int:
+        return self._ask("randbelow", n)
+
+    def bernoulli(self, p: Any) -> bool:
+        return self._ask("bernoulli", p)
+
+    def uniform(self) -> float:
+        return self._ask("uniform")
+
+    def uint64(self, size: Any) -> Any:
+        return self._ask("uint64", size)
+
+    def uniforms(self, size: Any) -> Any:
+        return self._ask("uniforms", size)
+
+    def numpy_generator(self) -> Any:
+        return self._ask("numpy_generator")
+
+    def __repr__(self) -> str:
+        return "<the grader's random source>"
+
+
+def drop_magics(source: str) -> str:
+    """A cell's Python without its IPython magics and shell escapes (``%matplotlib inline``,
+    ``%%time``, ``!ls``): they configure a notebook, and nothing here needs them."""
+    return "\n".join("" if line.lstrip().startswith(("%", "!")) else line
+                     for line in source.splitlines())
+
+
+def _run(cells: list[str], namespace: dict[str, Any]) -> list[dict[str, Any] | None]:
+    errors: list[dict[str, Any] | None] = []
+    for index, source in enumerate(cells):
+        try:
+            code = compile(drop_magics(str(source)), f"<cell {index + 1}>", "exec")
+            exec(code, namespace)
+        except BaseException as error:
+            errors.append(_error(error))
+        else:
+            errors.append(None)
+    return errors
+
+
+def _serve(namespace: dict[str, Any]) -> None:
+    while True:
+        request = _channel.receive()
+        op, ident = request.get("op"), request.get("id")
+        try:
+            if op == "exit":
+                return
+            if op == "run":
+                reply = {"op": "ran", "errors": _run(list(request["cells"]), namespace)}
+            elif op == "get":
+                name = str(request["name"])
+                if name not in namespace:
+                    raise NameError(f"name {name!r} is not defined")
+                reply = {"op": "result", "value": encode(namespace[name])}
+            elif op == "call":
+                function = namespace.get(str(request["name"]))
+                if not callable(function):
+                    raise NameError(f"{request['name']!r} is not a function your notebook "
+                                    "defines")
+                args = decode(request.get("args", []), _remote)
+                kwargs = decode(request.get("kwargs", {}), _remote)
+                reply = {"op": "result", "value": encode(function(*args, **kwargs))}
+            else:
+                raise ValueError(f"unknown request {op!r}")
+        except BaseException as error:
+            reply = _error(error)
+        reply["id"] = ident
+        _channel.send(reply)
+
+
+def main() -> None:
+    """Serve the grader on the descriptors named in ``DPKIT_WORKER_FDS`` (``read,write``)."""
+    global _channel
+    read_fd, write_fd = (int(x) for x in os.environ.pop("DPKIT_WORKER_FDS").split(","))
+    _channel = _Channel(read_fd, write_fd)
+    namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
+    sys.argv = ["notebook"]
+    _serve(namespace)
+
+
+if __name__ == "__main__":
+    main()
