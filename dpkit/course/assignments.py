@@ -26,6 +26,7 @@ import builtins
 import os
 import subprocess
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -222,7 +223,8 @@ def assignment_notebook(path: str | Path, book: Book) -> nbformat.NotebookNode |
         "written answers are graded by hand.",
         metadata=_metadata("header", solution=False, grade=False, locked=True))]
     needs = [s for e in exercises for s in e.solution.code]
-    setup = "\n\n".join(["import dpkit\nimport dpkit.check", *_setup_cells(notebook, needs)])
+    setup = "\n\n".join(["import dpkit  # dpkit.check loads when first used",
+                         *_setup_cells(notebook, needs)])
     cells.append(nbformat.v4.new_code_cell(setup, metadata=_metadata(
         "setup", solution=False, grade=False, locked=True)))
     for exercise in exercises:
@@ -239,8 +241,11 @@ def _nbgrader(course: Path, *args: str) -> None:
                    cwd=course, check=True, env={**os.environ, "PATH": path})
 
 
-def build(book_dir: str | Path, course_dir: str | Path) -> list[Path]:
+def build(book_dir: str | Path, course_dir: str | Path, *,
+          chapters: Iterable[str] | None = None) -> list[Path]:
     """Write an nbgrader course with one assignment per chapter that has exercises.
+
+    ``chapters`` limits the course to the chapters with these file stems (default: all).
 
     Returns
     -------
@@ -260,6 +265,8 @@ def build(book_dir: str | Path, course_dir: str | Path) -> list[Path]:
     (course / "nbgrader_config.py").write_text(_CONFIG)
     released = []
     for chapter in book.chapters:
+        if chapters is not None and chapter.stem not in set(chapters):
+            continue
         notebook = assignment_notebook(chapter.path, book)
         if notebook is None:
             continue

@@ -223,7 +223,8 @@ def _prepare(sandbox: Sandbox, cells: list[str]) -> list[BaseException | None]:
 def _grade_code(exercise: _Exercise, answer: str, error: BaseException | None,
                 sandbox: Sandbox, model: _Model, secret: str) -> tuple[_Exercise, float, str]:
     label = exercise.label
-    if not answer.strip() or isinstance(error, NotImplementedError):
+    if not answer.strip() or isinstance(error, NotImplementedError) or (
+            "# YOUR CODE HERE" in answer and "raise NotImplementedError()" in answer):
         return exercise, 0.0, "no answer yet"
     if error is not None:
         return exercise, 0.0, f"your answer cell raised {_described(error)}"
