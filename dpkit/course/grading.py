@@ -1,7 +1,8 @@
 """Grade submitted notebooks: student code in a sandbox, tests in this clean process.
 
 ``python -m dpkit.course grade COURSE SUBMISSIONS`` grades ``SUBMISSIONS/<student>/
-<chapter>.ipynb`` against the instructor's notebooks in ``COURSE/source`` (written by
+<chapter>.ipynb`` (or nbgrader's collected ``COURSE/submitted/<student>/<chapter>/
+<chapter>.ipynb``, with ``SUBMISSIONS`` = ``COURSE/submitted``) against the instructor's notebooks in ``COURSE/source`` (written by
 ``python -m dpkit.course assignments``) and keeps everything in ``COURSE/grades/``:
 
 ``grades.csv``
@@ -369,9 +370,12 @@ def _submissions(course: Path, submissions: Path) -> list[tuple[str, str, Path]]
     if not chapters:
         raise FileNotFoundError(f"no assignments in {course / 'source'}: run "
                                 "python -m dpkit.course assignments first")
-    found = [(student.name, notebook.stem, notebook)
+    found = [(student.name, notebook.stem, notebook)      # <student>/<chapter>.ipynb, or
              for student in sorted(p for p in submissions.iterdir() if p.is_dir())
-             for notebook in sorted(student.glob("*.ipynb")) if notebook.stem in chapters]
+             for notebook in sorted([*student.glob("*.ipynb"),   # nbgrader's collected copy
+                                     *student.glob("*/*.ipynb")])
+             if notebook.stem in chapters and notebook.parent.name in (student.name,
+                                                                       notebook.stem)]
     if not found:
         raise FileNotFoundError(f"no submissions in {submissions} (expected "
                                 f"<student>/<chapter>.ipynb for a chapter in {chapters})")
