@@ -2,8 +2,9 @@
 
 ``python -m dpkit.course grade COURSE SUBMISSIONS`` grades ``SUBMISSIONS/<student>/
 <chapter>.ipynb`` (or nbgrader's collected ``COURSE/submitted/<student>/<chapter>/
-<chapter>.ipynb``, with ``SUBMISSIONS`` = ``COURSE/submitted``) against the instructor's notebooks in ``COURSE/source`` (written by
-``python -m dpkit.course assignments``) and keeps everything in ``COURSE/grades/``:
+<chapter>.ipynb``, with ``SUBMISSIONS`` = ``COURSE/submitted``) against the instructor's
+notebooks in ``COURSE/source`` (written by ``python -m dpkit.course assignments``) and
+keeps everything in ``COURSE/grades/``:
 
 ``grades.csv``
     One row per student, chapter and exercise: points, max_points, feedback. Rebuilt on
