@@ -11,14 +11,8 @@ from matplotlib.figure import Figure
 from dpkit.datasets import load_adult
 from dpkit.plots._style import GREY, NAIVE, SAFE, TRUTH, new_figure
 from dpkit.rng import seeded
-from dpkit.svt import (
-    CLIP_THRESHOLD_SCALES,
-    DEFAULT_CLIP_BOUNDS,
-    _clip_query_units,
-    _grid_bits,
-    auto_avg_runs,
-    clip_bound_runs,
-)
+from dpkit.svt import CLIP_THRESHOLD_SCALES, DEFAULT_CLIP_BOUNDS, auto_avg_runs, clip_bound_runs
+from dpkit.svt.core import _clip_query_units, _grid_bits
 
 __all__ = ["CLIP_GRIDS", "audit_figure", "auto_avg_error_figure", "clip_bound_figure",
            "clip_query_figure", "clip_query_values", "naive_cost_figure",
