@@ -248,37 +248,59 @@ class Eta:
         epsilon = _epsilon_down(epsilon)
         delta = _effective_sensitivity(sensitivity)
         bits = check_integer(bits, "bits", minimum=1, maximum=64)
-        # log2 of the target η* = ε / (2 ln 2 ⌈Δ⌉), without the float overflow/underflow of
-        # the quotient itself (⌈Δ⌉ up to 1.8e308, ε down to 5e-324)
-        log2_target = math.log2(epsilon) - math.log2(2 * math.log(2)) - math.log2(delta)
-        if log2_target > math.log2(MAX_BASE_EXPONENT - bits):
-            raise ValueError(f"epsilon / (2·ln 2·⌈sensitivity⌉) must be at most "
-                             f"{MAX_BASE_EXPONENT - bits} for bits={bits} (the base would "
-                             f"exceed 2**20 bits), got epsilon={epsilon!r}, "
-                             f"sensitivity={sensitivity!r}")
-        target = 2.0**log2_target
-        y = bits + max(0, math.ceil(target), math.ceil(-log2_target))
-        if y > MAX_BASE_EXPONENT:
-            raise ValueError(f"epsilon / (2·ln 2·⌈sensitivity⌉) must be at least "
-                             f"2**-{MAX_BASE_EXPONENT - bits} for bits={bits} (the base would "
-                             f"exceed 2**20 bits), got epsilon={epsilon!r}, "
-                             f"sensitivity={sensitivity!r}")
-        # x has about y - η* bits; compute it to 128 bits beyond that (no walk of 2**k steps)
-        with base2.directed_context(128 + y - math.floor(target), gmpy2.RoundUp):
-            # 2**y · exp(-ε/2Δ), rounded up: a first x with η at most the target.
-            start = gmpy2.mul_2exp(gmpy2.exp(-gmpy2.mpfr(Fraction(epsilon)) / (2 * delta)), y)
-        x = min(max(int(gmpy2.ceil(start)), 1), (1 << y) - 1)
-        while _epsilon_upper(x, y, delta) > epsilon:     # rounding slack: step to safety
-            if x == (1 << y) - 1:
-                raise ValueError(f"epsilon={epsilon!r} is too small for bits={bits}")
-            x += 1
-        while x > 1 and _epsilon_upper(x - 1, y, delta) <= epsilon:   # maximality
-            x -= 1
-        shift = (x & -x).bit_length() - 1
-        return cls(x >> shift, y - shift, 1)
+        x, y = _base_from_epsilon(epsilon, delta, bits, sensitivity)
+        return cls(x, y, 1)
 
     def __str__(self) -> str:
         return f"η = {self.eta:.6g} (2^-η = ({self.x}·2^-{self.y})^{self.z})"
+
+
+def _target_and_exponent(epsilon: float, delta: int, bits: int,
+                         sensitivity: Any) -> tuple[float, int]:
+    """The target ``η* = ε / (2·ln 2·⌈Δ⌉)`` and the exponent ``y`` of :meth:`Eta.from_epsilon`.
+
+    ``y = bits + max(0, ⌈η*⌉, ⌈-log2 η*⌉)``. A ``ValueError`` (naming ``epsilon`` and the
+    ``sensitivity`` as given) if the base would need more than 2**20 bits.
+    """
+    # log2 of the target η* = ε / (2 ln 2 ⌈Δ⌉), without the float overflow/underflow of
+    # the quotient itself (⌈Δ⌉ up to 1.8e308, ε down to 5e-324)
+    log2_target = math.log2(epsilon) - math.log2(2 * math.log(2)) - math.log2(delta)
+    if log2_target > math.log2(MAX_BASE_EXPONENT - bits):
+        raise ValueError(f"epsilon / (2·ln 2·⌈sensitivity⌉) must be at most "
+                         f"{MAX_BASE_EXPONENT - bits} for bits={bits} (the base would "
+                         f"exceed 2**20 bits), got epsilon={epsilon!r}, "
+                         f"sensitivity={sensitivity!r}")
+    target = 2.0**log2_target
+    y = bits + max(0, math.ceil(target), math.ceil(-log2_target))
+    if y > MAX_BASE_EXPONENT:
+        raise ValueError(f"epsilon / (2·ln 2·⌈sensitivity⌉) must be at least "
+                         f"2**-{MAX_BASE_EXPONENT - bits} for bits={bits} (the base would "
+                         f"exceed 2**20 bits), got epsilon={epsilon!r}, "
+                         f"sensitivity={sensitivity!r}")
+    return target, y
+
+
+def _base_from_epsilon(epsilon: float, delta: int, bits: int,
+                       sensitivity: Any) -> tuple[int, int]:
+    """The search of :meth:`Eta.from_epsilon`: ``(x, y)`` in lowest terms (``x`` odd).
+
+    ``x`` is the smallest integer (largest ``η``) with ``_epsilon_upper(x, y, delta) <=
+    epsilon``, for ``y`` from :func:`_target_and_exponent`.
+    """
+    target, y = _target_and_exponent(epsilon, delta, bits, sensitivity)
+    # x has about y - η* bits; compute it to 128 bits beyond that (no walk of 2**k steps)
+    with base2.directed_context(128 + y - math.floor(target), gmpy2.RoundUp):
+        # 2**y · exp(-ε/2Δ), rounded up: a first x with η at most the target.
+        start = gmpy2.mul_2exp(gmpy2.exp(-gmpy2.mpfr(Fraction(epsilon)) / (2 * delta)), y)
+    x = min(max(int(gmpy2.ceil(start)), 1), (1 << y) - 1)
+    while _epsilon_upper(x, y, delta) > epsilon:     # rounding slack: step to safety
+        if x == (1 << y) - 1:
+            raise ValueError(f"epsilon={epsilon!r} is too small for bits={bits}")
+        x += 1
+    while x > 1 and _epsilon_upper(x - 1, y, delta) <= epsilon:   # maximality
+        x -= 1
+    shift = (x & -x).bit_length() - 1
+    return x >> shift, y - shift
 
 
 def _epsilon_upper(x: int, y: int, delta: int) -> float:

@@ -24,6 +24,8 @@ from dpkit.svt import (
     auto_avg,
     choose_clip_bound,
     clip_bound_runs,
+    clipping,
+    core,
     range_queries,
     sparse,
 )
@@ -59,20 +61,20 @@ class CountingStream:
 @given(st.fractions(min_value=-10**6, max_value=10**6), st.integers(0, 40))
 def test_grid_rounding_commutes_with_adding_one(x, bits):
     # This is what keeps a sensitivity-1 query exactly sensitivity-1 after rounding.
-    assert svt._to_grid(x + 1, bits) == svt._to_grid(x, bits) + 2**bits
-    assert abs(svt._to_grid(x, bits) - x * 2**bits) <= Fraction(1, 2)
+    assert core.to_grid(x + 1, bits) == core.to_grid(x, bits) + 2**bits
+    assert abs(core.to_grid(x, bits) - x * 2**bits) <= Fraction(1, 2)
 
 
 @given(st.fractions(min_value=-10**6, max_value=10**6),
        st.fractions(min_value=-1, max_value=1), st.integers(0, 40))
 def test_grid_rounding_keeps_sensitivity_one(x, shift, bits):
-    assert abs(svt._to_grid(x + shift, bits) - svt._to_grid(x, bits)) <= 2**bits
+    assert abs(core.to_grid(x + shift, bits) - core.to_grid(x, bits)) <= 2**bits
 
 
 @pytest.mark.parametrize("scale", [Fraction(2), Fraction(1, 1000), Fraction(10**9),
                                    Fraction(2 * 3 * 10**5), Fraction(1, 3)])
 def test_grid_is_fine_and_never_coarser_than_one(scale):
-    bits = svt._grid_bits(scale)
+    bits = core.grid_bits(scale)
     assert bits >= 0
     assert Fraction(1, 2**bits) <= min(1, scale / 2**20)
     if bits > 0:  # and it is the coarsest such grid
@@ -149,8 +151,8 @@ def recorder(monkeypatch):
         scales.append(("q", scale, size))
         return [0] * size
 
-    monkeypatch.setattr(svt, "_discrete_laplace", fake)
-    monkeypatch.setattr(svt, "_discrete_laplace_block", fake_block)
+    monkeypatch.setattr(core, "_discrete_laplace", fake)
+    monkeypatch.setattr(core, "_discrete_laplace_block", fake_block)
     return scales
 
 
@@ -160,7 +162,7 @@ def test_above_threshold_noise_scales_are_2_and_4_over_epsilon(recorder, epsilon
     # then the query noise in one block of 8. In grid units of 2**-bits, the scales must be
     # 2/ε and 4/ε exactly.
     assert above_threshold(constant_queries([-1, -2, -3]), None, 0, epsilon) is None
-    bits = svt._grid_bits(2 / Fraction(epsilon))
+    bits = core.grid_bits(2 / Fraction(epsilon))
     unit = Fraction(2**bits)
     assert recorder == [("t", 2 / Fraction(epsilon) * unit), ("q", 4 / Fraction(epsilon) * unit, 8)]
 
@@ -172,7 +174,7 @@ def test_sparse_uses_epsilon_over_c_and_refreshes_the_threshold(recorder):
     epsilon, c = Fraction(3, 2), 3
     assert sparse(constant_queries([-1, 0, 0, -1, 0, 0]), None, 0, epsilon, c) == [1, 2, 4]
     run = epsilon / c
-    unit = Fraction(2 ** svt._grid_bits(2 / run))
+    unit = Fraction(2 ** core.grid_bits(2 / run))
     t, q = 2 / run * unit, 4 / run * unit
     assert recorder == [("t", t), ("q", q, 8), ("t", t), ("t", t)]
 
@@ -180,7 +182,7 @@ def test_sparse_uses_epsilon_over_c_and_refreshes_the_threshold(recorder):
 def test_long_streams_draw_query_noise_in_blocks_of_the_same_scale(recorder):
     # The query noise comes in blocks of 8, 8, 16, 32, ... drawn ahead.
     assert above_threshold(constant_queries([-1] * 40), None, 0, 0.5) is None
-    unit = Fraction(2 ** svt._grid_bits(Fraction(4)))
+    unit = Fraction(2 ** core.grid_bits(Fraction(4)))
     assert recorder == [("t", 4 * unit), ("q", 8 * unit, 8), ("q", 8 * unit, 8),
                         ("q", 8 * unit, 16), ("q", 8 * unit, 32)]
 
@@ -188,7 +190,7 @@ def test_long_streams_draw_query_noise_in_blocks_of_the_same_scale(recorder):
 def test_threshold_and_answers_are_rounded_to_the_grid(recorder):
     # With zero noise the comparison is exactly answer >= threshold, up to the half-step
     # rounding of both (ties up): 0.1 + 2**-30 and 0.1 are the same on a 2**-20 grid.
-    bits = svt._grid_bits(Fraction(2))
+    bits = core.grid_bits(Fraction(2))
     assert bits == 19
     step = 2.0**-bits
     assert above_threshold(constant_queries([0.1 - step]), None, 0.1, 1.0) is None
@@ -262,7 +264,7 @@ def test_clip_query_is_the_clipped_sum_difference_and_has_sensitivity_one(values
     bounds = sorted(bounds)
     data = np.array(values)
     one = 2**bits
-    answers = svt._clip_query_units(data, tuple(bounds), bits)
+    answers = clipping._clip_query_units(data, tuple(bounds), bits)
     for b, units in zip(bounds, answers, strict=True):
         # Row by row: each row contributes floor(clip(v - b, 0, 1) * 2**bits).
         direct = -sum(math.floor(min(max(v - b, 0.0), 1.0) * one) for v in values)
@@ -272,7 +274,7 @@ def test_clip_query_is_the_clipped_sum_difference_and_has_sensitivity_one(values
                     for v in values)
         assert exact * one - len(values) <= units <= exact * one + len(values)
     # Removing a row moves every answer by at most one unit of sensitivity (2**bits).
-    fewer = svt._clip_query_units(data[1:], tuple(bounds), bits)
+    fewer = clipping._clip_query_units(data[1:], tuple(bounds), bits)
     assert all(0 <= f - a <= one for a, f in zip(answers, fewer, strict=True))
 
 

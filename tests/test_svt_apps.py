@@ -12,10 +12,9 @@ import numpy as np
 import pytest
 
 import dpkit.naive
-import dpkit.svt as svt
 from dpkit.datasets import load_adult
 from dpkit.rng import seeded
-from dpkit.svt import above_threshold_runs, auto_avg, auto_avg_runs, range_queries
+from dpkit.svt import above_threshold_runs, auto_avg, auto_avg_runs, clipping, range_queries, ranges
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +44,7 @@ def test_auto_avg_on_adult_age_is_within_half_a_year_at_epsilon_1(adult):
 
 def test_auto_avg_spends_a_third_each_with_the_right_sensitivities(monkeypatch):
     calls = []
-    real_release, real_runs = svt._release_on_grid, svt._clip_bound_runs
+    real_release, real_runs = clipping.release_on_grid, clipping._clip_bound_runs
 
     def release(units, sensitivity_units, epsilon, k, rng, size):
         calls.append(("release", Fraction(sensitivity_units) * Fraction(2) ** k, epsilon))
@@ -55,8 +54,8 @@ def test_auto_avg_spends_a_third_each_with_the_right_sensitivities(monkeypatch):
         calls.append(("svt", None, epsilon))
         return real_runs(values, epsilon, bounds, threshold, count, rng)
 
-    monkeypatch.setattr(svt, "_release_on_grid", release)
-    monkeypatch.setattr(svt, "_clip_bound_runs", runs)
+    monkeypatch.setattr(clipping, "release_on_grid", release)
+    monkeypatch.setattr(clipping, "_clip_bound_runs", runs)
     values = np.array([1.0, 2.0, 3.0] * 300)
     for epsilon in (1.0, 0.1, 0.3, 7.0):
         calls.clear()
@@ -123,13 +122,13 @@ def test_range_queries_on_adult_age_bands(adult):
 
 def test_range_queries_budget_and_laziness(monkeypatch):
     recorded = []
-    real = svt._release_on_grid
+    real = ranges.release_on_grid
 
     def release(units, sensitivity_units, epsilon, k, rng, size):
         recorded.append((Fraction(sensitivity_units) * Fraction(2) ** k, epsilon, size))
         return real(units, sensitivity_units, epsilon, k, rng, size)
 
-    monkeypatch.setattr(svt, "_release_on_grid", release)
+    monkeypatch.setattr(ranges, "release_on_grid", release)
     evaluated = []
 
     def stream():

@@ -22,7 +22,7 @@ import pytest
 import dpkit._checks as checks
 import dpkit.svt as svt
 from dpkit.rng import seeded
-from dpkit.svt import above_threshold, auto_avg, choose_clip_bound, clip_bound_runs
+from dpkit.svt import above_threshold, auto_avg, choose_clip_bound, clip_bound_runs, clipping, core
 
 # ------------------------------------------------------------- finding 4: int64 overflow
 
@@ -49,17 +49,17 @@ def test_a_far_higher_threshold_is_passed_by_no_candidate(threshold):
 
 def test_first_passes_takes_the_exact_path_for_a_large_threshold(monkeypatch):
     calls = []
-    real = svt._svt
+    real = core._svt
 
     def exact(*args):
         calls.append(args[1])
         return real(*args)
 
-    monkeypatch.setattr(svt, "_svt", exact)
-    svt._first_passes([0, -1, -2], -2**61, Fraction(1), 3, seeded(0))
+    monkeypatch.setattr(core, "_svt", exact)
+    core.first_passes([0, -1, -2], -2**61, Fraction(1), 3, seeded(0))
     assert calls == [-2**61] * 3
     calls.clear()
-    svt._first_passes([0, -1, -2], -2**61 + 1, Fraction(1), 3, seeded(0))
+    core.first_passes([0, -1, -2], -2**61 + 1, Fraction(1), 3, seeded(0))
     assert calls == []  # int64 is exact below 2**61
 
 
@@ -74,8 +74,8 @@ def test_clipped_sum_moves_by_at_most_b_where_fsum_moves_by_b_plus_one():
     small = np.full(32768, b)
     large = np.full(32769, b)
     assert math.fsum(large) - math.fsum(small) == b + 1  # the old computation's excess
-    total_small, ceiling, k = svt._clipped_sum_units(small, b, Fraction(1, 3))
-    total_large, ceiling_large, k_large = svt._clipped_sum_units(large, b, Fraction(1, 3))
+    total_small, ceiling, k = clipping._clipped_sum_units(small, b, Fraction(1, 3))
+    total_large, ceiling_large, k_large = clipping._clipped_sum_units(large, b, Fraction(1, 3))
     assert (ceiling, k) == (ceiling_large, k_large)
     assert Fraction(ceiling) * Fraction(2) ** k <= Fraction(b)  # sensitivity <= b
     assert 0 <= total_large - total_small <= ceiling
@@ -85,7 +85,7 @@ def test_clipped_sum_moves_by_at_most_b_where_fsum_moves_by_b_plus_one():
 def test_clipped_sum_units_are_floors_on_the_grid(bound):
     rng = np.random.default_rng(0)
     data = np.concatenate([rng.uniform(-bound, 2 * bound, 500), [0.0, bound, 5e-324]])
-    total, ceiling, k = svt._clipped_sum_units(data, bound, Fraction(1, 3))
+    total, ceiling, k = clipping._clipped_sum_units(data, bound, Fraction(1, 3))
     step = Fraction(2) ** k
     assert step <= Fraction(bound) / 2**20
     expected = sum(math.floor(Fraction(min(max(v, 0.0), bound)) / step) for v in data)
@@ -93,22 +93,22 @@ def test_clipped_sum_units_are_floors_on_the_grid(bound):
     assert ceiling == math.floor(Fraction(bound) / step)
     # Adding any one row moves the total by at most the ceiling.
     for extra in (bound, 2 * bound, bound / 3, -1.0):
-        more, _, _ = svt._clipped_sum_units(np.append(data, extra), bound, Fraction(1, 3))
+        more, _, _ = clipping._clipped_sum_units(np.append(data, extra), bound, Fraction(1, 3))
         assert 0 <= more - total <= ceiling
 
 
 def test_auto_avg_releases_the_integer_grid_sum(monkeypatch):
     seen = []
-    real = svt._release_on_grid
+    real = clipping.release_on_grid
 
     def release(units, sensitivity_units, epsilon, k, rng, size):
         seen.append((units, sensitivity_units, k))
         return real(units, sensitivity_units, epsilon, k, rng, size)
 
-    monkeypatch.setattr(svt, "_release_on_grid", release)
+    monkeypatch.setattr(clipping, "release_on_grid", release)
     b = float(2**39 + 2**19 - 1)
     auto_avg(np.full(32769, b), 1.0, bounds=[b], rng=seeded(0))
-    assert seen[0] == svt._clipped_sum_units(np.full(32769, b), b, Fraction(1, 3))
+    assert seen[0] == clipping._clipped_sum_units(np.full(32769, b), b, Fraction(1, 3))
     assert seen[1] == (32769, 1, 0)
 
 
@@ -199,8 +199,8 @@ def test_range_queries_refuses_an_answer_whose_release_is_not_a_float(answer, mo
     # Main raised a bare OverflowError converting the noisy answer. The refusal must come
     # from the answer alone: it is raised before any noise for that query is drawn.
     drawn = []
-    real = svt._discrete_laplace_block
-    monkeypatch.setattr(svt, "_discrete_laplace_block",
+    real = core._discrete_laplace_block
+    monkeypatch.setattr(core, "_discrete_laplace_block",
                         lambda *args: drawn.append(args) or real(*args))
     with pytest.raises(ValueError, match=r"queries\[0\]\(data\) must be at most 2\*\*1000"):
         svt.range_queries([lambda d: answer] * 2, None, 1, 0.0, 0.5, rng=seeded(0))
@@ -244,13 +244,13 @@ def test_a_large_epsilon_keeps_every_noise_scale_at_least_one_grid_unit(epsilon,
     # b·2**-20: at ε = 2**53 the scales were about 2**-51 grid units, where the exact
     # sampler's set-up cost explodes (the fuzz harness's 5 s hang).
     scales = []
-    real = svt.discrete_laplace
+    real = core.discrete_laplace
 
     def record(scale, rng, size=None):
         scales.append(Fraction(scale))
         return real(scale, rng, size=size)
 
-    monkeypatch.setattr(svt, "discrete_laplace", record)
+    monkeypatch.setattr(core, "discrete_laplace", record)
     # Noise of a few grid units, far below 1e-9 here (the grids are finer than 2**-50).
     assert abs(auto_avg([1.0, 2.0], epsilon, bounds=[1, 2, 4], rng=seeded(0)) - 1.5) < 1e-9
     assert len(scales) == 4 and min(scales) >= 1  # threshold, queries, sum, count

@@ -35,7 +35,8 @@ import numpy as np
 from dpkit._checks import check_epsilon, check_finite_array, check_integer, check_real
 from dpkit.naive.laplace import laplace_mechanism, textbook_laplace_noise
 from dpkit.rng import RandomSource, resolve
-from dpkit.svt import Query, _call_query, _check_bounds_grid, _check_queries
+from dpkit.svt.clipping import _check_bounds_grid
+from dpkit.svt.core import Query, _call_query, _check_queries
 
 __all__ = [
     "above_threshold",

@@ -11,14 +11,9 @@ from matplotlib.figure import Figure
 from dpkit.datasets import load_adult
 from dpkit.plots._style import GREY, NAIVE, SAFE, TRUTH, new_figure
 from dpkit.rng import seeded
-from dpkit.svt import (
-    CLIP_THRESHOLD_SCALES,
-    DEFAULT_CLIP_BOUNDS,
-    _clip_query_units,
-    _grid_bits,
-    auto_avg_runs,
-    clip_bound_runs,
-)
+from dpkit.svt import CLIP_THRESHOLD_SCALES, DEFAULT_CLIP_BOUNDS, auto_avg_runs, clip_bound_runs
+from dpkit.svt.clipping import _clip_query_units
+from dpkit.svt.core import grid_bits
 
 __all__ = ["CLIP_GRIDS", "audit_figure", "auto_avg_error_figure", "clip_bound_figure",
            "clip_query_figure", "clip_query_values", "naive_cost_figure",
@@ -205,7 +200,7 @@ def clip_query_values(values: Sequence[float] | np.ndarray, bounds: Sequence[flo
     ``q_b = sum(clip(v, 0, b)) - sum(clip(v, 0, b + 1))`` with each row's term rounded down
     to the comparison grid of AboveThreshold at ``epsilon``, returned as floats.
     """
-    bits = _grid_bits(2 / Fraction(epsilon))
+    bits = grid_bits(2 / Fraction(epsilon))
     units = _clip_query_units(np.asarray(values, dtype=np.float64), tuple(bounds), bits)
     return np.array(units, dtype=float) / 2.0**bits
 

@@ -1,0 +1,412 @@
+"""Choosing a clipping bound privately with the sparse vector technique; ``auto_avg``.
+
+:func:`choose_clip_bound` picks a clipping bound for a sum from the data itself, privately:
+one run of AboveThreshold (:mod:`dpkit.svt.core`) over increasing candidate bounds, stopping
+where raising the bound no longer adds to the clipped sum. :func:`auto_avg` spends a third
+of its budget on that choice and releases a clipped average with the rest.
+:func:`clip_bound_runs` and :func:`auto_avg_runs` simulate many independent runs of each.
+
+Input domain and timing
+-----------------------
+:func:`choose_clip_bound` and :func:`auto_avg` accept every finite real number as a row and
+clip it exactly (:func:`dpkit._checks.check_rows_to_clip`): no error depends on one row being
+huge or not a float64. A row outside the domain -- NaN, infinity, a bool, a string -- is
+refused, and that error reveals that some row is outside it: enforcing the domain is the
+caller's precondition. A Python list is converted in one pass whose cost hardly depends on
+the types of its elements (ints, floats, Fractions alike), but it is slower than a float64
+NumPy array and its cost grows with the rows' Python objects: pass a float64 array.
+The running time of the SVT loop itself depends on the data (see :mod:`dpkit.svt.core`).
+
+References
+----------
+Dwork, C. and Roth, A. (2014). The Algorithmic Foundations of Differential Privacy,
+Section 3.6. Canonne, C., Kamath, G. and Steinke, T. (2020). The Discrete Gaussian for
+Differential Privacy. NeurIPS.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Iterable
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from dpkit._checks import as_fraction, check_integer, check_rows_to_clip
+from dpkit._samplers.grid import grid_exponent
+from dpkit.rng import RandomSource, resolve
+from dpkit.svt.core import (
+    MAX_RUNS,
+    exact_epsilon,
+    first_passes,
+    grid_bits,
+    nearest_float,
+    release_on_grid,
+    to_grid,
+)
+
+__all__ = ["CLIP_THRESHOLD_SCALES", "DEFAULT_CLIP_BOUNDS", "auto_avg", "auto_avg_runs",
+           "choose_clip_bound", "clip_bound_runs"]
+
+
+def _default_clip_bounds() -> tuple[int, ...]:
+    """1, 2, …, 200, then integers growing by about 1% a step (b + b // 100), up to 2**40."""
+    grid = [1]
+    while grid[-1] < 2**40:
+        grid.append(max(grid[-1] + 1, grid[-1] + grid[-1] // 100))
+    return tuple(grid)
+
+
+#: The candidate clipping bounds :func:`auto_avg` tries when none are given: every integer
+#: up to 200, then steps of about 1% up to 2**40 (2,481 candidates). Data independent, as
+#: they must be; their number costs no privacy, and fine steps keep the bound from
+#: overshooting (see :func:`choose_clip_bound`).
+DEFAULT_CLIP_BOUNDS: tuple[int, ...] = _default_clip_bounds()
+
+
+#: :func:`choose_clip_bound`'s default threshold is this many threshold-noise scales
+#: (``2/ε``) below 0, that is ``-20/ε``.
+CLIP_THRESHOLD_SCALES = 10
+
+
+def _check_bounds_grid(bounds: Any) -> tuple[float, ...]:
+    """Validate candidate clipping bounds: finite, > 0, strictly increasing, at least one."""
+    if bounds is None or isinstance(bounds, (str, bytes)) or not isinstance(bounds, Iterable):
+        raise TypeError(f"bounds must be an iterable of candidate clipping bounds (finite "
+                        f"numbers > 0, increasing), got {bounds!r}")
+    if bounds is DEFAULT_CLIP_BOUNDS:  # valid by construction (tested); checked once per call
+        return DEFAULT_CLIP_BOUNDS
+    if isinstance(bounds, np.ndarray) and bounds.ndim != 1:
+        raise ValueError(f"bounds must be a one-dimensional sequence of candidate clipping "
+                         f"bounds (finite numbers > 0, increasing), got an array of shape "
+                         f"{bounds.shape}")
+    grid = list(bounds)
+    if not grid:
+        raise ValueError("bounds must hold at least one candidate clipping bound, got none")
+    checked = []
+    for i, b in enumerate(grid):
+        value = as_fraction(b, f"bounds[{i}]")
+        if Fraction(float(value)) != value:
+            raise ValueError(f"bounds[{i}] must be exactly representable as a float64 "
+                             f"(a clipping bound is compared with float values), got {b!r}")
+        if value <= 0:
+            raise ValueError(f"bounds[{i}] must be a finite number > 0, got {b!r}")
+        if checked and value <= checked[-1]:
+            raise ValueError(f"bounds must be strictly increasing, got bounds[{i - 1}]="
+                             f"{grid[i - 1]!r} then bounds[{i}]={b!r}")
+        checked.append(value)
+    return tuple(int(b) if isinstance(b, numbers.Integral) else float(v)
+                 for b, v in zip(grid, checked, strict=True))
+
+
+def _clip_query_units(values: np.ndarray, grid: tuple[int | float, ...], bits: int) -> list[int]:
+    """For each candidate ``b``: ``sum(clip(v, 0, b)) - sum(clip(v, 0, b + 1))`` in grid units.
+
+    Row by row, ``clip(v, 0, b + 1) - clip(v, 0, b) = clip(v - b, 0, 1)``: 1 for ``v >= b + 1``,
+    ``v - b`` between ``b`` and ``b + 1``, 0 below. Each row's term is rounded *down* to the
+    grid ``2**-bits`` on its own (an integer in ``[0, 2**bits]``) and the terms are added
+    exactly, so one row changes the total by at most ``2**bits`` units: sensitivity exactly 1,
+    with no floating-point summation error. On sorted values only the rows between ``b`` and
+    ``b + 1`` are visited.
+    """
+    ordered = np.sort(values)
+    one = 2**bits
+    starts = np.array([float(b) for b in grid])
+    lows = np.searchsorted(ordered, starts, side="right")         # first v > b
+    highs = np.searchsorted(ordered, starts + 1.0, side="left")   # first v >= b + 1
+    answers = []
+    for b, low, high in zip(starts, lows.tolist(), highs.tolist(), strict=True):
+        full = len(ordered) - max(low, high)
+        partial = 0
+        if high > low:  # rows strictly between b and b + 1 contribute a fraction
+            steps = np.floor(np.minimum(ordered[low:high] - b, 1.0) * float(one))
+            partial = (sum(int(x) for x in steps) if steps.size * one >= 2**53
+                       else int(steps.sum()))
+        answers.append(-(full * one + partial))
+    return answers
+
+
+def _check_rows(values: Any, grid: tuple[int | float, ...]) -> np.ndarray:
+    """The rows as float64, clipped exactly to ``[0, max(bounds) + 1]`` (changes no query).
+
+    Every query of :func:`choose_clip_bound` and :func:`auto_avg` clips a row to
+    ``[0, b + 1]`` for a candidate ``b``, so clipping first to the largest such range
+    changes no answer; it lets :func:`dpkit._checks.check_rows_to_clip` accept every finite
+    row, so no error depends on one row being huge or not a float64.
+    """
+    return check_rows_to_clip(values, "values", 0.0, float(grid[-1]) + 1.0, ndim=1)
+
+
+def _clip_bound_runs(values: Any, epsilon: Any, bounds: Any, threshold: Any, runs: int,
+                     rng: Any) -> list[int | float | None]:
+    """Validate and run :func:`choose_clip_bound` ``runs`` times, vectorised."""
+    run_epsilon = exact_epsilon(epsilon)
+    grid = _check_bounds_grid(bounds)
+    data = _check_rows(values, grid)
+    limit = (-CLIP_THRESHOLD_SCALES * 2 / run_epsilon if threshold is None
+             else as_fraction(threshold, "threshold"))
+    source = resolve(rng)
+    run_scale = 1 / run_epsilon
+    bits = grid_bits(2 * run_scale)
+    answers = _clip_query_units(data, grid, bits)
+    chosen = first_passes(answers, to_grid(limit, bits), run_scale * 2**bits, runs, source)
+    return [grid[i] if i >= 0 else None for i in chosen]
+
+
+def choose_clip_bound(values: Any, epsilon: float, *, bounds: Iterable[float],
+                      rng: RandomSource | None = None,
+                      threshold: float | None = None) -> int | float | None:
+    """Return the smallest candidate bound at which the clipped sum stops growing.
+
+    For each candidate ``b`` in ``bounds`` (increasing) the query
+
+        ``sum(clip(values, 0, b)) - sum(clip(values, 0, b + 1))``
+
+    is minus (roughly) the number of values above ``b``; it has sensitivity 1, since one
+    row changes it by at most 1. :func:`above_threshold` returns the first candidate whose
+    query comes out (noisily) at or above the threshold: where raising the bound by 1 no
+    longer adds (more than a few rows' worth) to the sum.
+
+    Parameters
+    ----------
+    values : array_like of real numbers, one dimension
+        One value per person. Values are clipped to ``[0, b]``: negative values count as 0.
+        Every finite real number is accepted (an int beyond ``2**53``, a ``Fraction``, a
+        value beyond the float range): each row is rounded to the nearest float64 and
+        clipped exactly, so no error reveals that one row is huge or not a float64. The
+        input domain -- finite real numbers -- is a precondition **the caller must
+        enforce**: a NaN, infinity, bool or string is refused with an error, and that
+        error reveals that some row is outside the domain. Pass a float64 array (see the
+        "Input domain and timing" in the module docstring).
+    epsilon : float
+        Privacy parameter, finite and > 0.
+    bounds : iterable of real numbers
+        Candidate bounds, finite, > 0 and strictly increasing; must not depend on the data.
+        Their number costs no privacy.
+    rng : RandomSource, optional
+        Source of random bits; ``None`` (default) is the secure OS source.
+    threshold : real number, optional
+        The query value that counts as "stopped growing" (usually <= 0). Default
+        ``-20/ε``: ten times the threshold noise's scale ``2/ε`` below 0 (see Notes).
+
+    Returns
+    -------
+    int, float or None
+        The chosen candidate (``int`` if it was given as an integer), or ``None`` if none
+        qualified (the values run past every candidate: try larger ones).
+
+    Raises
+    ------
+    TypeError
+        If ``values`` or ``bounds`` do not hold real numbers.
+    ValueError
+        If ``epsilon`` is not finite and > 0, ``values`` is empty or holds NaN or an
+        infinity (outside the input domain; see ``values``), or ``bounds`` is empty, not
+        positive, not strictly increasing, not exactly float64 values, or an array that
+        is not one-dimensional (a 0-d ``numpy.array(1.0)`` included).
+
+    Notes
+    -----
+    **Privacy**: ε-differentially private under adding, removing or changing one row (one
+    run of AboveThreshold, Dwork & Roth 2014, Theorem 3.23). Each row's contribution
+    ``clip(v - b, 0, 1)`` is rounded down to the comparison grid before an exact integer
+    sum, so the computed query has sensitivity exactly 1, and the comparison with the
+    noisy threshold is exact (discrete Laplace noise on the grid, as in
+    :func:`above_threshold`). Choosing the bound with SVT follows Near & Abuah (2021),
+    *Programming Differential Privacy*, chapter on the sparse vector technique.
+
+    **Why the threshold is below 0.** The query never exceeds 0, and past the largest value
+    it *is* 0, so with threshold 0 each later candidate passes only with probability about
+    1/2, and the threshold noise is shared: one large draw ``ρ`` makes every later
+    candidate fail, so the bound overshoots by many steps, sometimes past the whole grid
+    (the chance of overshooting by ``j`` candidates decays only like ``1/j**2``). A
+    threshold ``-20/ε`` multiplies those chances by ``e**-10`` (5e-5), at the price of stopping
+    where about ``20/ε`` rows still lie above ``b``.
+    """
+    return _clip_bound_runs(values, epsilon, bounds, threshold, 1, rng)[0]
+
+
+def clip_bound_runs(values: Any, epsilon: float, *, bounds: Iterable[float], runs: int,
+                    rng: RandomSource | None = None,
+                    threshold: float | None = None) -> list[int | float | None]:
+    """Run :func:`choose_clip_bound` ``runs`` times independently, vectorised.
+
+    For studying the distribution of the chosen bound (the book's figures): the query
+    answers are computed once and the noise for all runs is drawn in bulk.
+
+    Parameters
+    ----------
+    values, epsilon, bounds, rng, threshold
+        As :func:`choose_clip_bound`.
+    runs : int
+        Number of independent runs, an integer in ``[1, MAX_RUNS]`` (:data:`MAX_RUNS`
+        is 100,000).
+
+    Returns
+    -------
+    list
+        One chosen bound (or ``None``) per run.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`choose_clip_bound`. ``TypeError`` if ``runs`` is not an integer,
+        ``ValueError`` if it is outside ``[1, MAX_RUNS]``.
+
+    Notes
+    -----
+    **Privacy**: each run is an ε-DP release; releasing all of them costs ``runs · ε``
+    (sequential composition). Meant for simulation, not for releases.
+    """
+    runs = check_integer(runs, "runs", minimum=1, maximum=MAX_RUNS)
+    return _clip_bound_runs(values, epsilon, bounds, threshold, runs, rng)
+
+
+def _clipped_sum_units(data: np.ndarray, bound: float,
+                       epsilon: Fraction) -> tuple[int, int, int]:
+    """The clipped sum on a grid, exactly: ``(sum of floor(clip(v, 0, b) / 2**k), ceiling, k)``.
+
+    ``2**k`` is at most ``b · min(1, 1/ε) · 2**-20`` (:func:`dpkit._samplers.grid.grid_exponent`),
+    ``ε`` the budget of the sum's release: its noise scale ``ceiling/ε`` is then at least
+    ``2**20`` grid units. Each row's term is rounded *down* on its own, to an integer in
+    ``[0, floor(b / 2**k)]`` (the ``ceiling``, the sum's sensitivity in grid units), and the
+    terms are added as integers: unlike a floating-point sum, whose rounding is not
+    shift-invariant, one row moves the total by at most ``ceiling`` units. Scaling by a
+    power of two and ``floor`` are exact.
+    """
+    k = grid_exponent(Fraction(bound) / max(1, epsilon))
+    ceiling = math.floor(Fraction(bound) / Fraction(2) ** k)
+    terms = np.floor(np.ldexp(np.clip(data, 0.0, bound), -k))  # integers in [0, ceiling]
+    total = (int(terms.astype(np.int64).sum()) if terms.size * ceiling < 2**62
+             else sum(int(t) for t in terms.tolist()))
+    return total, ceiling, k
+
+
+def auto_avg(values: Any, epsilon: float, *, bounds: Iterable[float] | None = None,
+             rng: RandomSource | None = None) -> float:
+    """Return a differentially private average with a clipping bound chosen privately.
+
+    Three steps, ε/3 each:
+
+    1. ``b = choose_clip_bound(values, ε/3, bounds=bounds)`` (the largest candidate if none
+       qualifies: a data-independent fallback, so it costs nothing);
+    2. a noisy clipped sum: ``sum(clip(values, 0, b))`` plus Laplace noise of scale ``b / (ε/3)``
+       (discrete Laplace on a grid finer than ``b·min(1, 3/ε)·2**-20``);
+    3. a noisy count of rows: ``len(values)`` plus discrete Laplace noise of scale ``3/ε``
+       (on the integers, or on a grid ``2**k <= 3/ε`` when ``ε > 3``);
+
+    and the result is the noisy sum divided by the noisy count. The count is a *count of
+    rows*; dividing by a second noisy clipped sum instead (a slip in one translated write-up
+    of Near & Abuah's version, see :func:`dpkit.naive.auto_avg`) returns about 1 whatever
+    the data.
+
+    Parameters
+    ----------
+    values : array_like of real numbers, one dimension
+        One value per person; the average is of the values clipped to ``[0, b]``. Every
+        finite real number is accepted and clipped exactly; a NaN, infinity, bool or
+        string is refused, and that error reveals that some row is outside the input
+        domain (finite real numbers): enforce the domain before the release (see
+        :func:`choose_clip_bound`).
+    epsilon : float
+        Total privacy parameter, finite and > 0.
+    bounds : iterable of real numbers, optional
+        Candidate clipping bounds (see :func:`choose_clip_bound`); default
+        :data:`DEFAULT_CLIP_BOUNDS` (1 to 200, then steps of about 1% up to 2**40).
+    rng : RandomSource, optional
+        Source of random bits; ``None`` (default) is the secure OS source.
+
+    Returns
+    -------
+    float
+        The noisy clipped sum over the noisy count, computed exactly and rounded once to
+        the nearest float. The count is floored at 1 before the division (post-processing,
+        so free). The result is finite unless the exact ratio lies beyond the float range
+        (about 1.8e308), where it is ``±inf``, as IEEE 754 rounds an overflow: that takes
+        a noisy sum beyond 1.8e308, so a bound ``b`` near that limit (the sum is at most
+        ``b`` times the number of rows; its noise has scale ``3b/ε``).
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`choose_clip_bound`.
+
+    Notes
+    -----
+    **Privacy**: ε-differentially private under adding or removing one row (and under
+    changing one: sensitivities b and 0 ≤ 1 then), by sequential composition of three
+    mechanisms with the exact rational budget ε/3 each (Dwork & Roth 2014, Theorem 3.16):
+    AboveThreshold (Theorem 3.23) and two discrete Laplace mechanisms (Canonne, Kamath &
+    Steinke 2020). The clipped sum is computed on a grid ``2**k <= b·2**-20`` with each
+    row's term rounded down on its own and the terms added as integers, so one row moves
+    it by at most ``b`` exactly (a floating-point sum can move by more: rounding is not
+    shift-invariant); the count of rows is an integer. The noisy values are converted to
+    floats only at the end (post-processing).
+
+    Examples
+    --------
+    >>> from dpkit.rng import seeded
+    >>> round(auto_avg([30, 40, 50] * 1000, 1.0, rng=seeded(0)), 1)
+    40.1
+    """
+    return float(_auto_avg_runs(values, epsilon, bounds, 1, rng)[0])
+
+
+def _auto_avg_runs(values: Any, epsilon: Any, bounds: Any, runs: int, rng: Any) -> np.ndarray:
+    """``runs`` independent runs of :func:`auto_avg` (the noise drawn in bulk)."""
+    share = exact_epsilon(epsilon, 3) / 3
+    grid = _check_bounds_grid(DEFAULT_CLIP_BOUNDS if bounds is None else bounds)
+    data = _check_rows(values, grid)
+    source = resolve(rng)
+    chosen = _clip_bound_runs(data, share, grid, None, runs, source)
+    bounds_used = np.array([float(grid[-1] if b is None else b) for b in chosen])
+    noisy_sums = [Fraction(0)] * runs
+    for bound in np.unique(bounds_used):
+        runs_with_bound = np.flatnonzero(bounds_used == bound).tolist()
+        total, ceiling, k = _clipped_sum_units(data, float(bound), share)
+        releases = release_on_grid(total, ceiling, share, k, source, len(runs_with_bound))
+        for run, release in zip(runs_with_bound, releases, strict=True):
+            noisy_sums[run] = release
+    # The count on the grid 2**k <= min(1, 1/share): noise scale >= 1 grid unit.
+    k = min(0, grid_exponent(1 / share, bits=0))
+    noisy_counts = release_on_grid(len(data) << -k, 1 << -k, share, k, source, runs)
+    return np.array([nearest_float(total / max(count, 1))
+                     for total, count in zip(noisy_sums, noisy_counts, strict=True)])
+
+
+def auto_avg_runs(values: Any, epsilon: float, *, runs: int,
+                  bounds: Iterable[float] | None = None,
+                  rng: RandomSource | None = None) -> np.ndarray:
+    """Run :func:`auto_avg` ``runs`` times independently, with the noise drawn in bulk.
+
+    For studying the error of :func:`auto_avg` (the book's figures).
+
+    Parameters
+    ----------
+    values, epsilon, bounds, rng
+        As :func:`auto_avg`.
+    runs : int
+        Number of independent runs, an integer in ``[1, MAX_RUNS]`` (:data:`MAX_RUNS`
+        is 100,000).
+
+    Returns
+    -------
+    numpy.ndarray
+        One private average per run.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`auto_avg`. ``TypeError`` if ``runs`` is not an integer, ``ValueError``
+        if it is outside ``[1, MAX_RUNS]``.
+
+    Notes
+    -----
+    **Privacy**: each run is an ε-DP release; all of them together cost ``runs · ε``.
+    Meant for simulation, not for releases. Each run is distributed exactly as one call of
+    :func:`auto_avg`.
+    """
+    runs = check_integer(runs, "runs", minimum=1, maximum=MAX_RUNS)
+    return _auto_avg_runs(values, epsilon, bounds, runs, rng)

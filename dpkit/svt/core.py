@@ -1,0 +1,447 @@
+"""The sparse vector technique: AboveThreshold and Sparse, with exact comparisons.
+
+The sparse vector technique (SVT) answers a long, even unbounded, stream of
+sensitivity-1 queries with one bit each ("below" or "above" a threshold) and charges
+privacy only for the queries that come out *above*: :func:`above_threshold` stops at the
+first one and costs ε in total however many queries it examined (Dwork & Roth 2014,
+Algorithm 1 and Theorem 3.23). :func:`sparse` restarts it after each positive answer, up
+to ``c`` times, with ε/c per run (Algorithm 2, Theorem 3.25).
+:func:`above_threshold_runs` simulates many independent runs of AboveThreshold at once.
+
+This module also holds what :mod:`dpkit.svt.clipping` and :mod:`dpkit.svt.ranges` build on:
+the budget check (:func:`exact_epsilon`), the comparison grid (:func:`grid_bits`,
+:func:`to_grid`), lazily evaluated queries (:func:`query_answers`), Sparse on exact answers
+(:func:`sparse_on_answers`), AboveThreshold's runs on answers known in advance
+(:func:`first_passes`), and the discrete Laplace release on a power-of-two grid
+(:func:`release_on_grid`, :func:`nearest_float`).
+
+Floating-point safety
+---------------------
+The textbook algorithm compares ``q(D) + Lap(4/ε)`` with ``T + Lap(2/ε)`` in floating
+point; the proof, however, assumes exact real arithmetic. Here every comparison is exact:
+query answers and the threshold are rounded to a power-of-two grid ``γ = 2**-k`` (fine
+enough that ``γ`` is below a millionth of the threshold's noise scale), and the noise is
+*discrete* Laplace on that grid, drawn from random bits by :mod:`dpkit._samplers`
+(Canonne, Kamath & Steinke 2020). The rounding ``x -> floor(x/γ + 1/2)`` is monotone and
+commutes with adding 1 (``1/γ`` is an integer), so a sensitivity-1 query stays exactly
+sensitivity-1 (``2**k`` grid steps) after rounding, and Dwork & Roth's proof goes through
+word for word with sums of integers in place of reals. Only the index is released, never a
+noisy value.
+
+Timing
+------
+The running time of the SVT loops depends on the data (how many queries come out below the
+threshold), as the algorithm's output does.
+
+References
+----------
+Dwork, C. and Roth, A. (2014). The Algorithmic Foundations of Differential Privacy,
+Section 3.6. Lyu, M., Su, D. and Li, N. (2017). Understanding the Sparse Vector Technique
+for Differential Privacy. PVLDB 10(6). Canonne, C., Kamath, G. and Steinke, T. (2020).
+The Discrete Gaussian for Differential Privacy. NeurIPS.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Iterator
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from dpkit._checks import as_fraction, check_epsilon, check_integer
+from dpkit._samplers.grid import grid_exponent
+from dpkit._samplers.noise import discrete_laplace
+from dpkit.rng import RandomSource, resolve
+
+__all__ = ["MAX_RUNS", "RUN_EPSILON_RANGE", "above_threshold", "above_threshold_runs", "sparse"]
+
+
+#: The most independent runs :func:`above_threshold_runs`, :func:`clip_bound_runs` and
+#: :func:`auto_avg_runs` simulate in one call: their noise is drawn in bulk, a block of 64
+#: candidates for every undecided run at once, so memory grows in proportion to ``runs``.
+#: For more runs, call again with the same ``rng``.
+MAX_RUNS = 100_000
+
+
+Query = Callable[[Any], Any]
+
+
+def _discrete_laplace(scale: Fraction, rng: RandomSource) -> int:
+    """One exact discrete Laplace draw: ``P(x) ∝ exp(-|x| / scale)`` on the integers.
+
+    The single place this module draws noise (tests replace it to record the scales).
+    """
+    return int(discrete_laplace(scale, rng))
+
+
+def _discrete_laplace_block(scale: Fraction, rng: RandomSource, size: int) -> list[int]:
+    """``size`` exact discrete Laplace draws at once (vectorised; tests record the scales)."""
+    return [int(x) for x in discrete_laplace(scale, rng, size=size)]
+
+
+class _QueryNoise:
+    """Query noise for one call, drawn ahead in blocks of 8, 16, … up to 1024 values.
+
+    A vectorised draw has a fixed cost and is cheap per value, and its running time does
+    not depend on the values drawn (unlike a one-at-a-time exact draw, whose loop count
+    grows with the value). Noise drawn for queries never reached is independent of the
+    output, so the output's distribution is exactly that of drawing one value per query.
+    """
+
+    _FIRST = 8
+    _LARGEST = 1024
+
+    def __init__(self, scale: Fraction, rng: RandomSource) -> None:
+        self._scale = scale
+        self._rng = rng
+        self._drawn = 0
+        self._ahead: list[int] = []
+
+    def draw(self) -> int:
+        if not self._ahead:
+            size = min(max(self._drawn, self._FIRST), self._LARGEST)
+            self._ahead = _discrete_laplace_block(self._scale, self._rng, size)[::-1]
+            self._drawn += size
+        return self._ahead.pop()
+
+
+def grid_bits(threshold_scale: Fraction) -> int:
+    """Return ``k >= 0`` such that the grid ``γ = 2**-k`` is at most ``min(1, s·2**-20)``.
+
+    ``s`` is the threshold's noise scale (:func:`dpkit._samplers.grid.grid_exponent` finds the
+    power of two). ``1/γ = 2**k`` must be an integer: that keeps rounding shift-invariant
+    (see the module notes), so the grid is never coarser than 1.
+    """
+    return max(0, -grid_exponent(threshold_scale))
+
+
+def to_grid(value: Fraction, bits: int) -> int:
+    """Round ``value`` to the nearest multiple of ``2**-bits`` (ties up), in grid units.
+
+    Exact, monotone, and ``to_grid(x + 1) == to_grid(x) + 2**bits``.
+    """
+    return math.floor(value * 2**bits + Fraction(1, 2))
+
+
+def _check_queries(queries: Any) -> Iterator[Any]:
+    """Return an iterator over ``queries`` without consuming it (streams stay lazy)."""
+    if isinstance(queries, (str, bytes)) or not isinstance(queries, Iterable):
+        raise TypeError(f"queries must be an iterable of callables query(data) -> real number, "
+                        f"got {queries!r} of type {type(queries).__name__}")
+    return iter(queries)
+
+
+def _call_query(query: Any, data: Any, index: int) -> Any:
+    """Call ``query(data)``; refuse a query that is not callable."""
+    if not callable(query):
+        raise TypeError(f"queries[{index}] must be callable as query(data), "
+                        f"got {query!r} of type {type(query).__name__}")
+    return query(data)
+
+
+def _evaluate(query: Any, data: Any, index: int) -> Fraction:
+    """Evaluate one query and return its answer exactly; refuse non-callables and bad answers."""
+    return as_fraction(_call_query(query, data, index), f"queries[{index}](data)")
+
+
+def query_answers(queries: Any, data: Any) -> Iterator[tuple[int, Fraction]]:
+    """Return a lazy iterator of ``(index, exact answer)``: a query is evaluated only when
+    it is reached. A non-iterable ``queries`` is refused at once."""
+    stream = _check_queries(queries)
+    return ((index, _evaluate(query, data, index)) for index, query in enumerate(stream))
+
+
+def _svt(units: Iterator[tuple[Any, int]], threshold_units: int, run_scale: Fraction,
+         c: int, rng: RandomSource) -> list[Any]:
+    """Sparse in grid units: up to ``c`` runs of AboveThreshold; return the positive keys.
+
+    ``units`` yields ``(key, answer in grid units)``, the key usually the query's index;
+    ``run_scale`` is the sensitivity in grid units divided by one run's epsilon. Each run
+    draws a fresh threshold noise of scale
+    ``2 * run_scale`` and, per query, a noise of scale ``4 * run_scale`` (Dwork & Roth 2014,
+    Algorithm 1). Runs share ``units``, so each query is evaluated at most once and nothing
+    after the ``c``-th positive is evaluated.
+    """
+    found: list[Any] = []
+    query_noise = _QueryNoise(4 * run_scale, rng)
+    while len(found) < c:
+        noisy_threshold = threshold_units + _discrete_laplace(2 * run_scale, rng)
+        for key, answer in units:
+            if answer + query_noise.draw() >= noisy_threshold:
+                found.append(key)
+                break
+        else:  # the stream ended with no further positive answer
+            break
+    return found
+
+
+#: The range of one AboveThreshold run's budget ε/c (ε for one run) that :mod:`dpkit.svt`
+#: accepts: its noise scales ``2c/ε`` and ``4c/ε`` and the comparison grid stay within
+#: exact, finite arithmetic. A budget outside it is refused with a ``ValueError``.
+RUN_EPSILON_RANGE: tuple[Fraction, Fraction] = (Fraction(1, 2**64), Fraction(2**64))
+
+
+def exact_epsilon(epsilon: Any, runs: int = 1) -> Fraction:
+    """Validate epsilon and return it exactly (a Fraction given stays exact, a float is dyadic).
+
+    ``epsilon / runs`` must lie in :data:`RUN_EPSILON_RANGE` (``runs`` AboveThreshold runs
+    share it); otherwise a ``ValueError`` names the parameter, the value and the range.
+    """
+    check_epsilon(epsilon, rounding="down")  # validation only; the exact value is used below
+    exact = as_fraction(epsilon, "epsilon")
+    low, high = RUN_EPSILON_RANGE
+    if not low <= exact / runs <= high:
+        per = "" if runs == 1 else f"/{runs} (one run's share)"
+        raise ValueError(f"epsilon{per} must be in [2**-64, 2**64] (about [5.4e-20, 1.8e19]) "
+                         f"so that the noise scales stay finite, got epsilon={epsilon!r}")
+    return exact
+
+
+def sparse_on_answers(answers: Iterator[tuple[Any, Fraction]], threshold: Fraction,
+                       run_epsilon: Fraction, c: int, rng: RandomSource) -> list[Any]:
+    """Put exact answers and threshold on the comparison grid and run :func:`_svt`.
+
+    ``answers`` yields ``(key, exact answer)``; the keys of the positives are returned.
+    """
+    run_scale = 1 / run_epsilon  # sensitivity 1, in real units
+    bits = grid_bits(2 * run_scale)
+    units = ((i, to_grid(a, bits)) for i, a in answers)
+    return _svt(units, to_grid(threshold, bits), run_scale * 2**bits, c, rng)
+
+
+def above_threshold(queries: Iterable[Query], data: Any, threshold: float, epsilon: float,
+                    *, rng: RandomSource | None = None) -> int | None:
+    """Return the index of the first query whose noisy answer reaches a noisy threshold.
+
+    AboveThreshold (Dwork & Roth 2014, Algorithm 1): draw ``T̂ = T + Lap(2/ε)`` once; for
+    each query in order draw ``ν_i ~ Lap(4/ε)`` and stop at the first ``i`` with
+    ``q_i(D) + ν_i >= T̂``. Queries after it are never evaluated, so ``queries`` may be a
+    lazy, even infinite, stream.
+
+    Parameters
+    ----------
+    queries : iterable of callables
+        ``query(data) -> real number``, each of sensitivity at most 1 (as computed).
+        Consumed lazily, one at a time.
+    data : any
+        Passed to each query unchanged.
+    threshold : real number
+        The threshold ``T`` (public, data independent).
+    epsilon : float
+        Privacy parameter, finite and > 0.
+    rng : RandomSource, optional
+        Source of random bits; ``None`` (default) is the secure OS source.
+
+    Returns
+    -------
+    int or None
+        The 0-based index of the first query found above the threshold, or ``None`` when
+        the stream ends with none found. Never a random or sentinel index: ``None`` must be
+        handled by the caller.
+
+    Raises
+    ------
+    TypeError
+        If ``queries`` is not iterable, one of its items is not callable, or a query returns
+        something other than a real number; if ``rng`` is not a ``RandomSource``.
+    ValueError
+        If ``epsilon`` is not finite and > 0, ``threshold`` is not finite, or a query returns
+        NaN or an infinity.
+
+    Notes
+    -----
+    **Privacy**: ε-differentially private however many queries are examined (Dwork & Roth
+    2014, Theorem 3.23), including the ``None`` outcome. Answers and threshold are rounded
+    to a power-of-two grid (a shift-invariant rounding, so sensitivity 1 is preserved) and
+    the Laplace noise is discrete Laplace on that grid, so the comparison is exact and the
+    proof holds without floating-point caveats. The rounding moves the effective threshold
+    by at most half a grid step, below a millionth of the noise scale.
+
+    Examples
+    --------
+    Which is the first age limit with at least 100 people at or below it?
+
+    >>> from dpkit.rng import seeded
+    >>> ages = [5, 15, 25] * 40
+    >>> queries = [lambda d, t=t: sum(x <= t for x in d) for t in (10, 20, 30)]
+    >>> above_threshold(queries, ages, 100, 1.0, rng=seeded(0))
+    2
+    """
+    run_epsilon = exact_epsilon(epsilon)
+    exact_threshold = as_fraction(threshold, "threshold")
+    source = resolve(rng)
+    answers = query_answers(queries, data)  # validated lazily, no query evaluated yet
+    found = sparse_on_answers(answers, exact_threshold, run_epsilon, 1, source)
+    return found[0] if found else None
+
+
+def sparse(queries: Iterable[Query], data: Any, threshold: float, epsilon: float, c: int,
+           *, rng: RandomSource | None = None) -> list[int]:
+    """Return the indices of up to ``c`` queries found above a noisy threshold.
+
+    Sparse (Dwork & Roth 2014, Algorithm 2, pure-DP case): run :func:`above_threshold` with
+    ε/c (threshold noise ``Lap(2c/ε)``, query noise ``Lap(4c/ε)``); after each positive
+    answer draw a fresh noisy threshold and continue with the next query; stop after ``c``
+    positive answers or at the end of the stream.
+
+    Parameters
+    ----------
+    queries : iterable of callables
+        ``query(data) -> real number`` of sensitivity at most 1, consumed lazily: each is
+        evaluated at most once and none after the ``c``-th positive answer.
+    data : any
+        Passed to each query unchanged.
+    threshold : real number
+        The public threshold ``T``.
+    epsilon : float
+        Total privacy parameter, finite and > 0.
+    c : int
+        The most positive answers to report, an integer >= 1.
+    rng : RandomSource, optional
+        Source of random bits; ``None`` (default) is the secure OS source.
+
+    Returns
+    -------
+    list of int
+        At most ``c`` indices, increasing.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`above_threshold`; also if ``c`` is not an integer >= 1.
+
+    Notes
+    -----
+    **Privacy**: ε-differentially private (Dwork & Roth 2014, Theorem 3.25): ``c`` runs of
+    (ε/c)-DP AboveThreshold, composed sequentially. Each run's budget is the exact rational
+    ε/c, so no rounding of the budget occurs. Exact comparisons as in
+    :func:`above_threshold`.
+    """
+    c = check_integer(c, "c", minimum=1)
+    run_epsilon = exact_epsilon(epsilon, c) / c
+    exact_threshold = as_fraction(threshold, "threshold")
+    source = resolve(rng)
+    return sparse_on_answers(query_answers(queries, data), exact_threshold, run_epsilon, c, source)
+
+
+def first_passes(answers: list[int], threshold: int, run_scale: Fraction, runs: int,
+                  rng: RandomSource, block: int = 64) -> np.ndarray:
+    """``runs`` independent runs of AboveThreshold on answers known in advance (grid units).
+
+    Returns, per run, the index of the first answer with ``a_i + ν_i >= threshold + ρ``
+    (``ρ`` of scale ``2 * run_scale``, ``ν_i`` of scale ``4 * run_scale``, all discrete
+    Laplace), or -1 if none. The query noise is drawn ``block`` candidates at a time for the
+    runs still undecided, vectorised; this is :func:`_svt`'s distribution exactly (noise
+    drawn for a candidate a run never reaches would be independent of its output).
+    """
+    # int64 stays exact while |answers|, |threshold| < 2**61 and the noise scales < 2**50
+    # (a draw beyond 2**61 then has probability below exp(-2**10)); else exact Python ints.
+    if (max(abs(a) for a in answers) >= 2**61 or abs(threshold) >= 2**61
+            or 4 * run_scale >= 2**50):
+        return np.array([(_svt(iter(enumerate(answers)), threshold, run_scale, 1, rng)
+                          or [-1])[0] for _ in range(runs)])
+    values = np.asarray(answers, dtype=np.int64)
+    noisy_thresholds = threshold + np.asarray(discrete_laplace(2 * run_scale, rng, size=runs),
+                                              dtype=np.int64)
+    result = np.full(runs, -1)
+    undecided = np.arange(runs)
+    for start in range(0, values.size, block):
+        if not undecided.size:
+            break
+        chunk = values[start:start + block]
+        nu = np.asarray(discrete_laplace(4 * run_scale, rng, size=(undecided.size, chunk.size)),
+                        dtype=np.int64)
+        passed = chunk[None, :] + nu >= noisy_thresholds[undecided, None]
+        hit = passed.any(axis=1)
+        result[undecided[hit]] = start + passed[hit].argmax(axis=1)
+        undecided = undecided[~hit]
+    return result
+
+
+def above_threshold_runs(answers: Iterable[float], threshold: float, epsilon: float, *,
+                         runs: int, rng: RandomSource | None = None) -> np.ndarray:
+    """Run :func:`above_threshold` ``runs`` times on query answers known in advance.
+
+    For studying AboveThreshold's accuracy (the book's figures and checks): the answers
+    are rounded to the comparison grid once and the noise of all runs is drawn in bulk.
+    Each run is distributed exactly as one call of :func:`above_threshold` with queries
+    returning ``answers`` in order.
+
+    Parameters
+    ----------
+    answers : iterable of real numbers
+        The answers ``q_1(D), q_2(D), …`` of sensitivity-1 queries, at least one.
+    threshold : real number
+        The public threshold ``T``.
+    epsilon : float
+        Privacy parameter of each run, finite and > 0.
+    runs : int
+        Number of independent runs, an integer in ``[1, MAX_RUNS]`` (:data:`MAX_RUNS`
+        is 100,000).
+    rng : RandomSource, optional
+        Source of random bits; ``None`` (default) is the secure OS source.
+
+    Returns
+    -------
+    numpy.ndarray of int
+        Per run, the 0-based index of the first answer found above the threshold, or -1
+        where none was (:func:`above_threshold` returns ``None`` there).
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`above_threshold`; also if ``answers`` is empty. ``TypeError`` if ``runs``
+        is not an integer, ``ValueError`` if it is outside ``[1, MAX_RUNS]``.
+
+    Notes
+    -----
+    **Privacy**: each run is an ε-DP release (Dwork & Roth 2014, Theorem 3.23); all of
+    them together cost ``runs · ε``. Meant for simulation, not for releases.
+
+    Examples
+    --------
+    >>> from dpkit.rng import seeded
+    >>> above_threshold_runs([0, 0, 50, 0], 25, 1.0, runs=5, rng=seeded(0)).tolist()
+    [2, 2, 2, 2, 2]
+    """
+    runs = check_integer(runs, "runs", minimum=1, maximum=MAX_RUNS)
+    run_epsilon = exact_epsilon(epsilon)
+    if isinstance(answers, (str, bytes)) or not isinstance(answers, Iterable):
+        raise TypeError(f"answers must be an iterable of real numbers, got {answers!r}")
+    exact = [as_fraction(a, f"answers[{i}]") for i, a in enumerate(answers)]
+    if not exact:
+        raise ValueError("answers must hold at least one query answer, got none")
+    exact_threshold = as_fraction(threshold, "threshold")
+    source = resolve(rng)
+    run_scale = 1 / run_epsilon
+    bits = grid_bits(2 * run_scale)
+    units = [to_grid(a, bits) for a in exact]
+    return first_passes(units, to_grid(exact_threshold, bits), run_scale * 2**bits, runs,
+                         source)
+
+
+def release_on_grid(units: int, sensitivity_units: int, epsilon: Fraction, k: int,
+                     rng: RandomSource, size: int) -> list[Fraction]:
+    """``size`` independent releases of ``(units + Z) · 2**k``, exactly.
+
+    ``units`` is a query value on the grid ``2**k · Z`` whose sensitivity, in grid units, is
+    at most the integer ``sensitivity_units``; ``Z`` is discrete Laplace with scale
+    ``sensitivity_units / epsilon``, so each release is ``epsilon``-DP (the discrete Laplace
+    mechanism, Canonne, Kamath & Steinke 2020). Callers choose the grid so that this scale
+    is at least 1: the exact sampler's cost grows as the scale shrinks towards 0.
+    """
+    noise = discrete_laplace(Fraction(sensitivity_units) / epsilon, rng, size=size)
+    step = Fraction(2) ** k
+    return [(units + int(z)) * step for z in noise.tolist()]
+
+
+def nearest_float(value: Fraction) -> float:
+    """The float nearest to ``value`` (``int / int`` is correctly rounded), or ``±inf``
+    where IEEE 754 rounding overflows, as it does for a float operation; never an error,
+    so that no error depends on the noise in ``value``."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
