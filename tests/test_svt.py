@@ -61,14 +61,14 @@ class CountingStream:
 @given(st.fractions(min_value=-10**6, max_value=10**6), st.integers(0, 40))
 def test_grid_rounding_commutes_with_adding_one(x, bits):
     # This is what keeps a sensitivity-1 query exactly sensitivity-1 after rounding.
-    assert core.to_grid(x + 1, bits) == core.to_grid(x, bits) + 2**bits
-    assert abs(core.to_grid(x, bits) - x * 2**bits) <= Fraction(1, 2)
+    assert core.round_to_grid(x + 1, bits) == core.round_to_grid(x, bits) + 2**bits
+    assert abs(core.round_to_grid(x, bits) - x * 2**bits) <= Fraction(1, 2)
 
 
 @given(st.fractions(min_value=-10**6, max_value=10**6),
        st.fractions(min_value=-1, max_value=1), st.integers(0, 40))
 def test_grid_rounding_keeps_sensitivity_one(x, shift, bits):
-    assert abs(core.to_grid(x + shift, bits) - core.to_grid(x, bits)) <= 2**bits
+    assert abs(core.round_to_grid(x + shift, bits) - core.round_to_grid(x, bits)) <= 2**bits
 
 
 @pytest.mark.parametrize("scale", [Fraction(2), Fraction(1, 1000), Fraction(10**9),
@@ -264,7 +264,7 @@ def test_clip_query_is_the_clipped_sum_difference_and_has_sensitivity_one(values
     bounds = sorted(bounds)
     data = np.array(values)
     one = 2**bits
-    answers = clipping._clip_query_units(data, tuple(bounds), bits)
+    answers = clipping.clip_query_units(data, tuple(bounds), bits)
     for b, units in zip(bounds, answers, strict=True):
         # Row by row: each row contributes floor(clip(v - b, 0, 1) * 2**bits).
         direct = -sum(math.floor(min(max(v - b, 0.0), 1.0) * one) for v in values)
@@ -274,7 +274,7 @@ def test_clip_query_is_the_clipped_sum_difference_and_has_sensitivity_one(values
                     for v in values)
         assert exact * one - len(values) <= units <= exact * one + len(values)
     # Removing a row moves every answer by at most one unit of sensitivity (2**bits).
-    fewer = clipping._clip_query_units(data[1:], tuple(bounds), bits)
+    fewer = clipping.clip_query_units(data[1:], tuple(bounds), bits)
     assert all(0 <= f - a <= one for a, f in zip(answers, fewer, strict=True))
 
 

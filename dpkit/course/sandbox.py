@@ -19,7 +19,7 @@ grader sends cells to run, names to read and functions to call with their argume
 worker replies with plain values or the error its code raised. Objects of the grader's
 that a call needs (a query, a random source, a stream) are passed by reference and stay
 in the grader: the worker's proxy asks for each use, and only public methods and the
-protocols of callables and iterators are served (:meth:`Sandbox._serve`).
+protocols of callables and iterators are served (:class:`_Lent`).
 
 When bubblewrap is missing, or the machine forbids the namespaces it needs, grading stops
 with :class:`SandboxUnavailable` unless the caller asked for ``unsafe=True``, which runs
@@ -30,6 +30,7 @@ the grader's user can read) and says so in the log.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import dataclasses
 import os
 import re
@@ -192,6 +193,53 @@ def _student_error(reply: dict[str, Any]) -> Exception:
     return type(safe, (StudentError,), {})(message)
 
 
+class _Lent:
+    """The grader's objects lent to the worker for one call (a query, a random source, a
+    stream), and the only uses of them it serves: calling them, their public attributes,
+    and the iterator and sequence protocols."""
+
+    def __init__(self) -> None:
+        self._objects: dict[int, Any] = {}
+        self._next = 0
+
+    def lend(self, value: Any) -> int:
+        self._next += 1
+        self._objects[self._next] = value
+        return self._next
+
+    def clear(self) -> None:
+        self._objects.clear()
+
+    def serve(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Run one use of a lent object; the reply to send back."""
+        try:
+            target = self._objects[int(request.get("handle", -1))]
+            method = str(request.get("method"))
+            args = decode(request.get("args", []))
+            kwargs = decode(request.get("kwargs", {}))
+            if method not in _ALLOWED or not isinstance(args, list) \
+                    or not isinstance(kwargs, dict) or not all(isinstance(k, str)
+                                                             for k in kwargs):
+                raise TypeError("that use of the grader's object is not allowed")
+            if method == "__getattr__":
+                name = args[0] if len(args) == 1 and isinstance(args[0], str) else "_"
+                if name.startswith("_"):
+                    raise AttributeError("only public attributes can be used")
+                result = getattr(target, name)
+            elif method == "__call__":
+                if not callable(target):
+                    raise TypeError("the object is not callable")
+                result = target(*args, **kwargs)
+            else:
+                result = getattr(type(target), method)(target, *args, **kwargs)
+            return {"op": "result", "value": encode(result, self.lend)}
+        except KeyError:
+            return {"op": "error", "type": "RuntimeError",
+                    "message": "that object is no longer available"}
+        except Exception as error:  # the grader's object raised: the student's code sees it
+            return {"op": "error", "type": type(error).__name__, "message": str(error)[:2000]}
+
+
 class Sandbox:
     """One worker process holding one submission's namespace (see the module docstring).
 
@@ -205,7 +253,7 @@ class Sandbox:
         self.isolation = isolation(unsafe=unsafe)
         self._process: subprocess.Popen[bytes] | None = None
         self._pending = b""
-        self._objects: dict[int, Any] = {}
+        self._lent = _Lent()
         self._next_id = 0
         self.stopped: str | None = None      # why the worker was stopped, if it was
 
@@ -245,19 +293,11 @@ class Sandbox:
         process, self._process = self._process, None
         if process is None:
             return
-        try:
+        with contextlib.suppress(OSError):
             os.write(self._send_fd, dumps({"op": "exit"}))
-        except OSError:
-            pass
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(timeout=2)
-        except subprocess.TimeoutExpired:
-            pass
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        process.wait()
+        _kill(process)
         os.close(self._send_fd)
         os.close(self._read_fd)
 
@@ -283,11 +323,11 @@ class Sandbox:
     def call(self, name: str, *args: Any, **kwargs: Any) -> Any:
         """Call the notebook's function ``name``; its result, or the error it raised."""
         try:
-            message = {"op": "call", "name": name, "args": encode(list(args), self._handle),
-                       "kwargs": encode(kwargs, self._handle)}
+            message = {"op": "call", "name": name, "args": encode(list(args), self._lent.lend),
+                       "kwargs": encode(kwargs, self._lent.lend)}
             return self._result(self._request(message, self.limits.call_seconds))
         finally:
-            self._objects.clear()
+            self._lent.clear()
 
     def function(self, name: str) -> RemoteFunction:
         """A local stand-in for the notebook's function ``name``."""
@@ -301,11 +341,6 @@ class Sandbox:
             raise _with_where(_student_error(reply), reply)
         raise RuntimeError("the sandbox sent a malformed reply")
 
-    def _handle(self, value: Any) -> int:
-        self._next_id += 1
-        self._objects[self._next_id] = value
-        return self._next_id
-
     def _request(self, message: dict[str, Any], seconds: float) -> dict[str, Any]:
         if not self.alive:
             raise RuntimeError(f"the sandbox is not running ({self.stopped or 'not started'})")
@@ -316,7 +351,7 @@ class Sandbox:
         while True:
             reply = self._read(deadline)
             if reply.get("op") == "callback":
-                self._write(self._serve(reply))
+                self._write(self._lent.serve(reply))
             elif reply.get("id") == ident:
                 return reply
             # anything else (a stale or forged message) is ignored
@@ -358,40 +393,15 @@ class Sandbox:
         """Kill the worker at once (no polite exit: it may be looping or flooding)."""
         self.stopped = why
         if self._process is not None:
-            try:
-                os.killpg(self._process.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+            _kill(self._process)
         self.close()
 
-    def _serve(self, request: dict[str, Any]) -> dict[str, Any]:
-        """Run one use of a grader object the worker holds a reference to."""
-        try:
-            target = self._objects[int(request.get("handle", -1))]
-            method = str(request.get("method"))
-            args = decode(request.get("args", []))
-            kwargs = decode(request.get("kwargs", {}))
-            if method not in _ALLOWED or not isinstance(args, list) \
-                    or not isinstance(kwargs, dict) or not all(isinstance(k, str)
-                                                             for k in kwargs):
-                raise TypeError("that use of the grader's object is not allowed")
-            if method == "__getattr__":
-                name = args[0] if len(args) == 1 and isinstance(args[0], str) else "_"
-                if name.startswith("_"):
-                    raise AttributeError("only public attributes can be used")
-                result = getattr(target, name)
-            elif method == "__call__":
-                if not callable(target):
-                    raise TypeError("the object is not callable")
-                result = target(*args, **kwargs)
-            else:
-                result = getattr(type(target), method)(target, *args, **kwargs)
-            return {"op": "result", "value": encode(result, self._handle)}
-        except KeyError:
-            return {"op": "error", "type": "RuntimeError",
-                    "message": "that object is no longer available"}
-        except Exception as error:  # the grader's object raised: the student's code sees it
-            return {"op": "error", "type": type(error).__name__, "message": str(error)[:2000]}
+
+def _kill(process: subprocess.Popen[bytes]) -> None:
+    """Kill the worker's whole session (everything it forked) and reap the worker."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
 
 
 def _with_where(error: Exception, reply: dict[str, Any]) -> Exception:

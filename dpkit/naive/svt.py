@@ -35,8 +35,8 @@ import numpy as np
 from dpkit._checks import check_epsilon, check_finite_array, check_integer, check_real
 from dpkit.naive.laplace import laplace_mechanism, textbook_laplace_noise
 from dpkit.rng import RandomSource, resolve
-from dpkit.svt.clipping import _check_bounds_grid
-from dpkit.svt.core import Query, _call_query, _check_queries
+from dpkit.svt.clipping import check_bounds_grid
+from dpkit.svt.core import Query, call_query, check_queries
 
 __all__ = [
     "above_threshold",
@@ -91,8 +91,8 @@ def _variant(queries: Any, data: Any, threshold: Any, *, threshold_scale: float,
 
     noisy_threshold = threshold + noise(threshold_scale)
     reports: list[tuple[int, float]] = []
-    for index, query in enumerate(_check_queries(queries)):
-        answer = check_real(_call_query(query, data, index), f"queries[{index}](data)")
+    for index, query in enumerate(check_queries(queries)):
+        answer = check_real(call_query(query, data, index), f"queries[{index}](data)")
         answer += noise(query_scale)
         if answer >= noisy_threshold:
             reports.append((index, answer))
@@ -391,7 +391,7 @@ def auto_avg(values: Any, epsilon: float, *, bounds: Sequence[float],
     """
     epsilon = check_epsilon(epsilon)
     data = check_finite_array(values, "values", ndim=1)
-    grid = _check_bounds_grid(bounds)
+    grid = check_bounds_grid(bounds)
     source = resolve(rng)
     share = epsilon / 3
     queries = [lambda d, b=float(b): float(np.clip(d, 0, b).sum() - np.clip(d, 0, b + 1).sum())

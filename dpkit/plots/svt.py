@@ -12,7 +12,7 @@ from dpkit.datasets import load_adult
 from dpkit.plots._style import GREY, NAIVE, SAFE, TRUTH, new_figure
 from dpkit.rng import seeded
 from dpkit.svt import CLIP_THRESHOLD_SCALES, DEFAULT_CLIP_BOUNDS, auto_avg_runs, clip_bound_runs
-from dpkit.svt.clipping import _clip_query_units
+from dpkit.svt.clipping import clip_query_units
 from dpkit.svt.core import grid_bits
 
 __all__ = ["CLIP_GRIDS", "audit_figure", "auto_avg_error_figure", "clip_bound_figure",
@@ -201,7 +201,7 @@ def clip_query_values(values: Sequence[float] | np.ndarray, bounds: Sequence[flo
     to the comparison grid of AboveThreshold at ``epsilon``, returned as floats.
     """
     bits = grid_bits(2 / Fraction(epsilon))
-    units = _clip_query_units(np.asarray(values, dtype=np.float64), tuple(bounds), bits)
+    units = clip_query_units(np.asarray(values, dtype=np.float64), tuple(bounds), bits)
     return np.array(units, dtype=float) / 2.0**bits
 
 

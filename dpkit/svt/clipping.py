@@ -44,7 +44,7 @@ from dpkit.svt.core import (
     grid_bits,
     nearest_float,
     release_on_grid,
-    to_grid,
+    round_to_grid,
 )
 
 __all__ = ["CLIP_THRESHOLD_SCALES", "DEFAULT_CLIP_BOUNDS", "auto_avg", "auto_avg_runs",
@@ -71,7 +71,7 @@ DEFAULT_CLIP_BOUNDS: tuple[int, ...] = _default_clip_bounds()
 CLIP_THRESHOLD_SCALES = 10
 
 
-def _check_bounds_grid(bounds: Any) -> tuple[float, ...]:
+def check_bounds_grid(bounds: Any) -> tuple[float, ...]:
     """Validate candidate clipping bounds: finite, > 0, strictly increasing, at least one."""
     if bounds is None or isinstance(bounds, (str, bytes)) or not isinstance(bounds, Iterable):
         raise TypeError(f"bounds must be an iterable of candidate clipping bounds (finite "
@@ -101,7 +101,7 @@ def _check_bounds_grid(bounds: Any) -> tuple[float, ...]:
                  for b, v in zip(grid, checked, strict=True))
 
 
-def _clip_query_units(values: np.ndarray, grid: tuple[int | float, ...], bits: int) -> list[int]:
+def clip_query_units(values: np.ndarray, grid: tuple[int | float, ...], bits: int) -> list[int]:
     """For each candidate ``b``: ``sum(clip(v, 0, b)) - sum(clip(v, 0, b + 1))`` in grid units.
 
     Row by row, ``clip(v, 0, b + 1) - clip(v, 0, b) = clip(v - b, 0, 1)``: 1 for ``v >= b + 1``,
@@ -143,15 +143,15 @@ def _clip_bound_runs(values: Any, epsilon: Any, bounds: Any, threshold: Any, run
                      rng: Any) -> list[int | float | None]:
     """Validate and run :func:`choose_clip_bound` ``runs`` times, vectorised."""
     run_epsilon = exact_epsilon(epsilon)
-    grid = _check_bounds_grid(bounds)
+    grid = check_bounds_grid(bounds)
     data = _check_rows(values, grid)
     limit = (-CLIP_THRESHOLD_SCALES * 2 / run_epsilon if threshold is None
              else as_fraction(threshold, "threshold"))
     source = resolve(rng)
     run_scale = 1 / run_epsilon
     bits = grid_bits(2 * run_scale)
-    answers = _clip_query_units(data, grid, bits)
-    chosen = first_passes(answers, to_grid(limit, bits), run_scale * 2**bits, runs, source)
+    answers = clip_query_units(data, grid, bits)
+    chosen = first_passes(answers, round_to_grid(limit, bits), run_scale * 2**bits, runs, source)
     return [grid[i] if i >= 0 else None for i in chosen]
 
 
@@ -357,7 +357,7 @@ def auto_avg(values: Any, epsilon: float, *, bounds: Iterable[float] | None = No
 def _auto_avg_runs(values: Any, epsilon: Any, bounds: Any, runs: int, rng: Any) -> np.ndarray:
     """``runs`` independent runs of :func:`auto_avg` (the noise drawn in bulk)."""
     share = exact_epsilon(epsilon, 3) / 3
-    grid = _check_bounds_grid(DEFAULT_CLIP_BOUNDS if bounds is None else bounds)
+    grid = check_bounds_grid(DEFAULT_CLIP_BOUNDS if bounds is None else bounds)
     data = _check_rows(values, grid)
     source = resolve(rng)
     chosen = _clip_bound_runs(data, share, grid, None, runs, source)

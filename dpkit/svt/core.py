@@ -10,7 +10,7 @@ to ``c`` times, with ε/c per run (Algorithm 2, Theorem 3.25).
 
 This module also holds what :mod:`dpkit.svt.clipping` and :mod:`dpkit.svt.ranges` build on:
 the budget check (:func:`exact_epsilon`), the comparison grid (:func:`grid_bits`,
-:func:`to_grid`), lazily evaluated queries (:func:`query_answers`), Sparse on exact answers
+:func:`round_to_grid`), lazily evaluated queries (:func:`query_answers`), Sparse on exact answers
 (:func:`sparse_on_answers`), AboveThreshold's runs on answers known in advance
 (:func:`first_passes`), and the discrete Laplace release on a power-of-two grid
 (:func:`release_on_grid`, :func:`nearest_float`).
@@ -117,15 +117,15 @@ def grid_bits(threshold_scale: Fraction) -> int:
     return max(0, -grid_exponent(threshold_scale))
 
 
-def to_grid(value: Fraction, bits: int) -> int:
+def round_to_grid(value: Fraction, bits: int) -> int:
     """Round ``value`` to the nearest multiple of ``2**-bits`` (ties up), in grid units.
 
-    Exact, monotone, and ``to_grid(x + 1) == to_grid(x) + 2**bits``.
+    Exact, monotone, and ``round_to_grid(x + 1) == round_to_grid(x) + 2**bits``.
     """
     return math.floor(value * 2**bits + Fraction(1, 2))
 
 
-def _check_queries(queries: Any) -> Iterator[Any]:
+def check_queries(queries: Any) -> Iterator[Any]:
     """Return an iterator over ``queries`` without consuming it (streams stay lazy)."""
     if isinstance(queries, (str, bytes)) or not isinstance(queries, Iterable):
         raise TypeError(f"queries must be an iterable of callables query(data) -> real number, "
@@ -133,7 +133,7 @@ def _check_queries(queries: Any) -> Iterator[Any]:
     return iter(queries)
 
 
-def _call_query(query: Any, data: Any, index: int) -> Any:
+def call_query(query: Any, data: Any, index: int) -> Any:
     """Call ``query(data)``; refuse a query that is not callable."""
     if not callable(query):
         raise TypeError(f"queries[{index}] must be callable as query(data), "
@@ -143,13 +143,13 @@ def _call_query(query: Any, data: Any, index: int) -> Any:
 
 def _evaluate(query: Any, data: Any, index: int) -> Fraction:
     """Evaluate one query and return its answer exactly; refuse non-callables and bad answers."""
-    return as_fraction(_call_query(query, data, index), f"queries[{index}](data)")
+    return as_fraction(call_query(query, data, index), f"queries[{index}](data)")
 
 
 def query_answers(queries: Any, data: Any) -> Iterator[tuple[int, Fraction]]:
     """Return a lazy iterator of ``(index, exact answer)``: a query is evaluated only when
     it is reached. A non-iterable ``queries`` is refused at once."""
-    stream = _check_queries(queries)
+    stream = check_queries(queries)
     return ((index, _evaluate(query, data, index)) for index, query in enumerate(stream))
 
 
@@ -207,8 +207,8 @@ def sparse_on_answers(answers: Iterator[tuple[Any, Fraction]], threshold: Fracti
     """
     run_scale = 1 / run_epsilon  # sensitivity 1, in real units
     bits = grid_bits(2 * run_scale)
-    units = ((i, to_grid(a, bits)) for i, a in answers)
-    return _svt(units, to_grid(threshold, bits), run_scale * 2**bits, c, rng)
+    units = ((i, round_to_grid(a, bits)) for i, a in answers)
+    return _svt(units, round_to_grid(threshold, bits), run_scale * 2**bits, c, rng)
 
 
 def above_threshold(queries: Iterable[Query], data: Any, threshold: float, epsilon: float,
@@ -417,8 +417,8 @@ def above_threshold_runs(answers: Iterable[float], threshold: float, epsilon: fl
     source = resolve(rng)
     run_scale = 1 / run_epsilon
     bits = grid_bits(2 * run_scale)
-    units = [to_grid(a, bits) for a in exact]
-    return first_passes(units, to_grid(exact_threshold, bits), run_scale * 2**bits, runs,
+    units = [round_to_grid(a, bits) for a in exact]
+    return first_passes(units, round_to_grid(exact_threshold, bits), run_scale * 2**bits, runs,
                          source)
 
 

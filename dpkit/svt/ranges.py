@@ -27,8 +27,8 @@ from dpkit.svt.core import (
     nearest_float,
     query_answers,
     release_on_grid,
+    round_to_grid,
     sparse_on_answers,
-    to_grid,
 )
 
 __all__ = ["RANGE_ANSWER_LIMIT", "range_queries"]
@@ -101,7 +101,7 @@ def range_queries(queries: Iterable[Query], data: Any, c: int, threshold: float,
     # Answers on the grid 2**-bits <= min(1, 1/run_epsilon)·2**-20: sensitivity 2**bits units,
     # noise scale 2**bits/run_epsilon >= 2**20 units.
     bits = grid_bits(min(Fraction(1), 1 / run_epsilon))
-    return [(i, nearest_float(release_on_grid(to_grid(answer, bits), 2**bits, run_epsilon,
+    return [(i, nearest_float(release_on_grid(round_to_grid(answer, bits), 2**bits, run_epsilon,
                                               -bits, source, 1)[0]))
             for i, answer in found]
 
