@@ -250,9 +250,9 @@ def check_auto_avg(fn: Callable[[Any, float, Any], float]) -> Verdict:
        each run with probability at least 0.574 (Anderson's inequality applied to the sum's
        Laplace noise), so fewer than 7 of 40 runs above ``t`` has probability below 4e-8;
        a sum with too little noise for ε-DP gives none;
-    3. *a noisy denominator*: adding rows of 0 must not change ``result · rows`` exactly
-       as dividing by the exact number of rows would (a deterministic same-seed
-       comparison, :func:`_true_count_denominator`).
+    3. *a noisy denominator*: with the same seed, appending 600 rows of 0 to 400 values
+       must not leave ``rows · result`` unchanged, as dividing by the exact number of rows
+       would (a deterministic comparison, :func:`_true_count_denominator`).
 
     A failing verdict names the step and the data it failed on, never the sensitivities or
     the noise scales. A result near 1.0 on every column means the denominator is a noisy
