@@ -15,7 +15,9 @@ class Verdict:
     passed : bool
         Whether the answer is accepted.
     message : str
-        One sentence a student can act on: what was expected and what was found.
+        One sentence a student can act on: where the answer fails and what is wrong with it
+        (a failing verdict never states the expected answer), or what a passing answer
+        achieves.
     details : tuple of str
         Supporting facts (test statistics, measured values), shown under the message.
 

@@ -1,4 +1,9 @@
-"""Checkers for the composition chapter's exercises."""
+"""Checkers for the composition chapter's exercises.
+
+Every checker is deterministic (fixed test points, exact or numerically exact references)
+and returns a :class:`~dpkit.check.Verdict` whose message says where the answer fails and
+what is wrong with it, without stating the expected answer.
+"""
 
 from __future__ import annotations
 
@@ -32,11 +37,16 @@ _ADVANCED_CASES = ((0.1, 100, 1e-6), (0.01, 1000, 1e-6), (0.5, 20, 1e-5), (1.0, 
 
 
 def check_advanced_composition(fn: Callable[[float, int, float], float]) -> Verdict:
-    """Check ``fn(epsilon, k, delta_prime)``: the total epsilon of Dwork & Roth's Thm 3.20.
+    """Check ``fn(epsilon, k, delta_prime)``: the total ε′ that advanced composition
+    (Dwork & Roth 2014, Theorem 3.20; the chapter's advanced composition theorem) certifies
+    for ``k`` mechanisms that are each ε-DP, with slack δ′.
 
-    Accepted when ``fn`` matches ``sqrt(2k ln(1/δ')) ε + k ε (e^ε − 1)`` to a relative 1e-9
-    on several cases. Common mistakes get a hint: the first term alone, or
-    ``k ε²`` instead of ``k ε (e^ε − 1)``, or the plot formula ``2 ε sqrt(2k ln(1/δ))``.
+    ``fn`` is called at five points (ε from 0.01 to 2, k from 1 to 1000, δ′ from 1e-9 to
+    0.1) and passes when every result is a finite number equal to the theorem's ε′ to a
+    relative 1e-9. The check is deterministic. A failing verdict names the point and the
+    value returned and, for a recognised mistake (a term missing or approximated, the
+    shortcut of Corollary 3.21 read backwards), which part of the theorem to compare with;
+    never the expected value.
     """
     details = []
     for epsilon, k, delta_prime in _ADVANCED_CASES:
@@ -45,28 +55,39 @@ def check_advanced_composition(fn: Callable[[float, int, float], float]) -> Verd
         if isinstance(value, Verdict):
             return value
         want = advanced(epsilon, 0.0, k, delta_prime)[0]
-        details.append(f"{point}: expected {want:.6f}, got {value!r}")
-        if not math.isclose(value, want, rel_tol=1e-9):
+        right = math.isclose(value, want, rel_tol=1e-9)
+        details.append(f"{point}: got {value!r}, {'right' if right else 'wrong'}")
+        if not right:
             first = math.sqrt(2 * k * math.log(1 / delta_prime)) * epsilon
             if math.isclose(value, first, rel_tol=1e-6):
-                hint = "you have the first term only; add k·ε·(e^ε − 1)"
+                hint = ("you have the theorem's first term only; it has a second term, "
+                        "which grows linearly in k")
             elif math.isclose(value, first + k * epsilon**2, rel_tol=1e-6):
-                hint = "the second term is k·ε·(e^ε − 1), not k·ε² (that is smaller)"
+                hint = ("your second term looks like k·ε², which is smaller than the "
+                        "theorem's: compare it with the theorem term by term")
             elif math.isclose(value, 2 * first, rel_tol=1e-6):
                 hint = ("2·ε·sqrt(2k ln(1/δ')) is the shortcut of Cor. 3.21 read "
                         "backwards, not Thm 3.20")
             else:
-                hint = "use sqrt(2k ln(1/δ'))·ε + k·ε·(e^ε − 1)"
-            return Verdict(False, f"for {point} expected {want:.6f}, got {value!r}; {hint}",
+                hint = "compare your formula with the theorem term by term"
+            return Verdict(False, f"for {point} your total {value!r} is "
+                           f"{'too large' if value > want else 'too small'}; {hint}",
                            tuple(details))
     return Verdict(True, "your function computes the total epsilon of Theorem 3.20",
                    tuple(details[:3]))
 
 
 def check_crossover(fn: Callable[[float, float], int | None]) -> Verdict:
-    """Check ``fn(epsilon, delta_prime)``: the smallest ``k`` from which Thm 3.20 beats ``kε``.
+    """Check ``fn(epsilon, delta_prime)``: the smallest ``k`` for which the total of
+    advanced composition (Dwork & Roth 2014, Theorem 3.20) is strictly below the ``k·ε`` of
+    basic composition, or ``None`` when there is no such ``k``.
 
-    ``fn`` must return ``None`` when advanced composition never wins (``e^ε >= 2``).
+    ``fn`` is called at six points (ε from 0.01 to 1, δ′ from 1e-9 to 1e-3), some of which
+    have no crossover. It passes when it returns the exact smallest ``k`` (a positive
+    ``int``) at each point, and ``None`` exactly where there is none. The check is
+    deterministic. A failing verdict names the point and, for the ``k`` returned, whether
+    advanced composition already wins there (then a smaller ``k`` does too) or not yet;
+    it never names the expected ``k``.
     """
     details = []
     cases = ((0.1, 1e-5), (0.5, 1e-4), (0.01, 1e-6), (0.3, 1e-9), (1.0, 1e-5), (0.7, 1e-3))
@@ -80,17 +101,16 @@ def check_crossover(fn: Callable[[float, float], int | None]) -> Verdict:
         if want is None:
             if got is not None:
                 return Verdict(False, f"at epsilon={epsilon:g} advanced composition never beats "
-                               f"k·ε (e^ε ≥ 2 makes k·ε·(e^ε − 1) ≥ k·ε alone); return None, "
-                               f"got {shown(got)}", tuple(details))
+                               f"k·ε (compare the theorem's second term alone with k·ε); "
+                               f"return None, got {shown(got)}", tuple(details))
             continue
         if isinstance(got, bool) or not isinstance(got, numbers.Integral) or got < 1:
             return Verdict(False, f"for {point} expected a positive integer k, got "
                            f"{shown(got)}", tuple(details))
         if got != want:
             if got < want:
-                total = advanced(epsilon, 0.0, int(got), delta_prime)[0]
-                why = (f"at k={got} the Thm 3.20 total {total:.6f} is not strictly below "
-                       f"k·ε = {got * epsilon:.6f}")
+                why = (f"at k={got} the Thm 3.20 total is not strictly below k·ε: advanced "
+                       f"composition does not win there yet")
             else:
                 why = (f"at k={shown(got)} advanced composition wins, but it already wins at a "
                        f"smaller k; return the first one")
@@ -106,10 +126,14 @@ def _best_per_query(total: float, delta_prime: float, k: int) -> float:
 
 def check_per_query_epsilon(epsilon: Any, *, total: float = 1.0, delta_prime: float = 1e-6,
                             k: int = 100) -> Verdict:
-    """Check a per-query epsilon for ``k`` pure-DP queries within ``(total, delta_prime)``.
+    """Check ``epsilon``: a per-query ε for ``k`` ε-DP mechanisms, whatever they are, whose
+    composition must be ``(total, delta_prime)``-DP.
 
-    Accepted when ``k`` queries at ``epsilon`` compose (optimally) to at most ``total`` and
-    ``epsilon`` is within 1% of the largest such value.
+    Passes when ``k`` mechanisms at ``epsilon`` compose, by optimal composition over all
+    ε-DP mechanisms (the chapter's optimal composition theorem, computed exactly), to at
+    most ``total``, and ``epsilon`` is within 1% of the largest value that does. The check is
+    deterministic. A failing verdict says whether the budget is exceeded or ε is wastefully
+    small, with the composed total of the answer given; never the largest ε.
     """
     answer = number(epsilon)
     if answer is None or answer <= 0:
@@ -148,9 +172,15 @@ def _queries_needed(epsilon: float, probability: float) -> int:
 
 
 def check_queries_needed(n: Any, *, epsilon: float = 0.5, probability: float = 0.95) -> Verdict:
-    """Check the smallest number of ε-DP Laplace answers whose rounded mean recovers a count
-    with at least the given probability (the exact probability of
-    :func:`dpkit.attacks.composition.averaging_success_probability`)."""
+    """Check ``n``: the smallest number of ε-DP Laplace answers to a count whose rounded
+    mean recovers the count exactly with at least the given probability.
+
+    The success probability is the exact one of
+    :func:`dpkit.attacks.composition.averaging_success_probability`, so the check is
+    deterministic. Passes for that smallest positive ``int`` only. A failing verdict says
+    whether ``n`` is too few (with its success probability) or more than needed; never the
+    expected number.
+    """
     if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
         return Verdict(False, f"expected a positive integer number of queries, got {shown(n)}")
     if n > 10**6:
@@ -185,9 +215,12 @@ def check_laplace_profile(fn: Callable[[float, float], float]) -> Verdict:
     """Check ``fn(epsilon, epsilon0)``: the privacy profile ``delta(epsilon)`` of the Laplace
     mechanism with ``epsilon0 = sensitivity / scale``, for every ``epsilon >= 0``.
 
-    Accepted when ``fn`` matches the profile to a relative 1e-9 (absolute 1e-15) on several
-    cases, including ``epsilon >= epsilon0``. A common mistake gets a hint without the formula:
-    returning ``P[L > epsilon]`` (the probability of a bad event) instead of the expectation.
+    ``fn`` is called at eight points, with ε below, at and above ε₀ and ε₀ from 1e-6 to
+    2.5. It passes when every result is a finite number equal to the exact profile to a
+    relative 1e-9 (absolute 1e-15). The check is deterministic. A failing verdict names the
+    point and the value returned, and for a recognised mistake (the probability of a large
+    loss instead of the profile, a nonzero δ where the loss is bounded) says which; never
+    the formula or the expected value.
     """
     details = []
     for epsilon, epsilon0 in _PROFILE_CASES:

@@ -1,6 +1,7 @@
 """Exercise checkers for the chapter on the base-2 exponential mechanism.
 
-Every checker returns a :class:`~dpkit.check.Verdict`; statistical checks use fixed seeds,
+Every checker returns a :class:`~dpkit.check.Verdict` whose message says what is wrong
+with a failing answer without stating the expected one; statistical checks use fixed seeds,
 so a student and a teacher grading the same answer get the same verdict.
 """
 
@@ -32,7 +33,12 @@ def _naive_weight(loss: int, epsilon: float) -> float:
 
 
 def check_underflow_threshold(answer: Any, epsilon: float = 1.0) -> Verdict:
-    """Check the smallest integer loss whose naive weight ``exp(-ε·u/2)`` is exactly ``0.0``.
+    """Check ``answer``: the smallest integer loss ``u`` whose naive weight
+    ``np.exp(-ε·u/2)``, computed in double precision, is exactly ``0.0``.
+
+    Passes for that integer only (a Python or NumPy integer; a float is refused). The check
+    is exact and deterministic. A failing verdict says on which side of the threshold the
+    answer lies, and shows the weights at the answer and just below it.
 
     Parameters
     ----------
@@ -64,12 +70,13 @@ def check_underflow_threshold(answer: Any, epsilon: float = 1.0) -> Verdict:
 
 def check_eta_choice(answer: Any, epsilon: float, sensitivity: float = 1,
                      *, y: int = 12) -> Verdict:
-    """Check the smallest ``x`` with ``Eta(x, y)`` private for budget ``ε`` and sensitivity ``Δ``.
+    """Check ``answer``: the ``Eta(x, y)`` with the smallest integer ``x`` (the largest
+    ``η``) for which the base-2 mechanism is ``ε``-DP on a loss of sensitivity ``Δ``.
 
-    The exercise fixes ``y`` and ``z = 1`` and asks for the smallest integer ``x`` (the
-    largest ``η``) such that the base-2 mechanism with ``Eta(x, y)`` is ``ε``-DP for a loss
-    of sensitivity ``Δ``, i.e. ``Eta(x, y).epsilon(Δ) ≤ ε`` (computed with upward rounding).
-    Passes exactly for that ``x``.
+    The exercise fixes ``y`` and ``z = 1``; privacy is judged by ``Eta.epsilon(Δ) ≤ ε``
+    (computed with upward rounding). Passes exactly for that ``x``. The check is exact and
+    deterministic. A failing verdict says whether the answer overspends the budget or is
+    private but not the smallest ``x`` (and whether it is off by one); never the ``x``.
 
     Parameters
     ----------
@@ -119,7 +126,13 @@ def check_eta_choice(answer: Any, epsilon: float, sensitivity: float = 1,
 
 def check_precision(answer: Any, utility_min: Any, utility_max: Any, max_outcomes: Any,
                     eta: Eta) -> Verdict:
-    """Check a student's analytic precision against :func:`~dpkit.exponential.compute_precision`.
+    """Check ``answer``: the analytic precision, in bits, of the exact base-2 exponential
+    mechanism with losses in ``[utility_min, utility_max]``, at most ``max_outcomes``
+    outcomes and parameter ``eta`` (the chapter's bound).
+
+    Passes for that integer only (a float is refused). The check is exact and deterministic.
+    A failing verdict says whether the answer has too few bits or more than the bound; never
+    the expected number.
 
     Returns
     -------
@@ -128,11 +141,11 @@ def check_precision(answer: Any, utility_min: Any, utility_max: Any, max_outcome
     expected = compute_precision(utility_min, utility_max, max_outcomes, eta)
     if isinstance(answer, bool) or not isinstance(answer, (int, np.integer)):
         return Verdict(False, f"Expected a number of bits (an integer), got {answer!r}.")
-    details = (f"your answer: {int(answer)} bits", f"analytic bound: {expected} bits")
+    details = (f"your answer: {int(answer)} bits",)
     if int(answer) < expected:
         return Verdict(False, "Too few bits: some sum of weights would be rounded. Count "
-                              "the bits below the point (Y·K) and above it (bitlen(n)).",
-                       details)
+                              "the bits a sum of weights needs below the binary point and "
+                              "above it.", details)
     if int(answer) > expected:
         return Verdict(False, "Enough, but not the smallest bound that always suffices.",
                        details)
@@ -185,7 +198,7 @@ def _float_hint(error: Exception) -> str:
 
 def check_division_free_sampler(sampler: Callable[[list[int], RandomSource], int], *,
                                 draws: int = 6000, seed: int = 2020) -> Verdict:
-    """Check ``sampler(weights, rng) -> index`` draws ``i`` with probability ``w_i / Σ w``.
+    """Check ``sampler(weights, rng) -> index``: draws ``i`` with probability ``w_i / Σ w``.
 
     The sampler receives positive integer weights and a source that allows ``rng.bits(k)``
     only (every other draw — ``randbelow``, ``bernoulli``, float uniforms — raises), as the

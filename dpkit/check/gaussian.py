@@ -1,7 +1,8 @@
 """Checkers for the exercises of the Gaussian and analytic-Gaussian chapters.
 
 Every checker is deterministic (fixed seeds and fixed test points) and returns a
-:class:`~dpkit.check.Verdict` whose message says what was expected and what was found.
+:class:`~dpkit.check.Verdict` whose message says where the answer fails and what is wrong
+with it, without stating the expected answer.
 """
 
 from __future__ import annotations
@@ -33,7 +34,10 @@ def check_l2_sensitivity(fn: Callable[[int, float], float]) -> Verdict:
     """Check ``fn(k, c)``: the ℓ2 sensitivity of a vector query where one person changes at
     most ``k`` coordinates, each by at most ``c``.
 
-    The verdict names the failing (k, c) and what was returned, never the expected value.
+    ``fn`` is called at five points (k from 1 to 100, c from 0.5 to 3). It passes when every
+    result is a finite number equal to the exact sensitivity to a relative 1e-9. The check is
+    deterministic. A failing verdict names the point and what was returned, and says so if
+    the result is the sensitivity in another norm; never the expected value.
     """
     details = []
     for k, c in ((1, 1.0), (4, 1.0), (10, 0.5), (100, 3.0), (2, 2.5)):
@@ -52,15 +56,19 @@ def check_l2_sensitivity(fn: Callable[[int, float], float]) -> Verdict:
             return Verdict(False, f"{where} your function returned {value!r}, which is not "
                            f"the ℓ2 sensitivity; {hint}", tuple(details))
         details.append(f"k={k}, c={c:g}: {value!r} is right")
-    return Verdict(True, "the ℓ2 sensitivity grows like √k, the ℓ1 sensitivity like k",
-                   tuple(details))
+    return Verdict(True, "your function is the ℓ2 norm of the worst change one person can "
+                   "make", tuple(details))
 
 
 def check_classic_sigma(fn: Callable[[float, float, float], float]) -> Verdict:
-    """Check ``fn(sensitivity, epsilon, delta)``: the classic σ = Δ·sqrt(2 ln(1.25/δ))/ε.
+    """Check ``fn(sensitivity, epsilon, delta)``: the σ of the classic Gaussian calibration
+    (Theorem A.1 of Dwork & Roth 2014, the chapter's classic theorem).
 
-    Accepted when it matches :func:`dpkit.gaussian.classic_sigma` to 1e-9 relative on a grid
-    of ε < 1, and raises ``ValueError`` for ε >= 1, where Theorem A.1 does not apply.
+    ``fn`` is called at four points with ε < 1 (Δ from 0.3 to 2, δ from 1e-9 to 0.2) and
+    passes when every result is a finite number equal to the theorem's σ to a relative 1e-9;
+    it must then raise ``ValueError`` at ε = 1 and ε = 3, where the theorem does not apply.
+    The check is deterministic. A failing verdict names the point and whether the σ is too
+    small or too large; never the expected σ.
     """
     details = []
     for sensitivity, epsilon, delta in ((1.0, 0.5, 1e-5), (2.0, 0.1, 1e-3), (0.3, 0.9, 1e-9),
@@ -124,11 +132,14 @@ _PROFILE_POINTS = ((0.5, 1.0, 1.0), (1.0, 1.0, 0.5), (2.0, 1.0, 1.0), (4.0, 1.0,
 
 
 def check_delta_for_sigma(fn: Callable[[float, float, float], float]) -> Verdict:
-    """Check ``fn(sigma, sensitivity, epsilon)``: the Gaussian privacy profile δ(σ).
+    """Check ``fn(sigma, sensitivity, epsilon)``: the privacy profile δ(ε) of Gaussian noise
+    of standard deviation σ on a query of ℓ2 sensitivity Δ (the chapter's profile theorem).
 
-    Accepted when it agrees with :func:`dpkit.gaussian.delta_for_sigma` to 1e-6 relative at
-    points where δ runs from about 0.5 down to 1e-25: a version built on 1 − erf fails the
-    small ones.
+    ``fn`` is called at eight points whose exact δ runs from about 0.5 down to about 1e-25.
+    It passes when every result is a finite number within a relative 1e-6 of the exact
+    profile, so it must stay accurate in the far tail, where a normal distribution function
+    computed as (1 + erf)/2 has no correct digits left. The check is deterministic. A failing
+    verdict names the point, the value returned and its relative error.
     """
     details = []
     for sigma, sensitivity, epsilon in _PROFILE_POINTS:
@@ -158,17 +169,19 @@ _DELTA_SLACK = 2e-11   # relative excess of δ(σ) over the target allowed for r
 
 
 def check_analytic_sigma(fn: Callable[[float, float, float], float]) -> Verdict:
-    """Check ``fn(sensitivity, epsilon, delta)``: the analytic Gaussian σ.
+    """Check ``fn(sensitivity, epsilon, delta)``: the smallest σ whose Gaussian privacy
+    profile meets the target, δ(σ) ≤ δ (the analytic Gaussian calibration).
 
-    Safety is judged on δ, not on σ: the returned σ fails when its true δ,
-    :func:`dpkit.gaussian.delta_for_sigma` (which never under-reports), exceeds the target by
-    more than a relative 2e-11 (a log-space double-precision δ(σ) and a bisection to 1e-13
-    return the upper end of the bracket with an excess below 1e-11 at these points). A σ
-    below the exact calibrated σ by more than rounding fails: the lower end of a bisection
-    bracket fails unless the bracket is narrower than about 1e-12 relative, where the two
-    ends cannot be told apart in double precision. Tightness: σ must be within
-    1e-6 relative of :func:`dpkit.gaussian.analytic_sigma`. Test points include ε > 1 and
-    δ = 1e-20. The verdict never gives the expected σ.
+    ``fn`` is called at six points, including ε > 1 and δ = 1e-20. Safety is judged on δ,
+    not on σ: the returned σ fails when its true δ, computed by a profile that never
+    under-reports, exceeds the target by more than a relative 2e-11 (a log-space
+    double-precision δ(σ) and a bisection to 1e-13 that returns the upper end of its bracket
+    stay below 1e-11 at these points). So a σ below the calibrated one by more than rounding
+    fails: the lower end of a bisection bracket fails unless the bracket is narrower than
+    about 1e-12 relative, where the two ends cannot be told apart in double precision.
+    Tightness: σ must exceed the calibrated σ by at most a relative 1e-6. The check is
+    deterministic. A failing verdict names the point and, for a σ too small, its true δ;
+    never the expected σ.
     """
     details = []
     for sensitivity, epsilon, delta in _SIGMA_POINTS:
@@ -205,10 +218,13 @@ def _finite_draws(got: Any, size: int) -> np.ndarray | None:
 
 
 def check_gaussian_noise(fn: Callable[[float, int, np.random.Generator], Any]) -> Verdict:
-    """Check ``fn(sigma, size, generator)``: ``size`` draws of N(0, σ²) from a NumPy generator.
+    """Check ``fn(sigma, size, generator)``: ``size`` independent draws of N(0, σ²), as an
+    array, from the NumPy ``generator``.
 
-    Two Kolmogorov–Smirnov tests of 4,000 draws each (σ = 0.3 and σ = 4) against N(0, σ²)
-    with fixed seeds; a correct function fails one with probability below 1e-6.
+    Two Kolmogorov–Smirnov tests of 4,000 draws each (σ = 0.3 and σ = 4) against N(0, σ²),
+    each rejecting at p < 5e-7, with fixed seeds: a correct function fails with probability
+    below 1e-6, and the verdict is the same at every run. A failing verdict reports the
+    sample's standard deviation and the p-value.
     """
     details = []
     for sigma, seed in ((0.3, 1), (4.0, 2)):
@@ -241,9 +257,11 @@ _NEWTON_POINTS = ((-1.0, 0.5), (0.0, 1.0), (0.5, 1.0), (2.0, 0.5), (1.5, 3.0), (
 def check_newton_derivative(fn: Callable[[float, float], float]) -> Verdict:
     """Check ``fn(x, epsilon)``: G'(x) for G(x) = e^ε·F(√(x² + ε)) − F(x), F(x) = ∫₀ˣ e^{−t²} dt.
 
-    Accepted when it matches the derivative to 1e-9 relative at six points (x from −1 to 3.5,
-    ε from 0.5 to 3). The verdict names the failing point, the value returned and, if it is
-    a plausible wrong derivative (no published source), says so; never the expected value.
+    ``fn`` is called at six points (x from −1 to 3.5, ε from 0.5 to 3) and passes when every
+    result is a finite number equal to the derivative to a relative 1e-9. The check is
+    deterministic. A failing verdict names the point and the value returned and, for a
+    recognised mistake (the sign, a plausible wrong derivative), says which; never the
+    expected value.
     """
     details = []
     for x, epsilon in _NEWTON_POINTS:

@@ -18,11 +18,14 @@ _OPEN_PROBABILITY = "a probability strictly between 0 and 1 is needed"
 
 
 def check_truth_probability(fn: Callable[[float], float]) -> Verdict:
-    """Check ``fn(epsilon)``: the probability of a truthful randomized response.
+    """Check ``fn(epsilon)``: the probability ``p > 1/2`` of a truthful randomized response
+    that makes the ratio of the two answers' report probabilities exactly ``e^ε``.
 
-    Accepted when ``fn`` gives the probability ``p > 1/2`` with ``p/(1 − p) = e^ε`` to within
-    1e-9 for several ε. A wrong answer is reported through the ratio ``p/(1 − p)`` it
-    implies, not through the answer; the equally private ``p < 1/2`` is named as such.
+    ``fn`` is called at ε in {0.1, 0.5, 1, 2, 5} and passes when every result is a
+    probability within 1e-9 of the exact one. The check is deterministic. A wrong answer is
+    reported through the ratio of report probabilities it implies (above ``e^ε``: not
+    private; below: noisier than needed), not through the answer; the equally private
+    ``p < 1/2`` is named as such.
     """
     details = []
     for epsilon in _EPSILONS:
@@ -49,10 +52,14 @@ def check_truth_probability(fn: Callable[[float], float]) -> Verdict:
 
 
 def check_debias(fn: Callable[[float, float], float]) -> Verdict:
-    """Check ``fn(yes_fraction, epsilon)``: the unbiased estimate of the true proportion.
+    """Check ``fn(yes_fraction, epsilon)``: the unbiased estimate of the true share of "yes"
+    answers from the observed share of "yes" reports of randomized response at ε.
 
-    A wrong answer is reported by pushing the estimate back through the expected share of
-    "yes" reports, which shows the bias without giving the estimator.
+    ``fn`` is called at ε in {0.1, 0.5, 1, 2, 5} and observed shares 0.3, 0.5, 0.9, 0 and 1,
+    and passes when every result is within 1e-6 of the unbiased estimate (which may leave
+    [0, 1]). The check is deterministic. A wrong answer is reported by pushing the estimate
+    back through the expected share of "yes" reports, which shows the bias without giving
+    the estimator.
     """
     details = []
     fractions = (0.3, 0.5, 0.9, 0.0, 1.0)
@@ -85,7 +92,9 @@ def check_rr_epsilon(fn: Callable[[float], float]) -> Verdict:
     """Check ``fn(p)``: the smallest ε for which randomized response that tells the truth
     with probability ``p`` (any ``0 < p < 1``) is ε-locally differentially private.
 
-    Accepted when ``fn`` is exact to 1e-9 for p in {0.5, 0.6, 0.75, 0.9, 0.999, 0.25, 0.1}.
+    Passes when ``fn`` is exact to a relative 1e-9 for p in {0.5, 0.6, 0.75, 0.9, 0.999,
+    0.25, 0.1}. The check is deterministic. A failing verdict says whether the ε is too
+    small (not private) or larger than needed; never the expected ε.
     """
     details = []
     for p in (0.5, 0.6, 0.75, 0.9, 0.999, 0.25, 0.1):
@@ -109,7 +118,9 @@ def check_kary_truth_probability(fn: Callable[[float, int], float]) -> Verdict:
     answers (the truth with probability ``p``, otherwise one of the ``k − 1`` other answers
     uniformly), largest such that each report is ε-locally differentially private.
 
-    Accepted when ``fn`` is exact to 1e-9 for ε in {0.1, …, 5} and k in {2, 3, 5, 10}.
+    Passes when ``fn`` is exact to 1e-9 for ε in {0.1, …, 5} and k in {2, 3, 5, 10}. The
+    check is deterministic. A wrong answer is reported through the largest ratio of report
+    probabilities it implies, not through the answer.
     """
     details = []
     for k in (2, 3, 5, 10):

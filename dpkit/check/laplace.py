@@ -29,11 +29,16 @@ def _direction(value: float, want: float) -> str:
 
 
 def check_sum_count_sensitivity(fn: Callable[[float, float], float]) -> Verdict:
-    """Check ``fn(lower, upper)``: the ℓ1 sensitivity of the pair (clipped sum, count).
+    """Check ``fn(lower, upper)``: the ℓ1 sensitivity, under add/remove neighbours, of the
+    pair (sum of the values clipped to ``[lower, upper]``, number of values).
 
-    Every value is clipped to ``[lower, upper]``; adding or removing one person changes the
-    sum by at most ``max(|lower|, |upper|)`` and the count by 1, so the answer is
-    ``max(|lower|, |upper|) + 1``.
+    ``fn`` is called on five intervals: starting at 0, entirely positive, straddling 0,
+    entirely negative, and of length 1. It passes when every result is a finite number equal
+    to the exact sensitivity to a relative 1e-12. The check is deterministic.
+
+    A failing verdict names the interval, says whether the result is too large or too small
+    and, for a recognised mistake (the change of a *replaced* value, the count forgotten,
+    negative values ignored), what the result overlooks; it never states the expected value.
     """
     details = []
     for lower, upper in ((0.0, 100.0), (17.0, 90.0), (-5.0, 3.0), (-40.0, -10.0), (0.0, 1.0)):
@@ -50,7 +55,8 @@ def check_sum_count_sensitivity(fn: Callable[[float, float], float]) -> Verdict:
                         "our neighbours add or remove a person: how far can that alone move "
                         "the sum?")
             elif math.isclose(value, want - 1, rel_tol=1e-12):
-                hint = "the count changes too: add its sensitivity, 1"
+                hint = ("the count changes too when a person is added or removed: the "
+                        "pair's ℓ1 sensitivity covers both numbers")
             elif math.isclose(value, upper + 1, rel_tol=1e-12):
                 hint = ("a clipped value can be negative, and removing a person with a "
                         "negative value changes the sum too: consider every value in "
@@ -65,10 +71,18 @@ def check_sum_count_sensitivity(fn: Callable[[float, float], float]) -> Verdict:
 
 
 def check_laplace_interval(fn: Callable[[float, float, float], float]) -> Verdict:
-    """Check ``fn(sensitivity, epsilon, confidence)``: the half-width ``α`` of the interval
-    ``release ± α`` that contains the true answer with probability ``confidence``.
+    """Check ``fn(sensitivity, epsilon, confidence)``: the half-width ``α`` for which the
+    interval ``release ± α`` around one Laplace-mechanism release (noise ``Lap(Δ/ε)``)
+    contains the true answer with probability exactly ``confidence``.
 
-    The answer is ``(Δ/ε)·ln(1/(1 − confidence))`` (Dwork & Roth 2014, Theorem 3.8).
+    ``fn`` is called at four points (Δ from 1 to 5, ε from 0.1 to 2, confidence from 0.5 to
+    0.99). It passes when every result is a finite number equal to the exact half-width to
+    a relative 1e-9. The check is deterministic.
+
+    A failing verdict names the point and says whether the half-width is too large or too
+    small; for a recognised mistake (the confidence used as the miss probability, a spurious
+    factor 2, the full width instead of the half) it says which. It never states the
+    expected value.
     """
     details = []
     for sensitivity, epsilon, confidence in ((1.0, 1.0, 0.95), (1.0, 0.1, 0.9),
@@ -169,11 +183,19 @@ def check_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
 
 
 def check_grid_scale(fn: Callable[[float, float, int], float]) -> Verdict:
-    """Check ``fn(sensitivity, epsilon, d)``: the safe mechanism's noise scale in query units.
+    """Check ``fn(sensitivity, epsilon, d)``: the noise scale of the grid Laplace mechanism
+    (the chapter's safe mechanism), in the query's own units, for a query of ℓ1 sensitivity
+    ``Δ`` with ``d`` coordinates.
 
-    The answer is ``(floor(Δ/g) + d)·g/ε`` with ``g = 2**k`` the largest power of two such that
-    ``d·g <= 2**-20·Δ``, i.e. :func:`dpkit.laplace.laplace_grid` ``(Δ, ε, d).scale`` (relative
-    tolerance 1e-12).
+    ``fn`` is called at five points (Δ from 0.75 to 91, ε from 0.1 to 2, d from 1 to 5). It
+    passes when every result is a finite number equal to the mechanism's exact scale to a
+    relative 1e-12, tight enough to tell the grid's widening (a relative 2**-20 at most) from
+    the textbook Δ/ε. The check is deterministic.
+
+    A failing verdict names the point, says whether the scale is too large or too small and,
+    for a recognised mistake (the textbook scale, the scale left in grid units, a grid step
+    off by a factor 2, a widening of one step instead of one per coordinate), which; it
+    never states the expected value.
     """
     details = []
     for sensitivity, epsilon, d in ((1.0, 0.5, 1), (91.0, 1.0, 2), (3.0, 0.1, 5), (0.75, 2.0, 1),

@@ -1,9 +1,9 @@
 """Checkers for the exercises of the sparse vector technique chapter.
 
 Every checker is deterministic (fixed seeds and fixed test points) and returns a
-:class:`~dpkit.check.Verdict` whose message says what was expected and what was found.
-Statistical checks reject only at p-values below 1e-7, so a correct answer fails with
-probability below 1e-6.
+:class:`~dpkit.check.Verdict` whose message says where the answer fails and what is wrong
+with it, without stating the expected answer. Statistical checks reject only at p-values
+below 1e-7, so a correct answer fails with probability below 1e-6.
 """
 
 from __future__ import annotations
@@ -32,10 +32,16 @@ _P_REJECT = 1e-7
 
 
 def check_sparse_scales(fn: Callable[[float, int], tuple[float, float]]) -> Verdict:
-    """Check ``fn(epsilon, c)``: the Laplace scales ``(threshold, query)`` Sparse uses.
+    """Check ``fn(epsilon, c)``: the pair (threshold noise scale, query noise scale) of the
+    Laplace noises of Sparse (Dwork & Roth 2014, Algorithm 2) with total budget ε and up to
+    ``c`` answers above the threshold.
 
-    Sparse runs AboveThreshold ``c`` times with ε/c each, so the scales are ``2c/ε`` for
-    the threshold and ``4c/ε`` for each query (Dwork & Roth 2014, Algorithm 2).
+    ``fn`` is called at five points (ε from 0.1 to 2, c from 1 to 10) and passes when it
+    returns two finite numbers, each equal to the exact scale to a relative 1e-9. The check
+    is deterministic. A failing verdict names the point and, for a recognised mistake
+    (the scales swapped, the budget not split between the runs), which; otherwise whether
+    the noise is too little for ε-DP or more than needed. It never states the expected
+    scales.
     """
     details = []
     for epsilon, c in ((1.0, 1), (1.0, 3), (0.5, 2), (2.0, 10), (0.1, 4)):
@@ -69,11 +75,16 @@ def check_sparse_scales(fn: Callable[[float, int], tuple[float, float]]) -> Verd
 
 
 def check_little_noise_cost(fn: Callable[[float, int], float]) -> Verdict:
-    """Check ``fn(epsilon, c)``: the true privacy cost of SVT with query noise ``Lap(4/(3ε))``.
+    """Check ``fn(epsilon, c)``: the privacy cost, by the proof of AboveThreshold, of the
+    sparse vector variant with threshold noise ``Lap(4/ε)`` drawn once and query noise
+    ``Lap(4/(3ε))``, stopping after ``c`` positive answers (Lyu, Su & Li 2017, Algorithm 4;
+    ``dpkit.naive.svt_little_query_noise``).
 
-    Lyu, Su & Li (2017), Algorithm 4 (threshold noise ``Lap(4/ε)``, query noise
-    ``Lap(4/(3ε))``, up to ``c`` positives) is ``((1 + 6c)/4)·ε``-DP: ε/4 for the threshold,
-    and ``2 · 3ε/4`` for each of the ``c`` positive answers.
+    ``fn`` is called at five points (ε from 0.1 to 2, c from 1 to 10) and passes when every
+    result is a finite number equal to the exact cost to a relative 1e-9. The check is
+    deterministic. A failing verdict names the point and, for a recognised mistake (a cost
+    that does not grow with c, the threshold paid for c times), which; otherwise whether
+    the cost is too small or too large. It never states the expected cost.
     """
     details = []
     for epsilon, c in ((1.0, 1), (1.0, 2), (0.5, 3), (2.0, 10), (0.1, 1)):
@@ -140,12 +151,16 @@ def _prob_none(m: int, answer: float, epsilon: float) -> float:
 
 
 def check_above_threshold(fn: Callable[..., int | None]) -> Verdict:
-    """Check ``fn(queries, data, threshold, epsilon, rng)``: an AboveThreshold.
+    """Check ``fn(queries, data, threshold, epsilon, rng)``: an AboveThreshold
+    (Dwork & Roth 2014, Algorithm 1) that returns the index of the first query whose noisy
+    answer reaches the noisy threshold, or ``None``.
 
-    Accepted when it (1) returns ``None``, not an index, when no query can pass; (2) stops
-    at the first pass on an endless stream; (3) has the outcome frequencies of threshold
-    noise ``Lap(2/ε)`` and query noise ``Lap(4/ε)`` (two binomial tests over 2000 runs each,
-    rejecting at p < 1e-7). ``rng`` is a :class:`dpkit.rng.RandomSource` (for example, use
+    Passes when it (1) returns ``None``, not an index, when no query can pass; (2) reads an
+    endless stream of queries one at a time and stops evaluating at the first pass; (3) has
+    the outcome frequencies of threshold noise ``Lap(2/ε)`` and query noise ``Lap(4/ε)``, as
+    the algorithm prescribes (two binomial tests over 2000 seeded runs each, rejecting at
+    p < 1e-7, so a correct function fails with probability below 2e-7 and the verdict is
+    the same at every run). ``rng`` is a :class:`dpkit.rng.RandomSource` (for example, use
     ``rng.numpy_generator()``).
     """
     details: list[str] = []
@@ -220,19 +235,28 @@ def _true_count_denominator(fn: Callable[[Any, float, Any], float],
 
 
 def check_auto_avg(fn: Callable[[Any, float, Any], float]) -> Verdict:
-    """Check ``fn(values, epsilon, rng)``: a private average with a privately chosen bound.
+    """Check ``fn(values, epsilon, rng)``: an ε-DP average that chooses its clipping bound
+    privately, then divides a noisy clipped sum by a noisy number of rows (the exercise's
+    three steps, ε/3 each).
 
-    Accepted when (1) at ε = 1 over five seeds, the result is within 1 of the true mean of
-    Adult ``age`` (38.58) and ``hours-per-week`` (40.44) and within 2% on a column of
-    values near 1000; (2) the clipped sum carries noise of the scale its sensitivity (the
-    chosen bound ``b``) requires: on 2700 zeros and 300 values of 200 (so ``b >= 200`` but
-    for a chance below 1e-6), the error ``Z = rows · result − true sum`` is about
-    ``S − mean · C`` with ``S ~ Lap(3b/ε)``; by Anderson's inequality
-    ``P(|Z| > t) >= exp(−t ε/(3·200)) = 0.574`` at ``t = 0.8 ln 2 · 600/ε``, so fewer than
-    7 of 40 runs above ``t`` has probability below 4e-8 for a correct answer (a sum
-    noised for sensitivity 1 gives none); (3) the denominator is noisy: a deterministic
-    same-seed comparison (:func:`_true_count_denominator`). A result near 1.0 on every
-    column means the denominator is a noisy *sum*, not a noisy *count* of rows.
+    Passes when, with fixed seeds:
+
+    1. *accuracy*: at ε = 1 over five seeds, the result is within 1 of the true mean of
+       Adult ``age`` (38.58) and ``hours-per-week`` (40.44), and within 2% on a column of
+       values near 1000;
+    2. *enough noise on the sum*: on 2700 zeros and 300 values of 200 (where the chosen
+       bound is at least 200 but for a chance below 1e-6), the error
+       ``rows · result − true sum`` of a correct answer exceeds ``t = 0.8·ln 2·600/ε`` in
+       each run with probability at least 0.574 (Anderson's inequality applied to the sum's
+       Laplace noise), so fewer than 7 of 40 runs above ``t`` has probability below 4e-8;
+       a sum with too little noise for ε-DP gives none;
+    3. *a noisy denominator*: with the same seed, appending 600 rows of 0 to 400 values
+       must not leave ``rows · result`` unchanged, as dividing by the exact number of rows
+       would (a deterministic comparison, :func:`_true_count_denominator`).
+
+    A failing verdict names the step and the data it failed on, never the sensitivities or
+    the noise scales. A result near 1.0 on every column means the denominator is a noisy
+    *sum*, not a noisy *count* of rows.
     """
     adult = load_adult()
     columns = {
@@ -251,7 +275,7 @@ def check_auto_avg(fn: Callable[[Any, float, Any], float]) -> Verdict:
                 return value
             if abs(value - truth) > tolerance:
                 hint = ("a result near 1.0 is a noisy sum divided by a noisy sum: divide by "
-                        "a noisy count of rows (sensitivity 1)" if abs(value - 1) < 0.2 else
+                        "a noisy count of rows" if abs(value - 1) < 0.2 else
                         "check how the budget is split between the three steps and "
                         "what sensitivity each noisy release is calibrated to")
                 return Verdict(False, f"on {name} (true mean {truth:.4g}) got {value:.4g}, "
@@ -282,5 +306,5 @@ def check_auto_avg(fn: Callable[[Any, float, Any], float]) -> Verdict:
                        "the exact number of rows would: the number of rows is private too, "
                        "so the denominator must be released with noise", tuple(details))
     details.append("the denominator is noisy")
-    return Verdict(True, "your average divides a clipped sum with noise for sensitivity b by "
+    return Verdict(True, "your average divides a clipped sum with enough noise for ε-DP by "
                    "a noisy count of rows", tuple(details[::5]))
