@@ -7,7 +7,8 @@ assignment per chapter into the nbgrader course folder ``COURSE``:
   cells (those the solutions need), then per exercise its text, the answer cell with the
   model solution between nbgrader's solution markers and a *public* test cell (the
   exercise's ``dpkit.check`` verdict). A proof or design exercise gets a manually graded
-  Markdown answer cell holding the model solution and rubric.
+  Markdown answer cell holding the model solution and rubric, worth the points its rubric
+  states ("**Rubric (5 points).**").
 * ``COURSE/release/<chapter>/<chapter>.ipynb``, the student's copy, made by
   ``nbgrader generate_assignment``: solutions removed.
 
@@ -24,6 +25,7 @@ from __future__ import annotations
 import ast
 import builtins
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterable
@@ -40,7 +42,8 @@ from dpkit.course.notebooks import Solution, notebook_items, solutions
 
 __all__ = ["assignment_notebook", "build"]
 
-WRITTEN_POINTS = 3
+WRITTEN_POINTS = 3                  # a written answer whose rubric states no total
+_RUBRIC_POINTS = re.compile(r"\*\*Rubric \((\d+) points?\)\.\*\*")
 _CONFIG = """# nbgrader configuration written by `make assignments` (dpkit.course.assignments).
 c = get_config()  # noqa: F821
 c.CourseDirectory.course_id = "dp-interactively"
@@ -191,9 +194,11 @@ def _exercise_cells(exercise: Exercise) -> list[nbformat.NotebookNode]:
     call = _check_call(code) if solution.checked else None
     if call is None:
         model = "\n\n".join(solution.markdown).strip() or "(model solution)"
+        stated = _RUBRIC_POINTS.search(model)
         cells.append(new_md(f"### BEGIN SOLUTION\n{model}\n### END SOLUTION",
                             metadata=_metadata(f"{label}-answer", solution=True, grade=True,
-                                               points=WRITTEN_POINTS)))
+                                               points=int(stated[1]) if stated
+                                               else WRITTEN_POINTS)))
         return cells
     cells.append(new_code(_answer_source(code),
                           metadata=_metadata(f"{label}-answer", solution=True, grade=False)))
