@@ -42,7 +42,7 @@ _RANDOMNESS = ("with sources seeded alike your function returned different avera
                "both laplace_mechanism calls)")
 
 
-def recover_releases(first: np.ndarray, second: np.ndarray, rows: int, extra: int
+def recover_releases(first: np.ndarray, second: np.ndarray, extra: int
                      ) -> tuple[np.ndarray, np.ndarray]:
     """The noisy sums and noisy counts behind averages on ``D`` and ``D`` + ``extra`` zeros.
 
@@ -51,9 +51,9 @@ def recover_releases(first: np.ndarray, second: np.ndarray, rows: int, extra: in
     ``second = S/(C + extra)``: ``S = extra·first·second/(first − second)`` and
     ``C = S/first`` (relative error below 2⁻⁴⁹ when ``second ≈ first/2``).
 
-    >>> s, c = recover_releases(np.array([40.0]), np.array([20.0]), 1000, 1000)
+    >>> s, c = recover_releases(np.array([40.0]), np.array([20.0]), 1000)
     >>> s.tolist(), c.tolist()
-    [[40000.0], [1000.0]]
+    ([40000.0], [1000.0])
     """
     with np.errstate(divide="ignore", invalid="ignore"):
         sums = extra * first * second / (first - second)
@@ -161,7 +161,7 @@ def _judge_releases(first: np.ndarray, second: np.ndarray, data: dict[str, Any],
         raise Rejection("adding rows of value 0 to a column did not change your average: "
                         "the denominator must be a noisy count of *rows*, which grows with "
                         "them, not a noisy sum")
-    sums, counts = recover_releases(first, second, rows, rows)
+    sums, counts = recover_releases(first, second, rows)
     noise = counts - rows
     if not (np.all(np.isfinite(sums)) and np.all(np.isfinite(noise))):
         raise Rejection("your average does not behave like a noisy clipped sum divided by a "
