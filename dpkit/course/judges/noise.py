@@ -144,6 +144,9 @@ def _laplace_verdict(cases: list[tuple[float, float, float]], releases: np.ndarr
     noise = releases - values
     if np.all(noise == 0):
         raise Rejection("your releases equal the true value: add Laplace noise to it")
+    if np.unique(np.round(noise / scales, 9)).size < noise.size // 2:
+        raise Rejection("your releases repeat the same noise: draw fresh noise from "
+                        "`generator` for every release")
     transforms = stats.laplace.cdf(noise / scales)
     distance = np.abs(noise) / scales
     spread = float(distance.mean())
@@ -256,6 +259,9 @@ def judge_gaussian_noise(fn: Callable[[float, int, np.random.Generator], Any],
 
 
 def _gaussian_verdict(sigmas: list[float], standard: list[np.ndarray]) -> str:
+    if any(z.size > 1 and np.all(z == z[0]) for z in standard):
+        raise Rejection("all the draws of one call are the same number: draw `size` "
+                        "independent values")
     ratios = [float(np.sqrt(np.mean(z**2))) for z in standard[:_GAUSS_LARGE]]
     wrong = any(ks_reject(stats.norm.cdf(z), _ALPHA_GAUSS_CALL_KS)
                 or chi2_reject(float(np.sum(z**2)), z.size, _ALPHA_GAUSS_CALL_VAR)
