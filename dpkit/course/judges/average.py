@@ -204,9 +204,12 @@ def _why(spread: float) -> str:
                            (3.0, "it looks like the count's noise has scale 1/ε")):
         if abs(spread / ratio - 1) < 0.12:
             return meaning
-    if spread < 1:
+    if spread < 0.95:
         return "too little noise for ε/3 and sensitivity 1"
-    return "its spread or shape is not that of Laplace noise of scale 1/(ε/3)"
+    if spread > 1.05:
+        return ("more noise than that: private, but the exercise gives each of the three "
+                "steps ε/3")
+    return "its shape is not that of Laplace noise"
 
 
 def _few_bits(value: float) -> bool:

@@ -239,9 +239,9 @@ def _check_streams(fn: Callable[..., Any], streams: list[tuple[int, float, int]]
                  "list(), and stop at the first pass)")
         got = call(fn, stream, None, threshold, epsilon, seeded(s), where=where)
         if _index(got, None, where) != hit:
-            raise Rejection(f"on an endless stream whose query {hit} is far above the "
-                            f"threshold (all before it far below), your function returned "
-                            f"{shown(got)}")
+            raise Rejection(f"on an endless stream where one query lies far above the "
+                            f"threshold and all before it far below, your function returned "
+                            f"{shown(got)}, not the index of that query")
 
 
 def _law_message(count: np.ndarray, law: np.ndarray) -> str:
