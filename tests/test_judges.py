@@ -158,9 +158,13 @@ def laplace_lookup(value, sensitivity, epsilon, generator):
     (laplace_noise_once, "repeat the same noise"),
 ])
 def test_laplace_mistakes_fail(fn, fragment):
-    """Wrong scales differ from Δ/ε by at least 20% on every hidden case (Δ, ε, Δ/ε, Δ·ε
-    are drawn at least a factor 1.5 from 1): caught with probability > 1 − 1e-9; the
-    others deterministically."""
+    """Each wrong scale is off by a factor of at least 1.2 on every hidden case (Δ, ε, Δ/ε,
+    Δ·ε are drawn at least a factor 1.5 from 1; Δ <= 5): the per-case spread test (600
+    releases, standard error 0.041) sees 4.9 standard errors at the very least, 12 or more
+    for every scale above but (Δ + 1)/ε, which also shifts the pooled spread (4,800
+    releases) by 14: caught with probability > 1 − 1e-6 (30 of 30 simulated graders each);
+    normal noise of the right variance is 0.13 away from Laplace in mean |noise|/b (9
+    standard errors pooled); the others deterministically."""
     fails(judge_laplace_mechanism, fn, fragment)
 
 
@@ -259,9 +263,10 @@ def gauss_lookup(sigma, size, generator):
 ])
 def test_gaussian_mistakes_fail(fn, fragment):
     """σ is at least a factor 1.5 from 1, so σ² differs from σ by 50% or more on 8 calls of
-    1,000+ draws: caught with probability > 1 − 1e-12; a Laplace shape of the right
-    variance shifts the pooled KS distance by about 0.03 over 15,000 draws (threshold
-    0.021): caught with probability > 1 − 1e-6; the rest deterministically."""
+    1,000+ draws: caught with probability > 1 − 1e-12 (likewise σ/2); Laplace noise of the
+    right variance is 0.062 from N(0, σ²) in KS distance, the pooled threshold at most
+    0.032 (8,000 draws or more): caught with probability > 1 − 2e-6 (DKW); 30 of 30
+    simulated graders caught each; the rest deterministically."""
     fails(judge_gaussian_noise, fn, fragment)
 
 
