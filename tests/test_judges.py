@@ -414,8 +414,8 @@ LAW = "do not match AboveThreshold's"
     (at_random_index, "never a made-up index"),
     (at_reads_whole_stream, "pulled far more queries"),
     (at_evaluates_every_query, "evaluated a query after one had already passed"),
-    (at_one_based, "(0-based) index"),
-    (at_noisy_answer, "(0-based) index"),
+    (at_one_based, "outside `queries`"),
+    (at_noisy_answer, "a value of type float"),
     (at_global_numpy, "seeded alike"),
     (lambda q, d, t, e, r: r.laplace(0.0, 2 / e), "raised AttributeError"),
 ])

@@ -130,10 +130,15 @@ def _index(got: Any, count: int | None, where: str) -> int | None:
     """The outcome as an index or None, or a Rejection if it is neither."""
     if got is None:
         return None
-    if isinstance(got, (bool, np.bool_)) or not isinstance(got, (int, np.integer)) \
-            or got < 0 or (count is not None and got >= count):
-        raise Rejection(f"{where}, your function returned {shown(got)}: AboveThreshold "
-                        "returns the (0-based) index of a query of `queries`, or None")
+    if isinstance(got, (bool, np.bool_)) or not isinstance(got, (int, np.integer)):
+        # a float may be a noisy answer near a hidden threshold: name its type only
+        raise Rejection(f"{where}, your function returned a value of type "
+                        f"{type(got).__name__}: AboveThreshold returns the (0-based) index "
+                        "of a query of `queries`, or None")
+    if got < 0 or (count is not None and got >= count):
+        raise Rejection(f"{where}, your function returned index {int(got)}, outside "
+                        "`queries`: AboveThreshold returns the (0-based) index of a query "
+                        "of `queries`, or None")
     return int(got)
 
 
