@@ -106,7 +106,8 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
 
     In all at most **1e-6** (Bonferroni). NumPy's float Laplace noise has exactly this law;
     ``dpkit.laplace.laplace_mechanism`` (exact noise on a grid 2⁻²⁰Δ fine, scale widened by
-    at most 2⁻²⁰) is within 1e-5 of it in KS distance, which the thresholds allow.
+    at most 2⁻²⁰) is within 1e-5 of it in KS distance, which the thresholds allow, and its
+    mean ``|noise|/b`` is off by about 1e-6 relative, 0.0001 of a standard error.
 
     **Calls**: 4,816 (:data:`LAPLACE_CALLS`). **Privacy**: the law of the release at each
     input is the whole mechanism, so too little noise (a wrong scale), one noise reused
