@@ -1,0 +1,295 @@
+"""Judges for the two noise exercises: one Laplace release, and Gaussian noise draws."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from dpkit.check._common import shown
+from dpkit.course.judges._base import (
+    Judgement,
+    Rejection,
+    call,
+    chi2_reject,
+    gamma_reject,
+    judged,
+    ks_reject,
+    real,
+    seeds,
+)
+
+__all__ = ["GAUSSIAN_CALLS", "LAPLACE_CALLS", "judge_gaussian_noise", "judge_laplace_mechanism"]
+
+_FAR_FROM_ONE = math.log(1.5)   # hidden Δ, ε, Δ/ε at least this far from 1 (log scale)
+_LATTICE_SLACK = 1e-5           # the exact mechanism's lattice vs the continuous law (KS)
+
+# Laplace: 8 hidden cases of 600 releases, 16 repeated seeds.
+_LAPLACE_CASES, _LAPLACE_DRAWS, _LAPLACE_REPEATS = 8, 600, 16
+_ALPHA_LAPLACE_POOLED, _ALPHA_LAPLACE_SCALE, _ALPHA_LAPLACE_CASE = 3e-7, 3e-7, 2.5e-8
+#: Calls of the student's function one :func:`judge_laplace_mechanism` makes (at most).
+LAPLACE_CALLS = _LAPLACE_CASES * _LAPLACE_DRAWS + _LAPLACE_REPEATS
+
+# Gaussian: 8 calls of 1,000 to 2,500 draws, 2 of 1 to 5 draws, 2 repeated seeds.
+_GAUSS_LARGE, _GAUSS_SMALL, _GAUSS_REPEATS = 8, 2, 2
+_ALPHA_GAUSS_CALL_KS, _ALPHA_GAUSS_CALL_VAR = 4e-8, 4e-8
+_ALPHA_GAUSS_POOLED_KS, _ALPHA_GAUSS_POOLED_VAR = 2e-7, 1.6e-7
+#: Calls of the student's function one :func:`judge_gaussian_noise` makes.
+GAUSSIAN_CALLS = _GAUSS_LARGE + _GAUSS_SMALL + _GAUSS_REPEATS
+
+_WHERE = "on a hidden input"
+
+
+def _log_uniform(rng: np.random.Generator, low: float, high: float) -> float:
+    return float(math.exp(rng.uniform(math.log(low), math.log(high))))
+
+
+def _far_from_one(*values: float) -> bool:
+    return all(abs(math.log(v)) >= _FAR_FROM_ONE for v in values)
+
+
+def _laplace_cases(rng: np.random.Generator) -> list[tuple[float, float, float]]:
+    """Hidden (value, Δ, ε): Δ, ε in [0.1, 5], with Δ, ε, Δ/ε, Δ·ε away from 1 so that
+    every usual wrong scale (Δ·ε, ε/Δ, Δ, 1/ε, (Δ+1)/ε, …) differs from Δ/ε by 20% or more;
+    values of either sign from 0.1 to 10,000."""
+    cases = []
+    while len(cases) < _LAPLACE_CASES:
+        delta, epsilon = _log_uniform(rng, 0.1, 5.0), _log_uniform(rng, 0.1, 5.0)
+        if not _far_from_one(delta, epsilon, delta / epsilon, delta * epsilon):
+            continue
+        value = round(float(rng.choice([-1.0, 1.0])) * _log_uniform(rng, 0.1, 1e4), 2)
+        cases.append((value, round(delta, 3), round(epsilon, 3)))
+    return cases
+
+
+_WRONG_SCALES: tuple[tuple[str, Callable[[np.ndarray, np.ndarray], np.ndarray]], ...] = (
+    ("Δ·ε", lambda d, e: d * e), ("ε/Δ", lambda d, e: e / d), ("Δ/(2ε)", lambda d, e: d / (2 * e)),
+    ("2Δ/ε", lambda d, e: 2 * d / e), ("1/ε", lambda d, e: 1 / e), ("Δ", lambda d, e: d),
+    ("(Δ + 1)/ε", lambda d, e: (d + 1) / e), ("Δ/ε²", lambda d, e: d / e**2),
+)
+
+
+def _scale_hint(distance: np.ndarray, delta: np.ndarray, epsilon: np.ndarray) -> str:
+    """Name the wrong scale the releases fit, if one of the usual ones does."""
+    for name, scale in _WRONG_SCALES:
+        per_case = np.mean(distance / scale(delta, epsilon), axis=1)
+        if np.all(np.abs(per_case - 1) < 0.15):
+            return f"your noise scale looks like {name}, but it must be Δ/ε"
+    return ""
+
+
+def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generator], Any],
+                            rng: np.random.Generator) -> Judgement:
+    """Hidden test of ``fn(value, sensitivity, epsilon, generator)``: one release
+    ``value + Lap(Δ/ε)`` with NumPy noise (exercise ``ex-laplace-textbook``).
+
+    **Hidden inputs** (from ``rng``): 8 cases ``(value, Δ, ε)`` with ``Δ, ε`` log-uniform in
+    ``[0.1, 5]`` and ``Δ, ε, Δ/ε, Δ·ε`` at least a factor 1.5 from 1 (so that Δ·ε, ε/Δ,
+    Δ/(2ε), 1/ε, Δ, (Δ + 1)/ε all differ from Δ/ε), values of either sign in
+    ``[0.1, 10⁴]``; 600 releases per case, each with a fresh ``numpy.random.default_rng``
+    seeded from ``rng``.
+
+    **Tests**, with their false-failure probabilities for a correct answer:
+
+    * every release is a finite real number, and 16 releases repeated with generators
+      seeded alike are equal (the exercise says the noise comes from ``generator``): 0;
+    * pooled Kolmogorov–Smirnov test of the 4,800 transforms ``F_{value, Δ/ε}(release)``
+      against uniform, DKW bound: 3e-7;
+    * the noise's spread: ``Σ |release − value|/(Δ/ε)`` against Gamma(4800, 1),
+      two-sided: 3e-7 (catches a scale off by a few percent);
+    * per case, a KS test and the spread test (a function right on some inputs only, a
+      lookup table of the public check's inputs, errors of opposite signs on different
+      inputs): 8 × (2.5e-8 + 2.5e-8).
+
+    In all at most **1e-6** (Bonferroni). NumPy's float Laplace noise has exactly this law;
+    ``dpkit.laplace.laplace_mechanism`` (exact noise on a grid 2⁻²⁰Δ fine, scale widened by
+    at most 2⁻²⁰) is within 1e-5 of it in KS distance, which the thresholds allow, and its
+    mean ``|noise|/b`` is off by about 1e-6 relative, 0.0001 of a standard error.
+
+    **Calls**: 4,816 (:data:`LAPLACE_CALLS`). **Privacy**: the law of the release at each
+    input is the whole mechanism, so too little noise (a wrong scale), one noise reused
+    for every release, or noise that depends on the value all fail the distribution
+    tests. **Not judged**: that the noise is drawn in floating point (the exercise asks
+    for it; Mironov's attack concerns the exact floats, which no test of the law sees);
+    departures confined to inputs or events the hidden cases never meet.
+    """
+    cases = _laplace_cases(rng)
+    seed_table = seeds(rng, (_LAPLACE_CASES, _LAPLACE_DRAWS))
+
+    def body() -> str:
+        releases = np.empty((_LAPLACE_CASES, _LAPLACE_DRAWS))
+        for c, (value, delta, epsilon) in enumerate(cases):
+            for j in range(_LAPLACE_DRAWS):
+                got = call(fn, value, delta, epsilon, np.random.default_rng(int(seed_table[c, j])),
+                           where=_WHERE)
+                releases[c, j] = real(got, where=_WHERE)
+        for r in range(_LAPLACE_REPEATS):
+            c, j = r % _LAPLACE_CASES, r // _LAPLACE_CASES
+            value, delta, epsilon = cases[c]
+            again = call(fn, value, delta, epsilon, np.random.default_rng(int(seed_table[c, j])),
+                         where=_WHERE)
+            if real(again, where=_WHERE) != releases[c, j]:
+                raise Rejection("called twice with generators seeded alike, your function "
+                                "returned different releases: draw the noise from the "
+                                "`generator` argument, and from nothing else")
+        return _laplace_verdict(cases, releases)
+
+    return judged(body)
+
+
+def _laplace_verdict(cases: list[tuple[float, float, float]], releases: np.ndarray) -> str:
+    values, deltas, epsilons = (np.array(column)[:, None] for column in zip(*cases, strict=True))
+    scales = deltas / epsilons
+    noise = releases - values
+    if np.all(noise == 0):
+        raise Rejection("your releases equal the true value: add Laplace noise to it")
+    if np.unique(np.round(noise / scales, 9)).size < noise.size // 2:
+        raise Rejection("your releases repeat the same noise: draw fresh noise from "
+                        "`generator` for every release")
+    transforms = stats.laplace.cdf(noise / scales)
+    distance = np.abs(noise) / scales
+    spreads = distance.mean(axis=1)
+    scale_wrong = gamma_reject(float(distance.sum()), distance.size, _ALPHA_LAPLACE_SCALE)
+    shape_wrong = ks_reject(transforms.ravel(), _ALPHA_LAPLACE_POOLED, _LATTICE_SLACK)
+    wrong_cases = [c for c in range(len(cases))
+                   if ks_reject(transforms[c], _ALPHA_LAPLACE_CASE, _LATTICE_SLACK)
+                   or gamma_reject(float(distance[c].sum()), distance[c].size,
+                                   _ALPHA_LAPLACE_CASE)]
+    if not (scale_wrong or shape_wrong or wrong_cases):
+        return ("your releases follow value + Lap(Δ/ε) on inputs you have not seen "
+                "(mathematically private; the floating-point attack is another story)")
+    hint = _scale_hint(np.abs(noise), np.broadcast_to(deltas, noise.shape),
+                       np.broadcast_to(epsilons, noise.shape))
+    below = float(np.mean(noise < 0))
+    off = [float(spreads[c]) for c in wrong_cases] or [float(spreads.mean())]
+    if hint:
+        pass
+    elif below < 0.3 or below > 0.7:
+        hint = "the noise must be centred at 0: negative as often as positive"
+    elif all(abs(x - 1) < 0.2 for x in off):
+        hint = ("the noise does not have the Laplace shape: compare its tails with "
+                "P[|noise| > t] = exp(−t/b), b = Δ/ε")
+    elif all(x < 1 for x in off):
+        hint = (f"too little noise (as little as {min(off):.2g} times the spread of "
+                "Lap(Δ/ε)): the release is not ε-differentially private")
+    elif all(x > 1 for x in off):
+        hint = f"too much noise (up to {max(off):.2g} times the spread of Lap(Δ/ε))"
+    else:
+        hint = ("on some inputs too much noise, on others too little: make sure value, "
+                "sensitivity and epsilon are all used, in the scale Δ/ε")
+    scope = "some hidden inputs" if len(wrong_cases) < len(cases) else "hidden inputs"
+    raise Rejection(f"on {scope} your releases are not distributed as value + Lap(Δ/ε); "
+                    f"{hint}")
+
+
+def _sigmas(rng: np.random.Generator, count: int) -> list[float]:
+    """Hidden σ, log-uniform in [0.05, 20] and at least a factor 1.5 from 1 (so σ², √σ,
+    and σ differ)."""
+    sigmas: list[float] = []
+    while len(sigmas) < count:
+        sigma = _log_uniform(rng, 0.05, 20.0)
+        if _far_from_one(sigma):
+            sigmas.append(round(sigma, 4))
+    return sigmas
+
+
+def _draws(fn: Callable[..., Any], sigma: float, size: int, seed: int) -> np.ndarray:
+    got = call(fn, sigma, size, np.random.default_rng(seed), where=_WHERE)
+    try:
+        draws = np.asarray(got, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError):
+        draws = None
+    if draws is None or draws.ndim > 1:
+        raise Rejection(f"{_WHERE}, your function returned {shown(got)}, not an array of "
+                        f"`size` real numbers")
+    if draws.size != size:
+        raise Rejection(f"{_WHERE}, your function returned {draws.size} draws, not `size`")
+    if not np.all(np.isfinite(draws)):
+        raise Rejection(f"{_WHERE}, your function returned draws that are not finite "
+                        "(nan or inf)")
+    return draws.ravel()
+
+
+def judge_gaussian_noise(fn: Callable[[float, int, np.random.Generator], Any],
+                         rng: np.random.Generator) -> Judgement:
+    """Hidden test of ``fn(sigma, size, generator)``: ``size`` draws of N(0, σ²)
+    (exercise ``ex-analytic-variance``).
+
+    **Hidden inputs** (from ``rng``): 10 calls with σ log-uniform in ``[0.05, 20]`` and at
+    least a factor 1.5 from 1 (where σ² and σ differ): 8 of 1,000 to 2,500 draws and 2 of
+    1 to 5 draws, each with a fresh ``numpy.random.default_rng`` seeded from ``rng``.
+
+    **Tests**, with their false-failure probabilities for a correct answer:
+
+    * each result holds ``size`` finite real numbers; a call repeated with a generator
+      seeded alike returns the same draws, and two calls with different seeds do not
+      start with the same standardized draws (the noise comes from ``generator``): 0;
+    * per large call: KS test of ``draws/σ`` against N(0, 1) (DKW bound) and a two-sided
+      test of ``Σ (draw/σ)²`` against χ²(size): 8 × (4e-8 + 4e-8);
+    * pooled over all calls: KS (2e-7) and χ² (1.6e-7).
+
+    In all at most **1e-6** (Bonferroni). **Calls**: 12 (:data:`GAUSSIAN_CALLS`), about
+    15,000 draws. **Privacy**: the Gaussian mechanism is private for the σ it was
+    calibrated with; the variance bug (σ² for σ), too little noise, or noise of another
+    shape with the right variance fail the tests. **Not judged**: properties of the
+    floating-point draws beyond their law.
+    """
+    sigmas = _sigmas(rng, _GAUSS_LARGE + _GAUSS_SMALL)
+    sizes = [int(s) for s in rng.integers(1000, 2501, _GAUSS_LARGE)] + \
+        [int(s) for s in rng.integers(1, 6, _GAUSS_SMALL)]
+    call_seeds = [int(s) for s in seeds(rng, len(sigmas) + 1)]
+
+    def body() -> str:
+        samples = [_draws(fn, sigma, size, seed)
+                   for sigma, size, seed in zip(sigmas, sizes, call_seeds, strict=False)]
+        if not np.array_equal(_draws(fn, sigmas[0], sizes[0], call_seeds[0]), samples[0]):
+            raise Rejection("called twice with generators seeded alike, your function "
+                            "returned different draws: draw the noise from the `generator` "
+                            "argument, and from nothing else")
+        other = _draws(fn, sigmas[0], sizes[0], call_seeds[-1])
+        standard = [draws / sigma for draws, sigma in zip(samples, sigmas, strict=True)]
+        heads = [z[:3] for z in [*standard, other / sigmas[0]] if z.size >= 3]
+        for i in range(len(heads)):
+            for j in range(i):
+                if np.allclose(heads[i], heads[j], rtol=1e-9, atol=0):
+                    raise Rejection("two calls with differently seeded generators returned "
+                                    "the same draws: use the `generator` argument, not a "
+                                    "generator of your own with a fixed seed")
+        return _gaussian_verdict(sigmas, standard)
+
+    return judged(body)
+
+
+def _gaussian_verdict(sigmas: list[float], standard: list[np.ndarray]) -> str:
+    if any(z.size > 1 and np.all(z == z[0]) for z in standard):
+        raise Rejection("all the draws of one call are the same number: draw `size` "
+                        "independent values")
+    ratios = [float(np.sqrt(np.mean(z**2))) for z in standard[:_GAUSS_LARGE]]
+    wrong = any(ks_reject(stats.norm.cdf(z), _ALPHA_GAUSS_CALL_KS)
+                or chi2_reject(float(np.sum(z**2)), z.size, _ALPHA_GAUSS_CALL_VAR)
+                for z in standard[:_GAUSS_LARGE])
+    pooled = np.concatenate(standard)
+    wrong = wrong or ks_reject(stats.norm.cdf(pooled), _ALPHA_GAUSS_POOLED_KS) or chi2_reject(
+        float(np.sum(pooled**2)), pooled.size, _ALPHA_GAUSS_POOLED_VAR)
+    if not wrong:
+        return "your noise has standard deviation σ and the normal shape, for every σ tried"
+    large = sigmas[:_GAUSS_LARGE]
+    if all(math.isclose(r, s, rel_tol=0.1) for r, s in zip(ratios, large, strict=True)):
+        hint = ("the spread is σ², not σ: NumPy's normal(loc, scale) takes the standard "
+                "deviation, not the variance")
+    elif all(math.isclose(r, 1, rel_tol=0.05) for r in ratios):
+        hint = "the spread is right but the shape is not that of a normal distribution"
+    elif all(r < 1 for r in ratios):
+        hint = "too little noise: a Gaussian mechanism calibrated for σ is then not private"
+    elif all(r > 1 for r in ratios):
+        hint = "too much noise for the σ asked"
+    else:
+        hint = "for some σ the spread is too small, for others too large"
+    return _fail(f"your draws do not follow N(0, σ²) on hidden inputs: {hint}")
+
+
+def _fail(message: str) -> str:
+    raise Rejection(message)

@@ -1,0 +1,260 @@
+"""Judge for the AboveThreshold exercise of the sparse vector chapter."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+from scipy import integrate
+
+from dpkit.check._common import shown
+from dpkit.course.judges._base import (
+    Judgement,
+    Rejection,
+    binomial_reject,
+    call,
+    judged,
+    seeds,
+)
+from dpkit.rng import seeded
+
+__all__ = ["ABOVE_THRESHOLD_CALLS", "Bin", "Constant", "QueryStream", "above_threshold_law",
+           "judge_above_threshold"]
+
+# (name, queries, lowest and highest answer − threshold in query-noise scales 4/ε, runs)
+_CASES = (("long", 8, -1.2, -0.2, 1500), ("mixed", 5, -1.5, 0.3, 1500))
+_NEIGHBOUR_RUNS = 1000        # the "long" case's data with one row removed
+_FAR, _FAR_RUNS = 200, 20     # queries 200 scales below: None every time
+_STREAM_RUNS, _STREAM_SLACK = 3, 50
+_REPEATS = 20
+_ALPHA_CELL = 4e-8            # per outcome of a case: 9 + 6 + 9 cells
+#: Calls of the student's function one :func:`judge_above_threshold` makes (at most).
+ABOVE_THRESHOLD_CALLS = (sum(c[-1] for c in _CASES) + _NEIGHBOUR_RUNS + _FAR_RUNS
+                         + _STREAM_RUNS + _REPEATS)
+
+
+class Bin:
+    """A counting query: the count in bin ``index`` of a histogram (sensitivity 1)."""
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+    def __call__(self, data: Any) -> int:
+        return int(data[self.index])
+
+
+class Constant:
+    """A query whose answer does not depend on the data."""
+
+    def __init__(self, answer: float) -> None:
+        self.answer = answer
+
+    def __call__(self, data: Any) -> float:
+        return self.answer
+
+
+class _Trap:
+    """A query of a stream after the first certain pass: evaluating it raises."""
+
+    def __call__(self, data: Any) -> float:
+        raise RuntimeError("evaluated a query after one had already passed the threshold")
+
+
+class QueryStream:
+    """An endless stream: far below the threshold, far above at ``hit``, then traps.
+
+    Has no ``len``; pulling more than ``hit + 50`` queries raises (reading the whole
+    stream never ends).
+    """
+
+    def __init__(self, hit: int, below: float, above: float) -> None:
+        self.hit, self.below, self.above = hit, below, above
+
+    def __iter__(self) -> Iterator[Callable[[Any], float]]:
+        for i in itertools.count():
+            if i > self.hit + _STREAM_SLACK:
+                raise RuntimeError("pulled far more queries from an endless stream than "
+                                   "AboveThreshold needs")
+            if i < self.hit:
+                yield Constant(self.below)
+            elif i == self.hit:
+                yield Constant(self.above)
+            else:
+                yield _Trap()
+
+
+def _laplace_cdf(x: np.ndarray, scale: float) -> np.ndarray:
+    return np.where(x < 0, 0.5 * np.exp(np.minimum(x, 0) / scale),
+                    1 - 0.5 * np.exp(-np.maximum(x, 0) / scale))
+
+
+def above_threshold_law(answers: np.ndarray, threshold: float, epsilon: float) -> np.ndarray:
+    """Exact outcome probabilities of AboveThreshold: ``[P(0), …, P(m − 1), P(None)]``.
+
+    Threshold noise ``ρ ~ Lap(2/ε)`` once, query noise ``ν_i ~ Lap(4/ε)`` per query; the
+    outcome is the first ``i`` with ``a_i + ν_i >= T + ρ``. Conditioned on ``ρ = r`` the
+    queries are independent, so ``P(i) = ∫ f_ρ(r) Π_{j<i} F_ν(T + r − a_j)
+    (1 − F_ν(T + r − a_i)) dr``, integrated by adaptive quadrature with the kinks as break
+    points (absolute error below 1e-10).
+
+    >>> above_threshold_law(np.array([0.0]), 0.0, 1.0).round(6).tolist()
+    [0.5, 0.5]
+    """
+    answers = np.asarray(answers, dtype=np.float64)
+    rho, nu = 2 / epsilon, 4 / epsilon
+    reach = 80 * nu + float(np.max(np.abs(answers - threshold)))
+    points = sorted({0.0, *(answers - threshold).tolist()})
+
+    def integrand(r: float, i: int) -> float:
+        fails = _laplace_cdf(threshold + r - answers, nu)
+        density = 0.5 / rho * math.exp(-abs(r) / rho)
+        if i == answers.size:
+            return density * float(np.prod(fails))
+        return density * float(np.prod(fails[:i])) * (1 - float(fails[i]))
+
+    return np.array([integrate.quad(integrand, -reach, reach, args=(i,), points=points,
+                                    limit=1000, epsabs=1e-13)[0]
+                     for i in range(answers.size + 1)])
+
+
+def _epsilon(rng: np.random.Generator) -> float:
+    """ε log-uniform in [0.2, 0.6] or [1.7, 4] (away from 1, where ε and 1/ε agree)."""
+    low, high = (0.2, 0.6) if rng.random() < 0.5 else (1.7, 4.0)
+    return round(float(math.exp(rng.uniform(math.log(low), math.log(high)))), 3)
+
+
+def _index(got: Any, count: int | None, where: str) -> int | None:
+    """The outcome as an index or None, or a Rejection if it is neither."""
+    if got is None:
+        return None
+    if isinstance(got, (bool, np.bool_)) or not isinstance(got, (int, np.integer)):
+        # a float may be a noisy answer near a hidden threshold: name its type only
+        raise Rejection(f"{where}, your function returned a value of type "
+                        f"{type(got).__name__}: AboveThreshold returns the (0-based) index "
+                        "of a query of `queries`, or None")
+    if got < 0 or (count is not None and got >= count):
+        raise Rejection(f"{where}, your function returned index {int(got)}, outside "
+                        "`queries`: AboveThreshold returns the (0-based) index of a query "
+                        "of `queries`, or None")
+    return int(got)
+
+
+def judge_above_threshold(fn: Callable[..., int | None], rng: np.random.Generator) -> Judgement:
+    """Hidden test of ``fn(queries, data, threshold, epsilon, rng)``: AboveThreshold with
+    threshold noise Lap(2/ε) drawn once and query noise Lap(4/ε) per query, returning the
+    first index that passes or None, reading ``queries`` lazily (exercise
+    ``ex-svt-above-threshold``).
+
+    **Hidden inputs** (from ``rng``): histograms (``data``, counts near a threshold drawn
+    in [50, 500]) queried by counting queries :class:`Bin` (sensitivity 1); ε log-uniform
+    in [0.2, 0.6] or [1.7, 4] per case. Cases: 8 queries whose answers lie 0.2 to 1.2
+    query-noise scales (4/ε) below the threshold (1,500 runs); 5 queries from 1.5 below to
+    0.3 above (1,500 runs); the first case's histogram with one row removed, a neighbouring
+    dataset (1,000 runs); 4 queries 200 scales below (20 runs); 3 endless
+    :class:`QueryStream` s, far above the threshold at a hidden index. Each run gets a fresh
+    ``dpkit.rng.seeded`` source from ``rng``.
+
+    **Tests**, with their false-failure probabilities for a correct answer:
+
+    * each result is None or an int index of a query; 20 runs repeated with sources seeded
+      alike agree (the noise comes from ``rng``): 0;
+    * on each of the three distribution cases, an exact two-sided binomial test per
+      outcome (each index, and None) against :func:`above_threshold_law`: 24 × 4e-8;
+    * far below the threshold: None every time; a stream: exactly the passing index, no
+      query evaluated after it, no more than 50 pulled beyond it: each below 1e-40.
+
+    In all at most **1e-6** (Bonferroni; the quadrature's error, below 1e-10, is
+    negligible). **Calls**: 4,043 (:data:`ABOVE_THRESHOLD_CALLS`). **Privacy**: a threshold
+    redrawn per query, missing or swapped noises, scales multiplied by ε or halved, and a
+    made-up index instead of None change the outcome law on these cases and fail; the
+    neighbouring pair makes the test literal on one pair of neighbours. **Not judged**:
+    that the noise is floating-point noise from ``rng.numpy_generator()`` (the exact
+    ``dpkit.svt.above_threshold`` has the same law to within 2⁻²⁰ of a scale), and
+    deviations confined to events these cases never meet.
+    """
+    cases, neighbour = [], None
+    for _, m, low, high, runs in _CASES:
+        epsilon = _epsilon(rng)
+        threshold = round(float(rng.uniform(50, 500)), 2)
+        data = np.round(threshold + 4 / epsilon * rng.uniform(low, high, m)).astype(np.int64)
+        cases.append((data, threshold, epsilon, runs))
+        if neighbour is None:
+            fewer = data.copy()
+            fewer[int(rng.integers(m))] -= 1
+            neighbour = (fewer, threshold, epsilon, _NEIGHBOUR_RUNS)
+    cases.append(neighbour)
+    case_seeds = [seeds(rng, runs) for *_, runs in cases]
+    far_epsilon = _epsilon(rng)
+    far_threshold = round(float(rng.uniform(50, 500)) + _FAR * 4 / far_epsilon, 2)
+    far_seeds = seeds(rng, _FAR_RUNS)
+    streams = [(int(rng.integers(2, 8)), _epsilon(rng), int(s))
+               for s in seeds(rng, _STREAM_RUNS)]
+
+    def body() -> str:
+        where = "on a hidden input"
+        counts = []
+        for (data, threshold, epsilon, _), run_seeds in zip(cases, case_seeds, strict=True):
+            queries = [Bin(j) for j in range(data.size)]
+            outcomes = [_index(call(fn, queries, data, threshold, epsilon, seeded(int(s)),
+                                    where=where), data.size, where) for s in run_seeds]
+            counts.append(np.bincount([data.size if o is None else o for o in outcomes],
+                                      minlength=data.size + 1))
+            if len(counts) == 2:
+                for s, first in zip(run_seeds[:_REPEATS], outcomes, strict=False):
+                    again = call(fn, queries, data, threshold, epsilon, seeded(int(s)),
+                                 where=where)
+                    if _index(again, data.size, where) != first:
+                        raise Rejection("with sources seeded alike your function returned "
+                                        "different answers: draw all the noise from rng "
+                                        "(rng.numpy_generator())")
+        _check_far(fn, far_threshold, far_epsilon, far_seeds)
+        _check_streams(fn, streams)
+        for (data, threshold, epsilon, runs), count in zip(cases, counts, strict=True):
+            law = above_threshold_law(data.astype(np.float64), threshold, epsilon)
+            for k, p in zip(count.tolist(), law.tolist(), strict=True):
+                if binomial_reject(k, runs, p, _ALPHA_CELL):
+                    raise Rejection(_law_message(count, law))
+        return ("your AboveThreshold has the right outcome frequencies on inputs you have "
+                "not seen, returns None honestly and reads a stream lazily")
+
+    return judged(body)
+
+
+def _check_far(fn: Callable[..., Any], threshold: float, epsilon: float,
+               far_seeds: np.ndarray) -> None:
+    queries = [Constant(threshold - _FAR * 4 / epsilon * (1 + j)) for j in range(4)]
+    where = "on queries far below the threshold"
+    for s in far_seeds:
+        got = _index(call(fn, queries, None, threshold, epsilon, seeded(int(s)), where=where),
+                     len(queries), where)
+        if got is not None:
+            raise Rejection(f"{where}, your function returned index {got}: when no query "
+                            "passes, AboveThreshold returns None, never a made-up index")
+
+
+def _check_streams(fn: Callable[..., Any], streams: list[tuple[int, float, int]]) -> None:
+    for hit, epsilon, s in streams:
+        threshold = 100.0
+        scale = 4 / epsilon
+        stream = QueryStream(hit, threshold - _FAR * scale, threshold + _FAR * scale)
+        where = ("on an endless stream of queries (take them one at a time: no len(), no "
+                 "list(), and stop at the first pass)")
+        got = call(fn, stream, None, threshold, epsilon, seeded(s), where=where)
+        if _index(got, None, where) != hit:
+            raise Rejection(f"on an endless stream where one query lies far above the "
+                            f"threshold and all before it far below, your function returned "
+                            f"{shown(got)}, not the index of that query")
+
+
+def _law_message(count: np.ndarray, law: np.ndarray) -> str:
+    runs = int(count.sum())
+    hint = ("draw the threshold noise Lap(2/ε) once, before the loop, and a fresh query "
+            "noise Lap(4/ε) for each query")
+    if count[-1] == 0 and law[-1] > 0.05:
+        hint = "your function never returned None here, though no query passing is likely; " \
+            + hint
+    return (f"on hidden inputs, the frequencies of the outcomes (which index passes, or None "
+            f"in {count[-1] / runs:.3f} of the runs) do not match AboveThreshold's: {hint}")

@@ -1,0 +1,804 @@
+"""dpkit.course.judges: correct variants pass, honest mistakes and privacy violations fail.
+
+Every judge is deterministic given its generator, so each test below runs it once with a
+fixed seed (:data:`SEED`) and its outcome never changes. Stated probabilities are over the
+choice of that seed, i.e. over the grader's secret seed:
+
+* a *correct* variant fails with probability at most 1e-6 (the judge's Bonferroni bound,
+  stated in its docstring): each such test says so;
+* a *wrong* variant is caught with the probability the test states (1 where the failure is
+  deterministic: an exception, a wrong type, a stream read to its end, a zero noise).
+
+The student's function is a plain Python function here; in production it is a proxy to a
+sandboxed process, which changes nothing the judges rely on (they observe only returned
+values and raised exceptions, and hand each call a fresh, picklable random source).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import pickle
+import random
+from typing import Any
+
+import numpy as np
+import pytest
+
+import dpkit.check
+from dpkit.course.judges import (
+    ABOVE_THRESHOLD_CALLS,
+    AUTO_AVG_CALLS,
+    GAUSSIAN_CALLS,
+    JUDGES,
+    LAPLACE_CALLS,
+    SAMPLER_CALLS,
+    Judgement,
+    judge_above_threshold,
+    judge_auto_avg,
+    judge_division_free_sampler,
+    judge_gaussian_noise,
+    judge_laplace_mechanism,
+)
+from dpkit.course.judges._base import error_text
+from dpkit.course.judges.svt import Bin, above_threshold_law
+from dpkit.laplace import laplace_mechanism
+from dpkit.rng import seeded
+from dpkit.svt import DEFAULT_CLIP_BOUNDS, above_threshold, auto_avg, choose_clip_bound
+
+SEED = 20260501
+
+
+def run(judge: Any, fn: Any, seed: int = SEED) -> Judgement:
+    return judge(fn, np.random.default_rng(seed))
+
+
+def passes(judge: Any, fn: Any) -> None:
+    """The judge accepts ``fn``, calling it at most as often as its docstring states."""
+    counting = Counting(fn)
+    verdict = run(judge, counting)
+    assert verdict.passed, verdict.message
+    assert counting.calls <= CALLS[judge] <= 20_000
+
+
+def fails(judge: Any, fn: Any, *fragments: str) -> str:
+    verdict = run(judge, fn)
+    assert not verdict.passed, f"{fn.__name__} passed"
+    for fragment in fragments:
+        assert fragment in verdict.message, verdict.message
+    return verdict.message
+
+
+class Counting:
+    """Wraps a function and counts its calls."""
+
+    def __init__(self, fn: Any) -> None:
+        self.fn, self.calls = fn, 0
+        self.__name__ = getattr(fn, "__name__", "fn")
+
+    def __call__(self, *args: Any) -> Any:
+        self.calls += 1
+        return self.fn(*args)
+
+
+CALLS = {judge_laplace_mechanism: LAPLACE_CALLS, judge_gaussian_noise: GAUSSIAN_CALLS,
+         judge_above_threshold: ABOVE_THRESHOLD_CALLS, judge_auto_avg: AUTO_AVG_CALLS,
+         judge_division_free_sampler: SAMPLER_CALLS}
+
+
+# ------------------------------------------------------------------------------- Laplace
+
+def laplace_model(value, sensitivity, epsilon, generator):
+    return value + generator.laplace(0.0, sensitivity / epsilon)
+
+
+def laplace_two_exponentials(value, sensitivity, epsilon, generator):
+    scale = sensitivity / epsilon
+    return value + (generator.exponential(scale) - generator.exponential(scale))
+
+
+def laplace_inverse_cdf(value, sensitivity, epsilon, generator):
+    u = generator.uniform(-0.5, 0.5)
+    return value - sensitivity / epsilon * math.copysign(1.0, u) * math.log1p(-2 * abs(u))
+
+
+def laplace_exact(value, sensitivity, epsilon, generator):
+    """The safe mechanism, its bits from the generator: a different (lattice) construction."""
+    source = seeded(int(generator.integers(2**62)))
+    return laplace_mechanism(value, sensitivity, epsilon, rng=source)
+
+
+@pytest.mark.parametrize("fn", [laplace_model, laplace_two_exponentials, laplace_inverse_cdf,
+                                laplace_exact])
+def test_laplace_correct_variants_pass(fn):
+    """Correct variants: fail with probability at most 1e-6 (the exercise asks for NumPy
+    noise; the exact mechanism passes too, its law is within 1e-5 in KS distance)."""
+    passes(judge_laplace_mechanism, fn)
+
+
+def laplace_times(value, sensitivity, epsilon, generator):
+    return value + generator.laplace(0.0, sensitivity * epsilon)
+
+
+def laplace_half(value, sensitivity, epsilon, generator):
+    return value + generator.laplace(0.0, sensitivity / (2 * epsilon))
+
+
+def laplace_off_by_one(value, sensitivity, epsilon, generator):
+    return value + generator.laplace(0.0, (sensitivity + 1) / epsilon)
+
+
+def laplace_normal(value, sensitivity, epsilon, generator):
+    return value + generator.normal(0.0, math.sqrt(2) * sensitivity / epsilon)
+
+
+def laplace_global_numpy(value, sensitivity, epsilon, generator):
+    return value + np.random.laplace(0.0, sensitivity / epsilon)  # noqa: NPY002
+
+
+def laplace_no_noise(value, sensitivity, epsilon, generator):
+    return float(value)
+
+
+@functools.cache
+def _once(generator_seed_ignored: int = 0) -> float:
+    return float(np.random.default_rng(7).laplace())
+
+
+def laplace_noise_once(value, sensitivity, epsilon, generator):
+    return value + sensitivity / epsilon * _once()
+
+
+def laplace_lookup(value, sensitivity, epsilon, generator):
+    """Right on the public check's (Δ, ε), no noise elsewhere."""
+    if (sensitivity, epsilon) in {(1.0, 0.5), (2.0, 2.0), (1.0, 1.0)}:
+        return value + generator.laplace(0.0, sensitivity / epsilon)
+    return value + generator.laplace(0.0, 1.0)
+
+
+@pytest.mark.parametrize(("fn", "fragment"), [
+    (laplace_times, "looks like Δ·ε"),
+    (laplace_half, "looks like Δ/(2ε)"),
+    (laplace_off_by_one, "looks like (Δ + 1)/ε"),
+    (laplace_normal, "Laplace shape"),
+    (laplace_global_numpy, "seeded alike"),
+    (laplace_no_noise, "add Laplace noise"),
+    (laplace_noise_once, "repeat the same noise"),
+])
+def test_laplace_mistakes_fail(fn, fragment):
+    """Each wrong scale is off by a factor of at least 1.2 on every hidden case (Δ, ε, Δ/ε,
+    Δ·ε are drawn at least a factor 1.5 from 1; Δ <= 5): the per-case spread test (600
+    releases, standard error 0.041) sees 4.9 standard errors at the very least, 12 or more
+    for every scale above but (Δ + 1)/ε, which also shifts the pooled spread (4,800
+    releases) by 14: caught with probability > 1 − 1e-6 (30 of 30 simulated graders each);
+    normal noise of the right variance is 0.13 away from Laplace in mean |noise|/b (9
+    standard errors pooled); the others deterministically."""
+    fails(judge_laplace_mechanism, fn, fragment)
+
+
+def test_laplace_lookup_of_public_inputs_fails():
+    """The lookup passes the public check but not the hidden one (hidden Δ, ε differ from
+    the public ones with probability 1): deterministic."""
+    assert dpkit.check.check_laplace_mechanism(laplace_lookup)
+    fails(judge_laplace_mechanism, laplace_lookup, "not distributed as value + Lap(Δ/ε)")
+
+
+@pytest.mark.parametrize(("fn", "fragment"), [
+    (lambda v, s, e, g: 1 / 0, "raised ZeroDivisionError: division by zero"),
+    (lambda v, s, e, g: float("nan"), "returned nan, not a finite number"),
+    (lambda v, s, e, g: "1.0", "returned '1.0' (of type str), not a finite number"),
+    (lambda v, s, e, g: np.array([v, v]), "not a finite number"),
+])
+def test_laplace_broken_functions_fail_with_the_error_named(fn, fragment):
+    """Deterministic."""
+    fails(judge_laplace_mechanism, fn, fragment)
+
+
+# ------------------------------------------------------------------------------ Gaussian
+
+def gauss_model(sigma, size, generator):
+    return generator.normal(0.0, sigma, size)
+
+
+def gauss_box_muller(sigma, size, generator):
+    pairs = (size + 1) // 2
+    u1, u2 = 1.0 - generator.random(pairs), generator.random(pairs)
+    radius = np.sqrt(-2 * np.log(u1))
+    z = np.concatenate([radius * np.cos(2 * np.pi * u2), radius * np.sin(2 * np.pi * u2)])
+    return sigma * z[:size]
+
+
+def gauss_one_at_a_time(sigma, size, generator):
+    return [sigma * float(generator.standard_normal()) for _ in range(size)]
+
+
+def gauss_two_halves(sigma, size, generator):
+    half = sigma / math.sqrt(2)
+    return generator.normal(0, half, size) + generator.normal(0, half, size)
+
+
+@pytest.mark.parametrize("fn", [gauss_model, gauss_box_muller, gauss_one_at_a_time,
+                                gauss_two_halves])
+def test_gaussian_correct_variants_pass(fn):
+    """Correct variants: fail with probability at most 1e-6."""
+    passes(judge_gaussian_noise, fn)
+
+
+def gauss_variance_bug(sigma, size, generator):
+    return generator.normal(0.0, sigma**2, size)
+
+
+def gauss_too_little(sigma, size, generator):
+    return generator.normal(0.0, sigma / 2, size)
+
+
+def gauss_laplace_shape(sigma, size, generator):
+    return generator.laplace(0.0, sigma / math.sqrt(2), size)
+
+
+def gauss_fixed_seed(sigma, size, generator):
+    return np.random.default_rng(0).normal(0.0, sigma, size)
+
+
+def gauss_global(sigma, size, generator):
+    return np.random.normal(0.0, sigma, size)  # noqa: NPY002
+
+
+def gauss_one_draw(sigma, size, generator):
+    return np.full(size, generator.normal(0.0, sigma))
+
+
+def gauss_short(sigma, size, generator):
+    return generator.normal(0.0, sigma, size - 1 if size > 1 else 1)
+
+
+def gauss_lookup(sigma, size, generator):
+    """The variance bug, fixed only for the public check's σ."""
+    return generator.normal(0.0, sigma if sigma in (0.3, 4.0) else sigma**2, size)
+
+
+@pytest.mark.parametrize(("fn", "fragment"), [
+    (gauss_variance_bug, "the spread is σ², not σ"),
+    (gauss_too_little, "too little noise"),
+    (gauss_laplace_shape, "shape is not that of a normal"),
+    (gauss_fixed_seed, "returned the same draws"),
+    (gauss_global, "seeded alike"),
+    (gauss_one_draw, "all the draws of one call are the same"),
+    (gauss_short, "draws, not `size`"),
+    (lambda s, n, g: 1 / 0, "raised ZeroDivisionError"),
+    (lambda s, n, g: np.full(n, np.nan), "not finite"),
+    (lambda s, n, g: "noise", "not an array of `size` real numbers"),
+])
+def test_gaussian_mistakes_fail(fn, fragment):
+    """σ is at least a factor 1.5 from 1, so σ² differs from σ by 50% or more on 8 calls of
+    1,000+ draws: caught with probability > 1 − 1e-12 (likewise σ/2); Laplace noise of the
+    right variance is 0.062 from N(0, σ²) in KS distance, the pooled threshold at most
+    0.032 (8,000 draws or more): caught with probability > 1 − 2e-6 (DKW); 30 of 30
+    simulated graders caught each; the rest deterministically."""
+    fails(judge_gaussian_noise, fn, fragment)
+
+
+def test_gaussian_lookup_of_public_inputs_fails():
+    """Passes the public check, fails the hidden one (hidden σ ≠ 0.3, 4): deterministic."""
+    assert dpkit.check.check_gaussian_noise(gauss_lookup)
+    fails(judge_gaussian_noise, gauss_lookup, "σ², not σ")
+
+
+# ------------------------------------------------------------------------ AboveThreshold
+
+def at_model(queries, data, threshold, epsilon, rng):
+    generator = rng.numpy_generator()
+    noisy_threshold = threshold + generator.laplace(0.0, 2 / epsilon)
+    for index, query in enumerate(queries):
+        if query(data) + generator.laplace(0.0, 4 / epsilon) >= noisy_threshold:
+            return index
+    return None
+
+
+def at_while_loop(queries, data, threshold, epsilon, rng):
+    generator, stream, index = rng.numpy_generator(), iter(queries), 0
+    noisy_threshold = threshold + generator.laplace(0.0, 2 / epsilon)
+    while True:
+        query = next(stream, None)
+        if query is None:
+            return None
+        if query(data) + generator.laplace(0.0, 4 / epsilon) >= noisy_threshold:
+            return index
+        index += 1
+
+
+def at_exponentials(queries, data, threshold, epsilon, rng):
+    """Laplace noise as differences of exponentials, the comparison rearranged."""
+    generator = rng.numpy_generator()
+
+    def laplace(scale):
+        return generator.exponential(scale) - generator.exponential(scale)
+
+    rho = laplace(2 / epsilon)
+    for index, query in enumerate(queries):
+        if query(data) - threshold - rho + laplace(4 / epsilon) >= 0:
+            return index
+    return None
+
+
+def at_library(queries, data, threshold, epsilon, rng):
+    """The exact dpkit.svt.above_threshold: discrete noise on a fine grid, same law."""
+    return above_threshold(queries, data, threshold, epsilon, rng=rng)
+
+
+@pytest.mark.parametrize("fn", [at_model, at_while_loop, at_exponentials, at_library])
+def test_above_threshold_correct_variants_pass(fn):
+    """Correct variants: fail with probability at most 1e-6."""
+    passes(judge_above_threshold, fn)
+
+
+def _noisy(scale_threshold, scale_query, redraw=False):
+    def above(queries, data, threshold, epsilon, rng):
+        generator = rng.numpy_generator()
+        noisy_threshold = threshold + generator.laplace(0.0, scale_threshold(epsilon))
+        for index, query in enumerate(queries):
+            if redraw:
+                noisy_threshold = threshold + generator.laplace(0.0, scale_threshold(epsilon))
+            if query(data) + generator.laplace(0.0, scale_query(epsilon)) >= noisy_threshold:
+                return index
+        return None
+    return above
+
+
+at_redrawn_threshold = _noisy(lambda e: 2 / e, lambda e: 4 / e, redraw=True)
+at_swapped_scales = _noisy(lambda e: 4 / e, lambda e: 2 / e)
+at_scales_times_epsilon = _noisy(lambda e: 2 * e, lambda e: 4 * e)
+at_half_scales = _noisy(lambda e: 1 / e, lambda e: 2 / e)
+at_no_threshold_noise = _noisy(lambda e: 1e-300, lambda e: 4 / e)
+at_no_query_noise = _noisy(lambda e: 2 / e, lambda e: 1e-300)
+
+
+def at_random_index(queries, data, threshold, epsilon, rng):
+    queries = list(queries)
+    found = at_model(queries, data, threshold, epsilon, rng)
+    return found if found is not None else random.Random(0).randrange(len(queries))
+
+
+def at_reads_whole_stream(queries, data, threshold, epsilon, rng):
+    return at_model(list(queries), data, threshold, epsilon, rng)
+
+
+def at_evaluates_every_query(queries, data, threshold, epsilon, rng):
+    generator = rng.numpy_generator()
+    noisy_threshold = threshold + generator.laplace(0.0, 2 / epsilon)
+    passed = [query(data) + generator.laplace(0.0, 4 / epsilon) >= noisy_threshold
+              for _, query in zip(range(100), queries, strict=False)]
+    return passed.index(True) if True in passed else None
+
+
+def at_one_based(queries, data, threshold, epsilon, rng):
+    found = at_model(queries, data, threshold, epsilon, rng)
+    return None if found is None else found + 1
+
+
+def at_noisy_answer(queries, data, threshold, epsilon, rng):
+    generator = rng.numpy_generator()
+    noisy_threshold = threshold + generator.laplace(0.0, 2 / epsilon)
+    for query in queries:
+        answer = query(data) + generator.laplace(0.0, 4 / epsilon)
+        if answer >= noisy_threshold:
+            return answer
+    return None
+
+
+def at_global_numpy(queries, data, threshold, epsilon, rng):
+    noisy_threshold = threshold + np.random.laplace(0.0, 2 / epsilon)  # noqa: NPY002
+    for index, query in enumerate(queries):
+        if query(data) + np.random.laplace(0.0, 4 / epsilon) >= noisy_threshold:  # noqa: NPY002
+            return index
+    return None
+
+
+def at_lookup(queries, data, threshold, epsilon, rng):
+    """Right on the public check's inputs (threshold 0), the threshold redrawn elsewhere."""
+    if threshold == 0.0:
+        return at_model(queries, data, threshold, epsilon, rng)
+    return at_redrawn_threshold(queries, data, threshold, epsilon, rng)
+
+
+LAW = "do not match AboveThreshold's"
+
+
+@pytest.mark.parametrize(("fn", "fragment"), [
+    (at_redrawn_threshold, LAW),
+    (at_swapped_scales, LAW),
+    (at_scales_times_epsilon, LAW),
+    (at_half_scales, LAW),
+    (at_no_threshold_noise, LAW),
+    (at_no_query_noise, LAW),
+    (at_random_index, "never a made-up index"),
+    (at_reads_whole_stream, "pulled far more queries"),
+    (at_evaluates_every_query, "evaluated a query after one had already passed"),
+    (at_one_based, "outside `queries`"),
+    (at_noisy_answer, "a value of type float"),
+    (at_global_numpy, "seeded alike"),
+    (lambda q, d, t, e, r: r.laplace(0.0, 2 / e), "raised AttributeError"),
+])
+def test_above_threshold_mistakes_fail(fn, fragment):
+    """The law-changing mistakes shift an outcome's frequency by 10 standard deviations or
+    more on the 8-query case (simulated over ε in the hidden ranges: each is caught in
+    every one of 5 simulated graders at ε = 0.3 and 2.5, threshold noise omitted in 4 of 5
+    at ε = 2.5 on that case, and caught by the 5-query case otherwise); the rest are
+    deterministic (the far-below case makes every made-up index show up)."""
+    fails(judge_above_threshold, fn, fragment)
+
+
+def test_above_threshold_lookup_of_public_inputs_fails():
+    """Passes the public check (threshold 0 there), fails the hidden one: hidden thresholds
+    are never 0."""
+    assert dpkit.check.check_above_threshold(at_lookup)
+    fails(judge_above_threshold, at_lookup, LAW)
+
+
+def test_above_threshold_law_matches_a_simulation():
+    """The exact law the judge tests against agrees with 200,000 simulated runs (each
+    frequency within 5 standard errors: fails with probability below 1e-5)."""
+    answers, threshold, epsilon = np.array([3.0, 7.0, 5.0, 9.0]), 8.0, 0.7
+    law = above_threshold_law(answers, threshold, epsilon)
+    assert math.isclose(law.sum(), 1.0, abs_tol=1e-9)
+    generator = np.random.default_rng(1)
+    runs = 200_000
+    passed = (answers + generator.laplace(0, 4 / epsilon, (runs, 4))
+              >= threshold + generator.laplace(0, 2 / epsilon, (runs, 1)))
+    outcome = np.where(passed.any(axis=1), passed.argmax(axis=1), 4)
+    frequency = np.bincount(outcome, minlength=5) / runs
+    assert np.all(np.abs(frequency - law) < 5 * np.sqrt(law * (1 - law) / runs))
+
+
+def test_bin_reads_a_histogram():
+    assert Bin(2)(np.array([5, 6, 7])) == 7
+
+
+# ------------------------------------------------------------------------------ auto_avg
+
+def avg_model(values, epsilon, rng):
+    third = epsilon / 3
+    bound = choose_clip_bound(values, third, bounds=DEFAULT_CLIP_BOUNDS, rng=rng)
+    if bound is None:
+        bound = DEFAULT_CLIP_BOUNDS[-1]
+    noisy_sum = laplace_mechanism(float(np.clip(values, 0, bound).sum()), bound, third, rng=rng)
+    noisy_count = laplace_mechanism(float(len(values)), 1.0, third, rng=rng)
+    return noisy_sum / max(noisy_count, 1.0)
+
+
+def avg_count_first(values, epsilon, rng):
+    """The count released first, the bound chosen next, clipping written out."""
+    third = epsilon / 3
+    noisy_count = laplace_mechanism(len(values), 1, third, rng=rng)
+    bound = choose_clip_bound(values, third, bounds=DEFAULT_CLIP_BOUNDS, rng=rng) \
+        or DEFAULT_CLIP_BOUNDS[-1]
+    clipped = np.minimum(np.maximum(values, 0.0), bound)
+    return laplace_mechanism(float(clipped.sum()), bound, third, rng=rng) / max(noisy_count, 1)
+
+
+POWERS_OF_TWO = tuple(2.0**k for k in range(-2, 45))
+
+
+def avg_powers_of_two(values, epsilon, rng):
+    """Another data-independent grid of candidates (powers of two), a Python sum."""
+    third = epsilon / 3
+    bound = choose_clip_bound(values, third, bounds=POWERS_OF_TWO, rng=rng)
+    bound = POWERS_OF_TWO[-1] if bound is None else bound
+    total = sum(min(max(v, 0.0), bound) for v in values.tolist())
+    noisy_sum = laplace_mechanism(total, bound, third, rng=rng)
+    return noisy_sum / max(laplace_mechanism(len(values), 1.0, third, rng=rng), 1.0)
+
+
+@pytest.mark.parametrize("fn", [avg_model, avg_count_first, avg_powers_of_two])
+def test_auto_avg_correct_variants_pass(fn):
+    """Correct variants, including another grid of candidates: fail with probability at
+    most 1e-6."""
+    passes(judge_auto_avg, fn)
+
+
+def test_auto_avg_library_passes():
+    """dpkit.svt.auto_avg itself (exact sums on a grid, noises drawn in bulk): fails with
+    probability at most 1e-6."""
+    passes(judge_auto_avg, lambda values, epsilon, rng: auto_avg(values, epsilon, rng=rng))
+
+
+def _average(sum_epsilon, count_epsilon, *, sum_sensitivity=None, exact_count=False,
+             clip=True, bound_from_data=False, fallback=True, use_rng=True):
+    def average(values, epsilon, rng):
+        third, source = epsilon / 3, rng if use_rng else None
+        if bound_from_data:
+            bound = float(np.max(values))
+        else:
+            bound = choose_clip_bound(values, third, bounds=DEFAULT_CLIP_BOUNDS, rng=rng)
+            if bound is None and fallback:
+                bound = DEFAULT_CLIP_BOUNDS[-1]
+        total = float(np.clip(values, 0, bound).sum() if clip else np.sum(values))
+        noisy_sum = laplace_mechanism(total, bound if sum_sensitivity is None
+                                      else sum_sensitivity, sum_epsilon(epsilon), rng=source)
+        if exact_count:
+            return noisy_sum / len(values)
+        return noisy_sum / laplace_mechanism(float(len(values)), 1.0, count_epsilon(epsilon),
+                                             rng=source)
+    return average
+
+
+avg_whole_budget_each = _average(lambda e: e, lambda e: e)
+avg_exact_count = _average(lambda e: e / 3, lambda e: e / 3, exact_count=True)
+avg_sum_sensitivity_one = _average(lambda e: e / 3, lambda e: e / 3, sum_sensitivity=1.0)
+avg_bound_from_data = _average(lambda e: e / 3, lambda e: e / 3, bound_from_data=True)
+avg_no_clipping = _average(lambda e: e / 3, lambda e: e / 3, clip=False)
+avg_no_fallback = _average(lambda e: e / 3, lambda e: e / 3, fallback=False)
+avg_secure_default = _average(lambda e: e / 3, lambda e: e / 3, use_rng=False)
+avg_halves = _average(lambda e: e / 2, lambda e: e / 2)
+
+
+def avg_numpy_noise(values, epsilon, rng):
+    third = epsilon / 3
+    generator = np.random.default_rng(rng.bits(64))
+    bound = choose_clip_bound(values, third, bounds=DEFAULT_CLIP_BOUNDS, rng=rng) \
+        or DEFAULT_CLIP_BOUNDS[-1]
+    noisy_sum = float(np.clip(values, 0, bound).sum()) + generator.laplace(0, bound / third)
+    return noisy_sum / (len(values) + generator.laplace(0, 1 / third))
+
+
+def avg_sum_over_sum(values, epsilon, rng):
+    third = epsilon / 3
+    bound = choose_clip_bound(values, third, bounds=DEFAULT_CLIP_BOUNDS, rng=rng) \
+        or DEFAULT_CLIP_BOUNDS[-1]
+    clipped = float(np.clip(values, 0, bound).sum())
+    return laplace_mechanism(clipped, bound, third, rng=rng) / laplace_mechanism(
+        clipped, bound, third, rng=rng)
+
+
+def avg_lookup(values, epsilon, rng):
+    """Right on the public check's columns (ε = 1 and their lengths), exact count elsewhere."""
+    if epsilon == 1.0 and len(values) in (32561, 5000, 3000, 400, 1000):
+        return avg_model(values, epsilon, rng)
+    return avg_exact_count(values, epsilon, rng)
+
+
+@pytest.mark.parametrize(("fn", "fragment"), [
+    (avg_whole_budget_each, "ε is spent on the count alone"),
+    (avg_exact_count, "exact number of rows"),
+    (avg_sum_sensitivity_one, "too little noise for ε-DP"),
+    (avg_numpy_noise, "not a release of dpkit.laplace.laplace_mechanism"),
+    (avg_sum_over_sum, "not a noisy sum"),
+    (avg_bound_from_data, "more frequent than ε-DP allows"),
+    (avg_no_clipping, "more frequent than ε-DP allows"),
+    (avg_no_fallback, "raised TypeError"),
+    (avg_secure_default, "all its randomness must come from rng"),
+    (lambda v, e, r: math.nan, "returned nan"),
+    (lambda v, e, r: [1.0], "not a finite number"),
+])
+def test_auto_avg_mistakes_fail(fn, fragment):
+    """3ε in all shows as a count noise a third of the right one (KS distance ~0.3 over 400
+    seeds against a threshold of 0.14): probability > 1 − 1e-12; sensitivity 1 on the sum
+    leaves |noise| above the cut in 0 of 400 seeds (about 163 needed): > 1 − 1e-12; a data
+    bound or no clipping makes the audit's event frequent on the neighbour (about 0.6 of
+    200 runs) and never on the column (threshold e^ε times ≈ 0.04): > 1 − 1e-9; the rest
+    deterministic (NumPy noise passes the grid checks with probability < 0.2 per seed)."""
+    fails(judge_auto_avg, fn, fragment)
+
+
+def test_auto_avg_half_budgets_fail():
+    """ε/2 on the sum and on the count besides ε/3 on the bound (4ε/3 in all): the count's
+    noise spread is 2/3 of the right one (about 6.7 standard deviations of the Gamma test
+    over 400 seeds), and the sum's too: caught with probability about 0.999 (3,000
+    simulated graders: the count tests reject in 99.6%, the sum test in 81%)."""
+    fails(judge_auto_avg, avg_halves, "ε/2 is spent on the count")
+
+
+avg_other_split = _average(lambda e: e / 4, lambda e: e / 4)
+
+
+def test_auto_avg_requires_the_stated_split():
+    """A private but different split (ε/3 on the bound, ε/4 on the sum and the count: less
+    than ε in all) is not the exercise's "ε/3 each": the count's noise is 4/3 of the right
+    one, caught with probability above 0.99 (the count tests, as for 2/3)."""
+    fails(judge_auto_avg, avg_other_split, "the exercise gives each of the three steps ε/3")
+
+
+def test_auto_avg_lookup_of_public_inputs_fails():
+    """Passes the public check (an exact count elsewhere), fails the hidden one."""
+    assert dpkit.check.check_auto_avg(avg_lookup)
+    fails(judge_auto_avg, avg_lookup, "exact number of rows")
+
+
+# ---------------------------------------------------------------- division-free sampler
+
+def sampler_model(weights, rng):
+    total = sum(weights)
+    while True:
+        t = rng.bits(total.bit_length())
+        if t < total:
+            break
+    for i, w in enumerate(weights):
+        if t < w:
+            return i
+        t -= w
+    raise AssertionError("unreachable")
+
+
+def sampler_binary_search(weights, rng):
+    cumulative, total = [], 0
+    for w in weights:
+        total += w
+        cumulative.append(total)
+    t = total
+    while t >= total:
+        t = rng.bits(total.bit_length())
+    low, high = 0, len(cumulative) - 1
+    while low < high:
+        middle = (low + high) // 2
+        if t < cumulative[middle]:
+            high = middle
+        else:
+            low = middle + 1
+    return low
+
+
+def sampler_sequential(weights, rng):
+    """Index i with probability w_i / (w_i + … + w_n) given that none before was chosen."""
+    rest = sum(weights)
+    for i, w in enumerate(weights[:-1]):
+        t = rest
+        while t >= rest:
+            t = rng.bits(rest.bit_length())
+        if t < w:
+            return i
+        rest -= w
+    return len(weights) - 1
+
+
+def sampler_chunks_reversed(weights, rng):
+    """Rejection on a uniform integer assembled from 16-bit chunks, then a reversed walk."""
+    total = sum(weights)
+    length = total.bit_length()
+    while True:
+        t = rng.bits(length % 16)
+        for _ in range(length // 16):
+            t = (t << 16) | rng.bits(16)
+        if t < total:
+            break
+    for i in reversed(range(len(weights))):
+        total -= weights[i]
+        if t >= total:
+            return i
+    raise AssertionError("unreachable")
+
+
+@pytest.mark.parametrize("fn", [sampler_model, sampler_binary_search, sampler_sequential,
+                                sampler_chunks_reversed])
+def test_sampler_correct_variants_pass(fn):
+    """Correct variants: fail with probability at most 1e-6."""
+    passes(judge_division_free_sampler, fn)
+
+
+def _walk(weights, t, *, inclusive=False):
+    for i, w in enumerate(weights):
+        if t < w or (inclusive and t == w):
+            return i
+        t -= w
+    return len(weights) - 1
+
+
+def sampler_modulo(weights, rng):
+    total = sum(weights)
+    return _walk(weights, rng.bits(total.bit_length()) % total)
+
+
+def sampler_clamped(weights, rng):
+    total = sum(weights)
+    return _walk(weights, min(rng.bits(total.bit_length()), total - 1))
+
+
+def sampler_off_by_one(weights, rng):
+    total = sum(weights)
+    t = total
+    while t >= total:
+        t = rng.bits(total.bit_length())
+    return _walk(weights, t, inclusive=True)
+
+
+def sampler_floats(weights, rng):
+    total = float(sum(weights))
+    return _walk([float(w) for w in weights], rng.bits(53) * 2.0**-53 * total)
+
+
+def sampler_fixed_bits(weights, rng):
+    total = sum(weights)
+    t = total
+    while t >= total:
+        t = rng.bits(min(64, total.bit_length()))
+    return _walk(weights, t)
+
+
+def sampler_randbelow(weights, rng):
+    return _walk(weights, rng.randbelow(sum(weights)))
+
+
+def sampler_python_random(weights, rng):
+    return random.choices(range(len(weights)), weights)[0]
+
+
+def sampler_lookup(weights, rng):
+    """Exact on the public check's weights, modulo-biased elsewhere."""
+    huge = 10**400 + 1
+    if weights in ([1, 6, 3, 20, 1, 9], [huge, 3 * huge, 2 * huge]):
+        return sampler_model(weights, rng)
+    return sampler_modulo(weights, rng)
+
+
+@pytest.mark.parametrize(("fn", "fragment"), [
+    (sampler_modulo, "modulo Σw"),
+    (sampler_clamped, "modulo Σw"),
+    (sampler_off_by_one, "< , not <="),
+    (sampler_floats, "OverflowError"),
+    (sampler_fixed_bits, "as many bits as Σw needs"),
+    (sampler_randbelow, "rng.randbelow"),
+    (sampler_python_random, "seeded alike"),
+    (lambda w, r: True, "returned True"),
+    (lambda w, r: 0.0, "returned 0.0"),
+    (lambda w, r: len(w), "0 <= i < len(weights)"),
+    (lambda w, r: 1 / 0, "raised ZeroDivisionError"),
+])
+def test_sampler_mistakes_fail(fn, fragment):
+    """Modulo bias and clamping halve (or double) the last index's frequency on the
+    2**m + 1 set: 9 standard deviations or more over 3,000 draws, caught with probability
+    > 1 − 1e-9; an inclusive walk moves a whole unit of mass on a weight of 1: the same;
+    the rest deterministic."""
+    fails(judge_division_free_sampler, fn, fragment)
+
+
+def test_sampler_lookup_of_public_inputs_fails():
+    """Passes the public check, fails the hidden one (hidden weights never equal the
+    public ones): probability > 1 − 1e-9."""
+    assert dpkit.check.check_division_free_sampler(sampler_lookup)
+    fails(judge_division_free_sampler, sampler_lookup, "modulo Σw")
+
+
+# ----------------------------------------------------------------------------- all judges
+
+def across_a_process_boundary(fn):
+    """What the sandbox proxy does: arguments and result are pickled, and nothing the
+    function does to its arguments (a random source's state, a stream's position) comes
+    back."""
+    def proxy(*args):
+        return pickle.loads(pickle.dumps(fn(*pickle.loads(pickle.dumps(args)))))
+    proxy.__name__ = fn.__name__
+    return proxy
+
+
+@pytest.mark.parametrize(("judge", "fn"), [
+    (judge_laplace_mechanism, laplace_model),
+    (judge_gaussian_noise, gauss_model),
+    (judge_above_threshold, at_model),
+    (judge_auto_avg, avg_model),
+    (judge_division_free_sampler, sampler_model),
+])
+def test_model_solutions_pass_across_a_process_boundary(judge, fn):
+    """Every argument a judge passes pickles (queries, streams, bits-only sources), and each
+    call gets its own source, so a proxy that loses state changes nothing: fails with
+    probability at most 1e-6."""
+    passes(judge, across_a_process_boundary(fn))
+
+
+def test_judges_are_deterministic_and_keyed_by_exercise():
+    """The same generator seed gives the same judgement (the grader's seed fixes it)."""
+    assert set(JUDGES) == {"ex-laplace-textbook", "ex-analytic-variance",
+                           "ex-svt-above-threshold", "ex-svt-auto-avg", "ex-exp-sampler"}
+    first = run(judge_laplace_mechanism, laplace_half, seed=5)
+    assert first == run(judge_laplace_mechanism, laplace_half, seed=5)
+
+
+def test_error_text_is_cut_and_survives_a_broken_exception():
+    class Broken(Exception):
+        def __str__(self):
+            raise RuntimeError("no")
+
+    assert len(error_text(ValueError("x" * 500))) == 200
+    assert error_text(Broken()).startswith("Broken: ")
+
+
+def test_a_judgement_reads_as_a_verdict():
+    assert not Judgement(False, "m") and str(Judgement(True, "m")) == "PASSED: m"
