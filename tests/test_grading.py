@@ -349,3 +349,104 @@ def test_the_sandbox_sees_only_python_and_dpkit():
         visible = set(sandbox.get("visible"))
         assert visible <= {"usr", "bin", "lib", "lib64", "proc", "dev", "tmp", "root", "work",
                            "home", "opt", "srv", "var"} and "etc" not in visible
+
+
+# --------------------------------------------------------------- the book's own exercises
+
+CHAPTERS = sorted(p.stem for p in (ROOT / "book").glob("*.md")
+                  if p.read_text().startswith("---\njupytext") and "{exercise}" in p.read_text())
+
+AT = "def my_above_threshold(queries, data, threshold, epsilon, rng):\n"
+AVG = "def my_auto_avg(values, epsilon, rng):\n"
+#: Correct answers written unlike the model, and honest mistakes, for the randomized
+#: exercises of the sparse vector chapter: (answer cells, {label: points}).
+SVT_CLASS = {
+    "exponential-differences-and-count-first": ({
+        "ex-svt-above-threshold-answer": AT +
+        "    g = rng.numpy_generator()\n"
+        "    def lap(b):\n        return b * (g.exponential() - g.exponential())\n"
+        "    t = threshold + lap(2 / epsilon)\n    i = 0\n    stream = iter(queries)\n"
+        "    while True:\n        try:\n            q = next(stream)\n"
+        "        except StopIteration:\n            return None\n"
+        "        if q(data) + lap(4 / epsilon) >= t:\n            return i\n        i += 1\n",
+        "ex-svt-auto-avg-answer": AVG +
+        "    e = epsilon / 3\n"
+        "    count = laplace_mechanism(float(len(values)), 1.0, e, rng=rng)\n"
+        "    b = choose_clip_bound(values, e, bounds=DEFAULT_CLIP_BOUNDS, rng=rng)\n"
+        "    b = DEFAULT_CLIP_BOUNDS[-1] if b is None else b\n"
+        "    total = laplace_mechanism(float(np.minimum(np.maximum(values, 0), b).sum()), b, e,"
+        " rng=rng)\n    return total / count\n"},
+        {"ex-svt-above-threshold": 3, "ex-svt-auto-avg": 3}),
+    "threshold-redrawn-and-3-epsilon": ({
+        "ex-svt-above-threshold-answer": AT +
+        "    g = rng.numpy_generator()\n    for i, q in enumerate(queries):\n"
+        "        t = threshold + g.laplace(0.0, 2 / epsilon)\n"
+        "        if q(data) + g.laplace(0.0, 4 / epsilon) >= t:\n            return i\n"
+        "    return None\n",
+        "ex-svt-auto-avg-answer": AVG +
+        "    b = choose_clip_bound(values, epsilon, bounds=DEFAULT_CLIP_BOUNDS, rng=rng)\n"
+        "    b = DEFAULT_CLIP_BOUNDS[-1] if b is None else b\n"
+        "    total = laplace_mechanism(float(np.clip(values, 0, b).sum()), b, epsilon, rng=rng)\n"
+        "    count = laplace_mechanism(float(len(values)), 1.0, epsilon, rng=rng)\n"
+        "    return total / count\n"},
+        {"ex-svt-above-threshold": 1, "ex-svt-auto-avg": 1}),
+    "fallback-index-and-float-noise": ({
+        "ex-svt-above-threshold-answer": AT +
+        "    g = rng.numpy_generator()\n    t = threshold + g.laplace(0.0, 2 / epsilon)\n"
+        "    i = -1\n    for i, q in enumerate(queries):\n"
+        "        if q(data) + g.laplace(0.0, 4 / epsilon) >= t:\n            return i\n"
+        "    return max(i, 0)\n",
+        "ex-svt-auto-avg-answer": AVG +
+        "    e = epsilon / 3\n    g = rng.numpy_generator()\n"
+        "    b = choose_clip_bound(values, e, bounds=DEFAULT_CLIP_BOUNDS, rng=rng)\n"
+        "    b = DEFAULT_CLIP_BOUNDS[-1] if b is None else b\n"
+        "    total = float(np.clip(values, 0, b).sum()) + g.laplace(0.0, b / e)\n"
+        "    count = len(values) + g.laplace(0.0, 1 / e)\n    return total / count\n"},
+        {"ex-svt-above-threshold": 0, "ex-svt-auto-avg": 1}),
+}
+
+
+@pytest.fixture(scope="module")
+def book_course(tmp_path_factory):
+    course = tmp_path_factory.mktemp("book-course") / "course"
+    build(ROOT / "book", course)
+    return course
+
+
+def test_every_model_solution_gets_full_marks(book_course, tmp_path):
+    """Each chapter's instructor copy, handed in as a submission, gets every automatic
+    point: the model solutions pass their public and hidden tests in the sandbox."""
+    student = tmp_path / "submissions" / "model"
+    student.mkdir(parents=True)
+    for chapter in CHAPTERS:
+        source = book_course / "source" / chapter / f"{chapter}.ipynb"
+        (student / source.name).write_bytes(source.read_bytes())
+    out = grade(book_course, tmp_path / "submissions", log=lambda _m: None)
+    rows = [r for r in csv.DictReader(out.open()) if r["points"] != ""]
+    assert {r["chapter"] for r in rows} == set(CHAPTERS)
+    short = [(r["chapter"], r["exercise"], r["feedback"]) for r in rows
+             if float(r["points"]) != float(r["max_points"])]
+    assert short == []
+
+
+def test_randomized_answers_are_judged_by_distribution_and_privacy(book_course, tmp_path):
+    """Correct answers unlike the model get full marks; a threshold redrawn per query, a
+    budget spent three times, a fallback index and NumPy noise where laplace_mechanism is
+    required each lose the hidden points (and the first two the public one too where the
+    public check catches them)."""
+    release = book_course / "release" / "sparse_vector" / "sparse_vector.ipynb"
+    for student, (replace, _) in SVT_CLASS.items():
+        notebook = nbformat.read(release, 4)
+        for cell in notebook.cells:
+            grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+            if grade_id in replace:
+                cell.source = replace[grade_id]
+        (tmp_path / "submissions" / student).mkdir(parents=True)
+        nbformat.write(notebook, tmp_path / "submissions" / student / "sparse_vector.ipynb")
+    out = grade(book_course, tmp_path / "submissions", log=lambda _m: None)
+    table = {(r["student"], r["exercise"].rsplit("(", 1)[-1].rstrip(")")): r
+             for r in csv.DictReader(out.open())}
+    for student, (_, expected) in SVT_CLASS.items():
+        for label, points in expected.items():
+            row = table[(student, label)]
+            assert float(row["points"]) == points, (student, label, row["feedback"])

@@ -48,7 +48,8 @@ import nbformat
 import numpy as np
 
 import dpkit.check
-from dpkit.course.sandbox import Limits, RemoteFunction, Sandbox
+from dpkit.course.judges import JUDGES
+from dpkit.course.sandbox import Limits, RemoteFunction, Sandbox, isolation
 from dpkit.course.worker import drop_magics
 from dpkit.rng import RandomSource
 
@@ -128,21 +129,26 @@ def _described(error: BaseException) -> str:
 
 
 class _Model:
-    """The model solutions of one chapter, run here (instructor's code, trusted)."""
+    """The model solutions of one chapter, run here (instructor's code, trusted), in order:
+    each exercise's functions as its cell left them."""
 
     def __init__(self, setup: str, exercises: list[_Exercise]) -> None:
-        self.namespace: dict[str, Any] = {"__name__": "__model__"}
         self._setup, self._exercises = setup, exercises
-        self._ready = False
+        self._functions: dict[str, dict[str, Any]] | None = None
 
-    def __getitem__(self, name: str) -> Any:
-        if not self._ready:
+    def function(self, label: str, name: str) -> Any:
+        if self._functions is None:
+            namespace: dict[str, Any] = {"__name__": "__model__"}
+            self._functions = {}
             with contextlib.redirect_stdout(io.StringIO()):   # what the chapter prints
-                for source in [self._setup, *(e.model for e in self._exercises
-                                              if not e.written)]:
-                    exec(compile(drop_magics(source), "<model>", "exec"), self.namespace)
-            self._ready = True
-        return self.namespace[name]
+                exec(compile(drop_magics(self._setup), "<model>", "exec"), namespace)
+                for exercise in self._exercises:
+                    if not exercise.written:
+                        exec(compile(drop_magics(exercise.model), "<model>", "exec"),
+                             namespace)
+                        self._functions[exercise.label] = {
+                            n: namespace[n] for n in _answer_names(exercise.model)}
+        return self._functions[label][name]
 
 
 def _answer_names(source: str) -> set[str]:
@@ -185,41 +191,43 @@ def grade_notebook(source: nbformat.NotebookNode, submission: nbformat.NotebookN
     model = _Model(setup, exercises)
     results = []
     with Sandbox(limits, unsafe=unsafe) as sandbox:
-        log(f"  isolation: {sandbox.isolation}")
-        code = [(e, answers.get(f"{e.label}-answer", "")) for e in exercises if not e.written]
-        errors = _prepare(sandbox, [setup, *(answer for _, answer in code)])
-        if errors[0] is not None:
-            log(f"  the set-up cell failed in the sandbox: {_described(errors[0])}")
-        cell_errors = dict(zip((e.label for e, _ in code), errors[1:], strict=True))
-        for exercise in exercises:
-            if exercise.written:
+        notebook = _Notebook(sandbox)
+        error = notebook.run(setup)
+        if error is not None:
+            log(f"  the set-up cell failed in the sandbox: {_described(error)}")
+        for exercise in exercises:               # in order, each test right after its cell,
+            if exercise.written:                 # as when the notebook runs top to bottom
                 results.append((exercise, None, "written answer: graded by hand"))
                 continue
-            if not sandbox.alive:                 # an earlier test stopped it: start again
-                _prepare(sandbox, [setup, *(a for e, a in code
-                                            if cell_errors[e.label] is None)])
-            results.append(_grade_code(exercise, answers.get(f"{exercise.label}-answer", ""),
-                                       cell_errors[exercise.label], sandbox, model, secret))
+            answer = answers.get(f"{exercise.label}-answer", "")
+            error = notebook.run(answer) if answer.strip() else None
+            notebook.ensure()
+            results.append(_grade_code(exercise, answer, error, sandbox, model, secret))
     return results
 
 
-def _prepare(sandbox: Sandbox, cells: list[str]) -> list[BaseException | None]:
-    """Run ``cells`` one at a time in a fresh worker; a cell that times out or kills the
-    worker is reported and left out, and the worker restarted with the cells before it."""
-    sandbox.start()
-    errors: list[BaseException | None] = []
-    good: list[str] = []
-    for cell in cells:
+class _Notebook:
+    """The worker's notebook state: the cells that ran without error, in order, replayed
+    in a fresh worker when a cell or a test stopped the last one (a time-out, a crash)."""
+
+    def __init__(self, sandbox: Sandbox) -> None:
+        self.sandbox, self.good = sandbox, []
+
+    def ensure(self) -> None:
+        if not self.sandbox.alive:
+            self.sandbox.start()
+            if self.good:
+                self.sandbox.run(self.good)
+
+    def run(self, cell: str) -> BaseException | None:
+        self.ensure()
         try:
-            errors += sandbox.run([cell])
-            if errors[-1] is None:
-                good.append(cell)
-        except (TimeoutError, RuntimeError) as error:
-            errors.append(error)
-            sandbox.start()
-            if good:
-                sandbox.run(good)
-    return errors
+            error = self.sandbox.run([cell])[0]
+        except (TimeoutError, RuntimeError) as stopped:
+            error = stopped
+        if error is None:
+            self.good.append(cell)
+        return error
 
 
 def _grade_code(exercise: _Exercise, answer: str, error: BaseException | None,
@@ -251,10 +259,7 @@ def _grade_code(exercise: _Exercise, answer: str, error: BaseException | None,
 
 def _hidden(exercise: _Exercise, args: list[Any], sandbox: Sandbox, model: _Model,
             rng: np.random.Generator) -> tuple[bool, str]:
-    from dpkit.course import judges
-
-    name = ast.unparse(exercise.check.func).rsplit(".", 1)[1].removeprefix("check_")
-    judge = getattr(judges, f"judge_{name}", None)
+    judge = JUDGES.get(exercise.label)
     answer = args[0] if args else None
     if not isinstance(answer, RemoteFunction):
         return True, "an answer that is a value is judged by the public test alone"
@@ -262,7 +267,7 @@ def _hidden(exercise: _Exercise, args: list[Any], sandbox: Sandbox, model: _Mode
         if judge is not None:
             judgement = judge(answer, rng)
             return bool(judgement.passed), str(judgement.message)
-        reference = model[answer.__name__]
+        reference = model.function(exercise.label, answer.__name__)
         checker = getattr(dpkit.check, ast.unparse(exercise.check.func).rsplit(".", 1)[1])
         return agrees_with(answer, reference, lambda f: checker(f, *args[1:]).passed, rng)
     except Exception as failure:
@@ -445,6 +450,7 @@ def grade(course_dir: str | Path, submissions_dir: str | Path, *, regrade: bool 
     grades = course / "grades"
     grades.mkdir(parents=True, exist_ok=True)
     found = _submissions(course, submissions)
+    log(f"isolation: {isolation(unsafe=unsafe)}")
     secret = _secret(grades)
     store_path = grades / "autograded.json"
     store = json.loads(store_path.read_text()) if store_path.exists() else {}
