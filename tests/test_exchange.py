@@ -65,7 +65,7 @@ def _as(user: str, python: list[str], args: list[str], *, cwd: Path | None = Non
 def _teacher(args: list[str], *, cwd: Path, config_dir: Path) -> subprocess.CompletedProcess:
     """An nbgrader command as the teacher, reading its config from ``config_dir``."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("JUPYTER")}
-    env.update(JUPYTER_CONFIG_DIR=str(config_dir), PATH=f"{BIN}{os.pathsep}{env['PATH']}")
+    env["JUPYTER_CONFIG_DIR"] = str(config_dir)
     command = [NBGRADER] if NBGRADER else [sys.executable, "-m", "nbgrader"]
     done = subprocess.run([*command, *args], cwd=cwd, env=env, capture_output=True, text=True,
                           timeout=120)
@@ -366,3 +366,17 @@ def test_collect_copies_only_what_it_checked(tmp_path, monkeypatch):
     assert not (course / ".exchange-staging").exists()
     assert sorted(p.name for p in inbound.iterdir()) == sorted(
         [good.name, aside[0][0].name, f"{me}+other+2024-01-02 00:00:00.000000 UTC+c"])
+
+
+def test_the_teaching_page_shows_the_commands_tested_here():
+    page = (ROOT / "book" / "teaching.md").read_text()
+    section = page.split("## Releasing and collecting on a shared machine")[1].split("\n## ")[0]
+    assert config_text("/srv/nbgrader/exchange") in section
+    for command in ("chmod 1777 /srv/nbgrader/exchange", "nbgrader release_assignment laplace",
+                    "nbgrader fetch_assignment laplace", "nbgrader submit laplace",
+                    "python -m dpkit.course.exchange collect _build/course laplace",
+                    "--exchange /srv/nbgrader/exchange",
+                    "make grade SUBMISSIONS=_build/course/submitted", "chmod 700"):
+        assert command in section, command
+    assert "python -m dpkit.course assignments book _build/course" in \
+        (ROOT / "Makefile").read_text()       # what make assignments runs

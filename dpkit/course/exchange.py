@@ -28,6 +28,7 @@ aside (:func:`suspicious` lists them without collecting).
 from __future__ import annotations
 
 import errno
+import json
 import os
 import pwd
 import shutil
@@ -50,15 +51,13 @@ def config_text(exchange: str | Path, course_id: str = COURSE_ID) -> str:
     """The ``nbgrader_config.py`` that points teacher and students at one exchange.
 
     >>> print(config_text("/srv/nbgrader/exchange"), end="")
-    # nbgrader's exchange for the course (dpkit.course.exchange)
-    c = get_config()  # noqa: F821
-    c.Exchange.root = '/srv/nbgrader/exchange'
-    c.CourseDirectory.course_id = 'dp-interactively'
+    c = get_config()
+    c.Exchange.root = "/srv/nbgrader/exchange"
+    c.CourseDirectory.course_id = "dp-interactively"
     """
-    return ("# nbgrader's exchange for the course (dpkit.course.exchange)\n"
-            "c = get_config()  # noqa: F821\n"
-            f"c.Exchange.root = {str(exchange)!r}\n"
-            f"c.CourseDirectory.course_id = {course_id!r}\n")
+    return ("c = get_config()\n"
+            f"c.Exchange.root = {json.dumps(str(exchange))}\n"
+            f"c.CourseDirectory.course_id = {json.dumps(course_id)}\n")
 
 
 def create_exchange(root: str | Path) -> Path:
