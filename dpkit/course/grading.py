@@ -236,6 +236,8 @@ def _grade_code(exercise: _Exercise, answer: str, error: BaseException | None,
     if not answer.strip() or isinstance(error, NotImplementedError) or (
             "# YOUR CODE HERE" in answer and "raise NotImplementedError()" in answer):
         return exercise, 0.0, "no answer yet"
+    if "### BEGIN SOLUTION" in answer:        # the instructor's copy, handed in as one's own
+        return exercise, 0.0, "this cell holds the instructor's solution markers: not graded"
     if error is not None:
         return exercise, 0.0, f"your answer cell raised {_described(error)}"
     if exercise.check is None:

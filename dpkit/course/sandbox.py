@@ -123,7 +123,17 @@ def _command(limits: Limits, fds: tuple[int, int]) -> list[str]:
         command += [shutil.which("setpriv") or "setpriv", "--reuid=65534", "--regid=65534",
                     "--clear-groups", "--inh-caps=-all", "--bounding-set=-all",
                     "--no-new-privs"]
-    return [*command, sys.executable, "-I", "-m", "dpkit.course.worker"]
+    return [*command, sys.executable, *_worker()]
+
+
+def _worker() -> list[str]:
+    """The interpreter's arguments that start the worker from the grader's own dpkit (not
+    the one an editable install may point to: only the grader's is visible inside)."""
+    import dpkit
+
+    return ["-I", "-c", "import runpy, sys; sys.path.insert(0, sys.argv.pop(1)); "
+            "runpy.run_module('dpkit.course.worker', run_name='__main__', alter_sys=True)",
+            str(Path(dpkit.__file__).resolve().parent.parent)]
 
 
 def _environment(fds: tuple[int, int]) -> dict[str, str]:
@@ -135,7 +145,7 @@ def _environment(fds: tuple[int, int]) -> dict[str, str]:
 
 def _plain_command(fds: tuple[int, int]) -> tuple[list[str], dict[str, str]]:
     environment = {**_environment(fds), "PATH": os.environ.get("PATH", "/usr/bin")}
-    return [sys.executable, "-I", "-m", "dpkit.course.worker"], environment
+    return [sys.executable, *_worker()], environment
 
 
 def _set_limits(limits: Limits) -> Callable[[], None]:
