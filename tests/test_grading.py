@@ -172,7 +172,8 @@ CLASS = {
          "        for cell in json.load(open(path))['cells']:\n"
          "            if 'def estimate' in ''.join(cell['source']):\n"
          "                scope = {}\n"
-         "                exec(''.join(cell['source']).replace('### BEGIN SOLUTION', ''), scope)\n"
+         "                code = ''.join(cell['source']).replace('### BEGIN' + ' SOLUTION', '')\n"
+         "                exec(code, scope)\n"
          "                return scope['estimate'](yes_fraction, epsilon)\n"
          "    raise RuntimeError(f'found {len(FOUND)} files')\n"},
         {"ex-t-debias": (0, "found 0 files")}),
