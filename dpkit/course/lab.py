@@ -11,8 +11,7 @@ written by ``assignments``).
   settings are in ``overrides.json`` in :func:`settings_dir`.
 * **Opening a chapter changes nothing.** :class:`ChapterContentsManager` gives JupyterLab
   the kernel's metadata with the notebook, so it is not marked modified (and autosave does
-  not rewrite it), and a save writes back the bytes read: see its docstring, and
-  ``[tool.jupytext]`` in ``pyproject.toml`` for the one jupytext setting involved.
+  not rewrite it), and a save writes back the bytes read: its docstring says how.
 * **Students see no instructor tooling.** The student lab adds the Jupyter configuration
   folder ``student/`` of :func:`settings_dir` to ``JUPYTER_CONFIG_PATH``: its
   ``labconfig/page_config.json`` disables nbgrader's Formgrader, Create Assignment and
@@ -31,6 +30,7 @@ command does not know are passed to JupyterLab, in the ``--name=value`` form, e.
 from __future__ import annotations
 
 import argparse
+import copy
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -167,7 +167,7 @@ class ChapterContentsManager(TextFileContentsManager):
         if spec.language == "python":
             from ipykernel.ipkernel import IPythonKernel
 
-            kernel["language_info"] = dict(IPythonKernel.language_info)
+            kernel["language_info"] = copy.deepcopy(IPythonKernel.language_info)
         return kernel
 
 
@@ -176,19 +176,18 @@ def _is_text_notebook(model: Mapping[str, Any], path: str) -> bool:
 
 
 def _places(root: Path) -> list[str]:
-    """Where the chapters, notebooks and assignments are under ``root``, or how to make them."""
+    """Where the chapters, notebooks and assignments are in a clone at ``root``, or how to
+    make them; nothing for another folder."""
+    if not (root / "book").is_dir():
+        return []
     made_by = {
-        "chapters": ("book", None),
+        "chapters": ("book", ""),
         "notebooks": ("_build/notebooks/student", "notebooks book _build/notebooks"),
         "assignments": ("_build/course/release", "assignments book _build/course"),
     }
-    lines = []
-    for what, (folder, command) in made_by.items():
-        if (root / folder).is_dir():
-            lines.append(f"  {what:<12} {folder}/")
-        elif command:
-            lines.append(f"  {what:<12} none yet: python -m dpkit.course {command}")
-    return lines
+    return [f"  {what:<12} {folder}/" if (root / folder).is_dir()
+            else f"  {what:<12} none yet: python -m dpkit.course {command}"
+            for what, (folder, command) in made_by.items()]
 
 
 def parser() -> argparse.ArgumentParser:
@@ -201,8 +200,8 @@ def parser() -> argparse.ArgumentParser:
                     "assignments (_build/course/release/). Options it does not know go to\n"
                     "JupyterLab, in the --name=value form.",
         epilog="examples:\n"
-               f"  {PROG}                        a student's lab on the current folder\n"
-               f"  {PROG} --instructor           with nbgrader's Formgrader\n"
+               f"  {PROG}                 a student's lab on the current folder\n"
+               f"  {PROG} --instructor    the teacher's, with nbgrader's Formgrader\n"
                f"  {PROG} . --port=9999 --no-browser")
     top.add_argument("folder", metavar="FOLDER", type=Path, nargs="?", default=Path("."),
                      help="the folder to serve (default: the current one, e.g. the root "
