@@ -18,7 +18,8 @@ export PYDEVD_DISABLE_FILE_VALIDATION := 1
 help:
 	@echo "make book       install into .venv and build the book into _build/html"
 	@echo "make test       install, run the tests, build the book strictly, test it in a browser"
-	@echo "make lab        open the chapters as notebooks in JupyterLab (live sliders; root may run it)"
+	@echo "make lab        JupyterLab on the chapters (as notebooks, live sliders), the student notebooks"
+	@echo "                and the assignments; make lab ARGS=--instructor adds nbgrader's Formgrader"
 	@echo "make pdf        print the whole book into _build/book.pdf (offline, with chromium)"
 	@echo "make notebooks  write teacher and student .ipynb copies into _build/notebooks"
 	@echo "make assignments  write an nbgrader course, one assignment per chapter, into _build/course"
@@ -60,9 +61,10 @@ chapter: $(STAMP) $(VENDOR_STAMP)
 	@test -n "$(CH)" || { echo "usage: make chapter CH=<name of a file in book/ without .md>"; exit 2; }
 	$(BIN)/python scripts/build_chapter.py $(CH)
 
-# Chapters open as notebooks, MyST renders, widgets are live, root may run it: scripts/lab.py.
+# python -m dpkit.course lab (dpkit/course/lab.py) through scripts/lab.py, which puts this
+# checkout's dpkit first; ARGS go to it (--instructor, jupyter lab options).
 lab: $(STAMP)
-	$(BIN)/python scripts/lab.py
+	$(BIN)/python scripts/lab.py $(ARGS)
 
 # The book as one page (singlehtml), printed by Debian's chromium: scripts/pdf.py.
 pdf: $(STAMP) $(VENDOR_STAMP)

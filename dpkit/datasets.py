@@ -1,13 +1,16 @@
 """The data the book uses: the UCI Adult census extract, checksum verified.
 
 The file ``data/adult.csv`` ships with the book (provenance and licence in
-``data/README.md``). :func:`load_adult` refuses a missing or altered file rather than
-silently analysing different data.
+``data/README.md``); an installed dpkit carries both as the package data
+``dpkit._data`` (``pyproject.toml`` maps the repository's ``data/`` there).
+:func:`load_adult` refuses a missing or altered file rather than silently analysing
+different data.
 """
 
 from __future__ import annotations
 
 import hashlib
+from importlib import resources
 from pathlib import Path
 
 import pandas as pd
@@ -25,7 +28,16 @@ ADULT_COLUMNS = ["age", "workclass", "fnlwgt", "education", "education-num", "ma
                  "occupation", "relationship", "race", "sex", "capital-gain", "capital-loss",
                  "hours-per-week", "native-country", "income"]
 
-_DEFAULT_PATH = Path(__file__).resolve().parent.parent / "data" / "adult.csv"
+
+def _shipped_adult() -> Path:
+    """The installed package data, else the repository's ``data/adult.csv``."""
+    try:
+        return Path(resources.files("dpkit._data").joinpath("adult.csv"))
+    except ModuleNotFoundError:
+        return Path(__file__).resolve().parent.parent / "data" / "adult.csv"
+
+
+_DEFAULT_PATH = _shipped_adult()
 _cache: dict[Path, pd.DataFrame] = {}
 
 
@@ -34,7 +46,8 @@ class DataFileError(RuntimeError):
 
 
 def adult_path() -> Path:
-    """Return the path of the shipped ``data/adult.csv``."""
+    """Return the path of the shipped ``adult.csv`` (in the package when dpkit is installed
+    from a wheel, else the repository's ``data/adult.csv``)."""
     return _DEFAULT_PATH
 
 
