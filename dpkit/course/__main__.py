@@ -1,7 +1,9 @@
 """The course tooling's command line: ``python -m dpkit.course COMMAND ...``.
 
-``notebooks BOOK OUT`` (``make notebooks``) writes a teacher and a student notebook per
-chapter (:func:`dpkit.course.notebooks.export`); ``assignments BOOK COURSE``
+``lab [--instructor]`` (``make lab``) opens JupyterLab on the chapters, the student
+notebooks and the released assignments (:mod:`dpkit.course.lab`); ``notebooks BOOK OUT``
+(``make notebooks``) writes a teacher and a student notebook per chapter
+(:func:`dpkit.course.notebooks.export`); ``assignments BOOK COURSE``
 (``make assignments``) writes an nbgrader course (:func:`dpkit.course.assignments.build`);
 ``grade COURSE SUBMISSIONS [--regrade] [--unsafe-no-sandbox]`` (``make grade``) grades the
 completed notebooks in a sandbox into ``COURSE/grades/`` (:func:`dpkit.course.grading.grade`).
@@ -143,11 +145,18 @@ def parser() -> argparse.ArgumentParser:
     grade.add_argument("--unsafe-no-sandbox", action="store_true",
                        help="if no sandbox can be made, run the students' code without one "
                             "(only for code you trust: it can read your files)")
+    commands.add_parser("lab", help="JupyterLab on the chapters, notebooks and assignments",
+                        add_help=False)
     return top
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run one command; return its exit code (argparse exits 2 itself on a bad argument)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["lab"]:  # its options, and JupyterLab's, are dpkit.course.lab's to parse
+        from dpkit.course.lab import main as lab
+
+        return lab(argv[1:])
     args = parser().parse_args(argv)
     problems = _problems(args)
     if problems:
