@@ -455,3 +455,22 @@ def test_randomized_answers_are_judged_by_distribution_and_privacy(book_course, 
         for label, points in expected.items():
             row = table[(student, label)]
             assert float(row["points"]) == points, (student, label, row["feedback"])
+
+
+def test_make_clean_keeps_the_grades(tmp_path):
+    """`make clean` removes the builds but never the course's grades (manual scores, secret)."""
+    import subprocess
+
+    for kept in ("_build/course/grades/manual.csv", "_build/course/grades/.secret"):
+        (tmp_path / kept).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / kept).write_text("kept")
+    for gone in ("_build/html/index.html", "_build/course/source/ch/ch.ipynb",
+                 "_build/notebooks/student/ch.ipynb"):
+        (tmp_path / gone).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / gone).write_text("gone")
+    subprocess.run(["make", "-s", "-f", str(ROOT / "Makefile"), "clean"], cwd=tmp_path,
+                   check=True)
+    assert (tmp_path / "_build/course/grades/manual.csv").read_text() == "kept"
+    assert (tmp_path / "_build/course/grades/.secret").exists()
+    assert sorted(p.name for p in (tmp_path / "_build").iterdir()) == ["course"]
+    assert sorted(p.name for p in (tmp_path / "_build/course").iterdir()) == ["grades"]
