@@ -108,14 +108,15 @@ def _command(limits: Limits, fds: tuple[int, int]) -> list[str]:
                "--proc", "/proc", "--dev", "/dev"]
     if not root:
         command[1:1] = ["--unshare-user", "--cap-drop", "ALL"]
+    # The private /tmp first: what is bound later (a clone under /tmp, say) stays visible.
+    command += ["--perms", "01777", "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp"]
     binds = _binds()
     for parent in _parents(binds):
         if parent not in binds:
             command += ["--perms", "0755", "--dir", str(parent)]
     for path in binds:
         command += ["--ro-bind", str(path), str(path)]
-    command += ["--perms", "01777", "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp",
-                "--chdir", "/tmp", "--clearenv"]
+    command += ["--chdir", "/tmp", "--clearenv"]
     for name, value in _environment(fds).items():
         command += ["--setenv", name, value]
     command.append("--")
