@@ -193,8 +193,10 @@ def grade_notebook(source: nbformat.NotebookNode, submission: nbformat.NotebookN
     with Sandbox(limits, unsafe=unsafe) as sandbox:
         notebook = _Notebook(sandbox)
         error = notebook.run(setup)
-        if error is not None:
-            log(f"  the set-up cell failed in the sandbox: {_described(error)}")
+        if error is not None:                    # the instructor's code: not the student's
+            raise RuntimeError(f"the assignment's set-up cell fails in the sandbox "
+                               f"({sandbox.isolation}): {_described(error)}; nothing was "
+                               "graded. Check that the sandbox can see Python and dpkit.")
         for exercise in exercises:               # in order, each test right after its cell,
             if exercise.written:                 # as when the notebook runs top to bottom
                 results.append((exercise, None, "written answer: graded by hand"))
@@ -447,6 +449,9 @@ def grade(course_dir: str | Path, submissions_dir: str | Path, *, regrade: bool 
         If the course has no assignments or the folder no submission.
     dpkit.course.sandbox.SandboxUnavailable
         If no sandbox can be made and ``unsafe`` is False.
+    RuntimeError
+        If an assignment's set-up cell (the instructor's code) fails in the sandbox: the
+        environment is broken, and no student is given a zero for it.
     """
     course, submissions = Path(course_dir), Path(submissions_dir)
     grades = course / "grades"
