@@ -18,8 +18,9 @@ The two processes exchange JSON lines (:mod:`dpkit.course.wire`) over two pipes:
 grader sends cells to run, names to read and functions to call with their arguments; the
 worker replies with plain values or the error its code raised. Objects of the grader's
 that a call needs (a query, a random source, a stream) are passed by reference and stay
-in the grader: the worker's proxy asks for each use, and only public methods and the
-protocols of callables and iterators are served (:class:`_Lent`).
+in the grader: the worker's proxy asks for each use, and only the uses such an object is
+for are served (calling a query, drawing from a random source, iterating a stream; no
+attribute is ever read: :class:`_Lent`).
 
 When bubblewrap is missing, or the machine forbids the namespaces it needs, grading stops
 with :class:`SandboxUnavailable` unless the caller asked for ``unsafe=True``, which runs
@@ -41,17 +42,18 @@ import signal
 import subprocess
 import sys
 import time
+import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from dpkit.course.wire import WireError, decode, dumps, encode, loads
 
 __all__ = ["Limits", "RemoteFunction", "Sandbox", "SandboxUnavailable", "StudentError",
            "isolation"]
 
-_ALLOWED = frozenset({"__call__", "__getattr__", "__iter__", "__next__", "__len__",
-                      "__getitem__", "__repr__"})
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,59}")
 
 
@@ -204,16 +206,47 @@ def _student_error(reply: dict[str, Any]) -> Exception:
     return type(safe, (StudentError,), {})(message)
 
 
+#: What the worker may do with each kind of lent object: nothing else, and no attribute is
+#: ever read (a generator's ``gi_frame`` or a function's globals would reach the grader).
+_SOURCE_METHODS = frozenset({"bits", "bytes", "randbelow", "bernoulli", "uniform", "uint64",
+                             "uniforms", "numpy_generator"})
+_GENERATOR_METHODS = frozenset({
+    "random", "integers", "uniform", "normal", "standard_normal", "laplace", "exponential",
+    "standard_exponential", "geometric", "binomial", "poisson", "gamma", "standard_gamma",
+    "beta", "logistic", "gumbel", "choice", "permutation", "bytes"})
+_PROTOCOL = ("__call__", "__iter__", "__next__", "__len__", "__getitem__")
+
+
+def _uses(value: Any) -> frozenset[str]:
+    """The uses the worker may make of ``value``; empty if it may not be lent at all."""
+    from dpkit.rng import RandomSource
+
+    if isinstance(value, RandomSource):
+        return _SOURCE_METHODS
+    if isinstance(value, np.random.Generator):
+        return _GENERATOR_METHODS
+    if isinstance(value, types.GeneratorType):
+        return frozenset({"__iter__", "__next__"})
+    if isinstance(value, types.FunctionType):            # a query written as a lambda
+        return frozenset({"__call__"})
+    if type(value).__module__.split(".")[0] == "dpkit" and not isinstance(value, type):
+        return frozenset(m for m in _PROTOCOL if callable(getattr(type(value), m, None)))
+    return frozenset()
+
+
 class _Lent:
     """The grader's objects lent to the worker for one call (a query, a random source, a
-    stream), and the only uses of them it serves: calling them, their public attributes,
-    and the iterator and sequence protocols."""
+    stream), and the only uses of them it serves (:func:`_uses`): calling a query, drawing
+    from a random source, iterating a stream. Only such objects are lent; anything else a
+    use returns must be a plain value."""
 
     def __init__(self) -> None:
         self._objects: dict[int, Any] = {}
         self._next = 0
 
     def lend(self, value: Any) -> int:
+        if not _uses(value):
+            raise WireError(f"a value of type {type(value).__name__} cannot be sent")
         self._next += 1
         self._objects[self._next] = value
         return self._next
@@ -228,21 +261,16 @@ class _Lent:
             method = str(request.get("method"))
             args = decode(request.get("args", []))
             kwargs = decode(request.get("kwargs", {}))
-            if method not in _ALLOWED or not isinstance(args, list) \
+            if method not in _uses(target) or not isinstance(args, list) \
                     or not isinstance(kwargs, dict) or not all(isinstance(k, str)
                                                              for k in kwargs):
-                raise TypeError("that use of the grader's object is not allowed")
-            if method == "__getattr__":
-                name = args[0] if len(args) == 1 and isinstance(args[0], str) else "_"
-                if name.startswith("_"):
-                    raise AttributeError("only public attributes can be used")
-                result = getattr(target, name)
-            elif method == "__call__":
-                if not callable(target):
-                    raise TypeError("the object is not callable")
-                result = target(*args, **kwargs)
+                raise TypeError(f"the grader's object does not allow {method[:40]!r}")
+            if method == "__next__":
+                result = next(target)
+            elif method == "__iter__":
+                result = iter(target)
             else:
-                result = getattr(type(target), method)(target, *args, **kwargs)
+                result = getattr(target, method)(*args, **kwargs)
             return {"op": "result", "value": encode(result, self.lend)}
         except KeyError:
             return {"op": "error", "type": "RuntimeError",

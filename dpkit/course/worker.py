@@ -105,7 +105,9 @@ def _refuse(value: Any) -> int:
 
 
 class Remote:
-    """An object of the grader's, passed by reference: every use is a request."""
+    """An object of the grader's, passed by reference: every use is a request. Only the
+    grader decides which uses it serves (calling a query, drawing from a random source,
+    iterating a stream); no attribute of it can be read."""
 
     __slots__ = ("_ident",)
 
@@ -118,7 +120,7 @@ class Remote:
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
-        return _callback(self._ident, "__getattr__", (name,), {})
+        return _Method(self._ident, name)
 
     def __iter__(self) -> Any:
         return _callback(self._ident, "__iter__", (), {})
@@ -132,8 +134,17 @@ class Remote:
     def __getitem__(self, key: Any) -> Any:
         return _callback(self._ident, "__getitem__", (key,), {})
 
-    def __repr__(self) -> str:
-        return _callback(self._ident, "__repr__", (), {})
+
+class _Method:
+    """``remote.name``: calling it asks the grader to call that method."""
+
+    __slots__ = ("_ident", "_name")
+
+    def __init__(self, ident: int, name: str) -> None:
+        self._ident, self._name = ident, name
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return _callback(self._ident, self._name, args, kwargs)
 
 
 class RemoteSource(RandomSource):
@@ -149,8 +160,7 @@ class RemoteSource(RandomSource):
         self._ident = ident
 
     def _ask(self, method: str, *args: Any) -> Any:
-        function = _callback(self._ident, "__getattr__", (method,), {})
-        return function(*args)
+        return _callback(self._ident, method, args, {})
 
     def bytes(self, n: int) -> bytes:
         return self._ask("bytes", n)
