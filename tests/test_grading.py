@@ -130,7 +130,8 @@ CLASS = {
          "ex-t-debias-answer": DEBIAS + "    import math\n    q = 1 / (1 + math.exp(epsilon))\n"
                                "    return (yes_fraction - q) / (1 - 2 * q)\n"},
         {"ex-t-truth": (3, "agree"), "ex-t-debias": (3, "agree")}),
-    "blank": (None, {"ex-t-truth": (0, "no answer"), "ex-t-debias": (0, "no answer")}),
+    "blank": (None, {"ex-t-truth": (0, "NotImplementedError"),
+                     "ex-t-debias": (0, "NotImplementedError")}),
     "wrong": ({"ex-t-debias-answer": DEBIAS + "    return yes_fraction\n"},
               {"ex-t-truth": (3, "agree"), "ex-t-debias": (0, "public test")}),
     "raising": ({"ex-t-truth-answer": TRUTH + "    raise RuntimeError('oops')\n"},
@@ -187,6 +188,8 @@ CLASS = {
         {"ex-t-debias-answer": DEBIAS + "    return 0\n",
          "ex-t-debias-public": "print('passed')\n"},
         {"ex-t-debias": (0, "public test")}),
+    "surrogate-in-error": ({"ex-t-truth-answer": TRUTH + "    raise ValueError('\\ud800')\n"},
+                           {"ex-t-truth": (0, "ValueError"), "ex-t-debias": (3, "agree")}),
     "writes-outside": (
         {"ex-t-truth-answer": "import os\nfor path in ('/work/pwned', '/tmp/../pwned', "
          f"{str(ROOT / 'PWNED')!r}):\n    try:\n        open(path, 'w').write('x')\n"
@@ -474,3 +477,56 @@ def test_make_clean_keeps_the_grades(tmp_path):
     assert (tmp_path / "_build/course/grades/.secret").exists()
     assert sorted(p.name for p in (tmp_path / "_build").iterdir()) == ["course"]
     assert sorted(p.name for p in (tmp_path / "_build/course").iterdir()) == ["grades"]
+
+
+def test_lent_objects_serve_only_their_use():
+    """A reviewer ran code in the grader through a stream generator's ``gi_frame`` and read
+    its memory through a NumPy generator's ``bit_generator``: no attribute of a lent object
+    is readable, a random source serves bounded draws only, and a NumPy generator is sent
+    by value and takes back the state the call left it in."""
+    import numpy as np
+
+    from dpkit.rng import seeded
+
+    def stream():
+        yield from (lambda _d, i=i: float(i) for i in range(3))
+
+    with Sandbox(Limits(call_seconds=20)) as sandbox:
+        assert sandbox.run([
+            "def probe(queries, rng, generator):\n"
+            "    found = {}\n"
+            "    for name, use in (('frame', lambda: iter(queries).gi_frame.f_builtins),\n"
+            "                      ('huge', lambda: rng.bits(10**9)),\n"
+            "                      ('seed', lambda: rng.seed + 0)):\n"
+            "        try:\n            use()\n            found[name] = 'reached'\n"
+            "        except Exception as error:\n"
+            "            found[name] = type(error).__name__\n"
+            "    found['answers'] = [q(None) for q in queries]\n"
+            "    found['draw'] = float(generator.laplace(0.0, 1.0))\n"
+            "    return found\n"]) == [None]
+        grader_side, here = np.random.default_rng(3), np.random.default_rng(3)
+        found = sandbox.call("probe", stream(), seeded(1), grader_side)
+    assert found["frame"] == "AttributeError" and found["seed"] == "AttributeError"
+    assert found["huge"] == "ValueError" and found["answers"] == [0.0, 1.0, 2.0]
+    assert found["draw"] == here.laplace(0.0, 1.0)
+    assert grader_side.random() == here.random()          # the state came back
+
+
+def test_a_worker_that_stops_reading_cannot_hang_the_grader():
+    """Callbacks sent without reading the replies fill the pipe: the grader times out."""
+    with Sandbox(Limits(call_seconds=5)) as sandbox:
+        assert sandbox.run([
+            "import os, __main__\n"
+            "def flood(query):\n"
+            "    message = ('{\"op\":\"callback\",\"handle\":1,\"method\":\"__call__\",'\n"
+            "               '\"args\":[],\"kwargs\":{}}\\n').encode()\n"
+            "    for _ in range(100_000):\n"
+            "        os.write(__main__._channel._write, message)\n"]) == [None]
+        with pytest.raises((TimeoutError, RuntimeError)):
+            sandbox.call("flood", lambda _d: "x" * 4096)
+
+
+def test_written_answers_are_shown_fenced_after_the_rubric(course, graded):
+    page = (course / "grades" / "written" / "ch" / "model.md").read_text()
+    assert page.index("Model answer and rubric") < page.index("The student's answer")
+    assert "```text" in page

@@ -37,7 +37,10 @@ import csv
 import hashlib
 import io
 import json
+import math
+import re
 import secrets
+import time
 import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
@@ -50,14 +53,19 @@ import numpy as np
 import dpkit.check
 from dpkit.course.judges import JUDGES
 from dpkit.course.sandbox import Limits, RemoteFunction, Sandbox, isolation
+from dpkit.course.wire import WireError
 from dpkit.course.worker import drop_magics
 from dpkit.rng import RandomSource
 
-__all__ = ["GRADER_VERSION", "Result", "agrees_with", "grade", "grade_notebook"]
+__all__ = ["GRADER_VERSION", "Result", "SetupError", "agrees_with", "grade", "grade_notebook"]
 
-GRADER_VERSION = "2"           # a change of the tests regrades every notebook
+GRADER_VERSION = "3"           # a change of the tests regrades every notebook
 PUBLIC_POINTS, HIDDEN_POINTS = 1, 2
 _FEEDBACK_LIMIT = 400
+
+
+class SetupError(RuntimeError):
+    """An assignment's own set-up cell fails in the sandbox: grading cannot go on."""
 
 
 @dataclass
@@ -83,8 +91,31 @@ class _Exercise:
     check: ast.Call | None         # the public check, for a code exercise
 
 
-def _grade_id(cell: nbformat.NotebookNode) -> str:
-    return str(cell.get("metadata", {}).get("nbgrader", {}).get("grade_id", ""))
+def _grade_id(cell: Any) -> str:
+    """A cell's nbgrader id, or "" (also for a cell whose metadata are not what nbgrader
+    writes: a submission is the student's file, and may hold anything)."""
+    metadata = cell.get("metadata") if isinstance(cell, dict) else None
+    nbgrader = metadata.get("nbgrader") if isinstance(metadata, dict) else None
+    grade_id = nbgrader.get("grade_id") if isinstance(nbgrader, dict) else None
+    return grade_id if isinstance(grade_id, str) else ""
+
+
+def _answers(submission: Any) -> dict[str, str]:
+    """The student's cells by grade id: text only (a malformed cell counts as empty)."""
+    cells = submission.get("cells") if isinstance(submission, dict) else None
+    found = {}
+    for cell in cells if isinstance(cells, list) else []:
+        source = cell.get("source") if isinstance(cell, dict) else None
+        if isinstance(source, list) and all(isinstance(line, str) for line in source):
+            source = "".join(source)                 # nbformat's on-disk multiline string
+        if _grade_id(cell) and isinstance(source, str):
+            found[_grade_id(cell)] = _clean(source)
+    return found
+
+
+def _clean(text: str) -> str:
+    """``text`` as valid UTF-8 (a lone surrogate would stop every later write)."""
+    return str(text).encode("utf-8", "replace").decode("utf-8")
 
 
 def _strip_markers(source: str) -> str:
@@ -119,7 +150,7 @@ def _exercises(source: nbformat.NotebookNode) -> tuple[str, list[_Exercise]]:
 
 
 def _short(text: str) -> str:
-    text = " ".join(str(text).split())
+    text = " ".join(_clean(text).split())
     return text if len(text) <= _FEEDBACK_LIMIT else text[:_FEEDBACK_LIMIT - 1] + "…"
 
 
@@ -134,67 +165,79 @@ class _Model:
 
     def __init__(self, setup: str, exercises: list[_Exercise]) -> None:
         self._setup, self._exercises = setup, exercises
-        self._functions: dict[str, dict[str, Any]] | None = None
+        self._after: dict[str, dict[str, Any]] | None = None
 
-    def function(self, label: str, name: str) -> Any:
-        if self._functions is None:
+    def value(self, label: str, name: str) -> Any:
+        """``name`` as the model's cell of exercise ``label`` left it."""
+        if self._after is None:
             namespace: dict[str, Any] = {"__name__": "__model__"}
-            self._functions = {}
+            self._after = {}
             with contextlib.redirect_stdout(io.StringIO()):   # what the chapter prints
                 exec(compile(drop_magics(self._setup), "<model>", "exec"), namespace)
                 for exercise in self._exercises:
                     if not exercise.written:
                         exec(compile(drop_magics(exercise.model), "<model>", "exec"),
                              namespace)
-                        self._functions[exercise.label] = {
-                            n: namespace[n] for n in _answer_names(exercise.model)}
-        return self._functions[label][name]
+                        self._after[exercise.label] = dict(namespace)
+        return self._after[label][name]
 
 
 def _answer_names(source: str) -> set[str]:
     try:
-        tree = ast.parse(source)
+        tree = ast.parse(drop_magics(source))
     except SyntaxError:
         return set()
     return {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
 
 
-def _arguments(call: ast.Call, sandbox: Sandbox, functions: set[str]) -> tuple[list[Any],
-                                                                                dict[str, Any]]:
-    """The checker's arguments: a student's function becomes a stand-in, a name its value."""
-    def value(node: ast.expr) -> Any:
-        if isinstance(node, ast.Name):
-            if node.id in functions:
-                return RemoteFunction(sandbox, node.id)
-            return sandbox.get(node.id)
-        return ast.literal_eval(node)
-    return ([value(a) for a in call.args], {k.arg: value(k.value) for k in call.keywords
-                                            if k.arg is not None})
+def _arguments(call: ast.Call, sandbox: Sandbox, model: _Model,
+               label: str) -> tuple[list[Any], dict[str, Any]]:
+    """The checker's arguments. The first is the student's answer: a stand-in for their
+    function, or their value. Any other name is the model's (the exercise's given data,
+    which the student must not be able to choose)."""
+    def value(node: ast.expr, answer: bool) -> Any:
+        if not isinstance(node, ast.Name):
+            return ast.literal_eval(node)
+        if not answer:
+            return model.value(label, node.id)
+        if sandbox.is_function(node.id):
+            return RemoteFunction(sandbox, node.id)
+        return sandbox.get(node.id)
+    return ([value(a, i == 0) for i, a in enumerate(call.args)],
+            {k.arg: value(k.value, False) for k in call.keywords if k.arg is not None})
 
 
-def _secret_rng(secret: str, label: str) -> np.random.Generator:
-    return np.random.default_rng([int(secret[:16], 16), zlib.crc32(label.encode())])
+def _secret_rng(secret: str, student: str, label: str) -> np.random.Generator:
+    """The hidden inputs' generator: from the course's secret, per student and exercise."""
+    return np.random.default_rng([int(secret[:16], 16), zlib.crc32(student.encode()),
+                                  zlib.crc32(label.encode())])
 
 
-def grade_notebook(source: nbformat.NotebookNode, submission: nbformat.NotebookNode, *,
-                   secret: str, unsafe: bool = False, limits: Limits | None = None,
+def grade_notebook(source: nbformat.NotebookNode, submission: Any, *, secret: str,
+                   student: str = "", unsafe: bool = False, limits: Limits | None = None,
                    log: Callable[[str], None] = lambda _m: None) -> list[tuple[_Exercise,
                                                                                   float | None,
                                                                                   str]]:
     """Grade one submission: ``(exercise, points or None for a written answer, feedback)``.
 
-    ``source`` is the instructor's notebook, ``submission`` the student's; only the
-    student's answer cells are taken from it (matched by their nbgrader ``grade_id``).
+    ``source`` is the instructor's notebook, ``submission`` the student's (any JSON: only
+    the text of its answer cells is used, matched by their nbgrader ``grade_id``).
+
+    Raises
+    ------
+    SetupError
+        If the assignment's set-up cell (the instructor's code) fails in the sandbox.
     """
     setup, exercises = _exercises(source)
-    answers = {_grade_id(c): c.source for c in submission.cells if _grade_id(c)}
+    answers = _answers(submission)
     model = _Model(setup, exercises)
+    limits = limits or Limits()
     results = []
     with Sandbox(limits, unsafe=unsafe) as sandbox:
         notebook = _Notebook(sandbox)
         error = notebook.run(setup)
         if error is not None:                    # the instructor's code: not the student's
-            raise RuntimeError(f"the assignment's set-up cell fails in the sandbox "
+            raise SetupError(f"the assignment's set-up cell fails in the sandbox "
                                f"({sandbox.isolation}): {_described(error)}; nothing was "
                                "graded. Check that the sandbox can see Python and dpkit.")
         for exercise in exercises:               # in order, each test right after its cell,
@@ -203,9 +246,19 @@ def grade_notebook(source: nbformat.NotebookNode, submission: nbformat.NotebookN
                 continue
             answer = answers.get(f"{exercise.label}-answer", "")
             error = notebook.run(answer) if answer.strip() else None
-            notebook.ensure()
-            results.append(_grade_code(exercise, answer, error, sandbox, model, secret))
+            sandbox.deadline = time.monotonic() + limits.exercise_seconds
+            try:
+                notebook.ensure()
+                results.append(_grade_code(exercise, answer, error, sandbox, model,
+                                           _secret_rng(secret, student, exercise.label)))
+            except _STOPPED as stopped:          # the worker could not even be restarted
+                results.append((exercise, 0.0, f"not graded: {_described(stopped)}"))
+            finally:
+                sandbox.deadline = math.inf
     return results
+
+
+_STOPPED = (TimeoutError, RuntimeError, WireError)
 
 
 class _Notebook:
@@ -218,14 +271,15 @@ class _Notebook:
     def ensure(self) -> None:
         if not self.sandbox.alive:
             self.sandbox.start()
-            if self.good:
-                self.sandbox.run(self.good)
+            if self.good and any(self.sandbox.run(self.good)):
+                self.good = []                   # a replay that fails: start from nothing
+                self.sandbox.start()
 
     def run(self, cell: str) -> BaseException | None:
-        self.ensure()
         try:
+            self.ensure()
             error = self.sandbox.run([cell])[0]
-        except (TimeoutError, RuntimeError) as stopped:
+        except _STOPPED as stopped:
             error = stopped
         if error is None:
             self.good.append(cell)
@@ -233,10 +287,9 @@ class _Notebook:
 
 
 def _grade_code(exercise: _Exercise, answer: str, error: BaseException | None,
-                sandbox: Sandbox, model: _Model, secret: str) -> tuple[_Exercise, float, str]:
-    label = exercise.label
-    if not answer.strip() or isinstance(error, NotImplementedError) or (
-            "# YOUR CODE HERE" in answer and "raise NotImplementedError()" in answer):
+                sandbox: Sandbox, model: _Model,
+                rng: np.random.Generator) -> tuple[_Exercise, float, str]:
+    if not answer.strip() or isinstance(error, NotImplementedError):
         return exercise, 0.0, "no answer yet"
     if "### BEGIN SOLUTION" in answer:        # the instructor's copy, handed in as one's own
         return exercise, 0.0, "this cell holds the instructor's solution markers: not graded"
@@ -244,10 +297,9 @@ def _grade_code(exercise: _Exercise, answer: str, error: BaseException | None,
         return exercise, 0.0, f"your answer cell raised {_described(error)}"
     if exercise.check is None:
         return exercise, 0.0, "this exercise has no test: ask your teacher"
-    functions = _answer_names(answer)
     checker = getattr(dpkit.check, ast.unparse(exercise.check.func).rsplit(".", 1)[1])
     try:
-        args, kwargs = _arguments(exercise.check, sandbox, functions)
+        args, kwargs = _arguments(exercise.check, sandbox, model, exercise.label)
         verdict = checker(*args, **kwargs)
     except Exception as failure:            # a value the checker cannot take, a time-out
         return exercise, 0.0, f"public test: {_described(failure)}"
@@ -255,7 +307,7 @@ def _grade_code(exercise: _Exercise, answer: str, error: BaseException | None,
     feedback = [f"public test: {_short(verdict.message)}"]
     if not verdict.passed:
         return exercise, float(points), feedback[0] + " | hidden tests wait for the public one"
-    hidden_ok, why = _hidden(exercise, args, sandbox, model, _secret_rng(secret, label))
+    hidden_ok, why = _hidden(exercise, args, sandbox, model, rng)
     points += HIDDEN_POINTS if hidden_ok else 0
     feedback.append(f"hidden tests: {_short(why)}")
     return exercise, float(points), " | ".join(feedback)
@@ -271,7 +323,7 @@ def _hidden(exercise: _Exercise, args: list[Any], sandbox: Sandbox, model: _Mode
         if judge is not None:
             judgement = judge(answer, rng)
             return bool(judgement.passed), str(judgement.message)
-        reference = model.function(exercise.label, answer.__name__)
+        reference = model.value(exercise.label, answer.__name__)
         checker = getattr(dpkit.check, ast.unparse(exercise.check.func).rsplit(".", 1)[1])
         return agrees_with(answer, reference, lambda f: checker(f, *args[1:]).passed, rng)
     except Exception as failure:
@@ -412,10 +464,14 @@ def _written_page(path: Path, student: str, chapter: str,
                   items: list[tuple[_Exercise, str]]) -> None:
     parts = [f"# {chapter}: written answers of {student}\n"]
     for exercise, answer in items:
-        parts += [f"## {exercise.name}\n", exercise.text, "\n### The student's answer\n",
-                  answer.strip() or "*(no answer)*",
-                  "\n### Model answer and rubric\n", exercise.model,
-                  f"\n*Points: {exercise.points:g}; enter them in manual.csv.*\n"]
+        # The model answer and rubric first; the student's text last, fenced, so that
+        # nothing in it can hide or imitate the rubric when the page is rendered.
+        fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", answer)),
+                                     default=0))
+        parts += [f"## {exercise.name}\n", exercise.text, "\n### Model answer and rubric\n",
+                  exercise.model, f"\n*Points: {exercise.points:g}; enter them in manual.csv.*\n",
+                  "\n### The student's answer (as written, not rendered)\n",
+                  f"{fence}text\n{_clean(answer).strip() or '(no answer)'}\n{fence}\n"]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(parts))
 
@@ -449,7 +505,7 @@ def grade(course_dir: str | Path, submissions_dir: str | Path, *, regrade: bool 
         If the course has no assignments or the folder no submission.
     dpkit.course.sandbox.SandboxUnavailable
         If no sandbox can be made and ``unsafe`` is False.
-    RuntimeError
+    SetupError
         If an assignment's set-up cell (the instructor's code) fails in the sandbox: the
         environment is broken, and no student is given a zero for it.
     """
@@ -472,13 +528,23 @@ def grade(course_dir: str | Path, submissions_dir: str | Path, *, regrade: bool 
         log(f"{key}: grading")
         source = nbformat.read(course / "source" / chapter / f"{chapter}.ipynb", 4)
         try:
-            submission = nbformat.read(path, 4)
-        except Exception as error:
+            submission = json.loads(path.read_bytes()) if path.is_file() \
+                and not path.is_symlink() and path.stat().st_size < (64 << 20) else {}
+        except ValueError as error:
             log(f"  not a readable notebook: {_described(error)}")
-            submission = nbformat.v4.new_notebook()
-        graded = grade_notebook(source, submission, secret=secret, unsafe=unsafe,
-                                limits=limits, log=log)
-        answers = {_grade_id(c): c.source for c in submission.cells if _grade_id(c)}
+            submission = {}
+        try:
+            graded = grade_notebook(source, submission, secret=secret, student=student,
+                                    unsafe=unsafe, limits=limits, log=log)
+        except SetupError:
+            raise                                # the environment, not this notebook
+        except Exception as error:               # a notebook must never stop the others
+            log(f"  could not be graded: {_described(error)}")
+            _, exercises = _exercises(source)
+            graded = [(e, None if e.written else 0.0,
+                       f"this notebook could not be graded ({type(error).__name__})")
+                      for e in exercises]
+        answers = _answers(submission)
         written = [(e, answers.get(f"{e.label}-answer", ""))
                    for e, points, _ in graded if points is None]
         if written:

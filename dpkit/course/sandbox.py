@@ -6,9 +6,9 @@ The grader never executes a student's code itself. :class:`Sandbox` starts
 * **as an unprivileged user** (``nobody`` when the grader runs as root; otherwise the
   grader's user inside a new user namespace, which owns nothing outside it);
 * **seeing almost nothing**: a fresh root holding only ``/usr``, the Python installation,
-  the installed ``dpkit`` package (read-only) and the data file it reads, plus an empty
-  private ``/tmp``; no course folder, no hidden tests, no gradebook, no other submission,
-  no home directory, no ``/proc`` of other processes;
+  the installed ``dpkit`` package without its checkers (read-only) and the data file it
+  reads, plus an empty private ``/tmp``; no course folder, no hidden tests, no gradebook,
+  no other submission, no home directory, no ``/proc`` of other processes;
 * **cut off**: no network (a new network namespace), no other IPC, its own PID namespace,
   killed with the grader;
 * **limited**: CPU time, address space, number of processes, file size and open files
@@ -33,6 +33,8 @@ from __future__ import annotations
 import builtins
 import contextlib
 import dataclasses
+import fcntl
+import math
 import os
 import re
 import resource
@@ -44,12 +46,13 @@ import sys
 import time
 import types
 from collections.abc import Callable
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from dpkit.course.wire import WireError, decode, dumps, encode, loads
+from dpkit.course.wire import GeneratorState, WireError, decode, dumps, encode, loads
 
 __all__ = ["Limits", "RemoteFunction", "Sandbox", "SandboxUnavailable", "StudentError",
            "isolation"]
@@ -68,6 +71,7 @@ class Limits:
     open_files: int = 256
     tmp_bytes: int = 64 << 20        #: size of its private /tmp
     call_seconds: float = 60.0       #: wall-clock limit on one request
+    exercise_seconds: float = 300.0  #: wall-clock limit on all the requests of one test
 
 
 class SandboxUnavailable(RuntimeError):
@@ -82,13 +86,17 @@ def _bwrap() -> str | None:
     return shutil.which("bwrap")
 
 
+def _package() -> Path:
+    import dpkit
+
+    return Path(dpkit.__file__).resolve().parent
+
+
 def _binds() -> list[Path]:
     """What the worker must read: the Python installation, dpkit, the data it loads."""
-    import dpkit
     from dpkit.datasets import adult_path
 
-    paths = {Path(sys.base_prefix), Path(sys.prefix), Path(dpkit.__file__).resolve().parent,
-             adult_path().resolve()}
+    paths = {Path(sys.base_prefix), Path(sys.prefix), _package(), adult_path().resolve()}
     paths |= {Path(p).resolve() for p in sys.path
               if p and Path(p).is_dir() and "site-packages" in p}
     paths = {p for p in paths if not str(p).startswith("/usr/")}
@@ -118,6 +126,9 @@ def _command(limits: Limits, fds: tuple[int, int]) -> list[str]:
             command += ["--perms", "0755", "--dir", str(parent)]
     for path in binds:
         command += ["--ro-bind", str(path), str(path)]
+    # The checkers are not there: a value answer could otherwise be searched for with its
+    # own public check (the tests run in the grader, which has them).
+    command += ["--tmpfs", str(_package() / "check")]
     command += ["--chdir", "/tmp", "--clearenv"]
     for name, value in _environment(fds).items():
         command += ["--setenv", name, value]
@@ -132,11 +143,9 @@ def _command(limits: Limits, fds: tuple[int, int]) -> list[str]:
 def _worker() -> list[str]:
     """The interpreter's arguments that start the worker from the grader's own dpkit (not
     the one an editable install may point to: only the grader's is visible inside)."""
-    import dpkit
-
     return ["-I", "-c", "import runpy, sys; sys.path.insert(0, sys.argv.pop(1)); "
             "runpy.run_module('dpkit.course.worker', run_name='__main__', alter_sys=True)",
-            str(Path(dpkit.__file__).resolve().parent.parent)]
+            str(_package().parent)]
 
 
 def _environment(fds: tuple[int, int]) -> dict[str, str]:
@@ -191,8 +200,10 @@ def isolation(*, unsafe: bool = False) -> str:
     return f"UNSAFE: no sandbox ({reason}); student code runs as a plain child process"
 
 
-def _student_error(reply: dict[str, Any]) -> Exception:
+def _student_error(reply: Any) -> Exception:
     """The exception a student's code raised, rebuilt from its type name and message."""
+    if not isinstance(reply, dict):
+        return StudentError("the sandbox sent a malformed error")
     name = str(reply.get("type", "Exception"))
     message = str(reply.get("message", ""))[:2000]
     error_type = getattr(builtins, name, None)
@@ -209,12 +220,31 @@ def _student_error(reply: dict[str, Any]) -> Exception:
 #: What the worker may do with each kind of lent object: nothing else, and no attribute is
 #: ever read (a generator's ``gi_frame`` or a function's globals would reach the grader).
 _SOURCE_METHODS = frozenset({"bits", "bytes", "randbelow", "bernoulli", "uniform", "uint64",
-                             "uniforms", "numpy_generator"})
-_GENERATOR_METHODS = frozenset({
-    "random", "integers", "uniform", "normal", "standard_normal", "laplace", "exponential",
-    "standard_exponential", "geometric", "binomial", "poisson", "gamma", "standard_gamma",
-    "beta", "logistic", "gumbel", "choice", "permutation", "bytes"})
+                             "uniforms"})
 _PROTOCOL = ("__call__", "__iter__", "__next__", "__len__", "__getitem__")
+_MAX_DRAW_BITS = 1 << 24          # one draw from a lent random source: at most 2 MiB of bits
+
+
+def _draw_bits(method: str, args: list[Any], kwargs: dict[str, Any]) -> int:
+    """About how many random bits a use of a lent source asks for (refused above a cap, so
+    a student's code cannot make the grader allocate or loop without bound)."""
+    values = [*args, *kwargs.values()]
+    first = values[0] if values else 1
+    if method in ("uint64", "uniforms"):
+        shape = first if isinstance(first, (tuple, list)) else (first,)
+        if not all(type(s) is int and s >= 0 for s in shape):
+            raise TypeError("size must be an int or a tuple of ints")
+        return 64 * math.prod(shape)
+    if method == "bytes":
+        return 8 * first if type(first) is int else 0
+    if method == "bits":
+        return first if type(first) is int else 0
+    if method == "randbelow":
+        return first.bit_length() if type(first) is int else 0
+    if method == "bernoulli":
+        return Fraction(first).denominator.bit_length() if isinstance(first, (int, Fraction)) \
+            else 0
+    return 64
 
 
 def _uses(value: Any) -> frozenset[str]:
@@ -223,8 +253,6 @@ def _uses(value: Any) -> frozenset[str]:
 
     if isinstance(value, RandomSource):
         return _SOURCE_METHODS
-    if isinstance(value, np.random.Generator):
-        return _GENERATOR_METHODS
     if isinstance(value, types.GeneratorType):
         return frozenset({"__iter__", "__next__"})
     if isinstance(value, types.FunctionType):            # a query written as a lambda
@@ -265,6 +293,8 @@ class _Lent:
                     or not isinstance(kwargs, dict) or not all(isinstance(k, str)
                                                              for k in kwargs):
                 raise TypeError(f"the grader's object does not allow {method[:40]!r}")
+            if method in _SOURCE_METHODS and _draw_bits(method, args, kwargs) > _MAX_DRAW_BITS:
+                raise ValueError(f"one draw may ask for at most {_MAX_DRAW_BITS} random bits")
             if method == "__next__":
                 result = next(target)
             elif method == "__iter__":
@@ -295,6 +325,7 @@ class Sandbox:
         self._lent = _Lent()
         self._next_id = 0
         self.stopped: str | None = None      # why the worker was stopped, if it was
+        self.deadline = math.inf             # when the current test's time is up
 
     # -------------------------------------------------------------------- life cycle
     def __enter__(self) -> Sandbox:
@@ -324,15 +355,18 @@ class Sandbox:
             os.close(to_worker)
             os.close(to_grader)
         self._send_fd, self._read_fd = from_grader, from_worker
+        flags = fcntl.fcntl(from_grader, fcntl.F_GETFL)
+        fcntl.fcntl(from_grader, fcntl.F_SETFL, flags | os.O_NONBLOCK)   # writes time out
         self._pending = b""
         self.stopped = None
+        self.deadline = math.inf
 
     def close(self) -> None:
         """Stop the worker and everything it started."""
         process, self._process = self._process, None
         if process is None:
             return
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError):      # non-blocking: never waits on the worker
             os.write(self._send_fd, dumps({"op": "exit"}))
         with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(timeout=2)
@@ -360,13 +394,40 @@ class Sandbox:
                                           self.limits.call_seconds))
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> Any:
-        """Call the notebook's function ``name``; its result, or the error it raised."""
+        """Call the notebook's function ``name``; its result, or the error it raised.
+
+        A NumPy generator among the arguments is sent by value and takes back the state
+        the call left it in (:class:`~dpkit.course.wire.GeneratorState`)."""
+        generators: list[np.random.Generator] = []
+
+        def by_value(value: Any) -> Any:
+            if isinstance(value, np.random.Generator):
+                generators.append(value)
+                return GeneratorState(len(generators) - 1, value.bit_generator.state)
+            return value
+
         try:
-            message = {"op": "call", "name": name, "args": encode(list(args), self._lent.lend),
-                       "kwargs": encode(kwargs, self._lent.lend)}
-            return self._result(self._request(message, self.limits.call_seconds))
+            message = {"op": "call", "name": name,
+                       "args": encode([by_value(a) for a in args], self._lent.lend),
+                       "kwargs": encode({k: by_value(v) for k, v in kwargs.items()},
+                                        self._lent.lend)}
+            reply = self._request(message, self.limits.call_seconds)
+            states = reply.get("generators") or []
+            for index, state in enumerate(states if isinstance(states, list) else []):
+                if index < len(generators):
+                    try:
+                        generators[index].bit_generator.state = decode(state)
+                    except (TypeError, ValueError, KeyError) as error:
+                        raise StudentError("your code left its NumPy generator in a state "
+                                           "the grader cannot take back") from error
+            return self._result(reply)
         finally:
             self._lent.clear()
+
+    def is_function(self, name: str) -> bool:
+        """Whether the notebook's ``name`` is callable (a ``def`` or a bound function)."""
+        return self._result(self._request({"op": "callable", "name": name},
+                                          self.limits.call_seconds)) is True
 
     def function(self, name: str) -> RemoteFunction:
         """A local stand-in for the notebook's function ``name``."""
@@ -385,24 +446,32 @@ class Sandbox:
             raise RuntimeError(f"the sandbox is not running ({self.stopped or 'not started'})")
         self._next_id += 1
         ident = self._next_id
-        self._write({**message, "id": ident})
-        deadline = time.monotonic() + seconds
+        if time.monotonic() >= self.deadline:
+            raise TimeoutError("your code used up the time this test may take")
+        deadline = min(time.monotonic() + seconds, self.deadline)
+        self._write({**message, "id": ident}, deadline)
         while True:
             reply = self._read(deadline)
             if reply.get("op") == "callback":
-                self._write(self._lent.serve(reply))
+                self._write(self._lent.serve(reply), deadline)
             elif reply.get("id") == ident:
                 return reply
             # anything else (a stale or forged message) is ignored
 
-    def _write(self, message: dict[str, Any]) -> None:
+    def _write(self, message: dict[str, Any], deadline: float) -> None:
         data = dumps(message)
-        try:
-            while data:
+        while data:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([], [self._send_fd], [], left)[1]:
+                self._stop("it stopped reading the grader's messages")
+                raise TimeoutError("your code stopped reading what the grader sent it")
+            try:
                 data = data[os.write(self._send_fd, data):]
-        except OSError as error:
-            self._stop("it closed its input")
-            raise RuntimeError("the sandbox stopped reading requests") from error
+            except BlockingIOError:
+                continue
+            except OSError as error:
+                self._stop("it closed its input")
+                raise RuntimeError("the sandbox stopped reading requests") from error
 
     def _read(self, deadline: float) -> dict[str, Any]:
         while b"\n" not in self._pending:
@@ -412,7 +481,8 @@ class Sandbox:
             if not ready:
                 self._stop(f"a request ran past {self.limits.call_seconds:g} s")
                 raise TimeoutError(f"your code ran for more than "
-                                   f"{self.limits.call_seconds:g} s and was stopped")
+                                   f"{self.limits.call_seconds:g} s, or past the time this "
+                                   "test may take, and was stopped")
             chunk = os.read(self._read_fd, 1 << 16)
             if not chunk:
                 code = self._process.wait() if self._process else None

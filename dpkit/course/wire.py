@@ -25,6 +25,7 @@ True
 from __future__ import annotations
 
 import base64
+import dataclasses
 import importlib
 import json
 import math
@@ -34,7 +35,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["MAX_MESSAGE", "Handle", "WireError", "decode", "dumps", "encode", "loads"]
+__all__ = ["MAX_MESSAGE", "GeneratorState", "Handle", "WireError", "decode", "dumps", "encode",
+           "loads"]
 
 MAX_MESSAGE = 64 << 20          # bytes in one message (an array of 8 million floats)
 _MAX_DEPTH = 32
@@ -47,6 +49,16 @@ _DTYPES = frozenset({"?", "b", "B", "h", "H", "i", "I", "l", "L", "q", "Q", "e",
 
 class WireError(ValueError):
     """A value that cannot cross the boundary, or a malformed message."""
+
+
+@dataclasses.dataclass(frozen=True)
+class GeneratorState:
+    """A NumPy generator sent by value: its place among a call's arguments and the state of
+    its bit generator. The worker draws from a copy; the grader takes back its final state,
+    so the grader's generator advances as if the call had drawn from it in place."""
+
+    index: int
+    state: dict[str, Any]
 
 
 class Handle:
@@ -89,6 +101,8 @@ def encode(value: Any, handle: Callable[[Any], int] | None = None, depth: int = 
         return value if math.isfinite(value) else {"$float": repr(value)}
     if isinstance(value, Handle):
         return {"$handle": [value.ident, "object"]}
+    if isinstance(value, GeneratorState):
+        return {"$generator": [value.index, encode(value.state, None, depth + 1)]}
     if isinstance(value, bytes):
         return {"$bytes": base64.b64encode(value).decode("ascii")}
     if isinstance(value, Fraction):
@@ -191,6 +205,12 @@ def decode(data: Any, handle: Callable[[int, str], Any] | None = None, depth: in
         if len(values) != len(fields) or not all(type(v) is int for v in values):
             raise WireError(f"malformed {body[0]}")
         return getattr(importlib.import_module(module), body[0])(*values)
+    if tag == "$generator" and isinstance(body, list) and len(body) == 2 \
+            and type(body[0]) is int:
+        state = decode(body[1], None, depth + 1)
+        if not isinstance(state, dict):
+            raise WireError("malformed generator state")
+        return GeneratorState(body[0], state)
     if tag == "$handle" and isinstance(body, list) and len(body) == 2 \
             and type(body[0]) is int and body[1] in ("source", "object"):
         return handle(body[0], body[1]) if handle is not None else Handle(body[0])

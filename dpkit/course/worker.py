@@ -28,7 +28,7 @@ import sys
 import traceback
 from typing import Any
 
-from dpkit.course.wire import decode, dumps, encode, loads
+from dpkit.course.wire import GeneratorState, decode, dumps, encode, loads
 from dpkit.rng import RandomSource
 
 _MESSAGE_LIMIT = 2000            # characters of an error message sent back
@@ -183,9 +183,6 @@ class RemoteSource(RandomSource):
     def uniforms(self, size: Any) -> Any:
         return self._ask("uniforms", size)
 
-    def numpy_generator(self) -> Any:
-        return self._ask("numpy_generator")
-
     def __repr__(self) -> str:
         return "<the grader's random source>"
 
@@ -210,6 +207,18 @@ def _run(cells: list[str], namespace: dict[str, Any]) -> list[dict[str, Any] | N
     return errors
 
 
+def _generator(value: Any, made: list[Any]) -> Any:
+    """A NumPy generator the grader sent by value, rebuilt here (its state, a copy)."""
+    if not isinstance(value, GeneratorState):
+        return value
+    import numpy as np
+
+    generator = np.random.Generator(np.random.PCG64())
+    generator.bit_generator.state = value.state
+    made.append(generator)
+    return generator
+
+
 def _serve(namespace: dict[str, Any]) -> None:
     while True:
         request = _channel.receive()
@@ -224,14 +233,21 @@ def _serve(namespace: dict[str, Any]) -> None:
                 if name not in namespace:
                     raise NameError(f"name {name!r} is not defined")
                 reply = {"op": "result", "value": encode(namespace[name])}
+            elif op == "callable":
+                reply = {"op": "result", "value": callable(namespace.get(str(request["name"])))}
             elif op == "call":
                 function = namespace.get(str(request["name"]))
                 if not callable(function):
                     raise NameError(f"{request['name']!r} is not a function your notebook "
                                     "defines")
-                args = decode(request.get("args", []), _remote)
-                kwargs = decode(request.get("kwargs", {}), _remote)
-                reply = {"op": "result", "value": encode(function(*args, **kwargs))}
+                generators: list[Any] = []
+                args = [_generator(a, generators)
+                        for a in decode(request.get("args", []), _remote)]
+                kwargs = {k: _generator(v, generators)
+                          for k, v in decode(request.get("kwargs", {}), _remote).items()}
+                value = function(*args, **kwargs)
+                reply = {"op": "result", "value": encode(value),
+                         "generators": [encode(g.bit_generator.state) for g in generators]}
             else:
                 raise ValueError(f"unknown request {op!r}")
         except BaseException as error:
