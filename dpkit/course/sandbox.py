@@ -309,6 +309,66 @@ class _Lent:
             return {"op": "error", "type": type(error).__name__, "message": str(error)[:2000]}
 
 
+class _Broken(Exception):
+    """The worker stopped answering as it should: ``why`` for the log (None: it ended),
+    ``error`` for the student."""
+
+    def __init__(self, why: str | None, error: Exception) -> None:
+        super().__init__(why)
+        self.why, self.error = why, error
+
+
+class _Pipes:
+    """The two pipes to a worker: JSON lines out (non-blocking, so a worker that stops
+    reading cannot block the grader) and in, each with a deadline."""
+
+    def __init__(self, send_fd: int, read_fd: int) -> None:
+        self.send_fd, self.read_fd, self.pending = send_fd, read_fd, b""
+        flags = fcntl.fcntl(send_fd, fcntl.F_GETFL)
+        fcntl.fcntl(send_fd, fcntl.F_SETFL, flags | os.O_NONBLOCK)
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):      # non-blocking: never waits on the worker
+            os.write(self.send_fd, dumps({"op": "exit"}))
+        os.close(self.send_fd)
+        os.close(self.read_fd)
+
+    def write(self, message: dict[str, Any], deadline: float) -> None:
+        data = dumps(message)
+        while data:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([], [self.send_fd], [], left)[1]:
+                raise _Broken("it stopped reading the grader's messages", TimeoutError(
+                    "your code stopped reading what the grader sent it"))
+            try:
+                data = data[os.write(self.send_fd, data):]
+            except BlockingIOError:
+                continue
+            except OSError as error:
+                raise _Broken("it closed its input", RuntimeError(
+                    "the sandbox stopped reading requests")) from error
+
+    def read(self, deadline: float, seconds: float) -> dict[str, Any]:
+        while b"\n" not in self.pending:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self.read_fd], [], [], left)[0]:
+                raise _Broken(f"a request ran past {seconds:g} s", TimeoutError(
+                    f"your code ran for more than {seconds:g} s, or past the time this "
+                    "test may take, and was stopped"))
+            chunk = os.read(self.read_fd, 1 << 16)
+            if not chunk:
+                raise _Broken(None, RuntimeError("your code stopped the sandbox"))
+            self.pending += chunk
+            if len(self.pending) > (64 << 20) + 1 and b"\n" not in self.pending:
+                raise _Broken("it sent a message over 64 MiB", RuntimeError(
+                    "your code sent more data than the grader accepts"))
+        line, _, self.pending = self.pending.partition(b"\n")
+        try:
+            return loads(line)
+        except WireError:
+            return {}
+
+
 class Sandbox:
     """One worker process holding one submission's namespace (see the module docstring).
 
@@ -321,7 +381,6 @@ class Sandbox:
         self.unsafe = unsafe
         self.isolation = isolation(unsafe=unsafe)
         self._process: subprocess.Popen[bytes] | None = None
-        self._pending = b""
         self._lent = _Lent()
         self._next_id = 0
         self.stopped: str | None = None      # why the worker was stopped, if it was
@@ -354,10 +413,7 @@ class Sandbox:
         finally:
             os.close(to_worker)
             os.close(to_grader)
-        self._send_fd, self._read_fd = from_grader, from_worker
-        flags = fcntl.fcntl(from_grader, fcntl.F_GETFL)
-        fcntl.fcntl(from_grader, fcntl.F_SETFL, flags | os.O_NONBLOCK)   # writes time out
-        self._pending = b""
+        self._pipes = _Pipes(from_grader, from_worker)
         self.stopped = None
         self.deadline = math.inf
 
@@ -366,13 +422,10 @@ class Sandbox:
         process, self._process = self._process, None
         if process is None:
             return
-        with contextlib.suppress(OSError):      # non-blocking: never waits on the worker
-            os.write(self._send_fd, dumps({"op": "exit"}))
+        self._pipes.close()
         with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(timeout=2)
         _kill(process)
-        os.close(self._send_fd)
-        os.close(self._read_fd)
 
     @property
     def alive(self) -> bool:
@@ -449,54 +502,21 @@ class Sandbox:
         if time.monotonic() >= self.deadline:
             raise TimeoutError("your code used up the time this test may take")
         deadline = min(time.monotonic() + seconds, self.deadline)
-        self._write({**message, "id": ident}, deadline)
-        while True:
-            reply = self._read(deadline)
-            if reply.get("op") == "callback":
-                self._write(self._lent.serve(reply), deadline)
-            elif reply.get("id") == ident:
-                return reply
-            # anything else (a stale or forged message) is ignored
-
-    def _write(self, message: dict[str, Any], deadline: float) -> None:
-        data = dumps(message)
-        while data:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([], [self._send_fd], [], left)[1]:
-                self._stop("it stopped reading the grader's messages")
-                raise TimeoutError("your code stopped reading what the grader sent it")
-            try:
-                data = data[os.write(self._send_fd, data):]
-            except BlockingIOError:
-                continue
-            except OSError as error:
-                self._stop("it closed its input")
-                raise RuntimeError("the sandbox stopped reading requests") from error
-
-    def _read(self, deadline: float) -> dict[str, Any]:
-        while b"\n" not in self._pending:
-            left = deadline - time.monotonic()
-            ready = select.select([self._read_fd], [], [], max(0.0, left))[0] if left > 0 \
-                else []
-            if not ready:
-                self._stop(f"a request ran past {self.limits.call_seconds:g} s")
-                raise TimeoutError(f"your code ran for more than "
-                                   f"{self.limits.call_seconds:g} s, or past the time this "
-                                   "test may take, and was stopped")
-            chunk = os.read(self._read_fd, 1 << 16)
-            if not chunk:
-                code = self._process.wait() if self._process else None
-                self._stop(_exit_reason(code))
-                raise RuntimeError(f"your code stopped the sandbox: {_exit_reason(code)}")
-            self._pending += chunk
-            if len(self._pending) > (64 << 20) + 1 and b"\n" not in self._pending:
-                self._stop("it sent a message over 64 MiB")
-                raise RuntimeError("your code sent more data than the grader accepts")
-        line, _, self._pending = self._pending.partition(b"\n")
         try:
-            return loads(line)
-        except WireError:
-            return {}
+            self._pipes.write({**message, "id": ident}, deadline)
+            while True:
+                reply = self._pipes.read(deadline, seconds)
+                if reply.get("op") == "callback":
+                    self._pipes.write(self._lent.serve(reply), deadline)
+                elif reply.get("id") == ident:
+                    return reply
+                # anything else (a stale or forged message) is ignored
+        except _Broken as broken:
+            if broken.why is None:               # the worker ended: say how
+                broken.why = _exit_reason(self._process.wait() if self._process else None)
+                broken.error = RuntimeError(f"your code stopped the sandbox: {broken.why}")
+            self._stop(broken.why)
+            raise broken.error from None
 
     def _stop(self, why: str) -> None:
         """Kill the worker at once (no polite exit: it may be looping or flooding)."""
