@@ -337,7 +337,7 @@ def _perturb(value: Any, rng: np.random.Generator) -> Any:
     if isinstance(value, (int, np.integer)):
         return int(value) + int(rng.integers(1, 4)) if value > 0 else value
     if isinstance(value, (float, np.floating)):
-        if 0 < value < 1:
+        if 0 <= value <= 1:            # a probability, a share or a small ε: stays in [0, 1]
             return float(value * rng.uniform(0.55, 0.95))
         return float(value * rng.uniform(1.1, 1.9))
     return value
