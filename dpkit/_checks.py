@@ -23,6 +23,11 @@ Rounding to nearest would be unsafe: two neighbouring inputs ``2**54 + 2`` and `
 (distance 1) round to floats 4 apart, so noise calibrated for a sensitivity of 1 would no
 longer hide the difference.
 
+An exact value must lie within the float64 range (magnitude at most the largest float). A
+:class:`~decimal.Decimal` must moreover be 0 or of magnitude at least ``2**-1100``: its exact
+conversion builds ``10**|exponent|`` (``Decimal("1e-99999999")`` would take minutes), so
+one beyond that range is refused from its exponent alone, before any conversion.
+
 Examples
 --------
 >>> from fractions import Fraction
@@ -66,6 +71,11 @@ Rounding = Literal["down", "up"] | None
 
 _FLOAT_MAX = Fraction(sys.float_info.max)
 _EXACT_INT = 2**53  # every integer of magnitude <= 2**53 is a float64
+#: The smallest non-zero magnitude of a Decimal accepted (2**-1100, below the smallest
+#: subnormal float 2**-1074 and than every grid step the mechanisms use): converting a
+#: Decimal exactly builds ``10**|exponent|``, so ``Decimal("1e-99999999")`` would take
+#: seconds to minutes of big-integer work; it is refused from its exponent alone.
+_DECIMAL_MIN_EXPONENT = -1100
 
 
 def _describe(value: Any) -> str:
@@ -108,7 +118,7 @@ def _exact_number(value: Any, name: str, wanted: str = "a finite number") -> flo
     elif isinstance(value, Decimal):
         if not value.is_finite():
             raise ValueError(f"{name} must be {wanted}, got {_describe(value)}")
-        exact = Fraction(value)
+        exact = _decimal_fraction(value, name)
     elif isinstance(value, numbers.Rational):
         exact = Fraction(value.numerator, value.denominator)
     else:
@@ -118,6 +128,31 @@ def _exact_number(value: Any, name: str, wanted: str = "a finite number") -> flo
                          f"(magnitude <= {sys.float_info.max!r}), got {_describe(value)}")
     nearest = float(exact)
     return nearest if Fraction(nearest) == exact else exact
+
+
+def _decimal_fraction(value: Decimal, name: str) -> Fraction:
+    """A finite Decimal's exact value, refusing first, from its exponent alone (no big
+    numbers built), a magnitude far outside the float64 range.
+
+    ``Fraction(Decimal("1e-99999999"))`` builds ``10**99999999`` (seconds, and the grid
+    arithmetic on it much longer): the cost of an exact conversion grows with the size of
+    the exponent, not with the length of what the caller wrote. A non-zero magnitude below
+    ``2**-1100`` or above the largest float is refused; within that range the conversion
+    costs at most ``10**332`` times the coefficient's own digits.
+    """
+    if value.is_zero():
+        return Fraction(0)
+    adjusted = value.adjusted()  # 10**adjusted <= |value| < 10**(adjusted + 1)
+    # 10**-332 < 2**-1100 and 10**309 > largest float: outside for sure, without converting
+    inside = -332 <= adjusted <= 308
+    exact = Fraction(value) if inside else None
+    if exact is None or not Fraction(1, 2**-_DECIMAL_MIN_EXPONENT) <= abs(exact) <= _FLOAT_MAX:
+        raise ValueError(
+            f"{name} must be 0 or a number of magnitude between 2**{_DECIMAL_MIN_EXPONENT} "
+            f"and the largest float {sys.float_info.max!r} (a Decimal is converted to an "
+            f"exact fraction, whose size grows with 10**|exponent|, so one this far outside "
+            f"the float64 range is refused before any conversion), got {_describe(value)}")
+    return exact
 
 
 def _inexact_error(value: Any, name: str, exact: Fraction) -> ValueError:
@@ -170,8 +205,9 @@ def check_real(value: Any, name: str, *, exact: bool = False) -> Any:
     TypeError
         If ``value`` is not a real number (``bool``, ``str``, ``None``, complex, arrays).
     ValueError
-        If ``value`` is NaN, infinite, beyond the float64 range, or (unless ``exact``) not
-        exactly a float64.
+        If ``value`` is NaN, infinite, beyond the float64 range, a Decimal of non-zero
+        magnitude below ``2**-1100`` (refused before its costly exact conversion), or (unless
+        ``exact``) not exactly a float64.
     """
     result = _exact_number(value, name)
     if isinstance(result, Fraction) and not exact:
@@ -349,6 +385,8 @@ def _position(flat_index: int, shape: tuple[int, ...]) -> Any:
 
 
 def _element_name(name: str, flat_index: int, shape: tuple[int, ...]) -> str:
+    if not shape:  # a scalar: the parameter itself (not "value[]")
+        return name
     position = _position(flat_index, shape)
     return f"{name}[{', '.join(map(str, position)) if isinstance(position, tuple) else position}]"
 
@@ -511,8 +549,9 @@ def check_finite_array(values: Any, name: str, *, ndim: int | None = None,
         If ``values`` does not hold real numbers (bools included).
     ValueError
         If it is empty (unless allowed), ragged (``[[1.0], 2.0]``), has the wrong shape,
-        holds NaN, infinity or a value beyond the float64 range, or (unless ``exact``) a
-        value float64 cannot hold.
+        holds NaN, infinity, a value beyond the float64 range or a Decimal of non-zero
+        magnitude below ``2**-1100`` (as :func:`check_real`), or (unless ``exact``) a value
+        float64 cannot hold.
 
     Examples
     --------
@@ -648,7 +687,8 @@ def as_fraction(value: Any, name: str) -> Fraction:
     Floats convert exactly (a float is a dyadic rational), and so do ints, Fractions,
     Decimals and long doubles: no rounding happens. Ints and Fractions are accepted at any
     magnitude (an exact computation needs no float range); the other types must be finite
-    and within the float64 range.
+    and within the float64 range, and a Decimal 0 or of magnitude at least ``2**-1100``
+    (see :func:`check_real`).
 
     Raises
     ------

@@ -288,11 +288,13 @@ def _base_from_epsilon(epsilon: float, delta: int, bits: int,
     epsilon``, for ``y`` from :func:`_target_and_exponent`.
     """
     target, y = _target_and_exponent(epsilon, delta, bits, sensitivity)
-    # x has about y - η* bits; compute it to 128 bits beyond that (no walk of 2**k steps)
+    # x has about y - η* bits; compute it to 128 bits beyond that, so that the walks below
+    # take a step or two (never 2**(y - 53) of them, as when x was rounded to a double).
     with base2.directed_context(128 + y - math.floor(target), gmpy2.RoundUp):
         # 2**y · exp(-ε/2Δ), rounded up: a first x with η at most the target.
         start = gmpy2.mul_2exp(gmpy2.exp(-gmpy2.mpfr(Fraction(epsilon)) / (2 * delta)), y)
-    x = min(max(int(gmpy2.ceil(start)), 1), (1 << y) - 1)
+    numerator, denominator = start.as_integer_ratio()   # exact, whatever the context
+    x = min(max(-(-numerator // denominator), 1), (1 << y) - 1)    # ⌈start⌉, exactly
     while _epsilon_upper(x, y, delta) > epsilon:     # rounding slack: step to safety
         if x == (1 << y) - 1:
             raise ValueError(f"epsilon={epsilon!r} is too small for bits={bits}")

@@ -5,6 +5,7 @@ Each test here fails on the code before the fix (checked against main) and passe
 Statistical tests use fixed seeds and state their false-failure probability.
 """
 
+import decimal
 import math
 from decimal import Decimal
 from fractions import Fraction
@@ -101,6 +102,59 @@ def test_values_beyond_the_float_range_are_refused(value):
                       lambda x: gaussian_mechanism([x], 1, 1, 1e-6)):
         with pytest.raises(ValueError, match=r"value.*float64 range"):
             mechanism(value)
+
+
+class _Unconvertible(Decimal):
+    """A Decimal whose exact conversion fails the test: a refusal must come before it."""
+
+    def as_integer_ratio(self):  # what Fraction(decimal) calls
+        raise AssertionError(f"{self!r} was converted to a fraction before being refused")
+
+
+_FAR_DECIMALS = ["1e-99999999", "-1e-10000000", "1e99999999", "-4.2e-340"]
+_DECIMAL_RANGE = r"must be 0 or a number of magnitude between 2\*\*-1100 and the largest float"
+
+
+@pytest.mark.parametrize("text", _FAR_DECIMALS)
+@pytest.mark.parametrize("kind", [Decimal, _Unconvertible])
+@pytest.mark.parametrize(("release", "name"), [
+    (lambda v: laplace_mechanism(v, 1.0, 1.0, rng=seeded(0)), "value"),
+    (lambda v: laplace_mechanism([0.5, v], 1.0, 1.0, rng=seeded(0)), r"value\[1\]"),
+    (lambda v: gaussian_mechanism(v, 1.0, 1.0, 1e-5, rng=seeded(0)), "value"),
+    (lambda v: gaussian_mechanism(np.array([v, 0.5]), 1.0, 1.0, 1e-5, rng=seeded(0)),
+     r"value\[0\]"),
+    (lambda v: above_threshold([lambda d: v], None, 0.0, 1.0, rng=seeded(0)),
+     r"queries\[0\]\(data\)"),
+    (lambda v: above_threshold([lambda d: 0.0], None, v, 1.0, rng=seeded(0)), "threshold"),
+], ids=["laplace", "laplace-list", "gaussian", "gaussian-array", "svt-answer", "svt-threshold"])
+def test_decimals_far_outside_the_float_range_are_refused_before_conversion(
+        release, name, kind, text):
+    """``Decimal("1e-99999999")`` stalled the mechanisms for minutes (laplace_mechanism:
+    491 s), ``1e-10000000`` for seconds: the exact conversion builds ``10**99999999``. Now
+    such a Decimal is refused from its exponent alone (``_Unconvertible`` fails the test if
+    it is converted first), with the parameter, the value and the valid range."""
+    with pytest.raises(ValueError, match=rf"^{name} {_DECIMAL_RANGE} .*got Decimal\('"):
+        release(kind(text))
+
+
+def test_decimals_within_the_range_are_still_exact():
+    """Ordinary Decimals, and those between 2**-1100 and the smallest float, are put on the
+    grid exactly: the release is the one of the equal Fraction."""
+    with decimal.localcontext() as context:
+        context.prec = 2000
+        smallest = Decimal(1) / Decimal(2**1100)        # exactly 2**-1100
+        assert Fraction(smallest) == Fraction(1, 2**1100)
+        below, negative = smallest - Decimal(10) ** -1500, -smallest
+    for value in (Decimal("0.1"), Decimal("-12345.678"), Decimal("1e308"), Decimal("1e-330"),
+                  smallest, negative, Decimal("0E-99999999"), Decimal("-0")):
+        exact = as_fraction(value, "value")
+        assert exact == Fraction(value)
+        assert laplace_mechanism(value, 1, 1, rng=seeded(5)) == \
+            laplace_mechanism(exact, 1, 1, rng=seeded(5))
+        assert above_threshold([lambda d, v=value: v], None, 0, 1.0, rng=seeded(5)) == \
+            above_threshold([lambda d, v=exact: v], None, 0, 1.0, rng=seeded(5))
+    with pytest.raises(ValueError, match=_DECIMAL_RANGE):
+        as_fraction(below, "value")
 
 
 # -- finding 6: exact budgets round in the safe direction -----------------------------------

@@ -95,6 +95,50 @@ def test_from_epsilon_is_safe_and_maximal(epsilon: float, sensitivity: int, bits
     assert eta.epsilon(sensitivity) >= epsilon * (1 - 4 * 2.0 ** -bits / min(target, 1))
 
 
+@pytest.mark.parametrize(("epsilon", "sensitivity", "bits"), [
+    (1.0, 1e6, 64),          # y = 85: the old walk took about 2**31 steps (~9 hours)
+    (1e-300, 2**40, 53),     # y = 1091: 2**1038 steps
+    (0.5, 1, 64),            # y = 66: about 2**12 steps
+    (5e-324, 1, 64),         # y = 1139, η about 2**-1075
+    (300.0, 3, 64)])         # η* > 1: y = 137, x has 65 bits, about 2**12 steps
+def test_from_epsilon_walks_a_few_steps_to_the_documented_eta(
+        monkeypatch: pytest.MonkeyPatch, epsilon: float, sensitivity: float, bits: int) -> None:
+    """The search starts from ``⌈2**y·exp(-ε/2Δ)⌉`` computed exactly, so it checks a
+    handful of candidates, whatever ``y``.
+
+    It used to round that start to 53 bits (``gmpy2.ceil`` outside the precise context),
+    then walk one unit at a time, up to ``2**(y - 53)`` steps:
+    ``Eta.from_epsilon(1.0, 1e6, bits=64)`` would have run about nine hours. Counted here
+    as calls of the guarantee's evaluation (no timing); the old code failed at the 17th.
+    """
+    import dpkit.exponential as module
+
+    calls: list[tuple[int, int, int]] = []
+    evaluate = module._epsilon_upper
+
+    def counted(x: int, y: int, delta: int) -> float:
+        calls.append((x, y, delta))
+        assert len(calls) <= 16, "the search walks one unit at a time from a far start"
+        return evaluate(x, y, delta)
+
+    monkeypatch.setattr(module, "_epsilon_upper", counted)
+    eta = Eta.from_epsilon(epsilon, sensitivity, bits=bits)
+    assert len(calls) <= 3
+    monkeypatch.undo()
+    # The documented result: the smallest x (largest η) of the family x·2**-y0, y0 fixed
+    # by the docstring's formula, whose guarantee does not exceed epsilon.
+    delta = math.ceil(sensitivity)
+    log2_target = math.log2(epsilon) - math.log2(2 * math.log(2)) - math.log2(delta)
+    y0 = bits + max(0, math.ceil(2.0**log2_target), math.ceil(-log2_target))
+    x0 = eta.x << (y0 - eta.y)
+    assert eta.x % 2 == 1 and eta.z == 1
+    assert Eta(x0, y0).epsilon(sensitivity) <= epsilon
+    assert Eta(x0 - 1, y0).epsilon(sensitivity) > epsilon
+    with mp.workdps(1200):  # η can be 2**-1076: y - log2(x) cancels that many bits
+        exact = 2 * delta * (y0 * mp.log(2) - mp.log(x0))
+        assert exact <= epsilon < 2 * delta * (y0 * mp.log(2) - mp.log(x0 - 1))
+
+
 @pytest.mark.parametrize("eta", [Eta(1, 1), Eta(3, 2, 5), Eta(1243, 11), Eta(2**40 - 1, 40)])
 def test_epsilon_rounds_up_tightly(eta: Eta) -> None:
     for sensitivity in (1, 2, 7):

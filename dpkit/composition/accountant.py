@@ -26,6 +26,8 @@ the one that decides whether a spend fits.
 
 from __future__ import annotations
 
+import threading
+
 import gmpy2
 
 from dpkit._checks import check_delta, check_epsilon
@@ -96,6 +98,12 @@ class Accountant:
     A refused spend raises :class:`BudgetExceeded`, leaves the history unchanged and must
     not be released.
 
+    **Threads.** An accountant may be shared between threads. A charge (:meth:`spend`,
+    :meth:`spend_gaussian`) decides whether the spend fits and records it in one atomic
+    step, under a lock, so concurrent spends can never together exceed the budget.
+    :meth:`can_spend` and :attr:`remaining` are advisory: another thread may spend between
+    the question and the charge, so only the charge itself decides.
+
     Examples
     --------
     >>> budget = Accountant(1.0)
@@ -118,6 +126,9 @@ class Accountant:
         self._delta = check_delta(delta, allow_zero=True, rounding="down")
         self._composition = check_composition(composition, self._delta)
         self._ledger = Ledger()
+        # Held while a charge is decided and recorded: the fit check and the recording are
+        # one atomic step (two threads may not both fit into the same remaining budget).
+        self._lock = threading.Lock()
 
     # -- state ----------------------------------------------------------------------------
     @property
@@ -172,6 +183,10 @@ class Accountant:
     def can_spend(self, epsilon: float, delta: float = 0.0) -> bool:
         """Whether a release with these parameters would fit in the budget now.
 
+        Advisory only: it records nothing, and another thread may spend between this call
+        and a charge. Call :meth:`spend` (which decides and records atomically) and release
+        only if it returns.
+
         Raises
         ------
         TypeError, ValueError
@@ -181,17 +196,24 @@ class Accountant:
         return self._fits(self._total(self._ledger.sums.add(spend)))
 
     def _charge(self, spend: Spend) -> Spend:
+        """Record ``spend`` if it fits, else raise :class:`BudgetExceeded`: one atomic step.
+
+        The lock covers reading the sums, deciding and recording, so no other charge can
+        slip in between the check and the record (two threads each spending 0.6 of a
+        budget of 1.0 would otherwise both succeed).
+        """
         spend = check_applies(self._composition, spend)
-        sums = self._ledger.sums.add(spend)
-        total = self._total(sums)
-        if not self._fits(total):
-            raise BudgetExceeded(
-                f"spending epsilon={spend.epsilon:g}, delta={spend.delta:g} "
-                f"({spend.label!r}) would bring the total to epsilon={total[0]!r}, "
-                f"delta={total[1]:.3g} under {self._composition} composition, over the budget "
-                f"epsilon={self._epsilon:g}, delta={self._delta:g}; nothing was spent",
-                spend, total, self.budget)
-        self._ledger.record(spend, sums)
+        with self._lock:
+            sums = self._ledger.sums.add(spend)
+            total = self._total(sums)
+            if not self._fits(total):
+                raise BudgetExceeded(
+                    f"spending epsilon={spend.epsilon:g}, delta={spend.delta:g} "
+                    f"({spend.label!r}) would bring the total to epsilon={total[0]!r}, "
+                    f"delta={total[1]:.3g} under {self._composition} composition, over the "
+                    f"budget epsilon={self._epsilon:g}, delta={self._delta:g}; nothing was "
+                    f"spent", spend, total, self.budget)
+            self._ledger.record(spend, sums)
         return spend
 
     def spend(self, epsilon: float, delta: float = 0.0, label: str = "") -> Spend:
