@@ -50,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-from dpkit._checks import as_fraction, check_epsilon, check_integer
+from dpkit._checks import as_fraction, check_epsilon, check_integer, refuse_masked
 from dpkit._samplers.grid import grid_exponent
 from dpkit._samplers.noise import discrete_laplace
 from dpkit.rng import RandomSource, resolve
@@ -392,7 +392,8 @@ def above_threshold_runs(answers: Iterable[float], threshold: float, epsilon: fl
     Raises
     ------
     TypeError, ValueError
-        As :func:`above_threshold`; also if ``answers`` is empty. ``TypeError`` if ``runs``
+        As :func:`above_threshold`; also if ``answers`` is empty, ``TypeError`` if it is a
+        ``numpy.ma.MaskedArray`` (fill or compress it first). ``TypeError`` if ``runs``
         is not an integer, ``ValueError`` if it is outside ``[1, MAX_RUNS]``.
 
     Notes
@@ -408,6 +409,7 @@ def above_threshold_runs(answers: Iterable[float], threshold: float, epsilon: fl
     """
     runs = check_integer(runs, "runs", minimum=1, maximum=MAX_RUNS)
     run_epsilon = exact_epsilon(epsilon)
+    refuse_masked(answers, "answers")  # iterating would hand out the masked raw values
     if isinstance(answers, (str, bytes)) or not isinstance(answers, Iterable):
         raise TypeError(f"answers must be an iterable of real numbers, got {answers!r}")
     exact = [as_fraction(a, f"answers[{i}]") for i, a in enumerate(answers)]
