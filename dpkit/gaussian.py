@@ -47,11 +47,18 @@ from dpkit._checks import (
     check_integer,
     check_sensitivity,
 )
-from dpkit._samplers.grid import add_units, from_grid, grid_sensitivity, to_grid
+from dpkit._samplers.grid import (
+    add_units,
+    check_release_range,
+    from_grid,
+    grid_sensitivity,
+    to_grid,
+)
 from dpkit._samplers.noise import discrete_gaussian
 from dpkit.rng import resolve
 
 __all__ = [
+    "RANGE_SIGMAS",
     "GaussianParameters",
     "analytic_sigma",
     "bao_sigma",
@@ -528,6 +535,10 @@ _TAIL = 40.0
 # log of the probability budget for that tail: log d − (TAIL − 2**-40)²/2 <= log d − _TAIL_LOG.
 _TAIL_LOG = 799.0
 _METHODS = ("analytic", "classic")
+#: A release must stay within the float range for noise up to this many standard
+#: deviations: ``max|value| + RANGE_SIGMAS·σ <= largest float``. Larger noise has
+#: probability below ``d·exp(-800) < 2**-1074`` (the tail the calibration charges to δ).
+RANGE_SIGMAS = 40
 
 
 @dataclass(frozen=True)
@@ -660,8 +671,8 @@ def mechanism_parameters(sensitivity: Any, epsilon: Any, delta: Any, dimension: 
 
 @functools.lru_cache(maxsize=256)
 def _noise_parameters(sensitivity: float, epsilon: float, delta: float, dimension: int,
-                      method: str) -> tuple[int, Fraction]:
-    """Grid exponent ``k`` and the discrete Gaussian's ``σ²`` in grid units, memoised.
+                      method: str) -> tuple[int, Fraction, float]:
+    """Grid exponent ``k``, the discrete Gaussian's ``σ²`` in grid units and ``σ``, memoised.
 
     Keyed by *validated* parameters (the caller checks them first), so the cache holds one
     entry per distinct calibration and a repeated release skips :func:`mechanism_parameters`
@@ -669,7 +680,7 @@ def _noise_parameters(sensitivity: float, epsilon: float, delta: float, dimensio
     """
     params = mechanism_parameters(sensitivity, epsilon, delta, dimension, method=method)
     k = params.grid_exponent
-    return k, (Fraction(params.sigma) / Fraction(2) ** k) ** 2
+    return k, (Fraction(params.sigma) / Fraction(2) ** k) ** 2, params.sigma
 
 
 def gaussian_mechanism(value: Any, sensitivity: Any, epsilon: Any, delta: Any, *,
@@ -713,7 +724,12 @@ def gaussian_mechanism(value: Any, sensitivity: Any, epsilon: Any, delta: Any, *
     TypeError
         If ``value`` is not numeric, or another argument has the wrong type.
     ValueError
-        If ``value`` is empty or holds NaN or infinity, or a parameter is out of range.
+        If ``value`` is empty or holds NaN or infinity, a parameter is out of range, or the
+        release could leave the float range: ``max|value| + RANGE_SIGMAS·σ``
+        (:data:`RANGE_SIGMAS` = 40) must not exceed the largest float. This is checked
+        before any noise is drawn (as in :func:`dpkit.laplace.laplace_mechanism`), so
+        whether an error is raised never depends on the noise; noise beyond 40 σ
+        (probability below ``2**-1074``) would give ``±inf``.
 
     Privacy
     -------
@@ -744,10 +760,15 @@ def gaussian_mechanism(value: Any, sensitivity: Any, epsilon: Any, delta: Any, *
     """
     array = check_finite_array(value, "value", exact=True, copy=False)  # read only
     _calibrator(method)
-    k, sigma2 = _noise_parameters(check_sensitivity(sensitivity), check_epsilon(epsilon),
-                                  check_delta(delta), array.size, method)
+    k, sigma2, sigma = _noise_parameters(check_sensitivity(sensitivity), check_epsilon(epsilon),
+                                         check_delta(delta), array.size, method)
     source = resolve(rng)
     units = to_grid(array, k)
+    check_release_range(units, k, RANGE_SIGMAS * Fraction(sigma), value=value,
+                        bound=f"max|value| + {RANGE_SIGMAS}·sigma",
+                        noise=f"Gaussian noise of standard deviation sigma={sigma:.6g} "
+                              f"(sensitivity={sensitivity!r}, epsilon={epsilon!r}, "
+                              f"delta={delta!r})")
     noise = discrete_gaussian(sigma2, source, size=array.shape or (1,))
     total = add_units(units, noise.reshape(units.shape), overwrite=True)  # ours
     released = from_grid(total, k, overwrite=True)

@@ -607,3 +607,23 @@ def test_gaussian_mechanism_huge_epsilon_is_a_clear_error() -> None:
         for dimension in (1, 1000, 2**36):
             for sensitivity in (1e-300, 1.0, 1e300):
                 mechanism_parameters(sensitivity, 1e15, delta, dimension)
+
+
+@pytest.mark.parametrize("value", [1.7976931348623157e308, -1.7976931348623157e308,
+                                   [0.0, -1.7976931348623157e308]])
+def test_gaussian_release_that_could_overflow_is_refused_whatever_the_noise(value) -> None:
+    """At the float limit with σ about 2**973, ``gaussian_mechanism`` returned ``±inf`` for
+    seeds 0, 3, 5, 6, 7, 8 (and a float for the others) where ``laplace_mechanism``
+    refuses. Now every seed refuses, before any noise is drawn, with the same check (shared,
+    ``dpkit._samplers.grid.check_release_range``): ``max|value| + 40·σ`` must fit."""
+    for seed in range(10):
+        with pytest.raises(ValueError, match=r"^value=.* is too close to the float range for "
+                                             r"Gaussian noise of standard deviation sigma=.*"
+                                             r"max\|value\| \+ 40·sigma must be at most"):
+            gaussian_mechanism(value, 2.0**971, 1.0, 1e-5, rng=seeded(seed))
+    # inside the documented bound, releases are finite
+    sigma = mechanism_parameters(2.0**971, 1.0, 1e-5).sigma
+    limit = 1.7976931348623157e308 - 41 * sigma
+    for seed in range(10):
+        assert math.isfinite(gaussian_mechanism(limit, 2.0**971, 1.0, 1e-5, rng=seeded(seed)))
+        assert math.isfinite(gaussian_mechanism(-limit, 2.0**971, 1.0, 1e-5, rng=seeded(seed)))
