@@ -535,9 +535,8 @@ _TAIL = 40.0
 # log of the probability budget for that tail: log d − (TAIL − 2**-40)²/2 <= log d − _TAIL_LOG.
 _TAIL_LOG = 799.0
 _METHODS = ("analytic", "classic")
-#: A release must stay within the float range for noise up to this many standard
-#: deviations: ``max|value| + RANGE_SIGMAS·σ <= largest float``. Larger noise has
-#: probability below ``d·exp(-800) < 2**-1074`` (the tail the calibration charges to δ).
+#: A release must stay within the float range for noise up to this many σ: ``max|value| +
+#: RANGE_SIGMAS·σ <= largest float`` (larger noise: probability below d·e^-800 < 2**-1074).
 RANGE_SIGMAS = 40
 
 
@@ -623,8 +622,9 @@ def mechanism_parameters(sensitivity: Any, epsilon: Any, delta: Any, dimension: 
         If an argument has the wrong type.
     ValueError
         If an argument is out of range (``method="classic"`` with ε >= 1 included), or if
-        ε and δ are too small for the rounding reserve (η > ε/1000 or δ < d·e^{-771}), or
-        ε is so large that δ·e^{-η} underflows (ε <= 1e15 never does, for δ >= 1e-300).
+        ε and δ are too small for the rounding reserve (η > ε/1000, δ < d·e^{-771}, or δ
+        such as 5e-324 with δ·e^{-η}(1 − 2**-40) rounding to 0), or ε is so large that
+        δ·e^{-η} underflows (ε <= 1e15 never does, for δ >= 1e-300).
 
     References
     ----------
@@ -654,7 +654,14 @@ def mechanism_parameters(sensitivity: Any, epsilon: Any, delta: Any, dimension: 
         raise ValueError(f"delta={delta!r} is too small for a {dimension}-dimensional query: "
                          f"the tail reserve needs delta >= {dimension} * exp(-771)")
     epsilon_noise = _down(epsilon - eta)
-    delta_noise = _down(_down(delta * math.exp(-eta)) * (1.0 - 2.0**-40))
+    delta_noise = _reserved_delta(delta, eta)
+    # delta's fault if no epsilon could help (eta >= 0) and some delta < 1 works at this eta
+    if not delta_noise > 0.0 and not _reserved_delta(delta, 0.0) > 0.0 and \
+            (smallest := _smallest_delta(eta)) is not None:
+        raise ValueError(f"delta={delta!r} is too small for the discrete-noise reserve: the "
+                         f"noise is calibrated for delta·exp(-eta)·(1 - 2**-40) rounded down "
+                         f"(eta={eta:.3g}), which is 0; for epsilon={epsilon!r} and a "
+                         f"{dimension}-dimensional query delta must be in [{smallest!r}, 1)")
     if not delta_noise > 0.0:
         raise ValueError(f"epsilon={epsilon!r} is too large for delta={delta!r} and a "
                          f"{dimension}-dimensional query: the noise is so small that the "
@@ -667,6 +674,25 @@ def mechanism_parameters(sensitivity: Any, epsilon: Any, delta: Any, dimension: 
     return GaussianParameters(sigma=sigma, grid_exponent=k, grid_sensitivity=grid_d,
                               rounding_epsilon=eta, epsilon_noise=epsilon_noise,
                               delta_noise=delta_noise, method=method)
+
+
+def _reserved_delta(delta: float, eta: float) -> float:
+    """The δ the continuous calibration gets: ``δ·e^{-η}·(1 − 2**-40)``, rounded down."""
+    return _down(_down(delta * math.exp(-eta)) * (1.0 - 2.0**-40))
+
+
+def _smallest_delta(eta: float) -> float | None:
+    """The smallest float δ < 1 with ``_reserved_delta(δ, eta) > 0`` (None if none)."""
+    if not _reserved_delta(_down(1.0), eta) > 0.0:
+        return None
+    low, high = 0, np.float64(_down(1.0)).view(np.int64).item()  # bisection on the bits
+    while high - low > 1:
+        middle = (low + high) // 2
+        if _reserved_delta(np.int64(middle).view(np.float64).item(), eta) > 0.0:
+            high = middle
+        else:
+            low = middle
+    return np.int64(high).view(np.float64).item()
 
 
 @functools.lru_cache(maxsize=256)
@@ -724,12 +750,10 @@ def gaussian_mechanism(value: Any, sensitivity: Any, epsilon: Any, delta: Any, *
     TypeError
         If ``value`` is not numeric, or another argument has the wrong type.
     ValueError
-        If ``value`` is empty or holds NaN or infinity, a parameter is out of range, or the
-        release could leave the float range: ``max|value| + RANGE_SIGMAS·σ``
-        (:data:`RANGE_SIGMAS` = 40) must not exceed the largest float. This is checked
-        before any noise is drawn (as in :func:`dpkit.laplace.laplace_mechanism`), so
-        whether an error is raised never depends on the noise; noise beyond 40 σ
-        (probability below ``2**-1074``) would give ``±inf``.
+        If ``value`` is empty or holds NaN or infinity, a parameter is out of range, or noise
+        could push the release beyond the float range: ``max|value| + RANGE_SIGMAS·σ`` (40 σ)
+        must not exceed the largest float, checked before any noise is drawn (as in
+        :func:`dpkit.laplace.laplace_mechanism`), so that no error depends on the noise.
 
     Privacy
     -------

@@ -627,3 +627,23 @@ def test_gaussian_release_that_could_overflow_is_refused_whatever_the_noise(valu
     for seed in range(10):
         assert math.isfinite(gaussian_mechanism(limit, 2.0**971, 1.0, 1e-5, rng=seeded(seed)))
         assert math.isfinite(gaussian_mechanism(-limit, 2.0**971, 1.0, 1e-5, rng=seeded(seed)))
+
+
+@pytest.mark.parametrize("delta", [5e-324, 1e-323])
+def test_gaussian_mechanism_with_a_subnormal_delta_blames_delta(delta: float) -> None:
+    """``gaussian_mechanism(..., delta=5e-324)`` said "epsilon=1.0 is too large for
+    delta=5e-324 ... lower epsilon", but no epsilon works: the reserve δ·e^{-η}(1 − 2**-40)
+    rounds down to 0 for any η >= 0. The error now names delta and the smallest that works,
+    which does (and the float below it does not)."""
+    with pytest.raises(ValueError, match=rf"^delta={delta!r} is too small for the "
+                                         r"discrete-noise reserve.*delta must be in "
+                                         r"\[1.5e-323, 1\)") as refused:
+        gaussian_mechanism(1.0, 1.0, 1.0, delta, rng=seeded(0))
+    assert "epsilon=1.0 is too large" not in str(refused.value)
+    assert math.isfinite(gaussian_mechanism(1.0, 1.0, 1.0, 1.5e-323, rng=seeded(0)))
+    assert mechanism_parameters(1.0, 1e3, 1.5e-323).delta_noise > 0
+    with pytest.raises(ValueError, match=r"^delta=1e-323 is too small"):
+        mechanism_parameters(1.0, 1e3, math.nextafter(1.5e-323, 0.0))
+    # Where a smaller epsilon would help, epsilon is still the one named.
+    with pytest.raises(ValueError, match=r"^epsilon=1e\+100 is too large for delta=5e-324"):
+        gaussian_mechanism(0.0, 1.0, 1e100, 5e-324)
