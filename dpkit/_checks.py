@@ -60,6 +60,7 @@ __all__ = [
     "check_epsilon",
     "check_finite_array",
     "check_integer",
+    "check_nonempty",
     "check_probability",
     "check_real",
     "check_rows_to_clip",
@@ -382,6 +383,27 @@ def check_bounds(lower: Any, upper: Any, name: str = "bounds", *,
     return low, high
 
 
+def check_nonempty(size: int, name: str, values: Any) -> None:
+    """Refuse an empty input (``size`` 0) with a :class:`ValueError` naming ``name`` and the
+    value received.
+
+    Every release function refuses an empty input the same way (a release needs at least
+    one value): an empty query has nothing to protect and no calibration (a 0-coordinate
+    Gaussian, an average of nothing), and it usually means an upstream step selected no
+    data, which returning an empty array would hide.
+
+    Examples
+    --------
+    >>> check_nonempty(0, "values", [])
+    Traceback (most recent call last):
+    ...
+    ValueError: values must not be empty (a release needs at least one value), got []
+    """
+    if size == 0:
+        raise ValueError(f"{name} must not be empty (a release needs at least one value), "
+                         f"got {_describe(values)}")
+
+
 def _position(flat_index: int, shape: tuple[int, ...]) -> Any:
     index = tuple(int(i) for i in np.unravel_index(flat_index, shape)) if shape else ()
     return index[0] if len(index) == 1 else index
@@ -604,7 +626,7 @@ def check_finite_array(values: Any, name: str, *, ndim: int | None = None,
     array = _numbers_array(values, name, ndim)
     if array.size == 0:
         if not allow_empty:
-            raise ValueError(f"{name} must not be empty")
+            check_nonempty(array.size, name, values)
         return np.zeros(array.shape, dtype=np.float64)
     if array.dtype.kind == "O":
         return _list_to_float(array, name, exact)
@@ -711,8 +733,7 @@ def check_rows_to_clip(values: Any, name: str, low: float, high: float, *,
     [30.0, 1000000.0, 0.0]
     """
     array = _numbers_array(values, name, ndim)
-    if array.size == 0:
-        raise ValueError(f"{name} must not be empty")
+    check_nonempty(array.size, name, values)
     if array.dtype.kind == "O":
         return np.clip(_rows_as_floats(array, name), low, high)
     if array.dtype.kind not in "iuf":

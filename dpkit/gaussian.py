@@ -57,16 +57,8 @@ from dpkit._samplers.grid import (
 from dpkit._samplers.noise import discrete_gaussian
 from dpkit.rng import resolve
 
-__all__ = [
-    "RANGE_SIGMAS",
-    "GaussianParameters",
-    "analytic_sigma",
-    "bao_sigma",
-    "classic_sigma",
-    "delta_for_sigma",
-    "gaussian_mechanism",
-    "mechanism_parameters",
-]
+__all__ = ["RANGE_SIGMAS", "GaussianParameters", "analytic_sigma", "bao_sigma", "classic_sigma",
+           "delta_for_sigma", "gaussian_mechanism", "mechanism_parameters"]
 
 _UNIT = 2.0**-53  # unit roundoff of IEEE double
 _SQRT_HALF = math.sqrt(0.5)
@@ -750,10 +742,10 @@ def gaussian_mechanism(value: Any, sensitivity: Any, epsilon: Any, delta: Any, *
     TypeError
         If ``value`` is not numeric, or another argument has the wrong type.
     ValueError
-        If ``value`` is empty or holds NaN or infinity, a parameter is out of range, or noise
-        could push the release beyond the float range: ``max|value| + RANGE_SIGMAS·σ`` (40 σ)
-        must not exceed the largest float, checked before any noise is drawn (as in
-        :func:`dpkit.laplace.laplace_mechanism`), so that no error depends on the noise.
+        If ``value`` is empty (as for every release function) or holds NaN or infinity, a
+        parameter is out of range, or noise could push the release beyond the float range
+        (``max|value| + RANGE_SIGMAS·σ``, 40 σ, must not exceed the largest float; checked
+        before any noise is drawn, as in :func:`dpkit.laplace.laplace_mechanism`).
 
     Privacy
     -------

@@ -295,7 +295,9 @@ def laplace_mechanism(value: Any, sensitivity: float, epsilon: float, *,
     TypeError
         If ``value`` is not a real number (array), or an argument has the wrong type.
     ValueError
-        If ``value`` holds NaN or infinity or is ragged (``[[1.0], 2.0]``), if
+        If ``value`` is empty (like every release function, it refuses an empty input
+        rather than return an empty array: see :func:`dpkit._checks.check_nonempty`), holds
+        NaN or infinity or is ragged (``[[1.0], 2.0]``), if
         ``sensitivity``/``epsilon`` are not finite and > 0, or if the release could leave
         the float range: ``max|value| + RANGE_SCALES·Δ/ε`` (:data:`RANGE_SCALES` = 750)
         must not exceed the largest float. This is checked before any noise is drawn, so
@@ -348,11 +350,11 @@ def laplace_mechanism(value: Any, sensitivity: float, epsilon: float, *,
     if scalar:
         array = np.array([check_real(value, "value", exact=True)])
     else:
-        array = check_finite_array(value, "value", allow_empty=True, exact=True, copy=False)
+        array = check_finite_array(value, "value", exact=True, copy=False)  # not empty
     delta = _check_sensitivity(sensitivity, rounding="up")
     epsilon = check_epsilon(epsilon, rounding="down")
     source = resolve(rng)
-    grid = laplace_grid(delta, epsilon, max(1, array.size))
+    grid = laplace_grid(delta, epsilon, array.size)
     units = to_grid(array.ravel(), grid.exponent)
     _check_release_range(units, grid, value, sensitivity, epsilon)
     noise = discrete_laplace(grid.scale_units, source, size=array.size)

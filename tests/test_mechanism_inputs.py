@@ -79,3 +79,43 @@ def test_filled_or_compressed_arrays_are_released() -> None:
     masked = _masked_forms()["MaskedArray"]
     for plain in (masked.filled(0.0), masked.compressed()):
         assert laplace_mechanism(plain, 1.0, 1.0, rng=seeded(0)).shape == plain.shape
+
+
+# -- empty inputs --------------------------------------------------------------------------
+
+#: The parameter each release function names in its errors.
+_NAMES = {"laplace_mechanism": "value", "gaussian_mechanism": "value", "auto_avg": "values",
+          "auto_avg_runs": "values", "choose_clip_bound": "values", "clip_bound_runs": "values",
+          "above_threshold_runs": "answers", "base2_exponential_mechanism": "utilities"}
+
+
+@pytest.mark.parametrize("empty", [[], (), np.array([]), np.zeros((0,), dtype=np.int64)],
+                         ids=["list", "tuple", "float64 array", "int64 array"])
+@pytest.mark.parametrize("release", sorted(ARRAY_RELEASES))
+def test_empty_inputs_are_refused_the_same_way(release: str, empty: Any) -> None:
+    """Three behaviours before: ``laplace_mechanism([])`` returned an empty array,
+    ``gaussian_mechanism([])``, the SVT functions and the exponential mechanism raised a
+    ValueError ("value must not be empty", "answers must hold at least one query answer,
+    got none"), and ``randomized_response([])`` a TypeError about its dtype ("answers must
+    be an array of bool, got dtype float64") while an empty bool array came back empty.
+    Now every one refuses with the same ValueError naming the parameter and the value: an
+    empty query has nothing to protect and no calibration, and usually means an upstream
+    step selected no data (DESIGN.md: invalid input, empty sets included, is refused)."""
+    name = _NAMES[release]
+    with pytest.raises(ValueError, match=rf"^{name} must not be empty \(a release needs at "
+                                         rf"least one value\), got "):
+        ARRAY_RELEASES[release](empty)
+
+
+@pytest.mark.parametrize("release", ["laplace_mechanism", "gaussian_mechanism"])
+def test_arrays_with_no_elements_in_any_shape_are_refused(release: str) -> None:
+    for shape in [(0,), (3, 0), (0, 2)]:
+        with pytest.raises(ValueError, match=r"^value must not be empty"):
+            ARRAY_RELEASES[release](np.zeros(shape))
+
+
+@pytest.mark.parametrize("empty", [[], np.array([], dtype=bool), np.zeros((2, 0), dtype=bool)])
+def test_randomized_response_refuses_no_answers(empty: Any) -> None:
+    with pytest.raises(ValueError, match=r"^answers must not be empty \(a release needs at "
+                                         r"least one value\), got "):
+        randomized_response(empty, 1.0, rng=seeded(0))

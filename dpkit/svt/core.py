@@ -50,7 +50,13 @@ from typing import Any
 
 import numpy as np
 
-from dpkit._checks import as_fraction, check_epsilon, check_integer, refuse_masked
+from dpkit._checks import (
+    as_fraction,
+    check_epsilon,
+    check_integer,
+    check_nonempty,
+    refuse_masked,
+)
 from dpkit._samplers.grid import grid_exponent
 from dpkit._samplers.noise import discrete_laplace
 from dpkit.rng import RandomSource, resolve
@@ -413,8 +419,7 @@ def above_threshold_runs(answers: Iterable[float], threshold: float, epsilon: fl
     if isinstance(answers, (str, bytes)) or not isinstance(answers, Iterable):
         raise TypeError(f"answers must be an iterable of real numbers, got {answers!r}")
     exact = [as_fraction(a, f"answers[{i}]") for i, a in enumerate(answers)]
-    if not exact:
-        raise ValueError("answers must hold at least one query answer, got none")
+    check_nonempty(len(exact), "answers", answers)
     exact_threshold = as_fraction(threshold, "threshold")
     source = resolve(rng)
     run_scale = 1 / run_epsilon
