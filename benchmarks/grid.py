@@ -66,7 +66,7 @@ def main() -> None:
             [("from_grid (overwrite)", overwrite)]:
         print(f"{name:<34} {seconds * 1e3:>8.2f} {seconds / numpy_laplace:>16.3f}")
 
-    _, sigma2 = _noise_parameters(SENSITIVITY, 1.0, DELTA, N, "analytic")
+    _, sigma2, _ = _noise_parameters(SENSITIVITY, 1.0, DELTA, N, "analytic")
     rows = [
         ("Laplace", numpy_laplace, laplace, "discrete_laplace",
          lambda: laplace_mechanism(values, SENSITIVITY, EPSILON),

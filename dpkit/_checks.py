@@ -60,10 +60,12 @@ __all__ = [
     "check_epsilon",
     "check_finite_array",
     "check_integer",
+    "check_nonempty",
     "check_probability",
     "check_real",
     "check_rows_to_clip",
     "check_sensitivity",
+    "refuse_masked",
     "round_fraction",
 ]
 
@@ -85,6 +87,8 @@ def _describe(value: Any) -> str:
 
 
 def _type_error(value: Any, name: str) -> TypeError:
+    if isinstance(value, np.ma.MaskedArray):  # np.ma.masked: a masked entry, not a number
+        return _masked_error(name, "a masked entry")
     return TypeError(f"{name} must be a real number (int, float, fractions.Fraction, "
                      f"decimal.Decimal or a NumPy real scalar), got {_describe(value)} "
                      f"of type {type(value).__name__}")
@@ -379,6 +383,27 @@ def check_bounds(lower: Any, upper: Any, name: str = "bounds", *,
     return low, high
 
 
+def check_nonempty(size: int, name: str, values: Any) -> None:
+    """Refuse an empty input (``size`` 0) with a :class:`ValueError` naming ``name`` and the
+    value received.
+
+    Every release function refuses an empty input the same way (a release needs at least
+    one value): an empty query has nothing to protect and no calibration (a 0-coordinate
+    Gaussian, an average of nothing), and it usually means an upstream step selected no
+    data, which returning an empty array would hide.
+
+    Examples
+    --------
+    >>> check_nonempty(0, "values", [])
+    Traceback (most recent call last):
+    ...
+    ValueError: values must not be empty (a release needs at least one value), got []
+    """
+    if size == 0:
+        raise ValueError(f"{name} must not be empty (a release needs at least one value), "
+                         f"got {_describe(values)}")
+
+
 def _position(flat_index: int, shape: tuple[int, ...]) -> Any:
     index = tuple(int(i) for i in np.unravel_index(flat_index, shape)) if shape else ()
     return index[0] if len(index) == 1 else index
@@ -406,6 +431,8 @@ def _element(value: Any, name: str, flat_index: int, shape: tuple[int, ...]) -> 
 def _check_element_is_real(value: Any, name: str, flat_index: int,
                            shape: tuple[int, ...]) -> None:
     """Refuse an element that is not a finite real number (any magnitude is accepted)."""
+    if isinstance(value, np.ma.MaskedArray):  # np.ma.masked in a list: a hidden entry
+        raise _masked_error(name, f"a masked entry at index {_position(flat_index, shape)}")
     if isinstance(value, (list, tuple, np.ndarray)):  # NumPy keeps a ragged nesting as objects
         raise ValueError(f"{name} must be a rectangular array (nested sequences of equal "
                          f"lengths) of real numbers, got the sequence {_describe(value)} at "
@@ -475,14 +502,47 @@ def _typed_to_float(array: np.ndarray, name: str, exact: bool, copy: bool) -> np
     return _assemble(items, array, name, exact)
 
 
+def _masked_error(name: str, found: str = "a numpy.ma.MaskedArray") -> TypeError:
+    return TypeError(f"{name} must not be a numpy.ma.MaskedArray or hold masked entries, got "
+                     f"{found}: dpkit does not read masks, so the raw values under the mask "
+                     f"would be released; fill or compress it first (e.g. "
+                     f"{name}.filled(fill_value) or {name}.compressed()) and pass a plain array")
+
+
+def refuse_masked(values: Any, name: str) -> None:
+    """Refuse a :class:`numpy.ma.MaskedArray` (or a list or tuple of them, such as masked
+    rows), with a :class:`TypeError` that says to fill or compress it first.
+
+    ``np.asarray`` drops a mask silently and returns the raw data, masked entries
+    included, so a mechanism fed a masked array would release the values the caller
+    meant to hide. :func:`as_array` calls this, so every array a mechanism validates goes
+    through it; a masked entry (``np.ma.masked``) inside a list is refused element-wise.
+
+    Examples
+    --------
+    >>> refuse_masked(np.ma.masked_array([1.0, 2.0], mask=[False, True]), "x")
+    Traceback (most recent call last):
+    ...
+    TypeError: x must not be a numpy.ma.MaskedArray or hold masked entries, got a ...
+    """
+    if isinstance(values, np.ma.MaskedArray) or (
+            isinstance(values, (list, tuple))
+            and any(isinstance(row, np.ma.MaskedArray) for row in values)):
+        raise _masked_error(name, "a numpy.ma.MaskedArray" if isinstance(
+            values, np.ma.MaskedArray) else "a sequence holding a masked array or entry")
+
+
 def as_array(values: Any, name: str, dtype: Any = None) -> np.ndarray:
-    """``np.asarray(values, dtype)``, with a clear error for a ragged nesting.
+    """``np.asarray(values, dtype)``, with a clear error for a ragged nesting or a mask.
 
     NumPy refuses nested sequences of unequal lengths (``[[1.0], 2.0]``) with a message
-    that names no parameter; this one names ``name``, the value and what is expected.
+    that names no parameter; this one names ``name``, the value and what is expected. A
+    masked array (whose mask ``np.asarray`` would drop) is refused (:func:`refuse_masked`).
 
     Raises
     ------
+    TypeError
+        If ``values`` is a :class:`numpy.ma.MaskedArray` or a list or tuple of them.
     ValueError
         If ``values`` is not a rectangular nesting of sequences.
 
@@ -493,6 +553,7 @@ def as_array(values: Any, name: str, dtype: Any = None) -> np.ndarray:
     ...
     ValueError: values must be a rectangular array (nested sequences of equal lengths), ...
     """
+    refuse_masked(values, name)
     try:
         return np.asarray(values, dtype=dtype)
     except ValueError:
@@ -546,7 +607,9 @@ def check_finite_array(values: Any, name: str, *, ndim: int | None = None,
     Raises
     ------
     TypeError
-        If ``values`` does not hold real numbers (bools included).
+        If ``values`` does not hold real numbers (bools included), or is a
+        ``numpy.ma.MaskedArray`` or holds masked entries (:func:`refuse_masked`: the raw
+        values under a mask would otherwise be used).
     ValueError
         If it is empty (unless allowed), ragged (``[[1.0], 2.0]``), has the wrong shape,
         holds NaN, infinity, a value beyond the float64 range or a Decimal of non-zero
@@ -563,7 +626,7 @@ def check_finite_array(values: Any, name: str, *, ndim: int | None = None,
     array = _numbers_array(values, name, ndim)
     if array.size == 0:
         if not allow_empty:
-            raise ValueError(f"{name} must not be empty")
+            check_nonempty(array.size, name, values)
         return np.zeros(array.shape, dtype=np.float64)
     if array.dtype.kind == "O":
         return _list_to_float(array, name, exact)
@@ -659,7 +722,8 @@ def check_rows_to_clip(values: Any, name: str, low: float, high: float, *,
     Raises
     ------
     TypeError
-        If ``values`` does not hold real numbers (bools included).
+        If ``values`` does not hold real numbers (bools included), or is a masked array
+        (:func:`refuse_masked`).
     ValueError
         If it is empty, ragged, has the wrong number of dimensions, or holds NaN or infinity.
 
@@ -669,8 +733,7 @@ def check_rows_to_clip(values: Any, name: str, low: float, high: float, *,
     [30.0, 1000000.0, 0.0]
     """
     array = _numbers_array(values, name, ndim)
-    if array.size == 0:
-        raise ValueError(f"{name} must not be empty")
+    check_nonempty(array.size, name, values)
     if array.dtype.kind == "O":
         return np.clip(_rows_as_floats(array, name), low, high)
     if array.dtype.kind not in "iuf":

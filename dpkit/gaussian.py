@@ -47,19 +47,18 @@ from dpkit._checks import (
     check_integer,
     check_sensitivity,
 )
-from dpkit._samplers.grid import add_units, from_grid, grid_sensitivity, to_grid
+from dpkit._samplers.grid import (
+    add_units,
+    check_release_range,
+    from_grid,
+    grid_sensitivity,
+    to_grid,
+)
 from dpkit._samplers.noise import discrete_gaussian
 from dpkit.rng import resolve
 
-__all__ = [
-    "GaussianParameters",
-    "analytic_sigma",
-    "bao_sigma",
-    "classic_sigma",
-    "delta_for_sigma",
-    "gaussian_mechanism",
-    "mechanism_parameters",
-]
+__all__ = ["RANGE_SIGMAS", "GaussianParameters", "analytic_sigma", "bao_sigma", "classic_sigma",
+           "delta_for_sigma", "gaussian_mechanism", "mechanism_parameters"]
 
 _UNIT = 2.0**-53  # unit roundoff of IEEE double
 _SQRT_HALF = math.sqrt(0.5)
@@ -528,6 +527,9 @@ _TAIL = 40.0
 # log of the probability budget for that tail: log d − (TAIL − 2**-40)²/2 <= log d − _TAIL_LOG.
 _TAIL_LOG = 799.0
 _METHODS = ("analytic", "classic")
+#: A release must stay within the float range for noise up to this many σ: ``max|value| +
+#: RANGE_SIGMAS·σ <= largest float`` (larger noise: probability below d·e^-800 < 2**-1074).
+RANGE_SIGMAS = 40
 
 
 @dataclass(frozen=True)
@@ -612,8 +614,9 @@ def mechanism_parameters(sensitivity: Any, epsilon: Any, delta: Any, dimension: 
         If an argument has the wrong type.
     ValueError
         If an argument is out of range (``method="classic"`` with ε >= 1 included), or if
-        ε and δ are too small for the rounding reserve (η > ε/1000 or δ < d·e^{-771}), or
-        ε is so large that δ·e^{-η} underflows (ε <= 1e15 never does, for δ >= 1e-300).
+        ε and δ are too small for the rounding reserve (η > ε/1000, δ < d·e^{-771}, or δ
+        such as 5e-324 with δ·e^{-η}(1 − 2**-40) rounding to 0), or ε is so large that
+        δ·e^{-η} underflows (ε <= 1e15 never does, for δ >= 1e-300).
 
     References
     ----------
@@ -643,7 +646,14 @@ def mechanism_parameters(sensitivity: Any, epsilon: Any, delta: Any, dimension: 
         raise ValueError(f"delta={delta!r} is too small for a {dimension}-dimensional query: "
                          f"the tail reserve needs delta >= {dimension} * exp(-771)")
     epsilon_noise = _down(epsilon - eta)
-    delta_noise = _down(_down(delta * math.exp(-eta)) * (1.0 - 2.0**-40))
+    delta_noise = _reserved_delta(delta, eta)
+    # delta's fault if no epsilon could help (eta >= 0) and some delta < 1 works at this eta
+    if not delta_noise > 0.0 and not _reserved_delta(delta, 0.0) > 0.0 and \
+            (smallest := _smallest_delta(eta)) is not None:
+        raise ValueError(f"delta={delta!r} is too small for the discrete-noise reserve: the "
+                         f"noise is calibrated for delta·exp(-eta)·(1 - 2**-40) rounded down "
+                         f"(eta={eta:.3g}), which is 0; for epsilon={epsilon!r} and a "
+                         f"{dimension}-dimensional query delta must be in [{smallest!r}, 1)")
     if not delta_noise > 0.0:
         raise ValueError(f"epsilon={epsilon!r} is too large for delta={delta!r} and a "
                          f"{dimension}-dimensional query: the noise is so small that the "
@@ -658,10 +668,29 @@ def mechanism_parameters(sensitivity: Any, epsilon: Any, delta: Any, dimension: 
                               delta_noise=delta_noise, method=method)
 
 
+def _reserved_delta(delta: float, eta: float) -> float:
+    """The δ the continuous calibration gets: ``δ·e^{-η}·(1 − 2**-40)``, rounded down."""
+    return _down(_down(delta * math.exp(-eta)) * (1.0 - 2.0**-40))
+
+
+def _smallest_delta(eta: float) -> float | None:
+    """The smallest float δ < 1 with ``_reserved_delta(δ, eta) > 0`` (None if none)."""
+    if not _reserved_delta(_down(1.0), eta) > 0.0:
+        return None
+    low, high = 0, np.float64(_down(1.0)).view(np.int64).item()  # bisection on the bits
+    while high - low > 1:
+        middle = (low + high) // 2
+        if _reserved_delta(np.int64(middle).view(np.float64).item(), eta) > 0.0:
+            high = middle
+        else:
+            low = middle
+    return np.int64(high).view(np.float64).item()
+
+
 @functools.lru_cache(maxsize=256)
 def _noise_parameters(sensitivity: float, epsilon: float, delta: float, dimension: int,
-                      method: str) -> tuple[int, Fraction]:
-    """Grid exponent ``k`` and the discrete Gaussian's ``σ²`` in grid units, memoised.
+                      method: str) -> tuple[int, Fraction, float]:
+    """Grid exponent ``k``, the discrete Gaussian's ``σ²`` in grid units and ``σ``, memoised.
 
     Keyed by *validated* parameters (the caller checks them first), so the cache holds one
     entry per distinct calibration and a repeated release skips :func:`mechanism_parameters`
@@ -669,7 +698,7 @@ def _noise_parameters(sensitivity: float, epsilon: float, delta: float, dimensio
     """
     params = mechanism_parameters(sensitivity, epsilon, delta, dimension, method=method)
     k = params.grid_exponent
-    return k, (Fraction(params.sigma) / Fraction(2) ** k) ** 2
+    return k, (Fraction(params.sigma) / Fraction(2) ** k) ** 2, params.sigma
 
 
 def gaussian_mechanism(value: Any, sensitivity: Any, epsilon: Any, delta: Any, *,
@@ -713,7 +742,10 @@ def gaussian_mechanism(value: Any, sensitivity: Any, epsilon: Any, delta: Any, *
     TypeError
         If ``value`` is not numeric, or another argument has the wrong type.
     ValueError
-        If ``value`` is empty or holds NaN or infinity, or a parameter is out of range.
+        If ``value`` is empty (as for every release function) or holds NaN or infinity, a
+        parameter is out of range, or noise could push the release beyond the float range
+        (``max|value| + RANGE_SIGMAS·σ``, 40 σ, must not exceed the largest float; checked
+        before any noise is drawn, as in :func:`dpkit.laplace.laplace_mechanism`).
 
     Privacy
     -------
@@ -744,10 +776,15 @@ def gaussian_mechanism(value: Any, sensitivity: Any, epsilon: Any, delta: Any, *
     """
     array = check_finite_array(value, "value", exact=True, copy=False)  # read only
     _calibrator(method)
-    k, sigma2 = _noise_parameters(check_sensitivity(sensitivity), check_epsilon(epsilon),
-                                  check_delta(delta), array.size, method)
+    k, sigma2, sigma = _noise_parameters(check_sensitivity(sensitivity), check_epsilon(epsilon),
+                                         check_delta(delta), array.size, method)
     source = resolve(rng)
     units = to_grid(array, k)
+    check_release_range(units, k, RANGE_SIGMAS * Fraction(sigma), value=value,
+                        bound=f"max|value| + {RANGE_SIGMAS}·sigma",
+                        noise=f"Gaussian noise of standard deviation sigma={sigma:.6g} "
+                              f"(sensitivity={sensitivity!r}, epsilon={epsilon!r}, "
+                              f"delta={delta!r})")
     noise = discrete_gaussian(sigma2, source, size=array.shape or (1,))
     total = add_units(units, noise.reshape(units.shape), overwrite=True)  # ours
     released = from_grid(total, k, overwrite=True)

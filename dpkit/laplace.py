@@ -39,7 +39,9 @@ from dpkit._checks import (
 )
 from dpkit._checks import check_sensitivity as _check_sensitivity
 from dpkit._samplers.grid import (
+    FLOAT_MAX,
     add_units,
+    check_release_range,
     exact_path,
     from_grid,
     grid_exponent,
@@ -61,8 +63,6 @@ __all__ = [
 ]
 
 
-_FLOAT_MAX = Fraction(np.finfo(np.float64).max)
-
 #: The most releases :func:`sample_releases` draws in one call (its arrays take about
 #: 8 bytes × a few per release); call it again for more.
 MAX_RELEASES = 10**7
@@ -76,32 +76,13 @@ RANGE_SCALES = 750
 def _check_release_range(units: np.ndarray, grid: LaplaceGrid, value: Any, sensitivity: Any,
                          epsilon: Any) -> None:
     """Refuse, before any noise is drawn, a release that noise could push beyond the float
-    range (so that whether an error is raised never depends on the noise)."""
-    if units.size == 0:
-        return
-    if units.dtype == np.int64:
-        largest = max(int(units.max()), -int(units.min()))  # no temporary, no abs overflow
-    else:
-        largest = max(abs(int(u)) for u in units.ravel())
-    if _far_inside(units.size, largest, grid):
-        return
-    reach = (largest + RANGE_SCALES * grid.scale_units) * Fraction(2) ** grid.exponent
-    if reach > _FLOAT_MAX:
-        raise ValueError(
-            f"value={value!r:.60} is too close to the float range for noise of scale "
-            f"sensitivity/epsilon (sensitivity={sensitivity!r}, epsilon={epsilon!r}): "
-            f"max|value| + {RANGE_SCALES}·(noise scale) must be at most the largest float "
-            f"{float(_FLOAT_MAX)!r}, got max|value| = "
-            f"{from_grid(np.array([largest], dtype=object), grid.exponent)[0]:.6g} "
-            f"and noise scale {grid.scale:.6g}; the release could overflow to infinity")
-
-
-def _far_inside(size: int, largest: int, grid: LaplaceGrid) -> bool:
-    """``True`` when ``|value| < 2**1020`` and the noise reach is below ``1e307``, so the exact
-    range comparison can be skipped. Never for a release of up to 64 values, which always
-    makes the exact comparison so that its cost does not depend on the value's magnitude."""
-    return (not exact_path(size) and RANGE_SCALES * grid.scale < 1e307
-            and largest.bit_length() + grid.exponent <= 1020)
+    range: ``max|value| + RANGE_SCALES·(noise scale)`` must not exceed the largest float
+    (:func:`dpkit._samplers.grid.check_release_range`, shared with the Gaussian mechanism)."""
+    check_release_range(
+        units, grid.exponent, RANGE_SCALES * grid.scale_units * Fraction(2) ** grid.exponent,
+        value=value, bound=f"max|value| + {RANGE_SCALES}·(noise scale)",
+        noise=f"noise of scale sensitivity/epsilon = {grid.scale:.6g} "
+              f"(sensitivity={sensitivity!r}, epsilon={epsilon!r})")
 
 
 def _round_up(exact: Fraction) -> float:
@@ -146,7 +127,7 @@ def laplace_scale(sensitivity: float, epsilon: float) -> float:
     delta = _check_sensitivity(sensitivity, rounding="up")
     epsilon = check_epsilon(epsilon, rounding="down")
     exact = Fraction(delta) / Fraction(epsilon)
-    if exact > _FLOAT_MAX:
+    if exact > FLOAT_MAX:
         raise ValueError(f"sensitivity/epsilon must fit in a float, got "
                          f"sensitivity={sensitivity!r}, epsilon={epsilon!r}")
     return _round_up(exact)
@@ -276,8 +257,8 @@ def _laplace_grid(delta: float, epsilon: float, count: int) -> LaplaceGrid:
     k = grid_exponent(delta, count)
     units = int(grid_sensitivity(delta, k, count))
     widened = Fraction(units) * Fraction(2) ** k
-    if widened / Fraction(epsilon) > _FLOAT_MAX:
-        smallest = _round_up(widened / _FLOAT_MAX)
+    if widened / Fraction(epsilon) > FLOAT_MAX:
+        smallest = _round_up(widened / FLOAT_MAX)
         raise ValueError(f"epsilon={epsilon!r} is too small: the noise scale "
                          f"sensitivity/epsilon would exceed the largest float; for "
                          f"sensitivity={delta!r} and {count} coordinate(s) epsilon must be "
@@ -314,7 +295,9 @@ def laplace_mechanism(value: Any, sensitivity: float, epsilon: float, *,
     TypeError
         If ``value`` is not a real number (array), or an argument has the wrong type.
     ValueError
-        If ``value`` holds NaN or infinity or is ragged (``[[1.0], 2.0]``), if
+        If ``value`` is empty (like every release function, it refuses an empty input
+        rather than return an empty array: see :func:`dpkit._checks.check_nonempty`), holds
+        NaN or infinity or is ragged (``[[1.0], 2.0]``), if
         ``sensitivity``/``epsilon`` are not finite and > 0, or if the release could leave
         the float range: ``max|value| + RANGE_SCALES·Δ/ε`` (:data:`RANGE_SCALES` = 750)
         must not exceed the largest float. This is checked before any noise is drawn, so
@@ -367,11 +350,11 @@ def laplace_mechanism(value: Any, sensitivity: float, epsilon: float, *,
     if scalar:
         array = np.array([check_real(value, "value", exact=True)])
     else:
-        array = check_finite_array(value, "value", allow_empty=True, exact=True, copy=False)
+        array = check_finite_array(value, "value", exact=True, copy=False)  # not empty
     delta = _check_sensitivity(sensitivity, rounding="up")
     epsilon = check_epsilon(epsilon, rounding="down")
     source = resolve(rng)
-    grid = laplace_grid(delta, epsilon, max(1, array.size))
+    grid = laplace_grid(delta, epsilon, array.size)
     units = to_grid(array.ravel(), grid.exponent)
     _check_release_range(units, grid, value, sensitivity, epsilon)
     noise = discrete_laplace(grid.scale_units, source, size=array.size)

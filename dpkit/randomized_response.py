@@ -20,6 +20,7 @@ from dpkit._checks import (
     check_epsilon,
     check_finite_array,
     check_integer,
+    check_nonempty,
     check_probability,
 )
 
@@ -88,7 +89,9 @@ def randomized_response(answers: Any, epsilon: float, *, rng: _rng.RandomSource 
     Raises
     ------
     ValueError, TypeError
-        If ``epsilon`` is invalid or ``answers`` is not a (rectangular) array of bool.
+        If ``epsilon`` is invalid or ``answers`` is not a (rectangular) array of bool;
+        ``ValueError`` if it is empty (as for every release function: a release needs at
+        least one answer).
 
     Notes
     -----
@@ -108,6 +111,7 @@ def randomized_response(answers: Any, epsilon: float, *, rng: _rng.RandomSource 
     (dtype('bool'), (3,))
     """
     array = as_array(answers, "answers")
+    check_nonempty(array.size, "answers", answers)  # before the dtype: [] is float64
     if array.dtype != np.bool_:
         raise TypeError(f"answers must be an array of bool, got dtype {array.dtype}")
     p = truth_probability(epsilon)

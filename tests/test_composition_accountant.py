@@ -349,3 +349,39 @@ def test_threads_sharing_an_accountant_never_overspend(composition: str, kind: s
         assert len(accountant.history) == fits
         spent_epsilon, spent_delta = accountant.spent
         assert spent_epsilon <= epsilon and spent_delta <= 1e-5
+
+
+# ------------------------------------------------------------------ totals beyond the floats
+
+@pytest.mark.parametrize("composition", ["basic", "advanced", "optimal", "zcdp"])
+def test_a_spend_whose_advanced_bound_overflows_is_charged_or_refused(composition: str) -> None:
+    """``Accountant(1000, 1e-5, composition="advanced").spend(710)`` raised a bare
+    ``OverflowError: epsilon_total overflows a float``: Thm 3.20's ``Σε(e^ε − 1)`` is beyond
+    the largest float from ε = 710 on, and ``totals()`` raised it under every composition.
+    The advanced total is capped by the basic one, which is then the answer: 710 fits in
+    1000 (zCDP's total for it, about 2.6e5, does not: refused) and a second 710 is refused."""
+    budget = Accountant(1000.0, 1e-5, composition=composition)
+    if composition == "zcdp":
+        with pytest.raises(BudgetExceeded):
+            budget.spend(710.0)
+        assert budget.history == ()
+        return
+    budget.spend(710.0)
+    totals = budget.totals()
+    assert totals is not None and totals.advanced == totals.basic == (710.0, 0.0)
+    assert budget.spent[0] <= 710.0
+    with pytest.raises(BudgetExceeded) as refused:
+        budget.spend(710.0)
+    assert refused.value.total[0] > 1000.0 and len(budget.history) == 1
+
+
+def test_a_basic_total_beyond_the_largest_float_is_refused_not_an_overflow() -> None:
+    """Two Gaussian releases charged at ε = 1.7e308 have a basic total beyond the largest
+    float: that raised ``OverflowError: the total epsilon overflows a float``; it is a total
+    over every budget, so the second is refused with the total ``inf``."""
+    budget = Accountant(1.7976931348623157e308, 1e-5)
+    budget.spend_gaussian(1e-100, 1.0, 1.7e308, 1e-7)
+    with pytest.raises(BudgetExceeded) as refused:
+        budget.spend_gaussian(1e-100, 1.0, 1.7e308, 1e-7)
+    assert refused.value.total[0] == math.inf and len(budget.history) == 1
+    assert not budget.can_spend(1.7e308, 1e-7)

@@ -302,7 +302,9 @@ def test_finite_float64_utilities_are_read_in_place_and_others_validated(monkeyp
         with pytest.raises(ValueError) as expected:
             check_finite_array(broken, "utilities", ndim=1)
         assert str(caught.value) == str(expected.value)
-    for other in (values.astype(np.float32), values.astype(">f8"), np.ma.masked_array(values)):
+    for other in (values.astype(np.float32), values.astype(">f8")):
         assert exponential._utilities(other) is not other   # the general path
+    with pytest.raises(TypeError, match=r"must not be a numpy\.ma\.MaskedArray"):
+        exponential._utilities(np.ma.masked_array(values))  # a mask is never ignored
     with pytest.raises(ValueError, match="1 dimension"):
         exponential._utilities(values.reshape(2, 5))

@@ -607,3 +607,43 @@ def test_gaussian_mechanism_huge_epsilon_is_a_clear_error() -> None:
         for dimension in (1, 1000, 2**36):
             for sensitivity in (1e-300, 1.0, 1e300):
                 mechanism_parameters(sensitivity, 1e15, delta, dimension)
+
+
+@pytest.mark.parametrize("value", [1.7976931348623157e308, -1.7976931348623157e308,
+                                   [0.0, -1.7976931348623157e308]])
+def test_gaussian_release_that_could_overflow_is_refused_whatever_the_noise(value) -> None:
+    """At the float limit with σ about 2**973, ``gaussian_mechanism`` returned ``±inf`` for
+    seeds 0, 3, 5, 6, 7, 8 (and a float for the others) where ``laplace_mechanism``
+    refuses. Now every seed refuses, before any noise is drawn, with the same check (shared,
+    ``dpkit._samplers.grid.check_release_range``): ``max|value| + 40·σ`` must fit."""
+    for seed in range(10):
+        with pytest.raises(ValueError, match=r"^value=.* is too close to the float range for "
+                                             r"Gaussian noise of standard deviation sigma=.*"
+                                             r"max\|value\| \+ 40·sigma must be at most"):
+            gaussian_mechanism(value, 2.0**971, 1.0, 1e-5, rng=seeded(seed))
+    # inside the documented bound, releases are finite
+    sigma = mechanism_parameters(2.0**971, 1.0, 1e-5).sigma
+    limit = 1.7976931348623157e308 - 41 * sigma
+    for seed in range(10):
+        assert math.isfinite(gaussian_mechanism(limit, 2.0**971, 1.0, 1e-5, rng=seeded(seed)))
+        assert math.isfinite(gaussian_mechanism(-limit, 2.0**971, 1.0, 1e-5, rng=seeded(seed)))
+
+
+@pytest.mark.parametrize("delta", [5e-324, 1e-323])
+def test_gaussian_mechanism_with_a_subnormal_delta_blames_delta(delta: float) -> None:
+    """``gaussian_mechanism(..., delta=5e-324)`` said "epsilon=1.0 is too large for
+    delta=5e-324 ... lower epsilon", but no epsilon works: the reserve δ·e^{-η}(1 − 2**-40)
+    rounds down to 0 for any η >= 0. The error now names delta and the smallest that works,
+    which does (and the float below it does not)."""
+    with pytest.raises(ValueError, match=rf"^delta={delta!r} is too small for the "
+                                         r"discrete-noise reserve.*delta must be in "
+                                         r"\[1.5e-323, 1\)") as refused:
+        gaussian_mechanism(1.0, 1.0, 1.0, delta, rng=seeded(0))
+    assert "epsilon=1.0 is too large" not in str(refused.value)
+    assert math.isfinite(gaussian_mechanism(1.0, 1.0, 1.0, 1.5e-323, rng=seeded(0)))
+    assert mechanism_parameters(1.0, 1e3, 1.5e-323).delta_noise > 0
+    with pytest.raises(ValueError, match=r"^delta=1e-323 is too small"):
+        mechanism_parameters(1.0, 1e3, math.nextafter(1.5e-323, 0.0))
+    # Where a smaller epsilon would help, epsilon is still the one named.
+    with pytest.raises(ValueError, match=r"^epsilon=1e\+100 is too large for delta=5e-324"):
+        gaussian_mechanism(0.0, 1.0, 1e100, 5e-324)

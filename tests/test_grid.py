@@ -293,7 +293,7 @@ def test_sample_releases_equals_the_exact_reference():
 
 def test_gaussian_mechanism_equals_the_exact_reference():
     values = np.random.default_rng(3).normal(0, 1e4, (40, 50))
-    k, sigma2 = _noise_parameters(1.0, 1.0, 1e-6, values.size, "analytic")
+    k, sigma2, _ = _noise_parameters(1.0, 1.0, 1e-6, values.size, "analytic")
     noise = discrete_gaussian(sigma2, seeded(9), size=values.shape)
     expected = [_float(_units(v, k) + int(z), k)
                 for v, z in zip(values.ravel().tolist(), noise.ravel(), strict=True)]

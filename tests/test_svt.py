@@ -187,6 +187,43 @@ def test_long_streams_draw_query_noise_in_blocks_of_the_same_scale(recorder):
                         ("q", 8 * unit, 16), ("q", 8 * unit, 32)]
 
 
+@pytest.mark.parametrize(("epsilon", "fixed_throughout"), [(1.0, False), (1e3, False),
+                                                         (2.0**-50, False), (2.0**-51, True)])
+def test_query_noise_docstring_states_which_blocks_have_a_fixed_cost(
+        monkeypatch, epsilon, fixed_throughout):
+    """The ``_QueryNoise`` docstring said block draws cost the same whatever the values; in
+    fact blocks of more than 64 values (from the 129th query on) use the block-envelope
+    sampler, whose running time depends on them. Which sampler runs is recorded here, and
+    the docstring must state exactly that."""
+    import dpkit._samplers.noise as noise
+
+    used = []
+    fixed_result, in_blocks = noise.fixed_result, noise._in_blocks
+
+    def fixed(sampler, scale, count, shape, rng):
+        used.append(("fixed", count))
+        return fixed_result(sampler, scale, count, shape, rng)
+
+    def envelope(table, count, rng):
+        used.append(("envelope", count))
+        return in_blocks(table, count, rng)
+
+    monkeypatch.setattr(noise, "fixed_result", fixed)
+    monkeypatch.setattr(noise, "_in_blocks", envelope)
+    assert above_threshold(constant_queries([0] * 300), None, 10**30, epsilon,
+                           rng=seeded(0)) is None
+    later = "fixed" if fixed_throughout else "envelope"
+    assert used == [("fixed", 1),  # the threshold, then the queries' blocks
+                    ("fixed", 8), ("fixed", 8), ("fixed", 16), ("fixed", 32), ("fixed", 64),
+                    (later, 128), (later, 256)]
+    doc = " ".join(core._QueryNoise.__doc__.split())
+    assert "the first 128 queries (blocks of 8, 8, 16, 32 and 64 values" in doc
+    assert "from the 129th query on, blocks of 128 values and more come from the " \
+           "block-envelope sampler, whose running time depends on the values drawn" in doc
+    assert "exceeds ``2**52`` grid units (one run's epsilon below ``2**-50``)" in doc
+    assert "its running time does not depend on the values drawn" not in doc  # the old claim
+
+
 def test_threshold_and_answers_are_rounded_to_the_grid(recorder):
     # With zero noise the comparison is exactly answer >= threshold, up to the half-step
     # rounding of both (ties up): 0.1 + 2**-30 and 0.1 are the same on a 2**-20 grid.

@@ -35,14 +35,20 @@ from dpkit._samplers.exact import (
 )
 
 __all__ = [
+    "FLOAT_MAX",
     "GRID_BITS",
     "add_units",
+    "check_release_range",
     "exact_path",
+    "far_inside",
     "from_grid",
     "grid_exponent",
     "grid_sensitivity",
     "to_grid",
 ]
+
+#: The largest float64, exactly.
+FLOAT_MAX = Fraction(np.finfo(np.float64).max)
 
 
 #: The grid step is at most ``2**-GRID_BITS`` times the sensitivity (divided by the widening).
@@ -339,3 +345,61 @@ def _units_to_float(units: int, k: int) -> float:
         return float(units << k) if k >= 0 else units / (1 << -k)
     except OverflowError:
         return math.inf if units > 0 else -math.inf
+
+
+# ------------------------------------------------------------------ the release's float range
+
+_FAR_REACH = Fraction(10) ** 307  # with |value| < 2**1020 (about 1.1e307): far inside
+
+
+def far_inside(size: int, largest: int, k: int, reach: Fraction) -> bool:
+    """``True`` when ``|value| < 2**1020`` and the noise reach is below ``1e307``, so that
+    :func:`check_release_range` may skip its exact comparison.
+
+    ``largest`` is the largest ``|value|`` in grid units ``2**k``. Never for a release of
+    up to 64 values (:func:`exact_path`), which always makes the exact comparison, so that
+    its cost does not depend on the values' magnitude.
+    """
+    return (not exact_path(size) and reach < _FAR_REACH
+            and largest.bit_length() + k <= 1020)
+
+
+def check_release_range(units: np.ndarray, k: int, reach: Fraction, *, value: Any,
+                        noise: str, bound: str) -> None:
+    """Refuse, before any noise is drawn, a release that noise could push beyond the float
+    range, so that whether an error is raised never depends on the noise.
+
+    Parameters
+    ----------
+    units : numpy.ndarray of int64 or of Python ints
+        The query values in grid units (:func:`to_grid`).
+    k : int
+        Grid exponent.
+    reach : Fraction
+        How far the noise may move a value, in the query's units: the mechanism chooses it
+        so that noise beyond it has probability below ``2**-1074`` (750 Laplace scales, 40
+        Gaussian standard deviations).
+    value : any
+        The value as the caller gave it, for the message.
+    noise, bound : str
+        For the message: the noise and its parameters (``"noise of scale ... (sensitivity=
+        ..., epsilon=...)"``), and the bound in words (``"max|value| + 750·(noise scale)"``).
+
+    Raises
+    ------
+    ValueError
+        If ``max|value| + reach`` exceeds the largest float.
+    """
+    if units.size == 0:
+        return
+    if units.dtype == np.int64:
+        largest = max(int(units.max()), -int(units.min()))  # no temporary, no abs overflow
+    else:
+        largest = max(abs(int(u)) for u in units.ravel().tolist())
+    if far_inside(units.size, largest, k, reach):
+        return
+    if largest * Fraction(2) ** k + reach > FLOAT_MAX:
+        raise ValueError(
+            f"value={value!r:.60} is too close to the float range for {noise}: {bound} must "
+            f"be at most the largest float {float(FLOAT_MAX)!r}, got max|value| = "
+            f"{_units_to_float(largest, k):.6g}; the release could overflow to infinity")

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dpkit.composition._ledger import Spend, Sums
-from dpkit.composition._rounding import exact_context, finite, float_down, float_up
+from dpkit.composition._rounding import exact_context, float_down, float_up
 from dpkit.composition.advanced import advanced_from_sums
 from dpkit.composition.optimal import LossDistribution, delta_prime_down, delta_total_up
 from dpkit.composition.zcdp import zcdp_to_dp
@@ -49,18 +49,26 @@ class Totals:
 
 
 def _basic(sums: Sums) -> tuple[float, float]:
-    """Basic composition: the sums of the epsilons and of the deltas, rounded up."""
-    return finite(float_up(sums.epsilon), "the total epsilon"), float_up(sums.delta)
+    """Basic composition: the sums of the epsilons and of the deltas, rounded up (``inf``
+    beyond the largest float: an upper bound over every budget, never an OverflowError)."""
+    return float_up(sums.epsilon), float_up(sums.delta)
 
 
 def _advanced(sums: Sums, budget_delta: float) -> tuple[float, float] | None:
-    """Heterogeneous Thm 3.20 with the spare budget delta as delta' (capped by basic)."""
+    """Heterogeneous Thm 3.20 with the spare budget delta as delta' (capped by basic).
+
+    A Thm 3.20 bound beyond the largest float (``Σε(e^ε - 1)`` overflows from ε = 710 on)
+    is larger than the basic total, which is then the answer: the cap, not an error.
+    """
     with exact_context():
         spare = float_down(budget_delta - sums.delta)
     if spare <= 0:
         return None
-    total = advanced_from_sums(float_up(sums.squares), float_up(sums.drift),
-                                float_up(sums.delta), spare)
+    try:
+        total = advanced_from_sums(float_up(sums.squares), float_up(sums.drift),
+                                    float_up(sums.delta), spare)
+    except OverflowError:  # the bound exceeds every float, so the basic total is smaller
+        return _basic(sums)
     return min(total, _basic(sums))
 
 

@@ -50,7 +50,13 @@ from typing import Any
 
 import numpy as np
 
-from dpkit._checks import as_fraction, check_epsilon, check_integer
+from dpkit._checks import (
+    as_fraction,
+    check_epsilon,
+    check_integer,
+    check_nonempty,
+    refuse_masked,
+)
 from dpkit._samplers.grid import grid_exponent
 from dpkit._samplers.noise import discrete_laplace
 from dpkit.rng import RandomSource, resolve
@@ -82,12 +88,26 @@ def _discrete_laplace_block(scale: Fraction, rng: RandomSource, size: int) -> li
 
 
 class _QueryNoise:
-    """Query noise for one call, drawn ahead in blocks of 8, 16, … up to 1024 values.
+    """Query noise for one call, drawn ahead in blocks of 8, 8, 16, 32, 64, 128, … values
+    (each block as large as all before it, from 8 up to 1024).
 
-    A vectorised draw has a fixed cost and is cheap per value, and its running time does
-    not depend on the values drawn (unlike a one-at-a-time exact draw, whose loop count
-    grows with the value). Noise drawn for queries never reached is independent of the
-    output, so the output's distribution is exactly that of drawing one value per query.
+    Noise drawn for queries never reached is independent of the output, so the output's
+    distribution is exactly that of drawing one value per query.
+
+    **Cost.** What holds depends on the block's size (:func:`dpkit._samplers.noise.
+    discrete_laplace` picks the sampler from it), so on how far the stream has got:
+
+    * the first 128 queries (blocks of 8, 8, 16, 32 and 64 values, at most ``FIXED_MAX =
+      64`` each) get their noise from the fixed-cost sampler: the random bytes read and
+      the operations run do not depend on the values drawn, bar events of probability
+      ``<= 2**-64`` per digit trial (see "Timing" in :mod:`dpkit._samplers`);
+    * from the 129th query on, blocks of 128 values and more come from the block-envelope
+      sampler, whose running time depends on the values drawn, collectively (rejection
+      rounds, refinement of values in the tail), unless the noise scale exceeds ``2**52``
+      grid units (one run's epsilon below ``2**-50``), which keeps the fixed-cost sampler.
+
+    Either way the loop of :func:`_svt` runs as long as the queries come out below the
+    threshold, so the running time depends on the data (see "Timing" above).
     """
 
     _FIRST = 8
@@ -392,7 +412,8 @@ def above_threshold_runs(answers: Iterable[float], threshold: float, epsilon: fl
     Raises
     ------
     TypeError, ValueError
-        As :func:`above_threshold`; also if ``answers`` is empty. ``TypeError`` if ``runs``
+        As :func:`above_threshold`; also if ``answers`` is empty, ``TypeError`` if it is a
+        ``numpy.ma.MaskedArray`` (fill or compress it first). ``TypeError`` if ``runs``
         is not an integer, ``ValueError`` if it is outside ``[1, MAX_RUNS]``.
 
     Notes
@@ -408,11 +429,11 @@ def above_threshold_runs(answers: Iterable[float], threshold: float, epsilon: fl
     """
     runs = check_integer(runs, "runs", minimum=1, maximum=MAX_RUNS)
     run_epsilon = exact_epsilon(epsilon)
+    refuse_masked(answers, "answers")  # iterating would hand out the masked raw values
     if isinstance(answers, (str, bytes)) or not isinstance(answers, Iterable):
         raise TypeError(f"answers must be an iterable of real numbers, got {answers!r}")
     exact = [as_fraction(a, f"answers[{i}]") for i, a in enumerate(answers)]
-    if not exact:
-        raise ValueError("answers must hold at least one query answer, got none")
+    check_nonempty(len(exact), "answers", answers)
     exact_threshold = as_fraction(threshold, "threshold")
     source = resolve(rng)
     run_scale = 1 / run_epsilon
