@@ -55,6 +55,7 @@ from dpkit._checks import (
 from dpkit._samplers import base2
 from dpkit._samplers.base2 import InexactArithmeticError
 from dpkit.rng import RandomSource, resolve
+from dpkit.timing import Cost, kind_of, padded
 
 __all__ = [
     "DEFAULT_MAX_PRECISION",
@@ -79,6 +80,18 @@ MAX_BASE_EXPONENT = 1 << 20
 MAX_PROBABILITY_BITS = 1 << 20
 _MAX_RANGE = 1 << 53        # utility bounds and their spread must be exact in a double
 _METHODS = ("fast", "full", "search")
+
+#: The worst cost of :func:`base2_exponential_mechanism` per method (see
+#: :mod:`dpkit.timing`; ``benchmarks/deadlines.py``): per outcome, and for ``"full"`` per
+#: outcome and 64 bits of precision.
+COSTS = {
+    "fast": Cost(fixed=5.0, per_value=0.02, large=1.0, per_vector_value=40.0, per_float=0.03,
+                 per_object=1.2),
+    "full": Cost(fixed=10.0, per_value=1.0, large=10.0, per_vector_value=2000.0,
+                 per_object=0.5),
+    "search": Cost(fixed=10.0, per_value=1.0, large=10.0, per_vector_value=2000.0,
+                   per_object=0.5),
+}
 
 
 # --------------------------------------------------------------------------------------
@@ -645,30 +658,37 @@ def base2_exponential_mechanism(utilities: Any, eta: Eta, *, utility_min: Any,
     mixture of private mechanisms over a data-independent ``U`` is private. For a
     non-integer ``Δ`` the guarantee holds with ``⌈Δ⌉``.
 
-    **Timing.** The running time depends on the data (as in the paper's implementation),
-    and it is **not** protected against an adversary who can time the release: the number
-    of rejection rounds, the fast method's rare fallback levels, and the cost of the exact
-    arithmetic all depend on the utilities -- in particular, whether the utilities have
-    fractional parts (randomized rounding) changes the running time measurably. The
+    **Timing.** The work depends on the data (as in the paper's implementation): the
+    number of rejection rounds, the fast method's rare fallback levels, and the cost of
+    the exact arithmetic all depend on the utilities (whether they have fractional parts,
+    for one). The call therefore ends at a deadline set by the number of outcomes, the
+    method and the precision (:mod:`dpkit.timing`), which covers the worst cost measured;
+    a call whose rejection rounds run past it (a rare event, whose probability depends on
+    the utilities) ends late and is counted by :func:`dpkit.timing.overruns`. The
     precision and every error condition depend only on public inputs.
     """
-    source = resolve(rng)
-    values = _utilities(utilities)
-    eta = _check_eta(eta)
-    low, high, _ = _utility_range(utility_min, utility_max)
-    n = values.size
-    outcomes = n if max_outcomes is None else check_integer(max_outcomes, "max_outcomes",
-                                                             minimum=n)
     if method not in _METHODS:
         raise ValueError(f"method must be one of {_METHODS}, got {method!r}")
-    bits = _checked_precision(precision, low, high, outcomes, eta)   # public inputs only
-    numerator, exponent = eta.reduced()
-    offsets = _rounded_offsets(values, low, high, source)
-    if method == "full":
-        return base2.full_precision_sample(offsets, numerator, exponent, bits, source)
-    if method == "search":
-        return base2.random_binary_search_sample(offsets, numerator, exponent, source)
-    return base2.fast_sample(offsets, numerator, exponent, source, precision=bits)
+    with padded(COSTS[method]) as clock:
+        source = resolve(rng)
+        values = _utilities(utilities)
+        eta = _check_eta(eta)
+        low, high, _ = _utility_range(utility_min, utility_max)
+        n = values.size
+        outcomes = n if max_outcomes is None else check_integer(max_outcomes, "max_outcomes",
+                                                                 minimum=n)
+        bits = _checked_precision(precision, low, high, outcomes, eta)   # public inputs only
+        clock.size(n * max(1, bits // 64) if method == "full" else n,
+                   kind_of(utilities))
+        numerator, exponent = eta.reduced()
+        offsets = _rounded_offsets(values, low, high, source)
+        if method == "full":
+            chosen = base2.full_precision_sample(offsets, numerator, exponent, bits, source)
+        elif method == "search":
+            chosen = base2.random_binary_search_sample(offsets, numerator, exponent, source)
+        else:
+            chosen = base2.fast_sample(offsets, numerator, exponent, source, precision=bits)
+    return chosen
 
 
 def _checked_precision(precision: Any, low: float, high: float, outcomes: int,

@@ -48,17 +48,26 @@ from dpkit._checks import (
     check_sensitivity,
 )
 from dpkit._samplers.grid import (
+    add_to_floats,
     add_units,
+    check_float_range,
     check_release_range,
+    float_path,
     from_grid,
     grid_sensitivity,
     to_grid,
 )
 from dpkit._samplers.noise import discrete_gaussian
 from dpkit.rng import resolve
+from dpkit.timing import Cost, kind_of, padded
 
 __all__ = ["RANGE_SIGMAS", "GaussianParameters", "analytic_sigma", "bao_sigma", "classic_sigma",
            "delta_for_sigma", "gaussian_mechanism", "mechanism_parameters"]
+
+#: The worst cost of :func:`gaussian_mechanism` (see :mod:`dpkit.timing`; measured by
+#: ``benchmarks/deadlines.py`` over adversarial inputs).
+COST = Cost(fixed=5.0, per_value=0.06, large=6.0, per_vector_value=110.0, per_float=0.03,
+            per_object=1.2)
 
 _UNIT = 2.0**-53  # unit roundoff of IEEE double
 _SQRT_HALF = math.sqrt(0.5)
@@ -774,18 +783,27 @@ def gaussian_mechanism(value: Any, sensitivity: Any, epsilon: Any, delta: Any, *
     >>> release.shape
     (2,)
     """
-    array = check_finite_array(value, "value", exact=True, copy=False)  # read only
-    _calibrator(method)
-    k, sigma2, sigma = _noise_parameters(check_sensitivity(sensitivity), check_epsilon(epsilon),
-                                         check_delta(delta), array.size, method)
-    source = resolve(rng)
-    units = to_grid(array, k)
-    check_release_range(units, k, RANGE_SIGMAS * Fraction(sigma), value=value,
-                        bound=f"max|value| + {RANGE_SIGMAS}·sigma",
-                        noise=f"Gaussian noise of standard deviation sigma={sigma:.6g} "
-                              f"(sensitivity={sensitivity!r}, epsilon={epsilon!r}, "
-                              f"delta={delta!r})")
-    noise = discrete_gaussian(sigma2, source, size=array.shape or (1,))
-    total = add_units(units, noise.reshape(units.shape), overwrite=True)  # ours
-    released = from_grid(total, k, overwrite=True)
+    with padded(COST) as clock:
+        array = check_finite_array(value, "value", exact=True, copy=False)  # read only
+        clock.size(array.size, kind_of(value))
+        _calibrator(method)
+        k, sigma2, sigma = _noise_parameters(check_sensitivity(sensitivity),
+                                             check_epsilon(epsilon), check_delta(delta),
+                                             array.size, method)
+        source = resolve(rng)
+        words = {"value": value, "bound": f"max|value| + {RANGE_SIGMAS}·sigma",
+                 "noise": f"Gaussian noise of standard deviation sigma={sigma:.6g} "
+                          f"(sensitivity={sensitivity!r}, epsilon={epsilon!r}, "
+                          f"delta={delta!r})"}
+        reach = RANGE_SIGMAS * Fraction(sigma)
+        if float_path(array.dtype, k, reach / Fraction(2) ** k):  # constant cost
+            check_float_range(array, reach, **words)
+            noise = discrete_gaussian(sigma2, source, size=array.shape or (1,))
+            released = add_to_floats(array, k, noise.reshape(array.shape))
+        else:
+            units = to_grid(array, k)
+            check_release_range(units, k, reach, **words)
+            noise = discrete_gaussian(sigma2, source, size=array.shape or (1,))
+            total = add_units(units, noise.reshape(units.shape), overwrite=True)  # ours
+            released = from_grid(total, k, overwrite=True)
     return float(released) if released.ndim == 0 else released

@@ -40,9 +40,12 @@ from dpkit._checks import (
 from dpkit._checks import check_sensitivity as _check_sensitivity
 from dpkit._samplers.grid import (
     FLOAT_MAX,
+    add_to_floats,
     add_units,
+    check_float_range,
     check_release_range,
     exact_path,
+    float_path,
     from_grid,
     grid_exponent,
     grid_sensitivity,
@@ -50,6 +53,7 @@ from dpkit._samplers.grid import (
 )
 from dpkit._samplers.noise import discrete_laplace
 from dpkit.rng import resolve
+from dpkit.timing import Cost, kind_of, padded
 
 __all__ = [
     "MAX_RELEASES",
@@ -72,6 +76,18 @@ MAX_RELEASES = 10**7
 #: ``exp(-RANGE_SCALES) < 2**-1074`` (below the smallest positive float).
 RANGE_SCALES = 750
 
+#: The worst cost of :func:`laplace_mechanism` (see :mod:`dpkit.timing`; measured by
+#: ``benchmarks/deadlines.py`` over adversarial inputs).
+COST = Cost(fixed=4.0, per_value=0.05, large=8.0, per_vector_value=110.0, per_float=0.03,
+            per_object=1.2)
+
+
+def _range_words(grid: LaplaceGrid, value: Any, sensitivity: Any, epsilon: Any
+                 ) -> dict[str, Any]:
+    return {"value": value, "bound": f"max|value| + {RANGE_SCALES}·(noise scale)",
+            "noise": f"noise of scale sensitivity/epsilon = {grid.scale:.6g} "
+                     f"(sensitivity={sensitivity!r}, epsilon={epsilon!r})"}
+
 
 def _check_release_range(units: np.ndarray, grid: LaplaceGrid, value: Any, sensitivity: Any,
                          epsilon: Any) -> None:
@@ -80,9 +96,13 @@ def _check_release_range(units: np.ndarray, grid: LaplaceGrid, value: Any, sensi
     (:func:`dpkit._samplers.grid.check_release_range`, shared with the Gaussian mechanism)."""
     check_release_range(
         units, grid.exponent, RANGE_SCALES * grid.scale_units * Fraction(2) ** grid.exponent,
-        value=value, bound=f"max|value| + {RANGE_SCALES}·(noise scale)",
-        noise=f"noise of scale sensitivity/epsilon = {grid.scale:.6g} "
-              f"(sensitivity={sensitivity!r}, epsilon={epsilon!r})")
+        **_range_words(grid, value, sensitivity, epsilon))
+
+
+def _check_float_range(values: np.ndarray, reach: Fraction, grid: LaplaceGrid, value: Any,
+                       sensitivity: Any, epsilon: Any) -> None:
+    """:func:`_check_release_range` for the float64 path (the same refusal)."""
+    check_float_range(values, reach, **_range_words(grid, value, sensitivity, epsilon))
 
 
 def _round_up(exact: Fraction) -> float:
@@ -344,25 +364,40 @@ def laplace_mechanism(value: Any, sensitivity: float, epsilon: float, *,
     >>> isinstance(release, float)
     True
     """
-    # A list or tuple is never a scalar: no need to build an object array just to ask.
-    scalar = not isinstance(value, (np.ndarray, list, tuple)) and \
-        as_array(value, "value", object).ndim == 0
-    if scalar:
-        array = np.array([check_real(value, "value", exact=True)])
-    else:
-        array = check_finite_array(value, "value", exact=True, copy=False)  # not empty
-    delta = _check_sensitivity(sensitivity, rounding="up")
-    epsilon = check_epsilon(epsilon, rounding="down")
-    source = resolve(rng)
-    grid = laplace_grid(delta, epsilon, array.size)
-    units = to_grid(array.ravel(), grid.exponent)
-    _check_release_range(units, grid, value, sensitivity, epsilon)
-    noise = discrete_laplace(grid.scale_units, source, size=array.size)
-    total = add_units(units, noise, overwrite=True)     # units: ours, not needed
-    released = from_grid(total, grid.exponent, overwrite=True)
+    with padded(COST) as clock:
+        # A list or tuple is never a scalar: no need to build an object array just to ask.
+        scalar = not isinstance(value, (np.ndarray, list, tuple)) and \
+            as_array(value, "value", object).ndim == 0
+        if scalar:
+            array = np.array([check_real(value, "value", exact=True)])
+        else:
+            array = check_finite_array(value, "value", exact=True, copy=False)  # not empty
+        clock.size(array.size, kind_of(value))
+        delta = _check_sensitivity(sensitivity, rounding="up")
+        epsilon = check_epsilon(epsilon, rounding="down")
+        source = resolve(rng)
+        grid = laplace_grid(delta, epsilon, array.size)
+        released = _release(array.ravel(), grid, source, value, sensitivity, epsilon)
     if scalar:
         return float(released[0])
     return released.reshape(array.shape)
+
+
+def _release(values: np.ndarray, grid: LaplaceGrid, source: Any, value: Any, sensitivity: Any,
+             epsilon: Any) -> np.ndarray:
+    """The noisy values: float64 input at a constant cost (:func:`add_to_floats`, chosen
+    from the dtype and the public grid), anything else on exact Python ints."""
+    reach_units = RANGE_SCALES * grid.scale_units
+    if float_path(values.dtype, grid.exponent, reach_units):
+        _check_float_range(values, reach_units * Fraction(2) ** grid.exponent, grid, value,
+                           sensitivity, epsilon)
+        noise = discrete_laplace(grid.scale_units, source, size=values.size)
+        return add_to_floats(values, grid.exponent, noise)
+    units = to_grid(values, grid.exponent)
+    _check_release_range(units, grid, value, sensitivity, epsilon)
+    noise = discrete_laplace(grid.scale_units, source, size=values.size)
+    total = add_units(units, noise, overwrite=True)     # units: ours, not needed
+    return from_grid(total, grid.exponent, overwrite=True)
 
 
 def sample_releases(value: float, sensitivity: float, epsilon: float, n: int, *,

@@ -35,12 +35,17 @@ from dpkit._samplers.exact import (
 )
 
 __all__ = [
+    "FLOAT_K_RANGE",
     "FLOAT_MAX",
+    "FLOAT_NOISE_MAX",
     "GRID_BITS",
+    "add_to_floats",
     "add_units",
+    "check_float_range",
     "check_release_range",
     "exact_path",
     "far_inside",
+    "float_path",
     "from_grid",
     "grid_exponent",
     "grid_sensitivity",
@@ -347,6 +352,103 @@ def _units_to_float(units: int, k: int) -> float:
         return math.inf if units > 0 else -math.inf
 
 
+# ---------------------------------------------------- float64 releases at a constant cost
+
+#: Grid exponents for which :func:`add_to_floats` applies: ``2.0**k`` and ``2.0**-k`` are
+#: normal floats, values below the normal range all round to 0 units, and a release near
+#: the largest float cannot overflow the intermediate ``t · 2**k`` (``|t| < 2**54``).
+FLOAT_K_RANGE = (-1021, 969)
+#: The noise ``add_to_floats`` takes, in grid units: ``|noise| < 2**53`` (exact in float64).
+FLOAT_NOISE_MAX = 2**53
+
+
+def float_path(dtype: np.dtype, k: int, reach_units: Fraction) -> bool:
+    """Whether :func:`add_to_floats` serves a release (a choice from public quantities).
+
+    ``dtype`` is the validated input's dtype (float64, not an ``object`` array of exact
+    values), ``k`` the grid exponent, ``reach_units`` how far the noise may go in grid units
+    (noise beyond it has probability below ``2**-1074``): it must stay below ``2**53``.
+    """
+    low, high = FLOAT_K_RANGE
+    return dtype == np.float64 and low <= k <= high and reach_units < FLOAT_NOISE_MAX
+
+
+def add_to_floats(values: np.ndarray, k: int, noise: np.ndarray) -> np.ndarray:
+    """``RN((round(values / 2**k) + noise) · 2**k)`` at a cost independent of every value.
+
+    The same vectorised passes run whatever the values' magnitudes and binary expansions
+    and whatever the noise (two branches computed for every element, one selected), and
+    the result is the one :func:`to_grid`, :func:`add_units` and :func:`from_grid` give,
+    bit for bit. Why it is exact, for ``k`` in :data:`FLOAT_K_RANGE` and ``|noise| < 2**53``:
+
+    * *small* values, ``|x| < 2**(k + 52)``: ``x · 2**-k`` is exact (a power-of-two
+      scaling of a normal result; values below the normal range, replaced by 0 first so no
+      subnormal operand is ever multiplied, round to 0 units, as does their exact
+      quotient for ``k >= -1021``), ``rint`` rounds it half to even, exactly, to an integer
+      ``u`` with ``|u| <= 2**52``; ``t = u + noise`` is exact in ``int64``; ``float(t)`` is
+      the correctly rounded ``RN(t)``, and ``RN(t) · 2**k = RN(t · 2**k)`` (a normal result:
+      ``|t| >= 1``, ``k >= -1021``; no overflow: ``|t · 2**k| < 2**(k+54) <= 2**1023``);
+    * *large* values, ``|x| >= 2**(k + 52)``: the last bit of ``x`` is worth at least
+      ``2**k``, so ``x`` is already on the grid; ``noise · 2**k`` is an exact float, and
+      IEEE addition returns the correctly rounded exact sum ``RN(x + noise · 2**k)``, ±inf
+      exactly when that sum rounds beyond the largest float (as :func:`from_grid` does).
+
+    Parameters
+    ----------
+    values : numpy.ndarray of float64
+        Finite values.
+    k : int
+        Grid exponent, in :data:`FLOAT_K_RANGE`.
+    noise : numpy.ndarray of integers
+        The noise in grid units, one per value.
+
+    Returns
+    -------
+    numpy.ndarray of float64
+        If some ``|noise| >= 2**53`` (beyond the reach :func:`float_path` requires: an
+        event of probability below ``2**-1074``), the same result computed on Python ints,
+        at a cost that depends on the values.
+
+    Raises
+    ------
+    ValueError
+        If ``k`` is outside :data:`FLOAT_K_RANGE`.
+
+    Examples
+    --------
+    >>> add_to_floats(np.array([0.3, 2.0**60]), -2, np.array([1, -1])).tolist()
+    [0.5, 1.152921504606847e+18]
+    """
+    low, high = FLOAT_K_RANGE
+    if not low <= k <= high:
+        raise ValueError(f"k={k} is outside {FLOAT_K_RANGE}")
+    x = values.reshape(-1)
+    try:
+        n = np.asarray(noise, dtype=np.int64).reshape(-1)
+        inside = int(n.max()) < FLOAT_NOISE_MAX and int(n.min()) > -FLOAT_NOISE_MAX
+    except OverflowError:  # beyond 2**63
+        inside = False
+    if not inside:  # beyond the reach: exact, on Python ints
+        total = add_units(to_grid(x, k, exact=True), np.asarray(noise, dtype=object).reshape(-1),
+                          exact=True)
+        return from_grid(total, k, exact=True).reshape(values.shape)
+    magnitude = np.abs(x)
+    x = np.where(magnitude < 2.0 ** (k - 1), 0.0, x)  # 0 units; no subnormal product below
+    small = magnitude < 2.0 ** (k + 52)
+    with np.errstate(over="ignore"):  # large values may overflow here: not selected
+        scaled = np.rint(x * 2.0 ** -k)
+    units = np.where(small, scaled, 0.0).astype(np.int64)
+    units += n
+    step = 2.0 ** k
+    noise_float = n.astype(np.float64)
+    noise_float *= step
+    with np.errstate(over="ignore"):  # ±inf is the nearest float (see above)
+        small_result = units.astype(np.float64)
+        small_result *= step
+        noise_float += x
+    return np.where(small, small_result, noise_float).reshape(values.shape)
+
+
 # ------------------------------------------------------------------ the release's float range
 
 _FAR_REACH = Fraction(10) ** 307  # with |value| < 2**1020 (about 1.1e307): far inside
@@ -398,8 +500,20 @@ def check_release_range(units: np.ndarray, k: int, reach: Fraction, *, value: An
         largest = max(abs(int(u)) for u in units.ravel().tolist())
     if far_inside(units.size, largest, k, reach):
         return
-    if largest * Fraction(2) ** k + reach > FLOAT_MAX:
+    _refuse_beyond(largest * Fraction(2) ** k, reach, value, noise, bound)
+
+
+def check_float_range(values: np.ndarray, reach: Fraction, *, value: Any, noise: str,
+                      bound: str) -> None:
+    """:func:`check_release_range` for a float64 array (the :func:`add_to_floats` path):
+    the same refusal, from one reduction and one exact comparison whatever the values."""
+    _refuse_beyond(Fraction(float(np.max(np.abs(values)))), reach, value, noise, bound)
+
+
+def _refuse_beyond(largest: Fraction, reach: Fraction, value: Any, noise: str,
+                   bound: str) -> None:
+    if largest + reach > FLOAT_MAX:
         raise ValueError(
             f"value={value!r:.60} is too close to the float range for {noise}: {bound} must "
             f"be at most the largest float {float(FLOAT_MAX)!r}, got max|value| = "
-            f"{_units_to_float(largest, k):.6g}; the release could overflow to infinity")
+            f"{float(min(largest, FLOAT_MAX)):.6g}; the release could overflow to infinity")

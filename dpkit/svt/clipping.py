@@ -46,9 +46,17 @@ from dpkit.svt.core import (
     release_on_grid,
     round_to_grid,
 )
+from dpkit.timing import Cost, Deadline, kind_of, padded
 
 __all__ = ["CLIP_THRESHOLD_SCALES", "DEFAULT_CLIP_BOUNDS", "auto_avg", "auto_avg_runs",
            "choose_clip_bound", "clip_bound_runs"]
+
+#: The worst costs of :func:`choose_clip_bound` and :func:`auto_avg`, per row and per
+#: candidate bound (see :mod:`dpkit.timing`; ``benchmarks/deadlines.py``).
+COST = Cost(fixed=10.0, per_value=0.5, large=25.0, per_vector_value=60.0, per_float=0.02,
+            per_object=1.2)
+AUTO_AVG_COST = Cost(fixed=10.0, per_value=0.5, large=100.0, per_vector_value=80.0,
+                     per_float=0.02, per_object=1.2)
 
 
 def _default_clip_bounds() -> tuple[int, ...]:
@@ -128,6 +136,14 @@ def clip_query_units(values: np.ndarray, grid: tuple[int | float, ...], bits: in
     return answers
 
 
+def _declare(clock: Deadline, values: Any, data: np.ndarray, grid: tuple[int | float, ...],
+             runs: int) -> None:
+    """Declare the public size that sets the deadline: the candidates of every run, and
+    the rows (of the kind the caller passed them as)."""
+    clock.size(runs * len(grid))
+    clock.add(kind_of(values), data.size)
+
+
 def _check_rows(values: Any, grid: tuple[int | float, ...]) -> np.ndarray:
     """The rows as float64, clipped exactly to ``[0, max(bounds) + 1]`` (changes no query).
 
@@ -140,11 +156,14 @@ def _check_rows(values: Any, grid: tuple[int | float, ...]) -> np.ndarray:
 
 
 def _clip_bound_runs(values: Any, epsilon: Any, bounds: Any, threshold: Any, runs: int,
-                     rng: Any) -> list[int | float | None]:
-    """Validate and run :func:`choose_clip_bound` ``runs`` times, vectorised."""
+                     rng: Any, clock: Deadline | None = None) -> list[int | float | None]:
+    """Validate and run :func:`choose_clip_bound` ``runs`` times, vectorised; declare the
+    public size to ``clock`` (the caller's deadline) once it is known."""
     run_epsilon = exact_epsilon(epsilon)
     grid = check_bounds_grid(bounds)
     data = _check_rows(values, grid)
+    if clock is not None:
+        _declare(clock, values, data, grid, runs)
     limit = (-CLIP_THRESHOLD_SCALES * 2 / run_epsilon if threshold is None
              else as_fraction(threshold, "threshold"))
     source = resolve(rng)
@@ -225,7 +244,9 @@ def choose_clip_bound(values: Any, epsilon: float, *, bounds: Iterable[float],
     threshold ``-20/ε`` multiplies those chances by ``e**-10`` (5e-5), at the price of stopping
     where about ``20/ε`` rows still lie above ``b``.
     """
-    return _clip_bound_runs(values, epsilon, bounds, threshold, 1, rng)[0]
+    with padded(COST) as clock:
+        chosen = _clip_bound_runs(values, epsilon, bounds, threshold, 1, rng, clock)[0]
+    return chosen
 
 
 def clip_bound_runs(values: Any, epsilon: float, *, bounds: Iterable[float], runs: int,
@@ -258,7 +279,9 @@ def clip_bound_runs(values: Any, epsilon: float, *, bounds: Iterable[float], run
     Notes
     -----
     **Privacy**: each run is an ε-DP release; releasing all of them costs ``runs · ε``
-    (sequential composition). Meant for simulation, not for releases.
+    (sequential composition). Meant for simulation, not for releases: unlike
+    :func:`choose_clip_bound`, its running time is not padded to a deadline (see
+    :mod:`dpkit.timing`), so it may reveal the data to someone who times it.
     """
     runs = check_integer(runs, "runs", minimum=1, maximum=MAX_RUNS)
     return _clip_bound_runs(values, epsilon, bounds, threshold, runs, rng)
@@ -351,14 +374,19 @@ def auto_avg(values: Any, epsilon: float, *, bounds: Iterable[float] | None = No
     >>> round(auto_avg([30, 40, 50] * 1000, 1.0, rng=seeded(0)), 1)
     40.1
     """
-    return float(_auto_avg_runs(values, epsilon, bounds, 1, rng)[0])
+    with padded(AUTO_AVG_COST) as clock:
+        average = float(_auto_avg_runs(values, epsilon, bounds, 1, rng, clock)[0])
+    return average
 
 
-def _auto_avg_runs(values: Any, epsilon: Any, bounds: Any, runs: int, rng: Any) -> np.ndarray:
+def _auto_avg_runs(values: Any, epsilon: Any, bounds: Any, runs: int, rng: Any,
+                   clock: Deadline | None = None) -> np.ndarray:
     """``runs`` independent runs of :func:`auto_avg` (the noise drawn in bulk)."""
     share = exact_epsilon(epsilon, 3) / 3
     grid = check_bounds_grid(DEFAULT_CLIP_BOUNDS if bounds is None else bounds)
     data = _check_rows(values, grid)
+    if clock is not None:
+        _declare(clock, values, data, grid, runs)
     source = resolve(rng)
     chosen = _clip_bound_runs(data, share, grid, None, runs, source)
     bounds_used = np.array([float(grid[-1] if b is None else b) for b in chosen])
@@ -405,8 +433,9 @@ def auto_avg_runs(values: Any, epsilon: float, *, runs: int,
     Notes
     -----
     **Privacy**: each run is an ε-DP release; all of them together cost ``runs · ε``.
-    Meant for simulation, not for releases. Each run is distributed exactly as one call of
-    :func:`auto_avg`.
+    Meant for simulation, not for releases: unlike :func:`auto_avg`, its running time is
+    not padded to a deadline (see :mod:`dpkit.timing`). Each run is distributed exactly as
+    one call of :func:`auto_avg`.
     """
     runs = check_integer(runs, "runs", minimum=1, maximum=MAX_RUNS)
     return _auto_avg_runs(values, epsilon, bounds, runs, rng)

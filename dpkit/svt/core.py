@@ -30,8 +30,12 @@ noisy value.
 
 Timing
 ------
-The running time of the SVT loops depends on the data (how many queries come out below the
-threshold), as the algorithm's output does.
+A release ends at a deadline (:mod:`dpkit.timing`) set by the number of thresholds drawn
+and of queries evaluated, which the output reveals anyway (a query is evaluated up to the
+last positive answer, or to the end of the stream), and extended by the time the query
+functions themselves take: dpkit pads its own work (exact conversion and rounding of each
+answer, noise, comparisons), not the caller's code, whose running time is the caller's to
+make data-independent.
 
 References
 ----------
@@ -60,6 +64,7 @@ from dpkit._checks import (
 from dpkit._samplers.grid import grid_exponent
 from dpkit._samplers.noise import discrete_laplace
 from dpkit.rng import RandomSource, resolve
+from dpkit.timing import Cost, Deadline, kind_of, padded
 
 __all__ = ["MAX_RUNS", "RUN_EPSILON_RANGE", "above_threshold", "above_threshold_runs", "sparse"]
 
@@ -69,6 +74,11 @@ __all__ = ["MAX_RUNS", "RUN_EPSILON_RANGE", "above_threshold", "above_threshold_
 #: candidates for every undecided run at once, so memory grows in proportion to ``runs``.
 #: For more runs, call again with the same ``rng``.
 MAX_RUNS = 100_000
+
+#: The worst cost of :func:`above_threshold`, :func:`sparse` and
+#: :func:`dpkit.svt.range_queries` per threshold drawn and per query evaluated, the query
+#: functions' own time excluded (see :mod:`dpkit.timing`; ``benchmarks/deadlines.py``).
+COST = Cost(fixed=4.0, per_value=0.3, large=6.0, per_float=1.3, per_object=1.3)
 
 
 Query = Callable[[Any], Any]
@@ -161,16 +171,23 @@ def call_query(query: Any, data: Any, index: int) -> Any:
     return query(data)
 
 
-def _evaluate(query: Any, data: Any, index: int) -> Fraction:
-    """Evaluate one query and return its answer exactly; refuse non-callables and bad answers."""
-    return as_fraction(call_query(query, data, index), f"queries[{index}](data)")
+def _evaluate(query: Any, data: Any, index: int, clock: Deadline) -> Fraction:
+    """Evaluate one query and return its answer exactly; refuse non-callables and bad answers.
+
+    The query runs outside the release's deadline (``clock.excluded()``: the caller's own
+    code); its answer's exact conversion runs inside, and counts one more query."""
+    with clock.excluded():
+        answer = call_query(query, data, index)
+    clock.add(kind_of(answer))
+    return as_fraction(answer, f"queries[{index}](data)")
 
 
-def query_answers(queries: Any, data: Any) -> Iterator[tuple[int, Fraction]]:
+def query_answers(queries: Any, data: Any, clock: Deadline) -> Iterator[tuple[int, Fraction]]:
     """Return a lazy iterator of ``(index, exact answer)``: a query is evaluated only when
-    it is reached. A non-iterable ``queries`` is refused at once."""
+    it is reached. A non-iterable ``queries`` is refused at once. ``clock`` is the
+    release's :class:`dpkit.timing.Deadline`."""
     stream = check_queries(queries)
-    return ((index, _evaluate(query, data, index)) for index, query in enumerate(stream))
+    return ((index, _evaluate(query, data, index, clock)) for index, query in enumerate(stream))
 
 
 def _svt(units: Iterator[tuple[Any, int]], threshold_units: int, run_scale: Fraction,
@@ -289,11 +306,13 @@ def above_threshold(queries: Iterable[Query], data: Any, threshold: float, epsil
     >>> above_threshold(queries, ages, 100, 1.0, rng=seeded(0))
     2
     """
-    run_epsilon = exact_epsilon(epsilon)
-    exact_threshold = as_fraction(threshold, "threshold")
-    source = resolve(rng)
-    answers = query_answers(queries, data)  # validated lazily, no query evaluated yet
-    found = sparse_on_answers(answers, exact_threshold, run_epsilon, 1, source)
+    with padded(COST) as clock:
+        run_epsilon = exact_epsilon(epsilon)
+        exact_threshold = as_fraction(threshold, "threshold")
+        source = resolve(rng)
+        clock.size(1)  # the threshold's draw, then one per query evaluated
+        answers = query_answers(queries, data, clock)  # validated lazily, none evaluated yet
+        found = sparse_on_answers(answers, exact_threshold, run_epsilon, 1, source)
     return found[0] if found else None
 
 
@@ -339,11 +358,15 @@ def sparse(queries: Iterable[Query], data: Any, threshold: float, epsilon: float
     ε/c, so no rounding of the budget occurs. Exact comparisons as in
     :func:`above_threshold`.
     """
-    c = check_integer(c, "c", minimum=1)
-    run_epsilon = exact_epsilon(epsilon, c) / c
-    exact_threshold = as_fraction(threshold, "threshold")
-    source = resolve(rng)
-    return sparse_on_answers(query_answers(queries, data), exact_threshold, run_epsilon, c, source)
+    with padded(COST) as clock:
+        c = check_integer(c, "c", minimum=1)
+        run_epsilon = exact_epsilon(epsilon, c) / c
+        exact_threshold = as_fraction(threshold, "threshold")
+        source = resolve(rng)
+        clock.size(c)  # c thresholds' draws, then one per query evaluated
+        found = sparse_on_answers(query_answers(queries, data, clock), exact_threshold,
+                                  run_epsilon, c, source)
+    return found
 
 
 def first_passes(answers: list[int], threshold: int, run_scale: Fraction, runs: int,
@@ -419,7 +442,9 @@ def above_threshold_runs(answers: Iterable[float], threshold: float, epsilon: fl
     Notes
     -----
     **Privacy**: each run is an ε-DP release (Dwork & Roth 2014, Theorem 3.23); all of
-    them together cost ``runs · ε``. Meant for simulation, not for releases.
+    them together cost ``runs · ε``. Meant for simulation, not for releases: unlike
+    :func:`above_threshold`, its running time is not padded to a deadline (see
+    :mod:`dpkit.timing`), so it may reveal the answers to someone who times it.
 
     Examples
     --------

@@ -21,6 +21,7 @@ from typing import Any
 from dpkit._checks import as_fraction, check_integer
 from dpkit.rng import RandomSource, resolve
 from dpkit.svt.core import (
+    COST,
     Query,
     exact_epsilon,
     grid_bits,
@@ -30,6 +31,7 @@ from dpkit.svt.core import (
     round_to_grid,
     sparse_on_answers,
 )
+from dpkit.timing import Deadline, padded
 
 __all__ = ["RANGE_ANSWER_LIMIT", "range_queries"]
 
@@ -91,25 +93,29 @@ def range_queries(queries: Iterable[Query], data: Any, c: int, threshold: float,
     noise (Canonne, Kamath & Steinke 2020), independent of the noise Sparse used to pick
     them.
     """
-    c = check_integer(c, "c", minimum=1)
-    run_epsilon = exact_epsilon(epsilon, 2 * c) / (2 * c)  # c runs of Sparse, c answers
-    exact_threshold = as_fraction(threshold, "threshold")
-    source = resolve(rng)
-    # Key each answer by (index, exact answer) so the picks come back with their answers.
-    keyed = (((i, a), a) for i, a in _releasable_answers(queries, data))
-    found = sparse_on_answers(keyed, exact_threshold, run_epsilon, c, source)
-    # Answers on the grid 2**-bits <= min(1, 1/run_epsilon)·2**-20: sensitivity 2**bits units,
-    # noise scale 2**bits/run_epsilon >= 2**20 units.
-    bits = grid_bits(min(Fraction(1), 1 / run_epsilon))
-    return [(i, nearest_float(release_on_grid(round_to_grid(answer, bits), 2**bits, run_epsilon,
-                                              -bits, source, 1)[0]))
-            for i, answer in found]
+    with padded(COST) as clock:
+        c = check_integer(c, "c", minimum=1)
+        run_epsilon = exact_epsilon(epsilon, 2 * c) / (2 * c)  # c runs of Sparse, c answers
+        exact_threshold = as_fraction(threshold, "threshold")
+        source = resolve(rng)
+        clock.size(2 * c)  # c thresholds, c answers, then the queries
+        # Key each answer by (index, exact answer) so the picks come back with their answers.
+        keyed = (((i, a), a) for i, a in _releasable_answers(queries, data, clock))
+        found = sparse_on_answers(keyed, exact_threshold, run_epsilon, c, source)
+        # Answers on the grid 2**-bits <= min(1, 1/run_epsilon)·2**-20: sensitivity 2**bits
+        # units, noise scale 2**bits/run_epsilon >= 2**20 units.
+        bits = grid_bits(min(Fraction(1), 1 / run_epsilon))
+        released = [(i, nearest_float(release_on_grid(round_to_grid(answer, bits), 2**bits,
+                                                      run_epsilon, -bits, source, 1)[0]))
+                    for i, answer in found]
+    return released
 
 
-def _releasable_answers(queries: Any, data: Any) -> Iterator[tuple[int, Fraction]]:
+def _releasable_answers(queries: Any, data: Any, clock: Deadline
+                        ) -> Iterator[tuple[int, Fraction]]:
     """:func:`query_answers`, refusing an answer beyond :data:`RANGE_ANSWER_LIMIT` in magnitude
     as soon as it is evaluated (before the noise compared with it is drawn)."""
-    for index, answer in query_answers(queries, data):
+    for index, answer in query_answers(queries, data, clock):
         if abs(answer) > RANGE_ANSWER_LIMIT:
             text = repr(answer)
             text = text if len(text) <= 60 else text[:57] + "..."

@@ -1,0 +1,166 @@
+"""Do the release deadlines cover the work? Each function's unpadded cost against its Cost.
+
+Every public release function ends at a deadline ``margin · cost(n)`` (:mod:`dpkit.timing`).
+Its :class:`~dpkit.timing.Cost` constants must cover the *worst* work over the inputs an
+adversary may choose. This script runs each function with padding switched off on
+adversarial inputs (long and short binary expansions, large magnitudes, both sides of
+internal switches, Python objects) at several sizes, and prints the median and 99th
+percentile of the unpadded time as a fraction of the deadline at margin 1: a fraction
+above 1 at the median means the constants are too small (the release would overrun its
+deadline even on a quiet machine); the margin (default 2) absorbs the rest.
+
+Run: ``python benchmarks/deadlines.py [--calls N] [name-filter ...]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import time
+from collections.abc import Callable
+from decimal import Decimal
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+import dpkit.timing as timing
+from dpkit.exponential import Eta, base2_exponential_mechanism
+from dpkit.gaussian import gaussian_mechanism
+from dpkit.laplace import laplace_mechanism
+from dpkit.randomized_response import randomized_response
+from dpkit.rng import seeded
+from dpkit.svt import above_threshold, range_queries, sparse
+from dpkit.svt.clipping import auto_avg, choose_clip_bound
+
+SOURCE = seeded(2026)
+
+
+def _values(kind: str, n: int) -> Any:
+    """Adversarial query values of one kind, ``n`` of them."""
+    if kind == "short":
+        return np.full(n, 0.5)
+    if kind == "long":
+        return np.full(n, 0.1) + np.arange(n) * 2.0**-40
+    if kind == "huge":
+        return np.full(n, 1e300)
+    if kind == "subnormal":
+        return np.full(n, 5e-324)
+    if kind == "list of floats":
+        return [0.1] * n
+    if kind == "list of big ints":
+        return [2**60 + 1] * n
+    if kind == "list of Decimals":
+        return [Decimal("0.1")] * n
+    if kind == "list of Fractions":
+        return [Fraction(1, 3)] * n
+    raise ValueError(kind)
+
+
+KINDS = ("short", "long", "huge", "subnormal", "list of floats", "list of big ints",
+         "list of Decimals", "list of Fractions")
+SIZES = (1, 64, 65, 1000, 100_000)
+
+
+def _cases() -> list[tuple[str, int, Callable[[], Any]]]:
+    """(function and input, size, call) for every function, size and input kind."""
+    cases: list[tuple[str, int, Callable[[], Any]]] = []
+    eta = Eta.from_epsilon(1.0, 1.0)
+    bounds = tuple(range(1, 101))
+    for n in SIZES:
+        for kind in KINDS:
+            if kind.startswith("list") and n > 1000:
+                continue
+            value = _values(kind, n)
+            cases.append((f"laplace {kind}", n,
+                          lambda v=value: laplace_mechanism(v, 1.0, 1.0, rng=SOURCE)))
+            if kind != "huge":
+                cases.append((f"gaussian {kind}", n,
+                              lambda v=value: gaussian_mechanism(v, 1.0, 1.0, 1e-6,
+                                                                 rng=SOURCE)))
+        answers = np.arange(n) % 2 == 0
+        cases.append(("randomized_response", n,
+                      lambda a=answers: randomized_response(a, 1.0, rng=SOURCE)))
+        if n <= 1000:
+            for kind, utilities in (("integers", np.arange(n) % 7 * 1.0),
+                                    ("halves", np.arange(n) % 7 + 0.5)):
+                cases.append((f"base2 fast {kind}", n,
+                              lambda u=utilities: base2_exponential_mechanism(
+                                  u, eta, utility_min=0, utility_max=8, rng=SOURCE)))
+            queries = [lambda d, i=i: d[i % len(d)] for i in range(n)]
+            for kind, data in (("floats", [0.5] * 8), ("long floats", [0.1 + 2.0**-40] * 8),
+                               ("ints", [10**6] * 8), ("Fractions", [Fraction(1, 3)] * 8)):
+                cases.append((f"above_threshold {kind}", n,
+                              lambda q=queries, d=data: above_threshold(q, d, 1e9, 1.0,
+                                                                        rng=SOURCE)))
+                cases.append((f"sparse c=3 {kind}", n,
+                              lambda q=queries, d=data: sparse(q, d, 1e9, 1.0, 3,
+                                                               rng=SOURCE)))
+                cases.append((f"range_queries c=3 {kind}", n,
+                              lambda q=queries, d=data: range_queries(q, d, 3, 1e9, 1.0,
+                                                                      rng=SOURCE)))
+        if n >= 64:
+            for kind, rows in (("integers", np.arange(n) % 90 * 1.0),
+                               ("inside", np.arange(n) % 90 + 0.37)):
+                cases.append((f"choose_clip_bound {kind}", n,
+                              lambda r=rows: choose_clip_bound(r, 1.0, bounds=bounds,
+                                                               rng=SOURCE)))
+                cases.append((f"auto_avg {kind}", n,
+                              lambda r=rows: auto_avg(r, 1.0, bounds=bounds, rng=SOURCE)))
+    return cases
+
+
+def _times(call: Callable[[], Any], calls: int) -> np.ndarray:
+    call()
+    gc.disable()
+    try:
+        out = np.empty(calls)
+        for i in range(calls):
+            start = time.perf_counter_ns()
+            call()
+            out[i] = time.perf_counter_ns() - start
+    finally:
+        gc.enable()
+    return out * 1e-9
+
+
+DEADLINES: list[float] = []
+
+
+def _record(clock: timing.Deadline, kind: Any, error: Any, trace: Any) -> None:
+    """Stands in for ``Deadline.__exit__``: records the deadline instead of waiting."""
+    if kind is None:
+        DEADLINES.append(clock.seconds())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument("only", nargs="*", help="run only the functions whose name has one")
+    args = parser.parse_args()
+    timing.Deadline.__exit__ = _record  # type: ignore[assignment,method-assign]
+    timing.set_margin(1)
+    ref = timing.reference()
+    print(f"reference: U = {ref.scalar * 1e6:.1f} µs, V = {ref.vector * 1e9:.2f} ns; "
+          f"load {os.getloadavg()[0]:.2f}")
+    print(f"{'function, input':38} {'n':>7} {'median ms':>10} {'median/deadline':>16} "
+          f"{'p99/deadline':>13}")
+    worst: dict[str, float] = {}
+    for name, size, call in _cases():
+        if args.only and not any(word in name for word in args.only):
+            continue
+        times = _times(call, max(5, args.calls // max(1, size // 1000)))
+        deadline = DEADLINES[-1]
+        median, p99 = np.median(times), np.quantile(times, 0.99)
+        flag = "  <-- over" if median > deadline else ""
+        print(f"{name:38} {size:>7} {median * 1e3:>10.3f} {median / deadline:>16.2f} "
+              f"{p99 / deadline:>13.2f}{flag}")
+        key = name.split(" ")[0]
+        worst[key] = max(worst.get(key, 0.0), median / deadline)
+    print("worst median/deadline per function:",
+          ", ".join(f"{k} {v:.2f}" for k, v in sorted(worst.items())))
+
+
+if __name__ == "__main__":
+    main()

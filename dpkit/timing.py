@@ -1,0 +1,372 @@
+"""Releases that take a time set by public parameters: padding to a deadline.
+
+An exact sampler whose cost does not depend on the noise is not enough: Python's exact
+arithmetic costs more for a value with a longer binary expansion (``0.1`` against ``0.5``),
+a larger integer, or a value that takes another branch, so the running time of a release
+can reveal the data (Jin, McMurtry, Rubinstein & Ohrimenko, IEEE S&P 2022, time the noise;
+an adversary who times a release on neighbouring inputs can time the data as well). Every
+public release function of dpkit therefore ends at a **deadline**: it starts a clock when
+it is called, does its work, and then waits until
+
+    deadline = start + margin · cost(n)
+
+where ``cost`` is a function's :class:`Cost` (a few constants, in units of this machine's
+speed: :func:`reference`, the time of a fixed workload of exact arithmetic and of one
+value's share of a fixed vectorised workload, measured once per process), ``n`` is the
+public size of the request (the number of values, outcomes or queries), and ``margin`` is
+:func:`margin` (default 2). The constants are the worst cost
+measured for each function over adversarial inputs (long binary expansions, large
+magnitudes, both sides of every internal switch, noise in the tail), so the deadline is
+reached before the work ends only when the machine is much slower than at calibration.
+The deadline depends on public quantities only; so does the running time, except when a
+release overruns its deadline.
+
+Waiting is a busy loop on :func:`time.perf_counter_ns` (preceded by :func:`time.sleep`
+for waits above 2 ms), so the release ends within about a microsecond of the deadline.
+A release that raises an error (invalid input, a value too close to the float range) does
+not wait: an error is not a release, and its message names the value anyway.
+
+**Residual risks.** (1) *Overruns.* A release whose work outlasts its deadline (the machine
+slowed down by other load after calibration, or a very unlucky draw: CKS Gaussian rounds
+are unbounded) ends late, and how late depends on the work, hence on the data. Overruns
+are counted (:func:`overruns`); a caller who sees them should raise the margin
+(:func:`set_margin`). An adversary who controls the machine's load can provoke them.
+(2) *After the deadline.* What happens after the wait (returning the value, the caller's
+own work) is not padded. (3) *Side channels other than time* (cache state, power) are out
+of scope. (4) *The caller's own code:* a query function passed to :mod:`dpkit.svt` runs
+in the caller's time; only dpkit's share of each step is padded.
+
+``benchmarks/timing.py`` audits the result: neighbouring inputs, interleaved calls, an
+event certified with Clopper–Pearson.
+
+References
+----------
+Z. Ratliff, S. Vadhan. *A Framework for Differential Privacy Against Timing Attacks.*
+ACM CCS 2024 (padding to a deadline set by public parameters).
+J. Jin, E. McMurtry, B. I. P. Rubinstein, O. Ohrimenko. *Are We There Yet? Timing and
+Floating-Point Attacks on Differential Privacy Systems.* IEEE S&P 2022.
+
+Examples
+--------
+>>> from dpkit.timing import Cost, padded
+>>> with padded(Cost(fixed=1.0)) as clock:
+...     clock.size(1)             # the public size, once it is known
+...     answer = 2 + 2
+>>> answer
+4
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from fractions import Fraction
+from types import TracebackType
+from typing import Any
+
+import numpy as np
+
+from dpkit._checks import check_real
+
+__all__ = [
+    "KINDS",
+    "SMALL_MAX",
+    "Cost",
+    "Deadline",
+    "Reference",
+    "kind_of",
+    "margin",
+    "overruns",
+    "padded",
+    "reference",
+    "set_margin",
+]
+
+_SLEEP_ABOVE_NS = 2_000_000   # waits longer than 2 ms sleep first, then spin
+_SLEEP_SLACK_NS = 1_000_000   # ... waking this long before the deadline
+_REPEATS = 7                  # calibration: the fastest of this many runs of each workload
+_VECTOR = 8192                # values in the vectorised calibration workload
+
+
+#: Requests of up to this many values use the fixed-cost samplers and their own costs.
+SMALL_MAX = 64
+
+
+#: How a request holds its values, which sets the per-value part of its deadline (a
+#: property of the input's *types*, which are taken as public, like a schema; never of
+#: its values): ``"array"`` a float64 NumPy array; ``"floats"`` Python or NumPy floats (a
+#: scalar, a list); ``"objects"`` anything else (ints, which may be huge, Fractions,
+#: Decimals, other dtypes), whose exact conversion costs more.
+KINDS = ("array", "floats", "objects")
+
+
+@dataclass(frozen=True)
+class Cost:
+    """The worst cost of one release function, in this machine's reference times.
+
+    ``U = reference().scalar`` (a fixed workload of exact arithmetic) and ``V =
+    reference().vector`` (one value's share of a vectorised workload). The deadline of a
+    request of ``n`` values is ``margin()`` times::
+
+        fixed·U + per_value·n·U                        n <= 64 (SMALL_MAX)
+        fixed·U + large·U + per_vector_value·n·V       n > 64
+        + per_float·n·U     if the values come as Python floats (kind "floats")
+        + per_object·n·U    if they come as other objects (kind "objects")
+
+    Attributes
+    ----------
+    fixed : float >= 0
+        The cost of any request, in ``U``.
+    per_value : float >= 0
+        Each value's cost in a request of up to 64 values, in ``U``.
+    large : float >= 0
+        The extra cost of a request of more than 64 values (the vectorised samplers'
+        set-up), in ``U``.
+    per_vector_value : float >= 0
+        Each value's cost in a request of more than 64 values, in ``V``.
+    per_float, per_object : float >= 0
+        Each value's extra cost, in ``U``, when the values come as Python floats, or as
+        other Python objects (see :data:`KINDS`).
+    """
+
+    fixed: float
+    per_value: float = 0.0
+    large: float = 0.0
+    per_vector_value: float = 0.0
+    per_float: float = 0.0
+    per_object: float = 0.0
+
+    def seconds(self, size: int, floats: int = 0, objects: int = 0) -> float:
+        """The deadline, in seconds (margin included), of a request of ``size`` values of
+        which ``floats`` come as Python floats and ``objects`` as other objects."""
+        ref = reference()
+        if size <= SMALL_MAX:
+            work = (self.fixed + self.per_value * size) * ref.scalar
+        else:
+            work = (self.fixed + self.large) * ref.scalar + \
+                self.per_vector_value * size * ref.vector
+        work += (self.per_float * floats + self.per_object * objects) * ref.scalar
+        return _state.margin * work
+
+
+@dataclass(frozen=True)
+class Reference:
+    """This machine's speed, measured once per process (:func:`reference`).
+
+    Attributes
+    ----------
+    scalar : float
+        Seconds for a fixed workload of exact rational arithmetic of the kind one scalar
+        release does (about 20 µs on a 2024 laptop core).
+    vector : float
+        Seconds per value of a fixed vectorised float64/int64 workload on 8,192 values.
+    """
+
+    scalar: float
+    vector: float
+
+
+def _scalar_workload() -> None:
+    """Exact arithmetic of the size of one scalar release's (fixed: no data)."""
+    value = Fraction(7, 10)
+    for shift in range(10):
+        numerator, denominator = value.as_integer_ratio()
+        quotient, remainder = divmod(numerator << 60, denominator << (shift & 15))
+        value = Fraction(quotient + (remainder > denominator // 2), 1 << 50) + Fraction(1, 3)
+    np.add(np.arange(8), 1)
+
+
+def _vector_workload(values: np.ndarray) -> None:
+    """A vectorised pass of the size of one value's share of a vector release's."""
+    scaled = np.rint(values * 1024.0)
+    units = scaled.astype(np.int64)
+    units += units
+    np.multiply(units, 2.0**-10)
+
+
+def _fastest(work: object, repeats: int = _REPEATS) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter_ns()
+        work()  # type: ignore[operator]
+        best = min(best, time.perf_counter_ns() - start)
+    return best * 1e-9
+
+
+class _State:
+    """The process's reference, margin and overrun count (one lock for all three)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.reference: Reference | None = None
+        self.margin = 2.0
+        self.overruns = 0
+
+
+_state = _State()
+
+
+def reference() -> Reference:
+    """This machine's reference times, measured at the first call (a few ms) and kept.
+
+    The workloads are fixed (no data), so the deadlines computed from them depend on
+    public quantities only. The fastest of several runs is kept, so a busy moment at
+    calibration lengthens the deadlines little; a machine slowed down later by other load
+    may overrun them (:func:`overruns`).
+
+    Returns
+    -------
+    Reference
+    """
+    if _state.reference is None:
+        values = np.linspace(-1.0, 1.0, _VECTOR)
+        measured = Reference(scalar=_fastest(_scalar_workload),
+                             vector=_fastest(lambda: _vector_workload(values)) / _VECTOR)
+        with _state.lock:
+            if _state.reference is None:
+                _state.reference = measured
+    return _state.reference
+
+
+def margin() -> float:
+    """The factor by which every deadline exceeds the worst cost measured (default 2)."""
+    return _state.margin
+
+
+def set_margin(factor: float) -> None:
+    """Set the factor by which every deadline exceeds the worst cost measured.
+
+    A larger margin makes overruns rarer (a busy machine) and releases slower.
+
+    Parameters
+    ----------
+    factor : real number in [1, 1000]
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``factor`` is not a real number in [1, 1000].
+    """
+    factor = check_real(factor, "margin")
+    if not 1 <= factor <= 1000:
+        raise ValueError(f"the timing margin must be in [1, 1000], got margin={factor!r}")
+    _state.margin = float(factor)
+
+
+def overruns() -> int:
+    """How many releases in this process ended after their deadline (see the module notes)."""
+    return _state.overruns
+
+
+def kind_of(value: Any) -> str:
+    """How ``value`` holds its numbers (one of :data:`KINDS`), from types alone.
+
+    A float64 NumPy array is ``"array"``; a float (Python or NumPy, at most 64 bits), or a
+    list or tuple (nested or not) of floats only, is ``"floats"``; anything else, including
+    a list holding one int, is ``"objects"``. The answer looks at every element's type,
+    never at a value, so neighbouring inputs of the same types get the same deadline.
+    """
+    if isinstance(value, np.ndarray):
+        return "array" if value.dtype == np.float64 else "objects"
+    if isinstance(value, (list, tuple)):
+        stack, floats = [value], True
+        while stack:
+            for item in stack.pop():
+                if isinstance(item, (list, tuple)):
+                    stack.append(item)
+                else:
+                    floats &= _is_float(item)
+        return "floats" if floats else "objects"
+    return "floats" if _is_float(value) else "objects"
+
+
+def _is_float(item: Any) -> bool:
+    return type(item) is float or (isinstance(item, np.floating) and item.dtype.itemsize <= 8)
+
+
+def _wait_until(deadline_ns: int) -> bool:
+    """Wait until ``perf_counter_ns() >= deadline_ns``; whether the deadline had passed."""
+    now = time.perf_counter_ns()
+    if now >= deadline_ns:
+        return True
+    if deadline_ns - now > _SLEEP_ABOVE_NS:
+        time.sleep((deadline_ns - now - _SLEEP_SLACK_NS) * 1e-9)
+    while time.perf_counter_ns() < deadline_ns:
+        pass
+    return False
+
+
+class Deadline:
+    """A release's clock: started by :func:`padded`, waited out when the release ends.
+
+    Call :meth:`size` once the public size is known; see :func:`padded`.
+    """
+
+    def __init__(self, cost: Cost) -> None:
+        self._cost = cost
+        self._counts = {kind: 0 for kind in KINDS}
+        self._start = 0
+
+    def size(self, size: int, kind: str = "array") -> None:
+        """Declare the request's public size (values, outcomes, queries) and how its values
+        come (:func:`kind_of`)."""
+        self._counts = {name: 0 for name in KINDS}
+        self._counts[kind] = size
+
+    def add(self, kind: str = "objects", count: int = 1) -> None:
+        """Add ``count`` values of ``kind``: one more query answer, one more run started (a
+        count that the release's output reveals anyway, such as the queries an SVT read)."""
+        self._counts[kind] += count
+
+    def seconds(self) -> float:
+        """The deadline's distance from the start, in seconds."""
+        counts = self._counts
+        return self._cost.seconds(sum(counts.values()), counts["floats"], counts["objects"])
+
+    @contextlib.contextmanager
+    def excluded(self) -> Iterator[None]:
+        """Move the deadline back by the time spent inside: for the caller's own code (a
+        query function), whose time dpkit can neither bound nor pad."""
+        start = time.perf_counter_ns()
+        try:
+            yield
+        finally:
+            self._start += time.perf_counter_ns() - start
+
+    def __enter__(self) -> Deadline:
+        reference()  # calibrate outside the timed interval
+        self._start = time.perf_counter_ns()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        if kind is not None:
+            return
+        deadline = self._start + int(self.seconds() * 1e9)
+        if _wait_until(deadline):
+            with _state.lock:
+                _state.overruns += 1
+
+
+def padded(cost: Cost) -> Deadline:
+    """Pad a release to its deadline: ``with padded(cost) as clock: ...``.
+
+    The clock starts when the context is entered. Inside, call ``clock.size(n)`` once the
+    public size ``n`` is known; on a normal exit the context waits until
+    ``cost.seconds(n)`` after the start (a release of size 0 if no size was declared). On
+    an exception it does not wait.
+
+    Parameters
+    ----------
+    cost : Cost
+        The function's worst cost.
+
+    Returns
+    -------
+    Deadline
+        A context manager.
+    """
+    return Deadline(cost)

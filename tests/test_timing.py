@@ -1,0 +1,238 @@
+"""Timing: what makes a release's running time independent of the data, as structure.
+
+No test here measures time (speed and timing leaks are measured in ``benchmarks/``:
+``deadlines.py`` for the costs, ``timing.py`` for the audit). These tests check the
+invariants the audit relies on:
+
+* every public release function ends at a deadline (:mod:`dpkit.timing`), and the
+  deadline of neighbouring inputs is the same (it is computed from sizes, parameters and
+  types only);
+* the padding waits until the deadline, and counts a release that ends after it;
+* float64 values take the constant-work path (:func:`dpkit._samplers.grid.add_to_floats`)
+  at every size, whatever their magnitude or binary expansion, and that path gives the
+  exact path's result bit for bit.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import dpkit.timing as timing
+from dpkit._samplers import grid
+from dpkit.exponential import Eta, base2_exponential_mechanism
+from dpkit.gaussian import gaussian_mechanism
+from dpkit.laplace import laplace_mechanism
+from dpkit.randomized_response import randomized_response
+from dpkit.rng import seeded
+from dpkit.svt import above_threshold, range_queries, sparse
+from dpkit.svt.clipping import auto_avg, choose_clip_bound
+
+
+@pytest.fixture
+def deadlines(monkeypatch):
+    """Record each release's deadline (seconds after its start) instead of waiting."""
+    recorded: list[float] = []
+
+    def record(clock, kind, error, trace):
+        if kind is None:
+            recorded.append(clock.seconds())
+
+    monkeypatch.setattr(timing.Deadline, "__exit__", record)
+    return recorded
+
+
+SOURCE = seeded(11)
+ETA = Eta.from_epsilon(1.0, 1.0)
+BOUNDS = tuple(range(1, 51))
+
+
+def _queries(values):
+    return [lambda d, i=i: d[i] for i in range(len(values))]
+
+
+#: (name, release on x, release on a neighbour x'): the pairs an adversary would time.
+PAIRS = [
+    ("laplace histogram 64 vs 65 people",
+     lambda: laplace_mechanism(np.bincount(np.arange(64) % 64, minlength=64) / 64, 2 / 64, 1.0,
+                               rng=SOURCE),
+     lambda: laplace_mechanism(np.bincount(np.arange(65) % 64, minlength=64) / 65, 2 / 64, 1.0,
+                               rng=SOURCE)),
+    ("laplace 1.0 vs 1 + 2**-52",
+     lambda: laplace_mechanism(np.full(64, 1.0), 1.0, 0.5, rng=SOURCE),
+     lambda: laplace_mechanism(np.full(64, 1 + 2**-52), 1.0, 0.5, rng=SOURCE)),
+    ("gaussian 2**53 vs 2**53 + 1",
+     lambda: gaussian_mechanism(2**53, 1.0, 0.5, 1e-6, rng=SOURCE),
+     lambda: gaussian_mechanism(2**53 + 1, 1.0, 0.5, 1e-6, rng=SOURCE)),
+    ("laplace Decimal lists",
+     lambda: laplace_mechanism([Decimal("0.5")] * 8, 1.0, 1.0, rng=SOURCE),
+     lambda: laplace_mechanism([Decimal("0.1")] * 8, 1.0, 1.0, rng=SOURCE)),
+    ("laplace 65 values either side of 2**61 units",
+     lambda: laplace_mechanism(np.full(65, 1.0), 1.0, 1.0, rng=SOURCE),
+     lambda: laplace_mechanism(np.full(65, 2.0**60), 1.0, 1.0, rng=SOURCE)),
+    ("randomized response",
+     lambda: randomized_response(np.zeros(100, bool), 1.0, rng=SOURCE),
+     lambda: randomized_response(np.ones(100, bool), 1.0, rng=SOURCE)),
+    ("base2 integers vs one half",
+     lambda: base2_exponential_mechanism(np.arange(64) % 5 * 1.0, ETA, utility_min=0,
+                                         utility_max=8, rng=SOURCE),
+     lambda: base2_exponential_mechanism(np.r_[np.arange(63) % 5, 2.5], ETA, utility_min=0,
+                                         utility_max=8, rng=SOURCE)),
+    ("above_threshold 100.25 + i vs 100.1 + i",
+     lambda: above_threshold(_queries(range(20)), [100.25 + i for i in range(20)], 1e6, 0.1,
+                             rng=SOURCE),
+     lambda: above_threshold(_queries(range(20)), [100.1 + i for i in range(20)], 1e6, 0.1,
+                             rng=SOURCE)),
+    ("sparse",
+     lambda: sparse(_queries(range(20)), [0.25] * 20, 1e6, 1.0, 2, rng=SOURCE),
+     lambda: sparse(_queries(range(20)), [0.1] * 20, 1e6, 1.0, 2, rng=SOURCE)),
+    ("range_queries",
+     lambda: range_queries(_queries(range(20)), [0.25] * 20, 2, 1e6, 1.0, rng=SOURCE),
+     lambda: range_queries(_queries(range(20)), [0.1] * 20, 2, 1e6, 1.0, rng=SOURCE)),
+    ("choose_clip_bound 37.0 vs 37.5",
+     lambda: choose_clip_bound(np.r_[np.full(1999, 20.0), 37.0], 0.1, bounds=BOUNDS,
+                               rng=SOURCE),
+     lambda: choose_clip_bound(np.r_[np.full(1999, 20.0), 37.5], 0.1, bounds=BOUNDS,
+                               rng=SOURCE)),
+    ("auto_avg 37.0 vs 37.5",
+     lambda: auto_avg(np.r_[np.full(1999, 20.0), 37.0], 1.0, bounds=BOUNDS, rng=SOURCE),
+     lambda: auto_avg(np.r_[np.full(1999, 20.0), 37.5], 1.0, bounds=BOUNDS, rng=SOURCE)),
+]
+
+
+@pytest.mark.parametrize(("name", "first", "second"), PAIRS, ids=[p[0] for p in PAIRS])
+def test_neighbours_get_the_same_deadline(deadlines, name, first, second):
+    first()
+    second()
+    assert len(deadlines) == 2, "the release is not padded to a deadline"
+    assert deadlines[0] == deadlines[1] > 0
+
+
+def test_an_svt_deadline_counts_the_queries_read_not_their_answers(deadlines):
+    queries = _queries(range(10))
+    assert above_threshold(queries, [0.0] * 9 + [1e9], 100.0, 1.0, rng=SOURCE) == 9
+    assert above_threshold(queries, [0.5] * 9 + [1e9], 100.0, 1.0, rng=SOURCE) == 9
+    assert above_threshold(queries[:3], [1e9, 0, 0], 100.0, 1.0, rng=SOURCE) == 0
+    assert deadlines[0] == deadlines[1] > deadlines[2]
+
+
+def test_the_query_functions_own_time_moves_the_deadline(monkeypatch):
+    """Time inside a query function is added to the deadline (``Deadline.excluded``)."""
+    now = [0]
+    monkeypatch.setattr(timing.time, "perf_counter_ns", lambda: now[0])
+    clock = timing.padded(timing.Cost(fixed=0.0))
+    with clock:
+        with clock.excluded():
+            now[0] += 500
+        assert clock._start == 500
+
+
+def test_padding_waits_until_the_deadline_and_counts_overruns(monkeypatch):
+    now = [0]
+
+    def tick():
+        now[0] += 1_000  # every reading of the clock takes 1 µs
+        return now[0]
+
+    monkeypatch.setattr(timing.time, "perf_counter_ns", tick)
+    monkeypatch.setattr(timing, "reference", lambda: timing.Reference(1e-3, 1e-6))
+    before = timing.overruns()
+    with timing.padded(timing.Cost(fixed=1.0)) as clock:   # 1 ms · margin 2
+        clock.size(1)
+    assert now[0] >= 2_000_000 + 1_000 and timing.overruns() == before
+    with timing.padded(timing.Cost(fixed=1.0)) as clock:
+        clock.size(1)
+        now[0] += 5_000_000   # work beyond the deadline
+    assert timing.overruns() == before + 1
+
+
+def test_no_padding_after_an_error(monkeypatch):
+    waited = []
+    monkeypatch.setattr(timing, "_wait_until", lambda deadline: waited.append(deadline))
+    with pytest.raises(ValueError):
+        laplace_mechanism(float("nan"), 1.0, 1.0)
+    assert waited == []
+    laplace_mechanism(1.0, 1.0, 1.0, rng=SOURCE)
+    assert len(waited) == 1
+
+
+def test_the_margin_is_validated_and_scales_every_deadline():
+    cost = timing.Cost(fixed=1.0, per_value=0.5)
+    base = cost.seconds(4)
+    old = timing.margin()
+    try:
+        timing.set_margin(2 * old)
+        assert cost.seconds(4) == pytest.approx(2 * base)
+    finally:
+        timing.set_margin(old)
+    for bad in (0.5, 1e4, float("nan")):
+        with pytest.raises(ValueError, match="margin"):
+            timing.set_margin(bad)
+
+
+@pytest.mark.parametrize(("value", "kind"), [
+    (np.zeros(3), "array"), (np.zeros(3, np.int64), "objects"), (0.5, "floats"),
+    (np.float32(0.5), "floats"), (3, "objects"), ([0.5, 1.5], "floats"),
+    ([[0.5], [1.5]], "floats"), ([0.5, 1], "objects"), ([Fraction(1, 3)], "objects"),
+    (np.longdouble(0.5), "objects"), ([True], "objects"),
+])
+def test_the_kind_of_an_input_comes_from_types(value, kind):
+    assert timing.kind_of(value) == kind
+
+
+# ------------------------------------------------------------- the constant-work float path
+
+def _exact(values, k, noise):
+    units = grid.to_grid(values, k, exact=True)
+    total = grid.add_units(units, np.array([int(n) for n in noise], dtype=object), exact=True)
+    return grid.from_grid(total, k, exact=True)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_add_to_floats_is_the_exact_result_bit_for_bit(seed):
+    rng = np.random.default_rng(seed)
+    for _ in range(300):
+        k = int(rng.integers(*grid.FLOAT_K_RANGE, endpoint=True))
+        n = int(rng.integers(1, 40))
+        kind = int(rng.integers(5))
+        if kind == 0:      # any magnitude
+            x = np.ldexp(rng.uniform(0.5, 1, n), rng.integers(-1074, 1024, n))
+        elif kind == 1:    # near the grid, long expansions
+            x = np.ldexp(rng.integers(-2**53, 2**53, n).astype(float),
+                         k + int(rng.integers(-60, 5)))
+        elif kind == 2:    # either side of the branch at 2**(k + 52)
+            x = np.nextafter(np.ldexp(rng.uniform(0.99, 1.01, n), k + 52),
+                             rng.choice([-np.inf, np.inf], n))
+        elif kind == 3:    # subnormals
+            x = np.ldexp(rng.integers(-2**52, 2**52, n).astype(float), -1074)
+        else:              # ties
+            x = (rng.integers(-100, 100, n) + 0.5) * 2.0**k
+        x = x * rng.choice([-1, 1], n)
+        x = x[np.isfinite(x)]
+        noise = rng.integers(-2**53 + 1, 2**53, x.size) >> int(rng.integers(0, 53))
+        with np.errstate(over="ignore"):
+            got = grid.add_to_floats(x, k, noise)
+        want = _exact(x, k, noise)
+        assert np.array_equal(got, want)
+        assert np.array_equal(np.signbit(got), np.signbit(want))
+
+
+def test_add_to_floats_takes_noise_beyond_its_reach_exactly():
+    got = grid.add_to_floats(np.array([0.3]), -2, np.array([2**60], dtype=object))
+    assert got.tolist() == _exact(np.array([0.3]), -2, [2**60]).tolist()
+
+
+@pytest.mark.parametrize("size", [1, 64, 65, 1000])
+@pytest.mark.parametrize("values", [1.0, 1 + 2**-52, 0.1, 2.0**60, 1e300, 5e-324])
+def test_float64_releases_take_the_constant_work_path(monkeypatch, size, values):
+    """The path of a float64 release depends on its size and parameters, never on values."""
+    taken = []
+    real = grid.add_to_floats
+    monkeypatch.setattr("dpkit.laplace.add_to_floats",
+                        lambda *a: taken.append("float") or real(*a))
+    monkeypatch.setattr("dpkit.laplace.to_grid", lambda *a, **k: taken.append("exact"))
+    laplace_mechanism(np.full(size, values), 1.0, 1.0, rng=SOURCE)
+    assert taken == ["float"]
