@@ -82,15 +82,17 @@ _MAX_RANGE = 1 << 53        # utility bounds and their spread must be exact in a
 _METHODS = ("fast", "full", "search")
 
 #: The worst cost of :func:`base2_exponential_mechanism` per method (see
-#: :mod:`dpkit.timing`; ``benchmarks/deadlines.py``): per outcome, and for ``"full"`` per
-#: outcome and 64 bits of precision.
+#: :mod:`dpkit.timing`; ``benchmarks/deadlines.py``), per outcome and per 16,384 bits of
+#: precision. The ``"search"`` method's cost grows faster than the number of outcomes when
+#: the utilities are spread out: its deadline covers the worst measured up to 1,000.
+_PRECISION_UNIT = 16_384  # bits of precision a deadline's cost per outcome covers
 COSTS = {
-    "fast": Cost(fixed=5.0, per_value=0.02, large=1.0, per_vector_value=40.0, per_float=0.03,
+    "fast": Cost(fixed=5.5, per_value=0.03, large=1.5, per_vector_value=40.0, per_float=0.03,
                  per_object=1.2),
-    "full": Cost(fixed=10.0, per_value=1.0, large=10.0, per_vector_value=2000.0,
-                 per_object=0.5),
-    "search": Cost(fixed=10.0, per_value=1.0, large=10.0, per_vector_value=2000.0,
-                   per_object=0.5),
+    "full": Cost(fixed=7.0, per_value=0.1, large=10.0, per_vector_value=800.0,
+                 per_float=0.03, per_object=1.2),
+    "search": Cost(fixed=5.0, per_value=0.05, large=5.0, per_vector_value=4000.0,
+                   per_float=0.03, per_object=1.2),
 }
 
 
@@ -678,8 +680,7 @@ def base2_exponential_mechanism(utilities: Any, eta: Eta, *, utility_min: Any,
         outcomes = n if max_outcomes is None else check_integer(max_outcomes, "max_outcomes",
                                                                  minimum=n)
         bits = _checked_precision(precision, low, high, outcomes, eta)   # public inputs only
-        clock.size(n * max(1, bits // 64) if method == "full" else n,
-                   kind_of(utilities))
+        clock.size(n * -(-bits // _PRECISION_UNIT), kind_of(utilities))
         numerator, exponent = eta.reduced()
         offsets = _rounded_offsets(values, low, high, source)
         if method == "full":

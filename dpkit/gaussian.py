@@ -47,16 +47,7 @@ from dpkit._checks import (
     check_integer,
     check_sensitivity,
 )
-from dpkit._samplers.grid import (
-    add_to_floats,
-    add_units,
-    check_float_range,
-    check_release_range,
-    float_path,
-    from_grid,
-    grid_sensitivity,
-    to_grid,
-)
+from dpkit._samplers.grid import grid_sensitivity, noisy_values
 from dpkit._samplers.noise import discrete_gaussian
 from dpkit.rng import resolve
 from dpkit.timing import Cost, kind_of, padded
@@ -761,15 +752,11 @@ def gaussian_mechanism(value: Any, sensitivity: Any, epsilon: Any, delta: Any, *
     (ε, δ)-differentially private for queries of ℓ2 sensitivity Δ, exactly as stated (no
     rounding loss to add): the ε lost to discreteness, about 4e-11 per coordinate, is
     reserved inside the budget (see :func:`mechanism_parameters`). The output of the
-    conversion to floats is post-processing. Up to 64 coordinates the noise is drawn at a
-    cost independent of its value and the grid arithmetic always runs on exact Python
-    integers (see "Timing" in :mod:`dpkit._samplers`). **Above 64 coordinates the running
-    time depends on the data and on the noise:** the rejection rounds run over the whole
-    block, and the grid arithmetic switches from ``int64`` to Python ints, several times
-    slower, as soon as one coordinate exceeds ``2**61`` grid steps, so neighbouring vectors
-    on either side of that boundary can be told apart by timing. Against a timing adversary
-    release at most 64 coordinates at a time, or keep them well below that bound, and pass
-    a float64 array. The calibration is memoised per validated (Δ, ε, δ, d, method).
+    conversion to floats is post-processing. Timing: as
+    :func:`dpkit.laplace.laplace_mechanism` (float values by the same vectorised passes
+    whatever their values; the call ends at a deadline set by public sizes, types and
+    parameters: :mod:`dpkit.timing`). The calibration is memoised per validated (Δ, ε, δ,
+    d, method).
 
     References
     ----------
@@ -795,15 +782,6 @@ def gaussian_mechanism(value: Any, sensitivity: Any, epsilon: Any, delta: Any, *
                  "noise": f"Gaussian noise of standard deviation sigma={sigma:.6g} "
                           f"(sensitivity={sensitivity!r}, epsilon={epsilon!r}, "
                           f"delta={delta!r})"}
-        reach = RANGE_SIGMAS * Fraction(sigma)
-        if float_path(array.dtype, k, reach / Fraction(2) ** k):  # constant cost
-            check_float_range(array, reach, **words)
-            noise = discrete_gaussian(sigma2, source, size=array.shape or (1,))
-            released = add_to_floats(array, k, noise.reshape(array.shape))
-        else:
-            units = to_grid(array, k)
-            check_release_range(units, k, reach, **words)
-            noise = discrete_gaussian(sigma2, source, size=array.shape or (1,))
-            total = add_units(units, noise.reshape(units.shape), overwrite=True)  # ours
-            released = from_grid(total, k, overwrite=True)
-    return float(released) if released.ndim == 0 else released
+        released = noisy_values(array.reshape(-1), k, RANGE_SIGMAS * Fraction(sigma),
+                                lambda n: discrete_gaussian(sigma2, source, size=n), words)
+    return float(released[0]) if array.ndim == 0 else released.reshape(array.shape)

@@ -40,15 +40,13 @@ from dpkit._checks import (
 from dpkit._checks import check_sensitivity as _check_sensitivity
 from dpkit._samplers.grid import (
     FLOAT_MAX,
-    add_to_floats,
     add_units,
-    check_float_range,
     check_release_range,
     exact_path,
-    float_path,
     from_grid,
     grid_exponent,
     grid_sensitivity,
+    noisy_values,
     to_grid,
 )
 from dpkit._samplers.noise import discrete_laplace
@@ -97,12 +95,6 @@ def _check_release_range(units: np.ndarray, grid: LaplaceGrid, value: Any, sensi
     check_release_range(
         units, grid.exponent, RANGE_SCALES * grid.scale_units * Fraction(2) ** grid.exponent,
         **_range_words(grid, value, sensitivity, epsilon))
-
-
-def _check_float_range(values: np.ndarray, reach: Fraction, grid: LaplaceGrid, value: Any,
-                       sensitivity: Any, epsilon: Any) -> None:
-    """:func:`_check_release_range` for the float64 path (the same refusal)."""
-    check_float_range(values, reach, **_range_words(grid, value, sensitivity, epsilon))
 
 
 def _round_up(exact: Fraction) -> float:
@@ -338,18 +330,17 @@ def laplace_mechanism(value: Any, sensitivity: float, epsilon: float, *,
     **Accuracy.** Each coordinate's error is ``g·z`` plus the rounding (``<= g/2``) plus the
     final float rounding; ``g·z`` is discrete Laplace with scale ``g·D/ε <= (1 + 2**-20)·Δ/ε``.
 
-    **Timing.** Up to 64 coordinates, the noise comes from a fixed-cost sampler: the random
-    bytes read and the operations run do not depend on the noise (bar events of probability
-    ``<= 2**-64`` per digit trial; see "Timing" in :mod:`dpkit._samplers`), so the running
-    time does not reveal it, and the grid arithmetic always runs on exact Python integers,
-    whatever the magnitudes of the values. **Above 64 coordinates the running time depends
-    on the data and on the noise:** the vectorised sampler's loops run over the whole block
-    (their count depends on the noise values collectively), and the grid arithmetic switches
-    from ``int64`` to Python ints, several times slower, as soon as one coordinate exceeds
-    ``2**61`` grid steps (``|value| >= 2**(61 + k)``), so neighbouring vectors on either side
-    of that boundary can be told apart by timing. Against an adversary who can time the
-    release, release at most 64 coordinates at a time or keep them well below that bound,
-    and pass a float64 array. The calibration is memoised per (Δ, ε, d). The privacy
+    **Timing.** Float values (a float64 array, a float, a list of floats) are rounded,
+    noised and converted back by the same vectorised passes whatever their magnitudes and
+    binary expansions (:func:`dpkit._samplers.grid.add_to_floats`, chosen from the dtype,
+    Δ, ε and d only); values float64 cannot hold (large ints, Fractions, Decimals) on
+    exact Python integers.
+    Up to 64 coordinates the noise comes from a fixed-cost sampler (see "Timing" in
+    :mod:`dpkit._samplers`). And the call ends at a deadline set by d, the input's types
+    and this machine's speed (:mod:`dpkit.timing`), which covers the worst cost measured,
+    so the running time reveals neither the data nor the noise, except when a busy
+    machine makes a release overrun its deadline (:func:`dpkit.timing.overruns`). A
+    float64 array gets the shortest deadline. The calibration is memoised per (Δ, ε, d). The privacy
     guarantee above assumes the *computed* ``f(x)`` has sensitivity ``Δ``: a float sum of
     clipped values can exceed it by a rounding (sum on an integer grid instead, as
     :func:`dpkit.svt.auto_avg` does).
@@ -377,27 +368,13 @@ def laplace_mechanism(value: Any, sensitivity: float, epsilon: float, *,
         epsilon = check_epsilon(epsilon, rounding="down")
         source = resolve(rng)
         grid = laplace_grid(delta, epsilon, array.size)
-        released = _release(array.ravel(), grid, source, value, sensitivity, epsilon)
+        released = noisy_values(array.reshape(-1), grid.exponent,
+                                RANGE_SCALES * grid.scale_units * Fraction(2) ** grid.exponent,
+                                lambda n: discrete_laplace(grid.scale_units, source, size=n),
+                                _range_words(grid, value, sensitivity, epsilon))
     if scalar:
         return float(released[0])
     return released.reshape(array.shape)
-
-
-def _release(values: np.ndarray, grid: LaplaceGrid, source: Any, value: Any, sensitivity: Any,
-             epsilon: Any) -> np.ndarray:
-    """The noisy values: float64 input at a constant cost (:func:`add_to_floats`, chosen
-    from the dtype and the public grid), anything else on exact Python ints."""
-    reach_units = RANGE_SCALES * grid.scale_units
-    if float_path(values.dtype, grid.exponent, reach_units):
-        _check_float_range(values, reach_units * Fraction(2) ** grid.exponent, grid, value,
-                           sensitivity, epsilon)
-        noise = discrete_laplace(grid.scale_units, source, size=values.size)
-        return add_to_floats(values, grid.exponent, noise)
-    units = to_grid(values, grid.exponent)
-    _check_release_range(units, grid, value, sensitivity, epsilon)
-    noise = discrete_laplace(grid.scale_units, source, size=values.size)
-    total = add_units(units, noise, overwrite=True)     # units: ours, not needed
-    return from_grid(total, grid.exponent, overwrite=True)
 
 
 def sample_releases(value: float, sensitivity: float, epsilon: float, n: int, *,

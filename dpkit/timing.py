@@ -24,7 +24,9 @@ release overruns its deadline.
 Waiting is a busy loop on :func:`time.perf_counter_ns` (preceded by :func:`time.sleep`
 for waits above 2 ms), so the release ends within about a microsecond of the deadline.
 A release that raises an error (invalid input, a value too close to the float range) does
-not wait: an error is not a release, and its message names the value anyway.
+not wait: an error is not a release, and its message names the value anyway. Simulations
+that release nothing (a figure of 10,000 simulated releases, a statistical test) may skip
+the waiting inside :func:`unpadded`.
 
 **Residual risks.** (1) *Overruns.* A release whose work outlasts its deadline (the machine
 slowed down by other load after calibration, or a very unlucky draw: CKS Gaussian rounds
@@ -41,8 +43,10 @@ event certified with Clopper–Pearson.
 
 References
 ----------
+A. Haeberlen, B. C. Pierce, A. Narayan. *Differential Privacy Under Fire.* USENIX Security
+2011 (queries padded to a fixed time: "predictable transactions").
 Z. Ratliff, S. Vadhan. *A Framework for Differential Privacy Against Timing Attacks.*
-ACM CCS 2024 (padding to a deadline set by public parameters).
+ACM CCS 2024 (arXiv:2409.05623): timing privacy, and how it composes.
 J. Jin, E. McMurtry, B. I. P. Rubinstein, O. Ohrimenko. *Are We There Yet? Timing and
 Floating-Point Attacks on Differential Privacy Systems.* IEEE S&P 2022.
 
@@ -83,6 +87,7 @@ __all__ = [
     "padded",
     "reference",
     "set_margin",
+    "unpadded",
 ]
 
 _SLEEP_ABOVE_NS = 2_000_000   # waits longer than 2 ms sleep first, then spin
@@ -197,10 +202,12 @@ def _fastest(work: object, repeats: int = _REPEATS) -> float:
 
 
 class _State:
-    """The process's reference, margin and overrun count (one lock for all three)."""
+    """The process's reference, margin and overrun count (one lock for all three), and
+    each thread's :func:`unpadded` depth."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
+        self.local = threading.local()
         self.reference: Reference | None = None
         self.margin = 2.0
         self.overruns = 0
@@ -287,6 +294,32 @@ def _is_float(item: Any) -> bool:
     return type(item) is float or (isinstance(item, np.floating) and item.dtype.itemsize <= 8)
 
 
+@contextlib.contextmanager
+def unpadded() -> Iterator[None]:
+    """Run simulations, not releases, without waiting for deadlines (this thread only).
+
+    For code that releases nothing anyone can time: a figure drawn from thousands of
+    simulated releases, a statistical test of a sampler. **Never** wrap a real release in
+    it: inside, a release's running time reveals what the deadline hides (see the module
+    notes). Nested uses are allowed.
+
+    Examples
+    --------
+    >>> from dpkit.laplace import laplace_mechanism
+    >>> from dpkit.rng import seeded
+    >>> with unpadded():
+    ...     draws = [laplace_mechanism(0.0, 1.0, 1.0, rng=seeded(i)) for i in range(100)]
+    >>> len(draws)
+    100
+    """
+    local = _state.local
+    local.depth = getattr(local, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        local.depth -= 1
+
+
 def _wait_until(deadline_ns: int) -> bool:
     """Wait until ``perf_counter_ns() >= deadline_ns``; whether the deadline had passed."""
     now = time.perf_counter_ns()
@@ -343,7 +376,7 @@ class Deadline:
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
                  trace: TracebackType | None) -> None:
-        if kind is not None:
+        if kind is not None or getattr(_state.local, "depth", 0):
             return
         deadline = self._start + int(self.seconds() * 1e9)
         if _wait_until(deadline):

@@ -231,8 +231,24 @@ def test_float64_releases_take_the_constant_work_path(monkeypatch, size, values)
     """The path of a float64 release depends on its size and parameters, never on values."""
     taken = []
     real = grid.add_to_floats
-    monkeypatch.setattr("dpkit.laplace.add_to_floats",
-                        lambda *a: taken.append("float") or real(*a))
-    monkeypatch.setattr("dpkit.laplace.to_grid", lambda *a, **k: taken.append("exact"))
+    monkeypatch.setattr(grid, "add_to_floats", lambda *a: taken.append("float") or real(*a))
+    monkeypatch.setattr(grid, "to_grid", lambda *a, **k: taken.append("exact"))
     laplace_mechanism(np.full(size, values), 1.0, 1.0, rng=SOURCE)
     assert taken == ["float"]
+
+
+def test_unpadded_skips_the_wait_in_its_thread_only(monkeypatch):
+    import threading
+
+    waited = []
+    monkeypatch.setattr(timing, "_wait_until", lambda deadline: waited.append(deadline))
+    with timing.unpadded():
+        with timing.unpadded():
+            laplace_mechanism(1.0, 1.0, 1.0, rng=SOURCE)
+        laplace_mechanism(1.0, 1.0, 1.0, rng=SOURCE)
+        other = threading.Thread(target=lambda: laplace_mechanism(1.0, 1.0, 1.0, rng=seeded(1)))
+        other.start()
+        other.join()
+    assert len(waited) == 1     # the other thread's release waited
+    laplace_mechanism(1.0, 1.0, 1.0, rng=SOURCE)
+    assert len(waited) == 2

@@ -65,28 +65,21 @@ values drawn. What is and is not constant:
   adversarial review measured, at ``n = 65`` values: that pass ran in about 3% of the
   calls whose largest ``|x|`` was below 4 scales and in about 74% of those holding a value
   beyond 8 scales. Only arrays of thousands of values dilute it (the pass then runs in
-  nearly every call). A caller whose adversary can time releases of a few hundred values
-  should release them in blocks of at most 64 (the fixed-cost path).
-* Grid arithmetic (:mod:`~dpkit._samplers.grid`: ``to_grid``, ``add_units``,
-  ``from_grid``) on up to 64 values always runs on exact Python integers: the path is
-  chosen from the size alone, so neighbouring inputs take the same path whatever their
-  magnitudes (``exact_path``).
-  **Residual channel, larger arrays:** above 64 values the arithmetic runs on ``int64``
-  while every grid value is below ``2**61`` units (``|value| < 2**(61 + k)``, with ``k =
-  grid_exponent(Δ, d)`` set by the sensitivity and the number ``d`` of coordinates, e.g.
-  ``2**24`` for ``Δ = 10`` and ``d = 10**6``) and on Python ints, many times slower, as
-  soon as one coordinate is beyond. That switch depends on the data: two neighbouring
-  vectors on either side of the boundary take paths of visibly different speed, and a
-  timing adversary can tell them apart. The same switch in ``add_units`` also looks at
-  the noise, so at noise scales near ``2**61`` units (very small ε on long vectors) it
-  depends on the noise drawn as well. Always using the exact path would make a release
-  of ``10**5`` values several times slower (``benchmarks/grid.py`` prints the factor), so
-  it is not the default; a caller who releases large vectors whose coordinates may cross
-  that boundary, and whose adversary can time the release, should keep the coordinates
-  below it (clip them to a public bound well under ``2**(61 + k)``) or release them in
-  blocks of at most 64. (A grid exponent outside ``[-1022, 1023]``, from a sensitivity
-  near either end of the float range, also converts back on Python ints: a choice made
-  from the public ``k`` alone.)
+  nearly every call). The release's deadline (below) covers that pass, so it shows only
+  in a release that overruns its deadline.
+* Grid arithmetic: a float64 request (any size) is rounded to the grid, noised and
+  converted back by :func:`~dpkit._samplers.grid.add_to_floats`: the same vectorised
+  passes whatever the values' magnitudes and binary expansions (two branches computed for
+  every element, one selected; no subnormal operand), bit for bit the exact result. The
+  path is chosen from the dtype, the grid exponent and the noise's reach (public); outside
+  them (values float64 cannot hold, grid steps beyond ``2**±1021``, noise whose reach --
+  750 Laplace scales, 40 Gaussian σ -- exceeds ``2**53`` grid units) the arithmetic runs
+  on exact Python integers (``to_grid``, ``add_units``, ``from_grid``), whose cost depends
+  on the values.
+* Deadlines: what the samplers and the grid cannot make constant (Python's exact
+  arithmetic on values float64 cannot hold, the envelope's tail passes, the discrete
+  Gaussian's rounds) is hidden by padding every release to a deadline set by public sizes,
+  types and parameters (:mod:`dpkit.timing`).
 * Input conversion: a float64 NumPy array is converted in a few vectorised operations; a
   Python list in one pass (:func:`dpkit._checks.check_finite_array`) whose cost hardly
   depends on the types of its elements (ints, floats, Fractions alike), except that an

@@ -49,6 +49,7 @@ __all__ = [
     "from_grid",
     "grid_exponent",
     "grid_sensitivity",
+    "noisy_values",
     "to_grid",
 ]
 
@@ -447,6 +448,43 @@ def add_to_floats(values: np.ndarray, k: int, noise: np.ndarray) -> np.ndarray:
         small_result *= step
         noise_float += x
     return np.where(small, small_result, noise_float).reshape(values.shape)
+
+
+def noisy_values(values: np.ndarray, k: int, reach: Fraction,
+                 draw: Callable[[int], np.ndarray], words: dict[str, Any]) -> np.ndarray:
+    """``values`` plus noise on the grid ``2**k · Z``, as the nearest floats (flat arrays).
+
+    The shared last steps of the Laplace and Gaussian mechanisms: refuse a release noise
+    could push beyond the float range (:func:`check_float_range` or
+    :func:`check_release_range`, before any noise is drawn), draw the noise in grid units
+    (``draw(n)``), add it and convert back: by :func:`add_to_floats` at a constant cost when
+    :func:`float_path` allows (a choice from public quantities), else on exact Python ints.
+
+    Parameters
+    ----------
+    values : numpy.ndarray, one dimension
+        The validated query values (float64, or ``object`` holding exact values).
+    k : int
+        Grid exponent.
+    reach : Fraction
+        How far the noise may move a value, in the query's units (noise beyond it has
+        probability below ``2**-1074``).
+    draw : callable
+        ``draw(n)`` returns ``n`` noise values in grid units.
+    words : dict
+        ``value``, ``noise`` and ``bound`` for the range check's message.
+
+    Returns
+    -------
+    numpy.ndarray of float64
+    """
+    if float_path(values.dtype, k, reach / Fraction(2) ** k):
+        check_float_range(values, reach, **words)
+        return add_to_floats(values, k, draw(values.size))
+    units = to_grid(values, k)
+    check_release_range(units, k, reach, **words)
+    total = add_units(units, draw(values.size), overwrite=True)  # units: ours
+    return from_grid(total, k, overwrite=True)
 
 
 # ------------------------------------------------------------------ the release's float range

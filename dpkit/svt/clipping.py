@@ -170,7 +170,8 @@ def _clip_bound_runs(values: Any, epsilon: Any, bounds: Any, threshold: Any, run
     run_scale = 1 / run_epsilon
     bits = grid_bits(2 * run_scale)
     answers = clip_query_units(data, grid, bits)
-    chosen = first_passes(answers, round_to_grid(limit, bits), run_scale * 2**bits, runs, source)
+    chosen = first_passes(answers, round_to_grid(limit, bits), run_scale * 2**bits, runs, source,
+                          bound=data.size << bits)  # |answer| <= rows · 2**bits: public
     return [grid[i] if i >= 0 else None for i in chosen]
 
 

@@ -370,7 +370,7 @@ def sparse(queries: Iterable[Query], data: Any, threshold: float, epsilon: float
 
 
 def first_passes(answers: list[int], threshold: int, run_scale: Fraction, runs: int,
-                  rng: RandomSource, block: int = 64) -> np.ndarray:
+                  rng: RandomSource, block: int = 64, bound: int | None = None) -> np.ndarray:
     """``runs`` independent runs of AboveThreshold on answers known in advance (grid units).
 
     Returns, per run, the index of the first answer with ``a_i + ν_i >= threshold + ρ``
@@ -378,11 +378,13 @@ def first_passes(answers: list[int], threshold: int, run_scale: Fraction, runs: 
     Laplace), or -1 if none. The query noise is drawn ``block`` candidates at a time for the
     runs still undecided, vectorised; this is :func:`_svt`'s distribution exactly (noise
     drawn for a candidate a run never reaches would be independent of its output).
+    ``bound``, if given, is a public bound on ``|answers|``: the arithmetic path is then
+    chosen from it rather than from the answers themselves.
     """
     # int64 stays exact while |answers|, |threshold| < 2**61 and the noise scales < 2**50
     # (a draw beyond 2**61 then has probability below exp(-2**10)); else exact Python ints.
-    if (max(abs(a) for a in answers) >= 2**61 or abs(threshold) >= 2**61
-            or 4 * run_scale >= 2**50):
+    largest = max(abs(a) for a in answers) if bound is None else bound
+    if largest >= 2**61 or abs(threshold) >= 2**61 or 4 * run_scale >= 2**50:
         return np.array([(_svt(iter(enumerate(answers)), threshold, run_scale, 1, rng)
                           or [-1])[0] for _ in range(runs)])
     values = np.asarray(answers, dtype=np.int64)
