@@ -82,7 +82,8 @@ def test_precision_checker() -> None:
     assert check_precision(right, 0, 100, 1000, eta).passed
     assert "Too few" in check_precision(right - 1, 0, 100, 1000, eta).message
     assert not check_precision(right + 1, 0, 100, 1000, eta)
-    assert not check_precision(float(right), 0, 100, 1000, eta)
+    assert check_precision(float(right), 0, 100, 1000, eta).passed   # the integer it equals
+    assert not check_precision(right + 0.5, 0, 100, 1000, eta)
 
 
 def correct_uniform(total: int, rng) -> int:

@@ -6,7 +6,10 @@ raises, read the result as a finite float, check a range, and say what is wrong 
 failing :class:`~dpkit.check.Verdict` otherwise. :func:`call_checked` does the first step
 only, for answers that are not one number (a pair, an array, an index or None). :func:`call`
 and :func:`number` are the two building blocks, for a checker that needs to look at a raised
-exception itself (an exercise that asks for a ``ValueError``, say).
+exception itself (an exercise that asks for a ``ValueError``, say). :func:`whole_number`
+reads an answer that is a count, a dimension or a number of bits: any real number equal to
+an integer (``124``, ``np.int64(124)``, ``124.0``), so that a right count computed with
+floats passes.
 
 The helpers never time the student's function: a function that loops forever is stopped by
 whoever runs the checker (the notebook's interrupt, or the grading's cell time limit).
@@ -23,7 +26,7 @@ import numpy as np
 
 from dpkit.check._verdict import Verdict
 
-__all__ = ["call", "call_checked", "call_number", "number", "shown"]
+__all__ = ["call", "call_checked", "call_number", "number", "shown", "whole_number"]
 
 _SHOWN_LENGTH = 60   # longest repr of a student's result quoted in a verdict
 
@@ -53,6 +56,31 @@ def number(value: Any) -> float | None:
     except (OverflowError, TypeError, ValueError):  # 10**400, exotic Real types
         return None
     return value if math.isfinite(value) else None
+
+
+def whole_number(value: Any) -> int | None:
+    """``value`` as an ``int`` if it is a real number equal to an integer, else None.
+
+    Every checker whose answer is an integer (a count, a dimension, a number of bits)
+    reads it with this helper, so that a right answer computed with floats (``124.0``,
+    ``math.ceil`` of a NumPy float, ``np.float64(124.0)``) passes as the integer it equals.
+    A ``bool`` is not a number here (``True == 1``, but it answers no counting question);
+    a string, NaN, ±inf or a non-integral real give None.
+
+    >>> whole_number(124), whole_number(124.0), whole_number(np.float64(29.0))
+    (124, 124, 29)
+    >>> whole_number(124.5), whole_number(True), whole_number("124"), whole_number(math.inf)
+    (None, None, None, None)
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        return None
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    try:
+        whole = int(value)              # truncates; exact for any finite float
+    except (OverflowError, TypeError, ValueError):  # inf, nan, exotic Real types
+        return None
+    return whole if whole == value else None
 
 
 def shown(value: Any) -> str:

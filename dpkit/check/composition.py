@@ -8,7 +8,6 @@ what is wrong with it, without stating the expected answer.
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
@@ -16,7 +15,7 @@ from typing import Any
 import gmpy2
 
 from dpkit.attacks.composition import averaging_success_probability
-from dpkit.check._common import call_checked, call_number, number, shown
+from dpkit.check._common import call_checked, call_number, number, shown, whole_number
 from dpkit.check._verdict import Verdict
 from dpkit.composition import (
     advanced,
@@ -86,10 +85,10 @@ def check_crossover(fn: Callable[[float, float], int | None]) -> Verdict:
 
     ``fn`` is called at six points (ε from 0.01 to 1, δ′ from 1e-9 to 1e-3), some of which
     have no crossover. It passes when it returns the exact smallest ``k`` (a positive
-    ``int``) at each point, and ``None`` exactly where there is none. The check is
-    deterministic. A failing verdict names the point and, for the ``k`` returned, whether
-    advanced composition already wins there (then a smaller ``k`` does too) or not yet;
-    it never names the expected ``k``.
+    integer, or a float equal to one) at each point, and ``None`` exactly where there is
+    none. The check is deterministic. A failing verdict names the point and, for the ``k``
+    returned, whether advanced composition already wins there (then a smaller ``k`` does
+    too) or not yet; it never names the expected ``k``.
     """
     details = []
     cases = ((0.1, 1e-5), (0.5, 1e-4), (0.01, 1e-6), (0.3, 1e-9), (1.0, 1e-5), (0.7, 1e-3))
@@ -106,9 +105,11 @@ def check_crossover(fn: Callable[[float, float], int | None]) -> Verdict:
                                f"k·ε (compare the theorem's second term alone with k·ε); "
                                f"return None, got {shown(got)}", tuple(details))
             continue
-        if isinstance(got, bool) or not isinstance(got, numbers.Integral) or got < 1:
+        k = whole_number(got)
+        if k is None or k < 1:
             return Verdict(False, f"for {point} expected a positive integer k, got "
                            f"{shown(got)}", tuple(details))
+        got = k
         if got != want:
             if got < want:
                 why = (f"at k={got} the Thm 3.20 total is not strictly below k·ε: advanced "
@@ -226,12 +227,14 @@ def check_queries_needed(n: Any, *, epsilon: float = 0.5, probability: float = 0
 
     The success probability is the exact one of
     :func:`dpkit.attacks.composition.averaging_success_probability`, so the check is
-    deterministic. Passes for that smallest positive ``int`` only. A failing verdict says
-    whether ``n`` is too few (with its success probability) or more than needed; never the
-    expected number.
+    deterministic. Passes for that smallest positive integer only (or a float equal to it).
+    A failing verdict says whether ``n`` is too few (with its success probability) or more
+    than needed; never the expected number.
     """
-    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
+    count = whole_number(n)
+    if count is None or count < 1:
         return Verdict(False, f"expected a positive integer number of queries, got {shown(n)}")
+    n = count
     if n > 10**6:
         return Verdict(False, f"{n} is far more than needed")
     want = _queries_needed(epsilon, probability)

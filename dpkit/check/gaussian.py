@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from dpkit.check._common import call, call_checked, call_number, shown
+from dpkit.check._common import call, call_checked, call_number, shown, whole_number
 from dpkit.check._verdict import Verdict
 from dpkit.gaussian import analytic_sigma, classic_sigma, delta_for_sigma
 from dpkit.plots.gaussian import vector_errors
@@ -107,12 +107,11 @@ def check_crossover_dimension(answer: Any, epsilon: float = 0.5, delta: float = 
     """
     want = next(d for d in range(1, 10_000)
                 if vector_errors(d, epsilon, delta)[1] < vector_errors(d, epsilon, delta)[0])
-    if isinstance(answer, (float, np.floating)) and math.isfinite(answer) \
-            and float(answer).is_integer():
-        answer = int(answer)
-    if isinstance(answer, (bool, np.bool_)) or not isinstance(answer, (int, np.integer)):
-        return Verdict(False, f"answer with an integer dimension, got {answer!r}")
-    if int(answer) != want:
+    whole = whole_number(answer)
+    if whole is None:
+        return Verdict(False, f"answer with an integer dimension, got {shown(answer)}")
+    answer = whole
+    if answer != want:
         if answer < want:
             why = f"at d = {answer} the Gaussian mechanism is not yet ahead"
         else:
