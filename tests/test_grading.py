@@ -533,3 +533,56 @@ def test_written_answers_are_shown_fenced_after_the_rubric(course, graded):
     page = (course / "grades" / "written" / "ch" / "model.md").read_text()
     assert page.index("Model answer and rubric") < page.index("The student's answer")
     assert "```text" in page
+
+
+# ------------------------------------------------------ cells the student adds, locations
+
+def _grade_cells(course: Path, replace: dict[str, str],
+                 added: dict[str, list[str]]) -> dict[str, tuple[float | None, str]]:
+    """Grade the released notebook with ``replace``d answer cells and, above the answer
+    cell ``grade_id``, the new code cells ``added[grade_id]`` (no nbgrader metadata, as
+    Jupyter makes them): {label: (points, feedback)}."""
+    from dpkit.course.grading import grade_notebook
+
+    notebook = nbformat.read(course / "release" / "ch" / "ch.ipynb", 4)
+    answers = {**_model_answers(course), **replace}
+    cells = []
+    for cell in notebook.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        cells += [nbformat.v4.new_code_cell(s) for s in added.get(grade_id, [])]
+        if grade_id in answers:
+            cell.source = answers[grade_id]
+        cells.append(cell)
+    cells += [nbformat.v4.new_code_cell(s) for s in added.get("end", [])]
+    notebook.cells = cells
+    source = nbformat.read(course / "source" / "ch" / "ch.ipynb", 4)
+    graded = grade_notebook(source, json.loads(nbformat.writes(notebook)), secret="0" * 64,
+                            student="s", limits=Limits(call_seconds=10, memory_bytes=2 << 30))
+    return {exercise.label: (points, feedback) for exercise, points, feedback in graded}
+
+
+HELPER = "import math\n\ndef sigmoid(x):\n    return 1 / (1 + math.exp(-x))\n"
+
+
+def test_cells_a_student_adds_run_in_order_before_the_answer_below_them(course):
+    """A helper defined in a new cell above an answer is the answer's to use, as when the
+    notebook runs top to bottom (before: added cells were dropped, and the answer raised
+    NameError for 0 points). display() works as in Jupyter; a cell below the last answer
+    runs never, and a broken added cell is named only where an answer lost points."""
+    graded = _grade_cells(course, {
+        "ex-t-truth-answer": TRUTH + "    display(epsilon)\n    return sigmoid(epsilon)\n",
+        "ex-t-debias-answer": DEBIAS + "    p = sigmoid(epsilon)\n"
+                              "    return (yes_fraction - (1 - p)) / (2 * p - 1) + OFFSET\n"},
+        {"ex-t-truth-answer": ["display('exploring')\n", HELPER],
+         "ex-t-debias-answer": ["OFFSET = 0.0\n", "1 / 0\n"],
+         "end": ["OFFSET = 1.0\n"]})
+    assert graded["ex-t-truth"] == (3.0, graded["ex-t-truth"][1])
+    assert graded["ex-t-debias"][0] == 3.0 and "note" not in graded["ex-t-debias"][1]
+    broken = _grade_cells(course, {"ex-t-debias-answer": DEBIAS + "    return UNDEFINED\n"},
+                          {"ex-t-debias-answer": ["x = 1\n", "UNDEFINED = \n"]})
+    points, feedback = broken["ex-t-debias"]
+    assert points == 0.0
+    assert "a cell you added above it raised SyntaxError" in feedback
+    assert "cell 2 of the 2 you added above Exercise 2, line 1" in feedback
+    header = nbformat.read(course / "release" / "ch" / "ch.ipynb", 4).cells[0].source
+    assert "the code cells you add run too" in header          # and the students are told

@@ -225,7 +225,10 @@ def assignment_notebook(path: str | Path, book: Book) -> nbformat.NotebookNode |
         "Write your answers in the cells marked `# YOUR CODE HERE` or *YOUR ANSWER HERE*, "
         "then run every cell. Each code exercise has a public test (the same `dpkit.check` "
         "verdict as in the book) and may have hidden tests that run when it is graded; "
-        "written answers are graded by hand.",
+        "written answers are graded by hand. Grading runs your notebook in order: the code "
+        "cells you add run too, so a helper you define in a cell above an answer is there "
+        "for it; the set-up and test cells are taken from the teacher's copy, whatever "
+        "yours hold.",
         metadata=_metadata("header", solution=False, grade=False, locked=True))]
     needs = [s for e in exercises for s in e.solution.code]
     setup = "\n\n".join(["import dpkit  # dpkit.check loads when first used",

@@ -17,10 +17,12 @@ keeps everything in ``COURSE/grades/``:
     ``written/<chapter>/<student>.md`` shows each answer beside the model answer and rubric.
 
 How a notebook is graded (:func:`grade_notebook`): the chapter's set-up cell (taken from the
-instructor's copy, not the student's) and the student's answer cells run in a
-:class:`~dpkit.course.sandbox.Sandbox`. The tests never run there: for each exercise the
-*public test* calls the exercise's ``dpkit.check`` checker, here, with a stand-in that
-forwards each call to the student's function in the sandbox; the *hidden test* judges
+instructor's copy, not the student's), then the student's answer cells, each preceded by the
+code cells the student added above it (helpers, experiments), run in a
+:class:`~dpkit.course.sandbox.Sandbox`, as when the notebook runs top to bottom. The tests
+never run there: for each exercise the *public test* calls the exercise's ``dpkit.check``
+checker, here, with a stand-in that forwards each call to the student's function in the
+sandbox; the *hidden test* judges
 the same function on inputs drawn at grading time from the course's secret
 (``grades/.secret``): a randomized answer by its output distribution and its privacy
 (:mod:`dpkit.course.judges`), a deterministic one by agreement with the model solution,
@@ -83,6 +85,7 @@ class Result:
 @dataclass(frozen=True)
 class _Exercise:
     label: str                     # the exercise's label in the book, e.g. "ex-laplace-noise"
+    title: str                     # as the student's notebook shows it, e.g. "Exercise 3.2"
     name: str                      # its title and label, as the grade file shows it
     text: str
     model: str                     # the model solution (code) or answer and rubric (text)
@@ -100,17 +103,49 @@ def _grade_id(cell: Any) -> str:
     return grade_id if isinstance(grade_id, str) else ""
 
 
-def _answers(submission: Any) -> dict[str, str]:
-    """The student's cells by grade id: text only (a malformed cell counts as empty)."""
+def _cells(submission: Any) -> list[tuple[str, str, str]]:
+    """The student's cells as ``(grade id or "", cell type, text)``; a malformed cell
+    counts as empty."""
     cells = submission.get("cells") if isinstance(submission, dict) else None
-    found = {}
+    found = []
     for cell in cells if isinstance(cells, list) else []:
         source = cell.get("source") if isinstance(cell, dict) else None
         if isinstance(source, list) and all(isinstance(line, str) for line in source):
             source = "".join(source)                 # nbformat's on-disk multiline string
-        if _grade_id(cell) and isinstance(source, str):
-            found[_grade_id(cell)] = _clean(source)
+        kind = cell.get("cell_type") if isinstance(cell, dict) else None
+        found.append((_grade_id(cell), kind if isinstance(kind, str) else "",
+                      _clean(source) if isinstance(source, str) else ""))
     return found
+
+
+def _answers(submission: Any) -> dict[str, str]:
+    """The student's cells by grade id: text only (a malformed cell counts as empty)."""
+    return {grade_id: source for grade_id, _, source in _cells(submission) if grade_id}
+
+
+def _added_cells(submission: Any, released: set[str]) -> dict[str, list[str]]:
+    """The code cells the student added, by the answer cell they stand above: for each
+    answer's grade id, the added cells between the answer cell before it and it, in order.
+
+    A cell is added when its grade id is not one of the released notebook's (``released``):
+    a new cell has none. Cells below the last answer cell are not listed: no test follows
+    them."""
+    found: dict[str, list[str]] = {}
+    pending: list[str] = []
+    for grade_id, kind, source in _cells(submission):
+        if grade_id in released and grade_id.endswith("-answer"):
+            found.setdefault(grade_id, []).extend(pending)
+            pending = []
+        elif grade_id not in released and kind == "code" and source.strip():
+            pending.append(source)
+    return found
+
+
+def _added_names(title: str, count: int) -> list[str]:
+    """How feedback names the cells a student added above the answer to ``title``."""
+    if count == 1:
+        return [f"the cell you added above {title}"]
+    return [f"cell {i} of the {count} you added above {title}" for i in range(1, count + 1)]
 
 
 def _clean(text: str) -> str:
@@ -138,14 +173,14 @@ def _exercises(source: nbformat.NotebookNode) -> tuple[str, list[_Exercise]]:
         model = _strip_markers(cell.source)
         if cell.cell_type == "markdown":
             points = float(cell.metadata["nbgrader"].get("points", 0))
-            found.append(_Exercise(label, name, text, model, True, points, None))
+            found.append(_Exercise(label, title, name, text, model, True, points, None))
             continue
         public = cells.get(f"{label}-public")
         call = next((n for n in ast.walk(ast.parse(public.source)) if isinstance(n, ast.Call)
                      and ast.unparse(n.func).startswith("dpkit.check.")), None) \
             if public is not None else None
-        found.append(_Exercise(label, name, text, model, False, PUBLIC_POINTS + HIDDEN_POINTS,
-                               call))
+        found.append(_Exercise(label, title, name, text, model, False,
+                               PUBLIC_POINTS + HIDDEN_POINTS, call))
     return setup, found
 
 
@@ -156,7 +191,7 @@ def _short(text: str) -> str:
 
 def _described(error: BaseException) -> str:
     where = getattr(error, "where", None)
-    return _short(f"{type(error).__name__}: {error}" + (f" ({where})" if where else ""))
+    return _short(f"{type(error).__name__}: {error}" + (f" (in {where})" if where else ""))
 
 
 class _Model:
@@ -221,7 +256,11 @@ def grade_notebook(source: nbformat.NotebookNode, submission: Any, *, secret: st
     """Grade one submission: ``(exercise, points or None for a written answer, feedback)``.
 
     ``source`` is the instructor's notebook, ``submission`` the student's (any JSON: only
-    the text of its answer cells is used, matched by their nbgrader ``grade_id``).
+    the text of its answer cells, matched by their nbgrader ``grade_id``, and of the code
+    cells the student added is used). Before each answer cell, the code cells the student
+    added above it (below the previous answer cell) run, in order: a helper defined there is
+    the answer's to use. An error in one does not stop grading; it is named in the
+    feedback of the answer below it if that answer loses points.
 
     Raises
     ------
@@ -230,31 +269,45 @@ def grade_notebook(source: nbformat.NotebookNode, submission: Any, *, secret: st
     """
     setup, exercises = _exercises(source)
     answers = _answers(submission)
+    added = _added_cells(submission, {_grade_id(c) for c in source.cells if _grade_id(c)})
     model = _Model(setup, exercises)
     limits = limits or Limits()
     results = []
     with Sandbox(limits, unsafe=unsafe) as sandbox:
         notebook = _Notebook(sandbox)
-        error = notebook.run(setup)
+        error = notebook.run(setup, "the set-up cell")
         if error is not None:                    # the instructor's code: not the student's
             raise SetupError(f"the assignment's set-up cell fails in the sandbox "
                                f"({sandbox.isolation}): {_described(error)}; nothing was "
                                "graded. Check that the sandbox can see Python and dpkit.")
+        notes: list[str] = []                    # errors of added cells since the last test
         for exercise in exercises:               # in order, each test right after its cell,
-            if exercise.written:                 # as when the notebook runs top to bottom
+            helpers = added.get(f"{exercise.label}-answer", [])   # as when the notebook
+            names = _added_names(exercise.title, len(helpers))    # runs top to bottom
+            for cell, name in zip(helpers, names, strict=True):
+                error = notebook.run(cell, name)
+                if error is not None:
+                    notes.append(_described(error))
+            if exercise.written:
                 results.append((exercise, None, "written answer: graded by hand"))
                 continue
             answer = answers.get(f"{exercise.label}-answer", "")
-            error = notebook.run(answer) if answer.strip() else None
+            error = notebook.run(answer, f"your answer to {exercise.title}") \
+                if answer.strip() else None
             sandbox.deadline = time.monotonic() + limits.exercise_seconds
             try:
                 notebook.ensure()
-                results.append(_grade_code(exercise, answer, error, sandbox, model,
-                                           _secret_rng(secret, student, exercise.label)))
+                result = _grade_code(exercise, answer, error, sandbox, model,
+                                     _secret_rng(secret, student, exercise.label))
             except _STOPPED as stopped:          # the worker could not even be restarted
-                results.append((exercise, 0.0, f"not graded: {_described(stopped)}"))
+                result = (exercise, 0.0, f"not graded: {_described(stopped)}")
             finally:
                 sandbox.deadline = math.inf
+            if notes and result[1] < exercise.points:
+                result = (*result[:2], _short(f"{result[2]} | note: a cell you added above "
+                                              f"it raised {'; '.join(notes)}"))
+            notes = []
+            results.append(result)
     return results
 
 
@@ -266,23 +319,26 @@ class _Notebook:
     in a fresh worker when a cell or a test stopped the last one (a time-out, a crash)."""
 
     def __init__(self, sandbox: Sandbox) -> None:
-        self.sandbox, self.good = sandbox, []
+        self.sandbox = sandbox
+        self.good: list[tuple[str, str]] = []    # (source, name) of each cell that ran
 
     def ensure(self) -> None:
         if not self.sandbox.alive:
             self.sandbox.start()
-            if self.good and any(self.sandbox.run(self.good)):
+            if self.good and any(self.sandbox.run([c for c, _ in self.good],
+                                                  [n for _, n in self.good])):
                 self.good = []                   # a replay that fails: start from nothing
                 self.sandbox.start()
 
-    def run(self, cell: str) -> BaseException | None:
+    def run(self, cell: str, name: str) -> BaseException | None:
+        """Run one cell, named ``name`` in the feedback ("your answer to Exercise 3.2")."""
         try:
             self.ensure()
-            error = self.sandbox.run([cell])[0]
+            error = self.sandbox.run([cell], [name])[0]
         except _STOPPED as stopped:
             error = stopped
         if error is None:
-            self.good.append(cell)
+            self.good.append((cell, name))
         return error
 
 

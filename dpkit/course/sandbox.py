@@ -432,10 +432,15 @@ class Sandbox:
         return self._process is not None and self._process.poll() is None
 
     # -------------------------------------------------------------------- requests
-    def run(self, cells: list[str]) -> list[Exception | None]:
-        """Execute ``cells`` in order; the error each raised (None where none)."""
-        reply = self._request({"op": "run", "cells": [str(c) for c in cells]},
-                              self.limits.call_seconds * max(1, len(cells)))
+    def run(self, cells: list[str], names: list[str] | None = None) -> list[Exception | None]:
+        """Execute ``cells`` in order; the error each raised (None where none).
+
+        ``names`` name the cells in the errors' ``where`` ("your answer to Exercise 3.2,
+        line 4"; by default "cell 1", "cell 2", ... of this request)."""
+        message: dict[str, Any] = {"op": "run", "cells": [str(c) for c in cells]}
+        if names is not None:
+            message["names"] = [str(n) for n in names]
+        reply = self._request(message, self.limits.call_seconds * max(1, len(cells)))
         errors = reply.get("errors")
         if not isinstance(errors, list) or len(errors) != len(cells):
             raise RuntimeError("the sandbox sent a malformed reply")
