@@ -249,3 +249,18 @@ def test_every_checker_reads_integers_with_the_one_helper() -> None:
                     assert path.name == "_common.py" or (path.name == "exponential.py"
                                                          and "index" in ast.unparse(node)), \
                         f"{path.name}: {ast.unparse(node)}"
+
+
+def test_a_verdict_says_where_the_sandbox_saw_the_error() -> None:
+    """In grading, an error the student's function raised carries where it was raised
+    (``where``, set by the sandbox); the verdict names that place, not "cell 1"."""
+    def raises_in_the_sandbox(*_args: object) -> float:
+        error = ZeroDivisionError("division by zero")
+        error.where = "your answer to Exercise 3.2, line 4"  # type: ignore[attr-defined]
+        raise error
+
+    verdict = call_checked(raises_in_the_sandbox, where="at x=0")
+    assert isinstance(verdict, Verdict)
+    assert verdict.message == ("at x=0, your function raised ZeroDivisionError: division by "
+                               "zero (in your answer to Exercise 3.2, line 4)")
+    assert call_checked(_raises, where="at x=0").message.endswith("division by zero")

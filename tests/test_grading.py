@@ -586,3 +586,23 @@ def test_cells_a_student_adds_run_in_order_before_the_answer_below_them(course):
     assert "cell 2 of the 2 you added above Exercise 2, line 1" in feedback
     header = nbformat.read(course / "release" / "ch" / "ch.ipynb", 4).cells[0].source
     assert "the code cells you add run too" in header          # and the students are told
+
+
+def test_feedback_names_the_exercise_and_the_line_not_a_cell_number(course):
+    """An error is placed in the student's notebook as they see it: "in your answer to
+    Exercise 1, line 2", or in a cell they added (before: "(cell 1, line 2)", and nothing
+    at all for an error in a function the test called)."""
+    graded = _grade_cells(course, {
+        "ex-t-truth-answer": TRUTH + "    return helper(epsilon)\n",
+        "ex-t-debias-answer": "OFFSET = 0\nSCALE = undefined_name\n" + DEBIAS + "    return 0\n"},
+        {"ex-t-truth-answer": ["def helper(epsilon):\n    return 1 / 0\n"]})
+    truth, debias = graded["ex-t-truth"][1], graded["ex-t-debias"][1]
+    assert "ZeroDivisionError: division by zero (in the cell you added above Exercise 1, " \
+           "line 2)" in truth
+    assert "NameError: name 'undefined_name' is not defined (in your answer to Exercise 2, " \
+           "line 2)" in debias
+    inside = _grade_cells(course, {"ex-t-truth-answer": TRUTH + "    x = 1\n    return x / 0\n"},
+                          {})["ex-t-truth"][1]
+    assert "(in your answer to Exercise 1, line 3)" in inside
+    for feedback in (truth, debias, inside):
+        assert "cell 1" not in feedback

@@ -40,7 +40,14 @@ def call(fn: Callable[..., Any], *args: Any) -> tuple[Any, str | None]:
     try:
         return fn(*args), None
     except Exception as error:  # any failure of student code becomes a readable verdict
-        return None, f"{type(error).__name__}: {error}"
+        return None, f"{type(error).__name__}: {error}{_place(error)}"
+
+
+def _place(error: Exception) -> str:
+    """Where the student's code raised ``error``, when the grading sandbox says so (" (in
+    your answer to Exercise 3.2, line 4)"); "" in a notebook, where the traceback shows it."""
+    place = getattr(error, "where", None)
+    return f" (in {place})" if isinstance(place, str) and place else ""
 
 
 def number(value: Any) -> float | None:
@@ -134,7 +141,8 @@ def call_checked(fn: Callable[..., Any], *args: Any, where: str, details: Sequen
     except Exception as error:  # any failure of student code becomes a readable verdict
         hint = explain(error) if explain is not None else ""
         return Verdict(False, f"{where}, your function raised {type(error).__name__}: "
-                       f"{error}{'; ' + hint if hint else ''}", tuple(details))
+                       f"{error}{_place(error)}{'; ' + hint if hint else ''}",
+                       tuple(details))
     if isinstance(result, Verdict):
         return Verdict(False, f"{where}, your function returned a Verdict, not an answer",
                        tuple(details))
