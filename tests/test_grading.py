@@ -606,3 +606,53 @@ def test_feedback_names_the_exercise_and_the_line_not_a_cell_number(course):
     assert "(in your answer to Exercise 1, line 3)" in inside
     for feedback in (truth, debias, inside):
         assert "cell 1" not in feedback
+
+
+def test_a_written_answer_has_a_working_cell_and_the_teacher_sees_no_stub(course, tmp_path):
+    """Below each written answer cell the student gets a code cell for a computation the
+    question asks for; the teacher's page shows what was written there, and "(no answer)",
+    not nbgrader's "YOUR ANSWER HERE", for an answer cell left as handed out."""
+    import shutil
+
+    copied = tmp_path / "course"
+    for part in ("source", "release"):
+        shutil.copytree(course / part, copied / part)
+    release = nbformat.read(copied / "release" / "ch" / "ch.ipynb", 4)
+    ids = [c.metadata.get("nbgrader", {}).get("grade_id") for c in release.cells]
+    work = release.cells[ids.index("ex-t-proof-answer") + 1]
+    assert work.cell_type == "code" and ids[ids.index("ex-t-proof-answer") + 1] == \
+        "ex-t-proof-work" and "compute" in work.source
+    work.source = "n = 1000\nprint(1 / n)\n"
+    for student, notebook in (("untouched", nbformat.read(copied / "release" / "ch" / "ch.ipynb",
+                                                          4)), ("worked", release)):
+        (tmp_path / "submissions" / student).mkdir(parents=True)
+        nbformat.write(notebook, tmp_path / "submissions" / student / "ch.ipynb")
+    grade(copied, tmp_path / "submissions", log=lambda _m: None,
+          limits=Limits(call_seconds=10, memory_bytes=2 << 30))
+    pages = copied / "grades" / "written" / "ch"
+    untouched = (pages / "untouched.md").read_text()
+    assert "(no answer)" in untouched and "YOUR ANSWER HERE" not in untouched
+    assert "working" not in untouched
+    worked = (pages / "worked.md").read_text()
+    assert "### The student's working" in worked and "```python\nn = 1000\nprint(1 / n)" in worked
+
+
+def test_working_and_added_cells_run_above_the_next_answer_with_their_names():
+    from dpkit.course.grading import WORK_STUB, _added_cells
+
+    def cell(grade_id, kind, source):
+        meta = {"nbgrader": {"grade_id": grade_id}} if grade_id else {}
+        return {"cell_type": kind, "metadata": meta, "source": source}
+
+    submission = {"cells": [
+        cell("setup", "code", "import dpkit"), cell("", "code", "a = 1"),
+        cell("ex-w-answer", "markdown", "proof"), cell("ex-w-work", "code", "h = 2"),
+        cell("ex-v-work", "code", WORK_STUB), cell("", "markdown", "notes"),
+        cell("", "code", "b = 3"), cell("ex-c-answer", "code", "def f(): return h"),
+        cell("", "code", "never = 1")]}
+    released = {"setup", "ex-w-answer", "ex-w-work", "ex-v-work", "ex-c-answer"}
+    found = _added_cells(submission, released, {"ex-w": "Exercise 1", "ex-c": "Exercise 2"})
+    assert found == {
+        "ex-w-answer": [("a = 1", "the cell you added above Exercise 1")],
+        "ex-c-answer": [("h = 2", "your working for Exercise 1"),
+                        ("b = 3", "the cell you added above Exercise 2")]}

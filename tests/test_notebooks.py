@@ -9,6 +9,7 @@ import pytest
 
 from dpkit.course.notebooks import (
     ANSWER_PROMPT,
+    WORKING_PROMPT,
     export,
     notebook_items,
     solutions,
@@ -92,6 +93,10 @@ def test_student_copy_removes_solutions_and_adds_places_to_answer():
     assert starters == ["def double(x):\n    # Your code here.\n    raise NotImplementedError"
                         "\n\nprint(dpkit.check.check_double(double))"]
     assert [c.source for c in student.cells].count(ANSWER_PROMPT) == 2  # ex-a, ex-b
+    # each written answer has a code cell below it for a computation the question asks for
+    after = [student.cells[i + 1] for i, c in enumerate(student.cells)
+             if c.source == ANSWER_PROMPT]
+    assert [(c.cell_type, c.source) for c in after] == [("code", WORKING_PROMPT)] * 2
     # the original is untouched
     assert "secret_answer" in "\n".join(cell.source for cell in notebook.cells)
 

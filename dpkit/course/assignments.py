@@ -8,7 +8,9 @@ assignment per chapter into the nbgrader course folder ``COURSE``:
   model solution between nbgrader's solution markers and a *public* test cell (the
   exercise's ``dpkit.check`` verdict). A proof or design exercise gets a manually graded
   Markdown answer cell holding the model solution and rubric, worth the points its rubric
-  states ("**Rubric (5 points).**").
+  states ("**Rubric (5 points).**"), and below it a code cell for the student's working
+  (:data:`WORK_STUB`; a question may ask for a computation), which the teacher reads beside
+  the written answer.
 * ``COURSE/release/<chapter>/<chapter>.ipynb``, the student's copy, made by
   ``nbgrader generate_assignment``: solutions removed.
 
@@ -36,7 +38,7 @@ from typing import Any
 import jupytext
 import nbformat
 
-from dpkit.course.grading import HIDDEN_POINTS, PUBLIC_POINTS
+from dpkit.course.grading import HIDDEN_POINTS, PUBLIC_POINTS, WORK_STUB
 from dpkit.course.myst import OPEN_FENCE, Book, read_book
 from dpkit.course.notebooks import Solution, notebook_items, solutions
 
@@ -199,6 +201,8 @@ def _exercise_cells(exercise: Exercise) -> list[nbformat.NotebookNode]:
                             metadata=_metadata(f"{label}-answer", solution=True, grade=True,
                                                points=int(stated[1]) if stated
                                                else WRITTEN_POINTS)))
+        cells.append(new_code(WORK_STUB, metadata=_metadata(f"{label}-work", solution=False,
+                                                            grade=False)))
         return cells
     cells.append(new_code(_answer_source(code),
                           metadata=_metadata(f"{label}-answer", solution=True, grade=False)))

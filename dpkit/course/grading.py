@@ -61,9 +61,16 @@ from dpkit.rng import RandomSource
 
 __all__ = ["GRADER_VERSION", "Result", "SetupError", "agrees_with", "grade", "grade_notebook"]
 
-GRADER_VERSION = "3"           # a change of the tests regrades every notebook
+GRADER_VERSION = "4"           # a change of the tests regrades every notebook
 PUBLIC_POINTS, HIDDEN_POINTS = 1, 2
 _FEEDBACK_LIMIT = 400
+#: The code cell below a written answer (grade id ``<label>-work``), for a computation the
+#: question asks for: it runs in notebook order like a cell the student added, and what the
+#: student wrote there is shown to the teacher beside the written answer.
+WORK_STUB = ("# Your working (optional): if the exercise asks you to compute something, do it "
+             "here.\n# It is not graded automatically: your teacher reads it beside your "
+             "written answer.\n")
+_ANSWER_STUB = "YOUR ANSWER HERE"  # nbgrader's text in a written answer cell not yet answered
 
 
 class SetupError(RuntimeError):
@@ -123,29 +130,40 @@ def _answers(submission: Any) -> dict[str, str]:
     return {grade_id: source for grade_id, _, source in _cells(submission) if grade_id}
 
 
-def _added_cells(submission: Any, released: set[str]) -> dict[str, list[str]]:
-    """The code cells the student added, by the answer cell they stand above: for each
-    answer's grade id, the added cells between the answer cell before it and it, in order.
+def _work(source: str) -> str:
+    """What the student wrote in a working cell ("" if they left the stub)."""
+    return "" if source.strip() == WORK_STUB.strip() else source
 
-    A cell is added when its grade id is not one of the released notebook's (``released``):
-    a new cell has none. Cells below the last answer cell are not listed: no test follows
-    them."""
-    found: dict[str, list[str]] = {}
-    pending: list[str] = []
+
+def _added_cells(submission: Any, released: set[str],
+                 titles: dict[str, str]) -> dict[str, list[tuple[str, str]]]:
+    """The student's own code cells, by the answer cell they stand above: for each answer's
+    grade id, ``(source, name in feedback)`` of the cells between the answer cell before it
+    and it, in order.
+
+    Those are the cells the student added (a grade id that is not one of the released
+    notebook's, ``released``: a new cell has none) and the working cells of written
+    exercises (``<label>-work``; ``titles`` gives each label's "Exercise 3.2"). Cells below
+    the last answer cell are not listed: no test follows them."""
+    found: dict[str, list[tuple[str, str]]] = {}
+    pending: list[tuple[str, str | None]] = []
     for grade_id, kind, source in _cells(submission):
         if grade_id in released and grade_id.endswith("-answer"):
-            found.setdefault(grade_id, []).extend(pending)
+            added = sum(name is None for _, name in pending)
+            title, count = titles.get(grade_id[:-len("-answer")], "this exercise"), 0
+            for cell, name in pending:
+                if name is None:
+                    count += 1
+                    name = (f"the cell you added above {title}" if added == 1 else
+                            f"cell {count} of the {added} you added above {title}")
+                found.setdefault(grade_id, []).append((cell, name))
             pending = []
+        elif grade_id in released and grade_id.endswith("-work") and _work(source).strip():
+            label = grade_id[:-len("-work")]
+            pending.append((source, f"your working for {titles.get(label, label)}"))
         elif grade_id not in released and kind == "code" and source.strip():
-            pending.append(source)
+            pending.append((source, None))
     return found
-
-
-def _added_names(title: str, count: int) -> list[str]:
-    """How feedback names the cells a student added above the answer to ``title``."""
-    if count == 1:
-        return [f"the cell you added above {title}"]
-    return [f"cell {i} of the {count} you added above {title}" for i in range(1, count + 1)]
 
 
 def _clean(text: str) -> str:
@@ -269,7 +287,8 @@ def grade_notebook(source: nbformat.NotebookNode, submission: Any, *, secret: st
     """
     setup, exercises = _exercises(source)
     answers = _answers(submission)
-    added = _added_cells(submission, {_grade_id(c) for c in source.cells if _grade_id(c)})
+    added = _added_cells(submission, {_grade_id(c) for c in source.cells if _grade_id(c)},
+                         {e.label: e.title for e in exercises})
     model = _Model(setup, exercises)
     limits = limits or Limits()
     results = []
@@ -282,10 +301,8 @@ def grade_notebook(source: nbformat.NotebookNode, submission: Any, *, secret: st
                                "graded. Check that the sandbox can see Python and dpkit.")
         notes: list[str] = []                    # errors of added cells since the last test
         for exercise in exercises:               # in order, each test right after its cell,
-            helpers = added.get(f"{exercise.label}-answer", [])   # as when the notebook
-            names = _added_names(exercise.title, len(helpers))    # runs top to bottom
-            for cell, name in zip(helpers, names, strict=True):
-                error = notebook.run(cell, name)
+            for cell, name in added.get(f"{exercise.label}-answer", []):  # as when the
+                error = notebook.run(cell, name)          # notebook runs top to bottom
                 if error is not None:
                     notes.append(_described(error))
             if exercise.written:
@@ -516,18 +533,31 @@ def _write_csv(path: Path, rows: Iterable[dict[str, Any]], fields: list[str]) ->
     temporary.replace(path)
 
 
+def _fenced(text: str, language: str) -> str:
+    """``text`` in a fence longer than any run of backticks in it (nothing in it can close
+    the fence, hide or imitate the rubric when the page is rendered)."""
+    fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", text)), default=0))
+    return f"{fence}{language}\n{text}\n{fence}\n"
+
+
+def _written_answer(answer: str) -> str:
+    """The student's written answer, without nbgrader's "YOUR ANSWER HERE" stub."""
+    lines = [line for line in _clean(answer).splitlines() if line.strip() != _ANSWER_STUB]
+    return "\n".join(lines).strip()
+
+
 def _written_page(path: Path, student: str, chapter: str,
-                  items: list[tuple[_Exercise, str]]) -> None:
+                  items: list[tuple[_Exercise, str, str]]) -> None:
     parts = [f"# {chapter}: written answers of {student}\n"]
-    for exercise, answer in items:
-        # The model answer and rubric first; the student's text last, fenced, so that
-        # nothing in it can hide or imitate the rubric when the page is rendered.
-        fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", answer)),
-                                     default=0))
+    for exercise, answer, work in items:
+        # The model answer and rubric first; the student's text last, fenced.
         parts += [f"## {exercise.name}\n", exercise.text, "\n### Model answer and rubric\n",
                   exercise.model, f"\n*Points: {exercise.points:g}; enter them in manual.csv.*\n",
                   "\n### The student's answer (as written, not rendered)\n",
-                  f"{fence}text\n{_clean(answer).strip() or '(no answer)'}\n{fence}\n"]
+                  _fenced(_written_answer(answer) or "(no answer)", "text")]
+        if _work(work).strip():
+            parts += ["\n### The student's working (code, as written; not run here)\n",
+                      _fenced(_clean(work).strip(), "python")]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(parts))
 
@@ -601,7 +631,7 @@ def grade(course_dir: str | Path, submissions_dir: str | Path, *, regrade: bool 
                        f"this notebook could not be graded ({type(error).__name__})")
                       for e in exercises]
         answers = _answers(submission)
-        written = [(e, answers.get(f"{e.label}-answer", ""))
+        written = [(e, answers.get(f"{e.label}-answer", ""), answers.get(f"{e.label}-work", ""))
                    for e, points, _ in graded if points is None]
         if written:
             _written_page(grades / "written" / chapter / f"{student}.md", student, chapter,
