@@ -64,7 +64,7 @@ class Exercise:
 
 
 def _exercises(notebook: nbformat.NotebookNode, book: Book, stem: str) -> list[Exercise]:
-    renderer = book.renderer(stem)
+    renderer = book.renderer(stem, links=False)   # handed out alone: no chapter beside it
     by_label = {s.label: s for s in solutions(notebook)}
     found = []
     for kind, item in notebook_items(notebook):
