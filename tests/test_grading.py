@@ -656,3 +656,44 @@ def test_working_and_added_cells_run_above_the_next_answer_with_their_names():
         "ex-w-answer": [("a = 1", "the cell you added above Exercise 1")],
         "ex-c-answer": [("h = 2", "your working for Exercise 1"),
                         ("b = 3", "the cell you added above Exercise 2")]}
+
+
+LOOP = "while True:\n    pass\n"
+BUDGET = 3
+
+
+def test_one_submission_has_one_time_budget_across_worker_restarts(course):
+    """Each call is limited, and a stopped worker is restarted with fresh limits: a slow
+    answer used to get cells × call_seconds of CPU and more (RLIMIT_CPU is per process and
+    a restart resets it). All the requests of one submission now share submission_seconds,
+    and each restarted worker's CPU limit is what is left of it."""
+    import time
+
+    from dpkit.course.grading import grade_notebook
+
+    notebook = nbformat.read(course / "release" / "ch" / "ch.ipynb", 4)
+    ids = [c.metadata.get("nbgrader", {}).get("grade_id") for c in notebook.cells]
+    for grade_id, answer in (("ex-t-truth-answer", TRUTH + "    " + LOOP.replace("\n    ",
+                                                                                  "\n        ")),
+                             ("ex-t-debias-answer", DEBIAS + "    return 0.5\n")):
+        notebook.cells[ids.index(grade_id)].source = answer
+    at = ids.index("ex-t-truth-answer")     # four looping cells the student added above it
+    notebook.cells[at:at] = [nbformat.v4.new_code_cell(LOOP) for _ in range(4)]
+    source = nbformat.read(course / "source" / "ch" / "ch.ipynb", 4)
+    limits = Limits(call_seconds=2, exercise_seconds=2, submission_seconds=BUDGET,
+                    memory_bytes=2 << 30)
+    began = time.monotonic()
+    graded = grade_notebook(source, json.loads(nbformat.writes(notebook)), secret="0" * 64,
+                            limits=limits)
+    took = time.monotonic() - began
+    feedback = {exercise.label: text for exercise, _, text in graded}
+    # before: 4 cells × 2 s + 2 tests × 2 s of looping, each in a fresh worker (12 s);
+    # now 3 s of requests, whatever the restarts (and the start-ups around them)
+    assert took < 9, took
+    assert "used up the 3 s its grading may take" in feedback["ex-t-debias"]
+    with Sandbox(Limits(submission_seconds=30, call_seconds=10)) as sandbox:
+        assert sandbox.run(["import time\ntime.sleep(2)\n"]) == [None]
+        sandbox.start()                      # a restart: the CPU limit is what is left
+        assert sandbox.run(["import resource\n"
+                            "cpu = resource.getrlimit(resource.RLIMIT_CPU)[0]\n"]) == [None]
+        assert sandbox.get("cpu") <= 28

@@ -12,7 +12,10 @@ The grader never executes a student's code itself. :class:`Sandbox` starts
 * **cut off**: no network (a new network namespace), no other IPC, its own PID namespace,
   killed with the grader;
 * **limited**: CPU time, address space, number of processes, file size and open files
-  (:class:`Limits`), and a wall-clock limit on every request.
+  (:class:`Limits`), a wall-clock limit on every request, and one on all the requests of
+  the sandbox together, across restarts of the worker (``submission_seconds``): the CPU
+  limit is per process and a restarted worker would start afresh, so each new worker may
+  use only the CPU time the submission has left.
 
 The two processes exchange JSON lines (:mod:`dpkit.course.wire`) over two pipes: the
 grader sends cells to run, names to read and functions to call with their arguments; the
@@ -72,6 +75,9 @@ class Limits:
     tmp_bytes: int = 64 << 20        #: size of its private /tmp
     call_seconds: float = 60.0       #: wall-clock limit on one request
     exercise_seconds: float = 300.0  #: wall-clock limit on all the requests of one test
+    #: wall-clock limit on all the requests of one sandbox (one submission), whatever the
+    #: restarts; each new worker's CPU limit is what is left of it (at most ``cpu_seconds``)
+    submission_seconds: float = 1800.0
 
 
 class SandboxUnavailable(RuntimeError):
@@ -348,13 +354,13 @@ class _Pipes:
                 raise _Broken("it closed its input", RuntimeError(
                     "the sandbox stopped reading requests")) from error
 
-    def read(self, deadline: float, seconds: float) -> dict[str, Any]:
+    def read(self, deadline: float, seconds: float, why: str = "") -> dict[str, Any]:
         while b"\n" not in self.pending:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([self.read_fd], [], [], left)[0]:
                 raise _Broken(f"a request ran past {seconds:g} s", TimeoutError(
-                    f"your code ran for more than {seconds:g} s, or past the time this "
-                    "test may take, and was stopped"))
+                    why or f"your code ran for more than {seconds:g} s, or past the time "
+                    "this test may take, and was stopped"))
             chunk = os.read(self.read_fd, 1 << 16)
             if not chunk:
                 raise _Broken(None, RuntimeError("your code stopped the sandbox"))
@@ -385,6 +391,7 @@ class Sandbox:
         self._next_id = 0
         self.stopped: str | None = None      # why the worker was stopped, if it was
         self.deadline = math.inf             # when the current test's time is up
+        self.spent = 0.0                     # seconds of requests so far, all workers
 
     # -------------------------------------------------------------------- life cycle
     def __enter__(self) -> Sandbox:
@@ -404,11 +411,15 @@ class Sandbox:
             command, environment = _plain_command(worker_fds)
         else:
             command, environment = _command(self.limits, worker_fds), {}
+        # RLIMIT_CPU is per process and starts afresh in a new worker: give it only what
+        # the submission has left, so that restarts cannot add up to more.
+        cpu = max(1, min(self.limits.cpu_seconds, math.ceil(self.left)))
+        limits = dataclasses.replace(self.limits, cpu_seconds=cpu)
         try:
             self._process = subprocess.Popen(
                 command, pass_fds=worker_fds, stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                env=environment or None, preexec_fn=_set_limits(self.limits),
+                env=environment or None, preexec_fn=_set_limits(limits),
                 start_new_session=True)
         finally:
             os.close(to_worker)
@@ -430,6 +441,12 @@ class Sandbox:
     @property
     def alive(self) -> bool:
         return self._process is not None and self._process.poll() is None
+
+    @property
+    def left(self) -> float:
+        """Seconds the submission's requests may still take (``submission_seconds`` less
+        what all its workers' requests took)."""
+        return self.limits.submission_seconds - self.spent
 
     # -------------------------------------------------------------------- requests
     def run(self, cells: list[str], names: list[str] | None = None) -> list[Exception | None]:
@@ -504,13 +521,19 @@ class Sandbox:
             raise RuntimeError(f"the sandbox is not running ({self.stopped or 'not started'})")
         self._next_id += 1
         ident = self._next_id
-        if time.monotonic() >= self.deadline:
+        used_up = (f"your notebook used up the {self.limits.submission_seconds:g} s its "
+                   "grading may take (all its cells and tests together), and was stopped")
+        if self.left <= 0:
+            raise TimeoutError(used_up)
+        start = time.monotonic()
+        if start >= self.deadline:
             raise TimeoutError("your code used up the time this test may take")
-        deadline = min(time.monotonic() + seconds, self.deadline)
+        deadline = min(start + seconds, self.deadline, start + self.left)
+        why = used_up if deadline == start + self.left else ""
         try:
             self._pipes.write({**message, "id": ident}, deadline)
             while True:
-                reply = self._pipes.read(deadline, seconds)
+                reply = self._pipes.read(deadline, seconds, why)
                 if reply.get("op") == "callback":
                     self._pipes.write(self._lent.serve(reply), deadline)
                 elif reply.get("id") == ident:
@@ -522,6 +545,8 @@ class Sandbox:
                 broken.error = RuntimeError(f"your code stopped the sandbox: {broken.why}")
             self._stop(broken.why)
             raise broken.error from None
+        finally:
+            self.spent += time.monotonic() - start
 
     def _stop(self, why: str) -> None:
         """Kill the worker at once (no polite exit: it may be looping or flooding)."""
