@@ -166,6 +166,19 @@ def _plain_command(fds: tuple[int, int]) -> tuple[list[str], dict[str, str]]:
     return [sys.executable, *_worker()], environment
 
 
+def _worker_limits(limits: Limits, left: float) -> Limits:
+    """The limits of a new worker. RLIMIT_CPU is per process and starts afresh in a new
+    worker: it gets only the ``left`` seconds the submission has left (at most
+    ``cpu_seconds``), so that restarts cannot add up to more."""
+    return dataclasses.replace(limits, cpu_seconds=max(1, min(limits.cpu_seconds,
+                                                              math.ceil(left))))
+
+
+def _used_up(limits: Limits) -> str:
+    return (f"your notebook used up the {limits.submission_seconds:g} s its grading may take "
+            "(all its cells and tests together), and was stopped")
+
+
 def _set_limits(limits: Limits) -> Callable[[], None]:
     def apply() -> None:
         for kind, value in ((resource.RLIMIT_CPU, limits.cpu_seconds),
@@ -391,7 +404,7 @@ class Sandbox:
         self._next_id = 0
         self.stopped: str | None = None      # why the worker was stopped, if it was
         self.deadline = math.inf             # when the current test's time is up
-        self.spent = 0.0                     # seconds of requests so far, all workers
+        self.left = self.limits.submission_seconds  # seconds its requests may still take
 
     # -------------------------------------------------------------------- life cycle
     def __enter__(self) -> Sandbox:
@@ -411,10 +424,7 @@ class Sandbox:
             command, environment = _plain_command(worker_fds)
         else:
             command, environment = _command(self.limits, worker_fds), {}
-        # RLIMIT_CPU is per process and starts afresh in a new worker: give it only what
-        # the submission has left, so that restarts cannot add up to more.
-        cpu = max(1, min(self.limits.cpu_seconds, math.ceil(self.left)))
-        limits = dataclasses.replace(self.limits, cpu_seconds=cpu)
+        limits = _worker_limits(self.limits, self.left)
         try:
             self._process = subprocess.Popen(
                 command, pass_fds=worker_fds, stdin=subprocess.DEVNULL,
@@ -442,22 +452,15 @@ class Sandbox:
     def alive(self) -> bool:
         return self._process is not None and self._process.poll() is None
 
-    @property
-    def left(self) -> float:
-        """Seconds the submission's requests may still take (``submission_seconds`` less
-        what all its workers' requests took)."""
-        return self.limits.submission_seconds - self.spent
-
     # -------------------------------------------------------------------- requests
     def run(self, cells: list[str], names: list[str] | None = None) -> list[Exception | None]:
         """Execute ``cells`` in order; the error each raised (None where none).
 
         ``names`` name the cells in the errors' ``where`` ("your answer to Exercise 3.2,
         line 4"; by default "cell 1", "cell 2", ... of this request)."""
-        message: dict[str, Any] = {"op": "run", "cells": [str(c) for c in cells]}
-        if names is not None:
-            message["names"] = [str(n) for n in names]
-        reply = self._request(message, self.limits.call_seconds * max(1, len(cells)))
+        reply = self._request({"op": "run", "cells": [str(c) for c in cells],
+                               "names": [str(n) for n in names or []]},
+                              self.limits.call_seconds * max(1, len(cells)))
         errors = reply.get("errors")
         if not isinstance(errors, list) or len(errors) != len(cells):
             raise RuntimeError("the sandbox sent a malformed reply")
@@ -521,15 +524,13 @@ class Sandbox:
             raise RuntimeError(f"the sandbox is not running ({self.stopped or 'not started'})")
         self._next_id += 1
         ident = self._next_id
-        used_up = (f"your notebook used up the {self.limits.submission_seconds:g} s its "
-                   "grading may take (all its cells and tests together), and was stopped")
         if self.left <= 0:
-            raise TimeoutError(used_up)
+            raise TimeoutError(_used_up(self.limits))
         start = time.monotonic()
         if start >= self.deadline:
             raise TimeoutError("your code used up the time this test may take")
         deadline = min(start + seconds, self.deadline, start + self.left)
-        why = used_up if deadline == start + self.left else ""
+        why = _used_up(self.limits) if deadline == start + self.left else ""
         try:
             self._pipes.write({**message, "id": ident}, deadline)
             while True:
@@ -546,7 +547,7 @@ class Sandbox:
             self._stop(broken.why)
             raise broken.error from None
         finally:
-            self.spent += time.monotonic() - start
+            self.left -= time.monotonic() - start    # whichever worker ran them
 
     def _stop(self, why: str) -> None:
         """Kill the worker at once (no polite exit: it may be looping or flooding)."""
