@@ -18,7 +18,7 @@ import gmpy2
 import numpy as np
 from scipy.special import gammaln
 
-from dpkit._checks import check_delta, check_epsilon, check_real
+from dpkit._checks import check_delta, check_real
 from dpkit.composition._rounding import (
     finite,
     largest_float_below,
@@ -27,7 +27,7 @@ from dpkit.composition._rounding import (
     smallest_float_above,
 )
 from dpkit.composition.advanced import advanced_epsilon_per_mechanism_exact
-from dpkit.composition.basic import check_k
+from dpkit.composition.basic import check_budget, check_mechanisms
 
 __all__ = ["MAX_K", "optimal", "optimal_delta", "optimal_epsilon_per_mechanism"]
 
@@ -254,9 +254,7 @@ def optimal(epsilon: float, delta: float, k: int, delta_prime: float) -> tuple[f
     >>> round(optimal(0.1, 0.0, 100, 1e-6)[0], 4)
     4.7746
     """
-    epsilon = check_epsilon(epsilon)
-    delta = check_delta(delta, allow_zero=True)
-    k = check_k(k, MAX_K)
+    epsilon, delta, k = check_mechanisms(epsilon, delta, k, MAX_K)
     delta_prime = check_delta(delta_prime, "delta_prime")
     with round_up():
         basic = finite(gmpy2.mpfr(epsilon) * k, "epsilon_total")
@@ -300,9 +298,7 @@ def optimal_delta(epsilon: float, delta: float, k: int, epsilon_total: float) ->
     >>> optimal_delta(0.1, 0.0, 100, 4.7746) <= 1e-6
     True
     """
-    epsilon = check_epsilon(epsilon)
-    delta = check_delta(delta, allow_zero=True)
-    k = check_k(k, MAX_K)
+    epsilon, delta, k = check_mechanisms(epsilon, delta, k, MAX_K)
     epsilon_total = check_real(epsilon_total, "epsilon_total")
     if epsilon_total < 0:
         raise ValueError(f"epsilon_total must be a finite number >= 0, got {epsilon_total!r}")
@@ -345,9 +341,7 @@ def optimal_epsilon_per_mechanism(epsilon_total: float, delta_prime: float, k: i
     ``1 - (1 - delta)^k (1 - delta_prime)``. The result is never below
     :func:`advanced_epsilon_per_mechanism_exact` nor below ``epsilon_total / k``.
     """
-    epsilon_total = check_epsilon(epsilon_total, "epsilon_total")
-    delta_prime = check_delta(delta_prime, "delta_prime")
-    k = check_k(k, MAX_K)
+    epsilon_total, delta_prime, k = check_budget(epsilon_total, delta_prime, k, MAX_K)
 
     def fits(e: float) -> bool:
         try:
