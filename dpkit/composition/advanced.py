@@ -20,6 +20,7 @@ import numpy as np
 from dpkit._checks import check_delta, check_epsilon
 from dpkit.composition._rounding import (
     finite,
+    first_failing,
     float_down,
     float_up,
     largest_float_below,
@@ -340,10 +341,4 @@ def advanced_crossover(epsilon: float, delta_prime: float) -> int | None:
         low, high = high, 2 * high
         if high > _MAX_CROSSOVER:
             return None
-    while high - low > 1:
-        middle = (low + high) // 2
-        if beats(middle):
-            high = middle
-        else:
-            low = middle
-    return high
+    return first_failing(lambda n: not beats(n), low, high)  # the first n that beats

@@ -21,6 +21,7 @@ from scipy.special import gammaln
 from dpkit._checks import check_delta, check_real
 from dpkit.composition._rounding import (
     finite,
+    first_failing,
     largest_float_below,
     round_down,
     round_up,
@@ -114,12 +115,9 @@ class LossDistribution:
         if hi == 0 or trimmed.log_delta(float(breaks[hi])) <= target:
             upper, lower = float(breaks[hi]), 0.0
         else:
-            while hi - lo > 1:  # invariant: delta(breaks[lo]) <= target < delta(breaks[hi])
-                mid = (lo + hi) // 2
-                if trimmed.log_delta(float(breaks[mid])) <= target:
-                    lo = mid
-                else:
-                    hi = mid
+            # The first breakpoint whose delta exceeds the target, and the one before it.
+            hi = first_failing(lambda i: trimmed.log_delta(float(breaks[i])) <= target, lo, hi)
+            lo = hi - 1
             upper, lower = float(breaks[lo]), float(breaks[hi])
         if lower == 0.0 and trimmed.log_delta(0.0) <= target:
             return 0.0
