@@ -15,7 +15,14 @@ from typing import Any
 import gmpy2
 
 from dpkit.attacks.composition import averaging_success_probability
-from dpkit.check._common import call_checked, call_number, number, shown, whole_number
+from dpkit.check._common import (
+    call_checked,
+    call_number,
+    compare_at,
+    number,
+    shown,
+    whole_number,
+)
 from dpkit.check._verdict import Verdict
 from dpkit.composition import (
     advanced,
@@ -49,33 +56,29 @@ def check_advanced_composition(fn: Callable[[float, int, float], float]) -> Verd
     shortcut of Corollary 3.21 read backwards), which part of the theorem to compare with;
     never the expected value.
     """
-    details = []
-    for epsilon, k, delta_prime in _ADVANCED_CASES:
-        point = f"epsilon={epsilon:g}, k={k}, delta'={delta_prime:g}"
-        value = call_number(fn, epsilon, k, delta_prime, where=f"for {point}", details=details)
-        if isinstance(value, Verdict):
-            return value
-        want = advanced(epsilon, 0.0, k, delta_prime)[0]
-        right = math.isclose(value, want, rel_tol=1e-9)
-        details.append(f"{point}: got {value!r}, {'right' if right else 'wrong'}")
-        if not right:
-            first = math.sqrt(2 * k * math.log(1 / delta_prime)) * epsilon
-            if math.isclose(value, first, rel_tol=1e-6):
-                hint = ("you have the theorem's first term only; it has a second term, "
-                        "which grows linearly in k")
-            elif math.isclose(value, first + k * epsilon**2, rel_tol=1e-6):
-                hint = ("your second term looks like k·ε², which is smaller than the "
-                        "theorem's: compare it with the theorem term by term")
-            elif math.isclose(value, 2 * first, rel_tol=1e-6):
-                hint = ("2·ε·sqrt(2k ln(1/δ')) is the shortcut of Cor. 3.21 read "
-                        "backwards, not Thm 3.20")
-            else:
-                hint = "compare your formula with the theorem term by term"
-            return Verdict(False, f"for {point} your total {value!r} is "
-                           f"{'too large' if value > want else 'too small'}; {hint}",
-                           tuple(details))
-    return Verdict(True, "your function computes the total epsilon of Theorem 3.20",
-                   tuple(details[:3]))
+    def wrong(value: float, want: float, epsilon: float, k: int, delta_prime: float) -> str:
+        first = math.sqrt(2 * k * math.log(1 / delta_prime)) * epsilon
+        if math.isclose(value, first, rel_tol=1e-6):
+            hint = ("you have the theorem's first term only; it has a second term, "
+                    "which grows linearly in k")
+        elif math.isclose(value, first + k * epsilon**2, rel_tol=1e-6):
+            hint = ("your second term looks like k·ε², which is smaller than the "
+                    "theorem's: compare it with the theorem term by term")
+        elif math.isclose(value, 2 * first, rel_tol=1e-6):
+            hint = ("2·ε·sqrt(2k ln(1/δ')) is the shortcut of Cor. 3.21 read "
+                    "backwards, not Thm 3.20")
+        else:
+            hint = "compare your formula with the theorem term by term"
+        return f"your total {value!r} is {'too large' if value > want else 'too small'}; {hint}"
+
+    found = compare_at(fn, _ADVANCED_CASES, lambda epsilon, k, delta_prime:
+                       advanced(epsilon, 0.0, k, delta_prime)[0],
+                       label=lambda epsilon, k, delta_prime:
+                       f"epsilon={epsilon:g}, k={k}, delta'={delta_prime:g}",
+                       wrong=wrong, rel_tol=1e-9, tally=True)
+    if isinstance(found, Verdict):
+        return found
+    return Verdict(True, "your function computes the total epsilon of Theorem 3.20", found[:3])
 
 
 def check_crossover(fn: Callable[[float, float], int | None]) -> Verdict:
