@@ -156,8 +156,12 @@ def check_precision(answer: Any, utility_min: Any, utility_max: Any, max_outcome
     return Verdict(True, "That is the analytic precision: Y·K + bitlen(n).", details)
 
 
-class _BitsOnly(RandomSource):
-    """Wraps a source and allows ``bits(k)`` only, as the exercise demands."""
+class BitsOnly(RandomSource):
+    """Wraps a source and allows ``bits(k)`` only, as the exercise demands.
+
+    Every other draw raises ``RuntimeError`` naming the method. Public (not in ``__all__``:
+    it is no checker) so that a grader's source can subclass it rather than copy it.
+    """
 
     def __init__(self, inner: RandomSource) -> None:
         super().__init__()
@@ -230,7 +234,7 @@ def check_division_free_sampler(sampler: Callable[[list[int], RandomSource], int
     details: list[str] = []
     for weights, what in (([1, 6, 3, 20, 1, 9], "small weights"),
                           ([huge, 3 * huge, 2 * huge], "weights near 10**400")):
-        rng = _BitsOnly(seeded(seed))
+        rng = BitsOnly(seeded(seed))
         counts = np.zeros(len(weights), dtype=int)
         for _ in range(draws):
             index = call_checked(sampler, list(weights), rng, where=f"On {what}",
