@@ -16,6 +16,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from myst_text import FRONT_MATTER  # tests/ is on sys.path under pytest
 
 from dpkit.check import check_debias
 from dpkit.course.assignments import build
@@ -26,17 +27,7 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parent.parent
 MODEL_DEBIAS = "(yes_fraction - (1 - p)) / (2 * p - 1)"
 
-CHAPTER = """---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-
+CHAPTER = FRONT_MATTER + """
 # Randomized response, graded
 
 ```{code-cell} ipython3

@@ -6,6 +6,7 @@ from pathlib import Path
 import jupytext
 import nbformat
 import pytest
+from myst_text import FRONT_MATTER  # tests/ is on sys.path under pytest
 
 from dpkit.course.notebooks import (
     ANSWER_PROMPT,
@@ -17,17 +18,7 @@ from dpkit.course.notebooks import (
     student_notebook,
 )
 
-CHAPTER = """---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-
+CHAPTER = FRONT_MATTER + """
 # Title
 
 ```{exercise}
