@@ -67,9 +67,10 @@ class LossDistribution:
             j = np.arange(k + 1, dtype=np.float64)
             log_q_plus = -math.log1p(math.exp(-epsilon))  # log e^ε/(1+e^ε)
             big = float(gammaln(k + 1.0))
-            group_log_p = (big - gammaln(j + 1.0) - gammaln(k - j + 1.0)
-                           + k * log_q_plus - j * epsilon)
-            group_loss = (k - 2 * j) * epsilon
+            with np.errstate(over="ignore"):  # k·ε beyond the floats: losses ±inf, in order
+                group_log_p = (big - gammaln(j + 1.0) - gammaln(k - j + 1.0)
+                               + k * log_q_plus - j * epsilon)
+                group_loss = (k - 2 * j) * epsilon
             # gammaln differences lose up to a few ulps of gammaln(k+1) (measured: <= 1 ulp
             # for k <= 1e5 against mpmath); allow 64 ulps of every large term.
             error += 64 * 2.0**-52 * (big + k * abs(log_q_plus) + k * epsilon + 1.0)
@@ -77,14 +78,17 @@ class LossDistribution:
                 raise ValueError(f"the joint privacy loss has more than {_MAX_SUPPORT:,} "
                                  f"points; optimal composition of many distinct epsilons "
                                  f"is #P-hard (Murtagh & Vadhan 2016)")
-            loss = (loss[:, None] + group_loss[None, :]).ravel()
+            with np.errstate(invalid="ignore"):  # inf - inf: see below
+                loss = (loss[:, None] + group_loss[None, :]).ravel()
+            loss[np.isnan(loss)] = -np.inf  # +inf and -inf losses together: probability 0
             scale = (scale[:, None] + np.abs(group_loss)[None, :]).ravel()
             log_p = (log_p[:, None] + group_log_p[None, :]).ravel()
         # Each float product and sum above is within (groups + 1) ulps of the sum of the
         # absolute terms; round every loss up by that much (a larger loss only increases
         # the computed delta, which is the safe direction).
-        with np.errstate(over="ignore"):  # a loss rounded up to inf is still safe
-            loss = loss + (len(groups) + 2) * 2.0**-52 * scale
+        with np.errstate(over="ignore", invalid="ignore"):  # inf up is still safe
+            margin = (len(groups) + 2) * 2.0**-52 * scale
+            loss = np.where(np.isneginf(loss), loss, loss + margin)  # -inf + inf is not a loss
         order = np.argsort(-loss, kind="stable")
         return cls(loss[order], log_p[order], min(error, 1e-3))
 
