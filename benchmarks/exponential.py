@@ -53,14 +53,21 @@ FULL_LIMIT = 10**5           # Θ(n²): about 180 s per draw at n = 10^6
 FALLBACK_LIMIT = 10**6
 
 
-def best_time(fn: Callable[[], object], repeats: int) -> float:
-    """Smallest wall time of ``repeats`` calls, in seconds."""
+def best_time(fn: Callable[[], object], repeats: int = 5) -> float:
+    """Smallest wall time of ``repeats`` calls, in seconds (``benchmarks/svt.py`` uses it too)."""
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
         fn()
         times.append(time.perf_counter() - start)
     return min(times)
+
+
+def table_head(title: str, header: str) -> None:
+    """Print a table's title, its column header and a rule as long as the header."""
+    print(title)
+    print(header)
+    print("-" * len(header))
 
 
 RANGES = (10, 10**2, 10**3, 10**4, 10**5, 10**6)
@@ -78,11 +85,9 @@ def mean_bits(draw: Callable[[RandomSource], object], repeats: int) -> float:
 def utility_range() -> None:
     """A smaller version of Ilvento's utility-range benchmark (hers: 1000 outcomes)."""
     eta = Eta.from_epsilon(EPSILON)
-    print(f"\nutility range: O = {{0}} ∪ {{n + 1, …, n + 9}}, u(o) = o, {eta}")
-    header = (f"{'n':>9} {'p (bits)':>9} {'fast':>10} {'×':>6} {'full':>10} {'×':>7} "
-              f"{'search':>10} {'×':>7} {'bits full':>10} {'bits search':>11}")
-    print(header)
-    print("-" * len(header))
+    table_head(f"\nutility range: O = {{0}} ∪ {{n + 1, …, n + 9}}, u(o) = o, {eta}",
+               f"{'n':>9} {'p (bits)':>9} {'fast':>10} {'×':>6} {'full':>10} {'×':>7} "
+               f"{'search':>10} {'×':>7} {'bits full':>10} {'bits search':>11}")
     first: dict[str, float] = {}
     for n in RANGES:
         outcomes = np.array([0.0, *(n + np.arange(1, 10))])
@@ -112,11 +117,9 @@ def main() -> None:
     eta = Eta.from_epsilon(EPSILON)
     numerator, exponent = eta.reduced()
     rng = seeded(0)
-    print(f"u(o) = o, ε = {EPSILON:g}, {eta}; seconds per sample (best of several draws)")
-    header = (f"{'n':>9} {'naive':>10} {'fast':>10} {'ratio':>7} {'fallback':>10} "
-              f"{'ratio':>7} {'P(fallback)':>12} {'full':>10} {'ratio':>8}")
-    print(header)
-    print("-" * len(header))
+    table_head(f"u(o) = o, ε = {EPSILON:g}, {eta}; seconds per sample (best of several draws)",
+               f"{'n':>9} {'naive':>10} {'fast':>10} {'ratio':>7} {'fallback':>10} "
+               f"{'ratio':>7} {'P(fallback)':>12} {'full':>10} {'ratio':>8}")
     fast_times = {}
     for n in SIZES:
         u = np.arange(n, dtype=float)

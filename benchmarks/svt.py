@@ -18,27 +18,15 @@ Run: ``.venv/bin/python benchmarks/svt.py``
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
-
 import numpy as np
+from exponential import best_time, table_head  # benchmarks/ is on sys.path when run
 
 import dpkit.naive
 from dpkit.datasets import load_adult
 from dpkit.rng import seeded
 from dpkit.svt import DEFAULT_CLIP_BOUNDS, above_threshold, choose_clip_bound, clip_bound_runs
 
-REPEATS = 5
-
-
-def best_time(fn: Callable[[], object], repeats: int = REPEATS) -> float:
-    """Smallest wall time of ``repeats`` calls, in seconds."""
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
+COLUMNS = ("age", "capital-gain")   # the Adult columns whose clipping bound is chosen
 
 
 def textbook_clip_bound(values: np.ndarray, epsilon: float, bounds: tuple[int, ...],
@@ -52,10 +40,8 @@ def textbook_clip_bound(values: np.ndarray, epsilon: float, bounds: tuple[int, .
 
 
 def stream_table() -> None:
-    print("AboveThreshold, every query examined (the last one passes), epsilon = 1")
-    header = f"{'queries':>8} {'exact (ms)':>11} {'textbook (ms)':>14} {'ratio':>7}"
-    print(header)
-    print("-" * len(header))
+    table_head("AboveThreshold, every query examined (the last one passes), epsilon = 1",
+               f"{'queries':>8} {'exact (ms)':>11} {'textbook (ms)':>14} {'ratio':>7}")
     source = seeded(1)
     for length in (10, 100, 1000):
         queries = [lambda _d: -1e9] * (length - 1) + [lambda _d: 1e9]
@@ -67,14 +53,12 @@ def stream_table() -> None:
 
 
 def clip_table(adult) -> None:
-    print(f"choose_clip_bound on Adult ({len(adult):,} rows), epsilon = 1/3, "
-          f"{len(DEFAULT_CLIP_BOUNDS):,} candidates")
-    header = (f"{'column':>13} {'exact (ms)':>11} {'textbook (ms)':>14} {'ratio':>7} "
-              f"{'exact b':>9} {'textbook b':>11}")
-    print(header)
-    print("-" * len(header))
+    table_head(f"choose_clip_bound on Adult ({len(adult):,} rows), epsilon = 1/3, "
+               f"{len(DEFAULT_CLIP_BOUNDS):,} candidates",
+               f"{'column':>13} {'exact (ms)':>11} {'textbook (ms)':>14} {'ratio':>7} "
+               f"{'exact b':>9} {'textbook b':>11}")
     source = seeded(2)
-    for column in ("age", "capital-gain"):
+    for column in COLUMNS:
         values = adult[column].to_numpy(dtype=np.float64)
         ours = best_time(lambda v=values: choose_clip_bound(v, 1 / 3, bounds=DEFAULT_CLIP_BOUNDS,
                                                             rng=source))
@@ -89,12 +73,10 @@ def clip_table(adult) -> None:
 
 def runs_table(adult) -> None:
     runs = 200
-    print(f"{runs} runs of the bound selection, epsilon = 1/3")
-    header = f"{'column':>13} {'vectorised (ms)':>16} {'one by one (ms)':>16} {'ratio':>7}"
-    print(header)
-    print("-" * len(header))
+    table_head(f"{runs} runs of the bound selection, epsilon = 1/3",
+               f"{'column':>13} {'vectorised (ms)':>16} {'one by one (ms)':>16} {'ratio':>7}")
     source = seeded(4)
-    for column in ("age", "capital-gain"):
+    for column in COLUMNS:
         values = adult[column].to_numpy(dtype=np.float64)
         ours = best_time(lambda v=values: clip_bound_runs(v, 1 / 3, bounds=DEFAULT_CLIP_BOUNDS,
                                                           runs=runs, rng=source), repeats=3)

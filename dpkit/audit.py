@@ -243,6 +243,14 @@ def _run(mechanism: Mechanism, data: Any, n: int, source: RandomSource,
     return outputs
 
 
+def _counts(mechanism: Mechanism, d0: Any, d1: Any, event: Event, n: int,
+            source: RandomSource, bar: Any) -> tuple[int, int]:
+    """How often ``event`` holds in ``n`` fresh runs on ``d0``, then in ``n`` on ``d1``."""
+    k0 = _count(event, _run(mechanism, d0, n, source, bar))
+    k1 = _count(event, _run(mechanism, d1, n, source, bar))
+    return k0, k1
+
+
 def epsilon_lower_bound(mechanism: Mechanism, d0: Any, d1: Any, event: Event, *, n: int,
                         confidence: float = 0.95, delta: float = 0.0, rng: Any = None,
                         progress: bool = False) -> float:
@@ -293,8 +301,7 @@ def epsilon_lower_bound(mechanism: Mechanism, d0: Any, d1: Any, event: Event, *,
     n = check_integer(n, "n", minimum=1)
     source = resolve(rng)
     with tqdm(total=2 * n, disable=not progress, desc="audit") as bar:
-        k0 = _count(event, _run(mechanism, d0, n, source, bar))
-        k1 = _count(event, _run(mechanism, d1, n, source, bar))
+        k0, k1 = _counts(mechanism, d0, d1, event, n, source, bar)
     return epsilon_from_counts(k0, n, k1, n, confidence=confidence, delta=delta)
 
 
@@ -386,9 +393,7 @@ def strongest_lower_bound(mechanism: Mechanism, d0: Any, d1: Any,
             k1 = _count(event, chosen1)
             scores[name] = epsilon_from_counts(k0, n, k1, n, confidence=confidence, delta=delta)
         best = max(scores, key=lambda name: scores[name])
-        event = family[best]
-        k0 = _count(event, _run(mechanism, d0, n, source, bar))
-        k1 = _count(event, _run(mechanism, d1, n, source, bar))
+        k0, k1 = _counts(mechanism, d0, d1, family[best], n, source, bar)
     return AuditResult(epsilon=epsilon_from_counts(k0, n, k1, n, confidence=confidence,
                                                    delta=delta),
                        event=best, counts=(k0, k1), n=n, confidence=confidence)

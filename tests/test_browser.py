@@ -33,6 +33,18 @@ def _require(condition: bool, reason: str) -> None:
         pytest.skip(reason)
 
 
+def nudge(page, slider) -> str:
+    """Move a widget slider one step with the keyboard (left at its maximum, else right), as a
+    reader would; return the readout it showed before."""
+    readout = slider.locator(".widget-readout").inner_text()
+    handle = slider.locator(".noUi-handle")
+    handle.scroll_into_view_if_needed()
+    handle.focus()
+    at_maximum = handle.get_attribute("aria-valuenow") == handle.get_attribute("aria-valuemax")
+    page.keyboard.press("ArrowLeft" if at_maximum else "ArrowRight")
+    return readout
+
+
 @pytest.fixture(scope="module")
 def browser():
     _require(CHROMIUM is not None, "no chromium on PATH (apt-get install chromium)")
@@ -80,13 +92,7 @@ def test_page_offline_math_and_widgets(browser, chapter):
         box = slider.locator("xpath=ancestor::div[contains(@class,'widget-vbox')][1]")
         before = box.evaluate(VISIBLE_FRAMES)
         assert len(before) == 1, f"{chapter}: slider {i} shows {len(before)} frames, want 1"
-        readout = slider.locator(".widget-readout").inner_text()
-        handle = slider.locator(".noUi-handle")
-        handle.scroll_into_view_if_needed()
-        handle.focus()
-        key = "ArrowLeft" if handle.get_attribute("aria-valuenow") == handle.get_attribute(
-            "aria-valuemax") else "ArrowRight"
-        page.keyboard.press(key)
+        readout = nudge(page, slider)
         page.wait_for_timeout(200)
         after = box.evaluate(VISIBLE_FRAMES)
         assert slider.locator(".widget-readout").inner_text() != readout, \

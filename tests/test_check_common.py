@@ -15,6 +15,7 @@ import pytest
 import dpkit.check as check
 from dpkit.check import Verdict
 from dpkit.check._common import call_checked, call_number, shown
+from dpkit.exponential import Eta
 
 
 def _raises(*_args: object) -> float:
@@ -179,3 +180,87 @@ def test_the_list_above_holds_every_checker_of_a_function() -> None:
                       and next(iter(inspect.signature(getattr(check, name)).parameters))
                       in ("fn", "sampler")}
     assert takes_function == set(_FUNCTION_CHECKERS)
+
+
+def _crossover_as_float(epsilon: float, delta_prime: float) -> float | None:
+    from dpkit.composition import advanced_crossover
+
+    k = advanced_crossover(epsilon, delta_prime)
+    return None if k is None else float(k)
+
+
+# Every checker whose answer is an integer: (call with the answer, the right answer).
+_INTEGER_CHECKERS = {
+    "check_queries_needed": (check.check_queries_needed, 124),
+    "check_underflow_threshold": (check.check_underflow_threshold, 1491),
+    "check_precision": (lambda a: check.check_precision(a, 0, 100, 1000,
+                                                        Eta.from_epsilon(1.0)), None),
+    "check_crossover_dimension": (check.check_crossover_dimension, None),
+}
+
+
+def _right_answer(name: str) -> int:
+    checker, right = _INTEGER_CHECKERS[name]
+    if right is None:
+        right = next(n for n in range(1, 10_000) if checker(n).passed)
+    return right
+
+
+@pytest.mark.parametrize("name", list(_INTEGER_CHECKERS))
+@pytest.mark.parametrize("kind", [int, float, np.float64, np.int64, Fraction])
+def test_an_integer_answer_passes_whatever_real_type_holds_it(name: str, kind: type) -> None:
+    """124.0 is the integer 124: a count computed with floats (math.ceil of a NumPy float,
+    a bisection on floats) must not get 0 points (before: the composition, underflow and
+    precision checkers refused every float)."""
+    checker, _ = _INTEGER_CHECKERS[name]
+    right = _right_answer(name)
+    verdict = checker(kind(right))
+    assert verdict.passed, verdict
+
+
+@pytest.mark.parametrize("name", list(_INTEGER_CHECKERS))
+def test_an_integer_answer_is_still_judged(name: str) -> None:
+    checker, _ = _INTEGER_CHECKERS[name]
+    right = _right_answer(name)
+    for wrong in (right + 0.5, float(right + 1), True, str(right), math.nan, math.inf):
+        assert not checker(wrong).passed, wrong
+
+
+def test_a_function_answering_a_count_may_return_an_integer_valued_float() -> None:
+    assert check.check_crossover(_crossover_as_float).passed
+    assert not check.check_crossover(lambda e, d: None if _crossover_as_float(e, d) is None
+                                     else _crossover_as_float(e, d) + 0.5).passed
+
+
+def test_every_checker_reads_integers_with_the_one_helper() -> None:
+    """No checker tests for int types itself: they share ``whole_number`` (the sampler's
+    index is the exception: it must index a list, so it stays an int)."""
+    import ast
+    from pathlib import Path
+
+    import dpkit.check
+
+    for path in Path(dpkit.check.__file__).parent.glob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and ast.unparse(node.func) == "isinstance":
+                kinds = ast.unparse(node.args[1])
+                if "Integral" in kinds or "np.integer" in kinds:
+                    assert path.name == "_common.py" or (path.name == "exponential.py"
+                                                         and "index" in ast.unparse(node)), \
+                        f"{path.name}: {ast.unparse(node)}"
+
+
+def test_a_verdict_says_where_the_sandbox_saw_the_error() -> None:
+    """In grading, an error the student's function raised carries where it was raised
+    (``where``, set by the sandbox); the verdict names that place, not "cell 1"."""
+    def raises_in_the_sandbox(*_args: object) -> float:
+        error = ZeroDivisionError("division by zero")
+        error.where = "your answer to Exercise 3.2, line 4"  # type: ignore[attr-defined]
+        raise error
+
+    verdict = call_checked(raises_in_the_sandbox, where="at x=0")
+    assert isinstance(verdict, Verdict)
+    assert verdict.message == ("at x=0, your function raised ZeroDivisionError: division by "
+                               "zero (in your answer to Exercise 3.2, line 4)")
+    assert call_checked(_raises, where="at x=0").message.endswith("division by zero")

@@ -452,3 +452,14 @@ def test_submodule_doctests(module):
     failures, attempted = doctest.testmod(importlib.import_module(f"dpkit.composition.{module}"),
                                           optionflags=doctest.ELLIPSIS)
     assert failures == 0 and attempted > 0
+
+
+def test_optimal_delta_at_the_float_limit_has_no_nan_on_the_way():
+    """k·ε beyond the largest float: the losses are ±inf, in order, and no NaN (or
+    warning about one) appears: the answer is the exact δ = 1."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert comp.optimal_delta(1.7976931348623157e308, 0.0, 3, 1.0) == 1.0
+        assert comp.optimal_delta(1e300, 0.0, 2, 1.0) == 1.0

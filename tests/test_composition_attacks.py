@@ -182,6 +182,51 @@ def test_check_per_query_epsilon():
     assert not check.check_per_query_epsilon("0.02").passed
 
 
+def _exact_largest_per_query(k: int, delta_prime: float, total: float):
+    """The exact largest per-query epsilon (mpmath, 40 digits, bisection on the profile)."""
+    mpmath = pytest.importorskip("mpmath")
+    with mpmath.workdps(40):
+        def profile(eps):
+            return sum(mpmath.binomial(k, j) * max(0, mpmath.exp((k - j) * eps)
+                                                   - mpmath.exp(total + j * eps))
+                       for j in range(k + 1)) / (1 + mpmath.exp(eps)) ** k
+        low, high = mpmath.mpf("0.01"), mpmath.mpf(1)
+        for _ in range(140):
+            middle = (low + high) / 2
+            low, high = (middle, high) if profile(middle) <= delta_prime else (low, middle)
+        return low
+
+
+def test_check_per_query_epsilon_accepts_the_exact_answer_and_other_correct_ways():
+    # optimal() rounds its total up, safely: at the exact answer it gives 1.0000000000003.
+    # The exact answer, rounded to the nearest float or a few ulps either way, passes; so do
+    # bisections on the binomial sum in floats (another correct way), and the library's own.
+    exact = _exact_largest_per_query(100, 1e-6, 1.0)
+    nearest = float(exact)
+    assert optimal(nearest, 0.0, 100, 1e-6)[0] > 1.0  # the case the checker used to reject
+    for ulps in (-3, 0, 1, 3):
+        answer = nearest + ulps * math.ulp(nearest)
+        assert check.check_per_query_epsilon(answer).passed, ulps
+
+    def float_profile(eps):
+        return sum(math.comb(100, j) * max(0.0, math.exp((100 - j) * eps)
+                                           - math.exp(1.0 + j * eps))
+                   for j in range(101)) / (1 + math.exp(eps)) ** 100
+
+    low, high = 0.01, 1.0
+    for _ in range(100):
+        middle = (low + high) / 2
+        low, high = (middle, high) if float_profile(middle) <= 1e-6 else (low, middle)
+    assert check.check_per_query_epsilon(low).passed
+    assert check.check_per_query_epsilon(high).passed
+    # Truly over budget, even by a little, still fails; so does the nearest misreading.
+    for wrong in (nearest * (1 + 1e-10), nearest * (1 + 1e-6),
+                  optimal_epsilon_per_mechanism(1.0, 1e-6, 99)):
+        verdict = check.check_per_query_epsilon(wrong)
+        assert not verdict.passed and "exceed the budget" in verdict.message
+        assert "1.000000 > 1" not in verdict.message  # enough digits to see the excess
+
+
 def test_check_queries_needed():
     verdict = check.check_queries_needed(124)
     assert verdict.passed

@@ -82,7 +82,8 @@ def test_precision_checker() -> None:
     assert check_precision(right, 0, 100, 1000, eta).passed
     assert "Too few" in check_precision(right - 1, 0, 100, 1000, eta).message
     assert not check_precision(right + 1, 0, 100, 1000, eta)
-    assert not check_precision(float(right), 0, 100, 1000, eta)
+    assert check_precision(float(right), 0, 100, 1000, eta).passed   # the integer it equals
+    assert not check_precision(right + 0.5, 0, 100, 1000, eta)
 
 
 def correct_uniform(total: int, rng) -> int:
@@ -214,3 +215,19 @@ def test_selection_figure_draws_both_distributions() -> None:
     ax = figure.axes[0]
     assert len(ax.patches) == 8                          # 4 bars (3 + "other 1") × 2
     assert [t.get_text() for t in ax.get_yticklabels()] == ["a", "b", "c", "other 1"]
+
+
+def test_the_precision_exercise_names_its_eta() -> None:
+    """Exercise 6.3 said only `Eta.from_epsilon(1.0)`, which depends on defaults (Δ, bits)
+    a student computing by hand cannot see: it names the η, and the η is that one."""
+    import math
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "book" / "exponential_base2.md").read_text()
+    exercise = re.search(r":label: ex-exp-precision\n(.*?)\n```", text, re.S)[1]
+    assert "`Eta(1243, 11)`" in exercise and "1243 \\cdot 2^{-11}" in exercise
+    assert "\\eta \\approx 0.7204" in exercise
+    eta = Eta.from_epsilon(1.0)
+    assert eta == Eta(1243, 11) and eta.reduced() == (1243, 11)
+    assert round(-math.log2(1243 / 2**11), 4) == 0.7204

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from myst_text import FRONT_MATTER  # tests/ is on sys.path under pytest
 
 from dpkit.check import check_debias
 from dpkit.course.assignments import build
@@ -26,17 +27,7 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parent.parent
 MODEL_DEBIAS = "(yes_fraction - (1 - p)) / (2 * p - 1)"
 
-CHAPTER = """---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-
+CHAPTER = FRONT_MATTER + """
 # Randomized response, graded
 
 ```{code-cell} ipython3
@@ -533,3 +524,167 @@ def test_written_answers_are_shown_fenced_after_the_rubric(course, graded):
     page = (course / "grades" / "written" / "ch" / "model.md").read_text()
     assert page.index("Model answer and rubric") < page.index("The student's answer")
     assert "```text" in page
+
+
+# ------------------------------------------------------ cells the student adds, locations
+
+def _grade_cells(course: Path, replace: dict[str, str],
+                 added: dict[str, list[str]]) -> dict[str, tuple[float | None, str]]:
+    """Grade the released notebook with ``replace``d answer cells and, above the answer
+    cell ``grade_id``, the new code cells ``added[grade_id]`` (no nbgrader metadata, as
+    Jupyter makes them): {label: (points, feedback)}."""
+    from dpkit.course.grading import grade_notebook
+
+    notebook = nbformat.read(course / "release" / "ch" / "ch.ipynb", 4)
+    answers = {**_model_answers(course), **replace}
+    cells = []
+    for cell in notebook.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        cells += [nbformat.v4.new_code_cell(s) for s in added.get(grade_id, [])]
+        if grade_id in answers:
+            cell.source = answers[grade_id]
+        cells.append(cell)
+    cells += [nbformat.v4.new_code_cell(s) for s in added.get("end", [])]
+    notebook.cells = cells
+    source = nbformat.read(course / "source" / "ch" / "ch.ipynb", 4)
+    graded = grade_notebook(source, json.loads(nbformat.writes(notebook)), secret="0" * 64,
+                            student="s", limits=Limits(call_seconds=10, memory_bytes=2 << 30))
+    return {exercise.label: (points, feedback) for exercise, points, feedback in graded}
+
+
+HELPER = "import math\n\ndef sigmoid(x):\n    return 1 / (1 + math.exp(-x))\n"
+
+
+def test_cells_a_student_adds_run_in_order_before_the_answer_below_them(course):
+    """A helper defined in a new cell above an answer is the answer's to use, as when the
+    notebook runs top to bottom (before: added cells were dropped, and the answer raised
+    NameError for 0 points). display() works as in Jupyter; a cell below the last answer
+    runs never, and a broken added cell is named only where an answer lost points."""
+    graded = _grade_cells(course, {
+        "ex-t-truth-answer": TRUTH + "    display(epsilon)\n    return sigmoid(epsilon)\n",
+        "ex-t-debias-answer": DEBIAS + "    p = sigmoid(epsilon)\n"
+                              "    return (yes_fraction - (1 - p)) / (2 * p - 1) + OFFSET\n"},
+        {"ex-t-truth-answer": ["display('exploring')\n", HELPER],
+         "ex-t-debias-answer": ["OFFSET = 0.0\n", "1 / 0\n"],
+         "end": ["OFFSET = 1.0\n"]})
+    assert graded["ex-t-truth"] == (3.0, graded["ex-t-truth"][1])
+    assert graded["ex-t-debias"][0] == 3.0 and "note" not in graded["ex-t-debias"][1]
+    broken = _grade_cells(course, {"ex-t-debias-answer": DEBIAS + "    return UNDEFINED\n"},
+                          {"ex-t-debias-answer": ["x = 1\n", "UNDEFINED = \n"]})
+    points, feedback = broken["ex-t-debias"]
+    assert points == 0.0
+    assert "a cell you added above it raised SyntaxError" in feedback
+    assert "cell 2 of the 2 you added above Exercise 2, line 1" in feedback
+    header = nbformat.read(course / "release" / "ch" / "ch.ipynb", 4).cells[0].source
+    assert "the code cells you add run too" in header          # and the students are told
+
+
+def test_feedback_names_the_exercise_and_the_line_not_a_cell_number(course):
+    """An error is placed in the student's notebook as they see it: "in your answer to
+    Exercise 1, line 2", or in a cell they added (before: "(cell 1, line 2)", and nothing
+    at all for an error in a function the test called)."""
+    graded = _grade_cells(course, {
+        "ex-t-truth-answer": TRUTH + "    return helper(epsilon)\n",
+        "ex-t-debias-answer": "OFFSET = 0\nSCALE = undefined_name\n" + DEBIAS + "    return 0\n"},
+        {"ex-t-truth-answer": ["def helper(epsilon):\n    return 1 / 0\n"]})
+    truth, debias = graded["ex-t-truth"][1], graded["ex-t-debias"][1]
+    assert "ZeroDivisionError: division by zero (in the cell you added above Exercise 1, " \
+           "line 2)" in truth
+    assert "NameError: name 'undefined_name' is not defined (in your answer to Exercise 2, " \
+           "line 2)" in debias
+    inside = _grade_cells(course, {"ex-t-truth-answer": TRUTH + "    x = 1\n    return x / 0\n"},
+                          {})["ex-t-truth"][1]
+    assert "(in your answer to Exercise 1, line 3)" in inside
+    for feedback in (truth, debias, inside):
+        assert "cell 1" not in feedback
+
+
+def test_a_written_answer_has_a_working_cell_and_the_teacher_sees_no_stub(course, tmp_path):
+    """Below each written answer cell the student gets a code cell for a computation the
+    question asks for; the teacher's page shows what was written there, and "(no answer)",
+    not nbgrader's "YOUR ANSWER HERE", for an answer cell left as handed out."""
+    import shutil
+
+    copied = tmp_path / "course"
+    for part in ("source", "release"):
+        shutil.copytree(course / part, copied / part)
+    release = nbformat.read(copied / "release" / "ch" / "ch.ipynb", 4)
+    ids = [c.metadata.get("nbgrader", {}).get("grade_id") for c in release.cells]
+    work = release.cells[ids.index("ex-t-proof-answer") + 1]
+    assert work.cell_type == "code" and ids[ids.index("ex-t-proof-answer") + 1] == \
+        "ex-t-proof-work" and "compute" in work.source
+    work.source = "n = 1000\nprint(1 / n)\n"
+    for student, notebook in (("untouched", nbformat.read(copied / "release" / "ch" / "ch.ipynb",
+                                                          4)), ("worked", release)):
+        (tmp_path / "submissions" / student).mkdir(parents=True)
+        nbformat.write(notebook, tmp_path / "submissions" / student / "ch.ipynb")
+    grade(copied, tmp_path / "submissions", log=lambda _m: None,
+          limits=Limits(call_seconds=10, memory_bytes=2 << 30))
+    pages = copied / "grades" / "written" / "ch"
+    untouched = (pages / "untouched.md").read_text()
+    assert "(no answer)" in untouched and "YOUR ANSWER HERE" not in untouched
+    assert "working" not in untouched
+    worked = (pages / "worked.md").read_text()
+    assert "### The student's working" in worked and "```python\nn = 1000\nprint(1 / n)" in worked
+
+
+def test_working_and_added_cells_run_above_the_next_answer_with_their_names():
+    from dpkit.course.grading import WORK_STUB, _added_cells
+
+    def cell(grade_id, kind, source):
+        meta = {"nbgrader": {"grade_id": grade_id}} if grade_id else {}
+        return {"cell_type": kind, "metadata": meta, "source": source}
+
+    submission = {"cells": [
+        cell("setup", "code", "import dpkit"), cell("", "code", "a = 1"),
+        cell("ex-w-answer", "markdown", "proof"), cell("ex-w-work", "code", "h = 2"),
+        cell("ex-v-work", "code", WORK_STUB), cell("", "markdown", "notes"),
+        cell("", "code", "b = 3"), cell("ex-c-answer", "code", "def f(): return h"),
+        cell("", "code", "never = 1")]}
+    released = {"setup", "ex-w-answer", "ex-w-work", "ex-v-work", "ex-c-answer"}
+    found = _added_cells(submission, released, {"ex-w": "Exercise 1", "ex-c": "Exercise 2"})
+    assert found == {
+        "ex-w-answer": [("a = 1", "the cell you added above Exercise 1")],
+        "ex-c-answer": [("h = 2", "your working for Exercise 1"),
+                        ("b = 3", "the cell you added above Exercise 2")]}
+
+
+LOOP = "while True:\n    pass\n"
+BUDGET = 3
+
+
+def test_one_submission_has_one_time_budget_across_worker_restarts(course):
+    """Each call is limited, and a stopped worker is restarted with fresh limits: a slow
+    answer used to get cells × call_seconds of CPU and more (RLIMIT_CPU is per process and
+    a restart resets it). All the requests of one submission now share submission_seconds,
+    and each restarted worker's CPU limit is what is left of it."""
+    import time
+
+    from dpkit.course.grading import grade_notebook
+
+    notebook = nbformat.read(course / "release" / "ch" / "ch.ipynb", 4)
+    ids = [c.metadata.get("nbgrader", {}).get("grade_id") for c in notebook.cells]
+    for grade_id, answer in (("ex-t-truth-answer", TRUTH + "    " + LOOP.replace("\n    ",
+                                                                                  "\n        ")),
+                             ("ex-t-debias-answer", DEBIAS + "    return 0.5\n")):
+        notebook.cells[ids.index(grade_id)].source = answer
+    at = ids.index("ex-t-truth-answer")     # four looping cells the student added above it
+    notebook.cells[at:at] = [nbformat.v4.new_code_cell(LOOP) for _ in range(4)]
+    source = nbformat.read(course / "source" / "ch" / "ch.ipynb", 4)
+    limits = Limits(call_seconds=2, exercise_seconds=2, submission_seconds=BUDGET,
+                    memory_bytes=2 << 30)
+    began = time.monotonic()
+    graded = grade_notebook(source, json.loads(nbformat.writes(notebook)), secret="0" * 64,
+                            limits=limits)
+    took = time.monotonic() - began
+    feedback = {exercise.label: text for exercise, _, text in graded}
+    # before: 4 cells × 2 s + 2 tests × 2 s of looping, each in a fresh worker (12 s);
+    # now 3 s of requests, whatever the restarts (and the start-ups around them)
+    assert took < 9, took
+    assert "used up the 3 s its grading may take" in feedback["ex-t-debias"]
+    with Sandbox(Limits(submission_seconds=30, call_seconds=10)) as sandbox:
+        assert sandbox.run(["import time\ntime.sleep(2)\n"]) == [None]
+        sandbox.start()                      # a restart: the CPU limit is what is left
+        assert sandbox.run(["import resource\n"
+                            "cpu = resource.getrlimit(resource.RLIMIT_CPU)[0]\n"]) == [None]
+        assert sandbox.get("cpu") <= 28

@@ -35,7 +35,7 @@ from pathlib import Path
 import jupytext
 import pytest
 from jupyter_client.manager import start_new_kernel
-from test_browser import CHROMIUM, LAUNCH_ARGS, _require
+from test_browser import CHROMIUM, LAUNCH_ARGS, _require, nudge
 
 from dpkit.course import lab
 from dpkit.course.notebooks import export
@@ -311,13 +311,7 @@ def test_chapter_opens_as_notebook_runs_redraws_live_and_saves_unchanged(
         image = slider.locator("xpath=ancestor::div[contains(@class,'widget-vbox')][1]"
                                ).locator("img").first.element_handle()
         before_src = image.get_attribute("src")
-        readout = slider.locator(".widget-readout").inner_text()
-        handle = slider.locator(".noUi-handle")
-        handle.scroll_into_view_if_needed()
-        handle.focus()
-        key = "ArrowLeft" if handle.get_attribute("aria-valuenow") == handle.get_attribute(
-            "aria-valuemax") else "ArrowRight"
-        page.keyboard.press(key)
+        readout = nudge(page, slider)
         expect(slider.locator(".widget-readout")).not_to_have_text(readout)
         page.wait_for_function(IMAGE_CHANGED, arg=[image, before_src], timeout=30_000)
         page.wait_for_selector(KERNEL_IDLE, timeout=30_000)

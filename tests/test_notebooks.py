@@ -6,9 +6,11 @@ from pathlib import Path
 import jupytext
 import nbformat
 import pytest
+from myst_text import FRONT_MATTER  # tests/ is on sys.path under pytest
 
 from dpkit.course.notebooks import (
     ANSWER_PROMPT,
+    WORKING_PROMPT,
     export,
     notebook_items,
     solutions,
@@ -16,17 +18,7 @@ from dpkit.course.notebooks import (
     student_notebook,
 )
 
-CHAPTER = """---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-
+CHAPTER = FRONT_MATTER + """
 # Title
 
 ```{exercise}
@@ -92,6 +84,10 @@ def test_student_copy_removes_solutions_and_adds_places_to_answer():
     assert starters == ["def double(x):\n    # Your code here.\n    raise NotImplementedError"
                         "\n\nprint(dpkit.check.check_double(double))"]
     assert [c.source for c in student.cells].count(ANSWER_PROMPT) == 2  # ex-a, ex-b
+    # each written answer has a code cell below it for a computation the question asks for
+    after = [student.cells[i + 1] for i, c in enumerate(student.cells)
+             if c.source == ANSWER_PROMPT]
+    assert [(c.cell_type, c.source) for c in after] == [("code", WORKING_PROMPT)] * 2
     # the original is untouched
     assert "secret_answer" in "\n".join(cell.source for cell in notebook.cells)
 
@@ -185,3 +181,49 @@ def test_numbering_matches_the_book(tmp_path):
 def test_export_refuses_an_empty_folder(tmp_path):
     with pytest.raises(FileNotFoundError, match="no MyST notebook chapters"):
         export(tmp_path, tmp_path / "out")
+
+
+_LINK = re.compile(r"\]\((?P<target>[^)\s]+)\)|(?:src|href)=\"(?P<html>[^\"]+)\"")
+
+
+def _broken_links(path: Path) -> list[str]:
+    """The relative links of a notebook's Markdown cells whose file does not exist."""
+    notebook = nbformat.read(path, 4)
+    broken = []
+    for cell in notebook.cells:
+        if cell.cell_type != "markdown":
+            continue
+        for match in _LINK.finditer(cell.source):
+            target = (match["target"] or match["html"]).split("#")[0]
+            if target and not re.match(r"[a-zA-Z][\w+.-]*:", target) \
+                    and not (path.parent / target).exists():
+                broken.append(target)
+    return broken
+
+
+@pytest.mark.slow
+def test_every_relative_link_of_a_generated_notebook_resolves(tmp_path):
+    """The student and teacher notebooks link to each other (``laplace.ipynb`` beside
+    them); an assignment, handed out alone in a folder of its own, names the chapter
+    instead of linking to a notebook that is not there (before: ``intro.ipynb`` from
+    ``release/promise/``, and ``bibliography.md`` from every copy of the intro)."""
+    from dpkit.course.assignments import assignment_notebook
+    from dpkit.course.myst import read_book
+
+    book_dir = Path(__file__).resolve().parent.parent / "book"
+    written = export(book_dir, tmp_path / "notebooks")
+    book = read_book(book_dir)
+    for chapter in book.chapters:
+        notebook = assignment_notebook(chapter.path, book)
+        if notebook is not None:
+            path = tmp_path / "course" / "release" / chapter.stem / f"{chapter.stem}.ipynb"
+            path.parent.mkdir(parents=True)
+            nbformat.write(notebook, path)
+            written.append(path)
+    assert len(written) > 2 * len(book.chapters)
+    assert {str(p.relative_to(tmp_path)): _broken_links(p) for p in written} == {
+        str(p.relative_to(tmp_path)): [] for p in written}
+    student = (tmp_path / "notebooks" / "student" / "laplace.ipynb").read_text()
+    assert "(promise.ipynb)" in student                   # the links beside it are kept
+    promise = (tmp_path / "course" / "release" / "promise" / "promise.ipynb").read_text()
+    assert "Definition 3 (in *Differential Privacy, Interactively*)" in promise  # named

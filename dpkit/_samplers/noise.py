@@ -36,6 +36,7 @@ Algorithms and Complexity: New Directions and Recent Results, Academic Press, 19
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
@@ -107,13 +108,8 @@ def discrete_laplace(scale: Fraction | int, rng: RandomSource,
     >>> discrete_laplace(3, seeded(0), size=4).shape
     (4,)
     """
-    scale = positive_fraction(scale, "scale")
-    rng = check_source(rng)
-    shape = _shape(size)
-    count = 1 if shape is None else math.prod(shape)
-    if count <= FIXED_MAX or scale > _VECTOR_MAX_SCALE:
-        return fixed_result(fixed_discrete_laplace, scale, count, shape, rng)
-    return _in_blocks(laplace_envelope(scale), count, rng).reshape(shape)
+    return _draw(positive_fraction(scale, "scale"), _VECTOR_MAX_SCALE, fixed_discrete_laplace,
+                 laplace_envelope, rng, size)
 
 
 def discrete_gaussian(sigma2: Fraction | int, rng: RandomSource,
@@ -154,13 +150,25 @@ def discrete_gaussian(sigma2: Fraction | int, rng: RandomSource,
     independent discrete Gaussian noise to each coordinate satisfies ``(D²/(2σ²))``-zCDP and
     is (ε, δ)-DP whenever the continuous Gaussian's privacy profile allows it.
     """
-    sigma2 = positive_fraction(sigma2, "sigma2")
+    return _draw(positive_fraction(sigma2, "sigma2"), _VECTOR_MAX_SCALE**2 // 4,
+                 fixed_discrete_gaussian, gaussian_envelope, rng, size)
+
+
+def _draw(parameter: Fraction, vector_max: int,
+          fixed: Callable[[Fraction, int, RandomSource], np.ndarray],
+          envelope: Callable[[Fraction], Envelope], rng: RandomSource,
+          size: _SIZE) -> int | np.ndarray:
+    """Route a request by its size and public ``parameter`` (a scale or ``σ²``), never by values.
+
+    Up to ``FIXED_MAX`` values, or any count when ``parameter`` exceeds ``vector_max``: the
+    ``fixed`` fixed-cost sampler; larger arrays: the block-envelope sampler ``envelope(parameter)``.
+    """
     rng = check_source(rng)
     shape = _shape(size)
     count = 1 if shape is None else math.prod(shape)
-    if count <= FIXED_MAX or sigma2 > _VECTOR_MAX_SCALE**2 // 4:
-        return fixed_result(fixed_discrete_gaussian, sigma2, count, shape, rng)
-    return _in_blocks(gaussian_envelope(sigma2), count, rng).reshape(shape)
+    if count <= FIXED_MAX or parameter > vector_max:
+        return fixed_result(fixed, parameter, count, shape, rng)
+    return _in_blocks(envelope(parameter), count, rng).reshape(shape)
 
 
 def _in_blocks(envelope: Envelope, count: int, rng: RandomSource) -> np.ndarray:

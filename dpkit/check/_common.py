@@ -6,7 +6,12 @@ raises, read the result as a finite float, check a range, and say what is wrong 
 failing :class:`~dpkit.check.Verdict` otherwise. :func:`call_checked` does the first step
 only, for answers that are not one number (a pair, an array, an index or None). :func:`call`
 and :func:`number` are the two building blocks, for a checker that needs to look at a raised
-exception itself (an exercise that asks for a ``ValueError``, say).
+exception itself (an exercise that asks for a ``ValueError``, say). :func:`whole_number`
+reads an answer that is a count, a dimension or a number of bits: any real number equal to
+an integer (``124``, ``np.int64(124)``, ``124.0``), so that a right count computed with
+floats passes. :func:`compare_at` is the loop of the checkers whose answer is one number
+with a known value at each test point: call, compare, and say what is wrong at the first
+point that fails.
 
 The helpers never time the student's function: a function that loops forever is stopped by
 whoever runs the checker (the notebook's interrupt, or the grading's cell time limit).
@@ -16,14 +21,15 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
 
 from dpkit.check._verdict import Verdict
 
-__all__ = ["call", "call_checked", "call_number", "number", "shown"]
+__all__ = ["call", "call_checked", "call_number", "compare_at", "number", "shown",
+           "whole_number"]
 
 _SHOWN_LENGTH = 60   # longest repr of a student's result quoted in a verdict
 
@@ -37,7 +43,14 @@ def call(fn: Callable[..., Any], *args: Any) -> tuple[Any, str | None]:
     try:
         return fn(*args), None
     except Exception as error:  # any failure of student code becomes a readable verdict
-        return None, f"{type(error).__name__}: {error}"
+        return None, f"{type(error).__name__}: {error}{_place(error)}"
+
+
+def _place(error: Exception) -> str:
+    """Where the student's code raised ``error``, when the grading sandbox says so (" (in
+    your answer to Exercise 3.2, line 4)"); "" in a notebook, where the traceback shows it."""
+    place = getattr(error, "where", None)
+    return f" (in {place})" if isinstance(place, str) and place else ""
 
 
 def number(value: Any) -> float | None:
@@ -53,6 +66,31 @@ def number(value: Any) -> float | None:
     except (OverflowError, TypeError, ValueError):  # 10**400, exotic Real types
         return None
     return value if math.isfinite(value) else None
+
+
+def whole_number(value: Any) -> int | None:
+    """``value`` as an ``int`` if it is a real number equal to an integer, else None.
+
+    Every checker whose answer is an integer (a count, a dimension, a number of bits)
+    reads it with this helper, so that a right answer computed with floats (``124.0``,
+    ``math.ceil`` of a NumPy float, ``np.float64(124.0)``) passes as the integer it equals.
+    A ``bool`` is not a number here (``True == 1``, but it answers no counting question);
+    a string, NaN, ±inf or a non-integral real give None.
+
+    >>> whole_number(124), whole_number(124.0), whole_number(np.float64(29.0))
+    (124, 124, 29)
+    >>> whole_number(124.5), whole_number(True), whole_number("124"), whole_number(math.inf)
+    (None, None, None, None)
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        return None
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    try:
+        whole = int(value)              # truncates; exact for any finite float
+    except (OverflowError, TypeError, ValueError):  # inf, nan, exotic Real types
+        return None
+    return whole if whole == value else None
 
 
 def shown(value: Any) -> str:
@@ -106,7 +144,8 @@ def call_checked(fn: Callable[..., Any], *args: Any, where: str, details: Sequen
     except Exception as error:  # any failure of student code becomes a readable verdict
         hint = explain(error) if explain is not None else ""
         return Verdict(False, f"{where}, your function raised {type(error).__name__}: "
-                       f"{error}{'; ' + hint if hint else ''}", tuple(details))
+                       f"{error}{_place(error)}{'; ' + hint if hint else ''}",
+                       tuple(details))
     if isinstance(result, Verdict):
         return Verdict(False, f"{where}, your function returned a Verdict, not an answer",
                        tuple(details))
@@ -177,3 +216,71 @@ def call_number(fn: Callable[..., Any], *args: Any, where: str, low: float | Non
         return Verdict(False, f"{where}, your function returned {value!r}: {why}",
                        tuple(details))
     return value
+
+
+def compare_at(fn: Callable[..., Any], points: Iterable[tuple[Any, ...]],
+               reference: Callable[..., float], *, label: Callable[..., str],
+               wrong: Callable[..., str], rel_tol: float, at: str = "for",
+               tally: bool = False) -> tuple[str, ...] | Verdict:
+    """Call a student's function at fixed test points and compare each result with the right
+    value; return what was established, or the failing Verdict of the first wrong point.
+
+    At each point ``args``, :func:`call_number` calls ``fn(*args)`` (a failing verdict opens
+    with ``f"{at} {label(*args)}"``), and the result is right when it lies within a relative
+    ``rel_tol`` of ``reference(*args)``.
+
+    Parameters
+    ----------
+    fn : callable
+        The student's function.
+    points : iterable of tuple
+        The arguments of each call, in order.
+    reference : callable
+        ``reference(*args)``: the right value at that point (never shown).
+    label : callable
+        ``label(*args)``: the point as text (``"k=4, c=1"``), in the details and the verdict.
+    wrong : callable
+        ``wrong(value, want, *args)``: what is wrong with ``value``, the end of the failing
+        verdict's sentence after ``f"{at} {label(*args)}"``; it must not state ``want``.
+    rel_tol : float
+        The relative tolerance of :func:`math.isclose`.
+    at : str
+        The words before the label in a failing verdict (``"for"``, ``"at"``).
+    tally : bool
+        If true, every point is recorded as ``"{label}: got {value!r}, right"`` (``wrong``
+        for the failing one, which the failing verdict then lists too); otherwise a right
+        point only, as ``"{label}: {value!r} is right"``.
+
+    Returns
+    -------
+    tuple of str or Verdict
+        The details of every point when all are right (the caller writes the passing
+        verdict), or a failing :class:`~dpkit.check.Verdict`; the caller tells them apart
+        with ``isinstance(result, Verdict)``, as with :func:`call_number`.
+
+    Examples
+    --------
+    >>> points, double = [(1.0,), (3.0,)], lambda x: 2 * x
+    >>> options = dict(label=lambda x: f"x={x:g}", rel_tol=1e-9,
+    ...                wrong=lambda value, want, x: f"your double {value!r} is wrong")
+    >>> compare_at(lambda x: x + x, points, double, **options)
+    ('x=1: 2.0 is right', 'x=3: 6.0 is right')
+    >>> print(compare_at(lambda x: x + 1, points, double, **options))
+    NOT YET: for x=3 your double 4.0 is wrong
+      - x=1: 2.0 is right
+    """
+    details: list[str] = []
+    for args in points:
+        point = label(*args)
+        value = call_number(fn, *args, where=f"{at} {point}", details=details)
+        if isinstance(value, Verdict):
+            return value
+        want = reference(*args)
+        right = math.isclose(value, want, rel_tol=rel_tol)
+        if tally:
+            details.append(f"{point}: got {value!r}, {'right' if right else 'wrong'}")
+        if not right:
+            return Verdict(False, f"{at} {point} {wrong(value, want, *args)}", tuple(details))
+        if not tally:
+            details.append(f"{point}: {value!r} is right")
+    return tuple(details)

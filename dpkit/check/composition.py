@@ -8,13 +8,21 @@ what is wrong with it, without stating the expected answer.
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
+import gmpy2
+
 from dpkit.attacks.composition import averaging_success_probability
-from dpkit.check._common import call_checked, call_number, number, shown
+from dpkit.check._common import (
+    call_checked,
+    call_number,
+    compare_at,
+    number,
+    shown,
+    whole_number,
+)
 from dpkit.check._verdict import Verdict
 from dpkit.composition import (
     advanced,
@@ -48,33 +56,29 @@ def check_advanced_composition(fn: Callable[[float, int, float], float]) -> Verd
     shortcut of Corollary 3.21 read backwards), which part of the theorem to compare with;
     never the expected value.
     """
-    details = []
-    for epsilon, k, delta_prime in _ADVANCED_CASES:
-        point = f"epsilon={epsilon:g}, k={k}, delta'={delta_prime:g}"
-        value = call_number(fn, epsilon, k, delta_prime, where=f"for {point}", details=details)
-        if isinstance(value, Verdict):
-            return value
-        want = advanced(epsilon, 0.0, k, delta_prime)[0]
-        right = math.isclose(value, want, rel_tol=1e-9)
-        details.append(f"{point}: got {value!r}, {'right' if right else 'wrong'}")
-        if not right:
-            first = math.sqrt(2 * k * math.log(1 / delta_prime)) * epsilon
-            if math.isclose(value, first, rel_tol=1e-6):
-                hint = ("you have the theorem's first term only; it has a second term, "
-                        "which grows linearly in k")
-            elif math.isclose(value, first + k * epsilon**2, rel_tol=1e-6):
-                hint = ("your second term looks like k·ε², which is smaller than the "
-                        "theorem's: compare it with the theorem term by term")
-            elif math.isclose(value, 2 * first, rel_tol=1e-6):
-                hint = ("2·ε·sqrt(2k ln(1/δ')) is the shortcut of Cor. 3.21 read "
-                        "backwards, not Thm 3.20")
-            else:
-                hint = "compare your formula with the theorem term by term"
-            return Verdict(False, f"for {point} your total {value!r} is "
-                           f"{'too large' if value > want else 'too small'}; {hint}",
-                           tuple(details))
-    return Verdict(True, "your function computes the total epsilon of Theorem 3.20",
-                   tuple(details[:3]))
+    def wrong(value: float, want: float, epsilon: float, k: int, delta_prime: float) -> str:
+        first = math.sqrt(2 * k * math.log(1 / delta_prime)) * epsilon
+        if math.isclose(value, first, rel_tol=1e-6):
+            hint = ("you have the theorem's first term only; it has a second term, "
+                    "which grows linearly in k")
+        elif math.isclose(value, first + k * epsilon**2, rel_tol=1e-6):
+            hint = ("your second term looks like k·ε², which is smaller than the "
+                    "theorem's: compare it with the theorem term by term")
+        elif math.isclose(value, 2 * first, rel_tol=1e-6):
+            hint = ("2·ε·sqrt(2k ln(1/δ')) is the shortcut of Cor. 3.21 read "
+                    "backwards, not Thm 3.20")
+        else:
+            hint = "compare your formula with the theorem term by term"
+        return f"your total {value!r} is {'too large' if value > want else 'too small'}; {hint}"
+
+    found = compare_at(fn, _ADVANCED_CASES, lambda epsilon, k, delta_prime:
+                       advanced(epsilon, 0.0, k, delta_prime)[0],
+                       label=lambda epsilon, k, delta_prime:
+                       f"epsilon={epsilon:g}, k={k}, delta'={delta_prime:g}",
+                       wrong=wrong, rel_tol=1e-9, tally=True)
+    if isinstance(found, Verdict):
+        return found
+    return Verdict(True, "your function computes the total epsilon of Theorem 3.20", found[:3])
 
 
 def check_crossover(fn: Callable[[float, float], int | None]) -> Verdict:
@@ -84,10 +88,10 @@ def check_crossover(fn: Callable[[float, float], int | None]) -> Verdict:
 
     ``fn`` is called at six points (ε from 0.01 to 1, δ′ from 1e-9 to 1e-3), some of which
     have no crossover. It passes when it returns the exact smallest ``k`` (a positive
-    ``int``) at each point, and ``None`` exactly where there is none. The check is
-    deterministic. A failing verdict names the point and, for the ``k`` returned, whether
-    advanced composition already wins there (then a smaller ``k`` does too) or not yet;
-    it never names the expected ``k``.
+    integer, or a float equal to one) at each point, and ``None`` exactly where there is
+    none. The check is deterministic. A failing verdict names the point and, for the ``k``
+    returned, whether advanced composition already wins there (then a smaller ``k`` does
+    too) or not yet; it never names the expected ``k``.
     """
     details = []
     cases = ((0.1, 1e-5), (0.5, 1e-4), (0.01, 1e-6), (0.3, 1e-9), (1.0, 1e-5), (0.7, 1e-3))
@@ -104,9 +108,11 @@ def check_crossover(fn: Callable[[float, float], int | None]) -> Verdict:
                                f"k·ε (compare the theorem's second term alone with k·ε); "
                                f"return None, got {shown(got)}", tuple(details))
             continue
-        if isinstance(got, bool) or not isinstance(got, numbers.Integral) or got < 1:
+        k = whole_number(got)
+        if k is None or k < 1:
             return Verdict(False, f"for {point} expected a positive integer k, got "
                            f"{shown(got)}", tuple(details))
+        got = k
         if got != want:
             if got < want:
                 why = (f"at k={got} the Thm 3.20 total is not strictly below k·ε: advanced "
@@ -124,6 +130,41 @@ def _best_per_query(total: float, delta_prime: float, k: int) -> float:
     return optimal_epsilon_per_mechanism(total, delta_prime, k)
 
 
+# How far above the exact largest per-query epsilon an answer may lie and still pass, as a
+# relative error. A correct answer computed in double precision lands within a few ulps of
+# the exact value (measured at k = 100: 2e-16 to 1e-15 for a bisection on the binomial sum
+# with math.comb, scipy's pmf or its logpmf); the library's own answer lies 2.6e-13 *below*
+# it, because optimal() rounds the total up (by 2.8e-13 at that point). The nearest wrong
+# answers are orders of magnitude further: k = 99 instead of 100 gives +0.6%, delta' = 1e-5
+# instead of 1e-6 gives +13%.
+_PER_QUERY_REL_TOL = 1e-12
+_EXACT_BITS = 256  # the exact profile's working precision: its error is far below the tolerance
+
+
+def _exact_profile(epsilon: float, k: int, total: float) -> gmpy2.mpfr:
+    """The exact privacy profile delta(total) of ``k`` epsilon-DP mechanisms composed (the
+    sum in :func:`dpkit.composition.optimal`), in 256-bit arithmetic."""
+    with gmpy2.context(precision=_EXACT_BITS):
+        eps, exp_total = gmpy2.mpfr(epsilon), gmpy2.exp(gmpy2.mpfr(total))
+        terms = (gmpy2.comb(k, j) * (gmpy2.exp((k - j) * eps) - exp_total * gmpy2.exp(j * eps))
+                 for j in range(k + 1) if (k - 2 * j) * eps > total)
+        return gmpy2.fsum(terms) / (1 + gmpy2.exp(eps)) ** k
+
+
+def _within_budget(epsilon: float, composed: float, *, total: float, delta_prime: float,
+                   k: int) -> bool:
+    """Whether ``k`` queries at ``epsilon`` fit ``(total, delta_prime)``, up to floating-point
+    noise: true if :func:`optimal`'s total (rounded up) fits, or if ``epsilon`` shrunk by a
+    relative 1e-12 fits exactly (so an exact answer, or one computed another correct way,
+    passes although optimal() rounds its total a few hundred ulps above the budget)."""
+    if composed <= total:
+        return True
+    if composed > total * (1 + 1e-6):  # optimal() is within 1e-6 of the exact total
+        return False
+    shrunk = epsilon / (1 + _PER_QUERY_REL_TOL)
+    return _exact_profile(shrunk, k, total) <= delta_prime
+
+
 def check_per_query_epsilon(epsilon: Any, *, total: float = 1.0, delta_prime: float = 1e-6,
                             k: int = 100) -> Verdict:
     """Check ``epsilon``: a per-query ε for ``k`` ε-DP mechanisms, whatever they are, whose
@@ -131,7 +172,10 @@ def check_per_query_epsilon(epsilon: Any, *, total: float = 1.0, delta_prime: fl
 
     Passes when ``k`` mechanisms at ``epsilon`` compose, by optimal composition over all
     ε-DP mechanisms (the chapter's optimal composition theorem, computed exactly), to at
-    most ``total``, and ``epsilon`` is within 1% of the largest value that does. The check is
+    most ``total``, and ``epsilon`` is within 1% of the largest value that does. An answer
+    above that largest value by a relative 1e-12 or less passes too: it is the exact value up
+    to floating-point rounding (:func:`dpkit.composition.optimal` rounds its total up, so the
+    exact answer composes to a few hundred ulps above ``total`` there). The check is
     deterministic. A failing verdict says whether the budget is exceeded or ε is wastefully
     small, with the composed total of the answer given; never the largest ε.
     """
@@ -140,20 +184,29 @@ def check_per_query_epsilon(epsilon: Any, *, total: float = 1.0, delta_prime: fl
         return Verdict(False, f"expected a positive number, got {shown(epsilon)}")
     epsilon = answer
     best = _best_per_query(total, delta_prime, k)
-    composed = optimal(epsilon, 0.0, k, delta_prime)[0]
-    details = (f"your epsilon {epsilon:.6g}: {k} queries compose to {composed:.6f} "
+    try:
+        composed = optimal(epsilon, 0.0, k, delta_prime)[0]
+    except OverflowError:  # k * epsilon beyond the float range
+        composed = math.inf
+    shown_total = f"{composed:.6f}" if composed < 1e6 else f"{composed:.6g}"
+    if float(shown_total) == total:  # just above the budget: show enough digits to see it
+        shown_total = repr(composed)
+    details = (f"your epsilon {epsilon:.6g}: {k} queries compose to {shown_total} "
                f"(optimal composition over all epsilon-DP mechanisms, delta'={delta_prime:g})",
                f"basic composition would allow {total / k:.6g}")
-    if composed > total:
+    if not _within_budget(epsilon, composed, total=total, delta_prime=delta_prime, k=k):
         return Verdict(False, f"{k} queries at epsilon={epsilon:.6g} exceed the budget: even "
-                       f"optimal composition gives {composed:.6f} > {total:g}", details)
+                       f"optimal composition gives {shown_total} > {total:g}", details)
+    if composed > total:
+        details += ("optimal() rounds its total up (the safe direction); the exact total of "
+                    "your epsilon is within the budget up to floating-point rounding",)
     if epsilon < 0.99 * best:
         return Verdict(False, f"valid but wasteful: {k} queries at epsilon={epsilon:.6g} "
                        f"compose to {composed:.4f}, below the budget {total:g}; a larger "
                        f"epsilon (by more than 1%) still fits", details)
     return Verdict(True, f"{k} queries at epsilon={epsilon:.6g} fit the budget "
-                   f"({composed:.4f} <= {total:g}), {epsilon / (total / k):.2f}× what basic "
-                   f"composition allows", details)
+                   f"({min(composed, total):.4f} <= {total:g}), {epsilon / (total / k):.2f}× "
+                   f"what basic composition allows", details)
 
 
 @lru_cache(maxsize=32)
@@ -177,12 +230,14 @@ def check_queries_needed(n: Any, *, epsilon: float = 0.5, probability: float = 0
 
     The success probability is the exact one of
     :func:`dpkit.attacks.composition.averaging_success_probability`, so the check is
-    deterministic. Passes for that smallest positive ``int`` only. A failing verdict says
-    whether ``n`` is too few (with its success probability) or more than needed; never the
-    expected number.
+    deterministic. Passes for that smallest positive integer only (or a float equal to it).
+    A failing verdict says whether ``n`` is too few (with its success probability) or more
+    than needed; never the expected number.
     """
-    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
+    count = whole_number(n)
+    if count is None or count < 1:
         return Verdict(False, f"expected a positive integer number of queries, got {shown(n)}")
+    n = count
     if n > 10**6:
         return Verdict(False, f"{n} is far more than needed")
     want = _queries_needed(epsilon, probability)

@@ -15,7 +15,7 @@ import numpy as np
 from scipy import stats
 
 from dpkit._checks import check_epsilon, check_integer, check_sensitivity
-from dpkit.check._common import call_checked, shown
+from dpkit.check._common import call_checked, shown, whole_number
 from dpkit.check._verdict import Verdict
 from dpkit.exponential import Eta, compute_precision
 from dpkit.rng import RandomSource, seeded
@@ -36,7 +36,7 @@ def check_underflow_threshold(answer: Any, epsilon: float = 1.0) -> Verdict:
     """Check ``answer``: the smallest integer loss ``u`` whose naive weight
     ``np.exp(-ε·u/2)``, computed in double precision, is exactly ``0.0``.
 
-    Passes for that integer only (a Python or NumPy integer; a float is refused). The check
+    Passes for that integer only (an int, a NumPy integer or a float equal to it). The check
     is exact and deterministic. A failing verdict says on which side of the threshold the
     answer lies, and shows the weights at the answer and just below it.
 
@@ -52,9 +52,10 @@ def check_underflow_threshold(answer: Any, epsilon: float = 1.0) -> Verdict:
     Verdict
     """
     epsilon = check_epsilon(epsilon)
-    if isinstance(answer, bool) or not isinstance(answer, (int, np.integer)):
-        return Verdict(False, f"Expected an integer loss, got {answer!r}.")
-    answer = int(answer)
+    whole = whole_number(answer)
+    if whole is None:
+        return Verdict(False, f"Expected an integer loss, got {shown(answer)}.")
+    answer = whole
     weight, before = _naive_weight(answer, epsilon), _naive_weight(answer - 1, epsilon)
     details = (f"exp(-{epsilon:g}·{answer}/2) = {weight!r}",
                f"exp(-{epsilon:g}·{answer - 1}/2) = {before!r}")
@@ -130,7 +131,8 @@ def check_precision(answer: Any, utility_min: Any, utility_max: Any, max_outcome
     mechanism with losses in ``[utility_min, utility_max]``, at most ``max_outcomes``
     outcomes and parameter ``eta`` (the chapter's bound).
 
-    Passes for that integer only (a float is refused). The check is exact and deterministic.
+    Passes for that integer only (or a float equal to it). The check is exact and
+    deterministic.
     A failing verdict says whether the answer has too few bits or more than the bound; never
     the expected number.
 
@@ -139,21 +141,27 @@ def check_precision(answer: Any, utility_min: Any, utility_max: Any, max_outcome
     Verdict
     """
     expected = compute_precision(utility_min, utility_max, max_outcomes, eta)
-    if isinstance(answer, bool) or not isinstance(answer, (int, np.integer)):
-        return Verdict(False, f"Expected a number of bits (an integer), got {answer!r}.")
-    details = (f"your answer: {int(answer)} bits",)
-    if int(answer) < expected:
+    whole = whole_number(answer)
+    if whole is None:
+        return Verdict(False, f"Expected a number of bits (an integer), got {shown(answer)}.")
+    answer = whole
+    details = (f"your answer: {answer} bits",)
+    if answer < expected:
         return Verdict(False, "Too few bits: some sum of weights would be rounded. Count "
                               "the bits a sum of weights needs below the binary point and "
                               "above it.", details)
-    if int(answer) > expected:
+    if answer > expected:
         return Verdict(False, "Enough, but not the smallest bound that always suffices.",
                        details)
     return Verdict(True, "That is the analytic precision: Y·K + bitlen(n).", details)
 
 
-class _BitsOnly(RandomSource):
-    """Wraps a source and allows ``bits(k)`` only, as the exercise demands."""
+class BitsOnly(RandomSource):
+    """Wraps a source and allows ``bits(k)`` only, as the exercise demands.
+
+    Every other draw raises ``RuntimeError`` naming the method. Public (not in ``__all__``:
+    it is no checker) so that a grader's source can subclass it rather than copy it.
+    """
 
     def __init__(self, inner: RandomSource) -> None:
         super().__init__()
@@ -226,7 +234,7 @@ def check_division_free_sampler(sampler: Callable[[list[int], RandomSource], int
     details: list[str] = []
     for weights, what in (([1, 6, 3, 20, 1, 9], "small weights"),
                           ([huge, 3 * huge, 2 * huge], "weights near 10**400")):
-        rng = _BitsOnly(seeded(seed))
+        rng = BitsOnly(seeded(seed))
         counts = np.zeros(len(weights), dtype=int)
         for _ in range(draws):
             index = call_checked(sampler, list(weights), rng, where=f"On {what}",

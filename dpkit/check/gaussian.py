@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from dpkit.check._common import call, call_checked, call_number, shown
+from dpkit.check._common import call, call_checked, call_number, compare_at, shown, whole_number
 from dpkit.check._verdict import Verdict
 from dpkit.gaussian import analytic_sigma, classic_sigma, delta_for_sigma
 from dpkit.plots.gaussian import vector_errors
@@ -39,25 +39,26 @@ def check_l2_sensitivity(fn: Callable[[int, float], float]) -> Verdict:
     deterministic. A failing verdict names the point and what was returned, and says so if
     the result is the sensitivity in another norm; never the expected value.
     """
-    details = []
-    for k, c in ((1, 1.0), (4, 1.0), (10, 0.5), (100, 3.0), (2, 2.5)):
-        where = f"for k={k}, c={c:g}"
-        value = call_number(fn, k, c, where=where, details=details)
-        if isinstance(value, Verdict):
-            return value
-        want = c * math.sqrt(k)
-        if not math.isclose(value, want, rel_tol=1e-9):
-            if math.isclose(value, c * k, rel_tol=1e-9) and k > 1:
-                hint = ("that is the ℓ1 norm of the worst change; measure the same vector "
-                        "with the ℓ2 norm")
-            else:
-                hint = ("write down the worst change vector for these k and c, then take its "
-                        "ℓ2 norm")
-            return Verdict(False, f"{where} your function returned {value!r}, which is not "
-                           f"the ℓ2 sensitivity; {hint}", tuple(details))
-        details.append(f"k={k}, c={c:g}: {value!r} is right")
+    def wrong(value: float, want: float, k: int, c: float) -> str:
+        if math.isclose(value, c * k, rel_tol=1e-9) and k > 1:
+            hint = ("that is the ℓ1 norm of the worst change; measure the same vector "
+                    "with the ℓ2 norm")
+        else:
+            hint = ("write down the worst change vector for these k and c, then take its "
+                    "ℓ2 norm")
+        return f"your function returned {value!r}, which is not the ℓ2 sensitivity; {hint}"
+
+    found = compare_at(fn, ((1, 1.0), (4, 1.0), (10, 0.5), (100, 3.0), (2, 2.5)),
+                       lambda k, c: c * math.sqrt(k), label=lambda k, c: f"k={k}, c={c:g}",
+                       wrong=wrong, rel_tol=1e-9)
+    if isinstance(found, Verdict):
+        return found
     return Verdict(True, "your function is the ℓ2 norm of the worst change one person can "
-                   "make", tuple(details))
+                   "make", found)
+
+
+def _sigma_point(sensitivity: float, epsilon: float, delta: float) -> str:
+    return f"Δ={sensitivity:g}, ε={epsilon:g}, δ={delta:g}"
 
 
 def check_classic_sigma(fn: Callable[[float, float, float], float]) -> Verdict:
@@ -70,21 +71,17 @@ def check_classic_sigma(fn: Callable[[float, float, float], float]) -> Verdict:
     The check is deterministic. A failing verdict names the point and whether the σ is too
     small or too large; never the expected σ.
     """
-    details = []
-    for sensitivity, epsilon, delta in ((1.0, 0.5, 1e-5), (2.0, 0.1, 1e-3), (0.3, 0.9, 1e-9),
-                                        (1.0, 0.01, 0.2)):
-        point = f"Δ={sensitivity:g}, ε={epsilon:g}, δ={delta:g}"
-        value = call_number(fn, sensitivity, epsilon, delta, where=f"for {point}",
-                            details=details)
-        if isinstance(value, Verdict):
-            return value
-        want = classic_sigma(sensitivity, epsilon, delta)
-        if not math.isclose(value, want, rel_tol=1e-9):
-            side = "smaller" if value < want else "larger"
-            return Verdict(False, f"for {point} your σ {value!r} does not match Theorem A.1 "
-                           f"({side} than the theorem's σ): check the constant inside the "
-                           f"logarithm and how Δ and ε enter", tuple(details))
-        details.append(f"{point}: {value!r} is right")
+    def wrong(value: float, want: float, *_: float) -> str:
+        side = "smaller" if value < want else "larger"
+        return (f"your σ {value!r} does not match Theorem A.1 ({side} than the theorem's σ): "
+                f"check the constant inside the logarithm and how Δ and ε enter")
+
+    found = compare_at(fn, ((1.0, 0.5, 1e-5), (2.0, 0.1, 1e-3), (0.3, 0.9, 1e-9),
+                            (1.0, 0.01, 0.2)), classic_sigma, label=_sigma_point,
+                       wrong=wrong, rel_tol=1e-9)
+    if isinstance(found, Verdict):
+        return found
+    details = list(found)
     for epsilon in (1.0, 3.0):
         got, error = call(fn, 1.0, epsilon, 1e-5)
         if error is None or not error.startswith("ValueError"):
@@ -107,12 +104,11 @@ def check_crossover_dimension(answer: Any, epsilon: float = 0.5, delta: float = 
     """
     want = next(d for d in range(1, 10_000)
                 if vector_errors(d, epsilon, delta)[1] < vector_errors(d, epsilon, delta)[0])
-    if isinstance(answer, (float, np.floating)) and math.isfinite(answer) \
-            and float(answer).is_integer():
-        answer = int(answer)
-    if isinstance(answer, (bool, np.bool_)) or not isinstance(answer, (int, np.integer)):
-        return Verdict(False, f"answer with an integer dimension, got {answer!r}")
-    if int(answer) != want:
+    whole = whole_number(answer)
+    if whole is None:
+        return Verdict(False, f"answer with an integer dimension, got {shown(answer)}")
+    answer = whole
+    if answer != want:
         if answer < want:
             why = f"at d = {answer} the Gaussian mechanism is not yet ahead"
         else:
@@ -141,24 +137,21 @@ def check_delta_for_sigma(fn: Callable[[float, float, float], float]) -> Verdict
     computed as (1 + erf)/2 has no correct digits left. The check is deterministic. A failing
     verdict names the point, the value returned and its relative error.
     """
-    details = []
-    for sigma, sensitivity, epsilon in _PROFILE_POINTS:
-        point = f"σ={sigma:g}, Δ={sensitivity:g}, ε={epsilon:g}"
-        value = call_number(fn, sigma, sensitivity, epsilon, where=f"for {point}",
-                            details=details)
-        if isinstance(value, Verdict):
-            return value
-        want = delta_for_sigma(sigma, sensitivity, epsilon)
-        if not math.isclose(value, want, rel_tol=1e-6):
-            hint = ("at such small δ, Φ computed as (1 + erf)/2 has no correct digits left: "
-                    "compute the normal tail without forming 1 − (something close to 1)"
-                    if want < 1e-12 else
-                    "compare your formula with the theorem term by term")
-            return Verdict(False, f"for {point} your profile {value!r} is wrong (relative "
-                           f"error {abs(value - want) / want:.1e}); {hint}", tuple(details))
-        details.append(f"{point}: {value!r} is right")
-    return Verdict(True, "your profile is accurate from δ ≈ 0.5 down to δ ≈ 1e-25",
-                   tuple(details))
+    def wrong(value: float, want: float, *_: float) -> str:
+        hint = ("at such small δ, Φ computed as (1 + erf)/2 has no correct digits left: "
+                "compute the normal tail without forming 1 − (something close to 1)"
+                if want < 1e-12 else
+                "compare your formula with the theorem term by term")
+        return (f"your profile {value!r} is wrong (relative error "
+                f"{abs(value - want) / want:.1e}); {hint}")
+
+    found = compare_at(fn, _PROFILE_POINTS, delta_for_sigma,
+                       label=lambda sigma, sensitivity, epsilon:
+                       f"σ={sigma:g}, Δ={sensitivity:g}, ε={epsilon:g}",
+                       wrong=wrong, rel_tol=1e-6)
+    if isinstance(found, Verdict):
+        return found
+    return Verdict(True, "your profile is accurate from δ ≈ 0.5 down to δ ≈ 1e-25", found)
 
 
 _SIGMA_POINTS = ((1.0, 1.0, 1e-5), (1.0, 0.1, 1e-3), (2.0, 5.0, 1e-8), (1.0, 0.5, 1e-12),
@@ -185,7 +178,7 @@ def check_analytic_sigma(fn: Callable[[float, float, float], float]) -> Verdict:
     """
     details = []
     for sensitivity, epsilon, delta in _SIGMA_POINTS:
-        point = f"Δ={sensitivity:g}, ε={epsilon:g}, δ={delta:g}"
+        point = _sigma_point(sensitivity, epsilon, delta)
         value = call_number(fn, sensitivity, epsilon, delta, where=f"for {point}", low=0.0,
                             strict=True, need="σ must be positive", details=details)
         if isinstance(value, Verdict):
@@ -263,25 +256,22 @@ def check_newton_derivative(fn: Callable[[float, float], float]) -> Verdict:
     recognised mistake (the sign, a plausible wrong derivative), says which; never the
     expected value.
     """
-    details = []
-    for x, epsilon in _NEWTON_POINTS:
-        where = f"at x={x:g}, ε={epsilon:g}"
-        value = call_number(fn, x, epsilon, where=where, details=details)
-        if isinstance(value, Verdict):
-            return value
-        want = math.exp(-x * x) * (x / math.sqrt(x * x + epsilon) - 1.0)
-        if not math.isclose(value, want, rel_tol=1e-9):
-            source = (math.exp(epsilon) * math.exp(-x * x - 1.0) * x / math.sqrt(x * x + 1.0)
-                      - math.exp(2.0 * x * x))
-            if math.isclose(value, source, rel_tol=1e-9):
-                hint = ("that is a plausible wrong derivative (no published source); "
-                        "differentiate F(√(x² + ε)) yourself with the chain rule")
-            elif math.isclose(value, -want, rel_tol=1e-9):
-                hint = "the sign is wrong"
-            else:
-                hint = "use F'(u) = e^{−u²} and the chain rule for √(x² + ε)"
-            return Verdict(False, f"{where} your function returned {value!r}, which is not "
-                           f"G'(x); {hint}", tuple(details))
-        details.append(f"x={x:g}, ε={epsilon:g}: {value!r} is right")
-    return Verdict(True, "your G' is right: Newton's method on G now converges to χ",
-                   tuple(details))
+    def wrong(value: float, want: float, x: float, epsilon: float) -> str:
+        source = (math.exp(epsilon) * math.exp(-x * x - 1.0) * x / math.sqrt(x * x + 1.0)
+                  - math.exp(2.0 * x * x))
+        if math.isclose(value, source, rel_tol=1e-9):
+            hint = ("that is a plausible wrong derivative (no published source); "
+                    "differentiate F(√(x² + ε)) yourself with the chain rule")
+        elif math.isclose(value, -want, rel_tol=1e-9):
+            hint = "the sign is wrong"
+        else:
+            hint = "use F'(u) = e^{−u²} and the chain rule for √(x² + ε)"
+        return f"your function returned {value!r}, which is not G'(x); {hint}"
+
+    found = compare_at(fn, _NEWTON_POINTS,
+                       lambda x, epsilon: math.exp(-x * x) * (x / math.sqrt(x * x + epsilon) - 1.0),
+                       label=lambda x, epsilon: f"x={x:g}, ε={epsilon:g}", wrong=wrong,
+                       rel_tol=1e-9, at="at")
+    if isinstance(found, Verdict):
+        return found
+    return Verdict(True, "your G' is right: Newton's method on G now converges to χ", found)

@@ -15,7 +15,7 @@ import numpy as np
 from scipy import stats
 
 from dpkit.audit import strongest_lower_bound
-from dpkit.check._common import call_number
+from dpkit.check._common import call_number, compare_at
 from dpkit.check._verdict import Verdict
 from dpkit.laplace import laplace_accuracy, laplace_grid
 from dpkit.rng import seeded
@@ -40,34 +40,30 @@ def check_sum_count_sensitivity(fn: Callable[[float, float], float]) -> Verdict:
     and, for a recognised mistake (the change of a *replaced* value, the count forgotten,
     negative values ignored), what the result overlooks; it never states the expected value.
     """
-    details = []
-    for lower, upper in ((0.0, 100.0), (17.0, 90.0), (-5.0, 3.0), (-40.0, -10.0), (0.0, 1.0)):
-        where = f"for values clipped to [{lower:g}, {upper:g}]"
-        value = call_number(fn, lower, upper, where=where, details=details)
-        if isinstance(value, Verdict):
-            return value
-        want = max(abs(lower), abs(upper)) + 1
-        right = math.isclose(value, want, rel_tol=1e-12)
-        details.append(f"[{lower:g}, {upper:g}]: got {value!r}, {'right' if right else 'wrong'}")
-        if not right:
-            if math.isclose(value, upper - lower + 1, rel_tol=1e-12):
-                hint = ("upper − lower is the change when one person's value is *replaced*; "
-                        "our neighbours add or remove a person: how far can that alone move "
-                        "the sum?")
-            elif math.isclose(value, want - 1, rel_tol=1e-12):
-                hint = ("the count changes too when a person is added or removed: the "
-                        "pair's ℓ1 sensitivity covers both numbers")
-            elif math.isclose(value, upper + 1, rel_tol=1e-12):
-                hint = ("a clipped value can be negative, and removing a person with a "
-                        "negative value changes the sum too: consider every value in "
-                        "[lower, upper]")
-            else:
-                hint = ("write down the largest change one added or removed person can make "
-                        "to the sum and to the count, then take the ℓ1 norm")
-            return Verdict(False, f"{where} your sensitivity {value!r} is "
-                           f"{_direction(value, want)}; {hint}", tuple(details))
-    return Verdict(True, "right: one Laplace mechanism with this Δ releases both numbers",
-                   tuple(details))
+    def wrong(value: float, want: float, lower: float, upper: float) -> str:
+        if math.isclose(value, upper - lower + 1, rel_tol=1e-12):
+            hint = ("upper − lower is the change when one person's value is *replaced*; "
+                    "our neighbours add or remove a person: how far can that alone move "
+                    "the sum?")
+        elif math.isclose(value, want - 1, rel_tol=1e-12):
+            hint = ("the count changes too when a person is added or removed: the "
+                    "pair's ℓ1 sensitivity covers both numbers")
+        elif math.isclose(value, upper + 1, rel_tol=1e-12):
+            hint = ("a clipped value can be negative, and removing a person with a "
+                    "negative value changes the sum too: consider every value in "
+                    "[lower, upper]")
+        else:
+            hint = ("write down the largest change one added or removed person can make "
+                    "to the sum and to the count, then take the ℓ1 norm")
+        return f"your sensitivity {value!r} is {_direction(value, want)}; {hint}"
+
+    found = compare_at(fn, ((0.0, 100.0), (17.0, 90.0), (-5.0, 3.0), (-40.0, -10.0), (0.0, 1.0)),
+                       lambda lower, upper: max(abs(lower), abs(upper)) + 1,
+                       label=lambda lower, upper: f"[{lower:g}, {upper:g}]", wrong=wrong,
+                       rel_tol=1e-12, at="for values clipped to", tally=True)
+    if isinstance(found, Verdict):
+        return found
+    return Verdict(True, "right: one Laplace mechanism with this Δ releases both numbers", found)
 
 
 def check_laplace_interval(fn: Callable[[float, float, float], float]) -> Verdict:
@@ -84,32 +80,30 @@ def check_laplace_interval(fn: Callable[[float, float, float], float]) -> Verdic
     factor 2, the full width instead of the half) it says which. It never states the
     expected value.
     """
-    details = []
-    for sensitivity, epsilon, confidence in ((1.0, 1.0, 0.95), (1.0, 0.1, 0.9),
-                                             (2.0, 0.5, 0.99), (5.0, 2.0, 0.5)):
-        point = f"Δ={sensitivity:g}, ε={epsilon:g}, confidence={confidence:g}"
-        value = call_number(fn, sensitivity, epsilon, confidence, where=f"for {point}",
-                            details=details)
-        if isinstance(value, Verdict):
-            return value
-        want = laplace_accuracy(sensitivity, epsilon, 1 - confidence)
-        right = math.isclose(value, want, rel_tol=1e-9)
-        details.append(f"{point}: got {value!r}, {'right' if right else 'wrong'}")
-        if not right:
-            b = sensitivity / epsilon
-            if math.isclose(value, b * math.log(1 / confidence), rel_tol=1e-9):
-                hint = ("1 − confidence is the probability of *missing* the true answer, "
-                        "not of covering it")
-            elif math.isclose(value, b * math.log(2 / (1 - confidence)), rel_tol=1e-9):
-                hint = ("P[|Lap(b)| > t] = exp(−t/b) already counts both tails: no factor 2 "
-                        "inside the logarithm")
-            elif math.isclose(value, 2 * want, rel_tol=1e-9):
-                hint = "that is the width of the whole interval: the question asks for half"
-            else:
-                hint = "solve P[|Lap(b)| > α] = 1 − confidence for α"
-            return Verdict(False, f"for {point} your half-width is {_direction(value, want)}; "
-                           f"{hint}", tuple(details))
-    return Verdict(True, "your interval has exactly the requested coverage", tuple(details))
+    def wrong(value: float, want: float, sensitivity: float, epsilon: float,
+              confidence: float) -> str:
+        b = sensitivity / epsilon
+        if math.isclose(value, b * math.log(1 / confidence), rel_tol=1e-9):
+            hint = ("1 − confidence is the probability of *missing* the true answer, "
+                    "not of covering it")
+        elif math.isclose(value, b * math.log(2 / (1 - confidence)), rel_tol=1e-9):
+            hint = ("P[|Lap(b)| > t] = exp(−t/b) already counts both tails: no factor 2 "
+                    "inside the logarithm")
+        elif math.isclose(value, 2 * want, rel_tol=1e-9):
+            hint = "that is the width of the whole interval: the question asks for half"
+        else:
+            hint = "solve P[|Lap(b)| > α] = 1 − confidence for α"
+        return f"your half-width is {_direction(value, want)}; {hint}"
+
+    found = compare_at(fn, ((1.0, 1.0, 0.95), (1.0, 0.1, 0.9), (2.0, 0.5, 0.99), (5.0, 2.0, 0.5)),
+                       lambda sensitivity, epsilon, confidence:
+                       laplace_accuracy(sensitivity, epsilon, 1 - confidence),
+                       label=lambda sensitivity, epsilon, confidence:
+                       f"Δ={sensitivity:g}, ε={epsilon:g}, confidence={confidence:g}",
+                       wrong=wrong, rel_tol=1e-9, tally=True)
+    if isinstance(found, Verdict):
+        return found
+    return Verdict(True, "your interval has exactly the requested coverage", found)
 
 
 _CASES = ((10.0, 1.0, 0.5, 1), (-3.0, 2.0, 2.0, 2))
@@ -197,19 +191,8 @@ def check_grid_scale(fn: Callable[[float, float, int], float]) -> Verdict:
     off by a factor 2, a widening of one step instead of one per coordinate), which; it
     never states the expected value.
     """
-    details = []
-    for sensitivity, epsilon, d in ((1.0, 0.5, 1), (91.0, 1.0, 2), (3.0, 0.1, 5), (0.75, 2.0, 1),
-                                    (1.0, 1.0, 3)):
-        point = f"Δ={sensitivity:g}, ε={epsilon:g}, d={d}"
-        value = call_number(fn, sensitivity, epsilon, d, where=f"for {point}", details=details)
-        if isinstance(value, Verdict):
-            return value
+    def wrong(value: float, want: float, sensitivity: float, epsilon: float, d: int) -> str:
         grid = laplace_grid(sensitivity, epsilon, d)
-        want = grid.scale
-        right = math.isclose(value, want, rel_tol=1e-12)
-        details.append(f"{point}: got {value!r}, {'right' if right else 'wrong'}")
-        if right:
-            continue
         g = 2.0**grid.exponent
         if math.isclose(value, sensitivity / epsilon, rel_tol=1e-12):
             hint = "that is the textbook scale: rounding to the grid widens the sensitivity"
@@ -223,7 +206,14 @@ def check_grid_scale(fn: Callable[[float, float, int], float]) -> Verdict:
             hint = "the grid step is off by a factor 2: take the largest g with d·g <= 2**-20·Δ"
         else:
             hint = "the widened sensitivity floor(Δ/g) + d is in grid units"
-        return Verdict(False, f"for {point} your scale is {_direction(value, want)}; {hint}",
-                       tuple(details))
-    return Verdict(True, "right: the grid costs a factor of at most 1 + 2**-20 in noise",
-                   tuple(details))
+        return f"your scale is {_direction(value, want)}; {hint}"
+
+    found = compare_at(fn, ((1.0, 0.5, 1), (91.0, 1.0, 2), (3.0, 0.1, 5), (0.75, 2.0, 1),
+                            (1.0, 1.0, 3)),
+                       lambda sensitivity, epsilon, d: laplace_grid(sensitivity, epsilon, d).scale,
+                       label=lambda sensitivity, epsilon, d:
+                       f"Δ={sensitivity:g}, ε={epsilon:g}, d={d}",
+                       wrong=wrong, rel_tol=1e-12, tally=True)
+    if isinstance(found, Verdict):
+        return found
+    return Verdict(True, "right: the grid costs a factor of at most 1 + 2**-20 in noise", found)

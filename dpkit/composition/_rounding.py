@@ -6,12 +6,13 @@ rounded *up*, per-mechanism budgets *down*; see :mod:`dpkit.composition`):
 :func:`wide_round_up` keeps MPFR's exponent range for intermediate results, and
 :func:`exact_context` sums floats without error. :func:`largest_float_below` and
 :func:`smallest_float_above` invert a monotone bound exactly by bisecting over the floats'
-bit patterns.
+bit patterns with :func:`first_failing`, the integer bisection every search here shares.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import gmpy2
@@ -69,34 +70,42 @@ def log_inv_up(delta: float) -> gmpy2.mpfr:
         return -gmpy2.log(gmpy2.mpfr(delta))
 
 
+def first_failing(holds: Callable[[int], bool], low: int, high: int) -> int:
+    """The smallest integer ``n`` in ``(low, high]`` with ``not holds(n)``, by bisection.
+
+    ``holds`` must be monotone (true on an initial segment), true at ``low`` and false at
+    ``high``; neither end is evaluated.
+    """
+    while high - low > 1:
+        middle = (low + high) // 2
+        if holds(middle):
+            low = middle
+        else:
+            high = middle
+    return high
+
+
+def _bits(value: float) -> int:
+    """The bit pattern of a float >= 0: an integer that orders the floats as they compare."""
+    return np.float64(value).view(np.int64).item()
+
+
+def _float(bits: int) -> float:
+    return np.int64(bits).view(np.float64).item()
+
+
 def largest_float_below(predicate: Any, low: float, high: float) -> float:
     """Largest float ``x`` in ``[low, high]`` with ``predicate(x)``, for a monotone predicate.
 
     ``predicate(low)`` must hold and ``predicate`` must be true on an initial segment.
     Bisects on the floats' bit patterns, so it ends exactly (at most 64 evaluations).
     """
-    lo = np.float64(low).view(np.int64).item()
-    hi = np.float64(high).view(np.int64).item()
     if predicate(high):
         return high
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if predicate(np.int64(mid).view(np.float64).item()):
-            lo = mid
-        else:
-            hi = mid
-    return float(np.int64(lo).view(np.float64))
+    return _float(first_failing(lambda bits: predicate(_float(bits)), _bits(low), _bits(high)) - 1)
 
 
 def smallest_float_above(predicate: Any, low: float, high: float) -> float:
     """Smallest float ``x`` in ``(low, high]`` with ``predicate(x)``; ``predicate(high)``
     must hold, ``predicate(low)`` must not, and ``predicate`` must be monotone."""
-    lo = np.float64(low).view(np.int64).item()
-    hi = np.float64(high).view(np.int64).item()
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if predicate(np.int64(mid).view(np.float64).item()):
-            hi = mid
-        else:
-            lo = mid
-    return float(np.int64(hi).view(np.float64))
+    return _float(first_failing(lambda bits: not predicate(_float(bits)), _bits(low), _bits(high)))

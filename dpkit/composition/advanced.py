@@ -20,6 +20,7 @@ import numpy as np
 from dpkit._checks import check_delta, check_epsilon
 from dpkit.composition._rounding import (
     finite,
+    first_failing,
     float_down,
     float_up,
     largest_float_below,
@@ -28,7 +29,7 @@ from dpkit.composition._rounding import (
     round_up,
     wide_round_up,
 )
-from dpkit.composition.basic import check_k, check_sequence, sequential
+from dpkit.composition.basic import check_budget, check_mechanisms, check_sequence, sequential
 
 __all__ = [
     "advanced",
@@ -88,9 +89,7 @@ def advanced(epsilon: float, delta: float, k: int, delta_prime: float) -> tuple[
     >>> round(advanced(0.1, 0.0, 100, 1e-6)[0], 4)
     6.3082
     """
-    epsilon = check_epsilon(epsilon)
-    delta = check_delta(delta, allow_zero=True)
-    k = check_k(k)
+    epsilon, delta, k = check_mechanisms(epsilon, delta, k)
     delta_prime = check_delta(delta_prime, "delta_prime")
     with wide_round_up():
         eps = gmpy2.mpfr(epsilon)
@@ -199,9 +198,7 @@ def advanced_epsilon_per_mechanism(epsilon_total: float, delta_prime: float, k: 
     ----------
     Dwork, C., & Roth, A. (2014), Corollary 3.21.
     """
-    epsilon_total = check_epsilon(epsilon_total, "epsilon_total")
-    delta_prime = check_delta(delta_prime, "delta_prime")
-    k = check_k(k)
+    epsilon_total, delta_prime, k = check_budget(epsilon_total, delta_prime, k)
     log_term = log_inv_up(delta_prime)
     with round_up():
         denominator = 2 * gmpy2.sqrt(2 * k * log_term)
@@ -265,9 +262,7 @@ def advanced_epsilon_per_mechanism_exact(epsilon_total: float, delta_prime: floa
     >>> 1 / advanced_epsilon_per_mechanism_exact(1.0, math.exp(-32), 10_000)  # doctest: +ELLIPSIS
     812.3...
     """
-    epsilon_total = check_epsilon(epsilon_total, "epsilon_total")
-    delta_prime = check_delta(delta_prime, "delta_prime")
-    k = check_k(k)
+    epsilon_total, delta_prime, k = check_budget(epsilon_total, delta_prime, k)
     # Thm 3.20's total is >= sqrt(2k ln(1/δ')) ε and >= k ε², so ε is at most either bound;
     # start there and double until the theorem's total exceeds the target (a true bracket).
 
@@ -346,10 +341,4 @@ def advanced_crossover(epsilon: float, delta_prime: float) -> int | None:
         low, high = high, 2 * high
         if high > _MAX_CROSSOVER:
             return None
-    while high - low > 1:
-        middle = (low + high) // 2
-        if beats(middle):
-            high = middle
-        else:
-            low = middle
-    return high
+    return first_failing(lambda n: not beats(n), low, high)  # the first n that beats

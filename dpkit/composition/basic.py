@@ -3,7 +3,8 @@
 :func:`sequential` is basic composition (Dwork et al. 2006; Dwork & Roth 2014, Thm 3.16 and
 Thm B.1), the loosest bound in :mod:`dpkit.composition` and the one that needs no extra
 ``delta_prime``. The argument checks every composition rule shares (a sequence of per-mechanism
-parameters, a number ``k`` of mechanisms) live here too.
+parameters, a number ``k`` of mechanisms, the mechanisms' or the budget's parameters) live here
+too.
 """
 
 from __future__ import annotations
@@ -40,6 +41,21 @@ def check_sequence(values: Any, name: str) -> list:
 
 def check_k(k: Any, maximum: int | None = None) -> int:
     return check_integer(k, "k", minimum=1, maximum=maximum)
+
+
+def check_mechanisms(epsilon: Any, delta: Any, k: Any,
+                     maximum: int | None = None) -> tuple[float, float, int]:
+    """Check ``k`` identical ``(epsilon, delta)``-DP mechanisms: epsilon finite and > 0,
+    delta in [0, 1), k an integer in [1, maximum]; return them in that order."""
+    return check_epsilon(epsilon), check_delta(delta, allow_zero=True), check_k(k, maximum)
+
+
+def check_budget(epsilon_total: Any, delta_prime: Any, k: Any,
+                 maximum: int | None = None) -> tuple[float, float, int]:
+    """Check a budget ``(epsilon_total, delta_prime)`` shared by ``k`` mechanisms:
+    epsilon_total finite and > 0, delta_prime in (0, 1), k an integer in [1, maximum]."""
+    return (check_epsilon(epsilon_total, "epsilon_total"),
+            check_delta(delta_prime, "delta_prime"), check_k(k, maximum))
 
 
 def sequential(epsilons: Sequence[float], deltas: Sequence[float] | None = None

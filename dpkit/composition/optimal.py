@@ -18,16 +18,17 @@ import gmpy2
 import numpy as np
 from scipy.special import gammaln
 
-from dpkit._checks import check_delta, check_epsilon, check_real
+from dpkit._checks import check_delta, check_real
 from dpkit.composition._rounding import (
     finite,
+    first_failing,
     largest_float_below,
     round_down,
     round_up,
     smallest_float_above,
 )
 from dpkit.composition.advanced import advanced_epsilon_per_mechanism_exact
-from dpkit.composition.basic import check_k
+from dpkit.composition.basic import check_budget, check_mechanisms
 
 __all__ = ["MAX_K", "optimal", "optimal_delta", "optimal_epsilon_per_mechanism"]
 
@@ -66,9 +67,10 @@ class LossDistribution:
             j = np.arange(k + 1, dtype=np.float64)
             log_q_plus = -math.log1p(math.exp(-epsilon))  # log e^ε/(1+e^ε)
             big = float(gammaln(k + 1.0))
-            group_log_p = (big - gammaln(j + 1.0) - gammaln(k - j + 1.0)
-                           + k * log_q_plus - j * epsilon)
-            group_loss = (k - 2 * j) * epsilon
+            with np.errstate(over="ignore"):  # k·ε beyond the floats: losses ±inf, in order
+                group_log_p = (big - gammaln(j + 1.0) - gammaln(k - j + 1.0)
+                               + k * log_q_plus - j * epsilon)
+                group_loss = (k - 2 * j) * epsilon
             # gammaln differences lose up to a few ulps of gammaln(k+1) (measured: <= 1 ulp
             # for k <= 1e5 against mpmath); allow 64 ulps of every large term.
             error += 64 * 2.0**-52 * (big + k * abs(log_q_plus) + k * epsilon + 1.0)
@@ -76,14 +78,17 @@ class LossDistribution:
                 raise ValueError(f"the joint privacy loss has more than {_MAX_SUPPORT:,} "
                                  f"points; optimal composition of many distinct epsilons "
                                  f"is #P-hard (Murtagh & Vadhan 2016)")
-            loss = (loss[:, None] + group_loss[None, :]).ravel()
+            with np.errstate(invalid="ignore"):  # inf - inf: see below
+                loss = (loss[:, None] + group_loss[None, :]).ravel()
+            loss[np.isnan(loss)] = -np.inf  # +inf and -inf losses together: probability 0
             scale = (scale[:, None] + np.abs(group_loss)[None, :]).ravel()
             log_p = (log_p[:, None] + group_log_p[None, :]).ravel()
         # Each float product and sum above is within (groups + 1) ulps of the sum of the
         # absolute terms; round every loss up by that much (a larger loss only increases
         # the computed delta, which is the safe direction).
-        with np.errstate(over="ignore"):  # a loss rounded up to inf is still safe
-            loss = loss + (len(groups) + 2) * 2.0**-52 * scale
+        with np.errstate(over="ignore", invalid="ignore"):  # inf up is still safe
+            margin = (len(groups) + 2) * 2.0**-52 * scale
+            loss = np.where(np.isneginf(loss), loss, loss + margin)  # -inf + inf is not a loss
         order = np.argsort(-loss, kind="stable")
         return cls(loss[order], log_p[order], min(error, 1e-3))
 
@@ -114,12 +119,9 @@ class LossDistribution:
         if hi == 0 or trimmed.log_delta(float(breaks[hi])) <= target:
             upper, lower = float(breaks[hi]), 0.0
         else:
-            while hi - lo > 1:  # invariant: delta(breaks[lo]) <= target < delta(breaks[hi])
-                mid = (lo + hi) // 2
-                if trimmed.log_delta(float(breaks[mid])) <= target:
-                    lo = mid
-                else:
-                    hi = mid
+            # The first breakpoint whose delta exceeds the target, and the one before it.
+            hi = first_failing(lambda i: trimmed.log_delta(float(breaks[i])) <= target, lo, hi)
+            lo = hi - 1
             upper, lower = float(breaks[lo]), float(breaks[hi])
         if lower == 0.0 and trimmed.log_delta(0.0) <= target:
             return 0.0
@@ -254,9 +256,7 @@ def optimal(epsilon: float, delta: float, k: int, delta_prime: float) -> tuple[f
     >>> round(optimal(0.1, 0.0, 100, 1e-6)[0], 4)
     4.7746
     """
-    epsilon = check_epsilon(epsilon)
-    delta = check_delta(delta, allow_zero=True)
-    k = check_k(k, MAX_K)
+    epsilon, delta, k = check_mechanisms(epsilon, delta, k, MAX_K)
     delta_prime = check_delta(delta_prime, "delta_prime")
     with round_up():
         basic = finite(gmpy2.mpfr(epsilon) * k, "epsilon_total")
@@ -300,9 +300,7 @@ def optimal_delta(epsilon: float, delta: float, k: int, epsilon_total: float) ->
     >>> optimal_delta(0.1, 0.0, 100, 4.7746) <= 1e-6
     True
     """
-    epsilon = check_epsilon(epsilon)
-    delta = check_delta(delta, allow_zero=True)
-    k = check_k(k, MAX_K)
+    epsilon, delta, k = check_mechanisms(epsilon, delta, k, MAX_K)
     epsilon_total = check_real(epsilon_total, "epsilon_total")
     if epsilon_total < 0:
         raise ValueError(f"epsilon_total must be a finite number >= 0, got {epsilon_total!r}")
@@ -345,9 +343,7 @@ def optimal_epsilon_per_mechanism(epsilon_total: float, delta_prime: float, k: i
     ``1 - (1 - delta)^k (1 - delta_prime)``. The result is never below
     :func:`advanced_epsilon_per_mechanism_exact` nor below ``epsilon_total / k``.
     """
-    epsilon_total = check_epsilon(epsilon_total, "epsilon_total")
-    delta_prime = check_delta(delta_prime, "delta_prime")
-    k = check_k(k, MAX_K)
+    epsilon_total, delta_prime, k = check_budget(epsilon_total, delta_prime, k, MAX_K)
 
     def fits(e: float) -> bool:
         try:

@@ -101,32 +101,30 @@ def parser() -> argparse.ArgumentParser:
                                   title="commands")
 
     def command(name: str, run: Callable[[argparse.Namespace], None], summary: str,
-                description: str) -> argparse.ArgumentParser:
+                description: str, *folders: tuple[str, str]) -> argparse.ArgumentParser:
+        """A subcommand, with one positional path argument per ``(name, help)`` in ``folders``
+        (shown in capitals)."""
         sub = commands.add_parser(name, help=summary, description=description,
                                   formatter_class=formatter)
         sub.set_defaults(run=run, command_parser=sub)
+        for dest, text in folders:
+            sub.add_argument(dest, metavar=dest.upper(), type=Path, help=text)
         return sub
 
-    book_help = "folder of the MyST Markdown chapters, e.g. book (its _toc.yml is beside it)"
-    notebooks = command(
+    book = ("book", "folder of the MyST Markdown chapters, e.g. book (its _toc.yml is beside it)")
+    command(
         "notebooks", _notebooks, "write teacher and student notebooks, one per chapter",
         "Write OUT/teacher/<chapter>.ipynb (solutions included) and\n"
         "OUT/student/<chapter>.ipynb (solutions removed, a cell to answer in after each\n"
-        "exercise) for every chapter, rendered for plain Jupyter. Prints the paths written.")
-    notebooks.add_argument("book", metavar="BOOK", type=Path, help=book_help)
-    notebooks.add_argument("out", metavar="OUT", type=Path,
-                           help="folder that receives teacher/ and student/ (created if needed)")
-
-    assignments = command(
+        "exercise) for every chapter, rendered for plain Jupyter. Prints the paths written.",
+        book, ("out", "folder that receives teacher/ and student/ (created if needed)"))
+    command(
         "assignments", _assignments, "write an nbgrader course, one assignment per chapter",
         "Write an nbgrader course into COURSE, one assignment per chapter with exercises:\n"
         "COURSE/source/<chapter>/<chapter>.ipynb is the instructor's copy (model solutions,\n"
         "hidden tests, rubrics): keep it. COURSE/release/<chapter>/<chapter>.ipynb is the\n"
-        "student's copy: hand it out. Prints the student copies written.")
-    assignments.add_argument("book", metavar="BOOK", type=Path, help=book_help)
-    assignments.add_argument("course", metavar="COURSE", type=Path,
-                             help="the nbgrader course folder (created if needed)")
-
+        "student's copy: hand it out. Prints the student copies written.",
+        book, ("course", "the nbgrader course folder (created if needed)"))
     grade = command(
         "grade", _grade, "grade submitted notebooks (sandboxed) into COURSE/grades",
         "Grade SUBMISSIONS/<student>/<chapter>.ipynb against the course that the\n"
@@ -135,11 +133,9 @@ def parser() -> argparse.ArgumentParser:
         "outside it. Only new or changed notebooks are graded; the results are merged into\n"
         "COURSE/grades/grades.csv (one row per student and exercise). Written answers are\n"
         "listed in COURSE/grades/manual.csv for you to score, with each answer beside the\n"
-        "rubric in COURSE/grades/written/; run grade again to merge your scores.")
-    grade.add_argument("course", metavar="COURSE", type=Path,
-                       help="the course folder written by the assignments command")
-    grade.add_argument("submissions", metavar="SUBMISSIONS", type=Path,
-                       help="folder of <student>/<chapter>.ipynb")
+        "rubric in COURSE/grades/written/; run grade again to merge your scores.",
+        ("course", "the course folder written by the assignments command"),
+        ("submissions", "folder of <student>/<chapter>.ipynb"))
     grade.add_argument("--regrade", action="store_true",
                        help="grade every submission again, not only new or changed ones")
     grade.add_argument("--unsafe-no-sandbox", action="store_true",

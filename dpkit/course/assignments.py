@@ -8,7 +8,9 @@ assignment per chapter into the nbgrader course folder ``COURSE``:
   model solution between nbgrader's solution markers and a *public* test cell (the
   exercise's ``dpkit.check`` verdict). A proof or design exercise gets a manually graded
   Markdown answer cell holding the model solution and rubric, worth the points its rubric
-  states ("**Rubric (5 points).**").
+  states ("**Rubric (5 points).**"), and below it a code cell for the student's working
+  (:data:`WORK_STUB`; a question may ask for a computation), which the teacher reads beside
+  the written answer.
 * ``COURSE/release/<chapter>/<chapter>.ipynb``, the student's copy, made by
   ``nbgrader generate_assignment``: solutions removed.
 
@@ -36,7 +38,7 @@ from typing import Any
 import jupytext
 import nbformat
 
-from dpkit.course.grading import HIDDEN_POINTS, PUBLIC_POINTS
+from dpkit.course.grading import HIDDEN_POINTS, PUBLIC_POINTS, WORK_STUB
 from dpkit.course.myst import OPEN_FENCE, Book, read_book
 from dpkit.course.notebooks import Solution, notebook_items, solutions
 
@@ -62,7 +64,7 @@ class Exercise:
 
 
 def _exercises(notebook: nbformat.NotebookNode, book: Book, stem: str) -> list[Exercise]:
-    renderer = book.renderer(stem)
+    renderer = book.renderer(stem, links=False)   # handed out alone: no chapter beside it
     by_label = {s.label: s for s in solutions(notebook)}
     found = []
     for kind, item in notebook_items(notebook):
@@ -199,6 +201,8 @@ def _exercise_cells(exercise: Exercise) -> list[nbformat.NotebookNode]:
                             metadata=_metadata(f"{label}-answer", solution=True, grade=True,
                                                points=int(stated[1]) if stated
                                                else WRITTEN_POINTS)))
+        cells.append(new_code(WORK_STUB, metadata=_metadata(f"{label}-work", solution=False,
+                                                            grade=False)))
         return cells
     cells.append(new_code(_answer_source(code),
                           metadata=_metadata(f"{label}-answer", solution=True, grade=False)))
@@ -225,7 +229,10 @@ def assignment_notebook(path: str | Path, book: Book) -> nbformat.NotebookNode |
         "Write your answers in the cells marked `# YOUR CODE HERE` or *YOUR ANSWER HERE*, "
         "then run every cell. Each code exercise has a public test (the same `dpkit.check` "
         "verdict as in the book) and may have hidden tests that run when it is graded; "
-        "written answers are graded by hand.",
+        "written answers are graded by hand. Grading runs your notebook in order: the code "
+        "cells you add run too, so a helper you define in a cell above an answer is there "
+        "for it; the set-up and test cells are taken from the teacher's copy, whatever "
+        "yours hold.",
         metadata=_metadata("header", solution=False, grade=False, locked=True))]
     needs = [s for e in exercises for s in e.solution.code]
     setup = "\n\n".join(["import dpkit  # dpkit.check loads when first used",

@@ -17,10 +17,12 @@ keeps everything in ``COURSE/grades/``:
     ``written/<chapter>/<student>.md`` shows each answer beside the model answer and rubric.
 
 How a notebook is graded (:func:`grade_notebook`): the chapter's set-up cell (taken from the
-instructor's copy, not the student's) and the student's answer cells run in a
-:class:`~dpkit.course.sandbox.Sandbox`. The tests never run there: for each exercise the
-*public test* calls the exercise's ``dpkit.check`` checker, here, with a stand-in that
-forwards each call to the student's function in the sandbox; the *hidden test* judges
+instructor's copy, not the student's), then the student's answer cells, each preceded by the
+code cells the student added above it (helpers, experiments), run in a
+:class:`~dpkit.course.sandbox.Sandbox`, as when the notebook runs top to bottom. The tests
+never run there: for each exercise the *public test* calls the exercise's ``dpkit.check``
+checker, here, with a stand-in that forwards each call to the student's function in the
+sandbox; the *hidden test* judges
 the same function on inputs drawn at grading time from the course's secret
 (``grades/.secret``): a randomized answer by its output distribution and its privacy
 (:mod:`dpkit.course.judges`), a deterministic one by agreement with the model solution,
@@ -59,9 +61,16 @@ from dpkit.rng import RandomSource
 
 __all__ = ["GRADER_VERSION", "Result", "SetupError", "agrees_with", "grade", "grade_notebook"]
 
-GRADER_VERSION = "3"           # a change of the tests regrades every notebook
+GRADER_VERSION = "4"           # a change of the tests regrades every notebook
 PUBLIC_POINTS, HIDDEN_POINTS = 1, 2
 _FEEDBACK_LIMIT = 400
+#: The code cell below a written answer (grade id ``<label>-work``), for a computation the
+#: question asks for: it runs in notebook order like a cell the student added, and what the
+#: student wrote there is shown to the teacher beside the written answer.
+WORK_STUB = ("# Your working (optional): if the exercise asks you to compute something, do it "
+             "here.\n# It is not graded automatically: your teacher reads it beside your "
+             "written answer.\n")
+_ANSWER_STUB = "YOUR ANSWER HERE"  # nbgrader's text in a written answer cell not yet answered
 
 
 class SetupError(RuntimeError):
@@ -83,6 +92,7 @@ class Result:
 @dataclass(frozen=True)
 class _Exercise:
     label: str                     # the exercise's label in the book, e.g. "ex-laplace-noise"
+    title: str                     # as the student's notebook shows it, e.g. "Exercise 3.2"
     name: str                      # its title and label, as the grade file shows it
     text: str
     model: str                     # the model solution (code) or answer and rubric (text)
@@ -100,16 +110,59 @@ def _grade_id(cell: Any) -> str:
     return grade_id if isinstance(grade_id, str) else ""
 
 
-def _answers(submission: Any) -> dict[str, str]:
-    """The student's cells by grade id: text only (a malformed cell counts as empty)."""
+def _cells(submission: Any) -> list[tuple[str, str, str]]:
+    """The student's cells as ``(grade id or "", cell type, text)``; a malformed cell
+    counts as empty."""
     cells = submission.get("cells") if isinstance(submission, dict) else None
-    found = {}
+    found = []
     for cell in cells if isinstance(cells, list) else []:
         source = cell.get("source") if isinstance(cell, dict) else None
         if isinstance(source, list) and all(isinstance(line, str) for line in source):
             source = "".join(source)                 # nbformat's on-disk multiline string
-        if _grade_id(cell) and isinstance(source, str):
-            found[_grade_id(cell)] = _clean(source)
+        kind = cell.get("cell_type") if isinstance(cell, dict) else None
+        found.append((_grade_id(cell), kind if isinstance(kind, str) else "",
+                      _clean(source) if isinstance(source, str) else ""))
+    return found
+
+
+def _answers(submission: Any) -> dict[str, str]:
+    """The student's cells by grade id: text only (a malformed cell counts as empty)."""
+    return {grade_id: source for grade_id, _, source in _cells(submission) if grade_id}
+
+
+def _work(source: str) -> str:
+    """What the student wrote in a working cell ("" if they left the stub)."""
+    return "" if source.strip() == WORK_STUB.strip() else source
+
+
+def _added_cells(submission: Any, released: set[str],
+                 titles: dict[str, str]) -> dict[str, list[tuple[str, str]]]:
+    """The student's own code cells, by the answer cell they stand above: for each answer's
+    grade id, ``(source, name in feedback)`` of the cells between the answer cell before it
+    and it, in order.
+
+    Those are the cells the student added (a grade id that is not one of the released
+    notebook's, ``released``: a new cell has none) and the working cells of written
+    exercises (``<label>-work``; ``titles`` gives each label's "Exercise 3.2"). Cells below
+    the last answer cell are not listed: no test follows them."""
+    found: dict[str, list[tuple[str, str]]] = {}
+    pending: list[tuple[str, str | None]] = []
+    for grade_id, kind, source in _cells(submission):
+        if grade_id in released and grade_id.endswith("-answer"):
+            added = sum(name is None for _, name in pending)
+            title, count = titles.get(grade_id[:-len("-answer")], "this exercise"), 0
+            for cell, name in pending:
+                if name is None:
+                    count += 1
+                    name = (f"the cell you added above {title}" if added == 1 else
+                            f"cell {count} of the {added} you added above {title}")
+                found.setdefault(grade_id, []).append((cell, name))
+            pending = []
+        elif grade_id in released and grade_id.endswith("-work") and _work(source).strip():
+            label = grade_id[:-len("-work")]
+            pending.append((source, f"your working for {titles.get(label, label)}"))
+        elif grade_id not in released and kind == "code" and source.strip():
+            pending.append((source, None))
     return found
 
 
@@ -138,14 +191,14 @@ def _exercises(source: nbformat.NotebookNode) -> tuple[str, list[_Exercise]]:
         model = _strip_markers(cell.source)
         if cell.cell_type == "markdown":
             points = float(cell.metadata["nbgrader"].get("points", 0))
-            found.append(_Exercise(label, name, text, model, True, points, None))
+            found.append(_Exercise(label, title, name, text, model, True, points, None))
             continue
         public = cells.get(f"{label}-public")
         call = next((n for n in ast.walk(ast.parse(public.source)) if isinstance(n, ast.Call)
                      and ast.unparse(n.func).startswith("dpkit.check.")), None) \
             if public is not None else None
-        found.append(_Exercise(label, name, text, model, False, PUBLIC_POINTS + HIDDEN_POINTS,
-                               call))
+        found.append(_Exercise(label, title, name, text, model, False,
+                               PUBLIC_POINTS + HIDDEN_POINTS, call))
     return setup, found
 
 
@@ -156,7 +209,7 @@ def _short(text: str) -> str:
 
 def _described(error: BaseException) -> str:
     where = getattr(error, "where", None)
-    return _short(f"{type(error).__name__}: {error}" + (f" ({where})" if where else ""))
+    return _short(f"{type(error).__name__}: {error}" + (f" (in {where})" if where else ""))
 
 
 class _Model:
@@ -221,7 +274,11 @@ def grade_notebook(source: nbformat.NotebookNode, submission: Any, *, secret: st
     """Grade one submission: ``(exercise, points or None for a written answer, feedback)``.
 
     ``source`` is the instructor's notebook, ``submission`` the student's (any JSON: only
-    the text of its answer cells is used, matched by their nbgrader ``grade_id``).
+    the text of its answer cells, matched by their nbgrader ``grade_id``, and of the code
+    cells the student added is used). Before each answer cell, the code cells the student
+    added above it (below the previous answer cell) run, in order: a helper defined there is
+    the answer's to use. An error in one does not stop grading; it is named in the
+    feedback of the answer below it if that answer loses points.
 
     Raises
     ------
@@ -230,31 +287,44 @@ def grade_notebook(source: nbformat.NotebookNode, submission: Any, *, secret: st
     """
     setup, exercises = _exercises(source)
     answers = _answers(submission)
+    added = _added_cells(submission, {_grade_id(c) for c in source.cells if _grade_id(c)},
+                         {e.label: e.title for e in exercises})
     model = _Model(setup, exercises)
     limits = limits or Limits()
     results = []
     with Sandbox(limits, unsafe=unsafe) as sandbox:
         notebook = _Notebook(sandbox)
-        error = notebook.run(setup)
+        error = notebook.run(setup, "the set-up cell")
         if error is not None:                    # the instructor's code: not the student's
             raise SetupError(f"the assignment's set-up cell fails in the sandbox "
                                f"({sandbox.isolation}): {_described(error)}; nothing was "
                                "graded. Check that the sandbox can see Python and dpkit.")
+        notes: list[str] = []                    # errors of added cells since the last test
         for exercise in exercises:               # in order, each test right after its cell,
-            if exercise.written:                 # as when the notebook runs top to bottom
+            for cell, name in added.get(f"{exercise.label}-answer", []):  # as when the
+                error = notebook.run(cell, name)          # notebook runs top to bottom
+                if error is not None:
+                    notes.append(_described(error))
+            if exercise.written:
                 results.append((exercise, None, "written answer: graded by hand"))
                 continue
             answer = answers.get(f"{exercise.label}-answer", "")
-            error = notebook.run(answer) if answer.strip() else None
+            error = notebook.run(answer, f"your answer to {exercise.title}") \
+                if answer.strip() else None
             sandbox.deadline = time.monotonic() + limits.exercise_seconds
             try:
                 notebook.ensure()
-                results.append(_grade_code(exercise, answer, error, sandbox, model,
-                                           _secret_rng(secret, student, exercise.label)))
+                result = _grade_code(exercise, answer, error, sandbox, model,
+                                     _secret_rng(secret, student, exercise.label))
             except _STOPPED as stopped:          # the worker could not even be restarted
-                results.append((exercise, 0.0, f"not graded: {_described(stopped)}"))
+                result = (exercise, 0.0, f"not graded: {_described(stopped)}")
             finally:
                 sandbox.deadline = math.inf
+            if notes and result[1] < exercise.points:
+                result = (*result[:2], _short(f"{result[2]} | note: a cell you added above "
+                                              f"it raised {'; '.join(notes)}"))
+            notes = []
+            results.append(result)
     return results
 
 
@@ -266,23 +336,26 @@ class _Notebook:
     in a fresh worker when a cell or a test stopped the last one (a time-out, a crash)."""
 
     def __init__(self, sandbox: Sandbox) -> None:
-        self.sandbox, self.good = sandbox, []
+        self.sandbox = sandbox
+        self.good: list[tuple[str, str]] = []    # (source, name) of each cell that ran
 
     def ensure(self) -> None:
         if not self.sandbox.alive:
             self.sandbox.start()
-            if self.good and any(self.sandbox.run(self.good)):
+            if self.good and any(self.sandbox.run([c for c, _ in self.good],
+                                                  [n for _, n in self.good])):
                 self.good = []                   # a replay that fails: start from nothing
                 self.sandbox.start()
 
-    def run(self, cell: str) -> BaseException | None:
+    def run(self, cell: str, name: str) -> BaseException | None:
+        """Run one cell, named ``name`` in the feedback ("your answer to Exercise 3.2")."""
         try:
             self.ensure()
-            error = self.sandbox.run([cell])[0]
+            error = self.sandbox.run([cell], [name])[0]
         except _STOPPED as stopped:
             error = stopped
         if error is None:
-            self.good.append(cell)
+            self.good.append((cell, name))
         return error
 
 
@@ -460,18 +533,31 @@ def _write_csv(path: Path, rows: Iterable[dict[str, Any]], fields: list[str]) ->
     temporary.replace(path)
 
 
+def _fenced(text: str, language: str) -> str:
+    """``text`` in a fence longer than any run of backticks in it (nothing in it can close
+    the fence, hide or imitate the rubric when the page is rendered)."""
+    fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", text)), default=0))
+    return f"{fence}{language}\n{text}\n{fence}\n"
+
+
+def _written_answer(answer: str) -> str:
+    """The student's written answer, without nbgrader's "YOUR ANSWER HERE" stub."""
+    lines = [line for line in _clean(answer).splitlines() if line.strip() != _ANSWER_STUB]
+    return "\n".join(lines).strip()
+
+
 def _written_page(path: Path, student: str, chapter: str,
-                  items: list[tuple[_Exercise, str]]) -> None:
+                  items: list[tuple[_Exercise, str, str]]) -> None:
     parts = [f"# {chapter}: written answers of {student}\n"]
-    for exercise, answer in items:
-        # The model answer and rubric first; the student's text last, fenced, so that
-        # nothing in it can hide or imitate the rubric when the page is rendered.
-        fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", answer)),
-                                     default=0))
+    for exercise, answer, work in items:
+        # The model answer and rubric first; the student's text last, fenced.
         parts += [f"## {exercise.name}\n", exercise.text, "\n### Model answer and rubric\n",
                   exercise.model, f"\n*Points: {exercise.points:g}; enter them in manual.csv.*\n",
                   "\n### The student's answer (as written, not rendered)\n",
-                  f"{fence}text\n{_clean(answer).strip() or '(no answer)'}\n{fence}\n"]
+                  _fenced(_written_answer(answer) or "(no answer)", "text")]
+        if _work(work).strip():
+            parts += ["\n### The student's working (code, as written; not run here)\n",
+                      _fenced(_clean(work).strip(), "python")]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(parts))
 
@@ -545,7 +631,7 @@ def grade(course_dir: str | Path, submissions_dir: str | Path, *, regrade: bool 
                        f"this notebook could not be graded ({type(error).__name__})")
                       for e in exercises]
         answers = _answers(submission)
-        written = [(e, answers.get(f"{e.label}-answer", ""))
+        written = [(e, answers.get(f"{e.label}-answer", ""), answers.get(f"{e.label}-work", ""))
                    for e, points, _ in graded if points is None]
         if written:
             _written_page(grades / "written" / chapter / f"{student}.md", student, chapter,

@@ -36,6 +36,9 @@ _OPTION = re.compile(r"^[ \t]*:(?P<key>[\w-]+):[ \t]*(?P<value>.*)$")
 _TARGET = re.compile(r"^\((?P<label>[^)\s]+)\)=\s*$")
 _HEADING = re.compile(r"^(?P<hashes>#{1,6})\s+(?P<text>.+?)\s*$")
 _ROLE = re.compile(r"\{(?P<role>[\w:-]+)\}`(?P<content>[^`]*)`")
+# A Markdown link to another page of the book, by its source file: [text](page.md#anchor).
+_PAGE_LINK = re.compile(r"\[(?P<text>[^\]]+)\]\((?![a-zA-Z][\w+.-]*:|#)(?P<page>[^)\s#]+)\.md"
+                        r"(?:#[^)\s]*)?\)")
 _EXPLICIT = re.compile(r"^(?P<text>.*?)\s*<(?P<target>[^<>]+)>$", re.S)
 
 
@@ -66,9 +69,15 @@ class Book:
                 return chapter
         raise KeyError(f"no chapter {stem!r} in the book")
 
-    def renderer(self, stem: str) -> _Renderer:
-        """A renderer for chapter ``stem``: feed it the chapter's Markdown cells in order."""
-        return _Renderer(self, self.chapter(stem))
+    def renderer(self, stem: str, *, links: bool = True) -> _Renderer:
+        """A renderer for chapter ``stem``: feed it the chapter's Markdown cells in order.
+
+        With ``links``, a reference to another chapter links to its notebook,
+        ``<chapter>.ipynb``, for notebooks written side by side (``make notebooks``);
+        without, it is plain text naming the chapter where the reference alone does not
+        (an assignment is handed out on its own, in a folder of its own). A link to a page
+        that is not a chapter (the references) is always plain text: it has no notebook."""
+        return _Renderer(self, self.chapter(stem), links=links)
 
     def numbered_directives(self, stem: str) -> list[tuple[str, str, str]]:
         """``(directive, label, "Exercise 2.3")`` for each numbered directive of a chapter."""
@@ -247,9 +256,10 @@ def _cited_names(authors: str) -> str:
 class _Renderer:
     """Rewrites the directives and roles of one chapter's Markdown for plain Jupyter."""
 
-    def __init__(self, book: Book, chapter: Chapter) -> None:
+    def __init__(self, book: Book, chapter: Chapter, *, links: bool = True) -> None:
         self.book = book
         self.chapter = chapter
+        self.links = links
         numbered = _number_directives(chapter)
         self.numbers = {label: display for _, label, display in numbered if label}
         self.titled = False
@@ -259,7 +269,14 @@ class _Renderer:
 
     # -- roles ---------------------------------------------------------------------------
     def roles(self, text: str) -> str:
+        text = _PAGE_LINK.sub(self._page_link, text)
         return _ROLE.sub(self._role, text)
+
+    def _page_link(self, match: re.Match[str]) -> str:
+        stem = Path(match["page"]).name
+        if any(chapter.stem == stem for chapter in self.book.chapters):
+            return self._link(match["text"], stem)
+        return match["text"]
 
     def _role(self, match: re.Match[str]) -> str:
         role, content = match["role"], match["content"]
@@ -283,7 +300,17 @@ class _Renderer:
         return f"`{content}`" if role.startswith("glue") else (text or target)
 
     def _link(self, text: str, stem: str) -> str:
-        return text if stem == self.chapter.stem else f"[{text}]({stem}.ipynb)"
+        if stem == self.chapter.stem:
+            return text
+        if self.links:
+            return f"[{text}]({stem}.ipynb)"
+        try:
+            chapter = self.book.chapter(stem)
+        except KeyError:
+            return text
+        if chapter.number is not None or not chapter.title or chapter.title in text:
+            return text                          # "Theorem 2.1" names its chapter
+        return f"{text} (in *{chapter.title}*)"
 
     def _cite(self, role: str, keys: str) -> str:
         cited = [self.book.citations.get(k.strip(), (k.strip(), "n.d.")) for k in keys.split(",")]

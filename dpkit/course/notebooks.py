@@ -35,6 +35,8 @@ __all__ = ["Solution", "export", "solutions", "starter_code", "student_notebook"
 _SOLUTION = re.compile(r"^[ \t]*(?P<fence>`{3,}|:{3,})\{(?P<kind>solution|solution-start|"
                        r"solution-end)\}[ \t]*(?P<label>\S*)")
 ANSWER_PROMPT = "**Your answer.** *(Write your proof or design here.)*"
+#: The code cell below a written answer's prompt, for a computation the question asks for.
+WORKING_PROMPT = "# Your working, if the exercise asks you to compute something.\n"
 
 
 @dataclass
@@ -205,13 +207,13 @@ def _build(notebook: nbformat.NotebookNode, book: Book | None, stem: str,
         elif kind == "end":
             if student and current is not None:
                 flush()
-                cells.append(_answer_cell(current))
+                cells.extend(_answer_cells(current))
             current = None
         elif kind == "inline":
             label, body = item  # type: ignore[misc]
             if student:
                 flush()
-                cells.append(_answer_cell(Solution(label)))
+                cells.extend(_answer_cells(Solution(label)))
             else:
                 announce(label, body)
         elif kind == "markdown":
@@ -231,11 +233,14 @@ def _build(notebook: nbformat.NotebookNode, book: Book | None, stem: str,
     return result
 
 
-def _answer_cell(solution: Solution) -> nbformat.NotebookNode:
+def _answer_cells(solution: Solution) -> list[nbformat.NotebookNode]:
+    """A code exercise's starter cell; or a written exercise's answer cell and, below it,
+    a code cell for a computation the question may ask for."""
     if solution.checked:
         starters = (starter_code(source) for source in solution.code)
-        return nbformat.v4.new_code_cell("\n\n".join(s for s in starters if s))
-    return nbformat.v4.new_markdown_cell(ANSWER_PROMPT)
+        return [nbformat.v4.new_code_cell("\n\n".join(s for s in starters if s))]
+    return [nbformat.v4.new_markdown_cell(ANSWER_PROMPT),
+            nbformat.v4.new_code_cell(WORKING_PROMPT)]
 
 
 def teacher_notebook(notebook: nbformat.NotebookNode, book: Book | None = None,

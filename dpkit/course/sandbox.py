@@ -12,7 +12,10 @@ The grader never executes a student's code itself. :class:`Sandbox` starts
 * **cut off**: no network (a new network namespace), no other IPC, its own PID namespace,
   killed with the grader;
 * **limited**: CPU time, address space, number of processes, file size and open files
-  (:class:`Limits`), and a wall-clock limit on every request.
+  (:class:`Limits`), a wall-clock limit on every request, and one on all the requests of
+  the sandbox together, across restarts of the worker (``submission_seconds``): the CPU
+  limit is per process and a restarted worker would start afresh, so each new worker may
+  use only the CPU time the submission has left.
 
 The two processes exchange JSON lines (:mod:`dpkit.course.wire`) over two pipes: the
 grader sends cells to run, names to read and functions to call with their arguments; the
@@ -72,6 +75,9 @@ class Limits:
     tmp_bytes: int = 64 << 20        #: size of its private /tmp
     call_seconds: float = 60.0       #: wall-clock limit on one request
     exercise_seconds: float = 300.0  #: wall-clock limit on all the requests of one test
+    #: wall-clock limit on all the requests of one sandbox (one submission), whatever the
+    #: restarts; each new worker's CPU limit is what is left of it (at most ``cpu_seconds``)
+    submission_seconds: float = 1800.0
 
 
 class SandboxUnavailable(RuntimeError):
@@ -158,6 +164,19 @@ def _environment(fds: tuple[int, int]) -> dict[str, str]:
 def _plain_command(fds: tuple[int, int]) -> tuple[list[str], dict[str, str]]:
     environment = {**_environment(fds), "PATH": os.environ.get("PATH", "/usr/bin")}
     return [sys.executable, *_worker()], environment
+
+
+def _worker_limits(limits: Limits, left: float) -> Limits:
+    """The limits of a new worker. RLIMIT_CPU is per process and starts afresh in a new
+    worker: it gets only the ``left`` seconds the submission has left (at most
+    ``cpu_seconds``), so that restarts cannot add up to more."""
+    return dataclasses.replace(limits, cpu_seconds=max(1, min(limits.cpu_seconds,
+                                                              math.ceil(left))))
+
+
+def _used_up(limits: Limits) -> str:
+    return (f"your notebook used up the {limits.submission_seconds:g} s its grading may take "
+            "(all its cells and tests together), and was stopped")
 
 
 def _set_limits(limits: Limits) -> Callable[[], None]:
@@ -348,13 +367,13 @@ class _Pipes:
                 raise _Broken("it closed its input", RuntimeError(
                     "the sandbox stopped reading requests")) from error
 
-    def read(self, deadline: float, seconds: float) -> dict[str, Any]:
+    def read(self, deadline: float, seconds: float, why: str = "") -> dict[str, Any]:
         while b"\n" not in self.pending:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([self.read_fd], [], [], left)[0]:
                 raise _Broken(f"a request ran past {seconds:g} s", TimeoutError(
-                    f"your code ran for more than {seconds:g} s, or past the time this "
-                    "test may take, and was stopped"))
+                    why or f"your code ran for more than {seconds:g} s, or past the time "
+                    "this test may take, and was stopped"))
             chunk = os.read(self.read_fd, 1 << 16)
             if not chunk:
                 raise _Broken(None, RuntimeError("your code stopped the sandbox"))
@@ -385,6 +404,7 @@ class Sandbox:
         self._next_id = 0
         self.stopped: str | None = None      # why the worker was stopped, if it was
         self.deadline = math.inf             # when the current test's time is up
+        self.left = self.limits.submission_seconds  # seconds its requests may still take
 
     # -------------------------------------------------------------------- life cycle
     def __enter__(self) -> Sandbox:
@@ -404,11 +424,12 @@ class Sandbox:
             command, environment = _plain_command(worker_fds)
         else:
             command, environment = _command(self.limits, worker_fds), {}
+        limits = _worker_limits(self.limits, self.left)
         try:
             self._process = subprocess.Popen(
                 command, pass_fds=worker_fds, stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                env=environment or None, preexec_fn=_set_limits(self.limits),
+                env=environment or None, preexec_fn=_set_limits(limits),
                 start_new_session=True)
         finally:
             os.close(to_worker)
@@ -432,9 +453,13 @@ class Sandbox:
         return self._process is not None and self._process.poll() is None
 
     # -------------------------------------------------------------------- requests
-    def run(self, cells: list[str]) -> list[Exception | None]:
-        """Execute ``cells`` in order; the error each raised (None where none)."""
-        reply = self._request({"op": "run", "cells": [str(c) for c in cells]},
+    def run(self, cells: list[str], names: list[str] | None = None) -> list[Exception | None]:
+        """Execute ``cells`` in order; the error each raised (None where none).
+
+        ``names`` name the cells in the errors' ``where`` ("your answer to Exercise 3.2,
+        line 4"; by default "cell 1", "cell 2", ... of this request)."""
+        reply = self._request({"op": "run", "cells": [str(c) for c in cells],
+                               "names": [str(n) for n in names or []]},
                               self.limits.call_seconds * max(1, len(cells)))
         errors = reply.get("errors")
         if not isinstance(errors, list) or len(errors) != len(cells):
@@ -499,13 +524,17 @@ class Sandbox:
             raise RuntimeError(f"the sandbox is not running ({self.stopped or 'not started'})")
         self._next_id += 1
         ident = self._next_id
-        if time.monotonic() >= self.deadline:
+        if self.left <= 0:
+            raise TimeoutError(_used_up(self.limits))
+        start = time.monotonic()
+        if start >= self.deadline:
             raise TimeoutError("your code used up the time this test may take")
-        deadline = min(time.monotonic() + seconds, self.deadline)
+        deadline = min(start + seconds, self.deadline, start + self.left)
+        why = _used_up(self.limits) if deadline == start + self.left else ""
         try:
             self._pipes.write({**message, "id": ident}, deadline)
             while True:
-                reply = self._pipes.read(deadline, seconds)
+                reply = self._pipes.read(deadline, seconds, why)
                 if reply.get("op") == "callback":
                     self._pipes.write(self._lent.serve(reply), deadline)
                 elif reply.get("id") == ident:
@@ -517,6 +546,8 @@ class Sandbox:
                 broken.error = RuntimeError(f"your code stopped the sandbox: {broken.why}")
             self._stop(broken.why)
             raise broken.error from None
+        finally:
+            self.left -= time.monotonic() - start    # whichever worker ran them
 
     def _stop(self, why: str) -> None:
         """Kill the worker at once (no polite exit: it may be looping or flooding)."""

@@ -6,7 +6,9 @@ It is started by :class:`dpkit.course.sandbox.Sandbox` with two inherited file d
 ``run``
     Execute the notebook's cells in one namespace (IPython magics such as ``%matplotlib``
     are dropped; there is no IPython shell, so no input transformer, event hook or
-    ``get_ipython()``); reply with each cell's error, if any.
+    ``get_ipython()``; ``display(...)`` shows nothing, as ``print`` does here); reply with
+    each cell's error, if any, and where it was raised: the cell's name, which the grader
+    sends with it ("your answer to Exercise 3.2"), and the line.
 ``get``
     Reply with the value of a name the cells defined.
 ``call``
@@ -66,15 +68,18 @@ class _Channel:
 
 
 _channel: _Channel
+_cells: set[str] = set()          # the file names the cells were compiled under: "<name>"
 
 
 def _error(error: BaseException) -> dict[str, Any]:
-    """An error as the grader sees it: type name, message, and the line in a cell."""
+    """An error as the grader sees it: type name, message, and the line in a cell (the
+    innermost frame in a notebook cell: a function defined in a cell and called by the
+    grader fails "in <that cell's name>, line N")."""
     where = None
     for frame in traceback.extract_tb(error.__traceback__):
-        if frame.filename.startswith("<cell "):
+        if frame.filename in _cells:
             where = f"{frame.filename[1:-1]}, line {frame.lineno}"
-    if isinstance(error, SyntaxError) and error.filename and error.filename.startswith("<cell "):
+    if isinstance(error, SyntaxError) and error.filename in _cells:
         where = f"{error.filename[1:-1]}, line {error.lineno}"
     message = str(error)
     if len(message) > _MESSAGE_LIMIT:
@@ -194,11 +199,25 @@ def drop_magics(source: str) -> str:
                      for line in source.splitlines())
 
 
-def _run(cells: list[str], namespace: dict[str, Any]) -> list[dict[str, Any] | None]:
+def _display(*_objects: Any, **_options: Any) -> None:
+    """IPython's ``display``, as a notebook cell may call it: nothing is shown here."""
+
+
+def _cell_name(names: Any, index: int) -> str:
+    name = names[index] if isinstance(names, list) and index < len(names) else None
+    if not isinstance(name, str) or not name or len(name) > 80 or "\n" in name:
+        name = f"cell {index + 1}"
+    return name
+
+
+def _run(cells: list[str], namespace: dict[str, Any],
+         names: Any = None) -> list[dict[str, Any] | None]:
     errors: list[dict[str, Any] | None] = []
     for index, source in enumerate(cells):
+        filename = f"<{_cell_name(names, index)}>"
+        _cells.add(filename)
         try:
-            code = compile(drop_magics(str(source)), f"<cell {index + 1}>", "exec")
+            code = compile(drop_magics(str(source)), filename, "exec")
             exec(code, namespace)
         except BaseException as error:
             errors.append(_error(error))
@@ -227,7 +246,8 @@ def _serve(namespace: dict[str, Any]) -> None:
             if op == "exit":
                 return
             if op == "run":
-                reply = {"op": "ran", "errors": _run(list(request["cells"]), namespace)}
+                reply = {"op": "ran", "errors": _run(list(request["cells"]), namespace,
+                                                     request.get("names"))}
             elif op == "get":
                 name = str(request["name"])
                 if name not in namespace:
@@ -261,7 +281,8 @@ def main() -> None:
     global _channel
     read_fd, write_fd = (int(x) for x in os.environ.pop("DPKIT_WORKER_FDS").split(","))
     _channel = _Channel(read_fd, write_fd)
-    namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
+    namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins,
+                                 "display": _display}
     sys.argv = ["notebook"]
     _serve(namespace)
 

@@ -52,6 +52,11 @@ def _add_float_noise(value: Any, scale: float, rng: Any) -> float | np.ndarray:
     return float(noisy) if noisy.ndim == 0 else noisy
 
 
+def _checked(sensitivity: Any, epsilon: Any, delta: Any) -> tuple[float, float, float]:
+    """``(sensitivity, epsilon, delta)`` checked as the safe versions check them."""
+    return check_sensitivity(sensitivity), check_epsilon(epsilon), check_delta(delta)
+
+
 def gaussian_mechanism(value: Any, sensitivity: Any, epsilon: Any, delta: Any,
                        rng: Any = None) -> float | np.ndarray:
     """**Unsafe.** The textbook Gaussian mechanism: ``value + N(0, σ²)`` with the classic σ.
@@ -91,9 +96,7 @@ def gaussian_mechanism(value: Any, sensitivity: Any, epsilon: Any, delta: Any,
     ----------
     C. Dwork and A. Roth, 2014, Theorem A.1.
     """
-    sensitivity = check_sensitivity(sensitivity)
-    epsilon = check_epsilon(epsilon)
-    delta = check_delta(delta)
+    sensitivity, epsilon, delta = _checked(sensitivity, epsilon, delta)
     sigma = sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
     return _add_float_noise(value, sigma, rng)
 
@@ -192,9 +195,7 @@ def analytic_sigma_erf(sensitivity: Any, epsilon: Any, delta: Any) -> float:
     ----------
     B. Balle and Y.-X. Wang, ICML 2018: the equation solved is their Theorem 8.
     """
-    sensitivity = check_sensitivity(sensitivity)
-    epsilon = check_epsilon(epsilon)
-    delta = check_delta(delta)
+    sensitivity, epsilon, delta = _checked(sensitivity, epsilon, delta)
     root_half = math.sqrt(0.5)
 
     def phi(t: float) -> float:
@@ -235,9 +236,7 @@ def analytic_sigma_wrong_sqrt(sensitivity: Any, epsilon: Any, delta: Any) -> flo
     -------
     (ε, δ')-DP with δ' = ``delta_for_sigma(σ, Δ, ε)`` > δ for ε > 1.
     """
-    sensitivity = check_sensitivity(sensitivity)
-    epsilon = check_epsilon(epsilon)
-    delta = check_delta(delta)
+    sensitivity, epsilon, delta = _checked(sensitivity, epsilon, delta)
 
     def profile(ratio: float) -> float:
         x = epsilon * ratio - 0.5 / ratio
