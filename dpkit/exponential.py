@@ -87,12 +87,11 @@ _METHODS = ("fast", "full", "search")
 #: the utilities are spread out: its deadline covers the worst measured up to 1,000.
 _PRECISION_UNIT = 16_384  # bits of precision a deadline's cost per outcome covers
 COSTS = {
-    "fast": Cost(fixed=5.5, per_value=0.03, large=1.5, per_vector_value=40.0, per_float=0.03,
-                 per_object=1.2),
+    "fast": Cost(fixed=5.5, per_value=0.03, large=1.5, per_vector_value=40.0, per_object=1.2),
     "full": Cost(fixed=7.0, per_value=0.1, large=10.0, per_vector_value=800.0,
-                 per_float=0.03, per_object=1.2),
+                 per_object=1.2),
     "search": Cost(fixed=5.0, per_value=0.05, large=5.0, per_vector_value=4000.0,
-                   per_float=0.03, per_object=1.2),
+                   per_object=1.2),
 }
 
 

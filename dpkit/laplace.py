@@ -76,8 +76,7 @@ RANGE_SCALES = 750
 
 #: The worst cost of :func:`laplace_mechanism` (see :mod:`dpkit.timing`; measured by
 #: ``benchmarks/deadlines.py`` over adversarial inputs).
-COST = Cost(fixed=4.0, per_value=0.05, large=8.0, per_vector_value=110.0, per_float=0.03,
-            per_object=1.2)
+COST = Cost(fixed=4.0, per_value=0.05, large=8.0, per_vector_value=110.0, per_object=1.2)
 
 
 def _range_words(grid: LaplaceGrid, value: Any, sensitivity: Any, epsilon: Any

@@ -100,12 +100,13 @@ _VECTOR = 8192                # values in the vectorised calibration workload
 SMALL_MAX = 64
 
 
-#: How a request holds its values, which sets the per-value part of its deadline (a
-#: property of the input's *types*, which are taken as public, like a schema; never of
-#: its values): ``"array"`` a float64 NumPy array; ``"floats"`` Python or NumPy floats (a
-#: scalar, a list); ``"objects"`` anything else (ints, which may be huge, Fractions,
-#: Decimals, other dtypes), whose exact conversion costs more.
-KINDS = ("array", "floats", "objects")
+#: How a request holds its values, which sets the per-value part of its deadline:
+#: ``"array"`` a float64 NumPy array (a property of the container, never of the values);
+#: ``"objects"`` anything else -- a scalar, a list, an array of another dtype -- whose
+#: elements may be floats, huge ints, Fractions or Decimals: the deadline covers the
+#: slowest of them, since the elements' types may depend on the data (``sum`` of ints
+#: is an int, of floats a float).
+KINDS = ("array", "objects")
 
 
 @dataclass(frozen=True)
@@ -118,8 +119,7 @@ class Cost:
 
         fixed·U + per_value·n·U                        n <= 64 (SMALL_MAX)
         fixed·U + large·U + per_vector_value·n·V       n > 64
-        + per_float·n·U     if the values come as Python floats (kind "floats")
-        + per_object·n·U    if they come as other objects (kind "objects")
+        + per_object·n·U    if they come as Python objects (kind "objects")
 
     Attributes
     ----------
@@ -132,28 +132,27 @@ class Cost:
         set-up), in ``U``.
     per_vector_value : float >= 0
         Each value's cost in a request of more than 64 values, in ``V``.
-    per_float, per_object : float >= 0
-        Each value's extra cost, in ``U``, when the values come as Python floats, or as
-        other Python objects (see :data:`KINDS`).
+    per_object : float >= 0
+        Each value's extra cost, in ``U``, when the values come as Python objects (see
+        :data:`KINDS`): the cost of the slowest element type (a Decimal).
     """
 
     fixed: float
     per_value: float = 0.0
     large: float = 0.0
     per_vector_value: float = 0.0
-    per_float: float = 0.0
     per_object: float = 0.0
 
-    def seconds(self, size: int, floats: int = 0, objects: int = 0) -> float:
+    def seconds(self, size: int, objects: int = 0) -> float:
         """The deadline, in seconds (margin included), of a request of ``size`` values of
-        which ``floats`` come as Python floats and ``objects`` as other objects."""
+        which ``objects`` come as Python objects."""
         ref = reference()
         if size <= SMALL_MAX:
             work = (self.fixed + self.per_value * size) * ref.scalar
         else:
             work = (self.fixed + self.large) * ref.scalar + \
                 self.per_vector_value * size * ref.vector
-        work += (self.per_float * floats + self.per_object * objects) * ref.scalar
+        work += self.per_object * objects * ref.scalar
         return _state.margin * work
 
 
@@ -269,29 +268,9 @@ def overruns() -> int:
 
 
 def kind_of(value: Any) -> str:
-    """How ``value`` holds its numbers (one of :data:`KINDS`), from types alone.
-
-    A float64 NumPy array is ``"array"``; a float (Python or NumPy, at most 64 bits), or a
-    list or tuple (nested or not) of floats only, is ``"floats"``; anything else, including
-    a list holding one int, is ``"objects"``. The answer looks at every element's type,
-    never at a value, so neighbouring inputs of the same types get the same deadline.
-    """
-    if isinstance(value, np.ndarray):
-        return "array" if value.dtype == np.float64 else "objects"
-    if isinstance(value, (list, tuple)):
-        stack, floats = [value], True
-        while stack:
-            for item in stack.pop():
-                if isinstance(item, (list, tuple)):
-                    stack.append(item)
-                else:
-                    floats &= _is_float(item)
-        return "floats" if floats else "objects"
-    return "floats" if _is_float(value) else "objects"
-
-
-def _is_float(item: Any) -> bool:
-    return type(item) is float or (isinstance(item, np.floating) and item.dtype.itemsize <= 8)
+    """How ``value`` holds its numbers (one of :data:`KINDS`): ``"array"`` for a float64
+    NumPy array, ``"objects"`` for anything else. Looks at the container only."""
+    return "array" if isinstance(value, np.ndarray) and value.dtype == np.float64 else "objects"
 
 
 @contextlib.contextmanager
@@ -357,7 +336,7 @@ class Deadline:
     def seconds(self) -> float:
         """The deadline's distance from the start, in seconds."""
         counts = self._counts
-        return self._cost.seconds(sum(counts.values()), counts["floats"], counts["objects"])
+        return self._cost.seconds(sum(counts.values()), counts["objects"])
 
     @contextlib.contextmanager
     def excluded(self) -> Iterator[None]:

@@ -64,6 +64,15 @@ PAIRS = [
     ("laplace 1.0 vs 1 + 2**-52",
      lambda: laplace_mechanism(np.full(64, 1.0), 1.0, 0.5, rng=SOURCE),
      lambda: laplace_mechanism(np.full(64, 1 + 2**-52), 1.0, 0.5, rng=SOURCE)),
+    ("laplace int 37 vs float 37.5",
+     lambda: laplace_mechanism(37, 1.0, 1.0, rng=SOURCE),
+     lambda: laplace_mechanism(37.5, 1.0, 1.0, rng=SOURCE)),
+    ("laplace list of ints vs a float among them",
+     lambda: laplace_mechanism([37] * 64, 1.0, 1.0, rng=SOURCE),
+     lambda: laplace_mechanism([37] * 63 + [37.5], 1.0, 1.0, rng=SOURCE)),
+    ("above_threshold int vs float answers",
+     lambda: above_threshold(_queries(range(5)), [1, 2, 3, 4, 5], 1e6, 0.1, rng=SOURCE),
+     lambda: above_threshold(_queries(range(5)), [1, 2, 3.5, 4, 5], 1e6, 0.1, rng=SOURCE)),
     ("gaussian 2**53 vs 2**53 + 1",
      lambda: gaussian_mechanism(2**53, 1.0, 0.5, 1e-6, rng=SOURCE),
      lambda: gaussian_mechanism(2**53 + 1, 1.0, 0.5, 1e-6, rng=SOURCE)),
@@ -174,12 +183,12 @@ def test_the_margin_is_validated_and_scales_every_deadline():
 
 
 @pytest.mark.parametrize(("value", "kind"), [
-    (np.zeros(3), "array"), (np.zeros(3, np.int64), "objects"), (0.5, "floats"),
-    (np.float32(0.5), "floats"), (3, "objects"), ([0.5, 1.5], "floats"),
-    ([[0.5], [1.5]], "floats"), ([0.5, 1], "objects"), ([Fraction(1, 3)], "objects"),
+    (np.zeros(3), "array"), (np.zeros(3, np.int64), "objects"), (0.5, "objects"),
+    (np.float32(0.5), "objects"), (3, "objects"), ([0.5, 1.5], "objects"),
+    ([[0.5], [1.5]], "objects"), ([0.5, 1], "objects"), ([Fraction(1, 3)], "objects"),
     (np.longdouble(0.5), "objects"), ([True], "objects"),
 ])
-def test_the_kind_of_an_input_comes_from_types(value, kind):
+def test_the_kind_of_an_input_comes_from_its_container(value, kind):
     assert timing.kind_of(value) == kind
 
 
