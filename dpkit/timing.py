@@ -119,7 +119,8 @@ class Cost:
 
         fixed·U + per_value·n·U                        n <= 64 (SMALL_MAX)
         fixed·U + large·U + per_vector_value·n·V       n > 64
-        + per_object·n·U    if they come as Python objects (kind "objects")
+        + per_object·(n-1)·U    if they come as Python objects (kind "objects"; ``fixed``
+                                covers a scalar of any type)
 
     Attributes
     ----------
@@ -152,7 +153,7 @@ class Cost:
         else:
             work = (self.fixed + self.large) * ref.scalar + \
                 self.per_vector_value * size * ref.vector
-        work += self.per_object * objects * ref.scalar
+        work += self.per_object * max(0, objects - 1) * ref.scalar  # fixed covers one
         return _state.margin * work
 
 
