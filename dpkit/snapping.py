@@ -72,7 +72,7 @@ __all__ = ["COST", "SnappingGrid", "snapping_epsilon", "snapping_grid", "snappin
 
 #: The worst cost of :func:`snapping_mechanism` (see :mod:`dpkit.timing`; measured by
 #: ``benchmarks/deadlines.py`` over adversarial inputs).
-COST = Cost(fixed=4.0, per_value=1.0, large=4.0, per_vector_value=40000.0, per_object=3.0)
+COST = Cost(fixed=4.0, per_value=1.0, large=4.0, per_vector_value=60000.0, per_object=3.0)
 
 #: The theorem's conditions: ``λ < B < 2**46·λ`` (in sensitivity-1 units).
 MAX_BOUND_RATIO = 2**46
