@@ -31,6 +31,7 @@ from dpkit.gaussian import gaussian_mechanism
 from dpkit.laplace import laplace_mechanism
 from dpkit.randomized_response import randomized_response
 from dpkit.rng import seeded
+from dpkit.snapping import snapping_mechanism
 from dpkit.svt import above_threshold, range_queries, sparse
 from dpkit.svt.clipping import auto_avg, choose_clip_bound
 
@@ -60,6 +61,10 @@ def _values(kind: str, n: int) -> Any:
 
 KINDS = ("short", "long", "huge", "subnormal", "list of floats", "list of big ints",
          "list of Decimals", "list of Fractions")
+#: The snapping mechanism refuses a value inside (-B, B) that float64 cannot hold, so its
+#: Decimals and Fractions lie beyond B = 1000 (clamped exactly); its other kinds as above.
+SNAPPING_OBJECTS = {"list of Decimals": Decimal("12345.6"),
+                    "list of Fractions": Fraction(10**6, 3)}
 SIZES = (1, 64, 65, 1000, 100_000)
 
 
@@ -75,6 +80,10 @@ def _cases() -> list[tuple[str, int, Callable[[], Any]]]:
             value = _values(kind, n)
             cases.append((f"laplace {kind}", n,
                           lambda v=value: laplace_mechanism(v, 1.0, 1.0, rng=SOURCE)))
+            snap_value = [SNAPPING_OBJECTS[kind]] * n if kind in SNAPPING_OBJECTS else value
+            cases.append((f"snapping {kind}", n,
+                          lambda v=snap_value: snapping_mechanism(v, 1.0, 1.0, 1000.0,
+                                                                  rng=SOURCE)))
             if kind != "huge":
                 cases.append((f"gaussian {kind}", n,
                               lambda v=value: gaussian_mechanism(v, 1.0, 1.0, 1e-6,

@@ -31,7 +31,8 @@ from types import ModuleType
 
 _SUBMODULES = frozenset({
     "attacks", "audit", "check", "composition", "datasets", "exponential", "gaussian",
-    "laplace", "naive", "plots", "randomized_response", "rng", "svt", "timing", "widgets",
+    "laplace", "naive", "plots", "randomized_response", "rng", "snapping", "svt", "timing",
+    "widgets",
 })
 
 

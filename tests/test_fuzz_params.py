@@ -34,7 +34,15 @@ import pytest
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
-from dpkit import composition, exponential, gaussian, laplace, randomized_response, svt
+from dpkit import (
+    composition,
+    exponential,
+    gaussian,
+    laplace,
+    randomized_response,
+    snapping,
+    svt,
+)
 from dpkit.composition import Accountant, BudgetExceeded
 from dpkit.exponential import Eta, InexactArithmeticError
 from dpkit.rng import seeded
@@ -170,6 +178,14 @@ SPECS: list[tuple[str, Callable[..., Any], tuple[tuple[str, Any], ...], Callable
     ("sample_releases", laplace.sample_releases,
      (("value", REAL), ("sensitivity", REAL), ("epsilon", REAL), ("n", COUNT)), None, (),
      {"rng": None}),
+    ("snapping_grid", snapping.snapping_grid,
+     (("sensitivity", REAL), ("epsilon", REAL), ("bound", REAL)),
+     lambda g: _finite_positive(g.epsilon), (), {}),
+    ("snapping_epsilon", snapping.snapping_epsilon,
+     (("sensitivity", REAL), ("epsilon", REAL), ("bound", REAL)), _finite_positive, (), {}),
+    ("snapping_mechanism", snapping.snapping_mechanism,
+     (("value", st.one_of(REAL, ARRAY)), ("sensitivity", REAL), ("epsilon", REAL),
+      ("bound", REAL)), None, (), {"rng": None}),
     ("classic_sigma", gaussian.classic_sigma,
      (("sensitivity", REAL), ("epsilon", REAL), ("delta", PROBABILITY)), _finite_positive, (),
      {}),
@@ -310,7 +326,7 @@ VALID: dict[str, Any] = {
     "utility_min": 0, "utility_max": 3, "max_outcomes": 3, "utilities": [0, 1, 2],
     "answers": np.array([True, False]), "yes_fraction": 0.5, "true_fraction": 0.5,
     "answer": 1.0, "threshold": 0.0, "c": 1, "values": [1.0, 2.0], "bounds": [1, 2, 4],
-    "runs": 2,
+    "runs": 2, "bound": 100.0,
 }
 SWEEP_VALUES = [*HOSTILE_REALS, -1, 2**64, 10**400, 1.5, [0.0, True],
                 np.array([2**64 - 1], np.uint64), np.array([1, 2], np.longdouble),

@@ -32,7 +32,7 @@ LAYERS = (
     ("samplers", ("dpkit._samplers",)),
     ("core", ("dpkit.randomized_response", "dpkit.laplace", "dpkit.gaussian",
               "dpkit.exponential", "dpkit.svt", "dpkit.composition", "dpkit.audit",
-              "dpkit.datasets")),
+              "dpkit.datasets", "dpkit.snapping")),
     ("teaching versions", ("dpkit.naive", "dpkit.attacks")),
     ("plots", ("dpkit.plots",)),
     ("checkers and widgets", ("dpkit.check", "dpkit.widgets")),

@@ -28,6 +28,7 @@ from dpkit.gaussian import gaussian_mechanism
 from dpkit.laplace import laplace_mechanism
 from dpkit.randomized_response import randomized_response
 from dpkit.rng import seeded
+from dpkit.snapping import snapping_mechanism
 from dpkit.svt import above_threshold, range_queries, sparse
 from dpkit.svt.clipping import auto_avg, choose_clip_bound
 
@@ -82,6 +83,12 @@ PAIRS = [
     ("laplace 65 values either side of 2**61 units",
      lambda: laplace_mechanism(np.full(65, 1.0), 1.0, 1.0, rng=SOURCE),
      lambda: laplace_mechanism(np.full(65, 2.0**60), 1.0, 1.0, rng=SOURCE)),
+    ("snapping 0.5 vs a value clamped to the bound",
+     lambda: snapping_mechanism(0.5, 1.0, 1.0, 1000.0, rng=SOURCE),
+     lambda: snapping_mechanism(1e300, 1.0, 1.0, 1000.0, rng=SOURCE)),
+    ("snapping 64 floats vs 64 subnormals",
+     lambda: snapping_mechanism(np.full(64, 0.1), 1.0, 1.0, 1000.0, rng=SOURCE),
+     lambda: snapping_mechanism(np.full(64, 5e-324), 1.0, 1.0, 1000.0, rng=SOURCE)),
     ("randomized response",
      lambda: randomized_response(np.zeros(100, bool), 1.0, rng=SOURCE),
      lambda: randomized_response(np.ones(100, bool), 1.0, rng=SOURCE)),
