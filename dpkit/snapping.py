@@ -10,8 +10,8 @@ own fix keeps it, and removes what the low-order bits reveal:
 where ``U*`` is uniform over *all* doubles in (0, 1) (each with probability its ulp),
 ``LN`` is a correctly rounded natural logarithm, ``S`` a random sign, ``⊕``/``⊗`` are
 floating-point operations, ``round_Λ`` rounds to the nearest multiple of ``Λ`` (the smallest
-power of two ``>= λ``; ties toward +∞) and ``clamp_B`` clips to ``[-B, B]``. Mironov (2012),
-Section 5.2, proves it ``(1/λ + 2**-49·B/λ)``-differentially private for a query of
+power of two ``>= λ``; ties toward +∞) and ``clamp_B`` clips to ``[-B, B]``. Mironov (2012)
+proves it ``(1/λ + 2**-49·B/λ)``-differentially private for a query of
 sensitivity 1 when ``λ < B < 2**46·λ``: a little more than the ``1/λ`` of the ideal Laplace
 mechanism (:func:`snapping_epsilon` computes it).
 
@@ -36,7 +36,7 @@ How dpkit meets the theorem's assumptions:
 References
 ----------
 I. Mironov. *On significance of the least significant bits for differential privacy.*
-ACM CCS 2012, Section 5.2 (the snapping mechanism and its privacy theorem).
+ACM CCS 2012 (the snapping mechanism and its privacy theorem).
 
 Examples
 --------
@@ -145,7 +145,7 @@ def snapping_grid(sensitivity: float, epsilon: float, bound: float) -> SnappingG
 
     Notes
     -----
-    Privacy: the certified ε is Mironov (2012, Section 5.2)'s ``1/λ + 2**-49·B/λ`` for the
+    Privacy: the certified ε is Mironov's (2012) ``1/λ + 2**-49·B/λ`` for the
     sensitivity-1 query ``f/s`` (``λ = λ₁``, ``B = bound/s``), computed exactly and rounded up.
 
     Examples
@@ -213,7 +213,7 @@ def snapping_epsilon(sensitivity: float, epsilon: float, bound: float) -> float:
 
     Notes
     -----
-    Mironov (2012), Section 5.2: the snapping mechanism is ``(1/λ + 2**-49·B/λ)``-DP for
+    Mironov (2012): the snapping mechanism is ``(1/λ + 2**-49·B/λ)``-DP for
     sensitivity-1 queries when ``λ < B < 2**46·λ``.
 
     Examples
@@ -333,7 +333,7 @@ def snapping_mechanism(value: Any, sensitivity: float, epsilon: float, bound: fl
     neighbouring inputs whose values differ by at most ``Δ``, with
     ``ε' = snapping_epsilon(Δ, ε, B) = 1/λ₁ + 2**-49·(B/s)/λ₁`` (``λ₁`` the smallest float
     ``>= 1/ε``), slightly more than ε; a ``d``-coordinate array whose coordinates may all
-    change costs ``d·ε'`` by composition. This is Mironov's theorem (2012, Section 5.2) for
+    change costs ``d·ε'`` by composition. This is Mironov's theorem (2012) for
     the sensitivity-1 query ``fl(f/s)``, whose assumptions the implementation meets: ``U*``
     uniform over all doubles in (0, 1) built from random bits, a correctly rounded
     logarithm (MPFR), exact rounding to multiples of ``Λ``. Unlike
@@ -348,7 +348,7 @@ def snapping_mechanism(value: Any, sensitivity: float, epsilon: float, bound: fl
     values, their container and this machine's speed (:mod:`dpkit.timing`), except when a
     busy machine makes it overrun (:func:`dpkit.timing.overruns`).
 
-    References: Mironov (2012), Section 5.2.
+    References: Mironov (2012), the snapping mechanism.
 
     Examples
     --------
