@@ -515,14 +515,15 @@ def all_pairs() -> list[Pair]:
 def audit(pair: Pair, calls: int, row_seconds: float, min_calls: int, seed: int) -> dict:
     """Warm up, choose the calls per side from the row's time budget, time, certify."""
     rng = np.random.default_rng([seed, zlib.crc32(pair.key.encode())])
-    load = os.getloadavg()[0]
+    load, start = os.getloadavg()[0], time.perf_counter()
     cost = warm_up(pair.call_x, pair.call_y)
     per_side = max(min_calls, min(calls, int(row_seconds / (2 * cost))))
     t_x, t_y = time_pair(pair.call_x, pair.call_y, per_side, rng)
     found = certify(t_x, t_y, rng)
     return {"function": pair.function, "size": pair.size, "pair": pair.description,
             "origin": pair.origin, "promised_epsilon": pair.promised, "calls": per_side,
-            "load_1min": load, **asdict(found),
+            "load_1min": load, "seconds": round(time.perf_counter() - start, 1),
+            **asdict(found),
             "verdict": verdict(found, pair.promised)}
 
 
@@ -559,6 +560,7 @@ def environment() -> dict:
     source = Path(dpkit.__file__).resolve().parent
     dirty = _git(source.parent, "status", "--porcelain", "--", "dpkit")
     return {"commit": _git(source.parent, "rev-parse", "--short", "HEAD"),
+            "dpkit_commit": _git(source.parent, "log", "-1", "--format=%h", "--", "dpkit"),
             "dpkit_dirty": bool(dirty and dirty != "unknown"), "dpkit_path": str(source),
             "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
             "cpu_count": os.cpu_count(), "platform": platform.platform(),
@@ -570,8 +572,9 @@ def report(meta: dict, rows: list[dict]) -> str:
     passed = sum(row["verdict"] == "pass" for row in rows)
     return "\n".join([
         "# Timing audit of dpkit's release functions", "",
-        f"`benchmarks/timing.py{meta['args']}` on dpkit at commit `{meta['commit']}`"
-        f"{' (with uncommitted changes in dpkit/)' if meta['dpkit_dirty'] else ''}, "
+        f"`benchmarks/timing.py{meta['args']}` at commit `{meta['commit']}` (dpkit/ last "
+        f"changed in `{meta['dpkit_commit']}`"
+        f"{'; with uncommitted changes in dpkit/' if meta['dpkit_dirty'] else ''}), "
         f"{meta['date']}.", "",
         f"Machine: {meta['cpu_count']} CPUs, {meta['platform']}, Python {meta['python']}, "
         f"NumPy {meta['numpy']}. Load average (1, 5, 15 min) at start "
