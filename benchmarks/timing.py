@@ -199,8 +199,9 @@ def certify(t_x: np.ndarray, t_y: np.ndarray, rng: np.random.Generator,
     second. The two orientations share ``1 − confidence``; within one, the two
     Clopper–Pearson intervals (two-sided at ``1 − (1 − confidence)/2``) fail together with
     probability at most ``(1 − confidence)/2``. Timings drift with the machine's load:
-    the interleaving exposes both sides to it alike, which leaves the labels exchangeable,
-    under which the binomial intervals are conservative.
+    the random interleaving exposes both sides to it alike, so ``P[E | x]`` is an average
+    over the run's calls; the count of a sum of independent Bernoulli trials is no more
+    spread than a binomial of the same mean (Hoeffding 1956), so the intervals still hold.
     """
     t_x, t_y = np.asarray(t_x, dtype=np.float64), np.asarray(t_y, dtype=np.float64)
     x1, x2 = _halves(t_x, rng)
