@@ -581,8 +581,8 @@ def report(meta: dict, rows: list[dict]) -> str:
         f"NumPy {meta['numpy']}. Load average (1, 5, 15 min) at start "
         f"{meta['load_start']}, at end {meta['load_end']}. Wall time {meta['minutes']:.1f} min.",
         "",
-        f"Calls per side: up to {meta['calls']} (`--calls`), fewer where one call costs more "
-        f"than {meta['row_seconds']:.0f} s / (2 · calls) (`--row-seconds`), at least "
+        f"Calls per side: up to {meta['calls']} (`--calls`), fewer where the row's calls would "
+        f"take more than {meta['row_seconds']:.0f} s (`--row-seconds`), but at least "
         f"{meta['min_calls']}: see the calls/side column. Half of them are held out. "
         f"Certified ε: Clopper–Pearson at confidence 1 − 1e-6 per row. "
         f"Verdict `pass`: certified ε ≤ {PASS_EPSILON} and accuracy ≤ {PASS_ACCURACY} "
