@@ -32,7 +32,7 @@ _BITS = 53
 
 #: The worst cost of :func:`randomized_response` (see :mod:`dpkit.timing`;
 #: ``benchmarks/deadlines.py``).
-COST = Cost(fixed=2.0, per_value=0.05, large=1.0, per_vector_value=20.0, per_object=0.05)
+COST = Cost(fixed=0.9, per_value=0.01, large=0.5, per_vector_value=15.0, per_object=0.05)
 
 
 def truth_probability(epsilon: float) -> Fraction:
