@@ -23,9 +23,11 @@ Every returned privacy quantity is rounded in the safe direction: σ up, δ up. 
 computed as ``exp(L1) * -expm1(log r)`` with ``L1 = log Φ(-x)``, ``log r = ε + log Φ(-y) - L1``
 (``x = εσ/Δ - Δ/2σ``, ``y = εσ/Δ + Δ/2σ``), using :func:`scipy.special.log_ndtr`, so that no
 difference of two nearly equal probabilities is ever formed and no tail underflows. A
-first-order bound on the floating-point error of that evaluation (with a generous constant)
-is added before the result is returned, so ``delta_for_sigma`` never under-reports δ and
-``analytic_sigma`` never returns a σ whose true δ exceeds the target.
+first-order model of the floating-point error of that evaluation (each elementary error
+counted once, times a slack of 16) is added before the result is returned. It is a model,
+not a proof: the tests confirm against 50- and 60-digit references, on grids of ε, σ and δ
+(and at random points), that ``delta_for_sigma`` never under-reports δ and ``analytic_sigma``
+never returns a σ whose true δ exceeds the target.
 """
 
 from __future__ import annotations
