@@ -218,7 +218,7 @@ def classic_sigma(sensitivity: Any, epsilon: Any, delta: Any) -> float:
     epsilon : float
         Privacy-loss parameter, in (0, 1).
     delta : float
-        Failure probability, in (0, 1).
+        The additive slack δ of (ε, δ)-DP, in (0, 1).
 
     Returns
     -------
@@ -289,7 +289,7 @@ def analytic_sigma(sensitivity: Any, epsilon: Any, delta: Any) -> float:
     epsilon : float
         Privacy-loss parameter, finite and > 0.
     delta : float
-        Failure probability, in (0, 1).
+        The additive slack δ of (ε, δ)-DP, in (0, 1).
 
     Returns
     -------
@@ -460,7 +460,7 @@ def bao_sigma(sensitivity: Any, epsilon: Any, delta: Any) -> float:
     epsilon : float
         Privacy-loss parameter, finite and > 0.
     delta : float
-        Failure probability, in (0, 1).
+        The additive slack δ of (ε, δ)-DP, in (0, 1).
 
     Returns
     -------
@@ -599,7 +599,7 @@ def mechanism_parameters(sensitivity: Any, epsilon: Any, delta: Any, dimension: 
     epsilon : float
         Privacy-loss parameter, finite and > 0 (< 1 for ``method="classic"``).
     delta : float
-        Failure probability, in (0, 1).
+        The additive slack δ of (ε, δ)-DP, in (0, 1).
     dimension : int
         Number of coordinates d of the query, 1 <= d <= 2**36.
     method : {"analytic", "classic"}
@@ -723,7 +723,7 @@ def gaussian_mechanism(value: Any, sensitivity: Any, epsilon: Any, delta: Any, *
     epsilon : float
         Privacy-loss parameter, > 0 (< 1 with ``method="classic"``).
     delta : float
-        Failure probability, in (0, 1).
+        The additive slack δ of (ε, δ)-DP, in (0, 1).
     method : {"analytic", "classic"}
         How σ is calibrated: :func:`analytic_sigma` (default, optimal) or
         :func:`classic_sigma` (Dwork–Roth Theorem A.1, ε < 1 only).
