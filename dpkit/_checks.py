@@ -274,7 +274,7 @@ def check_epsilon(epsilon: Any, name: str = "epsilon", *, rounding: Rounding = N
 
 def check_delta(delta: Any, name: str = "delta", *, allow_zero: bool = False,
                 rounding: Rounding = None) -> float:
-    """Return a failure probability delta as a ``float`` in (0, 1), or [0, 1).
+    """Return delta, the additive slack of (ε, δ)-DP, as a ``float`` in (0, 1), or [0, 1).
 
     Parameters
     ----------

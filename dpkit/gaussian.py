@@ -23,9 +23,11 @@ Every returned privacy quantity is rounded in the safe direction: σ up, δ up. 
 computed as ``exp(L1) * -expm1(log r)`` with ``L1 = log Φ(-x)``, ``log r = ε + log Φ(-y) - L1``
 (``x = εσ/Δ - Δ/2σ``, ``y = εσ/Δ + Δ/2σ``), using :func:`scipy.special.log_ndtr`, so that no
 difference of two nearly equal probabilities is ever formed and no tail underflows. A
-first-order bound on the floating-point error of that evaluation (with a generous constant)
-is added before the result is returned, so ``delta_for_sigma`` never under-reports δ and
-``analytic_sigma`` never returns a σ whose true δ exceeds the target.
+first-order model of the floating-point error of that evaluation (each elementary error
+counted once, times a slack of 16) is added before the result is returned. It is a model,
+not a proof: the tests confirm against 50- and 60-digit references, on grids of ε, σ and δ
+(and at random points), that ``delta_for_sigma`` never under-reports δ and ``analytic_sigma``
+never returns a σ whose true δ exceeds the target.
 """
 
 from __future__ import annotations
@@ -216,7 +218,7 @@ def classic_sigma(sensitivity: Any, epsilon: Any, delta: Any) -> float:
     epsilon : float
         Privacy-loss parameter, in (0, 1).
     delta : float
-        Failure probability, in (0, 1).
+        The additive slack δ of (ε, δ)-DP, in (0, 1).
 
     Returns
     -------
@@ -287,7 +289,7 @@ def analytic_sigma(sensitivity: Any, epsilon: Any, delta: Any) -> float:
     epsilon : float
         Privacy-loss parameter, finite and > 0.
     delta : float
-        Failure probability, in (0, 1).
+        The additive slack δ of (ε, δ)-DP, in (0, 1).
 
     Returns
     -------
@@ -458,7 +460,7 @@ def bao_sigma(sensitivity: Any, epsilon: Any, delta: Any) -> float:
     epsilon : float
         Privacy-loss parameter, finite and > 0.
     delta : float
-        Failure probability, in (0, 1).
+        The additive slack δ of (ε, δ)-DP, in (0, 1).
 
     Returns
     -------
@@ -597,7 +599,7 @@ def mechanism_parameters(sensitivity: Any, epsilon: Any, delta: Any, dimension: 
     epsilon : float
         Privacy-loss parameter, finite and > 0 (< 1 for ``method="classic"``).
     delta : float
-        Failure probability, in (0, 1).
+        The additive slack δ of (ε, δ)-DP, in (0, 1).
     dimension : int
         Number of coordinates d of the query, 1 <= d <= 2**36.
     method : {"analytic", "classic"}
@@ -721,7 +723,7 @@ def gaussian_mechanism(value: Any, sensitivity: Any, epsilon: Any, delta: Any, *
     epsilon : float
         Privacy-loss parameter, > 0 (< 1 with ``method="classic"``).
     delta : float
-        Failure probability, in (0, 1).
+        The additive slack δ of (ε, δ)-DP, in (0, 1).
     method : {"analytic", "classic"}
         How σ is calibrated: :func:`analytic_sigma` (default, optimal) or
         :func:`classic_sigma` (Dwork–Roth Theorem A.1, ε < 1 only).

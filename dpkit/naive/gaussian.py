@@ -14,9 +14,9 @@ analytic-Gaussian chapter can show it failing through :func:`dpkit.gaussian.delt
   z = (εσ/Δ − Δ/2σ)/√2 with sqrt(z² + 1) where sqrt(z² + ε) belongs;
 * :func:`analytic_sigma_newton` solves the same equation, in the form of Bao et al. (2021),
   by plain floating-point Newton iteration on G(x) = e^ε·F(√(x² + ε)) − F(x), with
-  F(x) = ∫₀ˣ e^{−t²} dt, and by default with a mistaken derivative (a plausible slip; we know
-  of no published source), e^ε·e^{−x²−1}·x/√(x² + 1) − e^{2x²}, instead of
-  e^{−x²}(x/√(x² + ε) − 1).
+  F(x) = ∫₀ˣ e^{−t²} dt, and by default with a mistaken derivative that circulates in
+  informal notes on this method, e^ε·e^{−x²−1}·x/√(x² + 1) − e^{2x²} (three independent
+  errors: ε → 1 twice, e^{−x²} → e^{2x²}), instead of e^{−x²}(x/√(x² + ε) − 1).
 
 The safe versions are in :mod:`dpkit.gaussian`.
 """
@@ -268,8 +268,8 @@ def newton_iterates(epsilon: float, delta: float, *, derivative: str = "source",
     epsilon, delta : float
         Target privacy parameters (ε > 0, 0 < δ < 1).
     derivative : {"source", "correct"}
-        ``"source"``: G'(x) written as e^ε·e^{−x²−1}·x/√(x² + 1) − e^{2x²} (wrong: a
-        plausible slip; we know of no published source);
+        ``"source"``: G'(x) written as e^ε·e^{−x²−1}·x/√(x² + 1) − e^{2x²} (wrong: it
+        circulates in informal notes on this method);
         ``"correct"``: G'(x) = e^{−x²}(x/√(x² + ε) − 1).
     max_iterations : int
         Maximum number of Newton steps.
@@ -296,7 +296,7 @@ def newton_iterates(epsilon: float, delta: float, *, derivative: str = "source",
         s = math.sqrt(x * x + epsilon)
         value = math.exp(epsilon) * half_root_pi * float(erf(s)) \
             - half_root_pi * float(erf(x)) - target
-        if derivative == "source":   # the mistake (a plausible slip, no published source)
+        if derivative == "source":   # the mistake (it circulates in informal notes)
             if 2.0 * x * x > _EXP_LIMIT:   # e^{2x²} overflows float64: the iteration breaks down
                 iterates.append(math.nan)
                 break
