@@ -55,7 +55,7 @@ from dpkit._checks import (
 from dpkit._samplers import base2
 from dpkit._samplers.base2 import InexactArithmeticError
 from dpkit.rng import RandomSource, resolve
-from dpkit.timing import Cost, kind_of, padded
+from dpkit.timing import Cost, Deadline, kind_of, run_padded
 
 __all__ = [
     "DEFAULT_MAX_PRECISION",
@@ -86,13 +86,9 @@ _METHODS = ("fast", "full", "search")
 #: precision. The ``"search"`` method's cost grows faster than the number of outcomes when
 #: the utilities are spread out: its deadline covers the worst measured up to 1,000.
 _PRECISION_UNIT = 16_384  # bits of precision a deadline's cost per outcome covers
-COSTS = {
-    "fast": Cost(fixed=5.5, per_value=0.03, large=1.5, per_vector_value=40.0, per_object=1.2),
-    "full": Cost(fixed=7.0, per_value=0.1, large=10.0, per_vector_value=800.0,
-                 per_object=1.2),
-    "search": Cost(fixed=5.0, per_value=0.05, large=5.0, per_vector_value=4000.0,
-                   per_object=1.2),
-}
+COSTS = {"fast": Cost(5.5, per_value=0.03, large=1.5, per_vector_value=40.0, per_object=1.2),
+         "full": Cost(7.0, per_value=0.1, large=10.0, per_vector_value=800.0, per_object=1.2),
+         "search": Cost(5.0, per_value=0.05, large=5.0, per_vector_value=4e3, per_object=1.2)}
 
 
 # --------------------------------------------------------------------------------------
@@ -670,24 +666,32 @@ def base2_exponential_mechanism(utilities: Any, eta: Eta, *, utility_min: Any,
     """
     if method not in _METHODS:
         raise ValueError(f"method must be one of {_METHODS}, got {method!r}")
-    with padded(COSTS[method]) as clock:
-        source = resolve(rng)
-        values = _utilities(utilities)
-        eta = _check_eta(eta)
-        low, high, _ = _utility_range(utility_min, utility_max)
-        n = values.size
-        outcomes = n if max_outcomes is None else check_integer(max_outcomes, "max_outcomes",
-                                                                 minimum=n)
-        bits = _checked_precision(precision, low, high, outcomes, eta)   # public inputs only
-        clock.size(n * -(-bits // _PRECISION_UNIT), kind_of(utilities))
-        numerator, exponent = eta.reduced()
-        offsets = _rounded_offsets(values, low, high, source)
-        if method == "full":
-            chosen = base2.full_precision_sample(offsets, numerator, exponent, bits, source)
-        elif method == "search":
-            chosen = base2.random_binary_search_sample(offsets, numerator, exponent, source)
-        else:
-            chosen = base2.fast_sample(offsets, numerator, exponent, source, precision=bits)
+    return run_padded(COSTS[method], _base2_exponential_mechanism_work, utilities, eta,
+                      utility_min, utility_max, rng, method, precision, max_outcomes)
+
+
+def _base2_exponential_mechanism_work(clock: Deadline, utilities: Any, eta: Any, utility_min: Any,
+                                      utility_max: Any, rng: Any, method: str, precision: Any,
+                                      max_outcomes: Any) -> Any:
+    """The work of :func:`base2_exponential_mechanism`, inside its deadline: its temporaries are
+    freed before the wait (:func:`dpkit.timing.run_padded`)."""
+    source = resolve(rng)
+    values = _utilities(utilities)
+    eta = _check_eta(eta)
+    low, high, _ = _utility_range(utility_min, utility_max)
+    n = values.size
+    outcomes = n if max_outcomes is None else check_integer(max_outcomes, "max_outcomes",
+                                                             minimum=n)
+    bits = _checked_precision(precision, low, high, outcomes, eta)   # public inputs only
+    clock.size(n * -(-bits // _PRECISION_UNIT), kind_of(utilities))
+    numerator, exponent = eta.reduced()
+    offsets = _rounded_offsets(values, low, high, source)
+    if method == "full":
+        chosen = base2.full_precision_sample(offsets, numerator, exponent, bits, source)
+    elif method == "search":
+        chosen = base2.random_binary_search_sample(offsets, numerator, exponent, source)
+    else:
+        chosen = base2.fast_sample(offsets, numerator, exponent, source, precision=bits)
     return chosen
 
 

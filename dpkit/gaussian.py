@@ -52,7 +52,7 @@ from dpkit._checks import (
 from dpkit._samplers.grid import grid_sensitivity, noisy_values
 from dpkit._samplers.noise import discrete_gaussian
 from dpkit.rng import resolve
-from dpkit.timing import Cost, kind_of, padded
+from dpkit.timing import Cost, Deadline, kind_of, run_padded
 
 __all__ = ["RANGE_SIGMAS", "GaussianParameters", "analytic_sigma", "bao_sigma", "classic_sigma",
            "delta_for_sigma", "gaussian_mechanism", "mechanism_parameters"]
@@ -771,18 +771,26 @@ def gaussian_mechanism(value: Any, sensitivity: Any, epsilon: Any, delta: Any, *
     >>> release.shape
     (2,)
     """
-    with padded(COST) as clock:
-        array = check_finite_array(value, "value", exact=True, copy=False)  # read only
-        clock.size(array.size, kind_of(value))
-        _calibrator(method)
-        k, sigma2, sigma = _noise_parameters(check_sensitivity(sensitivity),
-                                             check_epsilon(epsilon), check_delta(delta),
-                                             array.size, method)
-        source = resolve(rng)
-        words = {"value": value, "bound": f"max|value| + {RANGE_SIGMAS}·sigma",
-                 "noise": f"Gaussian noise of standard deviation sigma={sigma:.6g} "
-                          f"(sensitivity={sensitivity!r}, epsilon={epsilon!r}, "
-                          f"delta={delta!r})"}
-        released = noisy_values(array.reshape(-1), k, RANGE_SIGMAS * Fraction(sigma),
-                                lambda n: discrete_gaussian(sigma2, source, size=n), words)
+    return run_padded(COST, _gaussian_mechanism_work, value, sensitivity, epsilon, delta,
+                      method, rng)
+
+
+def _gaussian_mechanism_work(clock: Deadline, value: Any, sensitivity: Any, epsilon: Any,
+                             delta: Any, method: Any, rng: Any) -> Any:
+    """The work of :func:`gaussian_mechanism`, inside its deadline: its temporaries are
+    freed before the wait (:func:`dpkit.timing.run_padded`)."""
+    array = check_finite_array(value, "value", exact=True, copy=False)  # read only
+    clock.size(array.size, kind_of(value))
+    _calibrator(method)
+    k, sigma2, sigma = _noise_parameters(check_sensitivity(sensitivity),
+                                         check_epsilon(epsilon), check_delta(delta),
+                                         array.size, method)
+    source = resolve(rng)
+    words = {"value": value, "bound": f"max|value| + {RANGE_SIGMAS}·sigma",
+             "noise": f"Gaussian noise of standard deviation sigma={sigma:.6g} "
+                      f"(sensitivity={sensitivity!r}, epsilon={epsilon!r}, "
+                      f"delta={delta!r})"}
+    released = noisy_values(array.reshape(-1), k, RANGE_SIGMAS * Fraction(sigma),
+                            lambda n: discrete_gaussian(sigma2, source, size=n), words)
     return float(released[0]) if array.ndim == 0 else released.reshape(array.shape)
+

@@ -51,7 +51,7 @@ from dpkit._samplers.grid import (
 )
 from dpkit._samplers.noise import discrete_laplace
 from dpkit.rng import resolve
-from dpkit.timing import Cost, kind_of, padded
+from dpkit.timing import Cost, Deadline, kind_of, run_padded
 
 __all__ = [
     "MAX_RELEASES",
@@ -356,23 +356,29 @@ def laplace_mechanism(value: Any, sensitivity: float, epsilon: float, *,
     >>> isinstance(release, float)
     True
     """
-    with padded(COST) as clock:
-        # A list or tuple is never a scalar: no need to build an object array just to ask.
-        scalar = not isinstance(value, (np.ndarray, list, tuple)) and \
-            as_array(value, "value", object).ndim == 0
-        if scalar:
-            array = np.array([check_real(value, "value", exact=True)])
-        else:
-            array = check_finite_array(value, "value", exact=True, copy=False)  # not empty
-        clock.size(array.size, kind_of(value))
-        delta = _check_sensitivity(sensitivity, rounding="up")
-        epsilon = check_epsilon(epsilon, rounding="down")
-        source = resolve(rng)
-        grid = laplace_grid(delta, epsilon, array.size)
-        released = noisy_values(array.reshape(-1), grid.exponent,
-                                RANGE_SCALES * grid.scale_units * Fraction(2) ** grid.exponent,
-                                lambda n: discrete_laplace(grid.scale_units, source, size=n),
-                                _range_words(grid, value, sensitivity, epsilon))
+    return run_padded(COST, _laplace_mechanism_work, value, sensitivity, epsilon, rng)
+
+
+def _laplace_mechanism_work(clock: Deadline, value: Any, sensitivity: Any, epsilon: Any,
+                            rng: Any) -> Any:
+    """The work of :func:`laplace_mechanism`, inside its deadline: its temporaries are
+    freed before the wait (:func:`dpkit.timing.run_padded`)."""
+    # A list or tuple is never a scalar: no need to build an object array just to ask.
+    scalar = not isinstance(value, (np.ndarray, list, tuple)) and \
+        as_array(value, "value", object).ndim == 0
+    if scalar:
+        array = np.array([check_real(value, "value", exact=True)])
+    else:
+        array = check_finite_array(value, "value", exact=True, copy=False)  # not empty
+    clock.size(array.size, kind_of(value))
+    delta = _check_sensitivity(sensitivity, rounding="up")
+    epsilon = check_epsilon(epsilon, rounding="down")
+    source = resolve(rng)
+    grid = laplace_grid(delta, epsilon, array.size)
+    released = noisy_values(array.reshape(-1), grid.exponent,
+                            RANGE_SCALES * grid.scale_units * Fraction(2) ** grid.exponent,
+                            lambda n: discrete_laplace(grid.scale_units, source, size=n),
+                            _range_words(grid, value, sensitivity, epsilon))
     if scalar:
         return float(released[0])
     return released.reshape(array.shape)

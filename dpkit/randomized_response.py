@@ -23,7 +23,7 @@ from dpkit._checks import (
     check_nonempty,
     check_probability,
 )
-from dpkit.timing import Cost, padded
+from dpkit.timing import Cost, Deadline, run_padded
 
 __all__ = ["MIN_DEBIAS_EPSILON", "debias", "debiased_std", "randomized_response",
            "truth_probability"]
@@ -117,17 +117,23 @@ def randomized_response(answers: Any, epsilon: float, *, rng: _rng.RandomSource 
     >>> reports.dtype, reports.shape
     (dtype('bool'), (3,))
     """
-    with padded(COST) as clock:
-        array = as_array(answers, "answers")
-        check_nonempty(array.size, "answers", answers)  # before the dtype: [] is float64
-        if array.dtype != np.bool_:
-            raise TypeError(f"answers must be an array of bool, got dtype {array.dtype}")
-        clock.size(array.size, "array" if isinstance(answers, np.ndarray) else "objects")
-        p = truth_probability(epsilon)
-        source = _rng.resolve(rng)
-        draws = source.uint64(array.shape) >> np.uint64(64 - _BITS)
-        truthful = draws < np.uint64(p.numerator * (2**_BITS // p.denominator))
-        reports = np.where(truthful, array, ~array)
+    return run_padded(COST, _randomized_response_work, answers, epsilon, rng)
+
+
+def _randomized_response_work(clock: Deadline, answers: Any, epsilon: Any,
+                              rng: Any) -> Any:
+    """The work of :func:`randomized_response`, inside its deadline: its temporaries are
+    freed before the wait (:func:`dpkit.timing.run_padded`)."""
+    array = as_array(answers, "answers")
+    check_nonempty(array.size, "answers", answers)  # before the dtype: [] is float64
+    if array.dtype != np.bool_:
+        raise TypeError(f"answers must be an array of bool, got dtype {array.dtype}")
+    clock.size(array.size, "array" if isinstance(answers, np.ndarray) else "objects")
+    p = truth_probability(epsilon)
+    source = _rng.resolve(rng)
+    draws = source.uint64(array.shape) >> np.uint64(64 - _BITS)
+    truthful = draws < np.uint64(p.numerator * (2**_BITS // p.denominator))
+    reports = np.where(truthful, array, ~array)
     return reports
 
 

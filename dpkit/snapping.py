@@ -66,7 +66,7 @@ from dpkit._checks import (
 )
 from dpkit._checks import check_sensitivity as _check_sensitivity
 from dpkit.rng import RandomSource, resolve
-from dpkit.timing import Cost, kind_of, padded
+from dpkit.timing import Cost, Deadline, kind_of, run_padded
 
 __all__ = ["COST", "SnappingGrid", "snapping_epsilon", "snapping_grid", "snapping_mechanism"]
 
@@ -358,19 +358,26 @@ def snapping_mechanism(value: Any, sensitivity: float, epsilon: float, bound: fl
     >>> isinstance(release, float), release % snapping_grid(1.0, 0.5, 1000.0).step
     (True, 0.0)
     """
-    with padded(COST) as clock:
-        scalar = not isinstance(value, (np.ndarray, list, tuple)) and \
-            as_array(value, "value", object).ndim == 0
-        if scalar:
-            values = np.array([check_real(value, "value", exact=True)], dtype=object)
-        else:
-            values = check_finite_array(value, "value", exact=True, copy=False)
-        clock.size(values.size, kind_of(value))
-        grid = snapping_grid(sensitivity, epsilon, bound)
-        source = resolve(rng)
-        flat = values.reshape(-1)
-        units = [_as_unit_double(v, grid, "value") for v in flat.tolist()]
-        released = np.array([_snap_one(x, grid, source) for x in units]) * grid.unit
+    return run_padded(COST, _snapping_mechanism_work, value, sensitivity, epsilon, bound, rng)
+
+
+def _snapping_mechanism_work(clock: Deadline, value: Any, sensitivity: Any, epsilon: Any,
+                             bound: Any, rng: Any) -> Any:
+    """The work of :func:`snapping_mechanism`, inside its deadline: its temporaries are
+    freed before the wait (:func:`dpkit.timing.run_padded`)."""
+    scalar = not isinstance(value, (np.ndarray, list, tuple)) and \
+        as_array(value, "value", object).ndim == 0
+    if scalar:
+        values = np.array([check_real(value, "value", exact=True)], dtype=object)
+    else:
+        values = check_finite_array(value, "value", exact=True, copy=False)
+    clock.size(values.size, kind_of(value))
+    grid = snapping_grid(sensitivity, epsilon, bound)
+    source = resolve(rng)
+    flat = values.reshape(-1)
+    units = [_as_unit_double(v, grid, "value") for v in flat.tolist()]
+    released = np.array([_snap_one(x, grid, source) for x in units]) * grid.unit
     if scalar:
         return float(released[0])
     return released.reshape(values.shape)
+

@@ -65,7 +65,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 from types import TracebackType
@@ -86,6 +86,7 @@ __all__ = [
     "overruns",
     "padded",
     "reference",
+    "run_padded",
     "set_margin",
     "unpadded",
 ]
@@ -362,6 +363,33 @@ class Deadline:
         if _wait_until(deadline):
             with _state.lock:
                 _state.overruns += 1
+
+
+def run_padded(cost: Cost, work: Callable[..., Any], *args: Any) -> Any:
+    """Return ``work(clock, *args)``, padded to the deadline of ``cost``.
+
+    The way every release function runs: ``work`` does all of the release's work and returns
+    only its output, so the temporaries it made (arrays of Python ints or Fractions, say)
+    are freed when it returns, *before* the wait. Freed after it, as locals of the caller,
+    they would take a time that depends on the data after the deadline.
+
+    Parameters
+    ----------
+    cost : Cost
+        The release function's worst cost.
+    work : callable
+        ``work(clock, *args)``: the release; it declares the public size with
+        ``clock.size(...)``.
+    *args
+        Passed to ``work``.
+
+    Returns
+    -------
+    Whatever ``work`` returns.
+    """
+    with padded(cost) as clock:
+        result = work(clock, *args)
+    return result
 
 
 def padded(cost: Cost) -> Deadline:

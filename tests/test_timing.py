@@ -268,3 +268,30 @@ def test_unpadded_skips_the_wait_in_its_thread_only(monkeypatch):
     assert len(waited) == 1     # the other thread's release waited
     laplace_mechanism(1.0, 1.0, 1.0, rng=SOURCE)
     assert len(waited) == 2
+
+
+def test_a_release_frees_its_temporaries_before_the_wait(monkeypatch):
+    """What ``work`` made is freed when it returns, inside the deadline (``run_padded``)."""
+    log = []
+
+    class Temporary:
+        def __del__(self):
+            log.append("freed")
+
+    def work(clock):
+        clock.size(1)
+        scratch = [Temporary() for _ in range(3)]
+        return len(scratch)
+
+    monkeypatch.setattr(timing, "_wait_until", lambda deadline: log.append("wait"))
+    assert timing.run_padded(timing.Cost(fixed=1.0), work) == 3
+    assert log == ["freed", "freed", "freed", "wait"]
+
+
+@pytest.mark.parametrize("function", [laplace_mechanism, gaussian_mechanism, randomized_response,
+                                      base2_exponential_mechanism, above_threshold, sparse,
+                                      range_queries], ids=lambda f: f.__name__)
+def test_every_release_runs_its_work_through_run_padded(function):
+    import inspect
+
+    assert "run_padded(" in inspect.getsource(function)

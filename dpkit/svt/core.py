@@ -64,7 +64,7 @@ from dpkit._checks import (
 from dpkit._samplers.grid import grid_exponent
 from dpkit._samplers.noise import discrete_laplace
 from dpkit.rng import RandomSource, resolve
-from dpkit.timing import Cost, Deadline, padded
+from dpkit.timing import Cost, Deadline, run_padded
 
 __all__ = ["MAX_RUNS", "RUN_EPSILON_RANGE", "above_threshold", "above_threshold_runs", "sparse"]
 
@@ -306,13 +306,19 @@ def above_threshold(queries: Iterable[Query], data: Any, threshold: float, epsil
     >>> above_threshold(queries, ages, 100, 1.0, rng=seeded(0))
     2
     """
-    with padded(COST) as clock:
-        run_epsilon = exact_epsilon(epsilon)
-        exact_threshold = as_fraction(threshold, "threshold")
-        source = resolve(rng)
-        clock.size(1)  # the threshold's draw, then one per query evaluated
-        answers = query_answers(queries, data, clock)  # validated lazily, none evaluated yet
-        found = sparse_on_answers(answers, exact_threshold, run_epsilon, 1, source)
+    return run_padded(COST, _above_threshold_work, queries, data, threshold, epsilon, rng)
+
+
+def _above_threshold_work(clock: Deadline, queries: Any, data: Any, threshold: Any, epsilon: Any,
+                          rng: Any) -> Any:
+    """The work of :func:`above_threshold`, inside its deadline: its temporaries are
+    freed before the wait (:func:`dpkit.timing.run_padded`)."""
+    run_epsilon = exact_epsilon(epsilon)
+    exact_threshold = as_fraction(threshold, "threshold")
+    source = resolve(rng)
+    clock.size(1)  # the threshold's draw, then one per query evaluated
+    answers = query_answers(queries, data, clock)  # validated lazily, none evaluated yet
+    found = sparse_on_answers(answers, exact_threshold, run_epsilon, 1, source)
     return found[0] if found else None
 
 
@@ -358,14 +364,20 @@ def sparse(queries: Iterable[Query], data: Any, threshold: float, epsilon: float
     ε/c, so no rounding of the budget occurs. Exact comparisons as in
     :func:`above_threshold`.
     """
-    with padded(COST) as clock:
-        c = check_integer(c, "c", minimum=1)
-        run_epsilon = exact_epsilon(epsilon, c) / c
-        exact_threshold = as_fraction(threshold, "threshold")
-        source = resolve(rng)
-        clock.size(c)  # c thresholds' draws, then one per query evaluated
-        found = sparse_on_answers(query_answers(queries, data, clock), exact_threshold,
-                                  run_epsilon, c, source)
+    return run_padded(COST, _sparse_work, queries, data, threshold, epsilon, c, rng)
+
+
+def _sparse_work(clock: Deadline, queries: Any, data: Any, threshold: Any, epsilon: Any, c: Any,
+                 rng: Any) -> Any:
+    """The work of :func:`sparse`, inside its deadline: its temporaries are
+    freed before the wait (:func:`dpkit.timing.run_padded`)."""
+    c = check_integer(c, "c", minimum=1)
+    run_epsilon = exact_epsilon(epsilon, c) / c
+    exact_threshold = as_fraction(threshold, "threshold")
+    source = resolve(rng)
+    clock.size(c)  # c thresholds' draws, then one per query evaluated
+    found = sparse_on_answers(query_answers(queries, data, clock), exact_threshold,
+                              run_epsilon, c, source)
     return found
 
 

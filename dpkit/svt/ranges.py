@@ -31,7 +31,7 @@ from dpkit.svt.core import (
     round_to_grid,
     sparse_on_answers,
 )
-from dpkit.timing import Deadline, padded
+from dpkit.timing import Deadline, run_padded
 
 __all__ = ["RANGE_ANSWER_LIMIT", "range_queries"]
 
@@ -93,21 +93,27 @@ def range_queries(queries: Iterable[Query], data: Any, c: int, threshold: float,
     noise (Canonne, Kamath & Steinke 2020), independent of the noise Sparse used to pick
     them.
     """
-    with padded(COST) as clock:
-        c = check_integer(c, "c", minimum=1)
-        run_epsilon = exact_epsilon(epsilon, 2 * c) / (2 * c)  # c runs of Sparse, c answers
-        exact_threshold = as_fraction(threshold, "threshold")
-        source = resolve(rng)
-        clock.size(2 * c)  # c thresholds, c answers, then the queries
-        # Key each answer by (index, exact answer) so the picks come back with their answers.
-        keyed = (((i, a), a) for i, a in _releasable_answers(queries, data, clock))
-        found = sparse_on_answers(keyed, exact_threshold, run_epsilon, c, source)
-        # Answers on the grid 2**-bits <= min(1, 1/run_epsilon)·2**-20: sensitivity 2**bits
-        # units, noise scale 2**bits/run_epsilon >= 2**20 units.
-        bits = grid_bits(min(Fraction(1), 1 / run_epsilon))
-        released = [(i, nearest_float(release_on_grid(round_to_grid(answer, bits), 2**bits,
-                                                      run_epsilon, -bits, source, 1)[0]))
-                    for i, answer in found]
+    return run_padded(COST, _range_queries_work, queries, data, c, threshold, epsilon, rng)
+
+
+def _range_queries_work(clock: Deadline, queries: Any, data: Any, c: Any, threshold: Any,
+                        epsilon: Any, rng: Any) -> Any:
+    """The work of :func:`range_queries`, inside its deadline: its temporaries are
+    freed before the wait (:func:`dpkit.timing.run_padded`)."""
+    c = check_integer(c, "c", minimum=1)
+    run_epsilon = exact_epsilon(epsilon, 2 * c) / (2 * c)  # c runs of Sparse, c answers
+    exact_threshold = as_fraction(threshold, "threshold")
+    source = resolve(rng)
+    clock.size(2 * c)  # c thresholds, c answers, then the queries
+    # Key each answer by (index, exact answer) so the picks come back with their answers.
+    keyed = (((i, a), a) for i, a in _releasable_answers(queries, data, clock))
+    found = sparse_on_answers(keyed, exact_threshold, run_epsilon, c, source)
+    # Answers on the grid 2**-bits <= min(1, 1/run_epsilon)·2**-20: sensitivity 2**bits
+    # units, noise scale 2**bits/run_epsilon >= 2**20 units.
+    bits = grid_bits(min(Fraction(1), 1 / run_epsilon))
+    released = [(i, nearest_float(release_on_grid(round_to_grid(answer, bits), 2**bits,
+                                                  run_epsilon, -bits, source, 1)[0]))
+                for i, answer in found]
     return released
 
 
