@@ -20,6 +20,7 @@ import functools
 import math
 import pickle
 import random
+import statistics
 from typing import Any
 
 import numpy as np
@@ -662,18 +663,28 @@ PERCENTILE_BOUNDS = [
     _percentile_average(lambda v: np.quantile(v, 0.5, method="nearest"), "median_nearest"),
     _percentile_average(lambda v: np.quantile(v, 0.99, method="inverted_cdf"),
                         "quantile_99_inverted_cdf"),
+    _percentile_average(lambda v: np.quantile(v, 0.975, method="weibull"),
+                        "quantile_97_5_weibull"),
+    _percentile_average(lambda v: statistics.quantiles(v.tolist(), n=50)[-1],
+                        "statistics_quantiles_98"),
     _percentile_average(lambda v: np.sort(v)[int(0.95 * len(v))], "sorted_index_95"),
     _percentile_average(lambda v: 1.5 * np.percentile(v, 90), "percentile_90_with_margin"),
+    _percentile_average(lambda v: choose_clip_bound(v, 0.1, bounds=[np.percentile(v, 95)],
+                                                    rng=seeded(0)) or np.percentile(v, 95),
+                        "svt_over_a_percentile"),
 ]
 
 
 @pytest.mark.parametrize("fn", PERCENTILE_BOUNDS, ids=lambda fn: fn.__name__)
 def test_auto_avg_percentile_bounds_fail(fn):
-    """A clipping bound taken as a percentile of the values (any of NumPy's methods, a
-    sorted index, a margin on top), then the right releases: one added person can move the
-    percentile from one level of the values to the next, and the average with it. The
-    judge's cliffs put a level boundary at each of these ranks: caught with probability
-    > 1 − 1e-6 (a hit rate near 1 against none, see the judge's docstring)."""
+    """A clipping bound taken as a percentile of the values (NumPy's methods, the standard
+    library's, a sorted index, a margin on top, an SVT over that one candidate), then the
+    right releases: one added person can move the percentile from one level of the values
+    to the next, and the average with it. The judge's cliffs put a level boundary at each
+    of these ranks: in 40 simulated graders per variant (and per NumPy method and rank),
+    such an answer hit a cut in all or all but one of 120 runs on one column and in none on
+    the one before, where the test needs 106 of 120 at the largest ε: caught in all of
+    them (at the per-run miss rate seen, about 1 in 5,000, with probability > 1 − 1e-6)."""
     fails(judge_auto_avg, fn, "more frequent than ε-DP allows", "percentile")
 
 
