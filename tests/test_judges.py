@@ -20,6 +20,7 @@ import functools
 import math
 import pickle
 import random
+import statistics
 from typing import Any
 
 import numpy as np
@@ -41,6 +42,7 @@ from dpkit.course.judges import (
     judge_laplace_mechanism,
 )
 from dpkit.course.judges._base import error_text
+from dpkit.course.judges.average import _dependent
 from dpkit.course.judges.svt import Bin, above_threshold_law
 from dpkit.laplace import laplace_mechanism
 from dpkit.rng import seeded
@@ -602,6 +604,108 @@ def test_auto_avg_lookup_of_public_inputs_fails():
     """Passes the public check (an exact count elsewhere), fails the hidden one."""
     assert dpkit.check.check_auto_avg(avg_lookup)
     fails(judge_auto_avg, avg_lookup, "exact number of rows")
+
+
+def avg_float32(values, epsilon, rng):
+    """The model's average returned as a NumPy float32 (7 significant digits)."""
+    return np.float32(avg_model(values, epsilon, rng))
+
+
+def avg_rounded(values, epsilon, rng):
+    """The model's average rounded to 6 decimals."""
+    return round(avg_model(values, epsilon, rng), 6)
+
+
+def avg_eight_digits(values, epsilon, rng):
+    """The model's average printed to 8 significant digits and read back."""
+    return float(f"{avg_model(values, epsilon, rng):.8g}")
+
+
+@pytest.mark.parametrize("fn", [avg_float32, avg_rounded, avg_eight_digits])
+def test_auto_avg_rounded_results_pass(fn):
+    """A correct answer whose result is rounded to float32, to 6 decimals or to 8
+    significant digits is still correct: the judge widens its recovery of the noisy sum
+    and count by the rounding it sees (fails with probability at most 1e-6)."""
+    passes(judge_auto_avg, fn)
+
+
+def avg_two_decimals(values, epsilon, rng):
+    return round(avg_model(values, epsilon, rng), 2)
+
+
+def test_auto_avg_coarse_rounding_is_named():
+    """Rounded to 2 decimals, the count's noise is hidden (its recovery error is about a
+    noise scale): the judge says so rather than blaming the noise (deterministic)."""
+    message = fails(judge_auto_avg, avg_two_decimals, "rounded")
+    assert "NumPy" not in message and "laplace_mechanism" not in message
+
+
+def _percentile_average(pick, name):
+    """A bound taken from the data (``pick(values)``), then the right releases: not ε-DP."""
+    def average(values, epsilon, rng):
+        third = epsilon / 3
+        bound = float(pick(np.asarray(values, dtype=np.float64)))
+        noisy_sum = laplace_mechanism(float(np.clip(values, 0, bound).sum()), bound, third,
+                                      rng=rng)
+        return noisy_sum / laplace_mechanism(float(len(values)), 1.0, third, rng=rng)
+    average.__name__ = name
+    return average
+
+
+PERCENTILE_BOUNDS = [
+    _percentile_average(lambda v: np.percentile(v, 50), "median"),
+    _percentile_average(lambda v: np.percentile(v, 75), "percentile_75"),
+    _percentile_average(lambda v: np.percentile(v, 90), "percentile_90"),
+    _percentile_average(lambda v: np.percentile(v, 95), "percentile_95"),
+    _percentile_average(lambda v: np.percentile(v, 99), "percentile_99"),
+    _percentile_average(lambda v: np.quantile(v, 0.95, method="lower"), "quantile_95_lower"),
+    _percentile_average(lambda v: np.quantile(v, 0.9, method="higher"), "quantile_90_higher"),
+    _percentile_average(lambda v: np.quantile(v, 0.5, method="nearest"), "median_nearest"),
+    _percentile_average(lambda v: np.quantile(v, 0.99, method="inverted_cdf"),
+                        "quantile_99_inverted_cdf"),
+    _percentile_average(lambda v: np.quantile(v, 0.975, method="weibull"),
+                        "quantile_97_5_weibull"),
+    _percentile_average(lambda v: statistics.quantiles(v.tolist(), n=50)[-1],
+                        "statistics_quantiles_98"),
+    _percentile_average(lambda v: np.sort(v)[int(0.95 * len(v))], "sorted_index_95"),
+    _percentile_average(lambda v: 1.5 * np.percentile(v, 90), "percentile_90_with_margin"),
+    _percentile_average(lambda v: choose_clip_bound(v, 0.1, bounds=[np.percentile(v, 95)],
+                                                    rng=seeded(0)) or np.percentile(v, 95),
+                        "svt_over_a_percentile"),
+]
+
+
+@pytest.mark.parametrize("fn", PERCENTILE_BOUNDS, ids=lambda fn: fn.__name__)
+def test_auto_avg_percentile_bounds_fail(fn):
+    """A clipping bound taken as a percentile of the values (NumPy's methods, the standard
+    library's, a sorted index, a margin on top, an SVT over that one candidate), then the
+    right releases: one added person can move the percentile from one level of the values
+    to the next, and the average with it. The judge's cliffs put a level boundary at each
+    of these ranks: in 40 simulated graders per variant (and per NumPy method and rank),
+    such an answer hit a cut in all or all but one of 120 runs on one column and in none on
+    the one before, where the test needs 106 of 120 at the largest ε: caught in all of
+    them (at the per-run miss rate seen, about 1 in 5,000, with probability > 1 − 1e-6)."""
+    fails(judge_auto_avg, fn, "more frequent than ε-DP allows", "percentile")
+
+
+def test_auto_avg_independence_test_allows_for_recovery_errors():
+    """The independence test rejects noises that move together, accepts independent ones
+    (fails with probability at most 1e-7, its share of the budget), and gives the benefit
+    of the doubt to pairs whose order the recovery errors leave open."""
+    generator = np.random.default_rng(SEED)
+    noise = generator.laplace(0.0, 3.0, 400)
+    sums = 1e5 + 40 * noise + generator.laplace(0.0, 40.0, 400)
+    exact = np.zeros(400)
+    assert _dependent(sums, exact, noise, exact)
+    assert not _dependent(1e5 + generator.laplace(0.0, 120.0, 400), exact, noise, exact)
+    assert not _dependent(sums, np.full(400, 1e3), noise, exact)
+
+
+def test_auto_avg_maximum_bound_fails():
+    """The maximum as the bound (np.max, no SVT): the neighbour with one large value
+    makes large averages frequent (> 1 − 1e-9, as for avg_bound_from_data)."""
+    fails(judge_auto_avg, _percentile_average(np.max, "maximum"),
+          "more frequent than ε-DP allows")
 
 
 # ---------------------------------------------------------------- division-free sampler

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
@@ -23,19 +25,30 @@ from dpkit.course.judges._base import (
 from dpkit.laplace import laplace_grid
 from dpkit.rng import seeded
 
-__all__ = ["AUTO_AVG_CALLS", "judge_auto_avg", "recover_releases"]
+__all__ = ["AUTO_AVG_CALLS", "judge_auto_avg", "recover_releases", "recovery_errors",
+           "rounding_errors"]
 
 _PAIRS, _AUDIT_RUNS, _REPEATS, _FALLBACK_RUNS = 400, 200, 3, 2
+_CLIFF_RUNS = 120             # runs on each of the four cliff columns
 #: Calls of the student's function one :func:`judge_auto_avg` makes (at most).
-AUTO_AVG_CALLS = 2 * _PAIRS + _AUDIT_RUNS + _REPEATS + _FALLBACK_RUNS
+AUTO_AVG_CALLS = 2 * _PAIRS + _AUDIT_RUNS + _REPEATS + _FALLBACK_RUNS + 4 * _CLIFF_RUNS
 
-_ALPHA_COUNT_KS, _ALPHA_COUNT_SCALE = 2e-7, 2e-7
-_ALPHA_SUM, _ALPHA_INDEPENDENT, _ALPHA_AUDIT = 2e-7, 1e-7, 2e-7
+# False-failure budget of a correct answer, 1e-6 in all (Bonferroni over the tests):
+_ALPHA_COUNT_KS, _ALPHA_COUNT_SCALE = 1.5e-7, 1.5e-7
+_ALPHA_SUM, _ALPHA_INDEPENDENT, _ALPHA_AUDIT = 1.5e-7, 1e-7, 1e-7
+_ALPHA_CLIFFS = 3.5e-7        # shared by the 3 × 8 cliff tests (two bounds each)
 _SUM_CUT = 0.9                # |noise of the sum| > 0.9 scales: probability >= e^-0.9
 _AUDIT_SCALES = 12            # the audit's event: average >= mean + 12 noise scales / rows
 _LATTICE_SLACK = 1e-5         # discrete Laplace on a grid 2^-20 fine vs continuous (KS)
 _MAX_BITS = 45                # a release of laplace_mechanism here uses fewer bits
-_GRID_TOLERANCE = 0.1         # in units of the last bit checked (recovery error < 0.05)
+_GRID_TOLERANCE = 0.1         # in units of the last bit checked, beside the recovery error
+_ULPS = 4                     # a result is within 4 units of its last digit of S/C
+_FINEST_DIGITS = 4.1e-6       # results rounded to 7 significant digits or finer are judged
+_COARSEST = 0.05              # recovery error of the count's noise allowed, in noise scales
+#: The ranks of the cliffs' level boundaries (a percentile at one of them jumps a level)
+#: and the ratio of the levels on either side (wider where fewer rows lie above).
+_CLIFF_QUANTILES = (0.5, 0.75, 0.8, 0.9, 0.95, 0.975, 0.98, 0.99)
+_CLIFF_RATIOS = (10, 10, 10, 10, 10, 10, 10, 25)
 
 _RANDOMNESS = ("with sources seeded alike your function returned different averages: all "
                "its randomness must come from rng (pass rng=rng to choose_clip_bound and to "
@@ -58,6 +71,100 @@ def recover_releases(first: np.ndarray, second: np.ndarray, extra: int
     with np.errstate(divide="ignore", invalid="ignore"):
         sums = extra * first * second / (first - second)
         return sums, sums / first
+
+
+def recovery_errors(first: np.ndarray, second: np.ndarray, extra: int,
+                    off_first: np.ndarray, off_second: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """Bounds on the errors of :func:`recover_releases` when each average may be off by
+    ``off_first`` and ``off_second`` (rounding): the largest change of ``S`` and of ``C``
+    over the box of averages around ``(first, second)``, infinite where the box reaches
+    ``first = second`` or a zero.
+
+    ``S = extra·f·s/(f − s)`` and ``C = extra·s/(f − s)`` are monotone in ``f`` and in ``s``
+    on such a box, so their extremes are at its corners.
+
+    >>> d_sum, d_count = recovery_errors(np.array([40.0]), np.array([20.0]), 1000,
+    ...                                  np.array([1e-6]), np.array([1e-6]))
+    >>> round(float(d_count[0]), 7)     # |∂C/∂f| + |∂C/∂s| = 50 + 100, times 1e-6
+    0.00015
+    """
+    sums, counts = recover_releases(first, second, extra)
+    worst_sum, worst_count = np.zeros_like(sums), np.zeros_like(counts)
+    for f_sign in (-1.0, 1.0):
+        for s_sign in (-1.0, 1.0):
+            corner = recover_releases(first + f_sign * off_first, second + s_sign * off_second,
+                                      extra)
+            with np.errstate(invalid="ignore"):
+                worst_sum = np.maximum(worst_sum, np.abs(corner[0] - sums))
+                worst_count = np.maximum(worst_count, np.abs(corner[1] - counts))
+    unsure = ((np.abs(first - second) <= off_first + off_second) |
+              (np.abs(first) <= off_first) | (np.abs(second) <= off_second) |
+              ~np.isfinite(worst_sum) | ~np.isfinite(worst_count))
+    # Each corner is itself computed in floating point: a few units of its last place more.
+    worst_sum = np.where(unsure, np.inf, worst_sum * (1 + 1e-9) + np.abs(sums) * 2.0**-50)
+    worst_count = np.where(unsure, np.inf,
+                           worst_count * (1 + 1e-9) + np.abs(counts) * 2.0**-50)
+    return worst_sum, worst_count
+
+
+def rounding_errors(results: np.ndarray) -> np.ndarray:
+    """How far each result may be from the exact quotient ``S/C``, judged from how the
+    results are written: ``_ULPS`` units of their last binary digit (float64 arithmetic,
+    a float32 or float16 result), of their last decimal (``round(x, 6)``) or of their
+    last significant digit (``float(f"{x:.8g}")``), whichever is largest over the batch.
+
+    Under each way of rounding, every result needs at most its digits, so the largest
+    number of digits used in the batch bounds the rounding; a float64 quotient uses all 53
+    bits and about 17 digits, which gives a few units of its last place.
+
+    >>> errors = rounding_errors(np.array([12.345678, 40.5]))   # 6 decimals at most
+    >>> bool(4e-6 <= errors[0] < 5e-6)
+    True
+    """
+    values = np.asarray(results, dtype=np.float64)
+    mantissas, _ = np.frexp(np.abs(values))
+    units = [int(m) for m in np.ldexp(mantissas, 53).tolist()]
+    bits = max((53 - ((u & -u).bit_length() - 1) for u in units if u), default=1)
+    decimals, digits = -10**9, 1
+    for value in values.tolist():
+        written = Decimal(repr(value))
+        decimals = max(decimals, -written.as_tuple().exponent)
+        digits = max(digits, len(written.normalize().as_tuple().digits))
+    leading = np.floor(np.log10(np.where(values == 0, 1.0, np.abs(values))))
+    binary = np.abs(values) * 2.0 ** (1 - bits)
+    decimal = np.full(values.shape, 10.0 ** -min(decimals, 300))
+    significant = 10.0 ** (leading - digits + 1)
+    return _ULPS * np.maximum(binary, np.maximum(decimal, significant))
+
+
+def _cliffs(rng: np.random.Generator) -> dict[str, Any]:
+    """Hidden cliff columns ``C0``, ``C1``, ``C2``, ``C3``, each the last plus one row at
+    the top level, on nine levels ``L0 < … < L8`` (integers, ``L0`` in [2, 9],
+    ``L_{j+1}/L_j`` within 10% of :data:`_CLIFF_RATIOS` ``[j]``).
+
+    ``C1`` has ``n = 200k + 1`` rows (k in [20, 30]), of which ``200k·q_j + 1`` are at or
+    below ``L_j`` for the quantiles ``q_j`` of :data:`_CLIFF_QUANTILES`: its ``q_j``
+    percentile at rank ``(n − 1)·q_j`` (NumPy's default) is ``L_j``, on the last row of its
+    level. Each added row moves that rank up by ``q_j``: toward ``L_{j+1}`` from ``C1`` on,
+    and methods whose rank is ``(n + a)·q + b`` (Weibull, Hazen, the "unbiased" ones, the
+    inverted CDF) cross the boundary between two of the four columns. ``cuts[j]`` is the
+    mean of ``C1`` clipped at the geometric middle of ``L_j`` and ``L_{j+1}``."""
+    hundreds = int(rng.integers(20, 31))
+    rows = 200 * hundreds + 1
+    levels = [float(rng.integers(2, 10))]
+    for ratio in _CLIFF_RATIOS:
+        levels.append(float(round(levels[-1] * ratio * rng.uniform(0.9, 1.1))))
+    at_most = [round(200 * hundreds * q) + 1 for q in _CLIFF_QUANTILES] + [rows]
+    aligned = rng.permutation(np.repeat(levels, np.diff([0, *at_most])))
+    columns = [np.delete(aligned, int(rng.choice(np.flatnonzero(aligned == levels[-1])))),
+               aligned]
+    for _ in range(2):
+        columns.append(np.insert(columns[-1], int(rng.integers(columns[-1].size + 1)),
+                                 levels[-1]))
+    cuts = [float(np.mean(np.minimum(aligned, math.sqrt(low * high))))
+            for low, high in itertools.pairwise(levels)]
+    return {"columns": columns, "cuts": cuts}
 
 
 def _data(rng: np.random.Generator, epsilon: float) -> dict[str, Any]:
@@ -87,48 +194,75 @@ def judge_auto_avg(fn: Callable[[Any, float, Any], Any], rng: np.random.Generato
     fixed by the exercise: the judge tests what every correct answer shares.
 
     **Hidden inputs** (from ``rng``): ε log-uniform in [0.5, 1.5]; the columns of
-    :func:`_data`; each call gets a fresh ``dpkit.rng.seeded`` source from ``rng``.
+    :func:`_data` and the cliffs of :func:`_cliffs`; each call gets a fresh
+    ``dpkit.rng.seeded`` source from ``rng``.
 
     **Method.** 400 seeds are each used on ``D1`` and on ``D2`` (``D1`` plus as many zeros):
     a correct answer then draws the same bound and noises on both, and
     :func:`recover_releases` gives back, per seed, its noisy clipped sum ``S`` and the
-    count's noise ``Z = C − rows``, exactly enough to see their last bits.
+    count's noise ``Z = C − rows``. A result may be rounded (a float32, ``round(x, 6)``):
+    :func:`rounding_errors` reads from the results how far each may be from ``S/C``, and
+    :func:`recovery_errors` turns that into bounds ``dS``, ``dZ`` on the recovered values,
+    which every test below allows for (a float64 quotient: a few units of its last place).
 
-    **Tests**, with their false-failure probabilities for a correct answer:
+    **Tests**, in this order, with their false-failure probabilities for a correct answer:
 
+    * 2 calls on ``D4``, where ``choose_clip_bound`` returns None with the default grid,
+      return a finite number (the exercise asks for a fallback bound): 0;
+    * ε-DP on the cliffs (a bound taken as a percentile of the data): 120 runs on each of
+      the four columns of :func:`_cliffs`, each one row more than the last; for each of
+      its 8 cuts, the event "average >= cut" must not be more than ``e^ε`` times more
+      frequent on a column than on the one before; 24 tests, each with two one-sided
+      Clopper–Pearson bounds at ``1 − 7.3e-9``: 3.5e-7 in all. True for every ε-DP answer,
+      whatever its grid;
     * results are finite; 3 calls repeated with sources seeded alike agree (randomness from
-      ``rng``, which the method needs); 2 calls on ``D4``, where ``choose_clip_bound``
-      returns None with the default grid, return a finite number: 0;
-    * the count's noise ``Z`` is ``Lap(3/ε)``: KS (DKW bound, 2e-7) and
-      ``Σ|Z|/(3/ε)`` against Gamma(400, 1) (2e-7); an exact count gives ``Z = 0``;
+      ``rng``, which the method needs): 0;
+    * results have 7 significant digits or more (``dZ`` then stays below 0.05 noise
+      scales): 0;
+    * the count's noise ``Z`` is ``Lap(3/ε)``: KS (DKW bound, slack ``max dZ``·density,
+      1.5e-7) and ``Σ|Z|/(3/ε)`` against Gamma(400, 1), rejected only if every sum within
+      ``Σ dZ`` is (1.5e-7); an exact count gives ``|Z| <= dZ``;
     * ``laplace_mechanism`` was used: every ``Z`` is a multiple of ``2**-20`` (the grid of
       ``laplace_grid(1, ε/3)``) and every ``S`` has at most 45 significant bits (its grid
       ``2**k`` is ``b·2⁻²⁰`` or coarser; true when ``b > |S|·2⁻²⁵``, i.e. for any bound
-      above about 0.01 here): 0; NumPy float noise passes each with probability below
-      0.2 per seed;
+      above about 0.01 here), each to within 0.1 of its last unit plus ``dZ`` or ``dS``:
+      0; NumPy float noise passes each with probability below 0.4 per seed at full
+      precision (a result rounded to float32 hides the grid: not judged then);
     * the sum has enough noise: for every bound ``b`` a correct answer can choose,
       ``P(|S − Σ D1| > 0.9·3(V − 1)/ε) >= e^-0.9`` (Anderson's inequality for ``b >= V − 1``,
       the clipping bias beyond that threshold for smaller ``b``); one-sided exact binomial
-      test over the 400 seeds: 2e-7;
-    * the two noises are independent: Kendall's τ between ``S`` and ``Z``, Hoeffding's
-      bound for U-statistics: 1e-7;
+      test over the 400 seeds, a seed counted when it may be that far: 1.5e-7;
+    * the two noises are independent: Kendall's τ between ``S`` and ``Z`` (pairs whose order
+      ``dS``, ``dZ`` leave open counted either way), Hoeffding's bound for U-statistics: 1e-7;
     * ε-DP on the neighbours ``D1``, ``D3``: the event "average >= mean(D1) + 36V/(ε·rows)"
       (12 scales of the sum's noise) must not be more than ``e^ε`` times more frequent on
       ``D3`` (200 runs) than on ``D1`` (the 400 runs above); Clopper–Pearson bounds at
-      1 − 1e-7 each: 2e-7. True for every ε-DP answer, whatever its grid.
+      1 − 5e-8 each: 1e-7. True for every ε-DP answer, whatever its grid.
 
-    In all at most **1e-6** (Bonferroni). **Calls**: 1,005 (:data:`AUTO_AVG_CALLS`).
-    **Caught**: ε spent on each step (3ε in all), an exact or wrongly noised count, a
-    sum noised for sensitivity 1 or with ε, NumPy float noise, a noisy sum as the
-    denominator, a bound taken from the data (its maximum) or no clipping, a missing
-    fallback. **Not judged**: the budget of the bound selection on its own and the grid
-    of candidates (the law of ``b`` depends on the grid); extra noise (a coarse grid
-    adds it legitimately); a data-dependent grid whose effect is confined to rare events.
+    In all at most **1e-6** (Bonferroni: 3.5 + 1.5 + 1.5 + 1.5 + 1 + 1, in 1e-7).
+    **Calls**: 1,485 (:data:`AUTO_AVG_CALLS`; 480 on the cliffs). **Time**: about 3.1 s of
+    CPU for the model solution outside the sandbox (1.7 s without the cliffs, on whose
+    larger values ``choose_clip_bound`` scans more candidates). **Caught**: ε spent on
+    each step (3ε in all), an exact or wrongly noised count, a sum noised for sensitivity
+    1 or with ε, NumPy float noise, a noisy sum as the denominator, a bound taken from the
+    data: its maximum or no clipping (``D3``), a percentile at 50, 75, 80, 90, 95, 97.5, 98
+    or 99% by any of NumPy's 13 methods or ``statistics.quantiles``, a sorted index, times
+    a margin from 0.75 to 2 or snapped to a grid (the cliffs: the one person added moves
+    it from a level to the next, 10 to 25 times higher, and such an answer hits a cut in
+    every run on one column and in none on the one before); a missing fallback; results
+    rounded coarser than 7 significant digits (named as such). **Not judged**: the budget
+    of the bound selection on its own and the grid of candidates (the law of ``b`` depends
+    on the grid); extra noise (a coarse grid adds it legitimately); a data-dependent grid
+    whose effect is confined to rare events; a percentile at a rank between the cliffs'
+    boundaries (97%, 99.9%); the grid of the releases when the results are rounded (NumPy
+    noise then passes if its law is right).
     """
     epsilon = round(float(math.exp(rng.uniform(math.log(0.5), math.log(1.5)))), 3)
     data = _data(rng, epsilon)
     pair_seeds, audit_seeds = seeds(rng, _PAIRS), seeds(rng, _AUDIT_RUNS)
     fallback_seeds = seeds(rng, _FALLBACK_RUNS)
+    cliffs = _cliffs(rng)
+    cliff_seeds = seeds(rng, (len(cliffs["columns"]), _CLIFF_RUNS))
 
     def average(values: np.ndarray, seed: int, where: str = "on a hidden column") -> float:
         return real(call(fn, values.copy(), epsilon, seeded(int(seed)), where=where),
@@ -139,6 +273,9 @@ def judge_auto_avg(fn: Callable[[Any, float, Any], Any], rng: np.random.Generato
             average(data["D4"], seed, where="on a hidden column of values above every "
                     "candidate bound of DEFAULT_CLIP_BOUNDS (choose_clip_bound returns None: "
                     "fall back on a data-independent bound)")
+        runs = [np.array([average(column, s) for s in row])
+                for column, row in zip(cliffs["columns"], cliff_seeds, strict=True)]
+        _audit_cliffs(runs, cliffs["cuts"], epsilon)
         first = np.array([average(data["D1"], s) for s in pair_seeds])
         if any(average(data["D1"], s) != r for s, r in zip(pair_seeds[:_REPEATS], first,
                                                           strict=False)):
@@ -148,7 +285,7 @@ def judge_auto_avg(fn: Callable[[Any, float, Any], Any], rng: np.random.Generato
         third = np.array([average(data["D3"], s) for s in audit_seeds])
         _audit(first, third, data, epsilon)
         return ("your average has a noisy count and a noisy clipped sum released with "
-                "laplace_mechanism and enough noise, and passes a privacy audit on "
+                "laplace_mechanism and enough noise, and passes privacy audits on "
                 "neighbouring columns you have not seen")
 
     return judged(body)
@@ -166,33 +303,73 @@ def _judge_releases(first: np.ndarray, second: np.ndarray, data: dict[str, Any],
     if not (np.all(np.isfinite(sums)) and np.all(np.isfinite(noise))):
         raise Rejection("your average does not behave like a noisy clipped sum divided by a "
                         "noisy count of rows (adding rows of value 0 changed it otherwise)")
-    if np.all(np.abs(noise) < 1e-6):
+    results = np.concatenate([first, second])
+    off = rounding_errors(results)
+    off_sums, off_noise = recovery_errors(first, second, rows, off[:first.size],
+                                          off[first.size:])
+    scale = 3 / epsilon
+    # 4·rows·ρ bounds the count's recovery error for results off by ρ relative, so
+    # _FINEST_DIGITS keeps it below _COARSEST noise scales (rows <= 5000, scale >= 2).
+    if np.max(off / np.abs(results)) > _FINEST_DIGITS or \
+            not np.all(off_noise <= _COARSEST * scale):
+        raise Rejection("your average comes back rounded to fewer than 7 significant digits: "
+                        "the hidden test cannot see the noise of the count in it; return the "
+                        "quotient itself (a float32's precision is enough)")
+    if np.all(np.abs(noise) < 1e-6 + off_noise):
         raise Rejection("adding rows of value 0 changed your average exactly as dividing by "
                         "the exact number of rows would: the number of rows is private too, "
                         "release it with laplace_mechanism")
-    scale = 3 / epsilon
     spread = float(np.mean(np.abs(noise)) / scale)
-    if ks_reject(stats.laplace.cdf(noise / scale), _ALPHA_COUNT_KS, _LATTICE_SLACK) or \
-            gamma_reject(float(np.sum(np.abs(noise)) / scale), noise.size, _ALPHA_COUNT_SCALE):
+    slack = _LATTICE_SLACK + float(np.max(off_noise)) / (2 * scale)  # Laplace density 1/2
+    total = np.clip(stats.gamma.median(noise.size), np.sum(np.maximum(
+        np.abs(noise) - off_noise, 0)) / scale, np.sum(np.abs(noise) + off_noise) / scale)
+    if ks_reject(stats.laplace.cdf(noise / scale), _ALPHA_COUNT_KS, slack) or \
+            gamma_reject(float(total), noise.size, _ALPHA_COUNT_SCALE):
         raise Rejection(f"the noise of your count of rows is not Lap(1/(ε/3)): {_why(spread)}")
     unit = 2.0 ** laplace_grid(1.0, epsilon / 3).exponent
-    if np.any(np.abs(noise / unit - np.round(noise / unit)) > _GRID_TOLERANCE) or \
-            not all(_few_bits(s) for s in sums.tolist()):
+    if np.any(np.abs(noise / unit - np.round(noise / unit)) > _GRID_TOLERANCE
+              + off_noise / unit) or \
+            not all(_few_bits(s, d) for s, d in zip(sums.tolist(), off_sums.tolist(),
+                                                    strict=True)):
         raise Rejection("your noisy sum or count is not a release of "
                         "dpkit.laplace.laplace_mechanism (its value is not on the mechanism's "
                         "power-of-two grid): the exercise asks for laplace_mechanism, whose "
                         "exact noise resists the floating-point attack; float noise from "
                         "NumPy does not")
     cut = _SUM_CUT * 3 * (top - 1) / epsilon
-    wide = int(np.sum(np.abs(sums - float(np.sum(data["D1"]))) > cut))
+    wide = int(np.sum(np.abs(sums - float(np.sum(data["D1"]))) > cut - off_sums))
     least = math.exp(-_SUM_CUT) * (1 - _LATTICE_SLACK)
     if stats.binomtest(wide, sums.size, least, alternative="less").pvalue < _ALPHA_SUM:
         raise Rejection("your clipped sum carries too little noise for ε-DP: its sensitivity "
                         "is the chosen bound b (one person adds at most b), and it gets ε/3")
-    tau = float(stats.kendalltau(sums, noise).statistic)
-    if abs(tau) > math.sqrt(2 * math.log(2 / _ALPHA_INDEPENDENT) / (sums.size // 2)):
+    if _dependent(sums, off_sums, noise, off_noise):
         raise Rejection("the noises of your sum and of your count are not independent: each "
                         "release must draw its own noise")
+
+
+def _dependent(sums: np.ndarray, off_sums: np.ndarray, noise: np.ndarray,
+               off_noise: np.ndarray) -> bool:
+    """Whether Kendall's τ between the sums and the count noises is too far from 0 for
+    independent ones, whatever their true values within their recovery errors.
+
+    τ here is the U-statistic of ``sign(ΔS)·sign(ΔZ)`` over all pairs of seeds (ties count
+    0), whose mean is 0 for independent releases; Hoeffding's bound for U-statistics of
+    order 2 with a kernel in [−1, 1] gives the threshold. A pair whose order the recovery
+    errors could change counts at its least favourable value.
+    """
+    def signs(values: np.ndarray, off: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        gaps = values[:, None] - values[None, :]
+        return np.sign(gaps), np.abs(gaps) <= off[:, None] + off[None, :]
+
+    sign_sums, unsure_sums = signs(sums, off_sums)
+    sign_noise, unsure_noise = signs(noise, off_noise)
+    upper = np.triu(np.ones(sums.shape * 2, dtype=bool), 1)
+    unsure = (unsure_sums | unsure_noise) & upper
+    sure = upper & ~unsure
+    known, pairs = float(np.sum((sign_sums * sign_noise)[sure])), int(np.sum(upper))
+    least, most = (known - np.sum(unsure)) / pairs, (known + np.sum(unsure)) / pairs
+    limit = math.sqrt(2 * math.log(2 / _ALPHA_INDEPENDENT) / (sums.size // 2))
+    return bool(least > limit or most < -limit)
 
 
 def _why(spread: float) -> str:
@@ -212,25 +389,48 @@ def _why(spread: float) -> str:
     return "its shape is not that of Laplace noise"
 
 
-def _few_bits(value: float) -> bool:
-    """Whether ``value`` (known to a relative error of 2⁻⁴⁹) has at most 45 significant bits."""
+def _few_bits(value: float, error: float) -> bool:
+    """Whether ``value``, known to within ``error``, may have at most 45 significant bits."""
     if value == 0:
         return True
     _, exponent = math.frexp(value)
     units = math.ldexp(value, _MAX_BITS - exponent)
-    return abs(units - round(units)) <= _GRID_TOLERANCE
+    return abs(units - round(units)) <= _GRID_TOLERANCE + math.ldexp(error,
+                                                                      _MAX_BITS - exponent)
+
+
+def _violated(low_hits: int, low_runs: int, high_hits: int, high_runs: int, epsilon: float,
+              alpha: float) -> bool:
+    """Whether an event's frequency on one column exceeds ``e^ε`` times its frequency on a
+    neighbour, with one-sided Clopper–Pearson bounds at ``1 − α/2`` each (together a
+    false alarm of probability at most ``α`` for an ε-DP answer)."""
+    upper_low = clopper_pearson(low_hits, low_runs, 1 - alpha)[1]
+    lower_high = clopper_pearson(high_hits, high_runs, 1 - alpha)[0]
+    return lower_high > math.exp(epsilon * (1 + 1e-9)) * upper_low
 
 
 def _audit(first: np.ndarray, third: np.ndarray, data: dict[str, Any], epsilon: float) -> None:
     """ε-DP on neighbours: the event must not be more than e^ε more likely on ``D3``."""
     mean = float(np.mean(data["D1"]))
     cut = mean + _AUDIT_SCALES * 3 * data["top"] / (epsilon * data["rows"])
-    hits_first, hits_third = int(np.sum(first >= cut)), int(np.sum(third >= cut))
-    confidence = 1 - _ALPHA_AUDIT
-    upper_first = clopper_pearson(hits_first, first.size, confidence)[1]
-    lower_third = clopper_pearson(hits_third, third.size, confidence)[0]
-    if lower_third > math.exp(epsilon * (1 + 1e-9)) * upper_first:
+    if _violated(int(np.sum(first >= cut)), first.size, int(np.sum(third >= cut)),
+                 third.size, epsilon, _ALPHA_AUDIT):
         raise Rejection("adding one person with a large value made large averages far more "
                         "frequent than ε-DP allows: every value must be clipped to [0, b], "
                         "with b chosen by choose_clip_bound over candidates fixed in advance, "
                         "never taken from the data")
+
+
+def _audit_cliffs(runs: list[np.ndarray], cuts: list[float], epsilon: float) -> None:
+    """ε-DP on the cliff columns: for each cut, "average >= cut" must not be more than
+    e^ε more frequent on a column than on the one before it (one row fewer)."""
+    alpha = _ALPHA_CLIFFS / ((len(runs) - 1) * len(cuts))
+    for cut in cuts:
+        hits = [int(np.sum(averages >= cut)) for averages in runs]
+        if any(_violated(hits[i], runs[i].size, hits[i + 1], runs[i + 1].size, epsilon,
+                         alpha) for i in range(len(runs) - 1)):
+            raise Rejection("adding one person made large averages far more frequent than "
+                            "ε-DP allows: your clipping bound follows the data (a percentile "
+                            "or the maximum of the values can jump when one person is "
+                            "added); choose it with choose_clip_bound over candidates fixed "
+                            "in advance")
