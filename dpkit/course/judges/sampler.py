@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from dpkit.check._common import shown
+from dpkit.check.exponential import BitsOnly
 from dpkit.course.judges._base import (
     Judgement,
     Rejection,
@@ -39,48 +40,20 @@ _HINTS = {
 }
 
 
-class BitsOnlySource(RandomSource):
+class BitsOnlySource(BitsOnly):
     """A seeded source that allows ``bits(k)`` only, as the exercise demands.
 
-    Every other draw raises ``RuntimeError`` naming the method. A copy or pickle restarts
-    from the seed (the judge hands a fresh source to each call).
+    Every other draw raises ``RuntimeError`` naming the method (:class:`dpkit.check.
+    exponential.BitsOnly`). A copy or pickle restarts from the seed (the judge hands a
+    fresh source to each call).
     """
 
     def __init__(self, seed: int) -> None:
-        super().__init__()
         self.seed = int(seed)
-        self._inner = seeded(self.seed)
+        super().__init__(seeded(self.seed))
 
     def __reduce__(self) -> tuple[Any, tuple[int]]:
         return (BitsOnlySource, (self.seed,))
-
-    def bits(self, k: int) -> int:
-        return self._inner.bits(k)
-
-    def _refuse(self, what: str) -> Any:
-        raise RuntimeError(f"the sampler called rng.{what}: the exercise allows rng.bits(k) "
-                           "only")
-
-    def bytes(self, n: int) -> bytes:
-        return self._refuse("bytes")
-
-    def randbelow(self, n: int) -> int:
-        return self._refuse("randbelow")
-
-    def bernoulli(self, p: Any) -> bool:
-        return self._refuse("bernoulli")
-
-    def uniform(self) -> float:
-        return self._refuse("uniform (a float)")
-
-    def uint64(self, size: Any) -> np.ndarray:
-        return self._refuse("uint64")
-
-    def uniforms(self, size: Any) -> np.ndarray:
-        return self._refuse("uniforms (floats)")
-
-    def numpy_generator(self) -> np.random.Generator:
-        return self._refuse("numpy_generator")
 
 
 def _big(rng: np.random.Generator, below: int) -> int:
