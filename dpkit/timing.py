@@ -63,6 +63,7 @@ Examples
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -301,6 +302,24 @@ def unpadded() -> Iterator[None]:
         local.depth -= 1
 
 
+_JITTER_BYTES = 2   # a jitter of up to 2**16 / 32 ns, about 2 µs
+_JITTER_BUFFER = 4096
+
+
+def _jitter_ns() -> int:
+    """A random extra wait, uniform on ``[0, 2048)`` ns, from the OS's random bytes.
+
+    Ending exactly at the deadline would leave sub-microsecond traces of the work: the
+    phase at which the busy loop last reads the clock, and the state the work left in the
+    caches. A random extra wait, independent of the data and the noise, blurs them."""
+    local = _state.local
+    pool = getattr(local, "jitter", b"")
+    if len(pool) < _JITTER_BYTES:
+        pool = os.urandom(_JITTER_BUFFER)
+    local.jitter = pool[_JITTER_BYTES:]
+    return int.from_bytes(pool[:_JITTER_BYTES], "little") >> 5
+
+
 def _wait_until(deadline_ns: int) -> bool:
     """Wait until ``perf_counter_ns() >= deadline_ns``; whether the deadline had passed."""
     now = time.perf_counter_ns()
@@ -359,7 +378,7 @@ class Deadline:
                  trace: TracebackType | None) -> None:
         if kind is not None or getattr(_state.local, "depth", 0):
             return
-        deadline = self._start + int(self.seconds() * 1e9)
+        deadline = self._start + int(self.seconds() * 1e9) + _jitter_ns()
         if _wait_until(deadline):
             with _state.lock:
                 _state.overruns += 1
