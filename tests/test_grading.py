@@ -332,13 +332,17 @@ def test_agrees_with_catches_a_wrong_function_the_public_check_misses():
 
 def test_the_sandbox_sees_only_python_and_dpkit():
     with Sandbox(Limits(call_seconds=20)) as sandbox:
-        errors = sandbox.run(["import os, socket\n"
+        errors = sandbox.run(["import os, socket, dpkit\n"
+                              "course = os.path.join(os.path.dirname(dpkit.__file__), 'course')\n"
+                              "judges = os.listdir(os.path.join(course, 'judges'))\n"
+                              "grader = open(os.path.join(course, 'grading.py')).read()\n"
                               "visible = sorted(os.listdir('/'))\n"
                               "uid = os.getuid()\n"
                               "try:\n    socket.create_connection(('1.1.1.1', 53), 2)\n"
                               "    network = True\nexcept OSError:\n    network = False\n"])
         assert errors == [None]
         assert sandbox.get("network") is False
+        assert sandbox.get("judges") == [] and sandbox.get("grader") == ""  # the grader's code
         if os.geteuid() == 0:
             assert sandbox.get("uid") == 65534
         visible = set(sandbox.get("visible"))

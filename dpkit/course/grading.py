@@ -38,6 +38,7 @@ import copy
 import csv
 import hashlib
 import io
+import itertools
 import json
 import math
 import re
@@ -260,10 +261,13 @@ def _arguments(call: ast.Call, sandbox: Sandbox, model: _Model,
             {k.arg: value(k.value, False) for k in call.keywords if k.arg is not None})
 
 
-def _secret_rng(secret: str, student: str, label: str) -> np.random.Generator:
-    """The hidden inputs' generator: from the course's secret, per student and exercise."""
+def _secret_rng(secret: str, student: str, label: str,
+                answer: str = "") -> np.random.Generator:
+    """The hidden inputs' generator: from the course's secret, per student, exercise and
+    answer text. A changed answer meets new hidden inputs, so the inputs that feedback
+    names cannot be collected over resubmissions into a lookup table."""
     return np.random.default_rng([int(secret[:16], 16), zlib.crc32(student.encode()),
-                                  zlib.crc32(label.encode())])
+                                  zlib.crc32(label.encode()), zlib.crc32(answer.encode())])
 
 
 def grade_notebook(source: nbformat.NotebookNode, submission: Any, *, secret: str,
@@ -315,7 +319,7 @@ def grade_notebook(source: nbformat.NotebookNode, submission: Any, *, secret: st
             try:
                 notebook.ensure()
                 result = _grade_code(exercise, answer, error, sandbox, model,
-                                     _secret_rng(secret, student, exercise.label))
+                                     _secret_rng(secret, student, exercise.label, answer))
             except _STOPPED as stopped:          # the worker could not even be restarted
                 result = (exercise, 0.0, f"not graded: {_described(stopped)}")
             finally:
@@ -416,6 +420,32 @@ def _perturb(value: Any, rng: np.random.Generator) -> Any:
     return value
 
 
+def _cases(calls: list[tuple[Any, ...]], rng: np.random.Generator, most: int = 40
+           ) -> list[tuple[tuple[Any, ...], bool]]:
+    """The public check's calls, then calls that mix their arguments: ``(args, mixed)``.
+
+    A mixed call takes each argument from one of the public calls of the same arity (all
+    such combinations, or ``most`` of them drawn at random). Moved copies of the public
+    calls alone keep every sign and order relation among one call's arguments, so a
+    formula right only on that pattern would pass; mixed calls stay within each argument's
+    public range but break those relations. A student's function that raises on a mixed
+    call is not failed for it (the exercise may not cover that combination); one that
+    returns a different value from the model's is.
+    """
+    cases = [(args, False) for args in calls]
+    arities = sorted({len(args) for args in calls})
+    for arity in arities:
+        same = [args for args in calls if len(args) == arity]
+        if len(same) ** arity <= 20_000:
+            combos = [c for c in itertools.product(range(len(same)), repeat=arity)
+                      if len(set(c)) > 1]                        # not a public call itself
+            combos = [combos[k] for k in rng.permutation(len(combos))[:most]]
+        else:
+            combos = [tuple(rng.integers(len(same), size=arity)) for _ in range(most)]
+        cases += [(tuple(same[c][i] for i, c in enumerate(combo)), True) for combo in combos]
+    return cases
+
+
 def _same(a: Any, b: Any, rtol: float = 1e-6) -> bool:
     try:
         a_arr, b_arr = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
@@ -463,7 +493,7 @@ def agrees_with(student: Callable[..., Any], reference: Callable[..., Any],
     if not passed:
         return False, "the public check does not pass"
     compared = 0
-    for args in calls[:max_cases]:
+    for args, mixed in _cases(calls[:max_cases], rng):
         if any(isinstance(a, (RandomSource, np.random.Generator)) for a in args):
             continue                # a randomized answer is judged by its distribution
         moved = tuple(_perturb(a, rng) for a in args)
@@ -478,6 +508,8 @@ def agrees_with(student: Callable[..., Any], reference: Callable[..., Any],
         try:
             got = student(*copy.deepcopy(moved))
         except Exception as error:
+            if mixed:           # a combination the exercise may not cover: not held against it
+                continue
             return False, f"on a hidden input ({shown}) your function raised {_described(error)}"
         compared += 1
         if not _same(got, expected):

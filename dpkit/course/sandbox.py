@@ -46,6 +46,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import types
 from collections.abc import Callable
@@ -109,6 +110,17 @@ def _binds() -> list[Path]:
     return sorted(p for p in paths if p.exists() and str(p) != "/usr")
 
 
+def _empty_file() -> Path:
+    """An empty, read-only file on the host, bound over the grader's modules in the sandbox."""
+    path = Path(tempfile.gettempdir()) / f"dpkit-sandbox-empty-{os.getuid()}"
+    if not path.is_file() or path.stat().st_size:
+        with tempfile.NamedTemporaryFile(dir=path.parent, delete=False) as handle:
+            pass
+        os.chmod(handle.name, 0o444)
+        os.replace(handle.name, path)
+    return path
+
+
 def _parents(paths: list[Path]) -> list[Path]:
     parents = {q for p in paths for q in p.parents if str(q) != "/"}
     return sorted(parents, key=lambda q: len(q.parts))
@@ -135,6 +147,13 @@ def _command(limits: Limits, fds: tuple[int, int]) -> list[str]:
     # The checkers are not there: a value answer could otherwise be searched for with its
     # own public check (the tests run in the grader, which has them).
     command += ["--tmpfs", str(_package() / "check")]
+    # Nor is the grader: its judges and their docstrings (the hidden tests' ranges and
+    # statistics) are not the student's to read. The worker needs only these three modules.
+    course = _package() / "course"
+    command += ["--tmpfs", str(course / "judges")]
+    for module in sorted(course.glob("*.py")):
+        if module.name not in ("__init__.py", "worker.py", "wire.py"):
+            command += ["--ro-bind", str(_empty_file()), str(module)]
     command += ["--chdir", "/tmp", "--clearenv"]
     for name, value in _environment(fds).items():
         command += ["--setenv", name, value]
