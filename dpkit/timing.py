@@ -17,12 +17,19 @@ public size of the request (the number of values, outcomes or queries), and ``ma
 :func:`margin` (default 2). The constants are the worst cost
 measured for each function over adversarial inputs (long binary expansions, large
 magnitudes, both sides of every internal switch, noise in the tail), so the deadline is
-reached before the work ends only when the machine is much slower than at calibration.
+reached before the work ends mainly when the machine is much slower than at calibration;
+the other causes are an unlucky draw (the discrete Gaussian's rounds are unbounded), an
+input slower than the worst measured, and a different CPU, Python or MPFR whose cost ratios
+differ from the measured ones.
 The deadline depends on public quantities only; so does the running time, except when a
 release overruns its deadline.
 
 Waiting is a busy loop on :func:`time.perf_counter_ns` (preceded by :func:`time.sleep`
-for waits above 2 ms), so the release ends within about a microsecond of the deadline.
+for waits above 2 ms), so on an idle core the release ends within about a microsecond of
+the deadline plus a random extra wait of up to 2 µs (:func:`_jitter_ns`, from the OS's
+random bytes, which blurs the sub-microsecond traces of the work). A release pre-empted
+during its wait by other load ends late without being counted by :func:`overruns`, and
+under load that lateness can still depend on the work.
 A release that raises an error (invalid input, a value too close to the float range) does
 not wait: an error is not a release, and its message names the value anyway. Simulations
 that release nothing (a figure of 10,000 simulated releases, a statistical test) may skip
@@ -44,7 +51,8 @@ event certified with Clopper–Pearson.
 References
 ----------
 A. Haeberlen, B. C. Pierce, A. Narayan. *Differential Privacy Under Fire.* USENIX Security
-2011 (queries padded to a fixed time: "predictable transactions").
+2011 (queries padded to a fixed time: "predictable transactions"; Fuzz aborts an
+over-running query and returns a default value; dpkit returns late and counts it).
 Z. Ratliff, S. Vadhan. *A Framework for Differential Privacy Against Timing Attacks.*
 ACM CCS 2024 (arXiv:2409.05623): timing privacy, and how it composes.
 J. Jin, E. McMurtry, B. I. P. Rubinstein, O. Ohrimenko. *Are We There Yet? Timing and
