@@ -139,6 +139,7 @@ def test_the_query_functions_own_time_moves_the_deadline(monkeypatch):
     """Time inside a query function is added to the deadline (``Deadline.excluded``)."""
     now = [0]
     monkeypatch.setattr(timing.time, "perf_counter_ns", lambda: now[0])
+    monkeypatch.setattr(timing, "_wait_until", lambda deadline: False)  # the clock is frozen
     clock = timing.padded(timing.Cost(fixed=0.0))
     with clock:
         with clock.excluded():
