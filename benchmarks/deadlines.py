@@ -28,12 +28,12 @@ import numpy as np
 import dpkit.timing as timing
 from dpkit.exponential import Eta, base2_exponential_mechanism
 from dpkit.gaussian import gaussian_mechanism
-from dpkit.laplace import laplace_mechanism
+from dpkit.laplace import laplace_mechanism, sample_releases
 from dpkit.randomized_response import randomized_response
 from dpkit.rng import seeded
 from dpkit.snapping import snapping_mechanism
-from dpkit.svt import above_threshold, range_queries, sparse
-from dpkit.svt.clipping import auto_avg, choose_clip_bound
+from dpkit.svt import above_threshold, above_threshold_runs, range_queries, sparse
+from dpkit.svt.clipping import auto_avg, auto_avg_runs, choose_clip_bound, clip_bound_runs
 
 SOURCE = seeded(2026)
 
@@ -117,6 +117,33 @@ def _cases() -> list[tuple[str, int, Callable[[], Any]]]:
                                                                rng=SOURCE)))
                 cases.append((f"auto_avg {kind}", n,
                               lambda r=rows: auto_avg(r, 1.0, bounds=bounds, rng=SOURCE)))
+    cases.extend(_runs_cases(bounds))
+    return cases
+
+
+def _runs_cases(bounds: tuple[int, ...]) -> list[tuple[str, int, Callable[[], Any]]]:
+    """The simulation helpers, whose size is runs · answers (or candidates): no run stops
+    early (answers far below the threshold), answers as floats with long expansions and as
+    Decimals; ``sample_releases`` as ``laplace_mechanism`` on ``n`` values."""
+    cases: list[tuple[str, int, Callable[[], Any]]] = []
+    for n in (1, 64, 1000):
+        for runs in (1, 100, 2000):
+            for kind, answers in (("long", [0.1 + i * 2.0**-40 for i in range(n)]),
+                                  ("Decimals", [Decimal("0.1")] * n)):
+                cases.append((f"above_threshold_runs {kind} runs={runs}", n * runs,
+                              lambda a=answers, r=runs: above_threshold_runs(
+                                  a, 1e9, 1.0, runs=r, rng=SOURCE)))
+    rows = np.arange(1000) % 90 + 0.37
+    for runs in (1, 100, 1000):
+        cases.append((f"clip_bound_runs inside runs={runs}", runs * len(bounds),
+                      lambda r=runs: clip_bound_runs(rows, 1.0, bounds=bounds, runs=r,
+                                                     rng=SOURCE)))
+        cases.append((f"auto_avg_runs inside runs={runs}", runs * len(bounds),
+                      lambda r=runs: auto_avg_runs(rows, 1.0, bounds=bounds, runs=r,
+                                                   rng=SOURCE)))
+    for n in SIZES:
+        cases.append(("sample_releases 0.1", n,
+                      lambda n=n: sample_releases(0.1, 1.0, 1.0, n, rng=SOURCE)))
     return cases
 
 

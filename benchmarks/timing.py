@@ -73,14 +73,16 @@ import dpkit
 from dpkit.audit import clopper_pearson
 from dpkit.exponential import Eta, base2_exponential_mechanism
 from dpkit.gaussian import gaussian_mechanism, mechanism_parameters
-from dpkit.laplace import laplace_grid, laplace_mechanism
+from dpkit.laplace import laplace_grid, laplace_mechanism, sample_releases
 from dpkit.randomized_response import randomized_response
 from dpkit.svt import (
     DEFAULT_CLIP_BOUNDS,
     above_threshold,
     above_threshold_runs,
     auto_avg,
+    auto_avg_runs,
     choose_clip_bound,
+    clip_bound_runs,
     range_queries,
     sparse,
 )
@@ -350,6 +352,9 @@ def laplace_pairs() -> Iterator[Pair]:
     yield _laplace(Fraction(1, 2), Fraction(1, 3), f, "scalar", "Fraction 1/2 vs 1/3", 1.0)
     yield _laplace(Decimal("0.5"), Decimal("0.1"), f, "scalar", "Decimal 0.5 vs 0.1", 1.0)
     yield _laplace(37, 37.5, f, "scalar", "int 37 vs float 37.5", 1.0)
+    yield Pair("sample_releases", "1000", "value 0.5 vs 0.1, 1000 releases", 1000.0,
+               lambda: sample_releases(0.5, 1.0, 1.0, 1000),
+               lambda: sample_releases(0.1, 1.0, 1.0, 1000))
     people_64 = np.full(64, 1 / 64)
     people_65 = np.full(64, 1 / 65)
     people_65[0] = 2 / 65
@@ -469,14 +474,22 @@ def svt_pairs() -> Iterator[Pair]:
                lambda: range_queries(qs, picked_x, 3, 0.0, 1.0),
                lambda: range_queries(qs, picked_y, 3, 0.0, 1.0))
     bits = grid_bits(2 / exact_epsilon(0.1))
-    below, above = _boundary_61(-bits, 0.5)
+    below, _ = _boundary_61(-bits, 0.5)  # the largest answers above_threshold_runs accepts
     for n in (64, 65, 1000):
         answers = [100.25 + i for i in range(n)]
-        x, y = _one_changed(answers, -below), _one_changed(answers, -above)
-        yield Pair("above_threshold_runs", str(n), "one answer either side of -2**61 grid "
-                   "units (both -1)", 0.1,
+        x, y = answers, _one_changed(answers, -below)
+        yield Pair("above_threshold_runs", str(n), "one answer 100.25 vs just inside -2**61 "
+                   "grid units (both -1)", 0.1,
                    lambda x=x: above_threshold_runs(x, high, 0.1, runs=1),
                    lambda y=y: above_threshold_runs(y, high, 0.1, runs=1))
+    x, y = [100.25 + i for i in range(64)], [100.1 + i for i in range(64)]
+    yield Pair("above_threshold_runs", "64", "answers 100.25+i vs 100.1+i, 100 runs", 10.0,
+               lambda: above_threshold_runs(x, high, 0.1, runs=100),
+               lambda: above_threshold_runs(y, high, 0.1, runs=100))
+    x, y = [-1e6] * 63 + [1e9], [-1e6] * 64
+    yield Pair("above_threshold_runs", "64", "the last answer passes vs none does, 100 runs",
+               10.0, lambda: above_threshold_runs(x, 0.0, 0.1, runs=100),
+               lambda: above_threshold_runs(y, 0.0, 0.1, runs=100))
 
 
 def clipping_pairs() -> Iterator[Pair]:
@@ -508,6 +521,13 @@ def clipping_pairs() -> Iterator[Pair]:
               "list of ints, one row 37 vs float 37.5")
     yield clip(_one_changed(rows, 2**53), _one_changed(rows, 2**53 + 1), "1000",
                "list of ints, one row 2**53 vs 2**53+1")
+    x, y = _one_changed(ages, 37.0), _one_changed(ages, 37.5)
+    bounds = DEFAULT_CLIP_BOUNDS
+    yield Pair("clip_bound_runs", "1000", "one row 37.0 vs 37.5, 10 runs", 10.0,
+               lambda: clip_bound_runs(x, 1.0, bounds=bounds, runs=10),
+               lambda: clip_bound_runs(y, 1.0, bounds=bounds, runs=10))
+    yield Pair("auto_avg_runs", "1000", "one row 37.0 vs 37.5, 10 runs", 10.0,
+               lambda: auto_avg_runs(x, 1.0, runs=10), lambda: auto_avg_runs(y, 1.0, runs=10))
 
 
 def all_pairs() -> list[Pair]:

@@ -418,9 +418,20 @@ def sample_releases(value: float, sensitivity: float, epsilon: float, n: int, *,
     Privacy: each release is ε-DP; publishing all ``n`` of them costs ``n·ε`` by sequential
     composition (Dwork & Roth 2014, Theorem 3.14). Averaging them is exactly what that
     accounting protects against.
+
+    Timing: padded to the deadline of :func:`laplace_mechanism` on ``n`` values
+    (:mod:`dpkit.timing`); a simulation that publishes nothing can skip the wait inside
+    :func:`dpkit.timing.unpadded`.
     """
+    return run_padded(COST, _sample_releases_work, value, sensitivity, epsilon, n, rng)
+
+
+def _sample_releases_work(clock: Deadline, value: Any, sensitivity: Any, epsilon: Any, n: Any,
+                          rng: Any) -> np.ndarray:
+    """The work of :func:`sample_releases`, inside its deadline (``n`` values' worth)."""
     value = check_real(value, "value", exact=True)
     n = check_integer(n, "n", minimum=0, maximum=MAX_RELEASES)
+    clock.size(n)
     grid = laplace_grid(sensitivity, epsilon)
     exact = exact_path(n)   # the arithmetic path of n releases, from n alone
     units = to_grid(np.array([value]), grid.exponent, exact=exact)

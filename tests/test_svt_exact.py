@@ -56,10 +56,10 @@ def test_first_passes_takes_the_exact_path_for_a_large_threshold(monkeypatch):
         return real(*args)
 
     monkeypatch.setattr(core, "_svt", exact)
-    core.first_passes([0, -1, -2], -2**61, Fraction(1), 3, seeded(0))
+    core.first_passes([0, -1, -2], -2**61, Fraction(1), 3, seeded(0), bound=2)
     assert calls == [-2**61] * 3
     calls.clear()
-    core.first_passes([0, -1, -2], -2**61 + 1, Fraction(1), 3, seeded(0))
+    core.first_passes([0, -1, -2], -2**61 + 1, Fraction(1), 3, seeded(0), bound=2)
     assert calls == []  # int64 is exact below 2**61
 
 

@@ -25,12 +25,12 @@ import dpkit.timing as timing
 from dpkit._samplers import grid
 from dpkit.exponential import Eta, base2_exponential_mechanism
 from dpkit.gaussian import gaussian_mechanism
-from dpkit.laplace import laplace_mechanism
+from dpkit.laplace import laplace_mechanism, sample_releases
 from dpkit.randomized_response import randomized_response
 from dpkit.rng import seeded
 from dpkit.snapping import snapping_mechanism
-from dpkit.svt import above_threshold, range_queries, sparse
-from dpkit.svt.clipping import auto_avg, choose_clip_bound
+from dpkit.svt import above_threshold, above_threshold_runs, range_queries, sparse
+from dpkit.svt.clipping import auto_avg, auto_avg_runs, choose_clip_bound, clip_bound_runs
 
 
 @pytest.fixture
@@ -116,6 +116,25 @@ PAIRS = [
     ("auto_avg 37.0 vs 37.5",
      lambda: auto_avg(np.r_[np.full(1999, 20.0), 37.0], 1.0, bounds=BOUNDS, rng=SOURCE),
      lambda: auto_avg(np.r_[np.full(1999, 20.0), 37.5], 1.0, bounds=BOUNDS, rng=SOURCE)),
+    # The simulation helpers release runs · ε: they are releases too (issue: every SVT function).
+    ("above_threshold_runs 100.25 + i vs 100.1 + i",
+     lambda: above_threshold_runs([100.25 + i for i in range(64)], 1e6, 0.1, runs=3,
+                                  rng=SOURCE),
+     lambda: above_threshold_runs([100.1 + i for i in range(64)], 1e6, 0.1, runs=3,
+                                  rng=SOURCE)),
+    ("clip_bound_runs 37.0 vs 37.5",
+     lambda: clip_bound_runs(np.r_[np.full(1999, 20.0), 37.0], 0.1, bounds=BOUNDS, runs=3,
+                             rng=SOURCE),
+     lambda: clip_bound_runs(np.r_[np.full(1999, 20.0), 37.5], 0.1, bounds=BOUNDS, runs=3,
+                             rng=SOURCE)),
+    ("auto_avg_runs 37.0 vs 37.5",
+     lambda: auto_avg_runs(np.r_[np.full(1999, 20.0), 37.0], 1.0, bounds=BOUNDS, runs=3,
+                           rng=SOURCE),
+     lambda: auto_avg_runs(np.r_[np.full(1999, 20.0), 37.5], 1.0, bounds=BOUNDS, runs=3,
+                           rng=SOURCE)),
+    ("sample_releases 0.5 vs 0.1",
+     lambda: sample_releases(0.5, 1.0, 1.0, 100, rng=SOURCE),
+     lambda: sample_releases(0.1, 1.0, 1.0, 100, rng=SOURCE)),
 ]
 
 
@@ -291,8 +310,30 @@ def test_a_release_frees_its_temporaries_before_the_wait(monkeypatch):
 
 @pytest.mark.parametrize("function", [laplace_mechanism, gaussian_mechanism, randomized_response,
                                       base2_exponential_mechanism, above_threshold, sparse,
-                                      range_queries], ids=lambda f: f.__name__)
+                                      range_queries, above_threshold_runs, sample_releases],
+                         ids=lambda f: f.__name__)
 def test_every_release_runs_its_work_through_run_padded(function):
     import inspect
 
     assert "run_padded(" in inspect.getsource(function)
+
+
+def test_the_runs_deadline_charges_every_run_for_every_answer(deadlines):
+    """Runs that stop at the first answer get the deadline of runs that read them all."""
+    above_threshold_runs([1e9] + [0.0] * 63, 0.0, 1.0, runs=10, rng=SOURCE)  # all stop at 0
+    above_threshold_runs([0.0] * 64, 1e9, 1.0, runs=10, rng=SOURCE)          # none stops
+    above_threshold_runs([0.0] * 64, 1e9, 1.0, runs=20, rng=SOURCE)
+    assert deadlines[0] == deadlines[1] < deadlines[2]
+
+
+def test_above_threshold_runs_chooses_its_path_from_public_parameters_only(monkeypatch):
+    """An answer beyond the int64 path's reach is refused, never sent down the slower exact
+    path (whose time would reveal that an answer is huge)."""
+    from dpkit.svt import core
+
+    monkeypatch.setattr(core, "_svt", lambda *args: pytest.fail("the exact path was taken"))
+    with pytest.raises(ValueError, match=r"answers\[1\] = 1e\+30 is too large"):
+        above_threshold_runs([0.0, 1e30], 0.0, 1.0, runs=2, rng=SOURCE)
+    with pytest.raises(ValueError, match="threshold"):
+        above_threshold_runs([0.0], 1e30, 1.0, runs=2, rng=SOURCE)
+    assert above_threshold_runs([-1e6, 2.0**30], 0.0, 1.0, runs=2, rng=SOURCE).tolist() == [1, 1]

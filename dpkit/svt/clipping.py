@@ -53,7 +53,7 @@ __all__ = ["CLIP_THRESHOLD_SCALES", "DEFAULT_CLIP_BOUNDS", "auto_avg", "auto_avg
 
 #: The worst costs of :func:`choose_clip_bound` and :func:`auto_avg`, per row and per
 #: candidate bound (see :mod:`dpkit.timing`; ``benchmarks/deadlines.py``).
-COST = Cost(fixed=10.0, per_value=0.5, large=25.0, per_vector_value=60.0, per_object=1.2)
+COST = Cost(fixed=16.0, per_value=0.5, large=25.0, per_vector_value=60.0, per_object=1.2)
 AUTO_AVG_COST = Cost(fixed=10.0, per_value=0.5, large=100.0, per_vector_value=80.0,
                      per_object=1.2)
 
@@ -137,9 +137,10 @@ def clip_query_units(values: np.ndarray, grid: tuple[int | float, ...], bits: in
 
 def _declare(clock: Deadline, values: Any, data: np.ndarray, grid: tuple[int | float, ...],
              runs: int) -> None:
-    """Declare the public size that sets the deadline: the candidates of every run, and
-    the rows (of the kind the caller passed them as)."""
-    clock.size(runs * len(grid))
+    """Declare the public size that sets the deadline: the candidates of every run and two
+    values' worth per run (its threshold and bookkeeping), and the rows (of the kind the
+    caller passed them as)."""
+    clock.size(runs * (len(grid) + 2))
     clock.add(kind_of(values), data.size)
 
 
@@ -279,12 +280,16 @@ def clip_bound_runs(values: Any, epsilon: float, *, bounds: Iterable[float], run
     Notes
     -----
     **Privacy**: each run is an ε-DP release; releasing all of them costs ``runs · ε``
-    (sequential composition). Meant for simulation, not for releases: unlike
-    :func:`choose_clip_bound`, its running time is not padded to a deadline (see
-    :mod:`dpkit.timing`), so it may reveal the data to someone who times it.
+    (sequential composition).
+
+    **Timing**: padded to a deadline set by ``runs``, the number of candidates and of rows,
+    as :func:`choose_clip_bound` (:mod:`dpkit.timing`). A simulation that publishes nothing
+    can skip the wait inside :func:`dpkit.timing.unpadded`.
     """
     runs = check_integer(runs, "runs", minimum=1, maximum=MAX_RUNS)
-    return _clip_bound_runs(values, epsilon, bounds, threshold, runs, rng)
+    with padded(COST) as clock:
+        chosen = _clip_bound_runs(values, epsilon, bounds, threshold, runs, rng, clock)
+    return chosen
 
 
 def _clipped_sum_units(data: np.ndarray, bound: float,
@@ -387,6 +392,7 @@ def _auto_avg_runs(values: Any, epsilon: Any, bounds: Any, runs: int, rng: Any,
     data = _check_rows(values, grid)
     if clock is not None:
         _declare(clock, values, data, grid, runs)
+        clock.add("objects", runs)  # one exact division per run
     source = resolve(rng)
     chosen = _clip_bound_runs(data, share, grid, None, runs, source)
     bounds_used = np.array([float(grid[-1] if b is None else b) for b in chosen])
@@ -433,9 +439,14 @@ def auto_avg_runs(values: Any, epsilon: float, *, runs: int,
     Notes
     -----
     **Privacy**: each run is an ε-DP release; all of them together cost ``runs · ε``.
-    Meant for simulation, not for releases: unlike :func:`auto_avg`, its running time is
-    not padded to a deadline (see :mod:`dpkit.timing`). Each run is distributed exactly as
-    one call of :func:`auto_avg`.
+    Each run is distributed exactly as one call of :func:`auto_avg`.
+
+    **Timing**: padded to a deadline set by ``runs``, the number of candidates and of rows,
+    as :func:`auto_avg` (:mod:`dpkit.timing`); each run's exact division is charged as one
+    Python object. A simulation that publishes nothing can skip the wait inside
+    :func:`dpkit.timing.unpadded`.
     """
     runs = check_integer(runs, "runs", minimum=1, maximum=MAX_RUNS)
-    return _auto_avg_runs(values, epsilon, bounds, runs, rng)
+    with padded(AUTO_AVG_COST) as clock:
+        averages = _auto_avg_runs(values, epsilon, bounds, runs, rng, clock)
+    return averages

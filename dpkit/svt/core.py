@@ -81,6 +81,16 @@ MAX_RUNS = 100_000
 COST = Cost(fixed=4.0, per_value=0.3, large=6.0, per_object=1.3)
 
 
+#: The worst cost of :func:`above_threshold_runs` per (run, answer) pair, and per answer
+#: converted (``benchmarks/deadlines.py``).
+RUNS_COST = Cost(fixed=8.0, per_value=0.05, large=10.0, per_vector_value=40.0, per_object=1.3)
+
+#: :func:`first_passes` stays on int64 arithmetic while answers and threshold lie below
+#: ``FAST_UNITS`` grid units in magnitude and the query noise's scale below
+#: ``FAST_SCALE_UNITS`` (a draw beyond ``2**61`` then has probability below ``exp(-2**10)``).
+FAST_UNITS = 2**61
+FAST_SCALE_UNITS = 2**50
+
 Query = Callable[[Any], Any]
 
 
@@ -382,7 +392,7 @@ def _sparse_work(clock: Deadline, queries: Any, data: Any, threshold: Any, epsil
 
 
 def first_passes(answers: list[int], threshold: int, run_scale: Fraction, runs: int,
-                  rng: RandomSource, block: int = 64, bound: int | None = None) -> np.ndarray:
+                  rng: RandomSource, *, bound: int, block: int = 64) -> np.ndarray:
     """``runs`` independent runs of AboveThreshold on answers known in advance (grid units).
 
     Returns, per run, the index of the first answer with ``a_i + ν_i >= threshold + ρ``
@@ -390,13 +400,12 @@ def first_passes(answers: list[int], threshold: int, run_scale: Fraction, runs: 
     Laplace), or -1 if none. The query noise is drawn ``block`` candidates at a time for the
     runs still undecided, vectorised; this is :func:`_svt`'s distribution exactly (noise
     drawn for a candidate a run never reaches would be independent of its output).
-    ``bound``, if given, is a public bound on ``|answers|``: the arithmetic path is then
-    chosen from it rather than from the answers themselves.
+    ``bound`` is a public bound on ``|answers|``: the arithmetic path is chosen from it
+    and the other public parameters, never from the answers themselves.
     """
     # int64 stays exact while |answers|, |threshold| < 2**61 and the noise scales < 2**50
     # (a draw beyond 2**61 then has probability below exp(-2**10)); else exact Python ints.
-    largest = max(abs(a) for a in answers) if bound is None else bound
-    if largest >= 2**61 or abs(threshold) >= 2**61 or 4 * run_scale >= 2**50:
+    if bound >= FAST_UNITS or abs(threshold) >= FAST_UNITS or 4 * run_scale >= FAST_SCALE_UNITS:
         return np.array([(_svt(iter(enumerate(answers)), threshold, run_scale, 1, rng)
                           or [-1])[0] for _ in range(runs)])
     values = np.asarray(answers, dtype=np.int64)
@@ -451,14 +460,22 @@ def above_threshold_runs(answers: Iterable[float], threshold: float, epsilon: fl
     TypeError, ValueError
         As :func:`above_threshold`; also if ``answers`` is empty, ``TypeError`` if it is a
         ``numpy.ma.MaskedArray`` (fill or compress it first). ``TypeError`` if ``runs``
-        is not an integer, ``ValueError`` if it is outside ``[1, MAX_RUNS]``.
+        is not an integer, ``ValueError`` if it is outside ``[1, MAX_RUNS]``, or if an
+        answer or the threshold lies beyond ``±2**61`` grid units, or ``epsilon < 2**-48``
+        (see Timing).
 
     Notes
     -----
     **Privacy**: each run is an ε-DP release (Dwork & Roth 2014, Theorem 3.23); all of
-    them together cost ``runs · ε``. Meant for simulation, not for releases: unlike
-    :func:`above_threshold`, its running time is not padded to a deadline (see
-    :mod:`dpkit.timing`), so it may reveal the answers to someone who times it.
+    them together cost ``runs · ε``.
+
+    **Timing**: like every release, it ends at a deadline set by public sizes, here
+    ``runs · (len(answers) + 2)`` (:mod:`dpkit.timing`): every run is charged for reading every
+    answer, as when no answer passes. Its work stays on fixed-width (int64) arithmetic, so
+    answers and threshold must lie within ``±2**61`` grid units; larger ones are refused
+    before any noise is drawn (the refusal, like every error, names the value and is not
+    padded). A simulation that publishes nothing can skip the wait inside
+    :func:`dpkit.timing.unpadded`.
 
     Examples
     --------
@@ -466,20 +483,44 @@ def above_threshold_runs(answers: Iterable[float], threshold: float, epsilon: fl
     >>> above_threshold_runs([0, 0, 50, 0], 25, 1.0, runs=5, rng=seeded(0)).tolist()
     [2, 2, 2, 2, 2]
     """
+    return run_padded(RUNS_COST, _above_threshold_runs_work, answers, threshold, epsilon, runs,
+                      rng)
+
+
+def _above_threshold_runs_work(clock: Deadline, answers: Any, threshold: Any, epsilon: Any,
+                               runs: Any, rng: Any) -> np.ndarray:
+    """The work of :func:`above_threshold_runs`, inside its deadline."""
     runs = check_integer(runs, "runs", minimum=1, maximum=MAX_RUNS)
     run_epsilon = exact_epsilon(epsilon)
     refuse_masked(answers, "answers")  # iterating would hand out the masked raw values
     if isinstance(answers, (str, bytes)) or not isinstance(answers, Iterable):
         raise TypeError(f"answers must be an iterable of real numbers, got {answers!r}")
-    exact = [as_fraction(a, f"answers[{i}]") for i, a in enumerate(answers)]
+    items = list(answers)
+    exact = [as_fraction(a, f"answers[{i}]") for i, a in enumerate(items)]
     check_nonempty(len(exact), "answers", answers)
+    # Public: every run may read every answer, plus two values' worth per run (its threshold
+    # and bookkeeping); each answer is converted as a Python object.
+    clock.size(runs * (len(exact) + 2))
+    clock.add("objects", len(exact))
     exact_threshold = as_fraction(threshold, "threshold")
     source = resolve(rng)
     run_scale = 1 / run_epsilon
     bits = grid_bits(2 * run_scale)
     units = [round_to_grid(a, bits) for a in exact]
-    return first_passes(units, round_to_grid(exact_threshold, bits), run_scale * 2**bits, runs,
-                         source)
+    limit = round_to_grid(exact_threshold, bits)
+    if abs(limit) >= FAST_UNITS or 4 * run_scale * 2**bits >= FAST_SCALE_UNITS:
+        raise ValueError(
+            f"above_threshold_runs needs |threshold| < {FAST_UNITS} grid units of 2**-{bits} "
+            f"and epsilon >= 2**-48 (its fixed-width path), got threshold={threshold!r}, "
+            f"epsilon={epsilon!r}; call above_threshold once per run instead")
+    too_large = [i for i, u in enumerate(units) if abs(u) >= FAST_UNITS]
+    if too_large:
+        i = too_large[0]
+        raise ValueError(
+            f"answers[{i}] = {items[i]!r} is too large for above_threshold_runs: answers "
+            f"must lie within ±2**61 grid units of 2**-{bits} (±{FAST_UNITS / 2**bits:.4g}); "
+            "call above_threshold once per run instead")
+    return first_passes(units, limit, run_scale * 2**bits, runs, source, bound=FAST_UNITS - 1)
 
 
 def release_on_grid(units: int, sensitivity_units: int, epsilon: Fraction, k: int,
