@@ -22,7 +22,7 @@ CHAPTER_MAP = (
     ("laplace", 2, "The Laplace mechanism", ("promise",)),
     ("gaussian", 3, "The Gaussian mechanism", ("laplace",)),
     ("analytic_gaussian", 4, "The analytic Gaussian mechanism", ("gaussian",)),
-    ("composition", 5, "Composition", ("laplace", "gaussian")),
+    ("composition", 5, "Composition", ("laplace", "gaussian", "analytic_gaussian")),
     ("exponential_base2", 6, "The base-2 exponential mechanism", ("laplace",)),
     ("sparse_vector", 7, "The sparse vector technique", ("composition", "exponential_base2")),
 )
