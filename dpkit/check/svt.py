@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from scipy import integrate, stats
 
-from dpkit.check._common import call, call_checked, call_number, number, shown
+from dpkit.check._common import call, call_checked, call_number, coerce, shown
 from dpkit.check._verdict import Verdict
 from dpkit.datasets import load_adult
 from dpkit.rng import seeded
@@ -37,11 +37,11 @@ def check_sparse_scales(fn: Callable[[float, int], tuple[float, float]]) -> Verd
     ``c`` answers above the threshold.
 
     ``fn`` is called at five points (ε from 0.1 to 2, c from 1 to 10) and passes when it
-    returns two finite numbers, each equal to the exact scale to a relative 1e-9. The check
-    is deterministic. A failing verdict names the point and, for a recognised mistake
-    (the scales swapped, the budget not split between the runs), which; otherwise whether
-    the noise is too little for ε-DP or more than needed. It never states the expected
-    scales.
+    returns two finite numbers (a tuple, a list or an array of two), each equal to the
+    exact scale to a relative 1e-9. The check is deterministic. A failing verdict names the
+    point and, for a recognised mistake (the scales swapped, the budget not split between
+    the runs), which; otherwise whether the noise is too little for ε-DP or more than
+    needed. It never states the expected scales.
     """
     details = []
     for epsilon, c in ((1.0, 1), (1.0, 3), (0.5, 2), (2.0, 10), (0.1, 4)):
@@ -50,11 +50,10 @@ def check_sparse_scales(fn: Callable[[float, int], tuple[float, float]]) -> Verd
         if isinstance(got, Verdict):
             return got
         want = (2 * c / epsilon, 4 * c / epsilon)
-        pair = (tuple(number(v) for v in got)
-                if isinstance(got, (tuple, list)) and len(got) == 2 else None)
-        if pair is None or None in pair:
-            return Verdict(False, f"{where}, your function returned {shown(got)}, not two "
-                           "numbers (threshold scale, query scale)", tuple(details))
+        pair, why = coerce(got, length=2)
+        if why is not None:
+            return Verdict(False, f"{where}, your function returned {why}; the pair "
+                           "(threshold scale, query scale) is expected", tuple(details))
         if all(math.isclose(g, w, rel_tol=1e-9) for g, w in zip(pair, want, strict=True)):
             details.append(f"epsilon={epsilon:g}, c={c}: scales {pair} are right")
             continue
