@@ -1,9 +1,9 @@
 """A right answer passes whatever numeric type holds it; a wrong one fails in any type.
 
 From an honest-student review: right answers lost points because of their Python type
-(a NumPy array of two numbers for a pair, a 0-d array or an array of size 1 for a number).
-Every checker reads numbers with ``dpkit.check._common.coerce``; these tests hold each
-checker to it. Deterministic: the
+(a NumPy array of two numbers for a pair, a 0-d array or an array of size 1 for a number),
+and a 1-based index got a hint about reading the stream. Every checker reads numbers with
+``dpkit.check._common.coerce``; these tests hold each checker to it. Deterministic: the
 statistical checkers use fixed seeds (their false-failure probabilities, below 1e-6, are
 stated in their docstrings).
 """
@@ -30,6 +30,18 @@ from dpkit.svt import DEFAULT_CLIP_BOUNDS, choose_clip_bound
 
 def _sparse_scales(epsilon: float, c: int) -> np.ndarray:
     return np.array([2 * c / epsilon, 4 * c / epsilon])
+
+
+def _above_threshold(first: int) -> Callable[..., Any]:
+    """AboveThreshold whose indices count from ``first``."""
+    def above_threshold(queries, data, threshold, epsilon, rng):
+        generator = rng.numpy_generator()
+        noisy_threshold = threshold + generator.laplace(0.0, 2 / epsilon)
+        for index, query in enumerate(queries, first):
+            if query(data) + generator.laplace(0.0, 4 / epsilon) >= noisy_threshold:
+                return index
+        return None
+    return above_threshold
 
 
 # ------------------------------------------------------------------ the reported cases
@@ -90,6 +102,44 @@ def test_exercise_2_4_the_audit_reads_releases_as_the_first_test_does() -> None:
                                       "returned 'x' (of type str)")
 
 
+def test_exercise_7_2_a_one_based_index_is_named_off_by_one() -> None:
+    """Before: "expected 3, got 4; take the queries one at a time (no len(), no list()) and
+    stop at the first pass", which sent the student looking at the wrong thing."""
+    verdict = check.check_above_threshold(_above_threshold(1))
+    assert not verdict.passed
+    assert "off by one, one more than the index of the query that passed" in verdict.message
+    assert "Indices count from 0" in verdict.message
+    assert "one at a time" not in verdict.message
+    below = check.check_above_threshold(_above_threshold(-1))
+    assert not below.passed and "off by one, one less than" in below.message
+
+
+def test_exercise_7_2_other_wrong_indices_keep_the_stream_hint() -> None:
+    """Only the right index shifted by one is called off by one."""
+    verdict = check.check_above_threshold(_above_threshold(2))
+    assert not verdict.passed and "off by one" not in verdict.message
+    assert "expected 3, got 5; take the queries one at a time" in verdict.message
+    assert check.check_above_threshold(_above_threshold(0)).passed
+
+
+@pytest.mark.parametrize("index, why", [
+    (lambda i: np.array([i, i]), "array([3, 3]) (an array of shape (2,)), not a whole number"),
+    (lambda i: i + 0.5, "3.5, not a whole number"),
+    (lambda i: str(i), "'3' (of type str), not a whole number"),
+])
+def test_exercise_7_2_an_index_that_is_no_whole_number_is_refused(index, why) -> None:
+    """Before: an array of two indices made the checker raise ValueError (the truth value
+    of an array), and '3' got the stream hint."""
+    def above_threshold(queries, data, threshold, epsilon, rng):
+        found = _above_threshold(0)(queries, data, threshold, epsilon, rng)
+        return None if found is None else index(found)
+
+    verdict = check.check_above_threshold(above_threshold)
+    assert not verdict.passed
+    assert f"your function returned {why}" in verdict.message
+    assert verdict.message.endswith("AboveThreshold returns the index of a query, or None")
+
+
 # ------------------------------------------------ every checker of a numeric function
 
 def _auto_avg(values, epsilon, rng):
@@ -130,7 +180,7 @@ _RIGHT: dict[str, Callable[..., Any]] = {
 _NOT_ONE_NUMBER = {
     "check_sparse_scales": "a pair: test_exercise_7_1_*",
     "check_gaussian_noise": "an array of draws: test_gaussian_noise_*",
-    "check_above_threshold": "an index or None: test_svt_check",
+    "check_above_threshold": "an index or None: test_exercise_7_2_*",
     "check_division_free_sampler": "an int index, by design (test_check_common)",
 }
 
