@@ -14,7 +14,7 @@ import pytest
 
 import dpkit.check as check
 from dpkit.check import Verdict
-from dpkit.check._common import call_checked, call_number, shown
+from dpkit.check._common import call_checked, call_number, coerce, shown
 from dpkit.exponential import Eta
 
 
@@ -26,12 +26,15 @@ def _number_of(result: object) -> float | Verdict:
     return call_number(lambda: result, where="at p=0.5", low=0.0, high=1.0)
 
 
-@pytest.mark.parametrize("result", ["0.5", None, [0.5], (0.5,), 0.5j, np.array([0.5]),
-                                    {"p": 0.5}])
-def test_a_non_number_is_refused_with_its_repr(result: object) -> None:
+@pytest.mark.parametrize("result, kind", [("0.5", " (of type str)"), (None, ""),
+                                          ([0.5], " (of type list)"), ((0.5,), " (of type tuple)"),
+                                          (0.5j, " (of type complex)"),
+                                          ({"p": 0.5}, " (of type dict)")])
+def test_a_non_number_is_refused_with_its_repr_and_type(result: object, kind: str) -> None:
     verdict = _number_of(result)
     assert isinstance(verdict, Verdict) and not verdict.passed
-    assert verdict.message == f"at p=0.5, your function returned {result!r}, not a finite number"
+    assert verdict.message == (f"at p=0.5, your function returned {result!r}{kind}, not a "
+                               "finite number")
 
 
 @pytest.mark.parametrize("result", [math.nan, math.inf, -math.inf, np.float64("nan"),
@@ -55,6 +58,89 @@ def test_a_bool_is_not_a_number(result: object) -> None:
 def test_numpy_scalars_and_other_reals_are_read_as_floats(result: object, want: float) -> None:
     value = _number_of(result)
     assert type(value) is float and value == want
+
+
+@pytest.mark.parametrize("result", [np.array(0.25), np.array([0.25]), np.array([[0.25]]),
+                                    np.array([0.25], dtype=np.float32),
+                                    np.array([Fraction(1, 4)], dtype=object)])
+def test_a_number_in_an_array_of_size_one_is_read_as_that_number(result: object) -> None:
+    """``np.array(0.25)`` (a 0-d array, what NumPy reductions sometimes give) and
+    ``generator.laplace(v, b, size=1)`` (shape (1,)) hold one number: they are that number
+    (before: refused as "not a finite number")."""
+    value = _number_of(result)
+    assert type(value) is float and value == 0.25
+
+
+@pytest.mark.parametrize("result, shape", [(np.array([0.25, 0.5]), "(2,)"),
+                                           (np.zeros((2, 1)), "(2, 1)"),
+                                           (np.array([]), "(0,)")])
+def test_an_array_of_another_size_is_refused_naming_its_shape(result: object,
+                                                               shape: str) -> None:
+    verdict = _number_of(result)
+    assert isinstance(verdict, Verdict) and not verdict.passed
+    assert verdict.message == (f"at p=0.5, your function returned {result!r} (an array of "
+                               f"shape {shape}), not a finite number: one number is expected "
+                               "(a scalar, or an array of size 1)")
+
+
+@pytest.mark.parametrize("result", [np.array(True), np.array([False]), np.array(["0.5"]),
+                                    np.array([math.nan]), np.array(np.inf), np.array([0.5j]),
+                                    np.array([None], dtype=object)])
+def test_an_array_of_size_one_holding_no_finite_number_is_refused(result: object) -> None:
+    verdict = _number_of(result)
+    assert isinstance(verdict, Verdict) and not verdict.passed
+    assert verdict.message.endswith(f"{shown(result)} (an array of shape {result.shape}), not "
+                                    "a finite number")
+
+
+def test_coerce_reads_whole_numbers_without_rounding() -> None:
+    assert coerce(np.array([124.0]), whole=True) == (124, None)
+    assert coerce(np.array(7), whole=True) == (7, None)
+    assert coerce(10**400, whole=True) == (10**400, None)
+    for wrong in (np.array([2.5]), 2.5, np.float64(124.000001), Fraction(5, 2)):
+        value, why = coerce(wrong, whole=True)
+        assert value is None and why.endswith("not a whole number"), why
+    for not_a_count in (True, np.array([True]), "124", math.nan, math.inf, None):
+        value, why = coerce(not_a_count, whole=True)
+        assert value is None and "not a whole number" in why, why
+
+
+def test_coerce_reads_a_fixed_number_of_numbers() -> None:
+    for pair in ((2.0, 4), [2, 4.0], np.array([2.0, 4.0]), np.array([2, 4]),
+                 (np.float32(2.0), np.array(4.0)), (np.array([2.0]), np.int64(4))):
+        value, why = coerce(pair, length=2)
+        assert why is None and value == (2.0, 4.0) and all(type(v) is float for v in value)
+    assert coerce((3, 4.0), length=2, whole=True) == ((3, 4), None)
+
+
+@pytest.mark.parametrize("value, why", [
+    ((1.0, 2.0, 3.0), "(1.0, 2.0, 3.0) (a tuple of 3 items), not 2 finite numbers"),
+    ([1.0], "[1.0] (a list of 1 item), not 2 finite numbers"),
+    (np.array([1.0, 2.0, 3.0]), "array([1., 2., 3.]) (an array of shape (3,)), not 2 finite "
+                                "numbers: the shape must be (2,)"),
+    (np.array([[1.0, 2.0]]), "array([[1., 2.]]) (an array of shape (1, 2)), not 2 finite "
+                             "numbers: the shape must be (2,)"),
+    (3.0, "3.0, not 2 finite numbers (a tuple, a list or an array of shape (2,))"),
+    ("ab", "'ab' (of type str), not 2 finite numbers (a tuple, a list or an array of shape "
+           "(2,))"),
+    ((1.0, math.nan), "(1.0, nan): its item 1 is nan, not a finite number"),
+    ((True, 1.0), "(True, 1.0): its item 0 is True (of type bool), not a finite number"),
+    (np.array([1.0, np.inf]), f"array([ 1., inf]): its item 1 is {np.float64(np.inf)!r}, "
+                              "not a finite number"),
+    (np.array([1, 0], dtype=bool), f"array([ True, False]): its item 0 is {np.True_!r} (of "
+                                   f"type {type(np.True_).__name__}), not a finite number"),
+])
+def test_coerce_refuses_a_wrong_number_of_numbers_saying_what_it_got(value: object,
+                                                                       why: str) -> None:
+    assert coerce(value, length=2) == (None, why)
+
+
+def test_inf_is_refused_unless_allowed_and_nan_always() -> None:
+    assert coerce(math.inf) == (None, "inf, not a finite number")
+    assert coerce(np.array([-math.inf]), finite=False) == (-math.inf, None)
+    assert coerce(math.nan, finite=False) == (None, "nan, not a finite number")
+    assert coerce(10**400) == (None, f"{shown(10**400)} (of type int), not a finite number "
+                                     "(beyond the float range)")
 
 
 def test_an_exception_in_the_students_function_becomes_a_verdict() -> None:
@@ -206,12 +292,18 @@ def _right_answer(name: str) -> int:
     return right
 
 
+def _size_one(value: object) -> np.ndarray:
+    return np.array([value])
+
+
 @pytest.mark.parametrize("name", list(_INTEGER_CHECKERS))
-@pytest.mark.parametrize("kind", [int, float, np.float64, np.int64, Fraction])
+@pytest.mark.parametrize("kind", [int, float, np.float64, np.int64, Fraction, np.array,
+                                  _size_one], ids=["int", "float", "float64", "int64",
+                                                   "Fraction", "0-d array", "size-1 array"])
 def test_an_integer_answer_passes_whatever_real_type_holds_it(name: str, kind: type) -> None:
     """124.0 is the integer 124: a count computed with floats (math.ceil of a NumPy float,
     a bisection on floats) must not get 0 points (before: the composition, underflow and
-    precision checkers refused every float)."""
+    precision checkers refused every float; every checker refused 0-d and size-1 arrays)."""
     checker, _ = _INTEGER_CHECKERS[name]
     right = _right_answer(name)
     verdict = checker(kind(right))
@@ -222,8 +314,13 @@ def test_an_integer_answer_passes_whatever_real_type_holds_it(name: str, kind: t
 def test_an_integer_answer_is_still_judged(name: str) -> None:
     checker, _ = _INTEGER_CHECKERS[name]
     right = _right_answer(name)
-    for wrong in (right + 0.5, float(right + 1), True, str(right), math.nan, math.inf):
-        assert not checker(wrong).passed, wrong
+    for wrong in (right + 0.5, float(right + 1), True, str(right), math.nan, math.inf,
+                  np.array([right + 0.5]), np.array(right - 1), np.array([right, right]),
+                  np.array([True]), [right]):
+        verdict = checker(wrong)
+        assert not verdict.passed, wrong
+        if isinstance(wrong, np.ndarray) and wrong.size != 1:
+            assert "(an array of shape (2,))" in verdict.message, verdict.message
 
 
 def test_a_function_answering_a_count_may_return_an_integer_valued_float() -> None:
@@ -233,8 +330,8 @@ def test_a_function_answering_a_count_may_return_an_integer_valued_float() -> No
 
 
 def test_every_checker_reads_integers_with_the_one_helper() -> None:
-    """No checker tests for int types itself: they share ``whole_number`` (the sampler's
-    index is the exception: it must index a list, so it stays an int)."""
+    """No checker tests for int types itself: they share ``coerce(..., whole=True)`` (the
+    sampler's index is the exception: it must index a list, so it stays an int)."""
     import ast
     from pathlib import Path
 

@@ -5,13 +5,17 @@ whole routine for the usual case, a function that returns one number: call, catc
 raises, read the result as a finite float, check a range, and say what is wrong in a
 failing :class:`~dpkit.check.Verdict` otherwise. :func:`call_checked` does the first step
 only, for answers that are not one number (a pair, an array, an index or None). :func:`call`
-and :func:`number` are the two building blocks, for a checker that needs to look at a raised
-exception itself (an exercise that asks for a ``ValueError``, say). :func:`whole_number`
-reads an answer that is a count, a dimension or a number of bits: any real number equal to
-an integer (``124``, ``np.int64(124)``, ``124.0``), so that a right count computed with
-floats passes. :func:`compare_at` is the loop of the checkers whose answer is one number
-with a known value at each test point: call, compare, and say what is wrong at the first
-point that fails.
+is the building block for a checker that needs to look at a raised exception itself (an
+exercise that asks for a ``ValueError``, say). :func:`compare_at` is the loop of the
+checkers whose answer is one number with a known value at each test point: call, compare,
+and say what is wrong at the first point that fails.
+
+:func:`coerce` is the one place where an answer is read as numbers, whatever Python type
+holds them: one number (a Python or NumPy scalar, a 0-d array or an array of size 1), a
+whole number (a count, a dimension, a number of bits: any real equal to an integer, so that
+a right count computed with floats passes), or a fixed number of them (a pair as a tuple, a
+list or an array). It never rounds, and a ``bool`` is no number. :func:`number` is its
+yes-or-no form.
 
 The helpers never time the student's function: a function that loops forever is stopped by
 whoever runs the checker (the notebook's interrupt, or the grading's cell time limit).
@@ -28,8 +32,7 @@ import numpy as np
 
 from dpkit.check._verdict import Verdict
 
-__all__ = ["call", "call_checked", "call_number", "compare_at", "number", "shown",
-           "whole_number"]
+__all__ = ["call", "call_checked", "call_number", "coerce", "compare_at", "number", "shown"]
 
 _SHOWN_LENGTH = 60   # longest repr of a student's result quoted in a verdict
 
@@ -53,44 +56,138 @@ def _place(error: Exception) -> str:
     return f" (in {place})" if isinstance(place, str) and place else ""
 
 
-def number(value: Any) -> float | None:
-    """``value`` as a finite float, or None if it is not a finite real number.
+def _kind(value: Any) -> str:
+    """What ``value`` is, when its repr does not say it: " (an array of shape (2,))"."""
+    if isinstance(value, np.ndarray):
+        return f" (an array of shape {value.shape})"
+    if value is None or isinstance(value, float):
+        return ""
+    return f" (of type {type(value).__name__})"
 
-    >>> number(2), number(float("nan")), number(True), number(10**400), number(1j)
-    (2.0, None, None, None, None)
-    """
+
+def _one(value: Any, *, whole: bool, finite: bool) -> tuple[Any, str | None]:
+    """One number, as :func:`coerce` reads it with ``length=None``."""
+    noun = "a whole number" if whole else "a finite number"
+    given = value
+    if isinstance(value, np.ndarray):
+        if value.size != 1:
+            return None, (f"{shown(value)}{_kind(value)}, not {noun}: one number is expected "
+                          "(a scalar, or an array of size 1)")
+        value = value.item()      # a Python scalar (or the object an object array holds)
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        return None
+        return None, f"{shown(given)}{_kind(given)}, not {noun}"
+    if whole:
+        if isinstance(value, numbers.Integral):
+            return int(value), None
+        try:
+            integer = int(value)      # truncates; exact for any finite float
+        except (OverflowError, TypeError, ValueError):  # inf, nan, exotic Real types
+            return None, f"{shown(given)}{_kind(given)}, not {noun}"
+        if integer != value:
+            return None, f"{shown(given)}{_kind(given)}, not {noun}"
+        return integer, None
     try:
-        value = float(value)
+        real = float(value)
     except (OverflowError, TypeError, ValueError):  # 10**400, exotic Real types
-        return None
-    return value if math.isfinite(value) else None
+        return None, f"{shown(given)}{_kind(given)}, not {noun} (beyond the float range)"
+    if math.isnan(real) or (finite and math.isinf(real)):
+        return None, f"{shown(given)}{_kind(given)}, not {noun}"
+    return real, None
 
 
-def whole_number(value: Any) -> int | None:
-    """``value`` as an ``int`` if it is a real number equal to an integer, else None.
+def coerce(value: Any, *, length: int | None = None, whole: bool = False,
+           finite: bool = True) -> tuple[Any, str | None]:
+    """Read an answer as one number, or as ``length`` numbers, whatever type holds them.
 
-    Every checker whose answer is an integer (a count, a dimension, a number of bits)
-    reads it with this helper, so that a right answer computed with floats (``124.0``,
-    ``math.ceil`` of a NumPy float, ``np.float64(124.0)``) passes as the integer it equals.
-    A ``bool`` is not a number here (``True == 1``, but it answers no counting question);
-    a string, NaN, ±inf or a non-integral real give None.
+    Every checker reads a numeric answer with this helper, so that a right answer is never
+    refused for its Python type, and a wrong one is never let through by a conversion.
 
-    >>> whole_number(124), whole_number(124.0), whole_number(np.float64(29.0))
-    (124, 124, 29)
-    >>> whole_number(124.5), whole_number(True), whole_number("124"), whole_number(math.inf)
-    (None, None, None, None)
+    Parameters
+    ----------
+    value : object
+        The answer (or what the student's function returned).
+    length : int, optional
+        None (the default): one number is expected, given as a Python or NumPy scalar, a
+        0-d array or an array of size 1 (of any shape). Otherwise exactly ``length``
+        numbers, as a tuple, a list or an array of shape ``(length,)``, each item read as
+        one number.
+    whole : bool
+        If true, each number must be a real equal to an integer (``124``, ``124.0``,
+        ``np.float64(124.0)``, ``np.array([124])``) and is returned as an ``int``; nothing
+        is rounded, so ``124.5`` is refused.
+    finite : bool
+        If false, ±inf is accepted (as a float; never as a whole number). NaN is always
+        refused.
+
+    Returns
+    -------
+    tuple
+        ``(answer, None)``: a ``float`` (an ``int`` if ``whole``), or a tuple of
+        ``length`` of them; or ``(None, why)`` where ``why`` quotes ``value`` (cut to 60
+        characters, see :func:`shown`), says what it is when its repr does not (its type,
+        an array's shape) and what was expected: a sentence's end, after "your function
+        returned" or "got". A ``bool``, a string, None, a complex number, NaN, ±inf (unless
+        ``finite`` is false), an integer beyond the float range (unless ``whole``), an
+        array of the wrong size and, where one number is expected, a list or a tuple (even
+        of one number) are refused.
+
+    Examples
+    --------
+    >>> coerce(3), coerce(np.float32(0.5)), coerce(np.array(3.0)), coerce(np.array([[3.0]]))
+    ((3.0, None), (0.5, None), (3.0, None), (3.0, None))
+    >>> coerce([1, np.float64(2.5)], length=2), coerce(np.array([2.0, 4.0]), length=2)
+    (((1.0, 2.5), None), ((2.0, 4.0), None))
+    >>> coerce(124.0, whole=True), coerce(np.array([124]), whole=True)
+    ((124, None), (124, None))
+    >>> for answer in (float("nan"), True, "0.5"):
+    ...     print(coerce(answer)[1])
+    nan, not a finite number
+    True (of type bool), not a finite number
+    '0.5' (of type str), not a finite number
+    >>> print(coerce(np.array([0.5, 0.5]))[1])  # doctest: +NORMALIZE_WHITESPACE
+    array([0.5, 0.5]) (an array of shape (2,)), not a finite number: one number is
+    expected (a scalar, or an array of size 1)
+    >>> print(coerce(np.array([2.5]), whole=True)[1])
+    array([2.5]) (an array of shape (1,)), not a whole number
+    >>> print(coerce((1.0, 2.0, 3.0), length=2)[1])
+    (1.0, 2.0, 3.0) (a tuple of 3 items), not 2 finite numbers
+    >>> print(coerce(np.array([[1.0, 2.0]]), length=2)[1])
+    array([[1., 2.]]) (an array of shape (1, 2)), not 2 finite numbers: the shape must be (2,)
+    >>> print(coerce((1.0, math.inf), length=2)[1])
+    (1.0, inf): its item 1 is inf, not a finite number
+    >>> coerce(-math.inf, finite=False)
+    (-inf, None)
     """
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        return None
-    if isinstance(value, numbers.Integral):
-        return int(value)
-    try:
-        whole = int(value)              # truncates; exact for any finite float
-    except (OverflowError, TypeError, ValueError):  # inf, nan, exotic Real types
-        return None
-    return whole if whole == value else None
+    if length is None:
+        return _one(value, whole=whole, finite=finite)
+    noun = f"{length} whole numbers" if whole else f"{length} finite numbers"
+    if isinstance(value, np.ndarray):
+        if value.shape != (length,):
+            return None, (f"{shown(value)}{_kind(value)}, not {noun}: the shape must be "
+                          f"({length},)")
+    elif isinstance(value, (tuple, list)):
+        if len(value) != length:
+            items = f"{len(value)} item{'' if len(value) == 1 else 's'}"
+            return None, f"{shown(value)} (a {type(value).__name__} of {items}), not {noun}"
+    else:
+        return None, (f"{shown(value)}{_kind(value)}, not {noun} (a tuple, a list or an "
+                      f"array of shape ({length},))")
+    read = []
+    for i, item in enumerate(value):
+        one, why = _one(item, whole=whole, finite=finite)
+        if why is not None:
+            return None, f"{shown(value)}: its item {i} is {why}"
+        read.append(one)
+    return tuple(read), None
+
+
+def number(value: Any) -> float | None:
+    """``value`` as a finite float, read as :func:`coerce` reads one number, or None.
+
+    >>> number(2), number(np.array([2.5])), number(float("nan")), number(True), number(1j)
+    (2.0, 2.5, None, None, None)
+    """
+    return coerce(value)[0]
 
 
 def shown(value: Any) -> str:
@@ -165,11 +262,11 @@ def call_number(fn: Callable[..., Any], *args: Any, where: str, low: float | Non
     a failing Verdict that says what is wrong.
 
     The routine of every checker, in order: call ``fn(*args)`` and catch what it raises
-    (:func:`call_checked`); read the result as a finite real number (:func:`number`: a
-    ``bool``, a string, None, a container, NaN, ±inf or an integer beyond the float range is
-    refused; a NumPy scalar is read as a float); check that it lies between ``low`` and
-    ``high``. The verdict never contains an expected value, only the interval the caller
-    asks for.
+    (:func:`call_checked`); read the result as one finite number (:func:`coerce`: a NumPy
+    scalar, a 0-d array or an array of size 1 is read as the float it holds; a ``bool``, a
+    string, None, another container, NaN, ±inf or an integer beyond the float range is
+    refused); check that it lies between ``low`` and ``high``. The verdict never contains
+    an expected value, only the interval the caller asks for.
 
     Parameters
     ----------
@@ -201,14 +298,15 @@ def call_number(fn: Callable[..., Any], *args: Any, where: str, low: float | Non
     NOT YET: at p=0.75, your function raised ZeroDivisionError: division by zero
     NOT YET: at p=0.75, your function returned nan, not a finite number
     NOT YET: at p=0.75, your function returned 1.5: the answer must lie in [0, 1]
+    >>> call_number(lambda p: np.array([p / 2]), 0.5, where="at p=0.5")
+    0.25
     """
     result = call_checked(fn, *args, where=where, details=details)
     if isinstance(result, Verdict):
         return result
-    value = number(result)
-    if value is None:
-        return Verdict(False, f"{where}, your function returned {shown(result)}, not a "
-                       "finite number", tuple(details))
+    value, why = coerce(result)
+    if why is not None:
+        return Verdict(False, f"{where}, your function returned {why}", tuple(details))
     too_low = low is not None and (value <= low if strict else value < low)
     too_high = high is not None and (value >= high if strict else value > high)
     if too_low or too_high:

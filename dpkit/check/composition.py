@@ -15,14 +15,7 @@ from typing import Any
 import gmpy2
 
 from dpkit.attacks.composition import averaging_success_probability
-from dpkit.check._common import (
-    call_checked,
-    call_number,
-    compare_at,
-    number,
-    shown,
-    whole_number,
-)
+from dpkit.check._common import call_checked, call_number, coerce, compare_at, shown
 from dpkit.check._verdict import Verdict
 from dpkit.composition import (
     advanced,
@@ -108,10 +101,10 @@ def check_crossover(fn: Callable[[float, float], int | None]) -> Verdict:
                                f"k·ε (compare the theorem's second term alone with k·ε); "
                                f"return None, got {shown(got)}", tuple(details))
             continue
-        k = whole_number(got)
-        if k is None or k < 1:
+        k, why = coerce(got, whole=True)
+        if why is not None or k < 1:
             return Verdict(False, f"for {point} expected a positive integer k, got "
-                           f"{shown(got)}", tuple(details))
+                           f"{why or shown(got)}", tuple(details))
         got = k
         if got != want:
             if got < want:
@@ -179,9 +172,9 @@ def check_per_query_epsilon(epsilon: Any, *, total: float = 1.0, delta_prime: fl
     deterministic. A failing verdict says whether the budget is exceeded or ε is wastefully
     small, with the composed total of the answer given; never the largest ε.
     """
-    answer = number(epsilon)
-    if answer is None or answer <= 0:
-        return Verdict(False, f"expected a positive number, got {shown(epsilon)}")
+    answer, why = coerce(epsilon)
+    if why is not None or answer <= 0:
+        return Verdict(False, f"expected a positive number, got {why or shown(epsilon)}")
     epsilon = answer
     best = _best_per_query(total, delta_prime, k)
     try:
@@ -234,9 +227,10 @@ def check_queries_needed(n: Any, *, epsilon: float = 0.5, probability: float = 0
     A failing verdict says whether ``n`` is too few (with its success probability) or more
     than needed; never the expected number.
     """
-    count = whole_number(n)
-    if count is None or count < 1:
-        return Verdict(False, f"expected a positive integer number of queries, got {shown(n)}")
+    count, why = coerce(n, whole=True)
+    if why is not None or count < 1:
+        return Verdict(False, f"expected a positive integer number of queries, got "
+                       f"{why or shown(n)}")
     n = count
     if n > 10**6:
         return Verdict(False, f"{n} is far more than needed")

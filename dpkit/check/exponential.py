@@ -15,7 +15,7 @@ import numpy as np
 from scipy import stats
 
 from dpkit._checks import check_epsilon, check_integer, check_sensitivity
-from dpkit.check._common import call_checked, shown, whole_number
+from dpkit.check._common import call_checked, coerce, shown
 from dpkit.check._verdict import Verdict
 from dpkit.exponential import Eta, compute_precision
 from dpkit.rng import RandomSource, seeded
@@ -52,9 +52,9 @@ def check_underflow_threshold(answer: Any, epsilon: float = 1.0) -> Verdict:
     Verdict
     """
     epsilon = check_epsilon(epsilon)
-    whole = whole_number(answer)
-    if whole is None:
-        return Verdict(False, f"Expected an integer loss, got {shown(answer)}.")
+    whole, why = coerce(answer, whole=True)
+    if why is not None:
+        return Verdict(False, f"Expected an integer loss, got {why}.")
     answer = whole
     weight, before = _naive_weight(answer, epsilon), _naive_weight(answer - 1, epsilon)
     details = (f"exp(-{epsilon:g}·{answer}/2) = {weight!r}",
@@ -141,9 +141,9 @@ def check_precision(answer: Any, utility_min: Any, utility_max: Any, max_outcome
     Verdict
     """
     expected = compute_precision(utility_min, utility_max, max_outcomes, eta)
-    whole = whole_number(answer)
-    if whole is None:
-        return Verdict(False, f"Expected a number of bits (an integer), got {shown(answer)}.")
+    whole, why = coerce(answer, whole=True)
+    if why is not None:
+        return Verdict(False, f"Expected a number of bits (an integer), got {why}.")
     answer = whole
     details = (f"your answer: {answer} bits",)
     if answer < expected:

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from dpkit.check._common import call, call_checked, call_number, compare_at, shown, whole_number
+from dpkit.check._common import call, call_checked, call_number, coerce, compare_at, shown
 from dpkit.check._verdict import Verdict
 from dpkit.gaussian import analytic_sigma, classic_sigma, delta_for_sigma
 from dpkit.plots.gaussian import vector_errors
@@ -104,9 +104,9 @@ def check_crossover_dimension(answer: Any, epsilon: float = 0.5, delta: float = 
     """
     want = next(d for d in range(1, 10_000)
                 if vector_errors(d, epsilon, delta)[1] < vector_errors(d, epsilon, delta)[0])
-    whole = whole_number(answer)
-    if whole is None:
-        return Verdict(False, f"answer with an integer dimension, got {shown(answer)}")
+    whole, why = coerce(answer, whole=True)
+    if why is not None:
+        return Verdict(False, f"answer with an integer dimension, got {why}")
     answer = whole
     if answer != want:
         if answer < want:
@@ -201,15 +201,6 @@ def check_analytic_sigma(fn: Callable[[float, float, float], float]) -> Verdict:
                    "2e-11 (rounding) of the target at every test point", tuple(details))
 
 
-def _finite_draws(got: Any, size: int) -> np.ndarray | None:
-    """``got`` as a float array of shape ``(size,)`` with finite entries, or None."""
-    try:
-        draws = np.asarray(got, dtype=np.float64)
-    except (TypeError, ValueError, OverflowError):
-        return None
-    return draws if draws.shape == (size,) and np.all(np.isfinite(draws)) else None
-
-
 def check_gaussian_noise(fn: Callable[[float, int, np.random.Generator], Any]) -> Verdict:
     """Check ``fn(sigma, size, generator)``: ``size`` independent draws of N(0, σ²), as an
     array, from the NumPy ``generator``.
@@ -226,10 +217,10 @@ def check_gaussian_noise(fn: Callable[[float, int, np.random.Generator], Any]) -
                            details=details)
         if isinstance(got, Verdict):
             return got
-        draws = _finite_draws(got, 4000)
-        if draws is None:
-            return Verdict(False, f"{where}, your function returned {shown(got)}, not an "
-                           "array of 4000 finite draws", tuple(details))
+        read, why = coerce(got, length=4000)
+        if why is not None:
+            return Verdict(False, f"{where}, your function returned {why}", tuple(details))
+        draws = np.array(read)
         std = float(draws.std())
         pvalue = float(stats.kstest(draws / sigma, "norm").pvalue)
         details.append(f"σ={sigma:g}: sample std {std:.4f}, KS p-value {pvalue:.2g}")

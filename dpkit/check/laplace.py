@@ -112,6 +112,10 @@ _AUDIT_RUNS = 1000
 _AUDIT_CONFIDENCE = 1 - 1e-7
 
 
+class _AuditStopped(Exception):
+    """The student's function failed during the audit (its verdict is kept aside)."""
+
+
 def check_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generator], Any]
                             ) -> Verdict:
     """Check ``fn(value, sensitivity, epsilon, generator)``: one Laplace-mechanism release.
@@ -164,9 +168,23 @@ def check_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
                            f"{hint}", tuple(details))
     sensitivity, epsilon = 1.0, 1.0
     generator = np.random.default_rng(3)
-    audit = strongest_lower_bound(lambda d, _rng: fn(d, sensitivity, epsilon, generator),
-                                  0.0, sensitivity, n=_AUDIT_RUNS,
-                                  confidence=_AUDIT_CONFIDENCE, rng=seeded(0))
+    refused: list[Verdict] = []
+
+    def release(value: float, _rng: Any) -> float:
+        """One release read as a number; a failing verdict stops the audit."""
+        got = call_number(fn, value, sensitivity, epsilon, generator, where=f"in the audit, "
+                          f"for value={value:g}, Δ={sensitivity:g}, ε={epsilon:g}",
+                          details=details)
+        if isinstance(got, Verdict):
+            refused.append(got)
+            raise _AuditStopped
+        return got
+
+    try:
+        audit = strongest_lower_bound(release, 0.0, sensitivity, n=_AUDIT_RUNS,
+                                      confidence=_AUDIT_CONFIDENCE, rng=seeded(0))
+    except _AuditStopped:
+        return refused[0]
     details.append(f"audit at ε = {epsilon:g}: {audit}")
     if audit.epsilon > epsilon:
         return Verdict(False, f"the audit certifies ε ≥ {audit.epsilon:.3g} > {epsilon:g}: "

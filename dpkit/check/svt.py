@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from scipy import integrate, stats
 
-from dpkit.check._common import call, call_checked, call_number, number, shown
+from dpkit.check._common import call, call_checked, call_number, coerce, shown
 from dpkit.check._verdict import Verdict
 from dpkit.datasets import load_adult
 from dpkit.rng import seeded
@@ -37,11 +37,11 @@ def check_sparse_scales(fn: Callable[[float, int], tuple[float, float]]) -> Verd
     ``c`` answers above the threshold.
 
     ``fn`` is called at five points (ε from 0.1 to 2, c from 1 to 10) and passes when it
-    returns two finite numbers, each equal to the exact scale to a relative 1e-9. The check
-    is deterministic. A failing verdict names the point and, for a recognised mistake
-    (the scales swapped, the budget not split between the runs), which; otherwise whether
-    the noise is too little for ε-DP or more than needed. It never states the expected
-    scales.
+    returns two finite numbers (a tuple, a list or an array of two), each equal to the
+    exact scale to a relative 1e-9. The check is deterministic. A failing verdict names the
+    point and, for a recognised mistake (the scales swapped, the budget not split between
+    the runs), which; otherwise whether the noise is too little for ε-DP or more than
+    needed. It never states the expected scales.
     """
     details = []
     for epsilon, c in ((1.0, 1), (1.0, 3), (0.5, 2), (2.0, 10), (0.1, 4)):
@@ -50,11 +50,10 @@ def check_sparse_scales(fn: Callable[[float, int], tuple[float, float]]) -> Verd
         if isinstance(got, Verdict):
             return got
         want = (2 * c / epsilon, 4 * c / epsilon)
-        pair = (tuple(number(v) for v in got)
-                if isinstance(got, (tuple, list)) and len(got) == 2 else None)
-        if pair is None or None in pair:
-            return Verdict(False, f"{where}, your function returned {shown(got)}, not two "
-                           "numbers (threshold scale, query scale)", tuple(details))
+        pair, why = coerce(got, length=2)
+        if why is not None:
+            return Verdict(False, f"{where}, your function returned {why}; the pair "
+                           "(threshold scale, query scale) is expected", tuple(details))
         if all(math.isclose(g, w, rel_tol=1e-9) for g, w in zip(pair, want, strict=True)):
             details.append(f"epsilon={epsilon:g}, c={c}: scales {pair} are right")
             continue
@@ -161,7 +160,8 @@ def check_above_threshold(fn: Callable[..., int | None]) -> Verdict:
     the algorithm prescribes (two binomial tests over 2000 seeded runs each, rejecting at
     p < 1e-7, so a correct function fails with probability below 2e-7 and the verdict is
     the same at every run). ``rng`` is a :class:`dpkit.rng.RandomSource` (for example, use
-    ``rng.numpy_generator()``).
+    ``rng.numpy_generator()``). Indices count from 0; an index off by one on the stream of
+    (2) is named as such.
     """
     details: list[str] = []
     far_below = [lambda _d: -1e9] * 5
@@ -174,11 +174,21 @@ def check_above_threshold(fn: Callable[..., int | None]) -> Verdict:
                        "made-up index looks like a real answer and fails silently")
     details.append("returns None when nothing passes")
     stream = _Stream(lambda i: 1e9 if i == 3 else -1e9, limit=100)
+    where = "on an endless stream whose query 3 is far above the threshold"
     got, error = call(fn, stream, None, 0.0, 1.0, seeded(2))
-    if error or got != 3:
-        return Verdict(False, "on an endless stream whose query 3 is far above the threshold, "
-                       f"expected 3, got {error or shown(got)}; take the queries one at a "
-                       "time (no len(), no list()) and stop at the first pass", tuple(details))
+    index, why = (None, None) if error or got is None else coerce(got, whole=True)
+    if index is not None and abs(index - 3) == 1:
+        side = "one more" if index > 3 else "one less"
+        return Verdict(False, f"{where}, your function returned {index}: off by one, {side} "
+                       "than the index of the query that passed. Indices count from 0 (the "
+                       "first query is index 0, as enumerate(queries) counts)", tuple(details))
+    if why is not None:
+        return Verdict(False, f"{where}, your function returned {why}; AboveThreshold returns "
+                       "the index of a query, or None", tuple(details))
+    if index != 3:
+        return Verdict(False, f"{where}, expected 3, got {error or shown(got)}; take the "
+                       "queries one at a time (no len(), no list()) and stop at the first "
+                       "pass", tuple(details))
     if stream.evaluated != 4:
         return Verdict(False, f"stop evaluating at the first pass: query 3 passed but "
                        f"{stream.evaluated} queries were evaluated", tuple(details))
