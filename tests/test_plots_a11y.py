@@ -21,8 +21,11 @@ The colour arithmetic (simulation, CIELAB, CIEDE2000, contrast) is in
 
 from __future__ import annotations
 
+import base64
+import html
 import importlib
 import itertools
+import re
 
 import matplotlib.colors
 import numpy as np
@@ -45,7 +48,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from test_plots_layout import _texts
 
-from dpkit.plots._style import PALETTE, alt_text
+from dpkit.plots._style import PALETTE, alt_text, register_ipython_display
 
 #: Least CIEDE2000 difference between two palette colours, under every simulation.
 MIN_DIFFERENCE = 10.0
@@ -254,3 +257,21 @@ def test_every_builder_describes_its_figure_with_its_parameters(case) -> None:
     missing = [m for m in case.mentions if m not in text]
     assert not missing, f"{case.id}: {missing} not in {text!r}"
     assert text[0].isupper() and text.endswith("."), text
+
+
+def test_a_figure_returned_by_a_cell_shows_as_an_img_with_its_alt() -> None:
+    """What a notebook cell (and so the HTML book, which prefers ``text/html``) shows."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    case = CASES[2]
+    figure = case.builder(**case.kwargs)
+    shell = InteractiveShell.instance()
+    try:
+        assert register_ipython_display() is True  # as importing dpkit.plots in a kernel does
+        bundle, _ = shell.display_formatter.format(figure)
+    finally:
+        InteractiveShell.clear_instance()
+    (image,) = re.findall(r"<img [^>]*>", bundle["text/html"])
+    assert f'alt="{html.escape(figure.alt)}"' in image
+    assert 'src="data:image/png;base64,' in image
+    assert base64.b64decode(bundle["image/png"])[:4] == b"\x89PNG"

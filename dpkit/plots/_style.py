@@ -271,7 +271,9 @@ def register_ipython_display() -> bool:
 
     Figures built without ``pyplot`` are displayed as text (``<Figure size …>``) unless a
     frontend registered a formatter for them (``%matplotlib inline`` does). This registers
-    one when running under IPython and none exists; it does nothing elsewhere.
+    one when running under IPython and none exists; it does nothing elsewhere. The formatter
+    leaves a :class:`BookFigure` to its own ``_repr_mimebundle_`` (it returns ``None`` for
+    one), so such a figure is rendered once, with its ``alt``.
 
     Returns
     -------
@@ -290,5 +292,11 @@ def register_ipython_display() -> bool:
         formatter.lookup_by_type(Figure)
         return False
     except KeyError:
-        formatter.for_type(Figure, lambda figure: figure_png(figure, dpi=100))
+        formatter.for_type(Figure, _png_unless_book_figure)
         return True
+
+
+def _png_unless_book_figure(figure: Figure) -> bytes | None:
+    """IPython's PNG formatter for figures: ``None`` (use the figure's own mime bundle) for a
+    :class:`BookFigure`, else its PNG."""
+    return None if isinstance(figure, BookFigure) else figure_png(figure, dpi=100)
