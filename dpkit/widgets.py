@@ -8,7 +8,7 @@ One builder, :func:`explore`, serves every chapter. It takes a pure figure funct
     and shows the new image.
 ``static``
     In the built book, where no kernel runs: every point of the slider grid is rendered
-    ahead of time and the images are nested in :class:`ipywidgets.Stack` widgets whose
+    ahead of time and the frames are nested in :class:`ipywidgets.Stack` widgets whose
     ``selected_index`` is linked client-side (:func:`ipywidgets.jslink`) to the slider's
     ``index``. The page's widget manager switches frames in the browser, so the slider and
     the figure move together with no kernel and no network.
@@ -16,6 +16,11 @@ One builder, :func:`explore`, serves every chapter. It takes a pure figure funct
 The mode comes from the ``mode`` argument, else from the environment variable
 ``DPKIT_WIDGET_MODE`` (``make book`` and ``make test`` set it to ``static``), else ``live``.
 No mathematics lives here: the figure function does all the work.
+
+Each frame is an ``<img>`` with a text alternative (an :class:`ipywidgets.HTML` widget:
+:class:`ipywidgets.Image` has no ``alt``): the description the figure's builder attached
+(:func:`dpkit.plots.alt_text`), which names the parameters the frame was drawn with, or, for a
+figure without one, the slider settings followed by the figure's titles and axis labels.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from typing import Any
 import ipywidgets as widgets
 from matplotlib.figure import Figure
 
-from dpkit.plots import figure_png
+from dpkit.plots import alt_text, figure_png, image_html
 
 __all__ = ["MAX_FRAMES", "Param", "explore", "figure_png", "widget_mode"]
 
@@ -126,11 +131,10 @@ def _slider(param: Param) -> widgets.SelectionSlider:
     )
 
 
-def _image(png: bytes) -> widgets.Image:
-    # Scaled down to the width of the page (never up): a figure is ~768 px wide, the
-    # book's column about as wide, a phone's screen narrower.
-    return widgets.Image(value=png, format="png",
-                         layout=widgets.Layout(max_width="100%", height="auto"))
+def _frame(html: str) -> widgets.HTML:
+    # The <img> is scaled down to the width of the page (never up): a figure is ~768 px
+    # wide, the book's column about as wide, a phone's screen narrower.
+    return widgets.HTML(value=html, layout=widgets.Layout(max_width="100%"))
 
 
 def explore(figure_fn: Callable[..., Figure], *params: Param,
@@ -156,8 +160,9 @@ def explore(figure_fn: Callable[..., Figure], *params: Param,
     Returns
     -------
     ipywidgets.VBox
-        The sliders above the figure. In static mode the figure is a tree of
-        :class:`ipywidgets.Stack` widgets (one level per slider) of :class:`ipywidgets.Image`.
+        The sliders above the figure, an :class:`ipywidgets.HTML` holding an ``<img>`` with
+        the frame's text alternative. In static mode the figure is a tree of
+        :class:`ipywidgets.Stack` widgets (one level per slider) of such frames.
 
     Raises
     ------
@@ -177,33 +182,39 @@ def explore(figure_fn: Callable[..., Figure], *params: Param,
     if clash:
         raise ValueError(f"{sorted(clash)} given both as Param and in fixed")
 
-    def render(indices: Sequence[int]) -> bytes:
+    def render(indices: Sequence[int]) -> str:
         kwargs = {p.name: p.values[i] for p, i in zip(params, indices, strict=True)}
-        return figure_png(figure_fn(**fixed, **kwargs), dpi=dpi)
+        figure = figure_fn(**fixed, **kwargs)
+        png = figure_png(figure, dpi=dpi)
+        if getattr(figure, "alt", ""):
+            return image_html(png, alt_text(figure))
+        settings = ", ".join(f"{p.label or p.name} = {p.labels()[i]}"
+                             for p, i in zip(params, indices, strict=True))
+        return image_html(png, f"{settings}. {alt_text(figure)}")
 
     sliders = [_slider(p) for p in params]
     if widget_mode(mode) == "live":
-        image = _image(render([p.initial_index for p in params]))
+        frame = _frame(render([p.initial_index for p in params]))
 
         def redraw(_change: object = None) -> None:
-            image.value = render([s.index for s in sliders])
+            frame.value = render([s.index for s in sliders])
 
         for slider in sliders:
             slider.observe(redraw, names="index")
-        return widgets.VBox([*sliders, image])
+        return widgets.VBox([*sliders, frame])
 
-    frames = 1
+    count = 1
     for p in params:
-        frames *= len(p.values)
-    if frames > MAX_FRAMES:
+        count *= len(p.values)
+    if count > MAX_FRAMES:
         raise ValueError(f"a static widget may embed at most {MAX_FRAMES} frames; the grid "
-                         f"{' x '.join(str(len(p.values)) for p in params)} has {frames}")
-    images = {idx: _image(render(idx))
+                         f"{' x '.join(str(len(p.values)) for p in params)} has {count}")
+    frames = {idx: _frame(render(idx))
               for idx in itertools.product(*(range(len(p.values)) for p in params))}
 
     def stack(level: int, prefix: tuple[int, ...]) -> widgets.Widget:
         if level == len(params):
-            return images[prefix]
+            return frames[prefix]
         node = widgets.Stack([stack(level + 1, (*prefix, i))
                               for i in range(len(params[level].values))],
                              selected_index=params[level].initial_index)

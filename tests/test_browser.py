@@ -1,8 +1,10 @@
 """The built book in a real browser (Debian's chromium, driven by playwright), offline.
 
 Runs after the strict build (`make test` builds first). For every chapter page: nothing is
-requested from the network, math is typeset (no raw TeX delimiters left in the text), and
-every static widget slider switches the displayed frame when moved.
+requested from the network, math is typeset (no raw TeX delimiters left in the text),
+every static widget slider switches the displayed frame when moved, every image (figures and
+widget frames) has a text alternative, and the footer states the licences beside an
+"Open issue" link to the repository's tracker.
 """
 
 import os
@@ -63,6 +65,14 @@ VISIBLE_FRAMES = """
 """
 
 
+# An image without a real text alternative: none, blank, or the file name a build puts there.
+IMAGES_WITHOUT_ALT = """
+() => Array.from(document.querySelectorAll('article img'))
+    .filter((img) => !img.alt || !img.alt.trim() || /\\.(png|svg|jpe?g)$/.test(img.alt))
+    .map((img) => img.alt || img.src.slice(0, 60))
+"""
+
+
 @pytest.mark.parametrize("chapter", _chapters())
 def test_page_offline_math_and_widgets(browser, chapter):
     page_file = HTML / "book" / f"{chapter}.html"
@@ -99,6 +109,15 @@ def test_page_offline_math_and_widgets(browser, chapter):
             f"{chapter}: slider {i} did not move"
         assert after != before and len(after) == 1, \
             f"{chapter}: slider {i} moved but the figure stayed"
+    # Text alternatives (WCAG 1.1.1), for the figures and every widget frame in the page.
+    missing = page.evaluate(IMAGES_WITHOUT_ALT)
+    assert not missing, f"{chapter}: images without a text alternative: {missing[:3]}"
+    # Licences and how to report an error, on every page.
+    footer = " ".join(page.locator("footer").all_inner_texts())
+    assert "CC BY 4.0" in footer and "MIT" in footer and "issue tracker" in footer, \
+        f"{chapter}: the footer lacks the licences or the way to report an error"
+    assert page.locator('a[href*="/issues/new"]').count() >= 1, \
+        f"{chapter}: no link to open an issue"
     assert not remote, f"{chapter}: requested from the network: {remote[:3]}"
     assert not failed, f"{chapter}: failed to load: {failed[:3]}"
     page.close()

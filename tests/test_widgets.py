@@ -1,7 +1,15 @@
-"""dpkit.widgets: both modes build, and moving a slider changes the figure."""
+"""dpkit.widgets: both modes build, moving a slider changes the figure, and every frame of
+the page's embedded widget is an image with a text alternative that names its parameters."""
+
+import base64
+import html.parser
+import io
+import json
+import re
 
 import ipywidgets as widgets
 import pytest
+from ipywidgets.embed import dependency_state, embed_minimal_html
 from ipywidgets.widgets.widget import _instances
 from ipywidgets.widgets.widget_link import Link
 from matplotlib.figure import Figure
@@ -16,24 +24,57 @@ def line_figure(slope, intercept=0.0):
     return figure
 
 
+class _Images(html.parser.HTMLParser):
+    """The attributes of every ``<img>`` of an HTML text."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.found: list[dict[str, str | None]] = []
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "img":
+            self.found.append(dict(attrs))
+
+
+def _png(frame) -> bytes:
+    """The PNG a frame shows (its one ``<img>``'s data URL, decoded)."""
+    (image,) = _Images(frame.value).found
+    prefix = "data:image/png;base64,"
+    assert image["src"].startswith(prefix)
+    return base64.b64decode(image["src"][len(prefix):])
+
+
 def _visible_image(widget):
-    """Follow each Stack's selected child down to the Image it shows."""
+    """Follow each Stack's selected child down to the frame it shows."""
     node = widget.children[-1]
     while isinstance(node, widgets.Stack):
         node = node.children[node.selected_index]
     return node
 
 
+def _embedded_images(box) -> list[dict[str, str | None]]:
+    """Every ``<img>`` of ``box`` as the built page embeds it (the widget state's JSON)."""
+    page = io.StringIO()
+    embed_minimal_html(page, views=[box], state=dependency_state(box), title="test")
+    (state,) = re.findall(r'<script type="application/vnd.jupyter.widget-state\+json">'
+                          r"(.*?)</script>", page.getvalue(), flags=re.S)
+    models = json.loads(state)["state"].values()
+    return [image for model in models if model["model_name"] == "HTMLModel"
+            for image in _Images(model["state"].get("value", "")).found]
+
+
 def test_live_mode_redraws_when_a_slider_moves():
     box = explore(line_figure, Param("slope", [1, 2, 3]), Param("intercept", [0.0, 1.0]),
                   mode="live")
-    slope, intercept, image = box.children
-    assert isinstance(image, widgets.Image)
-    first = image.value
+    slope, intercept, frame = box.children
+    assert isinstance(frame, widgets.HTML)
+    first = frame.value
     slope.index = 2
-    assert image.value != first and image.value == figure_png(line_figure(3, 0.0))
+    assert frame.value != first and _png(frame) == figure_png(line_figure(3, 0.0))
+    assert _Images(frame.value).found[0]["alt"].startswith("slope = 3, intercept = 0. Chart")
     intercept.index = 1
-    assert image.value == figure_png(line_figure(3, 1.0))
+    assert _png(frame) == figure_png(line_figure(3, 1.0))
 
 
 def test_static_mode_prerenders_every_frame_and_links_sliders():
@@ -42,7 +83,7 @@ def test_static_mode_prerenders_every_frame_and_links_sliders():
     slope, intercept, root = box.children
     assert isinstance(root, widgets.Stack) and len(root.children) == 3
     assert root.selected_index == slope.index == 1
-    assert _visible_image(box).value == figure_png(line_figure(2, 0.0))
+    assert _png(_visible_image(box)) == figure_png(line_figure(2, 0.0))
     # the client-side links: one per Stack, from its slider's index
     links = [w for w in _instances.values() if isinstance(w, Link)
              and w.target[0] in {root, *root.children}]
@@ -51,14 +92,32 @@ def test_static_mode_prerenders_every_frame_and_links_sliders():
     # move the sliders as the browser would (the links do this client-side)
     root.selected_index = 2
     root.children[2].selected_index = 1
-    assert _visible_image(box).value == figure_png(line_figure(3, 1.0))
+    assert _png(_visible_image(box)) == figure_png(line_figure(3, 1.0))
 
 
 def test_every_frame_differs_for_the_intro_widget():
     box = explore(randomized_response_figure, Param("epsilon", [0.1, 1.0, 4.0]), mode="static")
-    frames = [child.value for child in box.children[-1].children]
+    frames = [_png(child) for child in box.children[-1].children]
     assert len(set(frames)) == 3
     assert sum(map(len, frames)) < 2_000_000 * 3 / 6  # well inside a 2 MB widget budget
+
+
+def test_every_embedded_frame_has_a_text_alternative_naming_its_parameters():
+    epsilons = [0.1, 1.0, 4.0]
+    box = explore(randomized_response_figure, Param("epsilon", epsilons, label="ε"),
+                  fixed={"surveys": 200}, mode="static")
+    images = _embedded_images(box)
+    assert len(images) == len(epsilons)
+    for image, epsilon in zip(images, epsilons, strict=True):
+        assert image["alt"] == randomized_response_figure(epsilon, surveys=200).alt
+        assert f"ε = {epsilon:g}" in image["alt"]
+    # a figure that carries no description: the frame names the slider settings
+    box = explore(line_figure, Param("slope", [1, 2]), Param("intercept", [0.0, 1.0]),
+                  mode="static")
+    alts = sorted(image["alt"] for image in _embedded_images(box))
+    assert [alt.split(".")[0] for alt in alts] == [
+        "slope = 1, intercept = 0", "slope = 1, intercept = 1", "slope = 2, intercept = 0",
+        "slope = 2, intercept = 1"]
 
 
 def test_mode_from_environment(monkeypatch):

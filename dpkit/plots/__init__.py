@@ -4,8 +4,14 @@ One submodule per chapter. A builder draws with the object-oriented API only (no
 ``pyplot`` state), so :mod:`dpkit.widgets` can render it to an image for any slider value.
 """
 
-from dpkit.plots._style import figure_png, register_ipython_display
+from dpkit.plots._style import (
+    alt_text,
+    describe,
+    figure_png,
+    image_html,
+    register_ipython_display,
+)
 
-__all__ = ["figure_png", "register_ipython_display"]
+__all__ = ["alt_text", "describe", "figure_png", "image_html", "register_ipython_display"]
 
 register_ipython_display()

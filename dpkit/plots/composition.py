@@ -22,7 +22,17 @@ from dpkit.attacks.composition import (
 )
 from dpkit.composition import advanced, advanced_crossover, optimal, pure_to_zcdp, zcdp_to_dp
 from dpkit.gaussian import delta_for_sigma
-from dpkit.plots._style import GREY, NAIVE, SAFE, TRUTH, new_figure
+from dpkit.plots._style import (
+    ACCENT,
+    BLACK,
+    GREY,
+    NAIVE,
+    SAFE,
+    TRUTH,
+    area,
+    describe,
+    new_figure,
+)
 from dpkit.rng import seeded
 
 __all__ = [
@@ -35,9 +45,6 @@ __all__ = [
     "privacy_loss_figure",
     "textbook_crossover_figure",
 ]
-
-_ZCDP = "#9467bd"
-
 
 def _plain_log_axes(ax: Axes, *, x: bool = True, y: bool = True) -> None:
     """Log scales with plain tick labels and no minor ticks (faster to draw, easier to read)."""
@@ -151,21 +158,28 @@ def composition_figure(epsilon0: float = 0.1, delta_prime: float = 1e-6,
     zcdp = np.array([zcdp_to_dp(rho * int(k), delta_prime) for k in ks])
 
     figure, (ax,) = new_figure()
-    ax.plot(ks, basic, color=GREY, lw=2, label="basic: k·ε₀")
-    ax.plot(ks, adv, color=NAIVE, lw=2, label="advanced (Thm 3.20)")
-    ax.plot(ks, zcdp, color=_ZCDP, lw=2, ls="--", label="zCDP (ρ = k·ε₀²/2)")
+    ax.plot(ks, basic, color=GREY, lw=2, ls=":", label="basic: k·ε₀")
+    ax.plot(ks, adv, color=NAIVE, lw=2, ls="--", label="advanced (Thm 3.20)")
+    ax.plot(ks, zcdp, color=ACCENT, lw=2, ls="-.", label="zCDP (ρ = k·ε₀²/2)")
     ax.plot(ks, opt, color=SAFE, lw=2.5, label="optimal")
     crossover = advanced_crossover(epsilon0, delta_prime)
     if crossover is not None and crossover <= k_max:
         ax.axvline(crossover, color=NAIVE, lw=0.8, ls=":")
         ax.annotate(f"advanced < basic\nfrom k = {crossover}", (crossover, basic[0]),
-                    xytext=(4, 4), textcoords="offset points", fontsize=8, color=NAIVE)
+                    xytext=(4, 4), textcoords="offset points", fontsize=8, color=BLACK)
+        when = f"advanced beats basic from k = {crossover}"
+    else:
+        when = f"advanced never beats basic up to k = {k_max}"
     _plain_log_axes(ax)
     ax.set(xlabel="k (number of mechanisms)", ylabel="total ε",
            title=f"ε₀ = {epsilon0:g}, δ' = {delta_prime:g}")
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     ax.grid(True, which="major", alpha=0.3)
-    return figure
+    return describe(figure, (
+        f"Log-log line chart of the total ε of k mechanisms, each ε₀ = {epsilon0:g}-DP, for k "
+        f"from 1 to {ks[-1]}, at δ' = {delta_prime:g}. At k = {ks[-1]} basic composition "
+        f"gives {basic[-1]:.4g}, advanced {adv[-1]:.4g}, zCDP {zcdp[-1]:.4g} and optimal "
+        f"{opt[-1]:.4g}; {when}."))
 
 
 def textbook_crossover_figure(epsilon: float = 1.0, delta: float = 10e-5,
@@ -179,7 +193,7 @@ def textbook_crossover_figure(epsilon: float = 1.0, delta: float = 10e-5,
     false_crossover = 8 * math.log(1 / delta)
 
     figure, (ax,) = new_figure(height=4.2)
-    ax.plot(ks, ks * epsilon, color=GREY, lw=2, label="sequential: k·ε")
+    ax.plot(ks, ks * epsilon, color=GREY, lw=2, ls=":", label="sequential: k·ε")
     ax.plot(ks, plotted, color=NAIVE, lw=2, ls="--", label="as plotted: 2ε√(2k ln(1/δ))")
     ax.plot(ks, real, color=NAIVE, lw=2, label="Thm 3.20: ε√(2k ln(1/δ)) + kε(e^ε − 1)")
     ax.plot(ks[::5], opt, color=SAFE, lw=2, marker="o", ms=3, label="optimal composition")
@@ -187,11 +201,19 @@ def textbook_crossover_figure(epsilon: float = 1.0, delta: float = 10e-5,
         ax.axvline(false_crossover, color=NAIVE, lw=0.8, ls=":")
         ax.annotate(f"false crossover\nk ≈ {false_crossover:.1f}",
                     (false_crossover, false_crossover * epsilon * 0.35), fontsize=8,
-                    color=NAIVE, xytext=(5, 0), textcoords="offset points")
+                    color=BLACK, xytext=(5, 0), textcoords="offset points")
     ax.set(xlabel="k", ylabel="total ε", ylim=(0, None),
            title=f"ε = {epsilon:g} per query, δ = {delta:g}")
     figure.legend(loc="outside lower center", ncol=2, fontsize=8, frameon=False)
-    return figure
+    wins = np.flatnonzero(real < ks * epsilon)
+    real_text = (f"the real Theorem 3.20 total drops below k·ε from k = {ks[wins[0]]}"
+                 if wins.size else "the real Theorem 3.20 total stays above k·ε at every k")
+    crosses = ("crosses" if false_crossover <= k_max else "would cross (off the chart)")
+    return describe(figure, (
+        f"Line chart of the total ε against k from 1 to {k_max}, at ε = {epsilon:g} per "
+        f"query and δ = {delta:g}. The curve a textbook plots as advanced composition, "
+        f"2ε√(2k ln(1/δ)), {crosses} k·ε at k ≈ {false_crossover:.1f}, but {real_text}; "
+        "optimal composition stays at or below k·ε."))
 
 
 def privacy_loss_figure(epsilon: float = 0.1, k: int = 100, delta_prime: float = 1e-3,
@@ -211,18 +233,19 @@ def privacy_loss_figure(epsilon: float = 0.1, k: int = 100, delta_prime: float =
     high = max(adv, opt) * 1.15 + epsilon
     first = k * epsilon - 2 * epsilon * math.ceil((k * epsilon - low) / (2 * epsilon)) - epsilon
     bins = np.arange(first, high + 2 * epsilon, 2 * epsilon)
-    ax.hist(response, bins=bins, color=NAIVE, alpha=0.45, label="randomized response (worst case)")
-    ax.hist(laplace, bins=bins, color=SAFE, alpha=0.6, label="Laplace count")
-    lines = [(opt, "optimal", TRUTH), (adv, "advanced", NAIVE)]
+    ax.hist(response, bins=bins, histtype="stepfilled", **area(NAIVE, 0.3), hatch="///",
+            label="randomized response (worst case)")
+    ax.hist(laplace, bins=bins, histtype="stepfilled", **area(SAFE, 0.45), label="Laplace count")
+    lines = [(opt, "optimal", TRUTH, "--"), (adv, "advanced", NAIVE, "-.")]
     if k * epsilon <= high:
-        lines.append((k * epsilon, "basic", GREY))
+        lines.append((k * epsilon, "basic", GREY, ":"))
     histograms = ax.legend(fontsize=8, loc="upper left", frameon=False)
     # The box below the axes: each theorem's ε (a dashed line) and the δ it needs here.
     marks = []
-    for value, name, colour in lines:
+    for value, name, colour, style in lines:
         rr, lap = (float(np.mean(-np.minimum(np.expm1(value - losses), 0.0)))
                    for losses in (response, laplace))
-        marks.append(ax.axvline(value, color=colour, lw=1.5, ls="--",
+        marks.append(ax.axvline(value, color=colour, lw=1.5, ls=style,
                                 label=f"{name} ε = {value:.2f}: RR {rr:.1e}, Laplace {lap:.1e}"))
     ax.legend(handles=marks, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.22),
               title="δ measured at each ε: E[(1 − e^(ε − loss))₊]", title_fontsize=8,
@@ -235,7 +258,13 @@ def privacy_loss_figure(epsilon: float = 0.1, k: int = 100, delta_prime: float =
            ylabel="experiments")
     ax.set_title(f"k = {k} releases at ε = {epsilon:g}, δ' = {delta_prime:g}\n"
                  f"mean loss of randomized response {mean:.2f}", fontsize=10)
-    return figure
+    return describe(figure, (
+        f"Histograms of the total privacy loss of k = {k} releases at ε = {epsilon:g} about "
+        f"one person, over {trials} simulated experiments, for randomized response (mean "
+        f"{mean:.2f}) and for Laplace counts, with vertical lines at the totals the "
+        f"composition theorems give at δ' = {delta_prime:g}: "
+        + ", ".join(f"{name} {value:.2f}" for value, name, _, _ in lines)
+        + "."))
 
 
 def averaging_attack_figure(epsilon: float = 0.5, budget: float = 2.0, n_max: int = 1000,
@@ -253,7 +282,7 @@ def averaging_attack_figure(epsilon: float = 0.5, budget: float = 2.0, n_max: in
     figure, (ax,) = new_figure()
     ax.plot(ns, exact, color=NAIVE, lw=2, label="exact probability")
     ax.plot(sampled_ns, simulated, "o", color=NAIVE, ms=4, label=f"simulated ({trials} attacks)")
-    ax.axvspan(allowed + 0.5, n_max, color=GREY, alpha=0.15)
+    ax.axvspan(allowed + 0.5, n_max, **area(GREY, 0.15))
     ax.axvline(allowed, color=SAFE, lw=2)
     ax.annotate(f"accountant stops here\n(budget ε = {budget:g}: {allowed} answers)",
                 (allowed, 0.86), xytext=(6, 0), textcoords="offset points", fontsize=8,
@@ -263,7 +292,15 @@ def averaging_attack_figure(epsilon: float = 0.5, budget: float = 2.0, n_max: in
            ylabel="P(rounded mean = true count)",
            title=f"Averaging attack, ε = {epsilon:g} per answer")
     ax.legend(fontsize=8, loc="lower right")
-    return figure
+    stop = (f"where the attack succeeds with probability "
+            f"{averaging_success_probability(epsilon, allowed):.2f}" if allowed >= 1
+            else "before the first answer")
+    return describe(figure, (
+        "Line chart of the probability that the rounded mean of n Laplace answers, each at "
+        f"ε = {epsilon:g}, equals the true count, for n from 1 to {n_max} on a log scale: "
+        f"the exact curve rises from {exact[0]:.2f} to {exact[-1]:.2f}, and simulated points "
+        f"({trials} attacks each) follow it. An accountant with budget ε = {budget:g} stops "
+        f"after {allowed} answers, {stop}."))
 
 
 def privacy_loss_distributions_figure(epsilon0: float = 1.0) -> Figure:
@@ -284,7 +321,7 @@ def privacy_loss_distributions_figure(epsilon0: float = 1.0) -> Figure:
         left.vlines(loss, 0, p, color=SAFE, lw=3)
         left.plot([loss], [p], "o", color=SAFE, ms=5)
     wide = np.linspace(rho - 4 * epsilon0, rho + 4 * epsilon0, 300)
-    left.plot(wide, [gaussian.density(x) for x in wide], color=NAIVE, lw=2,
+    left.plot(wide, [gaussian.density(x) for x in wide], color=NAIVE, lw=2, ls="--",
               label="Gaussian, same ρ")
     left.set(xlabel="privacy loss L", ylabel="density / mass",
              title=f"Loss, ε₀ = {epsilon0:g}")
@@ -294,7 +331,8 @@ def privacy_loss_distributions_figure(epsilon0: float = 1.0) -> Figure:
     closed_gaussian = [1 - 2 * stats.norm.cdf(-1 / (2 * sigma)) if e == 0 else
                        delta_for_sigma(sigma, 1.0, float(e)) for e in epsilons]
     right.plot(epsilons, closed_laplace, color=SAFE, lw=2, label="Laplace, closed form")
-    right.plot(epsilons, closed_gaussian, color=NAIVE, lw=2, label="Gaussian, Balle–Wang")
+    right.plot(epsilons, closed_gaussian, color=NAIVE, lw=2, ls="--",
+               label="Gaussian, Balle–Wang")
     marks = epsilons[::4]
     right.plot(marks, [laplace.profile(float(e)) for e in marks], "o", color=TRUTH, ms=4,
                label="E[(1 − e^(ε−L))₊]")
@@ -305,4 +343,11 @@ def privacy_loss_distributions_figure(epsilon0: float = 1.0) -> Figure:
                   ["Laplace (stems: point masses)", "Gaussian, same ρ",
                    "numerical E[(1 − e^(ε−L))₊]"],
                   loc="outside lower center", ncol=2, fontsize=8, frameon=False)
-    return figure
+    (high_loss, high_mass), (low_loss, low_mass) = laplace.atoms
+    return describe(figure, (
+        f"Two charts at ε₀ = {epsilon0:g}. Left: the distribution of the privacy loss L of "
+        f"Laplace noise, a density on ({low_loss:g}, {high_loss:g}) with point masses "
+        f"{high_mass:.2f} at {high_loss:g} and {low_mass:.2f} at {low_loss:g}, and of "
+        f"Gaussian noise with σ = Δ/ε₀ and the same ρ = {rho:g}, a normal density. Right: "
+        f"their privacy profiles δ(ε) for ε from 0 to {epsilons[-1]:g}, closed forms as "
+        "lines, numerical integrals of the loss as points on them."))

@@ -11,7 +11,16 @@ from scipy import integrate, special
 from dpkit.attacks.exponential import ExponentialAttackResult
 from dpkit.exponential import Eta, probabilities
 from dpkit.naive.exponential import exponential_mechanism_probabilities
-from dpkit.plots._style import GREY, NAIVE, SAFE, TRUTH, new_figure
+from dpkit.plots._style import (
+    GREY,
+    MARKERS,
+    NAIVE,
+    SAFE,
+    TRUTH,
+    describe,
+    hatched,
+    new_figure,
+)
 
 __all__ = [
     "attack_rates_figure",
@@ -63,7 +72,7 @@ def distribution_figure(epsilon: float = 1.0, exponent: float = 0.0) -> Figure:
     positions = np.arange(losses.size)
     ax.bar(positions - 0.2, exact, width=0.4, color=SAFE,
            label=f"exact, base 2 (η = {eta.eta:.4f})")
-    ax.bar(positions + 0.2, naive, width=0.4, color=NAIVE, label="naive float code")
+    ax.bar(positions + 0.2, naive, width=0.4, **hatched(NAIVE), label="naive float code")
     ax.set_xticks(positions, [f"o{i + 1}" for i in positions], fontsize=7)
     ax.set(ylim=(0, 1.05), ylabel="probability",
            xlabel=f"outcome (loss of o1 = {losses[0]:g}, the others 1 to 4 more)")
@@ -75,7 +84,14 @@ def distribution_figure(epsilon: float = 1.0, exponent: float = 0.0) -> Figure:
                    f"{impossible} outcome(s) impossible for the naive code")
     ax.set_title(f"ε = {epsilon:g}, ε·u(o1)/2 = {exponent:g}\n{verdict}", fontsize=10)
     ax.legend(fontsize=8, loc="upper right", frameon=False)
-    return figure
+    naive_text = ("the naive float code divides 0 by 0 (every weight underflowed)" if crashed
+                  else f"the naive float code gives {naive[0]:.3f} and never returns "
+                       f"{impossible} of the outcomes")
+    return describe(figure, (
+        f"Bar chart of the output probabilities of {losses.size} outcomes o1 to "
+        f"o{losses.size}, at ε = {epsilon:g} and ε·u(o1)/2 = {exponent:g} (loss of o1 "
+        f"{losses[0]:g}, the others 1 to 4 more): the exact base-2 mechanism gives P(o1) = "
+        f"{exact[0]:.3f}; {naive_text}."))
 
 
 def time_per_sample_figure(outcomes: Sequence[int],
@@ -97,22 +113,33 @@ def time_per_sample_figure(outcomes: Sequence[int],
     colours = {"naive": NAIVE, "fast": SAFE, "full": TRUTH}
     figure, (ax,) = new_figure(1)
     n = np.asarray(outcomes, dtype=float)
-    for label, values in seconds.items():
+    ends = []
+    for i, (label, values) in enumerate(seconds.items()):
         colour = next((c for key, c in colours.items() if key in label), GREY)
-        ax.loglog(n, np.asarray(values, dtype=float), "o-", color=colour, label=label)
+        times = np.asarray(values, dtype=float)
+        ax.loglog(n, times, color=colour, marker=MARKERS[i % len(MARKERS)], label=label)
+        measured = np.flatnonzero(np.isfinite(times))
+        if measured.size:
+            first, last = measured[0], measured[-1]
+            ends.append(f"{label} from {times[first]:.2g} s at n = {n[first]:g} to "
+                        f"{times[last]:.2g} s at n = {n[last]:g}")
     ax.set(xlabel="number of outcomes n (utility u(o) = o)", ylabel="seconds per sample")
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    return figure
+    return describe(figure, (
+        "Log-log line chart of the seconds per sample against the number of outcomes n, one "
+        "line per sampler: " + "; ".join(ends) + "."))
 
 
 def attack_rates_figure(result: ExponentialAttackResult) -> Figure:
     """Bars of the empirical P[output = o₁] on ``d`` and ``d'``, naive against exact."""
     figure, (ax,) = new_figure(1)
     positions = np.arange(2)
-    for offset, rates, colour, label in ((-0.2, result.naive_rates, NAIVE, "naive float code"),
-                                         (0.2, result.exact_rates, SAFE, "exact, base 2")):
-        bars = ax.bar(positions + offset, rates, width=0.4, color=colour, label=label)
+    for offset, rates, style, label in ((-0.2, result.naive_rates, hatched(NAIVE),
+                                         "naive float code"),
+                                        (0.2, result.exact_rates, {"color": SAFE},
+                                         "exact, base 2")):
+        bars = ax.bar(positions + offset, rates, width=0.4, **style, label=label)
         ax.bar_label(bars, fmt="%.3f", fontsize=8)
     ax.set_xticks(positions, ["input d", "neighbour d′"])
     ax.set(ylim=(0, 1.15), ylabel="frequency of o1")
@@ -120,7 +147,13 @@ def attack_rates_figure(result: ExponentialAttackResult) -> Figure:
                  f"{result.naive_privacy_loss:g} (naive), {result.exact_privacy_loss:.3g} "
                  "(exact)", fontsize=10)
     ax.legend(fontsize=9, frameon=False)
-    return figure
+    return describe(figure, (
+        f"Bar chart of how often the output is o1 on an input d and on its neighbour d′, for "
+        f"the {result.name} attack at claimed ε = {result.epsilon:g}: the naive float code "
+        f"{result.naive_rates[0]:.3f} and {result.naive_rates[1]:.3f} (privacy loss "
+        f"{result.naive_privacy_loss:g}), the exact base-2 mechanism "
+        f"{result.exact_rates[0]:.3f} and {result.exact_rates[1]:.3f} (privacy loss "
+        f"{result.exact_privacy_loss:.3g})."))
 
 
 def noisy_max_probabilities(scores: Sequence[float], scale: float,
@@ -209,7 +242,7 @@ def selection_figure(epsilon: float = 0.05, labels: Sequence[str] = (),
     positions = np.arange(len(ticks))
     ax.barh(positions - 0.2, fold(exponential), height=0.4, color=SAFE,
             label="exponential mechanism = noisy max, Gumbel noise")
-    ax.barh(positions + 0.2, fold(laplace), height=0.4, color=TRUTH,
+    ax.barh(positions + 0.2, fold(laplace), height=0.4, **hatched(TRUTH),
             label="noisy max, Laplace noise")
     ax.set_yticks(positions, ticks, fontsize=9)
     ax.invert_yaxis()
@@ -217,4 +250,9 @@ def selection_figure(epsilon: float = 0.05, labels: Sequence[str] = (),
     ax.set_title(f"Most common occupation, ε = {epsilon:g}\n(noise scale 2/ε = {scale:g})",
                  fontsize=10)
     figure.legend(loc="outside lower center", ncol=1, fontsize=9, frameon=False)
-    return figure
+    return describe(figure, (
+        "Horizontal bar chart of the probability that each occupation is reported as the "
+        f"most common, at ε = {epsilon:g} (noise scale 2/ε = {scale:g}), by the exponential "
+        "mechanism and by report noisy max with Laplace noise: "
+        + "; ".join(f"{name} {e:.2f} and {lap:.2f}" for name, e, lap in
+                    zip(ticks, fold(exponential), fold(laplace), strict=True)) + "."))

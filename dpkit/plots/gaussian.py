@@ -13,7 +13,17 @@ from scipy.optimize import brentq
 
 from dpkit.gaussian import analytic_sigma, classic_sigma, delta_for_sigma
 from dpkit.naive.gaussian import analytic_sigma_erf
-from dpkit.plots._style import GREY, NAIVE, SAFE, TRUTH, new_figure
+from dpkit.plots._style import (
+    BLACK,
+    GREY,
+    LINESTYLES,
+    NAIVE,
+    SAFE,
+    TRUTH,
+    area,
+    describe,
+    new_figure,
+)
 
 __all__ = [
     "classic_crossing_epsilon",
@@ -90,11 +100,11 @@ def laplace_vs_gaussian_figure(dimension: int = 10, epsilon: float = 0.5,
     figure, (left, right) = new_figure(2, height=4.6)
     stds = np.array([vector_errors(int(d), epsilon, delta) for d in _DIMENSIONS])
     # vector_errors gives standard deviations: √2·b = √2·d/ε for Laplace noise of scale b.
-    laplace_line, = left.loglog(_DIMENSIONS, stds[:, 0], color=NAIVE)
+    laplace_line, = left.loglog(_DIMENSIONS, stds[:, 0], color=NAIVE, ls="--")
     gauss_line, = left.loglog(_DIMENSIONS, stds[:, 1], color=SAFE)
     lap, gau = vector_errors(dimension, epsilon, delta)
     left.axvline(dimension, color=GREY, lw=0.8, ls=":")
-    left.plot([dimension, dimension], [lap, gau], "o", color="black", ms=4)
+    left.plot([dimension, dimension], [lap, gau], "o", color=BLACK, ms=4)
     crossing = _DIMENSIONS[np.argmax(stds[:, 1] < stds[:, 0])]
     left.set(xlabel="dimension d", ylabel="noise std per coordinate",
              title=f"ε = {epsilon:g}, δ = {delta:g}")
@@ -104,11 +114,12 @@ def laplace_vs_gaussian_figure(dimension: int = 10, epsilon: float = 0.5,
     width = 3.2 * max(lap, gau)
     grid = np.linspace(-width, width, 401)
     b = lap / math.sqrt(2.0)
-    right.plot(grid, np.exp(-np.abs(grid) / b) / (2 * b), color=NAIVE)
+    right.plot(grid, np.exp(-np.abs(grid) / b) / (2 * b), color=NAIVE, ls="--")
     right.plot(grid, np.exp(-0.5 * (grid / gau) ** 2) / (gau * math.sqrt(2 * math.pi)),
                color=SAFE)
-    laplace_span = right.axvspan(-b * math.log(20), b * math.log(20), color=NAIVE, alpha=0.08)
-    gauss_span = right.axvspan(-1.959964 * gau, 1.959964 * gau, color=SAFE, alpha=0.10)
+    laplace_span = right.axvspan(-b * math.log(20), b * math.log(20), **area(NAIVE, 0.08),
+                                 hatch="///")
+    gauss_span = right.axvspan(-1.959964 * gau, 1.959964 * gau, **area(SAFE, 0.10))
     right.set(xlabel="noise on one coordinate", ylabel="density", yticks=[],
               title=f"d = {dimension}: std ratio {lap / gau:.2f}")
     right.set_ylim(0, right.get_ylim()[1] * 1.1)
@@ -119,7 +130,14 @@ def laplace_vs_gaussian_figure(dimension: int = 10, epsilon: float = 0.5,
                    f"Gaussian: 95% in ±{1.959964 * gau:.3g}"],
                   loc="lower center", bbox_to_anchor=(0.5, 0.0), ncol=2, fontsize=9,
                   frameon=False)
-    return _quick(figure, bottom=0.33)
+    return describe(_quick(figure, bottom=0.33), (
+        f"Two charts at ε = {epsilon:g}, δ = {delta:g}. Left: log-log lines of the noise "
+        "standard deviation per coordinate against the dimension d from 1 to 1000, for "
+        "Laplace noise (√2·d/ε) and Gaussian noise (classic σ); the Gaussian is smaller "
+        f"from d = {crossing}. Right: the two noise densities of one coordinate at "
+        f"d = {dimension}; 95% of Laplace noise lies within ±{b * math.log(20):.3g}, of "
+        f"Gaussian noise within ±{1.959964 * gau:.3g} (standard deviation ratio "
+        f"{lap / gau:.2f})."))
 
 
 def classic_formula_sigma(epsilon: float, delta: float) -> float:
@@ -150,21 +168,27 @@ def classic_validity_figure(deltas: Sequence[float] = (1e-3, 1e-5, 1e-9)) -> Fig
     """
     figure, (ax,) = new_figure(1)
     epsilons = np.geomspace(0.05, 20, 160)
-    for delta, colour in zip(deltas, (SAFE, TRUTH, NAIVE), strict=False):
+    crossings = [classic_crossing_epsilon(delta) for delta in deltas]
+    for delta, crossing, colour, style in zip(deltas, crossings, (SAFE, TRUTH, NAIVE),
+                                              LINESTYLES, strict=False):
         true = [delta_for_sigma(classic_formula_sigma(e, delta), 1.0, e) for e in epsilons]
-        ax.loglog(epsilons, true, color=colour, label=f"{delta:g}")
+        ax.loglog(epsilons, true, color=colour, ls=style, label=f"{delta:g}")
         ax.axhline(delta, color=colour, lw=0.8, ls=":")
-        crossing = classic_crossing_epsilon(delta)
         ax.plot([crossing], [delta], "o", color=colour, ms=5)
         ax.annotate(f"{crossing:.2f}", (crossing, delta), textcoords="offset points",
-                    xytext=(-4, 6), ha="right", fontsize=9.5, color=colour)
+                    xytext=(-4, 6), ha="right", fontsize=9.5, color=BLACK)
     ax.axvline(1.0, color=GREY, ls="--", lw=1)
     ax.text(0.88, 1e-2, "ε = 1: end of\nTheorem A.1", fontsize=9, color=GREY, ha="right")
     ax.set(xlabel="ε", ylabel="true δ of the classic σ", ylim=(1e-16, 1.0),
            title="Classic σ judged by the exact profile")
     ax.legend(fontsize=9.5, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0),
               title="target δ", title_fontsize=9.5)
-    return figure
+    return describe(figure, (
+        "Log-log line chart of the true δ of the classic σ = √(2 ln(1.25/δ))/ε (Δ = 1) "
+        "against ε from 0.05 to 20, one line per target δ = "
+        + ", ".join(f"{d:g}" for d in deltas) + "; each line crosses its target (a dotted "
+        "line) at ε = " + ", ".join(f"{c:.2f}" for c in crossings) + ", and is not private "
+        "beyond. Theorem A.1 covers only ε < 1."))
 
 
 _CURVE_EPSILONS = np.geomspace(0.01, 20, 120)
@@ -195,10 +219,11 @@ def sigma_calibration_figure(epsilon: float = 0.5, delta: float = 1e-6) -> Figur
     formula = np.sqrt(2 * np.log(1.25 / delta)) / epsilons
     proven = epsilons < 1
     left.loglog(epsilons, analytic, color=SAFE, label="analytic")
-    left.loglog(epsilons[proven], formula[proven], color=NAIVE, label="classic, ε < 1")
-    left.loglog(epsilons[~proven], formula[~proven], color=NAIVE, ls="--", alpha=0.6,
+    left.loglog(epsilons[proven], formula[proven], color=NAIVE, ls="--", label="classic, ε < 1")
+    left.loglog(epsilons[~proven], formula[~proven], color=NAIVE, ls=":",
                 label="classic, ε ≥ 1")
-    left.plot([epsilon], [analytic_sigma(1.0, epsilon, delta)], "o", color="black", ms=4)
+    sigma = analytic_sigma(1.0, epsilon, delta)
+    left.plot([epsilon], [sigma], "o", color=BLACK, ms=4)
     left.set(xlabel="ε", ylabel="σ / Δ", title=f"δ = {delta:g}")
     left.legend(fontsize=8.5, frameon=False, loc="lower left", handlelength=1.2)
 
@@ -206,16 +231,22 @@ def sigma_calibration_figure(epsilon: float = 0.5, delta: float = 1e-6) -> Figur
     right.semilogx(deltas, _analytic_over_delta(epsilon), color=SAFE, label="analytic")
     if epsilon < 1:
         classic = [classic_sigma(1.0, epsilon, d) for d in deltas]
-        right.semilogx(deltas, classic, color=NAIVE, label="classic")
-        ratio = classic_sigma(1.0, epsilon, delta) / analytic_sigma(1.0, epsilon, delta)
+        right.semilogx(deltas, classic, color=NAIVE, ls="--", label="classic")
+        ratio = classic_sigma(1.0, epsilon, delta) / sigma
         title = f"ε = {epsilon:g}, ratio {ratio:.2f}"
+        verdict = f"the classic σ is {ratio:.2f} times larger"
     else:
         title = f"ε = {epsilon:g}: no classic"
-    right.plot([delta], [analytic_sigma(1.0, epsilon, delta)], "o", color="black", ms=4)
+        verdict = "the classic calibration does not apply (ε ≥ 1)"
+    right.plot([delta], [sigma], "o", color=BLACK, ms=4)
     right.set(xlabel="δ", ylabel="σ / Δ", title=title)
     right.invert_xaxis()
     right.legend(fontsize=9, frameon=False, loc="upper left")
-    return _quick(figure)
+    return describe(_quick(figure), (
+        "Two log-scale line charts of the noise σ (for Δ = 1) from the classic and the "
+        f"analytic calibrations: left, against ε at δ = {delta:g}; right, against δ at "
+        f"ε = {epsilon:g}. At ε = {epsilon:g}, δ = {delta:g} the analytic σ is {sigma:.3g} "
+        f"and {verdict}."))
 
 
 def privacy_profile_figure(sigmas: Sequence[float] = (0.5, 1.0, 2.0, 4.0)) -> Figure:
@@ -223,28 +254,41 @@ def privacy_profile_figure(sigmas: Sequence[float] = (0.5, 1.0, 2.0, 4.0)) -> Fi
     figure, (ax,) = new_figure(1)
     epsilons = np.linspace(0.01, 8, 200)
     colours = (NAIVE, TRUTH, SAFE, GREY)
-    for sigma, colour in zip(sigmas, colours, strict=False):
+    for sigma, colour, style in zip(sigmas, colours, LINESTYLES, strict=False):
         ax.semilogy(epsilons, [delta_for_sigma(sigma, 1.0, e) for e in epsilons],
-                    color=colour, label=f"σ = {sigma:g}Δ")
+                    color=colour, ls=style, label=f"σ = {sigma:g}Δ")
     ax.set(xlabel="ε", ylabel="δ(ε)", ylim=(1e-16, 1.5),
            title="Privacy profiles of Gaussian noise")
     ax.legend(fontsize=9.5, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    return figure
+    return describe(figure, (
+        "Line chart, δ on a log scale, of the privacy profile δ(ε) of Gaussian noise for ε "
+        "from 0 to 8, one line per noise level: " + "; ".join(
+            f"σ = {s:g}Δ has δ(1) = {delta_for_sigma(s, 1.0, 1.0):.2g}" for s in sigmas)
+        + ". Larger σ gives a smaller δ at every ε."))
 
 
 def erf_calibration_figure(epsilons: Sequence[float] = (0.5, 1.0, 4.0)) -> Figure:
     """True δ / target δ of the erf-based solver and of :func:`analytic_sigma`, over δ."""
     figure, (ax,) = new_figure(1)
     deltas = np.geomspace(1e-25, 1e-4, 64)
-    for epsilon, colour in zip(epsilons, (NAIVE, TRUTH, GREY), strict=False):
+    worst = []
+    for epsilon, colour, style in zip(epsilons, (NAIVE, TRUTH, GREY), LINESTYLES[1:],
+                                      strict=False):
         ratios = [delta_for_sigma(analytic_sigma_erf(1.0, epsilon, d), 1.0, epsilon) / d
                   for d in deltas]
-        ax.loglog(deltas, ratios, color=colour, label=f"erf-based solver, ε = {epsilon:g}")
+        worst.append(max(ratios))
+        ax.loglog(deltas, ratios, color=colour, ls=style,
+                  label=f"erf-based solver, ε = {epsilon:g}")
     safe = [delta_for_sigma(analytic_sigma(1.0, 1.0, d), 1.0, 1.0) / d for d in deltas]
     ax.loglog(deltas, safe, color=SAFE, lw=2, label="dpkit.gaussian.analytic_sigma, ε = 1")
-    ax.axhline(1.0, color="black", lw=0.8)
+    ax.axhline(1.0, color=BLACK, lw=0.8)
     ax.set(xlabel="target δ", ylabel="true δ / target δ",
            title="Solving δ(σ) = δ with Φ(t) = (1 + erf(t/√2))/2")
     ax.invert_xaxis()
     ax.legend(fontsize=9, frameon=False, loc="upper left")
-    return figure
+    return describe(figure, (
+        "Log-log line chart of the true δ divided by the target δ, for targets from 1e-25 "
+        "to 1e-4 (decreasing to the right). The erf-based solver drifts above 1, that is "
+        "above its target, to a ratio of "
+        + ", ".join(f"{w:.3g} at ε = {e:g}" for e, w in zip(epsilons, worst, strict=False))
+        + f"; dpkit.gaussian.analytic_sigma at ε = 1 stays at most {max(safe):.3g}."))

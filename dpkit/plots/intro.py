@@ -7,7 +7,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyBboxPatch
 
-from dpkit.plots._style import GREY, NAIVE, SAFE, TRUTH, new_figure
+from dpkit.plots._style import GREY, NAIVE, SAFE, TRUTH, area, describe, new_figure
 from dpkit.randomized_response import debiased_std, truth_probability
 
 __all__ = ["CHAPTER_MAP", "adult_overview_figure", "chapter_map_figure",
@@ -36,7 +36,13 @@ def adult_overview_figure(adult: pd.DataFrame) -> Figure:
     shares = adult["income"].value_counts(normalize=True).sort_index()
     right.bar(shares.index.astype(str), shares.to_numpy(), color=[GREY, SAFE])
     right.set(ylabel="share of people", ylim=(0, 1), title="Income")
-    return figure
+    ages = adult["age"]
+    return describe(figure, (
+        f"Two bar charts of the Adult data ({len(adult)} people). Left: a histogram of age, "
+        f"from {ages.min()} to {ages.max()} years, most people between "
+        f"{ages.quantile(0.25):g} and {ages.quantile(0.75):g}. Right: the share of each "
+        "income class: " + ", ".join(f"{label} {share:.0%}" for label, share in
+                                     shares.items()) + "."))
 
 
 def chapter_map_figure() -> Figure:
@@ -53,7 +59,7 @@ def chapter_map_figure() -> Figure:
     left, right = 0.01, 0.80
     middle = (left + right) / 2
     for i, (_, number, title, needs) in enumerate(CHAPTER_MAP):
-        ax.add_patch(FancyBboxPatch((left, i - 0.3), right - left, 0.6, facecolor="#e8f0f8",
+        ax.add_patch(FancyBboxPatch((left, i - 0.3), right - left, 0.6, facecolor=(SAFE, 0.1),
                                     edgecolor=SAFE, boxstyle="round,pad=0,rounding_size=0.1"))
         label = title if number is None else f"{number}. {title}"
         ax.text(middle, i, label, ha="center", va="center", fontsize=12)
@@ -68,7 +74,17 @@ def chapter_map_figure() -> Figure:
                         arrowprops={"arrowstyle": "->", "color": GREY, "lw": 1.3,
                                     "connectionstyle": style, "shrinkA": 0, "shrinkB": 0})
     ax.set_title("An arrow means “is used by”", fontsize=11)
-    return figure
+    number = {name: "the introduction" if n is None else str(n)
+              for name, n, _, _ in CHAPTER_MAP}
+    jumps = [f"{number[name]} builds on {' and '.join(number[n] for n in needs)}"
+             for (name, _, _, needs), (previous, *_) in zip(CHAPTER_MAP[1:], CHAPTER_MAP,
+                                                            strict=False)
+             if needs != (previous,)]
+    return describe(figure, (
+        "Map of the chapters in reading order: "
+        + ", ".join(title if n is None else f"{n}. {title}" for _, n, title, _ in CHAPTER_MAP)
+        + ". Each builds on the one before" + (f", except: {'; '.join(jumps)}" if jumps
+                                               else "") + "."))
 
 
 def randomized_response_figure(epsilon: float, n: int = 1000, true_fraction: float = 0.24,
@@ -100,11 +116,16 @@ def randomized_response_figure(epsilon: float, n: int = 1000, true_fraction: flo
     q = true_fraction * p + (1 - true_fraction) * (1 - p)
     estimates = (generator.binomial(n, q, size=surveys) / n - (1 - p)) / (2 * p - 1)
     std = debiased_std(true_fraction, n, epsilon)
-    right.hist(estimates, bins=np.linspace(-0.6, 1.1, 69), color=SAFE, alpha=0.8)
+    right.hist(estimates, bins=np.linspace(-0.6, 1.1, 69), histtype="stepfilled",
+               **area(SAFE, 0.6))
     right.axvline(true_fraction, color=TRUTH, lw=2, label="true share")
-    right.axvspan(true_fraction - 1.96 * std, true_fraction + 1.96 * std, color=TRUTH,
-                  alpha=0.15, label="±1.96 std")
+    right.axvspan(true_fraction - 1.96 * std, true_fraction + 1.96 * std, **area(TRUTH, 0.15),
+                  label="±1.96 std")
     right.set(xlim=(-0.6, 1.1), xlabel=f"estimate ({surveys} surveys)", ylabel="surveys",
               title=f"n = {n}: std {std:.3f}")
     figure.legend(loc="outside lower center", ncol=2, fontsize=9, frameon=False)
-    return figure
+    return describe(figure, (
+        f"Randomized response at ε = {epsilon:g}. Left: bars of the probability of reporting "
+        f"yes, {p:.3f} for a true yes and {1 - p:.3f} for a true no. Right: a histogram of "
+        f"the de-biased estimate over {surveys} simulated surveys of n = {n} people, centred "
+        f"on the true share {true_fraction:g} with standard deviation {std:.3f}."))

@@ -8,7 +8,18 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from dpkit.laplace import laplace_accuracy, laplace_scale, sample_releases
-from dpkit.plots._style import GREY, NAIVE, SAFE, TRUTH, new_figure
+from dpkit.plots._style import (
+    BLACK,
+    GREY,
+    LINESTYLES,
+    NAIVE,
+    SAFE,
+    TRUTH,
+    area,
+    describe,
+    hatched,
+    new_figure,
+)
 from dpkit.rng import seeded
 from dpkit.timing import unpadded
 
@@ -43,13 +54,13 @@ def laplace_release_figure(epsilon: float, sensitivity: float, true_value: float
     lo, hi = true_value - half_range, true_value + half_range
     bins = np.linspace(lo, hi, 81)
     weight = 1.0 / (releases * (bins[1] - bins[0]))     # density; releases off-axis drop out
-    ax.hist(values, bins=bins, weights=np.full(releases, weight), color=SAFE, alpha=0.55,
-            label=f"{releases} releases (dpkit.laplace)")
+    ax.hist(values, bins=bins, weights=np.full(releases, weight), histtype="stepfilled",
+            **area(SAFE, 0.45), label=f"{releases} releases (dpkit.laplace)")
     x = np.linspace(lo, hi, 801)
     ax.plot(x, np.exp(-np.abs(x - true_value) / scale) / (2 * scale), color=SAFE, lw=2,
             label=f"density of f(D) + Lap({scale:.3g})")
-    ax.axvline(true_value, color=TRUTH, lw=2, label="true answer f(D)")
-    ax.axvspan(true_value - alpha, true_value + alpha, color=TRUTH, alpha=0.12,
+    ax.axvline(true_value, color=TRUTH, lw=2, ls="--", label="true answer f(D)")
+    ax.axvspan(true_value - alpha, true_value + alpha, **area(TRUTH, 0.1), hatch="\\\\",
                label=f"95% interval ±{alpha:.3g}")
     inside = np.mean(np.abs(values - true_value) <= alpha)
     ax.set(xlim=(lo, hi), ylim=(0, 1.25 / (2 * scale)), xlabel="released value",
@@ -59,15 +70,20 @@ def laplace_release_figure(epsilon: float, sensitivity: float, true_value: float
     ax.title.set_fontsize(10)
     # Below the axes: the histogram may fill the whole width at small ε.
     figure.legend(loc="outside lower center", ncol=2, fontsize=8, frameon=False)
-    return figure
+    return describe(figure, (
+        f"Histogram of {releases} releases of the safe Laplace mechanism around the true "
+        f"answer {true_value:g}, at ε = {epsilon:g} and Δ = {sensitivity:g} (noise scale "
+        f"b = {scale:.3g}), under the Laplace density; {inside:.1%} of the releases fall "
+        f"inside the 95% interval ±{alpha:.3g}."))
 
 
 def tail_bound_figure(scales: Sequence[float] = (0.5, 1.0, 2.0, 5.0)) -> Figure:
     """``P[|Lap(b)| > t] = exp(-t/b)`` on a log scale, for a few scales ``b``."""
     figure, (ax,) = new_figure()
     t = np.linspace(0, 30, 301)
-    for b, shade in zip(scales, np.linspace(0.35, 1.0, len(scales)), strict=True):
-        ax.semilogy(t, np.exp(-t / b), color=SAFE, alpha=float(shade), lw=2, label=f"b = {b:g}")
+    for i, b in enumerate(scales):
+        ax.semilogy(t, np.exp(-t / b), color=SAFE, ls=LINESTYLES[i % len(LINESTYLES)], lw=2,
+                    label=f"b = {b:g}")
     ax.axhline(0.05, color=GREY, ls="--", lw=1)
     # Right end of the dashed line: the curves cross it further left (at t = b ln 20 ≤ 15).
     ax.text(29.5, 0.07, "β = 0.05", ha="right", va="bottom", fontsize=9, color=GREY)
@@ -75,7 +91,11 @@ def tail_bound_figure(scales: Sequence[float] = (0.5, 1.0, 2.0, 5.0)) -> Figure:
            title="Tails of Lap(b): P[|noise| > t] = exp(−t/b)")
     ax.title.set_fontsize(10)
     ax.legend(fontsize=9, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    return figure
+    return describe(figure, (
+        "Line chart, on a log scale, of the tail probability P[|noise| > t] = exp(−t/b) of "
+        "Laplace noise for t from 0 to 30, one line for each scale "
+        + ", ".join(f"b = {b:g}" for b in scales) + "; each line falls below β = 0.05 at "
+        "t = b ln 20 (" + ", ".join(f"{b * np.log(20):.3g}" for b in scales) + ")."))
 
 
 def lsb_attack_figure(lambdas: Sequence[float], naive_decided: Sequence[float],
@@ -94,17 +114,28 @@ def lsb_attack_figure(lambdas: Sequence[float], naive_decided: Sequence[float],
     for ax, naive, safe, title, ylabel in (
             (left, naive_decided, safe_decided, "Attack decides", "share of releases"),
             (right, naive_correct, safe_correct, "Decision is right", "share of decisions")):
-        ax.bar(x - width / 2, naive, width, color=NAIVE, label="textbook (dpkit.naive)")
+        ax.bar(x - width / 2, naive, width, **hatched(NAIVE), label="textbook (dpkit.naive)")
         ax.bar(x + width / 2, safe, width, color=SAFE, label="safe (dpkit.laplace)")
         ax.set(xticks=x, xticklabels=[f"{lam:g}" for lam in lambdas], xlabel="λ = Δ/ε",
                ylim=(0, 1.05), ylabel=ylabel)
         ax.set_title(title, fontsize=10)
     epsilons = 1.0 / np.asarray(lambdas, dtype=float)
-    right.hlines(np.exp(epsilons) / (1 + np.exp(epsilons)), x - 0.48, x + 0.48, color="black",
+    right.hlines(np.exp(epsilons) / (1 + np.exp(epsilons)), x - 0.48, x + 0.48, color=BLACK,
                  lw=1.5, label=r"ε-DP bound $e^\varepsilon/(1+e^\varepsilon)$, ε = 1/λ")
     right.axhline(0.5, color=GREY, ls=":", lw=1, label="coin flip")
     entries = dict(zip(*reversed(left.get_legend_handles_labels()), strict=True))
     entries.update(zip(*reversed(right.get_legend_handles_labels()), strict=True))
     figure.legend(entries.values(), entries.keys(), loc="outside lower center", ncol=2,
                   fontsize=8, frameon=False)
-    return figure
+
+    def spread(values: Sequence[float]) -> str:
+        low, high = min(values), max(values)
+        return f"{low:.0%}" if f"{low:.0%}" == f"{high:.0%}" else f"{low:.0%} to {high:.0%}"
+
+    return describe(figure, (
+        "Two bar charts of Mironov's attack on the textbook and the safe Laplace mechanism at "
+        f"noise scales λ = {', '.join(f'{lam:g}' for lam in lambdas)}. Left: the attack "
+        f"names an input on {spread(naive_decided)} of the textbook's releases and "
+        f"{spread(safe_decided)} of the safe ones. Right: it is right on "
+        f"{spread(naive_correct)} of its decisions on the textbook mechanism, beyond the "
+        f"ε-DP bound, and on {spread(safe_correct)} on the safe one, near a coin flip."))

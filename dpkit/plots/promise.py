@@ -11,7 +11,7 @@ from scipy import stats
 from dpkit._checks import check_delta, check_epsilon
 from dpkit.audit import guessing_bound, tradeoff_bound
 from dpkit.gaussian import analytic_sigma
-from dpkit.plots._style import GREY, NAIVE, SAFE, TRUTH, new_figure
+from dpkit.plots._style import GREY, NAIVE, SAFE, TRUTH, area, describe, new_figure
 
 __all__ = ["output_distributions", "tradeoff_figure"]
 
@@ -81,14 +81,14 @@ def tradeoff_figure(epsilon: float, delta: float = 0.0) -> Figure:
     spread = float(on_d.std())
     y = np.linspace(-3.2 * spread, 1 + 3.2 * spread, 801)
     p, q = on_d.pdf(y), on_d_prime.pdf(y)
-    top.fill_between(y, np.exp(-epsilon) * q, np.exp(epsilon) * q, color=TRUTH, alpha=0.25,
-                     lw=0, label="band $e^{\\pm\\varepsilon}$ × (on D′):\non D must stay inside")
+    top.fill_between(y, np.exp(-epsilon) * q, np.exp(epsilon) * q, **area(TRUTH, 0.25),
+                     label="band $e^{\\pm\\varepsilon}$ × (on D′):\non D must stay inside")
     top.plot(y, p, color=SAFE, lw=2, label="on D")
     top.plot(y, q, color=GREY, lw=2, ls="--", label="on D′")
     outside = p > np.exp(epsilon) * q * (1 + 1e-9)
     if outside.any():
-        top.fill_between(y, np.exp(epsilon) * q, p, where=outside, color=NAIVE, alpha=0.6,
-                         lw=0, label="outside the band:\npaid for by δ")
+        top.fill_between(y, np.exp(epsilon) * q, p, where=outside, **area(NAIVE, 0.35),
+                         hatch="///", label="outside the band:\npaid for by δ")
     top.set_xlabel("released value", fontsize=_FONT)
     top.set_ylabel("density", fontsize=_FONT)
     top.set_yticks([])
@@ -100,7 +100,7 @@ def tradeoff_figure(epsilon: float, delta: float = 0.0) -> Figure:
     alpha = np.linspace(0.0, 1.0, 401)
     bound = np.array([tradeoff_bound(a, epsilon, delta) for a in alpha])
     thresholds = np.linspace(-12 * spread, 1 + 12 * spread, 2001)
-    bottom.fill_between(alpha, 0, bound, color=NAIVE, alpha=0.15, lw=0,
+    bottom.fill_between(alpha, 0, bound, **area(NAIVE, 0.15),
                         label="impossible\nunder (ε, δ)-DP")
     bottom.plot(alpha, bound, color=NAIVE, lw=1.5)
     bottom.plot(on_d.sf(thresholds), on_d_prime.cdf(thresholds), color=SAFE, lw=2,
@@ -113,4 +113,12 @@ def tradeoff_figure(epsilon: float, delta: float = 0.0) -> Figure:
     bottom.set_title(f"Tests: best guess ≤ {guessing_bound(epsilon, delta):.1%}",
                      fontsize=_FONT)
     bottom.legend(loc="upper left", bbox_to_anchor=(1.05, 1.0), fontsize=9, frameon=False)
-    return figure
+    noise = "Laplace" if delta == 0 else "Gaussian"
+    band = (f"the density on D leaves the band where δ = {delta_text} pays for it"
+            if outside.any() else "the density on D stays inside the band")
+    return describe(figure, (
+        f"Two charts at ε = {epsilon:g}, δ = {delta_text}. Top: the {noise} output densities "
+        f"on D and on D′, one unit apart, and the band e^±ε times the density on D′; {band}. "
+        "Bottom: the false negatives against the false positives of threshold tests on "
+        "these outputs stay above the region that (ε, δ)-DP makes impossible; no test "
+        f"guesses right more than {guessing_bound(epsilon, delta):.1%} of the time."))

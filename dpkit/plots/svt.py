@@ -9,7 +9,17 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from dpkit.datasets import load_adult
-from dpkit.plots._style import GREY, NAIVE, SAFE, TRUTH, new_figure
+from dpkit.plots._style import (
+    BLACK,
+    GREY,
+    MARKERS,
+    NAIVE,
+    SAFE,
+    TRUTH,
+    describe,
+    hatched,
+    new_figure,
+)
 from dpkit.rng import seeded
 from dpkit.svt import CLIP_THRESHOLD_SCALES, DEFAULT_CLIP_BOUNDS, auto_avg_runs, clip_bound_runs
 from dpkit.svt.clipping import clip_query_units
@@ -77,7 +87,11 @@ def clip_bound_figure(epsilon: float = 1.0, grid: str = "1 to 200, then +1% (def
               title=f"median |error| {median:.3g}")
     # Below the panels: the histograms may fill either upper corner.
     figure.legend(loc="outside lower center", ncol=2, fontsize=8, frameon=False)
-    return figure
+    return describe(figure, (
+        f"Two histograms over {runs} runs of auto_avg on the {column} column of the Adult "
+        f"data at ε = {epsilon:g}, candidate bounds {grid}. Left: the clipping bound chosen "
+        f"(median {np.median(used):g}) against the largest value {values.max():g}. Right: "
+        f"the private average minus the true mean {truth:.4g}, median |error| {median:.3g}."))
 
 
 def auto_avg_error_figure(epsilons: Sequence[float] = (0.03, 0.1, 0.3, 1.0, 3.0),
@@ -89,6 +103,7 @@ def auto_avg_error_figure(epsilons: Sequence[float] = (0.03, 0.1, 0.3, 1.0, 3.0)
     about 1.0 and so has a relative error near 100% at every ε (dashed line).
     """
     figure, (ax,) = new_figure(1)
+    summaries = []
     for offset, column in enumerate(columns):
         values = _column(column)
         truth = float(values.mean())
@@ -96,14 +111,19 @@ def auto_avg_error_figure(epsilons: Sequence[float] = (0.03, 0.1, 0.3, 1.0, 3.0)
             medians = [float(np.median(np.abs(auto_avg_runs(values, e, runs=runs,
                                                             rng=seeded(seed + offset))
                                               - truth))) / truth * 100 for e in epsilons]
-        ax.plot(epsilons, medians, "o-", label=f"auto_avg, {column}",
-                color=SAFE if offset == 0 else TRUTH)
+        ax.plot(epsilons, medians, marker=MARKERS[offset % len(MARKERS)],
+                label=f"auto_avg, {column}", color=SAFE if offset == 0 else TRUTH)
+        summaries.append(f"{column} from {medians[0]:.3g}% to {medians[-1]:.3g}%")
     ax.axhline(100, color=NAIVE, ls="--", label="dividing by a\nsecond noisy sum")
     ax.set(xscale="log", yscale="log", xlabel="ε (total)",
            ylabel="median |error| (% of the true mean)",
            title=f"auto_avg on Adult, {runs} runs per point")
     ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    return figure
+    return describe(figure, (
+        "Log-log line chart of the median error of auto_avg on the Adult data, in percent of "
+        f"the true mean, {runs} runs per point, at total ε = "
+        + ", ".join(f"{e:g}" for e in epsilons) + ": " + "; ".join(summaries)
+        + ". Dividing by a second noisy sum stays near 100% (dashed line)."))
 
 
 def naive_cost_figure(epsilon: float = 1.0, max_queries: int = 50) -> Figure:
@@ -114,13 +134,17 @@ def naive_cost_figure(epsilon: float = 1.0, max_queries: int = 50) -> Figure:
     """
     figure, (ax,) = new_figure(1)
     n = np.arange(1, max_queries + 1)
-    ax.plot(n, n * epsilon, color=NAIVE, label="noise every answer: nε")
+    ax.plot(n, n * epsilon, color=NAIVE, ls="--", label="noise every answer: nε")
     ax.plot(n, np.full(n.shape, epsilon), color=SAFE, label="AboveThreshold: ε")
     ax.set(xlabel="queries the search may examine, n (fixed in advance)",
            ylabel="privacy cost (ε)",
            title=f"First query above a threshold, ε = {epsilon:g}")
     ax.legend(frameon=False)
-    return figure
+    return describe(figure, (
+        "Line chart of the privacy cost of finding the first query above a threshold, against "
+        f"the number n of queries the search may examine, 1 to {max_queries}, at "
+        f"ε = {epsilon:g}: noising every answer costs nε, {max_queries * epsilon:g} at "
+        f"n = {max_queries}; AboveThreshold costs ε = {epsilon:g} however many."))
 
 
 def audit_figure(results: Mapping[str, tuple[float, float, float]]) -> Figure:
@@ -137,8 +161,11 @@ def audit_figure(results: Mapping[str, tuple[float, float, float]]) -> Figure:
     audited = np.array([results[k][1] for k in labels])
     broken = audited > claimed
     y = np.arange(len(labels))
-    ax.barh(y, audited, color=np.where(broken, NAIVE, SAFE), label="audited lower bound")
-    ax.scatter(claimed, y, marker="|", s=300, color="black", zorder=3, label="claimed ε")
+    ax.barh(y[~broken], audited[~broken], color=SAFE, label="audited lower bound")
+    if broken.any():
+        ax.barh(y[broken], audited[broken], **hatched(NAIVE),
+                label="audited lower bound, above the claim")
+    ax.scatter(claimed, y, marker="|", s=300, color=BLACK, zorder=3, label="claimed ε")
     for i, key in enumerate(labels):
         true = results[key][2]
         text = "true ε = ∞" if np.isinf(true) else f"true ε = {true:g}"
@@ -150,7 +177,16 @@ def audit_figure(results: Mapping[str, tuple[float, float, float]]) -> Figure:
            xlim=(0, max(float(audited.max()), float(claimed.max())) * 1.45),
            title="Audited ε, 95% confidence")
     figure.legend(loc="outside lower center", ncol=2, fontsize=8, frameon=False)
-    return figure
+
+    def true_text(value: float) -> str:
+        return "∞" if np.isinf(value) else f"{value:g}"
+
+    return describe(figure, (
+        "Horizontal bar chart of the audited lower bound on ε, at 95% confidence, of each "
+        "SVT variant beside its claimed ε: " + "; ".join(
+            f"{key}: claimed {results[key][0]:g}, audited at least {results[key][1]:.2g}, "
+            f"true {true_text(results[key][2])}" for key in labels)
+        + f". {int(broken.sum())} of {len(labels)} are caught above their claim."))
 
 
 def stream_figure(answers: Sequence[float], labels: Sequence[float], threshold: float,
@@ -193,7 +229,13 @@ def stream_figure(answers: Sequence[float], labels: Sequence[float], threshold: 
     ax.set(xlabel="query (age a)", ylabel="answer",
            title=f"AboveThreshold at ε = {epsilon:g}: stops at a = {x[stop]:g}")
     ax.legend(fontsize=8, frameon=False, loc="upper left")
-    return figure
+    outcome = (f"the run stops at a = {x[stop]:g}, the first noisy answer at or above the "
+               "noisy threshold" if passed.size else "no noisy answer reaches it")
+    return describe(figure, (
+        f"Chart of one run of AboveThreshold at ε = {epsilon:g} over {len(answers)} queries "
+        f"(ages {x[0]:g} to {x[-1]:g}): the true answers go from {answers[0]:g} to "
+        f"{answers[-1]:g}, the threshold is T = {threshold:g} and the noisy threshold "
+        f"{noisy_threshold:.4g}; {outcome}. Queries after it are never examined."))
 
 
 def clip_query_values(values: Sequence[float] | np.ndarray, bounds: Sequence[float],
@@ -233,4 +275,8 @@ def clip_query_figure(columns: Sequence[str] = ("age", "capital-gain"),
                   ["$-q_b$ (≈ rows above b)", f"−threshold = 20/ε = {-threshold:g}",
                    "largest value"], loc="outside lower center", ncol=3, fontsize=8,
                   frameon=False)
-    return figure
+    return describe(figure, (
+        "Log-log step chart of −q_b, about the number of rows above the candidate bound b, "
+        f"against b, one panel per Adult column ({', '.join(columns)}), with the threshold "
+        f"line at 20/ε = {-threshold:g} and the largest value of each column: "
+        + ", ".join(f"{column} {_column(column).max():g}" for column in columns) + "."))
