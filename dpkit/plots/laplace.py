@@ -81,12 +81,12 @@ def tail_bound_figure(scales: Sequence[float] = (0.5, 1.0, 2.0, 5.0)) -> Figure:
 def lsb_attack_figure(lambdas: Sequence[float], naive_decided: Sequence[float],
                       naive_correct: Sequence[float], safe_decided: Sequence[float],
                       safe_correct: Sequence[float]) -> Figure:
-    """Mironov's attack on the textbook and the safe mechanism, per noise scale λ.
+    """Mironov's attack on the textbook and the safe mechanism, per noise scale b.
 
     Left: share of releases on which the attack names an input. Right: share of those
     decisions that are right (1.0 means the attacker is never wrong), against a coin flip
     and the bound ``e^ε/(1+e^ε)`` that ε-DP puts on any guess between the two inputs, with
-    ``ε = 1/λ`` (sensitivity 1, as the chapter measures).
+    ``ε = 1/b`` (sensitivity 1, as the chapter measures).
     """
     figure, (left, right) = new_figure(2, height=3.9)
     x = np.arange(len(lambdas))
@@ -96,12 +96,12 @@ def lsb_attack_figure(lambdas: Sequence[float], naive_decided: Sequence[float],
             (right, naive_correct, safe_correct, "Decision is right", "share of decisions")):
         ax.bar(x - width / 2, naive, width, color=NAIVE, label="textbook (dpkit.naive)")
         ax.bar(x + width / 2, safe, width, color=SAFE, label="safe (dpkit.laplace)")
-        ax.set(xticks=x, xticklabels=[f"{lam:g}" for lam in lambdas], xlabel="λ = Δ/ε",
-               ylim=(0, 1.05), ylabel=ylabel)
+        ax.set(xticks=x, xticklabels=[f"{lam:g}" for lam in lambdas],
+               xlabel="noise scale b = Δ/ε", ylim=(0, 1.05), ylabel=ylabel)
         ax.set_title(title, fontsize=10)
     epsilons = 1.0 / np.asarray(lambdas, dtype=float)
     right.hlines(np.exp(epsilons) / (1 + np.exp(epsilons)), x - 0.48, x + 0.48, color="black",
-                 lw=1.5, label=r"ε-DP bound $e^\varepsilon/(1+e^\varepsilon)$, ε = 1/λ")
+                 lw=1.5, label=r"ε-DP bound $e^\varepsilon/(1+e^\varepsilon)$, ε = 1/b")
     right.axhline(0.5, color=GREY, ls=":", lw=1, label="coin flip")
     entries = dict(zip(*reversed(left.get_legend_handles_labels()), strict=True))
     entries.update(zip(*reversed(right.get_legend_handles_labels()), strict=True))
