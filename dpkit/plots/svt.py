@@ -159,7 +159,8 @@ def stream_figure(answers: Sequence[float], labels: Sequence[float], threshold: 
 
     The noise is drawn here (floating-point Laplace from the seeded generator, for the
     picture only) with AboveThreshold's scales ``2/ε`` and ``4/ε``; the run stops at the
-    first noisy answer at or above the noisy threshold.
+    first noisy answer at or above the noisy threshold. The threshold ``T`` is a wide pale
+    band under the dashed noisy threshold, whose legend entry gives the noise ``τ``.
 
     Parameters
     ----------
@@ -187,8 +188,11 @@ def stream_figure(answers: Sequence[float], labels: Sequence[float], threshold: 
                label="noisy answer (seen)")
     ax.scatter(x[stop + 1:], noisy[stop + 1:], s=10, facecolors="none", edgecolors=GREY,
                label="never examined")
-    ax.axhline(threshold, color=GREY, ls=":", label=f"threshold T = {threshold:g}")
-    ax.axhline(noisy_threshold, color=NAIVE, ls="--", label="noisy threshold")
+    # The true threshold as a wide pale band under the dashed noisy one: the two are often
+    # closer than a line's width at this scale, and the legend gives the noise τ.
+    ax.axhline(threshold, color=GREY, lw=5, alpha=0.45, label=f"threshold T = {threshold:g}")
+    ax.axhline(noisy_threshold, color=NAIVE, ls="--",
+               label=f"noisy threshold T + τ (τ = {noisy_threshold - threshold:+.1f})")
     ax.axvline(x[stop], color=NAIVE, lw=1)
     ax.set(xlabel="query (age a)", ylabel="answer",
            title=f"AboveThreshold at ε = {epsilon:g}: stops at a = {x[stop]:g}")

@@ -313,7 +313,8 @@ def _clipped_sum_units(data: np.ndarray, bound: float,
 
 
 def auto_avg(values: Any, epsilon: float, *, bounds: Iterable[float] | None = None,
-             rng: RandomSource | None = None) -> float:
+             rng: RandomSource | None = None,
+             return_bound: bool = False) -> float | tuple[float, int | float]:
     """Return a differentially private average with a clipping bound chosen privately.
 
     Three steps, ε/3 each:
@@ -345,10 +346,14 @@ def auto_avg(values: Any, epsilon: float, *, bounds: Iterable[float] | None = No
         :data:`DEFAULT_CLIP_BOUNDS` (1 to 200, then steps of about 1% up to 2**40).
     rng : RandomSource, optional
         Source of random bits; ``None`` (default) is the secure OS source.
+    return_bound : bool, default False
+        Also return the clipping bound ``b`` the average used (step 1's result, or the
+        largest candidate when none qualified). It is part of the same ε-DP release, so
+        returning it costs nothing.
 
     Returns
     -------
-    float
+    float, or (float, int or float) when ``return_bound``
         The noisy clipped sum over the noisy count, computed exactly and rounded once to
         the nearest float. The count is floored at 1 before the division (post-processing,
         so free). The result is finite unless the exact ratio lies beyond the float range
@@ -359,13 +364,14 @@ def auto_avg(values: Any, epsilon: float, *, bounds: Iterable[float] | None = No
     Raises
     ------
     TypeError, ValueError
-        As :func:`choose_clip_bound`.
+        As :func:`choose_clip_bound`; ``TypeError`` if ``return_bound`` is not a bool.
 
     Notes
     -----
     **Privacy**: ε-differentially private under adding or removing one row (and under
     changing one: sensitivities b and 0 ≤ 1 then), by sequential composition of three
-    mechanisms with the exact rational budget ε/3 each (Dwork & Roth 2014, Theorem 3.16):
+    mechanisms with the exact rational budget ε/3 each (Dwork & Roth 2014, Theorem 3.16),
+    which covers releasing all three results, the chosen bound included:
     AboveThreshold (Theorem 3.23) and two discrete Laplace mechanisms (Canonne, Kamath &
     Steinke 2020). The clipped sum is computed on a grid ``2**k <= b·2**-20`` with each
     row's term rounded down on its own and the terms added as integers, so one row moves
@@ -378,15 +384,22 @@ def auto_avg(values: Any, epsilon: float, *, bounds: Iterable[float] | None = No
     >>> from dpkit.rng import seeded
     >>> round(auto_avg([30, 40, 50] * 1000, 1.0, rng=seeded(0)), 1)
     40.1
+    >>> average, bound = auto_avg([30, 40, 50] * 1000, 1.0, rng=seeded(0), return_bound=True)
+    >>> round(average, 1), bound
+    (40.1, 50)
     """
+    if not isinstance(return_bound, bool):
+        raise TypeError(f"return_bound must be True or False, got {return_bound!r}")
     with padded(AUTO_AVG_COST) as clock:
-        average = float(_auto_avg_runs(values, epsilon, bounds, 1, rng, clock)[0])
-    return average
+        averages, used = _auto_avg_runs(values, epsilon, bounds, 1, rng, clock, with_bounds=True)
+    average = float(averages[0])
+    return (average, used[0]) if return_bound else average
 
 
 def _auto_avg_runs(values: Any, epsilon: Any, bounds: Any, runs: int, rng: Any,
-                   clock: Deadline | None = None) -> np.ndarray:
-    """``runs`` independent runs of :func:`auto_avg` (the noise drawn in bulk)."""
+                   clock: Deadline | None = None, *, with_bounds: bool = False) -> Any:
+    """``runs`` independent runs of :func:`auto_avg` (the noise drawn in bulk): the averages,
+    and with ``with_bounds`` the clipping bound each run used, as a pair."""
     share = exact_epsilon(epsilon, 3) / 3
     grid = check_bounds_grid(DEFAULT_CLIP_BOUNDS if bounds is None else bounds)
     data = _check_rows(values, grid)
@@ -406,8 +419,11 @@ def _auto_avg_runs(values: Any, epsilon: Any, bounds: Any, runs: int, rng: Any,
     # The count on the grid 2**k <= min(1, 1/share): noise scale >= 1 grid unit.
     k = min(0, grid_exponent(1 / share, bits=0))
     noisy_counts = release_on_grid(len(data) << -k, 1 << -k, share, k, source, runs)
-    return np.array([nearest_float(total / max(count, 1))
-                     for total, count in zip(noisy_sums, noisy_counts, strict=True)])
+    averages = np.array([nearest_float(total / max(count, 1))
+                         for total, count in zip(noisy_sums, noisy_counts, strict=True)])
+    if with_bounds:
+        return averages, [grid[-1] if b is None else b for b in chosen]
+    return averages
 
 
 def auto_avg_runs(values: Any, epsilon: float, *, runs: int,
