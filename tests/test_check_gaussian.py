@@ -99,6 +99,47 @@ def test_analytic_sigma() -> None:
     assert not check_analytic_sigma(lambda s, e, d: -1.0).passed
 
 
+def _log_space_delta(sigma: float, sensitivity: float, epsilon: float) -> float:
+    """The chapter's model my_delta: δ(σ) in double precision, in log space."""
+    from scipy.special import log_ndtr
+
+    s, r = sensitivity / (2 * sigma), epsilon * sigma / sensitivity
+    log_p = log_ndtr(s - r)
+    return float(np.exp(log_p) * -np.expm1(epsilon + log_ndtr(-s - r) - log_p))
+
+
+def _bisect(end: str):
+    """A multiplicative bisection to 1e-13 that returns the chosen end of its bracket."""
+    def sigma(sensitivity: float, epsilon: float, delta: float) -> float:
+        low, high = 1e-3 * sensitivity, sensitivity
+        while _log_space_delta(high, sensitivity, epsilon) > delta:
+            low, high = high, 2 * high
+        while _log_space_delta(low, sensitivity, epsilon) <= delta:
+            low /= 2
+        while high / low > 1 + 1e-13:
+            middle = math.sqrt(low * high)
+            if _log_space_delta(middle, sensitivity, epsilon) > delta:
+                low = middle
+            else:
+                high = middle
+        return {"low": low, "middle": math.sqrt(low * high), "high": high}[end]
+    return sigma
+
+
+def test_analytic_sigma_safe_side_within_rounding_only() -> None:
+    """The exercise asks for the safe side: the upper end of a 1e-13 bracket passes; the
+    lower end and the midpoint, whose exact δ exceeds the target by more than the rounding
+    of a double-precision δ(σ) at some test point, fail (the old 2e-11 slack passed both)."""
+    upper = check_analytic_sigma(_bisect("high"))
+    assert upper.passed and "at most the target" in upper.message
+    for end in ("low", "middle"):
+        verdict = check_analytic_sigma(_bisect(end))
+        assert not verdict.passed and "too small" in verdict.message, end
+        assert "rounding" in verdict.message, end
+    # the allowance is stated per point
+    assert all("rounding allowance" in line for line in upper.details)
+
+
 def test_gaussian_noise() -> None:
     good = check_gaussian_noise(lambda sigma, size, g: g.normal(0.0, sigma, size))
     assert good.passed and isinstance(good, Verdict)
@@ -130,6 +171,13 @@ def test_newton_derivative() -> None:
     assert not no_chain.passed and "chain rule" in no_chain.message
     assert f"{right(-1.0, 0.5):.6g}" not in str(no_chain)     # the answer is not given away
     assert not check_newton_derivative(lambda x, e: "0").passed
+
+
+def test_newton_derivative_speaks_the_chapters_letters() -> None:
+    """The chapter writes G(χ) (x is another quantity there): so do the verdicts."""
+    verdict = check_newton_derivative(lambda chi, e: -math.exp(-chi * chi))
+    assert not verdict.passed and "G'(χ)" in verdict.message and "χ=" in verdict.message
+    assert "G'(x)" not in verdict.message and "x=" not in verdict.message
 
 
 def test_classic_calibration_with_equality_for_every_delta() -> None:

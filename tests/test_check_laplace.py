@@ -42,6 +42,12 @@ def test_interval() -> None:
     assert not check_laplace_interval(lambda d, e, c: "wide").passed
 
 
+def test_laplace_interval_hint_uses_the_exercise_letter() -> None:
+    """The exercise calls the half-width w (α is a false-positive rate in chapter 1)."""
+    other = check_laplace_interval(lambda d, e, c: d / e)
+    assert not other.passed and "for w" in other.message and "α" not in other.message
+
+
 def test_mechanism_right_answers_pass() -> None:
     textbook = check_laplace_mechanism(lambda v, d, e, g: v + g.laplace(0.0, d / e))
     assert textbook.passed, str(textbook)

@@ -101,7 +101,7 @@ def test_composition_experiment_runs_the_chosen_database_and_is_adaptive():
     assert composition_experiment(choose, 3, 0) == (10, 11, 12)
     assert composition_experiment(choose, 3, 1) == (11, 12, 13)
     assert seen == [0, 1, 2, 0, 1, 2]
-    with pytest.raises(ValueError, match="b must be"):
+    with pytest.raises(ValueError, match="world must be"):
         composition_experiment(choose, 3, 2)
 
 

@@ -143,6 +143,19 @@ def test_division_free_sampler_checker() -> None:
 
     verdict = check_division_free_sampler(bits_then_floats)
     assert not verdict and "floating point" in verdict.message
+
+    def modulo(weights, rng):                    # bits reduced modulo the total: biased
+        total = sum(weights)
+        t = rng.bits((total - 1).bit_length()) % total
+        for i, w in enumerate(weights):
+            if t < w:
+                return i
+            t -= w
+        raise AssertionError("unreachable")
+
+    verdict = check_division_free_sampler(modulo)
+    assert not verdict and "modulo" in verdict.message and "draw again" in verdict.message
+    assert "modulo" not in check_division_free_sampler(off_by_one).message
     assert "index" in check_division_free_sampler(lambda w, rng: len(w)).message
 
 

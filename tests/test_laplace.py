@@ -244,8 +244,17 @@ def test_figures_are_deterministic() -> None:
     assert isinstance(first, Figure)
     assert figure_png(first) == figure_png(laplace_release_figure(0.5, 2.0))
     assert isinstance(tail_bound_figure(), Figure)
-    assert isinstance(lsb_attack_figure([1, 10], [0.6, 0.6], [1, 1], [0.4, 0.4], [0.5, 0.5]),
-                      Figure)
+    from dpkit.attacks.laplace import LSBAttackResult
+
+    naive = [LSBAttackResult(100, 0.6, 1.0, 0.8, 0.73), LSBAttackResult(100, 0.6, 1.0, 0.8, 0.52)]
+    safe = [LSBAttackResult(100, 0.4, 0.5, 0.5, 0.73), LSBAttackResult(100, 0.4, 0.5, 0.5, 0.52)]
+    figure = lsb_attack_figure([1, 10], naive, safe)
+    assert isinstance(figure, Figure)
+    # the ε-DP bound is drawn over both shares it limits, not over the share that decides
+    decided, right_when, overall = figure.axes[:3]
+    assert overall.get_title() == "Overall\naccuracy" and len(overall.collections) == 1
+    assert right_when.get_title() == "Right when\nit decides" and len(right_when.collections) == 1
+    assert not decided.collections
 
 
 # ---------------------------------------------------------------- calibration caching

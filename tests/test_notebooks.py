@@ -178,6 +178,45 @@ def test_numbering_matches_the_book(tmp_path):
     assert "**Exercise 1**." in "\n".join(c.source for c in intro.cells)  # root: unnumbered
 
 
+def test_glued_values_read_as_printed_values(tmp_path):
+    """A number glued into the prose is known only after the book runs: a notebook says it
+    is printed by the code, never the raw role or its key (before: "`miss400:.1e`")."""
+    from dpkit.course.myst import GLUED_VALUE
+
+    book = tmp_path / "book"
+    book.mkdir()
+    (book / "a.md").write_text(CHAPTER.replace(
+        "Compute it.", "It misses with probability {glue:text}`miss400:.1e` only."))
+    (tmp_path / "_toc.yml").write_text("format: jb-book\nroot: book/a\n")
+    export(book, tmp_path / "out")
+    text = "\n".join(c.source for c in nbformat.read(tmp_path / "out" / "student" / "a.ipynb",
+                                                      4).cells)
+    assert f"probability {GLUED_VALUE} only" in text
+    assert "miss400" not in text and "{glue" not in text
+
+
+_GLUE_ROLE = re.compile(r"\{glue(?::\w+)?\}`(?P<key>[^`:]+)")
+
+
+def test_every_glued_value_is_printed_where_it_is_glued():
+    """So that a notebook reader, who sees GLUED_VALUE in the prose, finds the number in the
+    output of the cell that glues it: that cell prints it too (item 17 of the student
+    read-through)."""
+    book_dir = Path(__file__).resolve().parent.parent / "book"
+    for path in sorted(book_dir.glob("*.md")):
+        source = path.read_text()
+        keys = set(_GLUE_ROLE.findall(source))
+        for key in keys:
+            cells = [cell for cell in re.split(r"\n```\n", source)
+                     if f'glue("{key}"' in cell]
+            assert len(cells) == 1, (path.name, key)
+            # glue("key", name, ...) and an f-string that prints {name...}
+            name = re.search(rf'glue\("{key}", (\w+)', cells[0])
+            assert name, (path.name, key, "glue a variable, and print it")
+            assert re.search(r"print\(", cells[0]) and re.search(
+                r"\{" + name[1] + r"[:!}]", cells[0]), (path.name, key, "not printed")
+
+
 def test_export_refuses_an_empty_folder(tmp_path):
     with pytest.raises(FileNotFoundError, match="no MyST notebook chapters"):
         export(tmp_path, tmp_path / "out")

@@ -156,3 +156,16 @@ def test_exact_profile_matches_closed_forms() -> None:
     assert one.delta(star) <= target < one.delta(np.nextafter(star, 0.0))
     assert star == pytest.approx(math.log(math.exp(e0) - target * (1 + math.exp(e0))),
                                  rel=1e-12)
+
+
+def test_results_are_found_from_any_working_directory(tmp_path: Path, monkeypatch) -> None:
+    """The page runs as a notebook from anywhere (nbconvert executes it in the notebook's
+    folder): its ``find_results`` falls back on the clone of the installed dpkit."""
+    source = PAGE.read_text()
+    start = source.index("def find_results(")
+    code = source[start:source.index("\n\n\n", start)]
+    namespace: dict = {"Path": Path}
+    exec(code, namespace)   # the page's own function, read from the repository
+    monkeypatch.chdir(tmp_path)
+    found = namespace["find_results"]()
+    assert found.is_file() and found.parts[-3:] == RESULTS.parts[-3:]

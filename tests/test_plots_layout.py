@@ -18,6 +18,7 @@ from matplotlib.legend import Legend
 from matplotlib.patches import FancyBboxPatch
 from matplotlib.text import Text
 
+from dpkit.attacks.laplace import LSBAttackResult
 from dpkit.plots import composition, exponential, gaussian, intro, laplace, promise, svt
 
 CASES = [
@@ -28,9 +29,9 @@ CASES = [
     (promise.tradeoff_figure, {"epsilon": 2.0, "delta": 0.0}),
     (laplace.tail_bound_figure, {}),
     (laplace.laplace_release_figure, {"epsilon": 0.1, "sensitivity": 5.0, "releases": 200}),
-    (laplace.lsb_attack_figure, {"lambdas": [1, 2, 5, 10], "naive_decided": [0.6] * 4,
-                                 "naive_correct": [1.0] * 4, "safe_decided": [0.5] * 4,
-                                 "safe_correct": [0.5] * 4}),
+    (laplace.lsb_attack_figure, {"scales": [1, 2, 5, 10],
+                                 "naive": [LSBAttackResult(1000, 0.6, 1.0, 0.8, 0.73)] * 4,
+                                 "safe": [LSBAttackResult(1000, 0.5, 0.5, 0.5, 0.73)] * 4}),
     (gaussian.laplace_vs_gaussian_figure, {"dimension": 1000, "epsilon": 0.9}),
     (gaussian.sigma_calibration_figure, {"epsilon": 5.0, "delta": 1e-12}),
     (gaussian.privacy_profile_figure, {}),

@@ -77,6 +77,20 @@ def test_auto_avg_falls_back_to_the_largest_candidate():
         assert abs(auto_avg(values, 1.0, bounds=[1, 2, 3], rng=seeded(seed)) - 3) < 0.5
 
 
+def test_auto_avg_can_return_the_bound_it_used():
+    """return_bound=True adds step 1's bound (or the fallback) to the same release: the
+    average is the one the plain call returns with the same source."""
+    values = np.array([30.0, 40.0, 50.0] * 1000)
+    average, bound = auto_avg(values, 1.0, rng=seeded(4), return_bound=True)
+    assert average == auto_avg(values, 1.0, rng=seeded(4))
+    assert bound in clipping.DEFAULT_CLIP_BOUNDS and 50 <= bound <= 100
+    # the fallback of the test above: every candidate fails, the largest one is used
+    assert auto_avg(np.full(1000, 1e6), 1.0, bounds=[1, 2, 3], rng=seeded(0),
+                    return_bound=True)[1] == 3
+    with pytest.raises(TypeError, match="return_bound"):
+        auto_avg(values, 1.0, rng=seeded(0), return_bound=1)
+
+
 def test_the_naive_auto_avg_returns_about_one_whatever_the_column(adult):
     # Its "average" is a noisy clipped sum over another noisy clipped sum. At ε = 1 both
     # noises have scale 3b, while the clipped sum is >= b·#(values >= b) >= 0.5·n·b for

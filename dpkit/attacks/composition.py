@@ -200,13 +200,15 @@ def averaging_attack_success_rate(true_count: int, epsilon: float, n_queries: in
 
 
 def composition_experiment(choose: Callable[[tuple], tuple[Any, Any, Callable]], k: int,
-                           b: int, *, rng: Any = None) -> tuple:
-    """Run the ``k``-fold adaptive composition experiment ``b`` (Dwork & Roth 2014, §3.5.2).
+                           world: int, *, rng: Any = None) -> tuple:
+    """Run the ``k``-fold adaptive composition experiment in ``world`` 0 or 1 (Dwork & Roth
+    2014, §3.5.2, who call it experiment *b*).
 
     In each round the adversary ``choose`` sees the outputs so far and returns two
-    neighbouring databases ``(x0, x1)`` and a mechanism; the mechanism runs on ``x_b``.
+    neighbouring databases ``(x0, x1)`` and a mechanism; the mechanism runs on ``x0`` in world
+    0 and on ``x1`` in world 1.
     With ``x0`` = the data with Bob and ``x1`` = without him, composition theorems bound how
-    well any adversary can tell experiment 0 from experiment 1.
+    well any adversary can tell world 0 from world 1.
 
     Parameters
     ----------
@@ -215,7 +217,7 @@ def composition_experiment(choose: Callable[[tuple], tuple[Any, Any, Callable]],
         and ``mechanism(x, rng) -> output``.
     k : int
         Number of rounds, >= 1.
-    b : int
+    world : int
         Which database is used: 0 or 1.
     rng : None or dpkit.rng.RandomSource
         Randomness passed to each mechanism.
@@ -228,15 +230,15 @@ def composition_experiment(choose: Callable[[tuple], tuple[Any, Any, Callable]],
     Raises
     ------
     TypeError, ValueError
-        If ``k`` or ``b`` is out of range.
+        If ``k`` or ``world`` is out of range.
     """
     k = check_integer(k, "k", minimum=1)
-    b = check_integer(b, "b", minimum=0, maximum=1)
+    world = check_integer(world, "world", minimum=0, maximum=1)
     source = resolve(rng)
     view: list[Any] = []
     for _ in range(k):
         x0, x1, mechanism = choose(tuple(view))
-        view.append(mechanism(x1 if b else x0, source))
+        view.append(mechanism(x1 if world else x0, source))
     return tuple(view)
 
 
@@ -248,7 +250,7 @@ def simulate_privacy_loss(epsilon: float, k: int, *, mechanism: str = "laplace",
     """Simulate the total privacy loss of ``k`` composed ``epsilon``-DP releases about Bob.
 
     The privacy loss of an output ``y`` is ``ln(P[M(x0) = y] / P[M(x1) = y])`` with ``x0``
-    the data with Bob, ``x1`` without; it is drawn under ``x0`` (experiment 0).
+    the data with Bob, ``x1`` without; it is drawn under ``x0`` (world 0).
 
     Parameters
     ----------

@@ -204,6 +204,45 @@ def _float_hint(error: Exception) -> str:
             "16 digits and nothing beyond 1.8e308; the exact sampler compares integers only.")
 
 
+class _RecordingBits(BitsOnly):
+    """:class:`BitsOnly` that also records the sizes ``k`` the sampler asks ``bits`` for."""
+
+    def __init__(self, inner: RandomSource) -> None:
+        super().__init__(inner)
+        self.sizes: set[Any] = set()
+
+    def bits(self, k: int) -> int:
+        value = super().bits(k)
+        self.sizes.add(k)
+        return value
+
+
+def _modulo_frequencies(weights: list[int], k: int) -> np.ndarray:
+    """The outcome probabilities of a sampler that takes ``rng.bits(k) % Σ w`` as its point
+    below the total: the ``2**k mod Σ w`` smallest points come up once more than the rest."""
+    total = sum(weights)
+    once, more = divmod(1 << k, total)
+    probabilities, start = [], 0
+    for w in weights:
+        extra = max(0, min(start + w, more) - start)   # points of [start, start + w) below more
+        probabilities.append(Fraction(once * w + extra, 1 << k))
+        start += w
+    return np.array(probabilities, dtype=float)
+
+
+def _modulo_hint(weights: list[int], counts: np.ndarray, sizes: set[Any]) -> str:
+    """A hint when the frequencies match ``bits(k) % Σ w`` for a ``k`` the sampler used."""
+    draws = int(counts.sum())
+    for k in sorted(size for size in sizes if isinstance(size, int) and 0 < size <= 4096)[:8]:
+        expected = _modulo_frequencies(weights, k) * draws
+        if (expected > 0).all() and stats.chisquare(counts, expected).pvalue > 1e-3:
+            return (f" They match rng.bits({k}) reduced modulo Σ w: 2**{k} is not a multiple "
+                    "of Σ w, so the smallest remainders come up more often than the others. "
+                    "Reducing modulo the total is biased; when the bits fall at or above the "
+                    "total, reject them and draw again.")
+    return ""
+
+
 def check_division_free_sampler(sampler: Callable[[list[int], RandomSource], int], *,
                                 draws: int = 6000, seed: int = 2020) -> Verdict:
     """Check ``sampler(weights, rng) -> index``: draws ``i`` with probability ``w_i / Σ w``.
@@ -215,7 +254,10 @@ def check_division_free_sampler(sampler: Callable[[list[int], RandomSource], int
     weights near ``10**400``, beyond the float range, on which any floating-point step
     (``bits / 2**53 * total``, ``total / ...``) raises ``OverflowError`` or loses the
     outcomes' proportions. Each test fails below p = 5e-7, so a correct sampler fails with
-    probability at most 1e-6 (and, with the fixed seed, always passes or always fails).
+    probability at most 1e-6 (and, with the fixed seed, always passes or always fails). When
+    the frequencies fail but match those of ``rng.bits(k) % Σ w`` for a ``k`` the sampler
+    asked for (chi-square p > 1e-3), the verdict says that reducing modulo the total is
+    biased.
 
     Parameters
     ----------
@@ -234,7 +276,7 @@ def check_division_free_sampler(sampler: Callable[[list[int], RandomSource], int
     details: list[str] = []
     for weights, what in (([1, 6, 3, 20, 1, 9], "small weights"),
                           ([huge, 3 * huge, 2 * huge], "weights near 10**400")):
-        rng = BitsOnly(seeded(seed))
+        rng = _RecordingBits(seeded(seed))
         counts = np.zeros(len(weights), dtype=int)
         for _ in range(draws):
             index = call_checked(sampler, list(weights), rng, where=f"On {what}",
@@ -252,7 +294,7 @@ def check_division_free_sampler(sampler: Callable[[list[int], RandomSource], int
         details += [f"{what}: observed {counts.tolist()}, expected "
                     f"{np.round(expected, 1).tolist()}, chi-square p-value {pvalue:.3g}"]
         if pvalue < 5e-7:
-            return Verdict(False, f"On {what}, the frequencies do not match w_i / Σ w.",
-                           tuple(details))
+            return Verdict(False, f"On {what}, the frequencies do not match w_i / Σ w."
+                           + _modulo_hint(weights, counts, rng.sizes), tuple(details))
     return Verdict(True, "The sampler draws each index with probability w_i / Σ w, "
                          "using random bits and integer arithmetic only.", tuple(details))

@@ -67,8 +67,8 @@ def check_sum_count_sensitivity(fn: Callable[[float, float], float]) -> Verdict:
 
 
 def check_laplace_interval(fn: Callable[[float, float, float], float]) -> Verdict:
-    """Check ``fn(sensitivity, epsilon, confidence)``: the half-width ``α`` for which the
-    interval ``release ± α`` around one Laplace-mechanism release (noise ``Lap(Δ/ε)``)
+    """Check ``fn(sensitivity, epsilon, confidence)``: the half-width ``w`` for which the
+    interval ``release ± w`` around one Laplace-mechanism release (noise ``Lap(Δ/ε)``)
     contains the true answer with probability exactly ``confidence``.
 
     ``fn`` is called at four points (Δ from 1 to 5, ε from 0.1 to 2, confidence from 0.5 to
@@ -92,7 +92,7 @@ def check_laplace_interval(fn: Callable[[float, float, float], float]) -> Verdic
         elif math.isclose(value, 2 * want, rel_tol=1e-9):
             hint = "that is the width of the whole interval: the question asks for half"
         else:
-            hint = "solve P[|Lap(b)| > α] = 1 − confidence for α"
+            hint = "solve P[|Lap(b)| > w] = 1 − confidence for w"
         return f"your half-width is {_direction(value, want)}; {hint}"
 
     found = compare_at(fn, ((1.0, 1.0, 0.95), (1.0, 0.1, 0.9), (2.0, 0.5, 0.99), (5.0, 2.0, 0.5)),

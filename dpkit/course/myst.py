@@ -6,7 +6,9 @@ text. This module rewrites them: a theorem becomes a quoted block headed
 "**Theorem 2.1** (title)", numbered exactly as the rendered book numbers it; a cross-reference
 becomes the text the book shows ("Theorem 2.1", a section's heading, a chapter's title); a
 citation becomes "(Author Year)". It reads the table of contents for the chapter numbers and
-``references.bib`` for the citations; it does not execute anything.
+``references.bib`` for the citations; it does not execute anything, so a number that the book
+glues into its prose (``{glue:text}`key```) is not known here: the role becomes
+:data:`GLUED_VALUE`, and each chapter prints every glued value in its code cell's output.
 """
 
 from __future__ import annotations
@@ -18,7 +20,12 @@ from pathlib import Path
 
 import jupytext
 
-__all__ = ["Book", "Chapter", "read_book"]
+__all__ = ["GLUED_VALUE", "Book", "Chapter", "read_book"]
+
+#: What a ``{glue}`` role of the book becomes in a notebook: the rendered book shows the
+#: value computed at build time; a notebook shows it in the output of the code cell that
+#: glues it (every chapter prints what it glues).
+GLUED_VALUE = "*(the value printed by the code)*"
 
 # Directive types that sphinx-proof and sphinx-exercise number, each with its own counter.
 _NUMBERED = {
@@ -297,7 +304,7 @@ class _Renderer:
             return self._cite(role, target)
         if role == "math":
             return f"${content}$"
-        return f"`{content}`" if role.startswith("glue") else (text or target)
+        return GLUED_VALUE if role.startswith("glue") else (text or target)
 
     def _link(self, text: str, stem: str) -> str:
         if stem == self.chapter.stem:

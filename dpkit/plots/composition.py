@@ -288,7 +288,7 @@ def averaging_attack_figure(epsilon: float = 0.5, budget: float = 2.0, n_max: in
                 (allowed, 0.86), xytext=(6, 0), textcoords="offset points", fontsize=8,
                 color=SAFE)
     _plain_log_axes(ax, y=False)
-    ax.set(ylim=(0, 1.02), xlabel="answers averaged (n)",
+    ax.set(ylim=(0, 1.02), xlabel="answers averaged (m)",
            ylabel="P(rounded mean = true count)",
            title=f"Averaging attack, ε = {epsilon:g} per answer")
     ax.legend(fontsize=8, loc="lower right")
@@ -323,7 +323,7 @@ def privacy_loss_distributions_figure(epsilon0: float = 1.0) -> Figure:
     wide = np.linspace(rho - 4 * epsilon0, rho + 4 * epsilon0, 300)
     left.plot(wide, [gaussian.density(x) for x in wide], color=NAIVE, lw=2, ls="--",
               label="Gaussian, same ρ")
-    left.set(xlabel="privacy loss L", ylabel="density / mass",
+    left.set(xlabel=r"privacy loss $\mathcal{L}$", ylabel="density / mass",
              title=f"Loss, ε₀ = {epsilon0:g}")
 
     epsilons = np.linspace(0, 2.5 * epsilon0, 40)
@@ -335,13 +335,13 @@ def privacy_loss_distributions_figure(epsilon0: float = 1.0) -> Figure:
                label="Gaussian, Balle–Wang")
     marks = epsilons[::4]
     right.plot(marks, [laplace.profile(float(e)) for e in marks], "o", color=TRUTH, ms=4,
-               label="E[(1 − e^(ε−L))₊]")
+               label=r"E[(1 − e^(ε−$\mathcal{L}$))₊]")
     right.plot(marks, [gaussian.profile(float(e)) for e in marks], "o", color=TRUTH, ms=4)
     right.set(xlabel="ε", ylabel="δ(ε)", title="Privacy profiles", ylim=(0, None))
     # One legend below both panels: the curves fill the panels' corners.
     figure.legend([*left.get_lines()[:1], left.get_lines()[-1], right.get_lines()[2]],
                   ["Laplace (stems: point masses)", "Gaussian, same ρ",
-                   "numerical E[(1 − e^(ε−L))₊]"],
+                   r"numerical E[(1 − e^(ε−$\mathcal{L}$))₊]"],
                   loc="outside lower center", ncol=2, fontsize=8, frameon=False)
     (high_loss, high_mass), (low_loss, low_mass) = laplace.atoms
     return describe(figure, (

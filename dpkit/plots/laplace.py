@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 from matplotlib.figure import Figure
 
+from dpkit.attacks.laplace import LSBAttackResult
 from dpkit.laplace import laplace_accuracy, laplace_scale, sample_releases
 from dpkit.plots._style import (
     BLACK,
@@ -98,31 +99,38 @@ def tail_bound_figure(scales: Sequence[float] = (0.5, 1.0, 2.0, 5.0)) -> Figure:
         "t = b ln 20 (" + ", ".join(f"{b * np.log(20):.3g}" for b in scales) + ")."))
 
 
-def lsb_attack_figure(lambdas: Sequence[float], naive_decided: Sequence[float],
-                      naive_correct: Sequence[float], safe_decided: Sequence[float],
-                      safe_correct: Sequence[float]) -> Figure:
-    """Mironov's attack on the textbook and the safe mechanism, per noise scale λ.
+def lsb_attack_figure(scales: Sequence[float], naive: Sequence[LSBAttackResult],
+                      safe: Sequence[LSBAttackResult]) -> Figure:
+    """Mironov's attack on the textbook and the safe mechanism, per noise scale b.
 
-    Left: share of releases on which the attack names an input. Right: share of those
-    decisions that are right (1.0 means the attacker is never wrong), against a coin flip
-    and the bound ``e^ε/(1+e^ε)`` that ε-DP puts on any guess between the two inputs, with
-    ``ε = 1/λ`` (sensitivity 1, as the chapter measures).
+    ``naive`` and ``safe`` hold one :class:`~dpkit.attacks.laplace.LSBAttackResult` per scale
+    (sensitivity 1, ``ε = 1/b``, as the chapter measures). Left: share of releases on which
+    the attack names an input. Middle: share of those decisions that are right (1.0 means the
+    attacker is never wrong). Right: overall accuracy, a coin flip counted for each undecided
+    release. The middle and right panels draw a coin flip and the bound ``e^ε/(1+e^ε)`` that
+    ε-DP puts on both: on any guess between the two inputs, and on a guess made only where
+    the attack decides (each decision is an event at most ``e^ε`` times likelier from the
+    input it names).
     """
-    figure, (left, right) = new_figure(2, height=3.9)
-    x = np.arange(len(lambdas))
+    figure, (left, middle, right) = new_figure(3, height=3.9)
+    x = np.arange(len(scales))
     width = 0.38
-    for ax, naive, safe, title, ylabel in (
-            (left, naive_decided, safe_decided, "Attack decides", "share of releases"),
-            (right, naive_correct, safe_correct, "Decision is right", "share of decisions")):
-        ax.bar(x - width / 2, naive, width, **hatched(NAIVE), label="textbook (dpkit.naive)")
-        ax.bar(x + width / 2, safe, width, color=SAFE, label="safe (dpkit.laplace)")
-        ax.set(xticks=x, xticklabels=[f"{lam:g}" for lam in lambdas], xlabel="λ = Δ/ε",
+    panels = ((left, "decided", "Attack\ndecides", "share of releases"),
+              (middle, "correct_when_decided", "Right when\nit decides", "share of decisions"),
+              (right, "accuracy", "Overall\naccuracy", "share of releases"))
+    for ax, field, title, ylabel in panels:
+        ax.bar(x - width / 2, [getattr(r, field) for r in naive], width, **hatched(NAIVE),
+               label="textbook (dpkit.naive)")
+        ax.bar(x + width / 2, [getattr(r, field) for r in safe], width, color=SAFE,
+               label="safe (dpkit.laplace)")
+        ax.set(xticks=x, xticklabels=[f"{b:g}" for b in scales], xlabel="b = Δ/ε",
                ylim=(0, 1.05), ylabel=ylabel)
         ax.set_title(title, fontsize=10)
-    epsilons = 1.0 / np.asarray(lambdas, dtype=float)
-    right.hlines(np.exp(epsilons) / (1 + np.exp(epsilons)), x - 0.48, x + 0.48, color=BLACK,
-                 lw=1.5, label=r"ε-DP bound $e^\varepsilon/(1+e^\varepsilon)$, ε = 1/λ")
-    right.axhline(0.5, color=GREY, ls=":", lw=1, label="coin flip")
+    epsilons = 1.0 / np.asarray(scales, dtype=float)
+    for ax in (middle, right):
+        ax.axhline(0.5, color=GREY, ls=":", lw=1, label="coin flip")
+        ax.hlines(np.exp(epsilons) / (1 + np.exp(epsilons)), x - 0.48, x + 0.48, color=BLACK,
+                  lw=1.5, label=r"ε-DP bound $e^\varepsilon/(1+e^\varepsilon)$, ε = 1/b")
     entries = dict(zip(*reversed(left.get_legend_handles_labels()), strict=True))
     entries.update(zip(*reversed(right.get_legend_handles_labels()), strict=True))
     figure.legend(entries.values(), entries.keys(), loc="outside lower center", ncol=2,
@@ -132,10 +140,14 @@ def lsb_attack_figure(lambdas: Sequence[float], naive_decided: Sequence[float],
         low, high = min(values), max(values)
         return f"{low:.0%}" if f"{low:.0%}" == f"{high:.0%}" else f"{low:.0%} to {high:.0%}"
 
+    def shares(field: str) -> str:
+        return (f"{spread([getattr(r, field) for r in naive])} on the textbook mechanism and "
+                f"{spread([getattr(r, field) for r in safe])} on the safe one")
+
     return describe(figure, (
-        "Two bar charts of Mironov's attack on the textbook and the safe Laplace mechanism at "
-        f"noise scales λ = {', '.join(f'{lam:g}' for lam in lambdas)}. Left: the attack "
-        f"names an input on {spread(naive_decided)} of the textbook's releases and "
-        f"{spread(safe_decided)} of the safe ones. Right: it is right on "
-        f"{spread(naive_correct)} of its decisions on the textbook mechanism, beyond the "
-        f"ε-DP bound, and on {spread(safe_correct)} on the safe one, near a coin flip."))
+        "Three bar charts of Mironov's attack on the textbook and the safe Laplace mechanism "
+        f"at noise scales b = {', '.join(f'{b:g}' for b in scales)}. Left: the attack names "
+        f"an input on {shares('decided')} of the releases. Middle: it is right on "
+        f"{shares('correct_when_decided')} of its decisions. Right: overall accuracy "
+        f"{shares('accuracy')}, against the ε-DP bound e^ε/(1+e^ε) drawn on the middle and "
+        "right panels."))

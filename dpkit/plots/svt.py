@@ -77,7 +77,7 @@ def clip_bound_figure(epsilon: float = 1.0, grid: str = "1 to 200, then +1% (def
     edges = np.geomspace(1, max(float(candidates[-1]), 10.0), 41)
     left.hist(used, bins=edges, color=SAFE, histtype="stepfilled")
     left.axvline(values.max(), color=TRUTH, lw=2, label=f"largest value {values.max():g} (left)")
-    left.set(xscale="log", xlabel="chosen bound b", ylabel="runs", ylim=(0, runs),
+    left.set(xscale="log", xlabel="chosen bound U", ylabel="runs", ylim=(0, runs),
              title=f"ε = {epsilon:g}: bounds chosen")
     span = max(float(np.max(np.abs(errors))), 1e-9)
     right.hist(errors, bins=np.linspace(-span, span, 41), color=SAFE, histtype="stepfilled")
@@ -195,7 +195,8 @@ def stream_figure(answers: Sequence[float], labels: Sequence[float], threshold: 
 
     The noise is drawn here (floating-point Laplace from the seeded generator, for the
     picture only) with AboveThreshold's scales ``2/ε`` and ``4/ε``; the run stops at the
-    first noisy answer at or above the noisy threshold.
+    first noisy answer at or above the noisy threshold. The threshold ``T`` is a wide pale
+    band under the dashed noisy threshold, whose legend entry gives the noise ``τ``.
 
     Parameters
     ----------
@@ -223,8 +224,11 @@ def stream_figure(answers: Sequence[float], labels: Sequence[float], threshold: 
                label="noisy answer (seen)")
     ax.scatter(x[stop + 1:], noisy[stop + 1:], s=10, facecolors="none", edgecolors=GREY,
                label="never examined")
-    ax.axhline(threshold, color=GREY, ls=":", label=f"threshold T = {threshold:g}")
-    ax.axhline(noisy_threshold, color=NAIVE, ls="--", label="noisy threshold")
+    # The true threshold as a wide pale band under the dashed noisy one: the two are often
+    # closer than a line's width at this scale, and the legend gives the noise τ.
+    ax.axhline(threshold, color=GREY, lw=5, alpha=0.45, label=f"threshold T = {threshold:g}")
+    ax.axhline(noisy_threshold, color=NAIVE, ls="--",
+               label=f"noisy threshold T + τ (τ = {noisy_threshold - threshold:+.1f})")
     ax.axvline(x[stop], color=NAIVE, lw=1)
     ax.set(xlabel="query (age a)", ylabel="answer",
            title=f"AboveThreshold at ε = {epsilon:g}: stops at a = {x[stop]:g}")
@@ -240,9 +244,9 @@ def stream_figure(answers: Sequence[float], labels: Sequence[float], threshold: 
 
 def clip_query_values(values: Sequence[float] | np.ndarray, bounds: Sequence[float],
                       epsilon: float) -> np.ndarray:
-    """The clipping query ``q_b`` for each candidate ``b``, exactly as :mod:`dpkit.svt` computes it.
+    """The clipping query ``q_U`` for each candidate ``U``, exactly as :mod:`dpkit.svt` computes it.
 
-    ``q_b = sum(clip(v, 0, b)) - sum(clip(v, 0, b + 1))`` with each row's term rounded down
+    ``q_U = sum(clip(v, 0, U)) - sum(clip(v, 0, U + 1))`` with each row's term rounded down
     to the comparison grid of AboveThreshold at ``epsilon``, returned as floats.
     """
     bits = grid_bits(2 / Fraction(epsilon))
@@ -252,7 +256,7 @@ def clip_query_values(values: Sequence[float] | np.ndarray, bounds: Sequence[flo
 
 def clip_query_figure(columns: Sequence[str] = ("age", "capital-gain"),
                       epsilon: float = 1 / 3) -> Figure:
-    """The curve ``q_b`` against ``b`` that :func:`dpkit.svt.choose_clip_bound` reads.
+    """The curve ``q_U`` against ``U`` that :func:`dpkit.svt.choose_clip_bound` reads.
 
     One panel per Adult column, over :data:`dpkit.svt.DEFAULT_CLIP_BOUNDS` up to a little
     past the column's largest value, with the default threshold ``-20/ε``.
@@ -263,16 +267,16 @@ def clip_query_figure(columns: Sequence[str] = ("age", "capital-gain"),
         values = _column(column)
         bounds = [b for b in DEFAULT_CLIP_BOUNDS if b <= 2 * values.max()]
         q = clip_query_values(values, bounds, epsilon)
-        positive = -q > 0  # q_b = 0 past the largest value: off a log axis
+        positive = -q > 0  # q_U = 0 past the largest value: off a log axis
         ax.step(np.asarray(bounds)[positive], -q[positive], where="post", color=SAFE, lw=1.5,
-                label="$-q_b$ (≈ rows above b)")
+                label="$-q_U$ (≈ rows above U)")
         ax.axhline(-threshold, color=NAIVE, ls="--", label=f"−threshold = 20/ε = {-threshold:g}")
         ax.axvline(values.max(), color=TRUTH, ls=":", label=f"largest value {values.max():g}")
-        ax.set(xscale="log", yscale="log", xlabel="candidate bound b", ylabel="$-q_b$",
+        ax.set(xscale="log", yscale="log", xlabel="candidate bound U", ylabel="$-q_U$",
                title=column)
     # One legend below the panels (the dotted line is each panel's largest value).
     figure.legend(*axes[0].get_legend_handles_labels()[0:1],
-                  ["$-q_b$ (≈ rows above b)", f"−threshold = 20/ε = {-threshold:g}",
+                  ["$-q_U$ (≈ rows above U)", f"−threshold = 20/ε = {-threshold:g}",
                    "largest value"], loc="outside lower center", ncol=3, fontsize=8,
                   frameon=False)
     return describe(figure, (

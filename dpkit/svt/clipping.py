@@ -180,11 +180,11 @@ def choose_clip_bound(values: Any, epsilon: float, *, bounds: Iterable[float],
                       threshold: float | None = None) -> int | float | None:
     """Return the smallest candidate bound at which the clipped sum stops growing.
 
-    For each candidate ``b`` in ``bounds`` (increasing) the query
+    For each candidate ``U`` in ``bounds`` (increasing) the query
 
-        ``sum(clip(values, 0, b)) - sum(clip(values, 0, b + 1))``
+        ``sum(clip(values, 0, U)) - sum(clip(values, 0, U + 1))``
 
-    is minus (roughly) the number of values above ``b``; it has sensitivity 1, since one
+    is minus (roughly) the number of values above ``U``; it has sensitivity 1, since one
     row changes it by at most 1. :func:`above_threshold` returns the first candidate whose
     query comes out (noisily) at or above the threshold: where raising the bound by 1 no
     longer adds (more than a few rows' worth) to the sum.
@@ -192,7 +192,7 @@ def choose_clip_bound(values: Any, epsilon: float, *, bounds: Iterable[float],
     Parameters
     ----------
     values : array_like of real numbers, one dimension
-        One value per person. Values are clipped to ``[0, b]``: negative values count as 0.
+        One value per person. Values are clipped to ``[0, U]``: negative values count as 0.
         Every finite real number is accepted (an int beyond ``2**53``, a ``Fraction``, a
         value beyond the float range): each row is rounded to the nearest float64 and
         clipped exactly, so no error reveals that one row is huge or not a float64. The
@@ -231,7 +231,7 @@ def choose_clip_bound(values: Any, epsilon: float, *, bounds: Iterable[float],
     -----
     **Privacy**: ε-differentially private under adding, removing or changing one row (one
     run of AboveThreshold, Dwork & Roth 2014, Theorem 3.23). Each row's contribution
-    ``clip(v - b, 0, 1)`` is rounded down to the comparison grid before an exact integer
+    ``clip(v - U, 0, 1)`` is rounded down to the comparison grid before an exact integer
     sum, so the computed query has sensitivity exactly 1, and the comparison with the
     noisy threshold is exact (discrete Laplace noise on the grid, as in
     :func:`above_threshold`). Choosing the bound with SVT follows Near & Abuah (2021),
@@ -243,7 +243,7 @@ def choose_clip_bound(values: Any, epsilon: float, *, bounds: Iterable[float],
     candidate fail, so the bound overshoots by many steps, sometimes past the whole grid
     (the chance of overshooting by ``j`` candidates decays only like ``1/j**2``). A
     threshold ``-20/ε`` multiplies those chances by ``e**-10`` (5e-5), at the price of stopping
-    where about ``20/ε`` rows still lie above ``b``.
+    where about ``20/ε`` rows still lie above ``U``.
     """
     with padded(COST) as clock:
         chosen = _clip_bound_runs(values, epsilon, bounds, threshold, 1, rng, clock)[0]
@@ -313,15 +313,16 @@ def _clipped_sum_units(data: np.ndarray, bound: float,
 
 
 def auto_avg(values: Any, epsilon: float, *, bounds: Iterable[float] | None = None,
-             rng: RandomSource | None = None) -> float:
+             rng: RandomSource | None = None,
+             return_bound: bool = False) -> float | tuple[float, int | float]:
     """Return a differentially private average with a clipping bound chosen privately.
 
     Three steps, ε/3 each:
 
-    1. ``b = choose_clip_bound(values, ε/3, bounds=bounds)`` (the largest candidate if none
+    1. ``U = choose_clip_bound(values, ε/3, bounds=bounds)`` (the largest candidate if none
        qualifies: a data-independent fallback, so it costs nothing);
-    2. a noisy clipped sum: ``sum(clip(values, 0, b))`` plus Laplace noise of scale ``b / (ε/3)``
-       (discrete Laplace on a grid finer than ``b·min(1, 3/ε)·2**-20``);
+    2. a noisy clipped sum: ``sum(clip(values, 0, U))`` plus Laplace noise of scale ``U / (ε/3)``
+       (discrete Laplace on a grid finer than ``U·min(1, 3/ε)·2**-20``);
     3. a noisy count of rows: ``len(values)`` plus discrete Laplace noise of scale ``3/ε``
        (on the integers, or on a grid ``2**k <= 3/ε`` when ``ε > 3``);
 
@@ -333,7 +334,7 @@ def auto_avg(values: Any, epsilon: float, *, bounds: Iterable[float] | None = No
     Parameters
     ----------
     values : array_like of real numbers, one dimension
-        One value per person; the average is of the values clipped to ``[0, b]``. Every
+        One value per person; the average is of the values clipped to ``[0, U]``. Every
         finite real number is accepted and clipped exactly; a NaN, infinity, bool or
         string is refused, and that error reveals that some row is outside the input
         domain (finite real numbers): enforce the domain before the release (see
@@ -345,31 +346,36 @@ def auto_avg(values: Any, epsilon: float, *, bounds: Iterable[float] | None = No
         :data:`DEFAULT_CLIP_BOUNDS` (1 to 200, then steps of about 1% up to 2**40).
     rng : RandomSource, optional
         Source of random bits; ``None`` (default) is the secure OS source.
+    return_bound : bool, default False
+        Also return the clipping bound ``U`` the average used (step 1's result, or the
+        largest candidate when none qualified). It is part of the same ε-DP release, so
+        returning it costs nothing.
 
     Returns
     -------
-    float
+    float, or (float, int or float) when ``return_bound``
         The noisy clipped sum over the noisy count, computed exactly and rounded once to
         the nearest float. The count is floored at 1 before the division (post-processing,
         so free). The result is finite unless the exact ratio lies beyond the float range
         (about 1.8e308), where it is ``±inf``, as IEEE 754 rounds an overflow: that takes
-        a noisy sum beyond 1.8e308, so a bound ``b`` near that limit (the sum is at most
-        ``b`` times the number of rows; its noise has scale ``3b/ε``).
+        a noisy sum beyond 1.8e308, so a bound ``U`` near that limit (the sum is at most
+        ``U`` times the number of rows; its noise has scale ``3U/ε``).
 
     Raises
     ------
     TypeError, ValueError
-        As :func:`choose_clip_bound`.
+        As :func:`choose_clip_bound`; ``TypeError`` if ``return_bound`` is not a bool.
 
     Notes
     -----
     **Privacy**: ε-differentially private under adding or removing one row (and under
-    changing one: sensitivities b and 0 ≤ 1 then), by sequential composition of three
-    mechanisms with the exact rational budget ε/3 each (Dwork & Roth 2014, Theorem 3.16):
+    changing one: sensitivities U and 0 ≤ 1 then), by sequential composition of three
+    mechanisms with the exact rational budget ε/3 each (Dwork & Roth 2014, Theorem 3.16),
+    which covers releasing all three results, the chosen bound included:
     AboveThreshold (Theorem 3.23) and two discrete Laplace mechanisms (Canonne, Kamath &
-    Steinke 2020). The clipped sum is computed on a grid ``2**k <= b·2**-20`` with each
+    Steinke 2020). The clipped sum is computed on a grid ``2**k <= U·2**-20`` with each
     row's term rounded down on its own and the terms added as integers, so one row moves
-    it by at most ``b`` exactly (a floating-point sum can move by more: rounding is not
+    it by at most ``U`` exactly (a floating-point sum can move by more: rounding is not
     shift-invariant); the count of rows is an integer. The noisy values are converted to
     floats only at the end (post-processing).
 
@@ -378,15 +384,22 @@ def auto_avg(values: Any, epsilon: float, *, bounds: Iterable[float] | None = No
     >>> from dpkit.rng import seeded
     >>> round(auto_avg([30, 40, 50] * 1000, 1.0, rng=seeded(0)), 1)
     40.1
+    >>> average, bound = auto_avg([30, 40, 50] * 1000, 1.0, rng=seeded(0), return_bound=True)
+    >>> round(average, 1), bound
+    (40.1, 50)
     """
+    if not isinstance(return_bound, bool):
+        raise TypeError(f"return_bound must be True or False, got {return_bound!r}")
     with padded(AUTO_AVG_COST) as clock:
-        average = float(_auto_avg_runs(values, epsilon, bounds, 1, rng, clock)[0])
-    return average
+        averages, used = _auto_avg_runs(values, epsilon, bounds, 1, rng, clock, with_bounds=True)
+    average = float(averages[0])
+    return (average, used[0]) if return_bound else average
 
 
 def _auto_avg_runs(values: Any, epsilon: Any, bounds: Any, runs: int, rng: Any,
-                   clock: Deadline | None = None) -> np.ndarray:
-    """``runs`` independent runs of :func:`auto_avg` (the noise drawn in bulk)."""
+                   clock: Deadline | None = None, *, with_bounds: bool = False) -> Any:
+    """``runs`` independent runs of :func:`auto_avg` (the noise drawn in bulk): the averages,
+    and with ``with_bounds`` the clipping bound each run used, as a pair."""
     share = exact_epsilon(epsilon, 3) / 3
     grid = check_bounds_grid(DEFAULT_CLIP_BOUNDS if bounds is None else bounds)
     data = _check_rows(values, grid)
@@ -406,8 +419,11 @@ def _auto_avg_runs(values: Any, epsilon: Any, bounds: Any, runs: int, rng: Any,
     # The count on the grid 2**k <= min(1, 1/share): noise scale >= 1 grid unit.
     k = min(0, grid_exponent(1 / share, bits=0))
     noisy_counts = release_on_grid(len(data) << -k, 1 << -k, share, k, source, runs)
-    return np.array([nearest_float(total / max(count, 1))
-                     for total, count in zip(noisy_sums, noisy_counts, strict=True)])
+    averages = np.array([nearest_float(total / max(count, 1))
+                         for total, count in zip(noisy_sums, noisy_counts, strict=True)])
+    if with_bounds:
+        return averages, [grid[-1] if b is None else b for b in chosen]
+    return averages
 
 
 def auto_avg_runs(values: Any, epsilon: float, *, runs: int,
