@@ -7,7 +7,10 @@ choice of that seed, i.e. over the grader's secret seed:
 * a *correct* variant fails with probability at most 1e-6 (the judge's Bonferroni bound,
   stated in its docstring): each such test says so;
 * a *wrong* variant is caught with the probability the test states (1 where the failure is
-  deterministic: an exception, a wrong type, a stream read to its end, a zero noise).
+  deterministic: an exception, a wrong type, a stream read to its end, a zero noise);
+* a failure is a *privacy violation* (``Judgement.privacy``: the exercise earns no point)
+  exactly where the answer is shown not to be private, never for an answer that is only
+  inaccurate or badly formed (each ``fails(..., privacy=...)`` below states which).
 
 The student's function is a plain Python function here; in production it is a proxy to a
 sandboxed process, which changes nothing the judges rely on (they observe only returned
@@ -16,6 +19,7 @@ values and raised exceptions, and hand each call a fresh, picklable random sourc
 
 from __future__ import annotations
 
+import copy
 import functools
 import math
 import pickle
@@ -41,7 +45,7 @@ from dpkit.course.judges import (
     judge_gaussian_noise,
     judge_laplace_mechanism,
 )
-from dpkit.course.judges._base import error_text
+from dpkit.course.judges._base import PrivacyViolation, error_text, judged
 from dpkit.course.judges.average import _dependent
 from dpkit.course.judges.svt import Bin, above_threshold_law
 from dpkit.laplace import laplace_mechanism
@@ -63,11 +67,16 @@ def passes(judge: Any, fn: Any) -> None:
     assert counting.calls <= CALLS[judge] <= 20_000
 
 
-def fails(judge: Any, fn: Any, *fragments: str) -> str:
+def fails(judge: Any, fn: Any, *fragments: str, privacy: bool | None = None) -> str:
+    """The judge rejects ``fn`` with every fragment in its message, and calls it a privacy
+    violation (its message then opens with "not ε-DP") or not, as ``privacy`` says."""
     verdict = run(judge, fn)
-    assert not verdict.passed, f"{fn.__name__} passed"
+    assert not verdict.passed, f"{getattr(fn, '__name__', 'fn')} passed"
     for fragment in fragments:
         assert fragment in verdict.message, verdict.message
+    if privacy is not None:
+        assert verdict.privacy == privacy, (privacy, verdict.message)
+        assert verdict.message.startswith("not ") == privacy, verdict.message
     return verdict.message
 
 
@@ -158,31 +167,51 @@ def laplace_lookup(value, sensitivity, epsilon, generator):
     return value + generator.laplace(0.0, 1.0)
 
 
-@pytest.mark.parametrize(("fn", "fragment"), [
-    (laplace_times, "looks like Δ·ε"),
-    (laplace_half, "looks like Δ/(2ε)"),
-    (laplace_off_by_one, "looks like (Δ + 1)/ε"),
-    (laplace_normal, "Laplace shape"),
-    (laplace_global_numpy, "seeded alike"),
-    (laplace_no_noise, "add Laplace noise"),
-    (laplace_noise_once, "repeat the same noise"),
+def laplace_scaled(factor):
+    """Laplace noise of ``factor`` times the right scale."""
+    def release(value, sensitivity, epsilon, generator):
+        return value + generator.laplace(0.0, factor * sensitivity / epsilon)
+    release.__name__ = f"laplace_times_{factor:g}"
+    return release
+
+
+@pytest.mark.parametrize(("fn", "fragment", "privacy"), [
+    (laplace_times, "looks like Δ·ε", True),
+    (laplace_half, "looks like Δ/(2ε)", True),
+    (laplace_off_by_one, "looks like (Δ + 1)/ε", False),
+    (laplace_normal, "Laplace shape", True),
+    (laplace_global_numpy, "seeded alike", False),
+    (laplace_no_noise, "add Laplace noise", True),
+    (laplace_noise_once, "repeat the same noise", True),
+    (laplace_scaled(0.8), "too little noise", True),
+    (laplace_scaled(1.25), "too much noise", False),
 ])
-def test_laplace_mistakes_fail(fn, fragment):
+def test_laplace_mistakes_fail(fn, fragment, privacy):
     """Each wrong scale is off by a factor of at least 1.2 on every hidden case (Δ, ε, Δ/ε,
     Δ·ε are drawn at least a factor 1.5 from 1; Δ <= 5): the per-case spread test (600
     releases, standard error 0.041) sees 4.9 standard errors at the very least, 12 or more
     for every scale above but (Δ + 1)/ε, which also shifts the pooled spread (4,800
     releases) by 14: caught with probability > 1 − 1e-6 (30 of 30 simulated graders each);
     normal noise of the right variance is 0.13 away from Laplace in mean |noise|/b (9
-    standard errors pooled); the others deterministically."""
-    fails(judge_laplace_mechanism, fn, fragment)
+    standard errors pooled); 0.8 and 1.25 times the scale are 4.9 and 5.5 per-case
+    standard errors off on every case and 14 and 15 pooled: > 1 − 1e-12; the others
+    deterministically.
+
+    A privacy violation: too little noise on some hidden case (Δ·ε and Δ/(2ε) there by a
+    factor 1.2 or more, 0.8 times everywhere: the pooled one-sided spread test sees 14
+    standard errors or more, > 1 − 1e-12), Gaussian tails (about 22 of 4,800 beyond 4b
+    against 88 for Laplace noise: 7 standard deviations, > 1 − 1e-9), no noise, one noise
+    for all. Not one: more noise ((Δ + 1)/ε, 1.25 times), randomness not from the
+    generator (an ε-DP answer is called a violation with probability at most 1e-6)."""
+    fails(judge_laplace_mechanism, fn, fragment, privacy=privacy)
 
 
 def test_laplace_lookup_of_public_inputs_fails():
     """The lookup passes the public check but not the hidden one (hidden Δ, ε differ from
     the public ones with probability 1): deterministic."""
     assert dpkit.check.check_laplace_mechanism(laplace_lookup)
-    fails(judge_laplace_mechanism, laplace_lookup, "not distributed as value + Lap(Δ/ε)")
+    fails(judge_laplace_mechanism, laplace_lookup, "not distributed as value + Lap(Δ/ε)",
+          privacy=True)             # Lap(1) where Δ/ε > 1: too little noise there
 
 
 @pytest.mark.parametrize(("fn", "fragment"), [
@@ -192,8 +221,8 @@ def test_laplace_lookup_of_public_inputs_fails():
     (lambda v, s, e, g: np.array([v, v]), "not a finite number"),
 ])
 def test_laplace_broken_functions_fail_with_the_error_named(fn, fragment):
-    """Deterministic."""
-    fails(judge_laplace_mechanism, fn, fragment)
+    """Deterministic; none is a privacy violation."""
+    fails(judge_laplace_mechanism, fn, fragment, privacy=False)
 
 
 # ------------------------------------------------------------------------------ Gaussian
@@ -259,31 +288,42 @@ def gauss_lookup(sigma, size, generator):
     return generator.normal(0.0, sigma if sigma in (0.3, 4.0) else sigma**2, size)
 
 
-@pytest.mark.parametrize(("fn", "fragment"), [
-    (gauss_variance_bug, "the spread is σ², not σ"),
-    (gauss_too_little, "too little noise"),
-    (gauss_laplace_shape, "shape is not that of a normal"),
-    (gauss_fixed_seed, "returned the same draws"),
-    (gauss_global, "seeded alike"),
-    (gauss_one_draw, "all the draws of one call are the same"),
-    (gauss_short, "draws, not `size`"),
-    (lambda s, n, g: 1 / 0, "raised ZeroDivisionError"),
-    (lambda s, n, g: np.full(n, np.nan), "not finite"),
-    (lambda s, n, g: "noise", "not an array of `size` real numbers"),
+def gauss_more(sigma, size, generator):
+    return generator.normal(0.0, 1.3 * sigma, size)
+
+
+@pytest.mark.parametrize(("fn", "fragment", "privacy"), [
+    (gauss_variance_bug, "the spread is σ², not σ", True),
+    (gauss_too_little, "too little noise", True),
+    (gauss_laplace_shape, "shape is not that of a normal", False),
+    (gauss_fixed_seed, "returned the same draws", True),
+    (gauss_global, "seeded alike", False),
+    (gauss_one_draw, "all the draws of one call are the same", True),
+    (gauss_short, "draws, not `size`", False),
+    (gauss_more, "too much noise", False),
+    (lambda s, n, g: 1 / 0, "raised ZeroDivisionError", False),
+    (lambda s, n, g: np.full(n, np.nan), "not finite", False),
+    (lambda s, n, g: "noise", "not an array of `size` real numbers", False),
 ])
-def test_gaussian_mistakes_fail(fn, fragment):
+def test_gaussian_mistakes_fail(fn, fragment, privacy):
     """σ is at least a factor 1.5 from 1, so σ² differs from σ by 50% or more on 8 calls of
-    1,000+ draws: caught with probability > 1 − 1e-12 (likewise σ/2); Laplace noise of the
-    right variance is 0.062 from N(0, σ²) in KS distance, the pooled threshold at most
-    0.032 (8,000 draws or more): caught with probability > 1 − 2e-6 (DKW); 30 of 30
-    simulated graders caught each; the rest deterministically."""
-    fails(judge_gaussian_noise, fn, fragment)
+    1,000+ draws: caught with probability > 1 − 1e-12 (likewise σ/2 and 1.3σ); Laplace
+    noise of the right variance is 0.062 from N(0, σ²) in KS distance, the pooled
+    threshold at most 0.032 (8,000 draws or more): caught with probability > 1 − 2e-6
+    (DKW); 30 of 30 simulated graders caught each; the rest deterministically.
+
+    A privacy violation (not (ε, δ)-DP): too little noise for some σ (σ² where σ < 1, which
+    some of the 10 hidden σ are with probability > 1 − 1e-3 and are here, σ/2: a
+    one-sided χ² test far past its threshold), the same draws for all (one draw, a fixed
+    seed). Not one: more noise (1.3σ), Laplace noise of the same variance (heavier tails:
+    its privacy loss is bounded), a wrong size, errors."""
+    fails(judge_gaussian_noise, fn, fragment, privacy=privacy)
 
 
 def test_gaussian_lookup_of_public_inputs_fails():
     """Passes the public check, fails the hidden one (hidden σ ≠ 0.3, 4): deterministic."""
     assert dpkit.check.check_gaussian_noise(gauss_lookup)
-    fails(judge_gaussian_noise, gauss_lookup, "σ², not σ")
+    fails(judge_gaussian_noise, gauss_lookup, "σ², not σ", privacy=True)
 
 
 # ------------------------------------------------------------------------ AboveThreshold
@@ -559,35 +599,57 @@ def avg_lookup(values, epsilon, rng):
     return avg_exact_count(values, epsilon, rng)
 
 
-@pytest.mark.parametrize(("fn", "fragment"), [
-    (avg_whole_budget_each, "ε is spent on the count alone"),
-    (avg_exact_count, "exact number of rows"),
-    (avg_sum_sensitivity_one, "too little noise for ε-DP"),
-    (avg_numpy_noise, "not a release of dpkit.laplace.laplace_mechanism"),
-    (avg_sum_over_sum, "not a noisy sum"),
-    (avg_bound_from_data, "more frequent than ε-DP allows"),
-    (avg_no_clipping, "more frequent than ε-DP allows"),
-    (avg_no_fallback, "raised TypeError"),
-    (avg_secure_default, "all its randomness must come from rng"),
-    (lambda v, e, r: math.nan, "returned nan"),
-    (lambda v, e, r: [1.0], "not a finite number"),
+def avg_one_draw_for_both(values, epsilon, rng):
+    """The count's noise drawn from a copy of the source: a seeded source's copy replays
+    its bits, so both releases get the same standard Laplace draw."""
+    third = epsilon / 3
+    bound = choose_clip_bound(values, third, bounds=DEFAULT_CLIP_BOUNDS, rng=rng) \
+        or DEFAULT_CLIP_BOUNDS[-1]
+    twin = copy.copy(rng)
+    noisy_sum = laplace_mechanism(float(np.clip(values, 0, bound).sum()), bound, third, rng=rng)
+    return noisy_sum / max(laplace_mechanism(float(len(values)), 1.0, third, rng=twin), 1.0)
+
+
+@pytest.mark.parametrize(("fn", "fragment", "privacy"), [
+    (avg_whole_budget_each, "ε is spent on the count alone", True),
+    (avg_exact_count, "exact number of rows", True),
+    (avg_sum_sensitivity_one, "too little noise", True),
+    (avg_numpy_noise, "not a release of dpkit.laplace.laplace_mechanism", False),
+    (avg_sum_over_sum, "not a noisy sum", False),
+    (avg_bound_from_data, "more frequent than ε-DP allows", True),
+    (avg_no_clipping, "more frequent than ε-DP allows", True),
+    (avg_one_draw_for_both, "not independent", True),
+    (avg_no_fallback, "raised TypeError", False),
+    (avg_secure_default, "all its randomness must come from rng", False),
+    (lambda v, e, r: math.nan, "returned nan", False),
+    (lambda v, e, r: [1.0], "not a finite number", False),
 ])
-def test_auto_avg_mistakes_fail(fn, fragment):
+def test_auto_avg_mistakes_fail(fn, fragment, privacy):
     """3ε in all shows as a count noise a third of the right one (KS distance ~0.3 over 400
     seeds against a threshold of 0.14): probability > 1 − 1e-12; sensitivity 1 on the sum
     leaves |noise| above the cut in 0 of 400 seeds (about 163 needed): > 1 − 1e-12; a data
     bound or no clipping makes the audit's event frequent on the neighbour (about 0.6 of
-    200 runs) and never on the column (threshold e^ε times ≈ 0.04): > 1 − 1e-9; the rest
-    deterministic (NumPy noise passes the grid checks with probability < 0.2 per seed)."""
-    fails(judge_auto_avg, fn, fragment)
+    200 runs) and never on the column (threshold e^ε times ≈ 0.04): > 1 − 1e-9; one draw
+    for both noises gives Kendall's τ = 1 against a threshold of 0.4: deterministic; the
+    rest deterministic (NumPy noise passes the grid checks with probability < 0.2 per
+    seed).
+
+    A privacy violation: 3ε (the count's noise a third of Lap(3/ε): its one-sided spread
+    test, Σ|Z| about 133 against Gamma(400, 1), is 13 standard deviations low: > 1 − 1e-12),
+    an exact count, a sum noised for sensitivity 1, a bound from the data, no clipping,
+    dependent noises. Not one: NumPy noise of the right law, a noisy sum as the
+    denominator, errors, randomness not from rng."""
+    fails(judge_auto_avg, fn, fragment, privacy=privacy)
 
 
 def test_auto_avg_half_budgets_fail():
     """ε/2 on the sum and on the count besides ε/3 on the bound (4ε/3 in all): the count's
     noise spread is 2/3 of the right one (about 6.7 standard deviations of the Gamma test
     over 400 seeds), and the sum's too: caught with probability about 0.999 (3,000
-    simulated graders: the count tests reject in 99.6%, the sum test in 81%)."""
-    fails(judge_auto_avg, avg_halves, "ε/2 is spent on the count")
+    simulated graders: the count tests reject in 99.6%, the sum test in 81%). A privacy
+    violation: the one-sided spread test is 6.7 standard deviations low against a
+    threshold of 5.3 (Gamma(400, 1) at 1.7e-7 after Bonferroni)."""
+    fails(judge_auto_avg, avg_halves, "ε/2 is spent on the count", privacy=True)
 
 
 avg_other_split = _average(lambda e: e / 4, lambda e: e / 4)
@@ -597,13 +659,14 @@ def test_auto_avg_requires_the_stated_split():
     """A private but different split (ε/3 on the bound, ε/4 on the sum and the count: less
     than ε in all) is not the exercise's "ε/3 each": the count's noise is 4/3 of the right
     one, caught with probability above 0.99 (the count tests, as for 2/3)."""
-    fails(judge_auto_avg, avg_other_split, "the exercise gives each of the three steps ε/3")
+    fails(judge_auto_avg, avg_other_split, "the exercise gives each of the three steps ε/3",
+          privacy=False)            # private (more noise): not a privacy violation
 
 
 def test_auto_avg_lookup_of_public_inputs_fails():
     """Passes the public check (an exact count elsewhere), fails the hidden one."""
     assert dpkit.check.check_auto_avg(avg_lookup)
-    fails(judge_auto_avg, avg_lookup, "exact number of rows")
+    fails(judge_auto_avg, avg_lookup, "exact number of rows", privacy=True)
 
 
 def avg_float32(values, epsilon, rng):
@@ -636,7 +699,7 @@ def avg_two_decimals(values, epsilon, rng):
 def test_auto_avg_coarse_rounding_is_named():
     """Rounded to 2 decimals, the count's noise is hidden (its recovery error is about a
     noise scale): the judge says so rather than blaming the noise (deterministic)."""
-    message = fails(judge_auto_avg, avg_two_decimals, "rounded")
+    message = fails(judge_auto_avg, avg_two_decimals, "rounded", privacy=False)
     assert "NumPy" not in message and "laplace_mechanism" not in message
 
 
@@ -685,7 +748,7 @@ def test_auto_avg_percentile_bounds_fail(fn):
     such an answer hit a cut in all or all but one of 120 runs on one column and in none on
     the one before, where the test needs 106 of 120 at the largest ε: caught in all of
     them (at the per-run miss rate seen, about 1 in 5,000, with probability > 1 − 1e-6)."""
-    fails(judge_auto_avg, fn, "more frequent than ε-DP allows", "percentile")
+    fails(judge_auto_avg, fn, "more frequent than ε-DP allows", "percentile", privacy=True)
 
 
 def test_auto_avg_independence_test_allows_for_recovery_errors():
@@ -705,7 +768,7 @@ def test_auto_avg_maximum_bound_fails():
     """The maximum as the bound (np.max, no SVT): the neighbour with one large value
     makes large averages frequent (> 1 − 1e-9, as for avg_bound_from_data)."""
     fails(judge_auto_avg, _percentile_average(np.max, "maximum"),
-          "more frequent than ε-DP allows")
+          "more frequent than ε-DP allows", privacy=True)
 
 
 # ---------------------------------------------------------------- division-free sampler
@@ -906,3 +969,19 @@ def test_error_text_is_cut_and_survives_a_broken_exception():
 
 def test_a_judgement_reads_as_a_verdict():
     assert not Judgement(False, "m") and str(Judgement(True, "m")) == "PASSED: m"
+    assert str(Judgement(False, "m")) == "NOT YET: m"
+    assert str(Judgement(False, "not ε-DP: m", privacy=True)) == "NOT PRIVATE: not ε-DP: m"
+
+
+def test_a_privacy_violation_is_a_failure_that_says_so():
+    """A judge raising PrivacyViolation gives a failing judgement with privacy set and a
+    message that names the guarantee; a passing judgement cannot be a violation."""
+    def violating():
+        raise PrivacyViolation("too little noise", "(ε, δ)-DP")
+
+    verdict = judged(violating)
+    assert (verdict.passed, verdict.privacy) == (False, True)
+    assert verdict.message == "not (ε, δ)-DP: too little noise"
+    assert judged(lambda: "fine") == Judgement(True, "fine", privacy=False)
+    with pytest.raises(ValueError, match="privacy=True"):
+        Judgement(True, "m", privacy=True)

@@ -11,16 +11,18 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from dpkit.audit import clopper_pearson
 from dpkit.course.judges._base import (
     Judgement,
+    PrivacyViolation,
     Rejection,
     call,
+    dp_violated,
     gamma_reject,
     judged,
     ks_reject,
     real,
     seeds,
+    too_little_noise,
 )
 from dpkit.laplace import laplace_grid
 from dpkit.rng import seeded
@@ -37,6 +39,10 @@ AUTO_AVG_CALLS = 2 * _PAIRS + _AUDIT_RUNS + _REPEATS + _FALLBACK_RUNS + 4 * _CLI
 _ALPHA_COUNT_KS, _ALPHA_COUNT_SCALE = 1.5e-7, 1.5e-7
 _ALPHA_SUM, _ALPHA_INDEPENDENT, _ALPHA_AUDIT = 1.5e-7, 1e-7, 1e-7
 _ALPHA_CLIFFS = 3.5e-7        # shared by the 3 × 8 cliff tests (two bounds each)
+#: After a failure of the count's noise: an answer with at least Lap(3/ε) there is called
+#: a privacy violation with probability at most this (:func:`too_little_noise`).
+_ALPHA_PRIVACY = 1e-6
+_LAPLACE_TAIL = 4.0           # |noise| > 4 scales: probability e^-4 under Laplace noise
 _SUM_CUT = 0.9                # |noise of the sum| > 0.9 scales: probability >= e^-0.9
 _AUDIT_SCALES = 12            # the audit's event: average >= mean + 12 noise scales / rows
 _LATTICE_SLACK = 1e-5         # discrete Laplace on a grid 2^-20 fine vs continuous (KS)
@@ -242,7 +248,21 @@ def judge_auto_avg(fn: Callable[[Any, float, Any], Any], rng: np.random.Generato
     In all at most **1e-6** (Bonferroni: 3.5 + 1.5 + 1.5 + 1.5 + 1 + 1, in 1e-7).
     **Calls**: 1,485 (:data:`AUTO_AVG_CALLS`; 480 on the cliffs). **Time**: about 3.1 s of
     CPU for the model solution outside the sandbox (1.7 s without the cliffs, on whose
-    larger values ``choose_clip_bound`` scans more candidates). **Caught**: ε spent on
+    larger values ``choose_clip_bound`` scans more candidates).
+
+    **Privacy violations** (:class:`PrivacyViolation`: the exercise earns no point) are the
+    failures that show the average is not ε-DP: the audits (cliffs, ``D1`` and ``D3``), an
+    exact count, a count noise smaller than ``Lap(3/ε)``
+    (:func:`too_little_noise` on the recovered ``|Z|`` plus its recovery error, once the
+    count test failed: ε or ε/2 on the count; an answer with at least that noise, such as
+    ε/4, is called one with probability at most 1e-6), a sum with too little noise, and
+    sum and count noises that move together (one draw for both: a combination of the two
+    releases has less noise than either, and the ε/3 + ε/3 accounting assumes
+    independent noises). The others (a missing fallback, NumPy noise of the right law, a
+    noisy sum as the denominator, rounding, randomness not from ``rng``, more noise than
+    ε/3 asks) are failures of the exercise, not of privacy.
+
+    **Caught**: ε spent on
     each step (3ε in all), an exact or wrongly noised count, a sum noised for sensitivity
     1 or with ε, NumPy float noise, a noisy sum as the denominator, a bound taken from the
     data: its maximum or no clipping (``D3``), a percentile at 50, 75, 80, 90, 95, 97.5, 98
@@ -316,16 +336,19 @@ def _judge_releases(first: np.ndarray, second: np.ndarray, data: dict[str, Any],
                         "the hidden test cannot see the noise of the count in it; return the "
                         "quotient itself (a float32's precision is enough)")
     if np.all(np.abs(noise) < 1e-6 + off_noise):
-        raise Rejection("adding rows of value 0 changed your average exactly as dividing by "
-                        "the exact number of rows would: the number of rows is private too, "
-                        "release it with laplace_mechanism")
+        raise PrivacyViolation("adding rows of value 0 changed your average exactly as dividing by "
+                               "the exact number of rows would: the number of rows is private "
+                               "too, release it with laplace_mechanism")
     spread = float(np.mean(np.abs(noise)) / scale)
     slack = _LATTICE_SLACK + float(np.max(off_noise)) / (2 * scale)  # Laplace density 1/2
     total = np.clip(stats.gamma.median(noise.size), np.sum(np.maximum(
         np.abs(noise) - off_noise, 0)) / scale, np.sum(np.abs(noise) + off_noise) / scale)
     if ks_reject(stats.laplace.cdf(noise / scale), _ALPHA_COUNT_KS, slack) or \
             gamma_reject(float(total), noise.size, _ALPHA_COUNT_SCALE):
-        raise Rejection(f"the noise of your count of rows is not Lap(1/(ε/3)): {_why(spread)}")
+        less = too_little_noise([(np.abs(noise) + off_noise) / scale], stats.gamma.cdf,
+                                _LAPLACE_TAIL, math.exp(-_LAPLACE_TAIL), _ALPHA_PRIVACY)
+        raise (PrivacyViolation if less else Rejection)(
+            f"the noise of your count of rows is not Lap(1/(ε/3)): {_why(spread)}")
     unit = 2.0 ** laplace_grid(1.0, epsilon / 3).exponent
     if np.any(np.abs(noise / unit - np.round(noise / unit)) > _GRID_TOLERANCE
               + off_noise / unit) or \
@@ -340,11 +363,14 @@ def _judge_releases(first: np.ndarray, second: np.ndarray, data: dict[str, Any],
     wide = int(np.sum(np.abs(sums - float(np.sum(data["D1"]))) > cut - off_sums))
     least = math.exp(-_SUM_CUT) * (1 - _LATTICE_SLACK)
     if stats.binomtest(wide, sums.size, least, alternative="less").pvalue < _ALPHA_SUM:
-        raise Rejection("your clipped sum carries too little noise for ε-DP: its sensitivity "
-                        "is the chosen bound b (one person adds at most b), and it gets ε/3")
+        raise PrivacyViolation("your clipped sum carries too little noise: its sensitivity "
+                               "is the chosen bound b (one person adds at most b), and it "
+                               "gets ε/3")
     if _dependent(sums, off_sums, noise, off_noise):
-        raise Rejection("the noises of your sum and of your count are not independent: each "
-                        "release must draw its own noise")
+        raise PrivacyViolation("the noises of your sum and of your count are not "
+                               "independent (a combination of the two releases then has less "
+                               "noise than ε/3 each allows): each release must draw its own "
+                               "noise")
 
 
 def _dependent(sums: np.ndarray, off_sums: np.ndarray, noise: np.ndarray,
@@ -399,26 +425,16 @@ def _few_bits(value: float, error: float) -> bool:
                                                                       _MAX_BITS - exponent)
 
 
-def _violated(low_hits: int, low_runs: int, high_hits: int, high_runs: int, epsilon: float,
-              alpha: float) -> bool:
-    """Whether an event's frequency on one column exceeds ``e^ε`` times its frequency on a
-    neighbour, with one-sided Clopper–Pearson bounds at ``1 − α/2`` each (together a
-    false alarm of probability at most ``α`` for an ε-DP answer)."""
-    upper_low = clopper_pearson(low_hits, low_runs, 1 - alpha)[1]
-    lower_high = clopper_pearson(high_hits, high_runs, 1 - alpha)[0]
-    return lower_high > math.exp(epsilon * (1 + 1e-9)) * upper_low
-
-
 def _audit(first: np.ndarray, third: np.ndarray, data: dict[str, Any], epsilon: float) -> None:
     """ε-DP on neighbours: the event must not be more than e^ε more likely on ``D3``."""
     mean = float(np.mean(data["D1"]))
     cut = mean + _AUDIT_SCALES * 3 * data["top"] / (epsilon * data["rows"])
-    if _violated(int(np.sum(first >= cut)), first.size, int(np.sum(third >= cut)),
+    if dp_violated(int(np.sum(first >= cut)), first.size, int(np.sum(third >= cut)),
                  third.size, epsilon, _ALPHA_AUDIT):
-        raise Rejection("adding one person with a large value made large averages far more "
-                        "frequent than ε-DP allows: every value must be clipped to [0, b], "
-                        "with b chosen by choose_clip_bound over candidates fixed in advance, "
-                        "never taken from the data")
+        raise PrivacyViolation("adding one person with a large value made large averages far "
+                               "more frequent than ε-DP allows: every value must be clipped to "
+                               "[0, b], with b chosen by choose_clip_bound over candidates "
+                               "fixed in advance, never taken from the data")
 
 
 def _audit_cliffs(runs: list[np.ndarray], cuts: list[float], epsilon: float) -> None:
@@ -427,10 +443,11 @@ def _audit_cliffs(runs: list[np.ndarray], cuts: list[float], epsilon: float) -> 
     alpha = _ALPHA_CLIFFS / ((len(runs) - 1) * len(cuts))
     for cut in cuts:
         hits = [int(np.sum(averages >= cut)) for averages in runs]
-        if any(_violated(hits[i], runs[i].size, hits[i + 1], runs[i + 1].size, epsilon,
+        if any(dp_violated(hits[i], runs[i].size, hits[i + 1], runs[i + 1].size, epsilon,
                          alpha) for i in range(len(runs) - 1)):
-            raise Rejection("adding one person made large averages far more frequent than "
-                            "ε-DP allows: your clipping bound follows the data (a percentile "
-                            "or the maximum of the values can jump when one person is "
-                            "added); choose it with choose_clip_bound over candidates fixed "
-                            "in advance")
+            raise PrivacyViolation("adding one person made large averages far more frequent "
+                                   "than ε-DP allows: your clipping bound follows the data (a "
+                                   "percentile or the maximum of the values can jump when one "
+                                   "person is added); choose it with choose_clip_bound over "
+                                   "candidates fixed in advance")
+
