@@ -420,6 +420,15 @@ SVT_CLASS = {
             ("median", "np.percentile(values, 50)", 0),
             ("percentile-95", "np.percentile(values, 95)", VIOLATION),
             ("maximum", "np.max(values)", VIOLATION))},
+    # Candidate bounds read off the data: passes the public check, not ε-DP.
+    "candidates-from-data": ({
+        "ex-svt-auto-avg-answer": AVG +
+        "    e = epsilon / 3\n    grid = sorted({float(v) for v in values if v > 0})\n"
+        "    b = choose_clip_bound(values, e, bounds=grid, rng=rng)\n"
+        "    b = grid[-1] if b is None else b\n"
+        "    total = laplace_mechanism(float(np.clip(values, 0, b).sum()), b, e, rng=rng)\n"
+        "    return total / laplace_mechanism(float(len(values)), 1.0, e, rng=rng)\n"},
+        {"ex-svt-auto-avg": VIOLATION}),
     # Private but not the exercise's split (ε/4 on the sum and the count): only inaccurate,
     # so the public point stays.
     "quarter-budgets": ({
@@ -505,10 +514,11 @@ def test_randomized_answers_are_judged_by_distribution_and_privacy(book_course, 
     to 6 decimals) get full marks; a threshold redrawn per query, a fallback index and
     NumPy noise where laplace_mechanism is required lose the hidden points (and the public
     one too where the public check catches them), as does a private split other than the
-    exercise's (ε/4); a budget spent three times and a clipping bound read off the data (a
-    percentile, the maximum) are not ε-DP and get 0 for the exercise, the public point
-    included (the median fails the public check already: too inaccurate). Before privacy
-    violations cost the public point, the 3ε, percentile-95 and maximum answers got 1."""
+    exercise's (ε/4); a budget spent three times and a clipping bound or candidate bounds
+    read off the data (a percentile, the maximum, the distinct values) are not ε-DP and get
+    0 for the exercise, the public point included (the median fails the public check
+    already: too inaccurate). Before privacy violations cost the public point, the 3ε,
+    percentile-95 and maximum answers got 1 point and the candidates from the data 3."""
     assert _wrong_grades(book_course, tmp_path / "submissions", "sparse_vector",
                          SVT_CLASS) == []
 

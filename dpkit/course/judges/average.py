@@ -32,17 +32,21 @@ __all__ = ["AUTO_AVG_CALLS", "judge_auto_avg", "recover_releases", "recovery_err
 
 _PAIRS, _AUDIT_RUNS, _REPEATS, _FALLBACK_RUNS = 400, 200, 3, 2
 _CLIFF_RUNS = 120             # runs on each of the four cliff columns
+_GAP_RUNS = 150               # runs on each column of the gap pair
 #: Calls of the student's function one :func:`judge_auto_avg` makes (at most).
-AUTO_AVG_CALLS = 2 * _PAIRS + _AUDIT_RUNS + _REPEATS + _FALLBACK_RUNS + 4 * _CLIFF_RUNS
+AUTO_AVG_CALLS = (2 * _PAIRS + _AUDIT_RUNS + _REPEATS + _FALLBACK_RUNS + 4 * _CLIFF_RUNS
+                  + 2 * _GAP_RUNS)
 
 # False-failure budget of a correct answer, 1e-6 in all (Bonferroni over the tests):
 _ALPHA_COUNT_KS, _ALPHA_COUNT_SCALE = 1.5e-7, 1.5e-7
 _ALPHA_SUM, _ALPHA_INDEPENDENT, _ALPHA_AUDIT = 1.5e-7, 1e-7, 1e-7
-_ALPHA_CLIFFS = 3.5e-7        # shared by the 3 × 8 cliff tests (two bounds each)
+_ALPHA_CLIFFS = 3e-7          # shared by the 3 × 8 cliff tests (two bounds each)
+_ALPHA_GAP = 5e-8             # the gap pair's audit (two bounds)
 #: After a failure of the count's noise: an answer with at least Lap(3/ε) there is called
 #: a privacy violation with probability at most this (:func:`too_little_noise`).
 _ALPHA_PRIVACY = 1e-6
 _LAPLACE_TAIL = 4.0           # |noise| > 4 scales: probability e^-4 under Laplace noise
+_GAP_ROWS = 36                # the gap pair's high rows: 36/ε (the SVT's threshold: 60/ε)
 _SUM_CUT = 0.9                # |noise of the sum| > 0.9 scales: probability >= e^-0.9
 _AUDIT_SCALES = 12            # the audit's event: average >= mean + 12 noise scales / rows
 _LATTICE_SLACK = 1e-5         # discrete Laplace on a grid 2^-20 fine vs continuous (KS)
@@ -189,6 +193,28 @@ def _data(rng: np.random.Generator, epsilon: float) -> dict[str, Any]:
     return {"top": top, "rows": rows, "D1": first, "D2": second, "D3": third, "D4": huge}
 
 
+def _gap(rng: np.random.Generator, epsilon: float) -> dict[str, Any]:
+    """The hidden gap pair: ``G0`` holds 200–300 zeros and ``k = ⌈36/ε⌉`` rows at ``H``
+    (an integer in [10⁴, 10⁵]); ``G1`` is ``G0`` with one more row at ``s`` in
+    [0.01, 0.05] (a neighbour). ``cut`` is ``k·√s/|G0|``.
+
+    Every positive value of ``G0`` is ``H``: candidate bounds taken from the data (the
+    distinct positive values) are ``{H}``, and the average is about ``k·H/|G0|``. In
+    ``G1`` the added row makes ``s`` a candidate, and ``choose_clip_bound`` at ε/3 accepts
+    it in about nine runs of ten (``k`` rows lie above it, its threshold is 60/ε rows):
+    the average is then about ``k·s/|G0|``, below ``cut``, which no bound of ``{H}``
+    reaches but with a sum noise of ``−0.99·k·H`` (probability ``½·e^{−0.99kε/3}``, below
+    4e-6). A bound of 1 or more goes below ``cut`` with probability at most
+    ``½·e^{−0.77kε/3}`` (below 5e-5): that needs a candidate below ``√s``, which a grid
+    fixed in advance has on both columns or on neither."""
+    zeros, high = int(rng.integers(200, 301)), math.ceil(_GAP_ROWS / epsilon)
+    top = float(rng.integers(10**4, 10**5 + 1))
+    small = round(float(rng.uniform(0.01, 0.05)), 4)
+    before = rng.permutation(np.concatenate([np.zeros(zeros), np.full(high, top)]))
+    after = np.insert(before, int(rng.integers(before.size + 1)), small)
+    return {"G0": before, "G1": after, "cut": high * math.sqrt(small) / before.size}
+
+
 def judge_auto_avg(fn: Callable[[Any, float, Any], Any], rng: np.random.Generator) -> Judgement:
     """Hidden test of ``fn(values, epsilon, rng)``: a bound chosen by
     ``dpkit.svt.choose_clip_bound`` at ε/3, the clipped sum and the number of rows released
@@ -200,8 +226,8 @@ def judge_auto_avg(fn: Callable[[Any, float, Any], Any], rng: np.random.Generato
     fixed by the exercise: the judge tests what every correct answer shares.
 
     **Hidden inputs** (from ``rng``): ε log-uniform in [0.5, 1.5]; the columns of
-    :func:`_data` and the cliffs of :func:`_cliffs`; each call gets a fresh
-    ``dpkit.rng.seeded`` source from ``rng``.
+    :func:`_data`, the cliffs of :func:`_cliffs` and the gap pair of :func:`_gap`; each
+    call gets a fresh ``dpkit.rng.seeded`` source from ``rng``.
 
     **Method.** 400 seeds are each used on ``D1`` and on ``D2`` (``D1`` plus as many zeros):
     a correct answer then draws the same bound and noises on both, and
@@ -219,8 +245,13 @@ def judge_auto_avg(fn: Callable[[Any, float, Any], Any], rng: np.random.Generato
       the four columns of :func:`_cliffs`, each one row more than the last; for each of
       its 8 cuts, the event "average >= cut" must not be more than ``e^ε`` times more
       frequent on a column than on the one before; 24 tests, each with two one-sided
-      Clopper–Pearson bounds at ``1 − 7.3e-9``: 3.5e-7 in all. True for every ε-DP answer,
+      Clopper–Pearson bounds at ``1 − 6.25e-9``: 3e-7 in all. True for every ε-DP answer,
       whatever its grid;
+    * ε-DP on the gap pair of :func:`_gap` (candidate bounds taken from the data, such as
+      ``sorted(set(values))``): 150 runs on each column; the event "average <= cut" must
+      not be more than ``e^ε`` times more frequent on ``G1`` than on ``G0``; two one-sided
+      Clopper–Pearson bounds at ``1 − 2.5e-8``: 5e-8. True for every ε-DP answer, whatever
+      its grid;
     * results are finite; 3 calls repeated with sources seeded alike agree (randomness from
       ``rng``, which the method needs): 0;
     * results have 7 significant digits or more (``dZ`` then stays below 0.05 noise
@@ -245,14 +276,15 @@ def judge_auto_avg(fn: Callable[[Any, float, Any], Any], rng: np.random.Generato
       ``D3`` (200 runs) than on ``D1`` (the 400 runs above); Clopper–Pearson bounds at
       1 − 5e-8 each: 1e-7. True for every ε-DP answer, whatever its grid.
 
-    In all at most **1e-6** (Bonferroni: 3.5 + 1.5 + 1.5 + 1.5 + 1 + 1, in 1e-7).
-    **Calls**: 1,485 (:data:`AUTO_AVG_CALLS`; 480 on the cliffs). **Time**: about 3.1 s of
-    CPU for the model solution outside the sandbox (1.7 s without the cliffs, on whose
-    larger values ``choose_clip_bound`` scans more candidates).
+    In all at most **1e-6** (Bonferroni: 3 + 0.5 + 1.5 + 1.5 + 1.5 + 1 + 1, in 1e-7).
+    **Calls**: 1,785 (:data:`AUTO_AVG_CALLS`; 480 on the cliffs, 300 on the gap pair).
+    **Time**: about 3.1 s of CPU for the model solution outside the sandbox before the gap
+    pair was added (1.7 s without the cliffs, on whose larger values ``choose_clip_bound``
+    scans more candidates); the gap pair's 300 calls add about 1 s.
 
     **Privacy violations** (:class:`PrivacyViolation`: the exercise earns no point) are the
-    failures that show the average is not ε-DP: the audits (cliffs, ``D1`` and ``D3``), an
-    exact count, a count noise smaller than ``Lap(3/ε)``
+    failures that show the average is not ε-DP: the audits (cliffs, gap pair, ``D1`` and
+    ``D3``), an exact count, a count noise smaller than ``Lap(3/ε)``
     (:func:`too_little_noise` on the recovered ``|Z|`` plus its recovery error, once the
     count test failed: ε or ε/2 on the count; an answer with at least that noise, such as
     ε/4, is called one with probability at most 1e-6), a sum with too little noise, and
@@ -269,11 +301,15 @@ def judge_auto_avg(fn: Callable[[Any, float, Any], Any], rng: np.random.Generato
     or 99% by any of NumPy's 13 methods or ``statistics.quantiles``, a sorted index, times
     a margin from 0.75 to 2 or snapped to a grid (the cliffs: the one person added moves
     it from a level to the next, 10 to 25 times higher, and such an answer hits a cut in
-    every run on one column and in none on the one before); a missing fallback; results
-    rounded coarser than 7 significant digits (named as such). **Not judged**: the budget
-    of the bound selection on its own and the grid of candidates (the law of ``b`` depends
-    on the grid); extra noise (a coarse grid adds it legitimately); a data-dependent grid
-    whose effect is confined to rare events; a percentile at a rank between the cliffs'
+    every run on one column and in none on the one before); candidate bounds taken from
+    the data (the gap pair: the distinct positive values, alone or added to a fixed grid
+    whose smallest candidate is above ``√s``, hit the cut in about nine runs of ten on
+    ``G1`` and in none on ``G0``); a missing fallback; results rounded coarser than 7
+    significant digits (named as such). **Not judged**: the budget of the bound selection
+    on its own and the grid of candidates (the law of ``b`` depends on the grid); extra
+    noise (a coarse grid adds it legitimately); a data-dependent grid whose effect is
+    confined to rare events (values added to a grid that already holds candidates below
+    them); a percentile at a rank between the cliffs'
     boundaries (97%, 99.9%); the grid of the releases when the results are rounded (NumPy
     noise then passes if its law is right).
     """
@@ -283,6 +319,8 @@ def judge_auto_avg(fn: Callable[[Any, float, Any], Any], rng: np.random.Generato
     fallback_seeds = seeds(rng, _FALLBACK_RUNS)
     cliffs = _cliffs(rng)
     cliff_seeds = seeds(rng, (len(cliffs["columns"]), _CLIFF_RUNS))
+    gap = _gap(rng, epsilon)                     # drawn last: the inputs above are unchanged
+    gap_seeds = seeds(rng, (2, _GAP_RUNS))
 
     def average(values: np.ndarray, seed: int, where: str = "on a hidden column") -> float:
         return real(call(fn, values.copy(), epsilon, seeded(int(seed)), where=where),
@@ -296,6 +334,9 @@ def judge_auto_avg(fn: Callable[[Any, float, Any], Any], rng: np.random.Generato
         runs = [np.array([average(column, s) for s in row])
                 for column, row in zip(cliffs["columns"], cliff_seeds, strict=True)]
         _audit_cliffs(runs, cliffs["cuts"], epsilon)
+        _audit_gap([np.array([average(gap[name], s) for s in row])
+                    for name, row in zip(("G0", "G1"), gap_seeds, strict=True)],
+                   gap["cut"], epsilon)
         first = np.array([average(data["D1"], s) for s in pair_seeds])
         if any(average(data["D1"], s) != r for s, r in zip(pair_seeds[:_REPEATS], first,
                                                           strict=False)):
@@ -451,3 +492,14 @@ def _audit_cliffs(runs: list[np.ndarray], cuts: list[float], epsilon: float) -> 
                                    "person is added); choose it with choose_clip_bound over "
                                    "candidates fixed in advance")
 
+
+def _audit_gap(runs: list[np.ndarray], cut: float, epsilon: float) -> None:
+    """ε-DP on the gap pair of :func:`_gap`: "average <= cut" must not be more than e^ε
+    more frequent on ``G1`` (one small row added) than on ``G0``."""
+    low, high = (int(np.sum(averages <= cut)) for averages in runs)
+    if dp_violated(low, runs[0].size, high, runs[1].size, epsilon, _ALPHA_GAP):
+        raise PrivacyViolation("adding one person with a small value made small averages far "
+                               "more frequent than ε-DP allows: your candidate bounds follow "
+                               "the data (the person's value became a candidate); fix the "
+                               "candidates in advance, such as DEFAULT_CLIP_BOUNDS, never "
+                               "from the values")
