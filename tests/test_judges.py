@@ -25,6 +25,7 @@ import math
 import pickle
 import random
 import statistics
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -47,9 +48,10 @@ from dpkit.course.judges import (
 )
 from dpkit.course.judges._base import PrivacyViolation, error_text, judged
 from dpkit.course.judges.average import _dependent
+from dpkit.course.judges.sampler import ScriptedBits, exact_law
 from dpkit.course.judges.svt import Bin, above_threshold_law
 from dpkit.laplace import laplace_mechanism
-from dpkit.rng import seeded
+from dpkit.rng import RandomSource, seeded
 from dpkit.svt import DEFAULT_CLIP_BOUNDS, above_threshold, auto_avg, choose_clip_bound
 
 SEED = 20260501
@@ -933,25 +935,101 @@ def sampler_lookup(weights, rng):
     return sampler_modulo(weights, rng)
 
 
-@pytest.mark.parametrize(("fn", "fragment"), [
-    (sampler_modulo, "modulo Σw"),
-    (sampler_clamped, "modulo Σw"),
-    (sampler_off_by_one, "< , not <="),
-    (sampler_floats, "OverflowError"),
-    (sampler_fixed_bits, "as many bits as Σw needs"),
-    (sampler_randbelow, "rng.randbelow"),
-    (sampler_python_random, "seeded alike"),
-    (lambda w, r: True, "returned True"),
-    (lambda w, r: 0.0, "returned 0.0"),
-    (lambda w, r: len(w), "0 <= i < len(weights)"),
-    (lambda w, r: 1 / 0, "raised ZeroDivisionError"),
+@pytest.mark.parametrize(("fn", "fragment", "privacy"), [
+    (sampler_modulo, "modulo Σw", True),
+    (sampler_clamped, "modulo Σw", True),
+    (sampler_off_by_one, "< , not <=", True),
+    (sampler_floats, "OverflowError", False),
+    (sampler_fixed_bits, "as many bits as Σw needs", True),
+    (sampler_randbelow, "rng.randbelow", False),
+    (sampler_python_random, "seeded alike", False),
+    (lambda w, r: True, "returned True", False),
+    (lambda w, r: 0.0, "returned 0.0", False),
+    (lambda w, r: len(w), "0 <= i < len(weights)", False),
+    (lambda w, r: 1 / 0, "raised ZeroDivisionError", False),
 ])
-def test_sampler_mistakes_fail(fn, fragment):
+def test_sampler_mistakes_fail(fn, fragment, privacy):
     """Modulo bias and clamping halve (or double) the last index's frequency on the
     2**m + 1 set: 9 standard deviations or more over 3,000 draws, caught with probability
     > 1 − 1e-9; an inclusive walk moves a whole unit of mass on a weight of 1: the same;
-    the rest deterministic."""
-    fails(judge_division_free_sampler, fn, fragment)
+    the rest deterministic. A law other than w_i/Σw is a privacy violation (the
+    exponential mechanism's ε then fails, see ``dpkit.course.judges.sampler``); errors,
+    wrong types and randomness not from rng.bits are not."""
+    fails(judge_division_free_sampler, fn, fragment, privacy=privacy)
+
+
+def sampler_wide_modulo(weights, rng):
+    """Four bits more than Σw needs, taken modulo Σw: biased by about Σw/2**k, too little
+    for 3,000 draws to see."""
+    total = sum(weights)
+    return _walk(weights, rng.bits(total.bit_length() + 4) % total)
+
+
+def sampler_wide_modulo_chunks(weights, rng):
+    """Eight-bit draws joined into a number three to ten bits wider than Σw needs, then
+    modulo Σw: the same bias, read in pieces."""
+    total = sum(weights)
+    t = 0
+    for _ in range((total.bit_length() + 10) // 8):
+        t = (t << 8) | rng.bits(8)
+    return _walk(weights, t % total)
+
+
+@pytest.mark.parametrize("fn", [sampler_wide_modulo, sampler_wide_modulo_chunks])
+def test_sampler_biases_too_small_to_sample_are_enumerated(fn):
+    """Modulo biases of a few hundredths that 3,000 draws miss (these got full marks before
+    the enumeration) are found by going through every string of random bits the sampler
+    reads (at most 2**10 of them on the enumerated set, whose total 2**m − 1 is odd, so
+    that some residue is drawn once more than another): deterministic, no chance involved.
+    A privacy violation."""
+    fails(judge_division_free_sampler, fn, "exactly, not by chance", privacy=True)
+
+
+def test_exact_law_bounds_the_mass_it_has_not_seen():
+    """The enumeration is exact where it is complete and a sound bound where it is not:
+    the model sampler on 2**5 − 1 is within 2**-40; on 2**4 + 1 (half the draws rejected)
+    it stops at the run budget with a bound that still holds; the modulo sampler's law is
+    found exactly (doubled residue 0)."""
+    for weights, most in (([7, 1, 15, 8], 1024), ([4, 3, 8, 2], 300)):
+        found, rest = exact_law(sampler_model, weights, most)
+        target = [Fraction(w, sum(weights)) for w in weights]
+        assert all(low <= p <= low + rest for low, p in zip(found, target, strict=True))
+        assert (rest < Fraction(1, 2**40)) == (most == 1024) and rest < Fraction(1, 3)
+    found, rest = exact_law(sampler_modulo, [7, 1, 15, 8], 1024)
+    assert rest == 0 and found == [Fraction(8, 32), Fraction(1, 32), Fraction(15, 32),
+                                   Fraction(8, 32)]
+
+
+def test_scripted_bits_replays_records_and_stops():
+    """The enumeration's source: replays its script, answers 0 beyond it, refuses a draw
+    of another width than the script's, and stops a run past its budget of bits."""
+    source = ScriptedBits([(3, 5)], most_bits=6, most_draws=8)
+    assert (source.bits(3), source.bits(2), source.path) == (5, 0, [(3, 5), (2, 0)])
+    with pytest.raises(RuntimeError, match="too many bits"):
+        source.bits(2)
+    assert source.cut and not source.diverged
+    other = ScriptedBits([(3, 5)])
+    with pytest.raises(RuntimeError, match="other draws"):
+        other.bits(4)
+    assert other.diverged
+    with pytest.raises(RuntimeError, match=r"rng\.uniform"):
+        ScriptedBits([]).uniform()
+    with pytest.raises(ValueError, match="k"):
+        ScriptedBits([]).bits(-1)
+
+
+def test_sampler_that_keeps_state_between_calls_is_named():
+    """A sampler whose draws depend on its earlier calls is not a function of its bits:
+    the enumeration says so rather than judging its law (deterministic)."""
+    calls = []
+
+    def stateful(weights, rng):
+        calls.append(1)
+        return sampler_model(weights, rng) if len(calls) % 2 else _walk(weights, rng.bits(1))
+
+    with pytest.raises(Exception, match="other draws") as caught:
+        exact_law(stateful, [7, 1, 15, 8], 1024)
+    assert not isinstance(caught.value, PrivacyViolation)
 
 
 def test_sampler_lookup_of_public_inputs_fails():
@@ -964,11 +1042,14 @@ def test_sampler_lookup_of_public_inputs_fails():
 # ----------------------------------------------------------------------------- all judges
 
 def across_a_process_boundary(fn):
-    """What the sandbox proxy does: arguments and result are pickled, and nothing the
-    function does to its arguments (a random source's state, a stream's position) comes
-    back."""
+    """What the sandbox proxy does: plain arguments and the result are pickled, and nothing
+    the function does to them (a stream's position) comes back; a random source is lent
+    (its draws run in the grader, so the judge sees them, as the enumeration of a
+    sampler's bits needs) and a copy of it made by the function starts afresh."""
     def proxy(*args):
-        return pickle.loads(pickle.dumps(fn(*pickle.loads(pickle.dumps(args)))))
+        sent = [a if isinstance(a, RandomSource) else pickle.loads(pickle.dumps(a))
+                for a in args]
+        return pickle.loads(pickle.dumps(fn(*sent)))
     proxy.__name__ = fn.__name__
     return proxy
 
