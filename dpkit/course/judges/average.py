@@ -39,7 +39,8 @@ AUTO_AVG_CALLS = (2 * _PAIRS + _AUDIT_RUNS + _REPEATS + _FALLBACK_RUNS + 4 * _CL
 
 # False-failure budget of a correct answer, 1e-6 in all (Bonferroni over the tests):
 _ALPHA_COUNT_KS, _ALPHA_COUNT_SCALE = 1.5e-7, 1.5e-7
-_ALPHA_SUM, _ALPHA_INDEPENDENT, _ALPHA_AUDIT = 1.5e-7, 1e-7, 1e-7
+_ALPHA_SUM, _ALPHA_AUDIT = 1.5e-7, 1e-7
+_ALPHA_INDEPENDENT = 5e-8     # each of the two independence tests
 _ALPHA_CLIFFS = 3e-7          # shared by the 3 × 8 cliff tests (two bounds each)
 _ALPHA_GAP = 5e-8             # the gap pair's audit (two bounds)
 #: After a failure of the count's noise: an answer with at least Lap(3/ε) there is called
@@ -269,8 +270,13 @@ def judge_auto_avg(fn: Callable[[Any, float, Any], Any], rng: np.random.Generato
       ``P(|S − Σ D1| > 0.9·3(V − 1)/ε) >= e^-0.9`` (Anderson's inequality for ``b >= V − 1``,
       the clipping bias beyond that threshold for smaller ``b``); one-sided exact binomial
       test over the 400 seeds, a seed counted when it may be that far: 1.5e-7;
-    * the two noises are independent: Kendall's τ between ``S`` and ``Z`` (pairs whose order
-      ``dS``, ``dZ`` leave open counted either way), Hoeffding's bound for U-statistics: 1e-7;
+    * the two noises are independent: Kendall's τ between ``S`` and ``Z`` (noises that
+      move together), and between ``|S − Σ D1|`` and ``|Z|`` (noises that share their size,
+      with signs of their own: τ of the first pair is then 0), pairs whose order ``dS``,
+      ``dZ`` leave open counted either way; Hoeffding's bound for U-statistics: 2 × 5e-8.
+      For a correct answer ``S − Σ D1`` (the clipping bias and the noise of the chosen
+      bound) and ``Z`` come from separate draws, so every function of one is independent
+      of the other;
     * ε-DP on the neighbours ``D1``, ``D3``: the event "average >= mean(D1) + 36V/(ε·rows)"
       (12 scales of the sum's noise) must not be more than ``e^ε`` times more frequent on
       ``D3`` (200 runs) than on ``D1`` (the 400 runs above); Clopper–Pearson bounds at
@@ -407,7 +413,9 @@ def _judge_releases(first: np.ndarray, second: np.ndarray, data: dict[str, Any],
         raise PrivacyViolation("your clipped sum carries too little noise: its sensitivity "
                                "is the chosen bound b (one person adds at most b), and it "
                                "gets ε/3")
-    if _dependent(sums, off_sums, noise, off_noise):
+    deviations = np.abs(sums - float(np.sum(data["D1"])))     # |·| moves each by <= its error
+    if _dependent(sums, off_sums, noise, off_noise) or \
+            _dependent(deviations, off_sums, np.abs(noise), off_noise):
         raise PrivacyViolation("the noises of your sum and of your count are not "
                                "independent (a combination of the two releases then has less "
                                "noise than ε/3 each allows): each release must draw its own "
@@ -416,13 +424,15 @@ def _judge_releases(first: np.ndarray, second: np.ndarray, data: dict[str, Any],
 
 def _dependent(sums: np.ndarray, off_sums: np.ndarray, noise: np.ndarray,
                off_noise: np.ndarray) -> bool:
-    """Whether Kendall's τ between the sums and the count noises is too far from 0 for
-    independent ones, whatever their true values within their recovery errors.
+    """Whether Kendall's τ between the sums and the count noises (or functions of each, as
+    their sizes) is too far from 0 for independent ones, whatever their true values within
+    their recovery errors ``off_sums``, ``off_noise``.
 
     τ here is the U-statistic of ``sign(ΔS)·sign(ΔZ)`` over all pairs of seeds (ties count
     0), whose mean is 0 for independent releases; Hoeffding's bound for U-statistics of
-    order 2 with a kernel in [−1, 1] gives the threshold. A pair whose order the recovery
-    errors could change counts at its least favourable value.
+    order 2 with a kernel in [−1, 1] gives the threshold, a false alarm of probability at
+    most ``_ALPHA_INDEPENDENT`` (5e-8). A pair whose order the recovery errors could change
+    counts at its least favourable value.
     """
     def signs(values: np.ndarray, off: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         gaps = values[:, None] - values[None, :]
