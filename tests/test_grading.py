@@ -429,16 +429,6 @@ SVT_CLASS = {
         "    total = laplace_mechanism(float(np.clip(values, 0, b).sum()), b, e, rng=rng)\n"
         "    return total / laplace_mechanism(float(len(values)), 1.0, e, rng=rng)\n"},
         {"ex-svt-auto-avg": VIOLATION}),
-    # Private but not the exercise's split (ε/4 on the sum and the count): only inaccurate,
-    # so the public point stays.
-    "quarter-budgets": ({
-        "ex-svt-auto-avg-answer": AVG +
-        "    b = choose_clip_bound(values, epsilon / 3, bounds=DEFAULT_CLIP_BOUNDS, rng=rng)\n"
-        "    b = DEFAULT_CLIP_BOUNDS[-1] if b is None else b\n"
-        "    total = laplace_mechanism(float(np.clip(values, 0, b).sum()), b, epsilon / 4,"
-        " rng=rng)\n"
-        "    return total / laplace_mechanism(float(len(values)), 1.0, epsilon / 4, rng=rng)\n"},
-        {"ex-svt-auto-avg": (1, "ε/3")}),
     # Correct answers whose result is rounded a little: full marks.
     **{f"{name}-result": ({
         "ex-svt-auto-avg-answer": AVG +
@@ -458,6 +448,8 @@ SVT_CLASS = {
 def book_course(tmp_path_factory):
     course = tmp_path_factory.mktemp("book-course") / "course"
     build(ROOT / "book", course)
+    (course / "grades").mkdir()     # a fixed secret: the hidden inputs, so the grades below,
+    (course / "grades" / ".secret").write_text("5eed" * 16)       # are the same every run
     return course
 
 
@@ -513,12 +505,14 @@ def test_randomized_answers_are_judged_by_distribution_and_privacy(book_course, 
     """Correct answers unlike the model (another draw order, a result rounded to float32 or
     to 6 decimals) get full marks; a threshold redrawn per query, a fallback index and
     NumPy noise where laplace_mechanism is required lose the hidden points (and the public
-    one too where the public check catches them), as does a private split other than the
-    exercise's (ε/4); a budget spent three times and a clipping bound or candidate bounds
-    read off the data (a percentile, the maximum, the distinct values) are not ε-DP and get
-    0 for the exercise, the public point included (the median fails the public check
-    already: too inaccurate). Before privacy violations cost the public point, the 3ε,
-    percentile-95 and maximum answers got 1 point and the candidates from the data 3."""
+    one too where the public check catches them); a budget spent three times and a
+    clipping bound or candidate bounds read off the data (a percentile, the maximum, the
+    distinct values) are not ε-DP and get 0 for the exercise, the public point included
+    (the median fails the public check already: too inaccurate). Before privacy violations
+    cost the public point, the 3ε, percentile-95 and maximum answers got 1 point and the
+    candidates from the data 3. Each wrong answer is caught with probability > 1 − 1e-6
+    (tests/test_judges.py), a correct one fails with probability at most 1e-6; the course's
+    secret is fixed, so the grades are the same every run."""
     assert _wrong_grades(book_course, tmp_path / "submissions", "sparse_vector",
                          SVT_CLASS) == []
 
@@ -558,8 +552,8 @@ def test_a_privacy_violation_earns_nothing_and_inaccuracy_keeps_the_public_point
         and r["exercise"].endswith("(ex-laplace-textbook)")}
     violation, inaccurate = (table[s]["feedback"] for s in ("four-fifths-of-the-scale",
                                                              "six-fifths-of-the-scale"))
-    assert violation.startswith("public test: PASSED") and violation.endswith(
-        f"; {PRIVACY_FEEDBACK}")
+    assert violation.startswith("public test: your releases follow value + Lap") and \
+        " | hidden tests: not ε-DP: " in violation and violation.endswith(f"; {PRIVACY_FEEDBACK}")
     assert PRIVACY_FEEDBACK not in inaccurate and "not ε-DP" not in inaccurate
 
 
