@@ -13,6 +13,7 @@ import csv
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import nbformat
 import pytest
@@ -20,7 +21,7 @@ from myst_text import FRONT_MATTER  # tests/ is on sys.path under pytest
 
 from dpkit.check import check_debias
 from dpkit.course.assignments import build
-from dpkit.course.grading import agrees_with, grade
+from dpkit.course.grading import PRIVACY_FEEDBACK, agrees_with, grade
 from dpkit.course.sandbox import Limits, Sandbox, _binds
 
 pytestmark = pytest.mark.slow
@@ -360,8 +361,11 @@ CHAPTERS = sorted(p.stem for p in (ROOT / "book").glob("*.md")
 
 AT = "def my_above_threshold(queries, data, threshold, epsilon, rng):\n"
 AVG = "def my_auto_avg(values, epsilon, rng):\n"
+#: A privacy violation: 0 for the exercise, the public point included, and the feedback
+#: says why (an expected grade is points, or (points, a phrase the feedback must hold)).
+VIOLATION = (0, PRIVACY_FEEDBACK)
 #: Correct answers written unlike the model, and honest mistakes, for the randomized
-#: exercises of the sparse vector chapter: (answer cells, {label: points}).
+#: exercises of the sparse vector chapter: (answer cells, {label: expected grade}).
 SVT_CLASS = {
     "exponential-differences-and-count-first": ({
         "ex-svt-above-threshold-answer": AT +
@@ -391,7 +395,7 @@ SVT_CLASS = {
         "    total = laplace_mechanism(float(np.clip(values, 0, b).sum()), b, epsilon, rng=rng)\n"
         "    count = laplace_mechanism(float(len(values)), 1.0, epsilon, rng=rng)\n"
         "    return total / count\n"},
-        {"ex-svt-above-threshold": 0, "ex-svt-auto-avg": 1}),
+        {"ex-svt-above-threshold": 0, "ex-svt-auto-avg": VIOLATION}),
     "fallback-index-and-float-noise": ({
         "ex-svt-above-threshold-answer": AT +
         "    g = rng.numpy_generator()\n    t = threshold + g.laplace(0.0, 2 / epsilon)\n"
@@ -406,7 +410,7 @@ SVT_CLASS = {
         "    count = len(values) + g.laplace(0.0, 1 / e)\n    return total / count\n"},
         {"ex-svt-above-threshold": 0, "ex-svt-auto-avg": 1}),
     # A bound read off the data: accurate enough for the public check (but the median),
-    # not ε-DP, so never the hidden points.
+    # not ε-DP, so no point at all.
     **{f"{name}-as-bound": ({
         "ex-svt-auto-avg-answer": AVG +
         f"    e = epsilon / 3\n    b = float({bound})\n"
@@ -414,8 +418,17 @@ SVT_CLASS = {
         "    return total / laplace_mechanism(float(len(values)), 1.0, e, rng=rng)\n"},
         {"ex-svt-auto-avg": points}) for name, bound, points in (
             ("median", "np.percentile(values, 50)", 0),
-            ("percentile-95", "np.percentile(values, 95)", 1),
-            ("maximum", "np.max(values)", 1))},
+            ("percentile-95", "np.percentile(values, 95)", VIOLATION),
+            ("maximum", "np.max(values)", VIOLATION))},
+    # Candidate bounds read off the data: passes the public check, not ε-DP.
+    "candidates-from-data": ({
+        "ex-svt-auto-avg-answer": AVG +
+        "    e = epsilon / 3\n    grid = sorted({float(v) for v in values if v > 0})\n"
+        "    b = choose_clip_bound(values, e, bounds=grid, rng=rng)\n"
+        "    b = grid[-1] if b is None else b\n"
+        "    total = laplace_mechanism(float(np.clip(values, 0, b).sum()), b, e, rng=rng)\n"
+        "    return total / laplace_mechanism(float(len(values)), 1.0, e, rng=rng)\n"},
+        {"ex-svt-auto-avg": VIOLATION}),
     # Correct answers whose result is rounded a little: full marks.
     **{f"{name}-result": ({
         "ex-svt-auto-avg-answer": AVG +
@@ -435,6 +448,8 @@ SVT_CLASS = {
 def book_course(tmp_path_factory):
     course = tmp_path_factory.mktemp("book-course") / "course"
     build(ROOT / "book", course)
+    (course / "grades").mkdir()     # a fixed secret: the hidden inputs, so the grades below,
+    (course / "grades" / ".secret").write_text("5eed" * 16)       # are the same every run
     return course
 
 
@@ -458,31 +473,88 @@ def test_every_model_solution_gets_full_marks(book_course, tmp_path):
     assert short == []
 
 
-def test_randomized_answers_are_judged_by_distribution_and_privacy(book_course, tmp_path):
-    """Correct answers unlike the model (another draw order, a result rounded to float32 or
-    to 6 decimals) get full marks; a threshold redrawn per query, a budget spent three
-    times, a fallback index, NumPy noise where laplace_mechanism is required and a
-    clipping bound read off the data (a percentile, the maximum) each lose the hidden
-    points (and the public one too where the public check catches them: the median is too
-    inaccurate)."""
-    release = book_course / "release" / "sparse_vector" / "sparse_vector.ipynb"
-    for student, (replace, _) in SVT_CLASS.items():
+def _wrong_grades(course: Path, folder: Path, chapter: str,
+                  klass: dict[str, tuple[dict[str, str], dict[str, Any]]]) -> list[Any]:
+    """Grade the released ``chapter`` with each student's answer cells of ``klass``
+    replaced; every grade that is not the expected one (points, or (points, a phrase the
+    feedback must hold)), all at once."""
+    release = course / "release" / chapter / f"{chapter}.ipynb"
+    for student, (replace, _) in klass.items():
         notebook = nbformat.read(release, 4)
         for cell in notebook.cells:
             grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
             if grade_id in replace:
                 cell.source = replace[grade_id]
-        (tmp_path / "submissions" / student).mkdir(parents=True)
-        nbformat.write(notebook, tmp_path / "submissions" / student / "sparse_vector.ipynb")
-    out = grade(book_course, tmp_path / "submissions", log=lambda _m: None)
+        (folder / student).mkdir(parents=True)
+        nbformat.write(notebook, folder / student / f"{chapter}.ipynb")
+    out = grade(course, folder, log=lambda _m: None)
     table = {(r["student"], r["exercise"].rsplit("(", 1)[-1].rstrip(")")): r
              for r in csv.DictReader(out.open())}
-    wrong = [(student, label, float(table[(student, label)]["points"]), points,
-              table[(student, label)]["feedback"])
-             for student, (_, expected) in SVT_CLASS.items()
-             for label, points in expected.items()
-             if float(table[(student, label)]["points"]) != points]
-    assert wrong == []
+    wrong = []
+    for student, (_, expected) in klass.items():
+        for label, grade_expected in expected.items():
+            points, phrase = grade_expected if isinstance(grade_expected, tuple) \
+                else (grade_expected, "")
+            row = table[(student, label)]
+            if float(row["points"]) != points or phrase not in row["feedback"]:
+                wrong.append((student, label, row["points"], grade_expected, row["feedback"]))
+    return wrong
+
+
+def test_randomized_answers_are_judged_by_distribution_and_privacy(book_course, tmp_path):
+    """Correct answers unlike the model (another draw order, a result rounded to float32 or
+    to 6 decimals) get full marks; a threshold redrawn per query, a fallback index and
+    NumPy noise where laplace_mechanism is required lose the hidden points (and the public
+    one too where the public check catches them); a budget spent three times and a
+    clipping bound or candidate bounds read off the data (a percentile, the maximum, the
+    distinct values) are not ε-DP and get 0 for the exercise, the public point included
+    (the median fails the public check already: too inaccurate). Before privacy violations
+    cost the public point, the 3ε, percentile-95 and maximum answers got 1 point and the
+    candidates from the data 3. Each wrong answer is caught with probability > 1 − 1e-6
+    (tests/test_judges.py), a correct one fails with probability at most 1e-6; the course's
+    secret is fixed, so the grades are the same every run."""
+    assert _wrong_grades(book_course, tmp_path / "submissions", "sparse_vector",
+                         SVT_CLASS) == []
+
+
+MY_LAPLACE = "def my_laplace(value, sensitivity, epsilon, generator):\n"
+#: Laplace answers: (answer cells, {label: expected grade}).
+LAPLACE_CLASS = {
+    "two-exponentials": ({"ex-laplace-textbook-answer": MY_LAPLACE +
+                          "    b = sensitivity / epsilon\n"
+                          "    return value + generator.exponential(b) "
+                          "- generator.exponential(b)\n"},
+                         {"ex-laplace-textbook": (3, "hidden tests: your releases follow")}),
+    "four-fifths-of-the-scale": ({"ex-laplace-textbook-answer": MY_LAPLACE +
+                                  "    return value + generator.laplace(0.0, 0.8 * sensitivity"
+                                  " / epsilon)\n"},
+                                 {"ex-laplace-textbook": (0, "hidden tests: not ε-DP: ")}),
+    "six-fifths-of-the-scale": ({"ex-laplace-textbook-answer": MY_LAPLACE +
+                                 "    return value + generator.laplace(0.0, 1.2 * sensitivity"
+                                 " / epsilon)\n"},
+                                {"ex-laplace-textbook": (1, "not distributed as value + Lap")}),
+}
+
+
+def test_a_privacy_violation_earns_nothing_and_inaccuracy_keeps_the_public_point(
+        book_course, tmp_path):
+    """Noise at 0.8 times the Laplace scale passes the public check (1 point before) but is
+    not ε-DP: 0 for the exercise, and the feedback says so plainly; 1.2 times the scale is
+    private but inaccurate: it keeps the public point; a correct answer unlike the model
+    gets full marks. Deterministic given the course's secret; the judge's statistical
+    statements (tests/test_judges.py) say how likely each grade is for another secret:
+    the correct answer fails with probability at most 1e-6, the others are caught with
+    probability > 1 − 1e-12."""
+    assert _wrong_grades(book_course, tmp_path / "submissions", "laplace",
+                         LAPLACE_CLASS) == []
+    table = {r["student"]: r for r in csv.DictReader(
+        (book_course / "grades" / "grades.csv").open()) if r["chapter"] == "laplace"
+        and r["exercise"].endswith("(ex-laplace-textbook)")}
+    violation, inaccurate = (table[s]["feedback"] for s in ("four-fifths-of-the-scale",
+                                                             "six-fifths-of-the-scale"))
+    assert violation.startswith("public test: your releases follow value + Lap") and \
+        " | hidden tests: not ε-DP: " in violation and violation.endswith(f"; {PRIVACY_FEEDBACK}")
+    assert PRIVACY_FEEDBACK not in inaccurate and "not ε-DP" not in inaccurate
 
 
 def test_make_clean_keeps_the_grades(tmp_path):

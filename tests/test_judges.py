@@ -7,7 +7,10 @@ choice of that seed, i.e. over the grader's secret seed:
 * a *correct* variant fails with probability at most 1e-6 (the judge's Bonferroni bound,
   stated in its docstring): each such test says so;
 * a *wrong* variant is caught with the probability the test states (1 where the failure is
-  deterministic: an exception, a wrong type, a stream read to its end, a zero noise).
+  deterministic: an exception, a wrong type, a stream read to its end, a zero noise);
+* a failure is a *privacy violation* (``Judgement.privacy``: the exercise earns no point)
+  exactly where the answer is shown not to be private, never for an answer that is only
+  inaccurate or badly formed (each ``fails(..., privacy=...)`` below states which).
 
 The student's function is a plain Python function here; in production it is a proxy to a
 sandboxed process, which changes nothing the judges rely on (they observe only returned
@@ -16,11 +19,13 @@ values and raised exceptions, and hand each call a fresh, picklable random sourc
 
 from __future__ import annotations
 
+import copy
 import functools
 import math
 import pickle
 import random
 import statistics
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -41,11 +46,12 @@ from dpkit.course.judges import (
     judge_gaussian_noise,
     judge_laplace_mechanism,
 )
-from dpkit.course.judges._base import error_text
+from dpkit.course.judges._base import PrivacyViolation, error_text, judged
 from dpkit.course.judges.average import _dependent
+from dpkit.course.judges.sampler import ScriptedBits, exact_law
 from dpkit.course.judges.svt import Bin, above_threshold_law
 from dpkit.laplace import laplace_mechanism
-from dpkit.rng import seeded
+from dpkit.rng import RandomSource, seeded
 from dpkit.svt import DEFAULT_CLIP_BOUNDS, above_threshold, auto_avg, choose_clip_bound
 
 SEED = 20260501
@@ -63,11 +69,16 @@ def passes(judge: Any, fn: Any) -> None:
     assert counting.calls <= CALLS[judge] <= 20_000
 
 
-def fails(judge: Any, fn: Any, *fragments: str) -> str:
+def fails(judge: Any, fn: Any, *fragments: str, privacy: bool | None = None) -> str:
+    """The judge rejects ``fn`` with every fragment in its message, and calls it a privacy
+    violation (its message then opens with "not ε-DP") or not, as ``privacy`` says."""
     verdict = run(judge, fn)
-    assert not verdict.passed, f"{fn.__name__} passed"
+    assert not verdict.passed, f"{getattr(fn, '__name__', 'fn')} passed"
     for fragment in fragments:
         assert fragment in verdict.message, verdict.message
+    if privacy is not None:
+        assert verdict.privacy == privacy, (privacy, verdict.message)
+        assert verdict.message.startswith("not ") == privacy, verdict.message
     return verdict.message
 
 
@@ -164,31 +175,51 @@ def laplace_lookup(value, sensitivity, epsilon, generator):
     return value + generator.laplace(0.0, 1.0)
 
 
-@pytest.mark.parametrize(("fn", "fragment"), [
-    (laplace_times, "looks like Δ·ε"),
-    (laplace_half, "looks like Δ/(2ε)"),
-    (laplace_off_by_one, "looks like (Δ + 1)/ε"),
-    (laplace_normal, "Laplace shape"),
-    (laplace_global_numpy, "seeded alike"),
-    (laplace_no_noise, "add Laplace noise"),
-    (laplace_noise_once, "repeat the same noise"),
+def laplace_scaled(factor):
+    """Laplace noise of ``factor`` times the right scale."""
+    def release(value, sensitivity, epsilon, generator):
+        return value + generator.laplace(0.0, factor * sensitivity / epsilon)
+    release.__name__ = f"laplace_times_{factor:g}"
+    return release
+
+
+@pytest.mark.parametrize(("fn", "fragment", "privacy"), [
+    (laplace_times, "looks like Δ·ε", True),
+    (laplace_half, "looks like Δ/(2ε)", True),
+    (laplace_off_by_one, "looks like (Δ + 1)/ε", False),
+    (laplace_normal, "Laplace shape", True),
+    (laplace_global_numpy, "seeded alike", False),
+    (laplace_no_noise, "add Laplace noise", True),
+    (laplace_noise_once, "repeat the same noise", True),
+    (laplace_scaled(0.8), "too little noise", True),
+    (laplace_scaled(1.25), "too much noise", False),
 ])
-def test_laplace_mistakes_fail(fn, fragment):
+def test_laplace_mistakes_fail(fn, fragment, privacy):
     """Each wrong scale is off by a factor of at least 1.2 on every hidden case (Δ, ε, Δ/ε,
     Δ·ε are drawn at least a factor 1.5 from 1; Δ <= 5): the per-case spread test (600
     releases, standard error 0.041) sees 4.9 standard errors at the very least, 12 or more
     for every scale above but (Δ + 1)/ε, which also shifts the pooled spread (4,800
     releases) by 14: caught with probability > 1 − 1e-6 (30 of 30 simulated graders each);
     normal noise of the right variance is 0.13 away from Laplace in mean |noise|/b (9
-    standard errors pooled); the others deterministically."""
-    fails(judge_laplace_mechanism, fn, fragment)
+    standard errors pooled); 0.8 and 1.25 times the scale are 4.9 and 5.5 per-case
+    standard errors off on every case and 14 and 15 pooled: > 1 − 1e-12; the others
+    deterministically.
+
+    A privacy violation: too little noise on some hidden case (Δ·ε and Δ/(2ε) there by a
+    factor 1.2 or more, 0.8 times everywhere: the pooled one-sided spread test sees 14
+    standard errors or more, > 1 − 1e-12), Gaussian tails (about 22 of 4,800 beyond 4b
+    against 88 for Laplace noise: 7 standard deviations, > 1 − 1e-9), no noise, one noise
+    for all. Not one: more noise ((Δ + 1)/ε, 1.25 times), randomness not from the
+    generator (an ε-DP answer is called a violation with probability at most 1e-6)."""
+    fails(judge_laplace_mechanism, fn, fragment, privacy=privacy)
 
 
 def test_laplace_lookup_of_public_inputs_fails():
     """The lookup passes the public check but not the hidden one (hidden Δ, ε differ from
     the public ones with probability 1): deterministic."""
     assert dpkit.check.check_laplace_mechanism(laplace_lookup)
-    fails(judge_laplace_mechanism, laplace_lookup, "not distributed as value + Lap(Δ/ε)")
+    fails(judge_laplace_mechanism, laplace_lookup, "not distributed as value + Lap(Δ/ε)",
+          privacy=True)             # Lap(1) where Δ/ε > 1: too little noise there
 
 
 @pytest.mark.parametrize(("fn", "fragment"), [
@@ -198,8 +229,8 @@ def test_laplace_lookup_of_public_inputs_fails():
     (lambda v, s, e, g: np.array([v, v]), "not a finite number"),
 ])
 def test_laplace_broken_functions_fail_with_the_error_named(fn, fragment):
-    """Deterministic."""
-    fails(judge_laplace_mechanism, fn, fragment)
+    """Deterministic; none is a privacy violation."""
+    fails(judge_laplace_mechanism, fn, fragment, privacy=False)
 
 
 # ------------------------------------------------------------------------------ Gaussian
@@ -265,31 +296,42 @@ def gauss_lookup(sigma, size, generator):
     return generator.normal(0.0, sigma if sigma in (0.3, 4.0) else sigma**2, size)
 
 
-@pytest.mark.parametrize(("fn", "fragment"), [
-    (gauss_variance_bug, "the spread is σ², not σ"),
-    (gauss_too_little, "too little noise"),
-    (gauss_laplace_shape, "shape is not that of a normal"),
-    (gauss_fixed_seed, "returned the same draws"),
-    (gauss_global, "seeded alike"),
-    (gauss_one_draw, "all the draws of one call are the same"),
-    (gauss_short, "draws, not `size`"),
-    (lambda s, n, g: 1 / 0, "raised ZeroDivisionError"),
-    (lambda s, n, g: np.full(n, np.nan), "not finite"),
-    (lambda s, n, g: "noise", "not an array of `size` real numbers"),
+def gauss_more(sigma, size, generator):
+    return generator.normal(0.0, 1.3 * sigma, size)
+
+
+@pytest.mark.parametrize(("fn", "fragment", "privacy"), [
+    (gauss_variance_bug, "the spread is σ², not σ", True),
+    (gauss_too_little, "too little noise", True),
+    (gauss_laplace_shape, "shape is not that of a normal", False),
+    (gauss_fixed_seed, "returned the same draws", True),
+    (gauss_global, "seeded alike", False),
+    (gauss_one_draw, "all the draws of one call are the same", True),
+    (gauss_short, "draws, not `size`", False),
+    (gauss_more, "too much noise", False),
+    (lambda s, n, g: 1 / 0, "raised ZeroDivisionError", False),
+    (lambda s, n, g: np.full(n, np.nan), "not finite", False),
+    (lambda s, n, g: "noise", "not an array of `size` real numbers", False),
 ])
-def test_gaussian_mistakes_fail(fn, fragment):
+def test_gaussian_mistakes_fail(fn, fragment, privacy):
     """σ is at least a factor 1.5 from 1, so σ² differs from σ by 50% or more on 8 calls of
-    1,000+ draws: caught with probability > 1 − 1e-12 (likewise σ/2); Laplace noise of the
-    right variance is 0.062 from N(0, σ²) in KS distance, the pooled threshold at most
-    0.032 (8,000 draws or more): caught with probability > 1 − 2e-6 (DKW); 30 of 30
-    simulated graders caught each; the rest deterministically."""
-    fails(judge_gaussian_noise, fn, fragment)
+    1,000+ draws: caught with probability > 1 − 1e-12 (likewise σ/2 and 1.3σ); Laplace
+    noise of the right variance is 0.062 from N(0, σ²) in KS distance, the pooled
+    threshold at most 0.032 (8,000 draws or more): caught with probability > 1 − 2e-6
+    (DKW); 30 of 30 simulated graders caught each; the rest deterministically.
+
+    A privacy violation (not (ε, δ)-DP): too little noise for some σ (σ² where σ < 1, which
+    some of the 10 hidden σ are with probability > 1 − 1e-3 and are here, σ/2: a
+    one-sided χ² test far past its threshold), the same draws for all (one draw, a fixed
+    seed). Not one: more noise (1.3σ), Laplace noise of the same variance (heavier tails:
+    its privacy loss is bounded), a wrong size, errors."""
+    fails(judge_gaussian_noise, fn, fragment, privacy=privacy)
 
 
 def test_gaussian_lookup_of_public_inputs_fails():
     """Passes the public check, fails the hidden one (hidden σ ≠ 0.3, 4): deterministic."""
     assert dpkit.check.check_gaussian_noise(gauss_lookup)
-    fails(judge_gaussian_noise, gauss_lookup, "σ², not σ")
+    fails(judge_gaussian_noise, gauss_lookup, "σ², not σ", privacy=True)
 
 
 # ------------------------------------------------------------------------ AboveThreshold
@@ -436,6 +478,40 @@ def test_above_threshold_mistakes_fail(fn, fragment):
     fails(judge_above_threshold, fn, fragment)
 
 
+def at_one_query_noise(queries, data, threshold, epsilon, rng):
+    """One query noise drawn once and reused for every query (dependent noises)."""
+    generator = rng.numpy_generator()
+    noisy_threshold = threshold + generator.laplace(0.0, 2 / epsilon)
+    shared = generator.laplace(0.0, 4 / epsilon)
+    for index, query in enumerate(queries):
+        if query(data) + shared >= noisy_threshold:
+            return index
+    return None
+
+
+def at_threshold_noise_kept(queries, data, threshold, epsilon, rng, _kept=[]):  # noqa: B006
+    """The threshold noise drawn at the first call and reused by every later one."""
+    generator = rng.numpy_generator()
+    if not _kept:
+        _kept.append(generator.laplace(0.0, 2 / epsilon))
+    for index, query in enumerate(queries):
+        if query(data) + generator.laplace(0.0, 4 / epsilon) >= threshold + _kept[0]:
+            return index
+    return None
+
+
+@pytest.mark.parametrize("fn", [at_one_query_noise, at_threshold_noise_kept])
+def test_above_threshold_dependent_noises_fail(fn):
+    """Noises that are not drawn afresh: one query noise for all queries (an outcome can
+    pass only where an answer exceeds all before it, so outcome frequencies collapse; None
+    in 0.64 of the runs on the 8-query case) and one threshold noise kept across calls (the
+    outcome law is that of one fixed threshold, far from the mixture: None in 0.05): both
+    fail the outcome-frequency tests by more than 10 standard deviations on the 8-query
+    case (5 of 5 simulated graders). Not called privacy violations: the judge reports
+    wrong laws as such (see its docstring)."""
+    fails(judge_above_threshold, fn, LAW, privacy=False)
+
+
 def test_above_threshold_lookup_of_public_inputs_fails():
     """Passes the public check (threshold 0 there), fails the hidden one: hidden thresholds
     are never 0."""
@@ -565,35 +641,72 @@ def avg_lookup(values, epsilon, rng):
     return avg_exact_count(values, epsilon, rng)
 
 
-@pytest.mark.parametrize(("fn", "fragment"), [
-    (avg_whole_budget_each, "ε is spent on the count alone"),
-    (avg_exact_count, "exact number of rows"),
-    (avg_sum_sensitivity_one, "too little noise for ε-DP"),
-    (avg_numpy_noise, "not a release of dpkit.laplace.laplace_mechanism"),
-    (avg_sum_over_sum, "not a noisy sum"),
-    (avg_bound_from_data, "more frequent than ε-DP allows"),
-    (avg_no_clipping, "more frequent than ε-DP allows"),
-    (avg_no_fallback, "raised TypeError"),
-    (avg_secure_default, "all its randomness must come from rng"),
-    (lambda v, e, r: math.nan, "returned nan"),
-    (lambda v, e, r: [1.0], "not a finite number"),
+def avg_one_draw_for_both(values, epsilon, rng):
+    """The count's noise drawn from a copy of the source: a seeded source's copy replays
+    its bits, so both releases get the same standard Laplace draw."""
+    third = epsilon / 3
+    bound = choose_clip_bound(values, third, bounds=DEFAULT_CLIP_BOUNDS, rng=rng) \
+        or DEFAULT_CLIP_BOUNDS[-1]
+    twin = copy.copy(rng)
+    noisy_sum = laplace_mechanism(float(np.clip(values, 0, bound).sum()), bound, third, rng=rng)
+    return noisy_sum / max(laplace_mechanism(float(len(values)), 1.0, third, rng=twin), 1.0)
+
+
+def avg_one_size_for_both(values, epsilon, rng):
+    """The sum's noise is the count's noise's size times the bound, with a sign of its own:
+    each has the right law, τ between them is 0, but they are not independent (the
+    distance of the sum from the clipped sum gives away the count's noise)."""
+    third = epsilon / 3
+    bound = choose_clip_bound(values, third, bounds=DEFAULT_CLIP_BOUNDS, rng=rng) \
+        or DEFAULT_CLIP_BOUNDS[-1]
+    noisy_count = laplace_mechanism(float(len(values)), 1.0, third, rng=rng)
+    size = bound * abs(noisy_count - len(values))
+    noisy_sum = float(np.clip(values, 0, bound).sum()) + (size if rng.bits(1) else -size)
+    return noisy_sum / max(noisy_count, 1.0)
+
+
+@pytest.mark.parametrize(("fn", "fragment", "privacy"), [
+    (avg_whole_budget_each, "ε is spent on the count alone", True),
+    (avg_exact_count, "exact number of rows", True),
+    (avg_sum_sensitivity_one, "too little noise", True),
+    (avg_numpy_noise, "not a release of dpkit.laplace.laplace_mechanism", False),
+    (avg_sum_over_sum, "not a noisy sum", False),
+    (avg_bound_from_data, "more frequent than ε-DP allows", True),
+    (avg_no_clipping, "more frequent than ε-DP allows", True),
+    (avg_one_draw_for_both, "not independent", True),
+    (avg_one_size_for_both, "not independent", True),
+    (avg_no_fallback, "raised TypeError", False),
+    (avg_secure_default, "all its randomness must come from rng", False),
+    (lambda v, e, r: math.nan, "returned nan", False),
+    (lambda v, e, r: [1.0], "not a finite number", False),
 ])
-def test_auto_avg_mistakes_fail(fn, fragment):
+def test_auto_avg_mistakes_fail(fn, fragment, privacy):
     """3ε in all shows as a count noise a third of the right one (KS distance ~0.3 over 400
     seeds against a threshold of 0.14): probability > 1 − 1e-12; sensitivity 1 on the sum
     leaves |noise| above the cut in 0 of 400 seeds (about 163 needed): > 1 − 1e-12; a data
     bound or no clipping makes the audit's event frequent on the neighbour (about 0.6 of
-    200 runs) and never on the column (threshold e^ε times ≈ 0.04): > 1 − 1e-9; the rest
-    deterministic (NumPy noise passes the grid checks with probability < 0.2 per seed)."""
-    fails(judge_auto_avg, fn, fragment)
+    200 runs) and never on the column (threshold e^ε times ≈ 0.04): > 1 − 1e-9; one draw
+    for both noises gives Kendall's τ = 1 against a threshold of 0.42: deterministic; one
+    size for both gives τ near 1 between |S − Σ D1| and |Z| (the bound varies little
+    between seeds; it passed before that test): > 1 − 1e-12; the rest deterministic
+    (NumPy noise passes the grid checks with probability < 0.2 per seed).
+
+    A privacy violation: 3ε (the count's noise a third of Lap(3/ε): its one-sided spread
+    test, Σ|Z| about 133 against Gamma(400, 1), is 13 standard deviations low: > 1 − 1e-12),
+    an exact count, a sum noised for sensitivity 1, a bound from the data, no clipping,
+    dependent noises. Not one: NumPy noise of the right law, a noisy sum as the
+    denominator, errors, randomness not from rng."""
+    fails(judge_auto_avg, fn, fragment, privacy=privacy)
 
 
 def test_auto_avg_half_budgets_fail():
     """ε/2 on the sum and on the count besides ε/3 on the bound (4ε/3 in all): the count's
     noise spread is 2/3 of the right one (about 6.7 standard deviations of the Gamma test
     over 400 seeds), and the sum's too: caught with probability about 0.999 (3,000
-    simulated graders: the count tests reject in 99.6%, the sum test in 81%)."""
-    fails(judge_auto_avg, avg_halves, "ε/2 is spent on the count")
+    simulated graders: the count tests reject in 99.6%, the sum test in 81%). A privacy
+    violation: the one-sided spread test is 6.7 standard deviations low against a
+    threshold of 5.3 (Gamma(400, 1) at 1.7e-7 after Bonferroni)."""
+    fails(judge_auto_avg, avg_halves, "ε/2 is spent on the count", privacy=True)
 
 
 avg_other_split = _average(lambda e: e / 4, lambda e: e / 4)
@@ -603,13 +716,14 @@ def test_auto_avg_requires_the_stated_split():
     """A private but different split (ε/3 on the bound, ε/4 on the sum and the count: less
     than ε in all) is not the exercise's "ε/3 each": the count's noise is 4/3 of the right
     one, caught with probability above 0.99 (the count tests, as for 2/3)."""
-    fails(judge_auto_avg, avg_other_split, "the exercise gives each of the three steps ε/3")
+    fails(judge_auto_avg, avg_other_split, "the exercise gives each of the three steps ε/3",
+          privacy=False)            # private (more noise): not a privacy violation
 
 
 def test_auto_avg_lookup_of_public_inputs_fails():
     """Passes the public check (an exact count elsewhere), fails the hidden one."""
     assert dpkit.check.check_auto_avg(avg_lookup)
-    fails(judge_auto_avg, avg_lookup, "exact number of rows")
+    fails(judge_auto_avg, avg_lookup, "exact number of rows", privacy=True)
 
 
 def avg_float32(values, epsilon, rng):
@@ -642,7 +756,7 @@ def avg_two_decimals(values, epsilon, rng):
 def test_auto_avg_coarse_rounding_is_named():
     """Rounded to 2 decimals, the count's noise is hidden (its recovery error is about a
     noise scale): the judge says so rather than blaming the noise (deterministic)."""
-    message = fails(judge_auto_avg, avg_two_decimals, "rounded")
+    message = fails(judge_auto_avg, avg_two_decimals, "rounded", privacy=False)
     assert "NumPy" not in message and "laplace_mechanism" not in message
 
 
@@ -691,7 +805,7 @@ def test_auto_avg_percentile_bounds_fail(fn):
     such an answer hit a cut in all or all but one of 120 runs on one column and in none on
     the one before, where the test needs 106 of 120 at the largest ε: caught in all of
     them (at the per-run miss rate seen, about 1 in 5,000, with probability > 1 − 1e-6)."""
-    fails(judge_auto_avg, fn, "more frequent than ε-DP allows", "percentile")
+    fails(judge_auto_avg, fn, "more frequent than ε-DP allows", "percentile", privacy=True)
 
 
 def test_auto_avg_independence_test_allows_for_recovery_errors():
@@ -711,7 +825,44 @@ def test_auto_avg_maximum_bound_fails():
     """The maximum as the bound (np.max, no SVT): the neighbour with one large value
     makes large averages frequent (> 1 − 1e-9, as for avg_bound_from_data)."""
     fails(judge_auto_avg, _percentile_average(np.max, "maximum"),
-          "more frequent than ε-DP allows")
+          "more frequent than ε-DP allows", privacy=True)
+
+
+def _candidates_average(candidates, name):
+    """The model's average, its candidate bounds ``candidates(values)`` taken from the data."""
+    def average(values, epsilon, rng):
+        third = epsilon / 3
+        grid = candidates(np.asarray(values, dtype=np.float64))
+        bound = choose_clip_bound(values, third, bounds=grid, rng=rng)
+        bound = grid[-1] if bound is None else bound
+        noisy_sum = laplace_mechanism(float(np.clip(values, 0, bound).sum()), bound, third,
+                                      rng=rng)
+        return noisy_sum / max(laplace_mechanism(float(len(values)), 1.0, third, rng=rng), 1.0)
+    average.__name__ = name
+    return average
+
+
+DATA_CANDIDATES = [
+    _candidates_average(lambda v: sorted({float(x) for x in v if x > 0}),
+                        "sorted_set_of_positive_values"),
+    _candidates_average(lambda v: np.unique(v[v > 0]).tolist(), "unique_positive_values"),
+    _candidates_average(lambda v: sorted({float(x) for x in v if x > 0}
+                                         | {2.0**k for k in range(45)}),
+                        "values_added_to_a_fixed_grid"),
+]
+
+
+@pytest.mark.parametrize("fn", DATA_CANDIDATES, ids=lambda fn: fn.__name__)
+def test_auto_avg_candidates_from_the_data_fail(fn):
+    """Candidate bounds taken from the data (``sorted(set(values))`` without the zeros
+    ``choose_clip_bound`` refuses, alone or added to a fixed grid): the judge's gap pair
+    adds one person with a small value s, which becomes a candidate that the SVT accepts
+    in about 9 runs of 10, and the average falls below a cut that no run reaches without
+    it (136 to 141 of 150 runs against 0 in simulated graders at ε = 0.5 to 1.5; the test
+    needs 108 at ε = 1.5): caught with probability > 1 − 1e-6. A privacy violation. Before
+    the gap pair these answers got full marks (the cliffs and D3 never make a value of the
+    data a candidate the SVT stops at)."""
+    fails(judge_auto_avg, fn, "candidate bounds follow the data", privacy=True)
 
 
 # ---------------------------------------------------------------- division-free sampler
@@ -839,25 +990,101 @@ def sampler_lookup(weights, rng):
     return sampler_modulo(weights, rng)
 
 
-@pytest.mark.parametrize(("fn", "fragment"), [
-    (sampler_modulo, "modulo Σw"),
-    (sampler_clamped, "modulo Σw"),
-    (sampler_off_by_one, "< , not <="),
-    (sampler_floats, "OverflowError"),
-    (sampler_fixed_bits, "as many bits as Σw needs"),
-    (sampler_randbelow, "rng.randbelow"),
-    (sampler_python_random, "seeded alike"),
-    (lambda w, r: True, "returned True"),
-    (lambda w, r: 0.0, "returned 0.0"),
-    (lambda w, r: len(w), "0 <= i < len(weights)"),
-    (lambda w, r: 1 / 0, "raised ZeroDivisionError"),
+@pytest.mark.parametrize(("fn", "fragment", "privacy"), [
+    (sampler_modulo, "modulo Σw", True),
+    (sampler_clamped, "modulo Σw", True),
+    (sampler_off_by_one, "< , not <=", True),
+    (sampler_floats, "OverflowError", False),
+    (sampler_fixed_bits, "as many bits as Σw needs", True),
+    (sampler_randbelow, "rng.randbelow", False),
+    (sampler_python_random, "seeded alike", False),
+    (lambda w, r: True, "returned True", False),
+    (lambda w, r: 0.0, "returned 0.0", False),
+    (lambda w, r: len(w), "0 <= i < len(weights)", False),
+    (lambda w, r: 1 / 0, "raised ZeroDivisionError", False),
 ])
-def test_sampler_mistakes_fail(fn, fragment):
+def test_sampler_mistakes_fail(fn, fragment, privacy):
     """Modulo bias and clamping halve (or double) the last index's frequency on the
     2**m + 1 set: 9 standard deviations or more over 3,000 draws, caught with probability
     > 1 − 1e-9; an inclusive walk moves a whole unit of mass on a weight of 1: the same;
-    the rest deterministic."""
-    fails(judge_division_free_sampler, fn, fragment)
+    the rest deterministic. A law other than w_i/Σw is a privacy violation (the
+    exponential mechanism's ε then fails, see ``dpkit.course.judges.sampler``); errors,
+    wrong types and randomness not from rng.bits are not."""
+    fails(judge_division_free_sampler, fn, fragment, privacy=privacy)
+
+
+def sampler_wide_modulo(weights, rng):
+    """Four bits more than Σw needs, taken modulo Σw: biased by about Σw/2**k, too little
+    for 3,000 draws to see."""
+    total = sum(weights)
+    return _walk(weights, rng.bits(total.bit_length() + 4) % total)
+
+
+def sampler_wide_modulo_chunks(weights, rng):
+    """Eight-bit draws joined into a number three to ten bits wider than Σw needs, then
+    modulo Σw: the same bias, read in pieces."""
+    total = sum(weights)
+    t = 0
+    for _ in range((total.bit_length() + 10) // 8):
+        t = (t << 8) | rng.bits(8)
+    return _walk(weights, t % total)
+
+
+@pytest.mark.parametrize("fn", [sampler_wide_modulo, sampler_wide_modulo_chunks])
+def test_sampler_biases_too_small_to_sample_are_enumerated(fn):
+    """Modulo biases of a few hundredths that 3,000 draws miss (these got full marks before
+    the enumeration) are found by going through every string of random bits the sampler
+    reads (at most 2**10 of them on the enumerated set, whose total 2**m − 1 is odd, so
+    that some residue is drawn once more than another): deterministic, no chance involved.
+    A privacy violation."""
+    fails(judge_division_free_sampler, fn, "exactly, not by chance", privacy=True)
+
+
+def test_exact_law_bounds_the_mass_it_has_not_seen():
+    """The enumeration is exact where it is complete and a sound bound where it is not:
+    the model sampler on 2**5 − 1 is within 2**-40; on 2**4 + 1 (half the draws rejected)
+    it stops at the run budget with a bound that still holds; the modulo sampler's law is
+    found exactly (doubled residue 0)."""
+    for weights, most in (([7, 1, 15, 8], 1024), ([4, 3, 8, 2], 300)):
+        found, rest = exact_law(sampler_model, weights, most)
+        target = [Fraction(w, sum(weights)) for w in weights]
+        assert all(low <= p <= low + rest for low, p in zip(found, target, strict=True))
+        assert (rest < Fraction(1, 2**40)) == (most == 1024) and rest < Fraction(1, 3)
+    found, rest = exact_law(sampler_modulo, [7, 1, 15, 8], 1024)
+    assert rest == 0 and found == [Fraction(8, 32), Fraction(1, 32), Fraction(15, 32),
+                                   Fraction(8, 32)]
+
+
+def test_scripted_bits_replays_records_and_stops():
+    """The enumeration's source: replays its script, answers 0 beyond it, refuses a draw
+    of another width than the script's, and stops a run past its budget of bits."""
+    source = ScriptedBits([(3, 5)], most_bits=6, most_draws=8)
+    assert (source.bits(3), source.bits(2), source.path) == (5, 0, [(3, 5), (2, 0)])
+    with pytest.raises(RuntimeError, match="too many bits"):
+        source.bits(2)
+    assert source.cut and not source.diverged
+    other = ScriptedBits([(3, 5)])
+    with pytest.raises(RuntimeError, match="other draws"):
+        other.bits(4)
+    assert other.diverged
+    with pytest.raises(RuntimeError, match=r"rng\.uniform"):
+        ScriptedBits([]).uniform()
+    with pytest.raises(ValueError, match="k"):
+        ScriptedBits([]).bits(-1)
+
+
+def test_sampler_that_keeps_state_between_calls_is_named():
+    """A sampler whose draws depend on its earlier calls is not a function of its bits:
+    the enumeration says so rather than judging its law (deterministic)."""
+    calls = []
+
+    def stateful(weights, rng):
+        calls.append(1)
+        return sampler_model(weights, rng) if len(calls) % 2 else _walk(weights, rng.bits(1))
+
+    with pytest.raises(Exception, match="other draws") as caught:
+        exact_law(stateful, [7, 1, 15, 8], 1024)
+    assert not isinstance(caught.value, PrivacyViolation)
 
 
 def test_sampler_lookup_of_public_inputs_fails():
@@ -870,11 +1097,14 @@ def test_sampler_lookup_of_public_inputs_fails():
 # ----------------------------------------------------------------------------- all judges
 
 def across_a_process_boundary(fn):
-    """What the sandbox proxy does: arguments and result are pickled, and nothing the
-    function does to its arguments (a random source's state, a stream's position) comes
-    back."""
+    """What the sandbox proxy does: plain arguments and the result are pickled, and nothing
+    the function does to them (a stream's position) comes back; a random source is lent
+    (its draws run in the grader, so the judge sees them, as the enumeration of a
+    sampler's bits needs) and a copy of it made by the function starts afresh."""
     def proxy(*args):
-        return pickle.loads(pickle.dumps(fn(*pickle.loads(pickle.dumps(args)))))
+        sent = [a if isinstance(a, RandomSource) else pickle.loads(pickle.dumps(a))
+                for a in args]
+        return pickle.loads(pickle.dumps(fn(*sent)))
     proxy.__name__ = fn.__name__
     return proxy
 
@@ -912,3 +1142,19 @@ def test_error_text_is_cut_and_survives_a_broken_exception():
 
 def test_a_judgement_reads_as_a_verdict():
     assert not Judgement(False, "m") and str(Judgement(True, "m")) == "PASSED: m"
+    assert str(Judgement(False, "m")) == "NOT YET: m"
+    assert str(Judgement(False, "not ε-DP: m", privacy=True)) == "NOT PRIVATE: not ε-DP: m"
+
+
+def test_a_privacy_violation_is_a_failure_that_says_so():
+    """A judge raising PrivacyViolation gives a failing judgement with privacy set and a
+    message that names the guarantee; a passing judgement cannot be a violation."""
+    def violating():
+        raise PrivacyViolation("too little noise", "(ε, δ)-DP")
+
+    verdict = judged(violating)
+    assert (verdict.passed, verdict.privacy) == (False, True)
+    assert verdict.message == "not (ε, δ)-DP: too little noise"
+    assert judged(lambda: "fine") == Judgement(True, "fine", privacy=False)
+    with pytest.raises(ValueError, match="privacy=True"):
+        Judgement(True, "m", privacy=True)

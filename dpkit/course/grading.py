@@ -28,6 +28,13 @@ the same function on inputs drawn at grading time from the course's secret
 (:mod:`dpkit.course.judges`), a deterministic one by agreement with the model solution,
 which runs here. A student's code can therefore change neither a checker nor a test,
 cannot read the hidden inputs in advance, and sees only its own arguments.
+
+Points (nbgrader's split of a code exercise): :data:`PUBLIC_POINTS` for the public test,
+:data:`HIDDEN_POINTS` for the hidden one, which runs only once the public one passes. Grades
+are earned: a hidden test that finds a **privacy violation** (a judgement with ``privacy``
+set: too little noise, a budget spent more than once, a parameter taken from the data)
+gives the whole exercise 0, the public point included, and the feedback says so
+(:data:`PRIVACY_FEEDBACK`). A failure of accuracy or form keeps the public point.
 """
 
 from __future__ import annotations
@@ -54,16 +61,19 @@ import nbformat
 import numpy as np
 
 import dpkit.check
-from dpkit.course.judges import JUDGES
+from dpkit.course.judges import JUDGES, Judgement
 from dpkit.course.sandbox import Limits, RemoteFunction, Sandbox, isolation
 from dpkit.course.wire import WireError
 from dpkit.course.worker import drop_magics
 from dpkit.rng import RandomSource
 
-__all__ = ["GRADER_VERSION", "Result", "SetupError", "agrees_with", "grade", "grade_notebook"]
+__all__ = ["GRADER_VERSION", "PRIVACY_FEEDBACK", "Result", "SetupError", "agrees_with",
+           "grade", "grade_notebook"]
 
-GRADER_VERSION = "4"           # a change of the tests regrades every notebook
+GRADER_VERSION = "5"           # a change of the tests regrades every notebook
 PUBLIC_POINTS, HIDDEN_POINTS = 1, 2
+#: Appended to the hidden test's message when it found a privacy violation.
+PRIVACY_FEEDBACK = "a privacy violation earns no points for this exercise"
 _FEEDBACK_LIMIT = 400
 #: The code cell below a written answer (grade id ``<label>-work``), for a computation the
 #: question asks for: it runs in notebook order like a cell the student added, and what the
@@ -380,31 +390,34 @@ def _grade_code(exercise: _Exercise, answer: str, error: BaseException | None,
         verdict = checker(*args, **kwargs)
     except Exception as failure:            # a value the checker cannot take, a time-out
         return exercise, 0.0, f"public test: {_described(failure)}"
-    points = PUBLIC_POINTS if verdict.passed else 0
-    feedback = [f"public test: {_short(verdict.message)}"]
+    public = f"public test: {_short(verdict.message)}"
     if not verdict.passed:
-        return exercise, float(points), feedback[0] + " | hidden tests wait for the public one"
-    hidden_ok, why = _hidden(exercise, args, sandbox, model, rng)
-    points += HIDDEN_POINTS if hidden_ok else 0
-    feedback.append(f"hidden tests: {_short(why)}")
-    return exercise, float(points), " | ".join(feedback)
+        return exercise, 0.0, public + " | hidden tests wait for the public one"
+    hidden = _hidden(exercise, args, sandbox, model, rng)
+    if hidden.privacy:                      # earned nothing: the public point goes too
+        return exercise, 0.0, f"{public} | hidden tests: {_short(hidden.message)}; " \
+                              f"{PRIVACY_FEEDBACK}"
+    points = PUBLIC_POINTS + (HIDDEN_POINTS if hidden.passed else 0)
+    return exercise, float(points), f"{public} | hidden tests: {_short(hidden.message)}"
 
 
 def _hidden(exercise: _Exercise, args: list[Any], sandbox: Sandbox, model: _Model,
-            rng: np.random.Generator) -> tuple[bool, str]:
+            rng: np.random.Generator) -> Judgement:
+    """The hidden test's judgement of the answer: its exercise's judge for a randomized
+    answer, agreement with the model solution for a deterministic one."""
     judge = JUDGES.get(exercise.label)
     answer = args[0] if args else None
     if not isinstance(answer, RemoteFunction):
-        return True, "an answer that is a value is judged by the public test alone"
+        return Judgement(True, "an answer that is a value is judged by the public test alone")
     try:
         if judge is not None:
-            judgement = judge(answer, rng)
-            return bool(judgement.passed), str(judgement.message)
+            return judge(answer, rng)
         reference = model.value(exercise.label, answer.__name__)
         checker = getattr(dpkit.check, ast.unparse(exercise.check.func).rsplit(".", 1)[1])
-        return agrees_with(answer, reference, lambda f: checker(f, *args[1:]).passed, rng)
+        return Judgement(*agrees_with(answer, reference,
+                                      lambda f: checker(f, *args[1:]).passed, rng))
     except Exception as failure:
-        return False, _described(failure)
+        return Judgement(False, _described(failure))
 
 
 def _perturb(value: Any, rng: np.random.Generator) -> Any:

@@ -11,11 +11,18 @@ Each judge has the form ``judge_<name>(fn, rng) -> Judgement``:
 * ``fn`` is the student's function, treated as an opaque callable (in production a proxy
   that runs the student's code in a sandboxed process): every call may be slow and may
   raise anything, and only what it returns, or raises, is observed, never a side effect
-  on its arguments. Each call gets a fresh random source seeded from ``rng``.
+  on its arguments, but for the draws it makes from a random source (the sandbox lends
+  sources, so their draws run in the grader: the sampler's judge replays them). Each call
+  gets a fresh random source seeded from ``rng``.
 * ``rng`` is a :class:`numpy.random.Generator` the grader seeds from a secret per-course
   value; it draws the hidden inputs and the seeds, so a judge is deterministic given it.
 * The :class:`Judgement` says whether the answer passed and, for the student, what was
-  found wrong: never an expected value, a hidden input or the model solution.
+  found wrong: never an expected value, a hidden input or the model solution; and whether
+  a failure is a privacy violation (``privacy``: the answer is shown not to be private),
+  for which grading gives the whole exercise 0. A judge raises
+  :class:`~dpkit.course.judges._base.PrivacyViolation` for those, and a plain
+  ``Rejection`` for failures of accuracy or form; each judge's docstring says which is
+  which.
 
 Every judge states, in its docstring, its hidden inputs, its tests and their
 false-failure probability for a correct answer (at most 1e-6, by Bonferroni over its
@@ -28,8 +35,8 @@ judge                              exercise                      calls   chapter
 :func:`judge_laplace_mechanism`    ``ex-laplace-textbook``        4,816  laplace
 :func:`judge_gaussian_noise`       ``ex-analytic-variance``          12  analytic_gaussian
 :func:`judge_above_threshold`      ``ex-svt-above-threshold``     4,043  sparse_vector
-:func:`judge_auto_avg`             ``ex-svt-auto-avg``            1,485  sparse_vector
-:func:`judge_division_free_sampler` ``ex-exp-sampler``           10,020  exponential_base2
+:func:`judge_auto_avg`             ``ex-svt-auto-avg``            1,785  sparse_vector
+:func:`judge_division_free_sampler` ``ex-exp-sampler``           11,044  exponential_base2
 =================================  ============================  ======  ==========
 """
 

@@ -1,7 +1,10 @@
 """What every judge shares: the :class:`Judgement`, calling the student's function, the tests.
 
 A judge stops at the first failure: the helpers raise :class:`Rejection` with the sentence
-for the student, and :func:`judged` turns it into a failing :class:`Judgement`. Every
+for the student, or :class:`PrivacyViolation` when the failure shows that the answer is not
+private (too little noise, a budget overspent, a parameter taken from the data), and
+:func:`judged` turns it into a failing :class:`Judgement` (with ``privacy=True`` for the
+latter: the grade of the whole exercise is then 0). Every
 statistical test here has a *rigorous* bound on its false-rejection probability (no
 asymptotic approximation is trusted in the far tail):
 
@@ -10,28 +13,33 @@ asymptotic approximation is trusted in the far tail):
   ``P(D_n > x) <= 2 exp(-2 n x²)`` for every continuous distribution;
 * :func:`binomial_reject` is the exact two-sided binomial test (its p-value is valid);
 * :func:`gamma_reject` and :func:`chi2_reject` use the exact law of a sum of i.i.d.
-  exponential or squared normal variables.
+  exponential or squared normal variables;
+* :func:`too_little_noise` (which says whether a failure is a privacy violation) uses the
+  same laws, one-sided, and the exact binomial test.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from scipy import stats
 
+from dpkit.audit import clopper_pearson
 from dpkit.check._common import number, shown
 
 __all__ = [
     "ERROR_LENGTH",
     "Judgement",
+    "PrivacyViolation",
     "Rejection",
     "binomial_reject",
     "call",
     "chi2_reject",
+    "dp_violated",
     "error_text",
     "gamma_reject",
     "judged",
@@ -39,6 +47,7 @@ __all__ = [
     "ks_statistic",
     "real",
     "seeds",
+    "too_little_noise",
 ]
 
 #: The longest ``TypeName: message`` of an exception quoted to the student.
@@ -56,29 +65,64 @@ class Judgement:
     message : str
         One sentence for the student: what was found wrong, never an expected value, a
         hidden input or the model solution.
+    privacy : bool
+        Whether the failure is a privacy violation (the answer is shown not to be
+        differentially private: too little noise, a budget spent more than once, a
+        parameter taken from the data); such an answer earns no point of its exercise,
+        the public test's included. False for a passing judgement and for a failure of
+        accuracy or form only.
+
+    Raises
+    ------
+    ValueError
+        If ``passed`` and ``privacy`` are both true (a violation is a failure).
     """
 
     passed: bool
     message: str
+    privacy: bool = False
+
+    def __post_init__(self) -> None:
+        if self.passed and self.privacy:
+            raise ValueError("a Judgement cannot both pass and be a privacy violation, got "
+                             "passed=True and privacy=True")
 
     def __bool__(self) -> bool:
         return self.passed
 
     def __str__(self) -> str:
-        return ("PASSED: " if self.passed else "NOT YET: ") + self.message
+        prefix = "PASSED: " if self.passed else "NOT PRIVATE: " if self.privacy \
+            else "NOT YET: "
+        return prefix + self.message
 
 
 class Rejection(Exception):
     """Raised inside a judge to stop at the first failure; its text is the message."""
 
 
+class PrivacyViolation(Rejection):
+    """A :class:`Rejection` that shows the answer is not private.
+
+    Its text starts with what is broken, ``"not ε-DP: "`` (or ``guarantee``: the Gaussian
+    exercise's is ``"(ε, δ)-DP"``), then the message.
+
+    >>> str(PrivacyViolation("too little noise"))
+    'not ε-DP: too little noise'
+    """
+
+    def __init__(self, message: str, guarantee: str = "ε-DP") -> None:
+        super().__init__(f"not {guarantee}: {message}")
+
+
 def judged(body: Callable[[], str]) -> Judgement:
     """Run a judge's ``body``: its return value is the passing message, a
-    :class:`Rejection` it raises the failing one."""
+    :class:`Rejection` it raises the failing one (a privacy violation if it is a
+    :class:`PrivacyViolation`)."""
     try:
         return Judgement(True, body())
     except Rejection as rejection:
-        return Judgement(False, str(rejection))
+        return Judgement(False, str(rejection),
+                         privacy=isinstance(rejection, PrivacyViolation))
 
 
 def error_text(error: BaseException) -> str:
@@ -149,7 +193,58 @@ def gamma_reject(total: float, shape: int, alpha: float) -> bool:
     return bool(2 * min(stats.gamma.cdf(total, shape), stats.gamma.sf(total, shape)) < alpha)
 
 
+def dp_violated(low_hits: int, low_runs: int, high_hits: int, high_runs: int, epsilon: float,
+                alpha: float) -> bool:
+    """Whether an event's frequency on one input (``high_hits`` of ``high_runs``) exceeds
+    ``e^ε`` times its frequency on a neighbour (``low_hits`` of ``low_runs``), with
+    one-sided Clopper–Pearson bounds at ``1 − α/2`` each: a false alarm of probability at
+    most ``α`` for an ε-DP answer, whatever the dependence between the two samples.
+
+    >>> dp_violated(0, 200, 150, 200, 1.0, 1e-7), dp_violated(40, 200, 60, 200, 1.0, 1e-7)
+    (True, False)
+    """
+    upper_low = clopper_pearson(low_hits, low_runs, 1 - alpha)[1]
+    lower_high = clopper_pearson(high_hits, high_runs, 1 - alpha)[0]
+    return lower_high > math.exp(epsilon * (1 + 1e-9)) * upper_low
+
+
 def chi2_reject(total: float, df: int, alpha: float) -> bool:
     """Two-sided test that ``total`` is a sum of ``df`` squared i.i.d. N(0, 1) variables."""
     return bool(2 * min(stats.chi2.cdf(total, df), stats.chi2.sf(total, df)) < alpha)
 
+
+
+def too_little_noise(groups: Sequence[np.ndarray], sum_cdf: Callable[[float, int], float],
+                     cut: float, beyond: float, alpha: float) -> bool:
+    """Whether noise sizes are significantly *smaller* than the law a private answer needs.
+
+    ``groups`` holds arrays of sizes ``x >= 0`` (one array per hidden input), each i.i.d.
+    under the right law: ``|noise|/b`` (Exp(1)) for Laplace noise of scale ``b``,
+    ``(noise/σ)²`` (χ²(1)) for Gaussian noise. Three kinds of one-sided tests, each at
+    ``α/(len(groups) + 2)`` (Bonferroni):
+
+    * per group and pooled, the lower tail of ``Σx``, whose law for ``n`` sizes is
+      ``sum_cdf(total, n)`` (``scipy.stats.gamma.cdf`` for Exp(1), ``chi2.cdf`` for χ²(1)):
+      the noise is smaller overall;
+    * pooled, the exact binomial test of the number of sizes ``> cut`` against
+      ``beyond``, their probability under the right law: the tails are too light
+      (Gaussian noise where Laplace noise is due), though the mean may be right.
+
+    Each test rejects with probability at most its share when every size is stochastically
+    at least as large as under the right law, so an answer with *at least* the right noise
+    (a private one, however inaccurate) is called too noiseless with probability at most
+    ``α``. A judge calls this only after its own tests have failed, to tell a privacy
+    violation (less noise than the mechanism's proof needs) from other mistakes.
+
+    >>> sizes = np.random.default_rng(0).exponential(1.0, (4, 500))
+    >>> too_little_noise(list(sizes), stats.gamma.cdf, 4.0, math.exp(-4), 1e-6)
+    False
+    >>> too_little_noise(list(0.8 * sizes), stats.gamma.cdf, 4.0, math.exp(-4), 1e-6)
+    True
+    """
+    share = alpha / (len(groups) + 2)
+    pooled = np.concatenate([np.ravel(g) for g in groups])
+    if any(sum_cdf(float(np.sum(g)), np.size(g)) < share for g in [*groups, pooled]):
+        return True
+    return binomial_reject(int(np.sum(pooled > cut)), pooled.size, beyond, share,
+                           alternative="less")

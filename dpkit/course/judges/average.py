@@ -11,16 +11,18 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from dpkit.audit import clopper_pearson
 from dpkit.course.judges._base import (
     Judgement,
+    PrivacyViolation,
     Rejection,
     call,
+    dp_violated,
     gamma_reject,
     judged,
     ks_reject,
     real,
     seeds,
+    too_little_noise,
 )
 from dpkit.laplace import laplace_grid
 from dpkit.rng import seeded
@@ -30,13 +32,22 @@ __all__ = ["AUTO_AVG_CALLS", "judge_auto_avg", "recover_releases", "recovery_err
 
 _PAIRS, _AUDIT_RUNS, _REPEATS, _FALLBACK_RUNS = 400, 200, 3, 2
 _CLIFF_RUNS = 120             # runs on each of the four cliff columns
+_GAP_RUNS = 150               # runs on each column of the gap pair
 #: Calls of the student's function one :func:`judge_auto_avg` makes (at most).
-AUTO_AVG_CALLS = 2 * _PAIRS + _AUDIT_RUNS + _REPEATS + _FALLBACK_RUNS + 4 * _CLIFF_RUNS
+AUTO_AVG_CALLS = (2 * _PAIRS + _AUDIT_RUNS + _REPEATS + _FALLBACK_RUNS + 4 * _CLIFF_RUNS
+                  + 2 * _GAP_RUNS)
 
 # False-failure budget of a correct answer, 1e-6 in all (Bonferroni over the tests):
 _ALPHA_COUNT_KS, _ALPHA_COUNT_SCALE = 1.5e-7, 1.5e-7
-_ALPHA_SUM, _ALPHA_INDEPENDENT, _ALPHA_AUDIT = 1.5e-7, 1e-7, 1e-7
-_ALPHA_CLIFFS = 3.5e-7        # shared by the 3 × 8 cliff tests (two bounds each)
+_ALPHA_SUM, _ALPHA_AUDIT = 1.5e-7, 1e-7
+_ALPHA_INDEPENDENT = 5e-8     # each of the two independence tests
+_ALPHA_CLIFFS = 3e-7          # shared by the 3 × 8 cliff tests (two bounds each)
+_ALPHA_GAP = 5e-8             # the gap pair's audit (two bounds)
+#: After a failure of the count's noise: an answer with at least Lap(3/ε) there is called
+#: a privacy violation with probability at most this (:func:`too_little_noise`).
+_ALPHA_PRIVACY = 1e-6
+_LAPLACE_TAIL = 4.0           # |noise| > 4 scales: probability e^-4 under Laplace noise
+_GAP_ROWS = 36                # the gap pair's high rows: 36/ε (the SVT's threshold: 60/ε)
 _SUM_CUT = 0.9                # |noise of the sum| > 0.9 scales: probability >= e^-0.9
 _AUDIT_SCALES = 12            # the audit's event: average >= mean + 12 noise scales / rows
 _LATTICE_SLACK = 1e-5         # discrete Laplace on a grid 2^-20 fine vs continuous (KS)
@@ -183,6 +194,28 @@ def _data(rng: np.random.Generator, epsilon: float) -> dict[str, Any]:
     return {"top": top, "rows": rows, "D1": first, "D2": second, "D3": third, "D4": huge}
 
 
+def _gap(rng: np.random.Generator, epsilon: float) -> dict[str, Any]:
+    """The hidden gap pair: ``G0`` holds 200–300 zeros and ``k = ⌈36/ε⌉`` rows at ``H``
+    (an integer in [10⁴, 10⁵]); ``G1`` is ``G0`` with one more row at ``s`` in
+    [0.01, 0.05] (a neighbour). ``cut`` is ``k·√s/|G0|``.
+
+    Every positive value of ``G0`` is ``H``: candidate bounds taken from the data (the
+    distinct positive values) are ``{H}``, and the average is about ``k·H/|G0|``. In
+    ``G1`` the added row makes ``s`` a candidate, and ``choose_clip_bound`` at ε/3 accepts
+    it in about nine runs of ten (``k`` rows lie above it, its threshold is 60/ε rows):
+    the average is then about ``k·s/|G0|``, below ``cut``, which no bound of ``{H}``
+    reaches but with a sum noise of ``−0.99·k·H`` (probability ``½·e^{−0.99kε/3}``, below
+    4e-6). A bound of 1 or more goes below ``cut`` with probability at most
+    ``½·e^{−0.77kε/3}`` (below 5e-5): that needs a candidate below ``√s``, which a grid
+    fixed in advance has on both columns or on neither."""
+    zeros, high = int(rng.integers(200, 301)), math.ceil(_GAP_ROWS / epsilon)
+    top = float(rng.integers(10**4, 10**5 + 1))
+    small = round(float(rng.uniform(0.01, 0.05)), 4)
+    before = rng.permutation(np.concatenate([np.zeros(zeros), np.full(high, top)]))
+    after = np.insert(before, int(rng.integers(before.size + 1)), small)
+    return {"G0": before, "G1": after, "cut": high * math.sqrt(small) / before.size}
+
+
 def judge_auto_avg(fn: Callable[[Any, float, Any], Any], rng: np.random.Generator) -> Judgement:
     """Hidden test of ``fn(values, epsilon, rng)``: a bound chosen by
     ``dpkit.svt.choose_clip_bound`` at ε/3, the clipped sum and the number of rows released
@@ -194,8 +227,8 @@ def judge_auto_avg(fn: Callable[[Any, float, Any], Any], rng: np.random.Generato
     fixed by the exercise: the judge tests what every correct answer shares.
 
     **Hidden inputs** (from ``rng``): ε log-uniform in [0.5, 1.5]; the columns of
-    :func:`_data` and the cliffs of :func:`_cliffs`; each call gets a fresh
-    ``dpkit.rng.seeded`` source from ``rng``.
+    :func:`_data`, the cliffs of :func:`_cliffs` and the gap pair of :func:`_gap`; each
+    call gets a fresh ``dpkit.rng.seeded`` source from ``rng``.
 
     **Method.** 400 seeds are each used on ``D1`` and on ``D2`` (``D1`` plus as many zeros):
     a correct answer then draws the same bound and noises on both, and
@@ -213,8 +246,13 @@ def judge_auto_avg(fn: Callable[[Any, float, Any], Any], rng: np.random.Generato
       the four columns of :func:`_cliffs`, each one row more than the last; for each of
       its 8 cuts, the event "average >= cut" must not be more than ``e^ε`` times more
       frequent on a column than on the one before; 24 tests, each with two one-sided
-      Clopper–Pearson bounds at ``1 − 7.3e-9``: 3.5e-7 in all. True for every ε-DP answer,
+      Clopper–Pearson bounds at ``1 − 6.25e-9``: 3e-7 in all. True for every ε-DP answer,
       whatever its grid;
+    * ε-DP on the gap pair of :func:`_gap` (candidate bounds taken from the data, such as
+      ``sorted(set(values))``): 150 runs on each column; the event "average <= cut" must
+      not be more than ``e^ε`` times more frequent on ``G1`` than on ``G0``; two one-sided
+      Clopper–Pearson bounds at ``1 − 2.5e-8``: 5e-8. True for every ε-DP answer, whatever
+      its grid;
     * results are finite; 3 calls repeated with sources seeded alike agree (randomness from
       ``rng``, which the method needs): 0;
     * results have 7 significant digits or more (``dZ`` then stays below 0.05 noise
@@ -232,28 +270,52 @@ def judge_auto_avg(fn: Callable[[Any, float, Any], Any], rng: np.random.Generato
       ``P(|S − Σ D1| > 0.9·3(V − 1)/ε) >= e^-0.9`` (Anderson's inequality for ``b >= V − 1``,
       the clipping bias beyond that threshold for smaller ``b``); one-sided exact binomial
       test over the 400 seeds, a seed counted when it may be that far: 1.5e-7;
-    * the two noises are independent: Kendall's τ between ``S`` and ``Z`` (pairs whose order
-      ``dS``, ``dZ`` leave open counted either way), Hoeffding's bound for U-statistics: 1e-7;
+    * the two noises are independent: Kendall's τ between ``S`` and ``Z`` (noises that
+      move together), and between ``|S − Σ D1|`` and ``|Z|`` (noises that share their size,
+      with signs of their own: τ of the first pair is then 0), pairs whose order ``dS``,
+      ``dZ`` leave open counted either way; Hoeffding's bound for U-statistics: 2 × 5e-8.
+      For a correct answer ``S − Σ D1`` (the clipping bias and the noise of the chosen
+      bound) and ``Z`` come from separate draws, so every function of one is independent
+      of the other;
     * ε-DP on the neighbours ``D1``, ``D3``: the event "average >= mean(D1) + 36V/(ε·rows)"
       (12 scales of the sum's noise) must not be more than ``e^ε`` times more frequent on
       ``D3`` (200 runs) than on ``D1`` (the 400 runs above); Clopper–Pearson bounds at
       1 − 5e-8 each: 1e-7. True for every ε-DP answer, whatever its grid.
 
-    In all at most **1e-6** (Bonferroni: 3.5 + 1.5 + 1.5 + 1.5 + 1 + 1, in 1e-7).
-    **Calls**: 1,485 (:data:`AUTO_AVG_CALLS`; 480 on the cliffs). **Time**: about 3.1 s of
-    CPU for the model solution outside the sandbox (1.7 s without the cliffs, on whose
-    larger values ``choose_clip_bound`` scans more candidates). **Caught**: ε spent on
+    In all at most **1e-6** (Bonferroni: 3 + 0.5 + 1.5 + 1.5 + 1.5 + 1 + 1, in 1e-7).
+    **Calls**: 1,785 (:data:`AUTO_AVG_CALLS`; 480 on the cliffs, 300 on the gap pair).
+    **Time**: about 3.1 s of CPU for the model solution outside the sandbox before the gap
+    pair was added (1.7 s without the cliffs, on whose larger values ``choose_clip_bound``
+    scans more candidates); the gap pair's 300 calls add about 1 s.
+
+    **Privacy violations** (:class:`PrivacyViolation`: the exercise earns no point) are the
+    failures that show the average is not ε-DP: the audits (cliffs, gap pair, ``D1`` and
+    ``D3``), an exact count, a count noise smaller than ``Lap(3/ε)``
+    (:func:`too_little_noise` on the recovered ``|Z|`` plus its recovery error, once the
+    count test failed: ε or ε/2 on the count; an answer with at least that noise, such as
+    ε/4, is called one with probability at most 1e-6), a sum with too little noise, and
+    sum and count noises that move together (one draw for both: a combination of the two
+    releases has less noise than either, and the ε/3 + ε/3 accounting assumes
+    independent noises). The others (a missing fallback, NumPy noise of the right law, a
+    noisy sum as the denominator, rounding, randomness not from ``rng``, more noise than
+    ε/3 asks) are failures of the exercise, not of privacy.
+
+    **Caught**: ε spent on
     each step (3ε in all), an exact or wrongly noised count, a sum noised for sensitivity
     1 or with ε, NumPy float noise, a noisy sum as the denominator, a bound taken from the
     data: its maximum or no clipping (``D3``), a percentile at 50, 75, 80, 90, 95, 97.5, 98
     or 99% by any of NumPy's 13 methods or ``statistics.quantiles``, a sorted index, times
     a margin from 0.75 to 2 or snapped to a grid (the cliffs: the one person added moves
     it from a level to the next, 10 to 25 times higher, and such an answer hits a cut in
-    every run on one column and in none on the one before); a missing fallback; results
-    rounded coarser than 7 significant digits (named as such). **Not judged**: the budget
-    of the bound selection on its own and the grid of candidates (the law of ``b`` depends
-    on the grid); extra noise (a coarse grid adds it legitimately); a data-dependent grid
-    whose effect is confined to rare events; a percentile at a rank between the cliffs'
+    every run on one column and in none on the one before); candidate bounds taken from
+    the data (the gap pair: the distinct positive values, alone or added to a fixed grid
+    whose smallest candidate is above ``√s``, hit the cut in about nine runs of ten on
+    ``G1`` and in none on ``G0``); a missing fallback; results rounded coarser than 7
+    significant digits (named as such). **Not judged**: the budget of the bound selection
+    on its own and the grid of candidates (the law of ``b`` depends on the grid); extra
+    noise (a coarse grid adds it legitimately); a data-dependent grid whose effect is
+    confined to rare events (values added to a grid that already holds candidates below
+    them); a percentile at a rank between the cliffs'
     boundaries (97%, 99.9%); the grid of the releases when the results are rounded (NumPy
     noise then passes if its law is right).
     """
@@ -263,6 +325,8 @@ def judge_auto_avg(fn: Callable[[Any, float, Any], Any], rng: np.random.Generato
     fallback_seeds = seeds(rng, _FALLBACK_RUNS)
     cliffs = _cliffs(rng)
     cliff_seeds = seeds(rng, (len(cliffs["columns"]), _CLIFF_RUNS))
+    gap = _gap(rng, epsilon)                     # drawn last: the inputs above are unchanged
+    gap_seeds = seeds(rng, (2, _GAP_RUNS))
 
     def average(values: np.ndarray, seed: int, where: str = "on a hidden column") -> float:
         return real(call(fn, values.copy(), epsilon, seeded(int(seed)), where=where),
@@ -276,6 +340,9 @@ def judge_auto_avg(fn: Callable[[Any, float, Any], Any], rng: np.random.Generato
         runs = [np.array([average(column, s) for s in row])
                 for column, row in zip(cliffs["columns"], cliff_seeds, strict=True)]
         _audit_cliffs(runs, cliffs["cuts"], epsilon)
+        _audit_gap([np.array([average(gap[name], s) for s in row])
+                    for name, row in zip(("G0", "G1"), gap_seeds, strict=True)],
+                   gap["cut"], epsilon)
         first = np.array([average(data["D1"], s) for s in pair_seeds])
         if any(average(data["D1"], s) != r for s, r in zip(pair_seeds[:_REPEATS], first,
                                                           strict=False)):
@@ -316,16 +383,19 @@ def _judge_releases(first: np.ndarray, second: np.ndarray, data: dict[str, Any],
                         "the hidden test cannot see the noise of the count in it; return the "
                         "quotient itself (a float32's precision is enough)")
     if np.all(np.abs(noise) < 1e-6 + off_noise):
-        raise Rejection("adding rows of value 0 changed your average exactly as dividing by "
-                        "the exact number of rows would: the number of rows is private too, "
-                        "release it with laplace_mechanism")
+        raise PrivacyViolation("adding rows of value 0 changed your average exactly as dividing by "
+                               "the exact number of rows would: the number of rows is private "
+                               "too, release it with laplace_mechanism")
     spread = float(np.mean(np.abs(noise)) / scale)
     slack = _LATTICE_SLACK + float(np.max(off_noise)) / (2 * scale)  # Laplace density 1/2
     total = np.clip(stats.gamma.median(noise.size), np.sum(np.maximum(
         np.abs(noise) - off_noise, 0)) / scale, np.sum(np.abs(noise) + off_noise) / scale)
     if ks_reject(stats.laplace.cdf(noise / scale), _ALPHA_COUNT_KS, slack) or \
             gamma_reject(float(total), noise.size, _ALPHA_COUNT_SCALE):
-        raise Rejection(f"the noise of your count of rows is not Lap(1/(ε/3)): {_why(spread)}")
+        less = too_little_noise([(np.abs(noise) + off_noise) / scale], stats.gamma.cdf,
+                                _LAPLACE_TAIL, math.exp(-_LAPLACE_TAIL), _ALPHA_PRIVACY)
+        raise (PrivacyViolation if less else Rejection)(
+            f"the noise of your count of rows is not Lap(1/(ε/3)): {_why(spread)}")
     unit = 2.0 ** laplace_grid(1.0, epsilon / 3).exponent
     if np.any(np.abs(noise / unit - np.round(noise / unit)) > _GRID_TOLERANCE
               + off_noise / unit) or \
@@ -340,22 +410,29 @@ def _judge_releases(first: np.ndarray, second: np.ndarray, data: dict[str, Any],
     wide = int(np.sum(np.abs(sums - float(np.sum(data["D1"]))) > cut - off_sums))
     least = math.exp(-_SUM_CUT) * (1 - _LATTICE_SLACK)
     if stats.binomtest(wide, sums.size, least, alternative="less").pvalue < _ALPHA_SUM:
-        raise Rejection("your clipped sum carries too little noise for ε-DP: its sensitivity "
-                        "is the chosen bound b (one person adds at most b), and it gets ε/3")
-    if _dependent(sums, off_sums, noise, off_noise):
-        raise Rejection("the noises of your sum and of your count are not independent: each "
-                        "release must draw its own noise")
+        raise PrivacyViolation("your clipped sum carries too little noise: its sensitivity "
+                               "is the chosen bound b (one person adds at most b), and it "
+                               "gets ε/3")
+    deviations = np.abs(sums - float(np.sum(data["D1"])))     # |·| moves each by <= its error
+    if _dependent(sums, off_sums, noise, off_noise) or \
+            _dependent(deviations, off_sums, np.abs(noise), off_noise):
+        raise PrivacyViolation("the noises of your sum and of your count are not "
+                               "independent (a combination of the two releases then has less "
+                               "noise than ε/3 each allows): each release must draw its own "
+                               "noise")
 
 
 def _dependent(sums: np.ndarray, off_sums: np.ndarray, noise: np.ndarray,
                off_noise: np.ndarray) -> bool:
-    """Whether Kendall's τ between the sums and the count noises is too far from 0 for
-    independent ones, whatever their true values within their recovery errors.
+    """Whether Kendall's τ between the sums and the count noises (or functions of each, as
+    their sizes) is too far from 0 for independent ones, whatever their true values within
+    their recovery errors ``off_sums``, ``off_noise``.
 
     τ here is the U-statistic of ``sign(ΔS)·sign(ΔZ)`` over all pairs of seeds (ties count
     0), whose mean is 0 for independent releases; Hoeffding's bound for U-statistics of
-    order 2 with a kernel in [−1, 1] gives the threshold. A pair whose order the recovery
-    errors could change counts at its least favourable value.
+    order 2 with a kernel in [−1, 1] gives the threshold, a false alarm of probability at
+    most ``_ALPHA_INDEPENDENT`` (5e-8). A pair whose order the recovery errors could change
+    counts at its least favourable value.
     """
     def signs(values: np.ndarray, off: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         gaps = values[:, None] - values[None, :]
@@ -399,26 +476,16 @@ def _few_bits(value: float, error: float) -> bool:
                                                                       _MAX_BITS - exponent)
 
 
-def _violated(low_hits: int, low_runs: int, high_hits: int, high_runs: int, epsilon: float,
-              alpha: float) -> bool:
-    """Whether an event's frequency on one column exceeds ``e^ε`` times its frequency on a
-    neighbour, with one-sided Clopper–Pearson bounds at ``1 − α/2`` each (together a
-    false alarm of probability at most ``α`` for an ε-DP answer)."""
-    upper_low = clopper_pearson(low_hits, low_runs, 1 - alpha)[1]
-    lower_high = clopper_pearson(high_hits, high_runs, 1 - alpha)[0]
-    return lower_high > math.exp(epsilon * (1 + 1e-9)) * upper_low
-
-
 def _audit(first: np.ndarray, third: np.ndarray, data: dict[str, Any], epsilon: float) -> None:
     """ε-DP on neighbours: the event must not be more than e^ε more likely on ``D3``."""
     mean = float(np.mean(data["D1"]))
     cut = mean + _AUDIT_SCALES * 3 * data["top"] / (epsilon * data["rows"])
-    if _violated(int(np.sum(first >= cut)), first.size, int(np.sum(third >= cut)),
+    if dp_violated(int(np.sum(first >= cut)), first.size, int(np.sum(third >= cut)),
                  third.size, epsilon, _ALPHA_AUDIT):
-        raise Rejection("adding one person with a large value made large averages far more "
-                        "frequent than ε-DP allows: every value must be clipped to [0, b], "
-                        "with b chosen by choose_clip_bound over candidates fixed in advance, "
-                        "never taken from the data")
+        raise PrivacyViolation("adding one person with a large value made large averages far "
+                               "more frequent than ε-DP allows: every value must be clipped to "
+                               "[0, b], with b chosen by choose_clip_bound over candidates "
+                               "fixed in advance, never taken from the data")
 
 
 def _audit_cliffs(runs: list[np.ndarray], cuts: list[float], epsilon: float) -> None:
@@ -427,10 +494,22 @@ def _audit_cliffs(runs: list[np.ndarray], cuts: list[float], epsilon: float) -> 
     alpha = _ALPHA_CLIFFS / ((len(runs) - 1) * len(cuts))
     for cut in cuts:
         hits = [int(np.sum(averages >= cut)) for averages in runs]
-        if any(_violated(hits[i], runs[i].size, hits[i + 1], runs[i + 1].size, epsilon,
+        if any(dp_violated(hits[i], runs[i].size, hits[i + 1], runs[i + 1].size, epsilon,
                          alpha) for i in range(len(runs) - 1)):
-            raise Rejection("adding one person made large averages far more frequent than "
-                            "ε-DP allows: your clipping bound follows the data (a percentile "
-                            "or the maximum of the values can jump when one person is "
-                            "added); choose it with choose_clip_bound over candidates fixed "
-                            "in advance")
+            raise PrivacyViolation("adding one person made large averages far more frequent "
+                                   "than ε-DP allows: your clipping bound follows the data (a "
+                                   "percentile or the maximum of the values can jump when one "
+                                   "person is added); choose it with choose_clip_bound over "
+                                   "candidates fixed in advance")
+
+
+def _audit_gap(runs: list[np.ndarray], cut: float, epsilon: float) -> None:
+    """ε-DP on the gap pair of :func:`_gap`: "average <= cut" must not be more than e^ε
+    more frequent on ``G1`` (one small row added) than on ``G0``."""
+    low, high = (int(np.sum(averages <= cut)) for averages in runs)
+    if dp_violated(low, runs[0].size, high, runs[1].size, epsilon, _ALPHA_GAP):
+        raise PrivacyViolation("adding one person with a small value made small averages far "
+                               "more frequent than ε-DP allows: your candidate bounds follow "
+                               "the data (the person's value became a candidate); fix the "
+                               "candidates in advance, such as DEFAULT_CLIP_BOUNDS, never "
+                               "from the values")

@@ -12,6 +12,7 @@ from scipy import stats
 from dpkit.check._common import shown
 from dpkit.course.judges._base import (
     Judgement,
+    PrivacyViolation,
     Rejection,
     call,
     chi2_reject,
@@ -20,12 +21,19 @@ from dpkit.course.judges._base import (
     ks_reject,
     real,
     seeds,
+    too_little_noise,
 )
 
 __all__ = ["GAUSSIAN_CALLS", "LAPLACE_CALLS", "judge_gaussian_noise", "judge_laplace_mechanism"]
 
 _FAR_FROM_ONE = math.log(1.5)   # hidden Δ, ε, Δ/ε at least this far from 1 (log scale)
 _LATTICE_SLACK = 1e-5           # the exact mechanism's lattice vs the continuous law (KS)
+#: After a failure: an answer whose noise is at least the right one is called a privacy
+#: violation with probability at most this (:func:`too_little_noise`).
+_ALPHA_PRIVACY = 1e-6
+_LAPLACE_TAIL = 4.0             # |noise| > 4b: probability e^-4 under Lap(b)
+_GAUSS_TAIL = 9.0               # (noise/σ)² > 9: probability 2Φ(−3) under N(0, σ²)
+_GAUSSIAN_DP = "(ε, δ)-DP"
 
 # Laplace: 8 hidden cases of 600 releases, 16 repeated seeds.
 _LAPLACE_CASES, _LAPLACE_DRAWS, _LAPLACE_REPEATS = 8, 600, 16
@@ -112,9 +120,18 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
     **Calls**: 4,816 (:data:`LAPLACE_CALLS`). **Privacy**: the law of the release at each
     input is the whole mechanism, so too little noise (a wrong scale), one noise reused
     for every release, or noise that depends on the value all fail the distribution
-    tests. **Not judged**: that the noise is drawn in floating point (the exercise asks
-    for it; Mironov's attack concerns the exact floats, which no test of the law sees);
-    departures confined to inputs or events the hidden cases never meet.
+    tests. A failure is a **privacy violation** (:class:`PrivacyViolation`: no point for
+    the exercise) when the releases equal the value, repeat one noise, or have less
+    noise than Lap(Δ/ε) on some hidden input (:func:`too_little_noise` on ``|noise|/b``:
+    smaller per case or pooled, or fewer beyond 4b than ``e^-4``, as Gaussian noise
+    has); an answer with at least that much noise (a scale too large, (Δ + 1)/ε) is
+    called one with probability at most 1e-6. The releases alone cannot tell too little
+    noise from a private post-processing that pulls them toward a point (half the release
+    shows half the noise on small values): such an answer, not the exercise's
+    ``value + Lap(Δ/ε)`` either, is called a violation too. **Not judged**: that the noise
+    is drawn in floating point (the exercise asks for it; Mironov's attack concerns the
+    exact floats, which no test of the law sees); departures confined to inputs or events
+    the hidden cases never meet.
     """
     cases = _laplace_cases(rng)
     seed_table = seeds(rng, (_LAPLACE_CASES, _LAPLACE_DRAWS))
@@ -145,10 +162,10 @@ def _laplace_verdict(cases: list[tuple[float, float, float]], releases: np.ndarr
     scales = deltas / epsilons
     noise = releases - values
     if np.all(noise == 0):
-        raise Rejection("your releases equal the true value: add Laplace noise to it")
+        raise PrivacyViolation("your releases equal the true value: add Laplace noise to it")
     if np.unique(np.round(noise / scales, 9)).size < noise.size // 2:
-        raise Rejection("your releases repeat the same noise: draw fresh noise from "
-                        "`generator` for every release")
+        raise PrivacyViolation("your releases repeat the same noise: draw fresh noise from "
+                               "`generator` for every release")
     transforms = stats.laplace.cdf(noise / scales)
     distance = np.abs(noise) / scales
     spreads = distance.mean(axis=1)
@@ -181,8 +198,10 @@ def _laplace_verdict(cases: list[tuple[float, float, float]], releases: np.ndarr
         hint = ("on some inputs too much noise, on others too little: make sure value, "
                 "sensitivity and epsilon are all used, in the scale Δ/ε")
     scope = "some hidden inputs" if len(wrong_cases) < len(cases) else "hidden inputs"
-    raise Rejection(f"on {scope} your releases are not distributed as value + Lap(Δ/ε); "
-                    f"{hint}")
+    private = not too_little_noise(list(distance), stats.gamma.cdf, _LAPLACE_TAIL,
+                                   math.exp(-_LAPLACE_TAIL), _ALPHA_PRIVACY)
+    failure = Rejection if private else PrivacyViolation
+    raise failure(f"on {scope} your releases are not distributed as value + Lap(Δ/ε); {hint}")
 
 
 def _sigmas(rng: np.random.Generator, count: int) -> list[float]:
@@ -234,7 +253,14 @@ def judge_gaussian_noise(fn: Callable[[float, int, np.random.Generator], Any],
     In all at most **1e-6** (Bonferroni). **Calls**: 12 (:data:`GAUSSIAN_CALLS`), about
     15,000 draws. **Privacy**: the Gaussian mechanism is private for the σ it was
     calibrated with; the variance bug (σ² for σ), too little noise, or noise of another
-    shape with the right variance fail the tests. **Not judged**: properties of the
+    shape with the right variance fail the tests. A failure is a **privacy violation**
+    (not (ε, δ)-DP, :class:`PrivacyViolation`: no point for the exercise) when one call's
+    draws are all equal, differently seeded calls return the same draws (a fixed seed:
+    the noise is known), or the noise is smaller than N(0, σ²) for some σ tried
+    (:func:`too_little_noise` on ``(draw/σ)²``: smaller per call or pooled, or fewer
+    beyond 3σ than ``2Φ(−3)``; the variance bug for σ < 1); an answer with at least that
+    much noise (σ² for σ > 1 only, Laplace noise of the same variance) is called one with
+    probability at most 1e-6. **Not judged**: properties of the
     floating-point draws beyond their law.
     """
     sigmas = _sigmas(rng, _GAUSS_LARGE + _GAUSS_SMALL)
@@ -255,9 +281,11 @@ def judge_gaussian_noise(fn: Callable[[float, int, np.random.Generator], Any],
         for i in range(len(heads)):
             for j in range(i):
                 if np.allclose(heads[i], heads[j], rtol=1e-9, atol=0):
-                    raise Rejection("two calls with differently seeded generators returned "
-                                    "the same draws: use the `generator` argument, not a "
-                                    "generator of your own with a fixed seed")
+                    raise PrivacyViolation("two calls with differently seeded generators "
+                                           "returned the same draws, which anyone can then "
+                                           "subtract: use the `generator` argument, not a "
+                                           "generator of your own with a fixed seed",
+                                           _GAUSSIAN_DP)
         return _gaussian_verdict(sigmas, standard)
 
     return judged(body)
@@ -265,8 +293,8 @@ def judge_gaussian_noise(fn: Callable[[float, int, np.random.Generator], Any],
 
 def _gaussian_verdict(sigmas: list[float], standard: list[np.ndarray]) -> str:
     if any(z.size > 1 and np.all(z == z[0]) for z in standard):
-        raise Rejection("all the draws of one call are the same number: draw `size` "
-                        "independent values")
+        raise PrivacyViolation("all the draws of one call are the same number: draw `size` "
+                               "independent values", _GAUSSIAN_DP)
     ratios = [float(np.sqrt(np.mean(z**2))) for z in standard[:_GAUSS_LARGE]]
     wrong = any(ks_reject(stats.norm.cdf(z), _ALPHA_GAUSS_CALL_KS)
                 or chi2_reject(float(np.sum(z**2)), z.size, _ALPHA_GAUSS_CALL_VAR)
@@ -288,8 +316,8 @@ def _gaussian_verdict(sigmas: list[float], standard: list[np.ndarray]) -> str:
         hint = "too much noise for the σ asked"
     else:
         hint = "for some σ the spread is too small, for others too large"
-    return _fail(f"your draws do not follow N(0, σ²) on hidden inputs: {hint}")
-
-
-def _fail(message: str) -> str:
+    message = f"your draws do not follow N(0, σ²) on hidden inputs: {hint}"
+    if too_little_noise([z**2 for z in standard], stats.chi2.cdf, _GAUSS_TAIL,
+                        float(2 * stats.norm.sf(math.sqrt(_GAUSS_TAIL))), _ALPHA_PRIVACY):
+        raise PrivacyViolation(message, _GAUSSIAN_DP)
     raise Rejection(message)

@@ -1,16 +1,37 @@
-"""Judge for the division-free sampler of the base-2 exponential mechanism chapter."""
+"""Judge for the division-free sampler of the base-2 exponential mechanism chapter.
+
+**Why a biased sampler is a privacy violation.** The base-2 exponential mechanism is ε-DP
+because it returns outcome ``i`` with probability *exactly* ``w_i/W`` (``W = Σ w``): its
+proof bounds ``P(i | D)/P(i | D')`` by bounding ``w_i(D)/w_i(D')`` and ``W(D')/W(D)``. A
+sampler that returns ``i`` with probability ``β_i(w)·w_i/W`` multiplies that ratio by
+``β_i(w)/β_i(w')``, and a bias that changes with the weights (a draw taken modulo ``W``,
+whose doubled residues move with ``W``; a clamped draw; an off-by-one at a boundary
+between indices) can push it above the bound the mechanism claims. For instance, with
+base ``2/3`` and utilities ``(1, 2, 1)`` and ``(0, 3, 0)`` (sensitivity 1), the integer
+weights are ``(54, 36, 54)`` and ``(81, 24, 81)`` and the guarantee bounds the ratio by
+``(3/2)² = 2.25`` (the exact ratio for outcome 1 is ``(1/4)/(4/31) ≈ 1.94``); a draw of
+``bitlen(Σw)`` bits taken modulo ``Σw`` returns outcome 1 with probabilities ``9/32`` and
+``3/32``, a ratio of 3. An index that can never be drawn (fixed 64-bit draws for weights
+beyond ``2**64``) makes the ratio infinite. The judge cannot know which weights a
+mechanism will pass, so a law other than ``w_i/W``, once shown (exactly, or beyond
+chance), voids the guarantee and is reported as a :class:`PrivacyViolation`.
+"""
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
+from dpkit._checks import check_integer
 from dpkit.check._common import shown
 from dpkit.check.exponential import BitsOnly
 from dpkit.course.judges._base import (
     Judgement,
+    PrivacyViolation,
     Rejection,
     binomial_reject,
     error_text,
@@ -19,15 +40,19 @@ from dpkit.course.judges._base import (
 )
 from dpkit.rng import RandomSource, seeded
 
-__all__ = ["SAMPLER_CALLS", "BitsOnlySource", "judge_division_free_sampler"]
+__all__ = ["SAMPLER_CALLS", "BitsOnlySource", "ScriptedBits", "exact_law",
+           "judge_division_free_sampler"]
 
 # (name, draws): the four hidden sets of weights.
 _SETS = (("modulo", 3000), ("small", 3000), ("wide", 2000), ("huge", 2000))
 _REPEATS = 20
 _MAX_CELLS = 4 + 8 + 5 + 4          # the most indices the four sets can have
 _ALPHA_CELL = 4.5e-8                # per index: 21 cells · 4.5e-8 < 1e-6
-#: Calls of the student's sampler one :func:`judge_division_free_sampler` makes.
-SAMPLER_CALLS = sum(draws for _, draws in _SETS) + _REPEATS
+_EXACT_RUNS = 1024                  # the most runs of the enumeration of the "below" set
+_EXACT_BITS, _EXACT_DRAWS = 4096, 256  # one run's most bits and draws, then it is cut off
+_EXACT_ENOUGH = Fraction(1, 2**40)     # unexplored mass below this: stop enumerating
+#: Calls of the student's sampler one :func:`judge_division_free_sampler` makes (at most).
+SAMPLER_CALLS = sum(draws for _, draws in _SETS) + _REPEATS + _EXACT_RUNS
 
 _UNIFORM_AND_WALK = ("check that your draw in [0, Σw) is exactly uniform (reject a draw ≥ Σw "
                      "and draw again; taking it modulo Σw or clamping it is biased) and "
@@ -54,6 +79,52 @@ class BitsOnlySource(BitsOnly):
 
     def __reduce__(self) -> tuple[Any, tuple[int]]:
         return (BitsOnlySource, (self.seed,))
+
+
+class ScriptedBits(BitsOnly):
+    """A bits-only source whose draws the judge chooses: it answers the first draws from
+    ``script`` (``(k, value)`` pairs) and every later draw with 0, recording each draw
+    in :attr:`path`, so that the runs of a sampler can walk the tree of all bit strings.
+
+    A draw whose width differs from the script's (the sampler is not a function of its
+    bits) sets :attr:`diverged`; a draw past ``most_bits`` bits or ``most_draws`` draws in
+    all sets :attr:`cut`. Both raise ``RuntimeError`` in the sampler, and so does every
+    later draw. Like :class:`BitsOnlySource`, every other method raises. The sandbox lends
+    a source to the student's code (its draws run here), so :attr:`path` sees them.
+
+    >>> source = ScriptedBits([(3, 5)], most_bits=10, most_draws=4)
+    >>> source.bits(3), source.bits(2), source.path
+    (5, 0, [(3, 5), (2, 0)])
+    """
+
+    def __init__(self, script: list[tuple[int, int]] | tuple[tuple[int, int], ...], *,
+                 most_bits: int = _EXACT_BITS, most_draws: int = _EXACT_DRAWS) -> None:
+        super().__init__(seeded(0))               # never read: every draw is scripted
+        self.script = tuple(script)
+        self.path: list[tuple[int, int]] = []
+        self.most_bits, self.most_draws = most_bits, most_draws
+        self.used = 0
+        self.cut = self.diverged = False
+
+    def bits(self, k: int) -> int:
+        k = check_integer(k, "k", minimum=0)
+        if self.cut or self.diverged:
+            raise RuntimeError("the judge stopped this run of your sampler")
+        step = len(self.path)
+        if step < len(self.script):
+            width, value = self.script[step]
+            if width != k:
+                self.diverged = True
+                raise RuntimeError("your sampler asked for other draws than on the same "
+                                   "bits before")
+        elif self.used + k > self.most_bits or step >= self.most_draws:
+            self.cut = True
+            raise RuntimeError("the judge stopped this run of your sampler: too many bits")
+        else:
+            value = 0
+        self.path.append((k, value))
+        self.used += k
+        return value
 
 
 def _big(rng: np.random.Generator, below: int) -> int:
@@ -92,13 +163,33 @@ def _float_hint(error: Exception) -> str:
     return ""
 
 
-def _draw(sampler: Callable[..., Any], weights: list[int], seed: int) -> int:
+def _exact_weights(rng: np.random.Generator) -> list[int]:
+    """The hidden ``below`` set: 3 to 5 weights summing to ``2**m − 1`` (m = 4, 5), one
+    of them 1. A rejection sampler that draws ``m`` bits rejects one value in ``2**m``,
+    so its tree of bit strings is nearly all explored in a few hundred runs, and a bias in
+    its rejection or its walk shows; ``bits % Σw`` gives residue 0 twice."""
+    m, parts = int(rng.integers(4, 6)), int(rng.integers(3, 6))
+    rest = 2**m - 2                              # the weights but the 1, in parts − 1 pieces
+    cuts = np.sort(rng.choice(np.arange(1, rest), size=parts - 2, replace=False))
+    pieces = np.diff(np.concatenate([[0], cuts, [rest]])).tolist()
+    return [int(w) for w in rng.permutation([1, *pieces])]
+
+
+def _draw(sampler: Callable[..., Any], weights: list[int], source: RandomSource) -> int | None:
+    """The index ``sampler`` returns on ``weights`` with ``source``, or None if the judge
+    stopped the run (a :class:`ScriptedBits` cut off or diverged); a :class:`Rejection` if
+    it raised or returned something else than an index."""
     where = "on hidden weights"
+    stopped = isinstance(source, ScriptedBits)
     try:
-        index = sampler(list(weights), BitsOnlySource(seed))
+        index = sampler(list(weights), source)
     except Exception as error:  # anything the student's code (or its sandbox) raises
+        if stopped and (source.cut or source.diverged):
+            return None
         raise Rejection(f"{where}, your sampler raised {error_text(error)}"
                         f"{_float_hint(error)}") from None
+    if stopped and (source.cut or source.diverged):
+        return None
     if isinstance(index, (bool, np.bool_)) or not isinstance(index, (int, np.integer)) \
             or not 0 <= index < len(weights):
         raise Rejection(f"{where}, your sampler returned {shown(index)}: it must return an "
@@ -106,50 +197,154 @@ def _draw(sampler: Callable[..., Any], weights: list[int], seed: int) -> int:
     return int(index)
 
 
+def exact_law(sampler: Callable[[list[int], RandomSource], Any], weights: list[int],
+              most_runs: int) -> tuple[list[Fraction], Fraction]:
+    """The law of ``sampler`` on ``weights``, from all the strings of random bits it may read:
+    ``(found, rest)`` with ``found[i] <= P(i) <= found[i] + rest``, exactly.
+
+    Each run gets a :class:`ScriptedBits` source that replays a prefix of draws and answers
+    0 to the new ones; the values of each new draw ``bits(k)`` not taken (1 to ``2**k − 1``)
+    are prefixes still to run, each of probability ``2**-(bits read through it)``. Runs go
+    heaviest prefix first; a finished run adds its probability to its index. A sampler that
+    reads a bounded number of bits is enumerated completely (``rest = 0``) when it has at
+    most ``most_runs`` bit strings: ``bits(k) % Σw`` for ``k`` up to about 9 here. One that
+    rejects and draws again may read without bound: the enumeration stops after
+    ``most_runs`` runs, or once ``rest`` (the probability of the prefixes not run, and of
+    runs cut off past 4,096 bits or 256 draws) is below ``2**-40``, and ``rest`` bounds
+    what it missed. Exact for a sampler that is a function of the bits it reads (no other
+    randomness, no state kept between calls).
+
+    Raises
+    ------
+    Rejection
+        If a run raises or returns no index, or asks for other draws than an earlier run
+        on the same bits.
+
+    >>> def walk(weights, rng):
+    ...     t = rng.bits(2)
+    ...     return 0 if t < weights[0] else 1
+    >>> exact_law(walk, [1, 3], 10)
+    ([Fraction(1, 4), Fraction(3, 4)], Fraction(0, 1))
+    """
+    found = [Fraction(0)] * len(weights)
+    pending: list[tuple[int, int, tuple[tuple[int, int], ...], int, int]] = [(0, 0, (), 0, 0)]
+    count, runs, rest = 1, 0, Fraction(1)
+    while pending and runs < most_runs and rest >= _EXACT_ENOUGH:
+        depth, _, prefix, value, last = heapq.heappop(pending)
+        script = prefix
+        if prefix:                             # the values value..last of prefix's last draw
+            script = (*prefix[:-1], (prefix[-1][0], value))
+            if value < last:
+                heapq.heappush(pending, (depth, count, prefix, value + 1, last))
+                count += 1
+        source = ScriptedBits(script)
+        index = _draw(sampler, weights, source)
+        runs += 1
+        if source.diverged:
+            raise Rejection("on the same random bits your sampler asked for other draws: take "
+                            "all randomness from rng.bits(k), and keep no state between calls")
+        for step in range(len(script), len(source.path)):    # new draws: their other values
+            width = source.path[step][0]
+            depth_here = sum(k for k, _ in source.path[:step + 1])
+            if width:
+                heapq.heappush(pending, (depth_here, count, tuple(source.path[:step + 1]), 1,
+                                         2**width - 1))
+                count += 1
+        if index is not None:
+            mass = Fraction(1, 2**source.used)
+            found[index] += mass
+            rest -= mass
+    return found, rest
+
+
 def judge_division_free_sampler(sampler: Callable[[list[int], RandomSource], int],
                                 rng: np.random.Generator) -> Judgement:
     """Hidden test of ``sampler(weights, rng) -> i``: index ``i`` with probability
     ``w_i / Σ w`` from ``rng.bits(k)`` only (exercise ``ex-exp-sampler``).
 
-    **Hidden inputs** (from ``rng``), four sets of positive integer weights: 3–4 weights
+    **Hidden inputs** (from ``rng``), five sets of positive integer weights: 3–4 weights
     summing to ``2**m + 1`` (m = 3, 4) with the last one 2, where taking random bits
-    modulo Σw or clamping them is most biased (3,000 draws); 5–8 weights in [1, 12], one of
-    them 1 (3,000 draws); 3–5 weights ``c·2**64 + r`` (2,000 draws); 3–4 weights
-    ``c·10**400 + r``, beyond the float range (2,000 draws). Each draw gets a fresh
-    :class:`BitsOnlySource` seeded from ``rng``: its ``bits(k)`` is a seeded stream and
-    every other method raises, as the exercise allows ``rng.bits(k)`` only.
+    modulo Σw or clamping them is most biased (3,000 draws); 5–8 weights in [1, 12], one
+    of them 1 (3,000 draws); 3–5 weights ``c·2**64 + r`` (2,000 draws); 3–4 weights
+    ``c·10**400 + r``, beyond the float range (2,000 draws); 3–5 weights summing to
+    ``2**m − 1`` (m = 4, 5), one of them 1 (enumerated, :func:`_exact_weights`). Each
+    draw gets a fresh :class:`BitsOnlySource` seeded from ``rng``: its ``bits(k)`` is a
+    seeded stream and every other method raises, as the exercise allows ``rng.bits(k)``
+    only.
 
     **Tests**, with their false-failure probabilities for a correct answer: each result is
     an ``int`` index in range, no other method of ``rng`` is called, and 20 draws repeated
     with sources seeded alike agree (all randomness comes from ``rng``): 0; for every index
-    of every set, an exact two-sided binomial test of its count against ``w_i/Σw``: at most
-    21 × 4.5e-8. In all at most **1e-6** (Bonferroni).
+    of every set drawn, an exact two-sided binomial test of its count against ``w_i/Σw``:
+    at most 21 × 4.5e-8; on the enumerated set, the exact law (:func:`exact_law`: every
+    string of random bits the sampler may read, up to 1,024 runs) must allow ``w_i/Σw``
+    for every index, ``found_i <= w_i/Σw <= found_i + rest``: 0 (exact arithmetic, no
+    chance involved). In all at most **1e-6** (Bonferroni).
 
-    **Calls**: 10,020 (:data:`SAMPLER_CALLS`). **Not judged**: "no division, no float" as
-    such — only its observable consequences: a float conversion of weights near 10**400
-    raises or loses their proportions, and a float uniform cannot be drawn. A sampler that
-    divides exact integers, or uses floats only where rounding stays far below the
-    statistical resolution, cannot be told from an exact one by its outputs.
+    The enumeration catches what sampling cannot: a draw of ``k`` bits taken modulo Σw is
+    biased by about ``Σw/2**k``, within a few standard errors of 3,000 draws once ``k``
+    exceeds the bits Σw needs by three or four, but its law is exact after ``2**k`` runs
+    (any ``k`` up to 10; ``2**m − 1`` is odd, so ``2**k`` is never a multiple of it and
+    some residue is always drawn once more than another). A sampler that rejects draws
+    reads an unbounded number of bits, so the enumeration stops and bounds what it has not
+    seen by ``rest``: on ``2**m − 1`` a rejection sampler that draws ``m`` bits rejects
+    one value in ``2**m`` and leaves ``rest`` below ``2**-40`` after 150 to 250 runs, so
+    a bias in its rejection or its walk shows. Where a sampler rejects often (on
+    ``2**m + 1`` nearly half the draws, or one that draws each index in turn), ``rest``
+    stays large and the enumeration decides nothing: it never fails a correct sampler,
+    and sampling covers the rest.
+
+    **Privacy**: a law other than ``w_i/Σw``, shown by either test, voids the exponential
+    mechanism's ε-DP guarantee (see the module docstring): it is reported as a
+    :class:`PrivacyViolation` (no point for the exercise). Errors, wrong types and
+    randomness not from ``rng.bits`` are not.
+
+    **Calls**: at most 11,044 (:data:`SAMPLER_CALLS`; about 10,250 for the model solution).
+    **Not judged**: "no division, no float" as such — only its observable consequences: a
+    float conversion of weights near 10**400 raises or loses their proportions, and a float
+    uniform cannot be drawn. A sampler that divides exact integers, or uses floats only
+    where rounding stays far below the statistical resolution, cannot be told from an exact
+    one by its outputs; nor can a modulo bias of a draw far wider than Σw (``2**k`` runs).
     """
     weight_sets = _weights(rng)
     seed_lists = {name: [int(s) for s in seeds(rng, draws)] for name, draws in _SETS}
+    weight_sets["below"] = _exact_weights(rng)   # drawn last: the inputs above are unchanged
 
     def body() -> str:
         for name, draws in _SETS:
             weights = weight_sets[name]
-            drawn = [_draw(sampler, weights, seed) for seed in seed_lists[name]]
+            drawn = [_draw(sampler, weights, BitsOnlySource(seed))
+                     for seed in seed_lists[name]]
             counts = np.bincount(drawn, minlength=len(weights))
             repeats = seed_lists[name][:_REPEATS // len(_SETS)]
-            if any(_draw(sampler, weights, s) != d for s, d in zip(repeats, drawn, strict=False)):
+            if any(_draw(sampler, weights, BitsOnlySource(s)) != d
+                   for s, d in zip(repeats, drawn, strict=False)):
                 raise Rejection("with sources seeded alike your sampler returned different "
                                 "indices: take all randomness from rng.bits(k)")
             total = sum(weights)
             for index, (count, weight) in enumerate(zip(counts.tolist(), weights, strict=True)):
                 if binomial_reject(count, draws, weight / total, _ALPHA_CELL):
-                    raise Rejection(f"on hidden weights, index {index} was drawn "
-                                    f"{count / draws:.3f} of the time, not w_{index}/Σw; "
-                                    f"{_HINTS[name]}")
+                    raise PrivacyViolation(f"on hidden weights, index {index} was drawn "
+                                           f"{count / draws:.3f} of the time, not "
+                                           f"w_{index}/Σw; {_HINTS[name]}")
+        _check_exact(sampler, weight_sets["below"], _EXACT_RUNS)
         return ("your sampler draws each index with probability w_i/Σw, from random bits "
                 "and integer arithmetic only, on weights you have not seen")
 
     return judged(body)
+
+
+def _check_exact(sampler: Callable[..., Any], weights: list[int], most_runs: int) -> None:
+    """A :class:`PrivacyViolation` if the exact law of ``sampler`` on ``weights`` cannot be
+    ``w_i/Σw`` (:func:`exact_law`)."""
+    found, rest = exact_law(sampler, weights, most_runs)
+    total = sum(weights)
+    for index, (low, weight) in enumerate(zip(found, weights, strict=True)):
+        target = Fraction(weight, total)
+        if low > target or low + rest < target:
+            side = (f"at least {float(low):.4f}, more" if low > target
+                    else f"at most {float(low + rest):.4f}, less")
+            raise PrivacyViolation(f"on hidden weights, going through every string of random "
+                                   f"bits your sampler may read shows that it draws index "
+                                   f"{index} with probability {side} than w_{index}/Σw (exactly, "
+                                   f"not by chance); {_UNIFORM_AND_WALK}")

@@ -170,7 +170,14 @@ def judge_above_threshold(fn: Callable[..., int | None], rng: np.random.Generato
     negligible). **Calls**: 4,043 (:data:`ABOVE_THRESHOLD_CALLS`). **Privacy**: a threshold
     redrawn per query, missing or swapped noises, scales multiplied by ε or halved, and a
     made-up index instead of None change the outcome law on these cases and fail; the
-    neighbouring pair makes the test literal on one pair of neighbours. **Not judged**:
+    neighbouring pair makes the test literal on one pair of neighbours. These failures are
+    reported as failures, not as privacy violations (``Judgement.privacy`` stays False):
+    outcome frequencies cannot tell a less private law (noise halved or missing, a
+    threshold redrawn per query, one query noise for all) from a merely wrong one (more
+    noise, a post-processed index), and proving the loss on a neighbouring pair takes
+    thousands of runs, since these bugs lose little per pair of neighbours (a redrawn
+    threshold about ε/4 per query whose answer moves). Each of those bugs fails the
+    public check, which earns the exercise nothing already. **Not judged**:
     that the noise is floating-point noise from ``rng.numpy_generator()`` (the exact
     ``dpkit.svt.above_threshold`` has the same law to within 2⁻²⁰ of a scale), and
     deviations confined to events these cases never meet.
