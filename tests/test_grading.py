@@ -760,9 +760,8 @@ def test_one_submission_has_one_time_budget_across_worker_restarts(course):
     """Each call is limited, and a stopped worker is restarted with fresh limits: a slow
     answer used to get cells × call_seconds of CPU and more (RLIMIT_CPU is per process and
     a restart resets it). All the requests of one submission now share submission_seconds,
-    and each restarted worker's CPU limit is what is left of it."""
-    import time
-
+    and each restarted worker's CPU limit is what is left of it. (No timing assert: the
+    feedback and the restarted worker's CPU limit show the budget is shared.)"""
     from dpkit.course.grading import grade_notebook
 
     notebook = nbformat.read(course / "release" / "ch" / "ch.ipynb", 4)
@@ -776,14 +775,11 @@ def test_one_submission_has_one_time_budget_across_worker_restarts(course):
     source = nbformat.read(course / "source" / "ch" / "ch.ipynb", 4)
     limits = Limits(call_seconds=2, exercise_seconds=2, submission_seconds=BUDGET,
                     memory_bytes=2 << 30)
-    began = time.monotonic()
     graded = grade_notebook(source, json.loads(nbformat.writes(notebook)), secret="0" * 64,
                             limits=limits)
-    took = time.monotonic() - began
     feedback = {exercise.label: text for exercise, _, text in graded}
     # before: 4 cells × 2 s + 2 tests × 2 s of looping, each in a fresh worker (12 s);
-    # now 3 s of requests, whatever the restarts (and the start-ups around them)
-    assert took < 9, took
+    # now 3 s of requests, whatever the restarts: the later exercise finds it used up
     assert "used up the 3 s its grading may take" in feedback["ex-t-debias"]
     with Sandbox(Limits(submission_seconds=30, call_seconds=10)) as sandbox:
         assert sandbox.run(["import time\ntime.sleep(2)\n"]) == [None]

@@ -312,6 +312,10 @@ def gauss_more(sigma, size, generator):
     (lambda s, n, g: 1 / 0, "raised ZeroDivisionError", False),
     (lambda s, n, g: np.full(n, np.nan), "not finite", False),
     (lambda s, n, g: "noise", "not an array of `size` real numbers", False),
+    # the public check refuses these too (dpkit.check._common.coerce)
+    (lambda s, n, g: g.normal(0.0, s, n) > 0, "not an array of `size` real numbers", False),
+    (lambda s, n, g: [str(int(x)) for x in g.normal(0.0, s, n)],
+     "not an array of `size` real numbers", False),
 ])
 def test_gaussian_mistakes_fail(fn, fragment, privacy):
     """σ is at least a factor 1.5 from 1, so σ² differs from σ by 50% or more on 8 calls of
@@ -376,7 +380,14 @@ def at_library(queries, data, threshold, epsilon, rng):
     return above_threshold(queries, data, threshold, epsilon, rng=rng)
 
 
-@pytest.mark.parametrize("fn", [at_model, at_while_loop, at_exponentials, at_library])
+def at_float_index(queries, data, threshold, epsilon, rng):
+    """The model, returning the index as a float (``3.0``), which the public check accepts."""
+    found = at_model(queries, data, threshold, epsilon, rng)
+    return None if found is None else float(found)
+
+
+@pytest.mark.parametrize("fn", [at_model, at_while_loop, at_exponentials, at_library,
+                                at_float_index])
 def test_above_threshold_correct_variants_pass(fn):
     """Correct variants: fail with probability at most 1e-6."""
     passes(judge_above_threshold, fn)

@@ -218,7 +218,9 @@ def _sigmas(rng: np.random.Generator, count: int) -> list[float]:
 def _draws(fn: Callable[..., Any], sigma: float, size: int, seed: int) -> np.ndarray:
     got = call(fn, sigma, size, np.random.default_rng(seed), where=_WHERE)
     try:
-        draws = np.asarray(got, dtype=np.float64)
+        # real numbers only, as the public check reads them: no booleans, no digit strings
+        raw = np.asarray(got)
+        draws = np.asarray(raw, dtype=np.float64) if raw.dtype.kind in "iuf" else None
     except (TypeError, ValueError, OverflowError):
         draws = None
     if draws is None or draws.ndim > 1:

@@ -46,7 +46,6 @@ __all__ = ["SAMPLER_CALLS", "BitsOnlySource", "ScriptedBits", "exact_law",
 # (name, draws): the four hidden sets of weights.
 _SETS = (("modulo", 3000), ("small", 3000), ("wide", 2000), ("huge", 2000))
 _REPEATS = 20
-_MAX_CELLS = 4 + 8 + 5 + 4          # the most indices the four sets can have
 _ALPHA_CELL = 4.5e-8                # per index: 21 cells · 4.5e-8 < 1e-6
 _EXACT_RUNS = 1024                  # the most runs of the enumeration of the "below" set
 _EXACT_BITS, _EXACT_DRAWS = 4096, 256  # one run's most bits and draws, then it is cut off

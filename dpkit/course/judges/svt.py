@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from scipy import integrate
 
-from dpkit.check._common import shown
+from dpkit.check._common import coerce, shown
 from dpkit.course.judges._base import (
     Judgement,
     Rejection,
@@ -130,16 +130,17 @@ def _index(got: Any, count: int | None, where: str) -> int | None:
     """The outcome as an index or None, or a Rejection if it is neither."""
     if got is None:
         return None
-    if isinstance(got, (bool, np.bool_)) or not isinstance(got, (int, np.integer)):
+    index, why = coerce(got, whole=True)  # read as the public check reads it (3, 3.0, ...)
+    if why is not None:
         # a float may be a noisy answer near a hidden threshold: name its type only
         raise Rejection(f"{where}, your function returned a value of type "
                         f"{type(got).__name__}: AboveThreshold returns the (0-based) index "
                         "of a query of `queries`, or None")
-    if got < 0 or (count is not None and got >= count):
-        raise Rejection(f"{where}, your function returned index {int(got)}, outside "
+    if index < 0 or (count is not None and index >= count):
+        raise Rejection(f"{where}, your function returned index {index}, outside "
                         "`queries`: AboveThreshold returns the (0-based) index of a query "
                         "of `queries`, or None")
-    return int(got)
+    return index
 
 
 def judge_above_threshold(fn: Callable[..., int | None], rng: np.random.Generator) -> Judgement:
