@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from model_answers import auto_avg_model  # tests/ is on sys.path under pytest
 
 import dpkit.check as check
 from dpkit.audit import guessing_bound, tradeoff_bound
@@ -23,9 +24,8 @@ from dpkit.check.composition import _best_per_query, _laplace_profile
 from dpkit.check.promise import _rr_delta
 from dpkit.composition import advanced, advanced_crossover
 from dpkit.gaussian import analytic_sigma, classic_sigma, delta_for_sigma
-from dpkit.laplace import laplace_accuracy, laplace_grid, laplace_mechanism
+from dpkit.laplace import laplace_accuracy, laplace_grid
 from dpkit.randomized_response import debias
-from dpkit.svt import DEFAULT_CLIP_BOUNDS, choose_clip_bound
 
 
 def _sparse_scales(epsilon: float, c: int) -> np.ndarray:
@@ -142,16 +142,6 @@ def test_exercise_7_2_an_index_that_is_no_whole_number_is_refused(index, why) ->
 
 # ------------------------------------------------ every checker of a numeric function
 
-def _auto_avg(values, epsilon, rng):
-    third = epsilon / 3
-    bound = choose_clip_bound(values, third, bounds=DEFAULT_CLIP_BOUNDS, rng=rng)
-    if bound is None:
-        bound = DEFAULT_CLIP_BOUNDS[-1]
-    noisy_sum = laplace_mechanism(float(np.clip(values, 0, bound).sum()), bound, third, rng=rng)
-    noisy_count = laplace_mechanism(float(len(values)), 1.0, third, rng=rng)
-    return noisy_sum / max(noisy_count, 1.0)
-
-
 # A right answer of every checker whose answer is a function returning one number (or None).
 _RIGHT: dict[str, Callable[..., Any]] = {
     "check_guessing_accuracy": guessing_bound,
@@ -171,7 +161,7 @@ _RIGHT: dict[str, Callable[..., Any]] = {
     "check_analytic_sigma": analytic_sigma,
     "check_newton_derivative": lambda x, e: math.exp(-x * x) * (x / math.sqrt(x * x + e) - 1),
     "check_little_noise_cost": lambda e, c: (1 + 6 * c) / 4 * e,
-    "check_auto_avg": _auto_avg,
+    "check_auto_avg": auto_avg_model,
     "check_advanced_composition": lambda e, k, d: advanced(e, 0.0, k, d)[0],
     "check_crossover": advanced_crossover,
     "check_laplace_profile": _laplace_profile,
