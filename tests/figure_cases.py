@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from dpkit.attacks.exponential import ExponentialAttackResult
+from dpkit.attacks.laplace import LSBAttackResult
 from dpkit.datasets import load_adult
 from dpkit.plots import composition, exponential, gaussian, intro, laplace, promise, svt
 
@@ -48,11 +49,11 @@ CASES = (
     Case(laplace.laplace_release_figure, {"epsilon": 0.25, "sensitivity": 2.0, "releases": 300},
          ("ε = 0.25", "Δ = 2", "300", "100")),
     Case(laplace.tail_bound_figure, {"scales": (1.0, 3.0)}, ("b = 1", "b = 3")),
-    Case(laplace.lsb_attack_figure, {"lambdas": [1, 2, 5], "naive_decided": [0.6, 0.5, 0.4],
-                                     "naive_correct": [1.0, 1.0, 1.0],
-                                     "safe_decided": [0.5, 0.5, 0.5],
-                                     "safe_correct": [0.55, 0.5, 0.5]},
-         ("λ = 1, 2, 5", "100%", "50% to 55%")),
+    Case(laplace.lsb_attack_figure,
+         {"scales": [1, 2, 5],
+          "naive": [LSBAttackResult(1000, d, 1.0, 0.5 + d / 2, 0.7) for d in (0.6, 0.5, 0.4)],
+          "safe": [LSBAttackResult(1000, 0.5, c, 0.5, 0.7) for c in (0.55, 0.5, 0.5)]},
+         ("b = 1, 2, 5", "100%", "50% to 55%")),
     Case(gaussian.laplace_vs_gaussian_figure, {"dimension": 100, "epsilon": 0.5, "delta": 1e-5},
          ("d = 100", "ε = 0.5", "δ = 1e-05")),
     Case(gaussian.classic_validity_figure, {"deltas": (1e-3, 1e-5)}, ("0.001", "1e-05")),

@@ -219,7 +219,7 @@ def stream_figure(answers: Sequence[float], labels: Sequence[float], threshold: 
     x = np.asarray(labels, dtype=float)
     figure, (ax,) = new_figure(1, height=3.6)
     ax.set_ylim(threshold - 25 / epsilon, max(float(np.max(answers)), threshold) + 15 / epsilon)
-    ax.plot(x, answers, color=TRUTH, lw=2, label="true answer $q_i(D)$")
+    ax.plot(x, answers, color=TRUTH, lw=2, marker=".", ms=5, label="true answer $q_i(D)$")
     ax.scatter(x[:stop + 1], noisy[:stop + 1], s=14, color=SAFE, zorder=3,
                label="noisy answer (seen)")
     ax.scatter(x[stop + 1:], noisy[stop + 1:], s=10, facecolors="none", edgecolors=GREY,
