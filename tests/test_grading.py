@@ -331,6 +331,41 @@ def test_agrees_with_catches_a_wrong_function_the_public_check_misses():
     assert not agrees_with(lambda x: 2 * x, lambda x: x, check, rng)[0]  # public check fails
 
 
+def test_agrees_with_reads_numbers_as_the_public_checks_do():
+    """A right number in a NumPy array of size 1 (which the public checks accept) agrees; a
+    list of one number or a wrong number in an array does not."""
+    import numpy as np
+
+    def check(fn):
+        return float(np.asarray(fn(1.0)).ravel()[0]) == 2.0
+    rng = np.random.default_rng(6)
+    assert agrees_with(lambda x: np.array([2 * x]), lambda x: 2 * x, check, rng)[0]
+    assert agrees_with(lambda x: np.array([[2 * x]]), lambda x: 2 * x, check, rng)[0]
+    assert agrees_with(lambda x: np.array(2 * x), lambda x: 2 * x, check, rng)[0]
+    assert not agrees_with(lambda x: [2 * x], lambda x: 2 * x, check, rng)[0]
+    assert not agrees_with(lambda x: np.array([x + 1]), lambda x: 2 * x, check, rng)[0]
+    assert not agrees_with(lambda x: np.array([2 * x, 2 * x]), lambda x: 2 * x, check, rng)[0]
+
+
+def test_agrees_with_takes_the_statement_s_absolute_tolerance():
+    """ex-analytic-profile asks for accuracy down to δ ≈ 1e-25: a δ of 0.0 where the true
+    one is 1e-300 is within it; 1e-20 is not."""
+    import numpy as np
+
+    from dpkit.course.grading import ABSOLUTE_TOLERANCE
+
+    atol = ABSOLUTE_TOLERANCE["ex-analytic-profile"]
+
+    def check(fn):
+        return fn(1.0) == 1e-300
+    rng = np.random.default_rng(7)
+    assert agrees_with(lambda x: 0.0 if x != 1.0 else 1e-300, lambda x: 1e-300, check, rng,
+                       atol=atol)[0]
+    assert not agrees_with(lambda x: 0.0 if x != 1.0 else 1e-300, lambda x: 1e-300, check, rng)[0]
+    assert not agrees_with(lambda x: 1e-20 if x != 1.0 else 1e-300, lambda x: 1e-300, check,
+                           rng, atol=atol)[0]
+
+
 def test_the_sandbox_sees_only_python_and_dpkit():
     with Sandbox(Limits(call_seconds=20)) as sandbox:
         errors = sandbox.run(["import os, socket, dpkit\n"
