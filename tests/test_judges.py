@@ -1163,3 +1163,18 @@ def test_a_privacy_violation_is_a_failure_that_says_so():
     assert judged(lambda: "fine") == Judgement(True, "fine", privacy=False)
     with pytest.raises(ValueError, match="privacy=True"):
         Judgement(True, "m", privacy=True)
+
+
+def test_the_laplace_judges_stated_resolution_holds():
+    """The pass message says a noise scale 11% too small is caught with probability ≥ 0.99:
+    the scale test alone (|noise|/b summed over every draw, a Gamma(N, 1) sum under the
+    right scale, Gamma(N, 0.89) under 0.89 b) rejects it that often."""
+    from scipy import stats
+
+    from dpkit.course.judges import noise
+
+    draws = noise._LAPLACE_CASES * noise._LAPLACE_DRAWS
+    cut = stats.gamma.ppf(noise._ALPHA_LAPLACE_SCALE / 2, draws)
+    assert stats.gamma.cdf(cut, draws, scale=0.89) >= 0.99
+    assert "11% too small would have been caught with probability 0.99" in \
+        noise._laplace_verdict([(0.0, 1.0, 1.0)], np.random.default_rng(0).laplace(size=(1, 600)))
