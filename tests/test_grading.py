@@ -822,3 +822,29 @@ def test_one_submission_has_one_time_budget_across_worker_restarts(course):
         assert sandbox.run(["import resource\n"
                             "cpu = resource.getrlimit(resource.RLIMIT_CPU)[0]\n"]) == [None]
         assert sandbox.get("cpu") <= 28
+
+
+def test_answers_copied_into_a_new_notebook_are_told_their_metadata_is_lost(course):
+    """A notebook whose cells lost their nbgrader ids (the answers pasted into a fresh
+    notebook) has none of the assignment's answer cells: every exercise says so plainly
+    (before: 0 points and "no answer yet" everywhere, with nothing to tell why). A notebook
+    with its ids keeps its grades, and so does one with only some of its answer cells."""
+    from dpkit.course.grading import LOST_METADATA, grade_notebook
+
+    notebook = nbformat.read(course / "release" / "ch" / "ch.ipynb", 4)
+    answers = _model_answers(course)
+    fresh = nbformat.v4.new_notebook()
+    for cell in notebook.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        source = answers.get(grade_id, cell.source)
+        fresh.cells.append(nbformat.v4.new_code_cell(source) if cell.cell_type == "code"
+                           else nbformat.v4.new_markdown_cell(source))
+    source = nbformat.read(course / "source" / "ch" / "ch.ipynb", 4)
+    graded = grade_notebook(source, json.loads(nbformat.writes(fresh)), secret="0" * 64,
+                            student="s", limits=Limits(call_seconds=10, memory_bytes=2 << 30))
+    assert len(graded) >= 3
+    for _, points, feedback in graded:
+        assert points == 0.0 and feedback == LOST_METADATA
+        assert "lost their grading metadata" in feedback and "no answer yet" not in feedback
+    kept = _grade_cells(course, {}, {})
+    assert kept["ex-t-truth"][0] == 3.0 and LOST_METADATA not in kept["ex-t-truth"][1]

@@ -870,6 +870,34 @@ def test_auto_avg_candidates_from_the_data_fail(fn):
     fails(judge_auto_avg, fn, "candidate bounds follow the data", privacy=True)
 
 
+def _data_fallback(fallback):
+    """The model answer, but for a fallback bound read from the data when no candidate
+    qualifies."""
+    def average(values, epsilon, rng):
+        third = epsilon / 3
+        bound = choose_clip_bound(values, third, bounds=DEFAULT_CLIP_BOUNDS, rng=rng)
+        if bound is None:
+            bound = float(fallback(values))
+        noisy_sum = laplace_mechanism(float(np.clip(values, 0, bound).sum()), bound, third,
+                                      rng=rng)
+        return noisy_sum / max(laplace_mechanism(float(len(values)), 1.0, third, rng=rng),
+                               1.0)
+    average.__name__ = f"fallback_{fallback.__name__}"
+    return average
+
+
+def test_auto_avg_fallback_from_the_data_fails():
+    """A fallback bound read from the data (``values.max()``) when
+    ``choose_clip_bound`` returns None: the judge's beyond pair has every row above the
+    largest default candidate, and one added row 64·n times higher moves the average out
+    of [H/2, 3H/2] in all but ε/384 of the runs, never on the column without it (the test
+    needs about 100 of 120 at ε = 1.5): caught with probability > 1 − 1e-6. A privacy
+    violation. Before the beyond pair these answers got full marks (D4 only asks for a
+    finite result). Not caught: the mean as the fallback (it moves only about 65/n·H)."""
+    fails(judge_auto_avg, _data_fallback(np.max), "fallback bound follows the data",
+          privacy=True)
+
+
 # ---------------------------------------------------------------- division-free sampler
 
 def sampler_model(weights, rng):

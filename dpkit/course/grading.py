@@ -70,10 +70,14 @@ from dpkit.rng import RandomSource
 __all__ = ["GRADER_VERSION", "PRIVACY_FEEDBACK", "Result", "SetupError", "agrees_with",
            "grade", "grade_notebook"]
 
-GRADER_VERSION = "5"           # a change of the tests regrades every notebook
+GRADER_VERSION = "6"           # a change of the tests regrades every notebook
 PUBLIC_POINTS, HIDDEN_POINTS = 1, 2
 #: Appended to the hidden test's message when it found a privacy violation.
 PRIVACY_FEEDBACK = "a privacy violation earns no points for this exercise"
+#: The feedback of every exercise when the submission holds none of the assignment's answer
+#: cells (their nbgrader ``grade_id``) but does hold cells: answers copied into a new notebook.
+LOST_METADATA = ("your notebook's answer cells lost their grading metadata (copied into a new "
+                 "notebook?); submit the notebook you were given")
 _FEEDBACK_LIMIT = 400
 #: The code cell below a written answer (grade id ``<label>-work``), for a computation the
 #: question asks for: it runs in notebook order like a cell the student added, and what the
@@ -289,9 +293,12 @@ def grade_notebook(source: nbformat.NotebookNode, submission: Any, *, secret: st
 
     ``source`` is the instructor's notebook, ``submission`` the student's (any JSON: only
     the text of its answer cells, matched by their nbgrader ``grade_id``, and of the code
-    cells the student added is used). Before each answer cell, the code cells the student
-    added above it (below the previous answer cell) run, in order: a helper defined there is
-    the answer's to use. An error in one does not stop grading; it is named in the
+    cells the student added is used). A submission that has cells but none of the answer
+    cells (their ids lost: answers copied into a new notebook) is not run: every exercise
+    gets :data:`LOST_METADATA` and 0 points (a written one too: there is no answer for the
+    teacher to read). Before each answer cell, the code cells the student added above it
+    (below the previous answer cell) run, in order: a helper defined there is the answer's
+    to use. An error in one does not stop grading; it is named in the
     feedback of the answer below it if that answer loses points.
 
     Raises
@@ -301,6 +308,10 @@ def grade_notebook(source: nbformat.NotebookNode, submission: Any, *, secret: st
     """
     setup, exercises = _exercises(source)
     answers = _answers(submission)
+    graded_ids = {f"{e.label}-answer" for e in exercises}
+    if graded_ids and graded_ids.isdisjoint(answers) and \
+            any(text.strip() for _, _, text in _cells(submission)):
+        return [(exercise, 0.0, LOST_METADATA) for exercise in exercises]
     added = _added_cells(submission, {_grade_id(c) for c in source.cells if _grade_id(c)},
                          {e.label: e.title for e in exercises})
     model = _Model(setup, exercises)
