@@ -67,7 +67,8 @@ from dpkit.course.wire import WireError
 from dpkit.course.worker import drop_magics
 from dpkit.rng import RandomSource
 
-__all__ = ["GRADER_VERSION", "PRIVACY_FEEDBACK", "Result", "SetupError", "agrees_with",
+__all__ = ["ABSOLUTE_TOLERANCE", "GRADER_VERSION", "LOST_METADATA", "PRIVACY_FEEDBACK", "Result",
+           "SetupError", "agrees_with",
            "grade", "grade_notebook"]
 
 GRADER_VERSION = "6"           # a change of the tests regrades every notebook
