@@ -559,7 +559,8 @@ LAPLACE_CLASS = {
                           "    b = sensitivity / epsilon\n"
                           "    return value + generator.exponential(b) "
                           "- generator.exponential(b)\n"},
-                         {"ex-laplace-textbook": (3, "hidden tests: your releases follow")}),
+                         {"ex-laplace-textbook": (3, "hidden tests: your releases are "
+                                                     "consistent with")}),
     "four-fifths-of-the-scale": ({"ex-laplace-textbook-answer": MY_LAPLACE +
                                   "    return value + generator.laplace(0.0, 0.8 * sensitivity"
                                   " / epsilon)\n"},
