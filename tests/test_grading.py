@@ -849,3 +849,58 @@ def test_answers_copied_into_a_new_notebook_are_told_their_metadata_is_lost(cour
         assert "lost their grading metadata" in feedback and "no answer yet" not in feedback
     kept = _grade_cells(course, {}, {})
     assert kept["ex-t-truth"][0] == 3.0 and LOST_METADATA not in kept["ex-t-truth"][1]
+
+
+def test_a_notebook_that_breaks_the_json_parser_stops_no_one(course, tmp_path):
+    """``[[[[…`` nested past Python's recursion limit made json.loads raise RecursionError,
+    which stopped grading for the whole class; it is now an unreadable notebook like any."""
+    submissions = tmp_path / "submissions"
+    (submissions / "bomb").mkdir(parents=True)
+    (submissions / "bomb" / "ch.ipynb").write_text("[" * 100_000)
+    _submit(course, submissions, "zed", {})          # sorts after the bomb: still graded
+    out = grade(course, submissions, limits=Limits(call_seconds=10, memory_bytes=2 << 30),
+                log=lambda _m: None)
+    rows = list(csv.DictReader(out.open()))
+    assert {r["student"] for r in rows} >= {"bomb", "zed"}
+    assert all(float(r["points"] or 0) == 0 for r in rows if r["student"] == "bomb")
+
+
+def test_the_hidden_inputs_change_with_any_code_the_student_wrote(course, monkeypatch):
+    """The seed covers the cells a student added too: a resubmission that changes only a
+    helper cell meets new hidden inputs (before, only the answer cell's text counted)."""
+    from dpkit.course import grading
+
+    seen = []
+    real = grading._secret_rng
+
+    def recording(secret, student, label, code=""):
+        seen.append(code)
+        return real(secret, student, label, code)
+
+    monkeypatch.setattr(grading, "_secret_rng", recording)
+    notebook = nbformat.read(course / "release" / "ch" / "ch.ipynb", 4)
+    ids = [c.metadata.get("nbgrader", {}).get("grade_id") for c in notebook.cells]
+    helper = "def my_helper_cell(x):\n    return x\n"
+    notebook.cells.insert(ids.index("ex-t-truth-answer"), nbformat.v4.new_code_cell(helper))
+    source = nbformat.read(course / "source" / "ch" / "ch.ipynb", 4)
+    grading.grade_notebook(source, json.loads(nbformat.writes(notebook)), secret="0" * 64,
+                           limits=Limits(call_seconds=10, memory_bytes=2 << 30))
+    assert seen and all(helper in code for code in seen)
+
+
+def test_the_grid_scale_exercise_is_compared_finely_enough_to_see_the_grid():
+    """The grid widens Δ/ε by at most 1 + 2**-20: at the default 1e-6 the textbook scale
+    would agree with the answer; at the exercise's 1e-12 it does not."""
+    import numpy as np
+
+    from dpkit.course.grading import RELATIVE_TOLERANCE
+
+    def answer(x):
+        return x * (1 + 2.0**-21)
+
+    def check(fn):
+        return fn(1.0) == answer(1.0)  # a lookup table of the public input
+    textbook = lambda x: x if x != 1.0 else answer(1.0)  # noqa: E731
+    rtol = RELATIVE_TOLERANCE["ex-laplace-grid-scale"]
+    assert agrees_with(textbook, answer, check, np.random.default_rng(8))[0]
+    assert not agrees_with(textbook, answer, check, np.random.default_rng(8), rtol=rtol)[0]
