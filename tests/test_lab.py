@@ -226,7 +226,10 @@ ALL_PROMPTS_NUMBERED = """() => {
     const prompts = Array.from(document.querySelectorAll('.jp-CodeCell .jp-InputPrompt'));
     return prompts.length > 0 && prompts.every((p) => /\\[\\d+\\]/.test(p.textContent));
 }"""
-IMAGE_CHANGED = "([img, before]) => img.src !== before"
+IMAGE_CHANGED = """([box, before]) => {
+    const img = box.querySelector('img');
+    return img !== null && img.src !== before;
+}"""
 NO_RAW_MYST = """() => Array.from(document.querySelectorAll('.jp-MarkdownCell')).every(
     (c) => c.classList.contains('jp-mod-rendered') && c.innerText.trim() !== ''
            && !c.innerText.includes('```{') && !c.innerText.includes(':::{'))"""
@@ -306,14 +309,15 @@ def test_chapter_opens_as_notebook_runs_redraws_live_and_saves_unchanged(
 
         slider = page.locator(".jp-OutputArea .widget-slider").first
         slider.wait_for(timeout=10_000)
-        # Live mode: the kernel redraws the figure into the same image element (a static
-        # widget would swap in another, pre-rendered image instead).
-        image = slider.locator("xpath=ancestor::div[contains(@class,'widget-vbox')][1]"
-                               ).locator("img").first.element_handle()
-        before_src = image.get_attribute("src")
+        # Live mode: the kernel redraws the figure, so the widget's one frame (an <img> in an
+        # HTML widget, replaced on each redraw) shows a new image. A static widget would
+        # switch to another pre-rendered frame instead, leaving its first <img> as it was.
+        box = slider.locator("xpath=ancestor::div[contains(@class,'widget-vbox')][1]")
+        before_src = box.locator("img").first.get_attribute("src")
         readout = nudge(page, slider)
         expect(slider.locator(".widget-readout")).not_to_have_text(readout)
-        page.wait_for_function(IMAGE_CHANGED, arg=[image, before_src], timeout=30_000)
+        page.wait_for_function(IMAGE_CHANGED, arg=[box.element_handle(), before_src],
+                               timeout=30_000)
         page.wait_for_selector(KERNEL_IDLE, timeout=30_000)
         assert bad.count() == 0, f"a cell shows an error: {bad.first.inner_text()[:500]}"
 
