@@ -376,9 +376,9 @@ def judge_auto_avg(fn: Callable[[Any, float, Any], Any], rng: np.random.Generato
         runs = [np.array([average(column, s) for s in row])
                 for column, row in zip(cliffs["columns"], cliff_seeds, strict=True)]
         _audit_cliffs(runs, cliffs["cuts"], epsilon)
-        _audit_gap([np.array([average(gap[name], s) for s in row])
-                    for name, row in zip(("G0", "G1"), gap_seeds, strict=True)],
-                   gap["cut"], epsilon)
+        _audit_pair([np.array([average(gap[name], s) for s in row])
+                     for name, row in zip(("G0", "G1"), gap_seeds, strict=True)],
+                    lambda averages: averages <= gap["cut"], epsilon, _ALPHA_GAP, _GAP_WHY)
         first = np.array([average(data["D1"], s) for s in pair_seeds])
         if any(average(data["D1"], s) != r for s, r in zip(pair_seeds[:_REPEATS], first,
                                                           strict=False)):
@@ -387,9 +387,11 @@ def judge_auto_avg(fn: Callable[[Any, float, Any], Any], rng: np.random.Generato
         _judge_releases(first, second, data, epsilon)
         third = np.array([average(data["D3"], s) for s in audit_seeds])
         _audit(first, third, data, epsilon)
-        _audit_beyond([np.array([average(beyond[name], s) for s in row])
-                       for name, row in zip(("B0", "B1"), beyond_seeds, strict=True)],
-                      beyond["top"], epsilon)
+        top = beyond["top"]
+        _audit_pair([np.array([average(beyond[name], s) for s in row])
+                     for name, row in zip(("B0", "B1"), beyond_seeds, strict=True)],
+                    lambda averages: np.abs(averages - top) > top / 2, epsilon, _ALPHA_BEYOND,
+                    _BEYOND_WHY)
         return ("your average has a noisy count and a noisy clipped sum released with "
                 "laplace_mechanism and enough noise, and passes privacy audits on "
                 "neighbouring columns you have not seen")
@@ -542,25 +544,25 @@ def _audit_cliffs(runs: list[np.ndarray], cuts: list[float], epsilon: float) -> 
                                    "candidates fixed in advance")
 
 
-def _audit_gap(runs: list[np.ndarray], cut: float, epsilon: float) -> None:
-    """ε-DP on the gap pair of :func:`_gap`: "average <= cut" must not be more than e^ε
-    more frequent on ``G1`` (one small row added) than on ``G0``."""
-    low, high = (int(np.sum(averages <= cut)) for averages in runs)
-    if dp_violated(low, runs[0].size, high, runs[1].size, epsilon, _ALPHA_GAP):
-        raise PrivacyViolation("adding one person with a small value made small averages far "
-                               "more frequent than ε-DP allows: your candidate bounds follow "
-                               "the data (the person's value became a candidate); fix the "
-                               "candidates in advance, such as DEFAULT_CLIP_BOUNDS, never "
-                               "from the values")
+def _audit_pair(runs: list[np.ndarray], event: Callable[[np.ndarray], np.ndarray],
+                epsilon: float, alpha: float, why: str) -> None:
+    """ε-DP on a neighbouring pair: ``event`` (a test of each average) must not hold more
+    than e^ε more often on the second column (one row added) than on the first, at level
+    ``alpha`` (Clopper–Pearson, :func:`dp_violated`); else a :class:`PrivacyViolation`
+    saying ``why``."""
+    low, high = (int(np.sum(event(averages))) for averages in runs)
+    if dp_violated(low, runs[0].size, high, runs[1].size, epsilon, alpha):
+        raise PrivacyViolation(why)
 
 
-def _audit_beyond(runs: list[np.ndarray], top: float, epsilon: float) -> None:
-    """ε-DP on the beyond pair of :func:`_beyond`: "|average − H| > H/2" must not be more
-    than e^ε more frequent on ``B1`` (one huge row added) than on ``B0``."""
-    low, high = (int(np.sum(np.abs(averages - top) > top / 2)) for averages in runs)
-    if dp_violated(low, runs[0].size, high, runs[1].size, epsilon, _ALPHA_BEYOND):
-        raise PrivacyViolation("adding one person with a huge value changed your average far "
-                               "more than ε-DP allows on a column where no candidate bound "
-                               "qualifies: your fallback bound follows the data (such as "
-                               "the maximum); when choose_clip_bound returns None, fall back "
-                               "on a bound fixed in advance, such as the largest candidate")
+#: The gap pair of :func:`_gap`: "average <= cut" on ``G1`` (one small row added) vs ``G0``.
+_GAP_WHY = ("adding one person with a small value made small averages far more frequent than "
+            "ε-DP allows: your candidate bounds follow the data (the person's value became a "
+            "candidate); fix the candidates in advance, such as DEFAULT_CLIP_BOUNDS, never "
+            "from the values")
+#: The beyond pair of :func:`_beyond`: "|average − H| > H/2" on ``B1`` (one huge row added)
+#: vs ``B0``.
+_BEYOND_WHY = ("adding one person with a huge value changed your average far more than ε-DP "
+               "allows on a column where no candidate bound qualifies: your fallback bound "
+               "follows the data (such as the maximum); when choose_clip_bound returns None, "
+               "fall back on a bound fixed in advance, such as the largest candidate")
