@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from forking import in_fork_child, needs_fork  # tests/ is on sys.path under pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -403,36 +404,17 @@ def test_an_accountant_cannot_be_copied_or_pickled(duplicate):
     assert budget.spent == (0.5, 0.0)
 
 
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+@needs_fork
 def test_forked_children_cannot_spend_the_parents_budget_again():
-    """Three children each try to spend 0.8 of a budget of 1.0 (and a Gaussian release):
-    each is refused with an error naming the creating process; the parent still can."""
+    """Three forked children each try to spend 0.8 of a budget of 1.0, and three a Gaussian
+    release: each is refused with an error naming the creating process; the parent can."""
     budget = Accountant(1.0, 1e-5)
     sigma = analytic_sigma(1.0, 0.5, 1e-6)
-    reports = []
-    for _ in range(3):
-        read, write = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # child: report what each charge did
-            try:
-                outcomes = []
-                for charge in (lambda: budget.spend(0.8, label="child"),
-                               lambda: budget.spend_gaussian(sigma, 1.0, 0.5, 1e-6)):
-                    try:
-                        charge()
-                        outcomes.append("accepted")
-                    except Exception as error:
-                        outcomes.append(f"{type(error).__name__}: {error}")
-                os.write(write, "\n".join(outcomes).encode())
-            finally:
-                os._exit(0)
-        os.close(write)
-        os.waitpid(pid, 0)
-        with os.fdopen(read, "rb") as pipe:
-            reports.append(pipe.read().decode())
-    expected = (f"RuntimeError: this Accountant was created in process {os.getpid()}; "
-                f"a forked child (process ")
-    for report in reports:
-        assert [line.startswith(expected) for line in report.split("\n")] == [True, True]
+    refused = (f"RuntimeError: this Accountant was created in process {os.getpid()}; a forked "
+               f"child (process ")
+    for charge in 3 * [lambda: budget.spend(0.8, label="child").epsilon,
+                       lambda: budget.spend_gaussian(sigma, 1.0, 0.5, 1e-6).epsilon]:
+        outcome = in_fork_child(charge)
+        assert isinstance(outcome, dict) and outcome["error"].startswith(refused)
     assert budget.spend(0.8, label="parent").epsilon == 0.8
     assert len(budget.history) == 1

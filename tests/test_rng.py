@@ -16,6 +16,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from forking import in_fork_child, needs_fork  # tests/ is on sys.path under pytest
 from scipy import stats
 
 from dpkit import rng
@@ -108,29 +109,11 @@ def test_numpy_generator_is_seeded_from_the_source():
     assert a.tolist() == b.tolist()
 
 
-needs_fork = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
-
-
-def _drawn_in_a_fork_child(source, k=128):
-    """The first ``source.bits(k)`` a child created by ``os.fork`` draws."""
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # child: report its next draw
-        try:
-            os.write(write, source.bits(k).to_bytes((k + 7) // 8, "little"))
-        finally:
-            os._exit(0)
-    os.waitpid(pid, 0)
-    os.close(write)
-    with os.fdopen(read, "rb") as pipe:
-        return int.from_bytes(pipe.read(), "little")
-
-
 @needs_fork
 def test_fork_does_not_share_buffered_secure_bytes():
     source = rng.SecureRandom()
     source.bits(8)  # fill the buffers
-    assert _drawn_in_a_fork_child(source) != source.bits(128)
+    assert in_fork_child(lambda: source.bits(128)) != source.bits(128)
 
 
 # -- copies never replay secure bytes (issue 9, finding 1) ---------------------------------
@@ -331,7 +314,7 @@ def test_fork_children_of_subclasses_and_their_copies_draw_fresh_bits(make):
     """A copy is registered for the fork handler like the original (2**-128 by chance)."""
     source = make()
     source.bits(3)
-    assert _drawn_in_a_fork_child(source) != source.bits(128)
+    assert in_fork_child(lambda: source.bits(128)) != source.bits(128)
 
 
 def test_seeded_subclass_state_replays_by_design():
