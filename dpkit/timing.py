@@ -319,13 +319,27 @@ def _jitter_ns() -> int:
 
     Ending exactly at the deadline would leave sub-microsecond traces of the work: the
     phase at which the busy loop last reads the clock, and the state the work left in the
-    caches. A random extra wait, independent of the data and the noise, blurs them."""
+    caches. A random extra wait, independent of the data and the noise, blurs them.
+
+    Each thread keeps its own pool of OS bytes; a child created by ``fork`` drops it
+    (:func:`_after_fork_in_child`), so parent and child never wait the same extra waits."""
     local = _state.local
     pool = getattr(local, "jitter", b"")
     if len(pool) < _JITTER_BYTES:
         pool = os.urandom(_JITTER_BUFFER)
     local.jitter = pool[_JITTER_BYTES:]
     return int.from_bytes(pool[:_JITTER_BYTES], "little") >> 5
+
+
+def _after_fork_in_child() -> None:
+    """In a child created by ``fork``: drop the forking thread's jitter pool (the parent
+    uses the same bytes next) and replace the lock (a parent thread may have held it)."""
+    _state.local.__dict__.pop("jitter", None)
+    _state.lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _wait_until(deadline_ns: int) -> bool:

@@ -20,6 +20,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from forking import in_fork_child, needs_fork  # tests/ is on sys.path under pytest
 
 import dpkit.timing as timing
 from dpkit._samplers import grid
@@ -337,3 +338,12 @@ def test_above_threshold_runs_chooses_its_path_from_public_parameters_only(monke
     with pytest.raises(ValueError, match="threshold"):
         above_threshold_runs([0.0], 1e30, 1.0, runs=2, rng=SOURCE)
     assert above_threshold_runs([-1e6, 2.0**30], 0.0, 1.0, runs=2, rng=SOURCE).tolist() == [1, 1]
+
+
+@needs_fork
+def test_a_fork_child_does_not_replay_the_jitter_pool():
+    """The child's first eight extra waits and the parent's next eight (88 random bits
+    each) agree by chance with probability 2**-88."""
+    timing._jitter_ns()  # the pool now holds unread bytes
+    child = in_fork_child(lambda: [timing._jitter_ns() for _ in range(8)])
+    assert len(child) == 8 and child != [timing._jitter_ns() for _ in range(8)]
