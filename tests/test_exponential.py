@@ -452,7 +452,8 @@ def test_mechanism_rejects_bad_parameters(kwargs, error, message) -> None:
 
 
 @pytest.mark.parametrize("method", ["fast", "full", "search"])
-@pytest.mark.parametrize("precision", [DEFAULT_MAX_PRECISION + 1, 2**62, 10**400])
+@pytest.mark.parametrize("precision", [DEFAULT_MAX_PRECISION + 1, 2**62, 10**400],
+                         ids=["2**27+1", "2**62", "10**400"])
 def test_precision_is_bounded_before_the_clock_starts(monkeypatch, method, precision) -> None:
     """F9: the precision sets the deadline; 2**50 bits made a release wait for months and
     2**62 raised a bare OverflowError from the wait. It is refused, with its range, before
