@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 import dpkit.timing as timing
-from dpkit.exponential import Eta, base2_exponential_mechanism
+from dpkit.exponential import DEFAULT_MAX_PRECISION, Eta, base2_exponential_mechanism
 from dpkit.gaussian import gaussian_mechanism
 from dpkit.laplace import laplace_mechanism, sample_releases
 from dpkit.randomized_response import randomized_response
@@ -118,6 +118,27 @@ def _cases() -> list[tuple[str, int, Callable[[], Any]]]:
                 cases.append((f"auto_avg {kind}", n,
                               lambda r=rows: auto_avg(r, 1.0, bounds=bounds, rng=SOURCE)))
     cases.extend(_runs_cases(bounds))
+    cases.extend(_precision_cases(eta))
+    return cases
+
+
+#: Explicit precisions of the base-2 exponential mechanism: a large one and the largest
+#: allowed (:data:`~dpkit.exponential.DEFAULT_MAX_PRECISION`), whose deadlines grow with it.
+PRECISIONS = {"2**20": 1 << 20, "max 2**27": DEFAULT_MAX_PRECISION}
+
+
+def _precision_cases(eta: Eta) -> list[tuple[str, int, Callable[[], Any]]]:
+    """The base-2 exponential mechanism at large explicit precisions, every method, with
+    utilities that hold fractional parts (randomized rounding, several exponent levels)."""
+    cases: list[tuple[str, int, Callable[[], Any]]] = []
+    for label, bits in PRECISIONS.items():
+        for method in ("fast", "full", "search"):
+            for n in (2, 64):
+                utilities = np.arange(n) % 7 + 0.5
+                cases.append((f"base2 {method} precision={label}", n,
+                              lambda u=utilities, m=method, p=bits:
+                              base2_exponential_mechanism(u, eta, utility_min=0, utility_max=8,
+                                                          method=m, precision=p, rng=SOURCE)))
     return cases
 
 

@@ -15,13 +15,20 @@ invariants the audit relies on:
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+import textwrap
 from decimal import Decimal
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pytest
 from forking import in_fork_child, needs_fork  # tests/ is on sys.path under pytest
 
+import dpkit
 import dpkit.timing as timing
 from dpkit._samplers import grid
 from dpkit.exponential import Eta, base2_exponential_mechanism
@@ -98,6 +105,27 @@ PAIRS = [
                                          utility_max=8, rng=SOURCE),
      lambda: base2_exponential_mechanism(np.r_[np.arange(63) % 5, 2.5], ETA, utility_min=0,
                                          utility_max=8, rng=SOURCE)),
+    # The number of outcomes is public; nothing else about the utilities sets the deadline.
+    ("base2 two distinct losses vs 64",
+     lambda: base2_exponential_mechanism(np.arange(64) % 2 * 1.0, ETA, utility_min=0,
+                                         utility_max=100, rng=SOURCE),
+     lambda: base2_exponential_mechanism(np.arange(64) * 1.5, ETA, utility_min=0,
+                                         utility_max=100, rng=SOURCE)),
+    ("base2 small vs clamped huge losses, fast",
+     lambda: base2_exponential_mechanism(np.zeros(8), ETA, utility_min=-2.0**12,
+                                         utility_max=2.0**12, rng=SOURCE),
+     lambda: base2_exponential_mechanism(np.r_[np.zeros(7), 1e300], ETA, utility_min=-2.0**12,
+                                         utility_max=2.0**12, rng=SOURCE)),
+    ("base2 list of ints vs a float among them, full",
+     lambda: base2_exponential_mechanism([1] * 64, ETA, utility_min=0, utility_max=8,
+                                         method="full", rng=SOURCE),
+     lambda: base2_exponential_mechanism([1] * 63 + [2.5], ETA, utility_min=0, utility_max=8,
+                                         method="full", rng=SOURCE)),
+    ("base2 integers vs halves, search",
+     lambda: base2_exponential_mechanism(np.arange(10) * 1.0, ETA, utility_min=0,
+                                         utility_max=8, method="search", rng=SOURCE),
+     lambda: base2_exponential_mechanism(np.arange(10) + 0.5, ETA, utility_min=0,
+                                         utility_max=8, method="search", rng=SOURCE)),
     ("above_threshold 100.25 + i vs 100.1 + i",
      lambda: above_threshold(_queries(range(20)), [100.25 + i for i in range(20)], 1e6, 0.1,
                              rng=SOURCE),
@@ -347,3 +375,52 @@ def test_a_fork_child_does_not_replay_the_jitter_pool():
     timing._jitter_ns()  # the pool now holds unread bytes
     child = in_fork_child(lambda: [timing._jitter_ns() for _ in range(8)])
     assert len(child) == 8 and child != [timing._jitter_ns() for _ in range(8)]
+
+
+#: Run in a fresh process (empty caches): one release of the fast exponential mechanism,
+#: counting the tables of powers built between the start of its clock and its deadline.
+_TABLE_BUILDS = textwrap.dedent("""
+    import json, sys
+    import numpy as np
+    from dpkit import exponential
+    from dpkit._samplers import base2
+    from dpkit.rng import seeded
+
+    def built():
+        return base2._power_table.cache_info().misses + base2._lower_table.cache_info().misses
+
+    padded, counts = exponential.run_padded, []
+
+    def counting(cost, work, *args):
+        def counted(clock, *rest):
+            before = built()
+            try:
+                return work(clock, *rest)
+            finally:
+                counts.append(built() - before)
+        return padded(cost, counted, *args)
+
+    exponential.run_padded = counting
+    eta = exponential.Eta.from_epsilon(0.01)       # no direct table: chunked products
+    assert base2._lower_table(*eta.reduced()) is None
+    base2._lower_table.cache_clear()
+    exponential.base2_exponential_mechanism(np.array(json.loads(sys.argv[1])), eta,
+                                            utility_min=0, utility_max=5000, rng=seeded(0))
+    print(json.dumps(counts))
+""")
+
+
+def test_the_fast_mechanism_builds_no_table_inside_its_deadline():
+    """F4: the first release whose losses reach a new 10-bit chunk of exponents used to
+    build that chunk's table inside its deadline, so the first release's time revealed the
+    losses' range. Losses in chunk 0 only and losses reaching chunk 1 (same public bounds)
+    must build the same tables, none, between the clock's start and the deadline."""
+    root = Path(dpkit.__file__).resolve().parent.parent
+    environment = dict(os.environ, PYTHONPATH=str(root))
+    builds = {}
+    for name, losses in (("chunk 0", [0, 1, 2]), ("chunk 1", [0, 2000, 4000])):
+        run = subprocess.run([sys.executable, "-c", _TABLE_BUILDS, json.dumps(losses)],
+                             env=environment, capture_output=True, text=True, timeout=120,
+                             check=True)
+        builds[name] = json.loads(run.stdout)
+    assert builds["chunk 0"] == builds["chunk 1"] == [0], builds
