@@ -87,6 +87,11 @@ _METHODS = ("fast", "full", "search")
 #: precision. The ``"search"`` method's cost grows faster than the number of outcomes when
 #: the utilities are spread out: its deadline covers the worst measured up to 1,000.
 _PRECISION_UNIT = 16_384  # bits of precision a deadline's cost per outcome covers
+#: The ``"full"`` method's work per unit of precision has a share that does not grow with
+#: the number of outcomes (the random bits and sums of its normalisation, worth about 60
+#: outcomes in ``benchmarks/deadlines.py``): its deadline adds this many outcomes' worth
+#: per 16,384 bits of precision, pro rata.
+_FULL_FIXED_OUTCOMES = 64
 COSTS = {"fast": Cost(5.5, per_value=0.03, large=1.5, per_vector_value=40.0, per_object=1.2),
          "full": Cost(7.0, per_value=0.1, large=10.0, per_vector_value=800.0, per_object=1.2),
          "search": Cost(5.0, per_value=0.05, large=5.0, per_vector_value=4e3, per_object=1.2)}
@@ -707,7 +712,10 @@ def _base2_exponential_mechanism_work(clock: Deadline, utilities: Any, eta: Eta,
     outcomes = n if max_outcomes is None else check_integer(max_outcomes, "max_outcomes",
                                                              minimum=n)
     bits = _checked_precision(precision, low, high, outcomes, eta)   # public inputs only
-    clock.size(n * -(-bits // _PRECISION_UNIT), kind_of(utilities))
+    size = n * -(-bits // _PRECISION_UNIT)
+    if method == "full":   # its share that grows with the precision alone (public)
+        size += -(-_FULL_FIXED_OUTCOMES * bits // _PRECISION_UNIT)
+    clock.size(size, kind_of(utilities))
     numerator, exponent = eta.reduced()
     offsets = _rounded_offsets(values, low, high, source)
     if method == "full":
