@@ -144,7 +144,8 @@ def test_decimals_within_the_range_are_still_exact():
         context.prec = 2000
         smallest = Decimal(1) / Decimal(2**1100)        # exactly 2**-1100
         assert Fraction(smallest) == Fraction(1, 2**1100)
-        below, negative = smallest - Decimal(10) ** -1500, -smallest
+        context.prec = 780  # the Decimal just below 2**-1100 with 780 digits (<= 800)
+        below, negative = smallest.next_minus(context), -smallest
     for value in (Decimal("0.1"), Decimal("-12345.678"), Decimal("1e308"), Decimal("1e-330"),
                   smallest, negative, Decimal("0E-99999999"), Decimal("-0")):
         exact = as_fraction(value, "value")
