@@ -66,10 +66,10 @@ def _values(kind: str, n: int) -> Any:
     raise ValueError(kind)
 
 
-#: The largest exact values accepted (:data:`dpkit._checks.MAX_DECIMAL_DIGITS` digits at the
-#: smallest exponent accepted; numerator and denominator of ``MAX_EXACT_BITS`` bits; an
+#: The largest exact values accepted (:data:`dpkit._checks.MAX_DECIMAL_DIGITS` digits, the
+#: last at the smallest exponent accepted; numerator and denominator of ``MAX_EXACT_BITS`` bits; an
 #: int of 1,021 bits, not a float): the deadlines must cover them too.
-LONGEST_DECIMAL = Decimal("9." + "7" * (MAX_DECIMAL_DIGITS - 1) + "e-332")  # > 2**-1100
+LONGEST_DECIMAL = Decimal("0." + "7" * MAX_DECIMAL_DIGITS)  # last digit 1e-360
 LONGEST_FRACTION = Fraction(2**MAX_EXACT_BITS - 1, 2**MAX_EXACT_BITS - 3)
 LONGEST_INT = 2**1020 + 1   # inexact, and far enough from the float range to be released
 #: The largest int an SVT accepts as an answer or threshold (any magnitude up to the limit).
@@ -130,6 +130,8 @@ def _cases() -> list[tuple[str, int, Callable[[], Any]]]:
                 cases.append((f"sparse c=3 {kind}", n,
                               lambda q=queries, d=data: sparse(q, d, 1e9, 1.0, 3,
                                                                rng=SOURCE)))
+                if kind == "longest ints":  # beyond 2**1000: refused by range_queries
+                    continue
                 cases.append((f"range_queries c=3 {kind}", n,
                               lambda q=queries, d=data: range_queries(q, d, 3, 1e9, 1.0,
                                                                       rng=SOURCE)))

@@ -32,12 +32,15 @@ An exact value must also be of bounded *size*, because exact arithmetic costs mo
 longer numbers and a release's deadline (:mod:`dpkit.timing`) covers a bounded cost
 only: an ``int``, or the numerator or denominator of a ``Fraction`` (or of a long
 double's exact ratio), has at most :data:`MAX_EXACT_BITS` (1,200) bits -- every float's
-exact ratio has at most 1,075 --, and a Decimal at most :data:`MAX_DECIMAL_DIGITS` (800)
-significant digits. Larger ones are refused from ``int.bit_length()`` and the Decimal's
-size in memory, at a cost that does not grow with the value's length, before any
-arithmetic on them. Error messages summarise what they show (:func:`describe`), so that a
-100,000-digit value neither floods a message nor breaks it (Python refuses to print an
-int of more than 4,300 digits).
+exact ratio has at most 1,075 --, and a Decimal at most :data:`MAX_DECIMAL_DIGITS` (360)
+significant digits, the last of them worth at least ``10**-360`` (so that its exact ratio
+has at most 1,200 bits too; ``benchmarks/deadlines.py`` measured 800 digits at ``1e-332``
+six times costlier than a Decimal ``0.1``, beyond what the deadlines cover). Larger
+ones are refused from ``int.bit_length()`` and the Decimal's size in memory, at a cost
+that does not grow with the value's length, before any arithmetic on them. Error
+messages summarise what they show (:func:`describe`), so that a 100,000-digit value
+neither floods a message nor breaks it (Python refuses to print an int of more than
+4,300 digits).
 
 Examples
 --------
@@ -101,13 +104,15 @@ _DECIMAL_MIN_EXPONENT = -1100
 #: most 1,024 bits above, 1,075 below), and ``benchmarks/deadlines.py`` shows that the
 #: releases' deadlines cover the arithmetic on values of this size.
 MAX_EXACT_BITS = 1200
-#: The most significant digits a Decimal may have (see :data:`MAX_EXACT_BITS`).
-MAX_DECIMAL_DIGITS = 800
+#: The most significant digits a Decimal may have, and the smallest exponent of its last
+#: digit is ``-MAX_DECIMAL_DIGITS``: its exact ratio then has at most 1,196 bits above and
+#: below (see :data:`MAX_EXACT_BITS`).
+MAX_DECIMAL_DIGITS = 360
 #: A Decimal's size in memory beyond its coefficient (``Decimal(0).__sizeof__()``): a
 #: coefficient takes at most 8 bytes per 19 digits (CPython's ``_decimal``), so a Decimal
-#: that holds at most :data:`MAX_DECIMAL_DIGITS` digits takes at most about 340 more bytes.
+#: that holds at most :data:`MAX_DECIMAL_DIGITS` digits takes at most 152 more bytes.
 _DECIMAL_BASE_BYTES = Decimal(0).__sizeof__()
-_DECIMAL_MAX_EXTRA_BYTES = 1024   # > 8·ceil(800/19) = 344: refused unread beyond it
+_DECIMAL_MAX_EXTRA_BYTES = 256   # > 8·ceil(360/19) = 152: refused unread beyond it
 
 
 #: Numbers of up to this many bits are printed (then cut to 60 characters); longer ones
@@ -287,11 +292,11 @@ def _decimal_fraction(value: Decimal, name: str, *, bounded: bool = True) -> Fra
     """
     if value.is_zero():
         return Fraction(0)
-    if bounded:
-        _refuse_long_decimal(value, name)
     adjusted = value.adjusted()  # 10**adjusted <= |value| < 10**(adjusted + 1)
     # 10**-332 < 2**-1100 and 10**309 > largest float: outside for sure, without converting
     inside = -332 <= adjusted <= 308
+    if inside and bounded:
+        _refuse_long_decimal(value, name)
     exact = Fraction(value) if inside else None
     if exact is None or not Fraction(1, 2**-_DECIMAL_MIN_EXPONENT) <= abs(exact) <= _FLOAT_MAX:
         raise ValueError(
@@ -303,17 +308,21 @@ def _decimal_fraction(value: Decimal, name: str, *, bounded: bool = True) -> Fra
 
 
 def _refuse_long_decimal(value: Decimal, name: str) -> None:
-    """Refuse a Decimal of more than :data:`MAX_DECIMAL_DIGITS` significant digits.
+    """Refuse a Decimal of more than :data:`MAX_DECIMAL_DIGITS` significant digits, or
+    whose last digit is worth less than ``10**-MAX_DECIMAL_DIGITS``.
 
     Its size in memory, read in constant time, bounds its digits: one too large to hold
-    2,432 digits or fewer is refused unread; otherwise its digits are counted (at most
-    2,432: a bounded cost)."""
-    if value.__sizeof__() - _DECIMAL_BASE_BYTES > _DECIMAL_MAX_EXTRA_BYTES or \
-            len(value.as_tuple().digits) > MAX_DECIMAL_DIGITS:
-        raise ValueError(
-            f"{name} must be a Decimal of at most {MAX_DECIMAL_DIGITS} significant digits "
-            f"(exact arithmetic on longer numbers would take longer than a release's "
-            f"deadline covers: see dpkit.timing), got {describe(value)}")
+    608 digits or fewer is refused unread; otherwise its digits are read (at most 608: a
+    bounded cost)."""
+    if value.__sizeof__() - _DECIMAL_BASE_BYTES <= _DECIMAL_MAX_EXTRA_BYTES:
+        _, digits, exponent = value.as_tuple()
+        if len(digits) <= MAX_DECIMAL_DIGITS and exponent >= -MAX_DECIMAL_DIGITS:
+            return
+    raise ValueError(
+        f"{name} must be a Decimal of at most {MAX_DECIMAL_DIGITS} significant digits, "
+        f"the last worth at least 1e-{MAX_DECIMAL_DIGITS} (exact arithmetic on longer "
+        f"numbers would take longer than a release's deadline covers: see dpkit.timing), "
+        f"got {describe(value)}")
 
 
 def _inexact_error(value: Any, name: str, exact: Fraction) -> ValueError:
