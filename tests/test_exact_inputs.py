@@ -143,7 +143,7 @@ def test_decimals_within_the_range_are_still_exact():
     # MAX_DECIMAL_DIGITS allows (the last of them worth at least 1e-360): 29 digits here.
     smallest = Decimal("7.3621518290228626754368661772e-332")  # last digit 1e-360
     assert Fraction(smallest) > Fraction(1, 2**1100)
-    below, negative = Decimal("7.3621518290228626754368661771e-332"), -smallest
+    below, negative = Decimal("7.3621518290228626754368661771e-332"), smallest.copy_negate()
     assert Fraction(below) < Fraction(1, 2**1100)
     for value in (Decimal("0.1"), Decimal("-12345.678"), Decimal("1e308"), Decimal("1e-330"),
                   smallest, negative, Decimal("0E-99999999"), Decimal("-0")):
