@@ -79,12 +79,14 @@ MAX_RUNS = 100_000
 #: The worst cost of :func:`above_threshold`, :func:`sparse` and
 #: :func:`dpkit.svt.range_queries` per threshold drawn and per query evaluated, the query
 #: functions' own time excluded (see :mod:`dpkit.timing`; ``benchmarks/deadlines.py``).
-COST = Cost(fixed=4.0, per_value=0.3, large=6.0, per_object=1.3)
+#: ``per_object`` covers the longest Decimal accepted (360 digits, ``MAX_DECIMAL_DIGITS``),
+#: about three times a Fraction's cost.
+COST = Cost(fixed=4.0, per_value=0.3, large=6.0, per_object=2.6)
 
 
 #: The worst cost of :func:`above_threshold_runs` per (run, answer) pair, and per answer
 #: converted (``benchmarks/deadlines.py``).
-RUNS_COST = Cost(fixed=8.0, per_value=0.05, large=10.0, per_vector_value=40.0, per_object=1.3)
+RUNS_COST = Cost(fixed=8.0, per_value=0.05, large=10.0, per_vector_value=40.0, per_object=2.6)
 
 #: :func:`first_passes` stays on int64 arithmetic while answers and threshold lie below
 #: ``FAST_UNITS`` grid units in magnitude and the query noise's scale below
