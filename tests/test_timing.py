@@ -214,14 +214,76 @@ def test_padding_waits_until_the_deadline_and_counts_overruns(monkeypatch):
     assert timing.overruns() == before + 1
 
 
-def test_no_padding_after_an_error(monkeypatch):
+def test_an_error_about_public_inputs_is_not_padded(monkeypatch):
     waited = []
     monkeypatch.setattr(timing, "_wait_until", lambda deadline: waited.append(deadline))
-    with pytest.raises(ValueError):
-        laplace_mechanism(float("nan"), 1.0, 1.0)
+    with pytest.raises(ValueError, match="epsilon"):
+        laplace_mechanism(1.0, 1.0, float("nan"))
+    with pytest.raises(ValueError, match="value must not be empty"):
+        laplace_mechanism([], 1.0, 1.0)
     assert waited == []
     laplace_mechanism(1.0, 1.0, 1.0, rng=SOURCE)
     assert len(waited) == 1
+
+
+def _error_deadlines(monkeypatch, release):
+    """The deadline an erring release waits for (None if it raises at once), and the error."""
+    waited = []
+    monkeypatch.setattr(timing, "_wait_until", lambda deadline: waited.append(deadline))
+    monkeypatch.setattr(timing, "_jitter_ns", lambda: 0)
+    monkeypatch.setattr(timing.time, "perf_counter_ns", lambda: 0)   # a frozen clock
+    with pytest.raises((ValueError, TypeError)) as error:
+        release()
+    return (waited[0] if waited else None), error.value
+
+
+#: (release on x, release on a neighbour x'), both refusing the same last value: the error
+#: must come at the same deadline whatever the values before it (finding F3).
+ERROR_PAIRS = [
+    ("laplace", lambda v: laplace_mechanism([v, float("nan")], 1.0, 1.0, rng=SOURCE)),
+    ("gaussian", lambda v: gaussian_mechanism([v, float("nan")], 1.0, 1.0, 1e-6, rng=SOURCE)),
+    ("snapping", lambda v: snapping_mechanism([v, Fraction(1, 3)], 1.0, 1.0, 1000.0,
+                                              rng=SOURCE)),
+    ("sample_releases", lambda v: sample_releases(float("nan"), 1.0, 1.0, 10, rng=SOURCE)),
+    ("above_threshold", lambda v: above_threshold(_queries([v, float("nan")]),
+                                                  [v, float("nan")], 1e30, 1.0, rng=SOURCE)),
+    ("sparse", lambda v: sparse(_queries([v, float("nan")]), [v, float("nan")], 1e30, 1.0, 2,
+                                rng=SOURCE)),
+    ("range_queries", lambda v: range_queries(_queries([v, 2.0**1001]), [v, 2.0**1001], 1,
+                                              1e30, 1.0, rng=SOURCE)),
+    ("above_threshold_runs", lambda v: above_threshold_runs([v % 2**30, float("nan")], 1e6,
+                                                            1.0, runs=3, rng=SOURCE)),
+    ("randomized_response", lambda v: randomized_response([v == 0.1, 0.5], 1.0, rng=SOURCE)),
+]
+
+
+@pytest.mark.parametrize(("name", "release"), ERROR_PAIRS, ids=[p[0] for p in ERROR_PAIRS])
+def test_an_error_about_the_values_waits_for_the_deadline(monkeypatch, name, release):
+    """``[0.1, nan]`` and ``[2**60 + 1, nan]`` take different work to reach the NaN: the error
+    is padded to the deadline of the public size, the same for both."""
+    first, error = _error_deadlines(monkeypatch, lambda: release(0.1))
+    second, other = _error_deadlines(monkeypatch, lambda: release(2**60 + 1))
+    assert first is not None, f"{name} raised {error!r} without waiting for its deadline"
+    assert first == second > 0
+    assert str(error) == str(other)  # the same refusal
+
+
+def test_a_padded_error_frees_the_works_locals_before_the_wait(monkeypatch):
+    log = []
+
+    class Temporary:
+        def __del__(self):
+            log.append("freed")
+
+    def work(clock):
+        clock.size(1)
+        scratch = Temporary()  # noqa: F841 (a local of the failed work)
+        raise ValueError("refused")
+
+    monkeypatch.setattr(timing, "_wait_until", lambda deadline: log.append("wait"))
+    with pytest.raises(ValueError, match="refused"):
+        timing.run_padded(timing.Cost(fixed=1.0), work)
+    assert log == ["freed", "wait"]
 
 
 def test_the_margin_is_validated_and_scales_every_deadline():
