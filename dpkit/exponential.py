@@ -51,6 +51,7 @@ from dpkit._checks import (
     check_finite_array,
     check_integer,
     check_sensitivity,
+    check_shape,
 )
 from dpkit._samplers import base2
 from dpkit._samplers.base2 import InexactArithmeticError
@@ -707,8 +708,7 @@ def _base2_exponential_mechanism_work(clock: Deadline, utilities: Any, eta: Eta,
     """The work of :func:`base2_exponential_mechanism`, inside its deadline: its temporaries are
     freed before the wait (:func:`dpkit.timing.run_padded`)."""
     source = resolve(rng)
-    values = _utilities(utilities)
-    n = values.size
+    n = check_shape(utilities, "utilities", ndim=1).size   # public: declared before any value
     outcomes = n if max_outcomes is None else check_integer(max_outcomes, "max_outcomes",
                                                              minimum=n)
     bits = _checked_precision(precision, low, high, outcomes, eta)   # public inputs only
@@ -716,6 +716,7 @@ def _base2_exponential_mechanism_work(clock: Deadline, utilities: Any, eta: Eta,
     if method == "full":   # its share that grows with the precision alone (public)
         size += -(-_FULL_FIXED_OUTCOMES * bits // _PRECISION_UNIT)
     clock.size(size, kind_of(utilities))
+    values = _utilities(utilities)      # an error about a value now waits for the deadline
     numerator, exponent = eta.reduced()
     offsets = _rounded_offsets(values, low, high, source)
     if method == "full":

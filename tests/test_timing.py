@@ -254,6 +254,8 @@ ERROR_PAIRS = [
     ("above_threshold_runs", lambda v: above_threshold_runs([v % 2**30, float("nan")], 1e6,
                                                             1.0, runs=3, rng=SOURCE)),
     ("randomized_response", lambda v: randomized_response([v == 0.1, 0.5], 1.0, rng=SOURCE)),
+    ("base2_exponential", lambda v: base2_exponential_mechanism(
+        [float(v), float("nan")], ETA, utility_min=0, utility_max=4, rng=SOURCE)),
 ]
 
 
