@@ -54,9 +54,9 @@ __all__ = ["CLIP_THRESHOLD_SCALES", "DEFAULT_CLIP_BOUNDS", "DEFAULT_MAX_ROWS", "
 
 #: The worst costs of :func:`choose_clip_bound` and :func:`auto_avg`, per row and per
 #: candidate bound (see :mod:`dpkit.timing`; ``benchmarks/deadlines.py``).
-COST = Cost(fixed=16.0, per_value=0.5, large=25.0, per_vector_value=60.0, per_object=1.2)
+COST = Cost(fixed=16.0, per_value=0.5, large=25.0, per_vector_value=60.0, per_object=0.1)
 AUTO_AVG_COST = Cost(fixed=10.0, per_value=0.5, large=100.0, per_vector_value=80.0,
-                     per_object=1.2)
+                     per_object=0.1)
 
 
 def _default_clip_bounds() -> tuple[int, ...]:
