@@ -15,7 +15,19 @@ refused, and that error reveals that some row is outside it: enforcing the domai
 caller's precondition. A Python list is converted in one pass whose cost hardly depends on
 the types of its elements (ints, floats, Fractions alike), but it is slower than a float64
 NumPy array and its cost grows with the rows' Python objects: pass a float64 array.
-The running time of the SVT loop itself depends on the data (see :mod:`dpkit.svt.core`).
+
+Under adding or removing one row -- the neighbouring relation these releases are private
+for (:func:`auto_avg` releases a noisy count of rows) -- the number of rows is private, so it
+must not set the running time. Every function here ends at a deadline
+(:mod:`dpkit.timing`) set by public quantities only: the number of candidate bounds, the
+number of runs, the kind of container (a float64 array or Python objects) and ``max_rows``,
+a public upper bound on the number of rows (default :data:`DEFAULT_MAX_ROWS`, 65,536),
+never ``len(values)``. More than ``max_rows`` rows are refused before any of them is read;
+that error reveals that the data has more than ``max_rows`` rows, so ``max_rows`` must be
+fixed without looking at the data (a published size of the data set, say). The int64 or
+exact arithmetic paths are chosen from ``max_rows`` too. The wait grows with ``max_rows``:
+about 20 ms (:func:`choose_clip_bound`) and 30 ms (:func:`auto_avg`) on a float64 array
+with the default, on a 2024 laptop core, and about 0.45 s on a list.
 
 References
 ----------
