@@ -26,7 +26,8 @@ from typing import Any
 import numpy as np
 
 import dpkit.timing as timing
-from dpkit.exponential import Eta, base2_exponential_mechanism
+from dpkit._checks import MAX_DECIMAL_DIGITS, MAX_EXACT_BITS
+from dpkit.exponential import DEFAULT_MAX_PRECISION, Eta, base2_exponential_mechanism
 from dpkit.gaussian import gaussian_mechanism
 from dpkit.laplace import laplace_mechanism, sample_releases
 from dpkit.randomized_response import randomized_response
@@ -56,15 +57,35 @@ def _values(kind: str, n: int) -> Any:
         return [Decimal("0.1")] * n
     if kind == "list of Fractions":
         return [Fraction(1, 3)] * n
+    if kind == "list of longest Decimals":
+        return [LONGEST_DECIMAL] * n
+    if kind == "list of longest Fractions":
+        return [LONGEST_FRACTION] * n
+    if kind == "list of longest ints":
+        return [LONGEST_INT] * n
     raise ValueError(kind)
 
 
+#: The largest exact values accepted (:data:`dpkit._checks.MAX_DECIMAL_DIGITS` digits, the
+#: last at the smallest exponent accepted; numerator and denominator of ``MAX_EXACT_BITS`` bits; an
+#: int of 1,021 bits, not a float): the deadlines must cover them too.
+LONGEST_DECIMAL = Decimal("0." + "7" * MAX_DECIMAL_DIGITS)  # last digit 1e-360
+LONGEST_FRACTION = Fraction(2**MAX_EXACT_BITS - 1, 2**MAX_EXACT_BITS - 3)
+LONGEST_INT = 2**1020 + 1   # inexact, and far enough from the float range to be released
+#: The largest int an SVT accepts as an answer or threshold (any magnitude up to the limit).
+LONGEST_SVT_INT = 2**MAX_EXACT_BITS - 1
+
 KINDS = ("short", "long", "huge", "subnormal", "list of floats", "list of big ints",
-         "list of Decimals", "list of Fractions")
+         "list of Decimals", "list of Fractions", "list of longest Decimals",
+         "list of longest Fractions", "list of longest ints")
 #: The snapping mechanism refuses a value inside (-B, B) that float64 cannot hold, so its
 #: Decimals and Fractions lie beyond B = 1000 (clamped exactly); its other kinds as above.
 SNAPPING_OBJECTS = {"list of Decimals": Decimal("12345.6"),
-                    "list of Fractions": Fraction(10**6, 3)}
+                    "list of Fractions": Fraction(10**6, 3),
+                    "list of longest Decimals": Decimal("1." + "7" * (MAX_DECIMAL_DIGITS - 1)
+                                                        + "e308"),
+                    "list of longest Fractions": Fraction(2**MAX_EXACT_BITS - 1,
+                                                          2**(MAX_EXACT_BITS - 20) + 1)}
 SIZES = (1, 64, 65, 1000, 100_000)
 
 
@@ -99,13 +120,18 @@ def _cases() -> list[tuple[str, int, Callable[[], Any]]]:
                                   u, eta, utility_min=0, utility_max=8, rng=SOURCE)))
             queries = [lambda d, i=i: d[i % len(d)] for i in range(n)]
             for kind, data in (("floats", [0.5] * 8), ("long floats", [0.1 + 2.0**-40] * 8),
-                               ("ints", [10**6] * 8), ("Fractions", [Fraction(1, 3)] * 8)):
+                               ("ints", [10**6] * 8), ("Fractions", [Fraction(1, 3)] * 8),
+                               ("longest Decimals", [LONGEST_DECIMAL] * 8),
+                               ("longest Fractions", [LONGEST_FRACTION] * 8),
+                               ("longest ints", [-LONGEST_SVT_INT] * 8)):
                 cases.append((f"above_threshold {kind}", n,
                               lambda q=queries, d=data: above_threshold(q, d, 1e9, 1.0,
                                                                         rng=SOURCE)))
                 cases.append((f"sparse c=3 {kind}", n,
                               lambda q=queries, d=data: sparse(q, d, 1e9, 1.0, 3,
                                                                rng=SOURCE)))
+                if kind == "longest ints":  # beyond 2**1000: refused by range_queries
+                    continue
                 cases.append((f"range_queries c=3 {kind}", n,
                               lambda q=queries, d=data: range_queries(q, d, 3, 1e9, 1.0,
                                                                       rng=SOURCE)))
@@ -124,6 +150,27 @@ def _cases() -> list[tuple[str, int, Callable[[], Any]]]:
                               lambda r=rows, n=n: auto_avg(r, 1.0, bounds=bounds, rng=SOURCE,
                                                            max_rows=n)))
     cases.extend(_runs_cases(bounds))
+    cases.extend(_precision_cases(eta))
+    return cases
+
+
+#: Explicit precisions of the base-2 exponential mechanism: a large one and the largest
+#: allowed (:data:`~dpkit.exponential.DEFAULT_MAX_PRECISION`), whose deadlines grow with it.
+PRECISIONS = {"2**20": 1 << 20, "max 2**27": DEFAULT_MAX_PRECISION}
+
+
+def _precision_cases(eta: Eta) -> list[tuple[str, int, Callable[[], Any]]]:
+    """The base-2 exponential mechanism at large explicit precisions, every method, with
+    utilities that hold fractional parts (randomized rounding, several exponent levels)."""
+    cases: list[tuple[str, int, Callable[[], Any]]] = []
+    for label, bits in PRECISIONS.items():
+        for method in ("fast", "full", "search"):
+            for n in (2, 64):
+                utilities = np.arange(n) % 7 + 0.5
+                cases.append((f"base2 {method} precision={label}", n,
+                              lambda u=utilities, m=method, p=bits:
+                              base2_exponential_mechanism(u, eta, utility_min=0, utility_max=8,
+                                                          method=m, precision=p, rng=SOURCE)))
     return cases
 
 
@@ -135,7 +182,9 @@ def _runs_cases(bounds: tuple[int, ...]) -> list[tuple[str, int, Callable[[], An
     for n in (1, 64, 1000):
         for runs in (1, 100, 2000):
             for kind, answers in (("long", [0.1 + i * 2.0**-40 for i in range(n)]),
-                                  ("Decimals", [Decimal("0.1")] * n)):
+                                  ("Decimals", [Decimal("0.1")] * n),
+                                  ("longest Decimals", [LONGEST_DECIMAL] * n),
+                                  ("longest Fractions", [LONGEST_FRACTION] * n)):
                 cases.append((f"above_threshold_runs {kind} runs={runs}", n * runs,
                               lambda a=answers, r=runs: above_threshold_runs(
                                   a, 1e9, 1.0, runs=r, rng=SOURCE)))

@@ -28,6 +28,20 @@ An exact value must lie within the float64 range (magnitude at most the largest 
 conversion builds ``10**|exponent|`` (``Decimal("1e-99999999")`` would take minutes), so
 one beyond that range is refused from its exponent alone, before any conversion.
 
+An exact value must also be of bounded *size*, because exact arithmetic costs more for
+longer numbers and a release's deadline (:mod:`dpkit.timing`) covers a bounded cost
+only: an ``int``, or the numerator or denominator of a ``Fraction`` (or of a long
+double's exact ratio), has at most :data:`MAX_EXACT_BITS` (1,200) bits -- every float's
+exact ratio has at most 1,075 --, and a Decimal at most :data:`MAX_DECIMAL_DIGITS` (360)
+significant digits, the last of them worth at least ``10**-360`` (so that its exact ratio
+has at most 1,200 bits too; ``benchmarks/deadlines.py`` measured 800 digits at ``1e-332``
+six times costlier than a Decimal ``0.1``, beyond what the deadlines cover). Larger
+ones are refused from ``int.bit_length()`` and the Decimal's size in memory, at a cost
+that does not grow with the value's length, before any arithmetic on them. Error
+messages summarise what they show (:func:`describe`), so that a 100,000-digit value
+neither floods a message nor breaks it (Python refuses to print an int of more than
+4,300 digits).
+
 Examples
 --------
 >>> from fractions import Fraction
@@ -43,8 +57,10 @@ Fraction(18014398509481987, 1)
 
 from __future__ import annotations
 
+import itertools
 import math
 import numbers
+import reprlib
 import sys
 from decimal import Decimal
 from fractions import Fraction
@@ -53,6 +69,8 @@ from typing import Any, Literal
 import numpy as np
 
 __all__ = [
+    "MAX_DECIMAL_DIGITS",
+    "MAX_EXACT_BITS",
     "as_array",
     "as_fraction",
     "check_bounds",
@@ -65,6 +83,8 @@ __all__ = [
     "check_real",
     "check_rows_to_clip",
     "check_sensitivity",
+    "check_shape",
+    "describe",
     "refuse_masked",
     "round_fraction",
 ]
@@ -79,62 +99,188 @@ _EXACT_INT = 2**53  # every integer of magnitude <= 2**53 is a float64
 #: seconds to minutes of big-integer work; it is refused from its exponent alone.
 _DECIMAL_MIN_EXPONENT = -1100
 
+#: The most bits an exact value may have: an ``int``, or the numerator or the denominator
+#: of a Fraction (or of a long double's exact ratio). Every float's exact ratio fits (at
+#: most 1,024 bits above, 1,075 below), and ``benchmarks/deadlines.py`` shows that the
+#: releases' deadlines cover the arithmetic on values of this size.
+MAX_EXACT_BITS = 1200
+#: The most significant digits a Decimal may have, and the smallest exponent of its last
+#: digit is ``-MAX_DECIMAL_DIGITS``: its exact ratio then has at most 1,196 bits above and
+#: below (see :data:`MAX_EXACT_BITS`).
+MAX_DECIMAL_DIGITS = 360
+#: A Decimal's size in memory beyond its coefficient (``Decimal(0).__sizeof__()``): a
+#: coefficient takes at most 8 bytes per 19 digits (CPython's ``_decimal``), so a Decimal
+#: that holds at most :data:`MAX_DECIMAL_DIGITS` digits takes at most 152 more bytes.
+_DECIMAL_BASE_BYTES = Decimal(0).__sizeof__()
+_DECIMAL_MAX_EXTRA_BYTES = 256   # > 8·ceil(360/19) = 152: refused unread beyond it
 
-def _describe(value: Any) -> str:
-    """Render a received value for an error message (short, unambiguous)."""
-    text = repr(value)
+
+#: Numbers of up to this many bits are printed (then cut to 60 characters); longer ones
+#: are summarised by their size, so a message's cost does not grow with theirs.
+_PRINTED_BITS = 4000
+
+
+class _Summary(reprlib.Repr):
+    """:func:`reprlib.repr`, with huge numbers summarised rather than printed: at a cost
+    that does not grow with their length, and never beyond Python's int-to-str limit."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.maxlevel, self.maxlist, self.maxtuple, self.maxdict = 3, 4, 4, 4
+        self.maxstring = self.maxother = self.maxlong = 60
+
+    def repr1(self, x: Any, level: int) -> str:
+        # By isinstance, not by type name as reprlib does, so that subclasses are covered.
+        if isinstance(x, int) and not isinstance(x, bool):
+            return self.repr_int(x, level)
+        for kind, method in ((Fraction, self.repr_Fraction), (Decimal, self.repr_Decimal),
+                             (np.ndarray, self.repr_ndarray)):
+            if isinstance(x, kind):
+                return method(x, level)
+        return super().repr1(x, level)
+
+    def repr_int(self, x: int, level: int) -> str:
+        bits = int.bit_length(x)
+        if bits <= _PRINTED_BITS:
+            return int.__repr__(x)
+        sign = "-" if int.__lt__(x, 0) else ""
+        return f"<int of {bits} bits: {sign}2**{bits - 1} or more>"
+
+    def repr_Fraction(self, x: Fraction, level: int) -> str:
+        top, bottom = abs(x.numerator).bit_length(), x.denominator.bit_length()
+        if max(top, bottom) <= _PRINTED_BITS:
+            return repr(x)
+        return f"<Fraction: {top}-bit numerator, {bottom}-bit denominator>"
+
+    def repr_Decimal(self, x: Decimal, level: int) -> str:
+        if x.is_finite() and \
+                x.__sizeof__() - _DECIMAL_BASE_BYTES > _DECIMAL_MAX_EXTRA_BYTES:
+            return f"<Decimal of more than {MAX_DECIMAL_DIGITS} digits, about 1e{x.adjusted()}>"
+        return repr(x)
+
+    def repr_ndarray(self, x: np.ndarray, level: int) -> str:
+        if x.dtype != object:
+            return reprlib.Repr.repr_instance(self, x, level)  # NumPy summarises it
+        head = self.repr1(list(itertools.islice(x.flat, self.maxlist)), level - 1)
+        return f"<object array of shape {x.shape}, starting {head}>"
+
+
+_SUMMARY = _Summary()
+
+
+def describe(value: Any) -> str:
+    """Render a received value for an error message: short, unambiguous, and at a cost that
+    does not grow with the value's size (a huge int, Fraction or Decimal is summarised by
+    its size; a long list by its first items).
+
+    Every message of dpkit that shows a value formats it with this function.
+
+    Examples
+    --------
+    >>> describe(10**5000)
+    '<int of 16610 bits: 2**16609 or more>'
+    >>> describe(2**54 + 3)
+    '18014398509481987'
+    >>> describe([0.5, 1.5])
+    '[0.5, 1.5]'
+    """
+    try:
+        text = _SUMMARY.repr(value)
+    except Exception:  # a user's type whose repr fails
+        text = f"<{type(value).__name__} object>"
     return text if len(text) <= 60 else text[:57] + "..."
+
+
 
 
 def _type_error(value: Any, name: str) -> TypeError:
     if isinstance(value, np.ma.MaskedArray):  # np.ma.masked: a masked entry, not a number
         return _masked_error(name, "a masked entry")
     return TypeError(f"{name} must be a real number (int, float, fractions.Fraction, "
-                     f"decimal.Decimal or a NumPy real scalar), got {_describe(value)} "
+                     f"decimal.Decimal or a NumPy real scalar), got {describe(value)} "
                      f"of type {type(value).__name__}")
 
 
-def _exact_number(value: Any, name: str, wanted: str = "a finite number") -> float | Fraction:
+def _exact_number(value: Any, name: str, wanted: str = "a finite number", *,
+                  bounded: bool = True) -> float | Fraction:
     """Validate a finite real number in the float range; return it exactly.
 
     Returns a ``float`` when float64 holds the value exactly, else its exact
     :class:`Fraction`. Bools, strings and other non-numbers raise :class:`TypeError`; NaN,
-    infinity and magnitudes beyond the largest float raise :class:`ValueError`.
+    infinity and magnitudes beyond the largest float raise :class:`ValueError`, and so
+    (if ``bounded``: a value that may be data) does an exact value beyond
+    :data:`MAX_EXACT_BITS` bits or :data:`MAX_DECIMAL_DIGITS` digits. A public parameter
+    (``bounded=False``: epsilon, delta, a sensitivity) may be longer: its cost is public.
     """
     if isinstance(value, (bool, np.bool_, np.timedelta64, np.datetime64)):
         raise _type_error(value, name)
     if isinstance(value, float):  # float and np.float64
         if not math.isfinite(value):
-            raise ValueError(f"{name} must be {wanted}, got {_describe(value)}")
+            raise ValueError(f"{name} must be {wanted}, got {describe(value)}")
         return float(value)
     if isinstance(value, numbers.Integral):
         # Every int takes the same steps below (no shortcut for |value| <= 2**53), so the
         # cost does not reveal on which side of 2**53 the value lies.
-        exact = Fraction(int(value))
+        integer = int(value)
+        if integer.bit_length() > 1024:  # beyond the float range: refused unread
+            raise _range_error(value, name)
+        exact = Fraction(integer)
     elif isinstance(value, np.floating):  # float16, float32, longdouble
         if not np.isfinite(value):
-            raise ValueError(f"{name} must be {wanted}, got {_describe(value)}")
+            raise ValueError(f"{name} must be {wanted}, got {describe(value)}")
         with np.errstate(over="ignore"):
             nearest = float(value)
         if nearest == value:  # exact (a signed zero keeps its sign)
             return nearest
-        exact = Fraction(*value.as_integer_ratio())
+        exact = _float_range_fraction(*value.as_integer_ratio(), value=value, name=name,
+                                      bounded=bounded)
     elif isinstance(value, Decimal):
         if not value.is_finite():
-            raise ValueError(f"{name} must be {wanted}, got {_describe(value)}")
-        exact = _decimal_fraction(value, name)
+            raise ValueError(f"{name} must be {wanted}, got {describe(value)}")
+        exact = _decimal_fraction(value, name, bounded=bounded)
     elif isinstance(value, numbers.Rational):
-        exact = Fraction(value.numerator, value.denominator)
+        exact = _float_range_fraction(value.numerator, value.denominator, value=value,
+                                      name=name, bounded=bounded)
     else:
         raise _type_error(value, name)
     if abs(exact) > _FLOAT_MAX:
-        raise ValueError(f"{name} must be a finite number within the float64 range "
-                         f"(magnitude <= {sys.float_info.max!r}), got {_describe(value)}")
+        raise _range_error(value, name)
     nearest = float(exact)
     return nearest if Fraction(nearest) == exact else exact
 
 
-def _decimal_fraction(value: Decimal, name: str) -> Fraction:
+def _range_error(value: Any, name: str) -> ValueError:
+    return ValueError(f"{name} must be a finite number within the float64 range "
+                      f"(magnitude <= {sys.float_info.max!r}), got {describe(value)}")
+
+
+def _float_range_fraction(numerator: Any, denominator: Any, *, value: Any, name: str,
+                          bounded: bool) -> Fraction:
+    """:func:`_bounded_fraction`, refusing first, from the bit lengths alone, a ratio of
+    magnitude at least ``2**1024`` (beyond the float range, whatever its length)."""
+    numerator, denominator = int(numerator), int(denominator)
+    if numerator.bit_length() - denominator.bit_length() > 1024:
+        raise _range_error(value, name)
+    return _bounded_fraction(numerator, denominator, value=value, name=name, bounded=bounded)
+
+
+def _bounded_fraction(numerator: Any, denominator: Any, *, value: Any, name: str,
+                      bounded: bool = True) -> Fraction:
+    """``Fraction(numerator, denominator)``, refusing first (if ``bounded``), from the bit
+    lengths alone (no arithmetic, no gcd), a numerator or denominator of more than
+    :data:`MAX_EXACT_BITS` bits."""
+    numerator, denominator = int(numerator), int(denominator)
+    if bounded and max(numerator.bit_length(), denominator.bit_length()) > MAX_EXACT_BITS:
+        raise ValueError(
+            f"{name} must be an exact number whose numerator and denominator have at most "
+            f"{MAX_EXACT_BITS} bits (exact arithmetic on longer numbers would take longer "
+            f"than a release's deadline covers: see dpkit.timing), got {describe(value)} "
+            f"(numerator of {numerator.bit_length()} bits, denominator of "
+            f"{denominator.bit_length()} bits)")
+    return Fraction(numerator, denominator)
+
+
+def _decimal_fraction(value: Decimal, name: str, *, bounded: bool = True) -> Fraction:
     """A finite Decimal's exact value, refusing first, from its exponent alone (no big
     numbers built), a magnitude far outside the float64 range.
 
@@ -149,19 +295,39 @@ def _decimal_fraction(value: Decimal, name: str) -> Fraction:
     adjusted = value.adjusted()  # 10**adjusted <= |value| < 10**(adjusted + 1)
     # 10**-332 < 2**-1100 and 10**309 > largest float: outside for sure, without converting
     inside = -332 <= adjusted <= 308
+    if inside and bounded:
+        _refuse_long_decimal(value, name)
     exact = Fraction(value) if inside else None
     if exact is None or not Fraction(1, 2**-_DECIMAL_MIN_EXPONENT) <= abs(exact) <= _FLOAT_MAX:
         raise ValueError(
             f"{name} must be 0 or a number of magnitude between 2**{_DECIMAL_MIN_EXPONENT} "
             f"and the largest float {sys.float_info.max!r} (a Decimal is converted to an "
             f"exact fraction, whose size grows with 10**|exponent|, so one this far outside "
-            f"the float64 range is refused before any conversion), got {_describe(value)}")
+            f"the float64 range is refused before any conversion), got {describe(value)}")
     return exact
+
+
+def _refuse_long_decimal(value: Decimal, name: str) -> None:
+    """Refuse a Decimal of more than :data:`MAX_DECIMAL_DIGITS` significant digits, or
+    whose last digit is worth less than ``10**-MAX_DECIMAL_DIGITS``.
+
+    Its size in memory, read in constant time, bounds its digits: one too large to hold
+    608 digits or fewer is refused unread; otherwise its digits are read (at most 608: a
+    bounded cost)."""
+    if value.__sizeof__() - _DECIMAL_BASE_BYTES <= _DECIMAL_MAX_EXTRA_BYTES:
+        _, digits, exponent = value.as_tuple()
+        if len(digits) <= MAX_DECIMAL_DIGITS and exponent >= -MAX_DECIMAL_DIGITS:
+            return
+    raise ValueError(
+        f"{name} must be a Decimal of at most {MAX_DECIMAL_DIGITS} significant digits, "
+        f"the last worth at least 1e-{MAX_DECIMAL_DIGITS} (exact arithmetic on longer "
+        f"numbers would take longer than a release's deadline covers: see dpkit.timing), "
+        f"got {describe(value)}")
 
 
 def _inexact_error(value: Any, name: str, exact: Fraction) -> ValueError:
     return ValueError(
-        f"{name}={_describe(value)} is not exactly representable as a float64 (the nearest "
+        f"{name}={describe(value)} is not exactly representable as a float64 (the nearest "
         f"float is {float(exact)!r}); dpkit does not round it silently, because rounding can "
         f"move neighbouring inputs further apart than the sensitivity allows. Round it "
         f"yourself (for example pass float({name})) only if your sensitivity accounts for "
@@ -230,7 +396,7 @@ def _check_real_in(value: Any, name: str, *, low: float, high: float,
     else:
         wanted = (f"a number in {'(' if low_open else '['}{low:g}, "
                   f"{high:g}{')' if high_open else ']'}")
-    exact = _exact_number(value, name, wanted)
+    exact = _exact_number(value, name, wanted, bounded=False)  # a public parameter
     if isinstance(exact, Fraction):
         if rounding is None:
             raise _inexact_error(value, name, exact)
@@ -242,7 +408,7 @@ def _check_real_in(value: Any, name: str, *, low: float, high: float,
     if below or above:
         note = (f" (rounded {rounding} to the float {result!r})"
                 if isinstance(exact, Fraction) else "")
-        raise ValueError(f"{name} must be {wanted}, got {_describe(value)}{note}")
+        raise ValueError(f"{name} must be {wanted}, got {describe(value)}{note}")
     return result
 
 
@@ -349,7 +515,7 @@ def check_integer(value: Any, name: str, *, minimum: int | None = None,
     """
     if isinstance(value, (bool, np.bool_, np.timedelta64)) or \
             not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {_describe(value)} "
+        raise TypeError(f"{name} must be an integer, got {describe(value)} "
                         f"of type {type(value).__name__}")
     result = int(value)
     if (minimum is not None and result < minimum) or (maximum is not None and result > maximum):
@@ -359,7 +525,7 @@ def check_integer(value: Any, name: str, *, minimum: int | None = None,
             wanted = f"an integer <= {maximum}"
         else:
             wanted = f"an integer in [{minimum}, {maximum}]"
-        raise ValueError(f"{name} must be {wanted}, got {_describe(result)}")
+        raise ValueError(f"{name} must be {wanted}, got {describe(result)}")
     return result
 
 
@@ -379,7 +545,7 @@ def check_bounds(lower: Any, upper: Any, name: str = "bounds", *,
     if low > high or (strict and low == high):
         relation = "<" if strict else "<="
         raise ValueError(f"{name} must satisfy lower {relation} upper, "
-                         f"got lower={_describe(lower)}, upper={_describe(upper)}")
+                         f"got lower={describe(lower)}, upper={describe(upper)}")
     return low, high
 
 
@@ -401,7 +567,7 @@ def check_nonempty(size: int, name: str, values: Any) -> None:
     """
     if size == 0:
         raise ValueError(f"{name} must not be empty (a release needs at least one value), "
-                         f"got {_describe(values)}")
+                         f"got {describe(values)}")
 
 
 def _position(flat_index: int, shape: tuple[int, ...]) -> Any:
@@ -435,13 +601,13 @@ def _check_element_is_real(value: Any, name: str, flat_index: int,
         raise _masked_error(name, f"a masked entry at index {_position(flat_index, shape)}")
     if isinstance(value, (list, tuple, np.ndarray)):  # NumPy keeps a ragged nesting as objects
         raise ValueError(f"{name} must be a rectangular array (nested sequences of equal "
-                         f"lengths) of real numbers, got the sequence {_describe(value)} at "
+                         f"lengths) of real numbers, got the sequence {describe(value)} at "
                          f"index {_position(flat_index, shape)}")
     if isinstance(value, (bool, np.bool_, np.timedelta64, np.datetime64)) or \
             not isinstance(value, (numbers.Real, Decimal)):
         wanted = ("be an array of real numbers" if isinstance(value, (str, bytes))
                   else "hold real numbers only (no bools)")
-        raise TypeError(f"{name} must {wanted}, got {_describe(value)} of type "
+        raise TypeError(f"{name} must {wanted}, got {describe(value)} of type "
                         f"{type(value).__name__} at index {_position(flat_index, shape)}")
     if (isinstance(value, (float, np.floating)) and not np.isfinite(value)) or \
             (isinstance(value, Decimal) and not value.is_finite()):
@@ -509,14 +675,30 @@ def _masked_error(name: str, found: str = "a numpy.ma.MaskedArray") -> TypeError
                      f"{name}.filled(fill_value) or {name}.compressed()) and pass a plain array")
 
 
+def _holds_masked(values: Any) -> bool:
+    """Whether ``values`` is, or holds at any depth of lists, tuples and object arrays, a
+    masked array or entry (one pass over the nesting, no recursion)."""
+    pending = [values]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, np.ma.MaskedArray):
+            return True
+        if isinstance(item, (list, tuple)):
+            pending.extend(item)
+        elif isinstance(item, np.ndarray) and item.dtype == object:
+            pending.extend(item.flat)
+    return False
+
+
 def refuse_masked(values: Any, name: str) -> None:
-    """Refuse a :class:`numpy.ma.MaskedArray` (or a list or tuple of them, such as masked
-    rows), with a :class:`TypeError` that says to fill or compress it first.
+    """Refuse a :class:`numpy.ma.MaskedArray`, or a nesting of lists, tuples or object
+    arrays holding one (masked rows, ``[[np.ma.masked]]``) at any depth, with a
+    :class:`TypeError` that says to fill or compress it first.
 
     ``np.asarray`` drops a mask silently and returns the raw data, masked entries
     included, so a mechanism fed a masked array would release the values the caller
     meant to hide. :func:`as_array` calls this, so every array a mechanism validates goes
-    through it; a masked entry (``np.ma.masked``) inside a list is refused element-wise.
+    through it.
 
     Examples
     --------
@@ -524,12 +706,15 @@ def refuse_masked(values: Any, name: str) -> None:
     Traceback (most recent call last):
     ...
     TypeError: x must not be a numpy.ma.MaskedArray or hold masked entries, got a ...
+    >>> refuse_masked([[1.0, np.ma.masked]], "x")
+    Traceback (most recent call last):
+    ...
+    TypeError: x must not be a numpy.ma.MaskedArray or hold masked entries, got a ...
     """
-    if isinstance(values, np.ma.MaskedArray) or (
-            isinstance(values, (list, tuple))
-            and any(isinstance(row, np.ma.MaskedArray) for row in values)):
-        raise _masked_error(name, "a numpy.ma.MaskedArray" if isinstance(
-            values, np.ma.MaskedArray) else "a sequence holding a masked array or entry")
+    if isinstance(values, np.ma.MaskedArray):
+        raise _masked_error(name)
+    if _holds_masked(values):
+        raise _masked_error(name, "a sequence holding a masked array or entry")
 
 
 def as_array(values: Any, name: str, dtype: Any = None) -> np.ndarray:
@@ -558,7 +743,7 @@ def as_array(values: Any, name: str, dtype: Any = None) -> np.ndarray:
         return np.asarray(values, dtype=dtype)
     except ValueError:
         raise ValueError(f"{name} must be a rectangular array (nested sequences of equal "
-                         f"lengths), got {_describe(values)}") from None
+                         f"lengths), got {describe(values)}") from None
 
 
 def _numbers_array(values: Any, name: str, ndim: int | None) -> np.ndarray:
@@ -568,12 +753,36 @@ def _numbers_array(values: Any, name: str, ndim: int | None) -> np.ndarray:
     silently (bools, big ints), so its elements are looked at as given. Refuses strings and
     a wrong number of dimensions."""
     if isinstance(values, (str, bytes)):
-        raise TypeError(f"{name} must be an array of real numbers, got {_describe(values)}")
+        raise TypeError(f"{name} must be an array of real numbers, got {describe(values)}")
     dtype = getattr(values, "dtype", None)
     typed = isinstance(values, np.ndarray) or (dtype is not None and dtype.kind != "O")
     array = as_array(values, name, dtype=None if typed else object)
     if ndim is not None and array.ndim != ndim:
         raise ValueError(f"{name} must have {ndim} dimension(s), got shape {array.shape}")
+    return array
+
+
+def check_shape(values: Any, name: str, *, ndim: int | None = None) -> np.ndarray:
+    """``values`` as an array whose elements are not looked at yet: its shape is public.
+
+    The first, structural step of :func:`check_finite_array`, for a release that must
+    declare its public size (:meth:`dpkit.timing.Deadline.size`) before it looks at any
+    value: it refuses a string, a mask, a ragged nesting, a wrong number of dimensions and
+    an empty input; a typed container keeps its dtype, a list becomes an object array.
+    Pass the result to :func:`check_finite_array`, which then validates the elements.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`check_finite_array`, for the structure only.
+
+    Examples
+    --------
+    >>> check_shape([[0.5], [2]], "values").shape
+    (2, 1)
+    """
+    array = _numbers_array(values, name, ndim)
+    check_nonempty(array.size, name, values)
     return array
 
 
@@ -643,14 +852,38 @@ def _nearest_float(value: Any) -> float:
         return math.inf if value > 0 else -math.inf
 
 
-def _check_kinds(flat: np.ndarray, name: str, shape: tuple[int, ...]) -> None:
-    """Refuse a non-number, checking each *type* present once (not each element)."""
-    for kind in set(map(type, flat)):
+def _check_kinds(flat: np.ndarray, name: str, shape: tuple[int, ...], *,
+                 bounded: bool = False) -> None:
+    """Refuse a non-number, checking each *type* present once (not each element); with
+    ``bounded``, also refuse an element too long for exact arithmetic (:func:`_too_long`),
+    before any element is converted."""
+    kinds = set(map(type, flat))
+    for kind in kinds:
         if issubclass(kind, (bool, np.bool_, np.timedelta64, np.datetime64, list, tuple,
                              np.ndarray, str, bytes)) or \
                 not issubclass(kind, (numbers.Real, Decimal)):
             index = next(i for i, v in enumerate(flat) if type(v) is kind)
             _check_element_is_real(flat[index], name, index, shape)
+    if bounded and any(issubclass(kind, (Decimal, numbers.Rational))
+                       and not issubclass(kind, np.generic) for kind in kinds):
+        for index, value in enumerate(flat):
+            if _too_long(value):
+                _element(value, name, index, shape)  # raises, from the sizes alone
+
+
+def _too_long(value: Any) -> bool:
+    """Whether an element is beyond what :func:`_exact_number` accepts, or may be (a Decimal
+    too large to count its digits), from sizes read in constant time: such an element is
+    refused before the conversion to float that every element goes through."""
+    if isinstance(value, Decimal):
+        return value.is_finite() and \
+            value.__sizeof__() - _DECIMAL_BASE_BYTES > _DECIMAL_MAX_EXTRA_BYTES
+    if isinstance(value, numbers.Integral):
+        return not isinstance(value, np.generic) and int(value).bit_length() > 1024
+    if isinstance(value, numbers.Rational):
+        return max(int(value.numerator).bit_length(),
+                   int(value.denominator).bit_length()) > MAX_EXACT_BITS
+    return False
 
 
 def _equals(nearest: float, value: Any) -> bool:
@@ -668,7 +901,7 @@ def _list_to_float(array: np.ndarray, name: str, exact: bool) -> np.ndarray:
     again (and a list holding one is refused, or kept exactly, anyway).
     """
     flat = array.ravel()
-    _check_kinds(flat, name, array.shape)
+    _check_kinds(flat, name, array.shape, bounded=True)
     try:
         with np.errstate(over="ignore", invalid="ignore"):
             floats = np.fromiter(map(_nearest_float, flat), dtype=np.float64, count=flat.size)
@@ -748,20 +981,22 @@ def as_fraction(value: Any, name: str) -> Fraction:
     """Return a finite real number exactly as a :class:`fractions.Fraction`.
 
     Floats convert exactly (a float is a dyadic rational), and so do ints, Fractions,
-    Decimals and long doubles: no rounding happens. Ints and Fractions are accepted at any
-    magnitude (an exact computation needs no float range); the other types must be finite
-    and within the float64 range, and a Decimal 0 or of magnitude at least ``2**-1100``
-    (see :func:`check_real`).
+    Decimals and long doubles: no rounding happens. Ints and Fractions are accepted beyond
+    the float range (an exact computation needs none), up to :data:`MAX_EXACT_BITS` bits
+    (an int, a numerator, a denominator); the other types must be finite and within the
+    float64 range, and a Decimal 0 or of magnitude at least ``2**-1100`` (see
+    :func:`check_real`).
 
     Raises
     ------
     TypeError, ValueError
-        As :func:`check_real` (but a value float64 cannot hold is accepted).
+        As :func:`check_real` (but a value float64 cannot hold is accepted), and for an int,
+        numerator or denominator of more than :data:`MAX_EXACT_BITS` bits.
     """
     if isinstance(value, Fraction):
-        return value
+        return _bounded_fraction(value.numerator, value.denominator, value=value, name=name)
     if isinstance(value, numbers.Integral) and \
             not isinstance(value, (bool, np.bool_, np.timedelta64)):
-        return Fraction(int(value))
+        return _bounded_fraction(value, 1, value=value, name=name)
     result = check_real(value, name, exact=True)
     return result if isinstance(result, Fraction) else Fraction(result)

@@ -68,8 +68,9 @@ __all__ = [
     "probabilities",
 ]
 
-#: Largest precision (bits per number) :func:`compute_precision` accepts by default: 2**27
-#: bits is 16 MiB per MPFR number.
+#: Largest precision (bits per number) :func:`compute_precision` accepts by default, and the
+#: largest :func:`base2_exponential_mechanism` accepts at all: 2**27 bits is 16 MiB per MPFR
+#: number, and one exact operation at that size takes a good fraction of a second.
 DEFAULT_MAX_PRECISION = 1 << 27
 #: Largest binary exponent ``y·z`` of the base ``2**-η = x**z / 2**(y·z)`` :class:`Eta`
 #: accepts (the base then has at most 2**20 bits).
@@ -86,6 +87,11 @@ _METHODS = ("fast", "full", "search")
 #: precision. The ``"search"`` method's cost grows faster than the number of outcomes when
 #: the utilities are spread out: its deadline covers the worst measured up to 1,000.
 _PRECISION_UNIT = 16_384  # bits of precision a deadline's cost per outcome covers
+#: The ``"full"`` method's work per unit of precision has a share that does not grow with
+#: the number of outcomes (the random bits and sums of its normalisation, worth about 60
+#: outcomes in ``benchmarks/deadlines.py``): its deadline adds this many outcomes' worth
+#: per 16,384 bits of precision, pro rata.
+_FULL_FIXED_OUTCOMES = 64
 COSTS = {"fast": Cost(5.5, per_value=0.03, large=1.5, per_vector_value=40.0, per_object=1.2),
          "full": Cost(7.0, per_value=0.1, large=10.0, per_vector_value=800.0, per_object=1.2),
          "search": Cost(5.0, per_value=0.05, large=5.0, per_vector_value=4e3, per_object=1.2)}
@@ -622,9 +628,14 @@ def base2_exponential_mechanism(utilities: Any, eta: Eta, *, utility_min: Any,
         total weight to a power of two (Algorithm 3), exact integer arithmetic; it draws
         one random bit at a time and stops as soon as they decide the outcome.
     precision : int, optional
-        MPFR precision for the exact arithmetic; default :func:`compute_precision` with the
-        analytic bound. Validated up front, whichever ``method``: it must be at least the
-        analytic bound, so whether the call raises never depends on the data.
+        MPFR precision for the exact arithmetic, in bits; default :func:`compute_precision`
+        with the analytic bound. Validated up front, whichever ``method``, from public
+        inputs only (whether the call raises never depends on the data): an integer from
+        the analytic bound up to :data:`DEFAULT_MAX_PRECISION` (``2**27``). The analytic
+        bound already makes every operation exact, so more bits buy no exactness; they
+        only cost memory (16 MiB per number at the limit) and time, and the deadline grows
+        with the precision (``2**50`` bits would make a release wait for months). The
+        limit is the one the analytic bound itself must meet.
     max_outcomes : int, optional
         Public maximum number of outcomes used to fix the precision (default ``n``).
 
@@ -638,11 +649,13 @@ def base2_exponential_mechanism(utilities: Any, eta: Eta, *, utility_min: Any,
     TypeError, ValueError
         For NaN or infinite utilities, an empty outcome set, ``utility_min > utility_max``,
         an ``eta`` that is not an :class:`Eta`, utilities or bounds that float64 cannot
-        hold exactly, a bad ``method``, or a ``precision`` below the analytic bound.
+        hold exactly, a bad ``method``, or a ``precision`` that is not an integer in
+        ``[analytic bound, DEFAULT_MAX_PRECISION]``.
     InexactArithmeticError
         If the analytic precision exceeds :data:`DEFAULT_MAX_PRECISION` (a property of the
-        public inputs), or, as a last line of defence, if an exact computation would be
-        rounded. Never caught: the mechanism returns a sample computed exactly or nothing.
+        public inputs, which an explicit ``precision`` cannot lift), or, as a last line of
+        defence, if an exact computation would be rounded. Never caught: the mechanism
+        returns a sample computed exactly or nothing.
 
     Notes
     -----
@@ -658,32 +671,51 @@ def base2_exponential_mechanism(utilities: Any, eta: Eta, *, utility_min: Any,
     **Timing.** The work depends on the data (as in the paper's implementation): the
     number of rejection rounds, the fast method's rare fallback levels, and the cost of
     the exact arithmetic all depend on the utilities (whether they have fractional parts,
-    for one). The call therefore ends at a deadline set by the number of outcomes, the
-    method and the precision (:mod:`dpkit.timing`), which covers the worst cost measured;
-    a call whose rejection rounds run past it (a rare event, whose probability depends on
-    the utilities) ends late and is counted by :func:`dpkit.timing.overruns`. The
-    precision and every error condition depend only on public inputs.
+    for one). The call therefore ends at a deadline set by the number of outcomes ``n``,
+    the method, the precision and whether ``utilities`` is a float64 array
+    (:mod:`dpkit.timing`), which covers the worst cost measured; a call whose rejection
+    rounds run past it (a rare event, whose probability depends on the utilities) ends
+    late and is counted by :func:`dpkit.timing.overruns`. The number of outcomes is
+    treated as **public**, as the outcome set of an exponential mechanism is (the
+    candidates are fixed before the data is scored; only their losses are private): a
+    caller whose number of candidates depends on the data must first pad the outcome set
+    to a public size. Nothing else about the
+    utilities enters the deadline — not how many are distinct, their magnitudes, or
+    which are ints and which floats in a list — and the precision and every error
+    condition depend only on public inputs. The fast method's tables of powers are built
+    from ``eta`` and the bounds before the clock starts, so no release builds one.
     """
     if method not in _METHODS:
         raise ValueError(f"method must be one of {_METHODS}, got {method!r}")
+    # Public parameters, validated and prepared before the clock starts: the fast
+    # sampler's tables of powers depend on eta and the bounds only (never on which
+    # tables an earlier release happened to build, which the data decided).
+    eta = _check_eta(eta)
+    low, high, span = _utility_range(utility_min, utility_max)
+    if precision is not None:
+        precision = check_integer(precision, "precision", minimum=2,
+                                  maximum=DEFAULT_MAX_PRECISION)
+    tables = base2.power_tables(*eta.reduced(), span) if method == "fast" else None
     return run_padded(COSTS[method], _base2_exponential_mechanism_work, utilities, eta,
-                      utility_min, utility_max, rng, method, precision, max_outcomes)
+                      low, high, rng, method, precision, max_outcomes, tables)
 
 
-def _base2_exponential_mechanism_work(clock: Deadline, utilities: Any, eta: Any, utility_min: Any,
-                                      utility_max: Any, rng: Any, method: str, precision: Any,
-                                      max_outcomes: Any) -> Any:
+def _base2_exponential_mechanism_work(clock: Deadline, utilities: Any, eta: Eta, low: float,
+                                      high: float, rng: Any, method: str,
+                                      precision: int | None, max_outcomes: Any,
+                                      tables: base2.PowerTables | None) -> Any:
     """The work of :func:`base2_exponential_mechanism`, inside its deadline: its temporaries are
     freed before the wait (:func:`dpkit.timing.run_padded`)."""
     source = resolve(rng)
     values = _utilities(utilities)
-    eta = _check_eta(eta)
-    low, high, _ = _utility_range(utility_min, utility_max)
     n = values.size
     outcomes = n if max_outcomes is None else check_integer(max_outcomes, "max_outcomes",
                                                              minimum=n)
     bits = _checked_precision(precision, low, high, outcomes, eta)   # public inputs only
-    clock.size(n * -(-bits // _PRECISION_UNIT), kind_of(utilities))
+    size = n * -(-bits // _PRECISION_UNIT)
+    if method == "full":   # its share that grows with the precision alone (public)
+        size += -(-_FULL_FIXED_OUTCOMES * bits // _PRECISION_UNIT)
+    clock.size(size, kind_of(utilities))
     numerator, exponent = eta.reduced()
     offsets = _rounded_offsets(values, low, high, source)
     if method == "full":
@@ -691,24 +723,24 @@ def _base2_exponential_mechanism_work(clock: Deadline, utilities: Any, eta: Any,
     elif method == "search":
         chosen = base2.random_binary_search_sample(offsets, numerator, exponent, source)
     else:
-        chosen = base2.fast_sample(offsets, numerator, exponent, source, precision=bits)
+        chosen = base2.fast_sample(offsets, numerator, exponent, source, precision=bits,
+                                   tables=tables)
     return chosen
 
 
-def _checked_precision(precision: Any, low: float, high: float, outcomes: int,
+def _checked_precision(precision: int | None, low: float, high: float, outcomes: int,
                        eta: Eta) -> int:
     """The exact-arithmetic precision, validated before any data is touched.
 
     ``None`` gives the analytic bound of :func:`compute_precision` (which raises if it
-    exceeds :data:`DEFAULT_MAX_PRECISION`). An explicit ``precision`` must be at least that
-    bound: a smaller one can be too small for some utility vectors, and whether it is would
-    depend on the data (issue 9, finding 7).
+    exceeds :data:`DEFAULT_MAX_PRECISION`). An explicit ``precision`` (already checked to
+    be an integer in ``[2, DEFAULT_MAX_PRECISION]``) must be at least that bound: a smaller
+    one can be too small for some utility vectors, and whether it is would depend on the
+    data (issue 9, finding 7).
     """
+    needed = compute_precision(low, high, outcomes, eta)
     if precision is None:
-        return compute_precision(low, high, outcomes, eta)
-    precision = check_integer(precision, "precision", minimum=2)
-    needed = compute_precision(low, high, outcomes, eta,
-                               max_precision=max(precision, DEFAULT_MAX_PRECISION))
+        return needed
     if precision < needed:
         raise ValueError(f"precision must be at least {needed} bits (the analytic bound "
                          f"for utility bounds [{low:g}, {high:g}], {outcomes} outcomes and "

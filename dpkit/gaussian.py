@@ -48,6 +48,8 @@ from dpkit._checks import (
     check_finite_array,
     check_integer,
     check_sensitivity,
+    check_shape,
+    describe,
 )
 from dpkit._samplers.grid import grid_sensitivity, noisy_values
 from dpkit._samplers.noise import discrete_gaussian
@@ -779,14 +781,16 @@ def _gaussian_mechanism_work(clock: Deadline, value: Any, sensitivity: Any, epsi
                              delta: Any, method: Any, rng: Any) -> Any:
     """The work of :func:`gaussian_mechanism`, inside its deadline: its temporaries are
     freed before the wait (:func:`dpkit.timing.run_padded`)."""
-    array = check_finite_array(value, "value", exact=True, copy=False)  # read only
-    clock.size(array.size, kind_of(value))
+    # Public first (errors raise at once): the shape, the parameters, the source.
+    shape = check_shape(value, "value")  # elements not looked at
     _calibrator(method)
     k, sigma2, sigma = _noise_parameters(check_sensitivity(sensitivity),
                                          check_epsilon(epsilon), check_delta(delta),
-                                         array.size, method)
+                                         shape.size, method)
     source = resolve(rng)
-    words = {"value": value, "bound": f"max|value| + {RANGE_SIGMAS}·sigma",
+    clock.size(shape.size, kind_of(value))  # from here on, an error is padded too
+    array = check_finite_array(shape, "value", exact=True, copy=False)  # read only
+    words = {"value": describe(value), "bound": f"max|value| + {RANGE_SIGMAS}·sigma",
              "noise": f"Gaussian noise of standard deviation sigma={sigma:.6g} "
                       f"(sensitivity={sensitivity!r}, epsilon={epsilon!r}, "
                       f"delta={delta!r})"}

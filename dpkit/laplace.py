@@ -36,6 +36,8 @@ from dpkit._checks import (
     check_integer,
     check_probability,
     check_real,
+    check_shape,
+    describe,
 )
 from dpkit._checks import check_sensitivity as _check_sensitivity
 from dpkit._samplers.grid import (
@@ -81,7 +83,7 @@ COST = Cost(fixed=4.0, per_value=0.05, large=8.0, per_vector_value=110.0, per_ob
 
 def _range_words(grid: LaplaceGrid, value: Any, sensitivity: Any, epsilon: Any
                  ) -> dict[str, Any]:
-    return {"value": value, "bound": f"max|value| + {RANGE_SCALES}·(noise scale)",
+    return {"value": describe(value), "bound": f"max|value| + {RANGE_SCALES}·(noise scale)",
             "noise": f"noise of scale sensitivity/epsilon = {grid.scale:.6g} "
                      f"(sensitivity={sensitivity!r}, epsilon={epsilon!r})"}
 
@@ -363,18 +365,21 @@ def _laplace_mechanism_work(clock: Deadline, value: Any, sensitivity: Any, epsil
                             rng: Any) -> Any:
     """The work of :func:`laplace_mechanism`, inside its deadline: its temporaries are
     freed before the wait (:func:`dpkit.timing.run_padded`)."""
+    # Public first (errors raise at once): the shape, the parameters, the source.
     # A list or tuple is never a scalar: no need to build an object array just to ask.
     scalar = not isinstance(value, (np.ndarray, list, tuple)) and \
         as_array(value, "value", object).ndim == 0
-    if scalar:
-        array = np.array([check_real(value, "value", exact=True)])
-    else:
-        array = check_finite_array(value, "value", exact=True, copy=False)  # not empty
-    clock.size(array.size, kind_of(value))
+    shape = None if scalar else check_shape(value, "value")  # elements not looked at
+    size = 1 if shape is None else shape.size
     delta = _check_sensitivity(sensitivity, rounding="up")
     epsilon = check_epsilon(epsilon, rounding="down")
     source = resolve(rng)
-    grid = laplace_grid(delta, epsilon, array.size)
+    grid = laplace_grid(delta, epsilon, size)
+    clock.size(size, kind_of(value))  # from here on, an error is padded too
+    if shape is None:
+        array = np.array([check_real(value, "value", exact=True)])
+    else:
+        array = check_finite_array(shape, "value", exact=True, copy=False)
     released = noisy_values(array.reshape(-1), grid.exponent,
                             RANGE_SCALES * grid.scale_units * Fraction(2) ** grid.exponent,
                             lambda n: discrete_laplace(grid.scale_units, source, size=n),
@@ -429,13 +434,14 @@ def sample_releases(value: float, sensitivity: float, epsilon: float, n: int, *,
 def _sample_releases_work(clock: Deadline, value: Any, sensitivity: Any, epsilon: Any, n: Any,
                           rng: Any) -> np.ndarray:
     """The work of :func:`sample_releases`, inside its deadline (``n`` values' worth)."""
-    value = check_real(value, "value", exact=True)
     n = check_integer(n, "n", minimum=0, maximum=MAX_RELEASES)
-    clock.size(n)
     grid = laplace_grid(sensitivity, epsilon)
+    source = resolve(rng)
+    clock.size(n)  # public inputs validated: from here on, an error is padded too
+    value = check_real(value, "value", exact=True)
     exact = exact_path(n)   # the arithmetic path of n releases, from n alone
     units = to_grid(np.array([value]), grid.exponent, exact=exact)
     _check_release_range(units, grid, value, sensitivity, epsilon)
-    noise = discrete_laplace(grid.scale_units, resolve(rng), size=n)
+    noise = discrete_laplace(grid.scale_units, source, size=n)
     total = add_units(noise, units, exact=exact, overwrite=True)  # noise: ours
     return from_grid(total, grid.exponent, exact=exact, overwrite=True)

@@ -124,13 +124,15 @@ def _randomized_response_work(clock: Deadline, answers: Any, epsilon: Any,
                               rng: Any) -> Any:
     """The work of :func:`randomized_response`, inside its deadline: its temporaries are
     freed before the wait (:func:`dpkit.timing.run_padded`)."""
-    array = as_array(answers, "answers")
-    check_nonempty(array.size, "answers", answers)  # before the dtype: [] is float64
-    if array.dtype != np.bool_:
-        raise TypeError(f"answers must be an array of bool, got dtype {array.dtype}")
-    clock.size(array.size, "array" if isinstance(answers, np.ndarray) else "objects")
+    # Public first (errors raise at once): the parameters, the source, the shape.
     p = truth_probability(epsilon)
     source = _rng.resolve(rng)
+    array = as_array(answers, "answers")
+    check_nonempty(array.size, "answers", answers)  # before the dtype: [] is float64
+    clock.size(array.size, "array" if isinstance(answers, np.ndarray) else "objects")
+    # The dtype of a list's array depends on its elements ([True, 0.5] is float): padded.
+    if array.dtype != np.bool_:
+        raise TypeError(f"answers must be an array of bool, got dtype {array.dtype}")
     draws = source.uint64(array.shape) >> np.uint64(64 - _BITS)
     truthful = draws < np.uint64(p.numerator * (2**_BITS // p.denominator))
     reports = np.where(truthful, array, ~array)

@@ -20,7 +20,13 @@ operating system. A copy (``copy.copy``, ``copy.deepcopy``) or an unpickled copy
 operating system, exactly like a child created by ``os.fork``. Otherwise two workers would
 add the *same* noise to their answers, and subtracting two releases would reveal the
 difference of the true values. A :class:`SeededRandom` copy, by contrast, continues the same
-stream (it replays): reproducibility is its purpose.
+stream (it replays): reproducibility is its purpose. Subclasses of :class:`RandomSource`
+follow the rules of its "Subclassing" section: the bit pool is never copied nor kept across
+``fork``, and a subclass that claims to be secure must say how its own state is made fresh.
+
+**Threads.** Every source may be shared between threads: a draw from the bit pool
+(:meth:`RandomSource.bits` and the draws built on it) and :meth:`SecureRandom.bytes` each
+take the source's lock, so no two callers ever get the same bits.
 
 Examples
 --------
@@ -34,6 +40,7 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 import weakref
 from fractions import Fraction
 from typing import Any
@@ -45,6 +52,27 @@ from dpkit._checks import check_integer
 __all__ = ["RandomSource", "SecureRandom", "SeededRandom", "default", "resolve", "seeded"]
 
 _POOL_BYTES = 64  # bytes drawn at once to refill the bit pool
+_NOT_COPIED = frozenset({"_pool", "_pool_bits", "_lock"})  # what no copy of a source gets
+
+
+def _fresh_pool(source: RandomSource) -> None:
+    """Give ``source`` an empty bit pool and a new lock, and register it for the ``fork``
+    handler (the one place that sets these, for new sources, copies and fork children)."""
+    source._lock = threading.RLock()
+    source._pool = 0
+    source._pool_bits = 0
+    _SOURCES.add(source)
+
+
+def _blank_source(cls: type[RandomSource]) -> RandomSource:
+    """A source of class ``cls`` with an empty pool, before its state is restored (the
+    constructor :meth:`RandomSource.__reduce__` names for copies and unpickling)."""
+    source = cls.__new__(cls)
+    _fresh_pool(source)
+    return source
+
+
+_SOURCES: weakref.WeakSet[RandomSource] = weakref.WeakSet()
 
 
 class RandomSource:
@@ -53,27 +81,78 @@ class RandomSource:
     Subclasses implement :meth:`bytes`; the other methods are exact transformations of
     those bytes. Small draws (:meth:`bits`, :meth:`randbelow`) come from a pool of buffered
     bits, so drawing one bit at a time is cheap.
+
+    **Threads.** A source may be shared between threads. Taking bits from the pool, and
+    refilling it, is one atomic step under the source's lock (``self._lock``, a reentrant
+    lock), so two threads never get the same bits. :meth:`uint64`, :meth:`uniforms` and
+    :meth:`numpy_generator` call :meth:`bytes` directly: a subclass whose :meth:`bytes`
+    keeps state of its own guards it with ``self._lock`` (as :class:`SecureRandom` does).
+
+    **Subclassing: copies, pickles and fork.** A subclass calls ``super().__init__()``. The
+    bit pool is never duplicated: a copy (``copy.copy``, ``copy.deepcopy``), an unpickled
+    copy and the source in a child created by ``os.fork`` all start with an empty pool and
+    a fresh lock, and then :meth:`_forget` is called on them. By default a copy keeps the
+    subclass's other attributes (shallow or deep, as the copy asks); a subclass whose
+    :meth:`bytes` depends on state of its own (a buffer, a key, a counter) overrides
+    :meth:`_forget` to drop or rekey that state, or defines ``__reduce__`` to say how it is
+    rebuilt (:class:`SecureRandom` starts afresh, :class:`SeededRandom` replays on purpose).
+    A subclass that claims ``secure = True`` and does neither cannot be copied or pickled
+    (``TypeError``): dpkit cannot tell whether a copy of its state would replay its bytes.
+    A non-secure subclass (like the seeded sources of teaching and tests) may replay through
+    whatever state it keeps; a secure one never may.
     """
 
     #: Whether the source is fit for real releases (cryptographically secure).
     secure: bool = False
 
     def __init__(self) -> None:
-        self._pool = 0
-        self._pool_bits = 0
-        _SOURCES.add(self)
+        _fresh_pool(self)
 
     def bytes(self, n: int) -> bytes:
         """Return ``n`` uniformly random bytes."""
         raise NotImplementedError
 
     def _forget(self) -> None:
-        """Drop buffered randomness (called in a child process after ``fork``)."""
+        """Drop buffered randomness and rekey any state a duplicate must not share.
+
+        Called on a copy or an unpickled copy made by :meth:`__reduce__`, and in a child
+        process after ``fork``, once the pool is empty and the lock fresh. The base class
+        drops the bit pool; a subclass with state of its own extends it (calling
+        ``super()._forget()``).
+        """
         self._pool = 0
         self._pool_bits = 0
 
+    def __reduce__(self) -> tuple[Any, tuple[type], dict[str, Any]]:
+        """Copy and pickle without the bit pool or the lock (see "Subclassing").
+
+        Raises
+        ------
+        TypeError
+            If the subclass claims ``secure = True`` but overrides neither
+            :meth:`_forget` nor ``__reduce__``.
+        """
+        cls = type(self)
+        if self.secure and cls._forget is RandomSource._forget:
+            raise TypeError(
+                f"{cls.__name__} cannot be copied or pickled: it claims secure=True but does "
+                f"not say how a copy is made fresh, and a copy of its state could replay its "
+                f"random bytes. Override _forget() to drop or rekey the state its bytes() "
+                f"depends on (it is called on every copy and after fork), or define "
+                f"__reduce__ to rebuild a fresh source (as dpkit.rng.SecureRandom does)")
+        state = {key: value for key, value in self.__dict__.items()
+                 if key not in _NOT_COPIED}
+        return (_blank_source, (cls,), state)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._forget()
+
     def bits(self, k: int) -> int:
         """Return a uniformly random integer in ``[0, 2**k)`` (``k`` random bits).
+
+        Thread-safe: the bits are taken from the pool (refilled when needed) under the
+        source's lock, so no two calls get the same bits.
 
         Raises
         ------
@@ -81,15 +160,16 @@ class RandomSource:
             If ``k`` is not an integer >= 0.
         """
         k = check_integer(k, "k", minimum=0)
-        if k > self._pool_bits:
-            if k > 8 * _POOL_BYTES:
-                return int.from_bytes(self.bytes((k + 7) // 8), "little") >> (-k % 8)
-            fresh = int.from_bytes(self.bytes(_POOL_BYTES), "little")
-            self._pool |= fresh << self._pool_bits
-            self._pool_bits += 8 * _POOL_BYTES
-        result = self._pool & ((1 << k) - 1)
-        self._pool >>= k
-        self._pool_bits -= k
+        with self._lock:
+            if k > self._pool_bits:
+                if k > 8 * _POOL_BYTES:
+                    return int.from_bytes(self.bytes((k + 7) // 8), "little") >> (-k % 8)
+                fresh = int.from_bytes(self.bytes(_POOL_BYTES), "little")
+                self._pool |= fresh << self._pool_bits
+                self._pool_bits += 8 * _POOL_BYTES
+            result = self._pool & ((1 << k) - 1)
+            self._pool >>= k
+            self._pool_bits -= k
         return result
 
     def randbelow(self, n: int) -> int:
@@ -152,7 +232,8 @@ class SecureRandom(RandomSource):
     """Random bytes from the operating system's CSPRNG (:func:`os.urandom`).
 
     Bytes are read in blocks and buffered; a child process created by ``fork`` drops the
-    buffer, so parent and child never share random bytes.
+    buffer, so parent and child never share random bytes. Safe to share between threads:
+    :meth:`bytes` hands out each buffered byte once, under the source's lock.
 
     Copying and pickling are allowed and safe: a copy or an unpickled source is a new
     :class:`SecureRandom` with an empty buffer and bit pool (registered, like every source,
@@ -191,11 +272,12 @@ class SecureRandom(RandomSource):
         n = check_integer(n, "n", minimum=0)
         if n > self._BLOCK:
             return os.urandom(n)
-        if self._offset + n > len(self._buffer):
-            self._buffer = os.urandom(self._BLOCK)
-            self._offset = 0
-        chunk = self._buffer[self._offset:self._offset + n]
-        self._offset += n
+        with self._lock:
+            if self._offset + n > len(self._buffer):
+                self._buffer = os.urandom(self._BLOCK)
+                self._offset = 0
+            chunk = self._buffer[self._offset:self._offset + n]
+            self._offset += n
         return chunk
 
     def __repr__(self) -> str:
@@ -245,9 +327,17 @@ def _restore_seeded(seed: int, state: dict[str, Any], pool: int, pool_bits: int)
     return source
 
 
-_SOURCES: weakref.WeakSet[RandomSource] = weakref.WeakSet()
+def _after_fork_in_child() -> None:
+    """In a child created by ``fork``: every source drops its pool (and, through
+    :meth:`RandomSource._forget`, its own buffers), and gets a fresh lock (the parent's
+    may have been held by a thread that does not exist in the child)."""
+    for source in list(_SOURCES):
+        _fresh_pool(source)
+        source._forget()
+
+
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=lambda: [s._forget() for s in list(_SOURCES)])
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 _DEFAULT = SecureRandom()
 

@@ -62,6 +62,8 @@ from dpkit._checks import (
     check_epsilon,
     check_finite_array,
     check_real,
+    check_shape,
+    describe,
     round_fraction,
 )
 from dpkit._checks import check_sensitivity as _check_sensitivity
@@ -285,7 +287,8 @@ def _as_unit_double(value: float | Fraction, grid: SnappingGrid, name: str) -> f
         return -grid.bound / grid.unit
     if isinstance(value, Fraction):
         raise ValueError(f"{name} must be exactly a float64 inside [-bound, bound] (the "
-                         f"snapping mechanism's theorem is about doubles), got {value!r}; "
+                         f"snapping mechanism's theorem is about doubles), got "
+                         f"{describe(value)}; "
                          f"round it yourself, knowing the rounding may add to its sensitivity")
     return value / grid.unit
 
@@ -365,15 +368,17 @@ def _snapping_mechanism_work(clock: Deadline, value: Any, sensitivity: Any, epsi
                              bound: Any, rng: Any) -> Any:
     """The work of :func:`snapping_mechanism`, inside its deadline: its temporaries are
     freed before the wait (:func:`dpkit.timing.run_padded`)."""
+    # Public first (errors raise at once): the shape, the parameters, the source.
     scalar = not isinstance(value, (np.ndarray, list, tuple)) and \
         as_array(value, "value", object).ndim == 0
-    if scalar:
-        values = np.array([check_real(value, "value", exact=True)], dtype=object)
-    else:
-        values = check_finite_array(value, "value", exact=True, copy=False)
-    clock.size(values.size, kind_of(value))
+    shape = None if scalar else check_shape(value, "value")  # elements not looked at
     grid = snapping_grid(sensitivity, epsilon, bound)
     source = resolve(rng)
+    clock.size(1 if shape is None else shape.size, kind_of(value))  # errors now padded
+    if shape is None:
+        values = np.array([check_real(value, "value", exact=True)], dtype=object)
+    else:
+        values = check_finite_array(shape, "value", exact=True, copy=False)
     flat = values.reshape(-1)
     units = [_as_unit_double(v, grid, "value") for v in flat.tolist()]
     released = np.array([_snap_one(x, grid, source) for x in units]) * grid.unit

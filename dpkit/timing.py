@@ -30,10 +30,22 @@ the deadline plus a random extra wait of up to 2 µs (:func:`_jitter_ns`, from t
 random bytes, which blurs the sub-microsecond traces of the work). A release pre-empted
 during its wait by other load ends late without being counted by :func:`overruns`, and
 under load that lateness can still depend on the work.
-A release that raises an error (invalid input, a value too close to the float range) does
-not wait: an error is not a release, and its message names the value anyway. Simulations
-that release nothing (a figure of 10,000 simulated releases, a statistical test) may skip
-the waiting inside :func:`unpadded`.
+**Errors.** A release first validates its public inputs (epsilon, delta, sensitivity, the
+container's shape, the number of values): an error there raises at once, since its
+time reveals nothing private. It then declares its public size (:meth:`Deadline.size`),
+and only then looks at the values. An error raised after that point (a NaN among the
+values, a value too large or too close to the float range, a query answer refused) is
+**padded to the deadline before it is raised**, like a release. Validating every value
+before any other work would not be enough: validation is itself value-dependent work
+(``[0.1, nan]`` and ``[2**60 + 1, nan]`` take different times to reach the NaN, since an
+int beyond ``2**53`` is converted exactly), and so is the work an SVT does on the answers
+before the one it refuses. Padding makes the time of an error the deadline of its public
+size, whatever the other values; the error then reveals only what its message says. The
+locals of the failed work (its temporaries) are cleared before the wait
+(:func:`traceback.clear_frames`), so freeing them after it costs no data-dependent time
+(a debugger sees the traceback, not those locals). Only errors (:class:`Exception`) wait:
+a ``KeyboardInterrupt`` does not. Simulations that release nothing (a figure of 10,000
+simulated releases, a statistical test) may skip the waiting inside :func:`unpadded`.
 
 **Residual risks.** (1) *Overruns.* A release whose work outlasts its deadline (the machine
 slowed down by other load after calibration, or a very unlucky draw: CKS Gaussian rounds
@@ -74,6 +86,7 @@ import contextlib
 import os
 import threading
 import time
+import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from fractions import Fraction
@@ -319,13 +332,27 @@ def _jitter_ns() -> int:
 
     Ending exactly at the deadline would leave sub-microsecond traces of the work: the
     phase at which the busy loop last reads the clock, and the state the work left in the
-    caches. A random extra wait, independent of the data and the noise, blurs them."""
+    caches. A random extra wait, independent of the data and the noise, blurs them.
+
+    Each thread keeps its own pool of OS bytes; a child created by ``fork`` drops it
+    (:func:`_after_fork_in_child`), so parent and child never wait the same extra waits."""
     local = _state.local
     pool = getattr(local, "jitter", b"")
     if len(pool) < _JITTER_BYTES:
         pool = os.urandom(_JITTER_BUFFER)
     local.jitter = pool[_JITTER_BYTES:]
     return int.from_bytes(pool[:_JITTER_BYTES], "little") >> 5
+
+
+def _after_fork_in_child() -> None:
+    """In a child created by ``fork``: drop the forking thread's jitter pool (the parent
+    uses the same bytes next) and replace the lock (a parent thread may have held it)."""
+    _state.local.__dict__.pop("jitter", None)
+    _state.lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _wait_until(deadline_ns: int) -> bool:
@@ -350,12 +377,16 @@ class Deadline:
         self._cost = cost
         self._counts = {kind: 0 for kind in KINDS}
         self._start = 0
+        self._sized = False
 
     def size(self, size: int, kind: str = "array") -> None:
         """Declare the request's public size (values, outcomes, queries) and how its values
-        come (:func:`kind_of`)."""
+        come (:func:`kind_of`). Call it once the public inputs are validated and before any
+        value is looked at: from then on an error waits for the deadline before it is
+        raised (see "Errors" in :mod:`dpkit.timing`)."""
         self._counts = {name: 0 for name in KINDS}
         self._counts[kind] = size
+        self._sized = True
 
     def add(self, kind: str = "objects", count: int = 1) -> None:
         """Add ``count`` values of ``kind``: one more query answer, one more run started (a
@@ -384,8 +415,12 @@ class Deadline:
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
                  trace: TracebackType | None) -> None:
-        if kind is not None or getattr(_state.local, "depth", 0):
+        if getattr(_state.local, "depth", 0):
             return
+        if kind is not None:
+            if not (self._sized and issubclass(kind, Exception)):
+                return  # public inputs refused (or an interrupt): no wait
+            traceback.clear_frames(trace)  # free the work's temporaries before the wait
         deadline = self._start + int(self.seconds() * 1e9) + _jitter_ns()
         if _wait_until(deadline):
             with _state.lock:
@@ -395,9 +430,11 @@ class Deadline:
 def run_padded(cost: Cost, work: Callable[..., Any], *args: Any) -> Any:
     """Return ``work(clock, *args)``, padded to the deadline of ``cost``.
 
-    The way every release function runs: ``work`` does all of the release's work and returns
-    only its output, so the temporaries it made (arrays of Python ints or Fractions, say)
-    are freed when it returns, *before* the wait. Freed after it, as locals of the caller,
+    The way every release function runs: ``work`` validates the public inputs, declares
+    the public size (``clock.size``), then does the release's work and returns only its
+    output (an error after ``clock.size`` is padded too: see "Errors" above), so the
+    temporaries it made (arrays of Python ints or Fractions, say) are freed when it
+    returns, *before* the wait. Freed after it, as locals of the caller,
     they would take a time that depends on the data after the deadline.
 
     Parameters
@@ -425,7 +462,8 @@ def padded(cost: Cost) -> Deadline:
     The clock starts when the context is entered. Inside, call ``clock.size(n)`` once the
     public size ``n`` is known; on a normal exit the context waits until
     ``cost.seconds(n)`` after the start (a release of size 0 if no size was declared). On
-    an exception it does not wait.
+    an exception raised after ``clock.size`` it waits too, then lets the exception through;
+    before it (public inputs refused) it does not wait (see "Errors" in the module notes).
 
     Parameters
     ----------

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 import math
+import os
+import pickle
 import sys
 import threading
 import time
@@ -11,6 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from forking import in_fork_child, needs_fork  # tests/ is on sys.path under pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -385,3 +389,32 @@ def test_a_basic_total_beyond_the_largest_float_is_refused_not_an_overflow() -> 
         budget.spend_gaussian(1e-100, 1.0, 1.7e308, 1e-7)
     assert refused.value.total[0] == math.inf and len(budget.history) == 1
     assert not budget.can_spend(1.7e308, 1e-7)
+
+
+# -- one ledger per budget: no copies, no spending from fork children (review finding F7) ---
+
+@pytest.mark.parametrize("duplicate", [copy.copy, copy.deepcopy, pickle.dumps],
+                         ids=["copy", "deepcopy", "pickle"])
+def test_an_accountant_cannot_be_copied_or_pickled(duplicate):
+    budget = Accountant(1.0)
+    budget.spend(0.5)
+    with pytest.raises(TypeError, match=r"an Accountant cannot be copied or pickled: the copy "
+                                        r"would hold a second ledger .* Accountant\(epsilon / k\)"):
+        duplicate(budget)
+    assert budget.spent == (0.5, 0.0)
+
+
+@needs_fork
+def test_forked_children_cannot_spend_the_parents_budget_again():
+    """Three forked children each try to spend 0.8 of a budget of 1.0, and three a Gaussian
+    release: each is refused with an error naming the creating process; the parent can."""
+    budget = Accountant(1.0, 1e-5)
+    sigma = analytic_sigma(1.0, 0.5, 1e-6)
+    refused = (f"RuntimeError: this Accountant was created in process {os.getpid()}; a forked "
+               f"child (process ")
+    for charge in 3 * [lambda: budget.spend(0.8, label="child").epsilon,
+                       lambda: budget.spend_gaussian(sigma, 1.0, 0.5, 1e-6).epsilon]:
+        outcome = in_fork_child(charge)
+        assert isinstance(outcome, dict) and outcome["error"].startswith(refused)
+    assert budget.spend(0.8, label="parent").epsilon == 0.8
+    assert len(budget.history) == 1

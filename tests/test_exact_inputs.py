@@ -5,7 +5,6 @@ Each test here fails on the code before the fix (checked against main) and passe
 Statistical tests use fixed seeds and state their false-failure probability.
 """
 
-import decimal
 import math
 from decimal import Decimal
 from fractions import Fraction
@@ -140,11 +139,12 @@ def test_decimals_far_outside_the_float_range_are_refused_before_conversion(
 def test_decimals_within_the_range_are_still_exact():
     """Ordinary Decimals, and those between 2**-1100 and the smallest float, are put on the
     grid exactly: the release is the one of the equal Fraction."""
-    with decimal.localcontext() as context:
-        context.prec = 2000
-        smallest = Decimal(1) / Decimal(2**1100)        # exactly 2**-1100
-        assert Fraction(smallest) == Fraction(1, 2**1100)
-        below, negative = smallest - Decimal(10) ** -1500, -smallest
+    # 2**-1100 = 7.3621518...e-332; the exact 2**-1100 has 769 digits, beyond the 360 that
+    # MAX_DECIMAL_DIGITS allows (the last of them worth at least 1e-360): 29 digits here.
+    smallest = Decimal("7.3621518290228626754368661772e-332")  # last digit 1e-360
+    assert Fraction(smallest) > Fraction(1, 2**1100)
+    below, negative = Decimal("7.3621518290228626754368661771e-332"), smallest.copy_negate()
+    assert Fraction(below) < Fraction(1, 2**1100)
     for value in (Decimal("0.1"), Decimal("-12345.678"), Decimal("1e308"), Decimal("1e-330"),
                   smallest, negative, Decimal("0E-99999999"), Decimal("-0")):
         exact = as_fraction(value, "value")

@@ -21,6 +21,7 @@ from scipy import stats
 from dpkit._checks import as_fraction
 from dpkit._samplers.base2 import full_precision_sample
 from dpkit.exponential import (
+    DEFAULT_MAX_PRECISION,
     Eta,
     InexactArithmeticError,
     base2_exponential_mechanism,
@@ -448,6 +449,35 @@ def test_mechanism_rejects_bad_parameters(kwargs, error, message) -> None:
     arguments = dict(utilities=[0, 1], eta=Eta(3, 2), utility_min=0, utility_max=1) | kwargs
     with pytest.raises(error, match=message):
         base2_exponential_mechanism(**arguments)
+
+
+@pytest.mark.parametrize("method", ["fast", "full", "search"])
+@pytest.mark.parametrize("precision", [DEFAULT_MAX_PRECISION + 1, 2**62, 10**400],
+                         ids=["2**27+1", "2**62", "10**400"])
+def test_precision_is_bounded_before_the_clock_starts(monkeypatch, method, precision) -> None:
+    """F9: the precision sets the deadline; 2**50 bits made a release wait for months and
+    2**62 raised a bare OverflowError from the wait. It is refused, with its range, before
+    the clock starts (run_padded is never reached)."""
+    import dpkit.exponential as module
+
+    monkeypatch.setattr(module, "run_padded",
+                        lambda *args: pytest.fail("the clock started before validation"))
+    message = rf"precision must be an integer in \[2, {DEFAULT_MAX_PRECISION}\], got "
+    with pytest.raises(ValueError, match=message):
+        base2_exponential_mechanism([0, 1], Eta(3, 2), utility_min=0, utility_max=1,
+                                    method=method, precision=precision)
+
+
+def test_the_largest_precision_is_accepted_and_cannot_lift_the_analytic_limit() -> None:
+    """The limit is inclusive, and it is the analytic bound's own: an explicit precision
+    no longer raises the ceiling on the analytic bound (it used to, up to any size)."""
+    eta = Eta(3, 2)
+    assert base2_exponential_mechanism([0, 1], eta, utility_min=0, utility_max=1,
+                                       precision=DEFAULT_MAX_PRECISION, rng=seeded(0)) in (0, 1)
+    wide = 2**26                                      # analytic bound 2·2**26 + 2 > 2**27
+    with pytest.raises(InexactArithmeticError, match="max_precision=134217728"):
+        base2_exponential_mechanism([0, 1], eta, utility_min=0, utility_max=wide,
+                                    precision=DEFAULT_MAX_PRECISION, rng=seeded(0))
 
 
 def test_fractions_that_are_floats_are_accepted() -> None:

@@ -65,6 +65,23 @@ def test_weight_bounds_bracket_exact_powers(x: int, y: int) -> None:
         assert a <= below and above <= b
 
 
+def test_weight_bounds_multiply_every_public_chunk() -> None:
+    """With the tables of a public span (F4: built before the clock), every chunk is
+    multiplied in whatever the exponents; the bounds still bracket the exact powers, and an
+    exponent beyond the tables is refused rather than bounded wrongly."""
+    x, y = 1243, 11
+    tables = sampling.PowerTables(None, sampling._chunk_tables(x, y, 2**53 - 1))
+    assert len(tables.chunks) == 6
+    k = np.array([0, 1, 7, 1023, 1024, 5000, 2**20 + 3], dtype=np.int64)
+    lo, hi = sampling.weight_bounds(k, x, y, tables)
+    for power, a, b in zip(k, lo, hi, strict=True):
+        w = Fraction(x, 2**y) ** int(power)
+        assert Fraction(a) <= w <= Fraction(b)
+    narrow = sampling.PowerTables(None, sampling._chunk_tables(x, y, 1023))
+    with pytest.raises(ValueError, match="needs more than the 1 chunk tables"):
+        sampling.weight_bounds(k, x, y, narrow)
+
+
 @pytest.mark.parametrize("k, x, y", [
     (np.arange(300), 1243, 11),                         # u(o) = o, geometric weights
     (np.array([0, 1, 1, 2, 5, 0, 3] * 20), 3, 2),

@@ -197,19 +197,20 @@ def laplace_scaled(factor):
 ])
 def test_laplace_mistakes_fail(fn, fragment, privacy):
     """Each wrong scale is off by a factor of at least 1.2 on every hidden case (Δ, ε, Δ/ε,
-    Δ·ε are drawn at least a factor 1.5 from 1; Δ <= 5): the per-case spread test (600
-    releases, standard error 0.041) sees 4.9 standard errors at the very least, 12 or more
-    for every scale above but (Δ + 1)/ε, which also shifts the pooled spread (4,800
-    releases) by 14: caught with probability > 1 − 1e-6 (30 of 30 simulated graders each);
+    Δ·ε are drawn at least a factor 1.5 from 1; Δ <= 5 but on one pair): the per-case
+    spread test (600 releases, standard error 0.041) sees 4.9 standard errors at the very
+    least, 12 or more for every scale above but (Δ + 1)/ε, which also shifts the pooled
+    spread (9,600 releases) by 14 or more: caught with probability > 1 − 1e-6 (30 of 30
+    simulated graders each);
     normal noise of the right variance is 0.13 away from Laplace in mean |noise|/b (9
     standard errors pooled); 0.8 and 1.25 times the scale are 4.9 and 5.5 per-case
-    standard errors off on every case and 14 and 15 pooled: > 1 − 1e-12; the others
+    standard errors off on every case and 19 and 24 pooled: > 1 − 1e-12; the others
     deterministically.
 
     A privacy violation: too little noise on some hidden case (Δ·ε and Δ/(2ε) there by a
     factor 1.2 or more, 0.8 times everywhere: the pooled one-sided spread test sees 14
-    standard errors or more, > 1 − 1e-12), Gaussian tails (about 22 of 4,800 beyond 4b
-    against 88 for Laplace noise: 7 standard deviations, > 1 − 1e-9), no noise, one noise
+    standard errors or more, > 1 − 1e-12), Gaussian tails (about 44 of 9,600 beyond 4b
+    against 176 for Laplace noise: 10 standard deviations, > 1 − 1e-9), no noise, one noise
     for all. Not one: more noise ((Δ + 1)/ε, 1.25 times), randomness not from the
     generator (an ε-DP answer is called a violation with probability at most 1e-6)."""
     fails(judge_laplace_mechanism, fn, fragment, privacy=privacy)
@@ -1194,15 +1195,17 @@ def test_a_privacy_violation_is_a_failure_that_says_so():
 
 
 def test_the_laplace_judges_stated_resolution_holds():
-    """The pass message says a noise scale 11% too small is caught with probability ≥ 0.99:
+    """The pass message says a noise scale 8% too small is caught with probability ≥ 0.99:
     the scale test alone (|noise|/b summed over every draw, a Gamma(N, 1) sum under the
-    right scale, Gamma(N, 0.89) under 0.89 b) rejects it that often."""
+    right scale, Gamma(N, 0.92) under 0.92 b) rejects it that often."""
     from scipy import stats
 
     from dpkit.course.judges import noise
 
     draws = noise._LAPLACE_CASES * noise._LAPLACE_DRAWS
     cut = stats.gamma.ppf(noise._ALPHA_LAPLACE_SCALE / 2, draws)
-    assert stats.gamma.cdf(cut, draws, scale=0.89) >= 0.99
-    assert "11% too small would have been caught with probability 0.99" in \
-        noise._laplace_verdict([(0.0, 1.0, 1.0)], np.random.default_rng(0).laplace(size=(1, 600)))
+    assert stats.gamma.cdf(cut, draws, scale=0.92) >= 0.99
+    releases = np.random.default_rng(0).laplace(size=(2, 600)) + np.array([[0.0], [0.01]])
+    assert "8% too small would have been caught with probability 0.99" in \
+        noise._laplace_verdict([(0.0, 1.0, 1.0), (0.01, 1.0, 1.0)], releases,
+                               np.repeat([0, 1], 600))

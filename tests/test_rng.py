@@ -4,17 +4,23 @@ Statistical tests use fixed seeds; each states its false-failure probability.
 """
 
 import copy
+import hashlib
 import multiprocessing
 import os
 import pickle
+import sys
+import threading
+import time
 from concurrent.futures import ProcessPoolExecutor
 from fractions import Fraction
 
 import numpy as np
 import pytest
+from forking import in_fork_child, needs_fork  # tests/ is on sys.path under pytest
 from scipy import stats
 
 from dpkit import rng
+from dpkit._samplers.base2 import CountingSource
 from dpkit.laplace import laplace_mechanism
 
 FALSE_FAILURE = 1e-7  # per statistical test; the seeds are fixed, so a pass is repeatable
@@ -103,18 +109,11 @@ def test_numpy_generator_is_seeded_from_the_source():
     assert a.tolist() == b.tolist()
 
 
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+@needs_fork
 def test_fork_does_not_share_buffered_secure_bytes():
     source = rng.SecureRandom()
     source.bits(8)  # fill the buffers
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # child: report its next draw
-        os.write(write, source.bits(128).to_bytes(16, "little"))
-        os._exit(0)
-    os.waitpid(pid, 0)
-    child = int.from_bytes(os.read(read, 16), "little")
-    assert child != source.bits(128)
+    assert in_fork_child(lambda: source.bits(128)) != source.bits(128)
 
 
 # -- copies never replay secure bytes (issue 9, finding 1) ---------------------------------
@@ -165,3 +164,163 @@ def test_seeded_copies_replay_by_design():
         assert twin.bits(40) == copy.deepcopy(source).bits(40)
         assert twin.seed == 5 and twin in rng._SOURCES
     assert copy.copy(source)._generator is not source._generator
+
+
+# -- threads never share bits (review finding F5) ------------------------------------------
+
+def _draws_in_threads(draw, threads=4, per_thread=250):
+    """Each of ``threads`` threads calls ``draw()`` ``per_thread`` times, started together,
+    while a line tracer yields the GIL at every line of :mod:`dpkit.rng` (and the switch
+    interval is 1 µs): the threads interleave inside the draws as often as they can.
+    Returns the draws and the exceptions raised in the threads."""
+    def yield_every_line(frame, event, arg):
+        if frame.f_code.co_filename != rng.__file__:
+            return None
+
+        def local(frame, event, arg):
+            if event == "line":
+                time.sleep(0)  # give the GIL to another thread here
+            return local
+        return local
+
+    results, errors = [[] for _ in range(threads)], []
+    start = threading.Barrier(threads)
+
+    def work(i):
+        try:
+            start.wait()
+            results[i].extend(draw() for _ in range(per_thread))
+        except Exception as error:  # reported by the test
+            errors.append(error)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    threading.settrace(yield_every_line)
+    try:
+        workers = [threading.Thread(target=work, args=(i,)) for i in range(threads)]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+    finally:
+        threading.settrace(None)
+        sys.setswitchinterval(interval)
+    return [value for part in results for value in part], errors
+
+
+@pytest.mark.parametrize("method", ["bits", "uint64"])
+def test_threads_sharing_a_secure_source_never_get_the_same_bits(method):
+    """``bits`` takes from the pool, ``uint64`` from SecureRandom's byte buffer: without a
+    lock, two threads read the same bits (or a short buffer) before either moves it on.
+    1,000 independent 64-bit draws repeat by chance with probability < 1000**2 / 2**65
+    ≈ 2.7e-14."""
+    source = rng.SecureRandom()
+    draw = (lambda: source.bits(64)) if method == "bits" else (lambda: int(source.uint64(1)[0]))
+    draws, errors = _draws_in_threads(draw)
+    assert errors == []
+    assert len(draws) == 1000 and len(set(draws)) == len(draws)
+
+
+def test_threads_sharing_a_seeded_source_split_its_stream():
+    """Four threads drawing from one seeded source get, between them, exactly the draws one
+    thread would get: each block of bits goes to one caller (deterministic, no chance)."""
+    source = rng.seeded(7)
+    draws, errors = _draws_in_threads(lambda: source.bits(40))
+    serial = rng.seeded(7)
+    assert errors == []
+    assert sorted(draws) == sorted(serial.bits(40) for _ in range(1000))
+
+
+# -- subclasses: no copy and no fork child replays a source's bits (review finding F6) ------
+
+class _UrandomSource(rng.RandomSource):
+    """A user's subclass with no state of its own (``secure`` left at its default, False)."""
+
+    def bytes(self, n):
+        return os.urandom(n)
+
+
+class _KeyedSource(rng.RandomSource):
+    """A user's secure subclass with state: SHA-256 of a key and a counter; ``_forget``
+    rekeys it, as the subclassing contract asks."""
+
+    secure = True
+
+    def __init__(self):
+        super().__init__()
+        self._forget()
+
+    def _forget(self):
+        super()._forget()
+        self.key, self.counter = os.urandom(32), 0
+
+    def bytes(self, n):
+        with self._lock:
+            blocks = []
+            for _ in range(-(-n // 32)):
+                blocks.append(hashlib.sha256(self.key + self.counter.to_bytes(8, "little"))
+                              .digest())
+                self.counter += 1
+        return b"".join(blocks)[:n]
+
+
+class _UndeclaredSecureSource(rng.RandomSource):
+    """Claims to be secure but says neither how it is copied nor how it is made fresh."""
+
+    secure = True
+
+    def bytes(self, n):
+        return os.urandom(n)
+
+
+DUPLICATES = [copy.copy, copy.deepcopy, lambda s: pickle.loads(pickle.dumps(s))]
+
+
+@pytest.mark.parametrize("duplicate", DUPLICATES, ids=["copy", "deepcopy", "pickle"])
+@pytest.mark.parametrize("make", [_UrandomSource, _KeyedSource], ids=["urandom", "keyed"])
+def test_copies_of_a_subclass_do_not_replay_its_bits(make, duplicate):
+    """The pool (and, through ``_forget``, a key) is not copied: 256 fresh bits agree by
+    chance with probability 2**-256."""
+    source = make()
+    source.bits(3)  # the pool now holds 509 unread bits
+    twin = duplicate(source)
+    assert type(twin) is type(source) and twin._pool_bits == 0 and twin in rng._SOURCES
+    assert twin.bits(256) != source.bits(256)
+
+
+def test_a_copy_of_a_subclass_keeps_its_other_state():
+    """Attributes other than the pool and the lock are copied (deep or shallow, as asked)."""
+    source = _UrandomSource()
+    source.label = ["mine"]
+    assert copy.copy(source).label is source.label
+    assert copy.deepcopy(source).label == ["mine"]
+    assert copy.deepcopy(source).label is not source.label
+
+
+@pytest.mark.parametrize("duplicate", DUPLICATES, ids=["copy", "deepcopy", "pickle"])
+def test_a_secure_subclass_that_does_not_say_how_it_is_copied_is_refused(duplicate):
+    source = _UndeclaredSecureSource()
+    with pytest.raises(TypeError, match=r"_UndeclaredSecureSource cannot be copied or pickled: "
+                                        r"it claims secure=True .* Override _forget\(\)"):
+        duplicate(source)
+
+
+@needs_fork
+@pytest.mark.parametrize("make", [
+    _UrandomSource, _KeyedSource,
+    lambda: copy.deepcopy(_UrandomSource()), lambda: pickle.loads(pickle.dumps(_KeyedSource())),
+], ids=["urandom", "keyed", "urandom-copy", "keyed-unpickled"])
+def test_fork_children_of_subclasses_and_their_copies_draw_fresh_bits(make):
+    """A copy is registered for the fork handler like the original (2**-128 by chance)."""
+    source = make()
+    source.bits(3)
+    assert in_fork_child(lambda: source.bits(128)) != source.bits(128)
+
+
+def test_seeded_subclass_state_replays_by_design():
+    """A non-secure subclass wrapping a seeded source may replay through that state (only
+    the pool is dropped): a copy continues the wrapped stream where the original's bytes
+    left it."""
+    source = CountingSource(rng.seeded(2))
+    twin = copy.deepcopy(source)
+    assert twin.count == 0 and twin.bytes(16) == source.bytes(16)

@@ -205,7 +205,10 @@ def test_range_queries_refuses_an_answer_whose_release_is_not_a_float(answer, mo
     real = core._discrete_laplace_block
     monkeypatch.setattr(core, "_discrete_laplace_block",
                         lambda *args: drawn.append(args) or real(*args))
-    with pytest.raises(ValueError, match=r"queries\[0\]\(data\) must be at most 2\*\*1000"):
+    # (10**400, of 1,329 bits, is refused as longer than MAX_EXACT_BITS = 1,200 bits.)
+    with pytest.raises(ValueError, match=r"queries\[0\]\(data\) must be (at most 2\*\*1000|"
+                                         r"an exact number whose numerator and denominator "
+                                         r"have at most 1200 bits)"):
         svt.range_queries([lambda d: answer] * 2, None, 1, 0.0, 0.5, rng=seeded(0))
     assert drawn == []
 

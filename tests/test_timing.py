@@ -15,12 +15,20 @@ invariants the audit relies on:
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+import textwrap
 from decimal import Decimal
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pytest
+from forking import in_fork_child, needs_fork  # tests/ is on sys.path under pytest
 
+import dpkit
 import dpkit.timing as timing
 from dpkit._samplers import grid
 from dpkit.exponential import Eta, base2_exponential_mechanism
@@ -97,6 +105,27 @@ PAIRS = [
                                          utility_max=8, rng=SOURCE),
      lambda: base2_exponential_mechanism(np.r_[np.arange(63) % 5, 2.5], ETA, utility_min=0,
                                          utility_max=8, rng=SOURCE)),
+    # The number of outcomes is public; nothing else about the utilities sets the deadline.
+    ("base2 two distinct losses vs 64",
+     lambda: base2_exponential_mechanism(np.arange(64) % 2 * 1.0, ETA, utility_min=0,
+                                         utility_max=100, rng=SOURCE),
+     lambda: base2_exponential_mechanism(np.arange(64) * 1.5, ETA, utility_min=0,
+                                         utility_max=100, rng=SOURCE)),
+    ("base2 small vs clamped huge losses, fast",
+     lambda: base2_exponential_mechanism(np.zeros(8), ETA, utility_min=-2.0**12,
+                                         utility_max=2.0**12, rng=SOURCE),
+     lambda: base2_exponential_mechanism(np.r_[np.zeros(7), 1e300], ETA, utility_min=-2.0**12,
+                                         utility_max=2.0**12, rng=SOURCE)),
+    ("base2 list of ints vs a float among them, full",
+     lambda: base2_exponential_mechanism([1] * 64, ETA, utility_min=0, utility_max=8,
+                                         method="full", rng=SOURCE),
+     lambda: base2_exponential_mechanism([1] * 63 + [2.5], ETA, utility_min=0, utility_max=8,
+                                         method="full", rng=SOURCE)),
+    ("base2 integers vs halves, search",
+     lambda: base2_exponential_mechanism(np.arange(10) * 1.0, ETA, utility_min=0,
+                                         utility_max=8, method="search", rng=SOURCE),
+     lambda: base2_exponential_mechanism(np.arange(10) + 0.5, ETA, utility_min=0,
+                                         utility_max=8, method="search", rng=SOURCE)),
     ("above_threshold 100.25 + i vs 100.1 + i",
      lambda: above_threshold(_queries(range(20)), [100.25 + i for i in range(20)], 1e6, 0.1,
                              rng=SOURCE),
@@ -278,14 +307,76 @@ def test_padding_waits_until_the_deadline_and_counts_overruns(monkeypatch):
     assert timing.overruns() == before + 1
 
 
-def test_no_padding_after_an_error(monkeypatch):
+def test_an_error_about_public_inputs_is_not_padded(monkeypatch):
     waited = []
     monkeypatch.setattr(timing, "_wait_until", lambda deadline: waited.append(deadline))
-    with pytest.raises(ValueError):
-        laplace_mechanism(float("nan"), 1.0, 1.0)
+    with pytest.raises(ValueError, match="epsilon"):
+        laplace_mechanism(1.0, 1.0, float("nan"))
+    with pytest.raises(ValueError, match="value must not be empty"):
+        laplace_mechanism([], 1.0, 1.0)
     assert waited == []
     laplace_mechanism(1.0, 1.0, 1.0, rng=SOURCE)
     assert len(waited) == 1
+
+
+def _error_deadlines(monkeypatch, release):
+    """The deadline an erring release waits for (None if it raises at once), and the error."""
+    waited = []
+    monkeypatch.setattr(timing, "_wait_until", lambda deadline: waited.append(deadline))
+    monkeypatch.setattr(timing, "_jitter_ns", lambda: 0)
+    monkeypatch.setattr(timing.time, "perf_counter_ns", lambda: 0)   # a frozen clock
+    with pytest.raises((ValueError, TypeError)) as error:
+        release()
+    return (waited[0] if waited else None), error.value
+
+
+#: (release on x, release on a neighbour x'), both refusing the same last value: the error
+#: must come at the same deadline whatever the values before it (finding F3).
+ERROR_PAIRS = [
+    ("laplace", lambda v: laplace_mechanism([v, float("nan")], 1.0, 1.0, rng=SOURCE)),
+    ("gaussian", lambda v: gaussian_mechanism([v, float("nan")], 1.0, 1.0, 1e-6, rng=SOURCE)),
+    ("snapping", lambda v: snapping_mechanism([v, Fraction(1, 3)], 1.0, 1.0, 1000.0,
+                                              rng=SOURCE)),
+    ("sample_releases", lambda v: sample_releases(float("nan"), 1.0, 1.0, 10, rng=SOURCE)),
+    ("above_threshold", lambda v: above_threshold(_queries([v, float("nan")]),
+                                                  [v, float("nan")], 1e30, 1.0, rng=SOURCE)),
+    ("sparse", lambda v: sparse(_queries([v, float("nan")]), [v, float("nan")], 1e30, 1.0, 2,
+                                rng=SOURCE)),
+    ("range_queries", lambda v: range_queries(_queries([v, 2.0**1001]), [v, 2.0**1001], 1,
+                                              1e30, 1.0, rng=SOURCE)),
+    ("above_threshold_runs", lambda v: above_threshold_runs([v % 2**30, float("nan")], 1e6,
+                                                            1.0, runs=3, rng=SOURCE)),
+    ("randomized_response", lambda v: randomized_response([v == 0.1, 0.5], 1.0, rng=SOURCE)),
+]
+
+
+@pytest.mark.parametrize(("name", "release"), ERROR_PAIRS, ids=[p[0] for p in ERROR_PAIRS])
+def test_an_error_about_the_values_waits_for_the_deadline(monkeypatch, name, release):
+    """``[0.1, nan]`` and ``[2**60 + 1, nan]`` take different work to reach the NaN: the error
+    is padded to the deadline of the public size, the same for both."""
+    first, error = _error_deadlines(monkeypatch, lambda: release(0.1))
+    second, other = _error_deadlines(monkeypatch, lambda: release(2**60 + 1))
+    assert first is not None, f"{name} raised {error!r} without waiting for its deadline"
+    assert first == second > 0
+    assert str(error) == str(other)  # the same refusal
+
+
+def test_a_padded_error_frees_the_works_locals_before_the_wait(monkeypatch):
+    log = []
+
+    class Temporary:
+        def __del__(self):
+            log.append("freed")
+
+    def work(clock):
+        clock.size(1)
+        scratch = Temporary()  # noqa: F841 (a local of the failed work)
+        raise ValueError("refused")
+
+    monkeypatch.setattr(timing, "_wait_until", lambda deadline: log.append("wait"))
+    with pytest.raises(ValueError, match="refused"):
+        timing.run_padded(timing.Cost(fixed=1.0), work)
+    assert log == ["freed", "wait"]
 
 
 def test_the_margin_is_validated_and_scales_every_deadline():
@@ -430,3 +521,61 @@ def test_above_threshold_runs_chooses_its_path_from_public_parameters_only(monke
     with pytest.raises(ValueError, match="threshold"):
         above_threshold_runs([0.0], 1e30, 1.0, runs=2, rng=SOURCE)
     assert above_threshold_runs([-1e6, 2.0**30], 0.0, 1.0, runs=2, rng=SOURCE).tolist() == [1, 1]
+
+
+@needs_fork
+def test_a_fork_child_does_not_replay_the_jitter_pool():
+    """The child's first eight extra waits and the parent's next eight (88 random bits
+    each) agree by chance with probability 2**-88."""
+    timing._jitter_ns()  # the pool now holds unread bytes
+    child = in_fork_child(lambda: [timing._jitter_ns() for _ in range(8)])
+    assert len(child) == 8 and child != [timing._jitter_ns() for _ in range(8)]
+
+
+#: Run in a fresh process (empty caches): one release of the fast exponential mechanism,
+#: counting the tables of powers built between the start of its clock and its deadline.
+_TABLE_BUILDS = textwrap.dedent("""
+    import json, sys
+    import numpy as np
+    from dpkit import exponential
+    from dpkit._samplers import base2
+    from dpkit.rng import seeded
+
+    def built():
+        return base2._power_table.cache_info().misses + base2._lower_table.cache_info().misses
+
+    padded, counts = exponential.run_padded, []
+
+    def counting(cost, work, *args):
+        def counted(clock, *rest):
+            before = built()
+            try:
+                return work(clock, *rest)
+            finally:
+                counts.append(built() - before)
+        return padded(cost, counted, *args)
+
+    exponential.run_padded = counting
+    eta = exponential.Eta.from_epsilon(0.01)       # no direct table: chunked products
+    assert base2._lower_table(*eta.reduced()) is None
+    base2._lower_table.cache_clear()
+    exponential.base2_exponential_mechanism(np.array(json.loads(sys.argv[1])), eta,
+                                            utility_min=0, utility_max=5000, rng=seeded(0))
+    print(json.dumps(counts))
+""")
+
+
+def test_the_fast_mechanism_builds_no_table_inside_its_deadline():
+    """F4: the first release whose losses reach a new 10-bit chunk of exponents used to
+    build that chunk's table inside its deadline, so the first release's time revealed the
+    losses' range. Losses in chunk 0 only and losses reaching chunk 1 (same public bounds)
+    must build the same tables, none, between the clock's start and the deadline."""
+    root = Path(dpkit.__file__).resolve().parent.parent
+    environment = dict(os.environ, PYTHONPATH=str(root))
+    builds = {}
+    for name, losses in (("chunk 0", [0, 1, 2]), ("chunk 1", [0, 2000, 4000])):
+        run = subprocess.run([sys.executable, "-c", _TABLE_BUILDS, json.dumps(losses)],
+                             env=environment, capture_output=True, text=True, timeout=120,
+                             check=True)
+        builds[name] = json.loads(run.stdout)
+    assert builds["chunk 0"] == builds["chunk 1"] == [0], builds

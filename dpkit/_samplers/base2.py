@@ -25,7 +25,9 @@ Interval refinement (:func:`fast_sample`)
     drawn and the bounds recomputed with MPFR directed rounding at 256, 1024, … bits, and
     finally exactly (the full-precision arithmetic above, inexact flag trapped). Because a
     level only ever *narrows* the set of indices consistent with the same ``V``, the output
-    is the exact distribution whichever level decides; the levels differ only in time.
+    is the exact distribution whichever level decides; the levels differ only in time. The
+    tables are built from public parameters before a release's clock starts
+    (:func:`power_tables`).
 
 Random binary search (:func:`random_binary_search_sample`)
     Ilvento (2020), Algorithm 3: the weights as exact integers, a dummy outcome ``⊥`` that
@@ -49,6 +51,7 @@ import bisect
 import itertools
 import math
 from collections.abc import Iterable
+from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 from typing import Any
@@ -61,6 +64,7 @@ from dpkit.rng import RandomSource
 __all__ = [
     "CountingSource",
     "InexactArithmeticError",
+    "PowerTables",
     "bernoulli_dyadic",
     "exact_context",
     "fast_sample",
@@ -68,6 +72,7 @@ __all__ = [
     "get_random_value",
     "handover_probability",
     "integer_weights",
+    "power_tables",
     "random_binary_search_sample",
     "search_round",
 ]
@@ -372,27 +377,79 @@ def _power_table(x: int, y: int, chunk: int) -> tuple[np.ndarray, np.ndarray]:
         context = gmpy2.ieee(64)
         context.round = rounding
         with context:
-            tables.append(np.array([float(base ** (j * step)) for j in range(_CHUNK)]))
+            table = np.array([float(base ** (j * step)) for j in range(_CHUNK)])
+        table.flags.writeable = False              # shared through the cache
+        tables.append(table)
     return tables[0], tables[1]
 
 
-def weight_bounds(k: np.ndarray, x: int, y: int) -> tuple[np.ndarray, np.ndarray]:
+@dataclass(frozen=True)
+class PowerTables:
+    """The tables of powers level 0 of :func:`fast_sample` reads, for one base ``b = x/2**y``.
+
+    Built by :func:`power_tables` from *public* parameters only (the base and the largest
+    exponent the public utility bounds allow), before a release's clock starts: a release
+    then reads tables it was handed and never builds one, so its work does not depend on
+    which tables an earlier release left in the caches (nor, through them, on the data).
+
+    Attributes
+    ----------
+    direct : numpy.ndarray or None
+        :func:`_lower_table` (``None`` for bases too close to 1 for a direct table).
+    chunks : tuple of (numpy.ndarray, numpy.ndarray)
+        Without a direct table: :func:`_power_table` for chunks ``0 … m-1``, enough for
+        every exponent below ``2**(10·m)``; empty otherwise.
+    """
+
+    direct: np.ndarray | None
+    chunks: tuple[tuple[np.ndarray, np.ndarray], ...]
+
+
+def power_tables(x: int, y: int, largest: int) -> PowerTables:
+    """The :class:`PowerTables` of ``b = x / 2**y`` for exponents in ``[0, largest]``.
+
+    ``largest`` must come from public quantities (the span of the public utility bounds),
+    never from the data: which tables are built, and how many chunk products
+    :func:`weight_bounds` computes, depend on it alone. The tables are cached (keyed by
+    ``x``, ``y`` and the chunk), so building them again costs a lookup.
+    """
+    direct = _lower_table(x, y)
+    return PowerTables(direct, () if direct is not None else _chunk_tables(x, y, largest))
+
+
+def _chunk_tables(x: int, y: int,
+                  largest: int) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+    """:func:`_power_table` for every 10-bit chunk of the exponents ``0 … largest``."""
+    count = max(1, -(-max(int(largest), 0).bit_length() // _CHUNK_BITS))
+    return tuple(_power_table(x, y, chunk) for chunk in range(count))
+
+
+def weight_bounds(k: np.ndarray, x: int, y: int,
+                  tables: PowerTables | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Doubles ``lo ≤ b**k ≤ hi`` elementwise, ``b = x / 2**y``, for non-negative ``k``.
 
     ``b**k`` is the product over the 10-bit chunks of ``k`` of table entries; every
     product is rounded outward with :func:`numpy.nextafter`, so the bounds are rigorous
-    (IEEE-754 multiplication is correctly rounded).
+    (IEEE-754 multiplication is correctly rounded). Every chunk of ``tables`` is
+    multiplied in, whatever ``k`` (an entry ``b**0 = 1`` for a chunk of zeros): the work
+    depends on the tables, built from public bounds, not on the largest ``k``. Without
+    ``tables`` (documentation and tests only), the chunks that ``k`` needs are used.
+
+    Raises
+    ------
+    ValueError
+        If an exponent of ``k`` needs more chunks than ``tables`` hold.
     """
-    low, high = _power_table(x, y, 0)
+    chunks = _chunk_tables(x, y, int(k.max())) if tables is None else tables.chunks
+    if not chunks or int(k.max()) >> (_CHUNK_BITS * len(chunks)):
+        raise ValueError(f"the largest exponent {int(k.max())} needs more than the "
+                         f"{len(chunks)} chunk tables of {_CHUNK_BITS} bits given")
+    low, high = chunks[0]
     lo, hi = low[k & (_CHUNK - 1)], high[k & (_CHUNK - 1)]
-    largest = int(k.max())
-    chunk = 1
-    while largest >> (_CHUNK_BITS * chunk):
-        low, high = _power_table(x, y, chunk)
+    for chunk, (low, high) in enumerate(chunks[1:], start=1):
         index = (k >> (_CHUNK_BITS * chunk)) & (_CHUNK - 1)
         lo = np.nextafter(lo * low[index], 0.0)
         hi = np.nextafter(hi * high[index], np.inf)
-        chunk += 1
     return lo, hi
 
 
@@ -432,17 +489,20 @@ def _up(value: float) -> float:
     return math.nextafter(value, math.inf)
 
 
-def _float_level(k: np.ndarray, x: int, y: int, point: int) -> tuple[int, int]:
+def _float_level(k: np.ndarray, x: int, y: int, point: int,
+                 tables: PowerTables | None = None) -> tuple[int, int]:
     """Bracket the outcome with doubles: return ``(lo, hi)`` with ``lo ≤ outcome ≤ hi``.
 
     Uses the direct table of :func:`_lower_table` when ``b`` allows one
     (:func:`_table_level`), otherwise the chunked products of :func:`weight_bounds`
     (:func:`_product_level`). Both are rigorous; they differ only in speed and tightness.
+    ``tables`` (:func:`power_tables`) default to those ``k`` needs (tests only).
     """
-    table = _lower_table(x, y)
-    if table is None:
-        return _product_level(k, x, y, point)
-    return _table_level(k, table, point)
+    if tables is None:
+        tables = power_tables(x, y, int(k.max()))
+    if tables.direct is None:
+        return _product_level(k, x, y, point, tables)
+    return _table_level(k, tables.direct, point)
 
 
 def _error_factors(n: int) -> tuple[float, float]:
@@ -549,7 +609,8 @@ def _thresholds(total: float, n: int, point: int) -> tuple[float, float]:
     return a, c
 
 
-def _product_level(k: np.ndarray, x: int, y: int, point: int) -> tuple[int, int]:
+def _product_level(k: np.ndarray, x: int, y: int, point: int,
+                   tables: PowerTables) -> tuple[int, int]:
     """Level 0 from :func:`weight_bounds` (for bases too close to 1 for a direct table).
 
     ``V ∈ [point, point + 1) · 2**-53``. With ``F``/``G`` the floating-point cumulative sums
@@ -559,7 +620,7 @@ def _product_level(k: np.ndarray, x: int, y: int, point: int) -> tuple[int, int]
     when ``F_j > B ≥ V·T``; ``A`` and ``B`` are computed with outward rounding.
     """
     n = k.size
-    lo, hi = weight_bounds(k, x, y)
+    lo, hi = weight_bounds(k, x, y, tables)
     lower_sums, upper_sums = np.cumsum(lo), np.cumsum(hi)
     shrink, grow = _error_factors(n)
     v_low, v_high = point * 2.0 ** -53, (point + 1) * 2.0 ** -53   # exact
@@ -652,7 +713,7 @@ def _exact_level(k: np.ndarray, x: int, y: int, precision: int, point: int, bits
 
 
 def fast_sample(k: np.ndarray, x: int, y: int, rng: RandomSource, *,
-                precision: Any, start: str = "float",
+                precision: Any, tables: PowerTables | None = None, start: str = "float",
                 mp_precisions: tuple[int, ...] = _MP_PRECISIONS,
                 float_slack: float = 0.0) -> int:
     """Draw index ``i`` with probability ``b**k[i] / Σ_j b**k[j]`` exactly, in ``O(n)`` time.
@@ -667,6 +728,10 @@ def fast_sample(k: np.ndarray, x: int, y: int, rng: RandomSource, *,
     precision : int or callable
         Bits for the exact level (or a function returning them, called only if the exact
         level is reached).
+    tables : PowerTables, optional
+        Level 0's tables, from :func:`power_tables` with the *public* largest exponent. A
+        release must pass them, built before its clock starts; the default, the tables
+        ``k`` itself needs, builds them from the data (tests and documentation only).
     start : {"float", "mp", "exact"}
         First level to use. Tests start later to exercise the fallback levels.
     mp_precisions : tuple of int
@@ -686,7 +751,7 @@ def fast_sample(k: np.ndarray, x: int, y: int, rng: RandomSource, *,
     point, bits = rng.bits(53), 53
     first, last = 0, n - 1
     if start == "float":
-        first, last = _float_level(k, x, y, point)
+        first, last = _float_level(k, x, y, point, tables)
         if float_slack:
             first = int(np.floor(first * (1 - float_slack)))
             last = min(int(np.ceil(last * (1 + float_slack))) + 1, n - 1)

@@ -26,7 +26,9 @@ the one that decides whether a spend fits.
 
 from __future__ import annotations
 
+import os
 import threading
+from typing import NoReturn
 
 import gmpy2
 
@@ -104,6 +106,13 @@ class Accountant:
     :meth:`can_spend` and :attr:`remaining` are advisory: another thread may spend between
     the question and the charge, so only the charge itself decides.
 
+    **Processes.** An accountant's ledger lives in the process that created it. A child
+    created by ``os.fork`` (``multiprocessing`` with *fork*) would get its own copy of the
+    ledger, and each child could spend the remaining budget again, so a charge made in
+    another process than the creator's raises ``RuntimeError``; charge every release in the
+    creating process, or give each process a budget of its own (``Accountant(epsilon / k)``).
+    For the same reason an accountant cannot be copied or pickled (``TypeError``).
+
     Examples
     --------
     >>> budget = Accountant(1.0)
@@ -129,6 +138,15 @@ class Accountant:
         # Held while a charge is decided and recorded: the fit check and the recording are
         # one atomic step (two threads may not both fit into the same remaining budget).
         self._lock = threading.Lock()
+        self._pid = os.getpid()  # the only process whose charges this ledger records
+
+    def __reduce_ex__(self, protocol: int) -> NoReturn:
+        raise TypeError(
+            "an Accountant cannot be copied or pickled: the copy would hold a second ledger "
+            "of the same budget, and releases charged to either would be unseen by the other "
+            "(together they could spend the budget twice). Share this accountant (it is "
+            "thread-safe), or split the budget explicitly: one Accountant(epsilon / k) per "
+            "worker")
 
     # -- state ----------------------------------------------------------------------------
     @property
@@ -202,6 +220,13 @@ class Accountant:
         slip in between the check and the record (two threads each spending 0.6 of a
         budget of 1.0 would otherwise both succeed).
         """
+        if os.getpid() != self._pid:
+            raise RuntimeError(
+                f"this Accountant was created in process {self._pid}; a forked child (process "
+                f"{os.getpid()}) cannot spend from it: its ledger is a copy the parent never "
+                f"sees, so every child could spend the budget again. Charge every release in "
+                f"process {self._pid}, or create one budget per process (Accountant(epsilon / "
+                f"k) for k processes)")
         spend = check_applies(self._composition, spend)
         with self._lock:
             sums = self._ledger.sums.add(spend)
@@ -242,6 +267,9 @@ class Accountant:
         TypeError, ValueError
             If a parameter is of the wrong type or out of range (the history is unchanged),
             or under ``composition="zcdp"`` for a release with ``delta > 0``.
+        RuntimeError
+            If called in another process than the one that created the accountant (a child
+            created by ``os.fork``): see "Processes" in :class:`Accountant`.
         """
         return self._charge(checked_spend(epsilon, delta, label))
 
@@ -274,6 +302,8 @@ class Accountant:
             If a parameter is out of range, or if ``sigma`` is too small for the claimed
             ``(epsilon, delta)``: the exact Gaussian privacy profile (Balle & Wang 2018,
             Thm 8) must give at most ``delta`` at ``epsilon``.
+        RuntimeError
+            If called in a forked child, as :meth:`spend`.
         """
         return self._charge(gaussian_spend(sigma, sensitivity, epsilon, delta, label))
 

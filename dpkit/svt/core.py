@@ -59,6 +59,7 @@ from dpkit._checks import (
     check_epsilon,
     check_integer,
     check_nonempty,
+    describe,
     refuse_masked,
 )
 from dpkit._samplers.grid import grid_exponent
@@ -78,12 +79,14 @@ MAX_RUNS = 100_000
 #: The worst cost of :func:`above_threshold`, :func:`sparse` and
 #: :func:`dpkit.svt.range_queries` per threshold drawn and per query evaluated, the query
 #: functions' own time excluded (see :mod:`dpkit.timing`; ``benchmarks/deadlines.py``).
-COST = Cost(fixed=4.0, per_value=0.3, large=6.0, per_object=1.3)
+#: ``per_object`` covers the longest Decimal accepted (360 digits, ``MAX_DECIMAL_DIGITS``),
+#: about three times a Fraction's cost.
+COST = Cost(fixed=4.0, per_value=0.3, large=6.0, per_object=2.6)
 
 
 #: The worst cost of :func:`above_threshold_runs` per (run, answer) pair, and per answer
 #: converted (``benchmarks/deadlines.py``).
-RUNS_COST = Cost(fixed=8.0, per_value=0.05, large=10.0, per_vector_value=40.0, per_object=1.3)
+RUNS_COST = Cost(fixed=8.0, per_value=0.05, large=10.0, per_vector_value=40.0, per_object=2.6)
 
 #: :func:`first_passes` stays on int64 arithmetic while answers and threshold lie below
 #: ``FAST_UNITS`` grid units in magnitude and the query noise's scale below
@@ -169,7 +172,7 @@ def check_queries(queries: Any) -> Iterator[Any]:
     """Return an iterator over ``queries`` without consuming it (streams stay lazy)."""
     if isinstance(queries, (str, bytes)) or not isinstance(queries, Iterable):
         raise TypeError(f"queries must be an iterable of callables query(data) -> real number, "
-                        f"got {queries!r} of type {type(queries).__name__}")
+                        f"got {describe(queries)} of type {type(queries).__name__}")
     return iter(queries)
 
 
@@ -177,7 +180,7 @@ def call_query(query: Any, data: Any, index: int) -> Any:
     """Call ``query(data)``; refuse a query that is not callable."""
     if not callable(query):
         raise TypeError(f"queries[{index}] must be callable as query(data), "
-                        f"got {query!r} of type {type(query).__name__}")
+                        f"got {describe(query)} of type {type(query).__name__}")
     return query(data)
 
 
@@ -242,7 +245,7 @@ def exact_epsilon(epsilon: Any, runs: int = 1) -> Fraction:
     if not low <= exact / runs <= high:
         per = "" if runs == 1 else f"/{runs} (one run's share)"
         raise ValueError(f"epsilon{per} must be in [2**-64, 2**64] (about [5.4e-20, 1.8e19]) "
-                         f"so that the noise scales stay finite, got epsilon={epsilon!r}")
+                         f"so that the noise scales stay finite, got epsilon={describe(epsilon)}")
     return exact
 
 
@@ -473,9 +476,9 @@ def above_threshold_runs(answers: Iterable[float], threshold: float, epsilon: fl
     ``runs · (len(answers) + 2)`` (:mod:`dpkit.timing`): every run is charged for reading every
     answer, as when no answer passes. Its work stays on fixed-width (int64) arithmetic, so
     answers and threshold must lie within ``±2**61`` grid units; larger ones are refused
-    before any noise is drawn (the refusal, like every error, names the value and is not
-    padded). A simulation that publishes nothing can skip the wait inside
-    :func:`dpkit.timing.unpadded`.
+    before any noise is drawn (the refusal names the value and, like every error about
+    the answers, is padded to the deadline: see "Errors" in :mod:`dpkit.timing`). A
+    simulation that publishes nothing can skip the wait inside :func:`dpkit.timing.unpadded`.
 
     Examples
     --------
@@ -494,30 +497,31 @@ def _above_threshold_runs_work(clock: Deadline, answers: Any, threshold: Any, ep
     run_epsilon = exact_epsilon(epsilon)
     refuse_masked(answers, "answers")  # iterating would hand out the masked raw values
     if isinstance(answers, (str, bytes)) or not isinstance(answers, Iterable):
-        raise TypeError(f"answers must be an iterable of real numbers, got {answers!r}")
+        raise TypeError(f"answers must be an iterable of real numbers, got {describe(answers)}")
     items = list(answers)
-    exact = [as_fraction(a, f"answers[{i}]") for i, a in enumerate(items)]
-    check_nonempty(len(exact), "answers", answers)
-    # Public: every run may read every answer, plus two values' worth per run (its threshold
-    # and bookkeeping); each answer is converted as a Python object.
-    clock.size(runs * (len(exact) + 2))
-    clock.add("objects", len(exact))
+    check_nonempty(len(items), "answers", answers)
     exact_threshold = as_fraction(threshold, "threshold")
     source = resolve(rng)
     run_scale = 1 / run_epsilon
     bits = grid_bits(2 * run_scale)
-    units = [round_to_grid(a, bits) for a in exact]
     limit = round_to_grid(exact_threshold, bits)
     if abs(limit) >= FAST_UNITS or 4 * run_scale * 2**bits >= FAST_SCALE_UNITS:
         raise ValueError(
             f"above_threshold_runs needs |threshold| < {FAST_UNITS} grid units of 2**-{bits} "
-            f"and epsilon >= 2**-48 (its fixed-width path), got threshold={threshold!r}, "
-            f"epsilon={epsilon!r}; call above_threshold once per run instead")
+            f"and epsilon >= 2**-48 (its fixed-width path), got threshold={describe(threshold)}, "
+            f"epsilon={describe(epsilon)}; call above_threshold once per run instead")
+    # Public inputs validated. Every run may read every answer, plus two values' worth per
+    # run (its threshold and bookkeeping); each answer is converted as a Python object.
+    # From here on (the answers are looked at), an error is padded too.
+    clock.size(runs * (len(items) + 2))
+    clock.add("objects", len(items))
+    exact = [as_fraction(a, f"answers[{i}]") for i, a in enumerate(items)]
+    units = [round_to_grid(a, bits) for a in exact]
     too_large = [i for i, u in enumerate(units) if abs(u) >= FAST_UNITS]
     if too_large:
         i = too_large[0]
         raise ValueError(
-            f"answers[{i}] = {items[i]!r} is too large for above_threshold_runs: answers "
+            f"answers[{i}] = {describe(items[i])} is too large for above_threshold_runs: answers "
             f"must lie within ±2**61 grid units of 2**-{bits} (±{FAST_UNITS / 2**bits:.4g}); "
             "call above_threshold once per run instead")
     return first_passes(units, limit, run_scale * 2**bits, runs, source, bound=FAST_UNITS - 1)

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator
 from fractions import Fraction
 from typing import Any
 
-from dpkit._checks import as_fraction, check_integer
+from dpkit._checks import as_fraction, check_integer, describe
 from dpkit.rng import RandomSource, resolve
 from dpkit.svt.core import (
     COST,
@@ -123,8 +123,7 @@ def _releasable_answers(queries: Any, data: Any, clock: Deadline
     as soon as it is evaluated (before the noise compared with it is drawn)."""
     for index, answer in query_answers(queries, data, clock):
         if abs(answer) > RANGE_ANSWER_LIMIT:
-            text = repr(answer)
-            text = text if len(text) <= 60 else text[:57] + "..."
             raise ValueError(f"queries[{index}](data) must be at most 2**1000 (about 1.07e301) "
-                             f"in magnitude, so that its noisy release is a float, got {text}")
+                             f"in magnitude, so that its noisy release is a float, got "
+                             f"{describe(answer)}")
         yield index, answer

@@ -14,6 +14,7 @@ from dpkit.course.judges._base import (
     Judgement,
     PrivacyViolation,
     Rejection,
+    binomial_reject,
     call,
     chi2_reject,
     gamma_reject,
@@ -27,24 +28,38 @@ from dpkit.course.judges._base import (
 __all__ = ["GAUSSIAN_CALLS", "LAPLACE_CALLS", "judge_gaussian_noise", "judge_laplace_mechanism"]
 
 _FAR_FROM_ONE = math.log(1.5)   # hidden Δ, ε, Δ/ε at least this far from 1 (log scale)
-_LATTICE_SLACK = 1e-5           # the exact mechanism's lattice vs the continuous law (KS)
+#: The exact mechanism's lattice (2⁻²⁰Δ fine: 2⁻²⁰ε ≤ 5e-5 scales for ε ≤ 50, its CDF then
+#: within 2.4e-5 of the continuous one) and the float rounding of ``value + noise``
+#: (``|value|/b ≤ 5e9``: at most 1e-6 scales) vs the continuous law, in KS distance.
+_LATTICE_SLACK = 3e-5
 #: After a failure: an answer whose noise is at least the right one is called a privacy
 #: violation with probability at most this (:func:`too_little_noise`).
 _ALPHA_PRIVACY = 1e-6
 _LAPLACE_TAIL = 4.0             # |noise| > 4b: probability e^-4 under Lap(b)
 _GAUSS_TAIL = 9.0               # (noise/σ)² > 9: probability 2Φ(−3) under N(0, σ²)
 _GAUSSIAN_DP = "(ε, δ)-DP"
+#: "Nearly zero", in noise scales: a release this close to the value, or two noises whose
+#: sum or difference is this small (cancelling or repeated noises).
+_NEAR = 0.01
+#: Probability bound of those events for a correct answer: ``P(|x| ≤ t) = 1 − e^{−t} ≤ t``
+#: for Lap(1); the sum (difference) of two independent Lap(1) has density at most 1/4, so
+#: ``P(|x ± y| ≤ t) ≤ t/2`` each, ``≤ t`` for either; 5% more covers the exact mechanism's
+#: lattice and the float rounding (at most 1e-4 scales in all, 5e-4 allowed).
+_NEAR_BOUND = 1.05 * _NEAR
 
-# Laplace: 8 hidden cases of 600 releases, 16 repeated seeds.
-_LAPLACE_CASES, _LAPLACE_DRAWS, _LAPLACE_REPEATS = 8, 600, 16
-_ALPHA_LAPLACE_POOLED, _ALPHA_LAPLACE_SCALE, _ALPHA_LAPLACE_CASE = 3e-7, 3e-7, 2.5e-8
+# Laplace: 8 hidden pairs of cases (16 cases) of 600 releases, 16 repeated seeds.
+_LAPLACE_PAIRS, _LAPLACE_DRAWS, _LAPLACE_REPEATS = 8, 600, 16
+_LAPLACE_CASES = 2 * _LAPLACE_PAIRS
+_ALPHA_LAPLACE_POOLED, _ALPHA_LAPLACE_SCALE, _ALPHA_LAPLACE_CASE = 1.9e-7, 1.9e-7, 1e-8
+_ALPHA_LAPLACE_ATOM, _ALPHA_LAPLACE_PAIRED, _ALPHA_LAPLACE_NEIGHBOURS = 1e-7, 1e-7, 1e-7
 #: Calls of the student's function one :func:`judge_laplace_mechanism` makes (at most).
 LAPLACE_CALLS = _LAPLACE_CASES * _LAPLACE_DRAWS + _LAPLACE_REPEATS
 
 # Gaussian: 8 calls of 1,000 to 2,500 draws, 2 of 1 to 5 draws, 2 repeated seeds.
 _GAUSS_LARGE, _GAUSS_SMALL, _GAUSS_REPEATS = 8, 2, 2
-_ALPHA_GAUSS_CALL_KS, _ALPHA_GAUSS_CALL_VAR = 4e-8, 4e-8
-_ALPHA_GAUSS_POOLED_KS, _ALPHA_GAUSS_POOLED_VAR = 2e-7, 1.6e-7
+_ALPHA_GAUSS_CALL_KS, _ALPHA_GAUSS_CALL_VAR = 3e-8, 3e-8
+_ALPHA_GAUSS_POOLED_KS, _ALPHA_GAUSS_POOLED_VAR = 1.1e-7, 1.1e-7
+_ALPHA_GAUSS_ATOM, _ALPHA_GAUSS_TOTAL, _ALPHA_GAUSS_PAIRS = 1e-7, 1e-7, 5e-8
 #: Calls of the student's function one :func:`judge_gaussian_noise` makes.
 GAUSSIAN_CALLS = _GAUSS_LARGE + _GAUSS_SMALL + _GAUSS_REPEATS
 
@@ -60,16 +75,31 @@ def _far_from_one(*values: float) -> bool:
 
 
 def _laplace_cases(rng: np.random.Generator) -> list[tuple[float, float, float]]:
-    """Hidden (value, Δ, ε): Δ, ε in [0.1, 5], with Δ, ε, Δ/ε, Δ·ε away from 1 so that
-    every usual wrong scale (Δ·ε, ε/Δ, Δ, 1/ε, (Δ+1)/ε, …) differs from Δ/ε by 20% or more;
-    values of either sign from 0.1 to 10,000."""
-    cases = []
+    """Hidden (value, Δ, ε), in pairs of neighbouring values that share Δ and ε.
+
+    Pairs 0 to 4: Δ, ε in [0.1, 5] and values of either sign from 0.1 to 10,000; pair 5:
+    values from 10⁴ to 10⁸; pair 6: ε in [0.01, 0.1] or [5, 50]; pair 7: Δ in [0.01, 0.1]
+    or [5, 1000] (the exercise allows any finite value and any Δ, ε > 0). Always Δ, ε, Δ/ε,
+    Δ·ε away from 1, so that every usual wrong scale (Δ·ε, ε/Δ, Δ, 1/ε, (Δ + 1)/ε, …)
+    differs from Δ/ε, by 20% or more where Δ <= 5. Values have two decimals; the second
+    value of a pair is the first plus an odd number of cents (at most 0.09)."""
+    cases: list[tuple[float, float, float]] = []
     while len(cases) < _LAPLACE_CASES:
+        pair = len(cases) // 2
         delta, epsilon = _log_uniform(rng, 0.1, 5.0), _log_uniform(rng, 0.1, 5.0)
+        low, high = 0.1, 1e4
+        if pair == _LAPLACE_PAIRS - 3:
+            low, high = 1e4, 1e8
+        elif pair == _LAPLACE_PAIRS - 2:
+            epsilon = _log_uniform(rng, *((0.01, 0.1) if rng.random() < 0.5 else (5.0, 50.0)))
+        elif pair == _LAPLACE_PAIRS - 1:
+            delta = _log_uniform(rng, *((0.01, 0.1) if rng.random() < 0.5 else (5.0, 1e3)))
+        delta, epsilon = round(delta, 3), round(epsilon, 3)
         if not _far_from_one(delta, epsilon, delta / epsilon, delta * epsilon):
             continue
-        value = round(float(rng.choice([-1.0, 1.0])) * _log_uniform(rng, 0.1, 1e4), 2)
-        cases.append((value, round(delta, 3), round(epsilon, 3)))
+        value = round(float(rng.choice([-1.0, 1.0])) * _log_uniform(rng, low, high), 2)
+        cents = 0.01 * (2 * int(rng.integers(0, 5)) + 1)
+        cases += [(value, delta, epsilon), (round(value + cents, 2), delta, epsilon)]
     return cases
 
 
@@ -94,55 +124,85 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
     """Hidden test of ``fn(value, sensitivity, epsilon, generator)``: one release
     ``value + Lap(Δ/ε)`` with NumPy noise (exercise ``ex-laplace-textbook``).
 
-    **Hidden inputs** (from ``rng``): 8 cases ``(value, Δ, ε)`` with ``Δ, ε`` log-uniform in
-    ``[0.1, 5]`` and ``Δ, ε, Δ/ε, Δ·ε`` at least a factor 1.5 from 1 (so that Δ·ε, ε/Δ,
-    Δ/(2ε), 1/ε, Δ, (Δ + 1)/ε all differ from Δ/ε), values of either sign in
-    ``[0.1, 10⁴]``; 600 releases per case, each with a fresh ``numpy.random.default_rng``
-    seeded from ``rng``.
+    **Hidden inputs** (from ``rng``): 8 pairs of cases ``(value, Δ, ε)``; the two cases of
+    a pair share Δ and ε, and their values (two decimals) differ by an odd number of cents
+    up to 0.09 (neighbours). Pairs 0 to 4: ``Δ, ε`` log-uniform in ``[0.1, 5]``, values of
+    either sign in ``[0.1, 10⁴]``; pair 5: values in ``[10⁴, 10⁸]``; pair 6: ε in
+    ``[0.01, 0.1]`` or ``[5, 50]``; pair 7: Δ in ``[0.01, 0.1]`` or ``[5, 1000]`` (the
+    exercise allows any value and any Δ, ε > 0); always ``Δ, ε, Δ/ε, Δ·ε`` at least a
+    factor 1.5 from 1 (so that Δ·ε, ε/Δ, Δ/(2ε), 1/ε, Δ, (Δ + 1)/ε differ from Δ/ε). 600
+    releases per case, each with a fresh ``numpy.random.default_rng`` seeded from ``rng``,
+    the 9,600 calls in a secret random order that interleaves the cases.
 
     **Tests**, with their false-failure probabilities for a correct answer:
 
     * every release is a finite real number, and 16 releases repeated with generators
       seeded alike are equal (the exercise says the noise comes from ``generator``): 0;
-    * pooled Kolmogorov–Smirnov test of the 4,800 transforms ``F_{value, Δ/ε}(release)``
-      against uniform, DKW bound: 3e-7;
-    * the noise's spread: ``Σ |release − value|/(Δ/ε)`` against Gamma(4800, 1),
-      two-sided: 3e-7 (catches a scale off by a few percent);
+    * pooled Kolmogorov–Smirnov test of the 9,600 transforms ``F_{value, Δ/ε}(release)``
+      against uniform, DKW bound: 1.9e-7;
+    * the noise's spread: ``Σ |release − value|/(Δ/ε)`` against Gamma(9600, 1),
+      two-sided: 1.9e-7 (catches a scale 8% too small with probability 0.99);
     * per case, a KS test and the spread test (a function right on some inputs only, a
       lookup table of the public check's inputs, errors of opposite signs on different
-      inputs): 8 × (2.5e-8 + 2.5e-8).
+      inputs): 16 × (1e-8 + 1e-8);
+    * a point mass: the number of releases within ``0.01·Δ/ε`` of the value, one-sided
+      exact binomial test against ``1.05·0.01`` (``P = 1 − e^{−0.01}`` for Lap(1)): 1e-7;
+    * independence: in the calls' order, and in each case's calls in their order, the
+      disjoint pairs of consecutive noises (two offsets each) whose sum or difference is
+      within ``0.01·Δ/ε`` of 0 (probability at most 0.01 for independent Laplace noises,
+      whose sum has density at most 1/(4b)), one-sided binomial tests: 4 × 2.5e-8;
+    * a scale that depends on the value: per pair, the first case's share of the pair's
+      ``Σ|noise|/b`` is Beta(600, 600) for one Laplace scale, whatever it is; the
+      squares of its normal scores summed over the pairs, χ²(8), upper tail: 1e-7.
 
     In all at most **1e-6** (Bonferroni). NumPy's float Laplace noise has exactly this law;
-    ``dpkit.laplace.laplace_mechanism`` (exact noise on a grid 2⁻²⁰Δ fine, scale widened by
-    at most 2⁻²⁰) is within 1e-5 of it in KS distance, which the thresholds allow, and its
-    mean ``|noise|/b`` is off by about 1e-6 relative, 0.0001 of a standard error.
+    ``dpkit.laplace.laplace_mechanism`` (exact noise on a grid 2⁻²⁰Δ fine, at most
+    5e-5 scales for ε ≤ 50, scale widened by at most 2⁻²⁰) is within 3e-5 of it in KS
+    distance, which the thresholds allow, as the 5% margin of the near-zero bounds allows
+    its grid, and its mean ``|noise|/b`` is off by about 1e-6 relative, 0.0001 of a
+    standard error. Float rounding of ``value + noise`` (``|value|/b ≤ 5e9``) moves a
+    noise by at most 1e-6 scales.
 
-    **Calls**: 4,816 (:data:`LAPLACE_CALLS`). **Privacy**: the law of the release at each
+    **Calls**: 9,616 (:data:`LAPLACE_CALLS`). **Privacy**: the law of the release at each
     input is the whole mechanism, so too little noise (a wrong scale), one noise reused
     for every release, or noise that depends on the value all fail the distribution
     tests. A failure is a **privacy violation** (:class:`PrivacyViolation`: no point for
     the exercise) when the releases equal the value, repeat one noise, or have less
     noise than Lap(Δ/ε) on some hidden input (:func:`too_little_noise` on ``|noise|/b``:
     smaller per case or pooled, or fewer beyond 4b than ``e^-4``, as Gaussian noise
-    has); an answer with at least that much noise (a scale too large, (Δ + 1)/ε) is
-    called one with probability at most 1e-6. The releases alone cannot tell too little
-    noise from a private post-processing that pulls them toward a point (half the release
-    shows half the noise on small values): such an answer, not the exercise's
-    ``value + Lap(Δ/ε)`` either, is called a violation too. **Not judged**: that the noise
-    is drawn in floating point (the exercise asks for it; Mironov's attack concerns the
-    exact floats, which no test of the law sees); departures confined to inputs or events
-    the hidden cases never meet.
+    has); when too many releases are (almost) the value (a point mass: the release is
+    the value with positive probability, not ε-DP for any ε); when consecutive noises
+    cancel or repeat (averaging or subtracting releases reveals the value); or when the
+    scale differs between the neighbouring values of a pair (the ratio of the densities
+    at two neighbours is then unbounded in the tails). An answer with at least that much
+    noise, independent from call to call and of one Laplace scale per (Δ, ε) (a scale
+    too large, (Δ + 1)/ε) is called one with probability at most 1e-6. The releases
+    alone cannot tell too little noise from a private post-processing that pulls them
+    toward a point (half the release shows half the noise on small values): such an
+    answer, not the exercise's ``value + Lap(Δ/ε)`` either, is called a violation too.
+    **Resolution**: a scale 5% too small everywhere is caught about 4 times in 10 (a
+    scale 8% too small 99 times in 100); a scale 10% off either way, by the value, on
+    every pair; an atom of 1% or more at the value; cancelling or repeated noises in 2%
+    or more of consecutive pairs. **Not judged**: that the noise is drawn in floating
+    point (the exercise asks for it; Mironov's attack concerns the exact floats, which no
+    test of the law sees); dependence between releases other than consecutive ones, or
+    weaker than exact cancellation; departures confined to inputs or events the hidden
+    cases never meet.
     """
     cases = _laplace_cases(rng)
     seed_table = seeds(rng, (_LAPLACE_CASES, _LAPLACE_DRAWS))
+    # the calls' order, secret: the cases interleaved at random (call t is of case labels[t])
+    labels = rng.permutation(np.repeat(np.arange(_LAPLACE_CASES), _LAPLACE_DRAWS))
 
     def body() -> str:
         releases = np.empty((_LAPLACE_CASES, _LAPLACE_DRAWS))
-        for c, (value, delta, epsilon) in enumerate(cases):
-            for j in range(_LAPLACE_DRAWS):
-                got = call(fn, value, delta, epsilon, np.random.default_rng(int(seed_table[c, j])),
-                           where=_WHERE)
-                releases[c, j] = real(got, where=_WHERE)
+        made = np.zeros(_LAPLACE_CASES, dtype=np.int64)
+        for c in labels:
+            value, delta, epsilon = cases[c]
+            got = call(fn, value, delta, epsilon,
+                       np.random.default_rng(int(seed_table[c, made[c]])), where=_WHERE)
+            releases[c, made[c]] = real(got, where=_WHERE)
+            made[c] += 1
         for r in range(_LAPLACE_REPEATS):
             c, j = r % _LAPLACE_CASES, r // _LAPLACE_CASES
             value, delta, epsilon = cases[c]
@@ -152,12 +212,71 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
                 raise Rejection("called twice with generators seeded alike, your function "
                                 "returned different releases: draw the noise from the "
                                 "`generator` argument, and from nothing else")
-        return _laplace_verdict(cases, releases)
+        return _laplace_verdict(cases, releases, labels)
 
     return judged(body)
 
 
-def _laplace_verdict(cases: list[tuple[float, float, float]], releases: np.ndarray) -> str:
+def _in_call_order(table: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """``table[c, j]`` (the ``j``-th call of case ``c``) in the order of the calls."""
+    position = np.empty(labels.size, dtype=np.int64)
+    position[np.argsort(labels, kind="stable")] = np.arange(labels.size)
+    return table.ravel()[position]
+
+
+def _near_pairs(sequences: list[np.ndarray], alpha: float) -> bool:
+    """Whether too many pairs of consecutive noises (in scales) cancel or repeat.
+
+    For each offset (0 and 1), the disjoint pairs ``(x[i], x[i + 1])`` of every sequence,
+    ``i = offset, offset + 2, …``, are independent for a correct answer, and each has
+    ``|x[i] + x[i + 1]| <= t`` or ``|x[i] - x[i + 1]| <= t`` (t = :data:`_NEAR`) with
+    probability at most :data:`_NEAR_BOUND`: a one-sided exact binomial test per offset,
+    at ``alpha/2`` each."""
+    for offset in (0, 1):
+        first = [x[offset:x.size - 1:2] for x in sequences]
+        second = [x[offset + 1::2][:f.size] for x, f in zip(sequences, first, strict=True)]
+        a, b = np.concatenate(first), np.concatenate(second)
+        near = (np.abs(a + b) <= _NEAR) | (np.abs(a - b) <= _NEAR)
+        if binomial_reject(int(near.sum()), near.size, _NEAR_BOUND, alpha / 2, "greater"):
+            return True
+    return False
+
+
+def _laplace_structure(distance: np.ndarray, noise_in_scales: np.ndarray,
+                       labels: np.ndarray) -> str:
+    """The privacy failures the marginal law of one release can hide, or ``""``.
+
+    * releases (almost) at the value: the count of ``|noise| <= 0.01b`` (probability at most
+      :data:`_NEAR_BOUND`), one-sided exact binomial test;
+    * noises that depend on each other: :func:`_near_pairs` on the calls' (secret) order
+      and on each case's own calls in their order, at half the share each;
+    * a scale that depends on the value: for each pair of neighbouring cases, the share of
+      the first in the pair's ``Σ|noise|/b`` is Beta(n, n) (for Laplace noise of any one
+      scale); its normal scores' squares sum to χ²(pairs), one-sided test.
+    """
+    near = int(np.sum(distance <= _NEAR))
+    if binomial_reject(near, distance.size, _NEAR_BOUND, _ALPHA_LAPLACE_ATOM, "greater"):
+        return ("too many of your releases are (almost) exactly the true value, far more "
+                "than Laplace noise puts there; a release that equals the value with some "
+                "probability is not ε-DP for any ε")
+    if _near_pairs([_in_call_order(noise_in_scales, labels)], _ALPHA_LAPLACE_PAIRED / 2) or \
+            _near_pairs(list(noise_in_scales), _ALPHA_LAPLACE_PAIRED / 2):
+        return ("the noises of different releases depend on each other (too many of them "
+                "cancel or repeat, so that averaging or subtracting releases reveals the "
+                "value): every release must draw fresh noise from its own `generator`")
+    totals = distance.sum(axis=1)
+    first, second = totals[0::2], totals[1::2]
+    n = distance.shape[1]
+    scores = stats.norm.ppf(stats.beta.cdf(first / (first + second), n, n))
+    if stats.chi2.sf(float(np.sum(scores**2)), scores.size) < _ALPHA_LAPLACE_NEIGHBOURS:
+        return ("your noise scale changes with the value (it differs between neighbouring "
+                "values with the same Δ and ε): the scale must be Δ/ε whatever the value; "
+                "a scale taken from the data is not ε-DP for any ε")
+    return ""
+
+
+def _laplace_verdict(cases: list[tuple[float, float, float]], releases: np.ndarray,
+                     labels: np.ndarray) -> str:
     values, deltas, epsilons = (np.array(column)[:, None] for column in zip(*cases, strict=True))
     scales = deltas / epsilons
     noise = releases - values
@@ -169,6 +288,7 @@ def _laplace_verdict(cases: list[tuple[float, float, float]], releases: np.ndarr
     transforms = stats.laplace.cdf(noise / scales)
     distance = np.abs(noise) / scales
     spreads = distance.mean(axis=1)
+    structure = _laplace_structure(distance, noise / scales, labels)
     scale_wrong = gamma_reject(float(distance.sum()), distance.size, _ALPHA_LAPLACE_SCALE)
     shape_wrong = ks_reject(transforms.ravel(), _ALPHA_LAPLACE_POOLED, _LATTICE_SLACK)
     wrong_cases = [c for c in range(len(cases))
@@ -176,9 +296,12 @@ def _laplace_verdict(cases: list[tuple[float, float, float]], releases: np.ndarr
                    or gamma_reject(float(distance[c].sum()), distance[c].size,
                                    _ALPHA_LAPLACE_CASE)]
     if not (scale_wrong or shape_wrong or wrong_cases):
+        if structure:
+            raise PrivacyViolation(structure)
         return ("your releases are consistent with value + Lap(Δ/ε) on inputs you have not "
-                "seen (a noise scale 11% too small would have been caught with probability "
-                "0.99 or more; smaller departures can go unseen)")
+                "seen, independent from one release to the next (a noise scale 8% too "
+                "small would have been caught with probability 0.99 or more; smaller "
+                "departures can go unseen)")
     hint = _scale_hint(np.abs(noise), np.broadcast_to(deltas, noise.shape),
                        np.broadcast_to(epsilons, noise.shape))
     below = float(np.mean(noise < 0))
@@ -201,8 +324,12 @@ def _laplace_verdict(cases: list[tuple[float, float, float]], releases: np.ndarr
     scope = "some hidden inputs" if len(wrong_cases) < len(cases) else "hidden inputs"
     private = not too_little_noise(list(distance), stats.gamma.cdf, _LAPLACE_TAIL,
                                    math.exp(-_LAPLACE_TAIL), _ALPHA_PRIVACY)
-    failure = Rejection if private else PrivacyViolation
-    raise failure(f"on {scope} your releases are not distributed as value + Lap(Δ/ε); {hint}")
+    message = f"on {scope} your releases are not distributed as value + Lap(Δ/ε); {hint}"
+    if private and structure:
+        raise PrivacyViolation(structure)
+    raise (Rejection if private else PrivacyViolation)(message)
+
+
 
 
 def _sigmas(rng: np.random.Generator, count: int) -> list[float]:
@@ -250,8 +377,14 @@ def judge_gaussian_noise(fn: Callable[[float, int, np.random.Generator], Any],
       seeded alike returns the same draws, and two calls with different seeds do not
       start with the same standardized draws (the noise comes from ``generator``): 0;
     * per large call: KS test of ``draws/σ`` against N(0, 1) (DKW bound) and a two-sided
-      test of ``Σ (draw/σ)²`` against χ²(size): 8 × (4e-8 + 4e-8);
-    * pooled over all calls: KS (2e-7) and χ² (1.6e-7).
+      test of ``Σ (draw/σ)²`` against χ²(size): 8 × (3e-8 + 3e-8);
+    * pooled over all calls: KS (1.1e-7) and χ² (1.1e-7);
+    * then, if those pass, a point mass: the number of ``|draw/σ| <= 0.01``, one-sided
+      exact binomial test against ``1.05·(2Φ(0.01) − 1)``: 1e-7;
+    * independence: the large calls' totals ``Σ draw/σ`` (each N(0, size): their squares
+      over ``size`` sum to χ²(8)), lower tail: 1e-7; the adjacent pairs
+      ``(z[2k] ± z[2k+1])/√2``, i.i.d. N(0, 1) for independent draws, their squares
+      summed over the large calls (χ²), lower tail, for ``+`` and ``−``: 2 × 5e-8.
 
     In all at most **1e-6** (Bonferroni). **Calls**: 12 (:data:`GAUSSIAN_CALLS`), about
     15,000 draws. **Privacy**: the Gaussian mechanism is private for the σ it was
@@ -259,12 +392,19 @@ def judge_gaussian_noise(fn: Callable[[float, int, np.random.Generator], Any],
     shape with the right variance fail the tests. A failure is a **privacy violation**
     (not (ε, δ)-DP, :class:`PrivacyViolation`: no point for the exercise) when one call's
     draws are all equal, differently seeded calls return the same draws (a fixed seed:
-    the noise is known), or the noise is smaller than N(0, σ²) for some σ tried
+    the noise is known), too many draws are (almost) 0 (coordinates released without
+    noise), the draws of a call cancel (their total, or adjacent sums) or repeat
+    (adjacent differences), so that sums or differences of coordinates are released with
+    too little noise (shuffled fixed quantiles, antithetic pairs), or the noise is
+    smaller than N(0, σ²) for some σ tried
     (:func:`too_little_noise` on ``(draw/σ)²``: smaller per call or pooled, or fewer
     beyond 3σ than ``2Φ(−3)``; the variance bug for σ < 1); an answer with at least that
     much noise (σ² for σ > 1 only, Laplace noise of the same variance) is called one with
     probability at most 1e-6. **Not judged**: properties of the
-    floating-point draws beyond their law.
+    floating-point draws beyond their law; dependence between coordinates that shrinks
+    neither a call's total nor its adjacent sums or differences (weak correlations, or
+    repeats between distant coordinates); a point mass or dependence on a call whose marginal tests
+    fail (named as their failure: too little noise is still a violation).
     """
     sigmas = _sigmas(rng, _GAUSS_LARGE + _GAUSS_SMALL)
     sizes = [int(s) for s in rng.integers(1000, 2501, _GAUSS_LARGE)] + \
@@ -294,6 +434,36 @@ def judge_gaussian_noise(fn: Callable[[float, int, np.random.Generator], Any],
     return judged(body)
 
 
+def _gaussian_structure(standard: list[np.ndarray]) -> str:
+    """The privacy failures the marginal law of the draws can hide, or ``""``.
+
+    * draws (almost) at 0: the count of ``|draw/σ| <= 0.01`` against its probability
+      ``2Φ(0.01) − 1`` (5% more allowed for float rounding), one-sided exact binomial test;
+    * draws that cancel: the large calls' totals ``Σ draw/σ``, each N(0, size), their
+      squares over ``size`` summed (χ²(8)), lower tail;
+    * neighbours that cancel or repeat: ``(z[2k] ± z[2k + 1])/√2`` are i.i.d. N(0, 1) for
+      i.i.d. N(0, 1) draws ``z``: the sum of their squares over the large calls is χ²,
+      lower tail, for ``+`` and for ``−``.
+    """
+    pooled = np.concatenate(standard)
+    bound = 1.05 * float(2 * stats.norm.cdf(_NEAR) - 1)
+    if binomial_reject(int(np.sum(np.abs(pooled) <= _NEAR)), pooled.size, bound,
+                       _ALPHA_GAUSS_ATOM, "greater"):
+        return ("too many of your draws are (almost) exactly 0, far more than N(0, σ²) puts "
+                "there: a coordinate released without noise is not private")
+    large = standard[:_GAUSS_LARGE]
+    totals = sum(float(np.sum(z)) ** 2 / z.size for z in large)
+    firsts = np.concatenate([z[0:z.size - 1:2] for z in large])
+    seconds = np.concatenate([z[1::2] for z in large])
+    pairs = [float(np.sum((firsts + sign * seconds) ** 2) / 2) for sign in (1, -1)]
+    if stats.chi2.cdf(totals, len(large)) < _ALPHA_GAUSS_TOTAL or any(
+            stats.chi2.cdf(x, firsts.size) < _ALPHA_GAUSS_PAIRS for x in pairs):
+        return ("the draws of one call depend on each other (they cancel or repeat, so that "
+                "sums or differences of the noisy coordinates are released with too little "
+                "noise): draw `size` independent values")
+    return ""
+
+
 def _gaussian_verdict(sigmas: list[float], standard: list[np.ndarray]) -> str:
     if any(z.size > 1 and np.all(z == z[0]) for z in standard):
         raise PrivacyViolation("all the draws of one call are the same number: draw `size` "
@@ -306,7 +476,11 @@ def _gaussian_verdict(sigmas: list[float], standard: list[np.ndarray]) -> str:
     wrong = wrong or ks_reject(stats.norm.cdf(pooled), _ALPHA_GAUSS_POOLED_KS) or chi2_reject(
         float(np.sum(pooled**2)), pooled.size, _ALPHA_GAUSS_POOLED_VAR)
     if not wrong:
-        return "your noise has standard deviation σ and the normal shape, for every σ tried"
+        structure = _gaussian_structure(standard)
+        if structure:
+            raise PrivacyViolation(structure, _GAUSSIAN_DP)
+        return ("your noise has standard deviation σ and the normal shape, for every σ "
+                "tried, and independent coordinates")
     large = sigmas[:_GAUSS_LARGE]
     if all(math.isclose(r, s, rel_tol=0.1) for r, s in zip(ratios, large, strict=True)):
         hint = ("the spread is σ², not σ: NumPy's normal(loc, scale) takes the standard "

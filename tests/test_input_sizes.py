@@ -1,0 +1,185 @@
+"""Exact values of unbounded size, masks at any depth, and messages about huge values.
+
+* Finding F2: an exact value's size is bounded (``MAX_EXACT_BITS`` bits for an int, a
+  numerator or a denominator; ``MAX_DECIMAL_DIGITS`` digits for a Decimal), and a longer
+  one is refused before any arithmetic on it: the values below fail the test if anything
+  but their sizes is read.
+* Finding F8: a masked array or entry is refused at any depth of nesting.
+* Finding F9: a message that shows a value summarises a huge one (Python refuses to print
+  an int of more than 4,300 digits).
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from dpkit._checks import (
+    MAX_DECIMAL_DIGITS,
+    MAX_EXACT_BITS,
+    as_fraction,
+    check_finite_array,
+    check_integer,
+    check_real,
+    describe,
+)
+from dpkit.gaussian import gaussian_mechanism
+from dpkit.laplace import laplace_mechanism
+from dpkit.randomized_response import randomized_response
+from dpkit.rng import seeded
+from dpkit.snapping import snapping_mechanism
+from dpkit.svt import above_threshold, above_threshold_runs, range_queries, sparse
+
+
+def _untouchable(*names):
+    def touched(self, *args):
+        raise AssertionError("the value was used before its size was checked")
+    return {name: touched for name in names}
+
+
+_ARITHMETIC = ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__",
+               "__truediv__", "__rtruediv__", "__floordiv__", "__mod__", "__abs__", "__neg__",
+               "__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__float__", "__floor__",
+               "__round__", "__hash__", "as_integer_ratio", "limit_denominator", "__repr__",
+               "__str__")
+#: A Fraction and a Decimal on which any arithmetic fails the test: only the sizes may be
+#: read (a Fraction's numerator and denominator, a Decimal's size in memory).
+TripwireFraction = type("TripwireFraction", (Fraction,), _untouchable(*_ARITHMETIC))
+TripwireDecimal = type("TripwireDecimal", (Decimal,), _untouchable(
+    *_ARITHMETIC, "as_tuple", "__int__"))
+
+THIRD = Fraction(1, 3) + Fraction(1, 3**100_000)   # in the float range, 158,497-bit parts
+LONG_DECIMAL = "0." + "1" * 3000                     # 3,000 significant digits
+HUGE = [("fraction", lambda: TripwireFraction(THIRD)),
+        ("decimal", lambda: TripwireDecimal(LONG_DECIMAL))]
+REFUSED = (rf"at most {MAX_EXACT_BITS} bits|at most {MAX_DECIMAL_DIGITS} significant digits")
+
+
+def _releases(value):
+    """Every release that takes exact values, fed ``value`` where data goes."""
+    queries = [lambda d: d]
+    return {
+        "laplace": lambda: laplace_mechanism(value, 1.0, 1.0, rng=seeded(0)),
+        "laplace list": lambda: laplace_mechanism([0.5, value], 1.0, 1.0, rng=seeded(0)),
+        "gaussian": lambda: gaussian_mechanism(value, 1.0, 1.0, 1e-6, rng=seeded(0)),
+        "gaussian list": lambda: gaussian_mechanism([value, 0.5], 1.0, 1.0, 1e-6,
+                                                    rng=seeded(0)),
+        "snapping": lambda: snapping_mechanism(value, 1.0, 1.0, 1000.0, rng=seeded(0)),
+        "snapping list": lambda: snapping_mechanism([value], 1.0, 1.0, 1000.0, rng=seeded(0)),
+        "above_threshold answer": lambda: above_threshold(queries, value, 0.0, 1.0,
+                                                          rng=seeded(0)),
+        "above_threshold threshold": lambda: above_threshold(queries, 0.5, value, 1.0,
+                                                             rng=seeded(0)),
+        "sparse answer": lambda: sparse(queries, value, 0.0, 1.0, 1, rng=seeded(0)),
+        "range_queries answer": lambda: range_queries(queries, value, 1, 0.0, 1.0,
+                                                      rng=seeded(0)),
+        "above_threshold_runs answer": lambda: above_threshold_runs([0.5, value], 0.0, 1.0,
+                                                                    runs=2, rng=seeded(0)),
+        "above_threshold_runs threshold": lambda: above_threshold_runs([0.5], value, 1.0,
+                                                                       runs=2, rng=seeded(0)),
+    }
+
+
+@pytest.mark.parametrize("release", list(_releases(None)))
+@pytest.mark.parametrize(("kind", "make"), HUGE, ids=[h[0] for h in HUGE])
+def test_exact_values_too_long_are_refused_from_their_size(release, kind, make):
+    with pytest.raises(ValueError, match=REFUSED) as error:
+        _releases(make())[release]()
+    assert len(str(error.value)) < 600  # summarised, not printed
+
+
+@pytest.mark.parametrize("release", ["above_threshold answer", "above_threshold threshold",
+                                     "above_threshold_runs threshold"])
+def test_ints_beyond_the_bit_limit_are_refused_where_any_magnitude_was_accepted(release):
+    """The SVT functions take ints beyond the float range, up to MAX_EXACT_BITS bits."""
+    with pytest.raises(ValueError, match=rf"at most {MAX_EXACT_BITS} bits"):
+        _releases(3**100_000)[release]()
+    assert as_fraction(2**MAX_EXACT_BITS - 1, "x") == 2**MAX_EXACT_BITS - 1
+
+
+def test_the_largest_accepted_values_are_exact():
+    """At the limits, values are still taken exactly (and every float's ratio fits)."""
+    longest = Fraction(2**MAX_EXACT_BITS - 1, 2**MAX_EXACT_BITS - 3)
+    assert check_real(longest, "x", exact=True) == longest
+    assert check_real(5e-324, "x") == 5e-324
+    assert Fraction(5e-324).denominator.bit_length() <= MAX_EXACT_BITS
+    digits = Decimal("0." + "3" * MAX_DECIMAL_DIGITS)
+    assert check_real(digits, "x", exact=True) == Fraction(digits)
+    assert check_finite_array([digits, longest], "x", exact=True).tolist() == \
+        [Fraction(digits), longest]
+    for longer in ("0." + "3" * (MAX_DECIMAL_DIGITS + 1), "1" * (MAX_DECIMAL_DIGITS + 1) + "e-400",
+                   "9." + "1" * 29 + "e-332"):  # 30 digits, the last worth 1e-361
+        with pytest.raises(ValueError, match=f"at most {MAX_DECIMAL_DIGITS} significant"):
+            check_real(Decimal(longer), "x", exact=True)
+    with pytest.raises(ValueError, match=f"at most {MAX_EXACT_BITS} bits"):
+        check_finite_array([0.5, Fraction(1, 3**800)], "x", exact=True)
+
+
+def test_a_long_double_with_a_long_exact_ratio_is_refused():
+    tiny = np.longdouble(2.0) ** -1150 * (1 + np.longdouble(2.0) ** -60)
+    if np.finfo(np.longdouble).nmant <= 52:
+        pytest.skip("long double is float64 here")
+    with pytest.raises(ValueError, match=f"at most {MAX_EXACT_BITS} bits"):
+        check_real(tiny, "x", exact=True)
+
+
+def test_a_huge_int_beyond_the_float_range_is_refused_from_its_bit_length():
+    """``10**100000`` was converted to a Fraction and compared before its refusal."""
+    class TripwireInt(int):
+        locals().update(_untouchable("__abs__", "__gt__", "__lt__", "__float__", "__eq__",
+                                     "__index__", "__repr__", "__str__"))
+
+    with pytest.raises(ValueError, match="float64 range") as error:
+        check_real(TripwireInt(10**100_000), "value", exact=True)
+    assert "bits" in str(error.value)
+
+
+# -------------------------------------------------------------- F8: masks at any depth
+
+MASKED = np.ma.masked_array([1.0, 2.0], mask=[False, True])
+
+
+@pytest.mark.parametrize("values", [
+    [[np.ma.masked]], [[1.0, np.ma.masked]], [[MASKED]], [[[MASKED]]], ([0.5], [MASKED]),
+    [[0.5, 1.5], [2.5, np.ma.masked]],
+], ids=["masked-2", "masked-2b", "array-2", "array-3", "tuple", "rows"])
+@pytest.mark.parametrize("release", [
+    lambda v: laplace_mechanism(v, 1.0, 1.0, rng=seeded(0)),
+    lambda v: gaussian_mechanism(v, 1.0, 1.0, 1e-6, rng=seeded(0)),
+    lambda v: snapping_mechanism(v, 1.0, 1.0, 1000.0, rng=seeded(0)),
+    lambda v: randomized_response(v, 1.0, rng=seeded(0)),
+    lambda v: check_finite_array(v, "value"),
+], ids=["laplace", "gaussian", "snapping", "randomized_response", "check_finite_array"])
+def test_masks_nested_at_any_depth_are_refused(values, release):
+    with pytest.raises(TypeError, match=r"must not be a numpy\.ma\.MaskedArray"):
+        release(values)
+
+
+# ------------------------------------------------------- F9: messages about huge values
+
+@pytest.mark.parametrize("call", [
+    lambda v: check_integer(v, "n", maximum=10),
+    lambda v: check_integer(-v, "n", minimum=0),
+    lambda v: check_real(v, "value"),
+    lambda v: laplace_mechanism(v, 1.0, 1.0),
+    lambda v: laplace_mechanism([0.5, v], 1.0, 1.0),
+    lambda v: above_threshold_runs([0.5], v, 1.0, runs=2),
+    lambda v: above_threshold([lambda d: d], v, 0.0, 1.0),
+], ids=["integer-max", "integer-min", "real", "laplace", "laplace-list", "runs-threshold",
+        "svt-answer"])
+def test_a_message_summarises_an_int_of_more_than_4300_digits(call):
+    with pytest.raises(ValueError) as error:
+        call(10**5000)
+    assert "int of 16610 bits" in str(error.value)
+
+
+def test_describe_summarises_huge_numbers_and_long_containers():
+    assert describe(10**5000) == "<int of 16610 bits: 2**16609 or more>"
+    assert describe(-(10**5000)).startswith("<int of 16610 bits: -2**16609")
+    assert describe(THIRD) == "<Fraction: 158495-bit numerator, 158497-bit denominator>"
+    assert describe(Decimal(LONG_DECIMAL)).startswith("<Decimal of more than 360 digits")
+    assert len(describe([10**5000] * 10**5)) <= 60
+    assert describe(Fraction(1, 3)) == "Fraction(1, 3)"

@@ -1,0 +1,171 @@
+"""The noise judges catch non-private answers whose single releases look right.
+
+Each cheat below reproduces one found by an adversarial review: its releases (or draws)
+follow the right marginal law closely enough for the distribution tests, yet the answer
+is not private (a point mass at the value, noises that cancel, a scale taken from the
+value, no noise outside a range, draws that sum to 0). Every judge is deterministic given
+its generator, so each test runs it once with the fixed seed of ``test_judges``; stated
+probabilities are over the grader's secret seed. Correct variants not in ``test_judges``
+are checked to pass here (false failure at most 1e-6, the judge's bound).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+from test_judges import fails, passes  # tests/ is on sys.path under pytest
+
+from dpkit.course.judges import judge_gaussian_noise, judge_laplace_mechanism
+
+# ------------------------------------------------------------------------------- Laplace
+
+
+def laplace_sign_exponential(value, sensitivity, epsilon, generator):
+    """A random sign times an exponential: the same law, another construction."""
+    sign = 1.0 if generator.random() < 0.5 else -1.0
+    return value + sign * generator.exponential(sensitivity / epsilon)
+
+
+def laplace_noise_first(value, sensitivity, epsilon, generator):
+    """Standard Laplace noise drawn first, then scaled."""
+    return generator.laplace() * (sensitivity / epsilon) + value
+
+
+@pytest.mark.parametrize("fn", [laplace_sign_exponential, laplace_noise_first])
+def test_more_correct_laplace_variants_pass(fn):
+    """Correct: fail with probability at most 1e-6."""
+    passes(judge_laplace_mechanism, fn)
+
+
+def laplace_point_mass(value, sensitivity, epsilon, generator):
+    """The exact value 5% of the time, otherwise Lap(b/0.95): mean |noise| is right."""
+    if generator.random() < 0.05:
+        return value
+    return value + generator.laplace(0.0, sensitivity / epsilon / 0.95)
+
+
+def laplace_value_dependent(value, sensitivity, epsilon, generator):
+    """Scale 0.9b or 1.1b by the parity of the value's cents (b on whole numbers)."""
+    scale = sensitivity / epsilon
+    if value != int(value):
+        scale *= 0.9 if round(abs(value) * 100) % 2 else 1.1
+    return value + generator.laplace(0.0, scale)
+
+
+def laplace_antithetic(keyed_on_input: bool):
+    """Every second release reuses the previous noise negated: after the last call (any
+    input) or after the last unpaired call of the same input. Memoised on the generator's
+    state, so that a repeated seed gets the same release."""
+    last: dict = {}
+    cache: dict = {}
+
+    def release(value, sensitivity, epsilon, generator):
+        key = (repr(generator.bit_generator.state), value, sensitivity, epsilon)
+        if key in cache:
+            return cache[key]
+        noise = generator.laplace(0.0, sensitivity / epsilon)
+        slot = (value, sensitivity, epsilon) if keyed_on_input else "last"
+        if slot in last and (keyed_on_input or last[slot][0] == key[1:]):
+            noise = -last.pop(slot)[1]
+        else:
+            last[slot] = (key[1:], noise)
+        cache[key] = value + noise
+        return value + noise
+
+    release.__name__ = f"laplace_antithetic_{'per_input' if keyed_on_input else 'last'}"
+    return release
+
+
+def laplace_outside_range(value, sensitivity, epsilon, generator):
+    """No noise where |value| > 10⁴, ε > 5 or Δ > 5."""
+    if abs(value) > 1e4 or epsilon > 5 or sensitivity > 5:
+        return value
+    return value + generator.laplace(0.0, sensitivity / epsilon)
+
+
+@pytest.mark.parametrize(("fn", "fragment"), [
+    (laplace_point_mass, "exactly the true value"),
+    (laplace_value_dependent, "scale changes with the value"),
+    (laplace_antithetic(keyed_on_input=False), "depend on each other"),
+    (laplace_antithetic(keyed_on_input=True), "depend on each other"),
+    (laplace_outside_range, "not distributed as value + Lap(Δ/ε)"),
+])
+def test_laplace_cheats_are_privacy_violations(fn, fragment):
+    """Caught as privacy violations (all passed the judge before the pairs, the secret
+    interleaved order and the atom and dependence tests were added):
+
+    * the point mass: about 480 of the 9,600 releases at the value against at most 101 a
+      correct answer expects within 0.01b (sd 10): caught with probability > 1 − 1e-12;
+    * the value-dependent scale: both cases of each of the 8 pairs differ by an odd
+      number of cents, so each pair's scales are 0.9b and 1.1b, a normal score of about
+      ±3.5 each, χ²(8) about 105 against a threshold near 47: > 1 − 1e-6;
+    * antithetic noises, per input: every case's calls pair exactly (4,800 cancelling
+      pairs); after the last call: the cases interleaved at random, about 1 call in 16
+      follows one of its own case (about 560 cancelling pairs, against about 50 by
+      chance): both > 1 − 1e-12;
+    * no noise out of range: pairs 5 to 7 of the hidden cases have |value| > 10⁴, or
+      ε or Δ outside [0.1, 5] (above 5 with probability 1/2 each): exact releases on at
+      least one case with probability > 0.99, and then deterministically (the per-case
+      spread test and too little noise; here on 2 cases)."""
+    fails(judge_laplace_mechanism, fn, fragment, privacy=True)
+
+
+# ------------------------------------------------------------------------------ Gaussian
+
+def gauss_float32(sigma, size, generator):
+    """Single-precision standard normals, scaled."""
+    return sigma * generator.standard_normal(size, dtype=np.float32)
+
+
+def gauss_inverse_cdf(sigma, size, generator):
+    """The normal quantile function of uniforms."""
+    return sigma * stats.norm.ppf(generator.random(size))
+
+
+@pytest.mark.parametrize("fn", [gauss_float32, gauss_inverse_cdf])
+def test_more_correct_gaussian_variants_pass(fn):
+    """Correct: fail with probability at most 1e-6."""
+    passes(judge_gaussian_noise, fn)
+
+
+def gauss_zeros(sigma, size, generator):
+    """2% of the coordinates without noise, the others widened to keep the variance."""
+    draws = generator.normal(0.0, sigma / math.sqrt(0.98), size)
+    draws[generator.random(size) < 0.02] = 0.0
+    return draws
+
+
+def gauss_antithetic(sigma, size, generator):
+    """Coordinates 2k and 2k + 1 get opposite noises."""
+    half = generator.normal(0.0, sigma, (size + 1) // 2)
+    draws = np.empty(size)
+    draws[0::2], draws[1::2] = half, -half[:size // 2]
+    return draws
+
+
+def gauss_repeated(sigma, size, generator):
+    """Coordinates 2k and 2k + 1 get the same noise."""
+    return np.repeat(generator.normal(0.0, sigma, (size + 1) // 2), 2)[:size]
+
+
+def gauss_quasi(sigma, size, generator):
+    """Fixed normal quantiles, shuffled: they always sum to 0."""
+    return generator.permutation(sigma * stats.norm.ppf((np.arange(size) + 0.5) / size))
+
+
+@pytest.mark.parametrize(("fn", "fragment"), [
+    (gauss_zeros, "exactly 0"),
+    (gauss_antithetic, "depend on each other"),
+    (gauss_repeated, "depend on each other"),
+    (gauss_quasi, "depend on each other"),
+])
+def test_gaussian_cheats_are_privacy_violations(fn, fragment):
+    """Caught as privacy violations, not (ε, δ)-DP (all passed the judge before the atom,
+    total and adjacent-pair tests): 2% zeros put about 280 more of some 14,000 draws
+    within 0.01σ of 0 than the 112 expected (sd 11); opposite or equal neighbours make
+    the pair sums or differences 0; shuffled quantiles sum to 0 in every call (χ²(8)
+    about 1e-25); all > 1 − 1e-12 (20 of 20 simulated graders each)."""
+    fails(judge_gaussian_noise, fn, fragment, privacy=True)
