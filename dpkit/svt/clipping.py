@@ -27,7 +27,7 @@ that error reveals that the data has more than ``max_rows`` rows, so ``max_rows`
 fixed without looking at the data (a published size of the data set, say). The int64 or
 exact arithmetic paths are chosen from ``max_rows`` too. The wait grows with ``max_rows``:
 about 20 ms (:func:`choose_clip_bound`) and 30 ms (:func:`auto_avg`) on a float64 array
-with the default, on a 2024 laptop core, and about 0.45 s on a list.
+with the default, on a 2024 laptop core, and about 2 s on a list of Python objects.
 
 References
 ----------
@@ -66,9 +66,9 @@ __all__ = ["CLIP_THRESHOLD_SCALES", "DEFAULT_CLIP_BOUNDS", "DEFAULT_MAX_ROWS", "
 
 #: The worst costs of :func:`choose_clip_bound` and :func:`auto_avg`, per row and per
 #: candidate bound (see :mod:`dpkit.timing`; ``benchmarks/deadlines.py``).
-COST = Cost(fixed=16.0, per_value=0.5, large=25.0, per_vector_value=60.0, per_object=0.1)
+COST = Cost(fixed=16.0, per_value=0.5, large=25.0, per_vector_value=60.0, per_object=0.5)
 AUTO_AVG_COST = Cost(fixed=10.0, per_value=0.5, large=100.0, per_vector_value=80.0,
-                     per_object=0.1)
+                     per_object=0.5)
 
 
 def _default_clip_bounds() -> tuple[int, ...]:
