@@ -136,13 +136,19 @@ def _cases() -> list[tuple[str, int, Callable[[], Any]]]:
                               lambda q=queries, d=data: range_queries(q, d, 3, 1e9, 1.0,
                                                                       rng=SOURCE)))
         if n >= 64:
-            for kind, rows in (("integers", np.arange(n) % 90 * 1.0),
-                               ("inside", np.arange(n) % 90 + 0.37)):
+            # max_rows = n, the tightest deadline for n rows (the work grows with the rows).
+            row_kinds = [("integers", np.arange(n) % 90 * 1.0),
+                         ("inside", np.arange(n) % 90 + 0.37)]
+            if n <= 1000:
+                row_kinds += [(kind, list(_values(kind, n))) for kind in KINDS
+                               if kind.startswith("list")]
+            for kind, rows in row_kinds:
                 cases.append((f"choose_clip_bound {kind}", n,
-                              lambda r=rows: choose_clip_bound(r, 1.0, bounds=bounds,
-                                                               rng=SOURCE)))
+                              lambda r=rows, n=n: choose_clip_bound(r, 1.0, bounds=bounds,
+                                                                    rng=SOURCE, max_rows=n)))
                 cases.append((f"auto_avg {kind}", n,
-                              lambda r=rows: auto_avg(r, 1.0, bounds=bounds, rng=SOURCE)))
+                              lambda r=rows, n=n: auto_avg(r, 1.0, bounds=bounds, rng=SOURCE,
+                                                           max_rows=n)))
     cases.extend(_runs_cases(bounds))
     cases.extend(_precision_cases(eta))
     return cases
@@ -186,10 +192,10 @@ def _runs_cases(bounds: tuple[int, ...]) -> list[tuple[str, int, Callable[[], An
     for runs in (1, 100, 1000):
         cases.append((f"clip_bound_runs inside runs={runs}", runs * len(bounds),
                       lambda r=runs: clip_bound_runs(rows, 1.0, bounds=bounds, runs=r,
-                                                     rng=SOURCE)))
+                                                     rng=SOURCE, max_rows=rows.size)))
         cases.append((f"auto_avg_runs inside runs={runs}", runs * len(bounds),
                       lambda r=runs: auto_avg_runs(rows, 1.0, bounds=bounds, runs=r,
-                                                   rng=SOURCE)))
+                                                   rng=SOURCE, max_rows=rows.size)))
     for n in SIZES:
         cases.append(("sample_releases 0.1", n,
                       lambda n=n: sample_releases(0.1, 1.0, 1.0, n, rng=SOURCE)))

@@ -78,6 +78,7 @@ from dpkit.laplace import laplace_grid, laplace_mechanism, sample_releases
 from dpkit.randomized_response import randomized_response
 from dpkit.svt import (
     DEFAULT_CLIP_BOUNDS,
+    DEFAULT_MAX_ROWS,
     above_threshold,
     above_threshold_runs,
     auto_avg,
@@ -495,23 +496,39 @@ def svt_pairs() -> Iterator[Pair]:
 
 def clipping_pairs() -> Iterator[Pair]:
     """choose_clip_bound and auto_avg (ε = 1, default bounds) on seeded integer ages."""
-    def clip(x: Any, y: Any, size: str, description: str, origin: str = "") -> Pair:
+    def clip(x: Any, y: Any, size: str, description: str, origin: str = "",
+             max_rows: int = DEFAULT_MAX_ROWS) -> Pair:
         bounds = DEFAULT_CLIP_BOUNDS
         return Pair("choose_clip_bound", size, description, 1.0,
-                    lambda: choose_clip_bound(x, 1.0, bounds=bounds),
-                    lambda: choose_clip_bound(y, 1.0, bounds=bounds), origin)
+                    lambda: choose_clip_bound(x, 1.0, bounds=bounds, max_rows=max_rows),
+                    lambda: choose_clip_bound(y, 1.0, bounds=bounds, max_rows=max_rows),
+                    origin)
 
-    def avg(x: Any, y: Any, size: str, description: str) -> Pair:
+    def avg(x: Any, y: Any, size: str, description: str, origin: str = "",
+            max_rows: int = DEFAULT_MAX_ROWS) -> Pair:
         return Pair("auto_avg", size, description, 1.0,
-                    lambda: auto_avg(x, 1.0), lambda: auto_avg(y, 1.0))
+                    lambda: auto_avg(x, 1.0, max_rows=max_rows),
+                    lambda: auto_avg(y, 1.0, max_rows=max_rows), origin)
 
     for n in (64, 65, 1000, 2000, 100_000):
         ages = _ages(n)
         x, y = _one_changed(ages, 37.0), _one_changed(ages, 37.5)
+        max_rows = max(n, DEFAULT_MAX_ROWS)  # a public bound: 2**16, or all 100,000 rows
         yield clip(x, y, str(n), "one row 37.0 (on a bound) vs 37.5 (inside)",
-                   "review" if n == 2000 else "")
+                   "review" if n == 2000 else "", max_rows)
         if n != 2000:
-            yield avg(x, y, str(n), "one row 37.0 (on a bound) vs 37.5 (inside)")
+            yield avg(x, y, str(n), "one row 37.0 (on a bound) vs 37.5 (inside)",
+                      max_rows=max_rows)
+    # Add a row: under add/remove-one neighbours the number of rows is private (review F1:
+    # a list of 200 vs 201 ints once certified ε >= 4.12 through the deadline's row count).
+    for n in (200, 1000):
+        ages = _ages(n + 1)
+        for kind, x, y in (("float64", ages[:n], ages),
+                           ("list of ints", [int(a) for a in ages[:n]],
+                            [int(a) for a in ages])):
+            description = f"{kind}, {n} vs {n + 1} rows (one row added)"
+            yield clip(x, y, str(n), description, "review")
+            yield avg(x, y, str(n), description, "review")
     ages = _ages(1000)
     yield clip(_one_changed(ages, 0.0), _one_changed(ages, -5.0), "1000",
                "one row 0.0 (edge) vs -5.0 (clipped)")

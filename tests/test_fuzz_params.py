@@ -277,18 +277,19 @@ SPECS: list[tuple[str, Callable[..., Any], tuple[tuple[str, Any], ...], Callable
      (("answer", REAL), ("c", COUNT), ("threshold", REAL), ("epsilon", REAL)), None, (),
      {"rng": None}),
     ("choose_clip_bound",
-     lambda values, epsilon, bounds, threshold, rng: svt.choose_clip_bound(
-         values, epsilon, bounds=bounds, threshold=threshold, rng=rng),
-     (("values", ARRAY), ("epsilon", REAL), ("bounds", ARRAY), ("threshold", REAL)), None, (),
-     {"rng": None}),
+     lambda values, epsilon, bounds, threshold, max_rows, rng: svt.choose_clip_bound(
+         values, epsilon, bounds=bounds, threshold=threshold, max_rows=max_rows, rng=rng),
+     (("values", ARRAY), ("epsilon", REAL), ("bounds", ARRAY), ("threshold", REAL),
+      ("max_rows", COUNT)), None, (), {"rng": None}),
     ("clip_bound_runs",
      lambda values, epsilon, runs, rng: svt.clip_bound_runs(
          values, epsilon, bounds=(1, 2, 4), runs=runs, rng=rng),
      (("values", ARRAY), ("epsilon", REAL), ("runs", COUNT)), None, (), {"rng": None}),
     ("auto_avg",
-     lambda values, epsilon, bounds, rng: svt.auto_avg(values, epsilon, bounds=bounds,
-                                                       rng=rng),
-     (("values", ARRAY), ("epsilon", REAL), ("bounds", ARRAY)), None, (), {"rng": None}),
+     lambda values, epsilon, bounds, max_rows, rng: svt.auto_avg(
+         values, epsilon, bounds=bounds, max_rows=max_rows, rng=rng),
+     (("values", ARRAY), ("epsilon", REAL), ("bounds", ARRAY), ("max_rows", COUNT)), None, (),
+     {"rng": None}),
     ("auto_avg_runs",
      lambda values, epsilon, runs, rng: svt.auto_avg_runs(values, epsilon, runs=runs,
                                                           bounds=(1, 2, 4), rng=rng),
@@ -326,7 +327,7 @@ VALID: dict[str, Any] = {
     "utility_min": 0, "utility_max": 3, "max_outcomes": 3, "utilities": [0, 1, 2],
     "answers": np.array([True, False]), "yes_fraction": 0.5, "true_fraction": 0.5,
     "answer": 1.0, "threshold": 0.0, "c": 1, "values": [1.0, 2.0], "bounds": [1, 2, 4],
-    "runs": 2, "bound": 100.0,
+    "runs": 2, "bound": 100.0, "max_rows": 1000,
 }
 SWEEP_VALUES = [*HOSTILE_REALS, -1, 2**64, 10**400, 1.5, [0.0, True],
                 np.array([2**64 - 1], np.uint64), np.array([1, 2], np.longdouble),

@@ -301,7 +301,7 @@ def test_clip_query_is_the_clipped_sum_difference_and_has_sensitivity_one(values
     bounds = sorted(bounds)
     data = np.array(values)
     one = 2**bits
-    answers = clipping.clip_query_units(data, tuple(bounds), bits)
+    answers = clipping.clip_query_units(data, tuple(bounds), bits, max_rows=data.size)
     for b, units in zip(bounds, answers, strict=True):
         # Row by row: each row contributes floor(clip(v - b, 0, 1) * 2**bits).
         direct = -sum(math.floor(min(max(v - b, 0.0), 1.0) * one) for v in values)
@@ -311,7 +311,8 @@ def test_clip_query_is_the_clipped_sum_difference_and_has_sensitivity_one(values
                     for v in values)
         assert exact * one - len(values) <= units <= exact * one + len(values)
     # Removing a row moves every answer by at most one unit of sensitivity (2**bits).
-    fewer = clipping.clip_query_units(data[1:], tuple(bounds), bits)
+    fewer = clipping.clip_query_units(data[1:], tuple(bounds), bits,
+                                      max_rows=data.size)
     assert all(0 <= f - a <= one for a, f in zip(answers, fewer, strict=True))
 
 

@@ -23,6 +23,7 @@ import dpkit._checks as checks
 import dpkit.svt as svt
 from dpkit.rng import seeded
 from dpkit.svt import above_threshold, auto_avg, choose_clip_bound, clip_bound_runs, clipping, core
+from dpkit.svt.clipping import DEFAULT_MAX_ROWS as ROWS
 
 # ------------------------------------------------------------- finding 4: int64 overflow
 
@@ -74,8 +75,9 @@ def test_clipped_sum_moves_by_at_most_b_where_fsum_moves_by_b_plus_one():
     small = np.full(32768, b)
     large = np.full(32769, b)
     assert math.fsum(large) - math.fsum(small) == b + 1  # the old computation's excess
-    total_small, ceiling, k = clipping._clipped_sum_units(small, b, Fraction(1, 3))
-    total_large, ceiling_large, k_large = clipping._clipped_sum_units(large, b, Fraction(1, 3))
+    total_small, ceiling, k = clipping._clipped_sum_units(small, b, Fraction(1, 3), ROWS)
+    total_large, ceiling_large, k_large = clipping._clipped_sum_units(large, b, Fraction(1, 3),
+                                                                      ROWS)
     assert (ceiling, k) == (ceiling_large, k_large)
     assert Fraction(ceiling) * Fraction(2) ** k <= Fraction(b)  # sensitivity <= b
     assert 0 <= total_large - total_small <= ceiling
@@ -85,7 +87,7 @@ def test_clipped_sum_moves_by_at_most_b_where_fsum_moves_by_b_plus_one():
 def test_clipped_sum_units_are_floors_on_the_grid(bound):
     rng = np.random.default_rng(0)
     data = np.concatenate([rng.uniform(-bound, 2 * bound, 500), [0.0, bound, 5e-324]])
-    total, ceiling, k = clipping._clipped_sum_units(data, bound, Fraction(1, 3))
+    total, ceiling, k = clipping._clipped_sum_units(data, bound, Fraction(1, 3), ROWS)
     step = Fraction(2) ** k
     assert step <= Fraction(bound) / 2**20
     expected = sum(math.floor(Fraction(min(max(v, 0.0), bound)) / step) for v in data)
@@ -93,7 +95,8 @@ def test_clipped_sum_units_are_floors_on_the_grid(bound):
     assert ceiling == math.floor(Fraction(bound) / step)
     # Adding any one row moves the total by at most the ceiling.
     for extra in (bound, 2 * bound, bound / 3, -1.0):
-        more, _, _ = clipping._clipped_sum_units(np.append(data, extra), bound, Fraction(1, 3))
+        more, _, _ = clipping._clipped_sum_units(np.append(data, extra), bound, Fraction(1, 3),
+                                                 ROWS)
         assert 0 <= more - total <= ceiling
 
 
@@ -108,7 +111,7 @@ def test_auto_avg_releases_the_integer_grid_sum(monkeypatch):
     monkeypatch.setattr(clipping, "release_on_grid", release)
     b = float(2**39 + 2**19 - 1)
     auto_avg(np.full(32769, b), 1.0, bounds=[b], rng=seeded(0))
-    assert seen[0] == clipping._clipped_sum_units(np.full(32769, b), b, Fraction(1, 3))
+    assert seen[0] == clipping._clipped_sum_units(np.full(32769, b), b, Fraction(1, 3), ROWS)
     assert seen[1] == (32769, 1, 0)
 
 

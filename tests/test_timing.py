@@ -164,6 +164,19 @@ PAIRS = [
     ("sample_releases 0.5 vs 0.1",
      lambda: sample_releases(0.5, 1.0, 1.0, 100, rng=SOURCE),
      lambda: sample_releases(0.1, 1.0, 1.0, 100, rng=SOURCE)),
+    # Add a row: under add/remove-one neighbours the number of rows is private, so it must
+    # not set the deadline (max_rows does, default or given).
+    *[(f"{name} {kind} {n} vs {n + 1} rows", lambda f=f, c=c, n=n: f(c(n)),
+       lambda f=f, c=c, n=n: f(c(n + 1)))
+      for n in (200, 1000)
+      for kind, c in (("list", lambda n: [37] * n), ("float64", lambda n: np.full(n, 37.0)))
+      for name, f in (
+          ("choose_clip_bound", lambda v: choose_clip_bound(v, 1.0, bounds=BOUNDS, rng=SOURCE)),
+          ("auto_avg", lambda v: auto_avg(v, 1.0, rng=SOURCE)),
+          ("clip_bound_runs", lambda v: clip_bound_runs(v, 1.0, bounds=BOUNDS, runs=3,
+                                                        rng=SOURCE)),
+          ("auto_avg_runs", lambda v: auto_avg_runs(v, 1.0, bounds=BOUNDS, runs=3,
+                                                    rng=SOURCE)))],
 ]
 
 
@@ -173,6 +186,86 @@ def test_neighbours_get_the_same_deadline(deadlines, name, first, second):
     second()
     assert len(deadlines) == 2, "the release is not padded to a deadline"
     assert deadlines[0] == deadlines[1] > 0
+
+
+@pytest.mark.parametrize("release", [
+    lambda v, **k: choose_clip_bound(v, 1.0, bounds=BOUNDS, rng=SOURCE, **k),
+    lambda v, **k: auto_avg(v, 1.0, rng=SOURCE, **k),
+    lambda v, **k: clip_bound_runs(v, 1.0, bounds=BOUNDS, runs=2, rng=SOURCE, **k),
+    lambda v, **k: auto_avg_runs(v, 1.0, runs=2, rng=SOURCE, **k)],
+    ids=["choose_clip_bound", "auto_avg", "clip_bound_runs", "auto_avg_runs"])
+def test_the_clipping_deadline_is_set_by_max_rows_not_the_rows(deadlines, release):
+    release([1.0] * 10, max_rows=100)
+    release([1.0] * 100, max_rows=100)
+    release(np.ones(100), max_rows=101)
+    release(np.ones(100), max_rows=100)
+    assert deadlines[0] == deadlines[1] > deadlines[2] > deadlines[3]
+
+
+@pytest.mark.parametrize("release", [
+    lambda v, **k: choose_clip_bound(v, 1.0, bounds=BOUNDS, rng=SOURCE, **k),
+    lambda v, **k: auto_avg(v, 1.0, rng=SOURCE, **k),
+    lambda v, **k: clip_bound_runs(v, 1.0, bounds=BOUNDS, runs=2, rng=SOURCE, **k),
+    lambda v, **k: auto_avg_runs(v, 1.0, runs=2, rng=SOURCE, **k)],
+    ids=["choose_clip_bound", "auto_avg", "clip_bound_runs", "auto_avg_runs"])
+def test_rows_beyond_max_rows_are_refused_before_any_work(monkeypatch, release):
+    from dpkit.svt import clipping
+
+    monkeypatch.setattr(clipping, "check_rows_to_clip",
+                        lambda *args, **kwargs: pytest.fail("the rows were read"))
+    with pytest.raises(ValueError, match=r"values has 11 rows, more than max_rows=10 .*"
+                                         r"public upper bound on the number of rows"):
+        release(np.ones(11), max_rows=10)
+    with pytest.raises(ValueError, match=r"values has 65,537 rows, more than max_rows=65,536"):
+        release([0.5] * (2**16 + 1))  # the default bound
+
+
+@pytest.mark.parametrize(("max_rows", "error", "message"), [
+    (0, ValueError, r"max_rows must be an integer in \[1, 4294967296\], got 0"),
+    (-5, ValueError, r"max_rows must be an integer in \[1, 4294967296\], got -5"),
+    (2**32 + 1, ValueError, r"max_rows must be an integer in \[1, 4294967296\], got 4294967297"),
+    (10**400, ValueError, r"max_rows must be an integer in \[1, 4294967296\], got 1000"),
+    (True, TypeError, r"max_rows must be an integer, got True of type bool"),
+    (100.0, TypeError, r"max_rows must be an integer, got 100.0 of type float"),
+    (None, TypeError, r"max_rows must be an integer, got None"),
+], ids=["0", "-5", "2**32+1", "10**400", "True", "100.0", "None"])
+def test_a_bad_max_rows_is_refused_clearly(max_rows, error, message):
+    for release in (lambda: choose_clip_bound([1.0, 2.0], 1.0, bounds=BOUNDS, max_rows=max_rows),
+                    lambda: auto_avg([1.0, 2.0], 1.0, max_rows=max_rows),
+                    lambda: clip_bound_runs([1.0], 1.0, bounds=BOUNDS, runs=2,
+                                            max_rows=max_rows),
+                    lambda: auto_avg_runs([1.0], 1.0, runs=2, max_rows=max_rows)):
+        with pytest.raises(error, match=message):
+            release()
+
+
+def test_the_clipping_paths_are_chosen_from_max_rows_not_the_rows(monkeypatch):
+    """The int64 or exact arithmetic of the SVT runs is chosen from a bound on the answers
+    computed from max_rows: the same for neighbours that differ by one row."""
+    from dpkit.svt import clipping
+
+    seen = []
+    real = clipping.first_passes
+
+    def record(*args, bound, **kwargs):
+        seen.append(bound)
+        return real(*args, bound=bound, **kwargs)
+
+    monkeypatch.setattr(clipping, "first_passes", record)
+    for rows in (200, 201):
+        choose_clip_bound(np.full(rows, 37.0), 1.0, bounds=BOUNDS, rng=SOURCE)
+        auto_avg(np.full(rows, 37.0), 1.0, bounds=BOUNDS, rng=SOURCE)
+    assert len(seen) == 4
+    assert seen[0] == seen[2] and seen[1] == seen[3]
+
+
+@pytest.mark.parametrize("bounds", [[2**1100], [1, 2, 2**1100], [Fraction(2**1100, 3)]])
+def test_a_bound_beyond_the_float_range_is_refused_clearly(bounds):
+    message = r"bounds\[\d\] must be at most the largest float64, about 1.8e308 .*got a value of"
+    with pytest.raises(ValueError, match=message):
+        choose_clip_bound([1.0, 2.0], 1.0, bounds=bounds)
+    with pytest.raises(ValueError, match=message):
+        auto_avg([1.0, 2.0], 1.0, bounds=bounds)
 
 
 def test_an_svt_deadline_counts_the_queries_read_not_their_answers(deadlines):

@@ -15,7 +15,9 @@ It is started by :class:`dpkit.course.sandbox.Sandbox` with two inherited file d
     Call a function the cells defined with the arguments given and reply with its result
     or its error. An argument the grader passed by reference (a query, a random source, a
     stream) is a :class:`Remote` here: calling it, or one of its public methods, asks the
-    grader, which runs the real object and replies.
+    grader, which runs the real object and replies. The call runs inside
+    :func:`dpkit.timing.unpadded`: its result is judged, never published, so the releases
+    it makes need not wait for their deadlines.
 
 Nothing here decides a grade: the grader judges the plain values that come back, with its
 own pristine copies of the checkers. The student's code can read and write this process's
@@ -32,6 +34,7 @@ from typing import Any
 
 from dpkit.course.wire import GeneratorState, decode, dumps, encode, loads
 from dpkit.rng import RandomSource
+from dpkit.timing import unpadded
 
 _MESSAGE_LIMIT = 2000            # characters of an error message sent back
 
@@ -265,7 +268,8 @@ def _serve(namespace: dict[str, Any]) -> None:
                         for a in decode(request.get("args", []), _remote)]
                 kwargs = {k: _generator(v, generators)
                           for k, v in decode(request.get("kwargs", {}), _remote).items()}
-                value = function(*args, **kwargs)
+                with unpadded():  # the grader's calls are judged, never published: no deadlines
+                    value = function(*args, **kwargs)
                 reply = {"op": "result", "value": encode(value),
                          "generators": [encode(g.bit_generator.state) for g in generators]}
             else:

@@ -250,7 +250,8 @@ def clip_query_values(values: Sequence[float] | np.ndarray, bounds: Sequence[flo
     to the comparison grid of AboveThreshold at ``epsilon``, returned as floats.
     """
     bits = grid_bits(2 / Fraction(epsilon))
-    units = clip_query_units(np.asarray(values, dtype=np.float64), tuple(bounds), bits)
+    data = np.asarray(values, dtype=np.float64)
+    units = clip_query_units(data, tuple(bounds), bits, max_rows=max(1, data.size))
     return np.array(units, dtype=float) / 2.0**bits
 
 

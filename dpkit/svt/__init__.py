@@ -13,7 +13,8 @@ importing only those above it in this list:
 :mod:`~dpkit.svt.clipping`
     :func:`choose_clip_bound` and :func:`auto_avg`: pick a clipping bound for a sum from the
     data itself, privately, then release a clipped average (the input domain and timing
-    notes); :func:`clip_bound_runs`, :func:`auto_avg_runs`, :data:`DEFAULT_CLIP_BOUNDS`.
+    notes: the deadline is set by a public bound on the rows, :data:`DEFAULT_MAX_ROWS` unless
+    given); :func:`clip_bound_runs`, :func:`auto_avg_runs`, :data:`DEFAULT_CLIP_BOUNDS`.
 :mod:`~dpkit.svt.ranges`
     :func:`range_queries`: let Sparse pick which counting queries are large enough to be
     worth answering, then answer those with (discrete) Laplace noise.
@@ -33,6 +34,8 @@ The Discrete Gaussian for Differential Privacy. NeurIPS.
 from dpkit.svt.clipping import (
     CLIP_THRESHOLD_SCALES,
     DEFAULT_CLIP_BOUNDS,
+    DEFAULT_MAX_ROWS,
+    MAX_ROWS_LIMIT,
     auto_avg,
     auto_avg_runs,
     choose_clip_bound,
@@ -50,6 +53,8 @@ from dpkit.svt.ranges import RANGE_ANSWER_LIMIT, range_queries
 __all__ = [
     "CLIP_THRESHOLD_SCALES",
     "DEFAULT_CLIP_BOUNDS",
+    "DEFAULT_MAX_ROWS",
+    "MAX_ROWS_LIMIT",
     "MAX_RUNS",
     "RANGE_ANSWER_LIMIT",
     "RUN_EPSILON_RANGE",
