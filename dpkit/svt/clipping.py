@@ -471,16 +471,17 @@ def auto_avg(values: Any, epsilon: float, *, bounds: Iterable[float] | None = No
     **Timing**: the call ends at a deadline (:mod:`dpkit.timing`) set by the number of
     candidates, ``max_rows`` and the kind of container (a float64 array or Python objects)
     only. The number of rows is private under adding or removing one (the count is what
-    step 3 releases with noise), so it never sets the deadline; with the default
-    ``max_rows`` a call on a float64 array takes about 30 ms on a 2024 laptop core, whatever
-    the number of rows.
+    step 3 releases with noise), so it never sets the deadline: every call waits as long
+    as one on ``max_rows`` rows would take, so pass the smallest public bound you have (the
+    default, 65,536 rows, is generous; a list costs more per row than a float64 array).
 
     Examples
     --------
     >>> from dpkit.rng import seeded
-    >>> round(auto_avg([30, 40, 50] * 1000, 1.0, rng=seeded(0)), 1)
+    >>> round(auto_avg([30, 40, 50] * 1000, 1.0, max_rows=4096, rng=seeded(0)), 1)
     40.1
-    >>> average, bound = auto_avg([30, 40, 50] * 1000, 1.0, rng=seeded(0), return_bound=True)
+    >>> average, bound = auto_avg([30, 40, 50] * 1000, 1.0, max_rows=4096, rng=seeded(0),
+    ...                           return_bound=True)
     >>> round(average, 1), bound
     (40.1, 50)
     """
