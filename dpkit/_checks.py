@@ -853,10 +853,11 @@ def _nearest_float(value: Any) -> float:
 
 
 def _check_kinds(flat: np.ndarray, name: str, shape: tuple[int, ...], *,
-                 bounded: bool = False) -> None:
+                 bounded: bool = False, rows: bool = False) -> None:
     """Refuse a non-number, checking each *type* present once (not each element); with
     ``bounded``, also refuse an element too long for exact arithmetic (:func:`_too_long`),
-    before any element is converted."""
+    before any element is converted; with ``rows``, only one too long to round to a float
+    at a cost that does not depend on its length (:func:`_row_too_long`)."""
     kinds = set(map(type, flat))
     for kind in kinds:
         if issubclass(kind, (bool, np.bool_, np.timedelta64, np.datetime64, list, tuple,
@@ -867,8 +868,23 @@ def _check_kinds(flat: np.ndarray, name: str, shape: tuple[int, ...], *,
     if bounded and any(issubclass(kind, (Decimal, numbers.Rational))
                        and not issubclass(kind, np.generic) for kind in kinds):
         for index, value in enumerate(flat):
-            if _too_long(value):
+            if (_row_too_long if rows else _too_long)(value):
                 _element(value, name, index, shape)  # raises, from the sizes alone
+
+
+def _row_too_long(value: Any) -> bool:
+    """Whether a row is too long to round to the nearest float at a cost that does not
+    depend on its length, from sizes read in constant time. An int, or a Fraction whose
+    parts' bit lengths put it beyond the float range (or below its smallest subnormal),
+    rounds at once to ``±inf`` (or ``±0``) whatever its length; any other value is as
+    :func:`_too_long`."""
+    if isinstance(value, numbers.Integral):
+        return False
+    if isinstance(value, numbers.Rational) and not isinstance(value, np.generic):
+        gap = int(value.numerator).bit_length() - int(value.denominator).bit_length()
+        if not -1080 <= gap <= 1026:
+            return False
+    return _too_long(value)
 
 
 def _too_long(value: Any) -> bool:
@@ -923,10 +939,13 @@ def _rows_as_floats(array: np.ndarray, name: str) -> np.ndarray:
 
     The types are checked per *kind* (a set of the types present), and every element goes
     through the same conversion, so the cost hardly depends on which rows are ints,
-    floats or Fractions. Only a row that comes out non-finite is looked at again.
+    floats or Fractions. Only a row that comes out non-finite is looked at again. A
+    Fraction or Decimal longer than exact arithmetic accepts (:func:`_too_long`) is
+    refused first, from its size alone, unless it lies beyond the float range (an int of
+    any size, say): rounding it would take a time that grows with its length.
     """
     flat = array.ravel()
-    _check_kinds(flat, name, array.shape)
+    _check_kinds(flat, name, array.shape, bounded=True, rows=True)
     with np.errstate(over="ignore"):  # a long double beyond the float range
         result = np.fromiter(map(_nearest_float, flat), dtype=np.float64, count=flat.size)
     for i in np.flatnonzero(~np.isfinite(result)):
@@ -938,19 +957,23 @@ def check_rows_to_clip(values: Any, name: str, low: float, high: float, *,
                        ndim: int | None = None) -> np.ndarray:
     """Return one value per row as float64, clipped to ``[low, high]`` (floats).
 
-    Any finite real number is accepted, however large or however far from a float64: each
-    row is rounded to its nearest float64 (``±inf`` beyond the float range), then clipped.
-    Rounding to nearest is monotone and the bounds are floats, so a row outside the range
-    is clipped *exactly* (``2**53 + 1`` or ``10**400`` above ``high`` becomes ``high``),
-    and a row inside it moves by at most half an ulp, a function of that row alone: each
-    row's contribution stays in ``[low, high]``, so a caller's sensitivity (computed for
-    rows in that range) is unchanged. Unlike :func:`check_finite_array`, no finite row is
+    Any finite real number is accepted, however large or however far from a float64, up to
+    the length exact arithmetic accepts (within the float range, a Fraction whose numerator
+    and denominator have at most :data:`MAX_EXACT_BITS` bits, a Decimal of at most
+    :data:`MAX_DECIMAL_DIGITS` digits; ints of any size): each row is rounded to its
+    nearest float64 (``±inf`` beyond the float range), then clipped. Rounding to nearest
+    is monotone and the bounds are floats, so a row outside the range is clipped *exactly*
+    (``2**53 + 1`` or ``10**400`` above ``high`` becomes ``high``), and a row inside it
+    moves by at most half an ulp, a function of that row alone: each row's contribution
+    stays in ``[low, high]``, so a caller's sensitivity (computed for rows in that range)
+    is unchanged. Unlike :func:`check_finite_array`, no finite row of bounded length is
     refused, so no error reveals that one row is huge or not a float64.
 
     What is refused -- a NaN or infinity, a bool, a string, any other non-number, a ragged
-    nesting -- is outside the input domain (finite real numbers). That domain is a
-    precondition the caller must enforce on the data before a release: the error itself
-    reveals that some row is outside it.
+    nesting, a Fraction or Decimal too long to round in a time that does not depend on its
+    length -- is outside the input domain (finite real numbers of bounded length). That
+    domain is a precondition the caller must enforce on the data before a release: the
+    error itself reveals that some row is outside it.
 
     Raises
     ------
@@ -958,7 +981,8 @@ def check_rows_to_clip(values: Any, name: str, low: float, high: float, *,
         If ``values`` does not hold real numbers (bools included), or is a masked array
         (:func:`refuse_masked`).
     ValueError
-        If it is empty, ragged, has the wrong number of dimensions, or holds NaN or infinity.
+        If it is empty, ragged, has the wrong number of dimensions, or holds NaN, infinity,
+        or a Fraction or Decimal longer than the limits above.
 
     Examples
     --------

@@ -32,6 +32,7 @@ from dpkit.randomized_response import randomized_response
 from dpkit.rng import seeded
 from dpkit.snapping import snapping_mechanism
 from dpkit.svt import above_threshold, above_threshold_runs, range_queries, sparse
+from dpkit.svt.clipping import auto_avg, choose_clip_bound
 
 
 def _untouchable(*names):
@@ -80,6 +81,9 @@ def _releases(value):
                                                                     runs=2, rng=seeded(0)),
         "above_threshold_runs threshold": lambda: above_threshold_runs([0.5], value, 1.0,
                                                                        runs=2, rng=seeded(0)),
+        "auto_avg row": lambda: auto_avg([0.5, value], 1.0, max_rows=4, rng=seeded(0)),
+        "choose_clip_bound row": lambda: choose_clip_bound([value, 0.5], 1.0, bounds=[1, 2],
+                                                           max_rows=4, rng=seeded(0)),
     }
 
 
@@ -98,6 +102,15 @@ def test_ints_beyond_the_bit_limit_are_refused_where_any_magnitude_was_accepted(
     with pytest.raises(ValueError, match=rf"at most {MAX_EXACT_BITS} bits"):
         _releases(3**100_000)[release]()
     assert as_fraction(2**MAX_EXACT_BITS - 1, "x") == 2**MAX_EXACT_BITS - 1
+
+
+def test_rows_to_clip_keep_ints_of_any_size_and_refuse_long_fractions_by_size():
+    """A row is clipped, so an int of any size is kept (it overflows to ±inf at once), but a
+    Fraction or Decimal too long to round at a length-independent cost is refused."""
+    assert auto_avg([0.5, 10**5000, -(3**100_000)], 1.0, max_rows=4, rng=seeded(0)) is not None
+    longest = Fraction(2**MAX_EXACT_BITS - 1, 2**MAX_EXACT_BITS - 3)
+    assert auto_avg([0.5, longest, Decimal("0." + "3" * MAX_DECIMAL_DIGITS)], 1.0, max_rows=4,
+                    rng=seeded(0)) is not None
 
 
 def test_the_largest_accepted_values_are_exact():
