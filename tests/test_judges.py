@@ -748,6 +748,52 @@ def test_auto_avg_requires_the_stated_split():
           privacy=False)            # private (more noise): not a privacy violation
 
 
+def avg_bound_overspent(values, epsilon, rng):
+    """The bound chosen with 30ε (30.7ε in all), the rest as the model (the adversarial
+    review's S5)."""
+    third = epsilon / 3
+    bound = choose_clip_bound(values, 30 * epsilon, bounds=DEFAULT_CLIP_BOUNDS, rng=rng) \
+        or DEFAULT_CLIP_BOUNDS[-1]
+    noisy_sum = laplace_mechanism(float(np.clip(values, 0, bound).sum()), bound, third, rng=rng)
+    return noisy_sum / max(laplace_mechanism(float(len(values)), 1.0, third, rng=rng), 1.0)
+
+
+def test_auto_avg_bound_overspent_fails():
+    """A bound step at 30ε: on the ladder its bound jumps from a small candidate to H or
+    more between two neighbours (threshold −20/(30ε), less than one row below 0), and
+    |average| >= H/(4n) goes from none of 150 runs to about 0.9 of them. A privacy
+    violation."""
+    fails(judge_auto_avg, avg_bound_overspent, "clipping bound jump", privacy=True)
+
+
+def _count_exact_now_and_then(share):
+    def average(values, epsilon, rng):
+        """The exact count in a share of the runs, more noise in the others (the adversarial
+        review's S6, S7)."""
+        third = epsilon / 3
+        bound = choose_clip_bound(values, third, bounds=DEFAULT_CLIP_BOUNDS, rng=rng) \
+            or DEFAULT_CLIP_BOUNDS[-1]
+        noisy_sum = laplace_mechanism(float(np.clip(values, 0, bound).sum()), bound, third,
+                                      rng=rng)
+        if rng.bernoulli(Fraction(share)):
+            noisy_count = float(len(values))
+        else:
+            noisy_count = laplace_mechanism(float(len(values)), 1.0, third * (1 - share),
+                                            rng=rng)
+        return noisy_sum / max(noisy_count, 1.0)
+    return average
+
+
+@pytest.mark.parametrize("share", [0.2, 0.35])
+def test_auto_avg_count_exact_now_and_then_fails(share):
+    """The exact count in 20% or 35% of the runs: about 80 or 140 of the 400 recovered
+    count noises are 0 where a Laplace count allows at most about 0.003% of them:
+    deterministic in effect. A privacy violation, never called private."""
+    message = fails(judge_auto_avg, _count_exact_now_and_then(share), "exact number of rows",
+                    privacy=True)
+    assert "private," not in message
+
+
 def test_auto_avg_lookup_of_public_inputs_fails():
     """Passes the public check (an exact count elsewhere), fails the hidden one."""
     assert dpkit.check.check_auto_avg(avg_lookup)
