@@ -34,15 +34,18 @@ _PAIRS, _AUDIT_RUNS, _REPEATS, _FALLBACK_RUNS = 400, 200, 3, 2
 _CLIFF_RUNS = 120             # runs on each of the four cliff columns
 _GAP_RUNS = 150               # runs on each column of the gap pair
 _BEYOND_RUNS = 120            # runs on each column of the beyond pair
+_LADDER_STEPS, _LADDER_RUNS = 4, 150  # the ladder: 0 to 4 rows at H, runs on each column
 #: Calls of the student's function one :func:`judge_auto_avg` makes (at most).
 AUTO_AVG_CALLS = (2 * _PAIRS + _AUDIT_RUNS + _REPEATS + _FALLBACK_RUNS + 4 * _CLIFF_RUNS
-                  + 2 * _GAP_RUNS + 2 * _BEYOND_RUNS)
+                  + 2 * _GAP_RUNS + 2 * _BEYOND_RUNS + (_LADDER_STEPS + 1) * _LADDER_RUNS)
 
 # False-failure budget of a correct answer, 1e-6 in all (Bonferroni over the tests):
-_ALPHA_COUNT_KS, _ALPHA_COUNT_SCALE = 1.5e-7, 1.5e-7
+_ALPHA_COUNT_KS, _ALPHA_COUNT_SCALE = 1e-7, 1.5e-7
+_ALPHA_ATOM = 5e-8            # the count's noise has no atom at 0 (taken from the KS test)
+_ALPHA_BUDGET = 5e-8          # the ladder's audits (bound step's budget), from the cliffs'
 _ALPHA_SUM, _ALPHA_AUDIT = 1.5e-7, 1e-7
 _ALPHA_INDEPENDENT = 5e-8     # each of the two independence tests
-_ALPHA_CLIFFS = 2.5e-7        # shared by the 3 × 8 cliff tests (two bounds each)
+_ALPHA_CLIFFS = 2e-7          # shared by the 3 × 8 cliff tests (two bounds each)
 _ALPHA_GAP = 5e-8             # the gap pair's audit (two bounds)
 _ALPHA_BEYOND = 5e-8          # the beyond pair's audit (two bounds), taken from the cliffs'
 _BEYOND_FACTOR = 64           # the beyond pair's added row: 64·|B0|·H
@@ -237,6 +240,28 @@ def _beyond(rng: np.random.Generator) -> dict[str, Any]:
     return {"B0": before, "B1": after, "top": top}
 
 
+def _ladder(rng: np.random.Generator) -> dict[str, Any]:
+    """The hidden ladder: ``L0`` holds ``n`` (200–300) zeros, ``L_{k+1}`` is ``L_k`` with one
+    more row at ``H`` (an integer in [2²⁰, 2²¹]), up to ``L4``; each is a neighbour of the
+    next.
+
+    With ``k`` rows above it, a candidate's clipping query is about ``−k``:
+    ``choose_clip_bound`` at ε/3 (threshold ``−60/ε``, noises of scales ``6/ε`` and
+    ``12/ε``) accepts the first candidate below ``H`` on every column but in a fraction of
+    about ``e^{-9}`` of the runs, and the average stays within a few ``3b/(ε·n)`` of 0.
+    With a budget ``ε_b`` many times larger, its threshold ``−20/ε_b`` is less than one
+    row below 0 and its noises are a fraction of a row: from the first ``k`` above about
+    ``20/ε_b``, every candidate below ``H`` fails in nearly every run, the bound is ``H``
+    or more, and ``|average|`` exceeds ``H/(4n)`` in about 0.9 of the runs (the sum's noise
+    ``Lap(3b/ε)`` rarely cancels ``k·H``): a jump between two neighbours that ε-DP
+    forbids."""
+    zeros, top = int(rng.integers(200, 301)), float(rng.integers(2**20, 2**21 + 1))
+    columns = [rng.permutation(np.zeros(zeros))]
+    for _ in range(_LADDER_STEPS):
+        columns.append(np.insert(columns[-1], int(rng.integers(columns[-1].size + 1)), top))
+    return {"columns": columns, "cut": top / (4 * zeros)}
+
+
 def judge_auto_avg(fn: Callable[[Any, float, Any], Any], rng: np.random.Generator) -> Judgement:
     """Hidden test of ``fn(values, epsilon, rng)``: a bound chosen by
     ``dpkit.svt.choose_clip_bound`` at ε/3, the clipped sum and the number of rows released
@@ -248,8 +273,8 @@ def judge_auto_avg(fn: Callable[[Any, float, Any], Any], rng: np.random.Generato
     fixed by the exercise: the judge tests what every correct answer shares.
 
     **Hidden inputs** (from ``rng``): ε log-uniform in [0.5, 1.5]; the columns of
-    :func:`_data`, the cliffs of :func:`_cliffs`, the gap pair of :func:`_gap` and the beyond
-    pair of :func:`_beyond`; each
+    :func:`_data`, the cliffs of :func:`_cliffs`, the gap pair of :func:`_gap`, the beyond
+    pair of :func:`_beyond` and the ladder of :func:`_ladder`; each
     call gets a fresh ``dpkit.rng.seeded`` source from ``rng``.
 
     **Method.** 400 seeds are each used on ``D1`` and on ``D2`` (``D1`` plus as many zeros):
@@ -268,7 +293,7 @@ def judge_auto_avg(fn: Callable[[Any, float, Any], Any], rng: np.random.Generato
       the four columns of :func:`_cliffs`, each one row more than the last; for each of
       its 8 cuts, the event "average >= cut" must not be more than ``e^ε`` times more
       frequent on a column than on the one before; 24 tests, each with two one-sided
-      Clopper–Pearson bounds at ``1 − 5.2e-9``: 2.5e-7 in all. True for every ε-DP answer,
+      Clopper–Pearson bounds at ``1 − 4.2e-9``: 2e-7 in all. True for every ε-DP answer,
       whatever its grid;
     * ε-DP on the gap pair of :func:`_gap` (candidate bounds taken from the data, such as
       ``sorted(set(values))``): 150 runs on each column; the event "average <= cut" must
@@ -279,8 +304,14 @@ def judge_auto_avg(fn: Callable[[Any, float, Any], Any], rng: np.random.Generato
       ``rng``, which the method needs): 0;
     * results have 7 significant digits or more (``dZ`` then stays below 0.05 noise
       scales): 0;
+    * the count's noise has no atom at 0 (an exact count in some runs): the number of
+      seeds with ``|Z| < 1e-6 + dZ`` against a binomial of ``(max dZ + 1e-6 + u/2)·ε/3``,
+      ``u`` the bound of :func:`_count_grid` on the noise's grid step (Laplace noise of
+      scale ``3/ε`` on a grid of step ``u`` or finer, integers included, as
+      ``dpkit.svt.auto_avg`` draws it, is that close to 0 with at most that probability),
+      one-sided exact test: 5e-8;
     * the count's noise ``Z`` is ``Lap(3/ε)``: KS (DKW bound, slack ``max dZ``·density,
-      1.5e-7) and ``Σ|Z|/(3/ε)`` against Gamma(400, 1), rejected only if every sum within
+      1e-7) and ``Σ|Z|/(3/ε)`` against Gamma(400, 1), rejected only if every sum within
       ``Σ dZ`` is (1.5e-7); an exact count gives ``|Z| <= dZ``;
     * ``laplace_mechanism`` was used: every ``Z`` is a multiple of ``2**-20`` (the grid of
       ``laplace_grid(1, ε/3)``) and every ``S`` has at most 45 significant bits (its grid
@@ -307,51 +338,61 @@ def judge_auto_avg(fn: Callable[[Any, float, Any], Any], rng: np.random.Generato
       when no candidate qualifies): 120 runs on each column; the event "|average − H| > H/2"
       must not be more than ``e^ε`` times more frequent on ``B1`` than on ``B0``; two
       one-sided Clopper–Pearson bounds at ``1 − 2.5e-8``: 5e-8, taken from the cliffs'
-      3e-7 (now 2.5e-7). True for every ε-DP answer, whatever its grid and its fallback.
+      3e-7 (now 2e-7). True for every ε-DP answer, whatever its grid and its fallback;
+    * ε-DP on the ladder of :func:`_ladder` (the bound step's budget): 150 runs on each of
+      its five columns; "|average| >= H/(4n)" must not be more than ``e^ε`` times more
+      frequent on a column than on the one before; 4 tests, two one-sided Clopper–Pearson
+      bounds at ``1 − 6.25e-9`` each: 5e-8. True for every ε-DP answer, whatever its grid.
 
-    In all at most **1e-6** (Bonferroni: 2.5 + 0.5 + 0.5 + 1.5 + 1.5 + 1.5 + 1 + 1, in 1e-7:
-    cliffs, gap pair, beyond pair, count KS, count scale, sum, independence, ``D3``).
-    **Calls**: 2,025 (:data:`AUTO_AVG_CALLS`; 480 on the cliffs, 300 on the gap pair, 240
-    on the beyond pair).
+    In all at most **1e-6** (Bonferroni: 2 + 0.5 + 0.5 + 0.5 + 0.5 + 1 + 1.5 + 1.5 + 1 + 1,
+    in 1e-7: cliffs, gap pair, beyond pair, ladder, count atom, count KS, count scale, sum,
+    independence, ``D3``).
+    **Calls**: 2,775 (:data:`AUTO_AVG_CALLS`; 480 on the cliffs, 300 on the gap pair, 240
+    on the beyond pair, 750 on the ladder).
     **Time**: about 3.1 s of CPU for the model solution outside the sandbox before the gap
     pair was added (1.7 s without the cliffs, on whose larger values ``choose_clip_bound``
     scans more candidates); the gap pair's 300 calls add about 1 s, the beyond pair's 240
     about 2 s (1.7 s for the model, 3.5 s for ``dpkit.svt.auto_avg``: every candidate is
-    scanned).
+    scanned); the ladder's 750 calls are on columns of 200 to 304 rows, where a correct
+    answer's bound step stops at its first candidate.
 
     **Privacy violations** (:class:`PrivacyViolation`: the exercise earns no point) are the
     failures that show the average is not ε-DP: the audits (cliffs, gap pair, beyond pair,
-    ``D1`` and ``D3``), an exact count, a count noise smaller than ``Lap(3/ε)``
-    (:func:`too_little_noise` on the recovered ``|Z|`` plus its recovery error, once the
-    count test failed: ε or ε/2 on the count; an answer with at least that noise, such as
-    ε/4, is called one with probability at most 1e-6), a sum with too little noise, and
-    sum and count noises that move together (one draw for both: a combination of the two
-    releases has less noise than either, and the ε/3 + ε/3 accounting assumes
-    independent noises). The others (a missing fallback, NumPy noise of the right law, a
-    noisy sum as the denominator, rounding, randomness not from ``rng``, more noise than
-    ε/3 asks) are failures of the exercise, not of privacy.
+    ``D1`` and ``D3``, the ladder), an exact count, an exact count in some of the runs (an atom
+    at 0 of the count's noise: a Laplace count has none), a count noise smaller than
+    ``Lap(3/ε)`` (:func:`too_little_noise` on the recovered ``|Z|`` plus its recovery error,
+    once the count test failed: ε or ε/2 on the count; an answer with at least that noise, such
+    as ε/4, is called one with probability at most 1e-6), a sum with too little noise, and sum
+    and count noises that move together (one draw for both: a combination of the two releases
+    has less noise than either, and the ε/3 + ε/3 accounting assumes independent noises). The
+    others (a missing fallback, NumPy noise of the right law, a noisy sum as the denominator,
+    rounding, randomness not from ``rng``, more noise than ε/3 asks) are failures of the
+    exercise, not of privacy.
 
-    **Caught**: ε spent on
-    each step (3ε in all), an exact or wrongly noised count, a sum noised for sensitivity
-    1 or with ε, NumPy float noise, a noisy sum as the denominator, a bound taken from the
-    data: its maximum or no clipping (``D3``), a percentile at 50, 75, 80, 90, 95, 97.5, 98
-    or 99% by any of NumPy's 13 methods or ``statistics.quantiles``, a sorted index, times
-    a margin from 0.75 to 2 or snapped to a grid (the cliffs: the one person added moves
-    it from a level to the next, 10 to 25 times higher, and such an answer hits a cut in
-    every run on one column and in none on the one before); candidate bounds taken from
-    the data (the gap pair: the distinct positive values, alone or added to a fixed grid
-    whose smallest candidate is above ``√s``, hit the cut in about nine runs of ten on
-    ``G1`` and in none on ``G0``); a fallback bound read from the data, such as the maximum
-    (the beyond pair: out of ``[H/2, 3H/2]`` in nearly every run on ``B1``, in
-    none on ``B0``); a missing fallback; results rounded coarser than 7
-    significant digits (named as such). **Not judged**: a fallback that moves little with one
-    row (the mean of the data); the budget of the bound selection
-    on its own and the grid of candidates (the law of ``b`` depends on the grid); extra
-    noise (a coarse grid adds it legitimately); a data-dependent grid whose effect is
-    confined to rare events (values added to a grid that already holds candidates below
-    them); a percentile at a rank between the cliffs'
-    boundaries (97%, 99.9%); the grid of the releases when the results are rounded (NumPy
-    noise then passes if its law is right).
+    **Caught**: ε spent on each step (3ε in all), an exact or wrongly noised count, a sum noised
+    for sensitivity 1 or with ε, NumPy float noise, a noisy sum as the denominator, a bound
+    taken from the data: its maximum or no clipping (``D3``), a percentile at 50, 75, 80, 90,
+    95, 97.5, 98 or 99% by any of NumPy's 13 methods or ``statistics.quantiles``, a sorted
+    index, times a margin from 0.75 to 2 or snapped to a grid (the cliffs: the one person added
+    moves it from a level to the next, 10 to 25 times higher, and such an answer hits a cut in
+    every run on one column and in none on the one before); candidate bounds taken from the data
+    (the gap pair: the distinct positive values, alone or added to a fixed grid whose smallest
+    candidate is above ``√s``, hit the cut in about nine runs of ten on ``G1`` and in none on
+    ``G0``); a fallback bound read from the data, such as the maximum (the beyond pair: out of
+    ``[H/2, 3H/2]`` in nearly every run on ``B1``, in none on ``B0``); a bound step that spends
+    30ε (the ladder: its threshold ``−20/(30ε)`` is less than one row below 0, and its bound
+    jumps to ``H`` between two neighbours); the exact count in a fifth of the runs or more (the
+    atom); a missing fallback; results rounded coarser than 7 significant digits (named as
+    such). **Not judged**: a fallback that moves little with one row (the mean of the data); a
+    bound step's budget below about 10ε (the ladder's jump then comes after its last column: 10ε
+    passed 2 of 2 simulated graders; the count's and the sum's budgets are judged on their own,
+    so the overspend confined to the bound step is what goes unseen); an exact count in a few
+    percent of the runs only; a sum noise a little too small (0.8·b: within the sum test's
+    resolution); the grid of candidates (the law of ``b`` depends on the grid); extra noise (a
+    coarse grid adds it legitimately); a data-dependent grid whose effect is confined to rare
+    events (values added to a grid that already holds candidates below them); a percentile at a
+    rank between the cliffs' boundaries (97%, 99.9%); the grid of the releases when the results
+    are rounded (NumPy noise then passes if its law is right).
     """
     epsilon = round(float(math.exp(rng.uniform(math.log(0.5), math.log(1.5)))), 3)
     data = _data(rng, epsilon)
@@ -363,6 +404,8 @@ def judge_auto_avg(fn: Callable[[Any, float, Any], Any], rng: np.random.Generato
     gap_seeds = seeds(rng, (2, _GAP_RUNS))
     beyond = _beyond(rng)                        # drawn after: the inputs above are unchanged
     beyond_seeds = seeds(rng, (2, _BEYOND_RUNS))
+    ladder = _ladder(rng)                        # drawn after: the inputs above are unchanged
+    ladder_seeds = seeds(rng, (_LADDER_STEPS + 1, _LADDER_RUNS))
 
     def average(values: np.ndarray, seed: int, where: str = "on a hidden column") -> float:
         return real(call(fn, values.copy(), epsilon, seeded(int(seed)), where=where),
@@ -392,6 +435,11 @@ def judge_auto_avg(fn: Callable[[Any, float, Any], Any], rng: np.random.Generato
                      for name, row in zip(("B0", "B1"), beyond_seeds, strict=True)],
                     lambda averages: np.abs(averages - top) > top / 2, epsilon, _ALPHA_BEYOND,
                     _BEYOND_WHY)
+        runs = [np.array([average(column, s) for s in row])
+                for column, row in zip(ladder["columns"], ladder_seeds, strict=True)]
+        for low, high in itertools.pairwise(runs):
+            _audit_pair([low, high], lambda averages: np.abs(averages) >= ladder["cut"],
+                        epsilon, _ALPHA_BUDGET / _LADDER_STEPS, _LADDER_WHY)
         return ("your average has a noisy count and a noisy clipped sum released with "
                 "laplace_mechanism and enough noise, and passes privacy audits on "
                 "neighbouring columns you have not seen")
@@ -427,6 +475,17 @@ def _judge_releases(first: np.ndarray, second: np.ndarray, data: dict[str, Any],
         raise PrivacyViolation("adding rows of value 0 changed your average exactly as dividing by "
                                "the exact number of rows would: the number of rows is private "
                                "too, release it with laplace_mechanism")
+    unit = 2.0 ** laplace_grid(1.0, epsilon / 3).exponent
+    exact = int(np.sum(np.abs(noise) < 1e-6 + off_noise))
+    # Laplace noise of scale 3/ε on a grid of step u <= 1 (discrete or continuous) is within
+    # t of 0 with probability at most (t + u/2)/scale.
+    atom = min(1.0, (float(np.max(off_noise)) + 1e-6 + _count_grid(noise, off_noise, unit) / 2)
+               / scale)
+    if stats.binomtest(exact, noise.size, atom, alternative="greater").pvalue < _ALPHA_ATOM:
+        raise PrivacyViolation("in some of the runs, adding rows of value 0 changed your "
+                               "average exactly as dividing by the exact number of rows would: "
+                               "the number of rows is private too, release it with "
+                               "laplace_mechanism in every run")
     spread = float(np.mean(np.abs(noise)) / scale)
     slack = _LATTICE_SLACK + float(np.max(off_noise)) / (2 * scale)  # Laplace density 1/2
     total = np.clip(stats.gamma.median(noise.size), np.sum(np.maximum(
@@ -437,7 +496,6 @@ def _judge_releases(first: np.ndarray, second: np.ndarray, data: dict[str, Any],
                                 _LAPLACE_TAIL, math.exp(-_LAPLACE_TAIL), _ALPHA_PRIVACY)
         raise (PrivacyViolation if less else Rejection)(
             f"the noise of your count of rows is not Lap(1/(ε/3)): {_why(spread)}")
-    unit = 2.0 ** laplace_grid(1.0, epsilon / 3).exponent
     if np.any(np.abs(noise / unit - np.round(noise / unit)) > _GRID_TOLERANCE
               + off_noise / unit) or \
             not all(_few_bits(s, d) for s, d in zip(sums.tolist(), off_sums.tolist(),
@@ -461,6 +519,26 @@ def _judge_releases(first: np.ndarray, second: np.ndarray, data: dict[str, Any],
                                "independent (a combination of the two releases then has less "
                                "noise than ε/3 each allows): each release must draw its own "
                                "noise")
+
+
+def _count_grid(noise: np.ndarray, off_noise: np.ndarray, unit: float) -> float:
+    """An upper bound on the step of the grid the count's noise lies on: the greatest
+    common divisor of the nonzero noises, in units of ``unit``, when every noise is such a
+    multiple to within its recovery error; else 1 (the count's sensitivity, the coarsest
+    grid a release of it uses). A noise on a grid of step ``u`` is a multiple of ``u``, so
+    the divisor found is a multiple of ``u``.
+
+    >>> _count_grid(np.array([0.0, 3.0, -5.0]), np.zeros(3), 2.0**-20)
+    1.0
+    >>> _count_grid(np.array([0.0, 0.5, -0.25]), np.zeros(3), 2.0**-20)
+    0.25
+    """
+    units = noise / unit
+    if np.any(np.abs(units - np.round(units)) > _GRID_TOLERANCE) or \
+            np.any(off_noise > _GRID_TOLERANCE * unit):
+        return 1.0
+    whole = [abs(int(u)) for u in np.round(units).tolist() if u != 0]
+    return min(1.0, math.gcd(*whole) * unit) if whole else 1.0
 
 
 def _dependent(sums: np.ndarray, off_sums: np.ndarray, noise: np.ndarray,
@@ -502,8 +580,7 @@ def _why(spread: float) -> str:
     if spread < 0.95:
         return "too little noise for ε/3 and sensitivity 1"
     if spread > 1.05:
-        return ("more noise than that: private, but the exercise gives each of the three "
-                "steps ε/3")
+        return ("more noise than that: the exercise gives each of the three steps ε/3")
     return "its shape is not that of Laplace noise"
 
 
@@ -566,3 +643,7 @@ _BEYOND_WHY = ("adding one person with a huge value changed your average far mor
                "allows on a column where no candidate bound qualifies: your fallback bound "
                "follows the data (such as the maximum); when choose_clip_bound returns None, "
                "fall back on a bound fixed in advance, such as the largest candidate")
+#: The ladder of :func:`_ladder`: "|average| >= H/(4n)" on ``L_{k+1}`` vs ``L_k``.
+_LADDER_WHY = ("adding one person with a large value made your clipping bound jump far more "
+               "than ε-DP allows: the bound step spends more than its share; choose the bound "
+               "with choose_clip_bound(values, ε/3, ...), so that the three steps add up to ε")

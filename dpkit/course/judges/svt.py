@@ -13,9 +13,11 @@ from scipy import integrate
 from dpkit.check._common import coerce, shown
 from dpkit.course.judges._base import (
     Judgement,
+    PrivacyViolation,
     Rejection,
     binomial_reject,
     call,
+    dp_violated,
     judged,
     seeds,
 )
@@ -30,10 +32,14 @@ _NEIGHBOUR_RUNS = 1000        # the "long" case's data with one row removed
 _FAR, _FAR_RUNS = 200, 20     # queries 200 scales below: None every time
 _STREAM_RUNS, _STREAM_SLACK = 3, 50
 _REPEATS = 20
-_ALPHA_CELL = 4e-8            # per outcome of a case: 9 + 6 + 9 cells
+_ALPHA_CELL = 3.5e-8          # per outcome of a case: 9 + 6 + 9 cells
+#: The audit pair (:func:`_audit_pair`): queries just below the threshold, then one just
+#: above it on the first histogram and just below on its neighbour; runs on each.
+_AUDIT_BELOW, _AUDIT_RUNS = 40, 2000
+_ALPHA_AUDIT = 1e-7           # the audit pair's two one-sided Clopper–Pearson bounds
 #: Calls of the student's function one :func:`judge_above_threshold` makes (at most).
 ABOVE_THRESHOLD_CALLS = (sum(c[-1] for c in _CASES) + _NEIGHBOUR_RUNS + _FAR_RUNS
-                         + _STREAM_RUNS + _REPEATS)
+                         + _STREAM_RUNS + _REPEATS + 2 * _AUDIT_RUNS)
 
 
 class Bin:
@@ -155,30 +161,44 @@ def judge_above_threshold(fn: Callable[..., int | None], rng: np.random.Generato
     query-noise scales (4/ε) below the threshold (1,500 runs); 5 queries from 1.5 below to
     0.3 above (1,500 runs); the first case's histogram with one row removed, a neighbouring
     dataset (1,000 runs); 4 queries 200 scales below (20 runs); 3 endless
-    :class:`QueryStream` s, far above the threshold at a hidden index. Each run gets a fresh
-    ``dpkit.rng.seeded`` source from ``rng``.
+    :class:`QueryStream` s, far above the threshold at a hidden index; the audit pair of
+    :func:`_audit_inputs` (ε in [0.05, 0.1], 2,000 runs on each histogram). Each run gets
+    a fresh ``dpkit.rng.seeded`` source from ``rng``.
 
     **Tests**, with their false-failure probabilities for a correct answer:
 
     * each result is None or an int index of a query; 20 runs repeated with sources seeded
       alike agree (the noise comes from ``rng``): 0;
-    * on each of the three distribution cases, an exact two-sided binomial test per
-      outcome (each index, and None) against :func:`above_threshold_law`: 24 × 4e-8;
     * far below the threshold: None every time; a stream: exactly the passing index, no
-      query evaluated after it, no more than 50 pulled beyond it: each below 1e-40.
+      query evaluated after it, no more than 50 pulled beyond it: each below 1e-40;
+    * ε-DP on the audit pair (checked before the outcome laws): "the last index" must not
+      be more than ``e^ε`` times more frequent on ``A`` than on its neighbour ``A′``; two
+      one-sided Clopper–Pearson bounds (:func:`dp_violated`): 1e-7. True for every ε-DP
+      answer, whatever its law;
+    * on each of the three distribution cases, an exact two-sided binomial test per
+      outcome (each index, and None) against :func:`above_threshold_law`: 24 × 3.5e-8.
 
-    In all at most **1e-6** (Bonferroni; the quadrature's error, below 1e-10, is
-    negligible). **Calls**: 4,043 (:data:`ABOVE_THRESHOLD_CALLS`). **Privacy**: a threshold
-    redrawn per query, missing or swapped noises, scales multiplied by ε or halved, and a
-    made-up index instead of None change the outcome law on these cases and fail; the
-    neighbouring pair makes the test literal on one pair of neighbours. These failures are
-    reported as failures, not as privacy violations (``Judgement.privacy`` stays False):
-    outcome frequencies cannot tell a less private law (noise halved or missing, a
-    threshold redrawn per query, one query noise for all) from a merely wrong one (more
-    noise, a post-processed index), and proving the loss on a neighbouring pair takes
-    thousands of runs, since these bugs lose little per pair of neighbours (a redrawn
-    threshold about ε/4 per query whose answer moves). Each of those bugs fails the
-    public check, which earns the exercise nothing already. **Not judged**:
+    In all at most **1e-6** (Bonferroni: 1e-7 + 8.4e-7; the quadrature's error, below
+    1e-10, is negligible). **Calls**: 8,043 (:data:`ABOVE_THRESHOLD_CALLS`; 4,000 on the
+    audit pair, where a correct answer evaluates about 4 queries a run).
+
+    **Privacy violations** (:class:`PrivacyViolation`) are the audit pair's failures: an
+    answer that runs without noise in some of its runs (3% of them: caught with
+    probability about 0.95; 2%: about 0.2; 5%: 1, from 2,000 simulated graders), or with
+    far too little noise in all (scales multiplied by ε). The other
+    failures are reported as plain failures (``Judgement.privacy`` stays False): outcome
+    frequencies cannot tell a less private law from a merely wrong one (more noise, a
+    post-processed index). **Resolution of the audit**: no event of AboveThreshold with
+    query noise ``Lap(c/ε)`` for ``c < 4`` loses more than ``(1/2 + 2/c)·ε`` on a pair
+    of neighbours, and the events that come near it are rare (the best found, the last
+    of 9 queries at the threshold, has probability about 3e-3 and a loss of 1.16ε for
+    ``c = 3``); certifying a loss of 1.17ε (``c = 3``) or 1.07ε (``c = 3.5``) above ε with
+    Clopper–Pearson bounds at 1e-7 takes thousands of hits of such an event, hundreds of
+    thousands of runs. Those answers fail the outcome-law tests (``c = 3`` does, by many
+    standard deviations) as plain failures; ``c = 3.5`` is within their resolution and
+    passes. **Privacy of the other mistakes**: a threshold
+    redrawn per query, missing or swapped noises, scales halved, and a made-up index
+    instead of None change the outcome law on these cases and fail. **Not judged**:
     that the noise is floating-point noise from ``rng.numpy_generator()`` (the exact
     ``dpkit.svt.above_threshold`` has the same law to within 2⁻²⁰ of a scale), and
     deviations confined to events these cases never meet.
@@ -200,6 +220,7 @@ def judge_above_threshold(fn: Callable[..., int | None], rng: np.random.Generato
     far_seeds = seeds(rng, _FAR_RUNS)
     streams = [(int(rng.integers(2, 8)), _epsilon(rng), int(s))
                for s in seeds(rng, _STREAM_RUNS)]
+    audit = _audit_inputs(rng)                  # drawn last: the inputs above are unchanged
 
     def body() -> str:
         where = "on a hidden input"
@@ -220,6 +241,7 @@ def judge_above_threshold(fn: Callable[..., int | None], rng: np.random.Generato
                                         "(rng.numpy_generator())")
         _check_far(fn, far_threshold, far_epsilon, far_seeds)
         _check_streams(fn, streams)
+        _audit_pair(fn, audit)
         for (data, threshold, epsilon, runs), count in zip(cases, counts, strict=True):
             law = above_threshold_law(data.astype(np.float64), threshold, epsilon)
             for k, p in zip(count.tolist(), law.tolist(), strict=True):
@@ -255,6 +277,49 @@ def _check_streams(fn: Callable[..., Any], streams: list[tuple[int, float, int]]
             raise Rejection(f"on an endless stream where one query lies far above the "
                             f"threshold and all before it far below, your function returned "
                             f"{shown(got)}, not the index of that query")
+
+
+def _audit_inputs(rng: np.random.Generator) -> dict[str, Any]:
+    """The hidden audit pair: ε log-uniform in [0.05, 0.1]; a threshold ``T`` in [50, 500]
+    whose fractional part lies in [0.2, 0.8]; histogram ``A`` holds
+    :data:`_AUDIT_BELOW` bins at ``⌊T⌋`` (just below ``T``) then one at ``⌊T⌋ + 1`` (just
+    above); ``A′`` is ``A`` with one row removed from that last bin (a neighbour: it is at
+    ``⌊T⌋`` too). Each run gets a fresh seed.
+
+    Without noise, AboveThreshold returns the last index on ``A`` every time and None on
+    ``A′``. With the right noise, reaching the last query needs the 40 before it to fail,
+    about ``16/40³`` of the runs (1.1e-4 to 1.2e-4 at these ε; 2.5e-4 allowing for the
+    ``4/m²`` chance of reaching it), on either histogram alike."""
+    epsilon = round(float(math.exp(rng.uniform(math.log(0.05), math.log(0.1)))), 3)
+    threshold = float(rng.integers(50, 501)) + round(float(rng.uniform(0.2, 0.8)), 2)
+    below = math.floor(threshold)
+    first = np.array([below] * _AUDIT_BELOW + [below + 1], dtype=np.int64)
+    second = first.copy()
+    second[-1] -= 1
+    return {"histograms": (first, second), "threshold": threshold, "epsilon": epsilon,
+            "seeds": seeds(rng, (2, _AUDIT_RUNS))}
+
+
+def _audit_pair(fn: Callable[..., Any], audit: dict[str, Any]) -> None:
+    """ε-DP on the audit pair of :func:`_audit_inputs`: "the last index" must not be more
+    than ``e^ε`` times more frequent on ``A`` than on its neighbour ``A′``
+    (:func:`dp_violated`, at level :data:`_ALPHA_AUDIT`); else a
+    :class:`PrivacyViolation`."""
+    threshold, epsilon = audit["threshold"], audit["epsilon"]
+    where = "on a hidden input"
+    hits = []
+    for data, run_seeds in zip(audit["histograms"], audit["seeds"], strict=True):
+        queries = [Bin(j) for j in range(data.size)]
+        last = data.size - 1
+        hits.append(sum(_index(call(fn, queries, data, threshold, epsilon, seeded(int(s)),
+                                    where=where), data.size, where) == last
+                        for s in run_seeds))
+    if dp_violated(hits[1], _AUDIT_RUNS, hits[0], _AUDIT_RUNS, epsilon, _ALPHA_AUDIT):
+        raise PrivacyViolation(
+            "removing one row from a histogram made an outcome far less frequent than ε-DP "
+            "allows: your function adds too little noise, in some runs or in all; draw "
+            "the threshold noise Lap(2/ε) once and a fresh query noise Lap(4/ε) for every "
+            "query, in every run")
 
 
 def _law_message(count: np.ndarray, law: np.ndarray) -> str:
