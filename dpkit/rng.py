@@ -393,17 +393,20 @@ class SecureRandom(RandomSource):
         return None
 
     def bytes(self, n: int) -> bytes:
-        n = check_integer(n, "n", minimum=0)
+        if type(n) is not int or n < 0:  # the common case skips the full check
+            n = check_integer(n, "n", minimum=0)
         with self._lock:
             if n > _BUFFER_BYTES // 4:
                 return b"".join(self._keystream(min(_SEGMENT_BYTES, n - start))
                                 for start in range(0, n, _SEGMENT_BYTES))
-            if self._offset + n > _BUFFER_BYTES:
+            start = self._offset
+            if start + n > _BUFFER_BYTES:
                 self._keystream(_BUFFER_BYTES, into=self._buffer)
-                self._offset = 0
-            start, self._offset = self._offset, self._offset + n
-            chunk = self._view[start:self._offset].tobytes()
-            self._view[start:self._offset] = _ZEROS[:n]  # handed out: erased
+                start = 0
+            self._offset = start + n
+            handed = self._view[start:start + n]
+            chunk = handed.tobytes()
+            handed[:] = _ZEROS[:n]  # handed out: erased from the buffer
         return chunk
 
     def __repr__(self) -> str:
