@@ -15,8 +15,9 @@ end.
   small requests; a larger request gets keystream of its own.
 * Releases: ``laplace_mechanism`` and ``gaussian_mechanism`` on a vector of :data:`N`
   values, inside :func:`dpkit.timing.unpadded` (the work, not the padding to the
-  deadline), with the ChaCha20 source and with :class:`UrandomSource`, as a ratio to NumPy's ``laplace`` / ``normal`` on the same vector (float noise, unsafe: the
-  speed limit, not a competitor), higher is faster; and scalar releases (one value).
+  deadline), with the ChaCha20 source and with :class:`UrandomSource`, as a ratio to
+  NumPy's ``laplace`` / ``normal`` on the same vector (float noise, unsafe: the speed
+  limit, not a competitor), higher is faster; and scalar releases (one value).
 
 Run: ``.venv/bin/python benchmarks/secure_source.py`` (about a minute on a quiet 2-core
 machine).
