@@ -16,7 +16,9 @@ those bytes here, so exact samplers consume random bits and never floats.
 
 **Why the secure source is secure.** It is a deterministic random bit generator of the kind
 operating systems and standards already trust; it only moves the generator from the kernel
-into the process, where it runs five to ten times faster than a system call per block.
+into the process, where it saves a system call per block: ``benchmarks/secure_source.py``
+measured 8.3 times :func:`os.urandom`'s throughput on 1 MiB requests and 2.7 times on 4 KiB
+requests (medians of 5 rounds, in one process, on a loaded 2-core machine).
 
 * The construction is the one of Linux's ``getrandom``/``/dev/urandom`` (a ChaCha20 generator
   since Linux 4.8, reworked with BLAKE2s extraction and fast key erasure in 5.17) and of
