@@ -4,7 +4,8 @@ Every sampling function in :mod:`dpkit` takes ``rng=None``:
 
 * ``None`` means :func:`default`, a :class:`SecureRandom`: a ChaCha20 keystream (RFC 8439),
   computed by OpenSSL through the ``cryptography`` package, keyed from the operating system's
-  generator (:func:`os.urandom`) and rekeyed after every use. Use it for real releases.
+  generator (:func:`os.urandom`) and rekeyed after every block it computes. Use it for real
+  releases.
 * :func:`seeded` returns a :class:`SeededRandom`: the same seed gives the same stream, so a
   chapter shows the same numbers on every build and a test is repeatable. **A seeded source
   is unfit for real releases**: anyone who knows or guesses the seed can reproduce the
@@ -21,7 +22,7 @@ measured 8.3 times :func:`os.urandom`'s throughput on 1 MiB requests and 2.7 tim
 requests (medians of 5 rounds, in one process, on a loaded 2-core machine).
 
 * The construction is the one of Linux's ``getrandom``/``/dev/urandom`` (a ChaCha20 generator
-  since Linux 4.8, reworked with BLAKE2s extraction and fast key erasure in 5.17) and of
+  since Linux 4.8, reworked in 5.17-5.18: BLAKE2s extraction, fast key erasure) and of
   NIST SP 800-90A's CTR_DRBG (a block cipher in counter mode, keyed from an entropy
   source, whose state is updated after every request): a 256-bit key drawn from the
   operating system, expanded by a stream cipher run in counter mode.
@@ -37,7 +38,8 @@ requests (medians of 5 rounds, in one process, on a loaded 2-core machine).
   The counter therefore never passes 2**15 blocks (far from RFC 8439's 2**32 limit), and no
   key that produced delivered bytes is kept: each buffered byte is overwritten with zeros
   as it is handed out. Someone who reads the source's memory later learns the bytes it has
-  not yet handed out, never those it has (forward secrecy).
+  not yet handed out, never those it has (forward secrecy; bytes already handed out live on
+  where they went, in the caller's objects and in the bit pool until its bits are drawn).
 * **Reseeding.** After every :data:`_RESEED_BYTES` bytes of output, 32 fresh bytes from the
   operating system are XORed into the key (as CTR_DRBG reseeds and Linux mixes in new
   entropy), so a source whose state leaked recovers.
@@ -62,9 +64,8 @@ is not seen by the fork handler.
 unpickled copy of a :class:`SecureRandom` (what ``ProcessPoolExecutor``, ``multiprocessing``
 with *spawn* and ``joblib`` do with an ``rng=default()`` argument) is a new source with its
 own key from the operating system and an empty buffer, exactly like the source in a child
-created by ``os.fork``. Otherwise two workers would
-add the *same* noise to their answers, and subtracting two releases would reveal the
-difference of the true values. A :class:`SeededRandom` copy, by contrast, continues the same
+created by ``os.fork``. Otherwise two workers would add the *same* noise to their answers,
+and subtracting two releases would reveal the difference of the true values. A :class:`SeededRandom` copy, by contrast, continues the same
 stream (it replays): reproducibility is its purpose. Subclasses of :class:`RandomSource`
 follow the rules of its "Subclassing" section: the bit pool is never copied nor kept across
 ``fork``, and a subclass that claims to be secure must say how its own state is made fresh.
@@ -80,8 +81,9 @@ Poly1305 for IETF Protocols.* IETF RFC 8439, 2018, section 2.4.
 D. J. Bernstein. *Fast-key-erasure random-number generators.* blog.cr.yp.to, 2017-07-23.
 E. Barker, J. Kelsey. *Recommendation for Random Number Generation Using Deterministic
 Random Bit Generators.* NIST SP 800-90A Rev. 1, 2015, section 10.2 (CTR_DRBG).
-J. A. Donenfeld. *random: use BLAKE2s and fast key erasure* (Linux 5.17, 2022); T. Ts'o,
-*random: replace non-blocking pool with a ChaCha20-based CRNG* (Linux 4.8, 2016).
+T. Ts'o. *random: replace non-blocking pool with a Chacha20-based CRNG* (Linux 4.8, 2016);
+J. A. Donenfeld's rework of ``drivers/char/random.c`` (Linux 5.17-5.18, 2022): BLAKE2s
+extraction, *random: use simpler fast key erasure flow on per-cpu keys*.
 
 Examples
 --------
