@@ -65,10 +65,11 @@ unpickled copy of a :class:`SecureRandom` (what ``ProcessPoolExecutor``, ``multi
 with *spawn* and ``joblib`` do with an ``rng=default()`` argument) is a new source with its
 own key from the operating system and an empty buffer, exactly like the source in a child
 created by ``os.fork``. Otherwise two workers would add the *same* noise to their answers,
-and subtracting two releases would reveal the difference of the true values. A :class:`SeededRandom` copy, by contrast, continues the same
-stream (it replays): reproducibility is its purpose. Subclasses of :class:`RandomSource`
-follow the rules of its "Subclassing" section: the bit pool is never copied nor kept across
-``fork``, and a subclass that claims to be secure must say how its own state is made fresh.
+and subtracting two releases would reveal the difference of the true values. A
+:class:`SeededRandom` copy, by contrast, continues the same stream (it replays):
+reproducibility is its purpose. Subclasses of :class:`RandomSource` follow the rules of
+its "Subclassing" section: the bit pool is never copied nor kept across ``fork``, and a
+subclass that claims to be secure must say how its own state is made fresh.
 
 **Threads.** Every source may be shared between threads: a draw from the bit pool
 (:meth:`RandomSource.bits` and the draws built on it) and :meth:`SecureRandom.bytes` each
