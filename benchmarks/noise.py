@@ -5,15 +5,16 @@ Baselines, measured in the same run: ``value + generator.laplace(0, b, n)`` and
 ``value + generator.normal(0, σ, n)`` with a NumPy PCG64 generator — fast, but floating-point
 noise added to floats (the kind of sampler Mironov's attack breaks) and not cryptographically
 secure. ``dpkit`` rounds to a power-of-two grid and adds exact discrete noise drawn from random
-bits: with the secure default source (``rng=None``, the operating system's CSPRNG) and with a
-seeded source (teaching only). Each time is the best of several runs (CPU time); the table
-prints the ratio to the baseline (issue 13's goals for large arrays: at most 3.3 times
-NumPy's ``laplace`` and 6.7 times its ``normal``, i.e. 0.3× and 0.15× their speed).
+bits: with the secure default source (``rng=None``, ChaCha20 keyed from the operating system's
+CSPRNG; ``benchmarks/secure_source.py`` compares it with ``os.urandom``) and with a seeded
+source (teaching only). Each time is the best of several runs (CPU time); the table prints
+the ratio to the baseline (issue 13's goals for large arrays: at most 3.3 times NumPy's
+``laplace`` and 6.7 times its ``normal``, i.e. 0.3× and 0.15× their speed).
 
 A third table times the exact samplers alone (:func:`dpkit._samplers.noise.discrete_laplace` and
 :func:`dpkit._samplers.noise.discrete_gaussian`, secure source, ``10**6`` values) at scales the
-mechanisms use, against NumPy's float samplers and the operating system's random source
-reading the same number of bytes (``benchmarks/bits.py`` counts the bits).
+mechanisms use, against NumPy's float samplers and the secure source alone reading the same
+number of bytes (``benchmarks/bits.py`` counts the bits).
 
 A second table times *scalar* releases (one value per call, as a query server makes them)
 against NumPy's scalar float samplers, and dpkit's former one-at-a-time exact sampler
@@ -149,7 +150,7 @@ def bench_samplers(generator: np.random.Generator) -> None:
     laplace = best_time(lambda: generator.laplace(0.0, 1.0, n))
     normal = best_time(lambda: generator.normal(0.0, 1.0, n))
     print(f"\n{'sampler (10**6 values)':<34} {'scale/σ':>8} {'CPU ms':>8} {'/laplace':>9} "
-          f"{'/normal':>8} {'bits':>6} {'OS bytes ms':>12}")
+          f"{'/normal':>8} {'bits':>6} {'bytes ms':>12}")
     print(f"{'numpy laplace, normal (float)':<34} {'':>8} {laplace * 1e3:>8.1f} "
           f"{1.0:>9.2f} {normal / laplace:>8.2f}")
     for name, scale in SAMPLER_CASES:

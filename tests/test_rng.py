@@ -130,7 +130,7 @@ def test_copies_of_a_secure_source_draw_fresh_bytes(duplicate):
     source = _used_secure_source()
     twin = duplicate(source)
     assert isinstance(twin, rng.SecureRandom) and twin is not source
-    assert twin._buffer == b"" and twin._pool_bits == 0
+    assert twin._buffered() == 0 and twin._pool_bits == 0
     assert twin in rng._SOURCES  # registered for the fork handler too
     # 256 fresh bits agree by chance with probability 2**-256
     assert twin.bits(256) != source.bits(256)
@@ -139,7 +139,7 @@ def test_copies_of_a_secure_source_draw_fresh_bytes(duplicate):
 def test_default_source_survives_pickling_without_its_buffer():
     rng.default().bits(5)
     twin = pickle.loads(pickle.dumps(rng.default()))
-    assert twin._buffer == b"" and twin._pool_bits == 0 and twin.secure
+    assert twin._buffered() == 0 and twin._pool_bits == 0 and twin.secure
 
 
 def test_workers_given_one_secure_source_release_different_noise():
@@ -324,3 +324,124 @@ def test_seeded_subclass_state_replays_by_design():
     source = CountingSource(rng.seeded(2))
     twin = copy.deepcopy(source)
     assert twin.count == 0 and twin.bytes(16) == source.bytes(16)
+
+
+# -- the secure source is a ChaCha20 generator with fast key erasure (issue 21) -------------
+
+RFC8439_KEY = bytes(range(32))
+RFC8439_NONCE = bytes.fromhex("000000000000004a00000000")
+RFC8439_PLAINTEXT = (b"Ladies and Gentlemen of the class of '99: If I could offer you only one "
+                     b"tip for the future, sunscreen would be it.")
+RFC8439_CIPHERTEXT = bytes.fromhex(  # RFC 8439, section 2.4.2 (initial block counter 1)
+    "6e2e359a2568f98041ba0728dd0d6981e97e7aec1d4360c20a27afccfd9fae0b"
+    "f91b65c5524733ab8f593dabcd62b3571639d624e65152ab8f530c359f0861d8"
+    "07ca0dbf500d6a6156a38e088a22b65e52bc514d16ccf806818ce91ab7793736"
+    "5af90bbf74a35be6b40b8eedf2785e42874d")
+
+
+def test_the_chacha20_wrapper_gives_rfc_8439s_test_vector():
+    """A wrong layout of counter and nonce (or a wrong counter) changes every byte."""
+    encryptor = rng._chacha20(RFC8439_KEY, RFC8439_NONCE, counter=1)
+    assert encryptor.update(RFC8439_PLAINTEXT) == RFC8439_CIPHERTEXT
+    with pytest.raises(ValueError, match="32-byte key, a 12-byte nonce"):
+        rng._chacha20(RFC8439_KEY, bytes(16))
+
+
+def _model(key, nonce, requests):
+    """What a fast-key-erasure ChaCha20 generator hands out for the byte ``requests``,
+    written out independently of :class:`dpkit.rng.SecureRandom`: each key's keystream
+    (counter 0) starts with the next key; requests of up to a quarter of the buffer come
+    from a buffer of one key's keystream, larger ones get keystream of their own (a new key
+    every segment)."""
+    size, segment = rng._BUFFER_BYTES, rng._SEGMENT_BYTES
+
+    def stream(n):
+        nonlocal key
+        keystream = rng._chacha20(key, nonce).update(bytes(32 + n))
+        key = keystream[:32]
+        return keystream[32:]
+
+    buffer, outputs = b"", []
+    for n in requests:
+        if n > size // 4:
+            outputs.append(b"".join(stream(min(segment, n - i)) for i in range(0, n, segment)))
+            continue
+        if n > len(buffer):
+            buffer = stream(size)
+        outputs.append(buffer[:n])
+        buffer = buffer[n:]
+    return outputs, key
+
+
+def _keyed_source(key=RFC8439_KEY, nonce=RFC8439_NONCE):
+    source = rng.SecureRandom()
+    source._key[:] = key  # white box: a known key, to compare with the model
+    source._nonce = nonce
+    return source
+
+
+def test_the_default_source_is_the_chacha20_generator():
+    """Every request (small ones from the buffer, across refills; large ones across
+    segments) gives the model's bytes, and the key held afterwards is the model's."""
+    assert type(rng.default()) is rng.SecureRandom
+    requests = [5, 64, 4096, 4097, 16_000, 300, rng._SEGMENT_BYTES + 5, 7, 16_384]
+    source = _keyed_source()
+    expected, key = _model(RFC8439_KEY, RFC8439_NONCE, requests)
+    assert [source.bytes(n) for n in requests] == expected
+    assert bytes(source._key) == key
+
+
+def test_bits_and_arrays_are_built_from_the_same_keystream():
+    """``bits`` (through the pool, little-endian), ``uint64`` and ``bytes`` read one
+    stream, in order."""
+    (first, second, third), _ = _model(RFC8439_KEY, RFC8439_NONCE, [64, 16, 3])
+    source = _keyed_source()
+    assert source.bits(8) == first[0] and source.bits(504) == int.from_bytes(first, "little") >> 8
+    assert source.uint64(2).tolist() == np.frombuffer(second, dtype="<u8").tolist()
+    assert source.bytes(3) == third
+
+
+def test_the_state_after_a_draw_does_not_reveal_it():
+    """Fast key erasure: the key that produced the buffer is replaced before any byte is
+    handed out, and each byte handed out is zeroed in the buffer."""
+    source = _keyed_source()
+    drawn = source.bytes(100)
+    assert bytes(source._key) != RFC8439_KEY
+    assert bytes(source._buffer[:100]) == bytes(100)
+    future = rng._chacha20(bytes(source._key), RFC8439_NONCE).update(bytes(1 << 15))
+    assert drawn not in future and drawn not in bytes(source._buffer)
+
+
+def test_the_source_reseeds_from_the_operating_system(monkeypatch):
+    """After ``_RESEED_BYTES`` of output, 32 bytes from ``os.urandom`` are XORed into the key
+    before it is used again; before that, the key evolves by the keystream alone."""
+    source = _keyed_source()
+    source._output = rng._RESEED_BYTES - 5000
+    fresh = bytes(range(100, 132))
+    monkeypatch.setattr(os, "urandom", lambda n: fresh[:n])
+    (before,), key = _model(RFC8439_KEY, RFC8439_NONCE, [5000])
+    assert source.bytes(5000) == before and source._output == rng._RESEED_BYTES
+    mixed = bytes(a ^ b for a, b in zip(key, fresh, strict=True))
+    (after,), _ = _model(mixed, RFC8439_NONCE, [5000])
+    assert source.bytes(5000) == after and source._output == 5000
+
+
+@pytest.mark.parametrize("duplicate", DUPLICATES, ids=["copy", "deepcopy", "pickle"])
+def test_copies_of_the_secure_source_have_their_own_key(duplicate):
+    """A copy never holds the original's key or nonce (2**-256 and 2**-96 by chance), and
+    its keystream shares no 32-byte block with the original's next 64 KiB."""
+    source = _used_secure_source()
+    twin = duplicate(source)
+    assert twin._key != source._key and twin._nonce != source._nonce
+    assert twin.bytes(32) not in source.bytes(1 << 16)
+
+
+@needs_fork
+def test_a_fork_child_rekeys_the_secure_source():
+    """The child's key and nonce differ from the parent's, and the parent's next 64 KiB
+    hold none of the child's first 32 bytes (chance 2**-240)."""
+    source = _used_secure_source()
+    child_key, child_nonce, child_bytes = map(bytes.fromhex, in_fork_child(
+        lambda: [bytes(source._key).hex(), source._nonce.hex(), source.bytes(32).hex()]))
+    assert child_key != bytes(source._key) and child_nonce != source._nonce
+    assert child_bytes not in source.bytes(1 << 16)

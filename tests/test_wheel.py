@@ -32,8 +32,9 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parent.parent
 #: What the build reads: pyproject.toml maps data/ and scripts/lab_settings/ into dpkit.
 SOURCES = ["pyproject.toml", "README.md", "dpkit", "data", "scripts/lab_settings"]
-#: The extras each part of dpkit needs besides the core dependencies (numpy, scipy, gmpy2);
-#: a module that no key names (itself or a package above it) needs the core alone.
+#: The extras each part of dpkit needs besides the core dependencies (numpy, scipy, gmpy2,
+#: cryptography); a module that no key names (itself or a package above it) needs the core
+#: alone.
 NEEDS = {
     "dpkit.audit": ("book",),  # tqdm
     "dpkit.datasets": ("book",),  # pandas

@@ -20,8 +20,9 @@ What is measured (each time is the smallest wall-clock time, ``time.perf_counter
 * (e) the analytic Gaussian calibration of σ;
 * (f) optimal composition of 10^4 ε-DP mechanisms: time, the ε certified at one δ, and the
   exact δ at each reported ε (300-bit MPFR), which says whether the bound certifies;
-* (g) the ceiling: the operating system's random source in 4096-byte blocks (what
-  ``SecureRandom`` reads at a time) and 1 MiB blocks, and the share of dpkit's vector time
+* (g) the ceiling: the operating system's random source in 4096-byte blocks (what the
+  former ``SecureRandom`` read at a time; it is now ChaCha20 keyed from that source, see
+  ``benchmarks/secure_source.py``) and 1 MiB blocks, and the share of dpkit's vector time
   its bytes account for.
 
 The load average of the machine is recorded at the start and at the end of the run.
@@ -71,7 +72,7 @@ SELECT_N = 10**6                 # outcomes in (d)
 CALIBRATIONS = 50                # distinct ε values per timing in (e)
 COMPOSE_K, COMPOSE_EPSILON, COMPOSE_DELTA = 10**4, 0.01, 1e-6
 URANDOM_BYTES = 64 << 20            # bytes read per throughput timing in (g)
-SECURE_BLOCK = 4096                 # SecureRandom's refill size
+SECURE_BLOCK = 4096                 # the former SecureRandom's refill size (os.urandom)
 FIXED_DRAWS = 200                   # fixed-cost draws counted for the bits table
 SCALAR_CALLS = 200                  # scalar releases per timing
 RATIO = "× dpkit's time (higher = slower)"
@@ -530,10 +531,10 @@ def ceiling_table(throughput: float, times: dict[str, float]) -> dict:
     out = table("ceiling", "(g) The ceiling: the OS random source",
                 ["dpkit release", "bits per sample from the OS", "ms per vector",
                  "ms reading those bytes", "share of the time"],
-                f"os.urandom in blocks of {SECURE_BLOCK} bytes, what SecureRandom reads at a "
-                f"time (best of 5 × {URANDOM_BYTES >> 20} MiB); the bytes a vector of {N:,} "
-                f"reads (counted) divided by that throughput, against dpkit's time for the "
-                f"vector in (a)/(b)")
+                f"os.urandom in blocks of {SECURE_BLOCK} bytes, what the former SecureRandom "
+                f"read at a time (best of 5 × {URANDOM_BYTES >> 20} MiB); the bytes a vector "
+                f"of {N:,} reads (counted) divided by that throughput, against dpkit's time "
+                f"for the vector in (a)/(b)")
     values = np.full(N, 0.5)
     for name, key, call in (
             ("Laplace mechanism", "laplace",

@@ -85,9 +85,10 @@ values drawn. What is and is not constant:
   depends on the types of its elements (ints, floats, Fractions alike), except that an
   element float64 cannot hold exactly is looked at again. A list is several times slower
   than an array, and an array's dtype is visible in its cost: pass a float64 array.
-* Constant cost is not constant time: Python, the allocator, caches, the operating
-  system's random source (:class:`dpkit.rng.SecureRandom` refills its buffer every 4096
-  bytes, after a number of releases that does not depend on the noise) and other load make
+* Constant cost is not constant time: Python, the allocator, caches, the secure source
+  (:class:`dpkit.rng.SecureRandom` refills its buffer with a new key's ChaCha20 keystream
+  every 16 KiB, after a number of releases that does not depend on the noise) and other
+  load make
   the running time vary, but that variation is independent of the noise drawn.
 
 References
