@@ -588,10 +588,12 @@ def mechanism_parameters(sensitivity: Any, epsilon: Any, delta: Any, dimension: 
     by a factor at most exp((|v| + 1/4)/(2s²)) at distance v from the centre (and by the
     Poisson-summation factor θ = Σ_m exp(−2π²s²m²), within exp(1e-300) of 1 here). On the
     set where every coordinate is within 40·s of the centre this gives a total loss
-    η <= d·40/s + √d·D/(2s²) + d/(4s²) over the two directions (D: the rounded query's
-    ℓ2 sensitivity in grid units); outside it, the discrete Gaussian puts probability at
-    most d·exp(−799), charged to δ. The calibration reserves both: the continuous σ is
-    computed for ε − η and δ·e^{−η}(1 − 2**-40), so the mechanism is exactly (ε, δ)-DP.
+    η <= d·40/s + √d·D/(2s²) + d/(4s²) over the two directions (D: the rounded query's ℓ2
+    sensitivity in grid units): the factor from discrete to continuous on one input times
+    the factor from continuous to discrete on its neighbour is at most exp(η). Outside that
+    set, the discrete Gaussian puts probability at most d·exp(−799), charged to δ. The
+    calibration reserves both: the continuous σ is computed for ε − η and
+    δ·e^{−η}(1 − 2**-40), so the mechanism is exactly (ε, δ)-DP.
     With s >= 2**40, η is about 4e-11·d.
 
     Parameters

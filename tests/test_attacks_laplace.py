@@ -49,6 +49,19 @@ def test_attack_is_no_better_than_chance_on_the_safe_mechanism(lam: int) -> None
     assert result.correct_when_decided < 0.75               # far from certain
 
 
+def test_correct_interval_is_the_clopper_pearson_interval_of_the_decisions() -> None:
+    from dpkit.attacks.laplace import LSBAttackResult
+    from dpkit.audit import clopper_pearson
+
+    # 2·500 releases, 40 % decided: 400 decisions, 230 of them right.
+    result = LSBAttackResult(500, 0.4, 230 / 400, 0.5375, 0.73)
+    assert result.correct_interval() == clopper_pearson(230, 400)
+    assert result.correct_interval(0.99) == clopper_pearson(230, 400, 0.99)
+    assert LSBAttackResult(500, 0.0, float("nan"), 0.5, 0.73).correct_interval() == (0.0, 1.0)
+    with pytest.raises(ValueError, match="confidence"):
+        LSBAttackResult(500, 0.0, float("nan"), 0.5, 0.73).correct_interval(1.5)
+
+
 def test_textbook_outputs_are_reachable_from_their_input() -> None:
     releases = dpkit.naive.laplace_mechanism(np.full(500, 3.0), 2.0, 0.5, rng=seeded(1))
     assert textbook_reachable(releases, 3.0, 2.0, 0.5).all()

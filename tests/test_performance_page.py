@@ -172,7 +172,7 @@ def test_results_are_found_from_any_working_directory(tmp_path: Path, monkeypatc
 
 
 def test_the_timing_follow_up_the_appendix_cites_passes():
-    """performance.md says the four unsure rows rerun with 5,000 calls per side all pass."""
+    """performance.md says every row rerun in the follow-up (5,000 calls per side) passes."""
     from pathlib import Path
 
     page = (Path(__file__).resolve().parents[1] / "benchmarks" / "results"

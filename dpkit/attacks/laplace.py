@@ -14,9 +14,10 @@ candidate draws for ``y`` in 54 steps. The search evaluates the very same functi
 mechanism uses (:func:`dpkit.naive.laplace.textbook_laplace_noise`).
 
 Against :func:`dpkit.laplace.laplace_mechanism` the certainty is gone: the safe
-mechanism's outputs are exact grid points unrelated to the textbook sampler's image, its
-"decisions" are right about half of the time, and its privacy guarantee bounds *every*
-attack's accuracy by ``e**ε / (1 + e**ε)``.
+mechanism's outputs are exact grid points unrelated to the textbook sampler's image, and its
+privacy guarantee keeps the share of right "decisions", like *every* attack's accuracy,
+between ``1 / (1 + e**ε)`` and ``e**ε / (1 + e**ε)`` (below, the reversed rule would beat
+the upper end).
 
 The timing attack (:func:`timing_attack`, :func:`measure_timing_attack`) follows Jin,
 McMurtry, Rubinstein & Ohrimenko (IEEE S&P 2022): a sampler whose loop count grows with the
@@ -36,6 +37,7 @@ from scipy import stats
 
 from dpkit._checks import check_epsilon, check_finite_array, check_integer, check_real
 from dpkit._checks import check_sensitivity as _check_sensitivity
+from dpkit.audit import clopper_pearson
 from dpkit.naive.laplace import textbook_laplace_noise
 from dpkit.rng import resolve
 from dpkit.timing import unpadded
@@ -171,8 +173,11 @@ def laplace_lsb_attack(releases: Any, sensitivity: float = 1.0, epsilon: float =
     Notes
     -----
     Mironov (2012), "On significance of the least significant bits for differential
-    privacy", Section 3. Against the textbook sampler a decision is always correct; against
-    :func:`dpkit.laplace.laplace_mechanism` the attack's decisions are no better than chance.
+    privacy", Section 3. Against the textbook sampler a decision is always correct. Against
+    :func:`dpkit.laplace.laplace_mechanism` the attack still decides on some releases (a grid
+    point may be a float that only one input's textbook sampler produces), but the decisions
+    are post-processing of an ε-DP release: the probability that one is right lies between
+    ``1 / (1 + e**ε)`` and ``e**ε / (1 + e**ε)``, and can fall on either side of one half.
     """
     values = check_finite_array(candidates, "candidates", ndim=1)
     if values.size < 2:
@@ -205,6 +210,40 @@ class LSBAttackResult:
     correct_when_decided: float
     accuracy: float
     bound: float
+
+    def correct_interval(self, confidence: float = 0.95) -> tuple[float, float]:
+        """Clopper–Pearson interval for the probability that a decision is right.
+
+        ``correct_when_decided`` is a share of the ``decided · 2n`` decisions made; this is
+        the exact binomial confidence interval around it (:func:`dpkit.audit.clopper_pearson`).
+
+        Parameters
+        ----------
+        confidence : float
+            Coverage in (0, 1).
+
+        Returns
+        -------
+        (float, float)
+            ``(lower, upper)``; ``(0.0, 1.0)`` when the attack decided on no release.
+
+        Raises
+        ------
+        TypeError, ValueError
+            If ``confidence`` is not in (0, 1).
+
+        Examples
+        --------
+        >>> low, high = LSBAttackResult(1000, 0.5, 0.55, 0.525, 0.73).correct_interval()
+        >>> round(low, 3), round(high, 3)
+        (0.519, 0.581)
+        """
+        decisions = round(self.decided * 2 * self.n)
+        if decisions == 0:
+            clopper_pearson(0, 1, confidence)        # validates confidence
+            return 0.0, 1.0
+        return clopper_pearson(round(self.correct_when_decided * decisions), decisions,
+                               confidence)
 
     def __str__(self) -> str:
         return (f"decided {self.decided:.1%} of releases, {self.correct_when_decided:.1%} of "

@@ -269,8 +269,9 @@ def privacy_loss_figure(epsilon: float = 0.1, k: int = 100, delta_prime: float =
 
 def averaging_attack_figure(epsilon: float = 0.5, budget: float = 2.0, n_max: int = 1000,
                             trials: int = 400, seed: int = 0) -> Figure:
-    """Probability that the rounded mean of ``n`` Laplace answers is the exact count, against
-    ``n``: exact curve, simulated points, and where an accountant with ``budget`` stops."""
+    """Probability that the rounded mean of ``m`` Laplace answers is the exact count, against
+    ``m`` from 1 to ``n_max``: exact curve, simulated points, and where an accountant with
+    ``budget`` stops."""
     ns = _k_grid(n_max, 30)
     exact = np.array([averaging_success_probability(epsilon, int(n)) for n in ns])
     rng = seeded(seed)
@@ -296,8 +297,8 @@ def averaging_attack_figure(epsilon: float = 0.5, budget: float = 2.0, n_max: in
             f"{averaging_success_probability(epsilon, allowed):.2f}" if allowed >= 1
             else "before the first answer")
     return describe(figure, (
-        "Line chart of the probability that the rounded mean of n Laplace answers, each at "
-        f"ε = {epsilon:g}, equals the true count, for n from 1 to {n_max} on a log scale: "
+        "Line chart of the probability that the rounded mean of m Laplace answers, each at "
+        f"ε = {epsilon:g}, equals the true count, for m from 1 to {n_max} on a log scale: "
         f"the exact curve rises from {exact[0]:.2f} to {exact[-1]:.2f}, and simulated points "
         f"({trials} attacks each) follow it. An accountant with budget ε = {budget:g} stops "
         f"after {allowed} answers, {stop}."))

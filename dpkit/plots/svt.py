@@ -281,7 +281,7 @@ def clip_query_figure(columns: Sequence[str] = ("age", "capital-gain"),
                    "largest value"], loc="outside lower center", ncol=3, fontsize=8,
                   frameon=False)
     return describe(figure, (
-        "Log-log step chart of −q_b, about the number of rows above the candidate bound b, "
-        f"against b, one panel per Adult column ({', '.join(columns)}), with the threshold "
+        "Log-log step chart of −q_U, about the number of rows above the candidate bound U, "
+        f"against U, one panel per Adult column ({', '.join(columns)}), with the threshold "
         f"line at 20/ε = {-threshold:g} and the largest value of each column: "
         + ", ".join(f"{column} {_column(column).max():g}" for column in columns) + "."))
