@@ -5,14 +5,21 @@ Two steps. :func:`build_singlehtml` builds the book as one HTML page (Jupyter Bo
 ``scripts/singlehtml_nodes.py``); the page loads MathJax and the widget manager from the
 book's vendored ``_static/``, so nothing is fetched. :func:`html_to_pdf` then opens the page
 in Debian's chromium (driven by playwright, never a downloaded browser), waits until every
-image has loaded, every widget is drawn and MathJax has typeset the math, and prints it.
+image has loaded, every widget is drawn and MathJax has typeset the math, and prints it for
+paper: ``scripts/pdf_print.css`` (figures at their aspect ratio and kept with their captions,
+no shadows) and ``scripts/pdf_print.js`` (each widget's sliders replaced by a line naming the
+setting its frame shows; a title page and the contents, whose page numbers come from a first
+print). The PDF has page numbers, bookmarks and tags for screen readers.
 
 Usage: ``python scripts/pdf.py [OUTPUT.pdf]`` (default ``_build/book.pdf``).
 """
 
+import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
+from html import escape
 from pathlib import Path
 
 import yaml
@@ -22,14 +29,23 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"
                  "--disable-background-networking", "--disable-component-update"]
 READY_TIMEOUT_MS = 120_000
 
-# Paper does not scroll: wrap long code lines and let wide outputs use the whole width.
-PRINT_CSS = """
-pre { white-space: pre-wrap !important; overflow-wrap: anywhere; }
-div.highlight, div.cell_output, div.output, .pst-scrollable-table-container, .table-wrapper {
-    overflow: visible !important;
-}
-table.dataframe { font-size: 0.75em; }
-"""
+# The print stylesheet and the page preparation (widget notes, front matter, contents).
+PRINT_CSS = Path(__file__).with_name("pdf_print.css")
+PREPARE_JS = Path(__file__).with_name("pdf_print.js")
+# Writes the page numbers found by the previous print into the contents.
+FILL_PAGES = """(pages) => {
+    for (const span of document.querySelectorAll('.pdf-toc-page')) {
+        span.textContent = String(pages[span.dataset.target] ?? '');
+    }
+}"""
+MARGIN = {"top": "15mm", "bottom": "16mm", "left": "12mm", "right": "12mm"}
+FOOTER = ('<div style="width: 100%; margin: 0 12mm; font-size: 8pt; color: #444; '
+          'font-family: sans-serif; display: flex; justify-content: space-between;">'
+          '<span>{title}</span><span>page <span class="pageNumber"></span> of '
+          '<span class="totalPages"></span></span></div>')
+# Printing with the contents' page numbers filled in must not move anything; if it did, the
+# numbers are found again, at most this many prints in all.
+MAX_PRINTS = 3
 
 # True once every image is loaded, every embedded widget view is drawn and MathJax (if the
 # page has any math) has finished typesetting.
@@ -61,8 +77,37 @@ def chromium() -> str:
     return path
 
 
-def html_to_pdf(html: Path, pdf: Path, timeout_ms: int = READY_TIMEOUT_MS) -> Path:
-    """Print the local page ``html`` to ``pdf`` (A4, backgrounds on) once it is fully drawn.
+def named_destinations(pdf: Path) -> dict[str, int]:
+    """Return the page (from 1) of every named destination of ``pdf``, read with poppler's
+    ``pdfinfo -dests``; chromium names each in-page link target after its id.
+
+    Raises
+    ------
+    FileNotFoundError
+        If poppler's ``pdfinfo`` is not installed.
+    """
+    if shutil.which("pdfinfo") is None:
+        raise FileNotFoundError("make pdf numbers the contents with poppler's pdfinfo: "
+                                "apt-get install poppler-utils")
+    listing = subprocess.run(["pdfinfo", "-dests", str(pdf)], check=True,
+                             capture_output=True, text=True).stdout
+    pages = {}
+    for match in re.finditer(r'^\s*(\d+)\s+\[.*\]\s+"(.*)"$', listing, re.MULTILINE):
+        pages.setdefault(match.group(2), int(match.group(1)))
+    return pages
+
+
+def html_to_pdf(html: Path, pdf: Path, timeout_ms: int = READY_TIMEOUT_MS,
+                title: str | None = None, author: str | None = None,
+                notes: Sequence[str] = ()) -> Path:
+    """Print the local page ``html`` to ``pdf`` (A4) once it is fully drawn.
+
+    The page is printed with ``scripts/pdf_print.css``, after ``scripts/pdf_print.js`` has
+    replaced every widget's sliders by a note naming the setting of the frame shown. The PDF
+    has page numbers in its footer, bookmarks for the two highest heading levels and is
+    tagged (its structure is readable by screen readers). Given a ``title``, it opens with a
+    title page and the contents with page numbers: the page is printed once to find on
+    which page each heading falls (:func:`named_destinations`), then again with the numbers.
 
     Parameters
     ----------
@@ -73,6 +118,10 @@ def html_to_pdf(html: Path, pdf: Path, timeout_ms: int = READY_TIMEOUT_MS) -> Pa
         Where to write the PDF (its folder is created).
     timeout_ms : int
         How long to wait for the page to be ready, in milliseconds.
+    title, author : str, optional
+        The title page's title and author; without a title, no title page and no contents.
+    notes : sequence of str
+        HTML paragraphs for the foot of the title page (licence, where to report errors).
 
     Returns
     -------
@@ -82,9 +131,12 @@ def html_to_pdf(html: Path, pdf: Path, timeout_ms: int = READY_TIMEOUT_MS) -> Pa
     Raises
     ------
     FileNotFoundError
-        If ``html`` does not exist or chromium is not installed.
+        If ``html`` does not exist, or chromium (or, for the contents, poppler's
+        ``pdfinfo``) is not installed.
     TimeoutError
         If the page's images, widgets or math are not ready within ``timeout_ms``.
+    RuntimeError
+        If the contents' page numbers do not settle within :data:`MAX_PRINTS` prints.
     """
     html = Path(html).resolve()
     if not html.is_file():
@@ -94,21 +146,41 @@ def html_to_pdf(html: Path, pdf: Path, timeout_ms: int = READY_TIMEOUT_MS) -> Pa
 
     pdf = Path(pdf)
     pdf.parent.mkdir(parents=True, exist_ok=True)
+    options = {"format": "A4", "print_background": True, "margin": MARGIN, "outline": True,
+               "tagged": True, "display_header_footer": True, "header_template": "<span></span>",
+               "footer_template": FOOTER.format(title=escape(title or ""))}
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium(), args=CHROMIUM_ARGS)
         try:
             page = browser.new_page()
             page.route("http*://**", lambda route: route.abort())
-            page.goto(html.as_uri(), wait_until="load")
-            page.emulate_media(media="print")
-            page.add_style_tag(content=PRINT_CSS)
             try:
+                # The whole book is an 11 MB page: loading it alone can take half a minute.
+                page.goto(html.as_uri(), wait_until="load", timeout=timeout_ms)
+                page.emulate_media(media="print")
+                page.add_style_tag(content=PRINT_CSS.read_text())
                 page.wait_for_function(PAGE_READY, timeout=timeout_ms, polling=250)
             except PlaywrightError as error:
                 raise TimeoutError(f"{html}: images, widgets or math not ready after "
                                    f"{timeout_ms / 1000:g} s") from error
-            page.pdf(path=str(pdf), format="A4", print_background=True,
-                     margin={"top": "15mm", "bottom": "15mm", "left": "12mm", "right": "12mm"})
+            targets = page.evaluate(PREPARE_JS.read_text(),
+                                    {"title": title, "author": author, "notes": list(notes)})
+            page.pdf(path=str(pdf), **options)
+            if title is None:
+                return pdf
+            pages: dict[str, int] = {}
+            for _ in range(MAX_PRINTS - 1):
+                found = named_destinations(pdf)
+                numbered = {target: found[target] for target in targets if target in found}
+                if numbered == pages:
+                    return pdf
+                pages = numbered
+                page.evaluate(FILL_PAGES, pages)
+                page.pdf(path=str(pdf), **options)
+            found = named_destinations(pdf)
+            if {target: found[target] for target in targets if target in found} != pages:
+                raise RuntimeError(f"{pdf}: the contents' page numbers did not settle in "
+                                   f"{MAX_PRINTS} prints")
         finally:
             browser.close()
     return pdf
@@ -143,10 +215,25 @@ def build_singlehtml(root: Path = ROOT) -> Path:
     return page
 
 
+def front_matter(root: Path = ROOT) -> dict[str, object]:
+    """The title page of the book at ``root``, from its ``_config.yml``: ``title``,
+    ``author`` and ``notes`` (the licence paragraph of the page footer and the address of
+    the issue tracker), as :func:`html_to_pdf` takes them."""
+    config = yaml.safe_load((root / "_config.yml").read_text())
+    notes = ['<p>Printed from the HTML book: each interactive figure shows the setting named '
+             'under it; in the HTML book and the notebooks its sliders change it.</p>']
+    footer = config.get("html", {}).get("extra_footer", "")
+    notes += re.findall(r"<p>.*?[Ll]icen[cs]e.*?</p>", footer, re.DOTALL)
+    url = config.get("repository", {}).get("url")
+    if url:
+        notes.append(f"<p>Found an error? Report it at {escape(url)}/issues.</p>")
+    return {"title": config.get("title"), "author": config.get("author"), "notes": notes}
+
+
 def main(argv: list[str]) -> None:
     """Build the book as one page and print it (see the module docstring)."""
     pdf = Path(argv[0]) if argv else ROOT / "_build" / "book.pdf"
-    html_to_pdf(build_singlehtml(), pdf)
+    html_to_pdf(build_singlehtml(), pdf, **front_matter())
     print(f"The book as a PDF: {pdf.resolve()}")
 
 

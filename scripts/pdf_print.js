@@ -1,0 +1,99 @@
+// make pdf: prepares the drawn page for paper (scripts/pdf.py runs this function in it, once
+// its images, widgets and math are ready). Returns the ids of the headings listed in the
+// contents, in order; scripts/pdf.py then writes their page numbers into the contents.
+(options) => {
+    const article = document.querySelector('article.bd-article') || document.body;
+    const HEADINGS = 'h1, h2, h3, h4, h5';
+    const level = (heading) => Number(heading.tagName[1]);
+    const renamed = (heading, newLevel) => {
+        const copy = document.createElement(`h${newLevel}`);
+        for (const attribute of heading.attributes) copy.setAttribute(attribute.name, attribute.value);
+        while (heading.firstChild) copy.appendChild(heading.firstChild);
+        heading.replaceWith(copy);
+        return copy;
+    };
+
+    // In the one-page book the root document (the introduction) is a chapter like the others:
+    // its headings go one level down, to its chapters' level, and its title (the book's) is
+    // printed as "Introduction" (the title page carries the book's title).
+    if (article.querySelector('span[id^="document-"]')) {
+        for (const heading of Array.from(article.querySelectorAll(HEADINGS))) {
+            if (heading.closest('.toctree-wrapper')) continue;
+            const copy = renamed(heading, level(heading) + 1);
+            const text = copy.firstChild;
+            if (options.title && text && text.nodeType === Node.TEXT_NODE
+                    && text.textContent.trim() === options.title) {
+                text.textContent = 'Introduction';
+            }
+        }
+    }
+
+    // Widgets: the sliders are hidden; a note says which setting the printed frame shows.
+    for (const box of article.querySelectorAll('.widget-vbox')) {
+        const sliders = Array.from(box.children)
+            .filter((child) => child.matches('.widget-slider, .widget-hslider'));
+        if (sliders.length === 0) continue;
+        const part = (slider, selector) => {
+            const node = slider.querySelector(selector);
+            return node ? node.textContent.trim() : '';
+        };
+        const names = sliders.map((slider) => part(slider, '.widget-label'));
+        const settings = sliders.map((slider, i) => `${names[i]} = ${part(slider, '.widget-readout')}`);
+        const listed = names.length < 2 ? names[0]
+            : `${names.slice(0, -1).join(', ')} and ${names[names.length - 1]}`;
+        const note = document.createElement('p');
+        note.className = 'pdf-widget-note';
+        note.textContent = `Printed at ${settings.join(', ')}; in the HTML book, sliders change ${listed}.`;
+        box.classList.add('pdf-widget');
+        box.insertBefore(note, sliders[0]);
+    }
+
+    // The contents: the two highest heading levels (chapters and their sections).
+    const headings = Array.from(article.querySelectorAll(HEADINGS));
+    if (headings.length === 0) return [];
+    const top = Math.min(...headings.map(level));
+    const listed = headings.filter((heading) => level(heading) <= top + 1);
+    const ids = listed.map((heading, i) => {
+        if (!heading.id) heading.id = `pdf-toc-${i}`;
+        return heading.id;
+    });
+    if (!options.title) return ids;
+
+    const element = (tag, className, text) => {
+        const node = document.createElement(tag);
+        if (className) node.className = className;
+        if (text !== undefined) node.textContent = text;
+        return node;
+    };
+    const front = element('div', 'pdf-front');
+    const titlePage = element('section', 'pdf-title-page');
+    titlePage.append(element('p', 'pdf-title', options.title));
+    if (options.author) titlePage.append(element('p', 'pdf-author', options.author));
+    for (const html of options.notes || []) {
+        const note = element('div', 'pdf-note');
+        note.innerHTML = html;
+        titlePage.append(note);
+    }
+    const toc = element('nav', 'pdf-toc');
+    toc.setAttribute('aria-label', 'Contents');
+    toc.append(element('h2', 'pdf-toc-title', 'Contents'));
+    const list = element('ul');
+    listed.forEach((heading, i) => {
+        const item = element('li', `pdf-toc-level-${level(heading) - top + 1}`);
+        const link = element('a');
+        link.href = `#${ids[i]}`;
+        const label = element('span', 'pdf-toc-label');
+        label.innerHTML = heading.innerHTML;
+        label.querySelectorAll('.headerlink').forEach((node) => node.remove());
+        const page = element('span', 'pdf-toc-page', '000');
+        page.dataset.target = ids[i];
+        link.append(label, element('span', 'pdf-toc-leader'), page);
+        item.append(link);
+        list.append(item);
+    });
+    toc.append(list);
+    front.append(titlePage, toc);
+    article.prepend(front);
+    document.title = options.title;
+    return ids;
+}
