@@ -9,6 +9,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 VENDOR := book/_static/vendor
 VENDOR_STAMP := $(VENDOR)/.installed
+# What only the tests load (axe-core, for the browser test's accessibility audit).
+TEST_VENDOR := .vendor
 # Widgets in the built book are pre-rendered and switched client-side (see dpkit/widgets.py).
 export DPKIT_WIDGET_MODE := static
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
@@ -41,10 +43,10 @@ $(STAMP): requirements.txt pyproject.toml
 	touch $@
 
 # MathJax, RequireJS and the ipywidgets HTML manager, from the npm registry, so that the
-# rendered pages load nothing from a CDN.
+# rendered pages load nothing from a CDN; and axe-core for the browser test (into .vendor/).
 vendor: $(VENDOR_STAMP)
 $(VENDOR_STAMP): scripts/vendor.sh
-	bash scripts/vendor.sh $(VENDOR)
+	bash scripts/vendor.sh $(VENDOR) $(TEST_VENDOR)
 	touch $@
 
 book: $(STAMP) $(VENDOR_STAMP)

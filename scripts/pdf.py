@@ -199,7 +199,12 @@ def build_singlehtml(root: Path = ROOT) -> Path:
     """
     config = yaml.safe_load((root / "_config.yml").read_text())
     sphinx = config.setdefault("sphinx", {})
-    sphinx.setdefault("local_extensions", {})["singlehtml_nodes"] = str(ROOT / "scripts")
+    local = sphinx.setdefault("local_extensions", {})
+    # Jupyter Book resolves these paths against the config file's folder: the derived file
+    # lives in _build/pdf/, so the book's own (relative to the root) become absolute.
+    for name, path in local.items():
+        local[name] = str((root / path).resolve())
+    local["singlehtml_nodes"] = str(ROOT / "scripts")
     derived = root / "_build" / "pdf" / "_config.yml"
     derived.parent.mkdir(parents=True, exist_ok=True)
     derived.write_text(yaml.safe_dump(config, sort_keys=False))

@@ -4,7 +4,11 @@ Runs after the strict build (`make test` builds first). For every chapter page: 
 requested from the network, math is typeset (no raw TeX delimiters left in the text),
 every static widget slider switches the displayed frame when moved, every image (figures and
 widget frames) has a text alternative, and the footer states the licences beside an
-"Open issue" link to the repository's tracker.
+"Open issue" link to the repository's tracker. At a desktop width (1200 px) and a phone's
+(420 px): nothing is logged as an error in the console, axe-core (vendored by `make vendor`
+into .vendor/) finds no serious or critical accessibility violation, and at 420 px the page
+does not scroll sideways, no formula is cut off by a box around it and every formula that
+scrolls shows that it does.
 """
 
 import os
@@ -19,6 +23,8 @@ ROOT = Path(__file__).resolve().parent.parent
 HTML = ROOT / "_build" / "html"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 IN_CI = os.environ.get("CI") == "true"
+AXE = ROOT / ".vendor" / "axe-core" / "axe.min.js"
+PHONE = {"width": 420, "height": 900}
 LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
@@ -47,10 +53,104 @@ def nudge(page, slider) -> str:
     return readout
 
 
+def watch_console(page) -> list[str]:
+    """Collect what the page logs as an error (console.error, uncaught exceptions)."""
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text[:300]) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(f"uncaught: {str(e)[:300]}"))
+    return errors
+
+
+def wait_rendered(page, chapter: str) -> None:
+    """Wait until MathJax has typeset the page and the widgets are drawn."""
+    if page.locator("div.math, span.math").count():
+        page.wait_for_selector("mjx-container", state="attached", timeout=15_000)
+    page.evaluate("() => window.MathJax && MathJax.startup && MathJax.startup.promise"
+                  " ? MathJax.startup.promise.then(() => true) : true")
+    if (HTML / "book" / f"{chapter}.html").read_text().count("application/vnd.jupyter.widget-view"):
+        page.wait_for_selector(".widget-slider", state="attached", timeout=15_000)
+    page.wait_for_timeout(300)
+
+
+# axe-core's rules that fail the page: serious and critical (minor and moderate are reported
+# by axe but left to judgement, e.g. pandas' blank index header).
+AXE_RUN = """
+async () => {
+  const result = await axe.run(document, {resultTypes: ['violations'], preload: false});
+  return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.impact} ${v.id} (${v.nodes.length}): ` +
+                v.nodes.slice(0, 2).map((n) => n.target.join(' ')).join(' | '));
+}
+"""
+
+
+def axe_violations(page) -> list[str]:
+    """axe-core's serious and critical violations on the page as it is now."""
+    page.add_script_tag(path=str(AXE))
+    return page.evaluate(AXE_RUN)
+
+
+# What makes the page wider than the window: elements whose right edge is past it and that no
+# scrolling, clipping or fixed box contains, widest first.
+WIDER_THAN_WINDOW = """
+() => {
+  const width = document.documentElement.clientWidth;
+  const contained = (e) => {
+    for (let up = e.parentElement; up && up !== document.body; up = up.parentElement) {
+      const style = getComputedStyle(up);
+      if (style.position === 'fixed' ||
+          (style.display !== 'inline' && style.overflowX !== 'visible')) return true;
+    }
+    return false;
+  };
+  return Array.from(document.querySelectorAll('body *'))
+    .map((e) => [e, e.getBoundingClientRect().right])
+    .filter(([e, right]) => right > width + 0.5 && !contained(e))
+    .sort((a, b) => b[1] - a[1]).slice(0, 3)
+    .map(([e, right]) => `<${e.tagName.toLowerCase()} class="${e.className}"> ends at ` +
+                         `${Math.round(right)} px: ${(e.textContent || '').trim().slice(0, 50)}`);
+}
+"""
+
+# Formulas cut off by a box that hides its overflow (a box that scrolls is fine).
+CLIPPED_MATH = """
+() => {
+  const cut = [];
+  for (const math of document.querySelectorAll('article mjx-container')) {
+    const box = math.getBoundingClientRect();
+    for (let up = math.parentElement; up && up.tagName !== 'ARTICLE'; up = up.parentElement) {
+      const style = getComputedStyle(up);
+      if (style.display === 'inline' || !['hidden', 'clip'].includes(style.overflowX)) continue;
+      const edge = up.getBoundingClientRect();
+      if (box.right > edge.right + 1 || box.left < edge.left - 1) {
+        cut.push(`${(math.textContent || '').slice(0, 40)} (cut by <${up.tagName.toLowerCase()} ` +
+                 `class="${up.className}">)`);
+        break;
+      }
+    }
+  }
+  return cut;
+}
+"""
+
+
+# Formulas that scroll sideways without a visible cue (book.css gives them an edge shadow).
+SCROLLING_MATH_WITHOUT_CUE = """
+() => Array.from(document.querySelectorAll('article div.math, article mjx-container'))
+  .filter((e) => {
+    const style = getComputedStyle(e);
+    return ['auto', 'scroll'].includes(style.overflowX) && e.scrollWidth > e.clientWidth + 4 &&
+           style.boxShadow === 'none';
+  })
+  .map((e) => (e.textContent || '').slice(0, 40))
+"""
+
+
 @pytest.fixture(scope="module")
 def browser():
     _require(CHROMIUM is not None, "no chromium on PATH (apt-get install chromium)")
     _require((HTML / "index.html").is_file(), f"book not built at {HTML} (run make book)")
+    _require(AXE.is_file(), f"axe-core missing at {AXE} (run make vendor)")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
@@ -78,6 +178,7 @@ def test_page_offline_math_and_widgets(browser, chapter):
     page_file = HTML / "book" / f"{chapter}.html"
     assert page_file.is_file(), f"{chapter}: page missing from the build"
     page = browser.new_page(viewport={"width": 1200, "height": 900})
+    errors = watch_console(page)
     remote = []
     page.on("request", lambda r: remote.append(r.url)
             if r.url.startswith(("http:", "https:")) else None)
@@ -120,4 +221,30 @@ def test_page_offline_math_and_widgets(browser, chapter):
         f"{chapter}: no link to open an issue"
     assert not remote, f"{chapter}: requested from the network: {remote[:3]}"
     assert not failed, f"{chapter}: failed to load: {failed[:3]}"
+    assert not errors, f"{chapter}: console errors at 1200 px: {errors[:3]}"
+    violations = axe_violations(page)
+    assert not violations, f"{chapter}: axe-core at 1200 px: {violations}"
+    page.close()
+
+
+@pytest.mark.parametrize("chapter", _chapters())
+def test_page_at_phone_width(browser, chapter):
+    """At 420 px: no sideways scrolling, no formula cut off, no console error, no serious or
+    critical axe-core violation."""
+    page = browser.new_page(viewport=PHONE)
+    errors = watch_console(page)
+    page.goto((HTML / "book" / f"{chapter}.html").as_uri())
+    page.wait_for_load_state("load")
+    wait_rendered(page, chapter)
+    too_wide = page.evaluate(WIDER_THAN_WINDOW)
+    scroll_width = page.evaluate("document.documentElement.scrollWidth")
+    assert scroll_width <= PHONE["width"], \
+        f"{chapter}: the page is {scroll_width} px wide at {PHONE['width']} px: {too_wide}"
+    clipped = page.evaluate(CLIPPED_MATH)
+    assert not clipped, f"{chapter}: formulas cut off at 420 px: {clipped[:3]}"
+    hidden = page.evaluate(SCROLLING_MATH_WITHOUT_CUE)
+    assert not hidden, f"{chapter}: formulas scroll at 420 px with no visible cue: {hidden[:3]}"
+    assert not errors, f"{chapter}: console errors at 420 px: {errors[:3]}"
+    violations = axe_violations(page)
+    assert not violations, f"{chapter}: axe-core at 420 px: {violations}"
     page.close()
