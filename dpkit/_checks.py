@@ -100,9 +100,9 @@ _EXACT_INT = 2**53  # every integer of magnitude <= 2**53 is a float64
 _DECIMAL_MIN_EXPONENT = -1100
 
 #: The most bits an exact value may have: an ``int``, or the numerator or the denominator
-#: of a Fraction (or of a long double's exact ratio). Every float's exact ratio fits (at
-#: most 1,024 bits above, 1,075 below), and ``benchmarks/deadlines.py`` shows that the
-#: releases' deadlines cover the arithmetic on values of this size.
+#: of a Fraction (a long double is bounded by its format instead). Every float's exact
+#: ratio fits (at most 1,024 bits above, 1,075 below), and ``benchmarks/deadlines.py``
+#: shows that the releases' deadlines cover the arithmetic on values of this size.
 MAX_EXACT_BITS = 1200
 #: The most significant digits a Decimal may have, and the smallest exponent of its last
 #: digit is ``-MAX_DECIMAL_DIGITS``: its exact ratio then has at most 1,196 bits above and
@@ -232,8 +232,10 @@ def _exact_number(value: Any, name: str, wanted: str = "a finite number", *,
             nearest = float(value)
         if nearest == value:  # exact (a signed zero keeps its sign)
             return nearest
+        # Never refused for its length: a long double's ratio is bounded by its format
+        # (at most 16,446 bits), so its cost is too.
         exact = _float_range_fraction(*value.as_integer_ratio(), value=value, name=name,
-                                      bounded=bounded)
+                                      bounded=False)
     elif isinstance(value, Decimal):
         if not value.is_finite():
             raise ValueError(f"{name} must be {wanted}, got {describe(value)}")

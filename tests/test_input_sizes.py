@@ -131,12 +131,15 @@ def test_the_largest_accepted_values_are_exact():
         check_finite_array([0.5, Fraction(1, 3**800)], "x", exact=True)
 
 
-def test_a_long_double_with_a_long_exact_ratio_is_refused():
-    tiny = np.longdouble(2.0) ** -1150 * (1 + np.longdouble(2.0) ** -60)
+def test_a_long_double_is_taken_exactly_whatever_its_ratio_length():
+    """A long double's exact ratio is bounded by its format (at most 16,446 bits), so its
+    cost is bounded too: it is never refused for its length, in a list as in an array."""
     if np.finfo(np.longdouble).nmant <= 52:
         pytest.skip("long double is float64 here")
-    with pytest.raises(ValueError, match=f"at most {MAX_EXACT_BITS} bits"):
-        check_real(tiny, "x", exact=True)
+    tiny = np.longdouble(2.0) ** -16000 * (1 + np.longdouble(2.0) ** -60)
+    assert check_real(tiny, "x", exact=True) == Fraction(*tiny.as_integer_ratio())
+    assert check_finite_array([tiny, 0.5], "x", exact=True).tolist() == \
+        check_finite_array(np.array([tiny, 0.5]), "x", exact=True).tolist()
 
 
 def test_a_huge_int_beyond_the_float_range_is_refused_from_its_bit_length():
