@@ -19,8 +19,10 @@ values and raised exceptions, and hand each call a fresh, picklable random sourc
 
 from __future__ import annotations
 
+import bisect
 import copy
 import functools
+import itertools
 import math
 import pickle
 import random
@@ -961,8 +963,49 @@ def sampler_chunks_reversed(weights, rng):
     raise AssertionError("unreachable")
 
 
+def sampler_book(weights, rng):
+    """The book's solution: bitlen(Σw − 1) bits, so a power-of-two total never rejects."""
+    total = sum(weights)
+    while True:
+        t = rng.bits((total - 1).bit_length())
+        if t < total:
+            break
+    return _walk(weights, t)
+
+
+def sampler_bit_by_bit(weights, rng):
+    """A uniform integer below Σw built one bit at a time, rejected as soon as its prefix
+    is too large (fewer bits read), then a walk: the same law, other draws."""
+    total = sum(weights)
+    length = (total - 1).bit_length()
+    while True:
+        t = 0
+        for position in range(length):
+            t = (t << 1) | rng.bits(1)
+            if (t << (length - position - 1)) >= total:
+                break
+        else:
+            return _walk(weights, t)
+
+
+_CUMULATIVE: dict[tuple[int, ...], list[int]] = {}
+
+
+def sampler_cached_cumulative(weights, rng):
+    """Keeps the cumulative sums of each list between calls (state that changes no draw)."""
+    key = tuple(weights)
+    if key not in _CUMULATIVE:
+        _CUMULATIVE[key] = list(itertools.accumulate(weights))
+    cumulative = _CUMULATIVE[key]
+    t = cumulative[-1]
+    while t >= cumulative[-1]:
+        t = rng.bits(cumulative[-1].bit_length())
+    return bisect.bisect_right(cumulative, t)
+
+
 @pytest.mark.parametrize("fn", [sampler_model, sampler_binary_search, sampler_sequential,
-                                sampler_chunks_reversed])
+                                sampler_chunks_reversed, sampler_book, sampler_bit_by_bit,
+                                sampler_cached_cumulative])
 def test_sampler_correct_variants_pass(fn):
     """Correct variants: fail with probability at most 1e-6."""
     passes(judge_division_free_sampler, fn)
@@ -1012,7 +1055,7 @@ def sampler_randbelow(weights, rng):
 
 
 def sampler_python_random(weights, rng):
-    return random.choices(range(len(weights)), weights)[0]
+    return _walk(weights, random.randrange(sum(weights)))
 
 
 def sampler_lookup(weights, rng):
@@ -1071,6 +1114,56 @@ def test_sampler_biases_too_small_to_sample_are_enumerated(fn):
     that some residue is drawn once more than another): deterministic, no chance involved.
     A privacy violation."""
     fails(judge_division_free_sampler, fn, "exactly, not by chance", privacy=True)
+
+
+def sampler_quota():
+    """No randomness at all (report row 1a): each index gets its exact share in turn, the
+    one furthest behind its quota w_i/Σw, and a cache keyed on a 64-bit fingerprint of the
+    source answers a repeated seed alike. Its counts match w_i/Σw almost exactly."""
+    counts, cache = {}, {}
+
+    def sampler(weights, rng):
+        key, fingerprint = tuple(weights), rng.bits(64)
+        if (fingerprint, key) in cache:
+            return cache[fingerprint, key]
+        done = counts.setdefault(key, [0] * len(weights))
+        n, total = sum(done) + 1, sum(weights)
+        best = max(range(len(weights)), key=lambda i: weights[i] * n - done[i] * total)
+        done[best] += 1
+        cache[fingerprint, key] = best
+        return best
+    return sampler
+
+
+def sampler_modulo_unless_enumerated(weights, rng):
+    """Report row 1m: ``bits(bitlen + 3) % Σw`` (a bias of a few hundredths), but exact
+    rejection on the totals 2**m − 1 the enumeration used to be run on alone."""
+    total = sum(weights)
+    if (total + 1) & total == 0:
+        return sampler_book(weights, rng)
+    return _walk(weights, rng.bits(total.bit_length() + 3) % total)
+
+
+def sampler_argmax_when_many(weights, rng):
+    """Report row 1k: exact for up to 8 weights, the heaviest index beyond (the judge used
+    to draw at most 8 weights)."""
+    if len(weights) > 8:
+        return max(range(len(weights)), key=lambda i: weights[i])
+    return sampler_book(weights, rng)
+
+
+@pytest.mark.parametrize(("fn", "fragment"), [
+    (sampler_quota(), "successive results"),
+    (sampler_modulo_unless_enumerated, "exactly, not by chance"),
+    (sampler_argmax_when_many, "index"),
+])
+def test_sampler_cheats_are_privacy_violations(fn, fragment):
+    """Non-private answers that got full marks (report §1 rows 1a, 1m, 1k): a deterministic
+    quota (its successive results almost never agree: 9 or more standard deviations over
+    1,500 pairs of each set, caught with probability > 1 − 1e-9), modulo bias outside the
+    sets it recognises (the enumeration on the sampled sets finds it exactly: no chance),
+    argmax on more than 8 weights (the heaviest index drawn every time: no chance)."""
+    fails(judge_division_free_sampler, fn, fragment, privacy=True)
 
 
 def test_exact_law_bounds_the_mass_it_has_not_seen():
