@@ -49,7 +49,7 @@ from dpkit.course.judges import (
     judge_gaussian_noise,
     judge_laplace_mechanism,
 )
-from dpkit.course.judges._base import PrivacyViolation, error_text, judged
+from dpkit.course.judges._base import PrivacyViolation, error_text, judged, returned_text
 from dpkit.course.judges.average import _dependent
 from dpkit.course.judges.sampler import ScriptedBits, exact_law
 from dpkit.course.judges.svt import Bin, above_threshold_law
@@ -226,9 +226,9 @@ def test_laplace_lookup_of_public_inputs_fails():
 
 
 @pytest.mark.parametrize(("fn", "fragment"), [
-    (lambda v, s, e, g: 1 / 0, "raised ZeroDivisionError: division by zero"),
+    (lambda v, s, e, g: 1 / 0, "raised ZeroDivisionError"),
     (lambda v, s, e, g: float("nan"), "returned nan, not a finite number"),
-    (lambda v, s, e, g: "1.0", "returned '1.0' (of type str), not a finite number"),
+    (lambda v, s, e, g: "1.0", "returned a value of type str, not a finite number"),
     (lambda v, s, e, g: np.array([v, v]), "not a finite number"),
 ])
 def test_laplace_broken_functions_fail_with_the_error_named(fn, fragment):
@@ -1257,13 +1257,59 @@ def test_judges_are_deterministic_and_keyed_by_exercise():
     assert first == run(judge_laplace_mechanism, laplace_half, seed=5)
 
 
-def test_error_text_is_cut_and_survives_a_broken_exception():
+def test_error_text_names_the_type_and_line_never_the_message():
+    """On hidden tests the student's error is its type and the line that raised it: its
+    message (which the student's code writes) and the name of a class of its own are not
+    quoted, since either could carry hidden inputs into the feedback (report §5)."""
     class Broken(Exception):
         def __str__(self):
             raise RuntimeError("no")
 
-    assert len(error_text(ValueError("x" * 500))) == 200
-    assert error_text(Broken()).startswith("Broken: ")
+    class V3_14_2_718(Exception):    # a class name that spells out numbers
+        pass
+
+    assert error_text(ValueError("-7174.58,0.318,0.179")) == "ValueError"
+    assert error_text(Broken()) == "an exception of a class your code defines"
+    assert "3_14" not in error_text(V3_14_2_718())
+    located = ZeroDivisionError("x")
+    located.where = "your answer to Exercise 6.4, line 7"
+    assert error_text(located) == "ZeroDivisionError (in your answer to Exercise 6.4, line 7)"
+    located.where = "y" * 500
+    assert len(error_text(located)) == 200
+    assert returned_text("1,2,3") == "a value of type str" and returned_text(2) == "2"
+
+
+def _exfiltrating(after: int, *, by_return: bool = False):
+    """An exact sampler that records every list of weights it is given and, on the
+    ``after``-th new one, raises them in its message (or returns them as a string)."""
+    seen: list[list[int]] = []
+
+    def sampler(weights, rng):
+        if weights not in seen:
+            seen.append(list(weights))
+            if len(seen) == after:
+                text = repr(seen)
+                if by_return:
+                    return text
+                raise ValueError(text)
+        return sampler_book(weights, rng)
+    return sampler, seen
+
+
+@pytest.mark.parametrize("by_return", [False, True])
+def test_hidden_inputs_do_not_reach_the_feedback(by_return):
+    """An answer that puts the hidden weights it has seen in an exception's message (or
+    in a string it returns) gets a failure that quotes neither (before: the message was
+    quoted, up to 200 characters, and a returned string up to 60). An error is a
+    :class:`Raised` judgement: grading withholds the public point too. Deterministic."""
+    sampler, seen = _exfiltrating(2, by_return=by_return)
+    verdict = run(judge_division_free_sampler, sampler)
+    assert not verdict.passed and len(seen) >= 2
+    leaked = [str(w) for weights in seen for w in weights if w > 3]
+    assert leaked and not any(text in verdict.message for text in leaked), verdict.message
+    assert verdict.raised != by_return and not verdict.privacy
+    assert ("raised ValueError" if not by_return else "a value of type str") \
+        in verdict.message
 
 
 def test_a_judgement_reads_as_a_verdict():
@@ -1284,6 +1330,8 @@ def test_a_privacy_violation_is_a_failure_that_says_so():
     assert judged(lambda: "fine") == Judgement(True, "fine", privacy=False)
     with pytest.raises(ValueError, match="privacy=True"):
         Judgement(True, "m", privacy=True)
+    with pytest.raises(ValueError, match="raised=True"):
+        Judgement(True, "m", raised=True)
 
 
 def test_the_laplace_judges_stated_resolution_holds():

@@ -27,15 +27,16 @@ from typing import Any
 import numpy as np
 
 from dpkit._checks import check_integer
-from dpkit.check._common import shown
 from dpkit.check.exponential import BitsOnly
 from dpkit.course.judges._base import (
     Judgement,
     PrivacyViolation,
+    Raised,
     Rejection,
     binomial_reject,
     error_text,
     judged,
+    returned_text,
     seeds,
 )
 from dpkit.rng import RandomSource, seeded
@@ -197,14 +198,14 @@ def _draw(sampler: Callable[..., Any], weights: list[int], source: RandomSource)
     except Exception as error:  # anything the student's code (or its sandbox) raises
         if stopped and (source.cut or source.diverged):
             return None
-        raise Rejection(f"{where}, your sampler raised {error_text(error)}"
+        raise Raised(f"{where}, your sampler raised {error_text(error)}"
                         f"{_float_hint(error)}") from None
     if stopped and (source.cut or source.diverged):
         return None
     if isinstance(index, (bool, np.bool_)) or not isinstance(index, (int, np.integer)) \
             or not 0 <= index < len(weights):
-        raise Rejection(f"{where}, your sampler returned {shown(index)}: it must return an "
-                        "int index i with 0 <= i < len(weights)")
+        raise Rejection(f"{where}, your sampler returned {returned_text(index)}: it must "
+                        "return an int index i with 0 <= i < len(weights)")
     return int(index)
 
 
