@@ -465,6 +465,12 @@ SVT_CLASS = {
         "    total = laplace_mechanism(float(np.clip(values, 0, b).sum()), b, e, rng=rng)\n"
         "    return total / laplace_mechanism(float(len(values)), 1.0, e, rng=rng)\n"},
         {"ex-svt-auto-avg": VIOLATION}),
+    # Report §2: the library's AboveThreshold, where the exercise asks for one's own: not
+    # graded (3 points before).
+    "library-above-threshold": ({
+        "ex-svt-above-threshold-answer": AT +
+        "    return dpkit.svt.above_threshold(queries, data, threshold, epsilon, rng=rng)\n"},
+        {"ex-svt-above-threshold": (0, "asks you to write AboveThreshold yourself")}),
     # Correct answers whose result is rounded a little: full marks.
     **{f"{name}-result": ({
         "ex-svt-auto-avg-answer": AVG +

@@ -41,6 +41,11 @@ exercise states): otherwise an answer that passes the public check and then rais
 input it has not seen (a "tripwire") would keep the public point whatever its privacy
 (:data:`UNCHECKED_FEEDBACK`). A failure of accuracy or form keeps the public point, and so
 does an error in a deterministic exercise's hidden cases (no privacy verdict is at stake).
+An exercise that asks the student to write what a library function does (AboveThreshold,
+an interval's half-width) lists that function in :data:`dpkit.course.exercises.FORBIDDEN`:
+an answer whose code reaches it (directly, through a helper or an alias, or by a dynamic
+lookup) is not graded and gets 0, found by reading the source here, where the student's
+code cannot undo the check (:func:`~dpkit.course.exercises.forbidden_use`).
 
 What the feedback of a hidden test quotes of the student's code: the type of an error it
 raised and the line of the student's cell that raised it, never the error's message, and a
@@ -74,6 +79,7 @@ import nbformat
 import numpy as np
 
 import dpkit.check
+from dpkit.course.exercises import ABSOLUTE_TOLERANCE, RELATIVE_TOLERANCE, forbidden_use
 from dpkit.course.judges import JUDGES, Judgement
 from dpkit.course.judges._base import error_text, returned_text
 from dpkit.course.sandbox import Limits, RemoteFunction, Sandbox, isolation
@@ -349,9 +355,11 @@ def grade_notebook(source: nbformat.NotebookNode, submission: Any, *, secret: st
                                f"({sandbox.isolation}): {_described(error)}; nothing was "
                                "graded. Check that the sandbox can see Python and dpkit.")
         notes: list[str] = []                    # errors of added cells since the last test
+        earlier: list[str] = []                  # the student's code that ran so far
         for exercise in exercises:               # in order, each test right after its cell,
             for cell, name in added.get(f"{exercise.label}-answer", []):  # as when the
                 error = notebook.run(cell, name)          # notebook runs top to bottom
+                earlier.append(cell)
                 if error is not None:
                     notes.append(_described(error))
             if exercise.written:
@@ -360,11 +368,14 @@ def grade_notebook(source: nbformat.NotebookNode, submission: Any, *, secret: st
             answer = answers.get(f"{exercise.label}-answer", "")
             error = notebook.run(answer, f"your answer to {exercise.title}") \
                 if answer.strip() else None
+            refused = forbidden_use(exercise.label, answer, earlier)
+            earlier.append(answer)
             sandbox.deadline = time.monotonic() + limits.exercise_seconds
             try:
                 notebook.ensure()
-                result = _grade_code(exercise, answer, error, sandbox, model,
-                                     _secret_rng(secret, student, exercise.label, written))
+                result = (exercise, 0.0, refused) if refused and answer.strip() else \
+                    _grade_code(exercise, answer, error, sandbox, model,
+                                _secret_rng(secret, student, exercise.label, written))
             except _STOPPED as stopped:          # the worker could not even be restarted
                 result = (exercise, 0.0, f"not graded: {_described(stopped)}")
             finally:
@@ -512,16 +523,6 @@ def _same(a: Any, b: Any, rtol: float = 1e-6, atol: float = 0.0) -> bool:
             return False
         a_arr, b_arr = a_arr.reshape(()), b_arr.reshape(())
     return bool(np.allclose(a_arr, b_arr, rtol=rtol, atol=atol, equal_nan=True))
-
-
-#: Absolute tolerances of the exercises whose statement bounds the accuracy asked for:
-#: ``my_delta`` "must stay accurate down to δ ≈ 1e-25", so below that an error of a
-#: millionth of 1e-25 is within the statement (a hidden input may have δ ≈ 1e-321).
-ABSOLUTE_TOLERANCE = {"ex-analytic-profile": 1e-25 * 1e-6}
-#: Relative tolerances other than 1e-6: the grid's noise scale differs from the textbook
-#: Δ/ε by a factor of at most 1 + 2**-20 (about 9.5e-7), so 1e-6 could not tell the
-#: exercise's answer from the mistake it is about; both are exact formulas of floats.
-RELATIVE_TOLERANCE = {"ex-laplace-grid-scale": 1e-12}
 
 
 def agrees_with(student: Callable[..., Any], reference: Callable[..., Any],
