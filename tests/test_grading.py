@@ -12,6 +12,7 @@ feedback must contain. The real chapters' model solutions must get full marks.
 import csv
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from myst_text import FRONT_MATTER  # tests/ is on sys.path under pytest
 
 from dpkit.check import check_debias
 from dpkit.course.assignments import build
-from dpkit.course.grading import PRIVACY_FEEDBACK, agrees_with, grade
+from dpkit.course.grading import PRIVACY_FEEDBACK, UNCHECKED_FEEDBACK, agrees_with, grade
 from dpkit.course.sandbox import Limits, Sandbox, _binds
 
 pytestmark = pytest.mark.slow
@@ -464,6 +465,12 @@ SVT_CLASS = {
         "    total = laplace_mechanism(float(np.clip(values, 0, b).sum()), b, e, rng=rng)\n"
         "    return total / laplace_mechanism(float(len(values)), 1.0, e, rng=rng)\n"},
         {"ex-svt-auto-avg": VIOLATION}),
+    # Report §2: the library's AboveThreshold, where the exercise asks for one's own: not
+    # graded (3 points before).
+    "library-above-threshold": ({
+        "ex-svt-above-threshold-answer": AT +
+        "    return dpkit.svt.above_threshold(queries, data, threshold, epsilon, rng=rng)\n"},
+        {"ex-svt-above-threshold": (0, "asks you to write AboveThreshold yourself")}),
     # Correct answers whose result is rounded a little: full marks.
     **{f"{name}-result": ({
         "ex-svt-auto-avg-answer": AVG +
@@ -553,6 +560,9 @@ def test_randomized_answers_are_judged_by_distribution_and_privacy(book_course, 
 
 
 MY_LAPLACE = "def my_laplace(value, sensitivity, epsilon, generator):\n"
+#: The public check's inputs of the Laplace exercise, as an adversarial answer lists them.
+PUBLIC_LAPLACE = ("_PUBLIC = {(10.0, 1.0, 0.5), (-3.0, 2.0, 2.0), (0.0, 1.0, 1.0), "
+                  "(1.0, 1.0, 1.0)}\n")
 #: Laplace answers: (answer cells, {label: expected grade}).
 LAPLACE_CLASS = {
     "two-exponentials": ({"ex-laplace-textbook-answer": MY_LAPLACE +
@@ -569,6 +579,26 @@ LAPLACE_CLASS = {
                                  "    return value + generator.laplace(0.0, 1.2 * sensitivity"
                                  " / epsilon)\n"},
                                 {"ex-laplace-textbook": (1, "not distributed as value + Lap")}),
+    # Report §4a: not private (0.9 times the scale), and raises on every input the public
+    # check does not use, so the judge never reaches its verdict: 1 point before, now 0.
+    "tripwire": ({"ex-laplace-textbook-answer": PUBLIC_LAPLACE + MY_LAPLACE +
+                  "    if (value, sensitivity, epsilon) not in _PUBLIC:\n"
+                  "        raise RuntimeError('not implemented for this input')\n"
+                  "    return value + generator.laplace(0.0, 0.9 * sensitivity / epsilon)\n"},
+                 {"ex-laplace-textbook": (0, UNCHECKED_FEEDBACK)}),
+    # Report §5: honest, but raises the hidden inputs it has seen in its message: the
+    # feedback names the error's type and line only (and the exercise gets 0, as above).
+    "exfiltration": ({"ex-laplace-textbook-answer": PUBLIC_LAPLACE + "_seen = []\n" +
+                      MY_LAPLACE +
+                      "    key = (value, sensitivity, epsilon)\n"
+                      "    if key not in _PUBLIC and key not in _seen:\n"
+                      "        _seen.append(key)\n"
+                      "        if len(_seen) == 3:\n"
+                      "            raise ValueError(';'.join(f'{v!r},{d!r},{e!r}' "
+                      "for v, d, e in _seen))\n"
+                      "    return value + generator.laplace(0.0, sensitivity / epsilon)\n"},
+                     {"ex-laplace-textbook": (0, "raised ValueError (in your answer to "
+                                                 "Exercise")}),
 }
 
 
@@ -577,10 +607,12 @@ def test_a_privacy_violation_earns_nothing_and_inaccuracy_keeps_the_public_point
     """Noise at 0.8 times the Laplace scale passes the public check (1 point before) but is
     not ε-DP: 0 for the exercise, and the feedback says so plainly; 1.2 times the scale is
     private but inaccurate: it keeps the public point; a correct answer unlike the model
-    gets full marks. Deterministic given the course's secret; the judge's statistical
-    statements (tests/test_judges.py) say how likely each grade is for another secret:
-    the correct answer fails with probability at most 1e-6, the others are caught with
-    probability > 1 − 1e-12."""
+    gets full marks. An answer that raises on the hidden inputs (a tripwire, 1 point
+    before) gets 0, and one that writes the hidden inputs into its error's message has
+    them kept out of the feedback (they were quoted before). Deterministic given the
+    course's secret; the judge's statistical statements (tests/test_judges.py) say how
+    likely each grade is for another secret: the correct answer fails with probability at
+    most 1e-6, the others are caught with probability > 1 − 1e-12."""
     assert _wrong_grades(book_course, tmp_path / "submissions", "laplace",
                          LAPLACE_CLASS) == []
     table = {r["student"]: r for r in csv.DictReader(
@@ -591,6 +623,8 @@ def test_a_privacy_violation_earns_nothing_and_inaccuracy_keeps_the_public_point
     assert violation.startswith("public test: your releases follow value + Lap") and \
         " | hidden tests: not ε-DP: " in violation and violation.endswith(f"; {PRIVACY_FEEDBACK}")
     assert PRIVACY_FEEDBACK not in inaccurate and "not ε-DP" not in inaccurate
+    leak = table["exfiltration"]["feedback"]             # "v,d,e;v,d,e;…" is not quoted
+    assert "raised ValueError (in" in leak and not re.search(r"\d,-?\d", leak), leak
 
 
 def test_make_clean_keeps_the_grades(tmp_path):

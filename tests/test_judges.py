@@ -19,8 +19,10 @@ values and raised exceptions, and hand each call a fresh, picklable random sourc
 
 from __future__ import annotations
 
+import bisect
 import copy
 import functools
+import itertools
 import math
 import pickle
 import random
@@ -47,7 +49,7 @@ from dpkit.course.judges import (
     judge_gaussian_noise,
     judge_laplace_mechanism,
 )
-from dpkit.course.judges._base import PrivacyViolation, error_text, judged
+from dpkit.course.judges._base import PrivacyViolation, error_text, judged, returned_text
 from dpkit.course.judges.average import _dependent
 from dpkit.course.judges.sampler import ScriptedBits, exact_law
 from dpkit.course.judges.svt import Bin, above_threshold_law
@@ -225,9 +227,9 @@ def test_laplace_lookup_of_public_inputs_fails():
 
 
 @pytest.mark.parametrize(("fn", "fragment"), [
-    (lambda v, s, e, g: 1 / 0, "raised ZeroDivisionError: division by zero"),
+    (lambda v, s, e, g: 1 / 0, "raised ZeroDivisionError"),
     (lambda v, s, e, g: float("nan"), "returned nan, not a finite number"),
-    (lambda v, s, e, g: "1.0", "returned '1.0' (of type str), not a finite number"),
+    (lambda v, s, e, g: "1.0", "returned a value of type str, not a finite number"),
     (lambda v, s, e, g: np.array([v, v]), "not a finite number"),
 ])
 def test_laplace_broken_functions_fail_with_the_error_named(fn, fragment):
@@ -1031,8 +1033,49 @@ def sampler_chunks_reversed(weights, rng):
     raise AssertionError("unreachable")
 
 
+def sampler_book(weights, rng):
+    """The book's solution: bitlen(Σw − 1) bits, so a power-of-two total never rejects."""
+    total = sum(weights)
+    while True:
+        t = rng.bits((total - 1).bit_length())
+        if t < total:
+            break
+    return _walk(weights, t)
+
+
+def sampler_bit_by_bit(weights, rng):
+    """A uniform integer below Σw built one bit at a time, rejected as soon as its prefix
+    is too large (fewer bits read), then a walk: the same law, other draws."""
+    total = sum(weights)
+    length = (total - 1).bit_length()
+    while True:
+        t = 0
+        for position in range(length):
+            t = (t << 1) | rng.bits(1)
+            if (t << (length - position - 1)) >= total:
+                break
+        else:
+            return _walk(weights, t)
+
+
+_CUMULATIVE: dict[tuple[int, ...], list[int]] = {}
+
+
+def sampler_cached_cumulative(weights, rng):
+    """Keeps the cumulative sums of each list between calls (state that changes no draw)."""
+    key = tuple(weights)
+    if key not in _CUMULATIVE:
+        _CUMULATIVE[key] = list(itertools.accumulate(weights))
+    cumulative = _CUMULATIVE[key]
+    t = cumulative[-1]
+    while t >= cumulative[-1]:
+        t = rng.bits(cumulative[-1].bit_length())
+    return bisect.bisect_right(cumulative, t)
+
+
 @pytest.mark.parametrize("fn", [sampler_model, sampler_binary_search, sampler_sequential,
-                                sampler_chunks_reversed])
+                                sampler_chunks_reversed, sampler_book, sampler_bit_by_bit,
+                                sampler_cached_cumulative])
 def test_sampler_correct_variants_pass(fn):
     """Correct variants: fail with probability at most 1e-6."""
     passes(judge_division_free_sampler, fn)
@@ -1082,7 +1125,7 @@ def sampler_randbelow(weights, rng):
 
 
 def sampler_python_random(weights, rng):
-    return random.choices(range(len(weights)), weights)[0]
+    return _walk(weights, random.randrange(sum(weights)))
 
 
 def sampler_lookup(weights, rng):
@@ -1141,6 +1184,56 @@ def test_sampler_biases_too_small_to_sample_are_enumerated(fn):
     that some residue is drawn once more than another): deterministic, no chance involved.
     A privacy violation."""
     fails(judge_division_free_sampler, fn, "exactly, not by chance", privacy=True)
+
+
+def sampler_quota():
+    """No randomness at all (report row 1a): each index gets its exact share in turn, the
+    one furthest behind its quota w_i/Σw, and a cache keyed on a 64-bit fingerprint of the
+    source answers a repeated seed alike. Its counts match w_i/Σw almost exactly."""
+    counts, cache = {}, {}
+
+    def sampler(weights, rng):
+        key, fingerprint = tuple(weights), rng.bits(64)
+        if (fingerprint, key) in cache:
+            return cache[fingerprint, key]
+        done = counts.setdefault(key, [0] * len(weights))
+        n, total = sum(done) + 1, sum(weights)
+        best = max(range(len(weights)), key=lambda i: weights[i] * n - done[i] * total)
+        done[best] += 1
+        cache[fingerprint, key] = best
+        return best
+    return sampler
+
+
+def sampler_modulo_unless_enumerated(weights, rng):
+    """Report row 1m: ``bits(bitlen + 3) % Σw`` (a bias of a few hundredths), but exact
+    rejection on the totals 2**m − 1 the enumeration used to be run on alone."""
+    total = sum(weights)
+    if (total + 1) & total == 0:
+        return sampler_book(weights, rng)
+    return _walk(weights, rng.bits(total.bit_length() + 3) % total)
+
+
+def sampler_argmax_when_many(weights, rng):
+    """Report row 1k: exact for up to 8 weights, the heaviest index beyond (the judge used
+    to draw at most 8 weights)."""
+    if len(weights) > 8:
+        return max(range(len(weights)), key=lambda i: weights[i])
+    return sampler_book(weights, rng)
+
+
+@pytest.mark.parametrize(("fn", "fragment"), [
+    (sampler_quota(), "successive results"),
+    (sampler_modulo_unless_enumerated, "exactly, not by chance"),
+    (sampler_argmax_when_many, "index"),
+])
+def test_sampler_cheats_are_privacy_violations(fn, fragment):
+    """Non-private answers that got full marks (report §1 rows 1a, 1m, 1k): a deterministic
+    quota (its successive results almost never agree: 9 or more standard deviations over
+    1,500 pairs of each set, caught with probability > 1 − 1e-9), modulo bias outside the
+    sets it recognises (the enumeration on the sampled sets finds it exactly: no chance),
+    argmax on more than 8 weights (the heaviest index drawn every time: no chance)."""
+    fails(judge_division_free_sampler, fn, fragment, privacy=True)
 
 
 def test_exact_law_bounds_the_mass_it_has_not_seen():
@@ -1234,13 +1327,59 @@ def test_judges_are_deterministic_and_keyed_by_exercise():
     assert first == run(judge_laplace_mechanism, laplace_half, seed=5)
 
 
-def test_error_text_is_cut_and_survives_a_broken_exception():
+def test_error_text_names_the_type_and_line_never_the_message():
+    """On hidden tests the student's error is its type and the line that raised it: its
+    message (which the student's code writes) and the name of a class of its own are not
+    quoted, since either could carry hidden inputs into the feedback (report §5)."""
     class Broken(Exception):
         def __str__(self):
             raise RuntimeError("no")
 
-    assert len(error_text(ValueError("x" * 500))) == 200
-    assert error_text(Broken()).startswith("Broken: ")
+    class V3_14_2_718(Exception):    # a class name that spells out numbers
+        pass
+
+    assert error_text(ValueError("-7174.58,0.318,0.179")) == "ValueError"
+    assert error_text(Broken()) == "an exception of a class your code defines"
+    assert "3_14" not in error_text(V3_14_2_718())
+    located = ZeroDivisionError("x")
+    located.where = "your answer to Exercise 6.4, line 7"
+    assert error_text(located) == "ZeroDivisionError (in your answer to Exercise 6.4, line 7)"
+    located.where = "y" * 500
+    assert len(error_text(located)) == 200
+    assert returned_text("1,2,3") == "a value of type str" and returned_text(2) == "2"
+
+
+def _exfiltrating(after: int, *, by_return: bool = False):
+    """An exact sampler that records every list of weights it is given and, on the
+    ``after``-th new one, raises them in its message (or returns them as a string)."""
+    seen: list[list[int]] = []
+
+    def sampler(weights, rng):
+        if weights not in seen:
+            seen.append(list(weights))
+            if len(seen) == after:
+                text = repr(seen)
+                if by_return:
+                    return text
+                raise ValueError(text)
+        return sampler_book(weights, rng)
+    return sampler, seen
+
+
+@pytest.mark.parametrize("by_return", [False, True])
+def test_hidden_inputs_do_not_reach_the_feedback(by_return):
+    """An answer that puts the hidden weights it has seen in an exception's message (or
+    in a string it returns) gets a failure that quotes neither (before: the message was
+    quoted, up to 200 characters, and a returned string up to 60). An error is a
+    :class:`Raised` judgement: grading withholds the public point too. Deterministic."""
+    sampler, seen = _exfiltrating(2, by_return=by_return)
+    verdict = run(judge_division_free_sampler, sampler)
+    assert not verdict.passed and len(seen) >= 2
+    leaked = [str(w) for weights in seen for w in weights if w > 3]
+    assert leaked and not any(text in verdict.message for text in leaked), verdict.message
+    assert verdict.raised != by_return and not verdict.privacy
+    assert ("raised ValueError" if not by_return else "a value of type str") \
+        in verdict.message
 
 
 def test_a_judgement_reads_as_a_verdict():
@@ -1261,6 +1400,8 @@ def test_a_privacy_violation_is_a_failure_that_says_so():
     assert judged(lambda: "fine") == Judgement(True, "fine", privacy=False)
     with pytest.raises(ValueError, match="privacy=True"):
         Judgement(True, "m", privacy=True)
+    with pytest.raises(ValueError, match="raised=True"):
+        Judgement(True, "m", raised=True)
 
 
 def test_the_laplace_judges_stated_resolution_holds():

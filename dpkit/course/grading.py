@@ -34,7 +34,25 @@ Points (nbgrader's split of a code exercise): :data:`PUBLIC_POINTS` for the publ
 are earned: a hidden test that finds a **privacy violation** (a judgement with ``privacy``
 set: too little noise, a budget spent more than once, a parameter taken from the data)
 gives the whole exercise 0, the public point included, and the feedback says so
-(:data:`PRIVACY_FEEDBACK`). A failure of accuracy or form keeps the public point.
+(:data:`PRIVACY_FEEDBACK`). So does a hidden judge that could not reach its privacy verdict
+because the student's function **raised, timed out or crashed its sandbox on a hidden
+input** (a judgement with ``raised`` set; the judges draw their inputs from the domain the
+exercise states): otherwise an answer that passes the public check and then raises on every
+input it has not seen (a "tripwire") would keep the public point whatever its privacy
+(:data:`UNCHECKED_FEEDBACK`). A failure of accuracy or form keeps the public point, and so
+does an error in a deterministic exercise's hidden cases (no privacy verdict is at stake).
+An exercise that asks the student to write what a library function does (AboveThreshold,
+an interval's half-width) lists that function in :data:`dpkit.course.exercises.FORBIDDEN`:
+an answer whose code reaches it (directly, through a helper or an alias, or by a dynamic
+lookup) is not graded and gets 0, found by reading the source here, where the student's
+code cannot undo the check (:func:`~dpkit.course.exercises.forbidden_use`).
+
+What the feedback of a hidden test quotes of the student's code: the type of an error it
+raised and the line of the student's cell that raised it, never the error's message, and a
+value it returned only if it is a number (:func:`~dpkit.course.judges._base.error_text`,
+:func:`~dpkit.course.judges._base.returned_text`): on a hidden test a message or a string
+could carry the hidden inputs seen so far into the feedback. Public tests, whose inputs the
+student knows, quote messages in full.
 """
 
 from __future__ import annotations
@@ -61,20 +79,26 @@ import nbformat
 import numpy as np
 
 import dpkit.check
+from dpkit.course.exercises import ABSOLUTE_TOLERANCE, RELATIVE_TOLERANCE, forbidden_use
 from dpkit.course.judges import JUDGES, Judgement
+from dpkit.course.judges._base import error_text, returned_text
 from dpkit.course.sandbox import Limits, RemoteFunction, Sandbox, isolation
 from dpkit.course.wire import WireError
 from dpkit.course.worker import drop_magics
 from dpkit.rng import RandomSource
 
 __all__ = ["ABSOLUTE_TOLERANCE", "GRADER_VERSION", "LOST_METADATA", "PRIVACY_FEEDBACK",
-           "RELATIVE_TOLERANCE", "Result", "SetupError", "agrees_with",
+           "RELATIVE_TOLERANCE", "UNCHECKED_FEEDBACK", "Result", "SetupError", "agrees_with",
            "grade", "grade_notebook"]
 
-GRADER_VERSION = "6"           # a change of the tests regrades every notebook
+GRADER_VERSION = "7"           # a change of the tests regrades every notebook
 PUBLIC_POINTS, HIDDEN_POINTS = 1, 2
 #: Appended to the hidden test's message when it found a privacy violation.
 PRIVACY_FEEDBACK = "a privacy violation earns no points for this exercise"
+#: Appended to the hidden test's message when the student's function raised (or timed out)
+#: on a hidden input of a randomized exercise, so that its privacy could not be judged.
+UNCHECKED_FEEDBACK = ("your function failed on a valid input the hidden tests use, so its "
+                      "privacy could not be checked; no points for this exercise")
 #: The feedback of every exercise when the submission holds none of the assignment's answer
 #: cells (their nbgrader ``grade_id``) but does hold cells: answers copied into a new notebook.
 LOST_METADATA = ("your notebook's answer cells lost their grading metadata (copied into a new "
@@ -331,9 +355,11 @@ def grade_notebook(source: nbformat.NotebookNode, submission: Any, *, secret: st
                                f"({sandbox.isolation}): {_described(error)}; nothing was "
                                "graded. Check that the sandbox can see Python and dpkit.")
         notes: list[str] = []                    # errors of added cells since the last test
+        earlier: list[str] = []                  # the student's code that ran so far
         for exercise in exercises:               # in order, each test right after its cell,
             for cell, name in added.get(f"{exercise.label}-answer", []):  # as when the
                 error = notebook.run(cell, name)          # notebook runs top to bottom
+                earlier.append(cell)
                 if error is not None:
                     notes.append(_described(error))
             if exercise.written:
@@ -342,11 +368,14 @@ def grade_notebook(source: nbformat.NotebookNode, submission: Any, *, secret: st
             answer = answers.get(f"{exercise.label}-answer", "")
             error = notebook.run(answer, f"your answer to {exercise.title}") \
                 if answer.strip() else None
+            refused = forbidden_use(exercise.label, answer, earlier)
+            earlier.append(answer)
             sandbox.deadline = time.monotonic() + limits.exercise_seconds
             try:
                 notebook.ensure()
-                result = _grade_code(exercise, answer, error, sandbox, model,
-                                     _secret_rng(secret, student, exercise.label, written))
+                result = (exercise, 0.0, refused) if refused and answer.strip() else \
+                    _grade_code(exercise, answer, error, sandbox, model,
+                                _secret_rng(secret, student, exercise.label, written))
             except _STOPPED as stopped:          # the worker could not even be restarted
                 result = (exercise, 0.0, f"not graded: {_described(stopped)}")
             finally:
@@ -411,9 +440,9 @@ def _grade_code(exercise: _Exercise, answer: str, error: BaseException | None,
     if not verdict.passed:
         return exercise, 0.0, public + " | hidden tests wait for the public one"
     hidden = _hidden(exercise, args, sandbox, model, rng)
-    if hidden.privacy:                      # earned nothing: the public point goes too
+    if hidden.privacy or hidden.raised:     # earned nothing: the public point goes too
         return exercise, 0.0, f"{public} | hidden tests: {_short(hidden.message)}; " \
-                              f"{PRIVACY_FEEDBACK}"
+                              f"{PRIVACY_FEEDBACK if hidden.privacy else UNCHECKED_FEEDBACK}"
     points = PUBLIC_POINTS + (HIDDEN_POINTS if hidden.passed else 0)
     return exercise, float(points), f"{public} | hidden tests: {_short(hidden.message)}"
 
@@ -435,8 +464,10 @@ def _hidden(exercise: _Exercise, args: list[Any], sandbox: Sandbox, model: _Mode
                                       lambda f: checker(f, *args[1:]).passed, rng,
                                       atol=ABSOLUTE_TOLERANCE.get(exercise.label, 0.0),
                                       rtol=RELATIVE_TOLERANCE.get(exercise.label, 1e-6)))
-    except Exception as failure:
-        return Judgement(False, _described(failure))
+    except Exception as failure:        # the student's code raised where no judge caught it
+        theirs = hasattr(failure, "where") or isinstance(failure, _STOPPED)  # not a judge's bug
+        return Judgement(False, f"your function raised {error_text(failure)}",
+                         raised=judge is not None and theirs)
 
 
 def _perturb(value: Any, rng: np.random.Generator) -> Any:
@@ -492,16 +523,6 @@ def _same(a: Any, b: Any, rtol: float = 1e-6, atol: float = 0.0) -> bool:
             return False
         a_arr, b_arr = a_arr.reshape(()), b_arr.reshape(())
     return bool(np.allclose(a_arr, b_arr, rtol=rtol, atol=atol, equal_nan=True))
-
-
-#: Absolute tolerances of the exercises whose statement bounds the accuracy asked for:
-#: ``my_delta`` "must stay accurate down to δ ≈ 1e-25", so below that an error of a
-#: millionth of 1e-25 is within the statement (a hidden input may have δ ≈ 1e-321).
-ABSOLUTE_TOLERANCE = {"ex-analytic-profile": 1e-25 * 1e-6}
-#: Relative tolerances other than 1e-6: the grid's noise scale differs from the textbook
-#: Δ/ε by a factor of at most 1 + 2**-20 (about 9.5e-7), so 1e-6 could not tell the
-#: exercise's answer from the mistake it is about; both are exact formulas of floats.
-RELATIVE_TOLERANCE = {"ex-laplace-grid-scale": 1e-12}
 
 
 def agrees_with(student: Callable[..., Any], reference: Callable[..., Any],
@@ -563,11 +584,11 @@ def agrees_with(student: Callable[..., Any], reference: Callable[..., Any],
         except Exception as error:
             if mixed:           # a combination the exercise may not cover: not held against it
                 continue
-            return False, f"on a hidden input ({shown}) your function raised {_described(error)}"
+            return False, f"on a hidden input ({shown}) your function raised {error_text(error)}"
         compared += 1
         if not _same(got, expected, rtol=rtol, atol=atol):
             return False, f"on a hidden input ({shown}) your function returned " \
-                          f"{_short(repr(got))}, which is not right"
+                          f"{returned_text(got)}, which is not right"
     return True, f"{compared} hidden case{'s agree' if compared != 1 else ' agrees'}"
 
 

@@ -20,7 +20,9 @@ asymptotic approximation is trusted in the far tail):
 
 from __future__ import annotations
 
+import builtins
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -33,8 +35,10 @@ from dpkit.check._common import number, shown
 
 __all__ = [
     "ERROR_LENGTH",
+    "GRADER_MESSAGES",
     "Judgement",
     "PrivacyViolation",
+    "Raised",
     "Rejection",
     "binomial_reject",
     "call",
@@ -46,12 +50,24 @@ __all__ = [
     "ks_reject",
     "ks_statistic",
     "real",
+    "returned_text",
     "seeds",
     "too_little_noise",
 ]
 
-#: The longest ``TypeName: message`` of an exception quoted to the student.
+#: The longest ``TypeName (in …)`` of an exception quoted to the student.
 ERROR_LENGTH = 200
+#: The only messages of a student's error a hidden test quotes: the grader's own, raised by
+#: the objects a judge lends the student's code (a bits-only source, a query stream) and
+#: passed on by it. Fixed texts, so they carry nothing of the hidden inputs.
+GRADER_MESSAGES = re.compile("|".join([
+    r"the sampler called rng\.(?:bernoulli|bytes|numpy_generator|randbelow|uint64|uniform"
+    r"|uniforms): the exercise allows rng\.bits\(k\) only",
+    r"evaluated a query after one had already passed the threshold",
+    r"pulled far more queries from an endless stream than AboveThreshold needs",
+    r"the judge stopped this run of your sampler(?:: too many bits)?",
+    r"your sampler asked for other draws than on the same bits before",
+]))
 
 
 @dataclass(frozen=True)
@@ -71,21 +87,29 @@ class Judgement:
         parameter taken from the data); such an answer earns no point of its exercise,
         the public test's included. False for a passing judgement and for a failure of
         accuracy or form only.
+    raised : bool
+        Whether the judge stopped because the student's function raised (or its sandbox
+        stopped it: a time-out, a crash) on a hidden input, so its privacy could not be
+        judged (:class:`Raised`); grading then withholds the public point too, as an
+        answer that raises only where the public check never looks would otherwise keep
+        it whatever its privacy.
 
     Raises
     ------
     ValueError
-        If ``passed`` and ``privacy`` are both true (a violation is a failure).
+        If ``passed`` and ``privacy`` or ``raised`` are both true (both are failures).
     """
 
     passed: bool
     message: str
     privacy: bool = False
+    raised: bool = False
 
     def __post_init__(self) -> None:
-        if self.passed and self.privacy:
-            raise ValueError("a Judgement cannot both pass and be a privacy violation, got "
-                             "passed=True and privacy=True")
+        if self.passed and (self.privacy or self.raised):
+            raise ValueError(f"a Judgement cannot both pass and be a privacy violation or an "
+                             f"error, got passed=True, privacy={self.privacy} and "
+                             f"raised={self.raised}")
 
     def __bool__(self) -> bool:
         return self.passed
@@ -98,6 +122,11 @@ class Judgement:
 
 class Rejection(Exception):
     """Raised inside a judge to stop at the first failure; its text is the message."""
+
+
+class Raised(Rejection):
+    """A :class:`Rejection` because the student's function raised, or its sandbox stopped
+    it, on a hidden input (:func:`call`): the judge could not reach its verdict."""
 
 
 class PrivacyViolation(Rejection):
@@ -117,42 +146,80 @@ class PrivacyViolation(Rejection):
 def judged(body: Callable[[], str]) -> Judgement:
     """Run a judge's ``body``: its return value is the passing message, a
     :class:`Rejection` it raises the failing one (a privacy violation if it is a
-    :class:`PrivacyViolation`)."""
+    :class:`PrivacyViolation`, an error of the student's code if it is :class:`Raised`)."""
     try:
         return Judgement(True, body())
     except Rejection as rejection:
         return Judgement(False, str(rejection),
-                         privacy=isinstance(rejection, PrivacyViolation))
+                         privacy=isinstance(rejection, PrivacyViolation),
+                         raised=isinstance(rejection, Raised))
 
 
 def error_text(error: BaseException) -> str:
-    """``TypeName: message`` of an exception, cut to :data:`ERROR_LENGTH` characters.
+    """What a hidden test says of an error the student's code raised: its type and the line
+    of the student's code that raised it, **never its message**.
 
-    >>> error_text(ValueError("x" * 300))[-3:], len(error_text(ValueError("x" * 300)))
-    ('xx…', 200)
+    The message is the student's code's to choose, and on a hidden test it could carry
+    the hidden inputs seen so far (``raise ValueError(repr(seen))``) into the feedback; so
+    could the name of an exception class of its own, which is shown as such. Only a
+    message of the grader's own (:data:`GRADER_MESSAGES`: a lent object refusing a use)
+    is quoted, after the type. The line
+    is the sandbox's ``where`` (``"your answer to Exercise 2.4, line 5"``), cut to
+    :data:`ERROR_LENGTH` characters; an error raised outside the sandbox has none. Public
+    tests, whose inputs the student knows, quote messages in full.
+
+    >>> error_text(ValueError("the hidden inputs"))
+    'ValueError'
+    >>> error = ZeroDivisionError("division by zero")
+    >>> error.where = "your answer to Exercise 6.4, line 3"
+    >>> error_text(error)
+    'ZeroDivisionError (in your answer to Exercise 6.4, line 3)'
     """
+    name = type(error).__name__
+    known = getattr(builtins, name, None)
+    if not (isinstance(known, type) and issubclass(known, BaseException)):
+        name = "an exception of a class your code defines"
     try:
-        detail = str(error)
+        message = str(error)
     except Exception:  # a student's exception whose __str__ raises
-        detail = "(its message could not be read)"
-    text = f"{type(error).__name__}: {detail}" if detail else type(error).__name__
+        message = ""
+    if GRADER_MESSAGES.fullmatch(message):
+        name = f"{name}: {message}"
+    where = getattr(error, "where", None)
+    text = f"{name} (in {where})" if isinstance(where, str) and where else name
     return text if len(text) <= ERROR_LENGTH else text[:ERROR_LENGTH - 1] + "…"
 
 
+def returned_text(value: Any) -> str:
+    """What a hidden test says of a value the student's function returned: a number, a
+    bool or None as it is (:func:`~dpkit.check._common.shown`), anything else by its type
+    only, since a string or a container could carry the hidden inputs into the feedback.
+
+    >>> returned_text(0.5), returned_text("-7174.58,0.318"), returned_text([1, 2])
+    ('0.5', 'a value of type str', 'a value of type list')
+    """
+    if value is None or isinstance(value, (bool, int, float, np.integer, np.floating)):
+        return shown(value)
+    return f"a value of type {type(value).__name__}"
+
+
 def call(fn: Callable[..., Any], *args: Any, where: str) -> Any:
-    """``fn(*args)``, or a :class:`Rejection` naming what it raised ``where``."""
+    """``fn(*args)``, or a :class:`Raised` naming what it raised ``where`` (its type and
+    line, not its message: :func:`error_text`)."""
     try:
         return fn(*args)
     except Exception as error:  # anything the student's code (or its sandbox) raises
-        raise Rejection(f"{where}, your function raised {error_text(error)}") from None
+        raise Raised(f"{where}, your function raised {error_text(error)}") from None
 
 
 def real(value: Any, *, where: str, what: str = "a finite number") -> float:
     """``value`` as a finite float, or a :class:`Rejection` saying what it was instead."""
     got = number(value)
     if got is None:
-        kind = "" if isinstance(value, float) else f" (of type {type(value).__name__})"
-        raise Rejection(f"{where}, your function returned {shown(value)}{kind}, not {what}")
+        text = returned_text(value)
+        if text == shown(value) and not isinstance(value, float):
+            text += f" (of type {type(value).__name__})"
+        raise Rejection(f"{where}, your function returned {text}, not {what}")
     return got
 
 

@@ -27,15 +27,16 @@ from typing import Any
 import numpy as np
 
 from dpkit._checks import check_integer
-from dpkit.check._common import shown
 from dpkit.check.exponential import BitsOnly
 from dpkit.course.judges._base import (
     Judgement,
     PrivacyViolation,
+    Raised,
     Rejection,
     binomial_reject,
     error_text,
     judged,
+    returned_text,
     seeds,
 )
 from dpkit.rng import RandomSource, seeded
@@ -43,15 +44,20 @@ from dpkit.rng import RandomSource, seeded
 __all__ = ["SAMPLER_CALLS", "BitsOnlySource", "ScriptedBits", "exact_law",
            "judge_division_free_sampler"]
 
-# (name, draws): the four hidden sets of weights.
-_SETS = (("modulo", 3000), ("small", 3000), ("wide", 2000), ("huge", 2000))
+# (name, draws): the hidden sets of weights drawn from, their calls interleaved.
+_SETS = (("modulo", 3000), ("small", 3000), ("many", 2000), ("wide", 2000), ("huge", 2000))
 _REPEATS = 20
-_ALPHA_CELL = 4.5e-8                # per index: 21 cells · 4.5e-8 < 1e-6
-_EXACT_RUNS = 1024                  # the most runs of the enumeration of the "below" set
+_MOST_WEIGHTS = 64                  # the longest hidden list ("many": 9 to 64 weights)
+#: Every statistical test's share of the 1e-6: one exact binomial test per index of every
+#: set (at most 5 + 8 + 64 + 16 + 4 = 97) and one test of successive results per set (5).
+_ALPHA_CELL = 1e-6 / (97 + 5)
+#: (name, most runs): the sets whose law is enumerated (:func:`exact_law`), in this order.
+_ENUMERATED = (("modulo", 512), ("small", 1024), ("many", 1024), ("below", 1024))
 _EXACT_BITS, _EXACT_DRAWS = 4096, 256  # one run's most bits and draws, then it is cut off
 _EXACT_ENOUGH = Fraction(1, 2**40)     # unexplored mass below this: stop enumerating
 #: Calls of the student's sampler one :func:`judge_division_free_sampler` makes (at most).
-SAMPLER_CALLS = sum(draws for _, draws in _SETS) + _REPEATS + _EXACT_RUNS
+SAMPLER_CALLS = (sum(draws for _, draws in _SETS) + _REPEATS
+                 + sum(runs for _, runs in _ENUMERATED))
 
 _UNIFORM_AND_WALK = ("check that your draw in [0, Σw) is exactly uniform (reject a draw ≥ Σw "
                      "and draw again; taking it modulo Σw or clamping it is biased) and "
@@ -59,6 +65,7 @@ _UNIFORM_AND_WALK = ("check that your draw in [0, Σw) is exactly uniform (rejec
 _HINTS = {
     "modulo": _UNIFORM_AND_WALK,
     "small": _UNIFORM_AND_WALK,
+    "many": _UNIFORM_AND_WALK + "; with any number of weights",
     "wide": "for weights beyond 2**64, draw as many bits as Σw needs, not a fixed number",
     "huge": "for weights beyond the float range (near 10**400), work with integers only",
 }
@@ -141,7 +148,9 @@ def _weights(rng: np.random.Generator) -> dict[str, list[int]]:
     * ``modulo``: 3 or 4 weights summing to ``2**m + 1`` (m = 3 or 4), the last one 2:
       where ``bits % Σw`` or a clamped draw is most biased;
     * ``small``: 5 to 8 weights in [1, 12], one of them 1 (an off-by-one shows);
-    * ``wide``: 3 to 5 weights ``c·2**64 + r`` (a fixed 64-bit draw cannot reach them);
+    * ``many``: 9 to 64 weights in [1, 3] (a sampler must not change with the length);
+    * ``wide``: 3 to 16 weights ``c·2**e + r``, ``e`` in [64, 256] (a fixed 64-bit draw
+      cannot reach them);
     * ``huge``: 3 or 4 weights ``c·10**400 + r``, beyond the float range.
     """
     m, parts = int(rng.integers(3, 5)), int(rng.integers(3, 5))
@@ -149,10 +158,14 @@ def _weights(rng: np.random.Generator) -> dict[str, list[int]]:
     head = np.diff(np.concatenate([[0], cuts, [2**m - 1]])).tolist()
     small = [int(w) for w in rng.integers(1, 13, size=int(rng.integers(5, 9)))]
     small[int(rng.integers(len(small)))] = 1
-    wide = [int(c) * 2**64 + _big(rng, 2**64) for c in rng.integers(1, 5, int(rng.integers(3, 6)))]
+    many = [int(w) for w in rng.integers(1, 4, size=int(rng.integers(9, _MOST_WEIGHTS + 1)))]
+    wide_size, wide_exponent = int(rng.integers(3, 17)), int(rng.integers(64, 257))
+    wide = [int(c) * 2**wide_exponent + _big(rng, 2**wide_exponent)
+            for c in rng.integers(1, 5, wide_size)]
     huge = [int(c) * 10**400 + _big(rng, 10**399)
             for c in rng.integers(1, 6, int(rng.integers(3, 5)))]
-    return {"modulo": [int(w) for w in head] + [2], "small": small, "wide": wide, "huge": huge}
+    return {"modulo": [int(w) for w in head] + [2], "small": small, "many": many,
+            "wide": wide, "huge": huge}
 
 
 def _float_hint(error: Exception) -> str:
@@ -185,14 +198,14 @@ def _draw(sampler: Callable[..., Any], weights: list[int], source: RandomSource)
     except Exception as error:  # anything the student's code (or its sandbox) raises
         if stopped and (source.cut or source.diverged):
             return None
-        raise Rejection(f"{where}, your sampler raised {error_text(error)}"
+        raise Raised(f"{where}, your sampler raised {error_text(error)}"
                         f"{_float_hint(error)}") from None
     if stopped and (source.cut or source.diverged):
         return None
     if isinstance(index, (bool, np.bool_)) or not isinstance(index, (int, np.integer)) \
             or not 0 <= index < len(weights):
-        raise Rejection(f"{where}, your sampler returned {shown(index)}: it must return an "
-                        "int index i with 0 <= i < len(weights)")
+        raise Rejection(f"{where}, your sampler returned {returned_text(index)}: it must "
+                        "return an int index i with 0 <= i < len(weights)")
     return int(index)
 
 
@@ -261,76 +274,120 @@ def judge_division_free_sampler(sampler: Callable[[list[int], RandomSource], int
     """Hidden test of ``sampler(weights, rng) -> i``: index ``i`` with probability
     ``w_i / Σ w`` from ``rng.bits(k)`` only (exercise ``ex-exp-sampler``).
 
-    **Hidden inputs** (from ``rng``), five sets of positive integer weights: 3–4 weights
-    summing to ``2**m + 1`` (m = 3, 4) with the last one 2, where taking random bits
-    modulo Σw or clamping them is most biased (3,000 draws); 5–8 weights in [1, 12], one
-    of them 1 (3,000 draws); 3–5 weights ``c·2**64 + r`` (2,000 draws); 3–4 weights
+    **Hidden inputs** (from ``rng``), six sets of positive integer weights
+    (:func:`_weights`): 3–4 weights summing to ``2**m + 1`` (m = 3, 4) with the last one 2,
+    where taking random bits modulo Σw or clamping them is most biased (3,000 draws); 5–8
+    weights in [1, 12], one of them 1 (3,000 draws); 9–64 weights in [1, 3] (2,000 draws);
+    3–16 weights ``c·2**e + r``, ``e`` in [64, 256] (2,000 draws); 3–4 weights
     ``c·10**400 + r``, beyond the float range (2,000 draws); 3–5 weights summing to
-    ``2**m − 1`` (m = 4, 5), one of them 1 (enumerated, :func:`_exact_weights`). Each
-    draw gets a fresh :class:`BitsOnlySource` seeded from ``rng``: its ``bits(k)`` is a
-    seeded stream and every other method raises, as the exercise allows ``rng.bits(k)``
-    only.
+    ``2**m − 1`` (m = 4, 5), one of them 1 (enumerated only, :func:`_exact_weights`). The
+    draws of the first five sets are made in one secretly shuffled order, each with a fresh
+    :class:`BitsOnlySource` seeded from ``rng``: its ``bits(k)`` is a seeded stream and every
+    other method raises, as the exercise allows ``rng.bits(k)`` only.
 
     **Tests**, with their false-failure probabilities for a correct answer: each result is
     an ``int`` index in range, no other method of ``rng`` is called, and 20 draws repeated
     with sources seeded alike agree (all randomness comes from ``rng``): 0; for every index
-    of every set drawn, an exact two-sided binomial test of its count against ``w_i/Σw``:
-    at most 21 × 4.5e-8; on the enumerated set, the exact law (:func:`exact_law`: every
-    string of random bits the sampler may read, up to 1,024 runs) must allow ``w_i/Σw``
-    for every index, ``found_i <= w_i/Σw <= found_i + rest``: 0 (exact arithmetic, no
-    chance involved). In all at most **1e-6** (Bonferroni).
+    of every set drawn, an exact two-sided binomial test of its count against ``w_i/Σw``;
+    for every set drawn, the results of its calls in the order they were made, paired
+    (1st with 2nd, 3rd with 4th, …): the number of pairs that agree is Binomial(pairs,
+    Σ p_i²) for independent draws (exact two-sided binomial test), which a sampler that
+    hands out each index its share in turn, whatever its bits, fails by far; each at most
+    1e-6/102 (at most 97 indices and 5 sets); on the modulo, small, many and ``2**m − 1``
+    sets, the exact law (:func:`exact_law`: every string of random bits the sampler may
+    read, up to 512, 1,024, 1,024 and 1,024 runs) must allow ``w_i/Σw`` for every index,
+    ``found_i <= w_i/Σw <= found_i + rest``: 0 (exact arithmetic, no chance involved). In
+    all at most **1e-6** (Bonferroni).
 
     The enumeration catches what sampling cannot: a draw of ``k`` bits taken modulo Σw is
     biased by about ``Σw/2**k``, within a few standard errors of 3,000 draws once ``k``
     exceeds the bits Σw needs by three or four, but its law is exact after ``2**k`` runs
-    (any ``k`` up to 10; ``2**m − 1`` is odd, so ``2**k`` is never a multiple of it and
-    some residue is always drawn once more than another). A sampler that rejects draws
-    reads an unbounded number of bits, so the enumeration stops and bounds what it has not
-    seen by ``rest``: on ``2**m − 1`` a rejection sampler that draws ``m`` bits rejects
-    one value in ``2**m`` and leaves ``rest`` below ``2**-40`` after 150 to 250 runs, so
-    a bias in its rejection or its walk shows. Where a sampler rejects often (on
-    ``2**m + 1`` nearly half the draws, or one that draws each index in turn), ``rest``
-    stays large and the enumeration decides nothing: it never fails a correct sampler,
-    and sampling covers the rest.
+    (``k`` up to 9 on the modulo set, 10 on the others). It runs on sets the sampling also
+    uses, of every shape drawn (any Σw, not only ``2**m − 1``), so a sampler that is exact
+    only on lists it recognises as enumerated must be exact on the sets sampled too. A
+    sampler that rejects draws reads an unbounded number of bits, so the enumeration stops
+    and bounds what it has not seen by ``rest``: on ``2**m − 1`` a rejection sampler that
+    draws ``m`` bits rejects one value in ``2**m`` and leaves ``rest`` below ``2**-40``
+    after 150 to 250 runs, so a bias in its rejection or its walk shows. Where a sampler
+    rejects often (on ``2**m + 1`` nearly half the draws, or one that draws each index in
+    turn), ``rest`` stays large and the enumeration decides nothing: it never fails a
+    correct sampler, and sampling covers the rest.
 
-    **Privacy**: a law other than ``w_i/Σw``, shown by either test, voids the exponential
-    mechanism's ε-DP guarantee (see the module docstring): it is reported as a
-    :class:`PrivacyViolation` (no point for the exercise). Errors, wrong types and
-    randomness not from ``rng.bits`` are not.
+    **Privacy**: a law other than ``w_i/Σw``, shown by the binomial tests or the
+    enumeration, voids the exponential mechanism's ε-DP guarantee (see the module
+    docstring; an index that is never drawn makes the ratio infinite), and results that
+    depend on each other across calls (a deterministic quota: its first result is the
+    heaviest index, whatever the bits) are not ε-DP for any ε, as a deterministic function
+    of the data is not: both are reported as a :class:`PrivacyViolation` (no point for the
+    exercise). Errors, wrong types and randomness not from ``rng.bits`` are not.
 
-    **Calls**: at most 11,044 (:data:`SAMPLER_CALLS`; about 10,250 for the model solution).
+    **Calls**: at most 15,604 (:data:`SAMPLER_CALLS`; about 14,800 for the model solution).
     **Not judged**: "no division, no float" as such — only its observable consequences: a
     float conversion of weights near 10**400 raises or loses their proportions, and a float
     uniform cannot be drawn. A sampler that divides exact integers, or uses floats only
     where rounding stays far below the statistical resolution, cannot be told from an exact
-    one by its outputs; nor can a modulo bias of a draw far wider than Σw (``2**k`` runs).
+    one by its outputs; nor can a modulo bias of a draw far wider than Σw (``2**k`` runs,
+    or useless bits read first, multiply the runs the enumeration needs), a sampler that
+    is exact on every list it is shown and biased only on others (more than 64 weights,
+    say), or one that keeps state between calls to replay a generator of its own with a
+    constant seed (indistinguishable from random by its outputs; only the repeat test
+    sees state, and a cache of its answers passes it).
     """
     weight_sets = _weights(rng)
     seed_lists = {name: [int(s) for s in seeds(rng, draws)] for name, draws in _SETS}
     weight_sets["below"] = _exact_weights(rng)   # drawn last: the inputs above are unchanged
+    order = [(name, j) for name, draws in _SETS for j in range(draws)]
+    order = [order[k] for k in rng.permutation(len(order))]
 
     def body() -> str:
+        drawn: dict[str, list[int]] = {name: [] for name, _ in _SETS}   # in call order
+        by_seed: dict[tuple[str, int], int | None] = {}
+        for name, j in order:                   # the sets' calls, interleaved secretly
+            index = _draw(sampler, weight_sets[name], BitsOnlySource(seed_lists[name][j]))
+            drawn[name].append(index)
+            by_seed[name, j] = index
         for name, draws in _SETS:
             weights = weight_sets[name]
-            drawn = [_draw(sampler, weights, BitsOnlySource(seed))
-                     for seed in seed_lists[name]]
-            counts = np.bincount(drawn, minlength=len(weights))
-            repeats = seed_lists[name][:_REPEATS // len(_SETS)]
-            if any(_draw(sampler, weights, BitsOnlySource(s)) != d
-                   for s, d in zip(repeats, drawn, strict=False)):
+            if any(_draw(sampler, weights, BitsOnlySource(seed_lists[name][j]))
+                   != by_seed[name, j] for j in range(_REPEATS // len(_SETS))):
                 raise Rejection("with sources seeded alike your sampler returned different "
                                 "indices: take all randomness from rng.bits(k)")
-            total = sum(weights)
-            for index, (count, weight) in enumerate(zip(counts.tolist(), weights, strict=True)):
-                if binomial_reject(count, draws, weight / total, _ALPHA_CELL):
-                    raise PrivacyViolation(f"on hidden weights, index {index} was drawn "
-                                           f"{count / draws:.3f} of the time, not "
-                                           f"w_{index}/Σw; {_HINTS[name]}")
-        _check_exact(sampler, weight_sets["below"], _EXACT_RUNS)
+            _check_counts(drawn[name], weights, draws, _HINTS[name])
+            _check_pairs(drawn[name], weights)
+        for name, runs in _ENUMERATED:
+            _check_exact(sampler, weight_sets[name], runs)
         return ("your sampler draws each index with probability w_i/Σw, from random bits "
                 "and integer arithmetic only, on weights you have not seen")
 
     return judged(body)
+
+
+def _check_counts(drawn: list[int], weights: list[int], draws: int, hint: str) -> None:
+    """A :class:`PrivacyViolation` if an index's count is not Binomial(draws, w_i/Σw)."""
+    counts = np.bincount(drawn, minlength=len(weights))
+    total = sum(weights)
+    for index, (count, weight) in enumerate(zip(counts.tolist(), weights, strict=True)):
+        if binomial_reject(count, draws, weight / total, _ALPHA_CELL):
+            raise PrivacyViolation(f"on hidden weights, index {index} was drawn "
+                                   f"{count / draws:.3f} of the time, not "
+                                   f"w_{index}/Σw; {hint}")
+
+
+def _check_pairs(drawn: list[int], weights: list[int]) -> None:
+    """A :class:`PrivacyViolation` if successive results (in the order of the calls,
+    paired 1st–2nd, 3rd–4th, …) agree more or less often than independent draws do: the
+    agreeing pairs are Binomial(pairs, Σ p_i²) when every call draws afresh."""
+    total = sum(weights)
+    same = Fraction(sum(w * w for w in weights), total * total)
+    pairs = len(drawn) // 2
+    agree = sum(drawn[2 * j] == drawn[2 * j + 1] for j in range(pairs))
+    if binomial_reject(agree, pairs, float(same), _ALPHA_CELL):
+        raise PrivacyViolation(f"on hidden weights, two successive results of your sampler "
+                               f"were the same index in {agree / pairs:.3f} of the pairs of "
+                               f"calls, not in Σ(w_i/Σw)² of them as for independent draws: "
+                               "its results depend on each other (or on something else than "
+                               "the random bits); each call must draw afresh from "
+                               "rng.bits(k), with no state kept between calls")
 
 
 def _check_exact(sampler: Callable[..., Any], weights: list[int], most_runs: int) -> None:
