@@ -9,7 +9,6 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from dpkit.check._common import shown
 from dpkit.course.judges._base import (
     Judgement,
     PrivacyViolation,
@@ -21,6 +20,7 @@ from dpkit.course.judges._base import (
     judged,
     ks_reject,
     real,
+    returned_text,
     seeds,
     too_little_noise,
 )
@@ -352,8 +352,8 @@ def _draws(fn: Callable[..., Any], sigma: float, size: int, seed: int) -> np.nda
     except (TypeError, ValueError, OverflowError):
         draws = None
     if draws is None or draws.ndim > 1:
-        raise Rejection(f"{_WHERE}, your function returned {shown(got)}, not an array of "
-                        f"`size` real numbers")
+        raise Rejection(f"{_WHERE}, your function returned {returned_text(got)}, not an "
+                        f"array of `size` real numbers")
     if draws.size != size:
         raise Rejection(f"{_WHERE}, your function returned {draws.size} draws, not `size`")
     if not np.all(np.isfinite(draws)):

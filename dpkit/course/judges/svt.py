@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from scipy import integrate
 
-from dpkit.check._common import coerce, shown
+from dpkit.check._common import coerce
 from dpkit.course.judges._base import (
     Judgement,
     PrivacyViolation,
@@ -19,6 +19,7 @@ from dpkit.course.judges._base import (
     call,
     dp_violated,
     judged,
+    returned_text,
     seeds,
 )
 from dpkit.rng import seeded
@@ -276,7 +277,7 @@ def _check_streams(fn: Callable[..., Any], streams: list[tuple[int, float, int]]
         if _index(got, None, where) != hit:
             raise Rejection(f"on an endless stream where one query lies far above the "
                             f"threshold and all before it far below, your function returned "
-                            f"{shown(got)}, not the index of that query")
+                            f"{returned_text(got)}, not the index of that query")
 
 
 def _audit_inputs(rng: np.random.Generator) -> dict[str, Any]:
