@@ -49,7 +49,6 @@ from dpkit._checks import (
     check_integer,
     check_sensitivity,
     check_shape,
-    describe,
 )
 from dpkit._samplers.grid import grid_sensitivity, noisy_values
 from dpkit._samplers.noise import discrete_gaussian
@@ -792,7 +791,7 @@ def _gaussian_mechanism_work(clock: Deadline, value: Any, sensitivity: Any, epsi
     source = resolve(rng)
     clock.size(shape.size, kind_of(value))  # from here on, an error is padded too
     array = check_finite_array(shape, "value", exact=True, copy=False)  # read only
-    words = {"value": describe(value), "bound": f"max|value| + {RANGE_SIGMAS}·sigma",
+    words = {"value": value, "bound": f"max|value| + {RANGE_SIGMAS}·sigma",
              "noise": f"Gaussian noise of standard deviation sigma={sigma:.6g} "
                       f"(sensitivity={sensitivity!r}, epsilon={epsilon!r}, "
                       f"delta={delta!r})"}

@@ -37,7 +37,6 @@ from dpkit._checks import (
     check_probability,
     check_real,
     check_shape,
-    describe,
 )
 from dpkit._checks import check_sensitivity as _check_sensitivity
 from dpkit._samplers.grid import (
@@ -83,7 +82,7 @@ COST = Cost(fixed=4.0, per_value=0.05, large=8.0, per_vector_value=110.0, per_ob
 
 def _range_words(grid: LaplaceGrid, value: Any, sensitivity: Any, epsilon: Any
                  ) -> dict[str, Any]:
-    return {"value": describe(value), "bound": f"max|value| + {RANGE_SCALES}·(noise scale)",
+    return {"value": value, "bound": f"max|value| + {RANGE_SCALES}·(noise scale)",
             "noise": f"noise of scale sensitivity/epsilon = {grid.scale:.6g} "
                      f"(sensitivity={sensitivity!r}, epsilon={epsilon!r})"}
 

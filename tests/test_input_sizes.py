@@ -199,3 +199,22 @@ def test_describe_summarises_huge_numbers_and_long_containers():
     assert describe(Decimal(LONG_DECIMAL)).startswith("<Decimal of more than 360 digits")
     assert len(describe([10**5000] * 10**5)) <= 60
     assert describe(Fraction(1, 3)) == "Fraction(1, 3)"
+
+
+@pytest.mark.parametrize("release", [
+    lambda v: laplace_mechanism(v, 1.0, 1.0, rng=seeded(0)),
+    lambda v: gaussian_mechanism(v, 1.0, 1.0, 1e-6, rng=seeded(0)),
+], ids=["laplace", "gaussian"])
+def test_a_release_formats_no_message_it_does_not_raise(monkeypatch, release):
+    """The values are summarised for a message only when one is raised: formatting 1,000
+    floats cost 18 ms a call, 35 times the release, and its time depends on the values."""
+    import dpkit._checks
+    import dpkit._samplers.grid
+    import dpkit.gaussian
+    import dpkit.laplace
+
+    def forbidden(value):
+        raise AssertionError("describe() called on a release that raises nothing")
+    for module in (dpkit._checks, dpkit._samplers.grid, dpkit.laplace, dpkit.gaussian):
+        monkeypatch.setattr(module, "describe", forbidden, raising=False)
+    assert np.asarray(release(np.full(1000, 0.1))).shape == (1000,)

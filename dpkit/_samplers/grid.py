@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from dpkit._checks import check_integer
+from dpkit._checks import check_integer, describe
 from dpkit._samplers.exact import (
     FIXED_MAX,
     INT64_SAFE,
@@ -519,8 +519,10 @@ def check_release_range(units: np.ndarray, k: int, reach: Fraction, *, value: An
         How far the noise may move a value, in the query's units: the mechanism chooses it
         so that noise beyond it has probability below ``2**-1074`` (750 Laplace scales, 40
         Gaussian standard deviations).
-    value : str
-        The value as the caller gave it, for the message (:func:`dpkit._checks.describe`).
+    value : object
+        The value as the caller gave it, summarised for the message only when one is
+        raised (:func:`dpkit._checks.describe`: formatting a large array costs more than
+        the release).
     noise, bound : str
         For the message: the noise and its parameters (``"noise of scale ... (sensitivity=
         ..., epsilon=...)"``), and the bound in words (``"max|value| + 750·(noise scale)"``).
@@ -552,6 +554,6 @@ def _refuse_beyond(largest: Fraction, reach: Fraction, value: Any, noise: str,
                    bound: str) -> None:
     if largest + reach > FLOAT_MAX:
         raise ValueError(
-            f"value={value} is too close to the float range for {noise}: {bound} must "
+            f"value={describe(value)} is too close to the float range for {noise}: {bound} must "
             f"be at most the largest float {float(FLOAT_MAX)!r}, got max|value| = "
             f"{float(min(largest, FLOAT_MAX)):.6g}; the release could overflow to infinity")
