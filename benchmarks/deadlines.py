@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 import dpkit.timing as timing
-from dpkit._checks import MAX_DECIMAL_DIGITS, MAX_EXACT_BITS
+from dpkit._exact import MAX_DECIMAL_DIGITS, MAX_EXACT_BITS
 from dpkit.exponential import DEFAULT_MAX_PRECISION, Eta, base2_exponential_mechanism
 from dpkit.gaussian import gaussian_mechanism
 from dpkit.laplace import laplace_mechanism, sample_releases

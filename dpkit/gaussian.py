@@ -49,8 +49,8 @@ from dpkit._checks import (
     check_integer,
     check_sensitivity,
     check_shape,
-    describe,
 )
+from dpkit._exact import describe
 from dpkit._samplers.grid import grid_sensitivity, noisy_values
 from dpkit._samplers.noise import discrete_gaussian
 from dpkit.rng import resolve

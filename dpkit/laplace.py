@@ -37,9 +37,9 @@ from dpkit._checks import (
     check_probability,
     check_real,
     check_shape,
-    describe,
 )
 from dpkit._checks import check_sensitivity as _check_sensitivity
+from dpkit._exact import describe
 from dpkit._samplers.grid import (
     FLOAT_MAX,
     add_units,

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from dpkit._checks import as_fraction
+from dpkit._exact import as_fraction
 from dpkit._samplers.base2 import full_precision_sample
 from dpkit.exponential import (
     DEFAULT_MAX_PRECISION,

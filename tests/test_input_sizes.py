@@ -18,12 +18,14 @@ import numpy as np
 import pytest
 
 from dpkit._checks import (
-    MAX_DECIMAL_DIGITS,
-    MAX_EXACT_BITS,
-    as_fraction,
     check_finite_array,
     check_integer,
     check_real,
+)
+from dpkit._exact import (
+    MAX_DECIMAL_DIGITS,
+    MAX_EXACT_BITS,
+    as_fraction,
     describe,
 )
 from dpkit.gaussian import gaussian_mechanism
