@@ -520,7 +520,7 @@ def check_release_range(units: np.ndarray, k: int, reach: Fraction, *, value: An
         so that noise beyond it has probability below ``2**-1074`` (750 Laplace scales, 40
         Gaussian standard deviations).
     value : str
-        The value as the caller gave it, for the message (:func:`dpkit._checks.describe`).
+        The value as the caller gave it, for the message (:func:`dpkit._exact.describe`).
     noise, bound : str
         For the message: the noise and its parameters (``"noise of scale ... (sensitivity=
         ..., epsilon=...)"``), and the bound in words (``"max|value| + 750·(noise scale)"``).
