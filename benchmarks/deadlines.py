@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 import dpkit.timing as timing
-from dpkit._checks import MAX_DECIMAL_DIGITS, MAX_EXACT_BITS
+from dpkit._exact import MAX_DECIMAL_DIGITS, MAX_EXACT_BITS
 from dpkit.exponential import DEFAULT_MAX_PRECISION, Eta, base2_exponential_mechanism
 from dpkit.gaussian import gaussian_mechanism
 from dpkit.laplace import laplace_mechanism, sample_releases
@@ -66,7 +66,7 @@ def _values(kind: str, n: int) -> Any:
     raise ValueError(kind)
 
 
-#: The largest exact values accepted (:data:`dpkit._checks.MAX_DECIMAL_DIGITS` digits, the
+#: The largest exact values accepted (:data:`dpkit._exact.MAX_DECIMAL_DIGITS` digits, the
 #: last at the smallest exponent accepted; numerator and denominator of ``MAX_EXACT_BITS`` bits; an
 #: int of 1,021 bits, not a float): the deadlines must cover them too.
 LONGEST_DECIMAL = Decimal("0." + "7" * MAX_DECIMAL_DIGITS)  # last digit 1e-360

@@ -63,10 +63,12 @@ from dpkit._checks import (
     check_finite_array,
     check_real,
     check_shape,
+)
+from dpkit._checks import check_sensitivity as _check_sensitivity
+from dpkit._exact import (
     describe,
     round_fraction,
 )
-from dpkit._checks import check_sensitivity as _check_sensitivity
 from dpkit.rng import RandomSource, resolve
 from dpkit.timing import Cost, Deadline, kind_of, run_padded
 

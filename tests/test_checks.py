@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dpkit import _checks as c
+from dpkit._exact import as_fraction
 
 BAD_EPSILONS = [0, 0.0, -1, -1e-300, math.nan, math.inf, -math.inf]
 
@@ -41,7 +42,7 @@ def test_epsilon_accepts_positive_finite(value):
                  st.floats(min_value=1e-10, max_value=1e10).map(np.float32)))
 def test_epsilon_accepts_other_real_types(value):
     assert c.check_epsilon(value, rounding="down") == pytest.approx(float(value))
-    assert c.check_epsilon(value, rounding="down") <= c.as_fraction(value, "v") \
+    assert c.check_epsilon(value, rounding="down") <= as_fraction(value, "v") \
         <= c.check_epsilon(value, rounding="up")
 
 
@@ -115,11 +116,11 @@ def test_finite_array():
 
 
 def test_as_fraction_is_exact():
-    assert c.as_fraction(0.1, "x") == Fraction(3602879701896397, 36028797018963968)
-    assert c.as_fraction(3, "x") == 3
-    assert c.as_fraction(Fraction(1, 3), "x") == Fraction(1, 3)
+    assert as_fraction(0.1, "x") == Fraction(3602879701896397, 36028797018963968)
+    assert as_fraction(3, "x") == 3
+    assert as_fraction(Fraction(1, 3), "x") == Fraction(1, 3)
     with pytest.raises(ValueError):
-        c.as_fraction(math.inf, "x")
+        as_fraction(math.inf, "x")
 
 
 # -- issue 9, findings 2 and 10: every validator at the edges ------------------------------
@@ -159,7 +160,7 @@ _VALIDATORS = {
     "check_bounds": lambda v: c.check_bounds(v, 2.0**1023, "x")[0],
     "check_finite_array": lambda v: c.check_finite_array([v], "x")[0],
     "check_finite_array(numpy)": lambda v: c.check_finite_array(np.array([v]), "x")[0],
-    "as_fraction": lambda v: c.as_fraction(v, "x"),
+    "as_fraction": lambda v: as_fraction(v, "x"),
 }
 
 
@@ -242,4 +243,4 @@ def test_list_of_mixed_types_is_converted_in_one_pass(extra, monkeypatch):
     monkeypatch.setattr(c, "_element", lambda *a: calls.append(a))
     result = c.check_finite_array([30.5] * 10 + [extra], "x")
     assert calls == []
-    assert result.dtype == np.float64 and Fraction(float(result[-1])) == c.as_fraction(extra, "x")
+    assert result.dtype == np.float64 and Fraction(float(result[-1])) == as_fraction(extra, "x")

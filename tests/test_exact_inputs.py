@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from dpkit import audit, composition
-from dpkit._checks import as_fraction
+from dpkit._exact import as_fraction
 from dpkit.gaussian import gaussian_mechanism
 from dpkit.laplace import laplace_accuracy, laplace_grid, laplace_mechanism
 from dpkit.rng import seeded

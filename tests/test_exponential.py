@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from dpkit._checks import as_fraction
+from dpkit._exact import as_fraction
 from dpkit._samplers.base2 import full_precision_sample
 from dpkit.exponential import (
     DEFAULT_MAX_PRECISION,
@@ -112,7 +112,7 @@ def test_from_epsilon_walks_a_few_steps_to_the_documented_eta(
     ``Eta.from_epsilon(1.0, 1e6, bits=64)`` would have run about nine hours. Counted here
     as calls of the guarantee's evaluation (no timing); the old code failed at the 17th.
     """
-    import dpkit.exponential as module
+    import dpkit.exponential_eta as module
 
     calls: list[tuple[int, int, int]] = []
     evaluate = module._epsilon_upper
@@ -531,12 +531,25 @@ def test_exact_budgets_and_sensitivities_round_in_the_safe_direction() -> None:
         == Eta(3, 2).epsilon(3)
 
 
-@pytest.mark.parametrize("y", [2**53 + 1, 2**64, 10**400])
+@pytest.mark.parametrize("y", [2**53 + 1, 2**64, 10**400, 10**5000],
+                         ids=["2**53+1", "2**64", "10**400", "10**5000"])
 def test_eta_with_a_huge_y_is_refused_without_building_2_to_the_y(y) -> None:
     """Issue 9: x's range 2**y was built before y·z was checked (MemoryError, 'too many
-    digits')."""
+    digits'). A ``y`` beyond Python's int-to-str limit (4,300 digits) is summarised in the
+    message (:func:`dpkit._exact.describe`), which ``repr`` could not print."""
     with pytest.raises(ValueError, match="y·z must be at most"):
         Eta(1, y)
+
+
+def test_an_eta_crosses_the_grading_wire_by_value() -> None:
+    """The sandbox's wire sends an Eta as its integers and rebuilds it from the module that
+    defines it (moving the class without the wire's entry made it unsendable)."""
+    from dpkit.course.wire import decode, encode
+
+    eta = Eta(3, 2, 5)
+    sent = encode(eta)
+    assert sent["$obj"][0] == "Eta"
+    assert decode(sent) == eta
 
 
 @pytest.mark.parametrize("epsilon, sensitivity", [

@@ -18,12 +18,14 @@ import numpy as np
 import pytest
 
 from dpkit._checks import (
-    MAX_DECIMAL_DIGITS,
-    MAX_EXACT_BITS,
-    as_fraction,
     check_finite_array,
     check_integer,
     check_real,
+)
+from dpkit._exact import (
+    MAX_DECIMAL_DIGITS,
+    MAX_EXACT_BITS,
+    as_fraction,
     describe,
 )
 from dpkit.gaussian import gaussian_mechanism
@@ -208,13 +210,13 @@ def test_describe_summarises_huge_numbers_and_long_containers():
 def test_a_release_formats_no_message_it_does_not_raise(monkeypatch, release):
     """The values are summarised for a message only when one is raised: formatting 1,000
     floats cost 18 ms a call, 35 times the release, and its time depends on the values."""
-    import dpkit._checks
+    import dpkit._exact
     import dpkit._samplers.grid
     import dpkit.gaussian
     import dpkit.laplace
 
     def forbidden(value):
         raise AssertionError("describe() called on a release that raises nothing")
-    for module in (dpkit._checks, dpkit._samplers.grid, dpkit.laplace, dpkit.gaussian):
+    for module in (dpkit._exact, dpkit._samplers.grid, dpkit.laplace, dpkit.gaussian):
         monkeypatch.setattr(module, "describe", forbidden, raising=False)
     assert np.asarray(release(np.full(1000, 0.1))).shape == (1000,)

@@ -3,8 +3,8 @@
 The layers, bottom up (a module may import its own layer and the layers below it, never a
 layer above; README.md's module table and DESIGN.md describe the same order):
 
-0. foundation: ``dpkit`` (its ``__init__`` imports nothing eagerly), ``_checks``, ``rng``,
-   ``timing``
+0. foundation: ``dpkit`` (its ``__init__`` imports nothing eagerly), ``_exact``, ``_checks``,
+   ``rng``, ``timing``
 1. ``_samplers``: the exact samplers and the power-of-two grid (private)
 2. the DP core: the mechanisms, ``composition``, ``audit``, ``datasets``
 3. the teaching versions: ``naive`` and ``attacks``
@@ -28,11 +28,12 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[1] / "dpkit"
 
 LAYERS = (
-    ("foundation", ("dpkit", "dpkit._checks", "dpkit.rng", "dpkit.timing")),
+    ("foundation", ("dpkit", "dpkit._exact", "dpkit._checks", "dpkit.rng", "dpkit.timing")),
     ("samplers", ("dpkit._samplers",)),
     ("core", ("dpkit.randomized_response", "dpkit.laplace", "dpkit.gaussian",
-              "dpkit.exponential", "dpkit.svt", "dpkit.composition", "dpkit.audit",
-              "dpkit.datasets", "dpkit.snapping")),
+              "dpkit.gaussian_calibration", "dpkit.exponential", "dpkit.exponential_eta",
+              "dpkit.svt", "dpkit.composition", "dpkit.audit", "dpkit.datasets",
+              "dpkit.snapping")),
     ("teaching versions", ("dpkit.naive", "dpkit.attacks")),
     ("plots", ("dpkit.plots",)),
     ("checkers and widgets", ("dpkit.check", "dpkit.widgets")),

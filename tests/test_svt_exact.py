@@ -19,7 +19,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-import dpkit._checks as checks
+import dpkit._exact as exact
 import dpkit.svt as svt
 from dpkit.rng import seeded
 from dpkit.svt import above_threshold, auto_avg, choose_clip_bound, clip_bound_runs, clipping, core
@@ -155,7 +155,7 @@ def test_long_double_answers_are_exact_or_refused():
     except (TypeError, ValueError) as error:
         assert "queries[0](data)" in str(error)
     else:
-        assert checks.as_fraction(answer, "x") == 2**62 + 1  # compared exactly
+        assert exact.as_fraction(answer, "x") == 2**62 + 1  # compared exactly
         assert found == 0
 
 

@@ -20,7 +20,7 @@ from typing import Any
 import gmpy2
 import numpy as np
 
-from dpkit._checks import as_fraction
+from dpkit._exact import as_fraction
 from dpkit.rng import RandomSource
 
 # Sizes and ranges, public: every choice made from them depends on a request's size or on

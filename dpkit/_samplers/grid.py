@@ -23,7 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from dpkit._checks import check_integer, describe
+from dpkit._checks import check_integer
+from dpkit._exact import describe
 from dpkit._samplers.exact import (
     FIXED_MAX,
     INT64_SAFE,
@@ -521,7 +522,7 @@ def check_release_range(units: np.ndarray, k: int, reach: Fraction, *, value: An
         Gaussian standard deviations).
     value : object
         The value as the caller gave it, summarised for the message only when one is
-        raised (:func:`dpkit._checks.describe`: formatting a large array costs more than
+        raised (:func:`dpkit._exact.describe`: formatting a large array costs more than
         the release).
     noise, bound : str
         For the message: the noise and its parameters (``"noise of scale ... (sensitivity=

@@ -41,8 +41,9 @@ __all__ = ["MAX_MESSAGE", "GeneratorState", "Handle", "WireError", "decode", "du
 MAX_MESSAGE = 64 << 20          # bytes in one message (an array of 8 million floats)
 _MAX_DEPTH = 32
 _MAX_INT_DIGITS = 100_000
-#: Small value classes of dpkit sent by value (their integer fields, validated on rebuild).
-_VALUE_TYPES = {"Eta": ("dpkit.exponential", ("x", "y", "z"))}
+#: Small value classes of dpkit sent by value (their integer fields, validated on rebuild),
+#: each with the module that defines it (its ``__module__``), where it is rebuilt from.
+_VALUE_TYPES = {"Eta": ("dpkit.exponential_eta", ("x", "y", "z"))}
 _DTYPES = frozenset({"?", "b", "B", "h", "H", "i", "I", "l", "L", "q", "Q", "e", "f", "d",
                      "g"})
 

@@ -24,13 +24,13 @@ from typing import Any
 import numpy as np
 
 from dpkit._checks import (
-    as_fraction,
     check_epsilon,
     check_finite_array,
     check_integer,
     check_real,
     check_sensitivity,
 )
+from dpkit._exact import as_fraction
 from dpkit._samplers.bernoulli import bernoulli_exp
 from dpkit._samplers.grid import add_units, from_grid, to_grid
 from dpkit.rng import RandomSource, resolve

@@ -47,7 +47,8 @@ from typing import Any
 
 import numpy as np
 
-from dpkit._checks import as_fraction, check_integer, check_rows_to_clip
+from dpkit._checks import check_integer, check_rows_to_clip
+from dpkit._exact import as_fraction
 from dpkit._samplers.grid import grid_exponent
 from dpkit.rng import RandomSource, resolve
 from dpkit.svt.core import (

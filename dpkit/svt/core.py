@@ -55,12 +55,14 @@ from typing import Any
 import numpy as np
 
 from dpkit._checks import (
-    as_fraction,
     check_epsilon,
     check_integer,
     check_nonempty,
-    describe,
     refuse_masked,
+)
+from dpkit._exact import (
+    as_fraction,
+    describe,
 )
 from dpkit._samplers.grid import grid_exponent
 from dpkit._samplers.noise import discrete_laplace

@@ -18,7 +18,8 @@ from collections.abc import Iterable, Iterator
 from fractions import Fraction
 from typing import Any
 
-from dpkit._checks import as_fraction, check_integer, describe
+from dpkit._checks import check_integer
+from dpkit._exact import as_fraction, describe
 from dpkit.rng import RandomSource, resolve
 from dpkit.svt.core import (
     COST,
