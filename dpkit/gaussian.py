@@ -57,7 +57,7 @@ __all__ = ["RANGE_SIGMAS", "GaussianParameters", "analytic_sigma", "bao_sigma", 
 
 #: The worst cost of :func:`gaussian_mechanism` (see :mod:`dpkit.timing`; measured by
 #: ``benchmarks/deadlines.py`` over adversarial inputs).
-COST = Cost(fixed=5.0, per_value=0.06, large=6.0, per_vector_value=110.0, per_object=1.2)
+COST = Cost(fixed=7.0, per_value=0.06, large=6.0, per_vector_value=110.0, per_object=3.2)
 
 
 # ------------------------------------------------------------------------ the mechanism

@@ -77,7 +77,7 @@ RANGE_SCALES = 750
 
 #: The worst cost of :func:`laplace_mechanism` (see :mod:`dpkit.timing`; measured by
 #: ``benchmarks/deadlines.py`` over adversarial inputs).
-COST = Cost(fixed=4.0, per_value=0.05, large=8.0, per_vector_value=110.0, per_object=1.2)
+COST = Cost(fixed=6.0, per_value=0.05, large=8.0, per_vector_value=110.0, per_object=3.2)
 
 
 def _range_words(grid: LaplaceGrid, value: Any, sensitivity: Any, epsilon: Any
