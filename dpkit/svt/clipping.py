@@ -65,11 +65,18 @@ from dpkit.timing import Cost, Deadline, kind_of, padded
 __all__ = ["CLIP_THRESHOLD_SCALES", "DEFAULT_CLIP_BOUNDS", "DEFAULT_MAX_ROWS", "MAX_ROWS_LIMIT",
            "auto_avg", "auto_avg_runs", "choose_clip_bound", "clip_bound_runs"]
 
-#: The worst costs of :func:`choose_clip_bound` and :func:`auto_avg`, per row and per
-#: candidate bound (see :mod:`dpkit.timing`; ``benchmarks/deadlines.py``).
-COST = Cost(fixed=16.0, per_value=0.5, large=25.0, per_vector_value=60.0, per_object=0.5)
-AUTO_AVG_COST = Cost(fixed=10.0, per_value=0.5, large=100.0, per_vector_value=80.0,
+#: The worst costs of :func:`choose_clip_bound` and :func:`auto_avg`, per row (a vector
+#: value; a candidate counts as several, see :func:`_declare`) (see :mod:`dpkit.timing`;
+#: ``benchmarks/deadlines.py``, measured with rows strictly between candidates, fine
+#: custom bounds and ``max_rows`` equal to the number of rows).
+COST = Cost(fixed=16.0, per_value=0.5, large=25.0, per_vector_value=140.0, per_object=0.5)
+AUTO_AVG_COST = Cost(fixed=10.0, per_value=0.5, large=100.0, per_vector_value=160.0,
                      per_object=0.5)
+#: A candidate bound's cost in vector values: its step of AboveThreshold (exact noise
+#: drawn a block at a time, :func:`dpkit.svt.core.first_passes`) costs far more than a
+#: row's share of the sorting and sums; and per run, in ``*_runs``.
+CANDIDATE_VALUES = 16
+RUN_VALUES = 4
 
 
 def _default_clip_bounds() -> tuple[int, ...]:
@@ -167,16 +174,19 @@ def clip_query_units(values: np.ndarray, grid: tuple[int | float, ...], bits: in
     ordered = np.sort(values)
     one = 2**bits
     wide = max_rows * one >= 2**64
-    starts = np.array([float(b) for b in grid])
+    starts = np.array(grid, dtype=np.float64)
     lows = np.searchsorted(ordered, starts, side="right")         # first v > b
     highs = np.searchsorted(ordered, starts + 1.0, side="left")   # first v >= b + 1
     inside = np.maximum(highs - lows, 0)   # rows strictly between b and b + 1
     counts = inside.astype(object if wide else np.uint64)
-    partial = (_range_sums(_floor_scaled(ordered, bits, wide), lows, lows + inside)
-               - counts * _floor_scaled(starts, bits, wide))
+    small = (float(starts[-1]) + 1.0) * float(one) < 2.0**63  # each floor(v·2**bits) in int64
+    partial = (_range_sums(_floor_scaled(ordered, bits, wide, small), lows, lows + inside)
+               - counts * _floor_scaled(starts, bits, wide, small))
     odd = np.flatnonzero(~_on_grid(starts, bits))
     partial[odd] = _pair_sums(ordered, starts[odd], lows[odd], inside[odd], one, wide)
     full = len(ordered) - np.maximum(lows, highs)
+    if max_rows * one < 2**63:  # |answer| <= max_rows · 2**bits
+        return (-(full * one + partial.astype(np.int64))).tolist()
     return [-(f * one + p) for f, p in zip(full.tolist(), partial.tolist(), strict=True)]
 
 
@@ -204,7 +214,7 @@ def _pairs_bound(grid: tuple[int | float, ...], bits: int, max_rows: int) -> int
     """A public bound on the (row, candidate) pairs :func:`_pair_sums` visits: ``max_rows``
     times the most candidates off the grid ``2**-min(bits, 53)`` within a width of 2 (a row
     lies strictly between ``b`` and ``b + 1`` for at most that many of them)."""
-    starts = np.array([float(b) for b in grid])
+    starts = np.array(grid, dtype=np.float64)
     odd = starts[~_on_grid(starts, bits)]
     if odd.size == 0:
         return 0
@@ -212,14 +222,17 @@ def _pairs_bound(grid: tuple[int | float, ...], bits: int, max_rows: int) -> int
     return max_rows * int(width.max())
 
 
-def _floor_scaled(values: np.ndarray, bits: int, wide: bool) -> np.ndarray:
+def _floor_scaled(values: np.ndarray, bits: int, wide: bool, small: bool) -> np.ndarray:
     """``floor(v · 2**bits)`` of each (nonnegative, finite) float, exactly: modulo ``2**64``
     as ``uint64`` (wrapping), or with ``wide`` as Python ints (an object array).
 
     ``v = h + l`` with ``h = floor(v)`` and ``l`` in ``[0, 1)`` (both exact), so
     ``floor(v · 2**bits) = h · 2**bits + floor(l · 2**bits)``; ``fmod`` by a power of two
-    and scaling by one are exact. The same NumPy calls whatever the values.
+    and scaling by one are exact. With ``small`` (every ``v · 2**bits`` below ``2**63``, a
+    public bound) it is one exact conversion. The same NumPy calls whatever the values.
     """
+    if small and not wide:
+        return np.floor(np.ldexp(values, bits)).astype(np.int64).astype(np.uint64)
     whole = np.floor(values)
     low = np.floor(np.ldexp(values - whole, bits))  # an integer in [0, 2**bits)
     if wide:
@@ -271,12 +284,14 @@ def _check_public(values: Any, bounds: Any, max_rows: Any) -> tuple[tuple[int | 
 
 def _declare(clock: Deadline, values: Any, grid: tuple[int | float, ...], runs: int,
              max_rows: int, bits: int) -> None:
-    """Declare the public size that sets the deadline: the candidates of every run and two
-    values' worth per run (its threshold and bookkeeping), the (row, candidate) pairs of the
+    """Declare the public size that sets the deadline: the candidates (and two more for the
+    threshold and bookkeeping), each counted as :data:`CANDIDATE_VALUES` vector values plus
+    :data:`RUN_VALUES` per run, the (row, candidate) pairs of the
     candidates off the comparison grid (:func:`_pairs_bound`), and ``max_rows`` rows (of
     the kind of container the caller passed), never the number of rows itself; and with
     ``max_rows · 2**bits >= 2**64``, ``max_rows`` exact Python ints."""
-    clock.size(runs * (len(grid) + 2) + _pairs_bound(grid, bits, max_rows))
+    clock.size((len(grid) + 2) * (CANDIDATE_VALUES + RUN_VALUES * runs)
+               + _pairs_bound(grid, bits, max_rows))
     clock.add(kind_of(values), max_rows)
     if max_rows << bits >= 2**64:
         clock.add("objects", max_rows)
