@@ -34,7 +34,13 @@ from dpkit.randomized_response import randomized_response
 from dpkit.rng import seeded
 from dpkit.snapping import snapping_mechanism
 from dpkit.svt import above_threshold, above_threshold_runs, range_queries, sparse
-from dpkit.svt.clipping import auto_avg, auto_avg_runs, choose_clip_bound, clip_bound_runs
+from dpkit.svt.clipping import (
+    DEFAULT_CLIP_BOUNDS,
+    auto_avg,
+    auto_avg_runs,
+    choose_clip_bound,
+    clip_bound_runs,
+)
 
 SOURCE = seeded(2026)
 
@@ -151,6 +157,39 @@ def _cases() -> list[tuple[str, int, Callable[[], Any]]]:
                                                            max_rows=n)))
     cases.extend(_runs_cases(bounds))
     cases.extend(_precision_cases(eta))
+    cases.extend(_clipping_cases())
+    return cases
+
+
+#: Fine candidate bounds (finding F2): 4,096 on the grid 2**-12 between 36 and 37, and 100
+#: off every power-of-two grid (tenths), which take the (row, candidate) pairs path.
+FINE_BOUNDS = tuple(36 + i / 4096 for i in range(4096))
+TENTHS_BOUNDS = tuple(36 + i / 10 for i in range(100))
+
+
+def _clipping_cases() -> list[tuple[str, int, Callable[[], Any]]]:
+    """Clipping with rows spread strictly inside ``(b, b + 1)`` for many candidates ``b``,
+    at ``max_rows = n`` (the tightest deadline) and the default, with fine custom bounds,
+    the default bounds (also at a large ε, a finer comparison grid) and tenths."""
+    cases: list[tuple[str, int, Callable[[], Any]]] = []
+    spread = np.random.default_rng(1)
+    for n in (1000, 65536):
+        inside = 36 + spread.random(n)
+        wide = spread.random(n) * 2.0**40
+        for label, rows, grid, epsilon in (
+                ("fine bounds", inside, FINE_BOUNDS, 1.0),
+                ("tenths", inside, TENTHS_BOUNDS, 1.0),
+                ("default bounds", wide, None, 1.0),
+                ("default bounds eps=1000", wide, None, 1000.0)):
+            for max_rows in sorted({n, 65536}):
+                name = f"{label} max_rows={max_rows}"
+                chosen = DEFAULT_CLIP_BOUNDS if grid is None else grid
+                cases.append((f"choose_clip_bound {name}", n,
+                              lambda r=rows, g=chosen, e=epsilon, m=max_rows: choose_clip_bound(
+                                  r, e, bounds=g, rng=SOURCE, max_rows=m)))
+                cases.append((f"auto_avg {name}", n,
+                              lambda r=rows, g=grid, e=epsilon, m=max_rows: auto_avg(
+                                  r, e, bounds=g, rng=SOURCE, max_rows=m)))
     return cases
 
 
@@ -203,24 +242,29 @@ def _runs_cases(bounds: tuple[int, ...]) -> list[tuple[str, int, Callable[[], An
 
 
 def _times(call: Callable[[], Any], calls: int) -> np.ndarray:
+    """The time of each call inside its (outermost) deadline: from the clock's start to
+    the end of the work. Public checks before the clock starts are not padded, so they are
+    not counted."""
     call()
     gc.disable()
     try:
         out = np.empty(calls)
         for i in range(calls):
-            start = time.perf_counter_ns()
             call()
-            out[i] = time.perf_counter_ns() - start
+            out[i] = INSIDE[-1]   # the outermost deadline ends last
     finally:
         gc.enable()
     return out * 1e-9
 
 
 DEADLINES: list[float] = []
+INSIDE: list[int] = []
 
 
 def _record(clock: timing.Deadline, kind: Any, error: Any, trace: Any) -> None:
-    """Stands in for ``Deadline.__exit__``: records the deadline instead of waiting."""
+    """Stands in for ``Deadline.__exit__``: records the deadline and the time since the
+    clock started instead of waiting."""
+    INSIDE.append(time.perf_counter_ns() - clock._start)
     if kind is None:
         DEADLINES.append(clock.seconds())
 

@@ -316,6 +316,47 @@ def test_clip_query_is_the_clipped_sum_difference_and_has_sensitivity_one(values
     assert all(0 <= f - a <= one for a, f in zip(answers, fewer, strict=True))
 
 
+def _clip_units_reference(values, grid, bits, max_rows):
+    """The straightforward answer: one candidate at a time, the rows strictly between ``b``
+    and ``b + 1`` visited one by one (float64 ``v - b``, rounded down, added exactly)."""
+    ordered = np.sort(values)
+    one = 2**bits
+    answers = []
+    for b in (float(b) for b in grid):
+        low = int(np.searchsorted(ordered, b, side="right"))
+        high = int(np.searchsorted(ordered, b + 1.0, side="left"))
+        partial = sum(math.floor(min(float(v) - b, 1.0) * one) for v in ordered[low:high])
+        answers.append(-((len(ordered) - max(low, high)) * one + partial))
+    return answers
+
+
+_CANDIDATES = st.one_of(
+    st.integers(1, 60).map(float),                            # integers
+    st.integers(0, 4095).map(lambda i: 36 + i / 4096),        # a fine dyadic grid
+    st.floats(1e-6, 60),                                      # anything (off the grid)
+    st.integers(1, 80).map(lambda e: 2.0**-e),                # tiny powers of two
+    st.integers(40, 1000).map(lambda e: 2.0**e))              # huge
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_CANDIDATES, min_size=1, max_size=12, unique=True),
+       st.lists(st.tuples(st.integers(0, 11), st.sampled_from(
+           [0.0, 0.5, 0.999, 1.0, 1e-9, 1 - 2**-40, 0.37, 2.0, -1.0])), min_size=1, max_size=30),
+       st.sampled_from([0, 1, 12, 19, 30, 52, 53, 60, 83]),
+       st.sampled_from([None, 2**16, 2**32]))
+def test_clip_query_units_answers_every_candidate_as_the_reference_does(grid, rows, bits,
+                                                                        max_rows):
+    """The vectorised answers (one cumulative sum on the grid, flattened pairs off it, sums
+    modulo 2**64 or as Python ints) equal the one-candidate-at-a-time reference bit for bit,
+    with rows strictly between candidates b and b + 1 (where the two paths differ)."""
+    grid = tuple(sorted(grid))
+    values = np.array([grid[i % len(grid)] + offset for i, offset in rows])
+    data = np.clip(values, 0.0, grid[-1] + 1.0)
+    max_rows = data.size if max_rows is None else max_rows
+    assert (clipping.clip_query_units(data, grid, bits, max_rows=max_rows)
+            == _clip_units_reference(data, grid, bits, max_rows))
+
+
 def test_choose_clip_bound_on_a_known_column():
     # 1000 rows at 40 and 100 rows at 95; candidates 10, 20, ..., 200; ε = 5: threshold
     # -20/ε = -4, noise scales 0.4 (threshold) and 0.8 (queries); the noise gap ν - ρ has

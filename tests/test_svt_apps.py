@@ -50,9 +50,9 @@ def test_auto_avg_spends_a_third_each_with_the_right_sensitivities(monkeypatch):
         calls.append(("release", Fraction(sensitivity_units) * Fraction(2) ** k, epsilon))
         return real_release(units, sensitivity_units, epsilon, k, rng, size)
 
-    def runs(values, epsilon, bounds, threshold, count, rng, max_rows, clock=None):
+    def runs(values, epsilon, bounds, threshold, count, rng, max_rows):
         calls.append(("svt", None, epsilon))
-        return real_runs(values, epsilon, bounds, threshold, count, rng, max_rows, clock)
+        return real_runs(values, epsilon, bounds, threshold, count, rng, max_rows)
 
     monkeypatch.setattr(clipping, "release_on_grid", release)
     monkeypatch.setattr(clipping, "_clip_bound_runs", runs)

@@ -213,10 +213,11 @@ def test_rows_beyond_max_rows_are_refused_before_any_work(monkeypatch, release):
 
     monkeypatch.setattr(clipping, "check_rows_to_clip",
                         lambda *args, **kwargs: pytest.fail("the rows were read"))
-    with pytest.raises(ValueError, match=r"values has 11 rows, more than max_rows=10 .*"
-                                         r"public upper bound on the number of rows"):
+    with pytest.raises(ValueError, match=r"values has more than max_rows=10 rows .*"
+                                         r"public upper bound on the number of rows") as error:
         release(np.ones(11), max_rows=10)
-    with pytest.raises(ValueError, match=r"values has 65,537 rows, more than max_rows=65,536"):
+    assert "11" not in str(error.value)  # the number of rows is private
+    with pytest.raises(ValueError, match=r"values has more than max_rows=65,536 rows"):
         release([0.5] * (2**16 + 1))  # the default bound
 
 
@@ -257,6 +258,63 @@ def test_the_clipping_paths_are_chosen_from_max_rows_not_the_rows(monkeypatch):
         auto_avg(np.full(rows, 37.0), 1.0, bounds=BOUNDS, rng=SOURCE)
     assert len(seen) == 4
     assert seen[0] == seen[2] and seen[1] == seen[3]
+
+
+@pytest.mark.parametrize("release", [
+    lambda: choose_clip_bound([1.0, 2.0], 1.0, bounds=list(BOUNDS), rng=SOURCE),
+    lambda: auto_avg([1.0, 2.0], 1.0, bounds=list(BOUNDS), rng=SOURCE),
+    lambda: clip_bound_runs([1.0, 2.0], 1.0, bounds=list(BOUNDS), runs=2, rng=SOURCE),
+    lambda: auto_avg_runs([1.0, 2.0], 1.0, bounds=list(BOUNDS), runs=2, rng=SOURCE)],
+    ids=["choose_clip_bound", "auto_avg", "clip_bound_runs", "auto_avg_runs"])
+def test_the_clipping_bounds_are_validated_before_the_clock_starts(monkeypatch, release):
+    """A caller's candidate bounds are public, and checking them costs time per candidate:
+    that work must not fall inside the timed interval, whose deadline does not charge it."""
+    from dpkit.svt import clipping
+
+    log = []
+    real_check, real_padded = clipping.check_bounds_grid, clipping.padded
+
+    def check(bounds):
+        log.append("bounds checked")
+        return real_check(bounds)
+
+    def clock(cost):
+        log.append("clock started")
+        return real_padded(cost)
+
+    monkeypatch.setattr(clipping, "check_bounds_grid", check)
+    monkeypatch.setattr(clipping, "padded", clock)
+    release()
+    assert log == ["bounds checked", "clock started"]
+
+
+class _CountingNumpy:
+    """Stands in for a module's ``np``: counts every NumPy function it looks up."""
+
+    def __init__(self) -> None:
+        self.calls: dict[str, int] = {}
+
+    def __getattr__(self, name: str):
+        self.calls[name] = self.calls.get(name, 0) + 1
+        return getattr(np, name)
+
+
+@pytest.mark.parametrize("bounds", [tuple(36 + i / 64 for i in range(64)),       # on the grid
+                                    tuple(36 + i / 10 for i in range(10))],      # off it
+                         ids=["dyadic", "decimal"])
+def test_the_clipping_work_per_candidate_does_not_depend_on_the_rows(monkeypatch, bounds):
+    """Adding one row between two candidates ``b`` and ``b + 1`` makes the same NumPy calls:
+    no step per candidate that depends on where the rows lie (finding F2)."""
+    from dpkit.svt import clipping
+
+    seen = []
+    for rows in (np.zeros(100), np.r_[np.zeros(100), 36.95]):
+        counting = _CountingNumpy()
+        monkeypatch.setattr(clipping, "np", counting)
+        choose_clip_bound(rows, 1.0, bounds=bounds, rng=seeded(0))
+        auto_avg(rows, 1.0, bounds=bounds, rng=seeded(0))
+        seen.append(counting.calls)
+    assert seen[0] == seen[1]
 
 
 @pytest.mark.parametrize("bounds", [[2**1100], [1, 2, 2**1100], [Fraction(2**1100, 3)]])
@@ -349,6 +407,12 @@ ERROR_PAIRS = [
     ("randomized_response", lambda v: randomized_response([v == 0.1, 0.5], 1.0, rng=SOURCE)),
     ("base2_exponential", lambda v: base2_exponential_mechanism(
         [float(v), float("nan")], ETA, utility_min=0, utility_max=4, rng=SOURCE)),
+    ("choose_clip_bound", lambda v: choose_clip_bound([v, float("nan")], 1.0, bounds=BOUNDS,
+                                                      rng=SOURCE)),
+    ("auto_avg", lambda v: auto_avg([v, float("nan")], 1.0, rng=SOURCE)),
+    ("clip_bound_runs", lambda v: clip_bound_runs(np.array([v, float("nan")]), 1.0,
+                                                  bounds=BOUNDS, runs=2, rng=SOURCE)),
+    ("auto_avg_runs", lambda v: auto_avg_runs(iter([v, "37"]), 1.0, runs=2, rng=SOURCE)),
 ]
 
 
