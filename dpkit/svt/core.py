@@ -96,7 +96,7 @@ MAX_RUNS = 100_000
 #: Decimal accepted (360 digits, ``MAX_DECIMAL_DIGITS``) costs about three times a
 #: Fraction -- with its noise, a threshold's and the next query's fetch; ``per_object``
 #: covers each noisy answer ``range_queries`` releases at the end.
-COST = Cost(fixed=3.0, per_object=1.5)
+COST = Cost(fixed=6.0, per_object=1.5)
 
 
 #: The worst cost of :func:`above_threshold_runs` per (run, answer) pair, and per answer
