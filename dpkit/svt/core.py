@@ -335,6 +335,12 @@ def above_threshold(queries: Iterable[Query], data: Any, threshold: float, epsil
     proof holds without floating-point caveats. The rounding moves the effective threshold
     by at most half a grid step, below a millionth of the noise scale.
 
+    **Timing**: the queries run between padded steps (see "Timing" in :mod:`dpkit.svt.core`):
+    dpkit's work on each answer ends ``margin · COST`` after the query returned, so the call
+    takes the queries' own time plus one budget per query evaluated and one for the start.
+    A refused answer (NaN, too long) raises at its step's deadline; an exception from a
+    query propagates one fixed budget after it was raised.
+
     Examples
     --------
     Which is the first age limit with at least 100 people at or below it?
@@ -400,8 +406,8 @@ def sparse(queries: Iterable[Query], data: Any, threshold: float, epsilon: float
     -----
     **Privacy**: ε-differentially private (Dwork & Roth 2014, Theorem 3.25): ``c`` runs of
     (ε/c)-DP AboveThreshold, composed sequentially. Each run's budget is the exact rational
-    ε/c, so no rounding of the budget occurs. Exact comparisons as in
-    :func:`above_threshold`.
+    ε/c, so no rounding of the budget occurs. Exact comparisons and timing (padded steps)
+    as in :func:`above_threshold`.
     """
     return run_padded(COST, _sparse_work, queries, data, threshold, epsilon, c, rng)
 

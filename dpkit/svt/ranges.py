@@ -93,6 +93,9 @@ def range_queries(queries: Iterable[Query], data: Any, c: int, threshold: float,
     keeps sensitivity ``2**bits`` grid units) and released with fresh discrete Laplace
     noise (Canonne, Kamath & Steinke 2020), independent of the noise Sparse used to pick
     them.
+
+    **Timing**: padded steps as in :func:`dpkit.svt.above_threshold`; the last step's budget
+    also covers the ``c`` noisy answers (``c`` is public).
     """
     return run_padded(COST, _range_queries_work, queries, data, c, threshold, epsilon, rng)
 
