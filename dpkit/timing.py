@@ -303,7 +303,9 @@ def set_margin(factor: float) -> None:
 
 
 def overruns() -> int:
-    """How many releases in this process ended after their deadline (see the module notes)."""
+    """How many deadlines in this process were passed before the wait: releases that ended
+    late, and steps of a release in steps (:meth:`Deadline.call`) that did (see the module
+    notes)."""
     return _state.overruns
 
 
