@@ -39,13 +39,26 @@ values, a value too large or too close to the float range, a query answer refuse
 before any other work would not be enough: validation is itself value-dependent work
 (``[0.1, nan]`` and ``[2**60 + 1, nan]`` take different times to reach the NaN, since an
 int beyond ``2**53`` is converted exactly), and so is the work an SVT does on the answers
-before the one it refuses. Padding makes the time of an error the deadline of its public
-size, whatever the other values; the error then reveals only what its message says. The
+before the one it refuses (an SVT waits for that step's deadline: see "Steps" below).
+Padding makes the time of an error the deadline of its public size, whatever the other
+values; the error then reveals only what its message says. The
 locals of the failed work (its temporaries) are cleared before the wait
 (:func:`traceback.clear_frames`), so freeing them after it costs no data-dependent time
 (a debugger sees the traceback, not those locals). Only errors (:class:`Exception`) wait:
 a ``KeyboardInterrupt`` does not. Simulations that release nothing (a figure of 10,000
 simulated releases, a statistical test) may skip the waiting inside :func:`unpadded`.
+
+**Steps.** A release that calls the caller's own code (the query functions of
+:mod:`dpkit.svt`) runs in steps (:meth:`Deadline.call`): it waits for the current step's
+deadline, calls the caller's code, and starts the next step when that returns (or raises),
+with its own public budget counted from that moment. No time dpkit measures enters a
+deadline: the release takes the time of the caller's code plus the steps' budgets, and the
+number of steps is what the caller sees anyway through its own code's calls. (Moving one
+deadline back by the measured time of each call would not do: the measured window also
+holds dpkit's own overhead around the call, whose duration depends on the cache state its
+work on the previous answers left.) An error raised while dpkit processes an answer waits
+for that step's deadline; an error raised by the caller's code propagates after one step of
+size 0 (:attr:`Cost.fixed`, the unwinding), so its time reveals only the caller's code.
 
 **Residual risks.** (1) *Overruns.* A release whose work outlasts its deadline (the machine
 slowed down by other load after calibration, or a very unlucky draw: CKS Gaussian rounds
@@ -55,7 +68,10 @@ are counted (:func:`overruns`); a caller who sees them should raise the margin
 (2) *After the deadline.* What happens after the wait (returning the value, the caller's
 own work) is not padded. (3) *Side channels other than time* (cache state, power) are out
 of scope. (4) *The caller's own code:* a query function passed to :mod:`dpkit.svt` runs
-in the caller's time; only dpkit's share of each step is padded.
+in the caller's time, unpadded (only dpkit's steps are); how long it takes may depend on the
+data it reads, and on the cache state dpkit's previous step left, a few tens of
+nanoseconds per call, summed over the calls (the jitter of each step, up to 2 µs, blurs
+it).
 
 ``benchmarks/timing.py`` audits the result: neighbouring inputs, interleaved calls, an
 event certified with Clopper–Pearson.
@@ -287,7 +303,9 @@ def set_margin(factor: float) -> None:
 
 
 def overruns() -> int:
-    """How many releases in this process ended after their deadline (see the module notes)."""
+    """How many deadlines in this process were passed before the wait: releases that ended
+    late, and steps of a release in steps (:meth:`Deadline.call`) that did (see the module
+    notes)."""
     return _state.overruns
 
 
@@ -377,6 +395,7 @@ class Deadline:
         self._cost = cost
         self._counts = {kind: 0 for kind in KINDS}
         self._start = 0
+        self._past = 0.0   # the budgets of the steps before this one (see call)
         self._sized = False
 
     def size(self, size: int, kind: str = "array") -> None:
@@ -394,19 +413,44 @@ class Deadline:
         self._counts[kind] += count
 
     def seconds(self) -> float:
-        """The deadline's distance from the start, in seconds."""
+        """The current step's deadline, in seconds after its start (the release's start,
+        or the return of the caller's code: see :meth:`call`)."""
         counts = self._counts
         return self._cost.seconds(sum(counts.values()), counts["objects"])
 
-    @contextlib.contextmanager
-    def excluded(self) -> Iterator[None]:
-        """Move the deadline back by the time spent inside: for the caller's own code (a
-        query function), whose time dpkit can neither bound nor pad."""
-        start = time.perf_counter_ns()
+    def call(self, function: Callable[..., Any], *args: Any) -> Any:
+        """Return ``function(*args)``: the caller's own code (a query function), run between
+        two steps of a release.
+
+        Waits for the current step's deadline (its start plus :meth:`seconds`), calls
+        ``function``, and starts the next step when it returns or raises, with no values
+        charged yet (:meth:`add` charges them). No measured time enters a deadline: each
+        step ends a public budget after the caller's code returned, so the release takes
+        the time of the caller's code plus the steps' budgets (see "Steps" in
+        :mod:`dpkit.timing`).
+        """
+        self._wait()
         try:
-            yield
+            return function(*args)
         finally:
-            self._start += time.perf_counter_ns() - start
+            self._start = time.perf_counter_ns()
+            self._past += self.seconds()
+            self._counts = {kind: 0 for kind in KINDS}
+
+    def budget(self) -> float:
+        """The release's deadlines in seconds: the sum of its steps' :meth:`seconds` (one
+        step unless :meth:`call` ran the caller's code), the caller's code excluded."""
+        return self._past + self.seconds()
+
+    def _wait(self) -> None:
+        """Wait for the current step's deadline (not inside :func:`unpadded`); count an
+        overrun."""
+        if getattr(_state.local, "depth", 0):
+            return
+        deadline = self._start + int(self.seconds() * 1e9) + _jitter_ns()
+        if _wait_until(deadline):
+            with _state.lock:
+                _state.overruns += 1
 
     def __enter__(self) -> Deadline:
         reference()  # calibrate outside the timed interval
@@ -421,10 +465,7 @@ class Deadline:
             if not (self._sized and issubclass(kind, Exception)):
                 return  # public inputs refused (or an interrupt): no wait
             traceback.clear_frames(trace)  # free the work's temporaries before the wait
-        deadline = self._start + int(self.seconds() * 1e9) + _jitter_ns()
-        if _wait_until(deadline):
-            with _state.lock:
-                _state.overruns += 1
+        self._wait()
 
 
 def run_padded(cost: Cost, work: Callable[..., Any], *args: Any) -> Any:

@@ -138,17 +138,18 @@ def test_queries_receive_the_data_and_floats_are_compared_exactly():
 def recorder(monkeypatch):
     """Replace the noise source: record the scale of every value drawn, return zero noise.
 
-    Single draws (the thresholds) record ``("t", scale)``; block draws (the query noise,
-    drawn ahead) record ``("q", scale, size)``.
+    Single draws (the thresholds, and the query noise of the releases, one per query)
+    record ``("one", scale)``; block draws (the query noise drawn ahead, on answers known in
+    advance) record ``("block", scale, size)``.
     """
     scales = []
 
     def fake(scale, rng):
-        scales.append(("t", scale))
+        scales.append(("one", scale))
         return 0
 
     def fake_block(scale, rng, size):
-        scales.append(("q", scale, size))
+        scales.append(("block", scale, size))
         return [0] * size
 
     monkeypatch.setattr(core, "_discrete_laplace", fake)
@@ -159,32 +160,34 @@ def recorder(monkeypatch):
 @pytest.mark.parametrize("epsilon", [1.0, 0.25, Fraction(1, 3), 7.5])
 def test_above_threshold_noise_scales_are_2_and_4_over_epsilon(recorder, epsilon):
     # Three queries below the threshold and none passing (zero noise): one threshold draw,
-    # then the query noise in one block of 8. In grid units of 2**-bits, the scales must be
-    # 2/ε and 4/ε exactly.
+    # then one query noise per query. In grid units of 2**-bits, the scales must be 2/ε and
+    # 4/ε exactly.
     assert above_threshold(constant_queries([-1, -2, -3]), None, 0, epsilon) is None
     bits = core.grid_bits(2 / Fraction(epsilon))
     unit = Fraction(2**bits)
-    assert recorder == [("t", 2 / Fraction(epsilon) * unit), ("q", 4 / Fraction(epsilon) * unit, 8)]
+    t, q = 2 / Fraction(epsilon) * unit, 4 / Fraction(epsilon) * unit
+    assert recorder == [("one", t), ("one", q), ("one", q), ("one", q)]
 
 
 def test_sparse_uses_epsilon_over_c_and_refreshes_the_threshold(recorder):
     # Answers 0 pass with zero noise (0 >= 0): each pass ends a run, and a new run redraws
-    # the threshold; the query noise block is shared by the runs. With c = 3 and ε = 1.5
+    # the threshold; each query draws its own noise. With c = 3 and ε = 1.5
     # each run has ε/3 = 1/2.
     epsilon, c = Fraction(3, 2), 3
     assert sparse(constant_queries([-1, 0, 0, -1, 0, 0]), None, 0, epsilon, c) == [1, 2, 4]
     run = epsilon / c
     unit = Fraction(2 ** core.grid_bits(2 / run))
     t, q = 2 / run * unit, 4 / run * unit
-    assert recorder == [("t", t), ("q", q, 8), ("t", t), ("t", t)]
+    assert recorder == [("one", t), ("one", q), ("one", q), ("one", t), ("one", q),
+                        ("one", t), ("one", q), ("one", q)]
 
 
-def test_long_streams_draw_query_noise_in_blocks_of_the_same_scale(recorder):
-    # The query noise comes in blocks of 8, 8, 16, 32, ... drawn ahead.
-    assert above_threshold(constant_queries([-1] * 40), None, 0, 0.5) is None
-    unit = Fraction(2 ** core.grid_bits(Fraction(4)))
-    assert recorder == [("t", 4 * unit), ("q", 8 * unit, 8), ("q", 8 * unit, 8),
-                        ("q", 8 * unit, 16), ("q", 8 * unit, 32)]
+def test_answers_known_in_advance_draw_query_noise_in_blocks_of_the_same_scale(recorder):
+    # On answers known in advance (the simulations' exact path) the query noise comes in
+    # blocks of 8, 8, 16, 32, ... drawn ahead; a release draws one per query (above).
+    assert core._svt(iter(enumerate([-1] * 40)), 0, Fraction(2), 1, seeded(0)) == []
+    assert recorder == [("one", 4), ("block", 8, 8), ("block", 8, 8), ("block", 8, 16),
+                        ("block", 8, 32)]
 
 
 @pytest.mark.parametrize(("epsilon", "fixed_throughout"), [(1.0, False), (1e3, False),
@@ -194,7 +197,8 @@ def test_query_noise_docstring_states_which_blocks_have_a_fixed_cost(
     """The ``_QueryNoise`` docstring said block draws cost the same whatever the values; in
     fact blocks of more than 64 values (from the 129th query on) use the block-envelope
     sampler, whose running time depends on them. Which sampler runs is recorded here, and
-    the docstring must state exactly that."""
+    the docstring must state exactly that. A release draws one value per query, from the
+    fixed-cost sampler throughout (every step does the same work)."""
     import dpkit._samplers.noise as noise
 
     used = []
@@ -212,6 +216,12 @@ def test_query_noise_docstring_states_which_blocks_have_a_fixed_cost(
     monkeypatch.setattr(noise, "_in_blocks", envelope)
     assert above_threshold(constant_queries([0] * 300), None, 10**30, epsilon,
                            rng=seeded(0)) is None
+    assert used == [("fixed", 1)] * 301  # the threshold, then one per query
+    used.clear()
+    run_scale = 1 / Fraction(epsilon)
+    bits = core.grid_bits(2 * run_scale)
+    assert core._svt(iter(enumerate([0] * 300)), 10**30 * 2**bits, run_scale * 2**bits, 1,
+                     seeded(0)) == []
     later = "fixed" if fixed_throughout else "envelope"
     assert used == [("fixed", 1),  # the threshold, then the queries' blocks
                     ("fixed", 8), ("fixed", 8), ("fixed", 16), ("fixed", 32), ("fixed", 64),

@@ -39,18 +39,21 @@ from dpkit.rng import seeded
 from dpkit.snapping import snapping_mechanism
 from dpkit.svt import above_threshold, above_threshold_runs, range_queries, sparse
 from dpkit.svt.clipping import auto_avg, auto_avg_runs, choose_clip_bound, clip_bound_runs
+from dpkit.svt.core import COST as SVT_COST
 
 
 @pytest.fixture
 def deadlines(monkeypatch):
-    """Record each release's deadline (seconds after its start) instead of waiting."""
+    """Record each release's deadline (seconds after its start; for a release in steps, the
+    sum of its steps' budgets) instead of waiting."""
     recorded: list[float] = []
 
     def record(clock, kind, error, trace):
         if kind is None:
-            recorded.append(clock.seconds())
+            recorded.append(clock.budget())
 
     monkeypatch.setattr(timing.Deadline, "__exit__", record)
+    monkeypatch.setattr(timing, "_wait_until", lambda deadline: False)  # between the steps
     return recorded
 
 
@@ -334,16 +337,143 @@ def test_an_svt_deadline_counts_the_queries_read_not_their_answers(deadlines):
     assert deadlines[0] == deadlines[1] > deadlines[2]
 
 
-def test_the_query_functions_own_time_moves_the_deadline(monkeypatch):
-    """Time inside a query function is added to the deadline (``Deadline.excluded``)."""
-    now = [0]
+def _fake_clock(monkeypatch):
+    """A clock that moves only when told to (``now[0]``); every wait is recorded in
+    ``events`` as ``("wait", deadline)`` and jumps the clock to its deadline."""
+    now, events = [0], []
+
+    def wait(deadline):
+        events.append(("wait", deadline))
+        now[0] = max(now[0], deadline)
+        return False
+
+    assert timing.reference().scalar > 0  # calibrated on the real clock (not to 0 on this one)
     monkeypatch.setattr(timing.time, "perf_counter_ns", lambda: now[0])
-    monkeypatch.setattr(timing, "_wait_until", lambda deadline: False)  # the clock is frozen
-    clock = timing.padded(timing.Cost(fixed=0.0))
-    with clock:
-        with clock.excluded():
-            now[0] += 500
-        assert clock._start == 500
+    monkeypatch.setattr(timing, "_jitter_ns", lambda: 0)
+    monkeypatch.setattr(timing, "_wait_until", wait)
+    return now, events
+
+
+def test_a_step_ends_a_public_budget_after_the_callers_code_returns(monkeypatch):
+    """No measured time enters a deadline (finding F3): each step's deadline is the moment
+    the caller's code returned (or raised), or the release's start, plus the step's public
+    budget, however long the caller's code and dpkit's work took."""
+    now, events = _fake_clock(monkeypatch)
+    monkeypatch.setattr(timing, "reference", lambda: timing.Reference(1e-3, 1e-6))
+    cost = timing.Cost(fixed=1.0, per_object=0.5)
+    first, step, error = (int(cost.seconds(*size) * 1e9) for size in ((1, 0), (1, 1), (0, 0)))
+
+    def callers_code(took, fails=False):
+        now[0] += took
+        if fails:
+            raise RuntimeError("the caller's query failed")
+        return "answer"
+
+    for caller_ns, work_ns in ((500, 100), (70_000, 9_000)):
+        events.clear()
+        now[0] = 0
+        with timing.padded(cost) as clock:
+            clock.size(1)
+            now[0] += work_ns                          # dpkit's work: within the first step
+            assert clock.call(callers_code, caller_ns) == "answer"
+            returned = now[0]
+            clock.add("objects")
+            now[0] += work_ns                          # dpkit's work on the answer
+        assert returned == first + caller_ns
+        assert events == [("wait", first), ("wait", returned + step)]
+        assert clock.budget() * 1e9 == pytest.approx(first + step)
+        events.clear()
+        now[0] = 0
+        with pytest.raises(RuntimeError, match="failed"), timing.padded(cost) as clock:
+            clock.size(1)
+            clock.call(callers_code, caller_ns, True)
+        assert events == [("wait", first), ("wait", first + caller_ns + error)]
+
+
+DEC = Decimal("0." + "7" * 359)   # 360 digits: the longest Decimal accepted
+
+
+def _step_waits(monkeypatch, release, answers):
+    """Run ``release(queries)`` on a fake clock, the queries returning ``answers`` (or
+    raising one that is an exception) in 3 µs each, dpkit's exact conversion of an answer
+    taking 10 ns per character of it. Return each wait's deadline relative to the moment
+    the caller's code last returned (or the start), and the error raised, if any."""
+    from dpkit.svt import core
+
+    now, events = _fake_clock(monkeypatch)
+    convert = core.as_fraction
+
+    def slow(value, name):  # dpkit's work on an answer: longer for a longer value
+        now[0] += 10 * len(str(value))
+        return convert(value, name)
+
+    monkeypatch.setattr(core, "as_fraction", slow)
+
+    def query(answer):
+        def call(data):
+            now[0] += 3_000
+            events.append(("return", now[0]))
+            if isinstance(answer, Exception):
+                raise answer
+            return answer
+        return call
+
+    error = None
+    try:
+        release([query(answer) for answer in answers])
+    except Exception as raised:  # the tests compare it
+        error = raised
+    relative, returned = [], 0
+    for kind, when in events:
+        if kind == "return":
+            returned = when
+        else:
+            relative.append(when - returned)
+    return relative, error
+
+
+SVT_RELEASES = [
+    ("above_threshold", lambda queries: above_threshold(queries, None, 1e6, 1.0, rng=SOURCE)),
+    ("sparse", lambda queries: sparse(queries, None, 1e6, 1.0, 2, rng=SOURCE)),
+    ("range_queries", lambda queries: range_queries(queries, None, 2, 1e6, 1.0, rng=SOURCE)),
+]
+NEIGHBOURS = [("0.5 vs a 360-digit Decimal", 0.5, DEC), ("int 3 vs float 3.5", 3, 3.5)]
+
+
+@pytest.mark.parametrize(("name", "release"), SVT_RELEASES, ids=[r[0] for r in SVT_RELEASES])
+@pytest.mark.parametrize(("pair", "x", "y"), NEIGHBOURS, ids=[p[0] for p in NEIGHBOURS])
+def test_svt_steps_end_the_same_budget_after_each_query_returns(monkeypatch, name, release,
+                                                               pair, x, y):
+    """The sub-deadlines of neighbouring answer lists are the same sequence, relative to each
+    query's return: dpkit's work on the answers (slower for a long Decimal) never moves them.
+    Main moved one deadline back by the measured time of each query call (``excluded``), so
+    its deadline, relative to the last return, depended on the work before it (finding F3)."""
+    first, _ = _step_waits(monkeypatch, release, [x] * 6)
+    second, _ = _step_waits(monkeypatch, release, [y] * 6)
+    assert first == second
+    assert len(first) == 7, "one wait before each query, and the release's end"
+    assert min(first) > 0
+    assert len(set(first[1:6])) == 1  # every query's step has the same budget
+
+
+@pytest.mark.parametrize(("name", "release"), SVT_RELEASES, ids=[r[0] for r in SVT_RELEASES])
+@pytest.mark.parametrize(("pair", "x", "y"), NEIGHBOURS, ids=[p[0] for p in NEIGHBOURS])
+def test_an_svt_error_waits_for_its_steps_deadline(monkeypatch, name, release, pair, x, y):
+    """An answer refused at query k (a NaN) ends at step k's sub-deadline, counted from the
+    query's return, as a step that went on would; a query that raises ends one step of size
+    0 after it raised. Neither depends on the answers before it."""
+    steps, _ = _step_waits(monkeypatch, release, [x] * 6)
+    for bad, error in ((float("nan"), ValueError), (RuntimeError("the query failed"),
+                                                    RuntimeError)):
+        first, raised = _step_waits(monkeypatch, release, [x] * 3 + [bad])
+        second, other = _step_waits(monkeypatch, release, [y] * 3 + [bad])
+        assert isinstance(raised, error) and str(raised) == str(other)
+        assert first == second
+        assert first[:4] == steps[:4]  # the steps before it
+        if error is ValueError:
+            assert first[4] == steps[4], "the refusal waits for its step's deadline"
+        else:
+            assert first[4] == int(SVT_COST.seconds(0) * 1e9)
 
 
 def test_padding_waits_until_the_deadline_and_counts_overruns(monkeypatch):

@@ -30,12 +30,24 @@ noisy value.
 
 Timing
 ------
-A release ends at a deadline (:mod:`dpkit.timing`) set by the number of thresholds drawn
-and of queries evaluated, which the output reveals anyway (a query is evaluated up to the
-last positive answer, or to the end of the stream), and extended by the time the query
-functions themselves take: dpkit pads its own work (exact conversion and rounding of each
-answer, noise, comparisons), not the caller's code, whose running time is the caller's to
-make data-independent.
+:func:`above_threshold`, :func:`sparse` and :func:`dpkit.svt.range_queries` run in **steps**
+(:meth:`dpkit.timing.Deadline.call`): the caller's query functions run between them, in
+the caller's time, and dpkit's share of each query (exact conversion and rounding of the
+answer, its noise, a threshold's noise, the comparison, fetching the next query) is padded
+to a public budget counted from the moment the query returned, :data:`COST` for one answer.
+The first step (validation, the first threshold) starts with the call, and the last one
+also covers the release's tail (``range_queries``' noisy answers). So a release takes the
+time of the caller's queries plus ``margin · COST`` per step, and the number of steps
+(queries evaluated) is what the caller sees anyway through its own query calls; no time
+dpkit measures enters a deadline, so nothing dpkit does between two queries shows in the
+time. An error raised while dpkit processes an answer (a NaN, an answer too long) waits for
+that step's deadline; an error raised by a query function itself propagates after one more
+step (the unwinding), so its time is the caller's code plus the steps' budgets. The
+query noise is drawn one value per query from the fixed-cost sampler (not ahead in blocks,
+as the simulations on answers known in advance do: :class:`_QueryNoise`), so every step
+does the same work. What the caller's code itself reveals, including how long it takes in
+the caches dpkit's previous step left, is the caller's to make data-independent (residual
+risk (4) in :mod:`dpkit.timing`).
 
 References
 ----------
@@ -78,12 +90,13 @@ __all__ = ["MAX_RUNS", "RUN_EPSILON_RANGE", "above_threshold", "above_threshold_
 #: For more runs, call again with the same ``rng``.
 MAX_RUNS = 100_000
 
-#: The worst cost of :func:`above_threshold`, :func:`sparse` and
-#: :func:`dpkit.svt.range_queries` per threshold drawn and per query evaluated, the query
-#: functions' own time excluded (see :mod:`dpkit.timing`; ``benchmarks/deadlines.py``).
-#: ``per_object`` covers the longest Decimal accepted (360 digits, ``MAX_DECIMAL_DIGITS``),
-#: about three times a Fraction's cost.
-COST = Cost(fixed=4.0, per_value=0.3, large=6.0, per_object=2.6)
+#: The worst cost of one step of :func:`above_threshold`, :func:`sparse` and
+#: :func:`dpkit.svt.range_queries` (see "Timing" above; ``benchmarks/deadlines.py``): ``fixed``
+#: covers the first step (validation, a threshold) or one answer of any type -- the longest
+#: Decimal accepted (360 digits, ``MAX_DECIMAL_DIGITS``) costs about three times a
+#: Fraction -- with its noise, a threshold's and the next query's fetch; ``per_object``
+#: covers each noisy answer ``range_queries`` releases at the end.
+COST = Cost(fixed=6.0, per_object=1.5)
 
 
 #: The worst cost of :func:`above_threshold_runs` per (run, answer) pair, and per answer
@@ -132,7 +145,9 @@ class _QueryNoise:
       grid units (one run's epsilon below ``2**-50``), which keeps the fixed-cost sampler.
 
     Either way the loop of :func:`_svt` runs as long as the queries come out below the
-    threshold, so the running time depends on the data (see "Timing" above).
+    threshold, so the running time depends on the data: this is for the simulations on
+    answers known in advance (:func:`first_passes`), padded as a whole; the releases that
+    call queries draw one value per query instead (see "Timing" above).
     """
 
     _FIRST = 8
@@ -178,22 +193,28 @@ def check_queries(queries: Any) -> Iterator[Any]:
     return iter(queries)
 
 
-def call_query(query: Any, data: Any, index: int) -> Any:
-    """Call ``query(data)``; refuse a query that is not callable."""
+def check_query(query: Any, index: int) -> None:
+    """Refuse a query that is not callable."""
     if not callable(query):
         raise TypeError(f"queries[{index}] must be callable as query(data), "
                         f"got {describe(query)} of type {type(query).__name__}")
+
+
+def call_query(query: Any, data: Any, index: int) -> Any:
+    """Call ``query(data)``; refuse a query that is not callable."""
+    check_query(query, index)
     return query(data)
 
 
 def _evaluate(query: Any, data: Any, index: int, clock: Deadline) -> Fraction:
     """Evaluate one query and return its answer exactly; refuse non-callables and bad answers.
 
-    The query runs outside the release's deadline (``clock.excluded()``: the caller's own
-    code); its answer's exact conversion runs inside, and counts one more query."""
-    with clock.excluded():
-        answer = call_query(query, data, index)
-    clock.add("objects")  # whatever its type: a query may return an int or a float
+    The query runs between two steps of the release (``clock.call``: the caller's own
+    code); the next step, from its return, charges one answer of any type (a query may
+    return an int or a float) and starts with its exact conversion."""
+    check_query(query, index)
+    answer = clock.call(query, data)
+    clock.add("objects")
     return as_fraction(answer, f"queries[{index}](data)")
 
 
@@ -206,7 +227,7 @@ def query_answers(queries: Any, data: Any, clock: Deadline) -> Iterator[tuple[in
 
 
 def _svt(units: Iterator[tuple[Any, int]], threshold_units: int, run_scale: Fraction,
-         c: int, rng: RandomSource) -> list[Any]:
+         c: int, rng: RandomSource, *, ahead: bool = True) -> list[Any]:
     """Sparse in grid units: up to ``c`` runs of AboveThreshold; return the positive keys.
 
     ``units`` yields ``(key, answer in grid units)``, the key usually the query's index;
@@ -214,14 +235,17 @@ def _svt(units: Iterator[tuple[Any, int]], threshold_units: int, run_scale: Frac
     draws a fresh threshold noise of scale
     ``2 * run_scale`` and, per query, a noise of scale ``4 * run_scale`` (Dwork & Roth 2014,
     Algorithm 1). Runs share ``units``, so each query is evaluated at most once and nothing
-    after the ``c``-th positive is evaluated.
+    after the ``c``-th positive is evaluated. The query noise is drawn ahead in blocks
+    (:class:`_QueryNoise`), or with ``ahead=False`` one value per query (the same
+    distribution; every step of a release then does the same work: see "Timing" above).
     """
     found: list[Any] = []
-    query_noise = _QueryNoise(4 * run_scale, rng)
+    scale = 4 * run_scale
+    draw = _QueryNoise(scale, rng).draw if ahead else lambda: _discrete_laplace(scale, rng)
     while len(found) < c:
         noisy_threshold = threshold_units + _discrete_laplace(2 * run_scale, rng)
         for key, answer in units:
-            if answer + query_noise.draw() >= noisy_threshold:
+            if answer + draw() >= noisy_threshold:
                 found.append(key)
                 break
         else:  # the stream ended with no further positive answer
@@ -260,7 +284,7 @@ def sparse_on_answers(answers: Iterator[tuple[Any, Fraction]], threshold: Fracti
     run_scale = 1 / run_epsilon  # sensitivity 1, in real units
     bits = grid_bits(2 * run_scale)
     units = ((i, round_to_grid(a, bits)) for i, a in answers)
-    return _svt(units, round_to_grid(threshold, bits), run_scale * 2**bits, c, rng)
+    return _svt(units, round_to_grid(threshold, bits), run_scale * 2**bits, c, rng, ahead=False)
 
 
 def above_threshold(queries: Iterable[Query], data: Any, threshold: float, epsilon: float,
@@ -311,6 +335,12 @@ def above_threshold(queries: Iterable[Query], data: Any, threshold: float, epsil
     proof holds without floating-point caveats. The rounding moves the effective threshold
     by at most half a grid step, below a millionth of the noise scale.
 
+    **Timing**: the queries run between padded steps (see "Timing" in :mod:`dpkit.svt.core`):
+    dpkit's work on each answer ends ``margin · COST`` after the query returned, so the call
+    takes the queries' own time plus one budget per query evaluated and one for the start.
+    A refused answer (NaN, too long) raises at its step's deadline; an exception from a
+    query propagates one fixed budget after it was raised.
+
     Examples
     --------
     Which is the first age limit with at least 100 people at or below it?
@@ -331,7 +361,7 @@ def _above_threshold_work(clock: Deadline, queries: Any, data: Any, threshold: A
     run_epsilon = exact_epsilon(epsilon)
     exact_threshold = as_fraction(threshold, "threshold")
     source = resolve(rng)
-    clock.size(1)  # the threshold's draw, then one per query evaluated
+    clock.size(1)  # the first step: the threshold's draw; then one step per query evaluated
     answers = query_answers(queries, data, clock)  # validated lazily, none evaluated yet
     found = sparse_on_answers(answers, exact_threshold, run_epsilon, 1, source)
     return found[0] if found else None
@@ -376,8 +406,8 @@ def sparse(queries: Iterable[Query], data: Any, threshold: float, epsilon: float
     -----
     **Privacy**: ε-differentially private (Dwork & Roth 2014, Theorem 3.25): ``c`` runs of
     (ε/c)-DP AboveThreshold, composed sequentially. Each run's budget is the exact rational
-    ε/c, so no rounding of the budget occurs. Exact comparisons as in
-    :func:`above_threshold`.
+    ε/c, so no rounding of the budget occurs. Exact comparisons and timing (padded steps)
+    as in :func:`above_threshold`.
     """
     return run_padded(COST, _sparse_work, queries, data, threshold, epsilon, c, rng)
 
@@ -390,7 +420,7 @@ def _sparse_work(clock: Deadline, queries: Any, data: Any, threshold: Any, epsil
     run_epsilon = exact_epsilon(epsilon, c) / c
     exact_threshold = as_fraction(threshold, "threshold")
     source = resolve(rng)
-    clock.size(c)  # c thresholds' draws, then one per query evaluated
+    clock.size(1)  # the first step: the threshold's draw; then one step per query evaluated
     found = sparse_on_answers(query_answers(queries, data, clock), exact_threshold,
                               run_epsilon, c, source)
     return found

@@ -93,6 +93,9 @@ def range_queries(queries: Iterable[Query], data: Any, c: int, threshold: float,
     keeps sensitivity ``2**bits`` grid units) and released with fresh discrete Laplace
     noise (Canonne, Kamath & Steinke 2020), independent of the noise Sparse used to pick
     them.
+
+    **Timing**: padded steps as in :func:`dpkit.svt.above_threshold`; the last step's budget
+    also covers the ``c`` noisy answers (``c`` is public).
     """
     return run_padded(COST, _range_queries_work, queries, data, c, threshold, epsilon, rng)
 
@@ -105,10 +108,11 @@ def _range_queries_work(clock: Deadline, queries: Any, data: Any, c: Any, thresh
     run_epsilon = exact_epsilon(epsilon, 2 * c) / (2 * c)  # c runs of Sparse, c answers
     exact_threshold = as_fraction(threshold, "threshold")
     source = resolve(rng)
-    clock.size(2 * c)  # c thresholds, c answers, then the queries
+    clock.size(1)  # the first step: the threshold's draw; then one step per query evaluated
     # Key each answer by (index, exact answer) so the picks come back with their answers.
     keyed = (((i, a), a) for i, a in _releasable_answers(queries, data, clock))
     found = sparse_on_answers(keyed, exact_threshold, run_epsilon, c, source)
+    clock.add("objects", c)  # the last step also releases up to c answers (c is public)
     # Answers on the grid 2**-bits <= min(1, 1/run_epsilon)·2**-20: sensitivity 2**bits
     # units, noise scale 2**bits/run_epsilon >= 2**20 units.
     bits = grid_bits(min(Fraction(1), 1 / run_epsilon))
