@@ -1,9 +1,19 @@
 """The exercises' metadata: library functions an answer may not use (report §2: one library
 call answered "write it yourself" exercises with full marks), found statically."""
 
+from pathlib import Path
+
 import pytest
 
 from dpkit.course.exercises import FORBIDDEN, forbidden_use
+
+BOOK = Path(__file__).resolve().parent.parent / "book"
+
+
+def _setup(chapter: str) -> str:
+    """The chapter's set-up cell (its first code cell), as the released notebook has it."""
+    return (BOOK / f"{chapter}.md").read_text().split("```{code-cell} ipython3\n")[1] \
+        .split("```")[0]
 
 AT = "def my_above_threshold(queries, data, threshold, epsilon, rng):\n"
 MODEL_AT = AT + (
@@ -37,9 +47,39 @@ MODEL_AT = AT + (
 ])
 def test_library_answers_are_refused(label, answer, earlier, named):
     """Each was graded 3/3 (report §2) or is the same call reached another way: refused
-    with a message that names the exercise's demand and the function. Deterministic."""
-    why = forbidden_use(label, answer, earlier)
-    assert why is not None and named in why and FORBIDDEN[label][1] in why, why
+    with a message that names the exercise's demand and the function, whether the set-up
+    cell is known or not. Deterministic."""
+    chapter = {"ex-laplace": "laplace", "ex-exp": "exponential_base2"}.get(
+        label[:label.index("-", 3)], "sparse_vector")
+    for setup in (None, _setup(chapter)):
+        why = forbidden_use(label, answer, earlier, setup)
+        assert why is not None and named in why and FORBIDDEN[label][1] in why, why
+
+
+@pytest.mark.parametrize(("answer", "earlier"), [
+    (AT + "    return m.above_threshold(queries, data, threshold, epsilon, rng)\n",
+     ["m = dpkit.svt\n"]),
+    (AT + "    return q.sparse(queries, data, threshold, epsilon, rng=rng)\n",
+     ["from dpkit import svt as q\n"]),
+    (AT + "    return module().above_threshold(queries, data, threshold, epsilon, rng)\n",
+     ["def module():\n    return dpkit.svt\n"]),
+    (AT + "    return run(dpkit.svt, queries, data, threshold, epsilon, rng)\n",
+     ["def run(mod, *args):\n    return mod.above_threshold(*args)\n"]),
+    (AT + "    return box[0].above_threshold(queries, data, threshold, epsilon, rng)\n",
+     ["box = []\n", "box.append(dpkit.svt)\n"]),
+    (AT + "    return holder.m.above_threshold(queries, data, threshold, epsilon, rng)\n",
+     ["import dpkit.svt as s\nclass Holder:\n    m = s\nholder = Holder()\n"]),
+    (AT + "    return o.k.above_threshold(queries, data, threshold, epsilon, rng)\n",
+     ["class O:\n    pass\no = O()\n", "setattr(o, 'k', dpkit.svt)\n"]),
+    (AT + "    return above_threshold(queries, data, threshold, epsilon, rng)\n",
+     ["def unrelated(above_threshold):\n    return above_threshold\n"]),
+])
+def test_library_objects_reached_through_aliases_are_refused(answer, earlier):
+    """A dpkit module held by an alias, a helper's result or argument, a container or an
+    attribute: its ``above_threshold`` is the library's, set-up cell known or not."""
+    for setup in (None, _setup("sparse_vector")):
+        why = forbidden_use("ex-svt-above-threshold", answer, earlier, setup)
+        assert why is not None and "dpkit.svt" in why, why
 
 
 @pytest.mark.parametrize("answer", [
@@ -50,11 +90,72 @@ def test_library_answers_are_refused(label, answer, earlier, named):
     AT + "    return vars(dpkit.svt)['above_threshold'](queries, data, threshold, epsilon, rng)\n",
     AT + "    import sys\n    return sys.modules['dpkit.svt'].__dict__['above_threshold'](\n"
     "        queries, data, threshold, epsilon, rng)\n",
+    AT + "    from sys import modules\n    return modules['dpkit.svt']\n",
+    AT + "    return getattr(dpkit.svt, 'above_threshold')(queries, data, threshold)\n",
+    AT + "    look = getattr\n    return look(dpkit.svt, name)(queries, data, threshold)\n",
+    AT + "    return globals()['above_threshold'](queries, data, threshold, epsilon, rng)\n",
+    AT + "    return exec(compile('x = 1', 'cell', 'exec'))\n",
+    AT + "    import importlib\n    return importlib.import_module(name)\n",
+    AT + "    import operator\n    return operator.attrgetter(name)(dpkit.svt)\n",
+    AT + "    return dpkit.__getattr__('svt')\n",
+    "found = locals()['above_' + 'threshold']\n" + AT + "    return found(queries)\n",
 ])
 def test_dynamic_lookups_are_refused_where_a_function_is_forbidden(answer):
-    """A name built at run time cannot be read from the source: refused as such."""
-    why = forbidden_use("ex-svt-above-threshold", answer, [])
-    assert why is not None and "dynamically" in why, why
+    """A name built at run time, or looked up from a string, cannot be read from the
+    source: refused as such (or as the library call it statically is)."""
+    for setup in (None, _setup("sparse_vector")):
+        why = forbidden_use("ex-svt-above-threshold", answer, [], setup)
+        assert why is not None and ("dynamically" in why or "dpkit.svt" in why), why
+
+
+#: Correct answers the honest-student review (F5-F7) saw refused: a helper class whose
+#: method is named above_threshold, getattr with a constant harmless name for duck typing,
+#: a demo line that fills a format string from locals(), scipy.sparse, re.compile.
+HONEST = [
+    ("ex-svt-above-threshold",
+     "def my_above_threshold(queries, data, threshold, epsilon, rng):\n"
+     "    state = NoisyThreshold(threshold, epsilon, rng.numpy_generator())\n"
+     "    for index, query in enumerate(queries):\n"
+     "        if state.above_threshold(query(data)):\n"
+     "            return index\n"
+     "    return None\n",
+     ["class NoisyThreshold:\n"
+      "    def __init__(self, threshold, epsilon, generator):\n"
+      "        self.generator = generator\n"
+      "        self.epsilon = epsilon\n"
+      "        self.noisy = threshold + generator.laplace(0.0, 2 / epsilon)\n\n"
+      "    def above_threshold(self, answer):\n"
+      "        return answer + self.generator.laplace(0.0, 4 / self.epsilon) >= self.noisy\n"]),
+    ("ex-svt-above-threshold",
+     "def my_above_threshold(queries, data, threshold, epsilon, rng):\n"
+     "    make = getattr(rng, 'numpy_generator', None)\n"
+     "    generator = make() if make is not None else rng\n"
+     "    noisy_threshold = threshold + generator.laplace(0.0, 2 / epsilon)\n"
+     "    for index, query in enumerate(queries):\n"
+     "        if query(data) + generator.laplace(0.0, 4 / epsilon) >= noisy_threshold:\n"
+     "            return index\n"
+     "    return None\n", []),
+    ("ex-laplace-interval",
+     "def half_width(sensitivity, epsilon, confidence):\n"
+     "    b = sensitivity / epsilon\n"
+     "    return -b * math.log1p(-confidence)\n\n\n"
+     "w = half_width(1, 0.1, 0.95)\n"
+     "print('95% half-width at eps = 0.1: +/-{w:.1f} people'.format(**locals()))\n", []),
+    ("ex-svt-above-threshold", "import numpy as np, scipy.sparse\n" + MODEL_AT, []),
+    ("ex-svt-above-threshold", MODEL_AT.replace("    g = rng", "    assert PATTERN.match('x')\n"
+                                                "    g = rng"),
+     ["import re\nPATTERN = re.compile('x')\n"]),
+    ("ex-svt-above-threshold", MODEL_AT.replace("    g = rng", "    print(vars(rng))\n"
+                                                "    g = rng"), []),
+]
+
+
+@pytest.mark.parametrize(("label", "answer", "earlier"), HONEST)
+def test_honest_answers_are_graded(label, answer, earlier):
+    """Review F5-F7: each was refused (0/3) though it never reaches a forbidden function;
+    graded now, with the chapter's set-up cell as the grader passes it. Deterministic."""
+    chapter = "laplace" if label.startswith("ex-laplace") else "sparse_vector"
+    assert forbidden_use(label, answer, earlier, _setup(chapter)) is None
 
 
 def test_answers_written_by_hand_are_graded():

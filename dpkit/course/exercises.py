@@ -14,7 +14,8 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+import builtins
+from collections.abc import Callable, Iterable
 
 from dpkit.course.worker import drop_magics
 
@@ -37,11 +38,27 @@ FORBIDDEN: dict[str, tuple[tuple[str, ...], str]] = {
                                "asks you to write AboveThreshold yourself"),
 }
 
-#: Names by which code can reach a function without naming it: refused in the code an
-#: answer to an exercise of :data:`FORBIDDEN` reaches, since no static reading can follow them.
-DYNAMIC = frozenset({"getattr", "globals", "vars", "locals", "eval", "exec", "compile",
-                     "__import__", "importlib", "__dict__", "__builtins__", "modules",
-                     "__getattribute__", "attrgetter", "methodcaller"})
+#: Built-in functions that reach a name given as a string: refused (as a call or as a value)
+#: in the code an answer to an exercise of :data:`FORBIDDEN` reaches, since no static reading
+#: can follow them. ``getattr`` and its kin, ``vars``, ``locals`` and ``operator.attrgetter``
+#: are refused only where they could reach a forbidden function (see :func:`forbidden_use`).
+DYNAMIC = frozenset({"eval", "exec", "compile", "__import__", "globals", "breakpoint"})
+#: Attributes that list or look up an object's names.
+_DYNAMIC_ATTRIBUTES = frozenset({"__dict__", "__builtins__", "__getattribute__", "__getattr__",
+                                 "__globals__", "f_globals", "f_locals", "f_back"})
+#: Modules (or their attributes) that import or list modules by a name given as a string.
+_DYNAMIC_MODULES = ("importlib", "sys.modules", "inspect", "builtins")
+#: Built-ins that take an attribute's name as a string: refused unless it is a constant
+#: that names no forbidden function.
+_LOOKUPS = frozenset({"getattr", "hasattr", "setattr", "delattr"})
+_GETTERS = frozenset({"operator.attrgetter", "operator.methodcaller"})
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp,
+           ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_MAX_PARTS = 12                                 # a dotted path longer than this is cut
+#: Methods that store their arguments in the object they are called on.
+_STORING = frozenset({"append", "extend", "insert", "update", "setdefault", "add",
+                      "__setitem__", "__setattr__"})
 
 #: Absolute tolerances of the exercises whose statement bounds the accuracy asked for:
 #: ``my_delta`` "must stay accurate down to δ ≈ 1e-25", so below that an error of a
@@ -53,48 +70,372 @@ ABSOLUTE_TOLERANCE = {"ex-analytic-profile": 1e-25 * 1e-6}
 RELATIVE_TOLERANCE = {"ex-laplace-grid-scale": 1e-12}
 
 
-def _references(node: ast.AST) -> tuple[set[str], set[str]]:
-    """What ``node`` refers to: ``(named, free)``, the names it reaches through an attribute
-    or an import (``s.above_threshold``, ``from dpkit.svt import above_threshold as f``),
-    and the bare names it reads that it does not bind itself (a function's parameters and
-    local variables are its own; a global it reads is free)."""
-    named: set[str] = set()
+def _free(node: ast.AST) -> set[str]:
+    """The bare names ``node`` reads that it does not bind itself (a function's parameters
+    and local variables are its own; a global it reads is free), to find the statements of
+    earlier cells it reaches."""
     loaded: set[str] = set()
     local: set[str] = set()
     for child in ast.walk(node):
-        if isinstance(child, ast.Attribute):
-            named.add(child.attr)
-        elif isinstance(child, (ast.Import, ast.ImportFrom)):
-            named.update(part for alias in child.names for part in alias.name.split("."))
-        elif isinstance(child, ast.Name):
+        if isinstance(child, ast.Name):
             (loaded if isinstance(child.ctx, ast.Load) else local).add(child.id)
         elif isinstance(child, ast.arg):
             local.add(child.arg)
-    for child in ast.walk(node):               # names a def or class binds are its own too
-        if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             local.add(child.name)
-    return named, loaded - local
+    return loaded - local
 
 
 def _bound(statement: ast.stmt) -> set[str]:
-    """The names a top-level statement of a cell binds (a def, an assignment, an import)."""
+    """The names a top-level statement of a cell binds (a def, an assignment, an import) or
+    changes (``obj.attribute = …``, ``table[key] = …`` change ``obj``, ``table``)."""
     if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return {statement.name}
     if isinstance(statement, (ast.Import, ast.ImportFrom)):
         return {(a.asname or a.name).split(".")[0] for a in statement.names}
-    return {n.id for n in ast.walk(statement)
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    names = set()
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, (ast.Attribute, ast.Subscript)) and \
+                isinstance(node.ctx, ast.Store):
+            names.add(_root(node.value))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                node.func.attr in _STORING:
+            names.add(_root(node.func.value))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                node.func.id == "setattr" and node.args:
+            names.add(_root(node.args[0]))
+    return names - {""}
 
 
-def forbidden_use(label: str, answer: str, earlier: Iterable[str]) -> str | None:
+def _root(node: ast.expr) -> str:
+    """The name ``a`` of ``a.b[c].d``, or ``""``."""
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def _own_names(scope: ast.AST) -> set[str]:
+    """The names a function, lambda, class or comprehension binds in its own scope (its
+    parameters, targets, assignments, imports, nested defs), minus its ``global`` ones."""
+    names: set[str] = set()
+    declared: set[str] = set()
+    if isinstance(scope, _FUNCTIONS):
+        names.update(a.arg for a in ast.walk(scope.args) if isinstance(a, ast.arg))
+        todo: list[ast.AST] = [scope.body] if isinstance(scope, ast.Lambda) else [*scope.body]
+    elif isinstance(scope, ast.ClassDef):
+        todo = [*scope.body]
+    else:
+        todo = [g.target for g in scope.generators]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+            continue
+        if isinstance(node, _SCOPES):
+            continue
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            declared.update(node.names)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+        todo.extend(ast.iter_child_nodes(node))
+    return names - declared
+
+
+def _global_names(tree: ast.AST) -> set[int]:
+    """The ``id`` of each :class:`ast.Name` of ``tree`` that reads a global (a name no
+    enclosing function, lambda, class or comprehension binds)."""
+    found: set[int] = set()
+    todo: list[tuple[ast.AST, tuple[frozenset[str], ...]]] = [(tree, ())]
+    while todo:
+        node, enclosing = todo.pop()
+        if isinstance(node, ast.Name) and not any(node.id in s for s in enclosing):
+            found.add(id(node))
+        inner = (*enclosing, frozenset(_own_names(node))) if isinstance(node, _SCOPES) \
+            else enclosing
+        todo.extend((child, inner) for child in ast.iter_child_nodes(node))
+    return found
+
+
+def _imported(node: ast.Import | ast.ImportFrom) -> list[tuple[str, str]]:
+    """``(name bound, dotted path it is bound to)`` for each name an import binds."""
+    if isinstance(node, ast.Import):
+        return [(a.asname, a.name) if a.asname else (a.name.split(".")[0],
+                                                      a.name.split(".")[0])
+                for a in node.names]
+    if node.level or not node.module:
+        return []
+    return [(a.asname or a.name, f"{node.module}.{a.name}") for a in node.names
+            if a.name != "*"]
+
+
+def _constant(node: ast.expr | None) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+        else None
+
+
+class _Reading:
+    """What the names and attributes of some student code may hold, read without running
+    it: the dotted path of each module or library object a name may be bound to (by an
+    import, an alias, a helper that returns it, an argument passed to a helper, an
+    attribute or a container it was stored in), flow-insensitively and conservatively.
+    A call's result holds nothing, unless the call is to one of the student's own
+    functions (then it holds what that function returns) or a static import.
+
+    ``outside(name)``: the paths of a global name the student's code does not bind (the
+    set-up cell's, or a builtin's)."""
+
+    def __init__(self, trees: list[ast.AST], outside: Callable[[str], set[str]]) -> None:
+        self.outside = outside
+        self.nodes = [node for tree in trees for node in ast.walk(tree)]
+        self.globals = set().union(*(_global_names(tree) for tree in trees))
+        self.names: dict[str, set[str]] = {}
+        self.attributes: dict[str, set[str]] = {}
+        self.functions: dict[str, list[ast.AST]] = {}
+        for node in self.nodes:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.functions.setdefault(node.name, []).append(node)
+            elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        self.functions.setdefault(target.id, []).append(node.value)
+        for _ in range(50):                     # to a fixed point: paths only grow
+            before = ({k: len(v) for k, v in self.names.items()},
+                      {k: len(v) for k, v in self.attributes.items()})
+            self._bind_all()
+            if before == ({k: len(v) for k, v in self.names.items()},
+                          {k: len(v) for k, v in self.attributes.items()}):
+                break
+
+    def _bind(self, target: ast.AST, paths: set[str], value: ast.AST | None = None) -> None:
+        if not paths:
+            return
+        if isinstance(target, ast.Name):
+            self.names.setdefault(target.id, set()).update(paths)
+        elif isinstance(target, ast.Attribute):
+            self.attributes.setdefault(target.attr, set()).update(paths)
+        elif isinstance(target, ast.Subscript):
+            self._bind(target.value, paths)
+        elif isinstance(target, ast.Starred):
+            self._bind(target.value, paths)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            same = isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(
+                target.elts) and not any(isinstance(e, ast.Starred) for e in value.elts)
+            for index, element in enumerate(target.elts):
+                self._bind(element, self.paths(value.elts[index]) if same else paths)
+
+    def _bind_all(self) -> None:
+        for node in self.nodes:
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                for name, path in _imported(node):
+                    self.names.setdefault(name, set()).add(path)
+            elif isinstance(node, ast.Assign):
+                for target in node.targets:
+                    self._bind(target, self.paths(node.value), node.value)
+            elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr)) and \
+                    node.value is not None:
+                self._bind(node.target, self.paths(node.value), node.value)
+            elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+                self._bind(node.target, self.paths(node.iter))
+            elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+                self._bind(node.optional_vars, self.paths(node.context_expr))
+            elif isinstance(node, ast.Call):
+                self._call(node)
+            elif isinstance(node, ast.ClassDef):    # a class's variables are attributes
+                for name in _own_names(node):
+                    self.attributes.setdefault(name, set()).update(self.names.get(name, ()))
+
+    def _call(self, node: ast.Call) -> None:
+        """Arguments passed to the student's functions of the callee's name bind their
+        parameters; ``setattr(obj, "name", value)`` stores an attribute."""
+        name = self._callee(node.func)
+        if name in _LOOKUPS and len(node.args) == 3 and _constant(node.args[1]):
+            self.attributes.setdefault(_constant(node.args[1]), set()).update(
+                self.paths(node.args[2]))
+        passed = set().union(*(self.paths(a) for a in node.args),
+                             *(self.paths(k.value) for k in node.keywords))
+        if isinstance(node.func, ast.Attribute) and node.func.attr in _STORING:
+            self._bind(node.func.value, passed)
+        for function in self.functions.get(name, []) if passed else []:
+            for parameter in ast.walk(function.args):
+                if isinstance(parameter, ast.arg):
+                    self.names.setdefault(parameter.arg, set()).update(passed)
+
+    @staticmethod
+    def _callee(func: ast.expr) -> str | None:
+        return func.id if isinstance(func, ast.Name) else \
+            func.attr if isinstance(func, ast.Attribute) else None
+
+    def builtin(self, node: ast.expr) -> str | None:
+        """The builtin's name if ``node`` is a bare global name the student never binds."""
+        return node.id if isinstance(node, ast.Name) and id(node) in self.globals and \
+            node.id not in self.names and node.id not in self.functions else None
+
+    def paths(self, node: ast.AST | None, seen: frozenset[int] = frozenset()) -> set[str]:
+        """The dotted paths of what ``node`` may hold (empty: nothing of a module)."""
+        if node is None or id(node) in seen:
+            return set()
+        seen = seen | {id(node)}
+        if isinstance(node, ast.Name):
+            found = set(self.names.get(node.id, ()))
+            if id(node) in self.globals and node.id not in self.functions:
+                found |= self.outside(node.id)
+            return found
+        if isinstance(node, ast.Attribute):
+            return {".".join(f"{p}.{node.attr}".split(".")[:_MAX_PARTS])
+                    for p in self.paths(node.value, seen)} | self.attributes.get(node.attr,
+                                                                                   set())
+        if isinstance(node, ast.Call):
+            return self._result(node, seen)
+        if isinstance(node, (ast.Constant, ast.Compare, ast.UnaryOp, ast.JoinedStr,
+                             *_FUNCTIONS)):
+            return set()
+        found = set()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.expr):
+                found |= self.paths(child, seen)
+        return found
+
+    def _result(self, node: ast.Call, seen: frozenset[int]) -> set[str]:
+        builtin = self.builtin(node.func)
+        name = _constant(node.args[0]) if node.args else None
+        if builtin == "__import__" and name:
+            return {name.split(".")[0]}
+        if builtin in ("getattr", "vars") and node.args:
+            attribute = _constant(node.args[1]) if len(node.args) > 1 else None
+            base = self.paths(node.args[0], seen)
+            return {f"{p}.{attribute}" for p in base} if attribute else base
+        if name and any(p.endswith("import_module") for p in self.paths(node.func, seen)):
+            return {name}
+        if isinstance(node.func, ast.Lambda):
+            return self.paths(node.func.body, seen)
+        found = set()
+        for function in self.functions.get(self._callee(node.func) or "", []):
+            returns = [function.body] if isinstance(function, ast.Lambda) else [
+                n.value for n in ast.walk(function)
+                if isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom))]
+            for value in returns:
+                found |= self.paths(value, seen)
+        return found
+
+
+def _library(path: str) -> bool:
+    """Whether a path names a dpkit object, or an unknown object of the set-up cell."""
+    return path == "dpkit" or path.startswith(("dpkit.", "?"))
+
+
+def _locals_allowed(node: ast.Call, parents: dict[int, ast.AST], scoped: bool) -> bool:
+    """``locals()`` (or ``vars()``) inside a function holds only its own variables; at a
+    cell's top level, where it is ``globals()``, only to fill a format string."""
+    if scoped:
+        return True
+    parent = parents.get(id(node))
+    if isinstance(parent, ast.keyword) and parent.arg is None:
+        parent = parents.get(id(parent))
+    return isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute) and \
+        parent.func.attr in ("format", "format_map")
+
+
+def _dynamic(reading: _Reading, banned: dict[str, str], tree: ast.AST) -> str | None:
+    """How ``tree`` looks a name up dynamically where it could reach a forbidden function
+    (a short description), or None."""
+    parents = {id(c): p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
+    scoped = {id(n) for f in ast.walk(tree) if isinstance(f, _FUNCTIONS)
+              for n in ast.walk(f)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in _DYNAMIC_ATTRIBUTES:
+            return node.attr
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            paths = {p for _, p in _imported(node)} | {a.name for a in node.names}
+        elif isinstance(node, (ast.Name, ast.Attribute)):
+            paths = reading.paths(node)
+        else:
+            paths = set()
+        for path in (p.lstrip("?") for p in paths):
+            if any(path == m or path.startswith(f"{m}.") for m in _DYNAMIC_MODULES):
+                return path
+        builtin = reading.builtin(node) if isinstance(node, ast.Name) else None
+        if builtin in DYNAMIC or builtin == "__builtins__":
+            return builtin
+        call = parents.get(id(node))
+        called = isinstance(call, ast.Call) and call.func is node
+        if builtin in (*_LOOKUPS, "vars", "locals") and not called:
+            return f"{builtin} used as a value"
+        if not called:
+            continue
+        if builtin in _LOOKUPS:
+            attribute = _constant(call.args[1]) if len(call.args) > 1 else None
+            if attribute is None or attribute in banned:
+                return f"{builtin} with the name {attribute or 'computed at run time'}"
+        elif builtin in ("vars", "locals") and not call.args:
+            if not _locals_allowed(call, parents, id(call) in scoped):
+                return f"{builtin}() outside a function"
+        elif builtin == "vars" and reading.paths(call.args[0]):
+            return "vars of a module"
+        if {p.lstrip("?") for p in reading.paths(node)} & _GETTERS:
+            names = [_constant(a) for a in call.args]
+            if not names or None in names or any(
+                    part in banned for n in names for part in n.split(".")):
+                return "operator.attrgetter or methodcaller with a forbidden or computed name"
+    return None
+
+
+def _forbidden(reading: _Reading, banned: dict[str, str], tree: ast.AST) -> str | None:
+    """The forbidden function ``tree`` refers to (its last part), or None."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and \
+                _library(node.module):
+            hit = [a.name for a in node.names if a.name in banned]
+        elif isinstance(node, ast.Import):
+            hit = [part for a in node.names if _library(a.name)
+                   for part in a.name.split(".") if part in banned]
+        elif isinstance(node, ast.Attribute) and node.attr in banned:
+            hit = [node.attr] if any(map(_library, reading.paths(node.value))) else []
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            hit = [p.rsplit(".", 1)[-1].lstrip("?") for p in reading.paths(node)
+                   if _library(p) and p.rsplit(".", 1)[-1].lstrip("?") in banned]
+        else:
+            hit = []
+        if hit:
+            return hit[0]
+    return None
+
+
+def _parsed(source: str) -> ast.Module | None:
+    try:
+        return ast.parse(drop_magics(source))
+    except SyntaxError:
+        return None
+
+
+def forbidden_use(label: str, answer: str, earlier: Iterable[str],
+                  setup: str | None = None) -> str | None:
     """Why the student's answer to exercise ``label`` may not be graded, or None.
 
     ``answer`` is the answer cell's code, ``earlier`` the student's code cells that ran
-    before it (their own cells and their earlier answers). The code the answer reaches is
-    the answer cell and, transitively, every top-level statement of ``earlier`` that binds a
-    name it mentions (a helper, an alias ``f = above_threshold``, an ``import … as``). It
-    may not mention a name of :data:`FORBIDDEN` for ``label``, nor a :data:`DYNAMIC` one.
-    A cell that does not parse is skipped (the sandbox reports its error).
+    before it (their own cells and their earlier answers), ``setup`` the assignment's
+    set-up cell (None: unknown, so every global name the student does not bind may be a
+    library object). The code the answer reaches is the answer cell and, transitively,
+    every top-level statement of ``earlier`` that binds or changes a name it mentions (a
+    helper, an alias ``f = above_threshold``, an ``import … as``).
+
+    That code may not refer to a function of :data:`FORBIDDEN` for ``label``: by a bare name
+    the set-up cell binds to it, by an import from dpkit (``from dpkit.svt import
+    above_threshold as f``), or as an attribute of something that may hold a dpkit module
+    (``dpkit.svt.above_threshold``, ``s.above_threshold`` after ``import dpkit.svt as s`` or
+    ``s = dpkit.svt``), following aliases, helpers and arguments. An attribute of another
+    object (``self.above_threshold``, ``scipy.sparse``) does not count. Nor may it look a
+    name up where static reading cannot follow it: the builtins of :data:`DYNAMIC`,
+    ``importlib``, ``sys.modules``, ``inspect``, ``__dict__`` and its kin, ``getattr`` (and
+    ``hasattr``, ``setattr``, ``delattr``, ``operator.attrgetter``) with a computed name or
+    a forbidden one, ``vars`` of a module, and ``locals()`` (or ``vars()``) at a cell's top
+    level except to fill a format string. A cell that does not parse is skipped (the
+    sandbox reports its error).
 
     >>> forbidden_use("ex-svt-above-threshold", "my = f", ["import dpkit.svt as s",
     ...                                                    "f = s.above_threshold"])[:40]
@@ -108,36 +449,40 @@ def forbidden_use(label: str, answer: str, earlier: Iterable[str]) -> str | None
     banned: dict[str, str] = {}
     for name in names:                          # the first of each last part names it
         banned.setdefault(name.rsplit(".", 1)[1], name)
-    statements: list[ast.stmt] = []
-    for source in earlier:
-        try:
-            statements += ast.parse(drop_magics(source)).body
-        except SyntaxError:
-            continue
-    try:
-        todo = [ast.parse(drop_magics(answer))]
-    except SyntaxError:
+    statements = [s for tree in map(_parsed, earlier) if tree for s in tree.body]
+    root = _parsed(answer)
+    if root is None:
         return None
-    bound = set().union(*(_bound(statement) for statement in statements))
-    named: set[str] = set()
+    bound = set().union(*(_bound(statement) for statement in [*statements, *root.body]))
+    trees: list[ast.AST] = [root]
     free: set[str] = set()
     seen: set[int] = set()
+    todo: list[ast.AST] = [root]
     while todo:
-        more_named, more_free = _references(todo.pop())
-        named |= more_named
-        new, free = more_free - free, free | more_free
+        more = _free(todo.pop())
+        new, free = more - free, free | more
         for statement in statements:
             if id(statement) not in seen and _bound(statement) & new:
                 seen.add(id(statement))
                 todo.append(statement)
-    # A bare name the student never binds comes from the set-up cell: the library's.
-    reached = named | (free - bound)
-    hit = sorted(reached & set(banned))
+                trees.append(statement)
+    known = _Reading([_parsed(setup) or ast.Module([], [])], lambda _name: set()) \
+        if setup is not None else None
+
+    def outside(name: str) -> set[str]:          # a global the student's code never binds
+        if name in bound or name in dir(builtins):
+            return set()
+        return set(known.names.get(name, ())) if known else {f"?{name}"}
+
+    reading = _Reading(trees, outside)
+    hit = next(filter(None, (_forbidden(reading, banned, t) for t in trees)), None)
     if hit:
-        return (f"this exercise {why}; {banned[hit[0]]} is not available in its answer "
+        return (f"this exercise {why}; {banned[hit]} is not available in its answer "
                 "(nor in the code it uses), so it was not graded")
-    dynamic = sorted((named | free) & DYNAMIC)
+    dynamic = next(filter(None, (_dynamic(reading, banned, t) for t in trees)), None)
     if dynamic:
         return (f"this exercise {why}; its answer (or the code it uses) looks names up "
-                f"dynamically ({dynamic[0]}), which is not allowed here, so it was not graded")
+                f"dynamically ({dynamic}), which is not allowed here (say the name in the "
+                "code: getattr with a computed name, eval, exec and import tricks are "
+                "refused), so it was not graded")
     return None

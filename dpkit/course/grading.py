@@ -368,7 +368,7 @@ def grade_notebook(source: nbformat.NotebookNode, submission: Any, *, secret: st
             answer = answers.get(f"{exercise.label}-answer", "")
             error = notebook.run(answer, f"your answer to {exercise.title}") \
                 if answer.strip() else None
-            refused = forbidden_use(exercise.label, answer, earlier)
+            refused = forbidden_use(exercise.label, answer, earlier, setup)
             earlier.append(answer)
             sandbox.deadline = time.monotonic() + limits.exercise_seconds
             try:

@@ -500,7 +500,7 @@ class Sandbox:
         def by_value(value: Any) -> Any:
             if isinstance(value, np.random.Generator):
                 generators.append(value)
-                return GeneratorState(len(generators) - 1, value.bit_generator.state)
+                return GeneratorState.of(value, len(generators) - 1)
             return value
 
         try:
@@ -513,7 +513,10 @@ class Sandbox:
             for index, state in enumerate(states if isinstance(states, list) else []):
                 if index < len(generators):
                     try:
-                        generators[index].bit_generator.state = decode(state)
+                        back = decode(state)
+                        if not isinstance(back, GeneratorState):
+                            raise WireError("malformed generator state")
+                        back.restore(generators[index])
                     except (TypeError, ValueError, KeyError) as error:
                         raise StudentError("your code left its NumPy generator in a state "
                                            "the grader cannot take back") from error

@@ -52,14 +52,82 @@ class WireError(ValueError):
     """A value that cannot cross the boundary, or a malformed message."""
 
 
+#: The bit generators a :class:`GeneratorState` may name (NumPy's own).
+_BIT_GENERATORS = frozenset({"MT19937", "PCG64", "PCG64DXSM", "Philox", "SFC64"})
+#: Most children a call may spawn from a generator it was lent (the grader spawns as many
+#: to take the count back, so a hostile count must not make it build millions).
+MAX_SPAWNED = 10_000
+
+
 @dataclasses.dataclass(frozen=True)
 class GeneratorState:
-    """A NumPy generator sent by value: its place among a call's arguments and the state of
-    its bit generator. The worker draws from a copy; the grader takes back its final state,
-    so the grader's generator advances as if the call had drawn from it in place."""
+    """A NumPy generator sent by value: its place among a call's arguments, the state of
+    its bit generator and its seed sequence (``entropy``, ``spawn_key``, ``pool_size``,
+    ``n_children_spawned``; None if it has none), so that ``generator.spawn`` gives the
+    same children on both sides. The worker draws from a copy (:meth:`rebuild`); the grader
+    takes back its final state (:meth:`restore`), so the grader's generator advances as if
+    the call had drawn from it, or spawned from it, in place."""
 
     index: int
     state: dict[str, Any]
+    seed: dict[str, Any] | None = None
+
+    @classmethod
+    def of(cls, generator: np.random.Generator, index: int = 0) -> GeneratorState:
+        """The state of ``generator``, the ``index``-th generator of a call."""
+        sequence = generator.bit_generator.seed_seq
+        seed = None
+        if isinstance(sequence, np.random.SeedSequence):
+            seed = {"entropy": sequence.entropy, "spawn_key": list(sequence.spawn_key),
+                    "pool_size": sequence.pool_size,
+                    "n_children_spawned": sequence.n_children_spawned}
+        return cls(index, generator.bit_generator.state, seed)
+
+    def rebuild(self) -> np.random.Generator:
+        """A generator in this state, with this seed sequence.
+
+        Raises
+        ------
+        WireError
+            If the state or the seed sequence is not one NumPy can take.
+        """
+        name = self.state.get("bit_generator")
+        if name not in _BIT_GENERATORS:
+            raise WireError(f"unknown bit generator {name!r}")
+        try:
+            sequence = None if self.seed is None else np.random.SeedSequence(
+                self.seed["entropy"], spawn_key=tuple(self.seed["spawn_key"]),
+                pool_size=self.seed["pool_size"],
+                n_children_spawned=self.seed["n_children_spawned"])
+            bits = getattr(np.random, name)(sequence)
+            bits.state = self.state
+        except (TypeError, ValueError, KeyError, OverflowError) as error:
+            raise WireError(f"malformed generator state: {error}") from error
+        return np.random.Generator(bits)
+
+    def restore(self, generator: np.random.Generator) -> None:
+        """Put ``generator`` (the one this state was taken from) in this state: its bit
+        generator's state, and as many more spawned children as the seed sequence counts.
+
+        Raises
+        ------
+        WireError
+            If the state is not one NumPy can take, or counts fewer children than
+            ``generator`` has spawned, or more than :data:`MAX_SPAWNED` new ones.
+        """
+        sequence = generator.bit_generator.seed_seq
+        if self.seed is not None and isinstance(sequence, np.random.SeedSequence):
+            spawned = self.seed.get("n_children_spawned")
+            if type(spawned) is not int or not (
+                    0 <= spawned - sequence.n_children_spawned <= MAX_SPAWNED):
+                raise WireError(f"n_children_spawned is {spawned!r}, not in "
+                                f"[{sequence.n_children_spawned}, "
+                                f"{sequence.n_children_spawned + MAX_SPAWNED}]")
+            sequence.spawn(spawned - sequence.n_children_spawned)
+        try:
+            generator.bit_generator.state = self.state
+        except (TypeError, ValueError, KeyError, OverflowError) as error:
+            raise WireError(f"malformed generator state: {error}") from error
 
 
 class Handle:
@@ -103,7 +171,8 @@ def encode(value: Any, handle: Callable[[Any], int] | None = None, depth: int = 
     if isinstance(value, Handle):
         return {"$handle": [value.ident, "object"]}
     if isinstance(value, GeneratorState):
-        return {"$generator": [value.index, encode(value.state, None, depth + 1)]}
+        return {"$generator": [value.index, encode(value.state, None, depth + 1),
+                               encode(value.seed, None, depth + 1)]}
     if isinstance(value, bytes):
         return {"$bytes": base64.b64encode(value).decode("ascii")}
     if isinstance(value, Fraction):
@@ -206,12 +275,12 @@ def decode(data: Any, handle: Callable[[int, str], Any] | None = None, depth: in
         if len(values) != len(fields) or not all(type(v) is int for v in values):
             raise WireError(f"malformed {body[0]}")
         return getattr(importlib.import_module(module), body[0])(*values)
-    if tag == "$generator" and isinstance(body, list) and len(body) == 2 \
+    if tag == "$generator" and isinstance(body, list) and len(body) in (2, 3) \
             and type(body[0]) is int:
-        state = decode(body[1], None, depth + 1)
-        if not isinstance(state, dict):
+        state, seed = (decode(v, None, depth + 1) for v in (*body[1:], None)[:2])
+        if not (isinstance(state, dict) and (seed is None or isinstance(seed, dict))):
             raise WireError("malformed generator state")
-        return GeneratorState(body[0], state)
+        return GeneratorState(body[0], state, seed)
     if tag == "$handle" and isinstance(body, list) and len(body) == 2 \
             and type(body[0]) is int and body[1] in ("source", "object"):
         return handle(body[0], body[1]) if handle is not None else Handle(body[0])

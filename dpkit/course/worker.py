@@ -230,13 +230,11 @@ def _run(cells: list[str], namespace: dict[str, Any],
 
 
 def _generator(value: Any, made: list[Any]) -> Any:
-    """A NumPy generator the grader sent by value, rebuilt here (its state, a copy)."""
+    """A NumPy generator the grader sent by value, rebuilt here (a copy: its bit generator's
+    state and its seed sequence, so ``spawn`` gives the children the grader's would)."""
     if not isinstance(value, GeneratorState):
         return value
-    import numpy as np
-
-    generator = np.random.Generator(np.random.PCG64())
-    generator.bit_generator.state = value.state
+    generator = value.rebuild()
     made.append(generator)
     return generator
 
@@ -271,7 +269,8 @@ def _serve(namespace: dict[str, Any]) -> None:
                 with unpadded():  # the grader's calls are judged, never published: no deadlines
                     value = function(*args, **kwargs)
                 reply = {"op": "result", "value": encode(value),
-                         "generators": [encode(g.bit_generator.state) for g in generators]}
+                         "generators": [encode(GeneratorState.of(g, i))
+                                        for i, g in enumerate(generators)]}
             else:
                 raise ValueError(f"unknown request {op!r}")
         except BaseException as error:
