@@ -275,18 +275,18 @@ def test_the_clipping_bounds_are_validated_before_the_clock_starts(monkeypatch, 
     from dpkit.svt import clipping
 
     log = []
-    real_check, real_padded = clipping.check_bounds_grid, clipping.padded
+    real_check, real_padded = clipping.check_bounds_grid, clipping.run_padded
 
     def check(bounds):
         log.append("bounds checked")
         return real_check(bounds)
 
-    def clock(cost):
+    def clock(cost, work, *args):
         log.append("clock started")
-        return real_padded(cost)
+        return real_padded(cost, work, *args)
 
     monkeypatch.setattr(clipping, "check_bounds_grid", check)
-    monkeypatch.setattr(clipping, "padded", clock)
+    monkeypatch.setattr(clipping, "run_padded", clock)
     release()
     assert log == ["bounds checked", "clock started"]
 
@@ -775,3 +775,30 @@ def test_the_fast_mechanism_builds_no_table_inside_its_deadline():
                              check=True)
         builds[name] = json.loads(run.stdout)
     assert builds["chunk 0"] == builds["chunk 1"] == [0], builds
+
+
+@pytest.mark.parametrize("release", [
+    lambda rows: choose_clip_bound(rows, 1.0, bounds=list(BOUNDS), max_rows=64, rng=SOURCE),
+    lambda rows: auto_avg(rows, 1.0, bounds=list(BOUNDS), max_rows=64, rng=SOURCE),
+], ids=["choose_clip_bound", "auto_avg"])
+def test_the_clipping_rows_are_freed_before_the_wait(monkeypatch, release):
+    """The converted rows are a temporary of the work: freed after the wait, as locals of
+    the caller, they took a time that grows with their private number (a review measured
+    62 µs after the deadline for 65,536 rows against 2 µs for 1,000)."""
+    import weakref
+
+    from dpkit.svt import clipping
+
+    rows, log = [], []
+    real_check = clipping._check_rows
+
+    def check(*args):
+        data = real_check(*args)
+        rows.append(weakref.ref(data))
+        return data
+
+    monkeypatch.setattr(clipping, "_check_rows", check)
+    monkeypatch.setattr(timing, "_wait_until",
+                        lambda deadline: log.append([row() is None for row in rows]))
+    release([1.0, 2.0, 3.0])
+    assert log == [[True]]

@@ -74,7 +74,7 @@ from dpkit.svt.core import (
     release_on_grid,
     round_to_grid,
 )
-from dpkit.timing import Cost, Deadline, kind_of, padded
+from dpkit.timing import Cost, Deadline, kind_of, run_padded
 
 __all__ = ["CLIP_THRESHOLD_SCALES", "DEFAULT_CLIP_BOUNDS", "DEFAULT_MAX_ROWS", "MAX_ROWS_LIMIT",
            "auto_avg", "auto_avg_runs", "choose_clip_bound", "clip_bound_runs"]
@@ -351,11 +351,19 @@ def _clip_bound_release(values: Any, epsilon: Any, bounds: Any, threshold: Any, 
     limit = (-CLIP_THRESHOLD_SCALES * 2 / run_epsilon if threshold is None
              else as_fraction(threshold, "threshold"))
     source = resolve(rng)
-    with padded(COST) as clock:
-        _declare(clock, values, grid, runs, max_rows, grid_bits(2 / run_epsilon))
-        data = _check_rows(values, grid, max_rows)
-        chosen = _clip_bound_runs(data, run_epsilon, grid, limit, runs, source, max_rows)
-    return chosen
+    return run_padded(COST, _clip_bound_work, values, grid, runs, max_rows, run_epsilon, limit,
+                      source)
+
+
+def _clip_bound_work(clock: Deadline, values: Any, grid: tuple[int | float, ...], runs: int,
+                     max_rows: int, run_epsilon: Fraction, limit: Fraction,
+                     source: RandomSource) -> list[int | float | None]:
+    """The work of :func:`_clip_bound_release` inside its deadline: the rows it converts are
+    freed when it returns, before the wait (:func:`dpkit.timing.run_padded`), so the time
+    after the deadline does not grow with their number."""
+    _declare(clock, values, grid, runs, max_rows, grid_bits(2 / run_epsilon))
+    data = _check_rows(values, grid, max_rows)
+    return _clip_bound_runs(data, run_epsilon, grid, limit, runs, source, max_rows)
 
 
 def choose_clip_bound(values: Any, epsilon: float, *, bounds: Iterable[float],
@@ -621,12 +629,19 @@ def _auto_avg_release(values: Any, epsilon: Any, bounds: Any, runs: int, rng: An
     grid, max_rows = _check_public(values, DEFAULT_CLIP_BOUNDS if bounds is None else bounds,
                                    max_rows)
     source = resolve(rng)
-    with padded(AUTO_AVG_COST) as clock:
-        _declare(clock, values, grid, runs, max_rows, grid_bits(2 / share))
-        clock.add("objects", runs)  # one exact division per run
-        data = _check_rows(values, grid, max_rows)
-        result = _auto_avg_runs(data, share, grid, runs, source, max_rows)
-    return result
+    return run_padded(AUTO_AVG_COST, _auto_avg_work, values, grid, runs, max_rows, share,
+                      source)
+
+
+def _auto_avg_work(clock: Deadline, values: Any, grid: tuple[int | float, ...], runs: int,
+                   max_rows: int, share: Fraction, source: RandomSource
+                   ) -> tuple[np.ndarray, list[int | float]]:
+    """The work of :func:`_auto_avg_release` inside its deadline; its rows are freed before
+    the wait, as in :func:`_clip_bound_work`."""
+    _declare(clock, values, grid, runs, max_rows, grid_bits(2 / share))
+    clock.add("objects", runs)  # one exact division per run
+    data = _check_rows(values, grid, max_rows)
+    return _auto_avg_runs(data, share, grid, runs, source, max_rows)
 
 
 def _auto_avg_runs(data: np.ndarray, share: Fraction, grid: tuple[int | float, ...], runs: int,
