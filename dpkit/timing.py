@@ -49,16 +49,17 @@ a ``KeyboardInterrupt`` does not. Simulations that release nothing (a figure of 
 simulated releases, a statistical test) may skip the waiting inside :func:`unpadded`.
 
 **Steps.** A release that calls the caller's own code (the query functions of
-:mod:`dpkit.svt`) runs in steps (:meth:`Deadline.call`): it waits for the current step's
-deadline, calls the caller's code, and starts the next step when that returns (or raises),
-with its own public budget counted from that moment. No time dpkit measures enters a
-deadline: the release takes the time of the caller's code plus the steps' budgets, and the
-number of steps is what the caller sees anyway through its own code's calls. (Moving one
-deadline back by the measured time of each call would not do: the measured window also
-holds dpkit's own overhead around the call, whose duration depends on the cache state its
-work on the previous answers left.) An error raised while dpkit processes an answer waits
-for that step's deadline; an error raised by the caller's code propagates after one step of
-size 0 (:attr:`Cost.fixed`, the unwinding), so its time reveals only the caller's code.
+:mod:`dpkit.svt`, and taking each from the caller's stream) runs in steps
+(:meth:`Deadline.call`): it waits for the current step's deadline, calls the caller's code,
+and starts the next step when that returns (or raises), with its own public budget counted
+from that moment. No time dpkit measures enters a deadline: the release takes the time of
+the caller's code plus the steps' budgets, and the number of steps is what the caller sees
+anyway through its own code's calls. (Moving one deadline back by the measured time of each
+call would not do: the measured window also holds dpkit's own overhead around the call,
+whose duration depends on the cache state its work on the previous answers left.) An error
+raised while dpkit processes an answer waits for that step's deadline; an error raised by
+the caller's code propagates after one step of size 0 (:attr:`Cost.fixed`, the unwinding),
+so its time reveals only the caller's code.
 
 **Residual risks.** (1) *Overruns.* A release whose work outlasts its deadline (the machine
 slowed down by other load after calibration, or a very unlucky draw: CKS Gaussian rounds

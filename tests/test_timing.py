@@ -451,9 +451,10 @@ def test_svt_steps_end_the_same_budget_after_each_query_returns(monkeypatch, nam
     first, _ = _step_waits(monkeypatch, release, [x] * 6)
     second, _ = _step_waits(monkeypatch, release, [y] * 6)
     assert first == second
-    assert len(first) == 7, "one wait before each query, and the release's end"
+    assert len(first) == 8, ("one wait before each query, one before the caller's stream "
+                             "is found exhausted, and the release's end")
     assert min(first) > 0
-    assert len(set(first[1:6])) == 1  # every query's step has the same budget
+    assert len(set(first[1:7])) == 1  # every query's step has the same budget
 
 
 @pytest.mark.parametrize(("name", "release"), SVT_RELEASES, ids=[r[0] for r in SVT_RELEASES])
@@ -802,3 +803,35 @@ def test_the_clipping_rows_are_freed_before_the_wait(monkeypatch, release):
                         lambda deadline: log.append([row() is None for row in rows]))
     release([1.0, 2.0, 3.0])
     assert log == [[True]]
+
+
+def test_the_callers_stream_is_read_between_steps(monkeypatch):
+    """Taking the next query from the caller's stream is the caller's code: it runs between
+    two steps (``clock.call``), never inside one, so a slow stream cannot make the steps
+    overrun and show dpkit's work on the answers (breaker4 N1: a slow generator, 0.5 vs a
+    360-digit Decimal, certified eps >= 0.40)."""
+    events = []
+    real_call = timing.Deadline.call
+
+    def call(self, function, *args):
+        events.append("call in")
+        try:
+            return real_call(self, function, *args)
+        finally:
+            events.append("call out")
+
+    def stream():
+        for _ in range(3):
+            events.append("next")
+            yield lambda data: 0.5
+        events.append("next")
+
+    monkeypatch.setattr(timing.Deadline, "call", call)
+    with timing.unpadded():
+        above_threshold(stream(), None, 1e6, 1.0, rng=SOURCE)
+    depth, outside = 0, []
+    for event in events:
+        depth += {"call in": 1, "call out": -1}.get(event, 0)
+        if event == "next" and depth == 0:
+            outside.append(event)
+    assert events.count("next") == 4 and outside == []

@@ -31,9 +31,10 @@ noisy value.
 Timing
 ------
 :func:`above_threshold`, :func:`sparse` and :func:`dpkit.svt.range_queries` run in **steps**
-(:meth:`dpkit.timing.Deadline.call`): the caller's query functions run between them, in
-the caller's time, and dpkit's share of each query (exact conversion and rounding of the
-answer, its noise, a threshold's noise, the comparison, fetching the next query) is padded
+(:meth:`dpkit.timing.Deadline.call`): the caller's code -- making the stream of queries,
+taking the next query from it, calling it -- runs between them, in the caller's time, and
+dpkit's share of each query (exact conversion and rounding of the answer, its noise, a
+threshold's noise, the comparison) is padded
 to a public budget counted from the moment the query returned, :data:`COST` for one answer.
 The first step (validation, the first threshold) starts with the call, and the last one
 also covers the release's tail (``range_queries``' noisy answers). So a release takes the
@@ -94,7 +95,7 @@ MAX_RUNS = 100_000
 #: :func:`dpkit.svt.range_queries` (see "Timing" above; ``benchmarks/deadlines.py``): ``fixed``
 #: covers the first step (validation, a threshold) or one answer of any type -- the longest
 #: Decimal accepted (360 digits, ``MAX_DECIMAL_DIGITS``) costs about three times a
-#: Fraction -- with its noise, a threshold's and the next query's fetch; ``per_object``
+#: Fraction -- with its noise and a threshold's; ``per_object``
 #: covers each noisy answer ``range_queries`` releases at the end.
 COST = Cost(fixed=6.0, per_object=1.5)
 
@@ -206,24 +207,45 @@ def call_query(query: Any, data: Any, index: int) -> Any:
     return query(data)
 
 
-def _evaluate(query: Any, data: Any, index: int, clock: Deadline) -> Fraction:
-    """Evaluate one query and return its answer exactly; refuse non-callables and bad answers.
+#: What :func:`_next_answer` returns when the caller's stream of queries is exhausted.
+_END = object()
 
-    The query runs between two steps of the release (``clock.call``: the caller's own
-    code); the next step, from its return, charges one answer of any type (a query may
-    return an int or a float) and starts with its exact conversion."""
+
+def _next_answer(streams: list[Any], data: Any, index: int) -> Any:
+    """The caller's own code for one step: take the next query from the stream (making the
+    stream at the first step) and call it on ``data``; :data:`_END` when none is left.
+    A query that is not callable is refused here."""
+    if index == 0:
+        streams[0] = iter(streams[0])
+    query = next(streams[0], _END)
+    if query is _END:
+        return _END
     check_query(query, index)
-    answer = clock.call(query, data)
-    clock.add("objects")
-    return as_fraction(answer, f"queries[{index}](data)")
+    return query(data)
 
 
 def query_answers(queries: Any, data: Any, clock: Deadline) -> Iterator[tuple[int, Fraction]]:
     """Return a lazy iterator of ``(index, exact answer)``: a query is evaluated only when
     it is reached. A non-iterable ``queries`` is refused at once. ``clock`` is the
-    release's :class:`dpkit.timing.Deadline`."""
-    stream = check_queries(queries)
-    return ((index, _evaluate(query, data, index, clock)) for index, query in enumerate(stream))
+    release's :class:`dpkit.timing.Deadline`.
+
+    Everything the caller's code does -- making the stream (``iter``), taking the next
+    query from it, calling it -- runs between two steps of the release (``clock.call``),
+    so none of it falls inside a step whose budget covers only dpkit's work (a slow
+    stream would otherwise make every step overrun and show that work in the time). The
+    next step, from its return, charges one answer of any type (an int or a float) and
+    starts with its exact conversion."""
+    if isinstance(queries, (str, bytes)) or not isinstance(queries, Iterable):
+        check_queries(queries)  # refused at once: the type of ``queries`` is public
+    streams = [queries]
+
+    def answers() -> Iterator[tuple[int, Fraction]]:
+        index = 0
+        while (answer := clock.call(_next_answer, streams, data, index)) is not _END:
+            clock.add("objects")
+            yield index, as_fraction(answer, f"queries[{index}](data)")
+            index += 1
+    return answers()
 
 
 def _svt(units: Iterator[tuple[Any, int]], threshold_units: int, run_scale: Fraction,
