@@ -72,7 +72,13 @@ of scope. (4) *The caller's own code:* a query function passed to :mod:`dpkit.sv
 in the caller's time, unpadded (only dpkit's steps are); how long it takes may depend on the
 data it reads, and on the cache state dpkit's previous step left, a few tens of
 nanoseconds per call, summed over the calls (the jitter of each step, up to 2 µs, blurs
-it).
+it). (5) *The first release in a process.* Work done once per process on first use (tables
+built lazily, regular expressions compiled) falls inside the first deadline that needs it,
+and may overrun it: a review measured the first SVT step on a 360-digit Decimal answer at
+0.84–1.23 of its budget in 4 of 6 fresh processes (a float answer: 0.72–0.87, none over),
+and a first clipping call on widely spread rows at up to 1.85 of its deadline (later calls
+at most 0.34). A caller who times the first release of a process learns a little; making
+one release on public inputs first (a warm-up) removes it.
 
 ``benchmarks/timing.py`` audits the result: neighbouring inputs, interleaved calls, an
 event certified with Clopper–Pearson.
