@@ -118,6 +118,16 @@ class ScriptedBits(BitsOnly):
         self.used = 0
         self.cut = self.diverged = False
 
+    def block(self, n: int, served: list[int]) -> int:
+        """Refused: a scripted source answers each draw when it is made.
+
+        Raises
+        ------
+        RuntimeError
+            Always.
+        """
+        raise RuntimeError("a scripted source answers each draw itself, never in blocks")
+
     def bits(self, k: int) -> int:
         k = check_integer(k, "k", minimum=0)
         if self.cut or self.diverged:
