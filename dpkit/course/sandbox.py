@@ -23,7 +23,9 @@ worker replies with plain values or the error its code raised. Objects of the gr
 that a call needs (a query, a random source, a stream) are passed by reference and stay
 in the grader: the worker's proxy asks for each use, and only the uses such an object is
 for are served (calling a query, drawing from a random source, iterating a stream; no
-attribute is ever read: :class:`_Lent`).
+attribute is ever read: :class:`_Lent`). A bits-only source is lent in blocks of bits, so
+that a sampler reading one bit at a time does not make a request per bit
+(:class:`dpkit.course.worker.RemoteSource`).
 
 When bubblewrap is missing, or the machine forbids the namespaces it needs, grading stops
 with :class:`SandboxUnavailable` unless the caller asked for ``unsafe=True``, which runs
