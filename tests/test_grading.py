@@ -13,6 +13,7 @@ import csv
 import json
 import os
 import re
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -963,3 +964,92 @@ def test_the_grid_scale_exercise_is_compared_finely_enough_to_see_the_grid():
     rtol = RELATIVE_TOLERANCE["ex-laplace-grid-scale"]
     assert agrees_with(textbook, answer, check, np.random.default_rng(8))[0]
     assert not agrees_with(textbook, answer, check, np.random.default_rng(8), rtol=rtol)[0]
+
+
+_BIT_BY_BIT = (
+    "def read(count, rng):\n"
+    "    return [rng.bits(1) for _ in range(count)]\n"
+    "def sampler(weights, rng):\n"             # bit-by-bit rejection, then a walk
+    "    total = sum(weights)\n"
+    "    length = (total - 1).bit_length()\n"
+    "    while True:\n"
+    "        t = 0\n"
+    "        for position in range(length):\n"
+    "            t = (t << 1) | rng.bits(1)\n"
+    "            if (t << (length - position - 1)) >= total:\n"
+    "                break\n"
+    "        else:\n"
+    "            break\n"
+    "    for index, weight in enumerate(weights):\n"
+    "        if t < weight:\n"
+    "            return index\n"
+    "        t -= weight\n")
+
+
+def test_a_sampler_reading_one_bit_at_a_time_is_served_bits_in_blocks(monkeypatch):
+    """A reviewer's correct samplers that read one bit at a time (bit-by-bit rejection, the
+    Fast Dice Roller) made 8 million round trips to the grader in the public check and
+    timed out. A bits-only source is now lent in blocks: a call reading 1,400 single bits
+    makes two requests (one block, one report of the sizes served), not 1,400; it reads
+    the very bits a direct call reads from a source seeded alike, and the public check's
+    source records the sizes asked for as before (its modulo hint reads them)."""
+    from dpkit.check.exponential import _RecordingBits
+    from dpkit.course import sandbox as sandbox_module
+    from dpkit.course.judges.sampler import BitsOnlySource
+    from dpkit.rng import seeded
+
+    requests = []
+    serve = sandbox_module._Lent.serve
+    monkeypatch.setattr(sandbox_module._Lent, "serve",
+                        lambda self, request: requests.append(request) or serve(self, request))
+    with Sandbox(Limits(call_seconds=20)) as sandbox:
+        assert sandbox.run([_BIT_BY_BIT]) == [None]
+        for seed in range(5):
+            here = BitsOnlySource(seed)
+            assert sandbox.call("read", 1400, BitsOnlySource(seed)) == \
+                [here.bits(1) for _ in range(1400)]
+        assert len(requests) <= 2 * 5
+        recording = _RecordingBits(seeded(1))
+        huge = 10**400 + 1
+        indices = [sandbox.call("sampler", [huge, 3 * huge, 2 * huge], recording)
+                   for _ in range(20)]
+    assert len(requests) <= 2 * 25 and all(0 <= i < 3 for i in indices)
+    assert recording.sizes == {1}
+
+
+def test_a_lent_source_serves_no_bit_twice_nor_past_its_call():
+    """The bits of a block are handed out once: a copy of the lent source starts from
+    fresh bits, and a source kept past its call is refused (its block was dropped), as any
+    lent object is."""
+    from dpkit.course.judges.sampler import BitsOnlySource
+
+    with Sandbox(Limits(call_seconds=20)) as sandbox:
+        assert sandbox.run([
+            "import copy\n"
+            "kept = []\n"
+            "def twins(rng):\n"
+            "    kept.append(rng)\n"
+            "    rng.bits(3)\n"
+            "    return rng.bits(64), copy.copy(rng).bits(64), copy.deepcopy(rng).bits(64)\n"
+            "def later():\n"
+            "    return kept[0].bits(1)\n"]) == [None]
+        first, shallow, deep = sandbox.call("twins", BitsOnlySource(4))
+        with pytest.raises(RuntimeError, match="no longer available"):
+            sandbox.call("later")
+    assert len({first, shallow, deep}) == 3     # equal by chance: probability 2**-63
+
+
+def test_the_scripted_enumeration_sees_every_draw_when_it_is_made():
+    """The judge's enumeration (ScriptedBits, not lent in blocks) gets the same exact law of
+    a bit-at-a-time sampler through the sandbox as in the grader's own process."""
+    from dpkit.course.judges.sampler import exact_law
+
+    namespace: dict[str, Any] = {}
+    exec(_BIT_BY_BIT, namespace)
+    with Sandbox(Limits(call_seconds=20)) as sandbox:
+        assert sandbox.run([_BIT_BY_BIT]) == [None]
+        remote = exact_law(sandbox.function("sampler"), [1, 3, 5], 200)
+    assert remote == exact_law(namespace["sampler"], [1, 3, 5], 200)
+    found, rest = remote
+    assert all(low <= Fraction(w, 9) <= low + rest for low, w in zip(found, [1, 3, 5],
+                                                                      strict=True))

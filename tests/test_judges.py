@@ -1295,8 +1295,10 @@ def test_sampler_lookup_of_public_inputs_fails():
 def across_a_process_boundary(fn):
     """What the sandbox proxy does: plain arguments and the result are pickled, and nothing
     the function does to them (a stream's position) comes back; a random source is lent
-    (its draws run in the grader, so the judge sees them, as the enumeration of a
-    sampler's bits needs) and a copy of it made by the function starts afresh."""
+    (its draws run in the grader, or for a bits-only source come from blocks of its bits
+    whose sizes the grader is told, so the judge sees them; the enumeration's scripted
+    source answers each draw in the grader) and a copy of it made by the function starts
+    afresh."""
     def proxy(*args):
         sent = [a if isinstance(a, RandomSource) else pickle.loads(pickle.dumps(a))
                 for a in args]

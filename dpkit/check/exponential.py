@@ -163,12 +163,52 @@ class BitsOnly(RandomSource):
     it is no checker) so that a grader's source can subclass it rather than copy it.
     """
 
+    #: Whether a lender may serve ``bits(k)`` from blocks drawn ahead (:meth:`block`): true
+    #: here, where the bits are one plain stream; a subclass that answers each draw itself
+    #: (the judge's scripted enumeration) sets it to False.
+    lent_in_blocks = True
+
     def __init__(self, inner: RandomSource) -> None:
         super().__init__()
         self._inner = inner
 
     def bits(self, k: int) -> int:
-        return self._inner.bits(k)
+        value = self._inner.bits(k)
+        self._record([k])
+        return value
+
+    def block(self, n: int, served: list[int]) -> int:
+        """``n`` fresh random bits of the wrapped source, for a lender that serves this
+        source's ``bits(k)`` calls from them, in order, in another process (the grading
+        sandbox, :class:`dpkit.course.worker.RemoteSource`): one request per block instead
+        of one per draw.
+
+        Parameters
+        ----------
+        n : int
+            Number of bits (>= 0).
+        served : list of int
+            The sizes ``k`` of the ``bits(k)`` calls the lender served since its previous
+            block, in order; they are recorded as those calls would have been.
+
+        Returns
+        -------
+        int
+            A uniformly random integer in ``[0, 2**n)``.
+
+        Raises
+        ------
+        TypeError, ValueError
+            If ``n`` is not an integer >= 0, or ``served`` not a list of integers >= 0.
+        """
+        n = check_integer(n, "n", minimum=0)
+        if not (isinstance(served, list) and all(type(k) is int and k >= 0 for k in served)):
+            raise TypeError("served must be a list of integers >= 0 (the sizes of the draws)")
+        self._record(served)
+        return self._inner.bits(n)
+
+    def _record(self, sizes: list[Any]) -> None:
+        """Note the sizes of ``bits(k)`` calls served (nothing here; see subclasses)."""
 
     def _refuse(self, what: str) -> Any:
         raise RuntimeError(f"the sampler called rng.{what}: the exercise allows rng.bits(k) "
@@ -211,10 +251,8 @@ class _RecordingBits(BitsOnly):
         super().__init__(inner)
         self.sizes: set[Any] = set()
 
-    def bits(self, k: int) -> int:
-        value = super().bits(k)
-        self.sizes.add(k)
-        return value
+    def _record(self, sizes: list[Any]) -> None:
+        self.sizes.update(sizes)
 
 
 def _modulo_frequencies(weights: list[int], k: int) -> np.ndarray:

@@ -23,7 +23,9 @@ worker replies with plain values or the error its code raised. Objects of the gr
 that a call needs (a query, a random source, a stream) are passed by reference and stay
 in the grader: the worker's proxy asks for each use, and only the uses such an object is
 for are served (calling a query, drawing from a random source, iterating a stream; no
-attribute is ever read: :class:`_Lent`).
+attribute is ever read: :class:`_Lent`). A bits-only source is lent in blocks of bits, so
+that a sampler reading one bit at a time does not make a request per bit
+(:class:`dpkit.course.worker.RemoteSource`).
 
 When bubblewrap is missing, or the machine forbids the namespaces it needs, grading stops
 with :class:`SandboxUnavailable` unless the caller asked for ``unsafe=True``, which runs
@@ -56,7 +58,7 @@ from typing import Any
 
 import numpy as np
 
-from dpkit.course.wire import GeneratorState, WireError, decode, dumps, encode, loads
+from dpkit.course.wire import GeneratorState, WireError, decode, dumps, encode, in_blocks, loads
 
 __all__ = ["Limits", "RemoteFunction", "Sandbox", "SandboxUnavailable", "StudentError",
            "isolation"]
@@ -275,7 +277,7 @@ def _draw_bits(method: str, args: list[Any], kwargs: dict[str, Any]) -> int:
         return 64 * math.prod(shape)
     if method == "bytes":
         return 8 * first if type(first) is int else 0
-    if method == "bits":
+    if method in ("bits", "block"):
         return first if type(first) is int else 0
     if method == "randbelow":
         return first.bit_length() if type(first) is int else 0
@@ -290,7 +292,7 @@ def _uses(value: Any) -> frozenset[str]:
     from dpkit.rng import RandomSource
 
     if isinstance(value, RandomSource):
-        return _SOURCE_METHODS
+        return _SOURCE_METHODS | {"block"} if in_blocks(value) else _SOURCE_METHODS
     if isinstance(value, types.GeneratorType):
         return frozenset({"__iter__", "__next__"})
     if isinstance(value, types.FunctionType):            # a query written as a lambda
@@ -331,7 +333,8 @@ class _Lent:
                     or not isinstance(kwargs, dict) or not all(isinstance(k, str)
                                                              for k in kwargs):
                 raise TypeError(f"the grader's object does not allow {method[:40]!r}")
-            if method in _SOURCE_METHODS and _draw_bits(method, args, kwargs) > _MAX_DRAW_BITS:
+            if method in (*_SOURCE_METHODS, "block") \
+                    and _draw_bits(method, args, kwargs) > _MAX_DRAW_BITS:
                 raise ValueError(f"one draw may ask for at most {_MAX_DRAW_BITS} random bits")
             if method == "__next__":
                 result = next(target)

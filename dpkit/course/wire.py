@@ -7,7 +7,10 @@ included), ``str``, ``bytes``, ``Fraction``, tuples, lists, dicts, NumPy scalars
 arrays of numbers or booleans, and :class:`dpkit.exponential.Eta`. Anything else is turned
 into a *handle* by the ``handle`` callback (the grader passes its own objects — a query, a
 random source, a stream — by reference: the worker sees a proxy whose calls come back to
-the grader), or refused with :class:`WireError`.
+the grader), or refused with :class:`WireError`. A handle says what kind of object it
+refers to: ``"source"`` (a :class:`dpkit.rng.RandomSource`), ``"blocks"`` (a random source
+whose ``bits(k)`` may be served from blocks drawn ahead: its ``lent_in_blocks`` is true) or
+``"object"``.
 
 Decoding is safe on hostile input: it builds only the types above, checks every field and
 bounds every size, so a student's process can make the grader build nothing but data.
@@ -36,7 +39,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["MAX_MESSAGE", "GeneratorState", "Handle", "WireError", "decode", "dumps", "encode",
-           "loads"]
+           "in_blocks", "loads"]
 
 MAX_MESSAGE = 64 << 20          # bytes in one message (an array of 8 million floats)
 _MAX_DEPTH = 32
@@ -195,7 +198,17 @@ def encode(value: Any, handle: Callable[[Any], int] | None = None, depth: int = 
         raise WireError(f"a value of type {type(value).__name__} cannot be sent")
     from dpkit.rng import RandomSource
 
-    return {"$handle": [handle(value), "source" if isinstance(value, RandomSource) else "object"]}
+    kind = "object"
+    if isinstance(value, RandomSource):
+        kind = "blocks" if in_blocks(value) else "source"
+    return {"$handle": [handle(value), kind]}
+
+
+def in_blocks(source: Any) -> bool:
+    """Whether a random source lent to the worker may have its ``bits(k)`` served there from
+    blocks of bits drawn ahead (its ``lent_in_blocks`` attribute is True; see
+    :class:`dpkit.check.exponential.BitsOnly` and :class:`dpkit.course.worker.RemoteSource`)."""
+    return getattr(source, "lent_in_blocks", False) is True
 
 
 def _int(text: Any) -> int:
@@ -222,8 +235,8 @@ def _decode_array(fields: Any) -> np.ndarray:
 
 def decode(data: Any, handle: Callable[[int, str], Any] | None = None, depth: int = 0) -> Any:
     """The value :func:`encode` made; ``handle(ident, kind)`` rebuilds a handle (``kind`` is
-    ``"source"`` for a :class:`dpkit.rng.RandomSource`, else ``"object"``; default: a
-    :class:`Handle`).
+    ``"source"`` or ``"blocks"`` for a :class:`dpkit.rng.RandomSource`, see the module
+    docstring, else ``"object"``; default: a :class:`Handle`).
 
     Raises
     ------
@@ -282,7 +295,7 @@ def decode(data: Any, handle: Callable[[int, str], Any] | None = None, depth: in
             raise WireError("malformed generator state")
         return GeneratorState(body[0], state, seed)
     if tag == "$handle" and isinstance(body, list) and len(body) == 2 \
-            and type(body[0]) is int and body[1] in ("source", "object"):
+            and type(body[0]) is int and body[1] in ("source", "blocks", "object"):
         return handle(body[0], body[1]) if handle is not None else Handle(body[0])
     raise WireError("malformed value")
 

@@ -27,16 +27,22 @@ memory and file descriptors, which is the same power as returning any value it l
 from __future__ import annotations
 
 import builtins
+import contextlib
 import os
 import sys
 import traceback
+from collections.abc import Iterator
 from typing import Any
 
+from dpkit._checks import check_integer
 from dpkit.course.wire import GeneratorState, decode, dumps, encode, loads
 from dpkit.rng import RandomSource
 from dpkit.timing import unpadded
 
 _MESSAGE_LIMIT = 2000            # characters of an error message sent back
+_BLOCK_BITS = 1 << 12            # the first block of bits a lent source asks for ...
+_MOST_BLOCK_BITS = 1 << 20       # ... and the largest (each block is twice the last)
+_MOST_SERVED = 1 << 16           # sizes served that are reported in one request, at most
 
 
 class _Channel:
@@ -72,6 +78,7 @@ class _Channel:
 
 _channel: _Channel
 _cells: set[str] = set()          # the file names the cells were compiled under: "<name>"
+_in_blocks: list[RemoteSource] = []  # the sources lent in blocks during the current call
 
 
 def _error(error: BaseException) -> dict[str, Any]:
@@ -91,7 +98,9 @@ def _error(error: BaseException) -> dict[str, Any]:
 
 
 def _remote(ident: int, kind: str) -> Any:
-    return RemoteSource(ident) if kind == "source" else Remote(ident)
+    if kind in ("source", "blocks"):
+        return RemoteSource(ident, blocks=kind == "blocks")
+    return Remote(ident)
 
 
 def _callback(ident: int, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -161,11 +170,42 @@ class RemoteSource(RandomSource):
     It is a real :class:`dpkit.rng.RandomSource` here, so dpkit's mechanisms accept it, but
     every public method runs on the grader's object, whose restrictions (a checker may
     allow ``bits(k)`` only) therefore hold.
+
+    **Bits in blocks.** A round trip to the grader costs tens of microseconds, so a sampler
+    that reads one bit at a time (bit-by-bit rejection, the Fast Dice Roller) would make
+    millions of them. When the grader lends a source whose bits are one plain stream
+    (``blocks``: :class:`dpkit.check.exponential.BitsOnly`), ``bits(k)`` is served here
+    from a block of at least 4,096 bits fetched in one request, lowest bits first, and the
+    sizes ``k`` served go back to the grader's object with the next request and at the
+    end of the call (:func:`_return_sources`), which records them as it recorded each
+    draw before. The bits are the same i.i.d. uniform bits, so every draw has the same
+    law; what is left of a block at the end of the call is dropped, never served again.
+
+    The unread rest of a block is in this process, which the student's code can read.
+    That does not weaken the judges: a sampler that reads ahead is still a function of
+    i.i.d. uniform bits that no other call sees, and its law is what the tests judge (the
+    seeded repeats draw the same blocks). What needs each draw answered when it is made
+    stays a request per draw: the judge's scripted enumeration
+    (:class:`dpkit.course.judges.sampler.ScriptedBits`, lent as a plain ``source``), whose
+    exactness assumes the sampler sees no bit before asking for it.
     """
 
-    def __init__(self, ident: int) -> None:
+    def __init__(self, ident: int, *, blocks: bool = False) -> None:
         super().__init__()
         self._ident = ident
+        self._blocks = blocks
+        self._block_bits = _BLOCK_BITS           # the size of the next block asked for
+        self._served: list[int] = []             # sizes served since the last request
+        if blocks:
+            _in_blocks.append(self)
+
+    def _forget(self) -> None:
+        """A copy starts with no bits of the block (they are never served twice) and reports
+        the sizes it serves itself."""
+        super()._forget()
+        self._served = []
+        if self._blocks:
+            _in_blocks.append(self)
 
     def _ask(self, method: str, *args: Any) -> Any:
         return _callback(self._ident, method, args, {})
@@ -174,7 +214,34 @@ class RemoteSource(RandomSource):
         return self._ask("bytes", n)
 
     def bits(self, k: int) -> int:
-        return self._ask("bits", k)
+        if not self._blocks:
+            return self._ask("bits", k)
+        if type(k) is not int or k < 0:                   # the common case skips the check
+            k = check_integer(k, "k", minimum=0)
+        with self._lock:
+            if k > self._pool_bits:
+                size = max(self._block_bits, k - self._pool_bits)
+                self._pool |= self._ask("block", size, self._take_served()) << self._pool_bits
+                self._pool_bits += size
+                self._block_bits = min(2 * self._block_bits, _MOST_BLOCK_BITS)
+            value = self._pool & ((1 << k) - 1)
+            self._pool >>= k
+            self._pool_bits -= k
+            self._served.append(k)
+            if len(self._served) >= _MOST_SERVED:
+                self._ask("block", 0, self._take_served())
+        return value
+
+    def _take_served(self) -> list[int]:
+        served, self._served = self._served, []
+        return served
+
+    def _give_back(self) -> None:
+        """End of the call: report the sizes served, and drop the rest of the block."""
+        with self._lock:
+            self._pool = self._pool_bits = 0
+            if self._served:
+                self._ask("block", 0, self._take_served())
 
     def randbelow(self, n: int) -> int:
         return self._ask("randbelow", n)
@@ -239,6 +306,26 @@ def _generator(value: Any, made: list[Any]) -> Any:
     return generator
 
 
+@contextlib.contextmanager
+def _returning_sources() -> Iterator[None]:
+    """At the end of a call, however it ends, each source lent in blocks reports the sizes
+    it served and drops the rest of its block (:class:`RemoteSource`)."""
+    try:
+        yield
+    finally:
+        _return_sources()
+
+
+def _return_sources() -> None:
+    sources = list(_in_blocks)
+    _in_blocks.clear()
+    for source in sources:
+        # A report feeds the grader's records (hints), never the result: one that fails
+        # (a copy kept past its call, whose handle is gone) is not the call's error.
+        with contextlib.suppress(Exception):
+            source._give_back()
+
+
 def _serve(namespace: dict[str, Any]) -> None:
     while True:
         request = _channel.receive()
@@ -266,7 +353,8 @@ def _serve(namespace: dict[str, Any]) -> None:
                         for a in decode(request.get("args", []), _remote)]
                 kwargs = {k: _generator(v, generators)
                           for k, v in decode(request.get("kwargs", {}), _remote).items()}
-                with unpadded():  # the grader's calls are judged, never published: no deadlines
+                with unpadded(), _returning_sources():
+                    # the grader's calls are judged, never published: no deadlines
                     value = function(*args, **kwargs)
                 reply = {"op": "result", "value": encode(value),
                          "generators": [encode(GeneratorState.of(g, i))

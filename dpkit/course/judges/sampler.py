@@ -101,7 +101,13 @@ class ScriptedBits(BitsOnly):
     >>> source = ScriptedBits([(3, 5)], most_bits=10, most_draws=4)
     >>> source.bits(3), source.bits(2), source.path
     (5, 0, [(3, 5), (2, 0)])
+
+    Not lent in blocks (:attr:`lent_in_blocks`): in the sandbox each draw is a request
+    answered here when the sampler makes it, so a run sees no draw before asking for it,
+    and :func:`exact_law` reads exactly the draws (and widths) it made.
     """
+
+    lent_in_blocks = False
 
     def __init__(self, script: list[tuple[int, int]] | tuple[tuple[int, int], ...], *,
                  most_bits: int = _EXACT_BITS, most_draws: int = _EXACT_DRAWS) -> None:
@@ -111,6 +117,16 @@ class ScriptedBits(BitsOnly):
         self.most_bits, self.most_draws = most_bits, most_draws
         self.used = 0
         self.cut = self.diverged = False
+
+    def block(self, n: int, served: list[int]) -> int:
+        """Refused: a scripted source answers each draw when it is made.
+
+        Raises
+        ------
+        RuntimeError
+            Always.
+        """
+        raise RuntimeError("a scripted source answers each draw itself, never in blocks")
 
     def bits(self, k: int) -> int:
         k = check_integer(k, "k", minimum=0)
