@@ -1370,16 +1370,38 @@ def _exfiltrating(after: int, *, by_return: bool = False):
 def test_hidden_inputs_do_not_reach_the_feedback(by_return):
     """An answer that puts the hidden weights it has seen in an exception's message (or
     in a string it returns) gets a failure that quotes neither (before: the message was
-    quoted, up to 200 characters, and a returned string up to 60). An error is a
-    :class:`Raised` judgement: grading withholds the public point too. Deterministic."""
+    quoted, up to 200 characters, and a returned string up to 60). An error, or a result
+    of the wrong form, is a :class:`Raised` judgement: grading withholds the public point
+    too. Deterministic."""
     sampler, seen = _exfiltrating(2, by_return=by_return)
     verdict = run(judge_division_free_sampler, sampler)
     assert not verdict.passed and len(seen) >= 2
     leaked = [str(w) for weights in seen for w in weights if w > 3]
     assert leaked and not any(text in verdict.message for text in leaked), verdict.message
-    assert verdict.raised != by_return and not verdict.privacy
+    assert verdict.raised and not verdict.privacy
     assert ("raised ValueError" if not by_return else "a value of type str") \
         in verdict.message
+
+
+@pytest.mark.parametrize(("judge", "fn", "fragment"), [
+    (judge_laplace_mechanism, lambda v, s, e, g: None, "returned None"),
+    (judge_laplace_mechanism, lambda v, s, e, g: float("nan"), "returned nan"),
+    (judge_gaussian_noise, lambda s, n, g: None, "returned None"),
+    (judge_gaussian_noise, lambda s, n, g: np.zeros(0), "returned 0 draws"),
+    (judge_gaussian_noise, lambda s, n, g: np.full(n, np.nan), "not finite"),
+    (judge_above_threshold, lambda q, d, t, e, r: "0", "a value of type str"),
+    (judge_above_threshold, lambda q, d, t, e, r: -1, "outside `queries`"),
+    (judge_division_free_sampler, lambda w, r: None, "returned None"),
+])
+def test_a_result_of_the_wrong_form_on_a_hidden_input_is_like_a_raise(judge, fn, fragment):
+    """The "None tripwire" (round 3, N4 and N8): an answer that passes the public check
+    and then returns None (or anything but a result of the asked form) on every input it
+    has not seen left the judge's privacy verdict unreached but was a plain failure, so
+    it kept the public point whatever its privacy (a raise gets 0). Now it is a
+    :class:`Raised` judgement, as a raise is. Deterministic."""
+    verdict = run(judge, fn)
+    assert not verdict.passed and verdict.raised and not verdict.privacy, verdict
+    assert fragment in verdict.message, verdict.message
 
 
 def test_a_judgement_reads_as_a_verdict():

@@ -213,13 +213,16 @@ def call(fn: Callable[..., Any], *args: Any, where: str) -> Any:
 
 
 def real(value: Any, *, where: str, what: str = "a finite number") -> float:
-    """``value`` as a finite float, or a :class:`Rejection` saying what it was instead."""
+    """``value`` as a finite float, or a :class:`Raised` saying what it was instead: a
+    result of the wrong form on a hidden input leaves the judge's privacy verdict as
+    unreached as an error does (an answer returning None wherever the public check does not
+    look would otherwise keep the public point whatever its privacy)."""
     got = number(value)
     if got is None:
         text = returned_text(value)
         if text == shown(value) and not isinstance(value, float):
             text += f" (of type {type(value).__name__})"
-        raise Rejection(f"{where}, your function returned {text}, not {what}")
+        raise Raised(f"{where}, your function returned {text}, not {what}")
     return got
 
 

@@ -12,6 +12,7 @@ from scipy import stats
 from dpkit.course.judges._base import (
     Judgement,
     PrivacyViolation,
+    Raised,
     Rejection,
     binomial_reject,
     call,
@@ -352,12 +353,12 @@ def _draws(fn: Callable[..., Any], sigma: float, size: int, seed: int) -> np.nda
     except (TypeError, ValueError, OverflowError):
         draws = None
     if draws is None or draws.ndim > 1:
-        raise Rejection(f"{_WHERE}, your function returned {returned_text(got)}, not an "
+        raise Raised(f"{_WHERE}, your function returned {returned_text(got)}, not an "
                         f"array of `size` real numbers")
     if draws.size != size:
-        raise Rejection(f"{_WHERE}, your function returned {draws.size} draws, not `size`")
+        raise Raised(f"{_WHERE}, your function returned {draws.size} draws, not `size`")
     if not np.all(np.isfinite(draws)):
-        raise Rejection(f"{_WHERE}, your function returned draws that are not finite "
+        raise Raised(f"{_WHERE}, your function returned draws that are not finite "
                         "(nan or inf)")
     return draws.ravel()
 

@@ -14,6 +14,7 @@ from dpkit.check._common import coerce
 from dpkit.course.judges._base import (
     Judgement,
     PrivacyViolation,
+    Raised,
     Rejection,
     binomial_reject,
     call,
@@ -134,17 +135,18 @@ def _epsilon(rng: np.random.Generator) -> float:
 
 
 def _index(got: Any, count: int | None, where: str) -> int | None:
-    """The outcome as an index or None, or a Rejection if it is neither."""
+    """The outcome as an index or None, or a :class:`Raised` if it is neither (a result of
+    the wrong form leaves the privacy verdict unreached, as an error does)."""
     if got is None:
         return None
     index, why = coerce(got, whole=True)  # read as the public check reads it (3, 3.0, ...)
     if why is not None:
         # a float may be a noisy answer near a hidden threshold: name its type only
-        raise Rejection(f"{where}, your function returned a value of type "
+        raise Raised(f"{where}, your function returned a value of type "
                         f"{type(got).__name__}: AboveThreshold returns the (0-based) index "
                         "of a query of `queries`, or None")
     if index < 0 or (count is not None and index >= count):
-        raise Rejection(f"{where}, your function returned index {index}, outside "
+        raise Raised(f"{where}, your function returned index {index}, outside "
                         "`queries`: AboveThreshold returns the (0-based) index of a query "
                         "of `queries`, or None")
     return index
