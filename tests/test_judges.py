@@ -1404,6 +1404,48 @@ def test_a_result_of_the_wrong_form_on_a_hidden_input_is_like_a_raise(judge, fn,
     assert fragment in verdict.message, verdict.message
 
 
+def laplace_guarded(value, sensitivity, epsilon, generator):
+    """Correct, with a defensive guard against large values (round 3, H3)."""
+    if abs(value) > 1e4:
+        raise ValueError("value out of range")
+    return laplace_model(value, sensitivity, epsilon, generator)
+
+
+def laplace_guarded_leaky(value, sensitivity, epsilon, generator):
+    """The same guard, and Laplace noise at 0.8 of the scale elsewhere."""
+    if abs(value) > 1e4:
+        raise ValueError("value out of range")
+    return value + generator.laplace(0.0, 0.8 * sensitivity / epsilon)
+
+
+def at_guarded(queries, data, threshold, epsilon, rng):
+    """Correct, with a defensive guard against small ε (round 3, H3)."""
+    if epsilon < 0.15:
+        raise ValueError("epsilon too small")
+    return at_model(queries, data, threshold, epsilon, rng)
+
+
+@pytest.mark.parametrize(("judge", "fn", "privacy"), [
+    (judge_laplace_mechanism, laplace_guarded, False),
+    (judge_laplace_mechanism, laplace_guarded_leaky, True),
+    (judge_above_threshold, at_guarded, False),
+])
+def test_an_error_on_an_extreme_hidden_input_keeps_the_public_point(judge, fn, privacy):
+    """Round 3, H3: an honest answer that refuses extreme inputs (|value| > 10⁴, which
+    the Laplace judge's pair 5 always has; ε < 0.15, which AboveThreshold's audit pair
+    always has) got 0 for the whole exercise, as a tripwire does. An error on an
+    extreme input is now a plain failure (not :class:`Raised`, the public point kept),
+    judged after the ordinary inputs' privacy tests: the same guard on an answer with
+    too little noise elsewhere is still a privacy violation. Deterministic for the
+    honest ones; the leaky one is caught by the spread tests with probability > 1 − 1e-9
+    (scale 0.8 on 6,000 releases)."""
+    verdict = run(judge, fn)
+    assert not verdict.passed and not verdict.raised, verdict
+    assert verdict.privacy == privacy, verdict
+    if not privacy:
+        assert "extreme hidden input" in verdict.message and "ValueError" in verdict.message
+
+
 def test_a_judgement_reads_as_a_verdict():
     assert not Judgement(False, "m") and str(Judgement(True, "m")) == "PASSED: m"
     assert str(Judgement(False, "m")) == "NOT YET: m"

@@ -35,12 +35,18 @@ are earned: a hidden test that finds a **privacy violation** (a judgement with `
 set: too little noise, a budget spent more than once, a parameter taken from the data)
 gives the whole exercise 0, the public point included, and the feedback says so
 (:data:`PRIVACY_FEEDBACK`). So does a hidden judge that could not reach its privacy verdict
-because the student's function **raised, timed out or crashed its sandbox on a hidden
-input** (a judgement with ``raised`` set; the judges draw their inputs from the domain the
-exercise states): otherwise an answer that passes the public check and then raises on every
-input it has not seen (a "tripwire") would keep the public point whatever its privacy
-(:data:`UNCHECKED_FEEDBACK`). A failure of accuracy or form keeps the public point, and so
-does an error in a deterministic exercise's hidden cases (no privacy verdict is at stake).
+because the student's function **raised, timed out, crashed its sandbox or returned a
+result of the wrong form (None, a string, nan) on an ordinary hidden input** (a judgement
+with ``raised`` set; the judges draw their inputs from the domain the exercise states):
+otherwise an answer that passes the public check and then raises on every input it has
+not seen (a "tripwire") would keep the public point whatever its privacy
+(:data:`UNCHECKED_FEEDBACK`). On the *extreme* hidden inputs a judge adds to catch answers
+exact only out of range (the Laplace judge's huge values and far-from-1 Δ and ε,
+AboveThreshold's audit at a small ε) such an error is a plain failure that keeps the
+public point, reported after the ordinary inputs' privacy tests: a defensive guard
+there is honest, and a tripwire must fail on ordinary inputs too. A failure of accuracy
+or form keeps the public point, and so does an error in a deterministic exercise's hidden
+cases (no privacy verdict is at stake).
 An exercise that asks the student to write what a library function does (AboveThreshold,
 an interval's half-width) lists that function in :data:`dpkit.course.exercises.FORBIDDEN`:
 an answer whose code reaches it (directly, through a helper or an alias, or by a dynamic

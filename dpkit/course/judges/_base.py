@@ -35,6 +35,7 @@ from dpkit.check._common import number, shown
 
 __all__ = [
     "ERROR_LENGTH",
+    "EXTREME_WHERE",
     "GRADER_MESSAGES",
     "Judgement",
     "PrivacyViolation",
@@ -49,6 +50,7 @@ __all__ = [
     "judged",
     "ks_reject",
     "ks_statistic",
+    "on_extreme",
     "real",
     "returned_text",
     "seeds",
@@ -318,3 +320,20 @@ def too_little_noise(groups: Sequence[np.ndarray], sum_cdf: Callable[[float, int
         return True
     return binomial_reject(int(np.sum(pooled > cut)), pooled.size, beyond, share,
                            alternative="less")
+
+
+#: Where an extreme hidden input is named (:func:`on_extreme`): its kind, never its value.
+EXTREME_WHERE = "on an extreme hidden input (far outside the public test's ranges)"
+
+
+def on_extreme(error: Raised, domain: str) -> Rejection:
+    """The plain :class:`Rejection` a judge raises for ``error`` (the student's function
+    raised, or returned a result of the wrong form) on an **extreme** hidden input: one of
+    the out-of-range cases a judge adds to catch an answer that is exact (or leaky) only
+    where the public check never looks. A defensive guard (``if epsilon > 10: raise``) is
+    honest there, so unlike a failure on an ordinary input (a :class:`Raised`: no point
+    for the exercise, as a "tripwire" must fail on ordinary inputs too) it keeps the public
+    point; a judge raises it only after its privacy tests on the ordinary inputs have
+    passed, and an answer that is not private on extreme inputs instead of raising is
+    still a violation. ``domain`` says what the exercise allows."""
+    return Rejection(f"{error}; the exercise allows {domain}")

@@ -10,6 +10,7 @@ import numpy as np
 from scipy import stats
 
 from dpkit.course.judges._base import (
+    EXTREME_WHERE,
     Judgement,
     PrivacyViolation,
     Raised,
@@ -20,6 +21,7 @@ from dpkit.course.judges._base import (
     gamma_reject,
     judged,
     ks_reject,
+    on_extreme,
     real,
     returned_text,
     seeds,
@@ -51,6 +53,11 @@ _NEAR_BOUND = 1.05 * _NEAR
 # Laplace: 8 hidden pairs of cases (16 cases) of 600 releases, 16 repeated seeds.
 _LAPLACE_PAIRS, _LAPLACE_DRAWS, _LAPLACE_REPEATS = 8, 600, 16
 _LAPLACE_CASES = 2 * _LAPLACE_PAIRS
+#: The first extreme case: pairs 5 to 7 (values to 10⁸, ε to 50 or from 0.01, Δ to 1000
+#: or from 0.01), far outside the public check's, where an error is not a tripwire
+#: (:func:`~dpkit.course.judges._base.on_extreme`).
+_LAPLACE_EXTREME = 2 * (_LAPLACE_PAIRS - 3)
+_LAPLACE_DOMAIN = "any finite value and any Δ, ε > 0"
 _ALPHA_LAPLACE_POOLED, _ALPHA_LAPLACE_SCALE, _ALPHA_LAPLACE_CASE = 1.9e-7, 1.9e-7, 1e-8
 _ALPHA_LAPLACE_ATOM, _ALPHA_LAPLACE_PAIRED, _ALPHA_LAPLACE_NEIGHBOURS = 1e-7, 1e-7, 1e-7
 #: Calls of the student's function one :func:`judge_laplace_mechanism` makes (at most).
@@ -164,6 +171,13 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
     standard error. Float rounding of ``value + noise`` (``|value|/b ≤ 5e9``) moves a
     noise by at most 1e-6 scales.
 
+    **Errors**: an error, or a result that is not a finite number, on pairs 0 to 4 ends
+    the judge as :class:`~dpkit.course.judges._base.Raised` (no point for the exercise:
+    privacy unchecked); on the extreme pairs 5 to 7 it stops their calls, the tests above
+    run on pairs 0 to 4 alone (a violation there is still one), and then it is a plain
+    failure that keeps the public point (a defensive guard is honest;
+    :func:`~dpkit.course.judges._base.on_extreme`).
+
     **Calls**: 9,616 (:data:`LAPLACE_CALLS`). **Privacy**: the law of the release at each
     input is the whole mechanism, so too little noise (a wrong scale), one noise reused
     for every release, or noise that depends on the value all fail the distribution
@@ -195,25 +209,41 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
     # the calls' order, secret: the cases interleaved at random (call t is of case labels[t])
     labels = rng.permutation(np.repeat(np.arange(_LAPLACE_CASES), _LAPLACE_DRAWS))
 
+    def release(c: int, seed: int) -> float | Raised:
+        """Case ``c``'s release with ``seed``; on an extreme case, its error returned."""
+        value, delta, epsilon = cases[c]
+        where = EXTREME_WHERE if c >= _LAPLACE_EXTREME else _WHERE
+        try:
+            return real(call(fn, value, delta, epsilon, np.random.default_rng(seed),
+                             where=where), where=where)
+        except Raised as error:
+            if c < _LAPLACE_EXTREME:
+                raise
+            return error
+
     def body() -> str:
         releases = np.empty((_LAPLACE_CASES, _LAPLACE_DRAWS))
         made = np.zeros(_LAPLACE_CASES, dtype=np.int64)
+        broken: Raised | None = None     # the first error on an extreme case
         for c in labels:
-            value, delta, epsilon = cases[c]
-            got = call(fn, value, delta, epsilon,
-                       np.random.default_rng(int(seed_table[c, made[c]])), where=_WHERE)
-            releases[c, made[c]] = real(got, where=_WHERE)
-            made[c] += 1
+            if broken is None or c < _LAPLACE_EXTREME:
+                got = release(int(c), int(seed_table[c, made[c]]))
+                if isinstance(got, Raised):
+                    broken = got
+                    continue
+                releases[c, made[c]] = got
+                made[c] += 1
+        kept = _LAPLACE_CASES if broken is None else _LAPLACE_EXTREME
         for r in range(_LAPLACE_REPEATS):
             c, j = r % _LAPLACE_CASES, r // _LAPLACE_CASES
-            value, delta, epsilon = cases[c]
-            again = call(fn, value, delta, epsilon, np.random.default_rng(int(seed_table[c, j])),
-                         where=_WHERE)
-            if real(again, where=_WHERE) != releases[c, j]:
+            if c < kept and release(c, int(seed_table[c, j])) != releases[c, j]:
                 raise Rejection("called twice with generators seeded alike, your function "
                                 "returned different releases: draw the noise from the "
                                 "`generator` argument, and from nothing else")
-        return _laplace_verdict(cases, releases, labels)
+        verdict = _laplace_verdict(cases[:kept], releases[:kept], labels[labels < kept])
+        if broken is not None:
+            raise on_extreme(broken, _LAPLACE_DOMAIN)
+        return verdict
 
     return judged(body)
 

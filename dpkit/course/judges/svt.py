@@ -12,6 +12,7 @@ from scipy import integrate
 
 from dpkit.check._common import coerce
 from dpkit.course.judges._base import (
+    EXTREME_WHERE,
     Judgement,
     PrivacyViolation,
     Raised,
@@ -20,6 +21,7 @@ from dpkit.course.judges._base import (
     call,
     dp_violated,
     judged,
+    on_extreme,
     returned_text,
     seeds,
 )
@@ -181,6 +183,11 @@ def judge_above_threshold(fn: Callable[..., int | None], rng: np.random.Generato
     * on each of the three distribution cases, an exact two-sided binomial test per
       outcome (each index, and None) against :func:`above_threshold_law`: 24 × 3.5e-8.
 
+    An error, or a result that is not an index of ``queries`` or None, ends the judge as
+    :class:`~dpkit.course.judges._base.Raised` (no point for the exercise), but on the
+    audit pair, whose ε is extreme: there it is a plain failure, reported after the
+    outcome-law tests (:func:`~dpkit.course.judges._base.on_extreme`).
+
     In all at most **1e-6** (Bonferroni: 1e-7 + 8.4e-7; the quadrature's error, below
     1e-10, is negligible). **Calls**: 8,043 (:data:`ABOVE_THRESHOLD_CALLS`; 4,000 on the
     audit pair, where a correct answer evaluates about 4 queries a run).
@@ -244,12 +251,18 @@ def judge_above_threshold(fn: Callable[..., int | None], rng: np.random.Generato
                                         "(rng.numpy_generator())")
         _check_far(fn, far_threshold, far_epsilon, far_seeds)
         _check_streams(fn, streams)
-        _audit_pair(fn, audit)
+        try:
+            _audit_pair(fn, audit)
+            unaudited = None
+        except Raised as error:     # an extreme ε: judged last, a plain failure
+            unaudited = error
         for (data, threshold, epsilon, runs), count in zip(cases, counts, strict=True):
             law = above_threshold_law(data.astype(np.float64), threshold, epsilon)
             for k, p in zip(count.tolist(), law.tolist(), strict=True):
                 if binomial_reject(k, runs, p, _ALPHA_CELL):
                     raise Rejection(_law_message(count, law))
+        if unaudited is not None:
+            raise on_extreme(unaudited, "any ε > 0")
         return ("your AboveThreshold has the right outcome frequencies on inputs you have "
                 "not seen, returns None honestly and reads a stream lazily")
 
@@ -309,7 +322,7 @@ def _audit_pair(fn: Callable[..., Any], audit: dict[str, Any]) -> None:
     (:func:`dp_violated`, at level :data:`_ALPHA_AUDIT`); else a
     :class:`PrivacyViolation`."""
     threshold, epsilon = audit["threshold"], audit["epsilon"]
-    where = "on a hidden input"
+    where = EXTREME_WHERE
     hits = []
     for data, run_seeds in zip(audit["histograms"], audit["seeds"], strict=True):
         queries = [Bin(j) for j in range(data.size)]
