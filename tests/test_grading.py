@@ -938,3 +938,13 @@ def test_the_grid_scale_exercise_is_compared_finely_enough_to_see_the_grid():
     rtol = RELATIVE_TOLERANCE["ex-laplace-grid-scale"]
     assert agrees_with(textbook, answer, check, np.random.default_rng(8))[0]
     assert not agrees_with(textbook, answer, check, np.random.default_rng(8), rtol=rtol)[0]
+
+
+def test_the_hidden_inputs_seed_reads_the_cells_without_ambiguity():
+    """Round 3, H: one added cell ``"a\\n\\0b"`` and the two cells ``"a"`` and ``"b"`` (which
+    run differently) were joined into the same text, so met the same hidden inputs."""
+    from dpkit.course.grading import _written
+    one = _written({"x-answer": "f = 1"}, {"x-answer": [("_flag = False\n\0_flag = True", "")]})
+    two = _written({"x-answer": "f = 1"}, {"x-answer": [("_flag = False", ""),
+                                                        ("_flag = True", "")]})
+    assert one != two

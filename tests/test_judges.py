@@ -1483,3 +1483,22 @@ def test_the_laplace_judges_stated_resolution_holds():
     assert "8% too small would have been caught with probability 0.99" in \
         noise._laplace_verdict([(0.0, 1.0, 1.0), (0.01, 1.0, 1.0)], releases,
                                np.repeat([0, 1], 600))
+
+
+def test_a_long_returned_number_is_not_quoted():
+    """Round 3, N9: on the endless stream, an answer returned an int packing the hidden
+    (threshold, ε) it had seen, quoted up to 60 characters. A number is quoted only if
+    it is below 10⁶ with at most 6 significant digits. Deterministic."""
+    seen = []
+
+    def packing(queries, data, threshold, epsilon, rng):
+        seen.append(f"{round(threshold * 100)}{round(epsilon * 1000)}")
+        if data is None and threshold == 100.0:
+            return int("1" + "".join(seen[-3:]))
+        return at_model(queries, data, threshold, epsilon, rng)
+
+    verdict = run(judge_above_threshold, packing)
+    assert not verdict.passed and not any(text in verdict.message for text in seen[:-1])
+    assert "a number" in verdict.message, verdict.message
+    assert returned_text(3) == "3" and returned_text(-0.25) == "-0.25"
+    assert returned_text(123456.7) == "a number" and returned_text(10**70) == "a number"

@@ -193,15 +193,28 @@ def error_text(error: BaseException) -> str:
 
 
 def returned_text(value: Any) -> str:
-    """What a hidden test says of a value the student's function returned: a number, a
-    bool or None as it is (:func:`~dpkit.check._common.shown`), anything else by its type
-    only, since a string or a container could carry the hidden inputs into the feedback.
+    """What a hidden test says of a value the student's function returned: a bool, None,
+    or a number below 10⁶ in size with at most 6 significant digits as it is
+    (:func:`~dpkit.check._common.shown`), another number as "a number", anything else by
+    its type only, since a string, a container or a long number could carry the hidden
+    inputs into the feedback.
 
     >>> returned_text(0.5), returned_text("-7174.58,0.318"), returned_text([1, 2])
     ('0.5', 'a value of type str', 'a value of type list')
+    >>> returned_text(1267840225134130235605671799), returned_text(267.840225)
+    ('a number', 'a number')
     """
-    if value is None or isinstance(value, (bool, int, float, np.integer, np.floating)):
+    if value is None or isinstance(value, (bool, np.bool_)):
         return shown(value)
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        try:
+            x = float(value)
+        except OverflowError:       # an int beyond the float range
+            return "a number"
+        # a large or long number could pack hidden inputs: shown only if short
+        if not math.isfinite(x) or (abs(x) < 1e6 and float(f"{x:.6g}") == x):
+            return shown(value)
+        return "a number"
     return f"a value of type {type(value).__name__}"
 
 
