@@ -945,7 +945,7 @@ def test_the_hidden_inputs_change_with_any_code_the_student_wrote(course, monkey
     source = nbformat.read(course / "source" / "ch" / "ch.ipynb", 4)
     grading.grade_notebook(source, json.loads(nbformat.writes(notebook)), secret="0" * 64,
                            limits=Limits(call_seconds=10, memory_bytes=2 << 30))
-    assert seen and all(helper in code for code in seen)
+    assert seen and all(json.dumps(helper) in code for code in seen)  # a JSON of the cells
 
 
 def test_the_grid_scale_exercise_is_compared_finely_enough_to_see_the_grid():
@@ -1053,3 +1053,13 @@ def test_the_scripted_enumeration_sees_every_draw_when_it_is_made():
     found, rest = remote
     assert all(low <= Fraction(w, 9) <= low + rest for low, w in zip(found, [1, 3, 5],
                                                                       strict=True))
+
+
+def test_the_hidden_inputs_seed_reads_the_cells_without_ambiguity():
+    """Round 3, H: one added cell ``"a\\n\\0b"`` and the two cells ``"a"`` and ``"b"`` (which
+    run differently) were joined into the same text, so met the same hidden inputs."""
+    from dpkit.course.grading import _written
+    one = _written({"x-answer": "f = 1"}, {"x-answer": [("_flag = False\n\0_flag = True", "")]})
+    two = _written({"x-answer": "f = 1"}, {"x-answer": [("_flag = False", ""),
+                                                        ("_flag = True", "")]})
+    assert one != two

@@ -1372,16 +1372,80 @@ def _exfiltrating(after: int, *, by_return: bool = False):
 def test_hidden_inputs_do_not_reach_the_feedback(by_return):
     """An answer that puts the hidden weights it has seen in an exception's message (or
     in a string it returns) gets a failure that quotes neither (before: the message was
-    quoted, up to 200 characters, and a returned string up to 60). An error is a
-    :class:`Raised` judgement: grading withholds the public point too. Deterministic."""
+    quoted, up to 200 characters, and a returned string up to 60). An error, or a result
+    of the wrong form, is a :class:`Raised` judgement: grading withholds the public point
+    too. Deterministic."""
     sampler, seen = _exfiltrating(2, by_return=by_return)
     verdict = run(judge_division_free_sampler, sampler)
     assert not verdict.passed and len(seen) >= 2
     leaked = [str(w) for weights in seen for w in weights if w > 3]
     assert leaked and not any(text in verdict.message for text in leaked), verdict.message
-    assert verdict.raised != by_return and not verdict.privacy
+    assert verdict.raised and not verdict.privacy
     assert ("raised ValueError" if not by_return else "a value of type str") \
         in verdict.message
+
+
+@pytest.mark.parametrize(("judge", "fn", "fragment"), [
+    (judge_laplace_mechanism, lambda v, s, e, g: None, "returned None"),
+    (judge_laplace_mechanism, lambda v, s, e, g: float("nan"), "returned nan"),
+    (judge_gaussian_noise, lambda s, n, g: None, "returned None"),
+    (judge_gaussian_noise, lambda s, n, g: np.zeros(0), "returned 0 draws"),
+    (judge_gaussian_noise, lambda s, n, g: np.full(n, np.nan), "not finite"),
+    (judge_above_threshold, lambda q, d, t, e, r: "0", "a value of type str"),
+    (judge_above_threshold, lambda q, d, t, e, r: -1, "outside `queries`"),
+    (judge_division_free_sampler, lambda w, r: None, "returned None"),
+])
+def test_a_result_of_the_wrong_form_on_a_hidden_input_is_like_a_raise(judge, fn, fragment):
+    """The "None tripwire" (round 3, N4 and N8): an answer that passes the public check
+    and then returns None (or anything but a result of the asked form) on every input it
+    has not seen left the judge's privacy verdict unreached but was a plain failure, so
+    it kept the public point whatever its privacy (a raise gets 0). Now it is a
+    :class:`Raised` judgement, as a raise is. Deterministic."""
+    verdict = run(judge, fn)
+    assert not verdict.passed and verdict.raised and not verdict.privacy, verdict
+    assert fragment in verdict.message, verdict.message
+
+
+def laplace_guarded(value, sensitivity, epsilon, generator):
+    """Correct, with a defensive guard against large values (round 3, H3)."""
+    if abs(value) > 1e4:
+        raise ValueError("value out of range")
+    return laplace_model(value, sensitivity, epsilon, generator)
+
+
+def laplace_guarded_leaky(value, sensitivity, epsilon, generator):
+    """The same guard, and Laplace noise at 0.8 of the scale elsewhere."""
+    if abs(value) > 1e4:
+        raise ValueError("value out of range")
+    return value + generator.laplace(0.0, 0.8 * sensitivity / epsilon)
+
+
+def at_guarded(queries, data, threshold, epsilon, rng):
+    """Correct, with a defensive guard against small ε (round 3, H3)."""
+    if epsilon < 0.15:
+        raise ValueError("epsilon too small")
+    return at_model(queries, data, threshold, epsilon, rng)
+
+
+@pytest.mark.parametrize(("judge", "fn", "privacy"), [
+    (judge_laplace_mechanism, laplace_guarded, False),
+    (judge_laplace_mechanism, laplace_guarded_leaky, True),
+    (judge_above_threshold, at_guarded, False),
+])
+def test_an_error_on_an_extreme_hidden_input_keeps_the_public_point(judge, fn, privacy):
+    """Round 3, H3: an honest answer that refuses extreme inputs (|value| > 10⁴, which
+    the Laplace judge's pair 5 always has; ε < 0.15, which AboveThreshold's audit pair
+    always has) got 0 for the whole exercise, as a tripwire does. An error on an
+    extreme input is now a plain failure (not :class:`Raised`, the public point kept),
+    judged after the ordinary inputs' privacy tests: the same guard on an answer with
+    too little noise elsewhere is still a privacy violation. Deterministic for the
+    honest ones; the leaky one is caught by the spread tests with probability > 1 − 1e-9
+    (scale 0.8 on 6,000 releases)."""
+    verdict = run(judge, fn)
+    assert not verdict.passed and not verdict.raised, verdict
+    assert verdict.privacy == privacy, verdict
+    if not privacy:
+        assert "extreme hidden input" in verdict.message and "ValueError" in verdict.message
 
 
 def test_a_judgement_reads_as_a_verdict():
@@ -1421,3 +1485,22 @@ def test_the_laplace_judges_stated_resolution_holds():
     assert "8% too small would have been caught with probability 0.99" in \
         noise._laplace_verdict([(0.0, 1.0, 1.0), (0.01, 1.0, 1.0)], releases,
                                np.repeat([0, 1], 600))
+
+
+def test_a_long_returned_number_is_not_quoted():
+    """Round 3, N9: on the endless stream, an answer returned an int packing the hidden
+    (threshold, ε) it had seen, quoted up to 60 characters. A number is quoted only if
+    it is below 10⁶ with at most 6 significant digits. Deterministic."""
+    seen = []
+
+    def packing(queries, data, threshold, epsilon, rng):
+        seen.append(f"{round(threshold * 100)}{round(epsilon * 1000)}")
+        if data is None and threshold == 100.0:
+            return int("1" + "".join(seen[-3:]))
+        return at_model(queries, data, threshold, epsilon, rng)
+
+    verdict = run(judge_above_threshold, packing)
+    assert not verdict.passed and not any(text in verdict.message for text in seen[:-1])
+    assert "a number" in verdict.message, verdict.message
+    assert returned_text(3) == "3" and returned_text(-0.25) == "-0.25"
+    assert returned_text(123456.7) == "a number" and returned_text(10**70) == "a number"

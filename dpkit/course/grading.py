@@ -35,12 +35,18 @@ are earned: a hidden test that finds a **privacy violation** (a judgement with `
 set: too little noise, a budget spent more than once, a parameter taken from the data)
 gives the whole exercise 0, the public point included, and the feedback says so
 (:data:`PRIVACY_FEEDBACK`). So does a hidden judge that could not reach its privacy verdict
-because the student's function **raised, timed out or crashed its sandbox on a hidden
-input** (a judgement with ``raised`` set; the judges draw their inputs from the domain the
-exercise states): otherwise an answer that passes the public check and then raises on every
-input it has not seen (a "tripwire") would keep the public point whatever its privacy
-(:data:`UNCHECKED_FEEDBACK`). A failure of accuracy or form keeps the public point, and so
-does an error in a deterministic exercise's hidden cases (no privacy verdict is at stake).
+because the student's function **raised, timed out, crashed its sandbox or returned a
+result of the wrong form (None, a string, nan) on an ordinary hidden input** (a judgement
+with ``raised`` set; the judges draw their inputs from the domain the exercise states):
+otherwise an answer that passes the public check and then raises on every input it has
+not seen (a "tripwire") would keep the public point whatever its privacy
+(:data:`UNCHECKED_FEEDBACK`). On the *extreme* hidden inputs a judge adds to catch answers
+exact only out of range (the Laplace judge's huge values and far-from-1 Δ and ε,
+AboveThreshold's audit at a small ε) such an error is a plain failure that keeps the
+public point, reported after the ordinary inputs' privacy tests: a defensive guard
+there is honest, and a tripwire must fail on ordinary inputs too. A failure of accuracy
+or form keeps the public point, and so does an error in a deterministic exercise's hidden
+cases (no privacy verdict is at stake).
 An exercise that asks the student to write what a library function does (AboveThreshold,
 an interval's half-width) lists that function in :data:`dpkit.course.exercises.FORBIDDEN`:
 an answer whose code reaches it (directly, through a helper or an alias, or by a dynamic
@@ -91,7 +97,7 @@ __all__ = ["ABSOLUTE_TOLERANCE", "GRADER_VERSION", "LOST_METADATA", "PRIVACY_FEE
            "RELATIVE_TOLERANCE", "UNCHECKED_FEEDBACK", "Result", "SetupError", "agrees_with",
            "grade", "grade_notebook"]
 
-GRADER_VERSION = "7"           # a change of the tests regrades every notebook
+GRADER_VERSION = "8"           # a change of the tests regrades every notebook
 PUBLIC_POINTS, HIDDEN_POINTS = 1, 2
 #: Appended to the hidden test's message when it found a privacy violation.
 PRIVACY_FEEDBACK = "a privacy violation earns no points for this exercise"
@@ -300,6 +306,16 @@ def _arguments(call: ast.Call, sandbox: Sandbox, model: _Model,
             {k.arg: value(k.value, False) for k in call.keywords if k.arg is not None})
 
 
+def _written(answers: dict[str, str], added: dict[str, list[tuple[str, str]]]) -> str:
+    """The code a student wrote, for :func:`_secret_rng`: every answer cell and every cell
+    they added, by grade id, encoded without ambiguity (JSON), so that two different sets
+    of cells never give the same text (a text joined with a separator did: one cell
+    ``"a\n\0b"`` and the two cells ``"a"`` and ``"b"``, which run differently, met the
+    same hidden inputs)."""
+    return json.dumps([[[key, answers[key]] for key in sorted(answers)],
+                       [[key, [cell for cell, _ in added[key]]] for key in sorted(added)]])
+
+
 def _secret_rng(secret: str, student: str, label: str,
                 code: str = "") -> np.random.Generator:
     """The hidden inputs' generator: from the course's secret, per student, exercise and
@@ -342,8 +358,7 @@ def grade_notebook(source: nbformat.NotebookNode, submission: Any, *, secret: st
         return [(exercise, 0.0, LOST_METADATA) for exercise in exercises]
     added = _added_cells(submission, {_grade_id(c) for c in source.cells if _grade_id(c)},
                          {e.label: e.title for e in exercises})
-    written = "\n\0".join([*(answers[key] for key in sorted(answers)),
-                            *(cell for key in sorted(added) for cell, _ in added[key])])
+    written = _written(answers, added)
     model = _Model(setup, exercises)
     limits = limits or Limits()
     results = []

@@ -35,6 +35,7 @@ from dpkit.check._common import number, shown
 
 __all__ = [
     "ERROR_LENGTH",
+    "EXTREME_WHERE",
     "GRADER_MESSAGES",
     "Judgement",
     "PrivacyViolation",
@@ -49,6 +50,7 @@ __all__ = [
     "judged",
     "ks_reject",
     "ks_statistic",
+    "on_extreme",
     "real",
     "returned_text",
     "seeds",
@@ -191,15 +193,28 @@ def error_text(error: BaseException) -> str:
 
 
 def returned_text(value: Any) -> str:
-    """What a hidden test says of a value the student's function returned: a number, a
-    bool or None as it is (:func:`~dpkit.check._common.shown`), anything else by its type
-    only, since a string or a container could carry the hidden inputs into the feedback.
+    """What a hidden test says of a value the student's function returned: a bool, None,
+    or a number below 10⁶ in size with at most 6 significant digits as it is
+    (:func:`~dpkit.check._common.shown`), another number as "a number", anything else by
+    its type only, since a string, a container or a long number could carry the hidden
+    inputs into the feedback.
 
     >>> returned_text(0.5), returned_text("-7174.58,0.318"), returned_text([1, 2])
     ('0.5', 'a value of type str', 'a value of type list')
+    >>> returned_text(1267840225134130235605671799), returned_text(267.840225)
+    ('a number', 'a number')
     """
-    if value is None or isinstance(value, (bool, int, float, np.integer, np.floating)):
+    if value is None or isinstance(value, (bool, np.bool_)):
         return shown(value)
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        try:
+            x = float(value)
+        except OverflowError:       # an int beyond the float range
+            return "a number"
+        # a large or long number could pack hidden inputs: shown only if short
+        if not math.isfinite(x) or (abs(x) < 1e6 and float(f"{x:.6g}") == x):
+            return shown(value)
+        return "a number"
     return f"a value of type {type(value).__name__}"
 
 
@@ -213,13 +228,16 @@ def call(fn: Callable[..., Any], *args: Any, where: str) -> Any:
 
 
 def real(value: Any, *, where: str, what: str = "a finite number") -> float:
-    """``value`` as a finite float, or a :class:`Rejection` saying what it was instead."""
+    """``value`` as a finite float, or a :class:`Raised` saying what it was instead: a
+    result of the wrong form on a hidden input leaves the judge's privacy verdict as
+    unreached as an error does (an answer returning None wherever the public check does not
+    look would otherwise keep the public point whatever its privacy)."""
     got = number(value)
     if got is None:
         text = returned_text(value)
         if text == shown(value) and not isinstance(value, float):
             text += f" (of type {type(value).__name__})"
-        raise Rejection(f"{where}, your function returned {text}, not {what}")
+        raise Raised(f"{where}, your function returned {text}, not {what}")
     return got
 
 
@@ -315,3 +333,20 @@ def too_little_noise(groups: Sequence[np.ndarray], sum_cdf: Callable[[float, int
         return True
     return binomial_reject(int(np.sum(pooled > cut)), pooled.size, beyond, share,
                            alternative="less")
+
+
+#: Where an extreme hidden input is named (:func:`on_extreme`): its kind, never its value.
+EXTREME_WHERE = "on an extreme hidden input (far outside the public test's ranges)"
+
+
+def on_extreme(error: Raised, domain: str) -> Rejection:
+    """The plain :class:`Rejection` a judge raises for ``error`` (the student's function
+    raised, or returned a result of the wrong form) on an **extreme** hidden input: one of
+    the out-of-range cases a judge adds to catch an answer that is exact (or leaky) only
+    where the public check never looks. A defensive guard (``if epsilon > 10: raise``) is
+    honest there, so unlike a failure on an ordinary input (a :class:`Raised`: no point
+    for the exercise, as a "tripwire" must fail on ordinary inputs too) it keeps the public
+    point; a judge raises it only after its privacy tests on the ordinary inputs have
+    passed, and an answer that is not private on extreme inputs instead of raising is
+    still a violation. ``domain`` says what the exercise allows."""
+    return Rejection(f"{error}; the exercise allows {domain}")

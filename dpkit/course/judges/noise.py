@@ -10,8 +10,10 @@ import numpy as np
 from scipy import stats
 
 from dpkit.course.judges._base import (
+    EXTREME_WHERE,
     Judgement,
     PrivacyViolation,
+    Raised,
     Rejection,
     binomial_reject,
     call,
@@ -19,6 +21,7 @@ from dpkit.course.judges._base import (
     gamma_reject,
     judged,
     ks_reject,
+    on_extreme,
     real,
     returned_text,
     seeds,
@@ -46,12 +49,26 @@ _NEAR = 0.01
 #: ``P(|x ± y| ≤ t) ≤ t/2`` each, ``≤ t`` for either; 5% more covers the exact mechanism's
 #: lattice and the float rounding (at most 1e-4 scales in all, 5e-4 allowed).
 _NEAR_BOUND = 1.05 * _NEAR
+#: Probability bound of an *exact* release at the value (noise exactly 0.0) for a correct
+#: answer: NumPy's continuous noise only by float rounding (``|noise| ≤ ulp(value)/2``,
+#: at most 1e-6 scales with ``|value|/b ≤ 5e9``: probability ≤ 1e-6); dpkit's exact
+#: mechanism puts at most ``grid/(2b) = 2⁻²¹ε ≤ 2.4e-5`` (ε ≤ 50) on its lattice's 0.
+_EXACT_LAPLACE = 3e-5
+#: The same for a Gaussian draw exactly 0.0: a lattice 2⁻²⁰σ fine puts at most
+#: ``2⁻²⁰/√(2π) ≤ 4e-7`` on 0, continuous float noise far less.
+_EXACT_GAUSS = 1e-6
 
 # Laplace: 8 hidden pairs of cases (16 cases) of 600 releases, 16 repeated seeds.
 _LAPLACE_PAIRS, _LAPLACE_DRAWS, _LAPLACE_REPEATS = 8, 600, 16
 _LAPLACE_CASES = 2 * _LAPLACE_PAIRS
+#: The first extreme case: pairs 5 to 7 (values to 10⁸, ε to 50 or from 0.01, Δ to 1000
+#: or from 0.01), far outside the public check's, where an error is not a tripwire
+#: (:func:`~dpkit.course.judges._base.on_extreme`).
+_LAPLACE_EXTREME = 2 * (_LAPLACE_PAIRS - 3)
+_LAPLACE_DOMAIN = "any finite value and any Δ, ε > 0"
 _ALPHA_LAPLACE_POOLED, _ALPHA_LAPLACE_SCALE, _ALPHA_LAPLACE_CASE = 1.9e-7, 1.9e-7, 1e-8
-_ALPHA_LAPLACE_ATOM, _ALPHA_LAPLACE_PAIRED, _ALPHA_LAPLACE_NEIGHBOURS = 1e-7, 1e-7, 1e-7
+_ALPHA_LAPLACE_ATOM, _ALPHA_LAPLACE_PAIRED, _ALPHA_LAPLACE_NEIGHBOURS = 5e-8, 1e-7, 1e-7
+_ALPHA_LAPLACE_EXACT = 5e-8
 #: Calls of the student's function one :func:`judge_laplace_mechanism` makes (at most).
 LAPLACE_CALLS = _LAPLACE_CASES * _LAPLACE_DRAWS + _LAPLACE_REPEATS
 
@@ -59,7 +76,8 @@ LAPLACE_CALLS = _LAPLACE_CASES * _LAPLACE_DRAWS + _LAPLACE_REPEATS
 _GAUSS_LARGE, _GAUSS_SMALL, _GAUSS_REPEATS = 8, 2, 2
 _ALPHA_GAUSS_CALL_KS, _ALPHA_GAUSS_CALL_VAR = 3e-8, 3e-8
 _ALPHA_GAUSS_POOLED_KS, _ALPHA_GAUSS_POOLED_VAR = 1.1e-7, 1.1e-7
-_ALPHA_GAUSS_ATOM, _ALPHA_GAUSS_TOTAL, _ALPHA_GAUSS_PAIRS = 1e-7, 1e-7, 5e-8
+_ALPHA_GAUSS_ATOM, _ALPHA_GAUSS_TOTAL, _ALPHA_GAUSS_PAIRS = 5e-8, 1e-7, 5e-8
+_ALPHA_GAUSS_EXACT = 5e-8
 #: Calls of the student's function one :func:`judge_gaussian_noise` makes.
 GAUSSIAN_CALLS = _GAUSS_LARGE + _GAUSS_SMALL + _GAUSS_REPEATS
 
@@ -146,7 +164,9 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
       lookup table of the public check's inputs, errors of opposite signs on different
       inputs): 16 × (1e-8 + 1e-8);
     * a point mass: the number of releases within ``0.01·Δ/ε`` of the value, one-sided
-      exact binomial test against ``1.05·0.01`` (``P = 1 − e^{−0.01}`` for Lap(1)): 1e-7;
+      exact binomial test against ``1.05·0.01`` (``P = 1 − e^{−0.01}`` for Lap(1)): 5e-8;
+      and the number exactly at the value against ``3e-5`` (float rounding: at most 1e-6;
+      the exact mechanism's lattice: ``2⁻²¹ε ≤ 2.4e-5``): 5e-8;
     * independence: in the calls' order, and in each case's calls in their order, the
       disjoint pairs of consecutive noises (two offsets each) whose sum or difference is
       within ``0.01·Δ/ε`` of 0 (probability at most 0.01 for independent Laplace noises,
@@ -162,6 +182,13 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
     its grid, and its mean ``|noise|/b`` is off by about 1e-6 relative, 0.0001 of a
     standard error. Float rounding of ``value + noise`` (``|value|/b ≤ 5e9``) moves a
     noise by at most 1e-6 scales.
+
+    **Errors**: an error, or a result that is not a finite number, on pairs 0 to 4 ends
+    the judge as :class:`~dpkit.course.judges._base.Raised` (no point for the exercise:
+    privacy unchecked); on the extreme pairs 5 to 7 it stops their calls, the tests above
+    run on pairs 0 to 4 alone (a violation there is still one), and then it is a plain
+    failure that keeps the public point (a defensive guard is honest;
+    :func:`~dpkit.course.judges._base.on_extreme`).
 
     **Calls**: 9,616 (:data:`LAPLACE_CALLS`). **Privacy**: the law of the release at each
     input is the whole mechanism, so too little noise (a wrong scale), one noise reused
@@ -194,25 +221,41 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
     # the calls' order, secret: the cases interleaved at random (call t is of case labels[t])
     labels = rng.permutation(np.repeat(np.arange(_LAPLACE_CASES), _LAPLACE_DRAWS))
 
+    def release(c: int, seed: int) -> float | Raised:
+        """Case ``c``'s release with ``seed``; on an extreme case, its error returned."""
+        value, delta, epsilon = cases[c]
+        where = EXTREME_WHERE if c >= _LAPLACE_EXTREME else _WHERE
+        try:
+            return real(call(fn, value, delta, epsilon, np.random.default_rng(seed),
+                             where=where), where=where)
+        except Raised as error:
+            if c < _LAPLACE_EXTREME:
+                raise
+            return error
+
     def body() -> str:
         releases = np.empty((_LAPLACE_CASES, _LAPLACE_DRAWS))
         made = np.zeros(_LAPLACE_CASES, dtype=np.int64)
+        broken: Raised | None = None     # the first error on an extreme case
         for c in labels:
-            value, delta, epsilon = cases[c]
-            got = call(fn, value, delta, epsilon,
-                       np.random.default_rng(int(seed_table[c, made[c]])), where=_WHERE)
-            releases[c, made[c]] = real(got, where=_WHERE)
-            made[c] += 1
+            if broken is None or c < _LAPLACE_EXTREME:
+                got = release(int(c), int(seed_table[c, made[c]]))
+                if isinstance(got, Raised):
+                    broken = got
+                    continue
+                releases[c, made[c]] = got
+                made[c] += 1
+        kept = _LAPLACE_CASES if broken is None else _LAPLACE_EXTREME
         for r in range(_LAPLACE_REPEATS):
             c, j = r % _LAPLACE_CASES, r // _LAPLACE_CASES
-            value, delta, epsilon = cases[c]
-            again = call(fn, value, delta, epsilon, np.random.default_rng(int(seed_table[c, j])),
-                         where=_WHERE)
-            if real(again, where=_WHERE) != releases[c, j]:
+            if c < kept and release(c, int(seed_table[c, j])) != releases[c, j]:
                 raise Rejection("called twice with generators seeded alike, your function "
                                 "returned different releases: draw the noise from the "
                                 "`generator` argument, and from nothing else")
-        return _laplace_verdict(cases, releases, labels)
+        verdict = _laplace_verdict(cases[:kept], releases[:kept], labels[labels < kept])
+        if broken is not None:
+            raise on_extreme(broken, _LAPLACE_DOMAIN)
+        return verdict
 
     return judged(body)
 
@@ -247,7 +290,8 @@ def _laplace_structure(distance: np.ndarray, noise_in_scales: np.ndarray,
     """The privacy failures the marginal law of one release can hide, or ``""``.
 
     * releases (almost) at the value: the count of ``|noise| <= 0.01b`` (probability at most
-      :data:`_NEAR_BOUND`), one-sided exact binomial test;
+      :data:`_NEAR_BOUND`) and of releases exactly at it (:data:`_EXACT_LAPLACE`),
+      one-sided exact binomial tests;
     * noises that depend on each other: :func:`_near_pairs` on the calls' (secret) order
       and on each case's own calls in their order, at half the share each;
     * a scale that depends on the value: for each pair of neighbouring cases, the share of
@@ -255,7 +299,10 @@ def _laplace_structure(distance: np.ndarray, noise_in_scales: np.ndarray,
       scale); its normal scores' squares sum to χ²(pairs), one-sided test.
     """
     near = int(np.sum(distance <= _NEAR))
-    if binomial_reject(near, distance.size, _NEAR_BOUND, _ALPHA_LAPLACE_ATOM, "greater"):
+    exact = int(np.sum(distance == 0))
+    if binomial_reject(near, distance.size, _NEAR_BOUND, _ALPHA_LAPLACE_ATOM, "greater") or \
+            binomial_reject(exact, distance.size, _EXACT_LAPLACE, _ALPHA_LAPLACE_EXACT,
+                            "greater"):
         return ("too many of your releases are (almost) exactly the true value, far more "
                 "than Laplace noise puts there; a release that equals the value with some "
                 "probability is not ε-DP for any ε")
@@ -352,12 +399,12 @@ def _draws(fn: Callable[..., Any], sigma: float, size: int, seed: int) -> np.nda
     except (TypeError, ValueError, OverflowError):
         draws = None
     if draws is None or draws.ndim > 1:
-        raise Rejection(f"{_WHERE}, your function returned {returned_text(got)}, not an "
+        raise Raised(f"{_WHERE}, your function returned {returned_text(got)}, not an "
                         f"array of `size` real numbers")
     if draws.size != size:
-        raise Rejection(f"{_WHERE}, your function returned {draws.size} draws, not `size`")
+        raise Raised(f"{_WHERE}, your function returned {draws.size} draws, not `size`")
     if not np.all(np.isfinite(draws)):
-        raise Rejection(f"{_WHERE}, your function returned draws that are not finite "
+        raise Raised(f"{_WHERE}, your function returned draws that are not finite "
                         "(nan or inf)")
     return draws.ravel()
 
@@ -380,7 +427,8 @@ def judge_gaussian_noise(fn: Callable[[float, int, np.random.Generator], Any],
       test of ``Σ (draw/σ)²`` against χ²(size): 8 × (3e-8 + 3e-8);
     * pooled over all calls: KS (1.1e-7) and χ² (1.1e-7);
     * then, if those pass, a point mass: the number of ``|draw/σ| <= 0.01``, one-sided
-      exact binomial test against ``1.05·(2Φ(0.01) − 1)``: 1e-7;
+      exact binomial test against ``1.05·(2Φ(0.01) − 1)``: 5e-8; and the number of draws
+      exactly 0.0 against ``1e-6`` (a lattice 2⁻²⁰σ fine puts 4e-7 there): 5e-8;
     * independence: the large calls' totals ``Σ draw/σ`` (each N(0, size): their squares
       over ``size`` sum to χ²(8)), lower tail: 1e-7; the adjacent pairs
       ``(z[2k] ± z[2k+1])/√2``, i.i.d. N(0, 1) for independent draws, their squares
@@ -438,7 +486,8 @@ def _gaussian_structure(standard: list[np.ndarray]) -> str:
     """The privacy failures the marginal law of the draws can hide, or ``""``.
 
     * draws (almost) at 0: the count of ``|draw/σ| <= 0.01`` against its probability
-      ``2Φ(0.01) − 1`` (5% more allowed for float rounding), one-sided exact binomial test;
+      ``2Φ(0.01) − 1`` (5% more allowed for float rounding), and of draws exactly 0.0
+      against :data:`_EXACT_GAUSS`, one-sided exact binomial tests;
     * draws that cancel: the large calls' totals ``Σ draw/σ``, each N(0, size), their
       squares over ``size`` summed (χ²(8)), lower tail;
     * neighbours that cancel or repeat: ``(z[2k] ± z[2k + 1])/√2`` are i.i.d. N(0, 1) for
@@ -448,7 +497,9 @@ def _gaussian_structure(standard: list[np.ndarray]) -> str:
     pooled = np.concatenate(standard)
     bound = 1.05 * float(2 * stats.norm.cdf(_NEAR) - 1)
     if binomial_reject(int(np.sum(np.abs(pooled) <= _NEAR)), pooled.size, bound,
-                       _ALPHA_GAUSS_ATOM, "greater"):
+                       _ALPHA_GAUSS_ATOM, "greater") or \
+            binomial_reject(int(np.sum(pooled == 0)), pooled.size, _EXACT_GAUSS,
+                            _ALPHA_GAUSS_EXACT, "greater"):
         return ("too many of your draws are (almost) exactly 0, far more than N(0, σ²) puts "
                 "there: a coordinate released without noise is not private")
     large = standard[:_GAUSS_LARGE]

@@ -220,7 +220,7 @@ def _draw(sampler: Callable[..., Any], weights: list[int], source: RandomSource)
         return None
     if isinstance(index, (bool, np.bool_)) or not isinstance(index, (int, np.integer)) \
             or not 0 <= index < len(weights):
-        raise Rejection(f"{where}, your sampler returned {returned_text(index)}: it must "
+        raise Raised(f"{where}, your sampler returned {returned_text(index)}: it must "
                         "return an int index i with 0 <= i < len(weights)")
     return int(index)
 

@@ -12,13 +12,16 @@ from scipy import integrate
 
 from dpkit.check._common import coerce
 from dpkit.course.judges._base import (
+    EXTREME_WHERE,
     Judgement,
     PrivacyViolation,
+    Raised,
     Rejection,
     binomial_reject,
     call,
     dp_violated,
     judged,
+    on_extreme,
     returned_text,
     seeds,
 )
@@ -134,17 +137,18 @@ def _epsilon(rng: np.random.Generator) -> float:
 
 
 def _index(got: Any, count: int | None, where: str) -> int | None:
-    """The outcome as an index or None, or a Rejection if it is neither."""
+    """The outcome as an index or None, or a :class:`Raised` if it is neither (a result of
+    the wrong form leaves the privacy verdict unreached, as an error does)."""
     if got is None:
         return None
     index, why = coerce(got, whole=True)  # read as the public check reads it (3, 3.0, ...)
     if why is not None:
         # a float may be a noisy answer near a hidden threshold: name its type only
-        raise Rejection(f"{where}, your function returned a value of type "
+        raise Raised(f"{where}, your function returned a value of type "
                         f"{type(got).__name__}: AboveThreshold returns the (0-based) index "
                         "of a query of `queries`, or None")
     if index < 0 or (count is not None and index >= count):
-        raise Rejection(f"{where}, your function returned index {index}, outside "
+        raise Raised(f"{where}, your function returned index {index}, outside "
                         "`queries`: AboveThreshold returns the (0-based) index of a query "
                         "of `queries`, or None")
     return index
@@ -178,6 +182,11 @@ def judge_above_threshold(fn: Callable[..., int | None], rng: np.random.Generato
       answer, whatever its law;
     * on each of the three distribution cases, an exact two-sided binomial test per
       outcome (each index, and None) against :func:`above_threshold_law`: 24 × 3.5e-8.
+
+    An error, or a result that is not an index of ``queries`` or None, ends the judge as
+    :class:`~dpkit.course.judges._base.Raised` (no point for the exercise), but on the
+    audit pair, whose ε is extreme: there it is a plain failure, reported after the
+    outcome-law tests (:func:`~dpkit.course.judges._base.on_extreme`).
 
     In all at most **1e-6** (Bonferroni: 1e-7 + 8.4e-7; the quadrature's error, below
     1e-10, is negligible). **Calls**: 8,043 (:data:`ABOVE_THRESHOLD_CALLS`; 4,000 on the
@@ -242,12 +251,18 @@ def judge_above_threshold(fn: Callable[..., int | None], rng: np.random.Generato
                                         "(rng.numpy_generator())")
         _check_far(fn, far_threshold, far_epsilon, far_seeds)
         _check_streams(fn, streams)
-        _audit_pair(fn, audit)
+        try:
+            _audit_pair(fn, audit)
+            unaudited = None
+        except Raised as error:     # an extreme ε: judged last, a plain failure
+            unaudited = error
         for (data, threshold, epsilon, runs), count in zip(cases, counts, strict=True):
             law = above_threshold_law(data.astype(np.float64), threshold, epsilon)
             for k, p in zip(count.tolist(), law.tolist(), strict=True):
                 if binomial_reject(k, runs, p, _ALPHA_CELL):
                     raise Rejection(_law_message(count, law))
+        if unaudited is not None:
+            raise on_extreme(unaudited, "any ε > 0")
         return ("your AboveThreshold has the right outcome frequencies on inputs you have "
                 "not seen, returns None honestly and reads a stream lazily")
 
@@ -307,7 +322,7 @@ def _audit_pair(fn: Callable[..., Any], audit: dict[str, Any]) -> None:
     (:func:`dp_violated`, at level :data:`_ALPHA_AUDIT`); else a
     :class:`PrivacyViolation`."""
     threshold, epsilon = audit["threshold"], audit["epsilon"]
-    where = "on a hidden input"
+    where = EXTREME_WHERE
     hits = []
     for data, run_seeds in zip(audit["histograms"], audit["seeds"], strict=True):
         queries = [Bin(j) for j in range(data.size)]
