@@ -588,13 +588,16 @@ LAPLACE_CLASS = {
                   "    return value + generator.laplace(0.0, 0.9 * sensitivity / epsilon)\n"},
                  {"ex-laplace-textbook": (0, UNCHECKED_FEEDBACK)}),
     # Report §5: honest, but raises the hidden inputs it has seen in its message: the
-    # feedback names the error's type and line only (and the exercise gets 0, as above).
+    # feedback names the error's type and line only (and the exercise gets 0, as above:
+    # it raises on an ordinary input; on an extreme one it would keep the public point).
     "exfiltration": ({"ex-laplace-textbook-answer": PUBLIC_LAPLACE + "_seen = []\n" +
                       MY_LAPLACE +
                       "    key = (value, sensitivity, epsilon)\n"
+                      "    ordinary = (abs(value) <= 1e4 and 0.1 <= sensitivity <= 5\n"
+                      "                and 0.1 <= epsilon <= 5)\n"
                       "    if key not in _PUBLIC and key not in _seen:\n"
                       "        _seen.append(key)\n"
-                      "        if len(_seen) == 3:\n"
+                      "        if len(_seen) >= 3 and ordinary:\n"
                       "            raise ValueError(';'.join(f'{v!r},{d!r},{e!r}' "
                       "for v, d, e in _seen))\n"
                       "    return value + generator.laplace(0.0, sensitivity / epsilon)\n"},
