@@ -512,17 +512,7 @@ class Sandbox:
                        "kwargs": encode({k: by_value(v) for k, v in kwargs.items()},
                                         self._lent.lend)}
             reply = self._request(message, self.limits.call_seconds)
-            states = reply.get("generators") or []
-            for index, state in enumerate(states if isinstance(states, list) else []):
-                if index < len(generators):
-                    try:
-                        back = decode(state)
-                        if not isinstance(back, GeneratorState):
-                            raise WireError("malformed generator state")
-                        back.restore(generators[index])
-                    except (TypeError, ValueError, KeyError) as error:
-                        raise StudentError("your code left its NumPy generator in a state "
-                                           "the grader cannot take back") from error
+            _take_back(reply.get("generators"), generators)
             return self._result(reply)
         finally:
             self._lent.clear()
@@ -580,6 +570,21 @@ class Sandbox:
         if self._process is not None:
             _kill(self._process)
         self.close()
+
+
+def _take_back(states: Any, generators: list[np.random.Generator]) -> None:
+    """Put back on the grader's generators the states a call left them in (as sent in the
+    worker's reply), refusing a state the grader cannot take back."""
+    for index, state in enumerate(states if isinstance(states, list) else []):
+        if index < len(generators):
+            try:
+                back = decode(state)
+                if not isinstance(back, GeneratorState):
+                    raise WireError("malformed generator state")
+                back.restore(generators[index])
+            except (TypeError, ValueError, KeyError) as error:
+                raise StudentError("your code left its NumPy generator in a state the "
+                                   "grader cannot take back") from error
 
 
 def _kill(process: subprocess.Popen[bytes]) -> None:
