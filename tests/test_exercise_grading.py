@@ -68,3 +68,79 @@ def test_code_solutions_define_their_functions_before_any_other_statement(stem: 
         before = [node for node in (body[:defs[-1]] if defs else [])
                   if not isinstance(node, (ast.FunctionDef, ast.Expr))]
         assert not before, f"{label}: line {before[0].lineno} runs before a def" if before else ""
+
+
+TEACHING = (BOOK / "teaching.md").read_text()
+
+
+def test_the_teaching_page_states_the_hidden_inputs_as_the_judges_draw_them() -> None:
+    """The table of book/teaching.md: each randomized exercise's ordinary hidden inputs,
+    and the extreme ones (where an error keeps the public point), as the judges draw them."""
+    import inspect
+
+    import numpy as np
+
+    from dpkit.course.judges import JUDGES, average, noise, sampler, svt
+
+    table = {line.split("|")[1].strip().split(",")[0]: line for line in TEACHING.splitlines()
+             if re.match(r"\s*\| \d\.\d,", line)}
+    assert set(table) == {"2.4", "4.3", "6.4", "7.2", "7.3"} and len(JUDGES) == 5
+    assert "Δ and ε in [0.1, 5], values up to about 10⁴ in size" in table["2.4"]
+    assert ("values from 10⁴ to 10⁸ in size; or ε in [0.01, 0.1] or [5, 50]; or Δ in "
+            "[0.01, 0.1] or [5, 1000]") in table["2.4"]
+    assert "σ in [0.05, 20] | none" in table["4.3"]
+    assert "from 1 to beyond 10⁴⁰⁰ | none" in table["6.4"]
+    assert "ε in [0.2, 0.6] or [1.7, 4] | the audit pair, ε in [0.05, 0.1]" in table["7.2"]
+    assert "ε in [0.5, 1.5] | none" in table["7.3"]
+
+    def within(x: float, *ranges: tuple[float, float]) -> bool:
+        return any(low <= x <= high for low, high in ranges)
+
+    assert noise._LAPLACE_EXTREME == 10 and noise._LAPLACE_CASES == 16   # pairs 5 to 7
+    for seed in range(100):
+        rng = np.random.default_rng(seed)
+        cases = noise._laplace_cases(rng)
+        for c, (value, delta, epsilon) in enumerate(cases):
+            pair = c // 2
+            if pair < 5:
+                assert within(delta, (0.1, 5)) and within(epsilon, (0.1, 5))
+                assert abs(value) <= 1e4 + 0.1
+            elif pair == 5:
+                assert 1e4 <= abs(value) <= 1e8 + 0.1
+            elif pair == 6:
+                assert within(epsilon, (0.01, 0.1), (5, 50))
+            else:
+                assert within(delta, (0.01, 0.1), (5, 1000))
+        assert all(within(s, (0.05, 20)) for s in noise._sigmas(rng, 10))
+        assert within(svt._epsilon(rng), (0.2, 0.6), (1.7, 4))
+        assert within(svt._audit_inputs(rng)["epsilon"], (0.05, 0.1))
+        weights = sampler._weights(rng)
+        assert min(map(min, weights.values())) >= 1 and max(weights["huge"]) > 10**400
+    assert "math.log(0.5), math.log(1.5)" in inspect.getsource(average.judge_auto_avg)
+    # Only the Laplace and AboveThreshold judges have extreme inputs.
+    extreme = {m.__name__ for m in (average, noise, sampler, svt)
+               if "on_extreme(" in inspect.getsource(m)}
+    assert extreme == {noise.__name__, svt.__name__}
+
+
+def test_the_teaching_page_states_the_forbidden_calls_and_their_cost() -> None:
+    """book/teaching.md lists the exercises with forbidden functions, and says that an
+    unused ``import importlib`` in the answer cell costs the exercise (it does)."""
+    from dpkit.course.exercises import FORBIDDEN, forbidden_use
+
+    numbers = {"ex-laplace-interval": "2.2", "ex-laplace-grid-scale": "2.6",
+               "ex-exp-precision": "6.3", "ex-svt-above-threshold": "7.2"}
+    assert set(FORBIDDEN) == set(numbers)
+    rule = TEACHING.split("**Some exercises forbid a library function.**")[1].split("\n- ")[0]
+    rule = " ".join(rule.split())
+    for label, number in numbers.items():
+        first = FORBIDDEN[label][0][0]
+        assert f"{number} (`{first}`" in rule, label
+    assert "an unused `import importlib` in the answer cell costs the exercise" in rule
+    assert "0 points for the whole exercise" in rule
+    honest = "import importlib\n\ndef my(queries, data, threshold, epsilon, rng):\n    return None"
+    assert forbidden_use("ex-svt-above-threshold", honest, []) is not None
+    assert forbidden_use("ex-svt-above-threshold", honest.split("\n\n")[1], []) is None
+    # Unused, in a cell the answer does not use, it costs nothing.
+    assert forbidden_use("ex-svt-above-threshold", honest.split("\n\n")[1],
+                         ["import importlib"]) is None

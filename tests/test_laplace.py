@@ -250,11 +250,17 @@ def test_figures_are_deterministic() -> None:
     safe = [LSBAttackResult(100, 0.4, 0.5, 0.5, 0.73), LSBAttackResult(100, 0.4, 0.5, 0.5, 0.52)]
     figure = lsb_attack_figure([1, 10], naive, safe)
     assert isinstance(figure, Figure)
-    # the ε-DP bound is drawn over both shares it limits, not over the share that decides
+    # the ε-DP band (both edges) is drawn over both shares it limits, not over the share
+    # that decides
     decided, right_when, overall = figure.axes[:3]
-    assert overall.get_title() == "Overall\naccuracy" and len(overall.collections) == 1
-    assert right_when.get_title() == "Right when\nit decides" and len(right_when.collections) == 1
+    assert overall.get_title() == "Overall\naccuracy" and len(overall.collections) == 2
+    assert right_when.get_title() == "Right when\nit decides" and len(right_when.collections) == 2
     assert not decided.collections
+    upper = np.exp([1.0, 0.1]) / (1 + np.exp([1.0, 0.1]))
+    for ax in (right_when, overall):
+        edges = [np.unique(np.asarray(c.get_segments())[:, :, 1], axis=1).ravel()
+                 for c in ax.collections]
+        assert np.allclose(edges[0], upper) and np.allclose(edges[1], 1 - upper)
 
 
 # ---------------------------------------------------------------- calibration caching

@@ -248,7 +248,7 @@ class LSBAttackResult:
     def __str__(self) -> str:
         return (f"decided {self.decided:.1%} of releases, {self.correct_when_decided:.1%} of "
                 f"decisions correct, overall accuracy {self.accuracy:.1%} "
-                f"(ε-DP allows at most {self.bound:.1%})")
+                f"(the ε-DP band: {1 - self.bound:.1%} to {self.bound:.1%})")
 
 
 def measure_lsb_attack(mechanism: Callable[..., Any], sensitivity: float = 1.0,

@@ -107,10 +107,11 @@ def lsb_attack_figure(scales: Sequence[float], naive: Sequence[LSBAttackResult],
     (sensitivity 1, ``ε = 1/b``, as the chapter measures). Left: share of releases on which
     the attack names an input. Middle: share of those decisions that are right (1.0 means the
     attacker is never wrong). Right: overall accuracy, a coin flip counted for each undecided
-    release. The middle and right panels draw a coin flip and the bound ``e^ε/(1+e^ε)`` that
-    ε-DP puts on both: on any guess between the two inputs, and on a guess made only where
-    the attack decides (each decision is an event at most ``e^ε`` times likelier from the
-    input it names).
+    release. The middle and right panels draw a coin flip and the band
+    ``[1/(1+e^ε), e^ε/(1+e^ε)]`` that ε-DP puts on both: on any guess between the two
+    inputs, and on a guess made only where the attack decides (each decision is an event at
+    most ``e^ε`` times likelier from the input it names; below the band, the reversed guess
+    would beat its upper edge).
     """
     figure, (left, middle, right) = new_figure(3, height=3.9)
     x = np.arange(len(scales))
@@ -129,8 +130,11 @@ def lsb_attack_figure(scales: Sequence[float], naive: Sequence[LSBAttackResult],
     epsilons = 1.0 / np.asarray(scales, dtype=float)
     for ax in (middle, right):
         ax.axhline(0.5, color=GREY, ls=":", lw=1, label="coin flip")
-        ax.hlines(np.exp(epsilons) / (1 + np.exp(epsilons)), x - 0.48, x + 0.48, color=BLACK,
-                  lw=1.5, label=r"ε-DP bound $e^\varepsilon/(1+e^\varepsilon)$, ε = 1/b")
+        upper = np.exp(epsilons) / (1 + np.exp(epsilons))
+        ax.hlines(upper, x - 0.48, x + 0.48, color=BLACK, lw=1.5,
+                  label=r"ε-DP band $[1/(1+e^\varepsilon), e^\varepsilon/(1+e^\varepsilon)]$,"
+                        " ε = 1/b")
+        ax.hlines(1 - upper, x - 0.48, x + 0.48, color=BLACK, lw=1.5)
     entries = dict(zip(*reversed(left.get_legend_handles_labels()), strict=True))
     entries.update(zip(*reversed(right.get_legend_handles_labels()), strict=True))
     figure.legend(entries.values(), entries.keys(), loc="outside lower center", ncol=2,
@@ -149,5 +153,5 @@ def lsb_attack_figure(scales: Sequence[float], naive: Sequence[LSBAttackResult],
         f"at noise scales b = {', '.join(f'{b:g}' for b in scales)}. Left: the attack names "
         f"an input on {shares('decided')} of the releases. Middle: it is right on "
         f"{shares('correct_when_decided')} of its decisions. Right: overall accuracy "
-        f"{shares('accuracy')}, against the ε-DP bound e^ε/(1+e^ε) drawn on the middle and "
-        "right panels."))
+        f"{shares('accuracy')}, against the ε-DP band from 1/(1+e^ε) to e^ε/(1+e^ε) drawn "
+        "on the middle and right panels."))

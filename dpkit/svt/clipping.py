@@ -25,8 +25,12 @@ upper bound on the number of rows (default :data:`DEFAULT_MAX_ROWS`, 65,536), ne
 ``len(values)``. The public inputs are checked first, before the clock starts (a caller's
 candidate bounds included, whose check costs time per candidate), and more than
 ``max_rows`` rows are refused from ``len(values)`` before any of them is read; that error
-reveals only that the data has more than ``max_rows`` rows (not how many), so ``max_rows``
-must be fixed without looking at the data (a published size of the data set, say). The
+reveals only that the data has more than ``max_rows`` rows (not how many). A refusal is not
+an output of the mechanism, so the ε-DP guarantee covers data sets of at most ``max_rows``
+rows only, neighbours included: ``max_rows`` must be fixed without looking at the data, as
+a bound that no data set under consideration exceeds. A data set's exact size is not such
+a bound (its neighbour with one more row would be refused, and the refusal would tell the
+two apart): leave room above it. The
 public size is then declared, and only then are the rows read: an error about a row (a
 NaN, say) waits for the deadline before it is raised, so its time does not reveal the
 other rows (see "Errors" in :mod:`dpkit.timing`). Its message describes the data (the
@@ -284,8 +288,9 @@ def _refuse_extra_rows(values: Any, max_rows: int) -> None:
         raise ValueError(f"values has more than max_rows={max_rows:,} rows (the public bound "
                          f"on the number of rows that sets the running time): pass a larger "
                          f"max_rows, a public upper bound on the number of rows fixed without "
-                         f"looking at the data, such as a published size of the data set "
-                         f"(this error reveals that the data has more than max_rows rows)")
+                         f"looking at the data that no data set under consideration exceeds, "
+                         f"with room above any one data set's size (this error reveals that "
+                         f"the data has more than max_rows rows)")
 
 
 def _check_public(values: Any, bounds: Any, max_rows: Any) -> tuple[tuple[int | float, ...], int]:
@@ -403,12 +408,14 @@ def choose_clip_bound(values: Any, epsilon: float, *, bounds: Iterable[float],
         ``-20/ε``: ten times the threshold noise's scale ``2/ε`` below 0 (see Notes).
     max_rows : int, default :data:`DEFAULT_MAX_ROWS` (65,536)
         A public upper bound on the number of rows, an integer in ``[1, MAX_ROWS_LIMIT]``
-        (:data:`MAX_ROWS_LIMIT` is ``2**32``), fixed without looking at the data (a
-        published size of the data set, say). The running time is padded to a deadline
-        set by it, never by the number of rows, which is private under adding or removing
-        a row. More rows are refused before any work on them, and that error reveals that
-        the data has more than ``max_rows`` rows. A bound close to the true size keeps the
-        wait short (see Timing).
+        (:data:`MAX_ROWS_LIMIT` is ``2**32``), fixed without looking at the data, that no
+        data set under consideration exceeds, neighbours included (so not a data set's
+        exact size, whose neighbour with one more row would be refused). The running time
+        is padded to a deadline set by it, never by the number of rows, which is private
+        under adding or removing a row. More rows are refused before any work on them, and
+        that error reveals that the data has more than ``max_rows`` rows: a refusal is
+        outside the ε-DP guarantee, which covers data sets of at most ``max_rows`` rows. A
+        smaller bound keeps the wait short (see Timing).
 
     Returns
     -------
@@ -564,9 +571,10 @@ def auto_avg(values: Any, epsilon: float, *, bounds: Iterable[float] | None = No
         largest candidate when none qualified). It is part of the same ε-DP release, so
         returning it costs nothing.
     max_rows : int, default :data:`DEFAULT_MAX_ROWS` (65,536)
-        A public upper bound on the number of rows, fixed without looking at the data (as
-        in :func:`choose_clip_bound`): it sets the deadline; more rows are refused, which
-        reveals that there are more.
+        A public upper bound on the number of rows, fixed without looking at the data, that
+        no data set under consideration exceeds, neighbours included (as in
+        :func:`choose_clip_bound`): it sets the deadline; more rows are refused, which
+        reveals that there are more and is outside the ε-DP guarantee.
 
     Returns
     -------
@@ -600,8 +608,9 @@ def auto_avg(values: Any, epsilon: float, *, bounds: Iterable[float] | None = No
     candidates, ``max_rows`` and the kind of container (a float64 array or Python objects)
     only. The number of rows is private under adding or removing one (the count is what
     step 3 releases with noise), so it never sets the deadline: every call waits as long
-    as one on ``max_rows`` rows would take, so pass the smallest public bound you have (the
-    default, 65,536 rows, is generous; a list costs more per row than a float64 array).
+    as one on ``max_rows`` rows would take, so pass the smallest public bound that no data
+    set under consideration exceeds (the default, 65,536 rows, is generous; a list costs
+    more per row than a float64 array).
 
     Examples
     --------
