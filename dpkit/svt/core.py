@@ -186,24 +186,25 @@ def round_to_grid(value: Fraction, bits: int) -> int:
     return math.floor(value * 2**bits + Fraction(1, 2))
 
 
-def check_queries(queries: Any) -> Iterator[Any]:
-    """Return an iterator over ``queries`` without consuming it (streams stay lazy)."""
+def check_iterable(queries: Any) -> None:
+    """Refuse ``queries`` that is not an iterable (a string or bytes counts as not one).
+    Looks at the type only: nothing of the caller's code runs."""
     if isinstance(queries, (str, bytes)) or not isinstance(queries, Iterable):
         raise TypeError(f"queries must be an iterable of callables query(data) -> real number, "
                         f"got {describe(queries)} of type {type(queries).__name__}")
+
+
+def check_queries(queries: Any) -> Iterator[Any]:
+    """Return an iterator over ``queries`` without consuming it (streams stay lazy)."""
+    check_iterable(queries)
     return iter(queries)
-
-
-def check_query(query: Any, index: int) -> None:
-    """Refuse a query that is not callable."""
-    if not callable(query):
-        raise TypeError(f"queries[{index}] must be callable as query(data), "
-                        f"got {describe(query)} of type {type(query).__name__}")
 
 
 def call_query(query: Any, data: Any, index: int) -> Any:
     """Call ``query(data)``; refuse a query that is not callable."""
-    check_query(query, index)
+    if not callable(query):
+        raise TypeError(f"queries[{index}] must be callable as query(data), "
+                        f"got {describe(query)} of type {type(query).__name__}")
     return query(data)
 
 
@@ -220,8 +221,7 @@ def _next_answer(streams: list[Any], data: Any, index: int) -> Any:
     query = next(streams[0], _END)
     if query is _END:
         return _END
-    check_query(query, index)
-    return query(data)
+    return call_query(query, data, index)
 
 
 def query_answers(queries: Any, data: Any, clock: Deadline) -> Iterator[tuple[int, Fraction]]:
@@ -235,8 +235,7 @@ def query_answers(queries: Any, data: Any, clock: Deadline) -> Iterator[tuple[in
     stream would otherwise make every step overrun and show that work in the time). The
     next step, from its return, charges one answer of any type (an int or a float) and
     starts with its exact conversion."""
-    if isinstance(queries, (str, bytes)) or not isinstance(queries, Iterable):
-        check_queries(queries)  # refused at once: the type of ``queries`` is public
+    check_iterable(queries)  # refused at once: the type of ``queries`` is public
     streams = [queries]
 
     def answers() -> Iterator[tuple[int, Fraction]]:
