@@ -42,6 +42,12 @@ from dpkit.svt.clipping import auto_avg, auto_avg_runs, choose_clip_bound, clip_
 from dpkit.svt.core import COST as SVT_COST
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _warmed_up():
+    """The warm-ups run first (their releases would be recorded by the fixtures below)."""
+    timing.warm_up()
+
+
 @pytest.fixture
 def deadlines(monkeypatch):
     """Record each release's deadline (seconds after its start; for a release in steps, the

@@ -80,7 +80,7 @@ from dpkit._exact import (
 from dpkit._samplers.grid import grid_exponent
 from dpkit._samplers.noise import discrete_laplace
 from dpkit.rng import RandomSource, resolve
-from dpkit.timing import Cost, Deadline, run_padded
+from dpkit.timing import Cost, Deadline, run_padded, warm_up_with
 
 __all__ = ["MAX_RUNS", "RUN_EPSILON_RANGE", "above_threshold", "above_threshold_runs", "sparse"]
 
@@ -603,3 +603,24 @@ def nearest_float(value: Fraction) -> float:
         return float(value)
     except OverflowError:
         return math.inf if value > 0 else -math.inf
+
+
+def warm_up_answers(value: Any) -> list[Any]:
+    """A warm-up value (:func:`dpkit.timing.warm_up_with`) as a list of answers or rows: a
+    list as it is, an array's elements (NumPy scalars), a scalar alone."""
+    if isinstance(value, np.ndarray):
+        return list(value.ravel())
+    return value if isinstance(value, list) else [value]
+
+
+def warm_up_queries(value: Any) -> list[Query]:
+    """Queries answering the warm-up ``value``'s answers (:func:`warm_up_answers`)."""
+    return [lambda data, answer=answer: answer for answer in warm_up_answers(value)]
+
+
+warm_up_with(_above_threshold_work, lambda value, rng: above_threshold(
+    warm_up_queries(value), None, 0.3, 1.0, rng=rng))
+warm_up_with(_sparse_work, lambda value, rng: sparse(
+    warm_up_queries(value), None, 0.3, 1.0, 2, rng=rng))
+warm_up_with(_above_threshold_runs_work, lambda value, rng: above_threshold_runs(
+    warm_up_answers(value), 0.3, 1.0, runs=3, rng=rng))
