@@ -55,7 +55,7 @@ from dpkit._samplers.base2 import InexactArithmeticError
 from dpkit.exponential_eta import MAX_BASE_EXPONENT as MAX_BASE_EXPONENT
 from dpkit.exponential_eta import Eta
 from dpkit.rng import RandomSource, resolve
-from dpkit.timing import Cost, Deadline, kind_of, run_padded
+from dpkit.timing import Cost, Deadline, kind_of, run_padded, warm_up_with
 
 __all__ = [
     "DEFAULT_MAX_PRECISION",
@@ -583,3 +583,13 @@ def _normalised(exponents: list[int], numerator: int, exponent: int) -> list[Fra
     shares = {k: Fraction(power, total) for k, power in powers.items()}
     return [shares[k] for k in exponents]
 
+
+def _warm_up(utilities: Any, rng: Any) -> None:
+    """Every method of :func:`base2_exponential_mechanism` on ``utilities`` (a warm-up)."""
+    for method in _METHODS:
+        base2_exponential_mechanism(utilities, _WARM_UP_ETA, utility_min=0, utility_max=8,
+                                    method=method, rng=rng)
+
+
+_WARM_UP_ETA = Eta(3, 2)  # 2**-η = 3/4
+warm_up_with(_base2_exponential_mechanism_work, _warm_up)

@@ -24,7 +24,6 @@ numerical policy: every returned privacy quantity is rounded in the safe directi
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -42,6 +41,7 @@ from dpkit._checks import (
 )
 from dpkit._samplers.grid import grid_sensitivity, noisy_values
 from dpkit._samplers.noise import discrete_gaussian
+from dpkit._samplers.tables import public_table
 from dpkit.gaussian_calibration import BAO_MIN_EPSILON as BAO_MIN_EPSILON
 from dpkit.gaussian_calibration import (
     analytic_sigma,
@@ -50,7 +50,7 @@ from dpkit.gaussian_calibration import (
     delta_for_sigma,
 )
 from dpkit.rng import resolve
-from dpkit.timing import Cost, Deadline, kind_of, run_padded
+from dpkit.timing import Cost, Deadline, kind_of, run_padded, warm_up_with
 
 __all__ = ["RANGE_SIGMAS", "GaussianParameters", "analytic_sigma", "bao_sigma", "classic_sigma",
            "delta_for_sigma", "gaussian_mechanism", "mechanism_parameters"]
@@ -233,7 +233,7 @@ def _smallest_delta(eta: float) -> float | None:
     return np.int64(high).view(np.float64).item()
 
 
-@functools.lru_cache(maxsize=256)
+@public_table(maxsize=256)
 def _noise_parameters(sensitivity: float, epsilon: float, delta: float, dimension: int,
                       method: str) -> tuple[int, Fraction, float]:
     """Grid exponent ``k``, the discrete Gaussian's ``σ²`` in grid units and ``σ``, memoised.
@@ -341,3 +341,6 @@ def _gaussian_mechanism_work(clock: Deadline, value: Any, sensitivity: Any, epsi
                             lambda n: discrete_gaussian(sigma2, source, size=n), words)
     return float(released[0]) if array.ndim == 0 else released.reshape(array.shape)
 
+
+warm_up_with(_gaussian_mechanism_work,
+             lambda value, rng: gaussian_mechanism(value, 1.0, 1.0, 1e-6, rng=rng))

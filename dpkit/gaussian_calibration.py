@@ -432,12 +432,8 @@ def bao_sigma(sensitivity: Any, epsilon: Any, delta: Any) -> float:
 
     Parameters
     ----------
-    sensitivity : float
-        ℓ2 sensitivity Δ, finite and > 0.
-    epsilon : float
-        Privacy-loss parameter, finite and > 0.
-    delta : float
-        The additive slack δ of (ε, δ)-DP, in (0, 1).
+    sensitivity, epsilon, delta : float
+        As for :func:`analytic_sigma`: Δ finite and > 0, ε finite and > 0, δ in (0, 1).
 
     Returns
     -------

@@ -21,7 +21,6 @@ than the textbook ``Δ/ε``, and **no ε is lost**.
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -51,8 +50,9 @@ from dpkit._samplers.grid import (
     to_grid,
 )
 from dpkit._samplers.noise import discrete_laplace
+from dpkit._samplers.tables import public_table
 from dpkit.rng import resolve
-from dpkit.timing import Cost, Deadline, kind_of, run_padded
+from dpkit.timing import Cost, Deadline, kind_of, run_padded, warm_up_with
 
 __all__ = [
     "MAX_RELEASES",
@@ -264,7 +264,7 @@ def laplace_grid(sensitivity: float, epsilon: float, count: int = 1) -> LaplaceG
                          check_integer(count, "count", minimum=1))
 
 
-@functools.lru_cache(maxsize=256)
+@public_table(maxsize=256)
 def _laplace_grid(delta: float, epsilon: float, count: int) -> LaplaceGrid:
     k = grid_exponent(delta, count)
     units = int(grid_sensitivity(delta, k, count))
@@ -444,3 +444,9 @@ def _sample_releases_work(clock: Deadline, value: Any, sensitivity: Any, epsilon
     noise = discrete_laplace(grid.scale_units, source, size=n)
     total = add_units(noise, units, exact=exact, overwrite=True)  # noise: ours
     return from_grid(total, grid.exponent, exact=exact, overwrite=True)
+
+
+warm_up_with(_laplace_mechanism_work,
+             lambda value, rng: laplace_mechanism(value, 1.0, 1.0, rng=rng))
+warm_up_with(_sample_releases_work,
+             lambda value, rng: sample_releases(value, 1.0, 1.0, 65, rng=rng))

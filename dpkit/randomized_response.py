@@ -23,7 +23,7 @@ from dpkit._checks import (
     check_nonempty,
     check_probability,
 )
-from dpkit.timing import Cost, Deadline, run_padded
+from dpkit.timing import Cost, Deadline, run_padded, warm_up_with
 
 __all__ = ["MIN_DEBIAS_EPSILON", "debias", "debiased_std", "randomized_response",
            "truth_probability"]
@@ -225,3 +225,8 @@ def _informative_truth_probability(epsilon: Any) -> float:
                          f"{MIN_DEBIAS_EPSILON!r} to debias, got {epsilon!r}: the truth "
                          f"probability rounds to 1/2, so the reports carry no information")
     return p
+
+
+warm_up_with(_randomized_response_work,
+             lambda value, rng: randomized_response(np.asarray(value, dtype=float) > 0.3, 1.0,
+                                                    rng=rng))

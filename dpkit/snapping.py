@@ -48,7 +48,6 @@ True
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -69,8 +68,9 @@ from dpkit._exact import (
     describe,
     round_fraction,
 )
+from dpkit._samplers.tables import public_table
 from dpkit.rng import RandomSource, resolve
-from dpkit.timing import Cost, Deadline, kind_of, run_padded
+from dpkit.timing import Cost, Deadline, kind_of, run_padded, warm_up_with
 
 __all__ = ["COST", "SnappingGrid", "snapping_epsilon", "snapping_grid", "snapping_mechanism"]
 
@@ -166,7 +166,7 @@ def snapping_grid(sensitivity: float, epsilon: float, bound: float) -> SnappingG
     return _snapping_grid(delta, epsilon, bound)
 
 
-@functools.lru_cache(maxsize=256)
+@public_table(maxsize=256)
 def _snapping_grid(delta: float, epsilon: float, bound: float) -> SnappingGrid:
     k = _power_of_two_at_least(delta)
     if not -_EXPONENT_RANGE <= k <= _EXPONENT_RANGE:
@@ -388,3 +388,6 @@ def _snapping_mechanism_work(clock: Deadline, value: Any, sensitivity: Any, epsi
         return float(released[0])
     return released.reshape(values.shape)
 
+
+warm_up_with(_snapping_mechanism_work,
+             lambda value, rng: snapping_mechanism(value, 1.0, 1.0, 1000.0, rng=rng))

@@ -72,13 +72,23 @@ of scope. (4) *The caller's own code:* a query function passed to :mod:`dpkit.sv
 in the caller's time, unpadded (only dpkit's steps are); how long it takes may depend on the
 data it reads, and on the cache state dpkit's previous step left, a few tens of
 nanoseconds per call, summed over the calls (the jitter of each step, up to 2 µs, blurs
-it). (5) *The first release in a process.* Work done once per process on first use (tables
-built lazily, regular expressions compiled) falls inside the first deadline that needs it,
-and may overrun it: a review measured the first SVT step on a 360-digit Decimal answer at
-0.84–1.23 of its budget in 4 of 6 fresh processes (a float answer: 0.72–0.87, none over),
-and a first clipping call on widely spread rows at up to 1.85 of its deadline (later calls
-at most 0.34). A caller who times the first release of a process learns a little; making
-one release on public inputs first (a warm-up) removes it.
+it). (5) *First use.* Work done once, at first use, fell inside the deadline of the release
+that needed it and overran it many times over, and an overrunning release ends at a time
+that depends on its data: the first call of a function in a process (caches filled,
+Python's adaptive interpreter specialising the code; measured at 2–13 times the margin-1
+deadline, against at most 1.5 for the fourth call), and the first release at a new ε,
+δ or sensitivity (the samplers' tables for the new scale, 0.2–50 ms: every such release
+overran). Now the first call of each release function in a process first runs it
+:data:`WARM_UP_ROUNDS` times on fixed public inputs of every kind with the default source
+and as many with a seeded one (:func:`warm_up_with`), unpadded, before its clock starts (a
+few tens of ms, once); and a table built during a release is timed alone and moves the
+deadline back by its time (:mod:`dpkit._samplers.tables`: a table depends on a public
+parameter only). What remains: a code path the warm-up does not take (a source of the
+caller's own class, say) can still overrun at its first use, and whether a release builds
+a table shows in its time; that depends on the parameters of earlier releases (public),
+except for the clipped sum of :func:`dpkit.svt.auto_avg`, whose noise scale follows the
+bound the data chose, so a later release at that scale can show whether its table was
+there.
 
 ``benchmarks/timing.py`` audits the result: neighbouring inputs, interleaved calls, an
 event certified with Clopper–Pearson.
@@ -112,6 +122,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from decimal import Decimal
 from fractions import Fraction
 from types import TracebackType
 from typing import Any
@@ -119,6 +130,7 @@ from typing import Any
 import numpy as np
 
 from dpkit._checks import check_real
+from dpkit.rng import seeded
 
 __all__ = [
     "KINDS",
@@ -130,16 +142,22 @@ __all__ = [
     "margin",
     "overruns",
     "padded",
+    "public_work_took",
     "reference",
     "run_padded",
     "set_margin",
     "unpadded",
+    "warm_up",
+    "warm_up_with",
 ]
 
 _SLEEP_ABOVE_NS = 2_000_000   # waits longer than 2 ms sleep first, then spin
 _SLEEP_SLACK_NS = 1_000_000   # ... waking this long before the deadline
 _REPEATS = 7                  # calibration: the fastest of this many runs of each workload
 _VECTOR = 8192                # values in the vectorised calibration workload
+#: How many times each warm-up runs with each source (:func:`warm_up_with`): Python 3.11
+#: specialises a function's code after 8 calls or so.
+WARM_UP_ROUNDS = 8
 
 
 #: Requests of up to this many values use the fixed-cost samplers and their own costs.
@@ -255,6 +273,8 @@ class _State:
         self.lock = threading.Lock()
         self.local = threading.local()
         self.reference: Reference | None = None
+        # work function -> its warm-ups not yet run (warm_up_with)
+        self.warm_ups: dict[Callable[..., Any], list[Callable[[Any, Any], object]]] = {}
         self.margin = 2.0
         self.overruns = 0
 
@@ -282,6 +302,65 @@ def reference() -> Reference:
             if _state.reference is None:
                 _state.reference = measured
     return _state.reference
+
+
+def warm_up_with(work: Callable[..., Any], release: Callable[[Any, Any], object]) -> None:
+    """Warm ``work`` up before its first deadline, so first-use work falls outside every
+    release (residual risk 5 in the module notes).
+
+    The first time :func:`run_padded` is called with ``work`` in a process, before its
+    clock starts, it first calls ``release(value, rng)`` on each of
+    :func:`_warm_up_values` (scalars, short and long float64 arrays, an int64 array, lists
+    of floats, Decimals, Fractions and large ints, a list holding a NaN),
+    :data:`WARM_UP_ROUNDS` times with the default source (``rng=None``) and as many with a
+    seeded one (a source's code is warmed by use too), inside :func:`unpadded`.
+    ``release`` makes releases of ``value`` through ``work`` (the function's other
+    arguments fixed and public, ``rng`` passed on); its
+    outputs are discarded, and a ``ValueError`` or ``TypeError`` (a kind the function
+    refuses, the NaN) is the point for the refusal path, and is dropped.
+
+    Parameters
+    ----------
+    work : callable
+        The work function a release passes to :func:`run_padded`.
+    release : callable
+        ``release(value, rng)``. Several may be given for one ``work`` (a release and its
+        vectorised runs), by several calls.
+    """
+    with _state.lock:
+        _state.warm_ups.setdefault(work, []).append(release)
+
+
+def warm_up() -> None:
+    """Run now every warm-up not yet run (:func:`warm_up_with`), for the release functions
+    imported so far: a program can pay that once-per-process cost at start-up rather than
+    at each function's first call."""
+    for work in list(_state.warm_ups):
+        _warm_up(work)
+
+
+def _warm_up_values() -> list[Any]:
+    """Public inputs of every kind and size class a release takes different paths on."""
+    return [0.5, 0.1, 2**60 + 1, np.linspace(0.0, 1.0, 4), np.linspace(0.0, 1.0, SMALL_MAX + 1),
+            np.arange(SMALL_MAX + 1), [0.1, 0.5], [Decimal("0.1")] * 2, [Fraction(1, 3)] * 2,
+            [2**60 + 1] * 2, [0.1, float("nan")]]
+
+
+def _warm_up(work: Callable[..., Any]) -> None:
+    """Run the warm-ups of ``work`` if they have not run in this process (see
+    :func:`warm_up_with`)."""
+    with _state.lock:
+        releases = _state.warm_ups.pop(work, ())
+    values = _warm_up_values()
+    with unpadded():
+        for rng in (None, seeded(0)) if releases else ():
+            for _ in range(WARM_UP_ROUNDS):
+                for release in releases:
+                    for value in values:
+                        try:
+                            release(value, rng)
+                        except (TypeError, ValueError):
+                            pass
 
 
 def margin() -> float:
@@ -461,11 +540,13 @@ class Deadline:
 
     def __enter__(self) -> Deadline:
         reference()  # calibrate outside the timed interval
+        _active().append(self)
         self._start = time.perf_counter_ns()
         return self
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
                  trace: TracebackType | None) -> None:
+        _active().remove(self)
         if getattr(_state.local, "depth", 0):
             return
         if kind is not None:
@@ -473,6 +554,26 @@ class Deadline:
                 return  # public inputs refused (or an interrupt): no wait
             traceback.clear_frames(trace)  # free the work's temporaries before the wait
         self._wait()
+
+
+def _active() -> list[Deadline]:
+    """This thread's deadlines now running (innermost last)."""
+    local = _state.local
+    if not hasattr(local, "active"):
+        local.active = []
+    return local.active
+
+
+def public_work_took(nanoseconds: int) -> None:
+    """Move this thread's running deadlines back by ``nanoseconds``: the time just taken by
+    work that depends on public parameters only, done once (a sampler's table for a new
+    scale, :mod:`dpkit._samplers.tables`), so that it cannot make a release overrun.
+
+    Only such work may be reported: the time measured is added to the release's, so it
+    must not depend on the data or the noise.
+    """
+    for clock in _active():
+        clock._start += nanoseconds
 
 
 def run_padded(cost: Cost, work: Callable[..., Any], *args: Any) -> Any:
@@ -499,6 +600,8 @@ def run_padded(cost: Cost, work: Callable[..., Any], *args: Any) -> Any:
     -------
     Whatever ``work`` returns.
     """
+    if work in _state.warm_ups:
+        _warm_up(work)
     with padded(cost) as clock:
         result = work(clock, *args)
     return result

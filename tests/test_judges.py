@@ -1351,6 +1351,23 @@ def test_error_text_names_the_type_and_line_never_the_message():
     assert returned_text("1,2,3") == "a value of type str" and returned_text(2) == "2"
 
 
+@pytest.mark.parametrize("draw", ["bytes", "randbelow", "bernoulli", "uniform", "uint64",
+                                  "uniforms", "numpy_generator"])
+def test_a_bits_only_refusal_is_quoted_in_hidden_feedback(draw):
+    """Each refusal of the lent bits-only source is the grader's own fixed text, quoted after
+    the type (the refusals of ``uniform`` and ``uniforms`` name them with a note, which the
+    quoted pattern once missed); a student's look-alike with other text is not."""
+    from dpkit.check.exponential import BitsOnly
+
+    source = BitsOnly(seeded(1))
+    with pytest.raises(RuntimeError) as refused:
+        method = getattr(source, draw)
+        method() if draw in ("uniform", "numpy_generator") else method(2)
+    assert error_text(refused.value) == f"RuntimeError: {refused.value}"
+    assert error_text(RuntimeError("the sampler called rng.1234: the exercise allows rng.bits(k) "
+                                   "only")) == "RuntimeError"
+
+
 def _exfiltrating(after: int, *, by_return: bool = False):
     """An exact sampler that records every list of weights it is given and, on the
     ``after``-th new one, raises them in its message (or returns them as a string)."""

@@ -42,6 +42,12 @@ from dpkit.svt.clipping import auto_avg, auto_avg_runs, choose_clip_bound, clip_
 from dpkit.svt.core import COST as SVT_COST
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _warmed_up():
+    """The warm-ups run first (their releases would be recorded by the fixtures below)."""
+    timing.warm_up()
+
+
 @pytest.fixture
 def deadlines(monkeypatch):
     """Record each release's deadline (seconds after its start; for a release in steps, the
@@ -558,19 +564,27 @@ def test_an_error_about_the_values_waits_for_the_deadline(monkeypatch, name, rel
     assert str(error) == str(other)  # the same refusal
 
 
-def test_a_padded_error_frees_the_works_locals_before_the_wait(monkeypatch):
+def _freed_before_wait(monkeypatch):
+    """A log of frees and waits, and a class whose instances log "freed" when freed; the
+    deadline's wait logs "wait" instead of waiting."""
     log = []
 
     class Temporary:
         def __del__(self):
             log.append("freed")
 
+    monkeypatch.setattr(timing, "_wait_until", lambda deadline: log.append("wait"))
+    return log, Temporary
+
+
+def test_a_padded_error_frees_the_works_locals_before_the_wait(monkeypatch):
+    log, Temporary = _freed_before_wait(monkeypatch)
+
     def work(clock):
         clock.size(1)
         scratch = Temporary()  # noqa: F841 (a local of the failed work)
         raise ValueError("refused")
 
-    monkeypatch.setattr(timing, "_wait_until", lambda deadline: log.append("wait"))
     with pytest.raises(ValueError, match="refused"):
         timing.run_padded(timing.Cost(fixed=1.0), work)
     assert log == ["freed", "wait"]
@@ -673,18 +687,13 @@ def test_unpadded_skips_the_wait_in_its_thread_only(monkeypatch):
 
 def test_a_release_frees_its_temporaries_before_the_wait(monkeypatch):
     """What ``work`` made is freed when it returns, inside the deadline (``run_padded``)."""
-    log = []
-
-    class Temporary:
-        def __del__(self):
-            log.append("freed")
+    log, Temporary = _freed_before_wait(monkeypatch)
 
     def work(clock):
         clock.size(1)
         scratch = [Temporary() for _ in range(3)]
         return len(scratch)
 
-    monkeypatch.setattr(timing, "_wait_until", lambda deadline: log.append("wait"))
     assert timing.run_padded(timing.Cost(fixed=1.0), work) == 3
     assert log == ["freed", "freed", "freed", "wait"]
 

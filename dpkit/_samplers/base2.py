@@ -53,12 +53,12 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
 from typing import Any
 
 import gmpy2
 import numpy as np
 
+from dpkit._samplers.tables import public_table
 from dpkit.rng import RandomSource
 
 __all__ = [
@@ -363,7 +363,7 @@ class CountingSource(RandomSource):
 # Level 0 of the fast sampler: IEEE doubles with rigorous bounds
 
 
-@lru_cache(maxsize=64)
+@public_table(maxsize=64)
 def _power_table(x: int, y: int, chunk: int) -> tuple[np.ndarray, np.ndarray]:
     """Doubles bracketing ``b**(j · 2**(10·chunk))`` for ``j < 1024`` (``b = x / 2**y``).
 
@@ -453,7 +453,7 @@ def weight_bounds(k: np.ndarray, x: int, y: int,
     return lo, hi
 
 
-@lru_cache(maxsize=64)
+@public_table(maxsize=64)
 def _lower_table(x: int, y: int) -> np.ndarray | None:
     """``RD(b**k)`` for ``k = 0 … K``, ``K`` the first ``k`` with ``b**k < 2**-1074``.
 

@@ -34,7 +34,6 @@ NeurIPS 2020 (arXiv:2004.00010), Algorithm 1.
 
 from __future__ import annotations
 
-import functools
 import math
 import threading
 from fractions import Fraction
@@ -48,6 +47,7 @@ from dpkit._samplers.exact import (
     logistic_expansion,
     nonnegative_fraction,
 )
+from dpkit._samplers.tables import public_table
 from dpkit.rng import RandomSource
 
 # ------------------------------------------------------------------ one exact sample (CKS)
@@ -221,7 +221,7 @@ def _finish_tie(expansion: Expansion, rng: RandomSource) -> bool:
         level += 1
 
 
-@functools.lru_cache(maxsize=256)
+@public_table(maxsize=256)
 def fixed_plan(scale: Fraction) -> tuple[int, FixedColumns, Fraction]:
     """Digit count ``I`` (``2**I >= 64·scale``), digit thresholds plus tail trial, tail step."""
     top = max(1, math.ceil(_FIXED_TAIL_FACTOR * scale).bit_length())

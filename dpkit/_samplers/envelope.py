@@ -90,6 +90,7 @@ from dpkit._samplers.bernoulli import (
 )
 from dpkit._samplers.bits import read_fields
 from dpkit._samplers.exact import MARGIN, exp_neg_bounds, floor_log2, floor_scaled
+from dpkit._samplers.tables import public_table
 from dpkit.rng import RandomSource
 
 _FIXED_BITS = 62            # cumulative weights are stored as multiples of 2**-62
@@ -557,13 +558,13 @@ class Envelope:
         return out
 
 
-@functools.lru_cache(maxsize=64)
+@public_table(maxsize=64)
 def laplace_envelope(scale: Fraction) -> Envelope:
     """The envelope of the discrete Laplace with this scale (built once per scale)."""
     return Envelope("laplace", scale)
 
 
-@functools.lru_cache(maxsize=64)
+@public_table(maxsize=64)
 def gaussian_envelope(sigma2: Fraction) -> Envelope:
     """The envelope of the discrete Gaussian with this ``σ²`` (built once per ``σ²``)."""
     return Envelope("gaussian", sigma2)

@@ -21,6 +21,7 @@ import gmpy2
 import numpy as np
 
 from dpkit._exact import as_fraction
+from dpkit._samplers.tables import public_table
 from dpkit.rng import RandomSource
 
 # Sizes and ranges, public: every choice made from them depends on a request's size or on
@@ -155,13 +156,13 @@ def floor_scaled(value: Any, nbits: int) -> int:
     return int((int(numerator) << nbits) // int(denominator))
 
 
-@functools.lru_cache(maxsize=4096)
+@public_table(maxsize=4096)
 def logistic_expansion(y: Fraction) -> Expansion:
     """Expansion of ``1 / (1 + exp(y))``: P[digit = 1] of a geometric with ``ln(1/p)·2**i = y``."""
     return Expansion(functools.partial(_logistic_bounds, y))
 
 
-@functools.lru_cache(maxsize=4096)
+@public_table(maxsize=4096)
 def exp_neg_expansion(y: Fraction) -> Expansion:
     """Expansion of ``exp(-y)``."""
     return Expansion(functools.partial(exp_neg_bounds, y))

@@ -26,7 +26,6 @@ NeurIPS 2020 (arXiv:2004.00010), Algorithms 2 and 3.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from fractions import Fraction
 
@@ -47,6 +46,7 @@ from dpkit._samplers.exact import (
     floor_sqrt,
     logistic_expansion,
 )
+from dpkit._samplers.tables import public_table
 from dpkit.rng import RandomSource
 
 
@@ -69,7 +69,7 @@ def fixed_discrete_laplace(scale: Fraction, n: int, rng: RandomSource) -> np.nda
     return g[:n] - g[n:]
 
 
-@functools.lru_cache(maxsize=64)
+@public_table(maxsize=64)
 def _fixed_gaussian_columns(scale: Fraction) -> FixedColumns:
     """The trials of one Gaussian proposal: a geometric of ``scale``, then the digits of ``E``.
 
@@ -112,7 +112,7 @@ class _GaussianSetup:
             self.weights = weights
 
 
-@functools.lru_cache(maxsize=64)
+@public_table(maxsize=64)
 def _fixed_gaussian_setup(sigma2: Fraction) -> _GaussianSetup:
     return _GaussianSetup(sigma2)
 
@@ -216,7 +216,7 @@ def _gamma_bracket(y: np.ndarray, sigma2: Fraction, t: int) -> tuple[np.ndarray,
     return lo, hi
 
 
-@functools.lru_cache(maxsize=64)
+@public_table(maxsize=64)
 def _gamma_constants(sigma2: Fraction, t: int) -> tuple[float, float]:
     """``fl(sigma2/t)`` and ``fl(2·sigma2)``, correctly rounded (see :func:`_gamma_bracket`)."""
     return float(sigma2 / t), float(2 * sigma2)

@@ -156,6 +156,14 @@ def check_precision(answer: Any, utility_min: Any, utility_max: Any, max_outcome
     return Verdict(True, "That is the analytic precision: Y·K + bitlen(n).", details)
 
 
+#: What :class:`BitsOnly` raises when a sampler asks for another draw than ``bits(k)``,
+#: ``{what}`` one of :data:`REFUSED_DRAWS` (fixed texts: a grader may quote them).
+BITS_ONLY_REFUSAL = "the sampler called rng.{what}: the exercise allows rng.bits(k) only"
+#: The draws :class:`BitsOnly` refuses, as its refusals name them.
+REFUSED_DRAWS = ("bytes", "randbelow", "bernoulli", "uniform (a float)", "uint64",
+                 "uniforms (floats)", "numpy_generator")
+
+
 class BitsOnly(RandomSource):
     """Wraps a source and allows ``bits(k)`` only, as the exercise demands.
 
@@ -211,8 +219,7 @@ class BitsOnly(RandomSource):
         """Note the sizes of ``bits(k)`` calls served (nothing here; see subclasses)."""
 
     def _refuse(self, what: str) -> Any:
-        raise RuntimeError(f"the sampler called rng.{what}: the exercise allows rng.bits(k) "
-                           "only")
+        raise RuntimeError(BITS_ONLY_REFUSAL.format(what=what))
 
     def bytes(self, n: int) -> bytes:
         return self._refuse("bytes")

@@ -77,8 +77,9 @@ from dpkit.svt.core import (
     nearest_float,
     release_on_grid,
     round_to_grid,
+    warm_up_answers,
 )
-from dpkit.timing import Cost, Deadline, kind_of, run_padded
+from dpkit.timing import Cost, Deadline, kind_of, run_padded, warm_up_with
 
 __all__ = ["CLIP_THRESHOLD_SCALES", "DEFAULT_CLIP_BOUNDS", "DEFAULT_MAX_ROWS", "MAX_ROWS_LIMIT",
            "auto_avg", "auto_avg_runs", "choose_clip_bound", "clip_bound_runs"]
@@ -715,3 +716,20 @@ def auto_avg_runs(values: Any, epsilon: float, *, runs: int,
     """
     runs = check_integer(runs, "runs", minimum=1, maximum=MAX_RUNS)
     return _auto_avg_release(values, epsilon, bounds, runs, rng, max_rows)[0]
+
+
+def _warm_up_rows(value: Any) -> Any:
+    """A warm-up value as rows: an array as it is (its own path), else a list."""
+    return value if isinstance(value, np.ndarray) else warm_up_answers(value)
+
+
+#: The candidates of the warm-ups: few, since the Python path does not depend on how many.
+_WARM_UP_BOUNDS = (1.0, 10.0, 100.0)
+warm_up_with(_clip_bound_work, lambda value, rng: choose_clip_bound(
+    _warm_up_rows(value), 1.0, bounds=_WARM_UP_BOUNDS, rng=rng))
+warm_up_with(_clip_bound_work, lambda value, rng: clip_bound_runs(
+    _warm_up_rows(value), 1.0, bounds=_WARM_UP_BOUNDS, runs=2, rng=rng))
+warm_up_with(_auto_avg_work, lambda value, rng: auto_avg(
+    _warm_up_rows(value), 1.0, bounds=_WARM_UP_BOUNDS, rng=rng))
+warm_up_with(_auto_avg_work, lambda value, rng: auto_avg_runs(
+    _warm_up_rows(value), 1.0, bounds=_WARM_UP_BOUNDS, runs=2, rng=rng))

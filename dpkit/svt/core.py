@@ -80,7 +80,7 @@ from dpkit._exact import (
 from dpkit._samplers.grid import grid_exponent
 from dpkit._samplers.noise import discrete_laplace
 from dpkit.rng import RandomSource, resolve
-from dpkit.timing import Cost, Deadline, run_padded
+from dpkit.timing import Cost, Deadline, run_padded, warm_up_with
 
 __all__ = ["MAX_RUNS", "RUN_EPSILON_RANGE", "above_threshold", "above_threshold_runs", "sparse"]
 
@@ -186,24 +186,25 @@ def round_to_grid(value: Fraction, bits: int) -> int:
     return math.floor(value * 2**bits + Fraction(1, 2))
 
 
-def check_queries(queries: Any) -> Iterator[Any]:
-    """Return an iterator over ``queries`` without consuming it (streams stay lazy)."""
+def check_iterable(queries: Any) -> None:
+    """Refuse ``queries`` that is not an iterable (a string or bytes counts as not one).
+    Looks at the type only: nothing of the caller's code runs."""
     if isinstance(queries, (str, bytes)) or not isinstance(queries, Iterable):
         raise TypeError(f"queries must be an iterable of callables query(data) -> real number, "
                         f"got {describe(queries)} of type {type(queries).__name__}")
+
+
+def check_queries(queries: Any) -> Iterator[Any]:
+    """Return an iterator over ``queries`` without consuming it (streams stay lazy)."""
+    check_iterable(queries)
     return iter(queries)
-
-
-def check_query(query: Any, index: int) -> None:
-    """Refuse a query that is not callable."""
-    if not callable(query):
-        raise TypeError(f"queries[{index}] must be callable as query(data), "
-                        f"got {describe(query)} of type {type(query).__name__}")
 
 
 def call_query(query: Any, data: Any, index: int) -> Any:
     """Call ``query(data)``; refuse a query that is not callable."""
-    check_query(query, index)
+    if not callable(query):
+        raise TypeError(f"queries[{index}] must be callable as query(data), "
+                        f"got {describe(query)} of type {type(query).__name__}")
     return query(data)
 
 
@@ -220,8 +221,7 @@ def _next_answer(streams: list[Any], data: Any, index: int) -> Any:
     query = next(streams[0], _END)
     if query is _END:
         return _END
-    check_query(query, index)
-    return query(data)
+    return call_query(query, data, index)
 
 
 def query_answers(queries: Any, data: Any, clock: Deadline) -> Iterator[tuple[int, Fraction]]:
@@ -235,8 +235,7 @@ def query_answers(queries: Any, data: Any, clock: Deadline) -> Iterator[tuple[in
     stream would otherwise make every step overrun and show that work in the time). The
     next step, from its return, charges one answer of any type (an int or a float) and
     starts with its exact conversion."""
-    if isinstance(queries, (str, bytes)) or not isinstance(queries, Iterable):
-        check_queries(queries)  # refused at once: the type of ``queries`` is public
+    check_iterable(queries)  # refused at once: the type of ``queries`` is public
     streams = [queries]
 
     def answers() -> Iterator[tuple[int, Fraction]]:
@@ -604,3 +603,24 @@ def nearest_float(value: Fraction) -> float:
         return float(value)
     except OverflowError:
         return math.inf if value > 0 else -math.inf
+
+
+def warm_up_answers(value: Any) -> list[Any]:
+    """A warm-up value (:func:`dpkit.timing.warm_up_with`) as a list of answers or rows: a
+    list as it is, an array's elements (NumPy scalars), a scalar alone."""
+    if isinstance(value, np.ndarray):
+        return list(value.ravel())
+    return value if isinstance(value, list) else [value]
+
+
+def warm_up_queries(value: Any) -> list[Query]:
+    """Queries answering the warm-up ``value``'s answers (:func:`warm_up_answers`)."""
+    return [lambda data, answer=answer: answer for answer in warm_up_answers(value)]
+
+
+warm_up_with(_above_threshold_work, lambda value, rng: above_threshold(
+    warm_up_queries(value), None, 0.3, 1.0, rng=rng))
+warm_up_with(_sparse_work, lambda value, rng: sparse(
+    warm_up_queries(value), None, 0.3, 1.0, 2, rng=rng))
+warm_up_with(_above_threshold_runs_work, lambda value, rng: above_threshold_runs(
+    warm_up_answers(value), 0.3, 1.0, runs=3, rng=rng))

@@ -31,8 +31,9 @@ from dpkit.svt.core import (
     release_on_grid,
     round_to_grid,
     sparse_on_answers,
+    warm_up_queries,
 )
-from dpkit.timing import Deadline, run_padded
+from dpkit.timing import Deadline, run_padded, warm_up_with
 
 __all__ = ["RANGE_ANSWER_LIMIT", "range_queries"]
 
@@ -132,3 +133,7 @@ def _releasable_answers(queries: Any, data: Any, clock: Deadline
                              f"in magnitude, so that its noisy release is a float, got "
                              f"{describe(answer)}")
         yield index, answer
+
+
+warm_up_with(_range_queries_work, lambda value, rng: range_queries(
+    warm_up_queries(value), None, 2, 0.3, 1.0, rng=rng))

@@ -32,11 +32,17 @@ from scipy import stats
 
 from dpkit.audit import clopper_pearson
 from dpkit.check._common import number, shown
+from dpkit.check.exponential import BITS_ONLY_REFUSAL, REFUSED_DRAWS
 
 __all__ = [
     "ERROR_LENGTH",
+    "EVALUATED_AFTER_PASS",
     "EXTREME_WHERE",
     "GRADER_MESSAGES",
+    "SAMPLER_DIVERGED",
+    "SAMPLER_STOPPED",
+    "SAMPLER_TOO_MANY_BITS",
+    "STREAM_OVERREAD",
     "Judgement",
     "PrivacyViolation",
     "Raised",
@@ -59,17 +65,20 @@ __all__ = [
 
 #: The longest ``TypeName (in …)`` of an exception quoted to the student.
 ERROR_LENGTH = 200
+#: The errors of the objects a judge lends (an AboveThreshold query stream, a scripted
+#: bits source): raised by them, quoted to the student through :data:`GRADER_MESSAGES`.
+EVALUATED_AFTER_PASS = "evaluated a query after one had already passed the threshold"
+STREAM_OVERREAD = "pulled far more queries from an endless stream than AboveThreshold needs"
+SAMPLER_STOPPED = "the judge stopped this run of your sampler"
+SAMPLER_TOO_MANY_BITS = SAMPLER_STOPPED + ": too many bits"
+SAMPLER_DIVERGED = "your sampler asked for other draws than on the same bits before"
 #: The only messages of a student's error a hidden test quotes: the grader's own, raised by
 #: the objects a judge lends the student's code (a bits-only source, a query stream) and
 #: passed on by it. Fixed texts, so they carry nothing of the hidden inputs.
-GRADER_MESSAGES = re.compile("|".join([
-    r"the sampler called rng\.(?:bernoulli|bytes|numpy_generator|randbelow|uint64|uniform"
-    r"|uniforms): the exercise allows rng\.bits\(k\) only",
-    r"evaluated a query after one had already passed the threshold",
-    r"pulled far more queries from an endless stream than AboveThreshold needs",
-    r"the judge stopped this run of your sampler(?:: too many bits)?",
-    r"your sampler asked for other draws than on the same bits before",
-]))
+GRADER_MESSAGES = re.compile("|".join(re.escape(text) for text in [
+    *(BITS_ONLY_REFUSAL.format(what=what) for what in REFUSED_DRAWS),
+    EVALUATED_AFTER_PASS, STREAM_OVERREAD, SAMPLER_STOPPED, SAMPLER_TOO_MANY_BITS,
+    SAMPLER_DIVERGED]))
 
 
 @dataclass(frozen=True)

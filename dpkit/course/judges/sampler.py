@@ -29,6 +29,9 @@ import numpy as np
 from dpkit._checks import check_integer
 from dpkit.check.exponential import BitsOnly
 from dpkit.course.judges._base import (
+    SAMPLER_DIVERGED,
+    SAMPLER_STOPPED,
+    SAMPLER_TOO_MANY_BITS,
     Judgement,
     PrivacyViolation,
     Raised,
@@ -131,17 +134,16 @@ class ScriptedBits(BitsOnly):
     def bits(self, k: int) -> int:
         k = check_integer(k, "k", minimum=0)
         if self.cut or self.diverged:
-            raise RuntimeError("the judge stopped this run of your sampler")
+            raise RuntimeError(SAMPLER_STOPPED)
         step = len(self.path)
         if step < len(self.script):
             width, value = self.script[step]
             if width != k:
                 self.diverged = True
-                raise RuntimeError("your sampler asked for other draws than on the same "
-                                   "bits before")
+                raise RuntimeError(SAMPLER_DIVERGED)
         elif self.used + k > self.most_bits or step >= self.most_draws:
             self.cut = True
-            raise RuntimeError("the judge stopped this run of your sampler: too many bits")
+            raise RuntimeError(SAMPLER_TOO_MANY_BITS)
         else:
             value = 0
         self.path.append((k, value))

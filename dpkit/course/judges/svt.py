@@ -12,7 +12,9 @@ from scipy import integrate
 
 from dpkit.check._common import coerce
 from dpkit.course.judges._base import (
+    EVALUATED_AFTER_PASS,
     EXTREME_WHERE,
+    STREAM_OVERREAD,
     Judgement,
     PrivacyViolation,
     Raised,
@@ -70,7 +72,7 @@ class _Trap:
     """A query of a stream after the first certain pass: evaluating it raises."""
 
     def __call__(self, data: Any) -> float:
-        raise RuntimeError("evaluated a query after one had already passed the threshold")
+        raise RuntimeError(EVALUATED_AFTER_PASS)
 
 
 class QueryStream:
@@ -86,8 +88,7 @@ class QueryStream:
     def __iter__(self) -> Iterator[Callable[[Any], float]]:
         for i in itertools.count():
             if i > self.hit + _STREAM_SLACK:
-                raise RuntimeError("pulled far more queries from an endless stream than "
-                                   "AboveThreshold needs")
+                raise RuntimeError(STREAM_OVERREAD)
             if i < self.hit:
                 yield Constant(self.below)
             elif i == self.hit:

@@ -1,0 +1,73 @@
+"""Tables built once per public parameter, with their build time kept out of deadlines.
+
+The samplers keep tables keyed by a public parameter (a scale, ``σ²``): the fixed-cost
+sampler's digit plan, the block envelope, the Gaussian's constants. Each is built at its
+first use, which falls inside a release, and takes 0.2–50 ms: up to hundreds of times a
+scalar release's deadline. A release that builds one would overrun its deadline, and an
+overrunning release ends at a time that depends on its data. :func:`public_table` caches
+such a builder (least recently used, as :func:`functools.lru_cache`) and passes the time
+of each build, measured around the build alone, to :func:`dpkit.timing.public_work_took`,
+which moves the deadlines running on the building thread back by it. A build is public
+work (its input is a public parameter), so moving the deadline by its time reveals the
+parameter's cost, not the data.
+
+Residual: whether a release builds a table depends on which were built before (the cache
+state), and so does its time; that history is public except where the data choose the
+parameter (the noise scale of the clipped sum in :func:`dpkit.svt.auto_avg` depends on the
+bound chosen), where a later release's time can tell whether a table for that scale was
+already there. A table evicted from a full cache is rebuilt, and counted the same way.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from dpkit import timing
+
+__all__ = ["public_table"]
+
+Builder = TypeVar("Builder", bound=Callable[..., Any])
+
+_local = threading.local()
+
+
+def public_table(maxsize: int) -> Callable[[Builder], Builder]:
+    """Cache a builder of tables keyed by public parameters; report each build's time.
+
+    Parameters
+    ----------
+    maxsize : int
+        How many tables to keep (least recently used first out).
+
+    Returns
+    -------
+    callable
+        A decorator: the cached builder, with ``cache_info`` and ``cache_clear``. A build
+        inside another build is counted in the outer one only.
+    """
+    def decorate(build: Builder) -> Builder:
+        cached = functools.lru_cache(maxsize=maxsize)(build)
+
+        @functools.wraps(build)
+        def table(*args: Any) -> Any:
+            if getattr(_local, "building", False):
+                return cached(*args)
+            misses = cached.cache_info().misses
+            start = time.perf_counter_ns()
+            _local.building = True
+            try:
+                result = cached(*args)
+            finally:
+                _local.building = False
+            if cached.cache_info().misses != misses:
+                timing.public_work_took(time.perf_counter_ns() - start)
+            return result
+
+        table.cache_info = cached.cache_info  # type: ignore[attr-defined]
+        table.cache_clear = cached.cache_clear  # type: ignore[attr-defined]
+        return table  # type: ignore[return-value]
+    return decorate
