@@ -197,3 +197,34 @@ def test_a_small_exact_atom_is_a_privacy_violation(judge, fn):
     at most 3e-5 (1e-6) of its releases (draws) exactly there: about 0.3 (0.015)
     expected. Poisson tails: caught with probability > 1 − 1e-9."""
     fails(judge, fn, "exactly", privacy=True)
+
+
+# ------------------------------------------------------- round 3: format and decade keys
+
+
+def laplace_exact_unless_round(value, sensitivity, epsilon, generator):
+    """Review round 3, N1: no noise unless the value has at most 2 decimals and Δ and ε
+    at most 3, the format of every hidden input (and of the public check's) on main."""
+    def short(x, digits):
+        scaled = x * 10**digits
+        return abs(scaled - round(scaled)) < 1e-6 * max(1.0, abs(scaled))
+    if short(value, 2) and short(sensitivity, 3) and short(epsilon, 3):
+        return value + generator.laplace(0.0, sensitivity / epsilon)
+    return value
+
+
+def laplace_scale_by_decade(value, sensitivity, epsilon, generator):
+    """Review round 3, N12: scale 1.1b or 0.9b by the parity of the value's decade; the
+    neighbours of a pair, cents apart, almost never straddle a decade."""
+    decade = math.floor(math.log10(abs(value))) if value else 0
+    return value + generator.laplace(0.0, sensitivity / epsilon * (1.1 if decade % 2 else 0.9))
+
+
+@pytest.mark.parametrize("fn", [laplace_exact_unless_round, laplace_scale_by_decade])
+def test_laplace_keyed_on_the_inputs_format_or_decade_is_a_privacy_violation(fn):
+    """N1 passed with full marks on main (10 of 10 secrets), N12 with full marks on 6 of
+    10 and one point on the fixed seed here. Now four pairs have full-precision values
+    and Δ, ε: N1 releases them exactly, caught whatever the secret; two groups of pairs
+    share Δ and ε with values decades apart, in decades of alternating parity: N12 caught
+    on 28 of 30 secrets tried (about 0.9; the fixed seed here is one of them)."""
+    fails(judge_laplace_mechanism, fn, privacy=True)
