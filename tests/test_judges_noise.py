@@ -228,3 +228,19 @@ def test_laplace_keyed_on_the_inputs_format_or_decade_is_a_privacy_violation(fn)
     share Δ and ε with values decades apart, in decades of alternating parity: N12 caught
     on 28 of 30 secrets tried (about 0.9; the fixed seed here is one of them)."""
     fails(judge_laplace_mechanism, fn, privacy=True)
+
+
+def gauss_zeros_unless_short(sigma, size, generator):
+    """Review round 3, N5: no noise at all unless σ has at most 4 decimals, as every hidden
+    σ (``round(σ, 4)``) and the public check's (0.3, 4) had on main; a σ from
+    ``analytic_sigma`` never has."""
+    if abs(sigma * 1e4 - round(sigma * 1e4)) < 1e-6:
+        return generator.normal(0.0, sigma, size)
+    return np.zeros(size)
+
+
+def test_gaussian_noise_keyed_on_the_format_of_sigma_is_a_privacy_violation():
+    """Passed with full marks on main (10 of 10 secrets). Now 4 of the 10 hidden σ come
+    from ``analytic_sigma`` and 2 are drawn at full precision: zeros on those calls,
+    caught whatever the secret (all draws of a call equal)."""
+    fails(judge_gaussian_noise, gauss_zeros_unless_short, privacy=True)

@@ -440,14 +440,31 @@ def _laplace_verdict(cases: list[tuple[float, float, float]], releases: np.ndarr
 
 
 
+#: How the hidden σ are made, shuffled over the calls: from the analytic calibration of a
+#: random (Δ, ε, δ), as the exercise's σ are in real use; drawn at full precision; or
+#: rounded to 4 or 2 significant digits, as the public check's (0.3, 4) are (review round
+#: 3, N5: no noise unless σ had at most 4 decimals passed with full marks).
+_SIGMA_FORMATS = ("calibrated",) * 4 + ("full",) * 2 + ("short",) * 2 + ("shorter",) * 2
+
+
 def _sigmas(rng: np.random.Generator, count: int) -> list[float]:
-    """Hidden σ, log-uniform in [0.05, 20] and at least a factor 1.5 from 1 (so σ², √σ,
-    and σ differ)."""
+    """Hidden σ in [0.05, 20], at least a factor 1.5 from 1 (so σ², √σ and σ differ),
+    made as :data:`_SIGMA_FORMATS` says, cycled over ``count`` and shuffled: calibrated
+    ones by :func:`dpkit.gaussian_calibration.analytic_sigma` from Δ log-uniform in
+    [0.1, 5], ε in [0.1, 3] and δ = 10^-k, k uniform in 4..9; the others log-uniform."""
+    from dpkit.gaussian_calibration import analytic_sigma
+
     sigmas: list[float] = []
-    while len(sigmas) < count:
-        sigma = _log_uniform(rng, 0.05, 20.0)
-        if _far_from_one(sigma):
-            sigmas.append(round(sigma, 4))
+    for how in rng.permutation(np.resize(np.array(_SIGMA_FORMATS), count)).tolist():
+        while True:
+            if how == "calibrated":
+                sigma = analytic_sigma(_log_uniform(rng, 0.1, 5.0), _log_uniform(rng, 0.1, 3.0),
+                                       10.0 ** -int(rng.integers(4, 10)))
+            else:
+                sigma = _written(_log_uniform(rng, 0.05, 20.0), how)
+            if 0.05 <= sigma <= 20.0 and _far_from_one(sigma):
+                sigmas.append(sigma)
+                break
     return sigmas
 
 
@@ -475,9 +492,12 @@ def judge_gaussian_noise(fn: Callable[[float, int, np.random.Generator], Any],
     """Hidden test of ``fn(sigma, size, generator)``: ``size`` draws of N(0, σ²)
     (exercise ``ex-analytic-variance``).
 
-    **Hidden inputs** (from ``rng``): 10 calls with σ log-uniform in ``[0.05, 20]`` and at
-    least a factor 1.5 from 1 (where σ² and σ differ): 8 of 1,000 to 2,500 draws and 2 of
-    1 to 5 draws, each with a fresh ``numpy.random.default_rng`` seeded from ``rng``.
+    **Hidden inputs** (from ``rng``): 10 calls with σ in ``[0.05, 20]`` and at least a
+    factor 1.5 from 1 (where σ² and σ differ), made as real σ are (:func:`_sigmas`): 4
+    calibrated by ``analytic_sigma`` from a random (Δ, ε, δ), 2 log-uniform at full
+    precision, 4 log-uniform rounded to 4 or 2 significant digits, shuffled: 8 of 1,000 to
+    2,500 draws and 2 of 1 to 5 draws, each with a fresh ``numpy.random.default_rng`` seeded
+    from ``rng``.
 
     **Tests**, with their false-failure probabilities for a correct answer:
 
@@ -597,7 +617,9 @@ def _gaussian_verdict(sigmas: list[float], standard: list[np.ndarray]) -> str:
     if all(math.isclose(r, s, rel_tol=0.1) for r, s in zip(ratios, large, strict=True)):
         hint = ("the spread is σ², not σ: NumPy's normal(loc, scale) takes the standard "
                 "deviation, not the variance")
-    elif all(math.isclose(r, 1, rel_tol=0.05) for r in ratios):
+    elif all(math.isclose(r, 1, rel_tol=0.05) for r in ratios) or not any(
+            chi2_reject(float(np.sum(z**2)), z.size, _ALPHA_GAUSS_CALL_VAR)
+            for z in [*standard[:_GAUSS_LARGE], np.concatenate(standard)]):  # shape only
         hint = "the spread is right but the shape is not that of a normal distribution"
     elif all(r < 1 for r in ratios):
         hint = "too little noise: a Gaussian mechanism calibrated for σ is then not private"
