@@ -170,3 +170,71 @@ def test_answers_written_by_hand_are_graded():
     assert forbidden_use("ex-svt-above-threshold", answer, [helper, experiment]) is None
     assert forbidden_use("ex-laplace-textbook", "x = getattr(np, 'abs')", []) is None
     assert forbidden_use("ex-svt-above-threshold", "def broken(:\n", []) is None
+
+
+#: Round 3 of the adversarial review (N1, N2, N7): the forbidden function reached through a
+#: class attribute, a subscript store, ``pickle.loads`` of bytes naming it, and
+#: ``inspect.getmembers``; then the same idea through other modules that resolve a name
+#: given as data, dunder attributes, and a builtin's result the reading cannot name.
+ROUND3 = [
+    ("ex-laplace-interval", "def half_width(sensitivity, epsilon, confidence):\n"
+     "    return _Box.f(sensitivity, epsilon, 1 - confidence)\n",
+     ["class _Box:\n    pass\n\n_Box.f = laplace_accuracy\n"]),
+    ("ex-laplace-grid-scale", "def grid_noise_scale(sensitivity, epsilon, d):\n"
+     "    return _t['g'](sensitivity, epsilon, d).scale\n", ["_t = {}\n_t['g'] = laplace_grid\n"]),
+    ("ex-laplace-grid-scale", "import pickle\n"
+     "_g = pickle.loads(b'cdpkit.laplace\\nlaplace_grid\\n.')"
+     "\n\ndef grid_noise_scale(sensitivity, epsilon, d):\n"
+     "    return _g(sensitivity, epsilon, d).scale\n", []),
+    ("ex-laplace-interval", "import inspect\nimport dpkit.laplace as _lap\n"
+     "_fns = dict(inspect.getmembers(_lap))\n\n"
+     "def half_width(sensitivity, epsilon, confidence):\n"
+     "    return _fns['laplace_' + 'accuracy'](sensitivity, epsilon, 1 - confidence)\n", []),
+    ("ex-svt-above-threshold", "from pickle import loads as _l\n" + AT +
+     "    return _l(b'cdpkit.svt\\nabove_threshold\\n.')(queries, data, threshold, epsilon)\n",
+     []),
+    ("ex-svt-above-threshold", AT + "    import numpy.compat as c\n"
+     "    return c.pickle.loads(blob)(queries, data, threshold, epsilon)\n", []),
+    ("ex-svt-above-threshold", AT + "    import pydoc\n"
+     "    return pydoc.locate('dpkit.svt.above_' + 'threshold')(queries, data)\n", []),
+    ("ex-svt-above-threshold", AT + "    import gc\n"
+     "    return [f for f in gc.get_objects() if f is not None][0](queries)\n", []),
+    ("ex-svt-above-threshold", AT + "    f = np.load(io.BytesIO(blob), allow_pickle=True)\n"
+     "    return f[()](queries, data, threshold, epsilon)\n", []),
+    ("ex-svt-above-threshold",
+     AT + "    return [].__class__.__base__.__subclasses__()[k](queries)\n", []),
+    ("ex-svt-above-threshold",
+     AT + "    return next(iter([dpkit.svt])).above_threshold(queries)\n", []),
+    ("ex-svt-above-threshold", AT + "    return vars(next(iter([dpkit.svt])))['above_' "
+     "'threshold'](queries)\n", []),
+    ("ex-svt-above-threshold", AT + "    import code as c\n"
+     "    return c.InteractiveInterpreter().runsource(text)\n", []),
+]
+
+
+@pytest.mark.parametrize(("label", "answer", "earlier"), ROUND3)
+def test_round3_indirections_are_refused(label, answer, earlier):
+    """Each reaches (or could reach) a forbidden function by an indirection the reading did
+    not follow; the pickle ones were graded 3/3 on main. Refused with the exercise's demand
+    in the message, set-up cell known or not. Deterministic."""
+    chapter = "laplace" if label.startswith("ex-laplace") else "sparse_vector"
+    for setup in (None, _setup(chapter)):
+        why = forbidden_use(label, answer, earlier, setup)
+        assert why is not None and FORBIDDEN[label][1] in why, why
+
+
+def test_honest_answers_next_to_the_round3_rules_are_graded():
+    """What the broader rules leave alone: ``re.compile``, ``sys.float_info``, ``__init__``
+    and ``__name__``, an own method named like the forbidden function on an object the
+    reading cannot name, ``copy.deepcopy``. Deterministic."""
+    answer = MODEL_AT.replace("    g = rng", "    import sys, copy\n"
+                              "    tiny = sys.float_info.epsilon + len(type(rng).__name__)\n"
+                              "    kept = copy.deepcopy([tiny])\n"
+                              "    g = rng")
+    assert forbidden_use("ex-svt-above-threshold", answer, [], _setup("sparse_vector")) is None
+    helper = ("class Gate:\n    def __init__(self, t):\n        self.t = t\n\n"
+              "    def above_threshold(self, x):\n        return x >= self.t\n")
+    answer = AT + ("    gates = list([Gate(threshold)])\n"
+                   "    return 0 if gates[0].above_threshold(queries[0](data)) else None\n")
+    assert forbidden_use("ex-svt-above-threshold", answer, [helper],
+                         _setup("sparse_vector")) is None

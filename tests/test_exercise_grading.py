@@ -96,18 +96,18 @@ def test_the_teaching_page_states_the_hidden_inputs_as_the_judges_draw_them() ->
     def within(x: float, *ranges: tuple[float, float]) -> bool:
         return any(low <= x <= high for low, high in ranges)
 
-    assert noise._LAPLACE_EXTREME == 10 and noise._LAPLACE_CASES == 16   # pairs 5 to 7
+    assert noise._LAPLACE_EXTREME == 14 and noise._LAPLACE_CASES == 20   # pairs 7 to 9
     for seed in range(100):
         rng = np.random.default_rng(seed)
         cases = noise._laplace_cases(rng)
         for c, (value, delta, epsilon) in enumerate(cases):
             pair = c // 2
-            if pair < 5:
+            if pair < 7:
                 assert within(delta, (0.1, 5)) and within(epsilon, (0.1, 5))
-                assert abs(value) <= 1e4 + 0.1
-            elif pair == 5:
-                assert 1e4 <= abs(value) <= 1e8 + 0.1
-            elif pair == 6:
+                assert abs(value) <= 1e4 + 10
+            elif pair == 7:
+                assert 1e4 <= abs(value) <= 1e8 + 10
+            elif pair == 8:
                 assert within(epsilon, (0.01, 0.1), (5, 50))
             else:
                 assert within(delta, (0.01, 0.1), (5, 1000))

@@ -197,3 +197,50 @@ def test_a_small_exact_atom_is_a_privacy_violation(judge, fn):
     at most 3e-5 (1e-6) of its releases (draws) exactly there: about 0.3 (0.015)
     expected. Poisson tails: caught with probability > 1 − 1e-9."""
     fails(judge, fn, "exactly", privacy=True)
+
+
+# ------------------------------------------------------- round 3: format and decade keys
+
+
+def laplace_exact_unless_round(value, sensitivity, epsilon, generator):
+    """Review round 3, N1: no noise unless the value has at most 2 decimals and Δ and ε
+    at most 3, the format of every hidden input (and of the public check's) on main."""
+    def short(x, digits):
+        scaled = x * 10**digits
+        return abs(scaled - round(scaled)) < 1e-6 * max(1.0, abs(scaled))
+    if short(value, 2) and short(sensitivity, 3) and short(epsilon, 3):
+        return value + generator.laplace(0.0, sensitivity / epsilon)
+    return value
+
+
+def laplace_scale_by_decade(value, sensitivity, epsilon, generator):
+    """Review round 3, N12: scale 1.1b or 0.9b by the parity of the value's decade; the
+    neighbours of a pair, cents apart, almost never straddle a decade."""
+    decade = math.floor(math.log10(abs(value))) if value else 0
+    return value + generator.laplace(0.0, sensitivity / epsilon * (1.1 if decade % 2 else 0.9))
+
+
+@pytest.mark.parametrize("fn", [laplace_exact_unless_round, laplace_scale_by_decade])
+def test_laplace_keyed_on_the_inputs_format_or_decade_is_a_privacy_violation(fn):
+    """N1 passed with full marks on main (10 of 10 secrets), N12 with full marks on 6 of
+    10 and one point on the fixed seed here. Now four pairs have full-precision values
+    and Δ, ε: N1 releases them exactly, caught whatever the secret; two groups of pairs
+    share Δ and ε with values decades apart, in decades of alternating parity: N12 caught
+    on 28 of 30 secrets tried (about 0.9; the fixed seed here is one of them)."""
+    fails(judge_laplace_mechanism, fn, privacy=True)
+
+
+def gauss_zeros_unless_short(sigma, size, generator):
+    """Review round 3, N5: no noise at all unless σ has at most 4 decimals, as every hidden
+    σ (``round(σ, 4)``) and the public check's (0.3, 4) had on main; a σ from
+    ``analytic_sigma`` never has."""
+    if abs(sigma * 1e4 - round(sigma * 1e4)) < 1e-6:
+        return generator.normal(0.0, sigma, size)
+    return np.zeros(size)
+
+
+def test_gaussian_noise_keyed_on_the_format_of_sigma_is_a_privacy_violation():
+    """Passed with full marks on main (10 of 10 secrets). Now 4 of the 10 hidden σ come
+    from ``analytic_sigma`` and 2 are drawn at full precision: zeros on those calls,
+    caught whatever the secret (all draws of a call equal)."""
+    fails(judge_gaussian_noise, gauss_zeros_unless_short, privacy=True)

@@ -43,13 +43,32 @@ FORBIDDEN: dict[str, tuple[tuple[str, ...], str]] = {
 #: can follow them. ``getattr`` and its kin, ``vars``, ``locals`` and ``operator.attrgetter``
 #: are refused only where they could reach a forbidden function (see :func:`forbidden_use`).
 DYNAMIC = frozenset({"eval", "exec", "compile", "__import__", "globals", "breakpoint"})
-#: Attributes that list or look up an object's names.
-_DYNAMIC_ATTRIBUTES = frozenset({"__dict__", "__builtins__", "__getattribute__", "__getattr__",
-                                 "__globals__", "f_globals", "f_locals", "f_back"})
-#: Modules (or their attributes) that import or list modules by a name given as a string.
-_DYNAMIC_MODULES = ("importlib", "sys.modules", "inspect", "builtins")
-#: Built-ins that take an attribute's name as a string: refused unless it is a constant
-#: that names no forbidden function.
+#: Names refused wherever they appear in the code an answer reaches (a bare name, an
+#: attribute, an imported module or name, a keyword argument), used or not: modules and
+#: functions that import a module, list an object's members, rebuild an object from bytes or
+#: reach the objects of a running program by a name given as data (round 3 of the
+#: adversarial review reached ``laplace_grid`` by ``pickle.loads(b"cdpkit.laplace\n…")``).
+_DYNAMIC_NAMES = frozenset({
+    "importlib", "imp", "inspect", "builtins", "pickle", "_pickle", "cPickle", "marshal",
+    "dill", "cloudpickle", "joblib", "shelve", "copyreg", "copy_reg", "pydoc", "ctypes",
+    "runpy", "codeop", "pkgutil", "zipimport", "pdb", "bdb", "gc", "mock", "modules",
+    "import_module", "getmembers", "getmembers_static", "getattr_static", "resolve_name",
+    "locate", "get_type_hints", "ForwardRef", "read_pickle", "allow_pickle", "get_objects",
+    "get_referents", "get_referrers", "_getframe", "settrace", "setprofile", "f_globals",
+    "f_locals", "f_back", "f_builtins", "tb_frame", "gi_frame", "cr_frame", "ag_frame"})
+#: Modules refused when the code reaches them under another name (``import code as c``):
+#: their names are too common as variables to refuse as bare names.
+_DYNAMIC_MODULES = frozenset({"code", "sys.modules", "sys._getframe"})
+#: The only double-underscore attributes that code an answer reaches may use: the others
+#: (``__dict__``, ``__globals__``, ``__subclasses__``, ``__code__``, ``__reduce__`` …) list
+#: or rebuild objects by name.
+_PLAIN_DUNDERS = frozenset({
+    "__init__", "__new__", "__name__", "__qualname__", "__doc__", "__class__", "__len__",
+    "__iter__", "__next__", "__call__", "__enter__", "__exit__", "__repr__", "__str__",
+    "__hash__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__add__",
+    "__sub__", "__mul__", "__truediv__", "__floordiv__", "__mod__", "__pow__", "__neg__",
+    "__abs__", "__float__", "__int__", "__index__", "__bool__", "__contains__",
+    "__getitem__", "__setitem__", "__version__"})
 _LOOKUPS = frozenset({"getattr", "hasattr", "setattr", "delattr"})
 _GETTERS = frozenset({"operator.attrgetter", "operator.methodcaller"})
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp,
@@ -174,6 +193,21 @@ def _imported(node: ast.Import | ast.ImportFrom) -> list[tuple[str, str]]:
             if a.name != "*"]
 
 
+def _definition(node: ast.AST) -> list[str]:
+    """The names ``node`` defines: a def, a class, a variable, an attribute it stores, the
+    constant name ``setattr`` stores."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [node.name]
+    if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+        return [node.id]
+    if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
+        return [node.attr]
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+            node.func.id == "setattr" and len(node.args) > 1 and _constant(node.args[1]):
+        return [_constant(node.args[1])]
+    return []
+
+
 def _constant(node: ast.expr | None) -> str | None:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) \
         else None
@@ -197,6 +231,8 @@ class _Reading:
         self.names: dict[str, set[str]] = {}
         self.attributes: dict[str, set[str]] = {}
         self.functions: dict[str, list[ast.AST]] = {}
+        #: The names the code itself gives to functions, classes, variables and attributes.
+        self.defined = {n for node in self.nodes for n in _definition(node)}
         for node in self.nodes:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.functions.setdefault(node.name, []).append(node)
@@ -314,6 +350,8 @@ class _Reading:
             return {name}
         if isinstance(node.func, ast.Lambda):
             return self.paths(node.func.body, seen)
+        if builtin is not None:     # list, iter, next, dict …: what their arguments hold
+            return set().union(*(self.paths(a, seen) for a in node.args))
         found = set()
         for function in self.functions.get(self._callee(node.func) or "", []):
             returns = [function.body] if isinstance(function, ast.Lambda) else [
@@ -341,6 +379,28 @@ def _locals_allowed(node: ast.Call, parents: dict[int, ast.AST], scoped: bool) -
         parent.func.attr in ("format", "format_map")
 
 
+def _identifiers(node: ast.AST) -> list[str]:
+    """The identifiers ``node`` itself spells: a name, an attribute, the parts of an
+    imported module and of the names an import binds, a keyword argument's name."""
+    if isinstance(node, ast.Name):
+        return [node.id]
+    if isinstance(node, ast.Attribute):
+        return [node.attr]
+    if isinstance(node, ast.keyword):
+        return [node.arg] if node.arg else []
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        module = (node.module or "").split(".") if isinstance(node, ast.ImportFrom) else []
+        return [*module, *(part for a in node.names
+                           for part in [*a.name.split("."), *filter(None, [a.asname])])]
+    return []
+
+
+def _unreadable(name: str) -> bool:
+    """Whether an identifier names a way to reach objects by a name given as data."""
+    return name in _DYNAMIC_NAMES or (name.startswith("__") and name.endswith("__") and
+                                      len(name) > 4 and name not in _PLAIN_DUNDERS)
+
+
 def _dynamic(reading: _Reading, banned: dict[str, str], tree: ast.AST) -> str | None:
     """How ``tree`` looks a name up dynamically where it could reach a forbidden function
     (a short description), or None."""
@@ -348,8 +408,9 @@ def _dynamic(reading: _Reading, banned: dict[str, str], tree: ast.AST) -> str | 
     scoped = {id(n) for f in ast.walk(tree) if isinstance(f, _FUNCTIONS)
               for n in ast.walk(f)}
     for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and node.attr in _DYNAMIC_ATTRIBUTES:
-            return node.attr
+        refused = next((name for name in _identifiers(node) if _unreadable(name)), None)
+        if refused:
+            return refused
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             paths = {p for _, p in _imported(node)} | {a.name for a in node.names}
         elif isinstance(node, (ast.Name, ast.Attribute)):
@@ -357,7 +418,8 @@ def _dynamic(reading: _Reading, banned: dict[str, str], tree: ast.AST) -> str | 
         else:
             paths = set()
         for path in (p.lstrip("?") for p in paths):
-            if any(path == m or path.startswith(f"{m}.") for m in _DYNAMIC_MODULES):
+            if any(path == m or path.startswith(f"{m}.") for m in _DYNAMIC_MODULES) or \
+                    any(map(_unreadable, path.split("."))):
                 return path
         builtin = reading.builtin(node) if isinstance(node, ast.Name) else None
         if builtin in DYNAMIC or builtin == "__builtins__":
@@ -370,13 +432,14 @@ def _dynamic(reading: _Reading, banned: dict[str, str], tree: ast.AST) -> str | 
             continue
         if builtin in _LOOKUPS:
             attribute = _constant(call.args[1]) if len(call.args) > 1 else None
-            if attribute is None or attribute in banned:
+            if attribute is None or attribute in banned or _unreadable(attribute):
                 return f"{builtin} with the name {attribute or 'computed at run time'}"
         elif builtin in ("vars", "locals") and not call.args:
             if not _locals_allowed(call, parents, id(call) in scoped):
                 return f"{builtin}() outside a function"
-        elif builtin == "vars" and reading.paths(call.args[0]):
-            return "vars of a module"
+        elif builtin == "vars" and (reading.paths(call.args[0]) or
+                                    not isinstance(call.args[0], ast.Name)):
+            return "vars of a module, or of an object the reading cannot name"
         if {p.lstrip("?") for p in reading.paths(node)} & _GETTERS:
             names = [_constant(a) for a in call.args]
             if not names or None in names or any(
@@ -395,7 +458,9 @@ def _forbidden(reading: _Reading, banned: dict[str, str], tree: ast.AST) -> str 
             hit = [part for a in node.names if _library(a.name)
                    for part in a.name.split(".") if part in banned]
         elif isinstance(node, ast.Attribute) and node.attr in banned:
-            hit = [node.attr] if any(map(_library, reading.paths(node.value))) else []
+            base = reading.paths(node.value)    # nothing known: a library object, unless
+            hit = [node.attr] if any(map(_library, base)) or (   # the code defines the name
+                not base and node.attr not in reading.defined) else []
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             hit = [p.rsplit(".", 1)[-1].lstrip("?") for p in reading.paths(node)
                    if _library(p) and p.rsplit(".", 1)[-1].lstrip("?") in banned]
@@ -429,13 +494,18 @@ def forbidden_use(label: str, answer: str, earlier: Iterable[str],
     above_threshold as f``), or as an attribute of something that may hold a dpkit module
     (``dpkit.svt.above_threshold``, ``s.above_threshold`` after ``import dpkit.svt as s`` or
     ``s = dpkit.svt``), following aliases, helpers and arguments. An attribute of another
-    object (``self.above_threshold``, ``scipy.sparse``) does not count. Nor may it look a
-    name up where static reading cannot follow it: the builtins of :data:`DYNAMIC`,
-    ``importlib``, ``sys.modules``, ``inspect``, ``__dict__`` and its kin, ``getattr`` (and
-    ``hasattr``, ``setattr``, ``delattr``, ``operator.attrgetter``) with a computed name or
-    a forbidden one, ``vars`` of a module, and ``locals()`` (or ``vars()``) at a cell's top
-    level except to fill a format string. A cell that does not parse is skipped (the
-    sandbox reports its error).
+    object (``scipy.sparse``) does not count, nor one of an object the reading cannot name
+    if the code itself defines that name (``self.above_threshold`` of its own class); a
+    builtin's result (``next(iter([dpkit.svt]))``) holds what its arguments hold. Nor may
+    it look a name up where static reading cannot follow it: the builtins of
+    :data:`DYNAMIC`; any mention of a name of ``_DYNAMIC_NAMES`` (``pickle``, ``marshal``,
+    ``inspect``, ``importlib``, ``pydoc``, ``gc``, ``sys.modules``, ``allow_pickle`` …),
+    used or not, and of ``code``; any double-underscore attribute but the plain ones of
+    ``_PLAIN_DUNDERS`` (``__dict__``, ``__globals__``, ``__subclasses__`` are refused);
+    ``getattr`` (and ``hasattr``, ``setattr``, ``delattr``, ``operator.attrgetter``) with
+    a computed name or a forbidden one, ``vars`` of a module or of anything but a plain
+    name, and ``locals()`` (or ``vars()``) at a cell's top level except to fill a format
+    string. A cell that does not parse is skipped (the sandbox reports its error).
 
     >>> forbidden_use("ex-svt-above-threshold", "my = f", ["import dpkit.svt as s",
     ...                                                    "f = s.above_threshold"])[:40]
@@ -483,6 +553,7 @@ def forbidden_use(label: str, answer: str, earlier: Iterable[str],
     if dynamic:
         return (f"this exercise {why}; its answer (or the code it uses) looks names up "
                 f"dynamically ({dynamic}), which is not allowed here (say the name in the "
-                "code: getattr with a computed name, eval, exec and import tricks are "
-                "refused), so it was not graded")
+                "code: getattr with a computed name, eval, exec, pickle, inspect, "
+                "__dict__-like attributes and import tricks are refused), so it was not "
+                "graded")
     return None

@@ -58,16 +58,17 @@ _EXACT_LAPLACE = 3e-5
 #: ``2⁻²⁰/√(2π) ≤ 4e-7`` on 0, continuous float noise far less.
 _EXACT_GAUSS = 1e-6
 
-# Laplace: 8 hidden pairs of cases (16 cases) of 600 releases, 16 repeated seeds.
-_LAPLACE_PAIRS, _LAPLACE_DRAWS, _LAPLACE_REPEATS = 8, 600, 16
+# Laplace: 10 hidden pairs of cases (20 cases) of 600 releases, 16 repeated seeds.
+_LAPLACE_PAIRS, _LAPLACE_DRAWS, _LAPLACE_REPEATS = 10, 600, 16
 _LAPLACE_CASES = 2 * _LAPLACE_PAIRS
-#: The first extreme case: pairs 5 to 7 (values to 10⁸, ε to 50 or from 0.01, Δ to 1000
+#: The first extreme case: pairs 7 to 9 (values to 10⁸, ε to 50 or from 0.01, Δ to 1000
 #: or from 0.01), far outside the public check's, where an error is not a tripwire
 #: (:func:`~dpkit.course.judges._base.on_extreme`).
 _LAPLACE_EXTREME = 2 * (_LAPLACE_PAIRS - 3)
 _LAPLACE_DOMAIN = "any finite value and any Δ, ε > 0"
-_ALPHA_LAPLACE_POOLED, _ALPHA_LAPLACE_SCALE, _ALPHA_LAPLACE_CASE = 1.9e-7, 1.9e-7, 1e-8
-_ALPHA_LAPLACE_ATOM, _ALPHA_LAPLACE_PAIRED, _ALPHA_LAPLACE_NEIGHBOURS = 5e-8, 1e-7, 1e-7
+_ALPHA_LAPLACE_POOLED, _ALPHA_LAPLACE_SCALE, _ALPHA_LAPLACE_CASE = 1.9e-7, 1.9e-7, 8e-9
+_ALPHA_LAPLACE_ATOM, _ALPHA_LAPLACE_PAIRED, _ALPHA_LAPLACE_NEIGHBOURS = 5e-8, 1e-7, 5e-8
+_ALPHA_LAPLACE_DECADES = 5e-8
 _ALPHA_LAPLACE_EXACT = 5e-8
 #: Calls of the student's function one :func:`judge_laplace_mechanism` makes (at most).
 LAPLACE_CALLS = _LAPLACE_CASES * _LAPLACE_DRAWS + _LAPLACE_REPEATS
@@ -92,32 +93,74 @@ def _far_from_one(*values: float) -> bool:
     return all(abs(math.log(v)) >= _FAR_FROM_ONE for v in values)
 
 
+#: How each pair's value, Δ and ε are written, shuffled over the 10 pairs: mostly full
+#: precision (a mean, ε = ln 3), some rounded (two decimals, four significant digits), some
+#: whole or short (a count, Δ = 1, ε = 0.5), so that an answer keyed on the format of its
+#: inputs (adversarial review round 3, N1: exact unless the inputs are "round") meets both.
+#: Groups of ordinary pairs that share Δ and ε, with values decades apart: each pair's
+#: value is the previous one's times 10 (times 10 or 1,000 for the last pair of a group of
+#: two), so that the decades alternate in parity (review round 3, N12).
+_GROUPS = ((0, 1, 2), (3, 4))
+_LEADERS = tuple(group[0] for group in _GROUPS)
+_FOLLOWERS = tuple(pair for group in _GROUPS for pair in group[1:])
+_VALUE_FORMATS = ("full",) * 4 + ("cents",) * 3 + ("whole",) * 3
+_PARAMETER_FORMATS = ("full",) * 4 + ("short",) * 3 + ("shorter",) * 3
+
+
+def _written(x: float, how: str) -> float:
+    """``x`` as the format ``how`` writes it (full precision, two decimals, whole, four
+    or two significant digits)."""
+    return {"full": x, "cents": round(x, 2), "whole": float(round(x)),
+            "short": float(f"{x:.4g}"), "shorter": float(f"{x:.2g}")}[how]
+
+
 def _laplace_cases(rng: np.random.Generator) -> list[tuple[float, float, float]]:
     """Hidden (value, Δ, ε), in pairs of neighbouring values that share Δ and ε.
 
-    Pairs 0 to 4: Δ, ε in [0.1, 5] and values of either sign from 0.1 to 10,000; pair 5:
-    values from 10⁴ to 10⁸; pair 6: ε in [0.01, 0.1] or [5, 50]; pair 7: Δ in [0.01, 0.1]
-    or [5, 1000] (the exercise allows any finite value and any Δ, ε > 0). Always Δ, ε, Δ/ε,
-    Δ·ε away from 1, so that every usual wrong scale (Δ·ε, ε/Δ, Δ, 1/ε, (Δ + 1)/ε, …)
-    differs from Δ/ε, by 20% or more where Δ <= 5. Values have two decimals; the second
-    value of a pair is the first plus an odd number of cents (at most 0.09)."""
+    Pairs 0 to 6: Δ, ε in [0.1, 5] and values of either sign from 0.1 to 10,000 (pairs 0
+    to 2 share Δ and ε, as do pairs 3 and 4: :data:`_GROUPS`; the first's value is from 1
+    to 10 in size, the next ones' that size times 10, 100, or 10 or 1,000: values decades
+    apart, of one scale); pair 7: values from 10⁴ to 10⁸; pair 8: ε in [0.01, 0.1] or
+    [5, 50]; pair 9: Δ in [0.01, 0.1] or [5, 1000] (the exercise allows any finite value
+    and any Δ, ε > 0). Always Δ, ε, Δ/ε, Δ·ε away from 1, so that every usual wrong scale
+    (Δ·ε, ε/Δ, Δ, 1/ε, (Δ + 1)/ε, …) differs from Δ/ε, by 20% or more where Δ <= 5. Each
+    pair's value, Δ and ε are written in one of the formats of :data:`_VALUE_FORMATS` and
+    :data:`_PARAMETER_FORMATS`, shuffled; the second value of a pair is the first plus an
+    odd number of cents (at most 0.09), or of units (at most 9) if it is whole."""
+    value_formats = [str(f) for f in rng.permutation(_VALUE_FORMATS)]
+    delta_formats, epsilon_formats = ([str(f) for f in rng.permutation(_PARAMETER_FORMATS)]
+                                      for _ in range(2))
     cases: list[tuple[float, float, float]] = []
+    first = 1.0                             # the last value's size, before its format
     while len(cases) < _LAPLACE_CASES:
         pair = len(cases) // 2
         delta, epsilon = _log_uniform(rng, 0.1, 5.0), _log_uniform(rng, 0.1, 5.0)
         low, high = 0.1, 1e4
-        if pair == _LAPLACE_PAIRS - 3:
+        if pair in _LEADERS:
+            low, high = 1.0, 10.0
+        elif pair in _FOLLOWERS:
+            delta, epsilon = cases[-1][1], cases[-1][2]
+        elif pair == _LAPLACE_PAIRS - 3:
             low, high = 1e4, 1e8
         elif pair == _LAPLACE_PAIRS - 2:
             epsilon = _log_uniform(rng, *((0.01, 0.1) if rng.random() < 0.5 else (5.0, 50.0)))
         elif pair == _LAPLACE_PAIRS - 1:
             delta = _log_uniform(rng, *((0.01, 0.1) if rng.random() < 0.5 else (5.0, 1e3)))
-        delta, epsilon = round(delta, 3), round(epsilon, 3)
+        if pair not in _FOLLOWERS:
+            delta = _written(delta, delta_formats[pair])
+            epsilon = _written(epsilon, epsilon_formats[pair])
         if not _far_from_one(delta, epsilon, delta / epsilon, delta * epsilon):
             continue
-        value = round(float(rng.choice([-1.0, 1.0])) * _log_uniform(rng, low, high), 2)
-        cents = 0.01 * (2 * int(rng.integers(0, 5)) + 1)
-        cases += [(value, delta, epsilon), (round(value + cents, 2), delta, epsilon)]
+        sign = float(rng.choice([-1.0, 1.0]))
+        jump = 10.0 ** int(rng.choice([1, 3])) if (pair - 1, pair) in _GROUPS else 10.0
+        drawn = first * jump if pair in _FOLLOWERS else _log_uniform(rng, low, high)
+        first = drawn
+        value = _written(sign * drawn, value_formats[pair])
+        step = 1.0 if value_formats[pair] == "whole" else 0.01
+        neighbour = value + step * (2 * int(rng.integers(0, 5)) + 1)
+        if step == 0.01 and value_formats[pair] == "cents":
+            neighbour = round(neighbour, 2)
+        cases += [(value, delta, epsilon), (neighbour, delta, epsilon)]
     return cases
 
 
@@ -142,27 +185,32 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
     """Hidden test of ``fn(value, sensitivity, epsilon, generator)``: one release
     ``value + Lap(Δ/ε)`` with NumPy noise (exercise ``ex-laplace-textbook``).
 
-    **Hidden inputs** (from ``rng``): 8 pairs of cases ``(value, Δ, ε)``; the two cases of
-    a pair share Δ and ε, and their values (two decimals) differ by an odd number of cents
-    up to 0.09 (neighbours). Pairs 0 to 4: ``Δ, ε`` log-uniform in ``[0.1, 5]``, values of
-    either sign in ``[0.1, 10⁴]``; pair 5: values in ``[10⁴, 10⁸]``; pair 6: ε in
-    ``[0.01, 0.1]`` or ``[5, 50]``; pair 7: Δ in ``[0.01, 0.1]`` or ``[5, 1000]`` (the
+    **Hidden inputs** (from ``rng``): 10 pairs of cases ``(value, Δ, ε)``; the two cases of
+    a pair share Δ and ε, and their values differ by an odd number of cents up to 0.09 (of
+    units up to 9 for whole values): neighbours. Pairs 0 to 6: ``Δ, ε`` log-uniform in
+    ``[0.1, 5]``, values of either sign up to ``10⁴``, five of them in two groups sharing Δ
+    and ε (pairs 0 to 2, pairs 3 and 4) whose values are decades apart (from 1 to 10, then
+    10 times more, 100 or 1,000 times more); pair 7: values in ``[10⁴, 10⁸]``; pair 8: ε
+    in ``[0.01, 0.1]`` or ``[5, 50]``; pair 9: Δ in ``[0.01, 0.1]`` or ``[5, 1000]`` (the
     exercise allows any value and any Δ, ε > 0); always ``Δ, ε, Δ/ε, Δ·ε`` at least a
-    factor 1.5 from 1 (so that Δ·ε, ε/Δ, Δ/(2ε), 1/ε, Δ, (Δ + 1)/ε differ from Δ/ε). 600
-    releases per case, each with a fresh ``numpy.random.default_rng`` seeded from ``rng``,
-    the 9,600 calls in a secret random order that interleaves the cases.
+    factor 1.5 from 1 (so that Δ·ε, ε/Δ, Δ/(2ε), 1/ε, Δ, (Δ + 1)/ε differ from Δ/ε). The
+    inputs are written as real ones are, shuffled over the pairs: values at full float
+    precision (4 pairs), with two decimals (3) or whole (3); Δ and ε each at full
+    precision (4), with 4 significant digits (3) or 2 (3). 600 releases per case, each
+    with a fresh ``numpy.random.default_rng`` seeded from ``rng``, the 12,000 calls in a
+    secret random order that interleaves the cases.
 
     **Tests**, with their false-failure probabilities for a correct answer:
 
     * every release is a finite real number, and 16 releases repeated with generators
       seeded alike are equal (the exercise says the noise comes from ``generator``): 0;
-    * pooled Kolmogorov–Smirnov test of the 9,600 transforms ``F_{value, Δ/ε}(release)``
+    * pooled Kolmogorov–Smirnov test of the 12,000 transforms ``F_{value, Δ/ε}(release)``
       against uniform, DKW bound: 1.9e-7;
-    * the noise's spread: ``Σ |release − value|/(Δ/ε)`` against Gamma(9600, 1),
+    * the noise's spread: ``Σ |release − value|/(Δ/ε)`` against Gamma(12000, 1),
       two-sided: 1.9e-7 (catches a scale 8% too small with probability 0.99);
     * per case, a KS test and the spread test (a function right on some inputs only, a
       lookup table of the public check's inputs, errors of opposite signs on different
-      inputs): 16 × (1e-8 + 1e-8);
+      inputs): 20 × (8e-9 + 8e-9);
     * a point mass: the number of releases within ``0.01·Δ/ε`` of the value, one-sided
       exact binomial test against ``1.05·0.01`` (``P = 1 − e^{−0.01}`` for Lap(1)): 5e-8;
       and the number exactly at the value against ``3e-5`` (float rounding: at most 1e-6;
@@ -173,7 +221,9 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
       whose sum has density at most 1/(4b)), one-sided binomial tests: 4 × 2.5e-8;
     * a scale that depends on the value: per pair, the first case's share of the pair's
       ``Σ|noise|/b`` is Beta(600, 600) for one Laplace scale, whatever it is; the
-      squares of its normal scores summed over the pairs, χ²(8), upper tail: 1e-7.
+      squares of its normal scores summed over the pairs, χ²(10), upper tail: 5e-8; and
+      across the pairs of a group (one Δ and ε, values decades apart), the Helmert
+      shares of the pairs' sums (Beta(1200j, 1200), independent), χ²(3): 5e-8.
 
     In all at most **1e-6** (Bonferroni). NumPy's float Laplace noise has exactly this law;
     ``dpkit.laplace.laplace_mechanism`` (exact noise on a grid 2⁻²⁰Δ fine, at most
@@ -183,38 +233,39 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
     standard error. Float rounding of ``value + noise`` (``|value|/b ≤ 5e9``) moves a
     noise by at most 1e-6 scales.
 
-    **Errors**: an error, or a result that is not a finite number, on pairs 0 to 4 ends
+    **Errors**: an error, or a result that is not a finite number, on pairs 0 to 6 ends
     the judge as :class:`~dpkit.course.judges._base.Raised` (no point for the exercise:
-    privacy unchecked); on the extreme pairs 5 to 7 it stops their calls, the tests above
-    run on pairs 0 to 4 alone (a violation there is still one), and then it is a plain
+    privacy unchecked); on the extreme pairs 7 to 9 it stops their calls, the tests above
+    run on pairs 0 to 6 alone (a violation there is still one), and then it is a plain
     failure that keeps the public point (a defensive guard is honest;
     :func:`~dpkit.course.judges._base.on_extreme`).
 
-    **Calls**: 9,616 (:data:`LAPLACE_CALLS`). **Privacy**: the law of the release at each
-    input is the whole mechanism, so too little noise (a wrong scale), one noise reused
-    for every release, or noise that depends on the value all fail the distribution
-    tests. A failure is a **privacy violation** (:class:`PrivacyViolation`: no point for
-    the exercise) when the releases equal the value, repeat one noise, or have less
-    noise than Lap(Δ/ε) on some hidden input (:func:`too_little_noise` on ``|noise|/b``:
-    smaller per case or pooled, or fewer beyond 4b than ``e^-4``, as Gaussian noise
-    has); when too many releases are (almost) the value (a point mass: the release is
-    the value with positive probability, not ε-DP for any ε); when consecutive noises
-    cancel or repeat (averaging or subtracting releases reveals the value); or when the
-    scale differs between the neighbouring values of a pair (the ratio of the densities
-    at two neighbours is then unbounded in the tails). An answer with at least that much
-    noise, independent from call to call and of one Laplace scale per (Δ, ε) (a scale
-    too large, (Δ + 1)/ε) is called one with probability at most 1e-6. The releases
-    alone cannot tell too little noise from a private post-processing that pulls them
-    toward a point (half the release shows half the noise on small values): such an
-    answer, not the exercise's ``value + Lap(Δ/ε)`` either, is called a violation too.
-    **Resolution**: a scale 5% too small everywhere is caught about 4 times in 10 (a
-    scale 8% too small 99 times in 100); a scale 10% off either way, by the value, on
-    every pair; an atom of 1% or more at the value; cancelling or repeated noises in 2%
-    or more of consecutive pairs. **Not judged**: that the noise is drawn in floating
-    point (the exercise asks for it; Mironov's attack concerns the exact floats, which no
-    test of the law sees); dependence between releases other than consecutive ones, or
-    weaker than exact cancellation; departures confined to inputs or events the hidden
-    cases never meet.
+    **Calls**: 12,016 (:data:`LAPLACE_CALLS`; 9,616 before round 3's two pairs).
+    **Privacy**: the law of the release at each input is the whole mechanism, so too little
+    noise (a wrong scale), one noise reused for every release, or noise that depends on the
+    value all fail the distribution tests. A failure is a **privacy violation**
+    (:class:`PrivacyViolation`: no point for the exercise) when the releases equal the
+    value, repeat one noise, or have less noise than Lap(Δ/ε) on some hidden input
+    (:func:`too_little_noise` on ``|noise|/b``: smaller per case or pooled, or fewer beyond
+    4b than ``e^-4``, as Gaussian noise has); when too many releases are (almost) the value
+    (a point mass: the release is the value with positive probability, not ε-DP for any ε);
+    when consecutive noises cancel or repeat (averaging or subtracting releases reveals the
+    value); or when the scale differs between the neighbouring values of a pair (the ratio
+    of the densities at two neighbours is then unbounded in the tails). An answer with at
+    least that much noise, independent from call to call and of one Laplace scale per (Δ, ε)
+    (a scale too large, (Δ + 1)/ε) is called one with probability at most 1e-6. The releases
+    alone cannot tell too little noise from a private post-processing that pulls them toward
+    a point (half the release shows half the noise on small values): such an answer, not the
+    exercise's ``value + Lap(Δ/ε)`` either, is called a violation too. **Resolution**: a
+    scale 5% too small everywhere is caught about 4 times in 10 (a scale 8% too small 99
+    times in 100); a scale 10% off either way, by the value, on every pair; a scale 10% off
+    either way by the parity of the value's decade about 9 times in 10 (28 of 30 simulated
+    graders); an answer exact unless its inputs are short decimals, always; an atom of 1% or
+    more at the value; cancelling or repeated noises in 2% or more of consecutive pairs.
+    **Not judged**: that the noise is drawn in floating point (the exercise asks for it;
+    Mironov's attack concerns the exact floats, which no test of the law sees); dependence
+    between releases other than consecutive ones, or weaker than exact cancellation;
+    departures confined to inputs or events the hidden cases never meet.
     """
     cases = _laplace_cases(rng)
     seed_table = seeds(rng, (_LAPLACE_CASES, _LAPLACE_DRAWS))
@@ -296,7 +347,9 @@ def _laplace_structure(distance: np.ndarray, noise_in_scales: np.ndarray,
       and on each case's own calls in their order, at half the share each;
     * a scale that depends on the value: for each pair of neighbouring cases, the share of
       the first in the pair's ``Σ|noise|/b`` is Beta(n, n) (for Laplace noise of any one
-      scale); its normal scores' squares sum to χ²(pairs), one-sided test.
+      scale); its normal scores' squares sum to χ²(pairs), one-sided test; and across the
+      pairs of each group of :data:`_GROUPS` (one Δ and ε, values decades apart), the
+      share of the pairs before the j-th in the sum up to it, Beta(2nj, 2n), likewise.
     """
     near = int(np.sum(distance <= _NEAR))
     exact = int(np.sum(distance == 0))
@@ -315,10 +368,18 @@ def _laplace_structure(distance: np.ndarray, noise_in_scales: np.ndarray,
     first, second = totals[0::2], totals[1::2]
     n = distance.shape[1]
     scores = stats.norm.ppf(stats.beta.cdf(first / (first + second), n, n))
-    if stats.chi2.sf(float(np.sum(scores**2)), scores.size) < _ALPHA_LAPLACE_NEIGHBOURS:
-        return ("your noise scale changes with the value (it differs between neighbouring "
-                "values with the same Δ and ε): the scale must be Δ/ε whatever the value; "
-                "a scale taken from the data is not ε-DP for any ε")
+    pairs = first + second      # a group's pairs: one (Δ, ε), values decades apart
+    # Helmert contrasts: the share of the pairs before j in the sum up to j is
+    # Beta(2nj, 2n), independent of one another and of the pairs' own shares
+    apart = stats.norm.ppf([stats.beta.cdf(pairs[list(g[:j])].sum() / pairs[list(g[:j + 1])]
+                                           .sum(), 2 * n * j, 2 * n)
+                            for g in _GROUPS if g[-1] < pairs.size for j in range(1, len(g))])
+    if stats.chi2.sf(float(np.sum(scores**2)), scores.size) < _ALPHA_LAPLACE_NEIGHBOURS or \
+            (apart.size > 0 and stats.chi2.sf(float(np.sum(apart**2)), apart.size) <
+             _ALPHA_LAPLACE_DECADES):
+        return ("your noise scale changes with the value (it differs between values with "
+                "the same Δ and ε, neighbouring or decades apart): the scale must be Δ/ε "
+                "whatever the value; a scale taken from the data is not ε-DP for any ε")
     return ""
 
 
@@ -379,14 +440,31 @@ def _laplace_verdict(cases: list[tuple[float, float, float]], releases: np.ndarr
 
 
 
+#: How the hidden σ are made, shuffled over the calls: from the analytic calibration of a
+#: random (Δ, ε, δ), as the exercise's σ are in real use; drawn at full precision; or
+#: rounded to 4 or 2 significant digits, as the public check's (0.3, 4) are (review round
+#: 3, N5: no noise unless σ had at most 4 decimals passed with full marks).
+_SIGMA_FORMATS = ("calibrated",) * 4 + ("full",) * 2 + ("short",) * 2 + ("shorter",) * 2
+
+
 def _sigmas(rng: np.random.Generator, count: int) -> list[float]:
-    """Hidden σ, log-uniform in [0.05, 20] and at least a factor 1.5 from 1 (so σ², √σ,
-    and σ differ)."""
+    """Hidden σ in [0.05, 20], at least a factor 1.5 from 1 (so σ², √σ and σ differ),
+    made as :data:`_SIGMA_FORMATS` says, cycled over ``count`` and shuffled: calibrated
+    ones by :func:`dpkit.gaussian_calibration.analytic_sigma` from Δ log-uniform in
+    [0.1, 5], ε in [0.1, 3] and δ = 10^-k, k uniform in 4..9; the others log-uniform."""
+    from dpkit.gaussian_calibration import analytic_sigma
+
     sigmas: list[float] = []
-    while len(sigmas) < count:
-        sigma = _log_uniform(rng, 0.05, 20.0)
-        if _far_from_one(sigma):
-            sigmas.append(round(sigma, 4))
+    for how in rng.permutation(np.resize(np.array(_SIGMA_FORMATS), count)).tolist():
+        while True:
+            if how == "calibrated":
+                sigma = analytic_sigma(_log_uniform(rng, 0.1, 5.0), _log_uniform(rng, 0.1, 3.0),
+                                       10.0 ** -int(rng.integers(4, 10)))
+            else:
+                sigma = _written(_log_uniform(rng, 0.05, 20.0), how)
+            if 0.05 <= sigma <= 20.0 and _far_from_one(sigma):
+                sigmas.append(sigma)
+                break
     return sigmas
 
 
@@ -414,9 +492,12 @@ def judge_gaussian_noise(fn: Callable[[float, int, np.random.Generator], Any],
     """Hidden test of ``fn(sigma, size, generator)``: ``size`` draws of N(0, σ²)
     (exercise ``ex-analytic-variance``).
 
-    **Hidden inputs** (from ``rng``): 10 calls with σ log-uniform in ``[0.05, 20]`` and at
-    least a factor 1.5 from 1 (where σ² and σ differ): 8 of 1,000 to 2,500 draws and 2 of
-    1 to 5 draws, each with a fresh ``numpy.random.default_rng`` seeded from ``rng``.
+    **Hidden inputs** (from ``rng``): 10 calls with σ in ``[0.05, 20]`` and at least a
+    factor 1.5 from 1 (where σ² and σ differ), made as real σ are (:func:`_sigmas`): 4
+    calibrated by ``analytic_sigma`` from a random (Δ, ε, δ), 2 log-uniform at full
+    precision, 4 log-uniform rounded to 4 or 2 significant digits, shuffled: 8 of 1,000 to
+    2,500 draws and 2 of 1 to 5 draws, each with a fresh ``numpy.random.default_rng`` seeded
+    from ``rng``.
 
     **Tests**, with their false-failure probabilities for a correct answer:
 
@@ -536,7 +617,9 @@ def _gaussian_verdict(sigmas: list[float], standard: list[np.ndarray]) -> str:
     if all(math.isclose(r, s, rel_tol=0.1) for r, s in zip(ratios, large, strict=True)):
         hint = ("the spread is σ², not σ: NumPy's normal(loc, scale) takes the standard "
                 "deviation, not the variance")
-    elif all(math.isclose(r, 1, rel_tol=0.05) for r in ratios):
+    elif all(math.isclose(r, 1, rel_tol=0.05) for r in ratios) or not any(
+            chi2_reject(float(np.sum(z**2)), z.size, _ALPHA_GAUSS_CALL_VAR)
+            for z in [*standard[:_GAUSS_LARGE], np.concatenate(standard)]):  # shape only
         hint = "the spread is right but the shape is not that of a normal distribution"
     elif all(r < 1 for r in ratios):
         hint = "too little noise: a Gaussian mechanism calibrated for σ is then not private"
