@@ -268,10 +268,10 @@ def _step(clock: timing.Deadline) -> None:
     STEPS.append(time.perf_counter_ns() - clock._start)
 
 
-def _record(clock: timing.Deadline, kind: Any, error: Any, trace: Any) -> None:
-    """Stands in for ``Deadline.__exit__``: records the deadline (for a release in steps,
-    the sum of the steps' budgets) and the time inside it (the sum of the steps' work, the
-    caller's code between them excluded) instead of waiting."""
+def _record(clock: timing.Deadline, kind: Any, trace: Any) -> None:
+    """Stands in for ``Deadline._end`` (the wait at a release's end): records the deadline
+    (for a release in steps, the sum of the steps' budgets) and the time inside it (the sum
+    of the steps' work, the caller's code between them excluded) instead of waiting."""
     INSIDE.append(time.perf_counter_ns() - clock._start + sum(STEPS))
     STEPS.clear()
     if kind is None:
@@ -283,7 +283,7 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("only", nargs="*", help="run only the functions whose name has one")
     args = parser.parse_args()
-    timing.Deadline.__exit__ = _record  # type: ignore[assignment,method-assign]
+    timing.Deadline._end = _record  # type: ignore[method-assign]
     timing.Deadline._wait = _step  # type: ignore[method-assign]
     timing.set_margin(1)
     ref = timing.reference()

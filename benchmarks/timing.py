@@ -469,12 +469,13 @@ def svt_pairs() -> Iterator[Pair]:
                        lambda qs=qs, y=y: range_queries(qs, y, 3, high, 1.0))
     qs, x, y = _queries(64), [100.0 + i for i in range(64)], [101.0 + i for i in range(64)]
     yield Pair("above_threshold", "64", "integer answers 100+i vs 101+i (both None)", 0.1,
-               lambda: above_threshold(qs, x, high, 0.1), lambda: above_threshold(qs, y, high, 0.1))
+               lambda qs=qs, x=x: above_threshold(qs, x, high, 0.1),
+               lambda qs=qs, y=y: above_threshold(qs, y, high, 0.1))
     picked_x, picked_y = [1e4 + 0.25] * 64, [1e4 + 0.1] * 64
     yield Pair("range_queries", "64", "answers 10000.25 vs 10000.1, threshold 0, c=3 "
                "(first 3 picked and released)", 1.0,
-               lambda: range_queries(qs, picked_x, 3, 0.0, 1.0),
-               lambda: range_queries(qs, picked_y, 3, 0.0, 1.0))
+               lambda qs=qs: range_queries(qs, picked_x, 3, 0.0, 1.0),
+               lambda qs=qs: range_queries(qs, picked_y, 3, 0.0, 1.0))
     bits = grid_bits(2 / exact_epsilon(0.1))
     below, _ = _boundary_61(-bits, 0.5)  # the largest answers above_threshold_runs accepts
     for n in (64, 65, 1000):
@@ -486,12 +487,12 @@ def svt_pairs() -> Iterator[Pair]:
                    lambda y=y: above_threshold_runs(y, high, 0.1, runs=1))
     x, y = [100.25 + i for i in range(64)], [100.1 + i for i in range(64)]
     yield Pair("above_threshold_runs", "64", "answers 100.25+i vs 100.1+i, 100 runs", 10.0,
-               lambda: above_threshold_runs(x, high, 0.1, runs=100),
-               lambda: above_threshold_runs(y, high, 0.1, runs=100))
+               lambda x=x: above_threshold_runs(x, high, 0.1, runs=100),
+               lambda y=y: above_threshold_runs(y, high, 0.1, runs=100))
     x, y = [-1e6] * 63 + [1e9], [-1e6] * 64
     yield Pair("above_threshold_runs", "64", "the last answer passes vs none does, 100 runs",
-               10.0, lambda: above_threshold_runs(x, 0.0, 0.1, runs=100),
-               lambda: above_threshold_runs(y, 0.0, 0.1, runs=100))
+               10.0, lambda x=x: above_threshold_runs(x, 0.0, 0.1, runs=100),
+               lambda y=y: above_threshold_runs(y, 0.0, 0.1, runs=100))
 
 
 def clipping_pairs() -> Iterator[Pair]:

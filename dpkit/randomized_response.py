@@ -230,3 +230,8 @@ def _informative_truth_probability(epsilon: Any) -> float:
 warm_up_with(_randomized_response_work,
              lambda value, rng: randomized_response(np.asarray(value, dtype=float) > 0.3, 1.0,
                                                     rng=rng))
+warm_up_with(_randomized_response_work,   # lists of bools; other values: the refusal path
+             lambda value, rng: randomized_response(
+                 (np.asarray(value, dtype=float) > 0.3).tolist(), 1.0, rng=rng))
+warm_up_with(_randomized_response_work, lambda value, rng: randomized_response(value, 1.0,
+                                                                               rng=rng))

@@ -61,6 +61,19 @@ raised while dpkit processes an answer waits for that step's deadline; an error 
 the caller's code propagates after one step of size 0 (:attr:`Cost.fixed`, the unwinding),
 so its time reveals only the caller's code.
 
+**Threads.** Releases in one process run one at a time: each takes a process-wide lock
+before its clock starts and gives it back after its wait (warm-ups too). Without it, a
+release in one thread holds the interpreter lock for its own work, whose length depends on
+its data, and a release in another thread that needs that lock meanwhile overruns and shows
+it: a review certified ε = 0.49 from the timing of one thread's release of public inputs
+about another thread's neighbouring data. A release therefore waits for the others to end
+before its clock starts. The garbage collector is switched off from the clock's start to
+the end of the wait (a collection would pause a release for a time set by the whole heap,
+and whether one falls inside it depends on what it allocates); the allocations a release
+made still count towards the next collection after it. A query function an SVT release
+calls runs with the lock held: one that waits for a release in another thread never
+returns.
+
 **Residual risks.** (1) *Overruns.* A release whose work outlasts its deadline (the machine
 slowed down by other load after calibration, or a very unlucky draw: CKS Gaussian rounds
 are unbounded) ends late, and how late depends on the work, hence on the data. Overruns
@@ -72,7 +85,10 @@ of scope. (4) *The caller's own code:* a query function passed to :mod:`dpkit.sv
 in the caller's time, unpadded (only dpkit's steps are); how long it takes may depend on the
 data it reads, and on the cache state dpkit's previous step left, a few tens of
 nanoseconds per call, summed over the calls (the jitter of each step, up to 2 µs, blurs
-it). (5) *First use.* Work done once, at first use, fell inside the deadline of the release
+it). The answer a query returns is converted inside dpkit's step, so an answer object
+of the caller's own numeric type runs its own methods there (and a slow one overruns).
+Threads of the caller's own that run Python code while a release runs are other load, as
+in (1). (5) *First use.* Work done once, at first use, fell inside the deadline of the release
 that needed it and overran it many times over, and an overrunning release ends at a time
 that depends on its data: the first call of a function in a process (caches filled,
 Python's adaptive interpreter specialising the code; measured at 2–13 times the margin-1
@@ -116,6 +132,7 @@ Examples
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import threading
 import time
@@ -266,11 +283,17 @@ def _fastest(work: object, repeats: int = _REPEATS) -> float:
 
 
 class _State:
-    """The process's reference, margin and overrun count (one lock for all three), and
-    each thread's :func:`unpadded` depth."""
+    """The process's reference, margin and overrun count (one lock for all three), the
+    lock that lets one release run at a time, the warm-ups, and each thread's
+    :func:`unpadded` depth and running deadlines."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
+        # One release (or warm-up) at a time in the process, from before its clock starts
+        # to the end of its wait; reentrant, for a release made inside a release.
+        self.releases = threading.RLock()
+        # work function -> its warm-ups while they run (put back in a fork child)
+        self.warming: dict[Callable[..., Any], list[Callable[[Any, Any], object]]] = {}
         self.local = threading.local()
         self.reference: Reference | None = None
         # work function -> its warm-ups not yet run (warm_up_with)
@@ -348,19 +371,28 @@ def _warm_up_values() -> list[Any]:
 
 def _warm_up(work: Callable[..., Any]) -> None:
     """Run the warm-ups of ``work`` if they have not run in this process (see
-    :func:`warm_up_with`)."""
-    with _state.lock:
-        releases = _state.warm_ups.pop(work, ())
-    values = _warm_up_values()
-    with unpadded():
-        for rng in (None, seeded(0)) if releases else ():
-            for _ in range(WARM_UP_ROUNDS):
-                for release in releases:
-                    for value in values:
-                        try:
-                            release(value, rng)
-                        except (TypeError, ValueError):
-                            pass
+    :func:`warm_up_with`), holding the release lock: no other thread's release runs (or
+    starts its clock cold) meanwhile."""
+    with _state.releases:
+        with _state.lock:
+            releases = _state.warm_ups.pop(work, None)
+            if releases is None:
+                return                     # run by another thread while this one waited
+            _state.warming[work] = releases
+        values = _warm_up_values()
+        try:
+            with unpadded():
+                for rng in (None, seeded(0)):
+                    for _ in range(WARM_UP_ROUNDS):
+                        for release in releases:
+                            for value in values:
+                                try:
+                                    release(value, rng)
+                                except (TypeError, ValueError):
+                                    pass
+        finally:
+            with _state.lock:
+                del _state.warming[work]
 
 
 def margin() -> float:
@@ -450,9 +482,13 @@ def _jitter_ns() -> int:
 
 def _after_fork_in_child() -> None:
     """In a child created by ``fork``: drop the forking thread's jitter pool (the parent
-    uses the same bytes next) and replace the lock (a parent thread may have held it)."""
+    uses the same bytes next), replace the locks (a parent thread may have held them) and
+    put back the warm-ups a parent thread was running."""
     _state.local.__dict__.pop("jitter", None)
     _state.lock = threading.Lock()
+    _state.releases = threading.RLock()
+    _state.warm_ups.update(_state.warming)   # a warm-up cut short by the fork runs again
+    _state.warming.clear()
 
 
 if hasattr(os, "register_at_fork"):
@@ -539,14 +575,31 @@ class Deadline:
                 _state.overruns += 1
 
     def __enter__(self) -> Deadline:
+        self._lock = _state.releases
+        self._lock.acquire()           # one release at a time (see "Threads")
+        running = _active()
+        # The outermost release switches the garbage collector off until its wait ends: a
+        # collection it triggered would pause it for a time set by the process's heap.
+        self._collector = not running and gc.isenabled()
+        if self._collector:
+            gc.disable()
+        running.append(self)
         reference()  # calibrate outside the timed interval
-        _active().append(self)
         self._start = time.perf_counter_ns()
         return self
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
                  trace: TracebackType | None) -> None:
-        _active().remove(self)
+        try:
+            _active().remove(self)
+            self._end(kind, trace)
+        finally:
+            if self._collector:
+                gc.enable()
+            self._lock.release()
+
+    def _end(self, kind: type[BaseException] | None, trace: TracebackType | None) -> None:
+        """Wait for the deadline, unless unpadded or the public inputs were refused."""
         if getattr(_state.local, "depth", 0):
             return
         if kind is not None:

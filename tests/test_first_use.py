@@ -10,12 +10,15 @@ check the structure that prevents it, never a time (timing asserts belong in ben
 from __future__ import annotations
 
 import ast
+import gc
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import pytest
+from forking import in_fork_child, needs_fork  # tests/ is on sys.path under pytest
 
 import dpkit.timing as timing
 from dpkit._samplers import tables
@@ -157,3 +160,126 @@ def test_a_release_at_a_new_epsilon_builds_its_tables_outside_the_deadline(monke
     reported.clear()
     laplace_mechanism(0.1, 1.0, epsilon * 1.000123, rng=seeded(1))
     assert reported, "no table built for a new epsilon: the test no longer tests anything"
+
+
+# ---------------------------------------------------------------------------------------
+# Threads and the garbage collector (a review: a release in one thread made a concurrent
+# release in another overrun by its own, data-dependent, work; a second thread's first
+# release started its clock while the first thread was still warming the function up)
+
+
+def _blocking_work(started: threading.Event, finish: threading.Event, log: list):
+    def work(clock, name):
+        log.append(f"{name} starts")
+        started.set()
+        finish.wait(5)
+        log.append(f"{name} ends")
+        return name
+    return work
+
+
+def test_releases_in_two_threads_run_one_at_a_time(monkeypatch):
+    """A second thread's release starts its clock only once the first one's wait is over."""
+    monkeypatch.setattr(timing, "_wait_until", lambda deadline: False)
+    started, finish, log = threading.Event(), threading.Event(), []
+    work = _blocking_work(started, finish, log)
+    first = threading.Thread(target=timing.run_padded, args=(timing.Cost(fixed=0.0), work, "A"))
+    first.start()
+    assert started.wait(5)
+    started.clear()
+    second = threading.Thread(target=timing.run_padded,
+                              args=(timing.Cost(fixed=0.0), work, "B"))
+    second.start()
+    assert not started.wait(0.2), "B's release started while A's was running"
+    finish.set()
+    first.join(5)
+    second.join(5)
+    assert log == ["A starts", "A ends", "B starts", "B ends"]
+
+
+def test_a_thread_waits_for_the_warm_up_another_thread_runs(monkeypatch):
+    """While one thread runs a function's warm-up, another thread's first release of it
+    waits, and its clock starts warm."""
+    monkeypatch.setattr(timing, "_wait_until", lambda deadline: False)
+    warming, finish, log = threading.Event(), threading.Event(), []
+
+    def work(clock, name):
+        log.append(name)
+        return name
+
+    def release(value, rng):
+        if not warming.is_set():
+            warming.set()
+            finish.wait(5)
+        return timing.run_padded(timing.Cost(fixed=0.0), work, "warm")
+
+    timing.warm_up_with(work, release)
+    first = threading.Thread(target=timing.run_padded, args=(timing.Cost(fixed=0.0), work, "A"))
+    first.start()
+    assert warming.wait(5)
+    second = threading.Thread(target=timing.run_padded,
+                              args=(timing.Cost(fixed=0.0), work, "B"))
+    second.start()
+    second.join(0.2)
+    assert "B" not in log, "B's release ran during A's warm-up"
+    finish.set()
+    first.join(5)
+    second.join(5)
+    assert set(log[-2:]) == {"A", "B"} and set(log[:-2]) == {"warm"}
+
+
+def test_the_collector_is_off_inside_a_release_and_restored_after(monkeypatch):
+    monkeypatch.setattr(timing, "_wait_until", lambda deadline: False)
+    seen = []
+
+    def inner(clock):
+        seen.append(gc.isenabled())
+
+    def outer(clock):
+        seen.append(gc.isenabled())
+        timing.run_padded(timing.Cost(fixed=0.0), inner)
+        seen.append(gc.isenabled())     # the inner release does not switch it back on
+
+    assert gc.isenabled()
+    timing.run_padded(timing.Cost(fixed=0.0), outer)
+    assert seen == [False, False, False] and gc.isenabled()
+    def refused(clock):
+        clock.size(1)
+        raise ValueError("refused")
+
+    with pytest.raises(ValueError, match="refused"):
+        timing.run_padded(timing.Cost(fixed=0.0), refused)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        timing.run_padded(timing.Cost(fixed=0.0), outer)
+        assert not gc.isenabled()       # the caller's choice is kept
+    finally:
+        gc.enable()
+
+
+@needs_fork
+def test_a_fork_child_gets_a_free_release_lock_and_the_unfinished_warm_ups():
+    """A child forked while another thread holds the release lock (and runs a warm-up) can
+    make releases, and runs that warm-up itself."""
+    started, finish = threading.Event(), threading.Event()
+
+    def work(clock, name):
+        return name
+
+    def release(value, rng):
+        started.set()
+        finish.wait(5)
+
+    timing.warm_up_with(work, release)
+    holder = threading.Thread(target=timing.run_padded,
+                              args=(timing.Cost(fixed=0.0), work, "parent"))
+    holder.start()
+    assert started.wait(5)
+    try:
+        result = in_fork_child(lambda: [work in timing._state.warm_ups,
+                                        laplace_mechanism(0.5, 1.0, 1.0, rng=seeded(3)) > -1e9])
+    finally:
+        finish.set()
+        holder.join(5)
+    assert result == [True, True]

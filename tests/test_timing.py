@@ -54,11 +54,11 @@ def deadlines(monkeypatch):
     sum of its steps' budgets) instead of waiting."""
     recorded: list[float] = []
 
-    def record(clock, kind, error, trace):
+    def record(clock, kind, trace):
         if kind is None:
             recorded.append(clock.budget())
 
-    monkeypatch.setattr(timing.Deadline, "__exit__", record)
+    monkeypatch.setattr(timing.Deadline, "_end", record)
     monkeypatch.setattr(timing, "_wait_until", lambda deadline: False)  # between the steps
     return recorded
 

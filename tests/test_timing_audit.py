@@ -90,3 +90,23 @@ def test_unsure_when_too_few_calls(timing) -> None:
     found = timing.Certificate(epsilon=0.0, event="none", accuracy=0.53, accuracy_lower=0.45,
                                median_x_us=1.0, median_y_us=1.0, shift_us=0.0, held_out=500)
     assert timing.verdict(found, promised=1.0) == "unsure"
+
+
+def test_each_svt_pair_releases_what_its_description_says(timing) -> None:
+    """A pair described as "(both None)", "(both -1)" or "(both [])" gives that output on both
+    sides: its calls time the inputs the table names (a lambda that read a loop variable
+    late once timed another row's inputs, one side passing, and reported a leak). With the
+    threshold 10**6 above answers below 10**5, a pass has probability below 1e-40."""
+    expected = {"(both None)": None, "(both [])": []}
+    checked = 0
+    for pair in list(timing.svt_pairs()):   # all made first, as the audit does
+        for words, output in [*expected.items(), ("(both -1)", "all -1")]:
+            if words in pair.description:
+                for call in (pair.call_x, pair.call_y):
+                    got = call()
+                    if output == "all -1":
+                        assert np.all(np.asarray(got) == -1), (pair.key, got)
+                    else:
+                        assert got == output, (pair.key, got)
+                checked += 1
+    assert checked >= 10
