@@ -238,3 +238,71 @@ def test_honest_answers_next_to_the_round3_rules_are_graded():
                    "    return 0 if gates[0].above_threshold(queries[0](data)) else None\n")
     assert forbidden_use("ex-svt-above-threshold", answer, [helper],
                          _setup("sparse_vector")) is None
+
+
+_LABELS = {"L": "ex-laplace-interval", "G": "ex-laplace-grid-scale",
+           "S": "ex-svt-above-threshold"}
+
+
+#: Round 6 of the adversarial review (findings 1-3): the forbidden function evaluated in a
+#: scope the reading took for another (a default, a class body, a comprehension's first
+#: iterable), or bound by an earlier cell the check never read (it followed only the
+#: statements that bind, by their syntax, a name the answer mentions).
+@pytest.mark.parametrize(("label", "answer", "earlier"), [
+    # finding 1: defaults are evaluated in the enclosing scope
+    ("L", "def half_width(sensitivity, epsilon, confidence, "
+     "laplace_accuracy=laplace_accuracy):\n"
+     "    return laplace_accuracy(sensitivity, epsilon, 1 - confidence)\n", []),
+    ("G", "def grid_noise_scale(s, e, d, *, laplace_grid=laplace_grid):\n"
+     "    return laplace_grid(s, e, d).scale\n", []),
+    ("L", "half_width = lambda s, e, c, laplace_accuracy=laplace_accuracy: "
+     "laplace_accuracy(s, e, 1 - c)\n", []),
+    ("S", "def my_above_threshold(q, d, t, e, rng, above_threshold=above_threshold):\n"
+     "    return above_threshold(q, d, t, e, rng=rng)\n", []),
+    # finding 3: a class's names are not seen by the functions in its body; a
+    # comprehension's first iterable is evaluated outside it
+    ("S", "class _K:\n    above_threshold = None\n"
+     "    def run(queries, data, threshold, epsilon, rng):\n"
+     "        return above_threshold(queries, data, threshold, epsilon, rng=rng)\n"
+     "my_above_threshold = _K.run\n", []),
+    ("G", "grid_noise_scale = [lambda s, e, d: laplace_grid(s, e, d).scale "
+     "for laplace_grid in [laplace_grid]][0]\n", []),
+    # finding 2: earlier cells that bind a name dynamically
+    ("L", "def half_width(s, e, c):\n    return la(s, e, 1 - c)\n",
+     ["globals()['la'] = laplace_accuracy\n"]),
+    ("G", "def grid_noise_scale(s, e, d):\n    return lg(s, e, d).scale\n",
+     ["import builtins\nbuiltins.lg = laplace_grid\n"]),
+    ("S", "def my_above_threshold(q, d, t, e, rng):\n    return at(q, d, t, e, rng=rng)\n",
+     ["exec('at = above_threshold')\n"]),
+    ("S", "def my_above_threshold(q, d, t, e, rng):\n    return np.at(q, d, t, e, rng=rng)\n",
+     ["import numpy as N\nN.at = above_threshold\n"]),
+    ("S", "def my_above_threshold(q, d, t, e, rng):\n"
+     "    return dpkit.svt.mine(q, d, t, e, rng=rng)\n",
+     ["from dpkit import svt as S\nS.mine = S.above_threshold\n"]),
+])
+def test_round6_scopes_and_earlier_cells_are_read(label, answer, earlier):
+    """Each was graded (3/3 in the real grader for the first of each kind); refused now,
+    with the chapter's set-up cell as the grader passes it and without. Deterministic."""
+    label = _LABELS[label]
+    chapter = "laplace" if label.startswith("ex-laplace") else "sparse_vector"
+    for setup in (None, _setup(chapter)):
+        assert forbidden_use(label, answer, earlier, setup) is not None, (answer, earlier)
+
+
+def test_round6_honest_scopes_and_experiments_are_graded():
+    """What the stricter reading must still grade: a default, a class attribute or a
+    comprehension variable of the student's own that shadows nothing forbidden in its
+    scope; an earlier experiment cell that only calls the library function. Deterministic."""
+    setup = _setup("sparse_vector")
+    answers = [
+        MODEL_AT.replace("rng):", "rng, scale=4):").replace("4 / epsilon", "scale / epsilon"),
+        "class _K:\n    above_threshold = None\n\n" + MODEL_AT.replace("def ", "    def ")
+        .replace("\n    ", "\n        ") + "my_above_threshold = _K.my_above_threshold\n",
+        AT + "    return [i for i in [None]][0]\n",
+    ]
+    experiment = ["print(above_threshold(qs, data, 0.0, 1.0))\n",
+                  "runs = (dpkit.svt.above_threshold(qs, data, 0.0, 1.0) for _ in range(3))\n"]
+    for answer in answers:
+        assert forbidden_use("ex-svt-above-threshold", answer, experiment[:1], setup) is None
+    # a call inside a comprehension may run later, from the answer: read as a use
+    assert forbidden_use("ex-svt-above-threshold", MODEL_AT, experiment, setup) is not None

@@ -23,6 +23,7 @@ whoever runs the checker (the notebook's interrupt, or the grading's cell time l
 
 from __future__ import annotations
 
+import hashlib
 import math
 import numbers
 from collections.abc import Callable, Iterable, Sequence
@@ -31,10 +32,80 @@ from typing import Any
 import numpy as np
 
 from dpkit.check._verdict import Verdict
+from dpkit.rng import SecureRandom, _keyed
 
-__all__ = ["call", "call_checked", "call_number", "coerce", "compare_at", "number", "shown"]
+__all__ = ["call", "call_checked", "call_number", "coerce", "compare_at", "lent_generator",
+           "lent_source", "number", "shown"]
 
 _SHOWN_LENGTH = 60   # longest repr of a student's result quoted in a verdict
+
+
+def _derived(seed: int, purpose: bytes, size: int) -> bytes:
+    """``size`` bytes derived from ``seed`` by BLAKE2b (keyed by ``purpose``): one way, so
+    the seed of a lent randomness cannot be read back from its state."""
+    if type(seed) is not int and not isinstance(seed, np.integer):
+        raise TypeError(f"seed must be an integer, got {seed!r}")
+    return hashlib.blake2b(str(int(seed)).encode(), digest_size=size,
+                           person=b"dpkit lent " + purpose).digest()
+
+
+def lent_generator(seed: int) -> np.random.Generator:
+    """The NumPy generator a check or a judge lends a student's function, seeded from
+    ``seed`` but made like ``numpy.random.default_rng()`` in real use: a PCG64 whose seed
+    sequence has 128 bits of entropy (derived from ``seed`` one way), so that an answer
+    cannot tell a graded call from a real one by its seed (adversarial round 6, finding 4).
+
+    Parameters
+    ----------
+    seed : int
+        The seed the check or judge chose; the same seed gives the same generator.
+
+    Returns
+    -------
+    numpy.random.Generator
+        A fresh generator.
+
+    Raises
+    ------
+    TypeError
+        If ``seed`` is not an integer.
+
+    >>> a, b = lent_generator(3), lent_generator(3)
+    >>> a.random() == b.random(), a.bit_generator.seed_seq.entropy.bit_length() > 100
+    (True, True)
+    """
+    entropy = int.from_bytes(_derived(seed, b"np", 16), "little")
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy)))
+
+
+def lent_source(seed: int) -> SecureRandom:
+    """The dpkit random source a check or a judge lends a student's function, seeded from
+    ``seed`` but of the default secure source's class (a :class:`dpkit.rng.SecureRandom`,
+    keyed with a key and nonce derived from ``seed`` one way), so that an answer cannot
+    tell a graded call from real use by its source (adversarial round 6, finding 4). The
+    course's sandbox sends it by value: the student's code gets a ``SecureRandom`` with the
+    same key.
+
+    Parameters
+    ----------
+    seed : int
+        The seed the check or judge chose; the same seed gives the same stream.
+
+    Returns
+    -------
+    SecureRandom
+        A fresh source, for grading only (its stream is known to the grader).
+
+    Raises
+    ------
+    TypeError
+        If ``seed`` is not an integer.
+
+    >>> lent_source(5).bits(32) == lent_source(5).bits(32), type(lent_source(5)).__name__
+    (True, 'SecureRandom')
+    """
+    material = _derived(seed, b"dpkit", 44)
+    return _keyed(material[:32], material[32:], lendable=True)
 
 
 def call(fn: Callable[..., Any], *args: Any) -> tuple[Any, str | None]:

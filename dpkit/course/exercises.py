@@ -4,8 +4,8 @@
   exercise asks the student to write that code (``ex-svt-above-threshold``: "write your own
   AboveThreshold"), with the reason the feedback gives. :func:`forbidden_use` finds them in
   the student's code **statically, in the grader's process** (the sandbox runs the student's
-  code, which could undo any stub put in its own process): every name the answer reaches,
-  through the helpers and aliases the student defined in any cell, is read from the source.
+  code, which could undo any stub put in its own process): the answer and every earlier
+  cell of the student's are read from the source.
 * :data:`ABSOLUTE_TOLERANCE`, :data:`RELATIVE_TOLERANCE`: how closely a deterministic
   answer must agree with the model solution where 1e-6 (relative) is not what the statement
   asks for.
@@ -89,22 +89,6 @@ ABSOLUTE_TOLERANCE = {"ex-analytic-profile": 1e-25 * 1e-6}
 RELATIVE_TOLERANCE = {"ex-laplace-grid-scale": 1e-12}
 
 
-def _free(node: ast.AST) -> set[str]:
-    """The bare names ``node`` reads that it does not bind itself (a function's parameters
-    and local variables are its own; a global it reads is free), to find the statements of
-    earlier cells it reaches."""
-    loaded: set[str] = set()
-    local: set[str] = set()
-    for child in ast.walk(node):
-        if isinstance(child, ast.Name):
-            (loaded if isinstance(child.ctx, ast.Load) else local).add(child.id)
-        elif isinstance(child, ast.arg):
-            local.add(child.arg)
-        elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            local.add(child.name)
-    return loaded - local
-
-
 def _bound(statement: ast.stmt) -> set[str]:
     """The names a top-level statement of a cell binds (a def, an assignment, an import) or
     changes (``obj.attribute = …``, ``table[key] = …`` change ``obj``, ``table``)."""
@@ -113,7 +97,7 @@ def _bound(statement: ast.stmt) -> set[str]:
     if isinstance(statement, (ast.Import, ast.ImportFrom)):
         return {(a.asname or a.name).split(".")[0] for a in statement.names}
     names = set()
-    for node in ast.walk(statement):
+    for node in _walk_outside(statement):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             names.add(node.id)
         elif isinstance(node, (ast.Attribute, ast.Subscript)) and \
@@ -141,7 +125,7 @@ def _own_names(scope: ast.AST) -> set[str]:
     names: set[str] = set()
     declared: set[str] = set()
     if isinstance(scope, _FUNCTIONS):
-        names.update(a.arg for a in ast.walk(scope.args) if isinstance(a, ast.arg))
+        names.update(a.arg for a in _parameters(scope.args))
         todo: list[ast.AST] = [scope.body] if isinstance(scope, ast.Lambda) else [*scope.body]
     elif isinstance(scope, ast.ClassDef):
         todo = [*scope.body]
@@ -166,18 +150,69 @@ def _own_names(scope: ast.AST) -> set[str]:
     return names - declared
 
 
+def _parameters(arguments: ast.arguments) -> list[ast.arg]:
+    """The parameters a function's ``arguments`` declare."""
+    return [*arguments.posonlyargs, *arguments.args, *filter(None, [arguments.vararg]),
+            *arguments.kwonlyargs, *filter(None, [arguments.kwarg])]
+
+
+def _split_scope(scope: ast.AST) -> tuple[list[ast.AST], list[ast.AST]]:
+    """The parts of a function, lambda, class or comprehension Python evaluates in the
+    *enclosing* scope (decorators, defaults, annotations, bases, a comprehension's first
+    iterable), and those it evaluates in the scope's own."""
+    if isinstance(scope, _FUNCTIONS):
+        arguments = scope.args
+        outer: list[ast.AST] = [*arguments.defaults, *filter(None, arguments.kw_defaults),
+                                *(a.annotation for a in _parameters(arguments)
+                                  if a.annotation is not None)]
+        if isinstance(scope, ast.Lambda):
+            return outer, [scope.body]
+        return [*outer, *scope.decorator_list, *filter(None, [scope.returns])], \
+            [*scope.body]
+    if isinstance(scope, ast.ClassDef):
+        return [*scope.decorator_list, *scope.bases, *scope.keywords], [*scope.body]
+    first, *rest = scope.generators
+    inner: list[ast.AST] = [first.target, *first.ifs, *rest]
+    inner += [scope.key, scope.value] if isinstance(scope, ast.DictComp) else [scope.elt]
+    return [first.iter], inner
+
+
+def _walk_outside(node: ast.AST) -> list[ast.AST]:
+    """The nodes of ``node`` in its own scope: not those of the functions, classes and
+    comprehensions it holds, but their parts evaluated outside (a default, a decorator)."""
+    found: list[ast.AST] = []
+    todo = [node]
+    while todo:
+        child = todo.pop()
+        found.append(child)
+        if isinstance(child, _SCOPES) and child is not node:
+            todo.extend(_split_scope(child)[0])
+        else:
+            todo.extend(ast.iter_child_nodes(child))
+    return found
+
+
 def _global_names(tree: ast.AST) -> set[int]:
     """The ``id`` of each :class:`ast.Name` of ``tree`` that reads a global (a name no
-    enclosing function, lambda, class or comprehension binds)."""
+    enclosing function, lambda, class or comprehension binds), as Python scopes them: a
+    default, a decorator, a base class or a comprehension's first iterable is evaluated
+    in the enclosing scope, and a class's names are not seen by the functions and
+    comprehensions in its body."""
     found: set[int] = set()
-    todo: list[tuple[ast.AST, tuple[frozenset[str], ...]]] = [(tree, ())]
+    # each enclosing scope: (the names it binds, whether it is a class body)
+    todo: list[tuple[ast.AST, tuple[tuple[frozenset[str], bool], ...]]] = [(tree, ())]
     while todo:
         node, enclosing = todo.pop()
-        if isinstance(node, ast.Name) and not any(node.id in s for s in enclosing):
+        if isinstance(node, ast.Name) and not any(node.id in s for s, _ in enclosing):
             found.add(id(node))
-        inner = (*enclosing, frozenset(_own_names(node))) if isinstance(node, _SCOPES) \
-            else enclosing
-        todo.extend((child, inner) for child in ast.iter_child_nodes(node))
+        if not isinstance(node, _SCOPES):
+            todo.extend((child, enclosing) for child in ast.iter_child_nodes(node))
+            continue
+        outer, inner = _split_scope(node)
+        seen = (*(e for e in enclosing if not e[1]),
+                (frozenset(_own_names(node)), isinstance(node, ast.ClassDef)))
+        todo.extend((child, enclosing) for child in outer)
+        todo.extend((child, seen) for child in inner)
     return found
 
 
@@ -448,9 +483,19 @@ def _dynamic(reading: _Reading, banned: dict[str, str], tree: ast.AST) -> str | 
     return None
 
 
-def _forbidden(reading: _Reading, banned: dict[str, str], tree: ast.AST) -> str | None:
-    """The forbidden function ``tree`` refers to (its last part), or None."""
+def _forbidden(reading: _Reading, banned: dict[str, str], tree: ast.AST, *,
+               calls: bool = False) -> str | None:
+    """The forbidden function ``tree`` refers to (its last part), or None; with ``calls``
+    (an earlier cell's statement, not the answer), a function called where it is named,
+    when the statement runs (``print(above_threshold(…))``, an experiment; not in a
+    function, lambda or comprehension, which could run later), does not count: such a use
+    binds it nowhere the answer could reach."""
+    called = {id(n.func) for n in _walk_outside(ast.Module([tree], []))
+              if isinstance(n, ast.Call)} \
+        if calls else set()
     for node in ast.walk(tree):
+        if id(node) in called:
+            continue
         if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and \
                 _library(node.module):
             hit = [a.name for a in node.names if a.name in banned]
@@ -485,9 +530,13 @@ def forbidden_use(label: str, answer: str, earlier: Iterable[str],
     ``answer`` is the answer cell's code, ``earlier`` the student's code cells that ran
     before it (their own cells and their earlier answers), ``setup`` the assignment's
     set-up cell (None: unknown, so every global name the student does not bind may be a
-    library object). The code the answer reaches is the answer cell and, transitively,
-    every top-level statement of ``earlier`` that binds or changes a name it mentions (a
-    helper, an alias ``f = above_threshold``, an ``import … as``).
+    library object). The code the answer may reach is the answer cell and **every**
+    statement of ``earlier`` (one can bind a name dynamically: ``globals()[…] =``,
+    ``exec``, ``np.f = …``), read with Python's scoping (a default, a decorator, a base
+    class and a comprehension's first iterable are evaluated in the enclosing scope; a
+    class's names are not seen by the functions in its body). In an earlier cell, a
+    forbidden function called where it is named when the statement runs (an experiment)
+    does not count.
 
     That code may not refer to a function of :data:`FORBIDDEN` for ``label``: by a bare name
     the set-up cell binds to it, by an import from dpkit (``from dpkit.svt import
@@ -524,18 +573,7 @@ def forbidden_use(label: str, answer: str, earlier: Iterable[str],
     if root is None:
         return None
     bound = set().union(*(_bound(statement) for statement in [*statements, *root.body]))
-    trees: list[ast.AST] = [root]
-    free: set[str] = set()
-    seen: set[int] = set()
-    todo: list[ast.AST] = [root]
-    while todo:
-        more = _free(todo.pop())
-        new, free = more - free, free | more
-        for statement in statements:
-            if id(statement) not in seen and _bound(statement) & new:
-                seen.add(id(statement))
-                todo.append(statement)
-                trees.append(statement)
+    trees: list[ast.AST] = [root, *statements]
     known = _Reading([_parsed(setup) or ast.Module([], [])], lambda _name: set()) \
         if setup is not None else None
 
@@ -545,7 +583,8 @@ def forbidden_use(label: str, answer: str, earlier: Iterable[str],
         return set(known.names.get(name, ())) if known else {f"?{name}"}
 
     reading = _Reading(trees, outside)
-    hit = next(filter(None, (_forbidden(reading, banned, t) for t in trees)), None)
+    hit = next(filter(None, (_forbidden(reading, banned, t, calls=t is not root)
+                             for t in trees)), None)
     if hit:
         return (f"this exercise {why}; {banned[hit]} is not available in its answer "
                 "(nor in the code it uses), so it was not graded")

@@ -4,7 +4,11 @@ The grader and the sandboxed worker that runs a student's code exchange one JSON
 per line. :func:`encode` turns plain values into JSON-able data and :func:`decode` turns
 them back: ``None``, ``bool``, ``int`` (of any size), ``float`` (NaN and infinities
 included), ``str``, ``bytes``, ``Fraction``, tuples, lists, dicts, NumPy scalars, NumPy
-arrays of numbers or booleans, and :class:`dpkit.exponential.Eta`. Anything else is turned
+arrays of numbers or booleans, :class:`dpkit.exponential.Eta`, and the secure sources a
+check or a judge lends (:func:`dpkit.check._common.lent_source`: a
+:class:`dpkit.rng.SecureRandom` keyed by the grader, sent as its key and nonce before it
+has drawn anything, so the student's code gets a source of the default class that draws
+the same stream, not a proxy it could tell from real use). Anything else is turned
 into a *handle* by the ``handle`` callback (the grader passes its own objects — a query, a
 random source, a stream — by reference: the worker sees a proxy whose calls come back to
 the grader), or refused with :class:`WireError`. A handle says what kind of object it
@@ -194,9 +198,13 @@ def encode(value: Any, handle: Callable[[Any], int] | None = None, depth: int = 
     if isinstance(value, dict):
         return {"$dict": [[encode(k, handle, depth + 1), encode(v, handle, depth + 1)]
                           for k, v in value.items()]}
+    from dpkit.rng import RandomSource, _key_of
+
+    keyed = _key_of(value)
+    if keyed is not None:
+        return {"$secure": [base64.b64encode(part).decode("ascii") for part in keyed]}
     if handle is None:
         raise WireError(f"a value of type {type(value).__name__} cannot be sent")
-    from dpkit.rng import RandomSource
 
     kind = "object"
     if isinstance(value, RandomSource):
@@ -294,6 +302,14 @@ def decode(data: Any, handle: Callable[[int, str], Any] | None = None, depth: in
         if not (isinstance(state, dict) and (seed is None or isinstance(seed, dict))):
             raise WireError("malformed generator state")
         return GeneratorState(body[0], state, seed)
+    if tag == "$secure" and isinstance(body, list) and len(body) == 2 \
+            and all(isinstance(part, str) and len(part) <= 64 for part in body):
+        from dpkit.rng import _keyed
+
+        try:
+            return _keyed(*(base64.b64decode(part, validate=True) for part in body))
+        except ValueError as error:
+            raise WireError(f"malformed secure source: {error}") from error
     if tag == "$handle" and isinstance(body, list) and len(body) == 2 \
             and type(body[0]) is int and body[1] in ("source", "blocks", "object"):
         return handle(body[0], body[1]) if handle is not None else Handle(body[0])

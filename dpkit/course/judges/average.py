@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from dpkit.check._common import lent_source
 from dpkit.course.judges._base import (
     Judgement,
     PrivacyViolation,
@@ -25,7 +26,6 @@ from dpkit.course.judges._base import (
     too_little_noise,
 )
 from dpkit.laplace import laplace_grid
-from dpkit.rng import seeded
 
 __all__ = ["AUTO_AVG_CALLS", "judge_auto_avg", "recover_releases", "recovery_errors",
            "rounding_errors"]
@@ -275,7 +275,8 @@ def judge_auto_avg(fn: Callable[[Any, float, Any], Any], rng: np.random.Generato
     **Hidden inputs** (from ``rng``): ε log-uniform in [0.5, 1.5]; the columns of
     :func:`_data`, the cliffs of :func:`_cliffs`, the gap pair of :func:`_gap`, the beyond
     pair of :func:`_beyond` and the ladder of :func:`_ladder`; each
-    call gets a fresh ``dpkit.rng.seeded`` source from ``rng``.
+    call gets a fresh source seeded from ``rng`` (:func:`~dpkit.check._common.lent_source`:
+    a ``SecureRandom`` keyed from the seed, as in real use).
 
     **Method.** 400 seeds are each used on ``D1`` and on ``D2`` (``D1`` plus as many zeros):
     a correct answer then draws the same bound and noises on both, and
@@ -408,7 +409,7 @@ def judge_auto_avg(fn: Callable[[Any, float, Any], Any], rng: np.random.Generato
     ladder_seeds = seeds(rng, (_LADDER_STEPS + 1, _LADDER_RUNS))
 
     def average(values: np.ndarray, seed: int, where: str = "on a hidden column") -> float:
-        return real(call(fn, values.copy(), epsilon, seeded(int(seed)), where=where),
+        return real(call(fn, values.copy(), epsilon, lent_source(int(seed)), where=where),
                     where=where)
 
     def body() -> str:
