@@ -11,7 +11,8 @@ checkers whose answer is one number with a known value at each test point: call,
 and say what is wrong at the first point that fails.
 
 :func:`coerce` is the one place where an answer is read as numbers, whatever Python type
-holds them: one number (a Python or NumPy scalar, a 0-d array or an array of size 1), a
+holds them: one number (a Python or NumPy scalar, a ``Fraction``, a ``Decimal``, an
+``mpmath.mpf`` or any other :class:`numbers.Real`, a 0-d array or an array of size 1), a
 whole number (a count, a dimension, a number of bits: any real equal to an integer, so that
 a right count computed with floats passes), or a fixed number of them (a pair as a tuple, a
 list or an array). It never rounds, and a ``bool`` is no number. :func:`number` is its
@@ -27,6 +28,7 @@ import hashlib
 import math
 import numbers
 from collections.abc import Callable, Iterable, Sequence
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
@@ -145,7 +147,7 @@ def _one(value: Any, *, whole: bool, finite: bool) -> tuple[Any, str | None]:
             return None, (f"{shown(value)}{_kind(value)}, not {noun}: one number is expected "
                           "(a scalar, or an array of size 1)")
         value = value.item()      # a Python scalar (or the object an object array holds)
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, Decimal)):
         return None, f"{shown(given)}{_kind(given)}, not {noun}"
     if whole:
         if isinstance(value, numbers.Integral):
@@ -179,6 +181,7 @@ def coerce(value: Any, *, length: int | None = None, whole: bool = False,
         The answer (or what the student's function returned).
     length : int, optional
         None (the default): one number is expected, given as a Python or NumPy scalar, a
+        ``Fraction``, a ``Decimal``, an ``mpmath.mpf`` (any :class:`numbers.Real`), a
         0-d array or an array of size 1 (of any shape). Otherwise exactly ``length``
         numbers, as a tuple, a list or an array of shape ``(length,)``, each item read as
         one number.
@@ -228,6 +231,9 @@ def coerce(value: Any, *, length: int | None = None, whole: bool = False,
     (1.0, inf): its item 1 is inf, not a finite number
     >>> coerce(-math.inf, finite=False)
     (-inf, None)
+    >>> from decimal import Decimal
+    >>> coerce(Decimal("2.5")), coerce(Decimal("124"), whole=True), coerce(Decimal("NaN"))[1]
+    ((2.5, None), (124, None), "Decimal('NaN') (of type Decimal), not a finite number")
     """
     if length is None:
         return _one(value, whole=whole, finite=finite)

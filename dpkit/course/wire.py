@@ -4,17 +4,18 @@ The grader and the sandboxed worker that runs a student's code exchange one JSON
 per line. :func:`encode` turns plain values into JSON-able data and :func:`decode` turns
 them back: ``None``, ``bool``, ``int`` (of any size), ``float`` (NaN and infinities
 included), ``str``, ``bytes``, ``Fraction``, tuples, lists, dicts, NumPy scalars, NumPy
-arrays of numbers or booleans, :class:`dpkit.exponential.Eta`, and the secure sources a
-check or a judge lends (:func:`dpkit.check._common.lent_source`: a
-:class:`dpkit.rng.SecureRandom` keyed by the grader, sent as its key and nonce before it
-has drawn anything, so the student's code gets a source of the default class that draws
-the same stream, not a proxy it could tell from real use). Anything else is turned
-into a *handle* by the ``handle`` callback (the grader passes its own objects — a query, a
-random source, a stream — by reference: the worker sees a proxy whose calls come back to
-the grader), or refused with :class:`WireError`. A handle says what kind of object it
-refers to: ``"source"`` (a :class:`dpkit.rng.RandomSource`), ``"blocks"`` (a random source
-whose ``bits(k)`` may be served from blocks drawn ahead: its ``lent_in_blocks`` is true) or
-``"object"``.
+arrays of numbers or booleans, other real numbers (``mpmath.mpf``, ``Decimal``: sent
+exactly, as an ``int`` or a ``Fraction``, unless they round to 0 or ±inf as floats),
+:class:`dpkit.exponential.Eta`, and the secure sources a check or a judge lends
+(:func:`dpkit.check._common.lent_source`: a :class:`dpkit.rng.SecureRandom` keyed by the
+grader, sent as its key and nonce before it has drawn anything, so the student's code gets
+a source of the default class that draws the same stream, not a proxy it could tell from
+real use). Anything else is turned into a *handle* by the ``handle`` callback (the grader
+passes its own objects — a query, a random source, a stream — by reference: the worker sees
+a proxy whose calls come back to the grader), or refused with :class:`WireError`. A handle
+says what kind of object it refers to: ``"source"`` (a :class:`dpkit.rng.RandomSource`),
+``"blocks"`` (a random source whose ``bits(k)`` may be served from blocks drawn ahead: its
+``lent_in_blocks`` is true) or ``"object"``.
 
 Decoding is safe on hostile input: it builds only the types above, checks every field and
 bounds every size, so a student's process can make the grader build nothing but data.
@@ -36,7 +37,9 @@ import dataclasses
 import importlib
 import json
 import math
+import numbers
 from collections.abc import Callable
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
@@ -188,6 +191,8 @@ def encode(value: Any, handle: Callable[[Any], int] | None = None, depth: int = 
         return _array(value)
     if isinstance(value, np.generic) and value.dtype.kind in "biuf":
         return {"$np": _array(np.asarray(value))["$nd"]}
+    if isinstance(value, (numbers.Real, Decimal)):
+        return encode(_real(value))
     if type(value).__name__ in _VALUE_TYPES and type(value).__module__ == _VALUE_TYPES[
             type(value).__name__][0]:
         fields = _VALUE_TYPES[type(value).__name__][1]
@@ -210,6 +215,39 @@ def encode(value: Any, handle: Callable[[Any], int] | None = None, depth: int = 
     if isinstance(value, RandomSource):
         kind = "blocks" if in_blocks(value) else "source"
     return {"$handle": [handle(value), kind]}
+
+
+def _real(value: numbers.Real | Decimal) -> int | float | Fraction:
+    """A real number of a type the wire has no tag for (``mpmath.mpf``, ``Decimal``, a
+    :class:`numbers.Real` of the student's), as one it has: exactly, an ``int`` or a
+    ``Fraction``, when it is an integer or a finite number whose float is neither 0 nor
+    ±inf (or it is 0); otherwise its float (what :func:`dpkit.check._common.coerce` reads
+    it as: 0, ±inf or NaN), so a huge exponent never makes a huge fraction.
+
+    Raises
+    ------
+    WireError
+        If its conversions fail or do not give an ``int`` or a ``float``.
+    """
+    name = type(value).__name__
+    try:
+        if isinstance(value, numbers.Integral):
+            integer = int(value)
+            if type(integer) is int:
+                return integer
+        else:
+            real = float(value)
+            if type(real) is not float:
+                raise TypeError(f"its float is of type {type(real).__name__}")
+            if not math.isfinite(real) or real == 0 != value:
+                return real
+            numerator, denominator = map(int, value.as_integer_ratio() if hasattr(
+                value, "as_integer_ratio") else real.as_integer_ratio())
+            if type(numerator) is int and type(denominator) is int and denominator > 0:
+                return Fraction(numerator, denominator) if denominator > 1 else numerator
+    except (ArithmeticError, TypeError, ValueError) as error:
+        raise WireError(f"a number of type {name} cannot be sent: {error}") from error
+    raise WireError(f"a number of type {name} cannot be sent")
 
 
 def in_blocks(source: Any) -> bool:
