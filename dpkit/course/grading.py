@@ -370,11 +370,11 @@ def grade_notebook(source: nbformat.NotebookNode, submission: Any, *, secret: st
                                f"({sandbox.isolation}): {_described(error)}; nothing was "
                                "graded. Check that the sandbox can see Python and dpkit.")
         notes: list[str] = []                    # errors of added cells since the last test
-        earlier: list[str] = []                  # the student's code that ran so far
+        earlier: list[tuple[str, str]] = []      # the student's code that ran so far
         for exercise in exercises:               # in order, each test right after its cell,
             for cell, name in added.get(f"{exercise.label}-answer", []):  # as when the
                 error = notebook.run(cell, name)          # notebook runs top to bottom
-                earlier.append(cell)
+                earlier.append((cell, name))
                 if error is not None:
                     notes.append(_described(error))
             if exercise.written:
@@ -384,7 +384,7 @@ def grade_notebook(source: nbformat.NotebookNode, submission: Any, *, secret: st
             error = notebook.run(answer, f"your answer to {exercise.title}") \
                 if answer.strip() else None
             refused = forbidden_use(exercise.label, answer, earlier, setup)
-            earlier.append(answer)
+            earlier.append((answer, f"your answer to {exercise.title}"))
             sandbox.deadline = time.monotonic() + limits.exercise_seconds
             try:
                 notebook.ensure()
