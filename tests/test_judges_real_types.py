@@ -66,3 +66,23 @@ def test_a_value_that_is_no_real_number_is_still_refused() -> None:
     for value in (1j, mpmath.mpc(1, 1), object()):
         with pytest.raises(WireError):
             encode(value)
+
+
+def test_a_value_that_cannot_cross_is_reported_as_returned_not_raised() -> None:
+    """What the worker sends for a value that cannot cross: the checks say the function
+    returned it, with what to do; a hidden test does not quote its type's name (the
+    student's to choose)."""
+    from dpkit.course.judges._base import returned_text
+    from dpkit.course.wire import Unreadable, returned
+
+    sent = decode(returned(mpmath.mpc(1, 1)))
+    assert isinstance(sent, Unreadable)
+    verdict = check.check_delta_for_sigma(lambda *a: sent)
+    assert not verdict.passed
+    assert "returned <a value of type mpc, which cannot be graded: return a number>" in \
+        verdict.message and "raised" not in verdict.message, verdict
+    assert returned_text(decode(returned(type("seen_0_5", (), {})()))) == \
+        "a value that cannot be graded (return a number)"
+    for hostile in ({"$unreadable": "x" * 41}, {"$unreadable": "a b"}, {"$unreadable": 3}):
+        with pytest.raises(WireError):
+            decode(hostile)

@@ -129,11 +129,17 @@ def _place(error: Exception) -> str:
     return f" (in {place})" if isinstance(place, str) and place else ""
 
 
+def _stand_in(value: Any) -> bool:
+    """Whether ``value`` is the grading sandbox's stand-in for a returned value that cannot
+    cross to the grader (:class:`dpkit.course.wire.Unreadable`), whose repr says so."""
+    return getattr(type(value), "unreadable", False) is True
+
+
 def _kind(value: Any) -> str:
     """What ``value`` is, when its repr does not say it: " (an array of shape (2,))"."""
     if isinstance(value, np.ndarray):
         return f" (an array of shape {value.shape})"
-    if value is None or isinstance(value, float):
+    if value is None or isinstance(value, float) or _stand_in(value):
         return ""
     return f" (of type {type(value).__name__})"
 
@@ -274,7 +280,7 @@ def shown(value: Any) -> str:
     ('0.5', '10000000000000000000000000000000000000000000000000000000000… (101 characters)')
     """
     text = repr(value)
-    if len(text) <= _SHOWN_LENGTH:
+    if len(text) <= _SHOWN_LENGTH or _stand_in(value):
         return text
     return f"{text[:_SHOWN_LENGTH - 1]}… ({len(text)} characters)"
 

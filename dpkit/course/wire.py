@@ -38,6 +38,7 @@ import importlib
 import json
 import math
 import numbers
+import re
 from collections.abc import Callable
 from decimal import Decimal
 from fractions import Fraction
@@ -45,8 +46,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["MAX_MESSAGE", "GeneratorState", "Handle", "WireError", "decode", "dumps", "encode",
-           "in_blocks", "loads"]
+__all__ = ["MAX_MESSAGE", "GeneratorState", "Handle", "Unreadable", "WireError", "decode",
+           "dumps", "encode", "in_blocks", "loads", "returned"]
 
 MAX_MESSAGE = 64 << 20          # bytes in one message (an array of 8 million floats)
 _MAX_DEPTH = 32
@@ -150,6 +151,36 @@ class Handle:
 
     def __repr__(self) -> str:
         return f"Handle({self.ident})"
+
+
+class Unreadable:
+    """What the grader receives for a value the student's function returned that cannot
+    cross (a complex number, an object of the student's): the name of its type (checked:
+    an identifier of at most 40 characters). Checks read it as a wrong answer, which their
+    feedback quotes by its repr, so the student reads "your function returned <a value
+    of type complex, which cannot be graded: return a number>", not that it raised."""
+
+    __slots__ = ("type_name",)
+    unreadable = True               # how dpkit.check tells it (it does not import the course)
+
+    def __init__(self, type_name: str) -> None:
+        self.type_name = type_name
+
+    def __repr__(self) -> str:
+        return f"<a value of type {self.type_name}, which cannot be graded: return a number>"
+
+
+_TYPE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,39}")
+
+
+def returned(value: Any) -> Any:
+    """:func:`encode` of a value a student's function returned, in the worker: an
+    :class:`Unreadable` naming its type if it cannot cross."""
+    try:
+        return encode(value)
+    except WireError:
+        name = type(value).__name__
+        return {"$unreadable": name if _TYPE_NAME.fullmatch(name) else "object"}
 
 
 def _array(value: np.ndarray) -> dict[str, Any]:
@@ -348,6 +379,8 @@ def decode(data: Any, handle: Callable[[int, str], Any] | None = None, depth: in
             return _keyed(*(base64.b64decode(part, validate=True) for part in body))
         except ValueError as error:
             raise WireError(f"malformed secure source: {error}") from error
+    if tag == "$unreadable" and isinstance(body, str) and _TYPE_NAME.fullmatch(body):
+        return Unreadable(body)
     if tag == "$handle" and isinstance(body, list) and len(body) == 2 \
             and type(body[0]) is int and body[1] in ("source", "blocks", "object"):
         return handle(body[0], body[1]) if handle is not None else Handle(body[0])
