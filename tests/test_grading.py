@@ -1066,3 +1066,24 @@ def test_the_hidden_inputs_seed_reads_the_cells_without_ambiguity():
     two = _written({"x-answer": "f = 1"}, {"x-answer": [("_flag = False", ""),
                                                         ("_flag = True", "")]})
     assert one != two
+
+
+def test_a_returned_mpf_or_decimal_crosses_and_an_unreadable_value_is_named():
+    """Honest-student review 6, finding 1: an ``mpmath.mpf`` returned from the sandbox was
+    refused ("WireError … cannot be sent", as if the function raised). Real numbers of any
+    type cross exactly now; a value that cannot cross arrives as a stand-in that says so."""
+    from decimal import Decimal
+    from fractions import Fraction
+
+    from dpkit.course.wire import Unreadable
+
+    with Sandbox(Limits(call_seconds=20)) as sandbox:
+        assert sandbox.run([
+            "import mpmath\nfrom decimal import Decimal\n"
+            "def third():\n    with mpmath.workdps(60):\n        return mpmath.mpf(1) / 3\n"
+            "def price():\n    return Decimal('2.995')\n"
+            "def odd():\n    return 1j\n"]) == [None]
+        third, price, odd = (sandbox.call(name) for name in ("third", "price", "odd"))
+    assert isinstance(third, Fraction) and abs(third - Fraction(1, 3)) < Fraction(1, 10**59)
+    assert price == Decimal("2.995") and isinstance(odd, Unreadable)
+    assert odd.type_name == "complex"
