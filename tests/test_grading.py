@@ -572,12 +572,18 @@ LAPLACE_CLASS = {
                           "- generator.exponential(b)\n"},
                          {"ex-laplace-textbook": (3, "hidden tests: your releases are "
                                                      "consistent with")}),
-    "four-fifths-of-the-scale": ({"ex-laplace-textbook-answer": MY_LAPLACE +
-                                  "    return value + generator.laplace(0.0, 0.8 * sensitivity"
-                                  " / epsilon)\n"},
+    # Right on the public check's inputs (so that it passes whatever its seeds), 0.8 of
+    # the scale elsewhere: not ε-DP.
+    "four-fifths-of-the-scale": ({"ex-laplace-textbook-answer": PUBLIC_LAPLACE + MY_LAPLACE +
+                                  "    shrink = 1.0 if (value, sensitivity, epsilon) in _PUBLIC"
+                                  " else 0.8\n"
+                                  "    return value + generator.laplace(0.0, shrink * "
+                                  "sensitivity / epsilon)\n"},
                                  {"ex-laplace-textbook": (0, "hidden tests: not ε-DP: ")}),
-    "six-fifths-of-the-scale": ({"ex-laplace-textbook-answer": MY_LAPLACE +
-                                 "    return value + generator.laplace(0.0, 1.2 * sensitivity"
+    "six-fifths-of-the-scale": ({"ex-laplace-textbook-answer": PUBLIC_LAPLACE + MY_LAPLACE +
+                                 "    grow = 1.0 if (value, sensitivity, epsilon) in _PUBLIC"
+                                 " else 1.2\n"
+                                 "    return value + generator.laplace(0.0, grow * sensitivity"
                                  " / epsilon)\n"},
                                 {"ex-laplace-textbook": (1, "not distributed as value + Lap")}),
     # Report §4a: not private (0.9 times the scale), and raises on every input the public
@@ -608,9 +614,11 @@ LAPLACE_CLASS = {
 
 def test_a_privacy_violation_earns_nothing_and_inaccuracy_keeps_the_public_point(
         book_course, tmp_path):
-    """Noise at 0.8 times the Laplace scale passes the public check (1 point before) but is
-    not ε-DP: 0 for the exercise, and the feedback says so plainly; 1.2 times the scale is
-    private but inaccurate: it keeps the public point; a correct answer unlike the model
+    """Noise at 0.8 times the Laplace scale (the right scale on the public check's inputs)
+    passes the public check (1 point before) but is not ε-DP: 0 for the exercise, and the
+    feedback says so plainly; 1.2 times the scale (again right on the public inputs: a KS
+    test of 4,000 releases sees either factor only about half the time) is private but
+    inaccurate: it keeps the public point; a correct answer unlike the model
     gets full marks. An answer that raises on the hidden inputs (a tripwire, 1 point
     before) gets 0, and one that writes the hidden inputs into its error's message has
     them kept out of the feedback (they were quoted before). Deterministic given the

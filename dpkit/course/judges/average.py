@@ -313,7 +313,9 @@ def judge_auto_avg(fn: Callable[[Any, float, Any], Any], rng: np.random.Generato
       one-sided exact test: 5e-8;
     * the count's noise ``Z`` is ``Lap(3/ε)``: KS (DKW bound, slack ``max dZ``·density,
       1e-7) and ``Σ|Z|/(3/ε)`` against Gamma(400, 1), rejected only if every sum within
-      ``Σ dZ`` is (1.5e-7); an exact count gives ``|Z| <= dZ``;
+      ``Σ dZ`` is (1.5e-7); an exact count gives ``|Z| <= dZ``. Its power against more
+      noise is limited: a count at ε/6 (twice the noise) is caught with probability
+      1 − 1e-16, one at ε/4 (4/3 of it) by the Gamma test with probability about 0.76;
     * ``laplace_mechanism`` was used: every ``Z`` is a multiple of ``2**-20`` (the grid of
       ``laplace_grid(1, ε/3)``) and every ``S`` has at most 45 significant bits (its grid
       ``2**k`` is ``b·2⁻²⁰`` or coarser; true when ``b > |S|·2⁻²⁵``, i.e. for any bound
