@@ -453,6 +453,46 @@ class SeededRandom(RandomSource):
         return f"SeededRandom(seed={self.seed})"
 
 
+#: The sources :func:`_keyed` made with ``lendable=True`` (a grader's, lent to a student's
+#: function): the only :class:`SecureRandom` objects the course's sandbox may send by value
+#: (:mod:`dpkit.course.wire`). A source keyed from the operating system never is.
+_LENDABLE: weakref.WeakSet[SecureRandom] = weakref.WeakSet()
+
+
+def _keyed(key: bytes, nonce: bytes, *, lendable: bool = False) -> SecureRandom:
+    """A :class:`SecureRandom` keyed with ``key`` and ``nonce`` instead of the operating
+    system's bytes: the same class, attributes and state as a new secure source, but a
+    stream its maker can repeat. **Not for real releases**: whoever knows the key knows the
+    noise. The course's judges lend such sources to a student's function, so that it cannot
+    tell a graded call from real use (:func:`dpkit.check._common.lent_source`); its
+    reseeds from the operating system (after :data:`_RESEED_BYTES` bytes) are not
+    repeatable, nor is any copy (a copy is a new source keyed from the operating system).
+
+    Raises
+    ------
+    ValueError
+        If ``key`` is not 32 bytes or ``nonce`` is not 12 bytes.
+    """
+    if len(key) != _KEY_BYTES or len(nonce) != _NONCE_BYTES:
+        raise ValueError(f"a key of {_KEY_BYTES} bytes and a nonce of {_NONCE_BYTES} bytes "
+                         f"are needed, got {len(key)} and {len(nonce)}")
+    source = SecureRandom()
+    source._key[:] = key
+    source._nonce = bytes(nonce)
+    if lendable:
+        _LENDABLE.add(source)
+    return source
+
+
+def _key_of(source: SecureRandom) -> tuple[bytes, bytes] | None:
+    """The key and nonce of a lendable source (:func:`_keyed`) that has drawn nothing yet,
+    which the sandbox sends by value; None for any other source."""
+    if not (isinstance(source, SecureRandom) and source in _LENDABLE
+            and source._buffered() == 0 and source._pool_bits == 0 and source._output == 0):
+        return None
+    return bytes(source._key), source._nonce
+
+
 def _restore_seeded(seed: int, state: dict[str, Any], pool: int, pool_bits: int) -> SeededRandom:
     """Rebuild a :class:`SeededRandom` at the same point of its stream (copy and unpickle)."""
     source = SeededRandom(seed)

@@ -238,3 +238,170 @@ def test_honest_answers_next_to_the_round3_rules_are_graded():
                    "    return 0 if gates[0].above_threshold(queries[0](data)) else None\n")
     assert forbidden_use("ex-svt-above-threshold", answer, [helper],
                          _setup("sparse_vector")) is None
+
+
+_LABELS = {"L": "ex-laplace-interval", "G": "ex-laplace-grid-scale",
+           "S": "ex-svt-above-threshold"}
+
+
+#: Round 6 of the adversarial review (findings 1-3): the forbidden function evaluated in a
+#: scope the reading took for another (a default, a class body, a comprehension's first
+#: iterable), or bound by an earlier cell the check never read (it followed only the
+#: statements that bind, by their syntax, a name the answer mentions).
+@pytest.mark.parametrize(("label", "answer", "earlier"), [
+    # finding 1: defaults are evaluated in the enclosing scope
+    ("L", "def half_width(sensitivity, epsilon, confidence, "
+     "laplace_accuracy=laplace_accuracy):\n"
+     "    return laplace_accuracy(sensitivity, epsilon, 1 - confidence)\n", []),
+    ("G", "def grid_noise_scale(s, e, d, *, laplace_grid=laplace_grid):\n"
+     "    return laplace_grid(s, e, d).scale\n", []),
+    ("L", "half_width = lambda s, e, c, laplace_accuracy=laplace_accuracy: "
+     "laplace_accuracy(s, e, 1 - c)\n", []),
+    ("S", "def my_above_threshold(q, d, t, e, rng, above_threshold=above_threshold):\n"
+     "    return above_threshold(q, d, t, e, rng=rng)\n", []),
+    # finding 3: a class's names are not seen by the functions in its body; a
+    # comprehension's first iterable is evaluated outside it
+    ("S", "class _K:\n    above_threshold = None\n"
+     "    def run(queries, data, threshold, epsilon, rng):\n"
+     "        return above_threshold(queries, data, threshold, epsilon, rng=rng)\n"
+     "my_above_threshold = _K.run\n", []),
+    ("G", "grid_noise_scale = [lambda s, e, d: laplace_grid(s, e, d).scale "
+     "for laplace_grid in [laplace_grid]][0]\n", []),
+    # finding 2: earlier cells that bind a name dynamically
+    ("L", "def half_width(s, e, c):\n    return la(s, e, 1 - c)\n",
+     ["globals()['la'] = laplace_accuracy\n"]),
+    ("G", "def grid_noise_scale(s, e, d):\n    return lg(s, e, d).scale\n",
+     ["import builtins\nbuiltins.lg = laplace_grid\n"]),
+    ("S", "def my_above_threshold(q, d, t, e, rng):\n    return at(q, d, t, e, rng=rng)\n",
+     ["exec('at = above_threshold')\n"]),
+    ("S", "def my_above_threshold(q, d, t, e, rng):\n    return np.at(q, d, t, e, rng=rng)\n",
+     ["import numpy as N\nN.at = above_threshold\n"]),
+    ("S", "def my_above_threshold(q, d, t, e, rng):\n"
+     "    return dpkit.svt.mine(q, d, t, e, rng=rng)\n",
+     ["from dpkit import svt as S\nS.mine = S.above_threshold\n"]),
+])
+def test_round6_scopes_and_earlier_cells_are_read(label, answer, earlier):
+    """Each was graded (3/3 in the real grader for the first of each kind); refused now,
+    with the chapter's set-up cell as the grader passes it and without. Deterministic."""
+    label = _LABELS[label]
+    chapter = "laplace" if label.startswith("ex-laplace") else "sparse_vector"
+    for setup in (None, _setup(chapter)):
+        assert forbidden_use(label, answer, earlier, setup) is not None, (answer, earlier)
+
+
+def test_round6_honest_scopes_and_experiments_are_graded():
+    """What the stricter reading must still grade: a default, a class attribute or a
+    comprehension variable of the student's own that shadows nothing forbidden in its
+    scope; an earlier experiment cell that only calls the library function. Deterministic."""
+    setup = _setup("sparse_vector")
+    answers = [
+        MODEL_AT.replace("rng):", "rng, scale=4):").replace("4 / epsilon", "scale / epsilon"),
+        "class _K:\n    above_threshold = None\n\n" + MODEL_AT.replace("def ", "    def ")
+        .replace("\n    ", "\n        ") + "my_above_threshold = _K.my_above_threshold\n",
+        AT + "    return [i for i in [None]][0]\n",
+    ]
+    experiment = ["print(above_threshold(qs, data, 0.0, 1.0))\n",
+                  "runs = (dpkit.svt.above_threshold(qs, data, 0.0, 1.0) for _ in range(3))\n"]
+    for answer in answers:
+        assert forbidden_use("ex-svt-above-threshold", answer, experiment[:1], setup) is None
+    # a call inside a comprehension may run later, from the answer: read as a use
+    assert forbidden_use("ex-svt-above-threshold", MODEL_AT, experiment, setup) is not None
+
+
+HW = "def half_width(sensitivity, epsilon, confidence):\n"
+
+#: Correct answers the honest-student review 6 saw refused (findings 2, 4, 5): a
+#: ``__future__`` import; the student's own names spelled like a refused module or
+#: function; dunder names of the student's own classes.
+HONEST6 = [
+    ("L", "from __future__ import annotations\n"
+     "def half_width(sensitivity: float, epsilon: float, confidence: float) -> float:\n"
+     "    return sensitivity / epsilon * math.log(1 / (1 - confidence))\n", []),
+    ("S", "from __future__ import annotations\nfrom typing import Optional\n" +
+     MODEL_AT.replace("rng):", "rng) -> Optional[int]:"), []),
+    ("L", HW + "    modules = [sensitivity / epsilon, math.log(1 / (1 - confidence))]\n"
+     "    return modules[0] * modules[1]\n", []),
+    ("L", HW + "    return sensitivity / epsilon * math.log(1 / (1 - confidence))\n\n"
+     "mock = dict(sensitivity=1, epsilon=0.1, confidence=0.95)\nprint(half_width(**mock))\n",
+     []),
+    ("L", HW + "    return sensitivity / epsilon * math.log(1 / (1 - confidence))\n",
+     ["def inspect(w):\n    print(w)\n    return w\n", "inspect(half_width(1, .1, .95))\n"]),
+    ("S", MODEL_AT.replace("        if q(data) + g.laplace(0.0, 4 / epsilon) >= t:",
+                           "        imp = q(data) + g.laplace(0.0, 4 / epsilon)\n"
+                           "        if imp >= t:"), []),
+    ("S", AT + "    g = rng.numpy_generator()\n    t = threshold + g.laplace(0.0, 2 / epsilon)\n"
+     "    return locate(q(data) + g.laplace(0.0, 4 / epsilon) >= t for q in queries)\n",
+     ["def locate(passes):\n"
+      "    return next((i for i, ok in enumerate(passes) if ok), None)\n"]),
+    ("L", "import dataclasses\n\n@dataclasses.dataclass(frozen=True)\nclass Scale:\n"
+     "    sensitivity: float\n    epsilon: float\n    __slots__ = ('sensitivity', 'epsilon', "
+     "'b')\n\n    def __post_init__(self):\n"
+     "        object.__setattr__(self, 'b', self.sensitivity / self.epsilon)\n\n"
+     "    def __repr__(self):\n"
+     "        return f'{type(self).__module__}.{type(self).__qualname__}({self.b})'\n\n"
+     "    def __rmul__(self, x):\n        return x * self.b\n\n"
+     + HW + "    s = Scale(sensitivity, epsilon)\n"
+     "    total = 0.0\n    total += s.__rmul__(math.log(1 / (1 - confidence)))\n"
+     "    return total\n", []),
+    ("L", "import functools\n\ndef traced(f):\n    @functools.wraps(f)\n"
+     "    def inner(*a):\n        return f(*a)\n    return inner\n\n@traced\n" + HW +
+     "    return sensitivity / epsilon * math.log(1 / (1 - confidence))\n\n"
+     "print(half_width.__wrapped__)\n", []),
+    ("S", MODEL_AT, ["def f(allow_pickle=False):\n    return allow_pickle\n",
+                     "f(allow_pickle=True)\n"]),
+]
+
+
+@pytest.mark.parametrize(("label", "answer", "earlier"), HONEST6)
+def test_honest6_answers_are_graded(label, answer, earlier):
+    """Each was refused (0/3) though it never reaches a forbidden function nor looks a name
+    up; graded now, set-up cell known or not. Deterministic."""
+    label = _LABELS[label]
+    chapter = "laplace" if label.startswith("ex-laplace") else "sparse_vector"
+    for setup in (None, _setup(chapter)):
+        assert forbidden_use(label, answer, earlier, setup) is None, answer
+
+
+#: The same words where they may be the real thing: still refused.
+@pytest.mark.parametrize(("answer", "earlier"), [
+    (AT + "    import sys\n    return sys.modules['dpkit.svt']\n", []),
+    (AT + "    return self.modules['dpkit.svt']\n", ["class A:\n    modules = 1\n"]),
+    (AT + "    return pickle.loads(blob)\n", ["import numpy as np, pickle as np2\n"]),
+    (AT + "    return mock(queries)\n", ["import numpy as mock\n"]),
+    (AT + "    return mock(queries)\n", []),
+    (AT + "    f = np.load(io.BytesIO(blob), allow_pickle=True)\n    return f[()](queries)\n",
+     ["def load(allow_pickle):\n    return allow_pickle\n"]),
+    (AT + "    object.__setattr__(box, name, dpkit.svt)\n    return box.k.above_threshold\n",
+     []),
+    (AT + "    box.__setattr__('above_threshold', 1)\n    return 0\n", []),
+    (AT + "    return dpkit.svt.above_threshold.__wrapped__(queries)\n", []),
+    (AT + "    return m.__wrapped__(queries)\n", ["import dpkit.svt as m\n"]),
+    (AT + "    return type(rng).__getattribute__(rng, name)\n", []),
+    (AT + "    return queries.__reduce__()\n", []),
+    (AT + "    return __builtins__\n", []),
+    ("from __future__ import annotations\nimport importlib\n" + AT +
+     "    return importlib.import_module(name)\n", []),
+])
+def test_honest6_rules_keep_the_real_modules_refused(answer, earlier):
+    """A refused word where it may be the module or function it names (imported, an
+    attribute, an import's ``as``, unbound), a computed or forbidden ``__setattr__``, the
+    library's ``__wrapped__``, the other dunders. Deterministic."""
+    for setup in (None, _setup("sparse_vector")):
+        why = forbidden_use("ex-svt-above-threshold", answer, earlier, setup)
+        assert why is not None and "AboveThreshold" in why, answer
+
+
+def test_a_refused_import_is_named_with_its_cell_and_line():
+    """Review 6, finding 3: ``import math, pickle`` in an earlier cell refuses the answer
+    that uses ``math``; the feedback names ``pickle``, the cell and the line, and says what
+    to do. Deterministic."""
+    answer = HW + "    return sensitivity / epsilon * math.log(1 / (1 - confidence))\n"
+    why = forbidden_use("ex-laplace-interval", answer,
+                        [("x = 1\nimport math, pickle\n", "the cell you added above "
+                          "Exercise 2.2")], _setup("laplace"))
+    assert why is not None
+    assert "pickle" in why and "the cell you added above Exercise 2.2, line 2" in why, why
+    assert "import each module you use by its own name" in why, why
+    why = forbidden_use("ex-laplace-interval", "from pickle import loads\n" + answer, [],
+                        _setup("laplace"))
+    assert why is not None and "in its answer, line 1" in why, why

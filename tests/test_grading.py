@@ -572,12 +572,18 @@ LAPLACE_CLASS = {
                           "- generator.exponential(b)\n"},
                          {"ex-laplace-textbook": (3, "hidden tests: your releases are "
                                                      "consistent with")}),
-    "four-fifths-of-the-scale": ({"ex-laplace-textbook-answer": MY_LAPLACE +
-                                  "    return value + generator.laplace(0.0, 0.8 * sensitivity"
-                                  " / epsilon)\n"},
+    # Right on the public check's inputs (so that it passes whatever its seeds), 0.8 of
+    # the scale elsewhere: not ε-DP.
+    "four-fifths-of-the-scale": ({"ex-laplace-textbook-answer": PUBLIC_LAPLACE + MY_LAPLACE +
+                                  "    shrink = 1.0 if (value, sensitivity, epsilon) in _PUBLIC"
+                                  " else 0.8\n"
+                                  "    return value + generator.laplace(0.0, shrink * "
+                                  "sensitivity / epsilon)\n"},
                                  {"ex-laplace-textbook": (0, "hidden tests: not ε-DP: ")}),
-    "six-fifths-of-the-scale": ({"ex-laplace-textbook-answer": MY_LAPLACE +
-                                 "    return value + generator.laplace(0.0, 1.2 * sensitivity"
+    "six-fifths-of-the-scale": ({"ex-laplace-textbook-answer": PUBLIC_LAPLACE + MY_LAPLACE +
+                                 "    grow = 1.0 if (value, sensitivity, epsilon) in _PUBLIC"
+                                 " else 1.2\n"
+                                 "    return value + generator.laplace(0.0, grow * sensitivity"
                                  " / epsilon)\n"},
                                 {"ex-laplace-textbook": (1, "not distributed as value + Lap")}),
     # Report §4a: not private (0.9 times the scale), and raises on every input the public
@@ -608,9 +614,11 @@ LAPLACE_CLASS = {
 
 def test_a_privacy_violation_earns_nothing_and_inaccuracy_keeps_the_public_point(
         book_course, tmp_path):
-    """Noise at 0.8 times the Laplace scale passes the public check (1 point before) but is
-    not ε-DP: 0 for the exercise, and the feedback says so plainly; 1.2 times the scale is
-    private but inaccurate: it keeps the public point; a correct answer unlike the model
+    """Noise at 0.8 times the Laplace scale (the right scale on the public check's inputs)
+    passes the public check (1 point before) but is not ε-DP: 0 for the exercise, and the
+    feedback says so plainly; 1.2 times the scale (again right on the public inputs: a KS
+    test of 4,000 releases sees either factor only about half the time) is private but
+    inaccurate: it keeps the public point; a correct answer unlike the model
     gets full marks. An answer that raises on the hidden inputs (a tripwire, 1 point
     before) gets 0, and one that writes the hidden inputs into its error's message has
     them kept out of the feedback (they were quoted before). Deterministic given the
@@ -1066,3 +1074,24 @@ def test_the_hidden_inputs_seed_reads_the_cells_without_ambiguity():
     two = _written({"x-answer": "f = 1"}, {"x-answer": [("_flag = False", ""),
                                                         ("_flag = True", "")]})
     assert one != two
+
+
+def test_a_returned_mpf_or_decimal_crosses_and_an_unreadable_value_is_named():
+    """Honest-student review 6, finding 1: an ``mpmath.mpf`` returned from the sandbox was
+    refused ("WireError … cannot be sent", as if the function raised). Real numbers of any
+    type cross exactly now; a value that cannot cross arrives as a stand-in that says so."""
+    from decimal import Decimal
+    from fractions import Fraction
+
+    from dpkit.course.wire import Unreadable
+
+    with Sandbox(Limits(call_seconds=20)) as sandbox:
+        assert sandbox.run([
+            "import mpmath\nfrom decimal import Decimal\n"
+            "def third():\n    with mpmath.workdps(60):\n        return mpmath.mpf(1) / 3\n"
+            "def price():\n    return Decimal('2.995')\n"
+            "def odd():\n    return 1j\n"]) == [None]
+        third, price, odd = (sandbox.call(name) for name in ("third", "price", "odd"))
+    assert isinstance(third, Fraction) and abs(third - Fraction(1, 3)) < Fraction(1, 10**59)
+    assert price == Decimal("2.995") and isinstance(odd, Unreadable)
+    assert odd.type_name == "complex"

@@ -11,7 +11,8 @@ checkers whose answer is one number with a known value at each test point: call,
 and say what is wrong at the first point that fails.
 
 :func:`coerce` is the one place where an answer is read as numbers, whatever Python type
-holds them: one number (a Python or NumPy scalar, a 0-d array or an array of size 1), a
+holds them: one number (a Python or NumPy scalar, a ``Fraction``, a ``Decimal``, an
+``mpmath.mpf`` or any other :class:`numbers.Real`, a 0-d array or an array of size 1), a
 whole number (a count, a dimension, a number of bits: any real equal to an integer, so that
 a right count computed with floats passes), or a fixed number of them (a pair as a tuple, a
 list or an array). It never rounds, and a ``bool`` is no number. :func:`number` is its
@@ -23,18 +24,90 @@ whoever runs the checker (the notebook's interrupt, or the grading's cell time l
 
 from __future__ import annotations
 
+import hashlib
 import math
 import numbers
 from collections.abc import Callable, Iterable, Sequence
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
 
 from dpkit.check._verdict import Verdict
+from dpkit.rng import SecureRandom, _keyed
 
-__all__ = ["call", "call_checked", "call_number", "coerce", "compare_at", "number", "shown"]
+__all__ = ["call", "call_checked", "call_number", "coerce", "compare_at", "lent_generator",
+           "lent_source", "number", "shown"]
 
 _SHOWN_LENGTH = 60   # longest repr of a student's result quoted in a verdict
+
+
+def _derived(seed: int, purpose: bytes, size: int) -> bytes:
+    """``size`` bytes derived from ``seed`` by BLAKE2b (keyed by ``purpose``): one way, so
+    the seed of a lent randomness cannot be read back from its state."""
+    if type(seed) is not int and not isinstance(seed, np.integer):
+        raise TypeError(f"seed must be an integer, got {seed!r}")
+    return hashlib.blake2b(str(int(seed)).encode(), digest_size=size,
+                           person=b"dpkit lent " + purpose).digest()
+
+
+def lent_generator(seed: int) -> np.random.Generator:
+    """The NumPy generator a check or a judge lends a student's function, seeded from
+    ``seed`` but made like ``numpy.random.default_rng()`` in real use: a PCG64 whose seed
+    sequence has 128 bits of entropy (derived from ``seed`` one way), so that an answer
+    cannot tell a graded call from a real one by its seed (adversarial round 6, finding 4).
+
+    Parameters
+    ----------
+    seed : int
+        The seed the check or judge chose; the same seed gives the same generator.
+
+    Returns
+    -------
+    numpy.random.Generator
+        A fresh generator.
+
+    Raises
+    ------
+    TypeError
+        If ``seed`` is not an integer.
+
+    >>> a, b = lent_generator(3), lent_generator(3)
+    >>> a.random() == b.random(), a.bit_generator.seed_seq.entropy.bit_length() > 100
+    (True, True)
+    """
+    entropy = int.from_bytes(_derived(seed, b"np", 16), "little")
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy)))
+
+
+def lent_source(seed: int) -> SecureRandom:
+    """The dpkit random source a check or a judge lends a student's function, seeded from
+    ``seed`` but of the default secure source's class (a :class:`dpkit.rng.SecureRandom`,
+    keyed with a key and nonce derived from ``seed`` one way), so that an answer cannot
+    tell a graded call from real use by its source (adversarial round 6, finding 4). The
+    course's sandbox sends it by value: the student's code gets a ``SecureRandom`` with the
+    same key.
+
+    Parameters
+    ----------
+    seed : int
+        The seed the check or judge chose; the same seed gives the same stream.
+
+    Returns
+    -------
+    SecureRandom
+        A fresh source, for grading only (its stream is known to the grader).
+
+    Raises
+    ------
+    TypeError
+        If ``seed`` is not an integer.
+
+    >>> lent_source(5).bits(32) == lent_source(5).bits(32), type(lent_source(5)).__name__
+    (True, 'SecureRandom')
+    """
+    material = _derived(seed, b"dpkit", 44)
+    return _keyed(material[:32], material[32:], lendable=True)
 
 
 def call(fn: Callable[..., Any], *args: Any) -> tuple[Any, str | None]:
@@ -56,11 +129,17 @@ def _place(error: Exception) -> str:
     return f" (in {place})" if isinstance(place, str) and place else ""
 
 
+def _stand_in(value: Any) -> bool:
+    """Whether ``value`` is the grading sandbox's stand-in for a returned value that cannot
+    cross to the grader (:class:`dpkit.course.wire.Unreadable`), whose repr says so."""
+    return getattr(type(value), "unreadable", False) is True
+
+
 def _kind(value: Any) -> str:
     """What ``value`` is, when its repr does not say it: " (an array of shape (2,))"."""
     if isinstance(value, np.ndarray):
         return f" (an array of shape {value.shape})"
-    if value is None or isinstance(value, float):
+    if value is None or isinstance(value, float) or _stand_in(value):
         return ""
     return f" (of type {type(value).__name__})"
 
@@ -74,7 +153,7 @@ def _one(value: Any, *, whole: bool, finite: bool) -> tuple[Any, str | None]:
             return None, (f"{shown(value)}{_kind(value)}, not {noun}: one number is expected "
                           "(a scalar, or an array of size 1)")
         value = value.item()      # a Python scalar (or the object an object array holds)
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, Decimal)):
         return None, f"{shown(given)}{_kind(given)}, not {noun}"
     if whole:
         if isinstance(value, numbers.Integral):
@@ -108,6 +187,7 @@ def coerce(value: Any, *, length: int | None = None, whole: bool = False,
         The answer (or what the student's function returned).
     length : int, optional
         None (the default): one number is expected, given as a Python or NumPy scalar, a
+        ``Fraction``, a ``Decimal``, an ``mpmath.mpf`` (any :class:`numbers.Real`), a
         0-d array or an array of size 1 (of any shape). Otherwise exactly ``length``
         numbers, as a tuple, a list or an array of shape ``(length,)``, each item read as
         one number.
@@ -157,6 +237,9 @@ def coerce(value: Any, *, length: int | None = None, whole: bool = False,
     (1.0, inf): its item 1 is inf, not a finite number
     >>> coerce(-math.inf, finite=False)
     (-inf, None)
+    >>> from decimal import Decimal
+    >>> coerce(Decimal("2.5")), coerce(Decimal("124"), whole=True), coerce(Decimal("NaN"))[1]
+    ((2.5, None), (124, None), "Decimal('NaN') (of type Decimal), not a finite number")
     """
     if length is None:
         return _one(value, whole=whole, finite=finite)
@@ -197,7 +280,7 @@ def shown(value: Any) -> str:
     ('0.5', '10000000000000000000000000000000000000000000000000000000000… (101 characters)')
     """
     text = repr(value)
-    if len(text) <= _SHOWN_LENGTH:
+    if len(text) <= _SHOWN_LENGTH or _stand_in(value):
         return text
     return f"{text[:_SHOWN_LENGTH - 1]}… ({len(text)} characters)"
 

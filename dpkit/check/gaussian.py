@@ -15,7 +15,15 @@ import gmpy2
 import numpy as np
 from scipy import stats
 
-from dpkit.check._common import call, call_checked, call_number, coerce, compare_at, shown
+from dpkit.check._common import (
+    call,
+    call_checked,
+    call_number,
+    coerce,
+    compare_at,
+    lent_generator,
+    shown,
+)
 from dpkit.check._verdict import Verdict
 from dpkit.gaussian import analytic_sigma, classic_sigma, delta_for_sigma
 from dpkit.plots.gaussian import vector_errors
@@ -250,7 +258,7 @@ def check_gaussian_noise(fn: Callable[[float, int, np.random.Generator], Any]) -
     details = []
     for sigma, seed in ((0.3, 1), (4.0, 2)):
         where = f"for σ={sigma:g}, size=4000"
-        got = call_checked(fn, sigma, 4000, np.random.default_rng(seed), where=where,
+        got = call_checked(fn, sigma, 4000, lent_generator(seed), where=where,
                            details=details)
         if isinstance(got, Verdict):
             return got

@@ -15,7 +15,7 @@ import numpy as np
 from scipy import stats
 
 from dpkit.audit import strongest_lower_bound
-from dpkit.check._common import call_number, compare_at
+from dpkit.check._common import call_number, compare_at, lent_generator
 from dpkit.check._verdict import Verdict
 from dpkit.laplace import laplace_accuracy, laplace_grid
 from dpkit.rng import seeded
@@ -128,7 +128,7 @@ def check_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
     """
     details: list[str] = []
     for value, sensitivity, epsilon, seed in _CASES:
-        generator = np.random.default_rng(seed)
+        generator = lent_generator(seed)
         draws = []
         for _ in range(_DRAWS):
             draw = call_number(fn, value, sensitivity, epsilon, generator, where=f"for value="
@@ -167,7 +167,7 @@ def check_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
             return Verdict(False, f"your releases are not distributed as value + Lap(Δ/ε); "
                            f"{hint}", tuple(details))
     sensitivity, epsilon = 1.0, 1.0
-    generator = np.random.default_rng(3)
+    generator = lent_generator(3)
     refused: list[Verdict] = []
 
     def release(value: float, _rng: Any) -> float:

@@ -16,10 +16,9 @@ from typing import Any
 import numpy as np
 from scipy import integrate, stats
 
-from dpkit.check._common import call, call_checked, call_number, coerce, shown
+from dpkit.check._common import call, call_checked, call_number, coerce, lent_source, shown
 from dpkit.check._verdict import Verdict
 from dpkit.datasets import load_adult
-from dpkit.rng import seeded
 from dpkit.timing import unpadded
 
 __all__ = [
@@ -166,7 +165,7 @@ def check_above_threshold(fn: Callable[..., int | None]) -> Verdict:
     """
     details: list[str] = []
     far_below = [lambda _d: -1e9] * 5
-    got = call_checked(fn, far_below, None, 0.0, 1.0, seeded(1),
+    got = call_checked(fn, far_below, None, 0.0, 1.0, lent_source(1),
                        where="on five queries far below the threshold")
     if isinstance(got, Verdict):
         return got
@@ -176,7 +175,7 @@ def check_above_threshold(fn: Callable[..., int | None]) -> Verdict:
     details.append("returns None when nothing passes")
     stream = _Stream(lambda i: 1e9 if i == 3 else -1e9, limit=100)
     where = "on an endless stream whose query 3 is far above the threshold"
-    got, error = call(fn, stream, None, 0.0, 1.0, seeded(2))
+    got, error = call(fn, stream, None, 0.0, 1.0, lent_source(2))
     index, why = (None, None) if error or got is None else coerce(got, whole=True)
     if index is not None and abs(index - 3) == 1:
         side = "one more" if index > 3 else "one less"
@@ -199,7 +198,7 @@ def check_above_threshold(fn: Callable[..., int | None]) -> Verdict:
         queries = [lambda _d, a=answer: a] * m
         nones = 0
         for run in range(runs):
-            got = call_checked(fn, queries, None, 0.0, epsilon, seeded(100 + run),
+            got = call_checked(fn, queries, None, 0.0, epsilon, lent_source(100 + run),
                                where=f"on {m} queries answering {answer:g} at ε = {epsilon:g}",
                                details=details)
             if isinstance(got, Verdict):
@@ -232,11 +231,11 @@ def _true_count_denominator(fn: Callable[[Any, float, Any], float],
     few = np.full(400, 20.0)
     more = np.concatenate([few, np.zeros(600)])
     for seed in range(5):
-        a = call_number(fn, few.copy(), 1.0, seeded(1000 + seed), where="on 400 values of 20",
+        a = call_number(fn, few.copy(), 1.0, lent_source(1000 + seed), where="on 400 values of 20",
                         details=details)
         if isinstance(a, Verdict):
             return a
-        b = call_number(fn, more.copy(), 1.0, seeded(1000 + seed),
+        b = call_number(fn, more.copy(), 1.0, lent_source(1000 + seed),
                         where="on 400 values of 20 and 600 zeros", details=details)
         if isinstance(b, Verdict):
             return b
@@ -290,7 +289,7 @@ def _check_auto_avg(fn: Callable[[Any, float, Any], float]) -> Verdict:
         truth = float(values.mean())
         tolerance = 0.02 * truth if truth > 500 else 1.0
         for seed in range(5):
-            value = call_number(fn, values.copy(), 1.0, seeded(seed), where=f"on {name}",
+            value = call_number(fn, values.copy(), 1.0, lent_source(seed), where=f"on {name}",
                                 details=details)
             if isinstance(value, Verdict):
                 return value
@@ -307,7 +306,7 @@ def _check_auto_avg(fn: Callable[[Any, float, Any], float]) -> Verdict:
     cut = 0.8 * math.log(2) * 3 * 200 / 1.0
     wide = 0
     for run in range(runs):
-        value = call_number(fn, spread_values.copy(), 1.0, seeded(5000 + run),
+        value = call_number(fn, spread_values.copy(), 1.0, lent_source(5000 + run),
                             where="on 2700 zeros and 300 values of 200", details=details)
         if isinstance(value, Verdict):
             return value

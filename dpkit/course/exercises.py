@@ -4,8 +4,8 @@
   exercise asks the student to write that code (``ex-svt-above-threshold``: "write your own
   AboveThreshold"), with the reason the feedback gives. :func:`forbidden_use` finds them in
   the student's code **statically, in the grader's process** (the sandbox runs the student's
-  code, which could undo any stub put in its own process): every name the answer reaches,
-  through the helpers and aliases the student defined in any cell, is read from the source.
+  code, which could undo any stub put in its own process): the answer and every earlier
+  cell of the student's are read from the source.
 * :data:`ABSOLUTE_TOLERANCE`, :data:`RELATIVE_TOLERANCE`: how closely a deterministic
   answer must agree with the model solution where 1e-6 (relative) is not what the statement
   asks for.
@@ -59,16 +59,31 @@ _DYNAMIC_NAMES = frozenset({
 #: Modules refused when the code reaches them under another name (``import code as c``):
 #: their names are too common as variables to refuse as bare names.
 _DYNAMIC_MODULES = frozenset({"code", "sys.modules", "sys._getframe"})
-#: The only double-underscore attributes that code an answer reaches may use: the others
-#: (``__dict__``, ``__globals__``, ``__subclasses__``, ``__code__``, ``__reduce__`` …) list
-#: or rebuild objects by name.
+#: The only double-underscore names that code an answer reaches may use: the others
+#: (``__dict__``, ``__globals__``, ``__subclasses__``, ``__code__``, ``__reduce__``,
+#: ``__getattribute__`` …) list or rebuild objects by name. Operators (reflected and in
+#: place too), the protocols of a class of one's own and a class's plain facts resolve
+#: nothing by name.
 _PLAIN_DUNDERS = frozenset({
-    "__init__", "__new__", "__name__", "__qualname__", "__doc__", "__class__", "__len__",
-    "__iter__", "__next__", "__call__", "__enter__", "__exit__", "__repr__", "__str__",
-    "__hash__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__add__",
-    "__sub__", "__mul__", "__truediv__", "__floordiv__", "__mod__", "__pow__", "__neg__",
-    "__abs__", "__float__", "__int__", "__index__", "__bool__", "__contains__",
-    "__getitem__", "__setitem__", "__version__"})
+    "__init__", "__new__", "__post_init__", "__name__", "__qualname__", "__module__",
+    "__doc__", "__class__", "__slots__", "__len__", "__iter__", "__next__", "__reversed__",
+    "__call__", "__enter__", "__exit__", "__repr__", "__str__", "__format__", "__bytes__",
+    "__hash__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__neg__",
+    "__pos__", "__abs__", "__invert__", "__float__", "__int__", "__complex__", "__index__",
+    "__bool__", "__round__", "__trunc__", "__floor__", "__ceil__", "__contains__",
+    "__getitem__", "__setitem__", "__delitem__", "__missing__", "__copy__", "__deepcopy__",
+    "__version__", "__match_args__", "__set_name__", "__init_subclass__",
+    "__class_getitem__",
+    *(f"__{prefix}{op}__" for op in ("add", "sub", "mul", "matmul", "truediv", "floordiv",
+                                     "mod", "pow", "lshift", "rshift", "and", "or", "xor")
+      for prefix in ("", "r", "i")),
+    "__divmod__", "__rdivmod__"})
+#: Double-underscore attributes allowed under a condition (see :func:`_dynamic`): setting
+#: or deleting an attribute whose name the code spells (``object.__setattr__(self, "b",
+#: …)`` in a frozen dataclass), and the function a decorator of the student's wraps (not
+#: one of the library's).
+_NAMED_DUNDERS = frozenset({"__setattr__", "__delattr__"})
+_OWN_DUNDERS = frozenset({"__wrapped__"})
 _LOOKUPS = frozenset({"getattr", "hasattr", "setattr", "delattr"})
 _GETTERS = frozenset({"operator.attrgetter", "operator.methodcaller"})
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp,
@@ -89,22 +104,6 @@ ABSOLUTE_TOLERANCE = {"ex-analytic-profile": 1e-25 * 1e-6}
 RELATIVE_TOLERANCE = {"ex-laplace-grid-scale": 1e-12}
 
 
-def _free(node: ast.AST) -> set[str]:
-    """The bare names ``node`` reads that it does not bind itself (a function's parameters
-    and local variables are its own; a global it reads is free), to find the statements of
-    earlier cells it reaches."""
-    loaded: set[str] = set()
-    local: set[str] = set()
-    for child in ast.walk(node):
-        if isinstance(child, ast.Name):
-            (loaded if isinstance(child.ctx, ast.Load) else local).add(child.id)
-        elif isinstance(child, ast.arg):
-            local.add(child.arg)
-        elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            local.add(child.name)
-    return loaded - local
-
-
 def _bound(statement: ast.stmt) -> set[str]:
     """The names a top-level statement of a cell binds (a def, an assignment, an import) or
     changes (``obj.attribute = …``, ``table[key] = …`` change ``obj``, ``table``)."""
@@ -113,7 +112,7 @@ def _bound(statement: ast.stmt) -> set[str]:
     if isinstance(statement, (ast.Import, ast.ImportFrom)):
         return {(a.asname or a.name).split(".")[0] for a in statement.names}
     names = set()
-    for node in ast.walk(statement):
+    for node in _walk_outside(statement):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             names.add(node.id)
         elif isinstance(node, (ast.Attribute, ast.Subscript)) and \
@@ -141,7 +140,7 @@ def _own_names(scope: ast.AST) -> set[str]:
     names: set[str] = set()
     declared: set[str] = set()
     if isinstance(scope, _FUNCTIONS):
-        names.update(a.arg for a in ast.walk(scope.args) if isinstance(a, ast.arg))
+        names.update(a.arg for a in _parameters(scope.args))
         todo: list[ast.AST] = [scope.body] if isinstance(scope, ast.Lambda) else [*scope.body]
     elif isinstance(scope, ast.ClassDef):
         todo = [*scope.body]
@@ -166,18 +165,69 @@ def _own_names(scope: ast.AST) -> set[str]:
     return names - declared
 
 
+def _parameters(arguments: ast.arguments) -> list[ast.arg]:
+    """The parameters a function's ``arguments`` declare."""
+    return [*arguments.posonlyargs, *arguments.args, *filter(None, [arguments.vararg]),
+            *arguments.kwonlyargs, *filter(None, [arguments.kwarg])]
+
+
+def _split_scope(scope: ast.AST) -> tuple[list[ast.AST], list[ast.AST]]:
+    """The parts of a function, lambda, class or comprehension Python evaluates in the
+    *enclosing* scope (decorators, defaults, annotations, bases, a comprehension's first
+    iterable), and those it evaluates in the scope's own."""
+    if isinstance(scope, _FUNCTIONS):
+        arguments = scope.args
+        outer: list[ast.AST] = [*arguments.defaults, *filter(None, arguments.kw_defaults),
+                                *(a.annotation for a in _parameters(arguments)
+                                  if a.annotation is not None)]
+        if isinstance(scope, ast.Lambda):
+            return outer, [scope.body]
+        return [*outer, *scope.decorator_list, *filter(None, [scope.returns])], \
+            [*scope.body]
+    if isinstance(scope, ast.ClassDef):
+        return [*scope.decorator_list, *scope.bases, *scope.keywords], [*scope.body]
+    first, *rest = scope.generators
+    inner: list[ast.AST] = [first.target, *first.ifs, *rest]
+    inner += [scope.key, scope.value] if isinstance(scope, ast.DictComp) else [scope.elt]
+    return [first.iter], inner
+
+
+def _walk_outside(node: ast.AST) -> list[ast.AST]:
+    """The nodes of ``node`` in its own scope: not those of the functions, classes and
+    comprehensions it holds, but their parts evaluated outside (a default, a decorator)."""
+    found: list[ast.AST] = []
+    todo = [node]
+    while todo:
+        child = todo.pop()
+        found.append(child)
+        if isinstance(child, _SCOPES) and child is not node:
+            todo.extend(_split_scope(child)[0])
+        else:
+            todo.extend(ast.iter_child_nodes(child))
+    return found
+
+
 def _global_names(tree: ast.AST) -> set[int]:
     """The ``id`` of each :class:`ast.Name` of ``tree`` that reads a global (a name no
-    enclosing function, lambda, class or comprehension binds)."""
+    enclosing function, lambda, class or comprehension binds), as Python scopes them: a
+    default, a decorator, a base class or a comprehension's first iterable is evaluated
+    in the enclosing scope, and a class's names are not seen by the functions and
+    comprehensions in its body."""
     found: set[int] = set()
-    todo: list[tuple[ast.AST, tuple[frozenset[str], ...]]] = [(tree, ())]
+    # each enclosing scope: (the names it binds, whether it is a class body)
+    todo: list[tuple[ast.AST, tuple[tuple[frozenset[str], bool], ...]]] = [(tree, ())]
     while todo:
         node, enclosing = todo.pop()
-        if isinstance(node, ast.Name) and not any(node.id in s for s in enclosing):
+        if isinstance(node, ast.Name) and not any(node.id in s for s, _ in enclosing):
             found.add(id(node))
-        inner = (*enclosing, frozenset(_own_names(node))) if isinstance(node, _SCOPES) \
-            else enclosing
-        todo.extend((child, inner) for child in ast.iter_child_nodes(node))
+        if not isinstance(node, _SCOPES):
+            todo.extend((child, enclosing) for child in ast.iter_child_nodes(node))
+            continue
+        outer, inner = _split_scope(node)
+        seen = (*(e for e in enclosing if not e[1]),
+                (frozenset(_own_names(node)), isinstance(node, ast.ClassDef)))
+        todo.extend((child, enclosing) for child in outer)
+        todo.extend((child, seen) for child in inner)
     return found
 
 
@@ -205,6 +255,30 @@ def _definition(node: ast.AST) -> list[str]:
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
             node.func.id == "setattr" and len(node.args) > 1 and _constant(node.args[1]):
         return [_constant(node.args[1])]
+    name = _set_dunder(node)
+    return [name] if name else []
+
+
+def _set_dunder(node: ast.AST) -> str | None:
+    """The attribute ``X.__setattr__(obj, "name", value)`` (or ``obj.__setattr__("name",
+    value)``) sets, when the name is a constant."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+            node.func.attr == "__setattr__" and len(node.args) >= 2 and not node.keywords:
+        return _constant(node.args[-2])
+    return None
+
+
+def _own_binding(node: ast.AST) -> list[str]:
+    """The names ``node`` binds as the student's own (a def, a class, a parameter, a
+    variable, an exception caught, a pattern's capture), not by an import."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [node.name]
+    if isinstance(node, ast.arg):
+        return [node.arg]
+    if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+        return [node.id]
+    if isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+        return [node.name]
     return []
 
 
@@ -233,6 +307,8 @@ class _Reading:
         self.functions: dict[str, list[ast.AST]] = {}
         #: The names the code itself gives to functions, classes, variables and attributes.
         self.defined = {n for node in self.nodes for n in _definition(node)}
+        #: The bare names the code binds itself, not by an import.
+        self.own = {n for node in self.nodes for n in _own_binding(node)}
         for node in self.nodes:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.functions.setdefault(node.name, []).append(node)
@@ -293,6 +369,9 @@ class _Reading:
         if name in _LOOKUPS and len(node.args) == 3 and _constant(node.args[1]):
             self.attributes.setdefault(_constant(node.args[1]), set()).update(
                 self.paths(node.args[2]))
+        if _set_dunder(node):
+            self.attributes.setdefault(_set_dunder(node), set()).update(
+                self.paths(node.args[-1]))
         passed = set().union(*(self.paths(a) for a in node.args),
                              *(self.paths(k.value) for k in node.keywords))
         if isinstance(node.func, ast.Attribute) and node.func.attr in _STORING:
@@ -379,78 +458,132 @@ def _locals_allowed(node: ast.Call, parents: dict[int, ast.AST], scoped: bool) -
         parent.func.attr in ("format", "format_map")
 
 
-def _identifiers(node: ast.AST) -> list[str]:
-    """The identifiers ``node`` itself spells: a name, an attribute, the parts of an
-    imported module and of the names an import binds, a keyword argument's name."""
-    if isinstance(node, ast.Name):
-        return [node.id]
-    if isinstance(node, ast.Attribute):
-        return [node.attr]
-    if isinstance(node, ast.keyword):
-        return [node.arg] if node.arg else []
-    if isinstance(node, (ast.Import, ast.ImportFrom)):
-        module = (node.module or "").split(".") if isinstance(node, ast.ImportFrom) else []
-        return [*module, *(part for a in node.names
-                           for part in [*a.name.split("."), *filter(None, [a.asname])])]
-    return []
+def _spelled(node: ast.AST, reading: _Reading, parent: ast.AST | None,
+             banned: dict[str, str]) -> str | None:
+    """The identifier of a way to reach objects by a name given as data that ``node``
+    itself spells where it may refer to that way, or None: a part of a module an import
+    names, or a name it imports (not the name it binds with ``as``; nothing of ``from
+    __future__ import``); a bare name the student's code does not bind itself (by a def, a
+    class, a parameter, an assignment: ``modules = [...]`` is the student's own); an
+    attribute (``x.modules`` may be ``sys.modules``); a keyword argument, unless of a call
+    to a function of the student's that has that parameter. Of the double-underscore
+    names, the plain ones are allowed; ``__setattr__`` and ``__delattr__`` only called
+    with the attribute's name spelled (not a forbidden one); ``__wrapped__`` only of an
+    object that holds nothing of a module (the student's own decorated function)."""
+    if isinstance(node, ast.ImportFrom):
+        if node.module == "__future__" and not node.level:
+            return None
+        words = [*(node.module or "").split("."), *(a.name for a in node.names)]
+    elif isinstance(node, ast.Import):
+        words = [part for a in node.names for part in a.name.split(".")]
+    elif isinstance(node, ast.Name):
+        words = [node.id] if node.id not in reading.own or _dunder(node.id) else []
+    elif isinstance(node, ast.Attribute) and node.attr in _NAMED_DUNDERS:
+        called = isinstance(parent, ast.Call) and parent.func is node and parent.args and \
+            not parent.keywords
+        name = _constant(parent.args[-2 if node.attr == "__setattr__" else -1]) \
+            if called and len(parent.args) >= (2 if node.attr == "__setattr__" else 1) \
+            else None
+        return None if name and name not in banned and not _unreadable(name) else \
+            f"{node.attr} without the attribute's name spelled"
+    elif isinstance(node, ast.Attribute) and node.attr in _OWN_DUNDERS:
+        return f"{node.attr} of a library object" if reading.paths(node.value) else None
+    elif isinstance(node, ast.Attribute):
+        words = [node.attr]
+    elif isinstance(node, ast.keyword) and node.arg:
+        own = isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and any(
+            node.arg in {a.arg for a in _parameters(f.args)}
+            for f in reading.functions.get(parent.func.id, []))
+        words = [] if own else [node.arg]
+    else:
+        return None
+    return next(filter(_unreadable, words), None)
+
+
+def _dunder(name: str) -> bool:
+    return name.startswith("__") and name.endswith("__") and len(name) > 4
 
 
 def _unreadable(name: str) -> bool:
     """Whether an identifier names a way to reach objects by a name given as data."""
-    return name in _DYNAMIC_NAMES or (name.startswith("__") and name.endswith("__") and
-                                      len(name) > 4 and name not in _PLAIN_DUNDERS)
+    return name in _DYNAMIC_NAMES or (_dunder(name) and name not in _PLAIN_DUNDERS)
 
 
-def _dynamic(reading: _Reading, banned: dict[str, str], tree: ast.AST) -> str | None:
+def _dynamic(reading: _Reading, banned: dict[str, str],
+             tree: ast.AST) -> tuple[str, ast.AST] | None:
     """How ``tree`` looks a name up dynamically where it could reach a forbidden function
-    (a short description), or None."""
+    (a short description) and the node that does, or None."""
     parents = {id(c): p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
     scoped = {id(n) for f in ast.walk(tree) if isinstance(f, _FUNCTIONS)
               for n in ast.walk(f)}
     for node in ast.walk(tree):
-        refused = next((name for name in _identifiers(node) if _unreadable(name)), None)
-        if refused:
-            return refused
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            paths = {p for _, p in _imported(node)} | {a.name for a in node.names}
-        elif isinstance(node, (ast.Name, ast.Attribute)):
-            paths = reading.paths(node)
-        else:
-            paths = set()
-        for path in (p.lstrip("?") for p in paths):
-            if any(path == m or path.startswith(f"{m}.") for m in _DYNAMIC_MODULES) or \
-                    any(map(_unreadable, path.split("."))):
-                return path
-        builtin = reading.builtin(node) if isinstance(node, ast.Name) else None
-        if builtin in DYNAMIC or builtin == "__builtins__":
-            return builtin
-        call = parents.get(id(node))
-        called = isinstance(call, ast.Call) and call.func is node
-        if builtin in (*_LOOKUPS, "vars", "locals") and not called:
-            return f"{builtin} used as a value"
-        if not called:
-            continue
-        if builtin in _LOOKUPS:
-            attribute = _constant(call.args[1]) if len(call.args) > 1 else None
-            if attribute is None or attribute in banned or _unreadable(attribute):
-                return f"{builtin} with the name {attribute or 'computed at run time'}"
-        elif builtin in ("vars", "locals") and not call.args:
-            if not _locals_allowed(call, parents, id(call) in scoped):
-                return f"{builtin}() outside a function"
-        elif builtin == "vars" and (reading.paths(call.args[0]) or
-                                    not isinstance(call.args[0], ast.Name)):
-            return "vars of a module, or of an object the reading cannot name"
-        if {p.lstrip("?") for p in reading.paths(node)} & _GETTERS:
-            names = [_constant(a) for a in call.args]
-            if not names or None in names or any(
-                    part in banned for n in names for part in n.split(".")):
-                return "operator.attrgetter or methodcaller with a forbidden or computed name"
+        why = _dynamic_node(reading, banned, node, parents, id(node) in scoped)
+        if why:
+            return why, node
     return None
 
 
-def _forbidden(reading: _Reading, banned: dict[str, str], tree: ast.AST) -> str | None:
-    """The forbidden function ``tree`` refers to (its last part), or None."""
+def _dynamic_node(reading: _Reading, banned: dict[str, str], node: ast.AST,
+                  parents: dict[int, ast.AST], scoped: bool) -> str | None:
+    """How ``node`` itself looks a name up dynamically (see :func:`_dynamic`), or None;
+    ``scoped``: whether it is inside a function."""
+    refused = _spelled(node, reading, parents.get(id(node)), banned)
+    if refused:
+        return refused
+    if isinstance(node, ast.ImportFrom) and node.module == "__future__" and \
+            not node.level:
+        return None
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        paths = {p for _, p in _imported(node)} | {a.name for a in node.names}
+    elif isinstance(node, (ast.Name, ast.Attribute)):
+        paths = reading.paths(node)
+    else:
+        paths = set()
+    for path in (p.lstrip("?") for p in paths):
+        if any(path == m or path.startswith(f"{m}.") for m in _DYNAMIC_MODULES) or \
+                any(map(_unreadable, path.split("."))):
+            return path
+    builtin = reading.builtin(node) if isinstance(node, ast.Name) else None
+    if builtin in DYNAMIC or builtin == "__builtins__":
+        return builtin
+    call = parents.get(id(node))
+    called = isinstance(call, ast.Call) and call.func is node
+    if builtin in (*_LOOKUPS, "vars", "locals") and not called:
+        return f"{builtin} used as a value"
+    if not called:
+        return None
+    if builtin in _LOOKUPS:
+        attribute = _constant(call.args[1]) if len(call.args) > 1 else None
+        if attribute is None or attribute in banned or _unreadable(attribute):
+            return f"{builtin} with the name {attribute or 'computed at run time'}"
+    elif builtin in ("vars", "locals") and not call.args:
+        if not _locals_allowed(call, parents, scoped):
+            return f"{builtin}() outside a function"
+    elif builtin == "vars" and (reading.paths(call.args[0]) or
+                                not isinstance(call.args[0], ast.Name)):
+        return "vars of a module, or of an object the reading cannot name"
+    if {p.lstrip("?") for p in reading.paths(node)} & _GETTERS:
+        names = [_constant(a) for a in call.args]
+        if not names or None in names or any(
+                part in banned for n in names for part in n.split(".")):
+            return "operator.attrgetter or methodcaller with a forbidden or computed name"
+    return None
+
+
+def _forbidden(reading: _Reading, banned: dict[str, str], tree: ast.AST, *,
+               calls: bool = False) -> tuple[str, ast.AST] | None:
+    """The forbidden function ``tree`` refers to (its last part) and the node that does,
+    or None; with ``calls``
+    (an earlier cell's statement, not the answer), a function called where it is named,
+    when the statement runs (``print(above_threshold(…))``, an experiment; not in a
+    function, lambda or comprehension, which could run later), does not count: such a use
+    binds it nowhere the answer could reach."""
+    called = {id(n.func) for n in _walk_outside(ast.Module([tree], []))
+              if isinstance(n, ast.Call)} \
+        if calls else set()
     for node in ast.walk(tree):
+        if id(node) in called:
+            continue
         if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and \
                 _library(node.module):
             hit = [a.name for a in node.names if a.name in banned]
@@ -467,7 +600,7 @@ def _forbidden(reading: _Reading, banned: dict[str, str], tree: ast.AST) -> str 
         else:
             hit = []
         if hit:
-            return hit[0]
+            return hit[0], node
     return None
 
 
@@ -478,16 +611,21 @@ def _parsed(source: str) -> ast.Module | None:
         return None
 
 
-def forbidden_use(label: str, answer: str, earlier: Iterable[str],
+def forbidden_use(label: str, answer: str, earlier: Iterable[str | tuple[str, str]],
                   setup: str | None = None) -> str | None:
     """Why the student's answer to exercise ``label`` may not be graded, or None.
 
     ``answer`` is the answer cell's code, ``earlier`` the student's code cells that ran
-    before it (their own cells and their earlier answers), ``setup`` the assignment's
-    set-up cell (None: unknown, so every global name the student does not bind may be a
-    library object). The code the answer reaches is the answer cell and, transitively,
-    every top-level statement of ``earlier`` that binds or changes a name it mentions (a
-    helper, an alias ``f = above_threshold``, an ``import … as``).
+    before it (their own cells and their earlier answers), each a source or a pair
+    ``(source, name in feedback)`` ("the cell you added above Exercise 2.2"), ``setup``
+    the assignment's set-up cell (None: unknown, so every global name the student does not
+    bind may be a library object). The code the answer may reach is the answer cell and
+    **every** statement of ``earlier`` (one can bind a name dynamically: ``globals()[…] =``,
+    ``exec``, ``np.f = …``), read with Python's scoping (a default, a decorator, a base
+    class and a comprehension's first iterable are evaluated in the enclosing scope; a
+    class's names are not seen by the functions in its body). In an earlier cell, a
+    forbidden function called where it is named when the statement runs (an experiment)
+    does not count.
 
     That code may not refer to a function of :data:`FORBIDDEN` for ``label``: by a bare name
     the set-up cell binds to it, by an import from dpkit (``from dpkit.svt import
@@ -498,20 +636,40 @@ def forbidden_use(label: str, answer: str, earlier: Iterable[str],
     if the code itself defines that name (``self.above_threshold`` of its own class); a
     builtin's result (``next(iter([dpkit.svt]))``) holds what its arguments hold. Nor may
     it look a name up where static reading cannot follow it: the builtins of
-    :data:`DYNAMIC`; any mention of a name of ``_DYNAMIC_NAMES`` (``pickle``, ``marshal``,
-    ``inspect``, ``importlib``, ``pydoc``, ``gc``, ``sys.modules``, ``allow_pickle`` …),
-    used or not, and of ``code``; any double-underscore attribute but the plain ones of
-    ``_PLAIN_DUNDERS`` (``__dict__``, ``__globals__``, ``__subclasses__`` are refused);
-    ``getattr`` (and ``hasattr``, ``setattr``, ``delattr``, ``operator.attrgetter``) with
-    a computed name or a forbidden one, ``vars`` of a module or of anything but a plain
-    name, and ``locals()`` (or ``vars()``) at a cell's top level except to fill a format
-    string. A cell that does not parse is skipped (the sandbox reports its error).
+    :data:`DYNAMIC`; a word of ``_DYNAMIC_NAMES`` (``pickle``, ``marshal``, ``inspect``,
+    ``importlib``, ``pydoc``, ``gc``, ``modules``, ``allow_pickle`` …) where it may refer
+    to the module or function it names: imported (``import math, pickle`` too), as an
+    attribute (``sys.modules``), as a keyword argument, or as a bare name the student's
+    code does not bind itself (a variable, parameter, function or class of the student's
+    named ``modules`` or ``inspect`` is theirs); ``code`` as a module; any
+    double-underscore name but the plain ones of ``_PLAIN_DUNDERS`` (operators, reflected
+    and in place too, ``__slots__``, ``__module__``, ``__post_init__`` …), ``__setattr__``
+    and ``__delattr__`` called with the attribute's name spelled, and ``__wrapped__`` of
+    the student's own function (``__dict__``, ``__globals__``, ``__subclasses__``,
+    ``__getattribute__`` are refused); ``getattr`` (and ``hasattr``, ``setattr``,
+    ``delattr``, ``operator.attrgetter``) with a computed name or a forbidden one, ``vars``
+    of a module or of anything but a plain name, and ``locals()`` (or ``vars()``) at a
+    cell's top level except to fill a format string. ``from __future__ import`` is
+    allowed. A cell that does not parse is skipped (the sandbox reports its error).
+
+    Returns
+    -------
+    str or None
+        The feedback: the exercise's demand, what was refused, and where (the cell's name
+        and line), or None if the answer may be graded.
 
     >>> forbidden_use("ex-svt-above-threshold", "my = f", ["import dpkit.svt as s",
     ...                                                    "f = s.above_threshold"])[:40]
     'this exercise asks you to write AboveThr'
     >>> forbidden_use("ex-svt-above-threshold", "def my(q): return q", []) is None
     True
+    >>> print(forbidden_use("ex-svt-above-threshold", "def my(q): return math.pi",
+    ...                     [("import math, pickle", "the cell you added above 7.2")]))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    this exercise asks you to write AboveThreshold yourself; in the cell you added above
+    7.2, line 1, pickle looks names up dynamically, which is not allowed in the code an
+    answer here uses: remove it (and import each module you use by its own name), so the
+    answer was not graded
     """
     if label not in FORBIDDEN:
         return None
@@ -519,23 +677,16 @@ def forbidden_use(label: str, answer: str, earlier: Iterable[str],
     banned: dict[str, str] = {}
     for name in names:                          # the first of each last part names it
         banned.setdefault(name.rsplit(".", 1)[1], name)
-    statements = [s for tree in map(_parsed, earlier) if tree for s in tree.body]
+    cells = [(cell, "an earlier cell of yours") if isinstance(cell, str) else cell
+             for cell in earlier]
+    statements = [(s, place) for source, place in cells
+                  for tree in [_parsed(source)] if tree for s in tree.body]
     root = _parsed(answer)
     if root is None:
         return None
-    bound = set().union(*(_bound(statement) for statement in [*statements, *root.body]))
-    trees: list[ast.AST] = [root]
-    free: set[str] = set()
-    seen: set[int] = set()
-    todo: list[ast.AST] = [root]
-    while todo:
-        more = _free(todo.pop())
-        new, free = more - free, free | more
-        for statement in statements:
-            if id(statement) not in seen and _bound(statement) & new:
-                seen.add(id(statement))
-                todo.append(statement)
-                trees.append(statement)
+    bound = set().union(*(_bound(statement) for statement in
+                          [*(s for s, _ in statements), *root.body]))
+    trees: list[tuple[ast.AST, str]] = [(root, "its answer"), *statements]
     known = _Reading([_parsed(setup) or ast.Module([], [])], lambda _name: set()) \
         if setup is not None else None
 
@@ -544,16 +695,35 @@ def forbidden_use(label: str, answer: str, earlier: Iterable[str],
             return set()
         return set(known.names.get(name, ())) if known else {f"?{name}"}
 
-    reading = _Reading(trees, outside)
-    hit = next(filter(None, (_forbidden(reading, banned, t) for t in trees)), None)
-    if hit:
-        return (f"this exercise {why}; {banned[hit]} is not available in its answer "
-                "(nor in the code it uses), so it was not graded")
-    dynamic = next(filter(None, (_dynamic(reading, banned, t) for t in trees)), None)
-    if dynamic:
-        return (f"this exercise {why}; its answer (or the code it uses) looks names up "
-                f"dynamically ({dynamic}), which is not allowed here (say the name in the "
-                "code: getattr with a computed name, eval, exec, pickle, inspect, "
-                "__dict__-like attributes and import tricks are refused), so it was not "
-                "graded")
+    reading = _Reading([t for t, _ in trees], outside)
+    for tree, place in trees:
+        found = _forbidden(reading, banned, tree, calls=tree is not root)
+        if found:
+            return (f"this exercise {why}; {banned[found[0]]} is not available in its "
+                    f"answer (nor in the code it uses: {_where(place, found[1])}), so it "
+                    "was not graded")
+    for tree, place in trees:
+        found = _dynamic(reading, banned, tree)
+        if found:
+            return (f"this exercise {why}; {_where(place, found[1])}, {found[0]} looks "
+                    "names up dynamically, which is not allowed in the code an answer here "
+                    f"uses: {_advice(found)}, so the answer was not graded")
     return None
+
+
+def _where(place: str, node: ast.AST) -> str:
+    """"in <the cell's name>, line N"."""
+    line = getattr(node, "lineno", None)
+    return f"in {place}" + (f", line {line}" if line else "")
+
+
+def _advice(found: tuple[str, ast.AST]) -> str:
+    """What to do instead of the dynamic lookup ``found``."""
+    what, node = found
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return "remove it (and import each module you use by its own name)"
+    if isinstance(node, ast.Name) and what == node.id and what in _DYNAMIC_NAMES:
+        return (f"if {what} is a name of your own, bind it in your code (or rename it); "
+                "otherwise remove it")
+    return ("say the name in the code instead (getattr with a computed name, eval, exec, "
+            "pickle, inspect, __dict__-like attributes and import tricks are refused)")

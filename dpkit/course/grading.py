@@ -97,7 +97,7 @@ __all__ = ["ABSOLUTE_TOLERANCE", "GRADER_VERSION", "LOST_METADATA", "PRIVACY_FEE
            "RELATIVE_TOLERANCE", "UNCHECKED_FEEDBACK", "Result", "SetupError", "agrees_with",
            "grade", "grade_notebook"]
 
-GRADER_VERSION = "9"           # a change of the tests regrades every notebook
+GRADER_VERSION = "11"          # a change of the tests regrades every notebook
 PUBLIC_POINTS, HIDDEN_POINTS = 1, 2
 #: Appended to the hidden test's message when it found a privacy violation.
 PRIVACY_FEEDBACK = "a privacy violation earns no points for this exercise"
@@ -370,11 +370,11 @@ def grade_notebook(source: nbformat.NotebookNode, submission: Any, *, secret: st
                                f"({sandbox.isolation}): {_described(error)}; nothing was "
                                "graded. Check that the sandbox can see Python and dpkit.")
         notes: list[str] = []                    # errors of added cells since the last test
-        earlier: list[str] = []                  # the student's code that ran so far
+        earlier: list[tuple[str, str]] = []      # the student's code that ran so far
         for exercise in exercises:               # in order, each test right after its cell,
             for cell, name in added.get(f"{exercise.label}-answer", []):  # as when the
                 error = notebook.run(cell, name)          # notebook runs top to bottom
-                earlier.append(cell)
+                earlier.append((cell, name))
                 if error is not None:
                     notes.append(_described(error))
             if exercise.written:
@@ -384,7 +384,7 @@ def grade_notebook(source: nbformat.NotebookNode, submission: Any, *, secret: st
             error = notebook.run(answer, f"your answer to {exercise.title}") \
                 if answer.strip() else None
             refused = forbidden_use(exercise.label, answer, earlier, setup)
-            earlier.append(answer)
+            earlier.append((answer, f"your answer to {exercise.title}"))
             sandbox.deadline = time.monotonic() + limits.exercise_seconds
             try:
                 notebook.ensure()

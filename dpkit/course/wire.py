@@ -4,13 +4,18 @@ The grader and the sandboxed worker that runs a student's code exchange one JSON
 per line. :func:`encode` turns plain values into JSON-able data and :func:`decode` turns
 them back: ``None``, ``bool``, ``int`` (of any size), ``float`` (NaN and infinities
 included), ``str``, ``bytes``, ``Fraction``, tuples, lists, dicts, NumPy scalars, NumPy
-arrays of numbers or booleans, and :class:`dpkit.exponential.Eta`. Anything else is turned
-into a *handle* by the ``handle`` callback (the grader passes its own objects — a query, a
-random source, a stream — by reference: the worker sees a proxy whose calls come back to
-the grader), or refused with :class:`WireError`. A handle says what kind of object it
-refers to: ``"source"`` (a :class:`dpkit.rng.RandomSource`), ``"blocks"`` (a random source
-whose ``bits(k)`` may be served from blocks drawn ahead: its ``lent_in_blocks`` is true) or
-``"object"``.
+arrays of numbers or booleans, other real numbers (``mpmath.mpf``, ``Decimal``: sent
+exactly, as an ``int`` or a ``Fraction``, unless they round to 0 or ±inf as floats),
+:class:`dpkit.exponential.Eta`, and the secure sources a check or a judge lends
+(:func:`dpkit.check._common.lent_source`: a :class:`dpkit.rng.SecureRandom` keyed by the
+grader, sent as its key and nonce before it has drawn anything, so the student's code gets
+a source of the default class that draws the same stream, not a proxy it could tell from
+real use). Anything else is turned into a *handle* by the ``handle`` callback (the grader
+passes its own objects — a query, a random source, a stream — by reference: the worker sees
+a proxy whose calls come back to the grader), or refused with :class:`WireError`. A handle
+says what kind of object it refers to: ``"source"`` (a :class:`dpkit.rng.RandomSource`),
+``"blocks"`` (a random source whose ``bits(k)`` may be served from blocks drawn ahead: its
+``lent_in_blocks`` is true) or ``"object"``.
 
 Decoding is safe on hostile input: it builds only the types above, checks every field and
 bounds every size, so a student's process can make the grader build nothing but data.
@@ -32,14 +37,17 @@ import dataclasses
 import importlib
 import json
 import math
+import numbers
+import re
 from collections.abc import Callable
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
-__all__ = ["MAX_MESSAGE", "GeneratorState", "Handle", "WireError", "decode", "dumps", "encode",
-           "in_blocks", "loads"]
+__all__ = ["MAX_MESSAGE", "GeneratorState", "Handle", "Unreadable", "WireError", "decode",
+           "dumps", "encode", "in_blocks", "loads", "returned"]
 
 MAX_MESSAGE = 64 << 20          # bytes in one message (an array of 8 million floats)
 _MAX_DEPTH = 32
@@ -145,6 +153,36 @@ class Handle:
         return f"Handle({self.ident})"
 
 
+class Unreadable:
+    """What the grader receives for a value the student's function returned that cannot
+    cross (a complex number, an object of the student's): the name of its type (checked:
+    an identifier of at most 40 characters). Checks read it as a wrong answer, which their
+    feedback quotes by its repr, so the student reads "your function returned <a value
+    of type complex, which cannot be graded: return a number>", not that it raised."""
+
+    __slots__ = ("type_name",)
+    unreadable = True               # how dpkit.check tells it (it does not import the course)
+
+    def __init__(self, type_name: str) -> None:
+        self.type_name = type_name
+
+    def __repr__(self) -> str:
+        return f"<a value of type {self.type_name}, which cannot be graded: return a number>"
+
+
+_TYPE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,39}")
+
+
+def returned(value: Any) -> Any:
+    """:func:`encode` of a value a student's function returned, in the worker: an
+    :class:`Unreadable` naming its type if it cannot cross."""
+    try:
+        return encode(value)
+    except WireError:
+        name = type(value).__name__
+        return {"$unreadable": name if _TYPE_NAME.fullmatch(name) else "object"}
+
+
 def _array(value: np.ndarray) -> dict[str, Any]:
     if value.dtype.char not in _DTYPES or value.dtype.kind not in "biuf":
         raise WireError(f"an array of dtype {value.dtype} cannot be sent")
@@ -184,6 +222,8 @@ def encode(value: Any, handle: Callable[[Any], int] | None = None, depth: int = 
         return _array(value)
     if isinstance(value, np.generic) and value.dtype.kind in "biuf":
         return {"$np": _array(np.asarray(value))["$nd"]}
+    if isinstance(value, (numbers.Real, Decimal)):
+        return encode(_real(value))
     if type(value).__name__ in _VALUE_TYPES and type(value).__module__ == _VALUE_TYPES[
             type(value).__name__][0]:
         fields = _VALUE_TYPES[type(value).__name__][1]
@@ -194,14 +234,51 @@ def encode(value: Any, handle: Callable[[Any], int] | None = None, depth: int = 
     if isinstance(value, dict):
         return {"$dict": [[encode(k, handle, depth + 1), encode(v, handle, depth + 1)]
                           for k, v in value.items()]}
+    from dpkit.rng import RandomSource, _key_of
+
+    keyed = _key_of(value)
+    if keyed is not None:
+        return {"$secure": [base64.b64encode(part).decode("ascii") for part in keyed]}
     if handle is None:
         raise WireError(f"a value of type {type(value).__name__} cannot be sent")
-    from dpkit.rng import RandomSource
 
     kind = "object"
     if isinstance(value, RandomSource):
         kind = "blocks" if in_blocks(value) else "source"
     return {"$handle": [handle(value), kind]}
+
+
+def _real(value: numbers.Real | Decimal) -> int | float | Fraction:
+    """A real number of a type the wire has no tag for (``mpmath.mpf``, ``Decimal``, a
+    :class:`numbers.Real` of the student's), as one it has: exactly, an ``int`` or a
+    ``Fraction``, when it is an integer or a finite number whose float is neither 0 nor
+    ±inf (or it is 0); otherwise its float (what :func:`dpkit.check._common.coerce` reads
+    it as: 0, ±inf or NaN), so a huge exponent never makes a huge fraction.
+
+    Raises
+    ------
+    WireError
+        If its conversions fail or do not give an ``int`` or a ``float``.
+    """
+    name = type(value).__name__
+    try:
+        if isinstance(value, numbers.Integral):
+            integer = int(value)
+            if type(integer) is int:
+                return integer
+        else:
+            real = float(value)
+            if type(real) is not float:
+                raise TypeError(f"its float is of type {type(real).__name__}")
+            if not math.isfinite(real) or real == 0 != value:
+                return real
+            numerator, denominator = map(int, value.as_integer_ratio() if hasattr(
+                value, "as_integer_ratio") else real.as_integer_ratio())
+            if type(numerator) is int and type(denominator) is int and denominator > 0:
+                return Fraction(numerator, denominator) if denominator > 1 else numerator
+    except (ArithmeticError, TypeError, ValueError) as error:
+        raise WireError(f"a number of type {name} cannot be sent: {error}") from error
+    raise WireError(f"a number of type {name} cannot be sent")
 
 
 def in_blocks(source: Any) -> bool:
@@ -294,6 +371,16 @@ def decode(data: Any, handle: Callable[[int, str], Any] | None = None, depth: in
         if not (isinstance(state, dict) and (seed is None or isinstance(seed, dict))):
             raise WireError("malformed generator state")
         return GeneratorState(body[0], state, seed)
+    if tag == "$secure" and isinstance(body, list) and len(body) == 2 \
+            and all(isinstance(part, str) and len(part) <= 64 for part in body):
+        from dpkit.rng import _keyed
+
+        try:
+            return _keyed(*(base64.b64decode(part, validate=True) for part in body))
+        except ValueError as error:
+            raise WireError(f"malformed secure source: {error}") from error
+    if tag == "$unreadable" and isinstance(body, str) and _TYPE_NAME.fullmatch(body):
+        return Unreadable(body)
     if tag == "$handle" and isinstance(body, list) and len(body) == 2 \
             and type(body[0]) is int and body[1] in ("source", "blocks", "object"):
         return handle(body[0], body[1]) if handle is not None else Handle(body[0])

@@ -35,7 +35,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from dpkit._checks import check_integer
-from dpkit.course.wire import GeneratorState, decode, dumps, encode, loads
+from dpkit.course.wire import GeneratorState, decode, dumps, encode, loads, returned
 from dpkit.rng import RandomSource
 from dpkit.timing import unpadded
 
@@ -356,7 +356,7 @@ def _serve(namespace: dict[str, Any]) -> None:
                 with unpadded(), _returning_sources():
                     # the grader's calls are judged, never published: no deadlines
                     value = function(*args, **kwargs)
-                reply = {"op": "result", "value": encode(value),
+                reply = {"op": "result", "value": returned(value),
                          "generators": [encode(GeneratorState.of(g, i))
                                         for i, g in enumerate(generators)]}
             else:

@@ -33,6 +33,7 @@ from scipy import stats
 from dpkit.audit import clopper_pearson
 from dpkit.check._common import number, shown
 from dpkit.check.exponential import BITS_ONLY_REFUSAL, REFUSED_DRAWS
+from dpkit.course.wire import Unreadable
 
 __all__ = [
     "ERROR_LENGTH",
@@ -224,6 +225,8 @@ def returned_text(value: Any) -> str:
         if not math.isfinite(x) or (abs(x) < 1e6 and float(f"{x:.6g}") == x):
             return shown(value)
         return "a number"
+    if isinstance(value, Unreadable):   # its type's name is the student's to choose
+        return "a value that cannot be graded (return a number)"
     return f"a value of type {type(value).__name__}"
 
 

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from dpkit.check._common import lent_source
 from dpkit.course.judges._base import (
     Judgement,
     PrivacyViolation,
@@ -25,7 +26,6 @@ from dpkit.course.judges._base import (
     too_little_noise,
 )
 from dpkit.laplace import laplace_grid
-from dpkit.rng import seeded
 
 __all__ = ["AUTO_AVG_CALLS", "judge_auto_avg", "recover_releases", "recovery_errors",
            "rounding_errors"]
@@ -275,7 +275,8 @@ def judge_auto_avg(fn: Callable[[Any, float, Any], Any], rng: np.random.Generato
     **Hidden inputs** (from ``rng``): ε log-uniform in [0.5, 1.5]; the columns of
     :func:`_data`, the cliffs of :func:`_cliffs`, the gap pair of :func:`_gap`, the beyond
     pair of :func:`_beyond` and the ladder of :func:`_ladder`; each
-    call gets a fresh ``dpkit.rng.seeded`` source from ``rng``.
+    call gets a fresh source seeded from ``rng`` (:func:`~dpkit.check._common.lent_source`:
+    a ``SecureRandom`` keyed from the seed, as in real use).
 
     **Method.** 400 seeds are each used on ``D1`` and on ``D2`` (``D1`` plus as many zeros):
     a correct answer then draws the same bound and noises on both, and
@@ -312,7 +313,9 @@ def judge_auto_avg(fn: Callable[[Any, float, Any], Any], rng: np.random.Generato
       one-sided exact test: 5e-8;
     * the count's noise ``Z`` is ``Lap(3/ε)``: KS (DKW bound, slack ``max dZ``·density,
       1e-7) and ``Σ|Z|/(3/ε)`` against Gamma(400, 1), rejected only if every sum within
-      ``Σ dZ`` is (1.5e-7); an exact count gives ``|Z| <= dZ``;
+      ``Σ dZ`` is (1.5e-7); an exact count gives ``|Z| <= dZ``. Its power against more
+      noise is limited: a count at ε/6 (twice the noise) is caught with probability
+      1 − 1e-16, one at ε/4 (4/3 of it) by the Gamma test with probability about 0.76;
     * ``laplace_mechanism`` was used: every ``Z`` is a multiple of ``2**-20`` (the grid of
       ``laplace_grid(1, ε/3)``) and every ``S`` has at most 45 significant bits (its grid
       ``2**k`` is ``b·2⁻²⁰`` or coarser; true when ``b > |S|·2⁻²⁵``, i.e. for any bound
@@ -408,7 +411,7 @@ def judge_auto_avg(fn: Callable[[Any, float, Any], Any], rng: np.random.Generato
     ladder_seeds = seeds(rng, (_LADDER_STEPS + 1, _LADDER_RUNS))
 
     def average(values: np.ndarray, seed: int, where: str = "on a hidden column") -> float:
-        return real(call(fn, values.copy(), epsilon, seeded(int(seed)), where=where),
+        return real(call(fn, values.copy(), epsilon, lent_source(int(seed)), where=where),
                     where=where)
 
     def body() -> str:

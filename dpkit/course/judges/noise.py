@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from dpkit.check._common import lent_generator
 from dpkit.course.judges._base import (
     EXTREME_WHERE,
     Judgement,
@@ -197,8 +198,9 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
     inputs are written as real ones are, shuffled over the pairs: values at full float
     precision (4 pairs), with two decimals (3) or whole (3); Δ and ε each at full
     precision (4), with 4 significant digits (3) or 2 (3). 600 releases per case, each
-    with a fresh ``numpy.random.default_rng`` seeded from ``rng``, the 12,000 calls in a
-    secret random order that interleaves the cases.
+    with a fresh generator seeded from ``rng`` (:func:`~dpkit.check._common.lent_generator`:
+    made like ``default_rng()``, 128 bits of entropy), the 12,000 calls in a secret random
+    order that interleaves the cases.
 
     **Tests**, with their false-failure probabilities for a correct answer:
 
@@ -277,7 +279,7 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
         value, delta, epsilon = cases[c]
         where = EXTREME_WHERE if c >= _LAPLACE_EXTREME else _WHERE
         try:
-            return real(call(fn, value, delta, epsilon, np.random.default_rng(seed),
+            return real(call(fn, value, delta, epsilon, lent_generator(seed),
                              where=where), where=where)
         except Raised as error:
             if c < _LAPLACE_EXTREME:
@@ -469,7 +471,7 @@ def _sigmas(rng: np.random.Generator, count: int) -> list[float]:
 
 
 def _draws(fn: Callable[..., Any], sigma: float, size: int, seed: int) -> np.ndarray:
-    got = call(fn, sigma, size, np.random.default_rng(seed), where=_WHERE)
+    got = call(fn, sigma, size, lent_generator(seed), where=_WHERE)
     try:
         # real numbers only, as the public check reads them: no booleans, no digit strings
         raw = np.asarray(got)
@@ -496,8 +498,8 @@ def judge_gaussian_noise(fn: Callable[[float, int, np.random.Generator], Any],
     factor 1.5 from 1 (where σ² and σ differ), made as real σ are (:func:`_sigmas`): 4
     calibrated by ``analytic_sigma`` from a random (Δ, ε, δ), 2 log-uniform at full
     precision, 4 log-uniform rounded to 4 or 2 significant digits, shuffled: 8 of 1,000 to
-    2,500 draws and 2 of 1 to 5 draws, each with a fresh ``numpy.random.default_rng`` seeded
-    from ``rng``.
+    2,500 draws and 2 of 1 to 5 draws, each with a fresh generator seeded from ``rng``
+    (:func:`~dpkit.check._common.lent_generator`: made like ``default_rng()``).
 
     **Tests**, with their false-failure probabilities for a correct answer:
 

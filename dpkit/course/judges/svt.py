@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from scipy import integrate
 
-from dpkit.check._common import coerce
+from dpkit.check._common import coerce, lent_source
 from dpkit.course.judges._base import (
     EVALUATED_AFTER_PASS,
     EXTREME_WHERE,
@@ -27,7 +27,6 @@ from dpkit.course.judges._base import (
     returned_text,
     seeds,
 )
-from dpkit.rng import seeded
 
 __all__ = ["ABOVE_THRESHOLD_CALLS", "Bin", "Constant", "QueryStream", "above_threshold_law",
            "judge_above_threshold"]
@@ -238,13 +237,13 @@ def judge_above_threshold(fn: Callable[..., int | None], rng: np.random.Generato
         counts = []
         for (data, threshold, epsilon, _), run_seeds in zip(cases, case_seeds, strict=True):
             queries = [Bin(j) for j in range(data.size)]
-            outcomes = [_index(call(fn, queries, data, threshold, epsilon, seeded(int(s)),
+            outcomes = [_index(call(fn, queries, data, threshold, epsilon, lent_source(int(s)),
                                     where=where), data.size, where) for s in run_seeds]
             counts.append(np.bincount([data.size if o is None else o for o in outcomes],
                                       minlength=data.size + 1))
             if len(counts) == 2:
                 for s, first in zip(run_seeds[:_REPEATS], outcomes, strict=False):
-                    again = call(fn, queries, data, threshold, epsilon, seeded(int(s)),
+                    again = call(fn, queries, data, threshold, epsilon, lent_source(int(s)),
                                  where=where)
                     if _index(again, data.size, where) != first:
                         raise Rejection("with sources seeded alike your function returned "
@@ -275,7 +274,7 @@ def _check_far(fn: Callable[..., Any], threshold: float, epsilon: float,
     queries = [Constant(threshold - _FAR * 4 / epsilon * (1 + j)) for j in range(4)]
     where = "on queries far below the threshold"
     for s in far_seeds:
-        got = _index(call(fn, queries, None, threshold, epsilon, seeded(int(s)), where=where),
+        got = _index(call(fn, queries, None, threshold, epsilon, lent_source(int(s)), where=where),
                      len(queries), where)
         if got is not None:
             raise Rejection(f"{where}, your function returned index {got}: when no query "
@@ -289,7 +288,7 @@ def _check_streams(fn: Callable[..., Any], streams: list[tuple[int, float, int]]
         stream = QueryStream(hit, threshold - _FAR * scale, threshold + _FAR * scale)
         where = ("on an endless stream of queries (take them one at a time: no len(), no "
                  "list(), and stop at the first pass)")
-        got = call(fn, stream, None, threshold, epsilon, seeded(s), where=where)
+        got = call(fn, stream, None, threshold, epsilon, lent_source(s), where=where)
         if _index(got, None, where) != hit:
             raise Rejection(f"on an endless stream where one query lies far above the "
                             f"threshold and all before it far below, your function returned "
@@ -328,7 +327,7 @@ def _audit_pair(fn: Callable[..., Any], audit: dict[str, Any]) -> None:
     for data, run_seeds in zip(audit["histograms"], audit["seeds"], strict=True):
         queries = [Bin(j) for j in range(data.size)]
         last = data.size - 1
-        hits.append(sum(_index(call(fn, queries, data, threshold, epsilon, seeded(int(s)),
+        hits.append(sum(_index(call(fn, queries, data, threshold, epsilon, lent_source(int(s)),
                                     where=where), data.size, where) == last
                         for s in run_seeds))
     if dp_violated(hits[1], _AUDIT_RUNS, hits[0], _AUDIT_RUNS, epsilon, _ALPHA_AUDIT):
