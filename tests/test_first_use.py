@@ -137,6 +137,42 @@ def test_a_nested_build_is_counted_once(monkeypatch):
     assert len(reported) == 1
 
 
+def test_a_lookup_is_not_charged_for_another_threads_build(monkeypatch):
+    """A build is reported by the thread that built, and only by it: a cached lookup in one
+    thread while another thread builds a table reports nothing (a count of the cache's
+    misses, read before and after the lookup, would charge the other thread's build to it).
+    The lookup is held inside the cache's probe (the key's hash) while the build happens."""
+    reported = []
+    monkeypatch.setattr(timing, "public_work_took",
+                        lambda nanoseconds: reported.append(threading.current_thread().name))
+    hashing, go = threading.Event(), threading.Event()
+
+    class Key:
+        hold = False
+
+        def __hash__(self):
+            if self.hold:
+                hashing.set()
+                go.wait(5)
+            return 1
+
+    @tables.public_table(maxsize=4)
+    def table(key):
+        return key
+
+    key = Key()
+    table(key)                                   # built here, outside the test's window
+    reported.clear()
+    key.hold = True
+    lookup = threading.Thread(target=table, args=(key,), name="lookup")
+    lookup.start()
+    assert hashing.wait(5)
+    table(2)                                     # a build in this thread, mid-lookup
+    go.set()
+    lookup.join(5)
+    assert reported == [threading.current_thread().name]
+
+
 def test_the_cores_caches_are_public_tables():
     """No cache of the DP core is a bare ``lru_cache``: a table built inside a release is
     either counted out of its deadline (:func:`dpkit._samplers.tables.public_table`) or
