@@ -47,8 +47,34 @@ def public_table(maxsize: int) -> Callable[[Builder], Builder]:
     Returns
     -------
     callable
-        A decorator: the cached builder, with ``cache_info`` and ``cache_clear``. A build
-        inside another build is counted in the outer one only.
+        A decorator: the cached builder, with ``cache_info`` and ``cache_clear``. A lookup
+        probes the cache once; on a miss, the time of that lookup (the build, and the
+        eviction it caused) is reported by the thread that built, once: a build inside
+        another build is counted in the outer one only. A build that raises is reported
+        too, and caches nothing.
+
+    Raises
+    ------
+    Exception
+        Whatever the builder raises (and ``TypeError`` for an unhashable argument).
+
+    **Guarantee.** A release that builds a table ends at its deadline moved back by the
+    build's time (:func:`dpkit.timing.public_work_took`), so a build does not make it
+    overrun; the builder's arguments must be public parameters (see the module notes for
+    what the cache's state still shows).
+
+    Examples
+    --------
+    >>> from dpkit._samplers.tables import public_table
+    >>> @public_table(maxsize=8)
+    ... def squares(n):
+    ...     return tuple(k * k for k in range(n))
+    >>> squares(4)
+    (0, 1, 4, 9)
+    >>> squares(4) is squares(4)          # built once, then looked up
+    True
+    >>> squares.cache_info().misses
+    1
     """
     def decorate(build: Builder) -> Builder:
         def build_noting_it(*args: Any) -> Any:
