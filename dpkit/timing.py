@@ -165,6 +165,7 @@ __all__ = [
     "set_margin",
     "unpadded",
     "warm_up",
+    "warm_up_calls",
     "warm_up_with",
 ]
 
@@ -388,6 +389,59 @@ def warm_up_with(work: Callable[..., Any], release: Callable[[Any, Any], object]
     """
     with _state.lock:
         _state.warm_ups.setdefault(work, []).append(release)
+
+
+def warm_up_calls(work: Callable[..., Any], function: Callable[..., Any], *args: Any,
+                  prepare: Callable[[Any], Any] | None = None, **kwargs: Any) -> None:
+    """Warm ``work`` up with calls of a release function on each warm-up value: the usual
+    :func:`warm_up_with`, whose ``release`` is ``function(prepare(value), *args, rng=rng,
+    **kwargs)``.
+
+    **Guarantee.** As :func:`warm_up_with`: the warm-up runs on every value kind, with the
+    default source and a seeded one, before the first release's clock starts.
+
+    Parameters
+    ----------
+    work : callable
+        The work function ``function`` passes to :func:`run_padded`.
+    function : callable
+        The public release function, called with the value first and ``rng`` by keyword.
+    *args, **kwargs
+        Its other arguments: fixed public values.
+    prepare : callable, optional
+        Turns each warm-up value into the value ``function`` takes (queries answering it,
+        bits); default: the value as it is.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    Exception
+        As :func:`warm_up_with`.
+
+    Examples
+    --------
+    >>> from dpkit.timing import Cost, run_padded, warm_up_calls
+    >>> def work(clock, values):
+    ...     clock.size(len(values))
+    ...     return [v * 2 for v in values]
+    >>> calls = []
+    >>> def double(values, scale, *, rng=None):
+    ...     calls.append((type(values).__name__, scale, rng is None))
+    ...     return run_padded(Cost(fixed=0.0), work, values)
+    >>> warm_up_calls(work, double, 3, prepare=lambda value: [value])
+    >>> double([21], 3)
+    [42]
+    >>> sorted(set(calls))   # prepared values; the seeded source, then the default one
+    [('list', 3, False), ('list', 3, True)]
+    """
+    def release(value: Any, rng: Any) -> object:
+        return function(value if prepare is None else prepare(value), *args, rng=rng,
+                        **kwargs)
+
+    warm_up_with(work, release)
 
 
 def warm_up() -> None:
