@@ -561,27 +561,30 @@ def probabilities(utilities: Any, eta: Eta, *, utility_min: Any = None,
     base = [int(v) for v in offsets]
     chances = [Fraction(float(f)) + Fraction(float(e)) for f, e in zip(fractions, errors,
                                                                        strict=True)]
-    result = [Fraction(0)] * len(base)
+    # P(i) = Σ_r weight_r · power_r,i / total_r over the roundings r, with integer powers
+    # b**(k - lowest) · 2**(exponent·(highest - k)) (a common factor that cancels in each
+    # share). Summed over one common denominator, the lcm of the terms' denominators, in
+    # integers: adding 2**m Fractions one by one would reduce ever longer ones at each step.
+    lowest, highest = min(base), max(base) + 1
+    powers = {k: numerator ** (k - lowest) << (exponent * (highest - k))
+              for k in {*base, *(base[i] + 1 for i in fractional)}}
+    terms = []
     for ups in itertools.product((0, 1), repeat=len(fractional)):
         weight = Fraction(1)
         exponents = list(base)
         for i, up, chance in zip(fractional, ups, chances, strict=True):
             exponents[i] += up
             weight *= chance if up else 1 - chance
-        for i, share in enumerate(_normalised(exponents, numerator, exponent)):
-            result[i] += weight * share
-    return tuple(result)
-
-
-def _normalised(exponents: list[int], numerator: int, exponent: int) -> list[Fraction]:
-    """``b**k_i / Σ_j b**k_j`` for ``b = numerator / 2**exponent``, exactly."""
-    lowest, highest = min(exponents), max(exponents)
-    powers: dict[int, int] = {}
-    for k in set(exponents):   # b**(k - lowest) · 2**(exponent·(highest - lowest)): integers
-        powers[k] = numerator ** (k - lowest) << (exponent * (highest - k))
-    total = sum(powers[k] for k in exponents)
-    shares = {k: Fraction(power, total) for k, power in powers.items()}
-    return [shares[k] for k in exponents]
+        shares = [powers[k] for k in exponents]
+        terms.append((weight.numerator, weight.denominator * sum(shares), shares))
+    common = math.lcm(*(denominator for _, denominator, _ in terms))
+    totals = [0] * len(base)
+    for weight, denominator, shares in terms:
+        factor = weight * (common // denominator)
+        for i, share in enumerate(shares):
+            totals[i] += factor * share
+    reduced = {total: Fraction(total, common) for total in set(totals)}  # few distinct
+    return tuple(reduced[total] for total in totals)
 
 
 def _warm_up(utilities: Any, rng: Any) -> None:

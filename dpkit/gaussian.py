@@ -50,7 +50,7 @@ from dpkit.gaussian_calibration import (
     delta_for_sigma,
 )
 from dpkit.rng import resolve
-from dpkit.timing import Cost, Deadline, kind_of, run_padded, warm_up_with
+from dpkit.timing import Cost, Deadline, kind_of, run_padded, warm_up_calls
 
 __all__ = ["RANGE_SIGMAS", "GaussianParameters", "analytic_sigma", "bao_sigma", "classic_sigma",
            "delta_for_sigma", "gaussian_mechanism", "mechanism_parameters"]
@@ -342,5 +342,4 @@ def _gaussian_mechanism_work(clock: Deadline, value: Any, sensitivity: Any, epsi
     return float(released[0]) if array.ndim == 0 else released.reshape(array.shape)
 
 
-warm_up_with(_gaussian_mechanism_work,
-             lambda value, rng: gaussian_mechanism(value, 1.0, 1.0, 1e-6, rng=rng))
+warm_up_calls(_gaussian_mechanism_work, gaussian_mechanism, 1.0, 1.0, 1e-6)

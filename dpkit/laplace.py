@@ -52,7 +52,7 @@ from dpkit._samplers.grid import (
 from dpkit._samplers.noise import discrete_laplace
 from dpkit._samplers.tables import public_table
 from dpkit.rng import resolve
-from dpkit.timing import Cost, Deadline, kind_of, run_padded, warm_up_with
+from dpkit.timing import Cost, Deadline, kind_of, run_padded, warm_up_calls
 
 __all__ = [
     "MAX_RELEASES",
@@ -446,7 +446,5 @@ def _sample_releases_work(clock: Deadline, value: Any, sensitivity: Any, epsilon
     return from_grid(total, grid.exponent, exact=exact, overwrite=True)
 
 
-warm_up_with(_laplace_mechanism_work,
-             lambda value, rng: laplace_mechanism(value, 1.0, 1.0, rng=rng))
-warm_up_with(_sample_releases_work,
-             lambda value, rng: sample_releases(value, 1.0, 1.0, 65, rng=rng))
+warm_up_calls(_laplace_mechanism_work, laplace_mechanism, 1.0, 1.0)
+warm_up_calls(_sample_releases_work, sample_releases, 1.0, 1.0, 65)

@@ -23,7 +23,7 @@ from dpkit._checks import (
     check_nonempty,
     check_probability,
 )
-from dpkit.timing import Cost, Deadline, run_padded, warm_up_with
+from dpkit.timing import Cost, Deadline, run_padded, warm_up_calls
 
 __all__ = ["MIN_DEBIAS_EPSILON", "debias", "debiased_std", "randomized_response",
            "truth_probability"]
@@ -227,11 +227,12 @@ def _informative_truth_probability(epsilon: Any) -> float:
     return p
 
 
-warm_up_with(_randomized_response_work,
-             lambda value, rng: randomized_response(np.asarray(value, dtype=float) > 0.3, 1.0,
-                                                    rng=rng))
-warm_up_with(_randomized_response_work,   # lists of bools; other values: the refusal path
-             lambda value, rng: randomized_response(
-                 (np.asarray(value, dtype=float) > 0.3).tolist(), 1.0, rng=rng))
-warm_up_with(_randomized_response_work, lambda value, rng: randomized_response(value, 1.0,
-                                                                               rng=rng))
+def _warm_up_bits(value: Any) -> np.ndarray:
+    """A warm-up value as bits (a bool array): whether each number is above 0.3."""
+    return np.asarray(value, dtype=float) > 0.3
+
+
+warm_up_calls(_randomized_response_work, randomized_response, 1.0, prepare=_warm_up_bits)
+warm_up_calls(_randomized_response_work, randomized_response, 1.0,
+              prepare=lambda value: _warm_up_bits(value).tolist())
+warm_up_calls(_randomized_response_work, randomized_response, 1.0)  # the refusal path

@@ -70,7 +70,7 @@ from dpkit._exact import (
 )
 from dpkit._samplers.tables import public_table
 from dpkit.rng import RandomSource, resolve
-from dpkit.timing import Cost, Deadline, kind_of, run_padded, warm_up_with
+from dpkit.timing import Cost, Deadline, kind_of, run_padded, warm_up_calls
 
 __all__ = ["COST", "SnappingGrid", "snapping_epsilon", "snapping_grid", "snapping_mechanism"]
 
@@ -389,5 +389,4 @@ def _snapping_mechanism_work(clock: Deadline, value: Any, sensitivity: Any, epsi
     return released.reshape(values.shape)
 
 
-warm_up_with(_snapping_mechanism_work,
-             lambda value, rng: snapping_mechanism(value, 1.0, 1.0, 1000.0, rng=rng))
+warm_up_calls(_snapping_mechanism_work, snapping_mechanism, 1.0, 1.0, 1000.0)

@@ -165,6 +165,7 @@ __all__ = [
     "set_margin",
     "unpadded",
     "warm_up",
+    "warm_up_calls",
     "warm_up_with",
 ]
 
@@ -342,6 +343,11 @@ def warm_up_with(work: Callable[..., Any], release: Callable[[Any, Any], object]
     outputs are discarded, and a ``ValueError`` or ``TypeError`` (a kind the function
     refuses, the NaN) is the point for the refusal path, and is dropped.
 
+    **Guarantee.** The first-use work of the paths the warm-up takes (every value kind,
+    both sources) is done before the first release's clock starts, so it does not make
+    that release overrun; a path it does not take (a source of the caller's own class)
+    still can (residual risk 5).
+
     Parameters
     ----------
     work : callable
@@ -349,15 +355,131 @@ def warm_up_with(work: Callable[..., Any], release: Callable[[Any, Any], object]
     release : callable
         ``release(value, rng)``. Several may be given for one ``work`` (a release and its
         vectorised runs), by several calls.
+
+    Returns
+    -------
+    None
+        The warm-up is only registered here; it runs at the first :func:`run_padded` of
+        ``work`` (or at :func:`warm_up`), once per process.
+
+    Raises
+    ------
+    Exception
+        Nothing here; an error other than ``ValueError`` or ``TypeError`` raised by
+        ``release`` during the warm-up propagates from that first :func:`run_padded`.
+
+    Examples
+    --------
+    >>> from dpkit.timing import Cost, run_padded, warm_up_with
+    >>> def work(clock, value):
+    ...     clock.size(1)
+    ...     return value * 2
+    >>> sources = []
+    >>> def release(value, rng):
+    ...     sources.append("default" if rng is None else "seeded")
+    ...     return run_padded(Cost(fixed=0.0), work, value)
+    >>> warm_up_with(work, release)
+    >>> run_padded(Cost(fixed=0.0), work, 21)   # warms ``work`` up first, then releases
+    42
+    >>> sorted(set(sources)), sources.count("default") == sources.count("seeded")
+    (['default', 'seeded'], True)
+    >>> before = len(sources)
+    >>> run_padded(Cost(fixed=0.0), work, 1), len(sources) == before   # once per process
+    (2, True)
     """
     with _state.lock:
         _state.warm_ups.setdefault(work, []).append(release)
 
 
+def warm_up_calls(work: Callable[..., Any], function: Callable[..., Any], *args: Any,
+                  prepare: Callable[[Any], Any] | None = None, **kwargs: Any) -> None:
+    """Warm ``work`` up with calls of a release function on each warm-up value: the usual
+    :func:`warm_up_with`, whose ``release`` is ``function(prepare(value), *args, rng=rng,
+    **kwargs)``.
+
+    **Guarantee.** As :func:`warm_up_with`: the warm-up runs on every value kind, with the
+    default source and a seeded one, before the first release's clock starts.
+
+    Parameters
+    ----------
+    work : callable
+        The work function ``function`` passes to :func:`run_padded`.
+    function : callable
+        The public release function, called with the value first and ``rng`` by keyword.
+    *args, **kwargs
+        Its other arguments: fixed public values.
+    prepare : callable, optional
+        Turns each warm-up value into the value ``function`` takes (queries answering it,
+        bits); default: the value as it is.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    Exception
+        As :func:`warm_up_with`.
+
+    Examples
+    --------
+    >>> from dpkit.timing import Cost, run_padded, warm_up_calls
+    >>> def work(clock, values):
+    ...     clock.size(len(values))
+    ...     return [v * 2 for v in values]
+    >>> calls = []
+    >>> def double(values, scale, *, rng=None):
+    ...     calls.append((type(values).__name__, scale, rng is None))
+    ...     return run_padded(Cost(fixed=0.0), work, values)
+    >>> warm_up_calls(work, double, 3, prepare=lambda value: [value])
+    >>> double([21], 3)
+    [42]
+    >>> sorted(set(calls))   # prepared values; the seeded source, then the default one
+    [('list', 3, False), ('list', 3, True)]
+    """
+    def release(value: Any, rng: Any) -> object:
+        return function(value if prepare is None else prepare(value), *args, rng=rng,
+                        **kwargs)
+
+    warm_up_with(work, release)
+
+
 def warm_up() -> None:
     """Run now every warm-up not yet run (:func:`warm_up_with`), for the release functions
     imported so far: a program can pay that once-per-process cost at start-up rather than
-    at each function's first call."""
+    at each function's first call.
+
+    **Guarantee.** As :func:`warm_up_with`: once it has run, the first release of each of
+    those functions does no first-use work of the paths warmed inside its deadline. Each
+    warm-up runs once per process (a second call runs nothing), holding the release lock,
+    so no other thread's release starts its clock meanwhile.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    Exception
+        An error other than ``ValueError`` or ``TypeError`` raised by a warm-up's
+        ``release`` (those two are the refusal path being warmed, and are dropped).
+
+    Examples
+    --------
+    >>> from dpkit.timing import Cost, run_padded, warm_up, warm_up_with
+    >>> def work(clock, value):
+    ...     clock.size(1)
+    ...     return value
+    >>> runs = []
+    >>> warm_up_with(work, lambda value, rng: runs.append(run_padded(Cost(0.0), work, value)))
+    >>> warm_up()                  # at start-up: every release imported so far, this one too
+    >>> count = len(runs)
+    >>> count > 0
+    True
+    >>> warm_up(); run_padded(Cost(fixed=0.0), work, 1); len(runs) == count   # ran once
+    1
+    True
+    """
     for work in list(_state.warm_ups):
         _warm_up(work)
 
@@ -624,6 +746,34 @@ def public_work_took(nanoseconds: int) -> None:
 
     Only such work may be reported: the time measured is added to the release's, so it
     must not depend on the data or the noise.
+
+    **Guarantee.** The deadlines of the releases running on this thread (a release inside
+    a release moves both) end ``nanoseconds`` later; those of other threads, and a release
+    started afterwards, are untouched. Outside any release it does nothing.
+
+    Parameters
+    ----------
+    nanoseconds : int
+        The time the public work took, measured around that work alone
+        (:func:`time.perf_counter_ns`).
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> import time
+    >>> from dpkit.timing import Cost, padded, public_work_took
+    >>> with padded(Cost(fixed=0.0)) as clock:
+    ...     clock.size(1)
+    ...     start = time.perf_counter_ns()
+    ...     table = [2**k for k in range(64)]      # set by a public parameter only
+    ...     public_work_took(time.perf_counter_ns() - start)
+    ...     answer = table[10]
+    >>> answer
+    1024
+    >>> public_work_took(1_000)   # outside any release: no deadline to move
     """
     for clock in _active():
         clock._start += nanoseconds

@@ -89,6 +89,30 @@ def test_the_warm_up_runs_once_unpadded_before_the_first_clock(monkeypatch):
     assert log == [("work", "again", False, 1)]
 
 
+def test_warm_up_calls_passes_each_prepared_value_its_arguments_and_both_sources(
+        monkeypatch):
+    """``warm_up_calls(work, function, *args, prepare=..., **kwargs)`` warms ``work`` up as
+    ``warm_up_with`` does, calling ``function(prepare(value), *args, rng=rng, **kwargs)``
+    on every warm-up value, with the default source and a seeded one."""
+    log = []
+
+    def work(clock, value):
+        return value
+
+    def function(value, scale, *, rng, runs=1):
+        log.append((value, scale, runs, rng is None))
+        return timing.run_padded(timing.Cost(fixed=0.0), work, value)
+
+    monkeypatch.setattr(timing, "_wait_until", lambda deadline: False)
+    timing.warm_up_calls(work, function, 3.0, runs=2,
+                         prepare=lambda value: ("prepared", type(value).__name__))
+    assert timing.run_padded(timing.Cost(fixed=0.0), work, "real") == "real"
+    values = timing._warm_up_values()
+    assert len(log) == 2 * timing.WARM_UP_ROUNDS * len(values)
+    assert {entry[0] for entry in log} == {("prepared", type(v).__name__) for v in values}
+    assert {entry[1:] for entry in log} == {(3.0, 2, True), (3.0, 2, False)}
+
+
 def test_a_table_built_inside_a_release_moves_its_deadline_back(monkeypatch):
     """A public table built during a release (a new scale) moves the running deadline back
     by the time the build took; a cached table moves nothing, nor does a build outside a
@@ -135,6 +159,42 @@ def test_a_nested_build_is_counted_once(monkeypatch):
 
     assert outer(1) == 4
     assert len(reported) == 1
+
+
+def test_a_lookup_is_not_charged_for_another_threads_build(monkeypatch):
+    """A build is reported by the thread that built, and only by it: a cached lookup in one
+    thread while another thread builds a table reports nothing (a count of the cache's
+    misses, read before and after the lookup, would charge the other thread's build to it).
+    The lookup is held inside the cache's probe (the key's hash) while the build happens."""
+    reported = []
+    monkeypatch.setattr(timing, "public_work_took",
+                        lambda nanoseconds: reported.append(threading.current_thread().name))
+    hashing, go = threading.Event(), threading.Event()
+
+    class Key:
+        hold = False
+
+        def __hash__(self):
+            if self.hold:
+                hashing.set()
+                go.wait(5)
+            return 1
+
+    @tables.public_table(maxsize=4)
+    def table(key):
+        return key
+
+    key = Key()
+    table(key)                                   # built here, outside the test's window
+    reported.clear()
+    key.hold = True
+    lookup = threading.Thread(target=table, args=(key,), name="lookup")
+    lookup.start()
+    assert hashing.wait(5)
+    table(2)                                     # a build in this thread, mid-lookup
+    go.set()
+    lookup.join(5)
+    assert reported == [threading.current_thread().name]
 
 
 def test_the_cores_caches_are_public_tables():

@@ -163,7 +163,8 @@ def noisy_max_probabilities(scores: Sequence[float], scale: float,
     Gumbel noise: the softmax ``exp(s_i/b) / Σ_j exp(s_j/b)`` (the Gumbel-max trick), i.e.
     the exponential mechanism with ``ε = 2Δ/b``. Laplace noise:
     ``∫ f(x - s_i) Π_{j≠i} F(x - s_j) dx`` with the Laplace density ``f`` and CDF ``F``,
-    integrated numerically (:func:`scipy.integrate.quad`, absolute error ≲ 1e-9).
+    integrated numerically for all ``i`` at once (:func:`scipy.integrate.quad_vec`,
+    absolute error ≲ 1e-9).
 
     Parameters
     ----------
@@ -189,19 +190,20 @@ def noisy_max_probabilities(scores: Sequence[float], scale: float,
                         1 - 0.5 * np.exp(-np.maximum(x, 0) / scale))
 
     low, high = s.max() - 40 * scale, s.max() + 40 * scale
-    result = []
-    for i in range(s.size):
-        others = np.delete(s, i)
 
-        def integrand(x: float, i: int = i, others: np.ndarray = others) -> float:
-            return float(np.exp(-abs(x - s[i]) / scale) / (2 * scale)
-                         * np.prod(cdf(x - others)))
+    def integrands(x: float) -> np.ndarray:
+        """Every outcome's integrand at ``x``: its density times the others' CDFs (the
+        products of the CDFs before and after it, so no CDF is divided by)."""
+        shifted = x - s
+        below = cdf(shifted)
+        before = np.concatenate(([1.0], np.cumprod(below[:-1])))
+        after = np.concatenate((np.cumprod(below[:0:-1])[::-1], [1.0]))
+        return np.exp(-np.abs(shifted) / scale) / (2 * scale) * before * after
 
-        points = sorted({float(v) for v in s if low < v < high})
-        value, _ = integrate.quad(integrand, low, high, points=points, limit=400,
-                                  epsabs=1e-11)
-        result.append(value)
-    return np.array(result)
+    points = sorted({float(v) for v in s if low < v < high})
+    value, _ = integrate.quad_vec(integrands, low, high, points=points, epsabs=1e-11,
+                                  norm="max", limit=400)
+    return np.asarray(value)
 
 
 def selection_figure(epsilon: float = 0.05, labels: Sequence[str] = (),

@@ -79,7 +79,7 @@ from dpkit.svt.core import (
     round_to_grid,
     warm_up_answers,
 )
-from dpkit.timing import Cost, Deadline, kind_of, run_padded, warm_up_with
+from dpkit.timing import Cost, Deadline, kind_of, run_padded, warm_up_calls
 
 __all__ = ["CLIP_THRESHOLD_SCALES", "DEFAULT_CLIP_BOUNDS", "DEFAULT_MAX_ROWS", "MAX_ROWS_LIMIT",
            "auto_avg", "auto_avg_runs", "choose_clip_bound", "clip_bound_runs"]
@@ -725,11 +725,8 @@ def _warm_up_rows(value: Any) -> Any:
 
 #: The candidates of the warm-ups: few, since the Python path does not depend on how many.
 _WARM_UP_BOUNDS = (1.0, 10.0, 100.0)
-warm_up_with(_clip_bound_work, lambda value, rng: choose_clip_bound(
-    _warm_up_rows(value), 1.0, bounds=_WARM_UP_BOUNDS, rng=rng))
-warm_up_with(_clip_bound_work, lambda value, rng: clip_bound_runs(
-    _warm_up_rows(value), 1.0, bounds=_WARM_UP_BOUNDS, runs=2, rng=rng))
-warm_up_with(_auto_avg_work, lambda value, rng: auto_avg(
-    _warm_up_rows(value), 1.0, bounds=_WARM_UP_BOUNDS, rng=rng))
-warm_up_with(_auto_avg_work, lambda value, rng: auto_avg_runs(
-    _warm_up_rows(value), 1.0, bounds=_WARM_UP_BOUNDS, runs=2, rng=rng))
+_WARM_UP = {"bounds": _WARM_UP_BOUNDS, "prepare": _warm_up_rows}
+warm_up_calls(_clip_bound_work, choose_clip_bound, 1.0, **_WARM_UP)
+warm_up_calls(_clip_bound_work, clip_bound_runs, 1.0, runs=2, **_WARM_UP)
+warm_up_calls(_auto_avg_work, auto_avg, 1.0, **_WARM_UP)
+warm_up_calls(_auto_avg_work, auto_avg_runs, 1.0, runs=2, **_WARM_UP)

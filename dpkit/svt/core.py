@@ -80,7 +80,7 @@ from dpkit._exact import (
 from dpkit._samplers.grid import grid_exponent
 from dpkit._samplers.noise import discrete_laplace
 from dpkit.rng import RandomSource, resolve
-from dpkit.timing import Cost, Deadline, run_padded, warm_up_with
+from dpkit.timing import Cost, Deadline, run_padded, warm_up_calls
 
 __all__ = ["MAX_RUNS", "RUN_EPSILON_RANGE", "above_threshold", "above_threshold_runs", "sparse"]
 
@@ -618,9 +618,8 @@ def warm_up_queries(value: Any) -> list[Query]:
     return [lambda data, answer=answer: answer for answer in warm_up_answers(value)]
 
 
-warm_up_with(_above_threshold_work, lambda value, rng: above_threshold(
-    warm_up_queries(value), None, 0.3, 1.0, rng=rng))
-warm_up_with(_sparse_work, lambda value, rng: sparse(
-    warm_up_queries(value), None, 0.3, 1.0, 2, rng=rng))
-warm_up_with(_above_threshold_runs_work, lambda value, rng: above_threshold_runs(
-    warm_up_answers(value), 0.3, 1.0, runs=3, rng=rng))
+warm_up_calls(_above_threshold_work, above_threshold, None, 0.3, 1.0,
+              prepare=warm_up_queries)
+warm_up_calls(_sparse_work, sparse, None, 0.3, 1.0, 2, prepare=warm_up_queries)
+warm_up_calls(_above_threshold_runs_work, above_threshold_runs, 0.3, 1.0, runs=3,
+              prepare=warm_up_answers)

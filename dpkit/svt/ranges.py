@@ -33,7 +33,7 @@ from dpkit.svt.core import (
     sparse_on_answers,
     warm_up_queries,
 )
-from dpkit.timing import Deadline, run_padded, warm_up_with
+from dpkit.timing import Deadline, run_padded, warm_up_calls
 
 __all__ = ["RANGE_ANSWER_LIMIT", "range_queries"]
 
@@ -135,5 +135,5 @@ def _releasable_answers(queries: Any, data: Any, clock: Deadline
         yield index, answer
 
 
-warm_up_with(_range_queries_work, lambda value, rng: range_queries(
-    warm_up_queries(value), None, 2, 0.3, 1.0, rng=rng))
+warm_up_calls(_range_queries_work, range_queries, None, 2, 0.3, 1.0,
+              prepare=warm_up_queries)
