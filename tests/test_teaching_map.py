@@ -1,0 +1,45 @@
+"""The teaching page's map of learning goals to exercises names only exercises of the book,
+and lists every challenging (★★★) exercise, so a teacher planning a course finds each of them."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+BOOK = Path(__file__).resolve().parent.parent / "book"
+_EXERCISE = re.compile(r"^```\{exercise\} .*?\((?P<stars>★+)\)\s*\n:label: (?P<label>\S+)", re.M)
+_REF = re.compile(r"\{ref\}`(?P<label>ex-[\w-]+)`")
+
+
+def _book_exercises() -> dict[str, int]:
+    """Every exercise label of the book's chapters, with its number of stars."""
+    found: dict[str, int] = {}
+    for path in sorted(BOOK.glob("*.md")):
+        for match in _EXERCISE.finditer(path.read_text()):
+            assert match["label"] not in found, f"{match['label']} is defined twice"
+            found[match["label"]] = len(match["stars"])
+    return found
+
+
+def _map_labels() -> list[str]:
+    """The exercise labels in the rows of the teaching page's goals-to-exercises table."""
+    text = (BOOK / "teaching.md").read_text()
+    assert "(teaching-goals-map)=" in text, "the teaching page has no goals-to-exercises map"
+    section = text.split("(teaching-goals-map)=", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| {doc}")]
+    assert rows, "the goals-to-exercises table has no rows"
+    return [m["label"] for row in rows for m in _REF.finditer(row.rsplit("|", 2)[1])]
+
+
+def test_every_label_in_the_map_is_an_exercise_of_the_book() -> None:
+    exercises = _book_exercises()
+    labels = _map_labels()
+    unknown = sorted(set(labels) - set(exercises))
+    assert not unknown, f"the teaching page maps exercises the book does not have: {unknown}"
+
+
+def test_every_challenging_exercise_is_in_the_map() -> None:
+    hard = {label for label, stars in _book_exercises().items() if stars == 3}
+    assert len(hard) >= 7, f"expected a (★★★) exercise in every chapter, found {sorted(hard)}"
+    missing = sorted(hard - set(_map_labels()))
+    assert not missing, f"(★★★) exercises missing from the teaching page's map: {missing}"
