@@ -52,6 +52,7 @@ from typing import Any, Literal
 import numpy as np
 
 from dpkit._exact import (
+    MAX_ROW_DECIMAL_DIGITS,
     describe,
     exact_number,
     inexact_error,
@@ -591,7 +592,19 @@ def _check_kinds(flat: np.ndarray, name: str, shape: tuple[int, ...], *,
                        and not issubclass(kind, np.generic) for kind in kinds):
         for index, value in enumerate(flat):
             if (_row_too_long if rows else too_long)(value):
+                if rows and isinstance(value, Decimal):
+                    raise _long_row_error(value, name, index, shape)
                 _element(value, name, index, shape)  # raises, from the sizes alone
+
+
+def _long_row_error(value: Decimal, name: str, flat_index: int,
+                    shape: tuple[int, ...]) -> ValueError:
+    """The error for a Decimal row too long to round to a float in a bounded time."""
+    return ValueError(
+        f"{_element_name(name, flat_index, shape)} must be a Decimal of at most "
+        f"{MAX_ROW_DECIMAL_DIGITS} digits (a row is rounded to a float; a longer one, judged "
+        f"from its size in memory before it is read, would take a time that grows with its "
+        f"length), got {describe(value)}")
 
 
 def _row_too_long(value: Any) -> bool:
@@ -647,7 +660,8 @@ def _rows_as_floats(array: np.ndarray, name: str) -> np.ndarray:
     The types are checked per *kind* (a set of the types present), and every element goes
     through the same conversion, so the cost hardly depends on which rows are ints,
     floats or Fractions. Only a row that comes out non-finite is looked at again. A
-    Fraction or Decimal longer than exact arithmetic accepts (:func:`too_long`) is
+    Fraction longer than exact arithmetic accepts, or a Decimal of more than
+    :data:`~dpkit._exact.MAX_ROW_DECIMAL_DIGITS` digits (:func:`_row_too_long`), is
     refused first, from its size alone, unless it lies beyond the float range (an int of
     any size, say): rounding it would take a time that grows with its length.
     """
@@ -665,9 +679,12 @@ def check_rows_to_clip(values: Any, name: str, low: float, high: float, *,
     """Return one value per row as float64, clipped to ``[low, high]`` (floats).
 
     Any finite real number is accepted, however large or however far from a float64, up to
-    the length exact arithmetic accepts (within the float range, a Fraction whose numerator
-    and denominator have at most :data:`~dpkit._exact.MAX_EXACT_BITS` bits, a Decimal of
-    at most :data:`~dpkit._exact.MAX_DECIMAL_DIGITS` digits; ints of any size): each row
+    a bounded length (within the float range, a Fraction whose numerator and denominator
+    have at most :data:`~dpkit._exact.MAX_EXACT_BITS` bits, a Decimal of at most
+    :data:`~dpkit._exact.MAX_ROW_DECIMAL_DIGITS` (608) digits -- a row is only rounded,
+    so the 360 digits of exact arithmetic do not apply, and a Decimal is judged by its size
+    in memory, which for one built by arithmetic may exceed what its digits need --; ints
+    of any size): each row
     is rounded to its nearest float64 (``±inf`` beyond the float range), then clipped.
     Rounding to nearest is monotone and the bounds are floats, so a row outside the range
     is clipped *exactly* (``2**53 + 1`` or ``10**400`` above ``high`` becomes ``high``), and

@@ -51,6 +51,7 @@ import numpy as np
 __all__ = [
     "MAX_DECIMAL_DIGITS",
     "MAX_EXACT_BITS",
+    "MAX_ROW_DECIMAL_DIGITS",
     "as_fraction",
     "describe",
     "exact_number",
@@ -81,6 +82,12 @@ MAX_DECIMAL_DIGITS = 360
 #: that holds at most :data:`MAX_DECIMAL_DIGITS` digits takes at most 152 more bytes.
 _DECIMAL_BASE_BYTES = Decimal(0).__sizeof__()
 _DECIMAL_MAX_EXTRA_BYTES = 256   # > 8·ceil(360/19) = 152: refused unread beyond it
+#: The most digits a Decimal *row* to clip may have (the clipping functions of
+#: :mod:`dpkit.svt` round each row to a float and need no exact arithmetic on it): the
+#: digits that fit in :data:`_DECIMAL_MAX_EXTRA_BYTES` bytes of coefficient, 19 per 8
+#: bytes. A longer one is refused from its size in memory, before it is read (a Decimal
+#: built by arithmetic may hold a larger buffer than its digits need: its size decides).
+MAX_ROW_DECIMAL_DIGITS = 19 * _DECIMAL_MAX_EXTRA_BYTES // 8
 
 
 #: Numbers of up to this many bits are printed (then cut to 60 characters); longer ones

@@ -504,7 +504,10 @@ def _restore_seeded(seed: int, state: dict[str, Any], pool: int, pool_bits: int)
 def _after_fork_in_child() -> None:
     """In a child created by ``fork``: every source drops its pool (and, through
     :meth:`RandomSource._forget`, its own buffers), and gets a fresh lock (the parent's
-    may have been held by a thread that does not exist in the child)."""
+    may have been held by a thread that does not exist in the child). A lendable source
+    (:func:`_keyed`) rekeys from the operating system like any other, so it is lendable no
+    more: :func:`_key_of` would otherwise send the child's new key over the wire."""
+    _LENDABLE.clear()
     for source in list(_SOURCES):
         _fresh_pool(source)
         source._forget()

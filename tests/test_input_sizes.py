@@ -25,6 +25,7 @@ from dpkit._checks import (
 from dpkit._exact import (
     MAX_DECIMAL_DIGITS,
     MAX_EXACT_BITS,
+    MAX_ROW_DECIMAL_DIGITS,
     as_fraction,
     describe,
 )
@@ -58,7 +59,8 @@ THIRD = Fraction(1, 3) + Fraction(1, 3**100_000)   # in the float range, 158,497
 LONG_DECIMAL = "0." + "1" * 3000                     # 3,000 significant digits
 HUGE = [("fraction", lambda: TripwireFraction(THIRD)),
         ("decimal", lambda: TripwireDecimal(LONG_DECIMAL))]
-REFUSED = (rf"at most {MAX_EXACT_BITS} bits|at most {MAX_DECIMAL_DIGITS} significant digits")
+REFUSED = (rf"at most {MAX_EXACT_BITS} bits|at most {MAX_DECIMAL_DIGITS} significant digits|"
+           rf"a Decimal of at most {MAX_ROW_DECIMAL_DIGITS} digits")  # a row to clip
 
 
 def _releases(value):
@@ -113,6 +115,22 @@ def test_rows_to_clip_keep_ints_of_any_size_and_refuse_long_fractions_by_size():
     longest = Fraction(2**MAX_EXACT_BITS - 1, 2**MAX_EXACT_BITS - 3)
     assert auto_avg([0.5, longest, Decimal("0." + "3" * MAX_DECIMAL_DIGITS)], 1.0, max_rows=4,
                     rng=seeded(0)) is not None
+
+
+@pytest.mark.parametrize("clip", [auto_avg, choose_clip_bound])
+def test_a_decimal_row_is_refused_exactly_as_documented(clip):
+    """A Decimal row of MAX_ROW_DECIMAL_DIGITS (608) digits is taken, one more is refused,
+    and the error says the rule it applies (breaker, round 7: rows of 361 to 608 digits
+    were taken and the error for 609 said "at most 360 significant digits", so the
+    documented domain was not the one enforced)."""
+    grid = {"bounds": [0.5, 1.0, 2.0]}
+    for digit in "39":
+        rows = [0.5, 2.0, Decimal("0." + digit * MAX_ROW_DECIMAL_DIGITS)]
+        clip(rows, 1.0, max_rows=4, rng=seeded(0), **grid)
+        rows[2] = Decimal("0." + digit * (MAX_ROW_DECIMAL_DIGITS + 1))
+        with pytest.raises(ValueError, match=rf"values\[2\] must be a Decimal of at most "
+                                             rf"{MAX_ROW_DECIMAL_DIGITS} digits"):
+            clip(rows, 1.0, max_rows=4, rng=seeded(0), **grid)
 
 
 def test_the_largest_accepted_values_are_exact():

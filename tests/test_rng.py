@@ -445,3 +445,16 @@ def test_a_fork_child_rekeys_the_secure_source():
         lambda: [bytes(source._key).hex(), source._nonce.hex(), source.bytes(32).hex()]))
     assert child_key != bytes(source._key) and child_nonce != source._nonce
     assert child_bytes not in source.bytes(1 << 16)
+
+
+@needs_fork
+def test_a_lent_source_is_not_lendable_in_a_fork_child():
+    """A lendable source (the course's lent randomness) rekeys from the OS in a fork child,
+    like every source, and then is no longer sent by value: its new key stays in the
+    child (breaker, round 7: ``_key_of`` returned the child's OS key)."""
+    lent = rng._keyed(bytes(32), bytes(12), lendable=True)
+    assert rng._key_of(lent) == (bytes(32), bytes(12))
+    in_child = in_fork_child(lambda: [rng._key_of(lent) is None,
+                                      bytes(lent._key) != bytes(32)])
+    assert in_child == [True, True]
+    assert rng._key_of(lent) == (bytes(32), bytes(12))     # the parent's is unchanged

@@ -8,13 +8,15 @@ of its budget on that choice and releases a clipped average with the rest.
 
 Input domain and timing
 -----------------------
-:func:`choose_clip_bound` and :func:`auto_avg` accept every finite real number as a row and
-clip it exactly (:func:`dpkit._checks.check_rows_to_clip`): no error depends on one row being
-huge or not a float64. A row outside the domain -- NaN, infinity, a bool, a string -- is
-refused, and that error reveals that some row is outside it: enforcing the domain is the
-caller's precondition. A Python list is converted in one pass whose cost hardly depends on
-the types of its elements (ints, floats, Fractions alike), but it is slower than a float64
-NumPy array and its cost grows with the rows' Python objects: pass a float64 array.
+:func:`choose_clip_bound` and :func:`auto_avg` accept every finite real number of bounded
+length as a row and clip it exactly (:func:`dpkit._checks.check_rows_to_clip`): no error
+depends on one row being huge or not a float64. A row outside the domain -- NaN, infinity, a
+bool, a string, a Fraction of more than 1,200-bit parts within the float range, a Decimal of
+more than :data:`~dpkit._exact.MAX_ROW_DECIMAL_DIGITS` (608) digits -- is refused, and that
+error reveals that some row is outside it: enforcing the domain is the caller's precondition.
+A Python list is converted in one pass whose cost hardly depends on the types of its
+elements (ints, floats, Fractions alike), but it is slower than a float64 NumPy array and
+its cost grows with the rows' Python objects: pass a float64 array.
 
 Under adding or removing one row -- the neighbouring relation these releases are private
 for (:func:`auto_avg` releases a noisy count of rows) -- the number of rows is private, so it
