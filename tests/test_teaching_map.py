@@ -43,3 +43,22 @@ def test_every_challenging_exercise_is_in_the_map() -> None:
     assert len(hard) >= 7, f"expected a (★★★) exercise in every chapter, found {sorted(hard)}"
     missing = sorted(hard - set(_map_labels()))
     assert not missing, f"(★★★) exercises missing from the teaching page's map: {missing}"
+
+
+def test_the_six_week_plan_names_the_exercises_to_drop() -> None:
+    """The six-week plan lists the exercises of the sections it skips by label (a chapter is
+    too coarse: some exercises of a kept chapter need a skipped section), and each is real."""
+    text = (BOOK / "teaching.md").read_text()
+    plan = text.split("### Six weeks", 1)[1].split("\n## ", 1)[0]
+    assert "Drop the exercises" in plan, "the six-week plan drops no exercises"
+    dropped = [m["label"] for m in _REF.finditer(plan.split("Drop the exercises", 1)[1])]
+    assert dropped, "the six-week plan names no exercise to drop"
+    unknown = sorted(set(dropped) - set(_book_exercises()))
+    assert not unknown, f"the six-week plan drops exercises the book does not have: {unknown}"
+    # Exercises citing a theorem of a skipped section must be dropped (or only partly set).
+    skipped_theorems = ("thm-optimal-composition", "def-renyi-zcdp", "def-discrete-laplace")
+    statement = re.compile(r"```\{exercise\}.*?\n:label: (\S+)\n(.*?)```", re.S)
+    for path in sorted(BOOK.glob("*.md")):
+        for match in statement.finditer(path.read_text()):
+            if any(f"`{thm}`" in match[2] for thm in skipped_theorems):
+                assert match[1] in dropped, f"{match[1]} uses a section the six-week plan skips"
