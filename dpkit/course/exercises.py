@@ -304,6 +304,8 @@ class _Reading:
         self.globals = set().union(*(_global_names(tree) for tree in trees))
         self.names: dict[str, set[str]] = {}
         self.attributes: dict[str, set[str]] = {}
+        #: What the value a ``match`` pattern is matched against may hold, by the pattern's id.
+        self.matched: dict[int, set[str]] = {}
         self.functions: dict[str, list[ast.AST]] = {}
         #: The names the code itself gives to functions, classes, variables and attributes.
         self.defined = {n for node in self.nodes for n in _definition(node)}
@@ -356,11 +358,41 @@ class _Reading:
                 self._bind(node.target, self.paths(node.iter))
             elif isinstance(node, ast.withitem) and node.optional_vars is not None:
                 self._bind(node.optional_vars, self.paths(node.context_expr))
+            elif isinstance(node, ast.Match):
+                for case in node.cases:
+                    self._bind_pattern(case.pattern, self.paths(node.subject))
             elif isinstance(node, ast.Call):
                 self._call(node)
             elif isinstance(node, ast.ClassDef):    # a class's variables are attributes
                 for name in _own_names(node):
                     self.attributes.setdefault(name, set()).update(self.names.get(name, ()))
+
+    def _bind_pattern(self, pattern: ast.pattern, paths: set[str]) -> None:
+        """A ``match`` pattern against a value that may hold ``paths`` (adversarial review
+        round 7, finding 3): a capture (``x``, ``*rest``, ``**rest``, ``… as x``) binds the
+        value; a class pattern's keyword ``name=p`` matches ``p`` against the value's
+        attribute ``name``, a mapping pattern's string key against its item; a sequence's
+        elements and a positional class pattern's (``__match_args__``) hold what the value
+        holds."""
+        self.matched.setdefault(id(pattern), set()).update(paths)
+        captured = pattern.name if isinstance(pattern, (ast.MatchAs, ast.MatchStar)) else \
+            pattern.rest if isinstance(pattern, ast.MatchMapping) else None
+        if captured and paths:
+            self.names.setdefault(captured, set()).update(paths)
+        inner: list[tuple[ast.pattern, set[str]]] = []
+        if isinstance(pattern, ast.MatchAs) and pattern.pattern is not None:
+            inner = [(pattern.pattern, paths)]
+        elif isinstance(pattern, (ast.MatchOr, ast.MatchSequence)):
+            inner = [(p, paths) for p in pattern.patterns]
+        elif isinstance(pattern, ast.MatchClass):
+            inner = [(p, paths) for p in pattern.patterns] + [
+                (p, {f"{q}.{name}" for q in paths} | self.attributes.get(name, set()))
+                for name, p in zip(pattern.kwd_attrs, pattern.kwd_patterns, strict=True)]
+        elif isinstance(pattern, ast.MatchMapping):
+            inner = [(p, {f"{q}.{_constant(key)}" for q in paths} if _constant(key) else paths)
+                     for key, p in zip(pattern.keys, pattern.patterns, strict=True)]
+        for sub, held in inner:
+            self._bind_pattern(sub, held)
 
     def _call(self, node: ast.Call) -> None:
         """Arguments passed to the student's functions of the callee's name bind their
@@ -597,6 +629,14 @@ def _forbidden(reading: _Reading, banned: dict[str, str], tree: ast.AST, *,
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             hit = [p.rsplit(".", 1)[-1].lstrip("?") for p in reading.paths(node)
                    if _library(p) and p.rsplit(".", 1)[-1].lstrip("?") in banned]
+        elif isinstance(node, (ast.MatchClass, ast.MatchMapping)):
+            # a class pattern's keyword reads the attribute it names, a mapping
+            # pattern's key the item (round 7, finding 3): as ``subject.name`` would
+            base = reading.matched.get(id(node), set())
+            names = node.kwd_attrs if isinstance(node, ast.MatchClass) else [
+                _constant(key) for key in node.keys]
+            hit = [n for n in names if n in banned and (any(map(_library, base)) or (
+                not base and isinstance(node, ast.MatchClass) and n not in reading.defined))]
         else:
             hit = []
         if hit:
@@ -631,7 +671,11 @@ def forbidden_use(label: str, answer: str, earlier: Iterable[str | tuple[str, st
     the set-up cell binds to it, by an import from dpkit (``from dpkit.svt import
     above_threshold as f``), or as an attribute of something that may hold a dpkit module
     (``dpkit.svt.above_threshold``, ``s.above_threshold`` after ``import dpkit.svt as s`` or
-    ``s = dpkit.svt``), following aliases, helpers and arguments. An attribute of another
+    ``s = dpkit.svt``), following aliases, helpers and arguments, and ``match`` patterns: a
+    class pattern's keyword reads the attribute it names (``case object(above_threshold=at)``
+    on a dpkit module, or on a value the reading cannot name unless the code defines that
+    name), a mapping pattern's string key the item it names, and a capture binds what it
+    matches. An attribute of another
     object (``scipy.sparse``) does not count, nor one of an object the reading cannot name
     if the code itself defines that name (``self.above_threshold`` of its own class); a
     builtin's result (``next(iter([dpkit.svt]))``) holds what its arguments hold. Nor may
