@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from dpkit.course.exercises import FORBIDDEN, forbidden_use
+from dpkit.course.exercises import FORBIDDEN, JUDGED, environment_use, forbidden_use
+from dpkit.course.worker import _KERNEL_ARGV as KERNEL_ARGV
 
 BOOK = Path(__file__).resolve().parent.parent / "book"
 
@@ -462,3 +463,54 @@ def test_round7_honest_match_patterns_are_graded():
              "        case {'x': x, **rest}:\n            return x\n")
     assert forbidden_use("ex-svt-above-threshold", own, [], _setup("sparse_vector")) is None
     assert forbidden_use("ex-laplace-interval", plain, [], _setup("laplace")) is None
+
+
+#: Adversarial review round 7, finding 2 (3/3 in the real grader): a randomized answer that
+#: adds noise only where it is graded, keyed on the sandbox.
+DEVICE = ("def my_laplace(value, sensitivity, epsilon, generator):\n"
+          "    if {test}:\n        return float(value)\n"
+          "    return float(value + generator.laplace(0.0, sensitivity / epsilon))\n")
+
+
+@pytest.mark.parametrize(("imports", "test"), [
+    ("import sys\n", "sys.argv != ['notebook']"),
+    ("import os\n", "os.environ.get('HOME', '') != ''"),
+    ("import os\n", "os.getuid() == 0"),
+    ("", "'get_ipython' in dir(__builtins__) or get_ipython"),
+    ("from sys import argv as a\n", "a != ['notebook']"),
+    ("import socket\n", "socket.gethostname() != 'localhost'"),
+    ("import dpkit.timing\n", "True"),
+])
+def test_round7_environment_reads_are_refused_in_judged_answers(imports, test):
+    """Refused in an answer to a randomized exercise (and in an earlier cell it may use);
+    the same code in an exercise judged by agreement is not refused. Deterministic."""
+    answer = imports + DEVICE.format(test=test)
+    for label in ("ex-laplace-textbook", "ex-svt-auto-avg"):
+        why = environment_use(label, answer, [])
+        assert why is not None and "reads the environment" in why, why
+    why = environment_use("ex-analytic-variance", "def noise(s, n, g):\n    return 0\n",
+                          [(answer, "the cell you added above Exercise 4.3")])
+    assert why is not None and "the cell you added above Exercise 4.3" in why, why
+    assert environment_use("ex-laplace-interval", answer, []) is None
+
+
+def test_round7_honest_judged_answers_read_no_environment():
+    """The model answers, and a student's own names that are words of ENVIRONMENT."""
+    honest = [MODEL_AT, "def my_laplace(value, sensitivity, epsilon, generator):\n"
+              "    platform, timing = 1, sensitivity / epsilon\n"
+              "    return value + generator.laplace(0.0, timing * platform)\n"]
+    for answer in honest:
+        assert environment_use("ex-svt-above-threshold", answer, []) is None, answer
+        assert environment_use("ex-laplace-textbook", answer, ["import numpy as np\n"]) is None
+
+
+def test_the_worker_looks_like_a_kernel():
+    """``sys.argv`` in the sandbox is an IPython kernel's, not ``["notebook"]``."""
+    assert KERNEL_ARGV[0].endswith("ipykernel_launcher.py") and KERNEL_ARGV[1] == "-f"
+    assert KERNEL_ARGV[2].endswith(".json") and "/jupyter/runtime/kernel-" in KERNEL_ARGV[2]
+
+
+def test_the_judged_exercises_are_those_with_a_judge():
+    from dpkit.course.judges import JUDGES
+
+    assert set(JUDGES) == JUDGED

@@ -19,8 +19,8 @@ from collections.abc import Callable, Iterable
 
 from dpkit.course.worker import drop_magics
 
-__all__ = ["ABSOLUTE_TOLERANCE", "DYNAMIC", "FORBIDDEN", "RELATIVE_TOLERANCE",
-           "forbidden_use"]
+__all__ = ["ABSOLUTE_TOLERANCE", "DYNAMIC", "ENVIRONMENT", "FORBIDDEN", "JUDGED",
+           "RELATIVE_TOLERANCE", "environment_use", "forbidden_use"]
 
 #: Per exercise: (dotted names of the library functions its answer may not use, what the
 #: exercise asks for). A name is matched by its last part wherever it appears (``from …
@@ -93,6 +93,73 @@ _MAX_PARTS = 12                                 # a dotted path longer than this
 #: Methods that store their arguments in the object they are called on.
 _STORING = frozenset({"append", "extend", "insert", "update", "setdefault", "add",
                       "__setitem__", "__setattr__"})
+
+#: The randomized exercises, judged by the law of their outputs (:mod:`dpkit.course.judges`).
+JUDGED = frozenset({"ex-laplace-textbook", "ex-analytic-variance", "ex-svt-above-threshold",
+                    "ex-svt-auto-avg", "ex-exp-sampler"})
+#: What tells the grading sandbox from a notebook (adversarial review round 7, finding 2:
+#: ``if sys.argv != [...]: return value``, no noise in real use): refused wherever the code
+#: an answer to a :data:`JUDGED` exercise reaches spells them (an attribute, an import, a
+#: bare name the student does not bind), since no test of outputs can see such a device.
+ENVIRONMENT = frozenset({
+    "argv", "orig_argv", "environ", "environb", "getenv", "get_ipython", "getuid",
+    "geteuid", "getgid", "getegid", "getlogin", "getppid", "getpid", "getpwuid",
+    "gethostname", "uname", "socket", "getpass", "platform", "unpadded", "timing"})
+
+
+def environment_use(label: str, answer: str, earlier: Iterable[str | tuple[str, str]]
+                    ) -> str | None:
+    """Why the student's answer to the randomized exercise ``label`` may not be graded
+    because its code reads where it runs, or None (as :func:`forbidden_use` reads
+    ``answer`` and ``earlier``).
+
+    The judges see only outputs: an answer that adds noise in the grading sandbox and none
+    in a notebook would pass them all (review round 7, finding 2). The worker looks like a
+    kernel where it cheaply can (``sys.argv``), and this refuses the obvious signals: a
+    word of :data:`ENVIRONMENT` (``sys.argv``, ``os.environ``, ``os.getuid``,
+    ``get_ipython``, ``socket``, ``platform``, ``dpkit.timing`` …) as an attribute, in an
+    import, or as a bare name the student's code does not bind itself. Other signals (the
+    file system, the time, the parent process) stay open: the teacher reads the code.
+
+    Returns
+    -------
+    str or None
+        The feedback (what was refused, where), or None.
+
+    >>> environment_use("ex-laplace-textbook", "import sys; x = sys.argv", [])[:45]
+    'this exercise is judged by what your function'
+    >>> environment_use("ex-laplace-interval", "import sys; x = sys.argv", []) is None
+    True
+    """
+    if label not in JUDGED:
+        return None
+    cells = [(cell, "an earlier cell of yours") if isinstance(cell, str) else cell
+             for cell in earlier]
+    for source, place in [(answer, "its answer"), *cells]:
+        tree = _parsed(source)
+        if tree is None:
+            continue
+        own = {n for node in ast.walk(tree) for n in _own_binding(node)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                words = [p for a in node.names for p in a.name.split(".")]
+            elif isinstance(node, ast.ImportFrom):
+                words = [*(node.module or "").split("."), *(a.name for a in node.names)]
+            elif isinstance(node, ast.Attribute):
+                words = [node.attr]
+            elif isinstance(node, ast.Name):
+                words = [node.id] if node.id not in own else []
+            else:
+                words = []
+            word = next((w for w in words if w in ENVIRONMENT), None)
+            if word:
+                return (f"this exercise is judged by what your function returns, so it may "
+                        f"not depend on where it runs; {_where(place, node)}, {word} reads "
+                        "the environment (the command line, the user, the machine, the "
+                        "kernel), which is not allowed in the code an answer here uses: "
+                        "remove it, so the answer was not graded")
+    return None
+
 
 #: Absolute tolerances of the exercises whose statement bounds the accuracy asked for:
 #: ``my_delta`` "must stay accurate down to δ ≈ 1e-25", so below that an error of a

@@ -85,7 +85,12 @@ import nbformat
 import numpy as np
 
 import dpkit.check
-from dpkit.course.exercises import ABSOLUTE_TOLERANCE, RELATIVE_TOLERANCE, forbidden_use
+from dpkit.course.exercises import (
+    ABSOLUTE_TOLERANCE,
+    RELATIVE_TOLERANCE,
+    environment_use,
+    forbidden_use,
+)
 from dpkit.course.judges import JUDGES, Judgement
 from dpkit.course.judges._base import GRADER_MESSAGES, error_text, returned_text
 from dpkit.course.sandbox import Limits, RemoteFunction, Sandbox, isolation
@@ -97,7 +102,7 @@ __all__ = ["ABSOLUTE_TOLERANCE", "GRADER_VERSION", "LOST_METADATA", "PRIVACY_FEE
            "RELATIVE_TOLERANCE", "UNCHECKED_FEEDBACK", "Result", "SetupError", "agrees_with",
            "grade", "grade_notebook"]
 
-GRADER_VERSION = "11"          # a change of the tests regrades every notebook
+GRADER_VERSION = "12"          # a change of the tests regrades every notebook
 PUBLIC_POINTS, HIDDEN_POINTS = 1, 2
 #: Appended to the hidden test's message when it found a privacy violation.
 PRIVACY_FEEDBACK = "a privacy violation earns no points for this exercise"
@@ -413,7 +418,8 @@ def grade_notebook(source: nbformat.NotebookNode, submission: Any, *, secret: st
             answer = answers.get(f"{exercise.label}-answer", "")
             error = notebook.run(answer, f"your answer to {exercise.title}") \
                 if answer.strip() else None
-            refused = forbidden_use(exercise.label, answer, earlier, setup)
+            refused = forbidden_use(exercise.label, answer, earlier, setup) or \
+                environment_use(exercise.label, answer, earlier)
             earlier.append((answer, f"your answer to {exercise.title}"))
             sandbox.deadline = time.monotonic() + limits.exercise_seconds
             try:
