@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from dpkit.course.exercises import FORBIDDEN, forbidden_use
+from dpkit.course.exercises import FORBIDDEN, JUDGED, environment_use, forbidden_use
+from dpkit.course.worker import _KERNEL_ARGV as KERNEL_ARGV
 
 BOOK = Path(__file__).resolve().parent.parent / "book"
 
@@ -405,3 +406,111 @@ def test_a_refused_import_is_named_with_its_cell_and_line():
     why = forbidden_use("ex-laplace-interval", "from pickle import loads\n" + answer, [],
                         _setup("laplace"))
     assert why is not None and "in its answer, line 1" in why, why
+
+
+#: Adversarial review round 7, finding 3 (3/3 in the real grader for 2.2, 2.6 and 7.2): a
+#: ``match`` class pattern's keyword reads the attribute it names, and its capture binds it.
+ROUND7_PATTERNS = [
+    ("S", "import dpkit.svt\nmatch dpkit.svt:\n    case object(above_threshold=at):\n"
+     "        pass\n\n"
+     "def my_above_threshold(queries, data, threshold, epsilon, rng):\n"
+     "    return at(queries, data, threshold, epsilon, rng=rng)\n", []),
+    ("G", "def grid_noise_scale(s, e, d):\n    match dpkit.laplace:\n"
+     "        case object(laplace_grid=lg):\n            return lg(s, e, d).scale\n", []),
+    ("L", HW + "    match dpkit.laplace:\n        case object(laplace_accuracy=la):\n"
+     "            return la(sensitivity, epsilon, 1 - confidence)\n", []),
+    # in an earlier cell, nested in another pattern, or under an alias of the module
+    ("S", "def my_above_threshold(q, d, t, e, rng):\n    return at(q, d, t, e, rng=rng)\n",
+     ["import dpkit\nmatch dpkit:\n    case object(svt=object(above_threshold=at)):\n"
+      "        pass\n"]),
+    ("G", "import dpkit.laplace as m\ndef grid_noise_scale(s, e, d):\n    match m:\n"
+     "        case (object(laplace_grid=lg) | object(laplace_grid=lg)):\n"
+     "            return lg(s, e, d).scale\n", []),
+    # a capture binds the subject, a mapping pattern's key reads its item
+    ("S", "def my_above_threshold(q, d, t, e, rng):\n    match [dpkit.svt]:\n"
+     "        case [mod]:\n            return mod.above_threshold(q, d, t, e, rng=rng)\n", []),
+    ("S", "def my_above_threshold(q, d, t, e, rng):\n    match dpkit.svt:\n"
+     "        case object() as mod:\n            return mod.above_threshold(q, d, t, e, "
+     "rng=rng)\n", []),
+    ("G", "def grid_noise_scale(s, e, d):\n    match {'laplace_grid': 1} | dict(m=dpkit.laplace):\n"
+     "        case {'m': object(laplace_grid=lg)}:\n            return lg(s, e, d).scale\n", []),
+]
+
+
+@pytest.mark.parametrize(("label", "answer", "earlier"), ROUND7_PATTERNS)
+def test_round7_match_patterns_are_read(label, answer, earlier):
+    """Refused, set-up cell known or not (the first three were graded before).
+    Deterministic."""
+    label = _LABELS[label]
+    chapter = "laplace" if label.startswith("ex-laplace") else "sparse_vector"
+    for setup in (None, _setup(chapter)):
+        why = forbidden_use(label, answer, earlier, setup)
+        assert why is not None and FORBIDDEN[label][0][0].rsplit(".", 1)[1] in why, why
+
+
+def test_round7_honest_match_patterns_are_graded():
+    """``match`` in a correct answer: a class of the student's own with a field named like
+    the forbidden function, literal and capture patterns on plain values. Deterministic."""
+    own = ("from dataclasses import dataclass\n\n@dataclass\nclass Step:\n"
+           "    above_threshold: bool\n    index: int\n\n" + AT +
+           "    g = rng.numpy_generator()\n    t = threshold + g.laplace(0.0, 2 / epsilon)\n"
+           "    for i, q in enumerate(queries):\n"
+           "        match Step(q(data) + g.laplace(0.0, 4 / epsilon) >= t, i):\n"
+           "            case Step(above_threshold=True, index=j):\n                return j\n"
+           "            case _:\n                pass\n    return None\n")
+    plain = (HW + "    match (sensitivity, epsilon):\n        case (s, e) if e > 0:\n"
+             "            return s / e * math.log(1 / (1 - confidence))\n"
+             "        case {'x': x, **rest}:\n            return x\n")
+    assert forbidden_use("ex-svt-above-threshold", own, [], _setup("sparse_vector")) is None
+    assert forbidden_use("ex-laplace-interval", plain, [], _setup("laplace")) is None
+
+
+#: Adversarial review round 7, finding 2 (3/3 in the real grader): a randomized answer that
+#: adds noise only where it is graded, keyed on the sandbox.
+DEVICE = ("def my_laplace(value, sensitivity, epsilon, generator):\n"
+          "    if {test}:\n        return float(value)\n"
+          "    return float(value + generator.laplace(0.0, sensitivity / epsilon))\n")
+
+
+@pytest.mark.parametrize(("imports", "test"), [
+    ("import sys\n", "sys.argv != ['notebook']"),
+    ("import os\n", "os.environ.get('HOME', '') != ''"),
+    ("import os\n", "os.getuid() == 0"),
+    ("", "'get_ipython' in dir(__builtins__) or get_ipython"),
+    ("from sys import argv as a\n", "a != ['notebook']"),
+    ("import socket\n", "socket.gethostname() != 'localhost'"),
+    ("import dpkit.timing\n", "True"),
+])
+def test_round7_environment_reads_are_refused_in_judged_answers(imports, test):
+    """Refused in an answer to a randomized exercise (and in an earlier cell it may use);
+    the same code in an exercise judged by agreement is not refused. Deterministic."""
+    answer = imports + DEVICE.format(test=test)
+    for label in ("ex-laplace-textbook", "ex-svt-auto-avg"):
+        why = environment_use(label, answer, [])
+        assert why is not None and "reads the environment" in why, why
+    why = environment_use("ex-analytic-variance", "def noise(s, n, g):\n    return 0\n",
+                          [(answer, "the cell you added above Exercise 4.3")])
+    assert why is not None and "the cell you added above Exercise 4.3" in why, why
+    assert environment_use("ex-laplace-interval", answer, []) is None
+
+
+def test_round7_honest_judged_answers_read_no_environment():
+    """The model answers, and a student's own names that are words of ENVIRONMENT."""
+    honest = [MODEL_AT, "def my_laplace(value, sensitivity, epsilon, generator):\n"
+              "    platform, timing = 1, sensitivity / epsilon\n"
+              "    return value + generator.laplace(0.0, timing * platform)\n"]
+    for answer in honest:
+        assert environment_use("ex-svt-above-threshold", answer, []) is None, answer
+        assert environment_use("ex-laplace-textbook", answer, ["import numpy as np\n"]) is None
+
+
+def test_the_worker_looks_like_a_kernel():
+    """``sys.argv`` in the sandbox is an IPython kernel's, not ``["notebook"]``."""
+    assert KERNEL_ARGV[0].endswith("ipykernel_launcher.py") and KERNEL_ARGV[1] == "-f"
+    assert KERNEL_ARGV[2].endswith(".json") and "/jupyter/runtime/kernel-" in KERNEL_ARGV[2]
+
+
+def test_the_judged_exercises_are_those_with_a_judge():
+    from dpkit.course.judges import JUDGES
+
+    assert set(JUDGES) == JUDGED

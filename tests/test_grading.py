@@ -148,7 +148,7 @@ CLASS = {
         {"ex-t-debias-answer": "import dpkit.check\nfrom dpkit.check import Verdict\n"
          "dpkit.check.check_debias = lambda f: Verdict(True, 'fine')\n"
          + DEBIAS + "    return 0\n"},
-        {"ex-t-truth": (3, "agree"), "ex-t-debias": (0, "dpkit.check")}),
+        {"ex-t-truth": (3, "agree"), "ex-t-debias": (0, "ImportError")}),  # message: N11
     "assert-neutering": (
         {"ex-t-debias-answer": "try:\n    get_ipython().input_transformers_post.append("
          "lambda lines: [l.replace('assert', 'pass #') for l in lines])\n"
@@ -171,11 +171,21 @@ CLASS = {
          "                exec(code, scope)\n"
          "                return scope['estimate'](yes_fraction, epsilon)\n"
          "    raise RuntimeError(f'found {len(FOUND)} files')\n"},
-        {"ex-t-debias": (0, "found 0 files")}),
+        {"ex-t-debias": (0, "RuntimeError")}),   # its message withheld: N11
     "exfiltrates-through-errors": (
         {"ex-t-debias-answer": DEBIAS + "    import sys\n    raise ValueError('LEAK>>> ' + "
          "repr(sorted(sys.modules)) + repr(globals().keys()))\n"},
-        {"ex-t-debias": (0, "LEAK>>>")}),
+        {"ex-t-debias": (0, "ValueError")}),
+    # Adversarial review round 7, N11: the hidden inputs of one exercise, kept in a global,
+    # raised in the next answer cell's error (its message was quoted in full)
+    "next-cell-leak": (
+        {"ex-t-truth-answer": "_SEEN = []\n" + TRUTH + "    import math\n"
+         "    _SEEN.append(epsilon)\n    return 1 / (1 + math.exp(-epsilon))\n",
+         "ex-t-debias-answer": "raise ValueError('LEAK>>>' + repr(_SEEN))\n" + DEBIAS +
+         "    return 0\n"},
+        {"ex-t-truth": (3, "agree"),
+         "ex-t-debias": (0, "your answer cell raised ValueError (in your answer to "
+                            "Exercise 2, line 1) (its message is not shown")}),
     "lookup-table": (                      # the answers to the public inputs only
         {}, {"ex-t-debias": (1, "hidden input")}),
     "edits-public-test": (
@@ -265,6 +275,19 @@ def test_each_submission_gets_the_grade_a_fair_teacher_gives(graded, student):
         assert float(row["points"]) == points, (label, row)
         assert word in row["feedback"], (label, row["feedback"])
         assert float(row["max_points"]) == 3
+
+
+def test_error_messages_are_withheld_once_hidden_tests_have_run(graded):
+    """Review round 7, N11: after the first exercise's hidden tests, the student's errors
+    are named by type and line only (the answer cell's, and those the public test
+    meets), so no later error carries the hidden inputs kept in a global; an error before
+    any hidden test keeps its message ("raising": RuntimeError: oops). Deterministic."""
+    _, _, table = graded
+    for student in ("next-cell-leak", "exfiltrates-through-errors"):
+        assert "LEAK" not in table[(student, "ex-t-debias")]["feedback"], student
+    assert "run that cell in your notebook" in table[("next-cell-leak", "ex-t-debias")][
+        "feedback"]
+    assert "RuntimeError: oops" in table[("raising", "ex-t-truth")]["feedback"]
 
 
 def test_feedback_never_shows_the_solution_or_the_grader(graded):

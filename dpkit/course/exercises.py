@@ -19,8 +19,8 @@ from collections.abc import Callable, Iterable
 
 from dpkit.course.worker import drop_magics
 
-__all__ = ["ABSOLUTE_TOLERANCE", "DYNAMIC", "FORBIDDEN", "RELATIVE_TOLERANCE",
-           "forbidden_use"]
+__all__ = ["ABSOLUTE_TOLERANCE", "DYNAMIC", "ENVIRONMENT", "FORBIDDEN", "JUDGED",
+           "RELATIVE_TOLERANCE", "environment_use", "forbidden_use"]
 
 #: Per exercise: (dotted names of the library functions its answer may not use, what the
 #: exercise asks for). A name is matched by its last part wherever it appears (``from …
@@ -93,6 +93,73 @@ _MAX_PARTS = 12                                 # a dotted path longer than this
 #: Methods that store their arguments in the object they are called on.
 _STORING = frozenset({"append", "extend", "insert", "update", "setdefault", "add",
                       "__setitem__", "__setattr__"})
+
+#: The randomized exercises, judged by the law of their outputs (:mod:`dpkit.course.judges`).
+JUDGED = frozenset({"ex-laplace-textbook", "ex-analytic-variance", "ex-svt-above-threshold",
+                    "ex-svt-auto-avg", "ex-exp-sampler"})
+#: What tells the grading sandbox from a notebook (adversarial review round 7, finding 2:
+#: ``if sys.argv != [...]: return value``, no noise in real use): refused wherever the code
+#: an answer to a :data:`JUDGED` exercise reaches spells them (an attribute, an import, a
+#: bare name the student does not bind), since no test of outputs can see such a device.
+ENVIRONMENT = frozenset({
+    "argv", "orig_argv", "environ", "environb", "getenv", "get_ipython", "getuid",
+    "geteuid", "getgid", "getegid", "getlogin", "getppid", "getpid", "getpwuid",
+    "gethostname", "uname", "socket", "getpass", "platform", "unpadded", "timing"})
+
+
+def environment_use(label: str, answer: str, earlier: Iterable[str | tuple[str, str]]
+                    ) -> str | None:
+    """Why the student's answer to the randomized exercise ``label`` may not be graded
+    because its code reads where it runs, or None (as :func:`forbidden_use` reads
+    ``answer`` and ``earlier``).
+
+    The judges see only outputs: an answer that adds noise in the grading sandbox and none
+    in a notebook would pass them all (review round 7, finding 2). The worker looks like a
+    kernel where it cheaply can (``sys.argv``), and this refuses the obvious signals: a
+    word of :data:`ENVIRONMENT` (``sys.argv``, ``os.environ``, ``os.getuid``,
+    ``get_ipython``, ``socket``, ``platform``, ``dpkit.timing`` …) as an attribute, in an
+    import, or as a bare name the student's code does not bind itself. Other signals (the
+    file system, the time, the parent process) stay open: the teacher reads the code.
+
+    Returns
+    -------
+    str or None
+        The feedback (what was refused, where), or None.
+
+    >>> environment_use("ex-laplace-textbook", "import sys; x = sys.argv", [])[:45]
+    'this exercise is judged by what your function'
+    >>> environment_use("ex-laplace-interval", "import sys; x = sys.argv", []) is None
+    True
+    """
+    if label not in JUDGED:
+        return None
+    cells = [(cell, "an earlier cell of yours") if isinstance(cell, str) else cell
+             for cell in earlier]
+    for source, place in [(answer, "its answer"), *cells]:
+        tree = _parsed(source)
+        if tree is None:
+            continue
+        own = {n for node in ast.walk(tree) for n in _own_binding(node)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                words = [p for a in node.names for p in a.name.split(".")]
+            elif isinstance(node, ast.ImportFrom):
+                words = [*(node.module or "").split("."), *(a.name for a in node.names)]
+            elif isinstance(node, ast.Attribute):
+                words = [node.attr]
+            elif isinstance(node, ast.Name):
+                words = [node.id] if node.id not in own else []
+            else:
+                words = []
+            word = next((w for w in words if w in ENVIRONMENT), None)
+            if word:
+                return (f"this exercise is judged by what your function returns, so it may "
+                        f"not depend on where it runs; {_where(place, node)}, {word} reads "
+                        "the environment (the command line, the user, the machine, the "
+                        "kernel), which is not allowed in the code an answer here uses: "
+                        "remove it, so the answer was not graded")
+    return None
+
 
 #: Absolute tolerances of the exercises whose statement bounds the accuracy asked for:
 #: ``my_delta`` "must stay accurate down to δ ≈ 1e-25", so below that an error of a
@@ -304,6 +371,8 @@ class _Reading:
         self.globals = set().union(*(_global_names(tree) for tree in trees))
         self.names: dict[str, set[str]] = {}
         self.attributes: dict[str, set[str]] = {}
+        #: What the value a ``match`` pattern is matched against may hold, by the pattern's id.
+        self.matched: dict[int, set[str]] = {}
         self.functions: dict[str, list[ast.AST]] = {}
         #: The names the code itself gives to functions, classes, variables and attributes.
         self.defined = {n for node in self.nodes for n in _definition(node)}
@@ -356,11 +425,41 @@ class _Reading:
                 self._bind(node.target, self.paths(node.iter))
             elif isinstance(node, ast.withitem) and node.optional_vars is not None:
                 self._bind(node.optional_vars, self.paths(node.context_expr))
+            elif isinstance(node, ast.Match):
+                for case in node.cases:
+                    self._bind_pattern(case.pattern, self.paths(node.subject))
             elif isinstance(node, ast.Call):
                 self._call(node)
             elif isinstance(node, ast.ClassDef):    # a class's variables are attributes
                 for name in _own_names(node):
                     self.attributes.setdefault(name, set()).update(self.names.get(name, ()))
+
+    def _bind_pattern(self, pattern: ast.pattern, paths: set[str]) -> None:
+        """A ``match`` pattern against a value that may hold ``paths`` (adversarial review
+        round 7, finding 3): a capture (``x``, ``*rest``, ``**rest``, ``… as x``) binds the
+        value; a class pattern's keyword ``name=p`` matches ``p`` against the value's
+        attribute ``name``, a mapping pattern's string key against its item; a sequence's
+        elements and a positional class pattern's (``__match_args__``) hold what the value
+        holds."""
+        self.matched.setdefault(id(pattern), set()).update(paths)
+        captured = pattern.name if isinstance(pattern, (ast.MatchAs, ast.MatchStar)) else \
+            pattern.rest if isinstance(pattern, ast.MatchMapping) else None
+        if captured and paths:
+            self.names.setdefault(captured, set()).update(paths)
+        inner: list[tuple[ast.pattern, set[str]]] = []
+        if isinstance(pattern, ast.MatchAs) and pattern.pattern is not None:
+            inner = [(pattern.pattern, paths)]
+        elif isinstance(pattern, (ast.MatchOr, ast.MatchSequence)):
+            inner = [(p, paths) for p in pattern.patterns]
+        elif isinstance(pattern, ast.MatchClass):
+            inner = [(p, paths) for p in pattern.patterns] + [
+                (p, {f"{q}.{name}" for q in paths} | self.attributes.get(name, set()))
+                for name, p in zip(pattern.kwd_attrs, pattern.kwd_patterns, strict=True)]
+        elif isinstance(pattern, ast.MatchMapping):
+            inner = [(p, {f"{q}.{_constant(key)}" for q in paths} if _constant(key) else paths)
+                     for key, p in zip(pattern.keys, pattern.patterns, strict=True)]
+        for sub, held in inner:
+            self._bind_pattern(sub, held)
 
     def _call(self, node: ast.Call) -> None:
         """Arguments passed to the student's functions of the callee's name bind their
@@ -597,6 +696,14 @@ def _forbidden(reading: _Reading, banned: dict[str, str], tree: ast.AST, *,
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             hit = [p.rsplit(".", 1)[-1].lstrip("?") for p in reading.paths(node)
                    if _library(p) and p.rsplit(".", 1)[-1].lstrip("?") in banned]
+        elif isinstance(node, (ast.MatchClass, ast.MatchMapping)):
+            # a class pattern's keyword reads the attribute it names, a mapping
+            # pattern's key the item (round 7, finding 3): as ``subject.name`` would
+            base = reading.matched.get(id(node), set())
+            names = node.kwd_attrs if isinstance(node, ast.MatchClass) else [
+                _constant(key) for key in node.keys]
+            hit = [n for n in names if n in banned and (any(map(_library, base)) or (
+                not base and isinstance(node, ast.MatchClass) and n not in reading.defined))]
         else:
             hit = []
         if hit:
@@ -631,7 +738,11 @@ def forbidden_use(label: str, answer: str, earlier: Iterable[str | tuple[str, st
     the set-up cell binds to it, by an import from dpkit (``from dpkit.svt import
     above_threshold as f``), or as an attribute of something that may hold a dpkit module
     (``dpkit.svt.above_threshold``, ``s.above_threshold`` after ``import dpkit.svt as s`` or
-    ``s = dpkit.svt``), following aliases, helpers and arguments. An attribute of another
+    ``s = dpkit.svt``), following aliases, helpers and arguments, and ``match`` patterns: a
+    class pattern's keyword reads the attribute it names (``case object(above_threshold=at)``
+    on a dpkit module, or on a value the reading cannot name unless the code defines that
+    name), a mapping pattern's string key the item it names, and a capture binds what it
+    matches. An attribute of another
     object (``scipy.sparse``) does not count, nor one of an object the reading cannot name
     if the code itself defines that name (``self.above_threshold`` of its own class); a
     builtin's result (``next(iter([dpkit.svt]))``) holds what its arguments hold. Nor may

@@ -85,9 +85,14 @@ import nbformat
 import numpy as np
 
 import dpkit.check
-from dpkit.course.exercises import ABSOLUTE_TOLERANCE, RELATIVE_TOLERANCE, forbidden_use
+from dpkit.course.exercises import (
+    ABSOLUTE_TOLERANCE,
+    RELATIVE_TOLERANCE,
+    environment_use,
+    forbidden_use,
+)
 from dpkit.course.judges import JUDGES, Judgement
-from dpkit.course.judges._base import error_text, returned_text
+from dpkit.course.judges._base import GRADER_MESSAGES, error_text, returned_text
 from dpkit.course.sandbox import Limits, RemoteFunction, Sandbox, isolation
 from dpkit.course.wire import WireError
 from dpkit.course.worker import drop_magics
@@ -97,7 +102,7 @@ __all__ = ["ABSOLUTE_TOLERANCE", "GRADER_VERSION", "LOST_METADATA", "PRIVACY_FEE
            "RELATIVE_TOLERANCE", "UNCHECKED_FEEDBACK", "Result", "SetupError", "agrees_with",
            "grade", "grade_notebook"]
 
-GRADER_VERSION = "11"          # a change of the tests regrades every notebook
+GRADER_VERSION = "12"          # a change of the tests regrades every notebook
 PUBLIC_POINTS, HIDDEN_POINTS = 1, 2
 #: Appended to the hidden test's message when it found a privacy violation.
 PRIVACY_FEEDBACK = "a privacy violation earns no points for this exercise"
@@ -255,7 +260,37 @@ def _short(text: str) -> str:
 
 def _described(error: BaseException) -> str:
     where = getattr(error, "where", None)
-    return _short(f"{type(error).__name__}: {error}" + (f" (in {where})" if where else ""))
+    message = str(error)
+    name = type(error).__name__ + (f": {message}" if message else "")
+    return _short(name + (f" (in {where})" if where else ""))
+
+
+#: Added to a cell's error once hidden tests have run in the notebook (its message is then
+#: withheld: :func:`_quiet`).
+WITHHELD = ("its message is not shown once hidden tests have run, since it could carry "
+            "their inputs: run that cell in your notebook to read it")
+
+
+def _quiet(sandbox: Sandbox) -> None:
+    """From now on, the student's errors cross from ``sandbox`` with their type (a builtin
+    one, or "a class of your own") and line only, no message but the grader's own
+    (:data:`~dpkit.course.judges._base.GRADER_MESSAGES`): called before the first hidden
+    test of a notebook, since the hidden inputs it lends could come back in the message of
+    a later cell's error (adversarial review round 7, N11)."""
+    sandbox.quoted = _grader_message
+
+
+def _grader_message(message: str) -> bool:
+    return GRADER_MESSAGES.fullmatch(message) is not None
+
+
+def _cell_error(error: BaseException, sandbox: Sandbox) -> str:
+    """A cell's error for the feedback: :func:`_described`, and once messages are
+    withheld (:func:`_quiet`) its type and line (:func:`error_text`) and why."""
+    student = not isinstance(error, _STOPPED) or hasattr(error, "where")
+    if sandbox.quoted is _grader_message and student:
+        return _short(f"{error_text(error)} ({WITHHELD})")
+    return _described(error)
 
 
 class _Model:
@@ -376,14 +411,15 @@ def grade_notebook(source: nbformat.NotebookNode, submission: Any, *, secret: st
                 error = notebook.run(cell, name)          # notebook runs top to bottom
                 earlier.append((cell, name))
                 if error is not None:
-                    notes.append(_described(error))
+                    notes.append(_cell_error(error, sandbox))
             if exercise.written:
                 results.append((exercise, None, "written answer: graded by hand"))
                 continue
             answer = answers.get(f"{exercise.label}-answer", "")
             error = notebook.run(answer, f"your answer to {exercise.title}") \
                 if answer.strip() else None
-            refused = forbidden_use(exercise.label, answer, earlier, setup)
+            refused = forbidden_use(exercise.label, answer, earlier, setup) or \
+                environment_use(exercise.label, answer, earlier)
             earlier.append((answer, f"your answer to {exercise.title}"))
             sandbox.deadline = time.monotonic() + limits.exercise_seconds
             try:
@@ -442,7 +478,7 @@ def _grade_code(exercise: _Exercise, answer: str, error: BaseException | None,
     if "### BEGIN SOLUTION" in answer:        # the instructor's copy, handed in as one's own
         return exercise, 0.0, "this cell holds the instructor's solution markers: not graded"
     if error is not None:
-        return exercise, 0.0, f"your answer cell raised {_described(error)}"
+        return exercise, 0.0, f"your answer cell raised {_cell_error(error, sandbox)}"
     if exercise.check is None:
         return exercise, 0.0, "this exercise has no test: ask your teacher"
     checker = getattr(dpkit.check, ast.unparse(exercise.check.func).rsplit(".", 1)[1])
@@ -454,6 +490,7 @@ def _grade_code(exercise: _Exercise, answer: str, error: BaseException | None,
     public = f"public test: {_short(verdict.message)}"
     if not verdict.passed:
         return exercise, 0.0, public + " | hidden tests wait for the public one"
+    _quiet(sandbox)
     hidden = _hidden(exercise, args, sandbox, model, rng)
     if hidden.privacy or hidden.raised:     # earned nothing: the public point goes too
         return exercise, 0.0, f"{public} | hidden tests: {_short(hidden.message)}; " \

@@ -427,6 +427,10 @@ class Sandbox:
         self.stopped: str | None = None      # why the worker was stopped, if it was
         self.deadline = math.inf             # when the current test's time is up
         self.left = self.limits.submission_seconds  # seconds its requests may still take
+        #: Whether the message of an error the student's code raised is kept (else only its
+        #: type and ``where`` cross): grading stops quoting once hidden inputs have been
+        #: lent, since a message could carry them (adversarial review round 7, N11).
+        self.quoted: Callable[[str], bool] = lambda _message: True
 
     # -------------------------------------------------------------------- life cycle
     def __enter__(self) -> Sandbox:
@@ -486,7 +490,7 @@ class Sandbox:
         errors = reply.get("errors")
         if not isinstance(errors, list) or len(errors) != len(cells):
             raise RuntimeError("the sandbox sent a malformed reply")
-        return [None if e is None else _with_where(_student_error(e), e) for e in errors]
+        return [None if e is None else self._error(e) for e in errors]
 
     def get(self, name: str) -> Any:
         """The value of ``name`` in the notebook's namespace."""
@@ -531,8 +535,20 @@ class Sandbox:
         if reply.get("op") == "result":
             return decode(reply.get("value"))
         if reply.get("op") == "error":
-            raise _with_where(_student_error(reply), reply)
+            raise self._error(reply)
         raise RuntimeError("the sandbox sent a malformed reply")
+
+    def _error(self, reply: dict[str, Any]) -> Exception:
+        """The student's error of ``reply``; unless :attr:`quoted` keeps its message, with
+        no message and, for a class of the student's own (whose name the code chooses),
+        the type :class:`StudentError`."""
+        message = str(reply.get("message", "")) if isinstance(reply, dict) else ""
+        if isinstance(reply, dict) and not self.quoted(message):
+            name = str(reply.get("type", ""))
+            known = getattr(builtins, name, None)
+            builtin = isinstance(known, type) and issubclass(known, Exception)
+            reply = {**reply, "message": "", "type": name if builtin else "StudentError"}
+        return _with_where(_student_error(reply), reply)
 
     def _request(self, message: dict[str, Any], seconds: float) -> dict[str, Any]:
         if not self.alive:

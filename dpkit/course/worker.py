@@ -6,7 +6,8 @@ It is started by :class:`dpkit.course.sandbox.Sandbox` with two inherited file d
 ``run``
     Execute the notebook's cells in one namespace (IPython magics such as ``%matplotlib``
     are dropped; there is no IPython shell, so no input transformer, event hook or
-    ``get_ipython()``; ``display(...)`` shows nothing, as ``print`` does here); reply with
+    ``get_ipython()``; ``display(...)`` shows nothing, as ``print`` does here; ``sys.argv``
+    is an IPython kernel's); reply with
     each cell's error, if any, and where it was raised: the cell's name, which the grader
     sends with it ("your answer to Exercise 3.2"), and the line.
 ``get``
@@ -31,6 +32,7 @@ import contextlib
 import os
 import sys
 import traceback
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -367,6 +369,14 @@ def _serve(namespace: dict[str, Any]) -> None:
         _channel.send(reply)
 
 
+#: ``sys.argv`` as ``ipykernel`` sets it in a notebook's kernel: its launcher and the
+#: connection file, so that an answer cannot tell the sandbox by it.
+_KERNEL_ARGV = [os.path.join(os.path.dirname(os.__file__), "site-packages",
+                             "ipykernel_launcher.py"), "-f",
+                os.path.join(os.path.expanduser("~"), ".local", "share", "jupyter", "runtime",
+                             f"kernel-{uuid.uuid4()}.json")]
+
+
 def main() -> None:
     """Serve the grader on the descriptors named in ``DPKIT_WORKER_FDS`` (``read,write``)."""
     global _channel
@@ -374,7 +384,7 @@ def main() -> None:
     _channel = _Channel(read_fd, write_fd)
     namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins,
                                  "display": _display}
-    sys.argv = ["notebook"]
+    sys.argv = _KERNEL_ARGV      # as an IPython kernel's (review round 7, finding 2)
     _serve(namespace)
 
 

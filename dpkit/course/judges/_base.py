@@ -25,6 +25,7 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
@@ -60,6 +61,7 @@ __all__ = [
     "on_extreme",
     "real",
     "returned_text",
+    "rounding_errors",
     "seeds",
     "too_little_noise",
 ]
@@ -362,3 +364,35 @@ def on_extreme(error: Raised, domain: str) -> Rejection:
     passed, and an answer that is not private on extreme inputs instead of raising is
     still a violation. ``domain`` says what the exercise allows."""
     return Rejection(f"{error}; the exercise allows {domain}")
+
+
+def rounding_errors(results: np.ndarray, ulps: int = 4) -> np.ndarray:
+    """How far each result may be from the exact one (the quotient ``S/C`` of
+    :func:`~dpkit.course.judges.average.judge_auto_avg`, a release ``value + noise``),
+    judged from how the results are written: ``ulps`` units of their last binary digit
+    (float64 arithmetic, a float32 or float16 result), of their last decimal
+    (``round(x, 6)``) or of their last significant digit (``float(f"{x:.8g}")``),
+    whichever is largest over the batch.
+
+    Under each way of rounding, every result needs at most its digits, so the largest
+    number of digits used in the batch bounds the rounding; a float64 quotient uses all 53
+    bits and about 17 digits, which gives a few units of its last place.
+
+    >>> errors = rounding_errors(np.array([12.345678, 40.5]))   # 6 decimals at most
+    >>> bool(4e-6 <= errors[0] < 5e-6)
+    True
+    """
+    values = np.asarray(results, dtype=np.float64)
+    mantissas, _ = np.frexp(np.abs(values))
+    units = [int(m) for m in np.ldexp(mantissas, 53).tolist()]
+    bits = max((53 - ((u & -u).bit_length() - 1) for u in units if u), default=1)
+    decimals, digits = -10**9, 1
+    for value in values.tolist():
+        written = Decimal(repr(value))
+        decimals = max(decimals, -written.as_tuple().exponent)
+        digits = max(digits, len(written.normalize().as_tuple().digits))
+    leading = np.floor(np.log10(np.where(values == 0, 1.0, np.abs(values))))
+    binary = np.abs(values) * 2.0 ** (1 - bits)
+    decimal = np.full(values.shape, 10.0 ** -min(decimals, 300))
+    significant = 10.0 ** (leading - digits + 1)
+    return ulps * np.maximum(binary, np.maximum(decimal, significant))

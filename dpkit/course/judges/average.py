@@ -5,7 +5,6 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable
-from decimal import Decimal
 from typing import Any
 
 import numpy as np
@@ -22,6 +21,7 @@ from dpkit.course.judges._base import (
     judged,
     ks_reject,
     real,
+    rounding_errors,
     seeds,
     too_little_noise,
 )
@@ -59,7 +59,6 @@ _AUDIT_SCALES = 12            # the audit's event: average >= mean + 12 noise sc
 _LATTICE_SLACK = 1e-5         # discrete Laplace on a grid 2^-20 fine vs continuous (KS)
 _MAX_BITS = 45                # a release of laplace_mechanism here uses fewer bits
 _GRID_TOLERANCE = 0.1         # in units of the last bit checked, beside the recovery error
-_ULPS = 4                     # a result is within 4 units of its last digit of S/C
 _FINEST_DIGITS = 4.1e-6       # results rounded to 7 significant digits or finer are judged
 _COARSEST = 0.05              # recovery error of the count's noise allowed, in noise scales
 #: The ranks of the cliffs' level boundaries (a percentile at one of them jumps a level)
@@ -123,36 +122,6 @@ def recovery_errors(first: np.ndarray, second: np.ndarray, extra: int,
     worst_count = np.where(unsure, np.inf,
                            worst_count * (1 + 1e-9) + np.abs(counts) * 2.0**-50)
     return worst_sum, worst_count
-
-
-def rounding_errors(results: np.ndarray) -> np.ndarray:
-    """How far each result may be from the exact quotient ``S/C``, judged from how the
-    results are written: ``_ULPS`` units of their last binary digit (float64 arithmetic,
-    a float32 or float16 result), of their last decimal (``round(x, 6)``) or of their
-    last significant digit (``float(f"{x:.8g}")``), whichever is largest over the batch.
-
-    Under each way of rounding, every result needs at most its digits, so the largest
-    number of digits used in the batch bounds the rounding; a float64 quotient uses all 53
-    bits and about 17 digits, which gives a few units of its last place.
-
-    >>> errors = rounding_errors(np.array([12.345678, 40.5]))   # 6 decimals at most
-    >>> bool(4e-6 <= errors[0] < 5e-6)
-    True
-    """
-    values = np.asarray(results, dtype=np.float64)
-    mantissas, _ = np.frexp(np.abs(values))
-    units = [int(m) for m in np.ldexp(mantissas, 53).tolist()]
-    bits = max((53 - ((u & -u).bit_length() - 1) for u in units if u), default=1)
-    decimals, digits = -10**9, 1
-    for value in values.tolist():
-        written = Decimal(repr(value))
-        decimals = max(decimals, -written.as_tuple().exponent)
-        digits = max(digits, len(written.normalize().as_tuple().digits))
-    leading = np.floor(np.log10(np.where(values == 0, 1.0, np.abs(values))))
-    binary = np.abs(values) * 2.0 ** (1 - bits)
-    decimal = np.full(values.shape, 10.0 ** -min(decimals, 300))
-    significant = 10.0 ** (leading - digits + 1)
-    return _ULPS * np.maximum(binary, np.maximum(decimal, significant))
 
 
 def _cliffs(rng: np.random.Generator) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from dpkit.course.judges._base import (
     on_extreme,
     real,
     returned_text,
+    rounding_errors,
     seeds,
     too_little_noise,
 )
@@ -67,12 +68,17 @@ _LAPLACE_CASES = 2 * _LAPLACE_PAIRS
 #: (:func:`~dpkit.course.judges._base.on_extreme`).
 _LAPLACE_EXTREME = 2 * (_LAPLACE_PAIRS - 3)
 _LAPLACE_DOMAIN = "any finite value and any Δ, ε > 0"
-_ALPHA_LAPLACE_POOLED, _ALPHA_LAPLACE_SCALE, _ALPHA_LAPLACE_CASE = 1.9e-7, 1.9e-7, 8e-9
+_ALPHA_LAPLACE_POOLED, _ALPHA_LAPLACE_SCALE, _ALPHA_LAPLACE_CASE = 1.4e-7, 1.4e-7, 8e-9
 _ALPHA_LAPLACE_ATOM, _ALPHA_LAPLACE_PAIRED, _ALPHA_LAPLACE_NEIGHBOURS = 5e-8, 1e-7, 5e-8
 _ALPHA_LAPLACE_DECADES = 5e-8
 _ALPHA_LAPLACE_EXACT = 5e-8
+#: The same-seed test (adversarial review round 7, E1: the value written into the low bits
+#: of the release): per pair, this many of the first case's seeds lent again to the second
+#: case; flagged at ``_ALPHA_LAPLACE_SAME_SEED``.
+_LAPLACE_SAME_SEED, _ALPHA_LAPLACE_SAME_SEED = 30, 1e-7
 #: Calls of the student's function one :func:`judge_laplace_mechanism` makes (at most).
-LAPLACE_CALLS = _LAPLACE_CASES * _LAPLACE_DRAWS + _LAPLACE_REPEATS
+LAPLACE_CALLS = _LAPLACE_CASES * _LAPLACE_DRAWS + _LAPLACE_REPEATS \
+    + _LAPLACE_PAIRS * _LAPLACE_SAME_SEED
 
 # Gaussian: 8 calls of 1,000 to 2,500 draws, 2 of 1 to 5 draws, 2 repeated seeds.
 _GAUSS_LARGE, _GAUSS_SMALL, _GAUSS_REPEATS = 8, 2, 2
@@ -207,9 +213,9 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
     * every release is a finite real number, and 16 releases repeated with generators
       seeded alike are equal (the exercise says the noise comes from ``generator``): 0;
     * pooled Kolmogorov–Smirnov test of the 12,000 transforms ``F_{value, Δ/ε}(release)``
-      against uniform, DKW bound: 1.9e-7;
+      against uniform, DKW bound: 1.4e-7;
     * the noise's spread: ``Σ |release − value|/(Δ/ε)`` against Gamma(12000, 1),
-      two-sided: 1.9e-7 (catches a scale 8% too small with probability 0.99);
+      two-sided: 1.4e-7 (catches a scale 8% too small with probability 0.99);
     * per case, a KS test and the spread test (a function right on some inputs only, a
       lookup table of the public check's inputs, errors of opposite signs on different
       inputs): 20 × (8e-9 + 8e-9);
@@ -225,7 +231,20 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
       ``Σ|noise|/b`` is Beta(600, 600) for one Laplace scale, whatever it is; the
       squares of its normal scores summed over the pairs, χ²(10), upper tail: 5e-8; and
       across the pairs of a group (one Δ and ε, values decades apart), the Helmert
-      shares of the pairs' sums (Beta(1200j, 1200), independent), χ²(3): 5e-8.
+      shares of the pairs' sums (Beta(1200j, 1200), independent), χ²(3): 5e-8;
+    * the value in the low digits (adversarial review round 7, E1): per pair, the
+      second case is called again with the generators of the first case's first 30
+      releases (300 calls). Noise that does not depend on the value gives
+      ``(r − r') − (v − v')`` within the rounding the pair's releases show
+      (:func:`_same_seed_leak`: 4 units of their last binary, decimal or significant
+      digit, 4 steps of the finest power of two they use, as a lattice's, 4 ulps of the
+      values): 0 false failures, whether the releases are full floats, rounded to 6
+      decimals or 14 digits, or on the exact mechanism's lattice. A gap beyond that but
+      at most ``0.01·Δ/ε`` is flagged; a correct answer whose draws depend on the value
+      (another construction below 0, the noise negated below 0) has gaps of the order of
+      the noise, each flagged with probability at most 0.0105 (its difference of noises
+      has density at most 1/(2b)): one-sided exact binomial test over the 300: 1e-7
+      (17 flags or more).
 
     In all at most **1e-6** (Bonferroni). NumPy's float Laplace noise has exactly this law;
     ``dpkit.laplace.laplace_mechanism`` (exact noise on a grid 2⁻²⁰Δ fine, at most
@@ -242,7 +261,8 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
     failure that keeps the public point (a defensive guard is honest;
     :func:`~dpkit.course.judges._base.on_extreme`).
 
-    **Calls**: 12,016 (:data:`LAPLACE_CALLS`; 9,616 before round 3's two pairs).
+    **Calls**: 12,316 (:data:`LAPLACE_CALLS`; 9,616 before round 3's two pairs, 12,016
+    before round 7's same-seed calls).
     **Privacy**: the law of the release at each input is the whole mechanism, so too little
     noise (a wrong scale), one noise reused for every release, or noise that depends on the
     value all fail the distribution tests. A failure is a **privacy violation**
@@ -264,10 +284,19 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
     either way by the parity of the value's decade about 9 times in 10 (28 of 30 simulated
     graders); an answer exact unless its inputs are short decimals, always; an atom of 1% or
     more at the value; cancelling or repeated noises in 2% or more of consecutive pairs.
+    A release whose low digits carry the value (a code of up to 0.005 scales in 6% or more
+    of the releases) is a privacy violation too: one release gives the value back.
     **Not judged**: that the noise is drawn in floating point (the exercise asks for it;
-    Mironov's attack concerns the exact floats, which no test of the law sees); dependence
-    between releases other than consecutive ones, or weaker than exact cancellation;
-    departures confined to inputs or events the hidden cases never meet.
+    Mironov's attack concerns the exact floats, which no test of the law sees); a code
+    within 4 units of the releases' own rounding (an answer that rounds its releases can
+    still choose among the few grid points nearest its noisy value), one that moves a
+    release by more than 0.005 scales, or one in fewer than 6% of the releases; an answer
+    that remembers its generators' draws, and so tells the same-seed calls (made after the
+    others) and answers them consistently; dependence between releases other than
+    consecutive ones, or weaker than exact cancellation; departures confined to inputs or
+    events the hidden cases never meet; an answer that detects where it runs (the grading
+    sandbox rather than a notebook) and adds noise only there: no test of outputs sees it,
+    the teacher reads the code (the static check refuses the obvious environment reads).
     """
     cases = _laplace_cases(rng)
     seed_table = seeds(rng, (_LAPLACE_CASES, _LAPLACE_DRAWS))
@@ -305,12 +334,87 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
                 raise Rejection("called twice with generators seeded alike, your function "
                                 "returned different releases: draw the noise from the "
                                 "`generator` argument, and from nothing else")
-        verdict = _laplace_verdict(cases[:kept], releases[:kept], labels[labels < kept])
+        # the second case of each pair, with the first case's seeds (round 7, E1)
+        again: list[np.ndarray] = []
+        for pair in range(kept // 2):
+            got = [release(2 * pair + 1, int(seed)) for seed in
+                   seed_table[2 * pair, :_LAPLACE_SAME_SEED]]
+            failed = [g for g in got if isinstance(g, Raised)]
+            if failed:      # an extreme case: its pair leaves the test
+                broken = broken or failed[0]
+                break
+            again.append(np.array(got, dtype=np.float64))
+        leak = _same_seed_leak(cases, releases, again)
+        try:
+            verdict = _laplace_verdict(cases[:kept], releases[:kept], labels[labels < kept])
+        except PrivacyViolation:
+            raise
+        except Rejection:
+            if leak:
+                raise PrivacyViolation(_SAME_SEED_LEAK) from None
+            raise
+        if leak:
+            raise PrivacyViolation(_SAME_SEED_LEAK)
         if broken is not None:
             raise on_extreme(broken, _LAPLACE_DOMAIN)
         return verdict
 
     return judged(body)
+
+
+_SAME_SEED_LEAK = ("with the same `generator`, your releases at two neighbouring values "
+                   "differ by other than the values' difference, yet by far less than the "
+                   "noise: their last digits depend on the value, which one release then "
+                   "gives away; return value + noise as it comes (rounded if you like)")
+
+
+def _grid_step(results: np.ndarray) -> float:
+    """The finest power of two the nonzero ``results`` use: the value of their lowest set
+    bit, the smallest over the batch (one step of a fixed grid such as the exact
+    mechanism's; ``0.0`` if all are zero).
+
+    >>> _grid_step(np.array([0.75, 3.0, 0.0]))
+    0.25
+    """
+    values = np.abs(np.asarray(results, dtype=np.float64))
+    mantissas, exponents = np.frexp(values[values > 0])
+    steps = [math.ldexp(int(u) & -int(u), int(e) - 53) for u, e in
+             zip(np.ldexp(mantissas, 53).tolist(), exponents.tolist(), strict=True)]
+    return min(steps, default=0.0)
+
+
+def _same_seed_leak(cases: list[tuple[float, float, float]], releases: np.ndarray,
+                    again: list[np.ndarray]) -> bool:
+    """Whether the releases carry the value in their low digits (review round 7, E1).
+
+    ``again[p]`` holds the releases of pair ``p``'s second case made with the seeds of its
+    first case's first releases. An answer whose noise does not depend on the value
+    returns ``r = v + L`` and ``r' = v' + L`` (same draws), so ``gap = |(r − r') − (v − v')|``
+    is within the results' rounding: :func:`rounding_errors` of the pair's releases (4
+    units of the last binary digit, decimal or significant digit the batch uses) for
+    ``r`` and ``r'``, plus 4 steps of the finest power of two they use (:func:`_grid_step`:
+    a lattice, as the exact mechanism's) and 4 ulps of the values. A gap beyond that yet
+    at most ``0.01·Δ/ε`` (:data:`_NEAR` scales) is flagged; an answer whose noise path
+    depends on the value (independent draws, or opposite ones, on either side of 0) has
+    gaps of the order of the noise, flagged with probability at most :data:`_NEAR_BOUND`
+    each (the difference of its two noises, in scales, has density at most 1/2): a
+    one-sided exact binomial test over all the comparisons, at
+    :data:`_ALPHA_LAPLACE_SAME_SEED`.
+    """
+    flagged = total = 0
+    n = releases.shape[1]
+    for pair, second in enumerate(again):
+        (value, delta, epsilon), (neighbour, _, _) = cases[2 * pair], cases[2 * pair + 1]
+        first = releases[2 * pair, :second.size]
+        batch = np.concatenate([releases[2 * pair], releases[2 * pair + 1], second])
+        errors = rounding_errors(batch)
+        allowed = errors[:second.size] + errors[2 * n:] + 4 * (
+            _grid_step(batch) + math.ulp(max(abs(value), abs(neighbour))))
+        gap = np.abs((first - second) - (value - neighbour))
+        flagged += int(np.sum((gap > allowed) & (gap <= _NEAR * delta / epsilon)))
+        total += second.size
+    return total > 0 and binomial_reject(flagged, total, _NEAR_BOUND, _ALPHA_LAPLACE_SAME_SEED,
+                                         "greater")
 
 
 def _in_call_order(table: np.ndarray, labels: np.ndarray) -> np.ndarray:
@@ -531,11 +635,16 @@ def judge_gaussian_noise(fn: Callable[[float, int, np.random.Generator], Any],
     (:func:`too_little_noise` on ``(draw/σ)²``: smaller per call or pooled, or fewer
     beyond 3σ than ``2Φ(−3)``; the variance bug for σ < 1); an answer with at least that
     much noise (σ² for σ > 1 only, Laplace noise of the same variance) is called one with
-    probability at most 1e-6. **Not judged**: properties of the
-    floating-point draws beyond their law; dependence between coordinates that shrinks
-    neither a call's total nor its adjacent sums or differences (weak correlations, or
-    repeats between distant coordinates); a point mass or dependence on a call whose marginal tests
-    fail (named as their failure: too little noise is still a violation).
+    probability at most 1e-6. The function never sees the data, so its draws cannot
+    carry it (the Laplace release's low-digit code, review round 7, E1, has nothing to
+    write here). **Not judged**: properties of the floating-point draws beyond their law;
+    dependence between coordinates that shrinks neither a call's total nor its adjacent
+    sums or differences (weak correlations, or repeats between distant coordinates); a
+    point mass or dependence on a call whose marginal tests fail (named as their failure:
+    too little noise is still a violation); an answer that detects where it runs (the
+    grading sandbox rather than a notebook) and adds noise only there: no test of outputs
+    sees it, the teacher reads the code (the static check refuses the obvious environment
+    reads).
     """
     sigmas = _sigmas(rng, _GAUSS_LARGE + _GAUSS_SMALL)
     sizes = [int(s) for s in rng.integers(1000, 2501, _GAUSS_LARGE)] + \
