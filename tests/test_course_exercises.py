@@ -514,3 +514,72 @@ def test_the_judged_exercises_are_those_with_a_judge():
     from dpkit.course.judges import JUDGES
 
     assert set(JUDGES) == JUDGED
+
+
+#: The honest-student review 7 (F3, 0/3 in the real grader): an experiment cell that
+#: re-imports the forbidden function the set-up cell already binds, then calls it.
+MODEL_HW = HW + "    return sensitivity / epsilon * math.log(1 / (1 - confidence))\n"
+
+
+@pytest.mark.parametrize(("label", "chapter", "experiment"), [
+    ("ex-laplace-interval", "laplace",
+     "from dpkit.laplace import laplace_accuracy\nprint(laplace_accuracy(1, 0.1, 0.95))\n"),
+    ("ex-svt-above-threshold", "sparse_vector",
+     "from dpkit.svt import above_threshold\n"
+     "print(above_threshold([lambda d: d], 1.0, 0.0, 1.0))\n"),
+])
+def test_round7_reimporting_the_set_up_binding_in_an_experiment_is_graded(label, chapter,
+                                                                         experiment):
+    """Re-importing, in a cell of one's own, a function the set-up cell already binds by
+    that name binds nothing new: the answer is graded. Deterministic."""
+    answer = MODEL_HW if chapter == "laplace" else MODEL_AT
+    assert forbidden_use(label, answer, [(experiment, "the cell you added")],
+                         _setup(chapter)) is None
+
+
+@pytest.mark.parametrize(("experiment", "answer"), [
+    # an alias binds a new name
+    ("from dpkit.laplace import laplace_accuracy as la\n", HW + "    return la(sensitivity, "
+     "epsilon, confidence)\n"),
+    # the re-import under the answer's own name: the answer cell then binds nothing
+    ("from dpkit.laplace import laplace_accuracy as half_width\n", "pass\n"),
+    # the re-imported name used, not called where it is named
+    ("from dpkit.laplace import laplace_accuracy\nf = laplace_accuracy\n",
+     HW + "    return f(sensitivity, epsilon, confidence)\n"),
+    # and used by the answer
+    ("from dpkit.laplace import laplace_accuracy\n",
+     HW + "    return laplace_accuracy(sensitivity, epsilon, confidence)\n"),
+    # a re-import inside a function (it could run later)
+    ("def get():\n    from dpkit.laplace import laplace_accuracy\n    return laplace_accuracy\n",
+     HW + "    return get()(sensitivity, epsilon, confidence)\n"),
+    # with another name in the same statement
+    ("from dpkit.laplace import laplace_accuracy, laplace_grid as g\n",
+     HW + "    return laplace_accuracy(sensitivity, epsilon, confidence)\n"),
+])
+def test_round7_reimports_that_reach_the_function_are_still_refused(experiment, answer):
+    """What the re-import exemption does not cover: an alias, a use of the name other than
+    a call where it is named, a re-import inside a function. Deterministic."""
+    for setup in (None, _setup("laplace")):
+        why = forbidden_use("ex-laplace-interval", answer, [(experiment, "the cell you added")],
+                            setup)
+        assert why is not None and "laplace_accuracy" in why, (experiment, why)
+
+
+@pytest.mark.parametrize("answer", [
+    '__all__ = ["half_width"]\n\n' + MODEL_HW,
+    MODEL_HW + "\nprint(half_width.__annotations__, half_width.__defaults__)\n",
+])
+def test_round7_plain_dunders_of_ones_own_are_graded(answer):
+    """``__all__`` assigned, and the annotations and defaults of the student's own function
+    read, look nothing up by name (honest review 7, F4). Deterministic."""
+    assert forbidden_use("ex-laplace-interval", answer, [], _setup("laplace")) is None
+
+
+def test_round7_a_refused_dunder_says_to_remove_it():
+    """A refused double-underscore name is named, with what to do. Deterministic."""
+    why = forbidden_use("ex-laplace-interval", MODEL_HW + "x = half_width.__globals__\n", [],
+                        _setup("laplace"))
+    assert why is not None and "remove __globals__" in why, why
+    lib = forbidden_use("ex-laplace-interval", MODEL_HW + "import dpkit.laplace as L\n"
+                        "x = L.__annotations__\n", [], _setup("laplace"))
+    assert lib is not None and "remove __annotations__" in lib, lib

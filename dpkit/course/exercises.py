@@ -73,7 +73,7 @@ _PLAIN_DUNDERS = frozenset({
     "__bool__", "__round__", "__trunc__", "__floor__", "__ceil__", "__contains__",
     "__getitem__", "__setitem__", "__delitem__", "__missing__", "__copy__", "__deepcopy__",
     "__version__", "__match_args__", "__set_name__", "__init_subclass__",
-    "__class_getitem__",
+    "__class_getitem__", "__all__",
     *(f"__{prefix}{op}__" for op in ("add", "sub", "mul", "matmul", "truediv", "floordiv",
                                      "mod", "pow", "lshift", "rshift", "and", "or", "xor")
       for prefix in ("", "r", "i")),
@@ -83,7 +83,8 @@ _PLAIN_DUNDERS = frozenset({
 #: …)`` in a frozen dataclass), and the function a decorator of the student's wraps (not
 #: one of the library's).
 _NAMED_DUNDERS = frozenset({"__setattr__", "__delattr__"})
-_OWN_DUNDERS = frozenset({"__wrapped__"})
+_OWN_DUNDERS = frozenset({"__wrapped__", "__annotations__", "__defaults__",
+                          "__kwdefaults__"})
 _LOOKUPS = frozenset({"getattr", "hasattr", "setattr", "delattr"})
 _GETTERS = frozenset({"operator.attrgetter", "operator.methodcaller"})
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp,
@@ -670,13 +671,17 @@ def _dynamic_node(reading: _Reading, banned: dict[str, str], node: ast.AST,
 
 
 def _forbidden(reading: _Reading, banned: dict[str, str], tree: ast.AST, *,
-               calls: bool = False) -> tuple[str, ast.AST] | None:
+               calls: bool = False,
+               rebinds: frozenset[str] = frozenset()) -> tuple[str, ast.AST] | None:
     """The forbidden function ``tree`` refers to (its last part) and the node that does,
     or None; with ``calls``
     (an earlier cell's statement, not the answer), a function called where it is named,
     when the statement runs (``print(above_threshold(…))``, an experiment; not in a
     function, lambda or comprehension, which could run later), does not count: such a use
-    binds it nowhere the answer could reach."""
+    binds it nowhere the answer could reach. Nor, with ``calls``, does a statement
+    ``from <module> import <name>`` (no other name bound) that re-imports a function of
+    ``rebinds``, which the set-up cell already binds to that same name: it binds nothing
+    new, and every use of the name is read as a use of the function."""
     called = {id(n.func) for n in _walk_outside(ast.Module([tree], []))
               if isinstance(n, ast.Call)} \
         if calls else set()
@@ -685,7 +690,9 @@ def _forbidden(reading: _Reading, banned: dict[str, str], tree: ast.AST, *,
             continue
         if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and \
                 _library(node.module):
-            hit = [a.name for a in node.names if a.name in banned]
+            hit = [a.name for a in node.names if a.name in banned and not (
+                calls and node is tree and a.asname in (None, a.name) and a.name in rebinds
+                and f"{node.module}.{a.name}" == banned[a.name])]
         elif isinstance(node, ast.Import):
             hit = [part for a in node.names if _library(a.name)
                    for part in a.name.split(".") if part in banned]
@@ -732,7 +739,8 @@ def forbidden_use(label: str, answer: str, earlier: Iterable[str | tuple[str, st
     class and a comprehension's first iterable are evaluated in the enclosing scope; a
     class's names are not seen by the functions in its body). In an earlier cell, a
     forbidden function called where it is named when the statement runs (an experiment)
-    does not count.
+    does not count, nor does re-importing it by the name the set-up cell already binds it
+    to (``from dpkit.laplace import laplace_accuracy`` at a cell's top level).
 
     That code may not refer to a function of :data:`FORBIDDEN` for ``label``: by a bare name
     the set-up cell binds to it, by an import from dpkit (``from dpkit.svt import
@@ -755,8 +763,9 @@ def forbidden_use(label: str, answer: str, earlier: Iterable[str | tuple[str, st
     named ``modules`` or ``inspect`` is theirs); ``code`` as a module; any
     double-underscore name but the plain ones of ``_PLAIN_DUNDERS`` (operators, reflected
     and in place too, ``__slots__``, ``__module__``, ``__post_init__`` …), ``__setattr__``
-    and ``__delattr__`` called with the attribute's name spelled, and ``__wrapped__`` of
-    the student's own function (``__dict__``, ``__globals__``, ``__subclasses__``,
+    and ``__delattr__`` called with the attribute's name spelled, and ``__wrapped__``,
+    ``__annotations__``, ``__defaults__`` and ``__kwdefaults__`` of the student's own
+    function (``__dict__``, ``__globals__``, ``__subclasses__``,
     ``__getattribute__`` are refused); ``getattr`` (and ``hasattr``, ``setattr``,
     ``delattr``, ``operator.attrgetter``) with a computed name or a forbidden one, ``vars``
     of a module or of anything but a plain name, and ``locals()`` (or ``vars()``) at a
@@ -806,9 +815,13 @@ def forbidden_use(label: str, answer: str, earlier: Iterable[str | tuple[str, st
             return set()
         return set(known.names.get(name, ())) if known else {f"?{name}"}
 
+    # A forbidden function the set-up cell binds by its own name (re-importing it binds
+    # nothing new: honest round 7, F3).
+    rebinds = frozenset(name for name, full in banned.items()
+                        if known and known.names.get(name) == {full})
     reading = _Reading([t for t, _ in trees], outside)
     for tree, place in trees:
-        found = _forbidden(reading, banned, tree, calls=tree is not root)
+        found = _forbidden(reading, banned, tree, calls=tree is not root, rebinds=rebinds)
         if found:
             return (f"this exercise {why}; {banned[found[0]]} is not available in its "
                     f"answer (nor in the code it uses: {_where(place, found[1])}), so it "
@@ -836,5 +849,9 @@ def _advice(found: tuple[str, ast.AST]) -> str:
     if isinstance(node, ast.Name) and what == node.id and what in _DYNAMIC_NAMES:
         return (f"if {what} is a name of your own, bind it in your code (or rename it); "
                 "otherwise remove it")
+    last = what.rsplit(".", 1)[-1].split()[0]
+    if _dunder(last) and last not in _NAMED_DUNDERS:
+        return (f"remove {last} (of the double-underscore names only the plain ones, such "
+                "as __init__ or __name__, are allowed)")
     return ("say the name in the code instead (getattr with a computed name, eval, exec, "
             "pickle, inspect, __dict__-like attributes and import tricks are refused)")
