@@ -27,9 +27,11 @@ import math
 import pickle
 import random
 import statistics
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
+import mpmath
 import numpy as np
 import pytest
 from model_answers import auto_avg_model  # tests/ is on sys.path under pytest
@@ -260,11 +262,45 @@ def gauss_two_halves(sigma, size, generator):
     return generator.normal(0, half, size) + generator.normal(0, half, size)
 
 
+def gauss_fractions(sigma, size, generator):
+    """Honest-student review 7, F2: exact scaling, a list of Fractions."""
+    s = Fraction(sigma)
+    return [s * Fraction(z) for z in generator.standard_normal(size)]
+
+
+def gauss_decimals(sigma, size, generator):
+    return [Decimal(sigma) * Decimal(z) for z in generator.standard_normal(size)]
+
+
+def gauss_mpfs(sigma, size, generator):
+    return [mpmath.mpf(sigma) * z for z in generator.standard_normal(size)]
+
+
+def gauss_mpfs_across(sigma, size, generator):
+    """The same list as the grader receives it from the sandbox (each mpf a Fraction)."""
+    from dpkit.course.wire import decode, encode
+
+    return decode(encode(gauss_mpfs(sigma, size, generator)))
+
+
 @pytest.mark.parametrize("fn", [gauss_model, gauss_box_muller, gauss_one_at_a_time,
-                                gauss_two_halves])
+                                gauss_two_halves, gauss_fractions, gauss_decimals,
+                                gauss_mpfs, gauss_mpfs_across])
 def test_gaussian_correct_variants_pass(fn):
-    """Correct variants: fail with probability at most 1e-6."""
+    """Correct variants, lists of Fractions, Decimals or mpfs among them (the public check
+    reads each item as a number, and so does the judge): fail with probability at most
+    1e-6."""
     passes(judge_gaussian_noise, fn)
+
+
+def test_gaussian_draws_of_no_real_type_are_named_by_item():
+    """A list that holds something else than real numbers is refused for that item, not
+    for being a list."""
+    message = fails(judge_gaussian_noise,
+                    lambda sigma, size, generator: [str(z) for z in
+                                                    generator.normal(0, sigma, size)],
+                    "its item 0 is", "(of type str)")
+    assert "type list" not in message
 
 
 def gauss_variance_bug(sigma, size, generator):
@@ -315,11 +351,11 @@ def gauss_more(sigma, size, generator):
     (gauss_more, "too much noise", False),
     (lambda s, n, g: 1 / 0, "raised ZeroDivisionError", False),
     (lambda s, n, g: np.full(n, np.nan), "not finite", False),
-    (lambda s, n, g: "noise", "not an array of `size` real numbers", False),
-    # the public check refuses these too (dpkit.check._common.coerce)
-    (lambda s, n, g: g.normal(0.0, s, n) > 0, "not an array of `size` real numbers", False),
+    (lambda s, n, g: "noise", "not `size` real numbers", False),
+    # the public check refuses these too, for the same item (dpkit.check._common.coerce)
+    (lambda s, n, g: g.normal(0.0, s, n) > 0, "(of type bool), not a finite number", False),
     (lambda s, n, g: [str(int(x)) for x in g.normal(0.0, s, n)],
-     "not an array of `size` real numbers", False),
+     "(of type str), not a finite number", False),
 ])
 def test_gaussian_mistakes_fail(fn, fragment, privacy):
     """σ is at least a factor 1.5 from 1, so σ² differs from σ by 50% or more on 8 calls of
