@@ -773,10 +773,11 @@ def test_auto_avg_half_budgets_fail():
     """ε/2 on the sum and on the count besides ε/3 on the bound (4ε/3 in all): the count's
     noise spread is 2/3 of the right one (about 6.7 standard deviations of the Gamma test
     over 400 seeds), and the sum's too: caught with probability about 0.999 (3,000
-    simulated graders: the count tests reject in 99.6%, the sum test in 81%). A privacy
-    violation: the one-sided spread test is 6.7 standard deviations low against a
-    threshold of 5.3 (Gamma(400, 1) at 1.7e-7 after Bonferroni)."""
-    fails(judge_auto_avg, avg_halves, "ε/2 is spent on the count", privacy=True)
+    simulated graders: the count tests reject in 99.6%, the sum test in 81%). Not called a
+    privacy violation since honest-student review 7 (F5): the judge cannot see the bound
+    step's ε/3, and ε/2 + ε/2 on the count and the sum cannot be told from
+    ε/1000 + 0.4995ε + 0.4995ε, which is ε-DP; it fails as a split other than ε/3 each."""
+    fails(judge_auto_avg, avg_halves, "ε/2 is spent on the count", privacy=False)
 
 
 avg_other_split = _average(lambda e: e / 3, lambda e: e / 6)
@@ -790,6 +791,36 @@ def test_auto_avg_requires_the_stated_split():
     by that test with probability only about 0.76: the judge's docstring says so.)"""
     fails(judge_auto_avg, avg_other_split, "the exercise gives each of the three steps ε/3",
           privacy=False)            # private (more noise): not a privacy violation
+
+
+def _split_average(bound_share, sum_share, count_share):
+    """Honest-student review 7, F5: an ε-DP average with another split of ε."""
+    def average(values, epsilon, rng):
+        bound = choose_clip_bound(values, epsilon * bound_share, bounds=DEFAULT_CLIP_BOUNDS,
+                                  rng=rng)
+        if bound is None:
+            bound = DEFAULT_CLIP_BOUNDS[-1]
+        noisy_sum = laplace_mechanism(float(np.clip(values, 0, bound).sum()), bound,
+                                      epsilon * sum_share, rng=rng)
+        noisy_count = laplace_mechanism(float(len(values)), 1.0, epsilon * count_share,
+                                        rng=rng)
+        return noisy_sum / max(noisy_count, 1.0)
+    return average
+
+
+@pytest.mark.parametrize(("fn", "fragment"), [
+    (_split_average(1 / 6, 1 / 2, 1 / 3), "less noise than ε/3 allows"),      # split_a
+    (_split_average(1 / 3, 4 / 9, 2 / 9), "more noise than that"),            # split_b
+])
+def test_auto_avg_another_split_of_epsilon_is_no_privacy_violation(fn, fragment):
+    """ε/6 + ε/2 + ε/3 and ε/3 + 4ε/9 + 2ε/9 are ε-DP: not the exercise's ε/3 each, so a
+    plain failure that keeps the public point, never "not ε-DP". The first's sum has
+    3/2 of the noise ε/3 gives, the second's count 3/2 of it; each is caught as in
+    :func:`test_auto_avg_requires_the_stated_split`'s docstring (the sum test: expected
+    about 0.26 of 400 seeds beyond the cut against at least 0.41, 7 standard deviations).
+    Called a violation with probability at most 1e-6 (the judge's docstring)."""
+    fails(judge_auto_avg, fn, fragment, "the exercise gives each of the three steps ε/3",
+          privacy=False)
 
 
 def avg_bound_overspent(values, epsilon, rng):
