@@ -1073,6 +1073,66 @@ def test_a_lent_source_serves_no_bit_twice_nor_past_its_call():
     assert len({first, shallow, deep}) == 3     # equal by chance: probability 2**-63
 
 
+def test_a_sampler_reading_a_million_bits_from_a_lent_source_gets_them_all():
+    """Honest-student review round 7, F1: a correct sampler that read more than 12,288 bits
+    in one call got 0/3. From the third block (16,384 bits) a block crossed the wire as
+    more than 4,300 decimal digits, over Python's limit on int/str conversions, and
+    ``rng.bits`` raised ValueError in the student's code. Integers now cross in
+    hexadecimal, up to ``MAX_INT_BITS``: 752 draws of 1,331 bits (a rejection sampler on
+    weights near 10**400) and one draw of 300,000 bits, about 1.3 million bits in all, are
+    the very bits the blocks drawn in the grader hold, and the wire's caps agree with the
+    largest block."""
+    from dpkit.course import sandbox as sandbox_module
+    from dpkit.course import worker
+    from dpkit.course.judges.sampler import BitsOnlySource
+    from dpkit.course.wire import MAX_INT_BITS, MAX_MESSAGE
+
+    assert worker._MOST_BLOCK_BITS <= sandbox_module._MAX_DRAW_BITS <= MAX_INT_BITS
+    assert MAX_INT_BITS // 4 < MAX_MESSAGE
+    with Sandbox(Limits(call_seconds=20)) as sandbox:
+        assert sandbox.run([
+            "def many(rng):\n"
+            "    return [rng.bits(1331) for _ in range(752)], rng.bits(300_000)\n"]) == [None]
+        draws, wide = sandbox.call("many", BitsOnlySource(7))
+    grader = BitsOnlySource(7)             # served in blocks, as the worker serves them
+    here = worker.RemoteSource(0, blocks=True)
+    here._ask = lambda _method, size, served: grader.block(size, served)
+    assert draws == [here.bits(1331) for _ in range(752)]
+    assert wide == here.bits(300_000) and wide.bit_length() > 299_950
+
+
+def test_an_error_raised_inside_rng_bits_is_not_blamed_on_floating_point():
+    """Review round 7, F1: the 6.4 check said "does it convert the weights to floating
+    point somewhere?" of a ValueError raised inside the lent source's ``bits``. An error
+    raised by dpkit's own code (in the grader, or in the worker's copy of the source) now
+    gets no such hint, in the sandbox and out of it; one raised by the student's own
+    arithmetic still does."""
+    from dpkit.check.exponential import check_division_free_sampler
+
+    cells = ["def too_many(weights, rng):\n"
+             "    return rng.bits(1 << 25) % len(weights)\n"
+             "def negative(weights, rng):\n"
+             "    return rng.bits(-1)\n"
+             "def floats(weights, rng):\n"
+             "    u = rng.bits(53) / 2**53 * float(sum(weights))\n"
+             "    for i, w in enumerate(weights):\n"
+             "        if u < w:\n"
+             "            return i\n"
+             "        u -= w\n"
+             "    return len(weights) - 1\n"]
+    namespace: dict[str, Any] = {}
+    exec(cells[0], namespace)
+    with Sandbox(Limits(call_seconds=20)) as sandbox:
+        assert sandbox.run(cells) == [None]
+        verdicts = {name: check_division_free_sampler(sandbox.function(name))
+                    for name in ("too_many", "negative", "floats")}
+    verdicts["here"] = check_division_free_sampler(namespace["negative"])
+    assert "at most 16777216 random bits" in verdicts["too_many"].message
+    for name in ("too_many", "negative", "here"):
+        assert not verdicts[name].passed and "floating point" not in verdicts[name].message
+    assert "floating point" in verdicts["floats"].message
+
+
 def test_the_scripted_enumeration_sees_every_draw_when_it_is_made():
     """The judge's enumeration (ScriptedBits, not lent in blocks) gets the same exact law of
     a bit-at-a-time sampler through the sandbox as in the grader's own process."""

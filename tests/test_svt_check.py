@@ -60,6 +60,20 @@ def reads_the_whole_stream(queries, data, threshold, epsilon, rng):
     return reference_above_threshold(list(queries), data, threshold, epsilon, rng)
 
 
+def doubled_scales(queries, data, threshold, epsilon, rng):
+    """Private but too noisy: Lap(4/ε) and Lap(8/ε)."""
+    return reference_above_threshold(queries, data, threshold, epsilon / 2, rng)
+
+
+def test_too_much_noise_is_not_only_blamed_on_redrawn_noise():
+    """Honest-student review 7: an AboveThreshold with doubled noise scales was told only
+    to "draw the threshold noise once and a fresh query noise per query", which it does;
+    the hint now names the scales too."""
+    verdict = check_above_threshold(doubled_scales)
+    assert not verdict.passed and "frequencies" in verdict.message
+    assert "noise scales are not 2/ε and 4/ε" in verdict.message
+
+
 def test_check_above_threshold():
     assert check_above_threshold(reference_above_threshold).passed
     verdict = check_above_threshold(fresh_threshold_each_query)

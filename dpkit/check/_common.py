@@ -27,6 +27,8 @@ from __future__ import annotations
 import hashlib
 import math
 import numbers
+import os
+import traceback
 from collections.abc import Callable, Iterable, Sequence
 from decimal import Decimal
 from typing import Any
@@ -37,7 +39,7 @@ from dpkit.check._verdict import Verdict
 from dpkit.rng import SecureRandom, _keyed
 
 __all__ = ["call", "call_checked", "call_number", "coerce", "compare_at", "lent_generator",
-           "lent_source", "number", "shown"]
+           "lent_source", "number", "raised_in_dpkit", "shown"]
 
 _SHOWN_LENGTH = 60   # longest repr of a student's result quoted in a verdict
 
@@ -284,6 +286,45 @@ def shown(value: Any) -> str:
     if len(text) <= _SHOWN_LENGTH or _stand_in(value):
         return text
     return f"{text[:_SHOWN_LENGTH - 1]}… ({len(text)} characters)"
+
+
+_PACKAGE = os.path.realpath(os.path.join(os.path.dirname(__file__), os.pardir))
+
+
+def raised_in_dpkit(error: BaseException) -> bool:
+    """Whether dpkit's own code raised ``error`` (a random source lent to the student's
+    code, which refuses a draw or fails to serve it, or a dpkit function it called), not
+    the student's code: then a hint about the student's arithmetic does not apply.
+
+    An error rebuilt from the grading sandbox, whose traceback stays there, says which in its
+    ``raised_in_dpkit`` attribute (set by the grader from the worker's report); otherwise
+    dpkit raised it if the innermost frame of its traceback is in dpkit's package.
+
+    Parameters
+    ----------
+    error : BaseException
+        An error the student's function raised.
+
+    Returns
+    -------
+    bool
+
+    >>> def refused(rng):
+    ...     return rng.bits(-1)
+    >>> try:
+    ...     refused(lent_source(1))
+    ... except ValueError as error:
+    ...     raised_in_dpkit(error)
+    True
+    >>> raised_in_dpkit(ZeroDivisionError("division by zero"))
+    False
+    """
+    said = getattr(error, "raised_in_dpkit", None)
+    if isinstance(said, bool):
+        return said
+    frames = traceback.extract_tb(error.__traceback__)
+    return bool(frames) and os.path.realpath(frames[-1].filename).startswith(
+        _PACKAGE + os.sep)
 
 
 def call_checked(fn: Callable[..., Any], *args: Any, where: str, details: Sequence[str] = (),

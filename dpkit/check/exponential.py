@@ -15,7 +15,7 @@ import numpy as np
 from scipy import stats
 
 from dpkit._checks import check_epsilon, check_integer, check_sensitivity
-from dpkit.check._common import call_checked, coerce, shown
+from dpkit.check._common import call_checked, coerce, raised_in_dpkit, shown
 from dpkit.check._verdict import Verdict
 from dpkit.exponential import Eta, compute_precision
 from dpkit.rng import RandomSource, seeded
@@ -244,8 +244,10 @@ class BitsOnly(RandomSource):
 
 
 def _float_hint(error: Exception) -> str:
-    """What an arithmetic error of a sampler on integer weights most likely means."""
-    if not isinstance(error, (OverflowError, ValueError, ZeroDivisionError)):
+    """What an arithmetic error of a sampler on integer weights most likely means (nothing
+    for an error raised inside ``rng.bits``: its message says what is wrong)."""
+    if not isinstance(error, (OverflowError, ValueError, ZeroDivisionError)) \
+            or raised_in_dpkit(error):
         return ""
     return ("does it convert the weights to floating point somewhere? A float holds about "
             "16 digits and nothing beyond 1.8e308; the exact sampler compares integers only.")

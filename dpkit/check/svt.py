@@ -212,7 +212,8 @@ def check_above_threshold(fn: Callable[..., int | None]) -> Verdict:
             return Verdict(False, f"the outcome frequencies do not match threshold noise "
                            f"Lap(2/ε) and query noise Lap(4/ε): None in {nones / runs:.3f} of "
                            f"runs, expected {want:.3f}; draw the threshold noise once and a "
-                           "fresh query noise per query", tuple(details))
+                           "fresh query noise per query, or your noise scales are not 2/ε and "
+                           "4/ε (larger scales change these frequencies too)", tuple(details))
     return Verdict(True, "your AboveThreshold returns None honestly, reads a stream lazily "
                    "and adds the right noise", tuple(details))
 

@@ -58,7 +58,16 @@ from typing import Any
 
 import numpy as np
 
-from dpkit.course.wire import GeneratorState, WireError, decode, dumps, encode, in_blocks, loads
+from dpkit.course.wire import (
+    MAX_INT_BITS,
+    GeneratorState,
+    WireError,
+    decode,
+    dumps,
+    encode,
+    in_blocks,
+    loads,
+)
 
 __all__ = ["Limits", "RemoteFunction", "Sandbox", "SandboxUnavailable", "StudentError",
            "isolation"]
@@ -262,7 +271,9 @@ def _student_error(reply: Any) -> Exception:
 _SOURCE_METHODS = frozenset({"bits", "bytes", "randbelow", "bernoulli", "uniform", "uint64",
                              "uniforms"})
 _PROTOCOL = ("__call__", "__iter__", "__next__", "__len__", "__getitem__")
-_MAX_DRAW_BITS = 1 << 24          # one draw from a lent random source: at most 2 MiB of bits
+#: One draw from a lent random source: at most 2 MiB of bits, the largest integer the wire
+#: carries (a block of bits lent ahead, ``worker._MOST_BLOCK_BITS``, is smaller).
+_MAX_DRAW_BITS = MAX_INT_BITS
 
 
 def _draw_bits(method: str, args: list[Any], kwargs: dict[str, Any]) -> int:
@@ -614,6 +625,8 @@ def _with_where(error: Exception, reply: dict[str, Any]) -> Exception:
     where = reply.get("where")
     if isinstance(where, str) and len(where) < 100:
         error.where = where                  # type: ignore[attr-defined]
+    # Read by dpkit.check._common.raised_in_dpkit: this error's own traceback is the grader's.
+    error.raised_in_dpkit = reply.get("in_dpkit") is True  # type: ignore[attr-defined]
     return error
 
 

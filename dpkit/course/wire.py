@@ -2,10 +2,11 @@
 
 The grader and the sandboxed worker that runs a student's code exchange one JSON document
 per line. :func:`encode` turns plain values into JSON-able data and :func:`decode` turns
-them back: ``None``, ``bool``, ``int`` (of any size), ``float`` (NaN and infinities
-included), ``str``, ``bytes``, ``Fraction``, tuples, lists, dicts, NumPy scalars, NumPy
-arrays of numbers or booleans, other real numbers (``mpmath.mpf``, ``Decimal``: sent
-exactly, as an ``int`` or a ``Fraction``, unless they round to 0 or ±inf as floats),
+them back: ``None``, ``bool``, ``int`` (up to :data:`MAX_INT_BITS` bits, large ones in
+hexadecimal), ``float`` (NaN and infinities included), ``str``, ``bytes``, ``Fraction``,
+tuples, lists, dicts, NumPy scalars, NumPy arrays of numbers or booleans, other real
+numbers (``mpmath.mpf``, ``Decimal``: sent exactly, as an ``int`` or a ``Fraction``,
+unless they round to 0 or ±inf as floats),
 :class:`dpkit.exponential.Eta`, and the secure sources a check or a judge lends
 (:func:`dpkit.check._common.lent_source`: a :class:`dpkit.rng.SecureRandom` keyed by the
 grader, sent as its key and nonce before it has drawn anything, so the student's code gets
@@ -46,12 +47,17 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["MAX_MESSAGE", "GeneratorState", "Handle", "Unreadable", "WireError", "decode",
-           "dumps", "encode", "in_blocks", "loads", "returned"]
+__all__ = ["MAX_INT_BITS", "MAX_MESSAGE", "GeneratorState", "Handle", "Unreadable",
+           "WireError", "decode", "dumps", "encode", "in_blocks", "loads", "returned"]
 
 MAX_MESSAGE = 64 << 20          # bytes in one message (an array of 8 million floats)
 _MAX_DEPTH = 32
-_MAX_INT_DIGITS = 100_000
+#: Bits of the largest integer that crosses (a draw of a lent source's ``bits(k)`` is one:
+#: the grader serves at most this many bits in one draw, and a block of bits lent ahead is
+#: smaller). Large integers cross in hexadecimal, which Python converts in linear time and
+#: without its 4,300-digit limit on decimal conversions (``sys.set_int_max_str_digits``).
+MAX_INT_BITS = 1 << 24
+_HEX = re.compile(rf"-?[0-9a-f]{{1,{MAX_INT_BITS // 4}}}")
 #: Small value classes of dpkit sent by value (their integer fields, validated on rebuild),
 #: each with the module that defines it (its ``__module__``), where it is rebuilt from.
 _VALUE_TYPES = {"Eta": ("dpkit.exponential_eta", ("x", "y", "z"))}
@@ -206,7 +212,12 @@ def encode(value: Any, handle: Callable[[Any], int] | None = None, depth: int = 
     if value is None or isinstance(value, (bool, str)):
         return value
     if isinstance(value, int):
-        return value if abs(value) < 2**53 else {"$int": str(value)}
+        if abs(value) < 2**53:
+            return value
+        if value.bit_length() > MAX_INT_BITS:
+            raise WireError(f"an integer of {value.bit_length()} bits is over the "
+                            f"{MAX_INT_BITS}-bit limit")
+        return {"$hex": format(value, "x")}
     if isinstance(value, float):
         return value if math.isfinite(value) else {"$float": repr(value)}
     if isinstance(value, Handle):
@@ -289,9 +300,10 @@ def in_blocks(source: Any) -> bool:
 
 
 def _int(text: Any) -> int:
-    if not isinstance(text, str) or len(text) > _MAX_INT_DIGITS:
+    """The integer :func:`encode` wrote in hexadecimal (at most :data:`MAX_INT_BITS` bits)."""
+    if not isinstance(text, str) or _HEX.fullmatch(text) is None:
         raise WireError("malformed integer")
-    return int(text)
+    return int(text, 16)
 
 
 def _decode_array(fields: Any) -> np.ndarray:
@@ -329,7 +341,7 @@ def decode(data: Any, handle: Callable[[int, str], Any] | None = None, depth: in
     if not (isinstance(data, dict) and len(data) == 1):
         raise WireError("malformed value")
     (tag, body), = data.items()
-    if tag == "$int":
+    if tag == "$hex":
         return _int(body)
     if tag == "$float":
         if body not in ("nan", "inf", "-inf"):

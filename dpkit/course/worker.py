@@ -45,6 +45,8 @@ _MESSAGE_LIMIT = 2000            # characters of an error message sent back
 _BLOCK_BITS = 1 << 12            # the first block of bits a lent source asks for ...
 _MOST_BLOCK_BITS = 1 << 20       # ... and the largest (each block is twice the last)
 _MOST_SERVED = 1 << 16           # sizes served that are reported in one request, at most
+#: dpkit's package folder: an error whose innermost frame is there was raised by dpkit.
+_PACKAGE = os.path.realpath(os.path.join(os.path.dirname(__file__), os.pardir))
 
 
 class _Channel:
@@ -84,9 +86,10 @@ _in_blocks: list[RemoteSource] = []  # the sources lent in blocks during the cur
 
 
 def _error(error: BaseException) -> dict[str, Any]:
-    """An error as the grader sees it: type name, message, and the line in a cell (the
+    """An error as the grader sees it: type name, message, the line in a cell (the
     innermost frame in a notebook cell: a function defined in a cell and called by the
-    grader fails "in <that cell's name>, line N")."""
+    grader fails "in <that cell's name>, line N"), and whether dpkit's own code raised it
+    (:func:`dpkit.check._common.raised_in_dpkit`: a lent source's ``bits``, say)."""
     where = None
     for frame in traceback.extract_tb(error.__traceback__):
         if frame.filename in _cells:
@@ -96,7 +99,17 @@ def _error(error: BaseException) -> dict[str, Any]:
     message = str(error)
     if len(message) > _MESSAGE_LIMIT:
         message = message[:_MESSAGE_LIMIT] + "…"
-    return {"op": "error", "type": type(error).__name__, "message": message, "where": where}
+    return {"op": "error", "type": type(error).__name__, "message": message, "where": where,
+            "in_dpkit": _in_dpkit(error)}
+
+
+def _in_dpkit(error: BaseException) -> bool:
+    """Whether dpkit's own code raised ``error`` (the innermost frame of its traceback is in
+    dpkit's package), as :func:`dpkit.check._common.raised_in_dpkit` tells in the grader's
+    process (this module does not import the checkers)."""
+    frames = traceback.extract_tb(error.__traceback__)
+    return bool(frames) and os.path.realpath(frames[-1].filename).startswith(
+        _PACKAGE + os.sep)
 
 
 def _remote(ident: int, kind: str) -> Any:

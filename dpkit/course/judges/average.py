@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -49,9 +50,9 @@ _ALPHA_CLIFFS = 2e-7          # shared by the 3 × 8 cliff tests (two bounds eac
 _ALPHA_GAP = 5e-8             # the gap pair's audit (two bounds)
 _ALPHA_BEYOND = 5e-8          # the beyond pair's audit (two bounds), taken from the cliffs'
 _BEYOND_FACTOR = 64           # the beyond pair's added row: 64·|B0|·H
-#: After a failure of the count's noise: an answer with at least Lap(3/ε) there is called
-#: a privacy violation with probability at most this (:func:`too_little_noise`).
-_ALPHA_PRIVACY = 1e-6
+#: Each test of :func:`_count_over`: a count with at most the share of ε tested is found
+#: to have less noise with probability at most this (:func:`too_little_noise`).
+_ALPHA_SPLIT = 2e-7
 _LAPLACE_TAIL = 4.0           # |noise| > 4 scales: probability e^-4 under Laplace noise
 _GAP_ROWS = 36                # the gap pair's high rows: 36/ε (the SVT's threshold: 60/ε)
 _SUM_CUT = 0.9                # |noise of the sum| > 0.9 scales: probability >= e^-0.9
@@ -294,7 +295,8 @@ def judge_auto_avg(fn: Callable[[Any, float, Any], Any], rng: np.random.Generato
     * the sum has enough noise: for every bound ``b`` a correct answer can choose,
       ``P(|S − Σ D1| > 0.9·3(V − 1)/ε) >= e^-0.9`` (Anderson's inequality for ``b >= V − 1``,
       the clipping bias beyond that threshold for smaller ``b``); one-sided exact binomial
-      test over the 400 seeds, a seed counted when it may be that far: 1.5e-7;
+      test over the 400 seeds, a seed counted when it may be that far: 1.5e-7 (a plain
+      failure unless no split of ε explains it, below);
     * the two noises are independent: Kendall's τ between ``S`` and ``Z`` (noises that
       move together), and between ``|S − Σ D1|`` and ``|Z|`` (noises that share their size,
       with signs of their own: τ of the first pair is then 0), pairs whose order ``dS``,
@@ -331,15 +333,24 @@ def judge_auto_avg(fn: Callable[[Any, float, Any], Any], rng: np.random.Generato
     **Privacy violations** (:class:`PrivacyViolation`: the exercise earns no point) are the
     failures that show the average is not ε-DP: the audits (cliffs, gap pair, beyond pair,
     ``D1`` and ``D3``, the ladder), an exact count, an exact count in some of the runs (an atom
-    at 0 of the count's noise: a Laplace count has none), a count noise smaller than
-    ``Lap(3/ε)`` (:func:`too_little_noise` on the recovered ``|Z|`` plus its recovery error,
-    once the count test failed: ε or ε/2 on the count; an answer with at least that noise, such
-    as ε/4, is called one with probability at most 1e-6), a sum with too little noise, and sum
-    and count noises that move together (one draw for both: a combination of the two releases
-    has less noise than either, and the ε/3 + ε/3 accounting assumes independent noises). The
-    others (a missing fallback, NumPy noise of the right law, a noisy sum as the denominator,
-    rounding, randomness not from ``rng``, more noise than ε/3 asks) are failures of the
-    exercise, not of privacy.
+    at 0 of the count's noise: a Laplace count has none), sum and count noises that move
+    together (one draw for both: a combination of the two releases has less noise than
+    either, and the ε/3 + ε/3 accounting assumes independent noises), and, once the count
+    test or the sum test failed, noises that **no split of ε explains** (:func:`_no_split`).
+    The judge cannot see the bound step's share of ε, so a count or a sum with less noise
+    than ε/3 gives is another split of ε (ε/6 + ε/2 + ε/3 is ε-DP), a plain failure, unless
+    the count alone has less noise than ``Lap(1/ε)``, or the sum alone less than ε gives, or,
+    for ``a`` in 1/3, 1/2, 2/3, the count less than ``a·ε`` gives and the sum less than
+    ``(1 − a)·ε`` gives: the two then take all of ε, and the bound step's share must be
+    positive. Each "less noise" is a one-sided test (:func:`too_little_noise` on the
+    recovered ``|Z|`` plus its recovery error at 2e-7; the sum test above, its cut scaled to
+    the share, at 1.5e-7), so an ε-DP answer, whatever its split, is called a violation
+    this way with probability at most 5 × 2e-7 = **1e-6**. So ε on the count and on the sum
+    (3ε in all) is a violation; ε/2 on each (with ε/3 on the bound: 4ε/3) is not called one
+    — it cannot be told from ε/1000 + 0.4995ε + 0.4995ε, which is ε-DP — but fails as a
+    split other than ε/3 each. The others (a missing fallback, NumPy noise of the right
+    law, a noisy sum as the denominator, rounding, randomness not from ``rng``, another
+    split of ε, more noise than ε/3 asks) are failures of the exercise, not of privacy.
 
     **Caught**: ε spent on each step (3ε in all), an exact or wrongly noised count, a sum noised
     for sensitivity 1 or with ε, NumPy float noise, a noisy sum as the denominator, a bound
@@ -462,12 +473,17 @@ def _judge_releases(first: np.ndarray, second: np.ndarray, data: dict[str, Any],
     slack = _LATTICE_SLACK + float(np.max(off_noise)) / (2 * scale)  # Laplace density 1/2
     total = np.clip(stats.gamma.median(noise.size), np.sum(np.maximum(
         np.abs(noise) - off_noise, 0)) / scale, np.sum(np.abs(noise) + off_noise) / scale)
+    deviations = np.abs(sums - float(np.sum(data["D1"])))     # |·| moves each by <= its error
+    sum_short = _sum_over(Fraction(1, 3), deviations, off_sums, top, epsilon)
     if ks_reject(stats.laplace.cdf(noise / scale), _ALPHA_COUNT_KS, slack) or \
             gamma_reject(float(total), noise.size, _ALPHA_COUNT_SCALE):
-        less = too_little_noise([(np.abs(noise) + off_noise) / scale], stats.gamma.cdf,
-                                _LAPLACE_TAIL, math.exp(-_LAPLACE_TAIL), _ALPHA_PRIVACY)
-        raise (PrivacyViolation if less else Rejection)(
-            f"the noise of your count of rows is not Lap(1/(ε/3)): {_why(spread)}")
+        _no_split(noise, off_noise, deviations, off_sums, top, epsilon,
+                  f"the noise of your count of rows is not Lap(1/(ε/3)): {_why(spread)}")
+        raise Rejection(f"the noise of your count of rows is not Lap(1/(ε/3)): {_why(spread)}")
+    if sum_short:
+        _no_split(noise, off_noise, deviations, off_sums, top, epsilon,
+                  "your clipped sum carries too little noise: its sensitivity is the chosen "
+                  "bound b (one person adds at most b)")
     if np.any(np.abs(noise / unit - np.round(noise / unit)) > _GRID_TOLERANCE
               + off_noise / unit) or \
             not all(_few_bits(s, d) for s, d in zip(sums.tolist(), off_sums.tolist(),
@@ -477,20 +493,66 @@ def _judge_releases(first: np.ndarray, second: np.ndarray, data: dict[str, Any],
                         "power-of-two grid): the exercise asks for laplace_mechanism, whose "
                         "exact noise resists the floating-point attack; float noise from "
                         "NumPy does not")
-    cut = _SUM_CUT * 3 * (top - 1) / epsilon
-    wide = int(np.sum(np.abs(sums - float(np.sum(data["D1"]))) > cut - off_sums))
-    least = math.exp(-_SUM_CUT) * (1 - _LATTICE_SLACK)
-    if stats.binomtest(wide, sums.size, least, alternative="less").pvalue < _ALPHA_SUM:
-        raise PrivacyViolation("your clipped sum carries too little noise: its sensitivity "
-                               "is the chosen bound b (one person adds at most b), and it "
-                               "gets ε/3")
-    deviations = np.abs(sums - float(np.sum(data["D1"])))     # |·| moves each by <= its error
+    if sum_short:
+        raise Rejection(f"{_SUM_SHORT}: {_SPLIT}")
     if _dependent(sums, off_sums, noise, off_noise) or \
             _dependent(deviations, off_sums, np.abs(noise), off_noise):
         raise PrivacyViolation("the noises of your sum and of your count are not "
                                "independent (a combination of the two releases then has less "
                                "noise than ε/3 each allows): each release must draw its own "
                                "noise")
+
+
+_SUM_SHORT = ("your clipped sum carries less noise than ε/3 allows: its sensitivity is the "
+              "chosen bound b (one person adds at most b)")
+_SPLIT = "the exercise gives each of the three steps ε/3"
+#: The splits of ε between the count and the sum that :func:`_no_split` tries: a share
+#: ``a·ε`` or more on the count and ``(1 − a)·ε`` or more on the sum leave no budget to the
+#: bound step (whose share must be positive), so no split of ε explains both.
+_SPLITS = (Fraction(1, 3), Fraction(1, 2), Fraction(2, 3))
+
+
+def _count_over(share: Fraction, noise: np.ndarray, off_noise: np.ndarray,
+                epsilon: float) -> bool:
+    """Whether the count's noise is significantly smaller than ``Lap(1/(share·ε))``, the
+    least a count released with ``share·ε`` has (:func:`too_little_noise`, at
+    :data:`_ALPHA_SPLIT`)."""
+    scale = 1 / (float(share) * epsilon)
+    return too_little_noise([(np.abs(noise) + off_noise) / scale], stats.gamma.cdf,
+                            _LAPLACE_TAIL, math.exp(-_LAPLACE_TAIL), _ALPHA_SPLIT)
+
+
+def _sum_over(share: Fraction, deviations: np.ndarray, off_sums: np.ndarray, top: int,
+              epsilon: float) -> bool:
+    """Whether the clipped sum's noise is significantly smaller than a release with
+    ``share·ε`` has: for every bound ``b`` a correct answer can choose,
+    ``P(|S − Σ D1| > 0.9·(V − 1)/(share·ε)) >= e^-0.9`` (Anderson's inequality for
+    ``b >= V − 1``, the clipping bias beyond that threshold for smaller ``b``); one-sided
+    exact binomial test over the seeds, a seed counted when it may be that far, at
+    :data:`_ALPHA_SUM`."""
+    cut = _SUM_CUT * (top - 1) / (float(share) * epsilon)
+    wide = int(np.sum(deviations > cut - off_sums))
+    least = math.exp(-_SUM_CUT) * (1 - _LATTICE_SLACK)
+    return bool(stats.binomtest(wide, deviations.size, least,
+                                alternative="less").pvalue < _ALPHA_SUM)
+
+
+def _no_split(noise: np.ndarray, off_noise: np.ndarray, deviations: np.ndarray,
+              off_sums: np.ndarray, top: int, epsilon: float, why: str) -> None:
+    """Raise a :class:`PrivacyViolation` saying ``why`` when no split of ε between the
+    three steps explains the noises of the count and the sum: the count alone has less
+    noise than ε gives, or the sum alone, or for some ``a`` of :data:`_SPLITS` the count
+    has less than ``a·ε`` gives and the sum less than ``(1 − a)·ε`` gives (the bound step
+    then has nothing left). For an ε-DP answer (count share ``ε_c``, sum share ``ε_s``,
+    ``ε_c + ε_s < ε``), each of these five verdicts needs one test to fail on a share the
+    answer does not exceed: at most 2e-7 each (:data:`_ALPHA_SPLIT`, :data:`_ALPHA_SUM`),
+    1e-6 in all."""
+    if _count_over(Fraction(1), noise, off_noise, epsilon) or \
+            _sum_over(Fraction(1), deviations, off_sums, top, epsilon) or \
+            any(_count_over(a, noise, off_noise, epsilon)
+                and _sum_over(1 - a, deviations, off_sums, top, epsilon) for a in _SPLITS):
+        raise PrivacyViolation(f"{why}; no split of ε explains it (with the other "
+                               "release's noise, nothing of ε is left for the bound step)")
 
 
 def _count_grid(noise: np.ndarray, off_noise: np.ndarray, unit: float) -> float:

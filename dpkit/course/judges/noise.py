@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from dpkit.check._common import lent_generator
+from dpkit.check._common import coerce, lent_generator
 from dpkit.course.judges._base import (
     EXTREME_WHERE,
     Judgement,
@@ -575,16 +575,24 @@ def _sigmas(rng: np.random.Generator, count: int) -> list[float]:
 
 
 def _draws(fn: Callable[..., Any], sigma: float, size: int, seed: int) -> np.ndarray:
+    """The ``size`` draws ``fn(sigma, size, generator)`` returns, as float64, read as the
+    public check reads them: an array of numbers, or a list, a tuple or an array of real
+    numbers of any type (``Fraction``, ``Decimal``, ``mpmath.mpf``, NumPy scalars: each
+    read by :func:`~dpkit.check._common.coerce`); never booleans or digit strings."""
     got = call(fn, sigma, size, lent_generator(seed), where=_WHERE)
     try:
-        # real numbers only, as the public check reads them: no booleans, no digit strings
         raw = np.asarray(got)
         draws = np.asarray(raw, dtype=np.float64) if raw.dtype.kind in "iuf" else None
     except (TypeError, ValueError, OverflowError):
-        draws = None
+        raw, draws = None, None
+    if draws is None and raw is not None and raw.ndim == 1:
+        read, why = coerce(got, length=raw.size)   # real numbers of other types, item by item
+        if why is not None:
+            raise Raised(f"{_WHERE}, your function returned {why}")
+        draws = np.array(read, dtype=np.float64)
     if draws is None or draws.ndim > 1:
-        raise Raised(f"{_WHERE}, your function returned {returned_text(got)}, not an "
-                        f"array of `size` real numbers")
+        raise Raised(f"{_WHERE}, your function returned {returned_text(got)}, not `size` "
+                        "real numbers (an array, a list or a tuple of them)")
     if draws.size != size:
         raise Raised(f"{_WHERE}, your function returned {draws.size} draws, not `size`")
     if not np.all(np.isfinite(draws)):
@@ -607,9 +615,11 @@ def judge_gaussian_noise(fn: Callable[[float, int, np.random.Generator], Any],
 
     **Tests**, with their false-failure probabilities for a correct answer:
 
-    * each result holds ``size`` finite real numbers; a call repeated with a generator
-      seeded alike returns the same draws, and two calls with different seeds do not
-      start with the same standardized draws (the noise comes from ``generator``): 0;
+    * each result holds ``size`` finite real numbers (an array, or a list or a tuple of
+      real numbers of any type, ``Fraction``, ``Decimal`` and ``mpmath.mpf`` included,
+      read item by item as the public check reads them: :func:`_draws`); a call repeated
+      with a generator seeded alike returns the same draws, and two calls with different
+      seeds do not start with the same standardized draws (the noise comes from ``generator``): 0;
     * per large call: KS test of ``draws/σ`` against N(0, 1) (DKW bound) and a two-sided
       test of ``Σ (draw/σ)²`` against χ²(size): 8 × (3e-8 + 3e-8);
     * pooled over all calls: KS (1.1e-7) and χ² (1.1e-7);

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from dpkit._checks import check_integer
+from dpkit.check._common import raised_in_dpkit
 from dpkit.check.exponential import BitsOnly
 from dpkit.course.judges._base import (
     SAMPLER_DIVERGED,
@@ -187,7 +188,10 @@ def _weights(rng: np.random.Generator) -> dict[str, list[int]]:
 
 
 def _float_hint(error: Exception) -> str:
-    if isinstance(error, (OverflowError, ValueError, ZeroDivisionError)):
+    """What an arithmetic error of a sampler on integer weights most likely means (nothing
+    for an error raised inside ``rng.bits``: its message says what is wrong)."""
+    if isinstance(error, (OverflowError, ValueError, ZeroDivisionError)) \
+            and not raised_in_dpkit(error):
         return ("; does it convert the weights to floating point somewhere? A float holds "
                 "about 16 digits and nothing beyond 1.8e308; compare integers only")
     return ""
