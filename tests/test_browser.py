@@ -7,8 +7,9 @@ widget frames) has a text alternative, and the footer states the licences beside
 "Open issue" link to the repository's tracker. At a desktop width (1200 px) and a phone's
 (420 px): nothing is logged as an error in the console, axe-core (vendored by `make vendor`
 into .vendor/) finds no serious or critical accessibility violation, and at 420 px the page
-does not scroll sideways, no formula is cut off by a box around it and every formula that
-scrolls shows that it does.
+does not scroll sideways, no formula is cut off by a box around it, every formula that
+scrolls shows that it does, and no line of code or printed output is cut off at the edge of
+its box (at 1200 px too: book.css wraps them).
 """
 
 import os
@@ -146,6 +147,26 @@ SCROLLING_MATH_WITHOUT_CUE = """
 """
 
 
+# Code blocks (code cells, their printed output) whose lines do not fit their box, so that the
+# end of a line is hidden, with no visible cue that the box scrolls sideways (book.css wraps
+# them; a box that scrolls would need the edge shadow formulas get). The pre itself and every
+# box around it up to the article are checked.
+CUT_CODE = """
+() => Array.from(document.querySelectorAll('article pre'))
+  .filter((pre) => pre.offsetParent !== null)
+  .filter((pre) => {
+    for (let box = pre; box && box.tagName !== 'ARTICLE'; box = box.parentElement) {
+      const style = getComputedStyle(box);
+      if (style.display === 'inline' || style.overflowX === 'visible') continue;
+      if (box.scrollWidth > box.clientWidth + 1 && style.boxShadow === 'none') return true;
+    }
+    return false;
+  })
+  .map((pre) => pre.textContent.split('\\n')
+                   .reduce((a, b) => (b.length > a.length ? b : a), '').trim().slice(0, 60))
+"""
+
+
 @pytest.fixture(scope="module")
 def browser():
     _require(CHROMIUM is not None, "no chromium on PATH (apt-get install chromium)")
@@ -210,6 +231,8 @@ def test_page_offline_math_and_widgets(browser, chapter):
             f"{chapter}: slider {i} did not move"
         assert after != before and len(after) == 1, \
             f"{chapter}: slider {i} moved but the figure stayed"
+    cut = page.evaluate(CUT_CODE)
+    assert not cut, f"{chapter}: code or output lines cut off at 1200 px: {cut[:3]}"
     # Text alternatives (WCAG 1.1.1), for the figures and every widget frame in the page.
     missing = page.evaluate(IMAGES_WITHOUT_ALT)
     assert not missing, f"{chapter}: images without a text alternative: {missing[:3]}"
@@ -244,6 +267,8 @@ def test_page_at_phone_width(browser, chapter):
     assert not clipped, f"{chapter}: formulas cut off at 420 px: {clipped[:3]}"
     hidden = page.evaluate(SCROLLING_MATH_WITHOUT_CUE)
     assert not hidden, f"{chapter}: formulas scroll at 420 px with no visible cue: {hidden[:3]}"
+    cut = page.evaluate(CUT_CODE)
+    assert not cut, f"{chapter}: code or output lines cut off at 420 px: {cut[:3]}"
     assert not errors, f"{chapter}: console errors at 420 px: {errors[:3]}"
     violations = axe_violations(page)
     assert not violations, f"{chapter}: axe-core at 420 px: {violations}"
