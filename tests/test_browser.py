@@ -8,8 +8,10 @@ widget frames) has a text alternative, and the footer states the licences beside
 (420 px): nothing is logged as an error in the console, axe-core (vendored by `make vendor`
 into .vendor/) finds no serious or critical accessibility violation, and at 420 px the page
 does not scroll sideways, no formula is cut off by a box around it, every formula that
-scrolls shows that it does, and no line of code or printed output is cut off at the edge of
-its box (at 1200 px too: book.css wraps them).
+scrolls shows that it does, and no line of code, printed output or table is cut off at the
+edge of its box without a cue (at 1200 px too: book.css wraps code, a wide table shows that
+it scrolls). At both widths, no text in a widget or a
+figure (widget frames included) is smaller than 11 px as shown.
 """
 
 import os
@@ -147,12 +149,12 @@ SCROLLING_MATH_WITHOUT_CUE = """
 """
 
 
-# Code blocks (code cells, their printed output) whose lines do not fit their box, so that the
-# end of a line is hidden, with no visible cue that the box scrolls sideways (book.css wraps
-# them; a box that scrolls would need the edge shadow formulas get). The pre itself and every
-# box around it up to the article are checked.
+# Code blocks (code cells, their printed output) and tables whose lines do not fit their box,
+# so that the end of a line is hidden, with no visible cue that the box scrolls sideways
+# (book.css wraps code; a table that scrolls gets the edge shadow formulas get). The block
+# itself and every box around it up to the article are checked.
 CUT_CODE = """
-() => Array.from(document.querySelectorAll('article pre'))
+() => Array.from(document.querySelectorAll('article pre, article table'))
   .filter((pre) => pre.offsetParent !== null)
   .filter((pre) => {
     for (let box = pre; box && box.tagName !== 'ARTICLE'; box = box.parentElement) {
@@ -164,6 +166,37 @@ CUT_CODE = """
   })
   .map((pre) => pre.textContent.split('\\n')
                    .reduce((a, b) => (b.length > a.length ? b : a), '').trim().slice(0, 60))
+"""
+
+
+# Text smaller than MIN_TEXT_PX CSS pixels in the widgets (labels, readouts: their computed
+# font size) and in the figures and widget frames. An image's text is measured from the size
+# of its smallest text in the image's own pixels, which dpkit.plots writes into the <img> as
+# data-text-px, times the width the page shows it at over its natural width (a hidden widget
+# frame would be shown at the width of the frame shown beside it). An image without
+# data-text-px cannot be checked and is reported too.
+MIN_TEXT_PX = 11
+SMALL_TEXT = """
+(least) => {
+  const small = [];
+  for (const e of document.querySelectorAll('article .jupyter-widgets *')) {
+    if (e.offsetParent === null) continue;
+    const own = Array.from(e.childNodes).some((n) => n.nodeType === 3 && n.textContent.trim());
+    const px = parseFloat(getComputedStyle(e).fontSize);
+    if (own && px < least) small.push(`widget text ${e.textContent.trim().slice(0, 30)}: ${px} px`);
+  }
+  for (const img of document.querySelectorAll('article img')) {
+    const box = img.closest('.widget-vbox');
+    const shown = img.offsetParent !== null ? img :
+      box && Array.from(box.querySelectorAll('img')).find((i) => i.offsetParent !== null);
+    if (!shown) continue;
+    const px = parseFloat(img.dataset.textPx);
+    if (!(px > 0)) { small.push(`image without data-text-px: ${img.alt.slice(0, 40)}`); continue; }
+    const size = px * shown.getBoundingClientRect().width / img.naturalWidth;
+    if (size < least) small.push(`figure text ${size.toFixed(1)} px: ${img.alt.slice(0, 50)}`);
+  }
+  return small;
+}
 """
 
 
@@ -232,7 +265,9 @@ def test_page_offline_math_and_widgets(browser, chapter):
         assert after != before and len(after) == 1, \
             f"{chapter}: slider {i} moved but the figure stayed"
     cut = page.evaluate(CUT_CODE)
-    assert not cut, f"{chapter}: code or output lines cut off at 1200 px: {cut[:3]}"
+    assert not cut, f"{chapter}: code, output or table lines cut off at 1200 px: {cut[:3]}"
+    small = page.evaluate(SMALL_TEXT, MIN_TEXT_PX)
+    assert not small, f"{chapter}: text below {MIN_TEXT_PX} px at 1200 px: {small[:3]}"
     # Text alternatives (WCAG 1.1.1), for the figures and every widget frame in the page.
     missing = page.evaluate(IMAGES_WITHOUT_ALT)
     assert not missing, f"{chapter}: images without a text alternative: {missing[:3]}"
@@ -268,7 +303,9 @@ def test_page_at_phone_width(browser, chapter):
     hidden = page.evaluate(SCROLLING_MATH_WITHOUT_CUE)
     assert not hidden, f"{chapter}: formulas scroll at 420 px with no visible cue: {hidden[:3]}"
     cut = page.evaluate(CUT_CODE)
-    assert not cut, f"{chapter}: code or output lines cut off at 420 px: {cut[:3]}"
+    assert not cut, f"{chapter}: code, output or table lines cut off at 420 px: {cut[:3]}"
+    small = page.evaluate(SMALL_TEXT, MIN_TEXT_PX)
+    assert not small, f"{chapter}: text below {MIN_TEXT_PX} px at 420 px: {small[:3]}"
     assert not errors, f"{chapter}: console errors at 420 px: {errors[:3]}"
     violations = axe_violations(page)
     assert not violations, f"{chapter}: axe-core at 420 px: {violations}"

@@ -6,7 +6,8 @@
 // Code blocks (code cells, their output): each line becomes a .code-line block with a
 // hanging indent, so that a line too long for the column wraps (book.css) and its
 // continuation is indented past the line's own indentation. The text is unchanged (each
-// line keeps its newline), so copying a cell copies the same code.
+// line keeps its newline), so copying a cell copies the same code. pandas tables: see
+// tidyTable.
 (function () {
   "use strict";
 
@@ -83,8 +84,69 @@
       .forEach(markScrolling);
   }
 
+  function blank(cell) { return !cell.textContent.trim(); }
+  function cells(row) { return Array.prototype.slice.call(row.cells); }
+
+  // A pandas table (table.dataframe) made readable and its headers meaningful: a default
+  // index (rows 0, 1, 2, ... under an empty corner) is dropped; the index's name, which
+  // pandas writes in a second header row of otherwise empty cells, moves into the empty
+  // corner above it; a header cell still empty becomes a plain cell (an empty header names
+  // nothing); and every header says whether it heads a column or a row. book.css aligns the
+  // numbers and spaces the columns. A table wider than the column scrolls inside a
+  // .table-scroll box that shows the same cue as a formula that scrolls.
+  function tidyTable(table) {
+    var head = table.tHead;
+    var body = table.tBodies[0];
+    if (!head || !body || table.dataset.tidy) return;
+    table.dataset.tidy = "1";
+    var rows = head.rows;
+    if (rows.length === 2) {
+      var names = cells(rows[1]);
+      var k = 0;
+      while (k < names.length && !blank(names[k])) k++;
+      var corner = cells(rows[0]).slice(0, k);
+      if (k > 0 && names.slice(k).every(blank) &&
+          corner.every(function (c) { return blank(c) && c.colSpan === 1; })) {
+        corner.forEach(function (c, i) { c.textContent = names[i].textContent; });
+        head.removeChild(rows[1]);
+      }
+    } else if (rows.length === 1 && rows[0].cells.length && blank(rows[0].cells[0])) {
+      var defaultIndex = Array.prototype.every.call(body.rows, function (row, i) {
+        var first = row.cells[0];
+        return first && first.tagName === "TH" && first.textContent.trim() === String(i) &&
+          row.querySelectorAll("th").length === 1;
+      });
+      if (defaultIndex) {
+        rows[0].deleteCell(0);
+        Array.prototype.forEach.call(body.rows, function (row) { row.deleteCell(0); });
+      }
+    }
+    // A table wider than the column scrolls in its own box, with the formulas' cue.
+    var scroller = document.createElement("div");
+    scroller.className = "table-scroll";
+    table.parentNode.insertBefore(scroller, table);
+    scroller.appendChild(table);
+    table.querySelectorAll("th").forEach(function (th) {
+      if (blank(th)) {
+        var td = document.createElement("td");
+        Array.prototype.forEach.call(th.attributes, function (a) {
+          td.setAttribute(a.name, a.value);
+        });
+        th.parentNode.replaceChild(td, th);
+      } else {
+        th.setAttribute("scope", th.closest("thead") ? "col" : "row");
+      }
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     document.querySelectorAll(".bd-article div.highlight > pre").forEach(splitLines);
+    document.querySelectorAll(".bd-article table.dataframe").forEach(tidyTable);
+    var markTables = function () {
+      document.querySelectorAll(".bd-article .table-scroll").forEach(markScrolling);
+    };
+    markTables();
+    window.addEventListener("resize", markTables);
     var mj = window.MathJax;
     if (!mj || !mj.startup || !mj.startup.promise) return;
     mj.startup.promise.then(markAll);
