@@ -6,8 +6,8 @@
 // Code blocks (code cells, their output): each line becomes a .code-line block with a
 // hanging indent, so that a line too long for the column wraps (book.css) and its
 // continuation is indented past the line's own indentation. The text is unchanged (each
-// line keeps its newline), so copying a cell copies the same code. pandas tables: see
-// tidyTable.
+// line keeps its newline), so copying a cell copies the same code. Tables: see tidyTable,
+// scrollBox and scopeHeaders.
 (function () {
   "use strict";
 
@@ -90,10 +90,7 @@
   // A pandas table (table.dataframe) made readable and its headers meaningful: a default
   // index (rows 0, 1, 2, ... under an empty corner) is dropped; the index's name, which
   // pandas writes in a second header row of otherwise empty cells, moves into the empty
-  // corner above it; a header cell still empty becomes a plain cell (an empty header names
-  // nothing); and every header says whether it heads a column or a row. book.css aligns the
-  // numbers and spaces the columns. A table wider than the column scrolls inside a
-  // .table-scroll box that shows the same cue as a formula that scrolls.
+  // corner above it; then scopeHeaders. book.css aligns the numbers and spaces the columns.
   function tidyTable(table) {
     var head = table.tHead;
     var body = table.tBodies[0];
@@ -121,19 +118,37 @@
         Array.prototype.forEach.call(body.rows, function (row) { row.deleteCell(0); });
       }
     }
-    // A table wider than the column scrolls in its own box, with the formulas' cue.
-    var scroller = document.createElement("div");
-    scroller.className = "table-scroll";
-    table.parentNode.insertBefore(scroller, table);
-    scroller.appendChild(table);
+    scopeHeaders(table);
+  }
+
+  // Any table (pandas', a styled one, or one written in a chapter) scrolls in its own box,
+  // .table-scroll (the theme's scrolling container when it has one), which shows the same
+  // cue as a formula that scrolls once it is wider than the column.
+  function scrollBox(table) {
+    var parent = table.parentElement;
+    if (parent.classList.contains("pst-scrollable-table-container") ||
+        parent.classList.contains("table-scroll")) {
+      parent.classList.add("table-scroll");
+      return;
+    }
+    var box = document.createElement("div");
+    box.className = "table-scroll";
+    parent.insertBefore(box, table);
+    box.appendChild(table);
+  }
+
+  // In any table: a header cell without text becomes a plain cell (an empty header names
+  // nothing), and every other one says whether it heads a column or a row.
+  function scopeHeaders(table) {
     table.querySelectorAll("th").forEach(function (th) {
       if (blank(th)) {
         var td = document.createElement("td");
         Array.prototype.forEach.call(th.attributes, function (a) {
           td.setAttribute(a.name, a.value);
         });
+        while (th.firstChild) td.appendChild(th.firstChild);
         th.parentNode.replaceChild(td, th);
-      } else {
+      } else if (!th.hasAttribute("scope")) {
         th.setAttribute("scope", th.closest("thead") ? "col" : "row");
       }
     });
@@ -142,8 +157,15 @@
   document.addEventListener("DOMContentLoaded", function () {
     document.querySelectorAll(".bd-article div.highlight > pre").forEach(splitLines);
     document.querySelectorAll(".bd-article table.dataframe").forEach(tidyTable);
+    document.querySelectorAll(".bd-article table:not(.dataframe)").forEach(scopeHeaders);
+    document.querySelectorAll(".bd-article table").forEach(scrollBox);
+    // A table that scrolls can be scrolled with the keyboard too: it takes the focus.
     var markTables = function () {
-      document.querySelectorAll(".bd-article .table-scroll").forEach(markScrolling);
+      document.querySelectorAll(".bd-article .table-scroll").forEach(function (box) {
+        markScrolling(box);
+        if (box.classList.contains("math-scrolls")) box.setAttribute("tabindex", "0");
+        else box.removeAttribute("tabindex");
+      });
     };
     markTables();
     window.addEventListener("resize", markTables);
