@@ -113,7 +113,7 @@ def lsb_attack_figure(scales: Sequence[float], naive: Sequence[LSBAttackResult],
     most ``e^ε`` times likelier from the input it names; below the band, the reversed guess
     would beat its upper edge).
     """
-    figure, (left, middle, right) = new_figure(3, height=3.9)
+    figure, (left, middle, right) = new_figure(3, height=4.6)
     x = np.arange(len(scales))
     width = 0.38
     panels = ((left, "decided", "Attack\ndecides", "share of releases"),

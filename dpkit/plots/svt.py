@@ -102,7 +102,7 @@ def auto_avg_error_figure(epsilons: Sequence[float] = (0.03, 0.1, 0.3, 1.0, 3.0)
     A version that divides by a second noisy sum (:func:`dpkit.naive.auto_avg`) returns
     about 1.0 and so has a relative error near 100% at every ε (dashed line).
     """
-    figure, (ax,) = new_figure(1)
+    figure, (ax,) = new_figure(1, height=4.4)
     summaries = []
     for offset, column in enumerate(columns):
         values = _column(column)
@@ -118,7 +118,7 @@ def auto_avg_error_figure(epsilons: Sequence[float] = (0.03, 0.1, 0.3, 1.0, 3.0)
     ax.set(xscale="log", yscale="log", xlabel="ε (total)",
            ylabel="median |error| (% of the true mean)",
            title=f"auto_avg on Adult, {runs} runs per point")
-    ax.legend(fontsize=10, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    figure.legend(loc="outside lower center", ncol=2, fontsize=10, frameon=False)
     return describe(figure, (
         "Log-log line chart of the median error of auto_avg on the Adult data, in percent of "
         f"the true mean, {runs} runs per point, at total ε = "
@@ -278,7 +278,7 @@ def clip_query_figure(columns: Sequence[str] = ("age", "capital-gain"),
     # One legend below the panels (the dotted line is each panel's largest value).
     figure.legend(*axes[0].get_legend_handles_labels()[0:1],
                   ["$-q_U$ (≈ rows above U)", f"−threshold = 20/ε = {-threshold:g}",
-                   "largest value"], loc="outside lower center", ncol=3, fontsize=10,
+                   "largest value"], loc="outside lower center", ncol=2, fontsize=10,
                   frameon=False)
     return describe(figure, (
         "Log-log step chart of −q_U, about the number of rows above the candidate bound U, "
