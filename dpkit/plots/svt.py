@@ -116,7 +116,7 @@ def auto_avg_error_figure(epsilons: Sequence[float] = (0.03, 0.1, 0.3, 1.0, 3.0)
         summaries.append(f"{column} from {medians[0]:.3g}% to {medians[-1]:.3g}%")
     ax.axhline(100, color=NAIVE, ls="--", label="dividing by a\nsecond noisy sum")
     ax.set(xscale="log", yscale="log", xlabel="ε (total)",
-           ylabel="median |error| (% of the true mean)",
+           ylabel="median |error|, % of true mean",
            title=f"auto_avg on Adult, {runs} runs per point")
     figure.legend(loc="outside lower center", ncol=2, fontsize=10, frameon=False)
     return describe(figure, (
