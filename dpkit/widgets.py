@@ -34,7 +34,7 @@ from typing import Any
 import ipywidgets as widgets
 from matplotlib.figure import Figure
 
-from dpkit.plots import alt_text, figure_png, image_html
+from dpkit.plots import alt_text, figure_png, image_html, smallest_text_px
 
 __all__ = ["MAX_FRAMES", "Param", "explore", "figure_png", "widget_mode"]
 
@@ -186,11 +186,12 @@ def explore(figure_fn: Callable[..., Figure], *params: Param,
         kwargs = {p.name: p.values[i] for p, i in zip(params, indices, strict=True)}
         figure = figure_fn(**fixed, **kwargs)
         png = figure_png(figure, dpi=dpi)
+        text_px = smallest_text_px(figure, dpi=dpi)
         if getattr(figure, "alt", ""):
-            return image_html(png, alt_text(figure))
+            return image_html(png, alt_text(figure), text_px)
         settings = ", ".join(f"{p.label or p.name} = {p.labels()[i]}"
                              for p, i in zip(params, indices, strict=True))
-        return image_html(png, f"{settings}. {alt_text(figure)}")
+        return image_html(png, f"{settings}. {alt_text(figure)}", text_px)
 
     sliders = [_slider(p) for p in params]
     if widget_mode(mode) == "live":

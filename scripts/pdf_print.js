@@ -48,6 +48,49 @@
         box.insertBefore(note, sliders[0]);
     }
 
+    // Bookmarks: chromium titles each one with the text painted inside its heading, and
+    // MathJax paints its glyphs from CSS, which that text leaves out ("costs " for "costs
+    // nε"). A transparent copy of each formula in Unicode, read from MathJax's MathML, is
+    // painted beside it (pdf_print.css: .pdf-math-text).
+    const SUP = {'0': '⁰', '1': '¹', '2': '²', '3': '³', '4': '⁴', '5': '⁵', '6': '⁶', '7': '⁷',
+                 '8': '⁸', '9': '⁹', '+': '⁺', '-': '⁻', '−': '⁻', 'n': 'ⁿ', 'i': 'ⁱ'};
+    const SUB = {'0': '₀', '1': '₁', '2': '₂', '3': '₃', '4': '₄', '5': '₅', '6': '₆', '7': '₇',
+                 '8': '₈', '9': '₉', '+': '₊', '-': '₋', '−': '₋', 'i': 'ᵢ', 'k': 'ₖ', 'n': 'ₙ'};
+    const script = (text, table, mark) => {
+        const chars = Array.from(text);
+        return chars.every((c) => table[c]) ? chars.map((c) => table[c]).join('')
+            : `${mark}${chars.length > 1 ? `(${text})` : text}`;
+    };
+    const mathText = (node) => {
+        const kids = Array.from(node.children);
+        const all = () => kids.map(mathText).join('');
+        switch (node.localName) {
+            case 'msup': return mathText(kids[0]) + script(mathText(kids[1]), SUP, '^');
+            case 'msub': return mathText(kids[0]) + script(mathText(kids[1]), SUB, '_');
+            case 'msubsup': return mathText(kids[0]) + script(mathText(kids[1]), SUB, '_')
+                + script(mathText(kids[2]), SUP, '^');
+            case 'mfrac': return `${mathText(kids[0])}/${mathText(kids[1])}`;
+            case 'msqrt': {
+                const inner = all();
+                return `√${Array.from(inner).length > 1 ? `(${inner})` : inner}`;
+            }
+            case 'mo': {
+                const op = node.textContent.replace(/[\u2061-\u2064]/g, '').trim();
+                return /^[=<>≤≥≈+−×·→]$/.test(op) ? ` ${op} ` : op;
+            }
+            default: return kids.length ? all() : node.textContent.replace(/[\u2061-\u2064]/g, '');
+        }
+    };
+    for (const math of article.querySelectorAll(
+            ':is(h1, h2, h3, h4, h5) mjx-container:not(:has(+ .pdf-math-text))')) {
+        const mml = math.querySelector('mjx-assistive-mml math');
+        if (!mml) continue;
+        const copy = document.createElement('span');
+        copy.className = 'pdf-math-text';
+        copy.textContent = mathText(mml).replace(/\s+/g, ' ').trim();
+        math.after(copy);
+    }
+
     // The contents: the two highest heading levels (chapters and their sections).
     const headings = Array.from(article.querySelectorAll(HEADINGS));
     if (headings.length === 0) return [];
@@ -84,7 +127,7 @@
         link.href = `#${ids[i]}`;
         const label = element('span', 'pdf-toc-label');
         label.innerHTML = heading.innerHTML;
-        label.querySelectorAll('.headerlink').forEach((node) => node.remove());
+        label.querySelectorAll('.headerlink, .pdf-math-text').forEach((node) => node.remove());
         const page = element('span', 'pdf-toc-page', '000');
         page.dataset.target = ids[i];
         link.append(label, element('span', 'pdf-toc-leader'), page);

@@ -10,10 +10,12 @@ The book's shape on paper is checked on a tiny book built as one page the way ``
 builds the real one (``build_singlehtml``): a title page, contents whose page numbers are the
 pages the chapters and sections start on, bookmarks for them, "page i of n" on every page,
 exercise numbers restarting in each chapter, and every figure placed at its own aspect ratio.
-A chapter of the built book (``_build/html``, written by ``make test``'s strict build) checks
-the widgets: each is printed as its frame with a note naming the setting, on one page.
+Chapters of the built book (``_build/html``, written by ``make test``'s strict build) check
+the widgets (each is printed as its frame with a note naming the setting, on one page) and
+the bookmarks (each heading's text as printed, math included, once).
 """
 
+import html
 import importlib.util
 import re
 import shutil
@@ -201,3 +203,31 @@ def test_widgets_print_as_frame_and_note(tmp_path):
     frames = {image["page"] for image in _images(out) if image["x_ppi"] < 200}
     assert set(noted) <= frames, f"a widget's note and its frame on different pages: {noted}"
     assert "sliders change ε and δ" in "".join(pages)
+
+
+def _headings(page: Path) -> list[str]:
+    """The text of the numbered h1-h3 headings of a built page without math, as the reader
+    sees it (the section number, the title; not the "#" link)."""
+    found = []
+    for inner in re.findall(r"<h[1-3]>(.*?)</h[1-3]>", page.read_text(), re.DOTALL):
+        if 'class="section-number"' not in inner or 'class="math' in inner:
+            continue
+        text = re.sub(r"<a class=\"headerlink\".*?</a>|<[^>]+>", "", inner, flags=re.DOTALL)
+        found.append(" ".join(html.unescape(text).split()))
+    return found
+
+
+def test_bookmarks_are_the_headings_as_printed(tmp_path):
+    """Chromium titles a bookmark with the text painted in its heading: the titles keep the
+    spaces where a heading wraps, name a heading at the top of a page once (not "7.8. 7.8.
+    ExercisesExercises") and include its math ("costs nε", not "costs ")."""
+    chapter = ROOT / "_build" / "html" / "book" / "sparse_vector.html"
+    _require(CHROMIUM is not None, "no chromium on PATH (apt-get install chromium)")
+    _require(chapter.is_file(), f"book not built at {chapter.parent} (run make book)")
+    _require(shutil.which("pdftohtml") is not None, "no poppler (apt-get install poppler-utils)")
+    titles = [title for title, _ in _outline(pdf_script.html_to_pdf(chapter, tmp_path / "s.pdf"))]
+    headings = _headings(chapter)
+    assert len(headings) >= 10 and "7. The sparse vector technique" in headings, headings
+    missing = [heading for heading in headings if heading not in titles]
+    assert not missing, f"headings without their bookmark: {missing}; bookmarks: {titles}"
+    assert "7.1. Noising every answer costs nε" in titles, titles

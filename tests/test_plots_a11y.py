@@ -48,7 +48,13 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from test_plots_layout import _texts
 
-from dpkit.plots._style import PALETTE, alt_text, register_ipython_display
+from dpkit.plots._style import (
+    MIN_FONT_SIZE,
+    PALETTE,
+    alt_text,
+    register_ipython_display,
+    smallest_text_px,
+)
 
 #: Least CIEDE2000 difference between two palette colours, under every simulation.
 MIN_DIFFERENCE = 10.0
@@ -152,6 +158,17 @@ def test_figures_draw_only_with_the_palette(figure) -> None:
     for label, rgba in _drawn_colours(figure):
         assert tuple(np.round(rgba[:3], 3)) in allowed, \
             f"{label!r} is drawn in {matplotlib.colors.to_hex(rgba)}, not a palette colour"
+
+
+def test_texts_are_large_enough_on_a_phone(figure) -> None:
+    """No text below MIN_FONT_SIZE points: shown in a 420-px phone's column (384 px of the
+    768-px image), 10-pt text is 11.1 px (tests/test_browser.py measures the pages)."""
+    small = sorted({(t.get_fontsize(), t.get_text()) for t in _texts(figure)
+                    if t.get_fontsize() < MIN_FONT_SIZE})
+    assert not small, f"texts below {MIN_FONT_SIZE} pt: {small[:3]}"
+    width = figure.get_figwidth() * max(72, figure.dpi)  # of the PNG figure_png renders
+    size = smallest_text_px(figure, dpi=72) * 384 / width
+    assert size >= 11, f"the smallest text is {size:.1f} px in a phone's column"
 
 
 def test_texts_have_contrast(figure) -> None:

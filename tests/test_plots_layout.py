@@ -12,6 +12,7 @@ import itertools
 
 import numpy as np
 import pytest
+from figure_cases import CASES as BUILDERS  # tests/ is on sys.path under pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.legend import Legend
@@ -110,6 +111,13 @@ def test_texts_fit_and_do_not_collide(builder, kwargs) -> None:
         for text, box in boxes:
             assert text in own or not frame_box.overlaps(box), \
                 f"{builder.__name__}: the legend covers {text!r}"
+
+
+@pytest.mark.parametrize("case", BUILDERS, ids=[case.id for case in BUILDERS])
+def test_every_builder_keeps_its_texts_apart(case) -> None:
+    """The same check on every builder of dpkit.plots (tests/figure_cases.py), so that a
+    figure missing from CASES above is checked at its usual arguments too."""
+    test_texts_fit_and_do_not_collide(case.builder, case.kwargs)
 
 
 @pytest.mark.parametrize("builder, kwargs", CASES,

@@ -3,8 +3,59 @@
 // are made to scroll on their own (.wide-inline-math) instead of being cut off by their box;
 // every formula that scrolls (display or inline) gets a visible cue (.math-scrolls: a shadow
 // on the side where more is hidden, .math-scrolled-end once scrolled to the right end).
+// Code blocks (code cells, their output): each line becomes a .code-line block with a
+// hanging indent, so that a line too long for the column wraps (book.css) and its
+// continuation is indented past the line's own indentation. The text is unchanged (each
+// line keeps its newline), so copying a cell copies the same code. Tables: see tidyTable,
+// scrollBox and scopeHeaders.
 (function () {
   "use strict";
+
+  // Extra indent, in characters, of the continuation of a wrapped line.
+  var HANG = 4;
+
+  function closeLine(pre, line) {
+    var text = line.textContent.replace(/\n$/, "");
+    var indent = text.length - text.replace(/^[ \t]+/, "").length;
+    line.className = "code-line";
+    // (at most a third of the column, for deeply indented lines on a phone)
+    var hang = "min(" + (indent + HANG) + "ch, 33%)";
+    line.style.paddingLeft = hang;
+    line.style.textIndent = "calc(-1 * " + hang + ")";
+    pre.appendChild(line);
+  }
+
+  // Split the <pre> of one code block into lines. Pygments writes flat spans (one token
+  // each), so a token that holds a newline (a multi-line string) is cut into one copy of
+  // its span per line.
+  function splitLines(pre) {
+    if (pre.dataset.codeLines) return;
+    pre.dataset.codeLines = "1";
+    var nodes = Array.prototype.slice.call(pre.childNodes);
+    var line = document.createElement("span");
+    nodes.forEach(function (node) {
+      pre.removeChild(node);
+      var parts = node.textContent.split("\n");
+      if (parts.length === 1 || (node.nodeType === 1 && node.children.length)) {
+        line.appendChild(node);
+        return;
+      }
+      parts.forEach(function (part, i) {
+        var last = i === parts.length - 1;
+        var text = last ? part : part + "\n";
+        if (text) {
+          var piece = node.nodeType === 1 ? node.cloneNode(false) : document.createTextNode("");
+          piece.textContent = text;
+          line.appendChild(piece);
+        }
+        if (!last) {
+          closeLine(pre, line);
+          line = document.createElement("span");
+        }
+      });
+    });
+    if (line.childNodes.length) closeLine(pre, line);
+  }
 
   // A box that scrolls, and by more than a glyph's overhang (a few pixels).
   function markScrolling(box) {
@@ -33,7 +84,91 @@
       .forEach(markScrolling);
   }
 
+  function blank(cell) { return !cell.textContent.trim(); }
+  function cells(row) { return Array.prototype.slice.call(row.cells); }
+
+  // A pandas table (table.dataframe) made readable and its headers meaningful: a default
+  // index (rows 0, 1, 2, ... under an empty corner) is dropped; the index's name, which
+  // pandas writes in a second header row of otherwise empty cells, moves into the empty
+  // corner above it; then scopeHeaders. book.css aligns the numbers and spaces the columns.
+  function tidyTable(table) {
+    var head = table.tHead;
+    var body = table.tBodies[0];
+    if (!head || !body || table.dataset.tidy) return;
+    table.dataset.tidy = "1";
+    var rows = head.rows;
+    if (rows.length === 2) {
+      var names = cells(rows[1]);
+      var k = 0;
+      while (k < names.length && !blank(names[k])) k++;
+      var corner = cells(rows[0]).slice(0, k);
+      if (k > 0 && names.slice(k).every(blank) &&
+          corner.every(function (c) { return blank(c) && c.colSpan === 1; })) {
+        corner.forEach(function (c, i) { c.textContent = names[i].textContent; });
+        head.removeChild(rows[1]);
+      }
+    } else if (rows.length === 1 && rows[0].cells.length && blank(rows[0].cells[0])) {
+      var defaultIndex = Array.prototype.every.call(body.rows, function (row, i) {
+        var first = row.cells[0];
+        return first && first.tagName === "TH" && first.textContent.trim() === String(i) &&
+          row.querySelectorAll("th").length === 1;
+      });
+      if (defaultIndex) {
+        rows[0].deleteCell(0);
+        Array.prototype.forEach.call(body.rows, function (row) { row.deleteCell(0); });
+      }
+    }
+    scopeHeaders(table);
+  }
+
+  // Any table (pandas', a styled one, or one written in a chapter) scrolls in its own box,
+  // .table-scroll (the theme's scrolling container when it has one), which shows the same
+  // cue as a formula that scrolls once it is wider than the column.
+  function scrollBox(table) {
+    var parent = table.parentElement;
+    if (parent.classList.contains("pst-scrollable-table-container") ||
+        parent.classList.contains("table-scroll")) {
+      parent.classList.add("table-scroll");
+      return;
+    }
+    var box = document.createElement("div");
+    box.className = "table-scroll";
+    parent.insertBefore(box, table);
+    box.appendChild(table);
+  }
+
+  // In any table: a header cell without text becomes a plain cell (an empty header names
+  // nothing), and every other one says whether it heads a column or a row.
+  function scopeHeaders(table) {
+    table.querySelectorAll("th").forEach(function (th) {
+      if (blank(th)) {
+        var td = document.createElement("td");
+        Array.prototype.forEach.call(th.attributes, function (a) {
+          td.setAttribute(a.name, a.value);
+        });
+        while (th.firstChild) td.appendChild(th.firstChild);
+        th.parentNode.replaceChild(td, th);
+      } else if (!th.hasAttribute("scope")) {
+        th.setAttribute("scope", th.closest("thead") ? "col" : "row");
+      }
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll(".bd-article div.highlight > pre").forEach(splitLines);
+    document.querySelectorAll(".bd-article table.dataframe").forEach(tidyTable);
+    document.querySelectorAll(".bd-article table:not(.dataframe)").forEach(scopeHeaders);
+    document.querySelectorAll(".bd-article table").forEach(scrollBox);
+    // A table that scrolls can be scrolled with the keyboard too: it takes the focus.
+    var markTables = function () {
+      document.querySelectorAll(".bd-article .table-scroll").forEach(function (box) {
+        markScrolling(box);
+        if (box.classList.contains("math-scrolls")) box.setAttribute("tabindex", "0");
+        else box.removeAttribute("tabindex");
+      });
+    };
+    markTables();
+    window.addEventListener("resize", markTables);
     var mj = window.MathJax;
     if (!mj || !mj.startup || !mj.startup.promise) return;
     mj.startup.promise.then(markAll);

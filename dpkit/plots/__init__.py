@@ -10,8 +10,10 @@ from dpkit.plots._style import (
     figure_png,
     image_html,
     register_ipython_display,
+    smallest_text_px,
 )
 
-__all__ = ["alt_text", "describe", "figure_png", "image_html", "register_ipython_display"]
+__all__ = ["alt_text", "describe", "figure_png", "image_html", "register_ipython_display",
+           "smallest_text_px"]
 
 register_ipython_display()

@@ -18,6 +18,7 @@ import io
 from typing import Any
 
 from matplotlib.figure import Figure
+from matplotlib.text import Text
 
 #: Safe, private results (Okabe–Ito blue).
 SAFE = "#0072B2"
@@ -91,6 +92,13 @@ SCALE = 0.75
 DPI = 160
 
 
+#: The smallest font size, in points, a builder may give any text (tick labels, legends,
+#: notes): a figure drawn by :func:`new_figure` (768 px wide) is shown 384 px wide in a
+#: 420-px phone's column, where 10-pt text is 10 × 160 / 72 / 2 ≈ 11.1 px, above the 11 px
+#: the book holds every text to (``tests/test_browser.py`` measures it in the pages).
+MIN_FONT_SIZE = 10.0
+
+
 class BookFigure(Figure):
     """A :class:`~matplotlib.figure.Figure` that carries a text alternative.
 
@@ -110,7 +118,8 @@ class BookFigure(Figure):
         """IPython's display hook: the figure as PNG and as an ``<img>`` with its ``alt``."""
         png = figure_png(self, dpi=100)
         return ({"image/png": base64.b64encode(png).decode("ascii"),
-                 "text/html": image_html(png, alt_text(self))}, {})
+                 "text/html": image_html(png, alt_text(self), smallest_text_px(self, 100))},
+                {})
 
 
 def new_figure(ncols: int = 1, *, width: float = 6.4, height: float = 3.6,
@@ -171,6 +180,36 @@ def figure_png(figure: Figure, dpi: int = 72) -> bytes:
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=max(dpi, figure.dpi))
     return buffer.getvalue()
+
+
+def smallest_text_px(figure: Figure, dpi: int = 72) -> float | None:
+    """The font size of the smallest visible text of ``figure``, in pixels of the image
+    :func:`figure_png` renders at ``dpi``.
+
+    Parameters
+    ----------
+    figure : matplotlib.figure.Figure
+    dpi : int
+        As for :func:`figure_png` (the image is rendered at ``max(dpi, figure.dpi)``).
+
+    Returns
+    -------
+    float or None
+        The least font size (points × rendering dpi / 72) over every visible, non-blank text
+        (titles, axis and tick labels, notes, legends); ``None`` for a figure without text.
+        Shown ``w`` px wide, an image ``W`` px wide has text of at least this × w / W px.
+
+    Examples
+    --------
+    >>> figure, (ax,) = new_figure()
+    >>> _ = ax.set_title("Tails", fontsize=12)
+    >>> _ = ax.set(xticks=[], yticks=[])
+    >>> round(smallest_text_px(figure, dpi=72), 2)  # 12 pt at 160 dpi
+    26.67
+    """
+    sizes = [text.get_fontsize() for text in figure.findobj(Text)
+             if text.get_visible() and text.get_text().strip()]
+    return min(sizes) * max(dpi, figure.dpi) / 72 if sizes else None
 
 
 def describe(figure: Figure, text: str) -> Figure:
@@ -241,7 +280,7 @@ def alt_text(figure: Figure) -> str:
     return f"Chart: {described}." if described else "Chart."
 
 
-def image_html(png: bytes, alt: str) -> str:
+def image_html(png: bytes, alt: str, text_px: float | None = None) -> str:
     """An ``<img>`` element showing ``png`` (inline, as a data URL) with ``alt`` as its text.
 
     Parameters
@@ -250,6 +289,10 @@ def image_html(png: bytes, alt: str) -> str:
         A PNG image, for instance from :func:`figure_png`.
     alt : str
         Its text alternative (HTML-escaped here).
+    text_px : float, optional
+        The size of the image's smallest text in its own pixels (:func:`smallest_text_px`),
+        written into the element as ``data-text-px`` so that a browser test can tell how
+        large that text is where the page shows the image.
 
     Returns
     -------
@@ -262,8 +305,9 @@ def image_html(png: bytes, alt: str) -> str:
     '<img alt="density of &quot;f(D)&quot; &lt; 1" src="data:image'
     """
     data = base64.b64encode(png).decode("ascii")
-    return (f'<img alt="{html.escape(alt, quote=True)}" src="data:image/png;base64,{data}" '
-            f'style="max-width: 100%; height: auto;">')
+    size = "" if text_px is None else f' data-text-px="{text_px:.2f}"'
+    return (f'<img alt="{html.escape(alt, quote=True)}" src="data:image/png;base64,{data}"'
+            f'{size} style="max-width: 100%; height: auto;">')
 
 
 def register_ipython_display() -> bool:

@@ -166,14 +166,14 @@ def composition_figure(epsilon0: float = 0.1, delta_prime: float = 1e-6,
     if crossover is not None and crossover <= k_max:
         ax.axvline(crossover, color=NAIVE, lw=0.8, ls=":")
         ax.annotate(f"advanced < basic\nfrom k = {crossover}", (crossover, basic[0]),
-                    xytext=(4, 4), textcoords="offset points", fontsize=8, color=BLACK)
+                    xytext=(4, 4), textcoords="offset points", fontsize=10, color=BLACK)
         when = f"advanced beats basic from k = {crossover}"
     else:
         when = f"advanced never beats basic up to k = {k_max}"
     _plain_log_axes(ax)
     ax.set(xlabel="k (number of mechanisms)", ylabel="total ε",
            title=f"ε₀ = {epsilon0:g}, δ' = {delta_prime:g}")
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    ax.legend(fontsize=10, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     ax.grid(True, which="major", alpha=0.3)
     return describe(figure, (
         f"Log-log line chart of the total ε of k mechanisms, each ε₀ = {epsilon0:g}-DP, for k "
@@ -200,11 +200,11 @@ def textbook_crossover_figure(epsilon: float = 1.0, delta: float = 10e-5,
     if false_crossover <= k_max:
         ax.axvline(false_crossover, color=NAIVE, lw=0.8, ls=":")
         ax.annotate(f"false crossover\nk ≈ {false_crossover:.1f}",
-                    (false_crossover, false_crossover * epsilon * 0.35), fontsize=8,
+                    (false_crossover, false_crossover * epsilon * 0.35), fontsize=10,
                     color=BLACK, xytext=(5, 0), textcoords="offset points")
     ax.set(xlabel="k", ylabel="total ε", ylim=(0, None),
            title=f"ε = {epsilon:g} per query, δ = {delta:g}")
-    figure.legend(loc="outside lower center", ncol=2, fontsize=8, frameon=False)
+    figure.legend(loc="outside lower center", ncol=1, fontsize=10, frameon=False)
     wins = np.flatnonzero(real < ks * epsilon)
     real_text = (f"the real Theorem 3.20 total drops below k·ε from k = {ks[wins[0]]}"
                  if wins.size else "the real Theorem 3.20 total stays above k·ε at every k")
@@ -239,7 +239,7 @@ def privacy_loss_figure(epsilon: float = 0.1, k: int = 100, delta_prime: float =
     lines = [(opt, "optimal", TRUTH, "--"), (adv, "advanced", NAIVE, "-.")]
     if k * epsilon <= high:
         lines.append((k * epsilon, "basic", GREY, ":"))
-    histograms = ax.legend(fontsize=8, loc="upper left", frameon=False)
+    histograms = ax.legend(fontsize=10, loc="upper left", frameon=False)
     # The box below the axes: each theorem's ε (a dashed line) and the δ it needs here.
     marks = []
     for value, name, colour, style in lines:
@@ -247,8 +247,8 @@ def privacy_loss_figure(epsilon: float = 0.1, k: int = 100, delta_prime: float =
                    for losses in (response, laplace))
         marks.append(ax.axvline(value, color=colour, lw=1.5, ls=style,
                                 label=f"{name} ε = {value:.2f}: RR {rr:.1e}, Laplace {lap:.1e}"))
-    ax.legend(handles=marks, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.22),
-              title="δ measured at each ε: E[(1 − e^(ε − loss))₊]", title_fontsize=8,
+    ax.legend(handles=marks, fontsize=10, loc="upper center", bbox_to_anchor=(0.5, -0.22),
+              title="δ measured at each ε: E[(1 − e^(ε − loss))₊]", title_fontsize=10,
               fancybox=True, edgecolor=GREY)
     ax.add_artist(histograms)
     ax.set_xlim(bins[0], high)
@@ -286,13 +286,13 @@ def averaging_attack_figure(epsilon: float = 0.5, budget: float = 2.0, n_max: in
     ax.axvspan(allowed + 0.5, n_max, **area(GREY, 0.15))
     ax.axvline(allowed, color=SAFE, lw=2)
     ax.annotate(f"accountant stops here\n(budget ε = {budget:g}: {allowed} answers)",
-                (allowed, 0.86), xytext=(6, 0), textcoords="offset points", fontsize=8,
+                (allowed, 0.86), xytext=(6, 0), textcoords="offset points", fontsize=10,
                 color=SAFE)
     _plain_log_axes(ax, y=False)
     ax.set(ylim=(0, 1.02), xlabel="answers averaged (m)",
            ylabel="P(rounded mean = true count)",
            title=f"Averaging attack, ε = {epsilon:g} per answer")
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(fontsize=10, loc="lower right")
     stop = (f"where the attack succeeds with probability "
             f"{averaging_success_probability(epsilon, allowed):.2f}" if allowed >= 1
             else "before the first answer")
@@ -343,7 +343,7 @@ def privacy_loss_distributions_figure(epsilon0: float = 1.0) -> Figure:
     figure.legend([*left.get_lines()[:1], left.get_lines()[-1], right.get_lines()[2]],
                   ["Laplace (stems: point masses)", "Gaussian, same ρ",
                    r"numerical E[(1 − e^(ε−$\mathcal{L}$))₊]"],
-                  loc="outside lower center", ncol=2, fontsize=8, frameon=False)
+                  loc="outside lower center", ncol=1, fontsize=10, frameon=False)
     (high_loss, high_mass), (low_loss, low_mass) = laplace.atoms
     return describe(figure, (
         f"Two charts at ε₀ = {epsilon0:g}. Left: the distribution of the privacy loss L of "

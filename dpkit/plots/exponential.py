@@ -73,7 +73,9 @@ def distribution_figure(epsilon: float = 1.0, exponent: float = 0.0) -> Figure:
     ax.bar(positions - 0.2, exact, width=0.4, color=SAFE,
            label=f"exact, base 2 (η = {eta.eta:.4f})")
     ax.bar(positions + 0.2, naive, width=0.4, **hatched(NAIVE), label="naive float code")
-    ax.set_xticks(positions, [f"o{i + 1}" for i in positions], fontsize=7)
+    # every other outcome named when there are many, so that the names do not run together
+    shown = positions[::2] if positions.size > 8 else positions
+    ax.set_xticks(shown, [f"o{i + 1}" for i in shown], fontsize=10)
     ax.set(ylim=(0, 1.05), ylabel="probability",
            xlabel=f"outcome (loss of o1 = {losses[0]:g}, the others 1 to 4 more)")
     impossible = int(np.sum((naive == 0) & (exact > 0)))
@@ -83,7 +85,7 @@ def distribution_figure(epsilon: float = 1.0, exponent: float = 0.0) -> Figure:
         verdict = (f"naive P(o1) = {naive[0]:.3f} vs exact {exact[0]:.3f}\n"
                    f"{impossible} outcome(s) impossible for the naive code")
     ax.set_title(f"ε = {epsilon:g}, ε·u(o1)/2 = {exponent:g}\n{verdict}", fontsize=10)
-    ax.legend(fontsize=8, loc="upper right", frameon=False)
+    ax.legend(fontsize=10, loc="upper right", frameon=False)
     naive_text = ("the naive float code divides 0 by 0 (every weight underflowed)" if crashed
                   else f"the naive float code gives {naive[0]:.3f} and never returns "
                        f"{impossible} of the outcomes")
@@ -125,7 +127,7 @@ def time_per_sample_figure(outcomes: Sequence[int],
                         f"{times[last]:.2g} s at n = {n[last]:g}")
     ax.set(xlabel="number of outcomes n (utility u(o) = o)", ylabel="seconds per sample")
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.legend(fontsize=10, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return describe(figure, (
         "Log-log line chart of the seconds per sample against the number of outcomes n, one "
         "line per sampler: " + "; ".join(ends) + "."))
@@ -140,13 +142,13 @@ def attack_rates_figure(result: ExponentialAttackResult) -> Figure:
                                         (0.2, result.exact_rates, {"color": SAFE},
                                          "exact, base 2")):
         bars = ax.bar(positions + offset, rates, width=0.4, **style, label=label)
-        ax.bar_label(bars, fmt="%.3f", fontsize=8)
+        ax.bar_label(bars, fmt="%.3f", fontsize=10)
     ax.set_xticks(positions, ["input d", "neighbour d′"])
     ax.set(ylim=(0, 1.15), ylabel="frequency of o1")
     ax.set_title(f"{result.name} attack, claimed ε = {result.epsilon:g}\nprivacy loss: "
                  f"{result.naive_privacy_loss:g} (naive), {result.exact_privacy_loss:.3g} "
                  "(exact)", fontsize=10)
-    ax.legend(fontsize=9, frameon=False)
+    ax.legend(fontsize=10, frameon=False)
     return describe(figure, (
         f"Bar chart of how often the output is o1 on an input d and on its neighbour d′, for "
         f"the {result.name} attack at claimed ε = {result.epsilon:g}: the naive float code "
@@ -246,12 +248,12 @@ def selection_figure(epsilon: float = 0.05, labels: Sequence[str] = (),
             label="exponential mechanism = noisy max, Gumbel noise")
     ax.barh(positions + 0.2, fold(laplace), height=0.4, **hatched(TRUTH),
             label="noisy max, Laplace noise")
-    ax.set_yticks(positions, ticks, fontsize=9)
+    ax.set_yticks(positions, ticks, fontsize=10)
     ax.invert_yaxis()
     ax.set(xlim=(0, 1), xlabel="probability of being reported", ylabel="occupation")
     ax.set_title(f"Most common occupation, ε = {epsilon:g}\n(noise scale 2/ε = {scale:g})",
                  fontsize=10)
-    figure.legend(loc="outside lower center", ncol=1, fontsize=9, frameon=False)
+    figure.legend(loc="outside lower center", ncol=1, fontsize=10, frameon=False)
     return describe(figure, (
         "Horizontal bar chart of the probability that each occupation is reported as the "
         f"most common, at ε = {epsilon:g} (noise scale 2/ε = {scale:g}), by the exponential "

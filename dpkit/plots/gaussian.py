@@ -109,7 +109,7 @@ def laplace_vs_gaussian_figure(dimension: int = 10, epsilon: float = 0.5,
     left.set(xlabel="dimension d", ylabel="noise std per coordinate",
              title=f"ε = {epsilon:g}, δ = {delta:g}")
     left.text(0.97, 0.04, f"Gaussian smaller\nfrom d = {crossing}", ha="right",
-              transform=left.transAxes, fontsize=9)
+              transform=left.transAxes, fontsize=10)
 
     width = 3.2 * max(lap, gau)
     grid = np.linspace(-width, width, 401)
@@ -128,7 +128,7 @@ def laplace_vs_gaussian_figure(dimension: int = 10, epsilon: float = 0.5,
                   ["Laplace, std √2·d/ε", "Gaussian, classic σ",
                    f"Laplace: 95% in ±{b * math.log(20):.3g}",
                    f"Gaussian: 95% in ±{1.959964 * gau:.3g}"],
-                  loc="lower center", bbox_to_anchor=(0.5, 0.0), ncol=2, fontsize=9,
+                  loc="lower center", bbox_to_anchor=(0.5, 0.0), ncol=2, fontsize=10,
                   frameon=False)
     return describe(_quick(figure, bottom=0.33), (
         f"Two charts at ε = {epsilon:g}, δ = {delta:g}. Left: log-log lines of the noise "
@@ -176,13 +176,13 @@ def classic_validity_figure(deltas: Sequence[float] = (1e-3, 1e-5, 1e-9)) -> Fig
         ax.axhline(delta, color=colour, lw=0.8, ls=":")
         ax.plot([crossing], [delta], "o", color=colour, ms=5)
         ax.annotate(f"{crossing:.2f}", (crossing, delta), textcoords="offset points",
-                    xytext=(-4, 6), ha="right", fontsize=9.5, color=BLACK)
+                    xytext=(-4, 6), ha="right", fontsize=10, color=BLACK)
     ax.axvline(1.0, color=GREY, ls="--", lw=1)
-    ax.text(0.88, 1e-2, "ε = 1: end of\nTheorem A.1", fontsize=9, color=GREY, ha="right")
+    ax.text(0.88, 1e-2, "ε = 1: end of\nTheorem A.1", fontsize=10, color=GREY, ha="right")
     ax.set(xlabel="ε", ylabel="true δ of the classic σ", ylim=(1e-16, 1.0),
            title="Classic σ judged by the exact profile")
-    ax.legend(fontsize=9.5, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0),
-              title="target δ", title_fontsize=9.5)
+    ax.legend(fontsize=10, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0),
+              title="target δ", title_fontsize=10)
     return describe(figure, (
         "Log-log line chart of the true δ of the classic σ = √(2 ln(1.25/δ))/ε (Δ = 1) "
         "against ε from 0.05 to 20, one line per target δ = "
@@ -225,7 +225,7 @@ def sigma_calibration_figure(epsilon: float = 0.5, delta: float = 1e-6) -> Figur
     sigma = analytic_sigma(1.0, epsilon, delta)
     left.plot([epsilon], [sigma], "o", color=BLACK, ms=4)
     left.set(xlabel="ε", ylabel="σ / Δ", title=f"δ = {delta:g}")
-    left.legend(fontsize=8.5, frameon=False, loc="lower left", handlelength=1.2)
+    left.legend(fontsize=10, frameon=False, loc="lower left", handlelength=1.2)
 
     deltas = _CURVE_DELTAS
     right.semilogx(deltas, _analytic_over_delta(epsilon), color=SAFE, label="analytic")
@@ -241,7 +241,7 @@ def sigma_calibration_figure(epsilon: float = 0.5, delta: float = 1e-6) -> Figur
     right.plot([delta], [sigma], "o", color=BLACK, ms=4)
     right.set(xlabel="δ", ylabel="σ / Δ", title=title)
     right.invert_xaxis()
-    right.legend(fontsize=9, frameon=False, loc="upper left")
+    right.legend(fontsize=10, frameon=False, loc="upper left")
     return describe(_quick(figure), (
         "Two log-scale line charts of the noise σ (for Δ = 1) from the classic and the "
         f"analytic calibrations: left, against ε at δ = {delta:g}; right, against δ at "
@@ -259,7 +259,7 @@ def privacy_profile_figure(sigmas: Sequence[float] = (0.5, 1.0, 2.0, 4.0)) -> Fi
                     color=colour, ls=style, label=f"σ = {sigma:g}Δ")
     ax.set(xlabel="ε", ylabel="δ(ε)", ylim=(1e-16, 1.5),
            title="Privacy profiles of Gaussian noise")
-    ax.legend(fontsize=9.5, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    ax.legend(fontsize=10, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return describe(figure, (
         "Line chart, δ on a log scale, of the privacy profile δ(ε) of Gaussian noise for ε "
         "from 0 to 8, one line per noise level: " + "; ".join(
@@ -285,7 +285,7 @@ def erf_calibration_figure(epsilons: Sequence[float] = (0.5, 1.0, 4.0)) -> Figur
     ax.set(xlabel="target δ", ylabel="true δ / target δ",
            title="Solving δ(σ) = δ with Φ(t) = (1 + erf(t/√2))/2")
     ax.invert_xaxis()
-    ax.legend(fontsize=9, frameon=False, loc="upper left")
+    ax.legend(fontsize=10, frameon=False, loc="upper left")
     return describe(figure, (
         "Log-log line chart of the true δ divided by the target δ, for targets from 1e-25 "
         "to 1e-4 (decreasing to the right). The erf-based solver drifts above 1, that is "

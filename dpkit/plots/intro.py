@@ -123,7 +123,7 @@ def randomized_response_figure(epsilon: float, n: int = 1000, true_fraction: flo
                   label="±1.96 std")
     right.set(xlim=(-0.6, 1.1), xlabel=f"estimate ({surveys} surveys)", ylabel="surveys",
               title=f"n = {n}: std {std:.3f}")
-    figure.legend(loc="outside lower center", ncol=2, fontsize=9, frameon=False)
+    figure.legend(loc="outside lower center", ncol=2, fontsize=10, frameon=False)
     return describe(figure, (
         f"Randomized response at ε = {epsilon:g}. Left: bars of the probability of reporting "
         f"yes, {p:.3f} for a true yes and {1 - p:.3f} for a true no. Right: a histogram of "

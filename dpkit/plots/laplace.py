@@ -70,7 +70,7 @@ def laplace_release_figure(epsilon: float, sensitivity: float, true_value: float
                  f"{inside:.1%} of releases inside the interval")
     ax.title.set_fontsize(10)
     # Below the axes: the histogram may fill the whole width at small ε.
-    figure.legend(loc="outside lower center", ncol=2, fontsize=8, frameon=False)
+    figure.legend(loc="outside lower center", ncol=2, fontsize=10, frameon=False)
     return describe(figure, (
         f"Histogram of {releases} releases of the safe Laplace mechanism around the true "
         f"answer {true_value:g}, at ε = {epsilon:g} and Δ = {sensitivity:g} (noise scale "
@@ -87,11 +87,11 @@ def tail_bound_figure(scales: Sequence[float] = (0.5, 1.0, 2.0, 5.0)) -> Figure:
                     label=f"b = {b:g}")
     ax.axhline(0.05, color=GREY, ls="--", lw=1)
     # Right end of the dashed line: the curves cross it further left (at t = b ln 20 ≤ 15).
-    ax.text(29.5, 0.07, "β = 0.05", ha="right", va="bottom", fontsize=9, color=GREY)
+    ax.text(29.5, 0.07, "β = 0.05", ha="right", va="bottom", fontsize=10, color=GREY)
     ax.set(xlim=(0, 30), xlabel="t", ylabel="P[|noise| > t]", ylim=(1e-6, 1.5),
            title="Tails of Lap(b): P[|noise| > t] = exp(−t/b)")
     ax.title.set_fontsize(10)
-    ax.legend(fontsize=9, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    ax.legend(fontsize=10, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return describe(figure, (
         "Line chart, on a log scale, of the tail probability P[|noise| > t] = exp(−t/b) of "
         "Laplace noise for t from 0 to 30, one line for each scale "
@@ -113,7 +113,7 @@ def lsb_attack_figure(scales: Sequence[float], naive: Sequence[LSBAttackResult],
     most ``e^ε`` times likelier from the input it names; below the band, the reversed guess
     would beat its upper edge).
     """
-    figure, (left, middle, right) = new_figure(3, height=3.9)
+    figure, (left, middle, right) = new_figure(3, height=4.6)
     x = np.arange(len(scales))
     width = 0.38
     panels = ((left, "decided", "Attack\ndecides", "share of releases"),
@@ -137,8 +137,8 @@ def lsb_attack_figure(scales: Sequence[float], naive: Sequence[LSBAttackResult],
         ax.hlines(1 - upper, x - 0.48, x + 0.48, color=BLACK, lw=1.5)
     entries = dict(zip(*reversed(left.get_legend_handles_labels()), strict=True))
     entries.update(zip(*reversed(right.get_legend_handles_labels()), strict=True))
-    figure.legend(entries.values(), entries.keys(), loc="outside lower center", ncol=2,
-                  fontsize=8, frameon=False)
+    figure.legend(entries.values(), entries.keys(), loc="outside lower center", ncol=1,
+                  fontsize=10, frameon=False)
 
     def spread(values: Sequence[float]) -> str:
         low, high = min(values), max(values)

@@ -93,9 +93,9 @@ def tradeoff_figure(epsilon: float, delta: float = 0.0) -> Figure:
     top.set_ylabel("density", fontsize=_FONT)
     top.set_yticks([])
     top.set_title(f"Output densities, ε = {epsilon:g}, δ = {delta_text}", fontsize=_FONT)
-    top.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=9, frameon=False)
+    top.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=10, frameon=False)
     top.set_ylim(0, 1.3 * max(p.max(), q.max()))
-    top.tick_params(labelsize=9)
+    top.tick_params(labelsize=10)
 
     alpha = np.linspace(0.0, 1.0, 401)
     bound = np.array([tradeoff_bound(a, epsilon, delta) for a in alpha])
@@ -109,10 +109,10 @@ def tradeoff_figure(epsilon: float, delta: float = 0.0) -> Figure:
     bottom.set(xlim=(0, 1), ylim=(0, 1), aspect="equal")
     bottom.set_xlabel("false positives α", fontsize=_FONT)
     bottom.set_ylabel("false negatives β", fontsize=_FONT)
-    bottom.tick_params(labelsize=9)
+    bottom.tick_params(labelsize=10)
     bottom.set_title(f"Tests: best guess ≤ {guessing_bound(epsilon, delta):.1%}",
                      fontsize=_FONT)
-    bottom.legend(loc="upper left", bbox_to_anchor=(1.05, 1.0), fontsize=9, frameon=False)
+    bottom.legend(loc="upper left", bbox_to_anchor=(1.05, 1.0), fontsize=10, frameon=False)
     noise = "Laplace" if delta == 0 else "Gaussian"
     band = (f"the density on D leaves the band where δ = {delta_text} pays for it"
             if outside.any() else "the density on D stays inside the band")

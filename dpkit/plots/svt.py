@@ -86,7 +86,7 @@ def clip_bound_figure(epsilon: float = 1.0, grid: str = "1 to 200, then +1% (def
     right.set(xlabel="private − true average", ylabel="runs",
               title=f"median |error| {median:.3g}")
     # Below the panels: the histograms may fill either upper corner.
-    figure.legend(loc="outside lower center", ncol=2, fontsize=8, frameon=False)
+    figure.legend(loc="outside lower center", ncol=2, fontsize=10, frameon=False)
     return describe(figure, (
         f"Two histograms over {runs} runs of auto_avg on the {column} column of the Adult "
         f"data at ε = {epsilon:g}, candidate bounds {grid}. Left: the clipping bound chosen "
@@ -102,7 +102,7 @@ def auto_avg_error_figure(epsilons: Sequence[float] = (0.03, 0.1, 0.3, 1.0, 3.0)
     A version that divides by a second noisy sum (:func:`dpkit.naive.auto_avg`) returns
     about 1.0 and so has a relative error near 100% at every ε (dashed line).
     """
-    figure, (ax,) = new_figure(1)
+    figure, (ax,) = new_figure(1, height=4.4)
     summaries = []
     for offset, column in enumerate(columns):
         values = _column(column)
@@ -116,9 +116,9 @@ def auto_avg_error_figure(epsilons: Sequence[float] = (0.03, 0.1, 0.3, 1.0, 3.0)
         summaries.append(f"{column} from {medians[0]:.3g}% to {medians[-1]:.3g}%")
     ax.axhline(100, color=NAIVE, ls="--", label="dividing by a\nsecond noisy sum")
     ax.set(xscale="log", yscale="log", xlabel="ε (total)",
-           ylabel="median |error| (% of the true mean)",
+           ylabel="median |error|, % of true mean",
            title=f"auto_avg on Adult, {runs} runs per point")
-    ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    figure.legend(loc="outside lower center", ncol=2, fontsize=10, frameon=False)
     return describe(figure, (
         "Log-log line chart of the median error of auto_avg on the Adult data, in percent of "
         f"the true mean, {runs} runs per point, at total ε = "
@@ -169,14 +169,14 @@ def audit_figure(results: Mapping[str, tuple[float, float, float]]) -> Figure:
     for i, key in enumerate(labels):
         true = results[key][2]
         text = "true ε = ∞" if np.isinf(true) else f"true ε = {true:g}"
-        ax.text(max(audited[i], claimed[i]) + 0.08, i, text, va="center", fontsize=8,
+        ax.text(max(audited[i], claimed[i]) + 0.08, i, text, va="center", fontsize=10,
                 color=GREY)
-    ax.set_yticks(y, labels, fontsize=8)
+    ax.set_yticks(y, labels, fontsize=10)
     ax.invert_yaxis()
     ax.set(xlabel="ε", ylabel="SVT variant",
            xlim=(0, max(float(audited.max()), float(claimed.max())) * 1.45),
            title="Audited ε, 95% confidence")
-    figure.legend(loc="outside lower center", ncol=2, fontsize=8, frameon=False)
+    figure.legend(loc="outside lower center", ncol=1, fontsize=10, frameon=False)
 
     def true_text(value: float) -> str:
         return "∞" if np.isinf(value) else f"{value:g}"
@@ -232,7 +232,7 @@ def stream_figure(answers: Sequence[float], labels: Sequence[float], threshold: 
     ax.axvline(x[stop], color=NAIVE, lw=1)
     ax.set(xlabel="query (age a)", ylabel="answer",
            title=f"AboveThreshold at ε = {epsilon:g}: stops at a = {x[stop]:g}")
-    ax.legend(fontsize=8, frameon=False, loc="upper left")
+    ax.legend(fontsize=10, frameon=False, loc="upper left")
     outcome = (f"the run stops at a = {x[stop]:g}, the first noisy answer at or above the "
                "noisy threshold" if passed.size else "no noisy answer reaches it")
     return describe(figure, (
@@ -278,7 +278,7 @@ def clip_query_figure(columns: Sequence[str] = ("age", "capital-gain"),
     # One legend below the panels (the dotted line is each panel's largest value).
     figure.legend(*axes[0].get_legend_handles_labels()[0:1],
                   ["$-q_U$ (≈ rows above U)", f"−threshold = 20/ε = {-threshold:g}",
-                   "largest value"], loc="outside lower center", ncol=3, fontsize=8,
+                   "largest value"], loc="outside lower center", ncol=2, fontsize=10,
                   frameon=False)
     return describe(figure, (
         "Log-log step chart of −q_U, about the number of rows above the candidate bound U, "
