@@ -91,3 +91,17 @@ def test_parallel_composition_under_substitution_states_the_delta_of_group_priva
     text = (ROOT / "book" / "promise.md").read_text()
     assert r"is $(2\varepsilon, (1 + e^\varepsilon)\delta)$-DP under substitution" in text
     assert 1 + math.exp(0.0) == 2  # the (2ε, 2δ) of a moved record is never larger
+
+
+@pytest.mark.parametrize("chapter", sorted(
+    p.stem for p in (ROOT / "book").glob("*.md")
+    if "```{admonition} Learning goals" in p.read_text()))
+def test_learning_goals_look_alike_in_every_chapter(chapter: str) -> None:
+    """Each chapter opens with a paragraph, then its "Learning goals" box in the same style
+    (issue #20: composition and sparse_vector opened with a plain blue box)."""
+    text = (ROOT / "book" / f"{chapter}.md").read_text()
+    title = text.index("\n# ")
+    box = text.index("```{admonition} Learning goals\n")
+    assert text[box:].split("\n")[1] == ":class: tip"
+    opening = text[text.index("\n", title + 1):box]
+    assert re.search(r"\w.*\.\s*$", opening, flags=re.S), "no opening paragraph"
