@@ -361,3 +361,22 @@ def test_a_verdict_says_where_the_sandbox_saw_the_error() -> None:
     assert verdict.message == ("at x=0, your function raised ZeroDivisionError: division by "
                                "zero (in your answer to Exercise 3.2, line 4)")
     assert call_checked(_raises, where="at x=0").message.endswith("division by zero")
+
+
+def test_a_withheld_message_is_said_so_not_left_as_a_dangling_colon():
+    """Honest review 8, H4: once hidden tests have run, the grading sandbox withholds a
+    student error's message; the public check then said "raised NameError: (in …)". It now
+    names the type and the place, and says why the message is missing and how to read it."""
+    from dpkit.check._common import call, call_checked
+
+    def failing(*_args):
+        error = NameError("")
+        error.where, error.withheld = "your answer to Exercise 2.6, line 10", True
+        raise error
+
+    verdict = call_checked(failing, 1, where="for x=1")
+    text = str(verdict)
+    assert "NameError (in your answer to Exercise 2.6, line 10)" in text, text
+    assert "run that cell in your notebook" in text and "NameError:" not in text, text
+    assert "run that cell" in call(failing, 1)[1]
+    assert call(lambda: 1 / 0)[1] == "ZeroDivisionError: division by zero"

@@ -583,3 +583,22 @@ def test_round7_a_refused_dunder_says_to_remove_it():
     lib = forbidden_use("ex-laplace-interval", MODEL_HW + "import dpkit.laplace as L\n"
                         "x = L.__annotations__\n", [], _setup("laplace"))
     assert lib is not None and "remove __annotations__" in lib, lib
+
+
+def test_round8_the_books_own_idioms_are_graded_in_judged_answers():
+    """Honest review 8: ``with unpadded():`` (the book's idiom for simulations, imported by
+    the set-up cells) in an experiment, and an attribute of the student's own class named
+    like an environment word (``self.timing``), were refused (H2, H3); the device reading
+    ``dpkit.timing`` or ``sys.argv`` still is. Deterministic."""
+    experiment = ("with unpadded():\n"
+                  "    errors = [my_auto_avg([1.0] * 50, 1.0, None) for _ in range(50)]\n")
+    kept = "class Timer:\n    def __init__(self):\n        self.timing = []\n" \
+           "    def add(self, t):\n        self.timing.append(t)\n        return self.timing\n"
+    assert environment_use("ex-svt-auto-avg", MODEL_AT, [(experiment, "a cell")]) is None
+    assert environment_use("ex-svt-above-threshold", kept + MODEL_AT, []) is None
+    assert environment_use("ex-svt-auto-avg", MODEL_AT, [kept]) is None
+    for device in ("import dpkit.timing as t\nx = t._state\n",
+                   kept + "import sys\nx = sys.argv\n",
+                   "import sys\ns = sys\nclass A:\n    def f(self):\n        self.argv = 1\n"
+                   "x = s.argv\n"):
+        assert environment_use("ex-svt-auto-avg", MODEL_AT, [device]) is not None, device

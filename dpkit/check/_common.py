@@ -121,8 +121,13 @@ def call(fn: Callable[..., Any], *args: Any) -> tuple[Any, str | None]:
     try:
         return fn(*args), None
     except Exception as error:  # any failure of student code becomes a readable verdict
-        message = str(error)    # the grader withholds it after hidden tests (round 7, N11)
-        return None, f"{type(error).__name__}{f': {message}' if message else ''}{_place(error)}"
+        return None, _raised(error)   # a message the grader withholds is said so (N11)
+
+
+#: Said of an error whose message the grading sandbox withheld (hidden tests have run in
+#: the notebook, and the message could carry their inputs).
+WITHHELD = ("its message is not shown once hidden tests have run, since it could carry "
+            "their inputs: run that cell in your notebook to read it")
 
 
 def _place(error: Exception) -> str:
@@ -130,6 +135,15 @@ def _place(error: Exception) -> str:
     your answer to Exercise 3.2, line 4)"); "" in a notebook, where the traceback shows it."""
     place = getattr(error, "where", None)
     return f" (in {place})" if isinstance(place, str) and place else ""
+
+
+def _raised(error: Exception) -> str:
+    """"ZeroDivisionError: division by zero (in …)", or, for an error whose message the
+    grading sandbox withheld, its type, where, and why the message is missing."""
+    if getattr(error, "withheld", False):
+        return f"{type(error).__name__}{_place(error)} ({WITHHELD})"
+    message = str(error)
+    return f"{type(error).__name__}{': ' + message if message else ''}{_place(error)}"
 
 
 def _stand_in(value: Any) -> bool:
@@ -365,9 +379,8 @@ def call_checked(fn: Callable[..., Any], *args: Any, where: str, details: Sequen
         result = fn(*args)
     except Exception as error:  # any failure of student code becomes a readable verdict
         hint = explain(error) if explain is not None else ""
-        return Verdict(False, f"{where}, your function raised {type(error).__name__}: "
-                       f"{error}{_place(error)}{'; ' + hint if hint else ''}",
-                       tuple(details))
+        return Verdict(False, f"{where}, your function raised {_raised(error)}"
+                       f"{'; ' + hint if hint else ''}", tuple(details))
     if isinstance(result, Verdict):
         return Verdict(False, f"{where}, your function returned a Verdict, not an answer",
                        tuple(details))

@@ -105,7 +105,7 @@ JUDGED = frozenset({"ex-laplace-textbook", "ex-analytic-variance", "ex-svt-above
 ENVIRONMENT = frozenset({
     "argv", "orig_argv", "environ", "environb", "getenv", "get_ipython", "getuid",
     "geteuid", "getgid", "getegid", "getlogin", "getppid", "getpid", "getpwuid",
-    "gethostname", "uname", "socket", "getpass", "platform", "unpadded", "timing"})
+    "gethostname", "uname", "socket", "getpass", "platform", "timing"})
 
 
 def environment_use(label: str, answer: str, earlier: Iterable[str | tuple[str, str]]
@@ -118,9 +118,13 @@ def environment_use(label: str, answer: str, earlier: Iterable[str | tuple[str, 
     in a notebook would pass them all (review round 7, finding 2). The worker looks like a
     kernel where it cheaply can (``sys.argv``), and this refuses the obvious signals: a
     word of :data:`ENVIRONMENT` (``sys.argv``, ``os.environ``, ``os.getuid``,
-    ``get_ipython``, ``socket``, ``platform``, ``dpkit.timing`` …) as an attribute, in an
-    import, or as a bare name the student's code does not bind itself. Other signals (the
-    file system, the time, the parent process) stay open: the teacher reads the code.
+    ``get_ipython``, ``socket``, ``platform``, ``dpkit.timing`` …) in an import, as a bare
+    name the student's code does not bind itself, or as an attribute, unless the student's
+    code stores that attribute itself (``self.timing = []``) and the object read may hold
+    no module (a parameter, an object of the student's). ``unpadded`` (the book's idiom for
+    simulations, ``with unpadded():``) is allowed; the state behind it is reached only
+    through ``timing`` or private names. Other signals (the file system, the time, the
+    parent process) stay open: the teacher reads the code.
 
     Returns
     -------
@@ -136,10 +140,17 @@ def environment_use(label: str, answer: str, earlier: Iterable[str | tuple[str, 
         return None
     cells = [(cell, "an earlier cell of yours") if isinstance(cell, str) else cell
              for cell in earlier]
-    for source, place in [(answer, "its answer"), *cells]:
-        tree = _parsed(source)
-        if tree is None:
-            continue
+    parsed = [(tree, place) for source, place in [(answer, "its answer"), *cells]
+              for tree in [_parsed(source)] if tree is not None]
+    # Attributes the student's code stores itself (``self.timing = []``, in any cell: an
+    # earlier answer is read again with each later one).
+    stored = {node.attr for tree, _ in parsed for node in ast.walk(tree)
+              if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load)}
+    bound = {n for tree, _ in parsed for node in ast.walk(tree) for n in _own_binding(node)}
+    reading = _Reading([tree for tree, _ in parsed],
+                       lambda name: set() if name in bound or name in dir(builtins)
+                       else {f"?{name}"})
+    for tree, place in parsed:
         own = {n for node in ast.walk(tree) for n in _own_binding(node)}
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
@@ -147,7 +158,8 @@ def environment_use(label: str, answer: str, earlier: Iterable[str | tuple[str, 
             elif isinstance(node, ast.ImportFrom):
                 words = [*(node.module or "").split("."), *(a.name for a in node.names)]
             elif isinstance(node, ast.Attribute):
-                words = [node.attr]
+                words = [] if node.attr in stored and not reading.paths(node.value) \
+                    else [node.attr]
             elif isinstance(node, ast.Name):
                 words = [node.id] if node.id not in own else []
             else:

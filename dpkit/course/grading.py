@@ -85,6 +85,7 @@ import nbformat
 import numpy as np
 
 import dpkit.check
+from dpkit.check._common import WITHHELD
 from dpkit.course.exercises import (
     ABSOLUTE_TOLERANCE,
     RELATIVE_TOLERANCE,
@@ -265,10 +266,6 @@ def _described(error: BaseException) -> str:
     return _short(name + (f" (in {where})" if where else ""))
 
 
-#: Added to a cell's error once hidden tests have run in the notebook (its message is then
-#: withheld: :func:`_quiet`).
-WITHHELD = ("its message is not shown once hidden tests have run, since it could carry "
-            "their inputs: run that cell in your notebook to read it")
 
 
 def _quiet(sandbox: Sandbox) -> None:

@@ -559,6 +559,9 @@ class Sandbox:
             known = getattr(builtins, name, None)
             builtin = isinstance(known, type) and issubclass(known, Exception)
             reply = {**reply, "message": "", "type": name if builtin else "StudentError"}
+            error = _with_where(_student_error(reply), reply)
+            error.withheld = True                   # said so in the feedback
+            return error
         return _with_where(_student_error(reply), reply)
 
     def _request(self, message: dict[str, Any], seconds: float) -> dict[str, Any]:
