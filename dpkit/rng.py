@@ -453,25 +453,50 @@ class SeededRandom(RandomSource):
         return f"SeededRandom(seed={self.seed})"
 
 
-#: The sources :func:`_keyed` made with ``lendable=True`` (a grader's, lent to a student's
-#: function): the only :class:`SecureRandom` objects the course's sandbox may send by value
-#: (:mod:`dpkit.course.wire`). A source keyed from the operating system never is.
+#: The sources :func:`replayable_secure_source` made with ``lendable=True`` (a grader's,
+#: lent to a student's function): the only :class:`SecureRandom` objects the course's
+#: sandbox may send by value (:mod:`dpkit.course.wire`). A source keyed from the operating
+#: system never is.
 _LENDABLE: weakref.WeakSet[SecureRandom] = weakref.WeakSet()
 
 
-def _keyed(key: bytes, nonce: bytes, *, lendable: bool = False) -> SecureRandom:
+def replayable_secure_source(key: bytes, nonce: bytes, *,
+                             lendable: bool = False) -> SecureRandom:
     """A :class:`SecureRandom` keyed with ``key`` and ``nonce`` instead of the operating
     system's bytes: the same class, attributes and state as a new secure source, but a
     stream its maker can repeat. **Not for real releases**: whoever knows the key knows the
-    noise. The course's judges lend such sources to a student's function, so that it cannot
-    tell a graded call from real use (:func:`dpkit.check._common.lent_source`); its
-    reseeds from the operating system (after :data:`_RESEED_BYTES` bytes) are not
-    repeatable, nor is any copy (a copy is a new source keyed from the operating system).
+    noise (use :func:`default` or ``SecureRandom()``; for a reproducible simulation,
+    :func:`seeded`, whose repr says so). The course's judges lend such sources to a
+    student's function, so that it cannot tell a graded call from real use
+    (:func:`dpkit.check._common.lent_source`). Its reseeds from the operating system (after
+    :data:`_RESEED_BYTES` bytes) are not repeatable, nor is any copy (a copy is a new source
+    keyed from the operating system), nor a fork child's.
+
+    Parameters
+    ----------
+    key : bytes
+        The ChaCha20 key, 32 bytes.
+    nonce : bytes
+        The nonce, 12 bytes.
+    lendable : bool, default False
+        Whether the course's sandbox may send it by value (:func:`lent_key`) while it has
+        drawn nothing.
+
+    Returns
+    -------
+    SecureRandom
 
     Raises
     ------
     ValueError
         If ``key`` is not 32 bytes or ``nonce`` is not 12 bytes.
+
+    Examples
+    --------
+    >>> a = replayable_secure_source(bytes(32), bytes(12))
+    >>> b = replayable_secure_source(bytes(32), bytes(12))
+    >>> a.bits(64) == b.bits(64)
+    True
     """
     if len(key) != _KEY_BYTES or len(nonce) != _NONCE_BYTES:
         raise ValueError(f"a key of {_KEY_BYTES} bytes and a nonce of {_NONCE_BYTES} bytes "
@@ -484,9 +509,27 @@ def _keyed(key: bytes, nonce: bytes, *, lendable: bool = False) -> SecureRandom:
     return source
 
 
-def _key_of(source: SecureRandom) -> tuple[bytes, bytes] | None:
-    """The key and nonce of a lendable source (:func:`_keyed`) that has drawn nothing yet,
-    which the sandbox sends by value; None for any other source."""
+def lent_key(source: Any) -> tuple[bytes, bytes] | None:
+    """The key and nonce of a lendable source (:func:`replayable_secure_source` with
+    ``lendable=True``, in this process, before any fork) that has drawn nothing yet, which
+    the course's sandbox sends by value; None for any other object, and always for a source
+    keyed from the operating system.
+
+    Parameters
+    ----------
+    source : object
+
+    Returns
+    -------
+    (bytes, bytes) or None
+
+    Examples
+    --------
+    >>> lent_key(replayable_secure_source(bytes(32), bytes(12), lendable=True))[1] == bytes(12)
+    True
+    >>> lent_key(SecureRandom()) is None
+    True
+    """
     if not (isinstance(source, SecureRandom) and source in _LENDABLE
             and source._buffered() == 0 and source._pool_bits == 0 and source._output == 0):
         return None
@@ -505,8 +548,9 @@ def _after_fork_in_child() -> None:
     """In a child created by ``fork``: every source drops its pool (and, through
     :meth:`RandomSource._forget`, its own buffers), and gets a fresh lock (the parent's
     may have been held by a thread that does not exist in the child). A lendable source
-    (:func:`_keyed`) rekeys from the operating system like any other, so it is lendable no
-    more: :func:`_key_of` would otherwise send the child's new key over the wire."""
+    (:func:`replayable_secure_source`) rekeys from the operating system like any other, so
+    it is lendable no more: :func:`lent_key` would otherwise send the child's new key over
+    the wire."""
     _LENDABLE.clear()
     for source in list(_SOURCES):
         _fresh_pool(source)

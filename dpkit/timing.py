@@ -146,6 +146,7 @@ from typing import Any
 
 import numpy as np
 
+from dpkit._calibration import Reference, measure
 from dpkit._checks import check_real
 from dpkit.rng import seeded
 
@@ -171,8 +172,6 @@ __all__ = [
 
 _SLEEP_ABOVE_NS = 2_000_000   # waits longer than 2 ms sleep first, then spin
 _SLEEP_SLACK_NS = 1_000_000   # ... waking this long before the deadline
-_REPEATS = 7                  # calibration: the fastest of this many runs of each workload
-_VECTOR = 8192                # values in the vectorised calibration workload
 #: How many times each warm-up runs with each source (:func:`warm_up_with`): Python 3.11
 #: specialises a function's code after 8 calls or so.
 WARM_UP_ROUNDS = 8
@@ -239,50 +238,6 @@ class Cost:
         return _state.margin * work
 
 
-@dataclass(frozen=True)
-class Reference:
-    """This machine's speed, measured once per process (:func:`reference`).
-
-    Attributes
-    ----------
-    scalar : float
-        Seconds for a fixed workload of exact rational arithmetic of the kind one scalar
-        release does (about 20 µs on a 2024 laptop core).
-    vector : float
-        Seconds per value of a fixed vectorised float64/int64 workload on 8,192 values.
-    """
-
-    scalar: float
-    vector: float
-
-
-def _scalar_workload() -> None:
-    """Exact arithmetic of the size of one scalar release's (fixed: no data)."""
-    value = Fraction(7, 10)
-    for shift in range(10):
-        numerator, denominator = value.as_integer_ratio()
-        quotient, remainder = divmod(numerator << 60, denominator << (shift & 15))
-        value = Fraction(quotient + (remainder > denominator // 2), 1 << 50) + Fraction(1, 3)
-    np.add(np.arange(8), 1)
-
-
-def _vector_workload(values: np.ndarray) -> None:
-    """A vectorised pass of the size of one value's share of a vector release's."""
-    scaled = np.rint(values * 1024.0)
-    units = scaled.astype(np.int64)
-    units += units
-    np.multiply(units, 2.0**-10)
-
-
-def _fastest(work: object, repeats: int = _REPEATS) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter_ns()
-        work()  # type: ignore[operator]
-        best = min(best, time.perf_counter_ns() - start)
-    return best * 1e-9
-
-
 class _State:
     """The process's reference, margin and overrun count (one lock for all three), the
     lock that lets one release run at a time, the warm-ups, and each thread's
@@ -319,9 +274,7 @@ def reference() -> Reference:
     Reference
     """
     if _state.reference is None:
-        values = np.linspace(-1.0, 1.0, _VECTOR)
-        measured = Reference(scalar=_fastest(_scalar_workload),
-                             vector=_fastest(lambda: _vector_workload(values)) / _VECTOR)
+        measured = measure()
         with _state.lock:
             if _state.reference is None:
                 _state.reference = measured

@@ -28,7 +28,8 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[1] / "dpkit"
 
 LAYERS = (
-    ("foundation", ("dpkit", "dpkit._exact", "dpkit._checks", "dpkit.rng", "dpkit.timing")),
+    ("foundation", ("dpkit", "dpkit._exact", "dpkit._checks", "dpkit.rng", "dpkit._calibration",
+                    "dpkit.timing")),
     ("samplers", ("dpkit._samplers",)),
     ("core", ("dpkit.randomized_response", "dpkit.laplace", "dpkit.gaussian",
               "dpkit.gaussian_calibration", "dpkit.exponential", "dpkit.exponential_eta",

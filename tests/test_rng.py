@@ -451,10 +451,10 @@ def test_a_fork_child_rekeys_the_secure_source():
 def test_a_lent_source_is_not_lendable_in_a_fork_child():
     """A lendable source (the course's lent randomness) rekeys from the OS in a fork child,
     like every source, and then is no longer sent by value: its new key stays in the
-    child (breaker, round 7: ``_key_of`` returned the child's OS key)."""
-    lent = rng._keyed(bytes(32), bytes(12), lendable=True)
-    assert rng._key_of(lent) == (bytes(32), bytes(12))
-    in_child = in_fork_child(lambda: [rng._key_of(lent) is None,
+    child (breaker, round 7: ``lent_key`` returned the child's OS key)."""
+    lent = rng.replayable_secure_source(bytes(32), bytes(12), lendable=True)
+    assert rng.lent_key(lent) == (bytes(32), bytes(12))
+    in_child = in_fork_child(lambda: [rng.lent_key(lent) is None,
                                       bytes(lent._key) != bytes(32)])
     assert in_child == [True, True]
-    assert rng._key_of(lent) == (bytes(32), bytes(12))     # the parent's is unchanged
+    assert rng.lent_key(lent) == (bytes(32), bytes(12))     # the parent's is unchanged

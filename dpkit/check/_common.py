@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from dpkit.check._verdict import Verdict
-from dpkit.rng import SecureRandom, _keyed
+from dpkit.rng import SecureRandom, replayable_secure_source
 
 __all__ = ["call", "call_checked", "call_number", "coerce", "compare_at", "lent_generator",
            "lent_source", "number", "raised_in_dpkit", "shown"]
@@ -109,7 +109,7 @@ def lent_source(seed: int) -> SecureRandom:
     (True, 'SecureRandom')
     """
     material = _derived(seed, b"dpkit", 44)
-    return _keyed(material[:32], material[32:], lendable=True)
+    return replayable_secure_source(material[:32], material[32:], lendable=True)
 
 
 def call(fn: Callable[..., Any], *args: Any) -> tuple[Any, str | None]:

@@ -15,8 +15,19 @@ from __future__ import annotations
 
 import ast
 import builtins
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
+from dpkit.course.reading import (
+    FUNCTIONS,
+    LOOKUPS,
+    Reading,
+    constant_string,
+    imported_names,
+    own_binding,
+    parameters_of,
+    statement_bindings,
+    walk_outside,
+)
 from dpkit.course.worker import drop_magics
 
 __all__ = ["ABSOLUTE_TOLERANCE", "DYNAMIC", "ENVIRONMENT", "FORBIDDEN", "JUDGED",
@@ -85,15 +96,7 @@ _PLAIN_DUNDERS = frozenset({
 _NAMED_DUNDERS = frozenset({"__setattr__", "__delattr__"})
 _OWN_DUNDERS = frozenset({"__wrapped__", "__annotations__", "__defaults__",
                           "__kwdefaults__"})
-_LOOKUPS = frozenset({"getattr", "hasattr", "setattr", "delattr"})
 _GETTERS = frozenset({"operator.attrgetter", "operator.methodcaller"})
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp,
-           ast.SetComp, ast.DictComp, ast.GeneratorExp)
-_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
-_MAX_PARTS = 12                                 # a dotted path longer than this is cut
-#: Methods that store their arguments in the object they are called on.
-_STORING = frozenset({"append", "extend", "insert", "update", "setdefault", "add",
-                      "__setitem__", "__setattr__"})
 
 #: The randomized exercises, judged by the law of their outputs (:mod:`dpkit.course.judges`).
 JUDGED = frozenset({"ex-laplace-textbook", "ex-analytic-variance", "ex-svt-above-threshold",
@@ -146,12 +149,12 @@ def environment_use(label: str, answer: str, earlier: Iterable[str | tuple[str, 
     # earlier answer is read again with each later one).
     stored = {node.attr for tree, _ in parsed for node in ast.walk(tree)
               if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load)}
-    bound = {n for tree, _ in parsed for node in ast.walk(tree) for n in _own_binding(node)}
-    reading = _Reading([tree for tree, _ in parsed],
+    bound = {n for tree, _ in parsed for node in ast.walk(tree) for n in own_binding(node)}
+    reading = Reading([tree for tree, _ in parsed],
                        lambda name: set() if name in bound or name in dir(builtins)
                        else {f"?{name}"})
     for tree, place in parsed:
-        own = {n for node in ast.walk(tree) for n in _own_binding(node)}
+        own = {n for node in ast.walk(tree) for n in own_binding(node)}
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 words = [p for a in node.names for p in a.name.split(".")]
@@ -184,375 +187,6 @@ ABSOLUTE_TOLERANCE = {"ex-analytic-profile": 1e-25 * 1e-6}
 RELATIVE_TOLERANCE = {"ex-laplace-grid-scale": 1e-12}
 
 
-def _bound(statement: ast.stmt) -> set[str]:
-    """The names a top-level statement of a cell binds (a def, an assignment, an import) or
-    changes (``obj.attribute = …``, ``table[key] = …`` change ``obj``, ``table``)."""
-    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return {statement.name}
-    if isinstance(statement, (ast.Import, ast.ImportFrom)):
-        return {(a.asname or a.name).split(".")[0] for a in statement.names}
-    names = set()
-    for node in _walk_outside(statement):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            names.add(node.id)
-        elif isinstance(node, (ast.Attribute, ast.Subscript)) and \
-                isinstance(node.ctx, ast.Store):
-            names.add(_root(node.value))
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
-                node.func.attr in _STORING:
-            names.add(_root(node.func.value))
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
-                node.func.id == "setattr" and node.args:
-            names.add(_root(node.args[0]))
-    return names - {""}
-
-
-def _root(node: ast.expr) -> str:
-    """The name ``a`` of ``a.b[c].d``, or ``""``."""
-    while isinstance(node, (ast.Attribute, ast.Subscript)):
-        node = node.value
-    return node.id if isinstance(node, ast.Name) else ""
-
-
-def _own_names(scope: ast.AST) -> set[str]:
-    """The names a function, lambda, class or comprehension binds in its own scope (its
-    parameters, targets, assignments, imports, nested defs), minus its ``global`` ones."""
-    names: set[str] = set()
-    declared: set[str] = set()
-    if isinstance(scope, _FUNCTIONS):
-        names.update(a.arg for a in _parameters(scope.args))
-        todo: list[ast.AST] = [scope.body] if isinstance(scope, ast.Lambda) else [*scope.body]
-    elif isinstance(scope, ast.ClassDef):
-        todo = [*scope.body]
-    else:
-        todo = [g.target for g in scope.generators]
-    while todo:
-        node = todo.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-            continue
-        if isinstance(node, _SCOPES):
-            continue
-        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            names.add(node.id)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            names.update((a.asname or a.name).split(".")[0] for a in node.names)
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            declared.update(node.names)
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            names.add(node.name)
-        todo.extend(ast.iter_child_nodes(node))
-    return names - declared
-
-
-def _parameters(arguments: ast.arguments) -> list[ast.arg]:
-    """The parameters a function's ``arguments`` declare."""
-    return [*arguments.posonlyargs, *arguments.args, *filter(None, [arguments.vararg]),
-            *arguments.kwonlyargs, *filter(None, [arguments.kwarg])]
-
-
-def _split_scope(scope: ast.AST) -> tuple[list[ast.AST], list[ast.AST]]:
-    """The parts of a function, lambda, class or comprehension Python evaluates in the
-    *enclosing* scope (decorators, defaults, annotations, bases, a comprehension's first
-    iterable), and those it evaluates in the scope's own."""
-    if isinstance(scope, _FUNCTIONS):
-        arguments = scope.args
-        outer: list[ast.AST] = [*arguments.defaults, *filter(None, arguments.kw_defaults),
-                                *(a.annotation for a in _parameters(arguments)
-                                  if a.annotation is not None)]
-        if isinstance(scope, ast.Lambda):
-            return outer, [scope.body]
-        return [*outer, *scope.decorator_list, *filter(None, [scope.returns])], \
-            [*scope.body]
-    if isinstance(scope, ast.ClassDef):
-        return [*scope.decorator_list, *scope.bases, *scope.keywords], [*scope.body]
-    first, *rest = scope.generators
-    inner: list[ast.AST] = [first.target, *first.ifs, *rest]
-    inner += [scope.key, scope.value] if isinstance(scope, ast.DictComp) else [scope.elt]
-    return [first.iter], inner
-
-
-def _walk_outside(node: ast.AST) -> list[ast.AST]:
-    """The nodes of ``node`` in its own scope: not those of the functions, classes and
-    comprehensions it holds, but their parts evaluated outside (a default, a decorator)."""
-    found: list[ast.AST] = []
-    todo = [node]
-    while todo:
-        child = todo.pop()
-        found.append(child)
-        if isinstance(child, _SCOPES) and child is not node:
-            todo.extend(_split_scope(child)[0])
-        else:
-            todo.extend(ast.iter_child_nodes(child))
-    return found
-
-
-def _global_names(tree: ast.AST) -> set[int]:
-    """The ``id`` of each :class:`ast.Name` of ``tree`` that reads a global (a name no
-    enclosing function, lambda, class or comprehension binds), as Python scopes them: a
-    default, a decorator, a base class or a comprehension's first iterable is evaluated
-    in the enclosing scope, and a class's names are not seen by the functions and
-    comprehensions in its body."""
-    found: set[int] = set()
-    # each enclosing scope: (the names it binds, whether it is a class body)
-    todo: list[tuple[ast.AST, tuple[tuple[frozenset[str], bool], ...]]] = [(tree, ())]
-    while todo:
-        node, enclosing = todo.pop()
-        if isinstance(node, ast.Name) and not any(node.id in s for s, _ in enclosing):
-            found.add(id(node))
-        if not isinstance(node, _SCOPES):
-            todo.extend((child, enclosing) for child in ast.iter_child_nodes(node))
-            continue
-        outer, inner = _split_scope(node)
-        seen = (*(e for e in enclosing if not e[1]),
-                (frozenset(_own_names(node)), isinstance(node, ast.ClassDef)))
-        todo.extend((child, enclosing) for child in outer)
-        todo.extend((child, seen) for child in inner)
-    return found
-
-
-def _imported(node: ast.Import | ast.ImportFrom) -> list[tuple[str, str]]:
-    """``(name bound, dotted path it is bound to)`` for each name an import binds."""
-    if isinstance(node, ast.Import):
-        return [(a.asname, a.name) if a.asname else (a.name.split(".")[0],
-                                                      a.name.split(".")[0])
-                for a in node.names]
-    if node.level or not node.module:
-        return []
-    return [(a.asname or a.name, f"{node.module}.{a.name}") for a in node.names
-            if a.name != "*"]
-
-
-def _definition(node: ast.AST) -> list[str]:
-    """The names ``node`` defines: a def, a class, a variable, an attribute it stores, the
-    constant name ``setattr`` stores."""
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return [node.name]
-    if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-        return [node.id]
-    if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
-        return [node.attr]
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
-            node.func.id == "setattr" and len(node.args) > 1 and _constant(node.args[1]):
-        return [_constant(node.args[1])]
-    name = _set_dunder(node)
-    return [name] if name else []
-
-
-def _set_dunder(node: ast.AST) -> str | None:
-    """The attribute ``X.__setattr__(obj, "name", value)`` (or ``obj.__setattr__("name",
-    value)``) sets, when the name is a constant."""
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
-            node.func.attr == "__setattr__" and len(node.args) >= 2 and not node.keywords:
-        return _constant(node.args[-2])
-    return None
-
-
-def _own_binding(node: ast.AST) -> list[str]:
-    """The names ``node`` binds as the student's own (a def, a class, a parameter, a
-    variable, an exception caught, a pattern's capture), not by an import."""
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return [node.name]
-    if isinstance(node, ast.arg):
-        return [node.arg]
-    if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-        return [node.id]
-    if isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
-        return [node.name]
-    return []
-
-
-def _constant(node: ast.expr | None) -> str | None:
-    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) \
-        else None
-
-
-class _Reading:
-    """What the names and attributes of some student code may hold, read without running
-    it: the dotted path of each module or library object a name may be bound to (by an
-    import, an alias, a helper that returns it, an argument passed to a helper, an
-    attribute or a container it was stored in), flow-insensitively and conservatively.
-    A call's result holds nothing, unless the call is to one of the student's own
-    functions (then it holds what that function returns) or a static import.
-
-    ``outside(name)``: the paths of a global name the student's code does not bind (the
-    set-up cell's, or a builtin's)."""
-
-    def __init__(self, trees: list[ast.AST], outside: Callable[[str], set[str]]) -> None:
-        self.outside = outside
-        self.nodes = [node for tree in trees for node in ast.walk(tree)]
-        self.globals = set().union(*(_global_names(tree) for tree in trees))
-        self.names: dict[str, set[str]] = {}
-        self.attributes: dict[str, set[str]] = {}
-        #: What the value a ``match`` pattern is matched against may hold, by the pattern's id.
-        self.matched: dict[int, set[str]] = {}
-        self.functions: dict[str, list[ast.AST]] = {}
-        #: The names the code itself gives to functions, classes, variables and attributes.
-        self.defined = {n for node in self.nodes for n in _definition(node)}
-        #: The bare names the code binds itself, not by an import.
-        self.own = {n for node in self.nodes for n in _own_binding(node)}
-        for node in self.nodes:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                self.functions.setdefault(node.name, []).append(node)
-            elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda):
-                for target in node.targets:
-                    if isinstance(target, ast.Name):
-                        self.functions.setdefault(target.id, []).append(node.value)
-        for _ in range(50):                     # to a fixed point: paths only grow
-            before = ({k: len(v) for k, v in self.names.items()},
-                      {k: len(v) for k, v in self.attributes.items()})
-            self._bind_all()
-            if before == ({k: len(v) for k, v in self.names.items()},
-                          {k: len(v) for k, v in self.attributes.items()}):
-                break
-
-    def _bind(self, target: ast.AST, paths: set[str], value: ast.AST | None = None) -> None:
-        if not paths:
-            return
-        if isinstance(target, ast.Name):
-            self.names.setdefault(target.id, set()).update(paths)
-        elif isinstance(target, ast.Attribute):
-            self.attributes.setdefault(target.attr, set()).update(paths)
-        elif isinstance(target, ast.Subscript):
-            self._bind(target.value, paths)
-        elif isinstance(target, ast.Starred):
-            self._bind(target.value, paths)
-        elif isinstance(target, (ast.Tuple, ast.List)):
-            same = isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(
-                target.elts) and not any(isinstance(e, ast.Starred) for e in value.elts)
-            for index, element in enumerate(target.elts):
-                self._bind(element, self.paths(value.elts[index]) if same else paths)
-
-    def _bind_all(self) -> None:
-        for node in self.nodes:
-            if isinstance(node, (ast.Import, ast.ImportFrom)):
-                for name, path in _imported(node):
-                    self.names.setdefault(name, set()).add(path)
-            elif isinstance(node, ast.Assign):
-                for target in node.targets:
-                    self._bind(target, self.paths(node.value), node.value)
-            elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr)) and \
-                    node.value is not None:
-                self._bind(node.target, self.paths(node.value), node.value)
-            elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
-                self._bind(node.target, self.paths(node.iter))
-            elif isinstance(node, ast.withitem) and node.optional_vars is not None:
-                self._bind(node.optional_vars, self.paths(node.context_expr))
-            elif isinstance(node, ast.Match):
-                for case in node.cases:
-                    self._bind_pattern(case.pattern, self.paths(node.subject))
-            elif isinstance(node, ast.Call):
-                self._call(node)
-            elif isinstance(node, ast.ClassDef):    # a class's variables are attributes
-                for name in _own_names(node):
-                    self.attributes.setdefault(name, set()).update(self.names.get(name, ()))
-
-    def _bind_pattern(self, pattern: ast.pattern, paths: set[str]) -> None:
-        """A ``match`` pattern against a value that may hold ``paths`` (adversarial review
-        round 7, finding 3): a capture (``x``, ``*rest``, ``**rest``, ``… as x``) binds the
-        value; a class pattern's keyword ``name=p`` matches ``p`` against the value's
-        attribute ``name``, a mapping pattern's string key against its item; a sequence's
-        elements and a positional class pattern's (``__match_args__``) hold what the value
-        holds."""
-        self.matched.setdefault(id(pattern), set()).update(paths)
-        captured = pattern.name if isinstance(pattern, (ast.MatchAs, ast.MatchStar)) else \
-            pattern.rest if isinstance(pattern, ast.MatchMapping) else None
-        if captured and paths:
-            self.names.setdefault(captured, set()).update(paths)
-        inner: list[tuple[ast.pattern, set[str]]] = []
-        if isinstance(pattern, ast.MatchAs) and pattern.pattern is not None:
-            inner = [(pattern.pattern, paths)]
-        elif isinstance(pattern, (ast.MatchOr, ast.MatchSequence)):
-            inner = [(p, paths) for p in pattern.patterns]
-        elif isinstance(pattern, ast.MatchClass):
-            inner = [(p, paths) for p in pattern.patterns] + [
-                (p, {f"{q}.{name}" for q in paths} | self.attributes.get(name, set()))
-                for name, p in zip(pattern.kwd_attrs, pattern.kwd_patterns, strict=True)]
-        elif isinstance(pattern, ast.MatchMapping):
-            inner = [(p, {f"{q}.{_constant(key)}" for q in paths} if _constant(key) else paths)
-                     for key, p in zip(pattern.keys, pattern.patterns, strict=True)]
-        for sub, held in inner:
-            self._bind_pattern(sub, held)
-
-    def _call(self, node: ast.Call) -> None:
-        """Arguments passed to the student's functions of the callee's name bind their
-        parameters; ``setattr(obj, "name", value)`` stores an attribute."""
-        name = self._callee(node.func)
-        if name in _LOOKUPS and len(node.args) == 3 and _constant(node.args[1]):
-            self.attributes.setdefault(_constant(node.args[1]), set()).update(
-                self.paths(node.args[2]))
-        if _set_dunder(node):
-            self.attributes.setdefault(_set_dunder(node), set()).update(
-                self.paths(node.args[-1]))
-        passed = set().union(*(self.paths(a) for a in node.args),
-                             *(self.paths(k.value) for k in node.keywords))
-        if isinstance(node.func, ast.Attribute) and node.func.attr in _STORING:
-            self._bind(node.func.value, passed)
-        for function in self.functions.get(name, []) if passed else []:
-            for parameter in ast.walk(function.args):
-                if isinstance(parameter, ast.arg):
-                    self.names.setdefault(parameter.arg, set()).update(passed)
-
-    @staticmethod
-    def _callee(func: ast.expr) -> str | None:
-        return func.id if isinstance(func, ast.Name) else \
-            func.attr if isinstance(func, ast.Attribute) else None
-
-    def builtin(self, node: ast.expr) -> str | None:
-        """The builtin's name if ``node`` is a bare global name the student never binds."""
-        return node.id if isinstance(node, ast.Name) and id(node) in self.globals and \
-            node.id not in self.names and node.id not in self.functions else None
-
-    def paths(self, node: ast.AST | None, seen: frozenset[int] = frozenset()) -> set[str]:
-        """The dotted paths of what ``node`` may hold (empty: nothing of a module)."""
-        if node is None or id(node) in seen:
-            return set()
-        seen = seen | {id(node)}
-        if isinstance(node, ast.Name):
-            found = set(self.names.get(node.id, ()))
-            if id(node) in self.globals and node.id not in self.functions:
-                found |= self.outside(node.id)
-            return found
-        if isinstance(node, ast.Attribute):
-            return {".".join(f"{p}.{node.attr}".split(".")[:_MAX_PARTS])
-                    for p in self.paths(node.value, seen)} | self.attributes.get(node.attr,
-                                                                                   set())
-        if isinstance(node, ast.Call):
-            return self._result(node, seen)
-        if isinstance(node, (ast.Constant, ast.Compare, ast.UnaryOp, ast.JoinedStr,
-                             *_FUNCTIONS)):
-            return set()
-        found = set()
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.expr):
-                found |= self.paths(child, seen)
-        return found
-
-    def _result(self, node: ast.Call, seen: frozenset[int]) -> set[str]:
-        builtin = self.builtin(node.func)
-        name = _constant(node.args[0]) if node.args else None
-        if builtin == "__import__" and name:
-            return {name.split(".")[0]}
-        if builtin in ("getattr", "vars") and node.args:
-            attribute = _constant(node.args[1]) if len(node.args) > 1 else None
-            base = self.paths(node.args[0], seen)
-            return {f"{p}.{attribute}" for p in base} if attribute else base
-        if name and any(p.endswith("import_module") for p in self.paths(node.func, seen)):
-            return {name}
-        if isinstance(node.func, ast.Lambda):
-            return self.paths(node.func.body, seen)
-        if builtin is not None:     # list, iter, next, dict …: what their arguments hold
-            return set().union(*(self.paths(a, seen) for a in node.args))
-        found = set()
-        for function in self.functions.get(self._callee(node.func) or "", []):
-            returns = [function.body] if isinstance(function, ast.Lambda) else [
-                n.value for n in ast.walk(function)
-                if isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom))]
-            for value in returns:
-                found |= self.paths(value, seen)
-        return found
-
-
 def _library(path: str) -> bool:
     """Whether a path names a dpkit object, or an unknown object of the set-up cell."""
     return path == "dpkit" or path.startswith(("dpkit.", "?"))
@@ -570,7 +204,7 @@ def _locals_allowed(node: ast.Call, parents: dict[int, ast.AST], scoped: bool) -
         parent.func.attr in ("format", "format_map")
 
 
-def _spelled(node: ast.AST, reading: _Reading, parent: ast.AST | None,
+def _spelled(node: ast.AST, reading: Reading, parent: ast.AST | None,
              banned: dict[str, str]) -> str | None:
     """The identifier of a way to reach objects by a name given as data that ``node``
     itself spells where it may refer to that way, or None: a part of a module an import
@@ -593,7 +227,7 @@ def _spelled(node: ast.AST, reading: _Reading, parent: ast.AST | None,
     elif isinstance(node, ast.Attribute) and node.attr in _NAMED_DUNDERS:
         called = isinstance(parent, ast.Call) and parent.func is node and parent.args and \
             not parent.keywords
-        name = _constant(parent.args[-2 if node.attr == "__setattr__" else -1]) \
+        name = constant_string(parent.args[-2 if node.attr == "__setattr__" else -1]) \
             if called and len(parent.args) >= (2 if node.attr == "__setattr__" else 1) \
             else None
         return None if name and name not in banned and not _unreadable(name) else \
@@ -604,7 +238,7 @@ def _spelled(node: ast.AST, reading: _Reading, parent: ast.AST | None,
         words = [node.attr]
     elif isinstance(node, ast.keyword) and node.arg:
         own = isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and any(
-            node.arg in {a.arg for a in _parameters(f.args)}
+            node.arg in {a.arg for a in parameters_of(f.args)}
             for f in reading.functions.get(parent.func.id, []))
         words = [] if own else [node.arg]
     else:
@@ -621,12 +255,12 @@ def _unreadable(name: str) -> bool:
     return name in _DYNAMIC_NAMES or (_dunder(name) and name not in _PLAIN_DUNDERS)
 
 
-def _dynamic(reading: _Reading, banned: dict[str, str],
+def _dynamic(reading: Reading, banned: dict[str, str],
              tree: ast.AST) -> tuple[str, ast.AST] | None:
     """How ``tree`` looks a name up dynamically where it could reach a forbidden function
     (a short description) and the node that does, or None."""
     parents = {id(c): p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
-    scoped = {id(n) for f in ast.walk(tree) if isinstance(f, _FUNCTIONS)
+    scoped = {id(n) for f in ast.walk(tree) if isinstance(f, FUNCTIONS)
               for n in ast.walk(f)}
     for node in ast.walk(tree):
         why = _dynamic_node(reading, banned, node, parents, id(node) in scoped)
@@ -635,7 +269,7 @@ def _dynamic(reading: _Reading, banned: dict[str, str],
     return None
 
 
-def _dynamic_node(reading: _Reading, banned: dict[str, str], node: ast.AST,
+def _dynamic_node(reading: Reading, banned: dict[str, str], node: ast.AST,
                   parents: dict[int, ast.AST], scoped: bool) -> str | None:
     """How ``node`` itself looks a name up dynamically (see :func:`_dynamic`), or None;
     ``scoped``: whether it is inside a function."""
@@ -646,7 +280,7 @@ def _dynamic_node(reading: _Reading, banned: dict[str, str], node: ast.AST,
             not node.level:
         return None
     if isinstance(node, (ast.Import, ast.ImportFrom)):
-        paths = {p for _, p in _imported(node)} | {a.name for a in node.names}
+        paths = {p for _, p in imported_names(node)} | {a.name for a in node.names}
     elif isinstance(node, (ast.Name, ast.Attribute)):
         paths = reading.paths(node)
     else:
@@ -660,12 +294,12 @@ def _dynamic_node(reading: _Reading, banned: dict[str, str], node: ast.AST,
         return builtin
     call = parents.get(id(node))
     called = isinstance(call, ast.Call) and call.func is node
-    if builtin in (*_LOOKUPS, "vars", "locals") and not called:
+    if builtin in (*LOOKUPS, "vars", "locals") and not called:
         return f"{builtin} used as a value"
     if not called:
         return None
-    if builtin in _LOOKUPS:
-        attribute = _constant(call.args[1]) if len(call.args) > 1 else None
+    if builtin in LOOKUPS:
+        attribute = constant_string(call.args[1]) if len(call.args) > 1 else None
         if attribute is None or attribute in banned or _unreadable(attribute):
             return f"{builtin} with the name {attribute or 'computed at run time'}"
     elif builtin in ("vars", "locals") and not call.args:
@@ -675,14 +309,14 @@ def _dynamic_node(reading: _Reading, banned: dict[str, str], node: ast.AST,
                                 not isinstance(call.args[0], ast.Name)):
         return "vars of a module, or of an object the reading cannot name"
     if {p.lstrip("?") for p in reading.paths(node)} & _GETTERS:
-        names = [_constant(a) for a in call.args]
+        names = [constant_string(a) for a in call.args]
         if not names or None in names or any(
                 part in banned for n in names for part in n.split(".")):
             return "operator.attrgetter or methodcaller with a forbidden or computed name"
     return None
 
 
-def _forbidden(reading: _Reading, banned: dict[str, str], tree: ast.AST, *,
+def _forbidden(reading: Reading, banned: dict[str, str], tree: ast.AST, *,
                calls: bool = False,
                rebinds: frozenset[str] = frozenset()) -> tuple[str, ast.AST] | None:
     """The forbidden function ``tree`` refers to (its last part) and the node that does,
@@ -694,7 +328,7 @@ def _forbidden(reading: _Reading, banned: dict[str, str], tree: ast.AST, *,
     ``from <module> import <name>`` (no other name bound) that re-imports a function of
     ``rebinds``, which the set-up cell already binds to that same name: it binds nothing
     new, and every use of the name is read as a use of the function."""
-    called = {id(n.func) for n in _walk_outside(ast.Module([tree], []))
+    called = {id(n.func) for n in walk_outside(ast.Module([tree], []))
               if isinstance(n, ast.Call)} \
         if calls else set()
     for node in ast.walk(tree):
@@ -720,7 +354,7 @@ def _forbidden(reading: _Reading, banned: dict[str, str], tree: ast.AST, *,
             # pattern's key the item (round 7, finding 3): as ``subject.name`` would
             base = reading.matched.get(id(node), set())
             names = node.kwd_attrs if isinstance(node, ast.MatchClass) else [
-                _constant(key) for key in node.keys]
+                constant_string(key) for key in node.keys]
             hit = [n for n in names if n in banned and (any(map(_library, base)) or (
                 not base and isinstance(node, ast.MatchClass) and n not in reading.defined))]
         else:
@@ -816,10 +450,10 @@ def forbidden_use(label: str, answer: str, earlier: Iterable[str | tuple[str, st
     root = _parsed(answer)
     if root is None:
         return None
-    bound = set().union(*(_bound(statement) for statement in
+    bound = set().union(*(statement_bindings(statement) for statement in
                           [*(s for s, _ in statements), *root.body]))
     trees: list[tuple[ast.AST, str]] = [(root, "its answer"), *statements]
-    known = _Reading([_parsed(setup) or ast.Module([], [])], lambda _name: set()) \
+    known = Reading([_parsed(setup) or ast.Module([], [])], lambda _name: set()) \
         if setup is not None else None
 
     def outside(name: str) -> set[str]:          # a global the student's code never binds
@@ -831,7 +465,7 @@ def forbidden_use(label: str, answer: str, earlier: Iterable[str | tuple[str, st
     # nothing new: honest round 7, F3).
     rebinds = frozenset(name for name, full in banned.items()
                         if known and known.names.get(name) == {full})
-    reading = _Reading([t for t, _ in trees], outside)
+    reading = Reading([t for t, _ in trees], outside)
     for tree, place in trees:
         found = _forbidden(reading, banned, tree, calls=tree is not root, rebinds=rebinds)
         if found:

@@ -65,11 +65,9 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import copy
 import csv
 import hashlib
 import io
-import itertools
 import json
 import math
 import re
@@ -86,6 +84,7 @@ import numpy as np
 
 import dpkit.check
 from dpkit.check._common import WITHHELD
+from dpkit.course.agreement import agrees_with, clean_text, described, short
 from dpkit.course.exercises import (
     ABSOLUTE_TOLERANCE,
     RELATIVE_TOLERANCE,
@@ -93,11 +92,10 @@ from dpkit.course.exercises import (
     forbidden_use,
 )
 from dpkit.course.judges import JUDGES, Judgement
-from dpkit.course.judges._base import GRADER_MESSAGES, error_text, returned_text
+from dpkit.course.judges._base import GRADER_MESSAGES, error_text
 from dpkit.course.sandbox import Limits, RemoteFunction, Sandbox, isolation
 from dpkit.course.wire import WireError
 from dpkit.course.worker import drop_magics
-from dpkit.rng import RandomSource
 
 __all__ = ["ABSOLUTE_TOLERANCE", "GRADER_VERSION", "LOST_METADATA", "PRIVACY_FEEDBACK",
            "RELATIVE_TOLERANCE", "UNCHECKED_FEEDBACK", "Result", "SetupError", "agrees_with",
@@ -115,7 +113,6 @@ UNCHECKED_FEEDBACK = ("your function failed on a valid input the hidden tests us
 #: cells (their nbgrader ``grade_id``) but does hold cells: answers copied into a new notebook.
 LOST_METADATA = ("your notebook's answer cells lost their grading metadata (copied into a new "
                  "notebook?); submit the notebook you were given")
-_FEEDBACK_LIMIT = 400
 #: The code cell below a written answer (grade id ``<label>-work``), for a computation the
 #: question asks for: it runs in notebook order like a cell the student added, and what the
 #: student wrote there is shown to the teacher beside the written answer.
@@ -173,7 +170,7 @@ def _cells(submission: Any) -> list[tuple[str, str, str]]:
             source = "".join(source)                 # nbformat's on-disk multiline string
         kind = cell.get("cell_type") if isinstance(cell, dict) else None
         found.append((_grade_id(cell), kind if isinstance(kind, str) else "",
-                      _clean(source) if isinstance(source, str) else ""))
+                      clean_text(source) if isinstance(source, str) else ""))
     return found
 
 
@@ -218,11 +215,6 @@ def _added_cells(submission: Any, released: set[str],
     return found
 
 
-def _clean(text: str) -> str:
-    """``text`` as valid UTF-8 (a lone surrogate would stop every later write)."""
-    return str(text).encode("utf-8", "replace").decode("utf-8")
-
-
 def _strip_markers(source: str) -> str:
     return "\n".join(line for line in source.splitlines()
                      if line.strip() not in ("### BEGIN SOLUTION", "### END SOLUTION"))
@@ -254,20 +246,6 @@ def _exercises(source: nbformat.NotebookNode) -> tuple[str, list[_Exercise]]:
     return setup, found
 
 
-def _short(text: str) -> str:
-    text = " ".join(_clean(text).split())
-    return text if len(text) <= _FEEDBACK_LIMIT else text[:_FEEDBACK_LIMIT - 1] + "…"
-
-
-def _described(error: BaseException) -> str:
-    where = getattr(error, "where", None)
-    message = str(error)
-    name = type(error).__name__ + (f": {message}" if message else "")
-    return _short(name + (f" (in {where})" if where else ""))
-
-
-
-
 def _quiet(sandbox: Sandbox) -> None:
     """From now on, the student's errors cross from ``sandbox`` with their type (a builtin
     one, or "a class of your own") and line only, no message but the grader's own
@@ -282,12 +260,12 @@ def _grader_message(message: str) -> bool:
 
 
 def _cell_error(error: BaseException, sandbox: Sandbox) -> str:
-    """A cell's error for the feedback: :func:`_described`, and once messages are
+    """A cell's error for the feedback: :func:`described`, and once messages are
     withheld (:func:`_quiet`) its type and line (:func:`error_text`) and why."""
     student = not isinstance(error, _STOPPED) or hasattr(error, "where")
     if sandbox.quoted is _grader_message and student:
-        return _short(f"{error_text(error)} ({WITHHELD})")
-    return _described(error)
+        return short(f"{error_text(error)} ({WITHHELD})")
+    return described(error)
 
 
 class _Model:
@@ -399,7 +377,7 @@ def grade_notebook(source: nbformat.NotebookNode, submission: Any, *, secret: st
         error = notebook.run(setup, "the set-up cell")
         if error is not None:                    # the instructor's code: not the student's
             raise SetupError(f"the assignment's set-up cell fails in the sandbox "
-                               f"({sandbox.isolation}): {_described(error)}; nothing was "
+                               f"({sandbox.isolation}): {described(error)}; nothing was "
                                "graded. Check that the sandbox can see Python and dpkit.")
         notes: list[str] = []                    # errors of added cells since the last test
         earlier: list[tuple[str, str]] = []      # the student's code that ran so far
@@ -425,11 +403,11 @@ def grade_notebook(source: nbformat.NotebookNode, submission: Any, *, secret: st
                     _grade_code(exercise, answer, error, sandbox, model,
                                 _secret_rng(secret, student, exercise.label, written))
             except _STOPPED as stopped:          # the worker could not even be restarted
-                result = (exercise, 0.0, f"not graded: {_described(stopped)}")
+                result = (exercise, 0.0, f"not graded: {described(stopped)}")
             finally:
                 sandbox.deadline = math.inf
             if notes and result[1] < exercise.points:
-                result = (*result[:2], _short(f"{result[2]} | note: a cell you added above "
+                result = (*result[:2], short(f"{result[2]} | note: a cell you added above "
                                               f"it raised {'; '.join(notes)}"))
             notes = []
             results.append(result)
@@ -483,17 +461,17 @@ def _grade_code(exercise: _Exercise, answer: str, error: BaseException | None,
         args, kwargs = _arguments(exercise.check, sandbox, model, exercise.label)
         verdict = checker(*args, **kwargs)
     except Exception as failure:            # a value the checker cannot take, a time-out
-        return exercise, 0.0, f"public test: {_described(failure)}"
-    public = f"public test: {_short(verdict.message)}"
+        return exercise, 0.0, f"public test: {described(failure)}"
+    public = f"public test: {short(verdict.message)}"
     if not verdict.passed:
         return exercise, 0.0, public + " | hidden tests wait for the public one"
     _quiet(sandbox)
     hidden = _hidden(exercise, args, sandbox, model, rng)
     if hidden.privacy or hidden.raised:     # earned nothing: the public point goes too
-        return exercise, 0.0, f"{public} | hidden tests: {_short(hidden.message)}; " \
+        return exercise, 0.0, f"{public} | hidden tests: {short(hidden.message)}; " \
                               f"{PRIVACY_FEEDBACK if hidden.privacy else UNCHECKED_FEEDBACK}"
     points = PUBLIC_POINTS + (HIDDEN_POINTS if hidden.passed else 0)
-    return exercise, float(points), f"{public} | hidden tests: {_short(hidden.message)}"
+    return exercise, float(points), f"{public} | hidden tests: {short(hidden.message)}"
 
 
 def _hidden(exercise: _Exercise, args: list[Any], sandbox: Sandbox, model: _Model,
@@ -517,128 +495,6 @@ def _hidden(exercise: _Exercise, args: list[Any], sandbox: Sandbox, model: _Mode
         theirs = hasattr(failure, "where") or isinstance(failure, _STOPPED)  # not a judge's bug
         return Judgement(False, f"your function raised {error_text(failure)}",
                          raised=judge is not None and theirs)
-
-
-def _perturb(value: Any, rng: np.random.Generator) -> Any:
-    """An input near ``value`` drawn at grading time (None, bools and others unchanged)."""
-    if isinstance(value, (bool, np.bool_)) or value is None:
-        return value
-    if isinstance(value, (int, np.integer)):
-        return int(value) + int(rng.integers(1, 4)) if value > 0 else value
-    if isinstance(value, (float, np.floating)):
-        if 0 <= value <= 1:            # a probability, a share or a small ε: stays in [0, 1]
-            return float(value * rng.uniform(0.55, 0.95))
-        return float(value * rng.uniform(1.1, 1.9))
-    return value
-
-
-def _cases(calls: list[tuple[Any, ...]], rng: np.random.Generator, most: int = 40
-           ) -> list[tuple[tuple[Any, ...], bool]]:
-    """The public check's calls, then calls that mix their arguments: ``(args, mixed)``.
-
-    A mixed call takes each argument from one of the public calls of the same arity (all
-    such combinations, or ``most`` of them drawn at random). Moved copies of the public
-    calls alone keep every sign and order relation among one call's arguments, so a
-    formula right only on that pattern would pass; mixed calls stay within each argument's
-    public range but break those relations. A student's function that raises on a mixed
-    call is not failed for it (the exercise may not cover that combination); one that
-    returns a different value from the model's is.
-    """
-    cases = [(args, False) for args in calls]
-    arities = sorted({len(args) for args in calls})
-    for arity in arities:
-        same = [args for args in calls if len(args) == arity]
-        if len(same) ** arity <= 20_000:
-            combos = [c for c in itertools.product(range(len(same)), repeat=arity)
-                      if len(set(c)) > 1]                        # not a public call itself
-            combos = [combos[k] for k in rng.permutation(len(combos))[:most]]
-        else:
-            combos = [tuple(rng.integers(len(same), size=arity)) for _ in range(most)]
-        cases += [(tuple(same[c][i] for i, c in enumerate(combo)), True) for combo in combos]
-    return cases
-
-
-def _same(a: Any, b: Any, rtol: float = 1e-6, atol: float = 0.0) -> bool:
-    """Whether two answers agree to ``rtol`` (and ``atol``). One number held in a NumPy array
-    of size 1 counts as that number, as the public checks read it
-    (:func:`dpkit.check._common.coerce`)."""
-    try:
-        a_arr, b_arr = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    except (TypeError, ValueError):
-        return bool(a == b)
-    if a_arr.shape != b_arr.shape:
-        if not (a_arr.size == b_arr.size == 1
-                and (isinstance(a, np.ndarray) or isinstance(b, np.ndarray))):
-            return False
-        a_arr, b_arr = a_arr.reshape(()), b_arr.reshape(())
-    return bool(np.allclose(a_arr, b_arr, rtol=rtol, atol=atol, equal_nan=True))
-
-
-def agrees_with(student: Callable[..., Any], reference: Callable[..., Any],
-                check: Callable[[Callable[..., Any]], Any], rng: np.random.Generator, *,
-                max_cases: int = 40, atol: float = 0.0,
-                rtol: float = 1e-6) -> tuple[bool, str]:
-    """Compare a student's function with the model solution on inputs drawn now.
-
-    The public ``check`` is run once with a recorder around ``student`` to learn what kind
-    of arguments the function takes; each recorded call is then moved to nearby inputs
-    drawn from ``rng`` (a generator seeded from the course's secret, so the inputs are
-    known to nobody in advance) and the two functions are compared there. Calls whose
-    reference output is random (two reference calls disagree) or raises are skipped.
-    ``atol`` is an absolute tolerance for an exercise whose statement bounds the accuracy
-    it asks for (:data:`ABSOLUTE_TOLERANCE`), ``rtol`` a relative one
-    (:data:`RELATIVE_TOLERANCE`).
-
-    Returns
-    -------
-    (bool, str)
-        Whether every compared case agrees (relative tolerance ``rtol``, absolute ``atol``), and
-        a message that names the failing input without giving the expected value away.
-
-    Examples
-    --------
-    >>> rng = np.random.default_rng(0)
-    >>> agrees_with(lambda x: 2 * x, lambda x: x + x, lambda f: f(1.0) == 2.0, rng)
-    (True, '1 hidden case agrees')
-    >>> agrees_with(lambda x: 2 * x, lambda x: x * x, lambda f: f(2.0) == 4.0, rng)[0]
-    False
-    """
-    calls: list[tuple[Any, ...]] = []
-
-    def recorder(*args: Any) -> Any:
-        calls.append(copy.deepcopy(args))
-        return student(*args)
-
-    try:
-        passed = check(recorder)
-    except Exception as error:
-        return False, f"the public check could not run: {_described(error)}"
-    if not passed:
-        return False, "the public check does not pass"
-    compared = 0
-    for args, mixed in _cases(calls[:max_cases], rng):
-        if any(isinstance(a, (RandomSource, np.random.Generator)) for a in args):
-            continue                # a randomized answer is judged by its distribution
-        moved = tuple(_perturb(a, rng) for a in args)
-        try:
-            expected = reference(*copy.deepcopy(moved))
-            again = reference(*copy.deepcopy(moved))
-        except Exception:  # outside the reference's domain: nothing to compare
-            continue
-        if not _same(expected, again):
-            continue
-        shown = _short(", ".join(repr(a) for a in moved))
-        try:
-            got = student(*copy.deepcopy(moved))
-        except Exception as error:
-            if mixed:           # a combination the exercise may not cover: not held against it
-                continue
-            return False, f"on a hidden input ({shown}) your function raised {error_text(error)}"
-        compared += 1
-        if not _same(got, expected, rtol=rtol, atol=atol):
-            return False, f"on a hidden input ({shown}) your function returned " \
-                          f"{returned_text(got)}, which is not right"
-    return True, f"{compared} hidden case{'s agree' if compared != 1 else ' agrees'}"
 
 
 # ----------------------------------------------------------------------------- the course
@@ -697,7 +553,7 @@ def _fenced(text: str, language: str) -> str:
 
 def _written_answer(answer: str) -> str:
     """The student's written answer, without nbgrader's "YOUR ANSWER HERE" stub."""
-    lines = [line for line in _clean(answer).splitlines() if line.strip() != _ANSWER_STUB]
+    lines = [line for line in clean_text(answer).splitlines() if line.strip() != _ANSWER_STUB]
     return "\n".join(lines).strip()
 
 
@@ -712,7 +568,7 @@ def _written_page(path: Path, student: str, chapter: str,
                   _fenced(_written_answer(answer) or "(no answer)", "text")]
         if _work(work).strip():
             parts += ["\n### The student's working (code, as written; not run here)\n",
-                      _fenced(_clean(work).strip(), "python")]
+                      _fenced(clean_text(work).strip(), "python")]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(parts))
 
@@ -772,7 +628,7 @@ def grade(course_dir: str | Path, submissions_dir: str | Path, *, regrade: bool 
             submission = json.loads(path.read_bytes()) if path.is_file() \
                 and not path.is_symlink() and path.stat().st_size < (64 << 20) else {}
         except (ValueError, RecursionError) as error:    # RecursionError: [[[[… nested
-            log(f"  not a readable notebook: {_described(error)}")
+            log(f"  not a readable notebook: {described(error)}")
             submission = {}
         try:
             graded = grade_notebook(source, submission, secret=secret, student=student,
@@ -780,7 +636,7 @@ def grade(course_dir: str | Path, submissions_dir: str | Path, *, regrade: bool 
         except SetupError:
             raise                                # the environment, not this notebook
         except Exception as error:               # a notebook must never stop the others
-            log(f"  could not be graded: {_described(error)}")
+            log(f"  could not be graded: {described(error)}")
             _, exercises = _exercises(source)
             graded = [(e, None if e.written else 0.0,
                        f"this notebook could not be graded ({type(error).__name__})")

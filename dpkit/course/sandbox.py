@@ -501,7 +501,7 @@ class Sandbox:
         errors = reply.get("errors")
         if not isinstance(errors, list) or len(errors) != len(cells):
             raise RuntimeError("the sandbox sent a malformed reply")
-        return [None if e is None else self._error(e) for e in errors]
+        return [None if e is None else _reply_error(e, self.quoted) for e in errors]
 
     def get(self, name: str) -> Any:
         """The value of ``name`` in the notebook's namespace."""
@@ -546,23 +546,8 @@ class Sandbox:
         if reply.get("op") == "result":
             return decode(reply.get("value"))
         if reply.get("op") == "error":
-            raise self._error(reply)
+            raise _reply_error(reply, self.quoted)
         raise RuntimeError("the sandbox sent a malformed reply")
-
-    def _error(self, reply: dict[str, Any]) -> Exception:
-        """The student's error of ``reply``; unless :attr:`quoted` keeps its message, with
-        no message and, for a class of the student's own (whose name the code chooses),
-        the type :class:`StudentError`."""
-        message = str(reply.get("message", "")) if isinstance(reply, dict) else ""
-        if isinstance(reply, dict) and not self.quoted(message):
-            name = str(reply.get("type", ""))
-            known = getattr(builtins, name, None)
-            builtin = isinstance(known, type) and issubclass(known, Exception)
-            reply = {**reply, "message": "", "type": name if builtin else "StudentError"}
-            error = _with_where(_student_error(reply), reply)
-            error.withheld = True                   # said so in the feedback
-            return error
-        return _with_where(_student_error(reply), reply)
 
     def _request(self, message: dict[str, Any], seconds: float) -> dict[str, Any]:
         if not self.alive:
@@ -657,3 +642,19 @@ class RemoteFunction:
 
     def __repr__(self) -> str:
         return f"<your function {self.__name__}>"
+
+
+def _reply_error(reply: dict[str, Any], quoted: Callable[[str], bool]) -> Exception:
+    """The student's error of ``reply``; unless ``quoted`` (:attr:`Sandbox.quoted`) keeps
+    its message, with no message and, for a class of the student's own (whose name the
+    code chooses), the type :class:`StudentError`."""
+    message = str(reply.get("message", "")) if isinstance(reply, dict) else ""
+    if isinstance(reply, dict) and not quoted(message):
+        name = str(reply.get("type", ""))
+        known = getattr(builtins, name, None)
+        builtin = isinstance(known, type) and issubclass(known, Exception)
+        reply = {**reply, "message": "", "type": name if builtin else "StudentError"}
+        error = _with_where(_student_error(reply), reply)
+        error.withheld = True                   # said so in the feedback
+        return error
+    return _with_where(_student_error(reply), reply)

@@ -245,9 +245,9 @@ def encode(value: Any, handle: Callable[[Any], int] | None = None, depth: int = 
     if isinstance(value, dict):
         return {"$dict": [[encode(k, handle, depth + 1), encode(v, handle, depth + 1)]
                           for k, v in value.items()]}
-    from dpkit.rng import RandomSource, _key_of
+    from dpkit.rng import RandomSource, lent_key
 
-    keyed = _key_of(value)
+    keyed = lent_key(value)
     if keyed is not None:
         return {"$secure": [base64.b64encode(part).decode("ascii") for part in keyed]}
     if handle is None:
@@ -385,10 +385,11 @@ def decode(data: Any, handle: Callable[[int, str], Any] | None = None, depth: in
         return GeneratorState(body[0], state, seed)
     if tag == "$secure" and isinstance(body, list) and len(body) == 2 \
             and all(isinstance(part, str) and len(part) <= 64 for part in body):
-        from dpkit.rng import _keyed
+        from dpkit.rng import replayable_secure_source
 
         try:
-            return _keyed(*(base64.b64decode(part, validate=True) for part in body))
+            return replayable_secure_source(*(base64.b64decode(part, validate=True)
+                                              for part in body))
         except ValueError as error:
             raise WireError(f"malformed secure source: {error}") from error
     if tag == "$unreadable" and isinstance(body, str) and _TYPE_NAME.fullmatch(body):

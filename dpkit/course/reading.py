@@ -1,0 +1,404 @@
+"""Reading a student's code without running it: what its names and attributes may hold.
+
+The static checks of :mod:`dpkit.course.exercises` (the forbidden-call check and the
+environment check) read the student's answer and earlier cells in the grader's process,
+never running them: :class:`Reading` follows the names, aliases, attributes, arguments and
+returns of that code with Python's scoping, and the helpers here say what a statement or
+node binds. Nothing here judges: the checks decide what is refused.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+
+__all__ = ["FUNCTIONS", "LOOKUPS", "Reading", "constant_string", "imported_names",
+           "own_binding", "parameters_of", "statement_bindings", "walk_outside"]
+
+#: The builtins that look an attribute up by a name given as data.
+LOOKUPS = frozenset({"getattr", "hasattr", "setattr", "delattr"})
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp,
+           ast.SetComp, ast.DictComp, ast.GeneratorExp)
+#: Nodes that define a function (its body runs later, when it is called).
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_MAX_PARTS = 12                                 # a dotted path longer than this is cut
+#: Methods that store their arguments in the object they are called on.
+_STORING = frozenset({"append", "extend", "insert", "update", "setdefault", "add",
+                      "__setitem__", "__setattr__"})
+
+
+def statement_bindings(statement: ast.stmt) -> set[str]:
+    """The names a top-level statement of a cell binds (a def, an assignment, an import) or
+    changes (``obj.attribute = …``, ``table[key] = …`` change ``obj``, ``table``)."""
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {statement.name}
+    if isinstance(statement, (ast.Import, ast.ImportFrom)):
+        return {(a.asname or a.name).split(".")[0] for a in statement.names}
+    names = set()
+    for node in walk_outside(statement):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, (ast.Attribute, ast.Subscript)) and \
+                isinstance(node.ctx, ast.Store):
+            names.add(_root(node.value))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                node.func.attr in _STORING:
+            names.add(_root(node.func.value))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                node.func.id == "setattr" and node.args:
+            names.add(_root(node.args[0]))
+    return names - {""}
+
+
+def _root(node: ast.expr) -> str:
+    """The name ``a`` of ``a.b[c].d``, or ``""``."""
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def _own_names(scope: ast.AST) -> set[str]:
+    """The names a function, lambda, class or comprehension binds in its own scope (its
+    parameters, targets, assignments, imports, nested defs), minus its ``global`` ones."""
+    names: set[str] = set()
+    declared: set[str] = set()
+    if isinstance(scope, FUNCTIONS):
+        names.update(a.arg for a in parameters_of(scope.args))
+        todo: list[ast.AST] = [scope.body] if isinstance(scope, ast.Lambda) else [*scope.body]
+    elif isinstance(scope, ast.ClassDef):
+        todo = [*scope.body]
+    else:
+        todo = [g.target for g in scope.generators]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+            continue
+        if isinstance(node, _SCOPES):
+            continue
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            declared.update(node.names)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+        todo.extend(ast.iter_child_nodes(node))
+    return names - declared
+
+
+def parameters_of(arguments: ast.arguments) -> list[ast.arg]:
+    """The parameters a function's ``arguments`` declare."""
+    return [*arguments.posonlyargs, *arguments.args, *filter(None, [arguments.vararg]),
+            *arguments.kwonlyargs, *filter(None, [arguments.kwarg])]
+
+
+def _split_scope(scope: ast.AST) -> tuple[list[ast.AST], list[ast.AST]]:
+    """The parts of a function, lambda, class or comprehension Python evaluates in the
+    *enclosing* scope (decorators, defaults, annotations, bases, a comprehension's first
+    iterable), and those it evaluates in the scope's own."""
+    if isinstance(scope, FUNCTIONS):
+        arguments = scope.args
+        outer: list[ast.AST] = [*arguments.defaults, *filter(None, arguments.kw_defaults),
+                                *(a.annotation for a in parameters_of(arguments)
+                                  if a.annotation is not None)]
+        if isinstance(scope, ast.Lambda):
+            return outer, [scope.body]
+        return [*outer, *scope.decorator_list, *filter(None, [scope.returns])], \
+            [*scope.body]
+    if isinstance(scope, ast.ClassDef):
+        return [*scope.decorator_list, *scope.bases, *scope.keywords], [*scope.body]
+    first, *rest = scope.generators
+    inner: list[ast.AST] = [first.target, *first.ifs, *rest]
+    inner += [scope.key, scope.value] if isinstance(scope, ast.DictComp) else [scope.elt]
+    return [first.iter], inner
+
+
+def walk_outside(node: ast.AST) -> list[ast.AST]:
+    """The nodes of ``node`` in its own scope: not those of the functions, classes and
+    comprehensions it holds, but their parts evaluated outside (a default, a decorator)."""
+    found: list[ast.AST] = []
+    todo = [node]
+    while todo:
+        child = todo.pop()
+        found.append(child)
+        if isinstance(child, _SCOPES) and child is not node:
+            todo.extend(_split_scope(child)[0])
+        else:
+            todo.extend(ast.iter_child_nodes(child))
+    return found
+
+
+def _global_names(tree: ast.AST) -> set[int]:
+    """The ``id`` of each :class:`ast.Name` of ``tree`` that reads a global (a name no
+    enclosing function, lambda, class or comprehension binds), as Python scopes them: a
+    default, a decorator, a base class or a comprehension's first iterable is evaluated
+    in the enclosing scope, and a class's names are not seen by the functions and
+    comprehensions in its body."""
+    found: set[int] = set()
+    # each enclosing scope: (the names it binds, whether it is a class body)
+    todo: list[tuple[ast.AST, tuple[tuple[frozenset[str], bool], ...]]] = [(tree, ())]
+    while todo:
+        node, enclosing = todo.pop()
+        if isinstance(node, ast.Name) and not any(node.id in s for s, _ in enclosing):
+            found.add(id(node))
+        if not isinstance(node, _SCOPES):
+            todo.extend((child, enclosing) for child in ast.iter_child_nodes(node))
+            continue
+        outer, inner = _split_scope(node)
+        seen = (*(e for e in enclosing if not e[1]),
+                (frozenset(_own_names(node)), isinstance(node, ast.ClassDef)))
+        todo.extend((child, enclosing) for child in outer)
+        todo.extend((child, seen) for child in inner)
+    return found
+
+
+def imported_names(node: ast.Import | ast.ImportFrom) -> list[tuple[str, str]]:
+    """``(name bound, dotted path it is bound to)`` for each name an import binds."""
+    if isinstance(node, ast.Import):
+        return [(a.asname, a.name) if a.asname else (a.name.split(".")[0],
+                                                      a.name.split(".")[0])
+                for a in node.names]
+    if node.level or not node.module:
+        return []
+    return [(a.asname or a.name, f"{node.module}.{a.name}") for a in node.names
+            if a.name != "*"]
+
+
+def _definition(node: ast.AST) -> list[str]:
+    """The names ``node`` defines: a def, a class, a variable, an attribute it stores, the
+    constant name ``setattr`` stores."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [node.name]
+    if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+        return [node.id]
+    if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
+        return [node.attr]
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+            node.func.id == "setattr" and len(node.args) > 1 and constant_string(node.args[1]):
+        return [constant_string(node.args[1])]
+    name = _set_dunder(node)
+    return [name] if name else []
+
+
+def _set_dunder(node: ast.AST) -> str | None:
+    """The attribute ``X.__setattr__(obj, "name", value)`` (or ``obj.__setattr__("name",
+    value)``) sets, when the name is a constant."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+            node.func.attr == "__setattr__" and len(node.args) >= 2 and not node.keywords:
+        return constant_string(node.args[-2])
+    return None
+
+
+def own_binding(node: ast.AST) -> list[str]:
+    """The names ``node`` binds as the student's own (a def, a class, a parameter, a
+    variable, an exception caught, a pattern's capture), not by an import."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [node.name]
+    if isinstance(node, ast.arg):
+        return [node.arg]
+    if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+        return [node.id]
+    if isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+        return [node.name]
+    return []
+
+
+def constant_string(node: ast.expr | None) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+        else None
+
+
+class Reading:
+    """What the names and attributes of some student code may hold, read without running
+    it: the dotted path of each module or library object a name may be bound to (by an
+    import, an alias, a helper that returns it, an argument passed to a helper, an
+    attribute or a container it was stored in), flow-insensitively and conservatively.
+    A call's result holds nothing, unless the call is to one of the student's own
+    functions (then it holds what that function returns) or a static import.
+
+    ``outside(name)``: the paths of a global name the student's code does not bind (the
+    set-up cell's, or a builtin's)."""
+
+    def __init__(self, trees: list[ast.AST], outside: Callable[[str], set[str]]) -> None:
+        self.outside = outside
+        self.nodes = [node for tree in trees for node in ast.walk(tree)]
+        self.globals = set().union(*(_global_names(tree) for tree in trees))
+        self.names: dict[str, set[str]] = {}
+        self.attributes: dict[str, set[str]] = {}
+        #: What the value a ``match`` pattern is matched against may hold, by the pattern's id.
+        self.matched: dict[int, set[str]] = {}
+        self.functions: dict[str, list[ast.AST]] = {}
+        #: The names the code itself gives to functions, classes, variables and attributes.
+        self.defined = {n for node in self.nodes for n in _definition(node)}
+        #: The bare names the code binds itself, not by an import.
+        self.own = {n for node in self.nodes for n in own_binding(node)}
+        for node in self.nodes:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.functions.setdefault(node.name, []).append(node)
+            elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        self.functions.setdefault(target.id, []).append(node.value)
+        for _ in range(50):                     # to a fixed point: paths only grow
+            before = ({k: len(v) for k, v in self.names.items()},
+                      {k: len(v) for k, v in self.attributes.items()})
+            self._bind_all()
+            if before == ({k: len(v) for k, v in self.names.items()},
+                          {k: len(v) for k, v in self.attributes.items()}):
+                break
+
+    def _bind(self, target: ast.AST, paths: set[str], value: ast.AST | None = None) -> None:
+        if not paths:
+            return
+        if isinstance(target, ast.Name):
+            self.names.setdefault(target.id, set()).update(paths)
+        elif isinstance(target, ast.Attribute):
+            self.attributes.setdefault(target.attr, set()).update(paths)
+        elif isinstance(target, ast.Subscript):
+            self._bind(target.value, paths)
+        elif isinstance(target, ast.Starred):
+            self._bind(target.value, paths)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            same = isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(
+                target.elts) and not any(isinstance(e, ast.Starred) for e in value.elts)
+            for index, element in enumerate(target.elts):
+                self._bind(element, self.paths(value.elts[index]) if same else paths)
+
+    def _bind_all(self) -> None:
+        for node in self.nodes:
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                for name, path in imported_names(node):
+                    self.names.setdefault(name, set()).add(path)
+            elif isinstance(node, ast.Assign):
+                for target in node.targets:
+                    self._bind(target, self.paths(node.value), node.value)
+            elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr)) and \
+                    node.value is not None:
+                self._bind(node.target, self.paths(node.value), node.value)
+            elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+                self._bind(node.target, self.paths(node.iter))
+            elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+                self._bind(node.optional_vars, self.paths(node.context_expr))
+            elif isinstance(node, ast.Match):
+                for case in node.cases:
+                    self._bind_pattern(case.pattern, self.paths(node.subject))
+            elif isinstance(node, ast.Call):
+                self._call(node)
+            elif isinstance(node, ast.ClassDef):    # a class's variables are attributes
+                for name in _own_names(node):
+                    self.attributes.setdefault(name, set()).update(self.names.get(name, ()))
+
+    def _bind_pattern(self, pattern: ast.pattern, paths: set[str]) -> None:
+        """A ``match`` pattern against a value that may hold ``paths`` (adversarial review
+        round 7, finding 3): a capture (``x``, ``*rest``, ``**rest``, ``… as x``) binds the
+        value; a class pattern's keyword ``name=p`` matches ``p`` against the value's
+        attribute ``name``, a mapping pattern's string key against its item; a sequence's
+        elements and a positional class pattern's (``__match_args__``) hold what the value
+        holds."""
+        self.matched.setdefault(id(pattern), set()).update(paths)
+        captured = pattern.name if isinstance(pattern, (ast.MatchAs, ast.MatchStar)) else \
+            pattern.rest if isinstance(pattern, ast.MatchMapping) else None
+        if captured and paths:
+            self.names.setdefault(captured, set()).update(paths)
+        for sub, held in _sub_patterns(pattern, paths, self.attributes):
+            self._bind_pattern(sub, held)
+
+    def _call(self, node: ast.Call) -> None:
+        """Arguments passed to the student's functions of the callee's name bind their
+        parameters; ``setattr(obj, "name", value)`` stores an attribute."""
+        name = _callee(node.func)
+        if name in LOOKUPS and len(node.args) == 3 and constant_string(node.args[1]):
+            self.attributes.setdefault(constant_string(node.args[1]), set()).update(
+                self.paths(node.args[2]))
+        if _set_dunder(node):
+            self.attributes.setdefault(_set_dunder(node), set()).update(
+                self.paths(node.args[-1]))
+        passed = set().union(*(self.paths(a) for a in node.args),
+                             *(self.paths(k.value) for k in node.keywords))
+        if isinstance(node.func, ast.Attribute) and node.func.attr in _STORING:
+            self._bind(node.func.value, passed)
+        for function in self.functions.get(name, []) if passed else []:
+            for parameter in ast.walk(function.args):
+                if isinstance(parameter, ast.arg):
+                    self.names.setdefault(parameter.arg, set()).update(passed)
+
+    def builtin(self, node: ast.expr) -> str | None:
+        """The builtin's name if ``node`` is a bare global name the student never binds."""
+        return node.id if isinstance(node, ast.Name) and id(node) in self.globals and \
+            node.id not in self.names and node.id not in self.functions else None
+
+    def paths(self, node: ast.AST | None, seen: frozenset[int] = frozenset()) -> set[str]:
+        """The dotted paths of what ``node`` may hold (empty: nothing of a module)."""
+        if node is None or id(node) in seen:
+            return set()
+        seen = seen | {id(node)}
+        if isinstance(node, ast.Name):
+            found = set(self.names.get(node.id, ()))
+            if id(node) in self.globals and node.id not in self.functions:
+                found |= self.outside(node.id)
+            return found
+        if isinstance(node, ast.Attribute):
+            return {".".join(f"{p}.{node.attr}".split(".")[:_MAX_PARTS])
+                    for p in self.paths(node.value, seen)} | self.attributes.get(node.attr,
+                                                                                   set())
+        if isinstance(node, ast.Call):
+            return self._result(node, seen)
+        if isinstance(node, (ast.Constant, ast.Compare, ast.UnaryOp, ast.JoinedStr,
+                             *FUNCTIONS)):
+            return set()
+        found = set()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.expr):
+                found |= self.paths(child, seen)
+        return found
+
+    def _result(self, node: ast.Call, seen: frozenset[int]) -> set[str]:
+        builtin = self.builtin(node.func)
+        name = constant_string(node.args[0]) if node.args else None
+        if builtin == "__import__" and name:
+            return {name.split(".")[0]}
+        if builtin in ("getattr", "vars") and node.args:
+            attribute = constant_string(node.args[1]) if len(node.args) > 1 else None
+            base = self.paths(node.args[0], seen)
+            return {f"{p}.{attribute}" for p in base} if attribute else base
+        if name and any(p.endswith("import_module") for p in self.paths(node.func, seen)):
+            return {name}
+        if isinstance(node.func, ast.Lambda):
+            return self.paths(node.func.body, seen)
+        if builtin is not None:     # list, iter, next, dict …: what their arguments hold
+            return set().union(*(self.paths(a, seen) for a in node.args))
+        found = set()
+        for function in self.functions.get(_callee(node.func) or "", []):
+            returns = [function.body] if isinstance(function, ast.Lambda) else [
+                n.value for n in ast.walk(function)
+                if isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom))]
+            for value in returns:
+                found |= self.paths(value, seen)
+        return found
+
+
+def _callee(func: ast.expr) -> str | None:
+    """The name a call's function is spelled by (``f`` of ``f(…)`` or ``obj.f(…)``)."""
+    return func.id if isinstance(func, ast.Name) else \
+        func.attr if isinstance(func, ast.Attribute) else None
+
+
+def _sub_patterns(pattern: ast.pattern, paths: set[str], attributes: dict[str, set[str]]
+                  ) -> list[tuple[ast.pattern, set[str]]]:
+    """The patterns inside ``pattern`` and what each is matched against, for a value that
+    may hold ``paths`` (``attributes``: what the code stores in attributes by name)."""
+    if isinstance(pattern, ast.MatchAs) and pattern.pattern is not None:
+        return [(pattern.pattern, paths)]
+    if isinstance(pattern, (ast.MatchOr, ast.MatchSequence)):
+        return [(p, paths) for p in pattern.patterns]
+    if isinstance(pattern, ast.MatchClass):
+        return [(p, paths) for p in pattern.patterns] + [
+            (p, {f"{q}.{name}" for q in paths} | attributes.get(name, set()))
+            for name, p in zip(pattern.kwd_attrs, pattern.kwd_patterns, strict=True)]
+    if isinstance(pattern, ast.MatchMapping):
+        return [(p, {f"{q}.{constant_string(key)}" for q in paths}
+                 if constant_string(key) else paths)
+                for key, p in zip(pattern.keys, pattern.patterns, strict=True)]
+    return []
