@@ -215,6 +215,25 @@ def test_laplace_additive_code_is_a_privacy_violation():
           privacy=True)
 
 
+def laplace_float32(value, sensitivity, epsilon, generator):
+    """The release stored in single precision (honest review round 8, H5)."""
+    return np.float32(value + generator.laplace(0.0, sensitivity / epsilon))
+
+
+def laplace_eight_digits(value, sensitivity, epsilon, generator):
+    """The release printed to 8 significant digits (honest review round 8, H5)."""
+    return float(f"{value + generator.laplace(0.0, sensitivity / epsilon):.8g}")
+
+
+@pytest.mark.parametrize("fn", [laplace_float32, laplace_eight_digits])
+def test_laplace_coarsely_rounded_releases_fail_plainly(fn):
+    """A rounding after the noise is ε-DP: at values of 10⁴ to 10⁸ its unit exceeds the
+    noise's resolution, the releases sit at the value and repeat, and the judge fails
+    them plainly (the law is not value + Lap), not as a privacy violation (both were
+    called "not ε-DP" here before)."""
+    fails(judge_laplace_mechanism, fn, "too coarse for noise of scale", privacy=False)
+
+
 # ------------------------------------------------------------------------------ Gaussian
 
 def gauss_float32(sigma, size, generator):
