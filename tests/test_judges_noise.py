@@ -179,6 +179,61 @@ def test_laplace_rounded_or_sign_dependent_releases_pass_the_same_seed_test(fn):
     passes(judge_laplace_mechanism, fn)
 
 
+def laplace_grid(divisions):
+    """The release rounded to a grid of step b/divisions (honest review round 8, H1): a
+    rounding after the noise, ε-DP, whose step neither its decimal nor its binary digits
+    show."""
+    def release(value, sensitivity, epsilon, generator):
+        step = sensitivity / epsilon / divisions
+        return round((value + generator.laplace(0.0, sensitivity / epsilon)) / step) * step
+
+    release.__name__ = f"laplace_grid_b_over_{divisions}"
+    return release
+
+
+@pytest.mark.parametrize("fn", [laplace_grid(1000), laplace_grid(2**20)])
+def test_laplace_rounded_to_a_grid_of_the_scale_passes(fn):
+    """Correct (H1: called a privacy violation before): each pair's same-seed gaps take
+    the grid's two values ``−(a mod s)``, ``s − (a mod s)`` by the seed; a pair is coded
+    only if its 30 gaps are one value (probability 2/31 on average, simulated 0.06 and
+    0.08 per pair) or carry a value-dependent low byte (never): 8 coded pairs of 10 are
+    needed (probability below 1e-7). Fail with probability at most 1e-6."""
+    passes(judge_laplace_mechanism, fn)
+
+
+def laplace_additive_code(value, sensitivity, epsilon, generator):
+    """Correct noise plus a code of the value's cents, up to 0.001 scales: the same gap
+    for every seed of a pair (the repeated generators cancel all but the code)."""
+    scale = sensitivity / epsilon
+    return value + generator.laplace(0.0, scale) + 1e-3 * scale * (round(value * 100) % 7) / 7
+
+
+def test_laplace_additive_code_is_a_privacy_violation():
+    """Caught by the same-seed test's one-gap rule: a pair is coded unless its two
+    neighbours' codes are equal (about 1 in 7) or out of the window."""
+    fails(judge_laplace_mechanism, laplace_additive_code, "last digits depend on the value",
+          privacy=True)
+
+
+def laplace_float32(value, sensitivity, epsilon, generator):
+    """The release stored in single precision (honest review round 8, H5)."""
+    return np.float32(value + generator.laplace(0.0, sensitivity / epsilon))
+
+
+def laplace_eight_digits(value, sensitivity, epsilon, generator):
+    """The release printed to 8 significant digits (honest review round 8, H5)."""
+    return float(f"{value + generator.laplace(0.0, sensitivity / epsilon):.8g}")
+
+
+@pytest.mark.parametrize("fn", [laplace_float32, laplace_eight_digits])
+def test_laplace_coarsely_rounded_releases_fail_plainly(fn):
+    """A rounding after the noise is ε-DP: at values of 10⁴ to 10⁸ its unit exceeds the
+    noise's resolution, the releases sit at the value and repeat, and the judge fails
+    them plainly (the law is not value + Lap), not as a privacy violation (both were
+    called "not ε-DP" here before)."""
+    fails(judge_laplace_mechanism, fn, "too coarse for noise of scale", privacy=False)
+
+
 # ------------------------------------------------------------------------------ Gaussian
 
 def gauss_float32(sigma, size, generator):
