@@ -270,7 +270,7 @@ def render_html(questions: dict[str, list[Question]], *, key: bool,
         If a question refers to a label the book does not define.
     """
     md, labels = _markdown(), book_labels(book)
-    titles = {chapter: labels.get(chapter, chapter).removeprefix("chapter ")
+    titles = {chapter: labels.get(chapter, chapter).removeprefix("chapter ").strip("“”")
               for chapter in questions}
 
     def html(text: str) -> str:
