@@ -89,6 +89,11 @@ NUMBERS = [
     ("laplace-histogram-interval", "5.77", laplace_accuracy(1, 1.0, beta=0.05 / 16)),
     ("laplace-histogram-interval", "5.77", 5 * ln(2) + ln(10)),
     ("laplace-histogram-interval", "3.00", laplace_accuracy(1, 1.0, beta=0.05)),
+    # the identity behind it, ln 20 = ln 2 + ln 10 (not 2 ln 2 + ln 10 = ln 40), and the hint's sums
+    ("laplace-histogram-interval", "3.00", ln(2) + ln(10)),
+    ("laplace-histogram-interval", "3.00", 0.693 + 2.303),
+    ("laplace-histogram-interval", "3.465", 5 * 0.693),
+    ("laplace-histogram-interval", "5.77", 5 * 0.693 + 2.303),
     ("laplace-histogram-interval", "1.9", ln(320) / ln(20)),
     ("laplace-max-age", "73", 90 - 17),
     ("laplace-discrete-half", "\\tfrac13", (1 - Fraction(1, 2)) / (1 + Fraction(1, 2))),
@@ -99,17 +104,31 @@ NUMBERS = [
     ("laplace-timing-leak", "99", 103 - (5 - 1)),
     ("gaussian-mixed-query", "3.61", math.sqrt(13)),
     ("gaussian-classic-one-count", "11.736", ln(1.25e5)),
+    ("gaussian-classic-one-count", "11.515", 5 * 2.303),         # with the hint ln 10 ~ 2.303
+    ("gaussian-classic-one-count", "11.738", 0.223 + 5 * 2.303),
+    ("gaussian-classic-one-count", "23.47", 2 * ln(1.25e5)),
     ("gaussian-classic-one-count", "9.69", math.sqrt(2 * ln(1.25e5)) / 0.5),
     ("gaussian-classic-one-count", "2.83", math.sqrt(2) * laplace_scale(1, 0.5)),
     ("gaussian-classic-one-count", "3.4", math.sqrt(2 * ln(1.25e5)) / 0.5
      / (math.sqrt(2) * 2)),
     ("gaussian-crossover-1e-6", "14.04", ln(1.25e6)),
+    ("gaussian-crossover-1e-6", "14.039", ln(1.25e6)),
+    ("gaussian-crossover-1e-6", "13.818", 6 * 2.303),
+    ("gaussian-crossover-1e-6", "14.04", 0.223 + 6 * 2.303),
     ("gaussian-crossover-1e-6", "15", next(d for d in range(1, 100) if d > ln(1.25e6))),
     ("gaussian-crossover-1e-6", "19.80", math.sqrt(2) * 14),
     ("gaussian-crossover-1e-6", "19.83", math.sqrt(14) * math.sqrt(2 * ln(1.25e6))),
     ("gaussian-loss-sigma-2", "0.0401", norm.cdf(-1.75)),
     ("gaussian-loss-sigma-2", "-1.75", (-3.5 - 0) / 2),
+    ("gaussian-loss-sigma-2", "0.040059", norm.cdf(-1.75)),
+    # the exact delta(1) of sigma/Delta = 2: Phi(-eps sigma/Delta + Delta/2sigma) - e^eps Phi(...)
+    ("gaussian-loss-sigma-2", "0.0068", norm.cdf(-1.75) - math.e * norm.cdf(-2.25)),
     ("gaussian-bad-code", "3.5", math.sqrt(12)),
+    ("gaussian-bad-code", "5.299", math.sqrt(2 * ln(1.25e6))),
+    ("gaussian-bad-code", "31.79", math.sqrt(2 * ln(1.25e6)) * 12 / 2),
+    # the theorem with Delta_2 = sqrt(12) at that sigma: eps' = c sqrt(12) / sigma = 1/sqrt(3)
+    ("gaussian-bad-code", "0.58", math.sqrt(2 * ln(1.25e6)) * math.sqrt(12)
+     / (math.sqrt(2 * ln(1.25e6)) * 12 / 2)),
     ("gaussian-histogram-tf", "4.84", math.sqrt(2 * ln(1.25e5))),
     ("composition-advanced-400", "0.8", math.sqrt(2 * 400 * 8) * 0.01),
     ("composition-advanced-400", "0.0402", 400 * 0.01 * math.expm1(0.01)),
@@ -137,6 +156,43 @@ def test_model_answer_numbers_are_recomputed(qid, printed, value):
         return
     decimals = len(printed.partition(".")[2])
     assert f"{float(value):.{decimals}f}" == printed, (qid, value)
+
+
+# "\ln 320 = 5\ln 2 + \ln 10": a logarithm identity written in a model answer, every term an
+# integer multiple of the logarithm of a number.
+_LN = r"(?:\d+\s*)?\\ln\s*\d+(?:\.\d+)?"
+_LN_IDENTITY = re.compile(rf"\\ln\s*(\d+(?:\.\d+)?)\s*=\s*({_LN}(?:\s*\+\s*{_LN})*)(?![\d.])")
+
+
+def _ln_terms(text: str) -> float:
+    total = 0.0
+    for term in re.split(r"\s*\+\s*", text):
+        factor, _, argument = term.partition("\\ln")
+        total += int(factor or 1) * math.log(float(argument))
+    return total
+
+
+def test_logarithm_identities_in_model_answers_hold():
+    """Every identity such as ``\\ln 20 = \\ln 2 + \\ln 10`` in a model answer is true (a
+    printed value can be right while the identity beside it is wrong: ln 40 is not ln 20)."""
+    found = [(q.id, m.group(0), float(m.group(1)), m.group(2))
+             for q in BY_ID.values() for m in _LN_IDENTITY.finditer(q.answer)]
+    assert {qid for qid, *_ in found} >= {"laplace-histogram-interval"}, found
+    assert len(found) >= 2, found
+    for qid, shown, argument, terms in found:
+        assert _ln_terms(terms) == pytest.approx(math.log(argument), rel=1e-12), (qid, shown)
+
+
+def test_the_over_calibrated_gaussian_release_is_058_dp():
+    # gaussian-bad-code: sigma = c * 12 / 2 for Delta_2 = sqrt(12) is the classic sigma of
+    # epsilon = 1/sqrt(3) < 1, so the theorem applies there and certifies (0.58, 1e-6).
+    from dpkit.gaussian_calibration import classic_sigma
+
+    sigma = math.sqrt(2 * ln(1.25e6)) * 12 / 2
+    assert classic_sigma(math.sqrt(12), 1 / math.sqrt(3), 1e-6) == pytest.approx(sigma, rel=1e-12)
+    assert classic_sigma(math.sqrt(12), 0.58, 1e-6) <= sigma
+    with pytest.raises(ValueError):
+        classic_sigma(math.sqrt(12), 2.0, 1e-6)
 
 
 def test_the_exact_zcdp_total_is_seven():
