@@ -15,7 +15,7 @@ TEST_VENDOR := .vendor
 export DPKIT_WIDGET_MODE := static
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: help book test lab notebooks assignments grade pdf bench bench-peers lint chapter vendor install clean
+.PHONY: help book test lab notebooks assignments grade pdf exam bench bench-peers lint chapter vendor install clean
 
 help:
 	@echo "make book       install into .venv and build the book into _build/html"
@@ -23,6 +23,8 @@ help:
 	@echo "make lab        JupyterLab on the chapters (as notebooks, live sliders), the student notebooks"
 	@echo "                and the assignments; make lab ARGS=--instructor adds nbgrader's Formgrader"
 	@echo "make pdf        print the whole book into _build/book.pdf (offline, with chromium)"
+	@echo "make exam CHAPTERS=laplace,gaussian  an exam and its answer key from the exam bank"
+	@echo "                (course/exams/), as HTML and PDF in _build/exam (instructor material)"
 	@echo "make notebooks  write teacher and student .ipynb copies into _build/notebooks"
 	@echo "make assignments  write an nbgrader course, one assignment per chapter, into _build/course"
 	@echo "make grade SUBMISSIONS=dir   grade dir/<student>/<chapter>.ipynb (sandboxed) into _build/course/grades/"
@@ -71,6 +73,12 @@ lab: $(STAMP)
 # The book as one page (singlehtml), printed by Debian's chromium: scripts/pdf.py.
 pdf: $(STAMP) $(VENDOR_STAMP)
 	$(BIN)/python scripts/pdf.py _build/book.pdf
+
+# The exam bank (course/exams/, instructor material) assembled by scripts/exam.py, printed
+# with scripts/pdf.py's chromium; an unknown chapter is refused with the list of valid ones.
+exam: $(STAMP) $(VENDOR_STAMP)
+	@test -n "$(CHAPTERS)" || { echo "usage: make exam CHAPTERS=laplace,gaussian (chapters of course/exams/)"; exit 2; }
+	$(BIN)/python scripts/exam.py "$(CHAPTERS)" --out _build/exam
 
 notebooks: $(STAMP)
 	$(BIN)/python -m dpkit.course notebooks book _build/notebooks

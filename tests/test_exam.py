@@ -1,0 +1,340 @@
+"""The exam bank (course/exams/) and ``make exam`` (scripts/exam.py).
+
+Every question parses with all its fields, its rubric adds up to its points and it refers only
+to what its chapter or an earlier one defines; every number of a model answer is recomputed
+here (``NUMBERS``) and must be printed in the answer as computed; no sentence of the bank
+reaches a student (the book's sources, the student notebooks, the assignments); and the
+script assembles an exam and a key for two chapters, and refuses an unknown chapter.
+"""
+
+import importlib.util
+import math
+import re
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+import nbformat
+import pytest
+from scipy.stats import norm
+
+from dpkit.composition import advanced, sequential, zcdp_to_dp
+from dpkit.laplace import laplace_accuracy, laplace_scale
+
+ROOT = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location("exam", ROOT / "scripts" / "exam.py")
+exam = importlib.util.module_from_spec(_spec)
+sys.modules["exam"] = exam          # dataclasses look their module up
+_spec.loader.exec_module(exam)
+
+REQUIRED = ("laplace", "gaussian", "composition")
+QUESTIONS = {chapter: exam.parse_bank(exam.BANK / f"{chapter}.md")
+             for chapter in exam.bank_chapters()}
+BY_ID = {q.id: q for qs in QUESTIONS.values() for q in qs}
+
+
+def test_every_question_parses_with_its_fields_and_points():
+    assert set(REQUIRED) <= set(QUESTIONS), sorted(QUESTIONS)
+    for chapter in REQUIRED:
+        assert len(QUESTIONS[chapter]) >= 8, chapter
+    ids = [q.id for qs in QUESTIONS.values() for q in qs]
+    assert len(ids) == len(set(ids)), "an id is used in two chapters"
+    for chapter, questions in QUESTIONS.items():
+        assert {q.type for q in questions} == set(exam.TYPES), chapter  # every type, each chapter
+        for q in questions:
+            assert q.id.startswith(f"{chapter}-"), q.id
+            assert q.title and q.question and q.answer and q.rubric, q.id
+            assert q.points >= 1 and sum(q.rubric_points()) == q.points, (q.id, q.rubric_points())
+            if q.type == "true-false":
+                assert re.match(r"(True|False)\b", q.answer), q.id
+
+
+SECTIONS = "### Question\nx\n### Model answer\ny\n### Rubric\n- 2 points: z\n"
+
+
+@pytest.mark.parametrize("broken, message", [
+    ("## q-1: T\ntype: essay\npoints: 2\n" + SECTIONS, "type must be one of"),
+    ("## q-1: T\ntype: proof\npoints: two\n" + SECTIONS, "points must be a positive integer"),
+    ("## q-1: T\ntype: proof\npoints: 2\n### Question\nx\n### Rubric\n- 2 points: z\n",
+     "sections must be Question, Model answer, Rubric"),
+    ("## q 1\ntype: proof\n", "a question heading must read"),
+])
+def test_a_malformed_question_is_refused_by_name(tmp_path, broken, message):
+    path = tmp_path / "ch.md"
+    path.write_text("# Bank\n\n" + broken)
+    with pytest.raises(ValueError, match=message):
+        exam.parse_bank(path)
+
+
+def test_questions_use_only_what_their_chapter_or_an_earlier_one_defines():
+    order = exam.book_chapters()
+    defined: dict[str, int] = {}
+    for index, chapter in enumerate(order):
+        for label in exam.book_labels_of(ROOT / "book" / f"{chapter}.md"):
+            defined.setdefault(label, index)
+    for chapter, questions in QUESTIONS.items():
+        for q in questions:
+            for text in (q.question, q.answer, q.rubric):
+                for match in exam._ROLE.finditer(text):
+                    label = match.group("label")
+                    assert defined.get(label, len(order)) <= order.index(chapter), (q.id, label)
+
+
+# (question id, the number as printed in its model answer, the value recomputed). A model
+# answer states each of these numbers; a change to either side fails the test.
+ln = math.log
+NUMBERS = [
+    ("laplace-pair-negative-bounds", "21", max(abs(-20), abs(10)) + 1),
+    ("laplace-pair-negative-bounds", "30", laplace_scale(21, 0.7)),
+    ("laplace-histogram-interval", "5.77", laplace_accuracy(1, 1.0, beta=0.05 / 16)),
+    ("laplace-histogram-interval", "5.77", 5 * ln(2) + ln(10)),
+    ("laplace-histogram-interval", "3.00", laplace_accuracy(1, 1.0, beta=0.05)),
+    # the identity behind it, ln 20 = ln 2 + ln 10 (not 2 ln 2 + ln 10 = ln 40), and the hint's sums
+    ("laplace-histogram-interval", "3.00", ln(2) + ln(10)),
+    ("laplace-histogram-interval", "3.00", 0.693 + 2.303),
+    ("laplace-histogram-interval", "3.465", 5 * 0.693),
+    ("laplace-histogram-interval", "5.77", 5 * 0.693 + 2.303),
+    ("laplace-histogram-interval", "1.9", ln(320) / ln(20)),
+    ("laplace-max-age", "73", 90 - 17),
+    ("laplace-discrete-half", "\\tfrac13", (1 - Fraction(1, 2)) / (1 + Fraction(1, 2))),
+    # Pr[|Z| >= 2] = 2 * (1/3) * sum_{z >= 2} 2^-z, the geometric series (1/4) / (1 - 1/2)
+    ("laplace-discrete-half", "\\tfrac13", 2 * Fraction(1, 3) * Fraction(1, 4) / Fraction(1, 2)),
+    ("laplace-discrete-half", "0.693", ln(2)),
+    ("laplace-timing-leak", "107", 103 + (5 - 1)),
+    ("laplace-timing-leak", "99", 103 - (5 - 1)),
+    ("gaussian-mixed-query", "3.61", math.sqrt(13)),
+    ("gaussian-classic-one-count", "11.736", ln(1.25e5)),
+    ("gaussian-classic-one-count", "11.515", 5 * 2.303),         # with the hint ln 10 ~ 2.303
+    ("gaussian-classic-one-count", "11.738", 0.223 + 5 * 2.303),
+    ("gaussian-classic-one-count", "23.47", 2 * ln(1.25e5)),
+    ("gaussian-classic-one-count", "9.69", math.sqrt(2 * ln(1.25e5)) / 0.5),
+    ("gaussian-classic-one-count", "2.83", math.sqrt(2) * laplace_scale(1, 0.5)),
+    ("gaussian-classic-one-count", "3.4", math.sqrt(2 * ln(1.25e5)) / 0.5
+     / (math.sqrt(2) * 2)),
+    ("gaussian-crossover-1e-6", "14.04", ln(1.25e6)),
+    ("gaussian-crossover-1e-6", "14.039", ln(1.25e6)),
+    ("gaussian-crossover-1e-6", "13.818", 6 * 2.303),
+    ("gaussian-crossover-1e-6", "14.04", 0.223 + 6 * 2.303),
+    ("gaussian-crossover-1e-6", "15", next(d for d in range(1, 100) if d > ln(1.25e6))),
+    ("gaussian-crossover-1e-6", "19.80", math.sqrt(2) * 14),
+    ("gaussian-crossover-1e-6", "19.83", math.sqrt(14) * math.sqrt(2 * ln(1.25e6))),
+    ("gaussian-loss-sigma-2", "0.0401", norm.cdf(-1.75)),
+    ("gaussian-loss-sigma-2", "-1.75", (-3.5 - 0) / 2),
+    ("gaussian-loss-sigma-2", "0.040059", norm.cdf(-1.75)),
+    # the exact delta(1) of sigma/Delta = 2: Phi(-eps sigma/Delta + Delta/2sigma) - e^eps Phi(...)
+    ("gaussian-loss-sigma-2", "0.0068", norm.cdf(-1.75) - math.e * norm.cdf(-2.25)),
+    ("gaussian-bad-code", "3.5", math.sqrt(12)),
+    ("gaussian-bad-code", "5.299", math.sqrt(2 * ln(1.25e6))),
+    ("gaussian-bad-code", "31.79", math.sqrt(2 * ln(1.25e6)) * 12 / 2),
+    # the theorem with Delta_2 = sqrt(12) at that sigma: eps' = c sqrt(12) / sigma = 1/sqrt(3)
+    ("gaussian-bad-code", "0.58", math.sqrt(2 * ln(1.25e6)) * math.sqrt(12)
+     / (math.sqrt(2 * ln(1.25e6)) * 12 / 2)),
+    ("gaussian-histogram-tf", "4.84", math.sqrt(2 * ln(1.25e5))),
+    ("composition-advanced-400", "0.8", math.sqrt(2 * 400 * 8) * 0.01),
+    ("composition-advanced-400", "0.0402", 400 * 0.01 * math.expm1(0.01)),
+    ("composition-advanced-400", "0.840", advanced(0.01, 0, 400, math.exp(-8))[0]),
+    ("composition-advanced-400", "4", sequential([0.01] * 400)[0]),
+    ("composition-crossover-1-5", "41", next(k for k in range(1, 1000)
+                                             if math.sqrt(2 * 5 / k) < 2 - 1.5)),
+    ("composition-rr-profile", "\\tfrac12", Fraction(3, 4) * (1 - Fraction(1, 3))),
+    ("composition-zcdp-eight", "7", zcdp_to_dp(8 * 1 / (2 * 2**2), math.exp(-9))),
+    ("composition-zcdp-eight", "2.246", zcdp_to_dp(1 / 8, math.exp(-9))),
+    ("composition-zcdp-eight", "17.97", 8 * zcdp_to_dp(1 / 8, math.exp(-9))),
+    ("composition-accountant-code", "0.141", 2 * math.sqrt(2 / 400)),
+    ("composition-accountant-code", "0.08", (2 * math.sqrt(2 / 400)) ** 2 / 0.5**2),
+    ("composition-accountant-code", "200", 400 * 0.5),
+]
+
+
+@pytest.mark.parametrize("qid, printed, value", NUMBERS, ids=[f"{q}:{p}" for q, p, _ in NUMBERS])
+def test_model_answer_numbers_are_recomputed(qid, printed, value):
+    assert qid in BY_ID, qid
+    assert printed in BY_ID[qid].answer, f"{qid}: {printed!r} is not in the model answer"
+    if isinstance(value, Fraction):
+        shown = {Fraction(1, 2): "\\tfrac12", Fraction(1, 3): "\\tfrac13"}[value]
+        assert shown == printed
+        return
+    decimals = len(printed.partition(".")[2])
+    assert f"{float(value):.{decimals}f}" == printed, (qid, value)
+
+
+# "\ln 320 = 5\ln 2 + \ln 10": a logarithm identity written in a model answer, every term an
+# integer multiple of the logarithm of a number.
+_LN = r"(?:\d+\s*)?\\ln\s*\d+(?:\.\d+)?"
+_LN_IDENTITY = re.compile(rf"\\ln\s*(\d+(?:\.\d+)?)\s*=\s*({_LN}(?:\s*\+\s*{_LN})*)(?![\d.])")
+
+
+def _ln_terms(text: str) -> float:
+    total = 0.0
+    for term in re.split(r"\s*\+\s*", text):
+        factor, _, argument = term.partition("\\ln")
+        total += int(factor or 1) * math.log(float(argument))
+    return total
+
+
+def test_logarithm_identities_in_model_answers_hold():
+    """Every identity such as ``\\ln 20 = \\ln 2 + \\ln 10`` in a model answer is true (a
+    printed value can be right while the identity beside it is wrong: ln 40 is not ln 20)."""
+    found = [(q.id, m.group(0), float(m.group(1)), m.group(2))
+             for q in BY_ID.values() for m in _LN_IDENTITY.finditer(q.answer)]
+    assert {qid for qid, *_ in found} >= {"laplace-histogram-interval"}, found
+    assert len(found) >= 2, found
+    for qid, shown, argument, terms in found:
+        assert _ln_terms(terms) == pytest.approx(math.log(argument), rel=1e-12), (qid, shown)
+
+
+def test_the_over_calibrated_gaussian_release_is_058_dp():
+    # gaussian-bad-code: sigma = c * 12 / 2 for Delta_2 = sqrt(12) is the classic sigma of
+    # epsilon = 1/sqrt(3) < 1, so the theorem applies there and certifies (0.58, 1e-6).
+    from dpkit.gaussian_calibration import classic_sigma
+
+    sigma = math.sqrt(2 * ln(1.25e6)) * 12 / 2
+    assert classic_sigma(math.sqrt(12), 1 / math.sqrt(3), 1e-6) == pytest.approx(sigma, rel=1e-12)
+    assert classic_sigma(math.sqrt(12), 0.58, 1e-6) <= sigma
+    with pytest.raises(ValueError):
+        classic_sigma(math.sqrt(12), 2.0, 1e-6)
+
+
+def test_the_exact_zcdp_total_is_seven():
+    # 1 + 2 sqrt(1 * 9) = 7 exactly; dpkit rounds up by at most an ulp or so.
+    assert zcdp_to_dp(1.0, math.exp(-9)) == pytest.approx(7, rel=1e-12)
+
+
+def test_advanced_composition_ties_basic_at_forty():
+    # composition-crossover-1-5: equality at k = 40, strictly below from 41 on.
+    eps = math.log(1.5)
+    total = [math.sqrt(2 * k * 5) * eps + k * eps * 0.5 for k in (40, 41)]
+    assert total[0] == pytest.approx(40 * eps, rel=1e-12) and total[1] < 41 * eps
+
+
+# -- nothing of the bank reaches a student -------------------------------------------------
+
+def _sentences(text: str) -> set[str]:
+    """The bank's sentences of 40 characters or more, whitespace collapsed."""
+    flat = re.sub(r"\s+", " ", text)
+    return {s.strip() for s in re.split(r"(?<=[.:;?!])\s", flat) if len(s.strip()) >= 40}
+
+
+def _fingerprints() -> set[str]:
+    found = set()
+    for questions in QUESTIONS.values():
+        for q in questions:
+            for text in (q.question, q.answer, q.rubric):
+                found |= _sentences(text)
+    return found
+
+
+def _leaks(texts: dict[str, str], prints: set[str]) -> dict[str, list[str]]:
+    leaks = {}
+    for name, text in texts.items():
+        flat = re.sub(r"\s+", " ", text)
+        found = sorted(p for p in prints if p in flat)
+        if found:
+            leaks[name] = found[:2]
+    return leaks
+
+
+def _student_texts(book: Path, out: Path) -> dict[str, str]:
+    """The texts a student receives from the book at ``book``: its sources, the student
+    notebooks of ``make notebooks`` and the assignments of ``make assignments`` (their
+    nbgrader source notebooks, of which the released copies keep a part)."""
+    from dpkit.course.assignments import assignment_notebook
+    from dpkit.course.myst import read_book
+    from dpkit.course.notebooks import export
+
+    texts = {str(p): p.read_text() for p in sorted(book.glob("*.md"))}
+    for path in export(book, out):
+        if path.parent.name == "student":
+            texts[str(path)] = "\n".join(c.source for c in nbformat.read(path, 4).cells)
+    parsed = read_book(book)
+    for chapter in parsed.chapters:
+        notebook = assignment_notebook(chapter.path, parsed)
+        if notebook is not None:
+            texts[f"assignment {chapter.stem}"] = "\n".join(c.source for c in notebook.cells)
+    return texts
+
+
+def test_no_exam_text_in_any_student_build(tmp_path):
+    prints = _fingerprints()
+    assert len(prints) > 100
+    assert _leaks(_student_texts(ROOT / "book", tmp_path), prints) == {}
+
+
+def test_a_leak_into_a_chapter_is_found(tmp_path):
+    """The leak check can fail: one model-answer sentence pasted into a chapter is found in
+    the book's sources, the student notebook and the assignment. (The check compares text:
+    a sentence rewritten on its way into a notebook, such as one with a ``{prf:ref}``, would
+    need its rewritten form.)"""
+    import shutil
+
+    book = tmp_path / "book"
+    shutil.copytree(ROOT / "book", book, ignore=shutil.ignore_patterns("_build", "vendor"))
+    shutil.copy(ROOT / "_toc.yml", tmp_path / "_toc.yml")
+    sentence = min(p for p in _fingerprints() if not re.search(r"[$`{}\\]", p))
+    text = (book / "laplace.md").read_text()
+    label = ":label: ex-laplace-sum-count\n\n"          # into an exercise: the assignments too
+    assert label in text
+    (book / "laplace.md").write_text(text.replace(label, f"{label}{sentence}\n\n"))
+    leaks = _leaks(_student_texts(book, tmp_path / "out"), {sentence})
+    assert {Path(name).name for name in leaks} >= {"laplace.md", "laplace.ipynb"}, leaks
+    assert "assignment laplace" in leaks
+
+
+# -- make exam -------------------------------------------------------------------------------
+
+def test_assembles_an_exam_and_a_key_for_two_chapters(tmp_path):
+    questions = exam.load(["gaussian", "laplace"])
+    assert list(questions) == ["laplace", "gaussian"]          # the book's order
+    total = sum(q.points for qs in questions.values() for q in qs)
+    count = sum(map(len, questions.values()))
+    sheet = exam.render_html(questions, key=False, at=tmp_path)
+    key = exam.render_html(questions, key=True, at=tmp_path)
+    for page in (sheet, key):
+        assert f"{count} questions, {total} points" in page
+        numbers = [int(n) for n in re.findall(r"<h3>Question (\d+) \(\d+ points?\)", page)]
+        assert numbers == list(range(1, count + 1))
+        assert "{prf:ref}" not in page and "{ref}" not in page
+        assert '<span class="math">\\(' in page
+        script = re.search(r'<script defer src="([^"]+)"', page).group(1)
+        assert (tmp_path / script).resolve() == exam.MATHJAX.resolve()
+    display = '<div class="math">\\[\na &lt; b\n\\]</div>\n'
+    assert exam._markdown().render("$$\na < b\n$$") == display
+    assert sheet.count('class="exam-space"') == count
+    assert "Model answer" not in sheet and "Rubric" not in sheet
+    for q in (q for qs in questions.values() for q in qs):
+        assert f'id="{q.id}"' in sheet and f"[{q.id}, " in key
+    answer = exam._markdown().render(exam.resolve_references(
+        BY_ID["laplace-tight"].answer, exam.book_labels()))
+    assert answer in key and answer not in sheet
+    assert "Theorem “Accuracy of the Laplace mechanism”" in key
+
+
+def test_an_unknown_chapter_is_refused_with_the_valid_ones(capsys):
+    with pytest.raises(ValueError, match=r"unknown chapter 'lapalce'.*laplace, gaussian"):
+        exam.load(["lapalce", "gaussian"])
+    assert exam.main(["lapalce", "--no-pdf"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown chapter 'lapalce'" in err and "composition" in err
+
+
+def test_an_unknown_label_is_refused():
+    with pytest.raises(ValueError, match="unknown label 'thm-nothing'"):
+        exam.resolve_references("{prf:ref}`thm-nothing`", exam.book_labels())
+
+
+@pytest.mark.browser
+def test_prints_the_exam_and_key_to_pdf(tmp_path):
+    import shutil
+    import subprocess
+
+    from test_browser import CHROMIUM, _require
+
+    _require(CHROMIUM is not None, "no chromium on PATH (apt-get install chromium)")
+    _require(exam.MATHJAX.is_file(), f"MathJax not vendored at {exam.MATHJAX} (make vendor)")
+    _require(shutil.which("pdftotext") is not None, "no pdftotext (apt-get install poppler-utils)")
+    written = exam.build(["gaussian"], tmp_path)
+    assert [p.name for p in written] == ["exam.html", "key.html", "exam.pdf", "key.pdf"]
+    text = subprocess.run(["pdftotext", str(tmp_path / "key.pdf"), "-"], check=True,
+                          capture_output=True, text=True).stdout
+    assert "Question 1 (3 points)" in text and "Model answer" in text
+    assert "Δ" in text and "\\Delta" not in text, "raw TeX printed"
