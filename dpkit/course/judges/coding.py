@@ -1,0 +1,128 @@
+"""A value written into a release's digits: the Laplace judge's same-seed test.
+
+An answer to the Laplace exercise could add correct noise and then write the value into the
+release's low digits (adversarial review round 7, E1): every test of the outputs' law
+passes, yet one release gives the value back. :func:`same_seed_leak` lends the same
+randomness again on a neighbouring value and reads what changed beyond the rounding the
+releases show (:func:`dpkit.course.judges.noise.judge_laplace_mechanism` calls it).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dpkit.course.judges._base import binomial_reject, rounding_errors
+
+__all__ = ["ALPHA_SAME_SEED", "NEAR", "SAME_SEED_LEAK", "same_seed_leak"]
+
+#: "Nearly zero", in noise scales: a release this close to the value, or two noises whose
+#: sum or difference is this small (cancelling or repeated noises).
+NEAR = 0.01
+#: A pair of the same-seed test is coded when at least this many of its 30 gaps are
+#: flagged, and an honest grid puts them all on one value with probability at most
+#: ``_SAME_SEED_ONE_VALUE`` (2/31: ``∫ p³⁰ + (1 − p)³⁰ dp``) on average
+#: (:func:`same_seed_leak`).
+_SAME_SEED_MOST, _SAME_SEED_ONE_VALUE = 20, 2 / 31
+#: The same-seed test's false-alarm probability for an honest answer.
+ALPHA_SAME_SEED = 1e-7
+
+
+SAME_SEED_LEAK = ("with the same `generator`, your releases at two neighbouring values "
+                   "differ by other than the values' difference, yet by far less than the "
+                   "noise: their last digits depend on the value, which one release then "
+                   "gives away; return value + noise as it comes (rounded if you like)")
+
+
+def _grid_step(results: np.ndarray) -> float:
+    """The finest power of two the nonzero ``results`` use: the value of their lowest set
+    bit, the smallest over the batch (one step of a fixed grid such as the exact
+    mechanism's; ``0.0`` if all are zero).
+
+    >>> _grid_step(np.array([0.75, 3.0, 0.0]))
+    0.25
+    """
+    values = np.abs(np.asarray(results, dtype=np.float64))
+    mantissas, exponents = np.frexp(values[values > 0])
+    steps = [math.ldexp(int(u) & -int(u), int(e) - 53) for u, e in
+             zip(np.ldexp(mantissas, 53).tolist(), exponents.tolist(), strict=True)]
+    return min(steps, default=0.0)
+
+
+def _low_byte(results: np.ndarray) -> np.ndarray:
+    """The lowest 8 bits of each result's 53-bit significand (``0`` for ``0.0``).
+
+    >>> _low_byte(np.array([1.0, 1.0 + 2.0 ** -52])).tolist()
+    [0, 1]
+    """
+    mantissas, _ = np.frexp(np.abs(np.asarray(results, dtype=np.float64)))
+    return np.ldexp(mantissas, 53).astype(np.int64) & 255
+
+
+def _one_low_byte(results: np.ndarray) -> int | None:
+    """The low byte (:func:`_low_byte`) that at least :data:`_SAME_SEED_MOST` of
+    ``results`` share, or ``None``."""
+    counts = np.bincount(_low_byte(results), minlength=256)
+    return int(np.argmax(counts)) if counts.max() >= _SAME_SEED_MOST else None
+
+
+def _coded_pair(first: np.ndarray, second: np.ndarray, value: float, neighbour: float,
+                allowed: np.ndarray, scale: float) -> bool:
+    """Whether one pair's same-seed releases carry a code of the value (review round 7,
+    E1; honest review round 8, H1). See :func:`_same_seed_leak`."""
+    gap = (first - second) - (value - neighbour)
+    beyond = (np.abs(gap) > allowed) & (np.abs(gap) <= NEAR * scale)
+    if int(beyond.sum()) < _SAME_SEED_MOST:
+        return False
+    flagged, room = gap[beyond], allowed[beyond]
+    one_gap = bool(np.all(np.abs(flagged - np.median(flagged)) <= room)
+                   and np.all(np.abs(flagged + (value - neighbour)) > room))
+    low = _one_low_byte(first), _one_low_byte(second)
+    return one_gap or (None not in low and low[0] != low[1])
+
+
+def same_seed_leak(cases: list[tuple[float, float, float]], releases: np.ndarray,
+                    again: list[np.ndarray]) -> bool:
+    """Whether the releases carry the value in their low digits (review round 7, E1).
+
+    ``again[p]`` holds the releases of pair ``p``'s second case made with the seeds of its
+    first case's first releases. An answer ``r = g(v + L)`` (noise ``L`` that does not
+    depend on the value, then any rounding ``g``) gives, for one seed, ``gap = (r − r') −
+    (v − v')`` within the rounding the releases show (:func:`rounding_errors` of the
+    pair's releases: 4 units of their last binary, decimal or significant digit; 4 steps
+    of the finest power of two they use, :func:`_grid_step`; 4 ulps of the values), or,
+    rounded to a grid of step ``s`` those digits do not show (``b/1000``), one of the two
+    values ``−(a mod s)`` and ``s − (a mod s)`` (``a = v − v'``), which one depending on
+    the seed. A gap beyond that allowance yet at most ``0.01·Δ/ε`` (:data:`NEAR` scales)
+    is flagged. A pair is **coded** when at least 20 of its 30 gaps are flagged and either
+
+    * the flagged gaps are one value (within the allowance) other than ``−a`` (an
+      additive code ``r = v + L + c(v)`` gives ``c(v) − c(v')`` whatever the seed: the
+      repeated generators cancel all but the value); an honest grid puts all 30 seeds on
+      one of its two values with probability ``p³⁰ + (1 − p)³⁰``, ``p = (a mod s)/s``:
+      at most 2/31 on average over ``a mod s`` (and ``−a`` itself, ``r = r'``, is the
+      grid coarser than ``a``, no code);
+    * or the lowest byte of the significand is one value in at least 20 of the first
+      case's 30 releases and another in at least 20 of the second case's (the value
+      written into the low bits, E1; an honest rounding's low bits are spread, or, on a
+      power-of-two grid or in float32, zero for both).
+
+    The answer is flagged when more pairs are coded than ``Binomial(pairs, 2/31)``
+    allows at :data:`ALPHA_SAME_SEED` (8 of 10 pairs). An answer whose noise
+    depends on the value (other draws, or opposite ones, on either side of 0) has gaps
+    of the order of the noise, flagged with probability at most 1.05·NEAR each:
+    fewer than 20 of 30 (probability below 1e-30 per pair).
+    """
+    coded = 0
+    n = releases.shape[1]
+    for pair, second in enumerate(again):
+        (value, delta, epsilon), (neighbour, _, _) = cases[2 * pair], cases[2 * pair + 1]
+        batch = np.concatenate([releases[2 * pair], releases[2 * pair + 1], second])
+        errors = rounding_errors(batch)
+        allowed = errors[:second.size] + errors[2 * n:] + 4 * (
+            _grid_step(batch) + math.ulp(max(abs(value), abs(neighbour))))
+        coded += _coded_pair(releases[2 * pair, :second.size], second, value, neighbour,
+                             allowed, delta / epsilon)
+    return bool(again) and binomial_reject(coded, len(again), _SAME_SEED_ONE_VALUE,
+                                           ALPHA_SAME_SEED, "greater")
