@@ -480,6 +480,11 @@ DEVICE = ("def my_laplace(value, sensitivity, epsilon, generator):\n"
     ("from sys import argv as a\n", "a != ['notebook']"),
     ("import socket\n", "socket.gethostname() != 'localhost'"),
     ("import dpkit.timing\n", "True"),
+    # adversarial review 8, L3 (3/3 in the real grader): the kernel's modules, the folder
+    ("import sys\n", "'ipykernel' not in sys.modules"),
+    ("import os\n", "os.getcwd() != '/home/me'"),
+    ("import sys\n", "not sys.stdout.isatty() and 'python' in sys.executable"),
+    ("", "__import__('IPython') is None"),
 ])
 def test_round7_environment_reads_are_refused_in_judged_answers(imports, test):
     """Refused in an answer to a randomized exercise (and in an earlier cell it may use);

@@ -108,7 +108,10 @@ JUDGED = frozenset({"ex-laplace-textbook", "ex-analytic-variance", "ex-svt-above
 ENVIRONMENT = frozenset({
     "argv", "orig_argv", "environ", "environb", "getenv", "get_ipython", "getuid",
     "geteuid", "getgid", "getegid", "getlogin", "getppid", "getpid", "getpwuid",
-    "gethostname", "uname", "socket", "getpass", "platform", "timing"})
+    "gethostname", "uname", "socket", "getpass", "platform", "timing", "modules",
+    "getcwd", "isatty", "executable", "ipykernel", "IPython", "zmq", "jupyter_client",
+    # a module imported by a name given as data could be any of the above
+    "__import__", "importlib", "eval", "exec", "compile"})
 
 
 def environment_use(label: str, answer: str, earlier: Iterable[str | tuple[str, str]]
@@ -172,8 +175,8 @@ def environment_use(label: str, answer: str, earlier: Iterable[str | tuple[str, 
                 return (f"this exercise is judged by what your function returns, so it may "
                         f"not depend on where it runs; {_where(place, node)}, {word} reads "
                         "the environment (the command line, the user, the machine, the "
-                        "kernel), which is not allowed in the code an answer here uses: "
-                        "remove it, so the answer was not graded")
+                        "kernel) or may import what does, which is not allowed in the code "
+                        "an answer here uses: remove it, so the answer was not graded")
     return None
 
 
