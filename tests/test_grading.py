@@ -186,6 +186,14 @@ CLASS = {
         {"ex-t-truth": (3, "agree"),
          "ex-t-debias": (0, "your answer cell raised ValueError (in your answer to "
                             "Exercise 2, line 1) (its message is not shown")}),
+    # Adversarial review round 8, X1: the hidden inputs kept in a global, returned by the
+    # next exercise to its public check, which quoted the returned value
+    "next-check-leak": (
+        {"ex-t-truth-answer": "_SEEN = []\n" + TRUTH + "    import math\n"
+         "    _SEEN.append(epsilon)\n    return 1 / (1 + math.exp(-epsilon))\n",
+         "ex-t-debias-answer": DEBIAS + "    return 'LEAK>>>' + repr(_SEEN)\n"},
+        {"ex-t-truth": (3, "agree"),
+         "ex-t-debias": (0, "public test: not passed (its message is not shown")}),
     "lookup-table": (                      # the answers to the public inputs only
         {}, {"ex-t-debias": (1, "hidden input")}),
     "edits-public-test": (
@@ -283,7 +291,7 @@ def test_error_messages_are_withheld_once_hidden_tests_have_run(graded):
     meets), so no later error carries the hidden inputs kept in a global; an error before
     any hidden test keeps its message ("raising": RuntimeError: oops). Deterministic."""
     _, _, table = graded
-    for student in ("next-cell-leak", "exfiltrates-through-errors"):
+    for student in ("next-cell-leak", "exfiltrates-through-errors", "next-check-leak"):
         assert "LEAK" not in table[(student, "ex-t-debias")]["feedback"], student
     assert "run that cell in your notebook" in table[("next-cell-leak", "ex-t-debias")][
         "feedback"]

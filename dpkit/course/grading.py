@@ -462,7 +462,8 @@ def _grade_code(exercise: _Exercise, answer: str, error: BaseException | None,
         verdict = checker(*args, **kwargs)
     except Exception as failure:            # a value the checker cannot take, a time-out
         return exercise, 0.0, f"public test: {described(failure)}"
-    public = f"public test: {short(verdict.message)}"
+    public = _public_feedback(verdict.message, verdict.passed,
+                              withheld=sandbox.quoted is _grader_message)
     if not verdict.passed:
         return exercise, 0.0, public + " | hidden tests wait for the public one"
     _quiet(sandbox)
@@ -472,6 +473,39 @@ def _grade_code(exercise: _Exercise, answer: str, error: BaseException | None,
                               f"{PRIVACY_FEEDBACK if hidden.privacy else UNCHECKED_FEEDBACK}"
     points = PUBLIC_POINTS + (HIDDEN_POINTS if hidden.passed else 0)
     return exercise, float(points), f"{public} | hidden tests: {short(hidden.message)}"
+
+
+#: A failed public test's feedback once hidden tests have run in the notebook.
+PUBLIC_WITHHELD = ("not passed (its message is not shown once hidden tests have run in "
+                   "this notebook, since it could quote what your code returned: run the "
+                   "check in your notebook to read it)")
+
+
+def _public_feedback(message: str, passed: bool, *, withheld: bool) -> str:
+    """The public test's part of the feedback. A failure's message quotes what the
+    student's function returned (60 characters of a string, the digits of a number): once
+    hidden tests have run in the notebook, that could carry their inputs into the grades
+    (adversarial review round 8, X1), so it is replaced by :data:`PUBLIC_WITHHELD`; the
+    student reads it by running the same check in the notebook.
+
+    A failure because the function raised is kept: the check's own words come first
+    (``"for x=1, your function raised ValueError (in …)"``) and the error's message is
+    withheld already.
+
+    >>> _public_feedback("your half-width 3.2 is too small", False, withheld=True)[:25]
+    'public test: not passed ('
+    >>> _public_feedback("at x=1, your function raised NameError (in …)", False,
+    ...                  withheld=True)
+    'public test: at x=1, your function raised NameError (in …)'
+    >>> _public_feedback("right", True, withheld=True)
+    'public test: right'
+    """
+    first = message.find(_RAISED)
+    raised = first >= 0 and message.startswith("raised ", first + len(_RAISED))
+    return f"public test: {short(message) if passed or raised or not withheld else PUBLIC_WITHHELD}"
+
+
+_RAISED = ", your function "
 
 
 def _hidden(exercise: _Exercise, args: list[Any], sandbox: Sandbox, model: _Model,
