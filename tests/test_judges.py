@@ -823,6 +823,43 @@ def test_auto_avg_another_split_of_epsilon_is_no_privacy_violation(fn, fragment)
           privacy=False)
 
 
+avg_count_heavy = _average(lambda e: 0.45 * e, lambda e: 0.98 * e)
+
+
+def test_auto_avg_count_and_sum_beyond_any_split_is_a_privacy_violation():
+    """Adversarial review round 8, S1 (1/3 in the real grader): the count at 0.98ε and the
+    sum at 0.45ε (1.43ε besides the bound step). A privacy violation on this seed (the
+    three splits of before also caught it here, about one time in four: the test below
+    shows the difference without sampling)."""
+    fails(judge_auto_avg, avg_count_heavy, "no split of ε explains it", privacy=True)
+
+
+def test_the_split_grid_sees_a_count_and_a_sum_the_three_splits_missed():
+    """The count's noise and the sum's deviations at their exact quantiles (no sampling):
+    a count at 0.98ε and a sum at 0.45ε. The split a = 0.7 sees both (Σ|Z| at 0.71 of
+    its mean under 0.7ε; the sum beyond the cut of 0.3ε in 0.26 of the 400 seeds against
+    at least 0.41); of the three splits of before, a = 2/3 sees the count but not the
+    sum (0.297 of the seeds beyond the cut of ε/3: within the test's reach), so no
+    verdict. Deterministic."""
+    from fractions import Fraction
+
+    from dpkit.course.judges import average
+
+    epsilon, top, n = 1.0, 50, 400
+    quantiles = (np.arange(n) + 0.5) / n
+    sizes = -np.log1p(-quantiles)                 # Exp(1) quantiles: |Lap(1)| exactly
+    noise = sizes / (0.98 * epsilon)
+    deviations = sizes * (top - 1) / (0.45 * epsilon)
+    off = np.zeros(n)
+    with pytest.raises(average.PrivacyViolation):
+        average._no_split(noise, off, deviations, off, top, epsilon, "why")
+    old = (Fraction(1, 3), Fraction(1, 2), Fraction(2, 3))
+    assert not any(average._count_over(a, noise, off, epsilon)
+                   and average._sum_over(1 - a, deviations, off, top, epsilon) for a in old)
+    assert not average._count_over(Fraction(1), noise, off, epsilon)
+    assert not average._sum_over(Fraction(1), deviations, off, top, epsilon)
+
+
 def avg_bound_overspent(values, epsilon, rng):
     """The bound chosen with 30ε (30.7ε in all), the rest as the model (the adversarial
     review's S5)."""
