@@ -485,6 +485,8 @@ DEVICE = ("def my_laplace(value, sensitivity, epsilon, generator):\n"
     ("import os\n", "os.getcwd() != '/home/me'"),
     ("import sys\n", "not sys.stdout.isatty() and 'python' in sys.executable"),
     ("", "__import__('IPython') is None"),
+    ("import builtins\n", "builtins.__import__('IPython') is None"),
+    ("", "eval('1') == 1"),
 ])
 def test_round7_environment_reads_are_refused_in_judged_answers(imports, test):
     """Refused in an answer to a randomized exercise (and in an earlier cell it may use);
@@ -503,7 +505,8 @@ def test_round7_honest_judged_answers_read_no_environment():
     """The model answers, and a student's own names that are words of ENVIRONMENT."""
     honest = [MODEL_AT, "def my_laplace(value, sensitivity, epsilon, generator):\n"
               "    platform, timing = 1, sensitivity / epsilon\n"
-              "    return value + generator.laplace(0.0, timing * platform)\n"]
+              "    return value + generator.laplace(0.0, timing * platform)\n",
+              "import re\nPATTERN = re.compile('[0-9]+')\n" + MODEL_AT]
     for answer in honest:
         assert environment_use("ex-svt-above-threshold", answer, []) is None, answer
         assert environment_use("ex-laplace-textbook", answer, ["import numpy as np\n"]) is None

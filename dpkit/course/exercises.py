@@ -110,8 +110,10 @@ ENVIRONMENT = frozenset({
     "geteuid", "getgid", "getegid", "getlogin", "getppid", "getpid", "getpwuid",
     "gethostname", "uname", "socket", "getpass", "platform", "timing", "modules",
     "getcwd", "isatty", "executable", "ipykernel", "IPython", "zmq", "jupyter_client",
-    # a module imported by a name given as data could be any of the above
-    "__import__", "importlib", "eval", "exec", "compile"})
+    "importlib", "__import__", "builtins", "__builtins__"})
+#: Builtins that run code given as data, which could reach any of the above: refused as
+#: bare names only (``re.compile`` is another function).
+_DYNAMIC_BUILTINS = frozenset({"eval", "exec", "compile"})
 
 
 def environment_use(label: str, answer: str, earlier: Iterable[str | tuple[str, str]]
@@ -164,13 +166,14 @@ def environment_use(label: str, answer: str, earlier: Iterable[str | tuple[str, 
             elif isinstance(node, ast.ImportFrom):
                 words = [*(node.module or "").split("."), *(a.name for a in node.names)]
             elif isinstance(node, ast.Attribute):
-                words = [] if node.attr in stored and not reading.paths(node.value) \
-                    else [node.attr]
+                words = [] if (node.attr in stored and not reading.paths(node.value)) \
+                    or node.attr in _DYNAMIC_BUILTINS else [node.attr]
             elif isinstance(node, ast.Name):
                 words = [node.id] if node.id not in own else []
             else:
                 words = []
-            word = next((w for w in words if w in ENVIRONMENT), None)
+            word = next((w for w in words if w in ENVIRONMENT or (w in _DYNAMIC_BUILTINS
+                         and isinstance(node, ast.Name))), None)
             if word:
                 return (f"this exercise is judged by what your function returns, so it may "
                         f"not depend on where it runs; {_where(place, node)}, {word} reads "
