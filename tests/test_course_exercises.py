@@ -479,7 +479,7 @@ DEVICE = ("def my_laplace(value, sensitivity, epsilon, generator):\n"
     ("", "'get_ipython' in dir(__builtins__) or get_ipython"),
     ("from sys import argv as a\n", "a != ['notebook']"),
     ("import socket\n", "socket.gethostname() != 'localhost'"),
-    ("import dpkit.timing\n", "True"),
+    ("import dpkit.timing\n", "getattr(dpkit.timing._state.local, 'depth', 0)"),
     # adversarial review 8, L3 (3/3 in the real grader): the kernel's modules, the folder
     ("import sys\n", "'ipykernel' not in sys.modules"),
     ("import os\n", "os.getcwd() != '/home/me'"),
@@ -610,3 +610,34 @@ def test_round8_the_books_own_idioms_are_graded_in_judged_answers():
                    "import sys\ns = sys\nclass A:\n    def f(self):\n        self.argv = 1\n"
                    "x = s.argv\n"):
         assert environment_use("ex-svt-auto-avg", MODEL_AT, [device]) is not None, device
+
+
+def test_round9_students_own_names_and_the_books_unpadded_are_graded():
+    """Honest review 9 (in-process): a name bound in another cell (F1), ``from re import
+    compile`` (F2), a class's or dataclass's or namedtuple's field named like a word (F3),
+    and the Laplace chapter's own ``dpkit.timing.unpadded()`` and ``from dpkit.timing import
+    unpadded`` (F4) were refused in randomized exercises. Deterministic."""
+    textbook = ("def my_laplace(value, sensitivity, epsilon, generator):\n"
+                "    return value + generator.laplace(0.0, sensitivity / epsilon)\n")
+    honest = [
+        (textbook + "timing.append(1)\n", ["timing = []\n"]),
+        (textbook + "from re import compile\np = compile('a+')\n", []),
+        ("from dataclasses import dataclass\n@dataclass\nclass Run:\n    value: float\n"
+         "    timing: float\nr = Run(1.0, 2.0)\nprint(r.timing)\n" + textbook, []),
+        ("class Stats:\n    timing = 0.0\n    def f(self):\n        return self.timing\n"
+         + textbook, []),
+        ("from collections import namedtuple\nRes = namedtuple('Res', 'value platform')\n"
+         "r = Res(1, 2)\nprint(r.platform)\n" + textbook, []),
+        (textbook, ["import dpkit.timing\nwith dpkit.timing.unpadded():\n"
+                    "    xs = [my_laplace(1.0, 1.0, 1.0, None) for _ in range(3)]\n"]),
+        (textbook, ["import dpkit\nwith dpkit.timing.unpadded():\n    pass\n"]),
+        (textbook, ["from dpkit.timing import unpadded\nwith unpadded():\n    pass\n"]),
+        (textbook, ["from IPython.display import display, Markdown\ndisplay(Markdown('x'))\n"]),
+    ]
+    for answer, earlier in honest:
+        assert environment_use("ex-laplace-textbook", answer, earlier) is None, (answer, earlier)
+    devices = ["import dpkit.timing as t\nx = t._state\n", "from dpkit.timing import _state\n",
+               "from dpkit import timing\n", "import dpkit.timing\nx = dpkit.timing._state\n",
+               "import dpkit\nx = dpkit.timing\n", "eval('1')\n"]
+    for device in devices:
+        assert environment_use("ex-laplace-textbook", textbook, [device]) is not None, device

@@ -150,30 +150,20 @@ def environment_use(label: str, answer: str, earlier: Iterable[str | tuple[str, 
              for cell in earlier]
     parsed = [(tree, place) for source, place in [(answer, "its answer"), *cells]
               for tree in [_parsed(source)] if tree is not None]
-    # Attributes the student's code stores itself (``self.timing = []``, in any cell: an
-    # earlier answer is read again with each later one).
-    stored = {node.attr for tree, _ in parsed for node in ast.walk(tree)
-              if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load)}
+    # Attributes the student's code defines itself (``self.timing = []``, a class's or a
+    # dataclass's field, a namedtuple's), in any cell: an earlier answer is read again with
+    # each later one; and the names it binds itself, in any cell.
+    stored = {name for tree, _ in parsed for node in ast.walk(tree)
+              for name in _own_attributes(node)}
     bound = {n for tree, _ in parsed for node in ast.walk(tree) for n in own_binding(node)}
     reading = Reading([tree for tree, _ in parsed],
                        lambda name: set() if name in bound or name in dir(builtins)
                        else {f"?{name}"})
     for tree, place in parsed:
-        own = {n for node in ast.walk(tree) for n in own_binding(node)}
+        parents = {id(child): node for node in ast.walk(tree)
+                   for child in ast.iter_child_nodes(node)}
         for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                words = [p for a in node.names for p in a.name.split(".")]
-            elif isinstance(node, ast.ImportFrom):
-                words = [*(node.module or "").split("."), *(a.name for a in node.names)]
-            elif isinstance(node, ast.Attribute):
-                words = [] if (node.attr in stored and not reading.paths(node.value)) \
-                    or node.attr in _DYNAMIC_BUILTINS else [node.attr]
-            elif isinstance(node, ast.Name):
-                words = [node.id] if node.id not in own else []
-            else:
-                words = []
-            word = next((w for w in words if w in ENVIRONMENT or (w in _DYNAMIC_BUILTINS
-                         and isinstance(node, ast.Name))), None)
+            word = _environment_word(node, parents.get(id(node)), reading, stored, bound)
             if word:
                 return (f"this exercise is judged by what your function returns, so it may "
                         f"not depend on where it runs; {_where(place, node)}, {word} reads "
@@ -181,6 +171,58 @@ def environment_use(label: str, answer: str, earlier: Iterable[str | tuple[str, 
                         "kernel) or may import what does, which is not allowed in the code "
                         "an answer here uses: remove it, so the answer was not graded")
     return None
+
+
+def _environment_word(node: ast.AST, parent: ast.AST | None, reading: Reading,
+                      stored: set[str], bound: set[str]) -> str | None:
+    """The word of :data:`ENVIRONMENT` (or the builtin of :data:`_DYNAMIC_BUILTINS`) by
+    which ``node`` may read where the code runs, or None. ``dpkit.timing`` is reached only
+    for ``unpadded`` (``from dpkit.timing import unpadded``, ``dpkit.timing.unpadded()``):
+    its other names (the state behind the deadlines) are refused. ``from IPython.display
+    import …`` (``display``, ``Markdown``) is allowed."""
+    if isinstance(node, ast.Import):
+        words = [p for a in node.names if a.name != "dpkit.timing" for p in a.name.split(".")]
+    elif isinstance(node, ast.ImportFrom) and node.module == "dpkit.timing":
+        words = [] if all(a.name == "unpadded" for a in node.names) else ["dpkit.timing"]
+    elif isinstance(node, ast.ImportFrom) and node.module == "IPython.display":
+        words = []                  # display() and Markdown in a notebook read nothing
+    elif isinstance(node, ast.ImportFrom):
+        words = [*(node.module or "").split("."), *(a.name for a in node.names)]
+    elif isinstance(node, ast.Attribute) and "dpkit.timing" in reading.paths(node.value):
+        words = [] if node.attr == "unpadded" else [f"dpkit.timing.{node.attr}"]
+    elif isinstance(node, ast.Attribute) and node.attr == "timing" and \
+            "dpkit" in reading.paths(node.value):
+        unpadded = isinstance(parent, ast.Attribute) and parent.attr == "unpadded"
+        words = [] if unpadded else ["timing"]
+    elif isinstance(node, ast.Attribute):
+        words = [] if (node.attr in stored and not reading.paths(node.value)) \
+            or node.attr in _DYNAMIC_BUILTINS else [node.attr]
+    elif isinstance(node, ast.Name):
+        if reading.builtin(node) in _DYNAMIC_BUILTINS:
+            return node.id
+        words = [node.id] if node.id not in bound else []
+    else:
+        return None
+    return next((w for w in words if w in ENVIRONMENT or w.startswith("dpkit.timing.")
+                 or w == "dpkit.timing"), None)
+
+
+def _own_attributes(node: ast.AST) -> list[str]:
+    """The attribute names ``node`` defines as the student's own: an attribute stored
+    (``obj.name = …``), a name bound in a class's body (a field, a method), the fields of
+    a ``namedtuple(…)`` spelled as strings."""
+    if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
+        return [node.attr]
+    if isinstance(node, ast.ClassDef):
+        return [n for statement in node.body for n in statement_bindings(statement)]
+    if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) \
+            == "namedtuple" and len(node.args) >= 2:
+        fields = node.args[1]
+        names = [constant_string(e) for e in fields.elts] \
+            if isinstance(fields, (ast.List, ast.Tuple)) else \
+            (constant_string(fields) or "").replace(",", " ").split()
+        return [n for n in names if n]
+    return []
 
 
 #: Absolute tolerances of the exercises whose statement bounds the accuracy asked for:
