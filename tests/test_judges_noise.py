@@ -17,7 +17,7 @@ import struct
 import numpy as np
 import pytest
 from scipy import stats
-from test_judges import fails, passes  # tests/ is on sys.path under pytest
+from test_judges import fails, passes, run  # tests/ is on sys.path under pytest
 
 from dpkit.course.judges import judge_gaussian_noise, judge_laplace_mechanism
 
@@ -232,6 +232,42 @@ def test_laplace_coarsely_rounded_releases_fail_plainly(fn):
     them plainly (the law is not value + Lap), not as a privacy violation (both were
     called "not ε-DP" here before)."""
     fails(judge_laplace_mechanism, fn, "too coarse for noise of scale", privacy=False)
+
+
+def laplace_tenth_grid(value, sensitivity, epsilon, generator):
+    """Rounded to a grid of a tenth of the scale, written ``round(x/s)*s`` (full-precision
+    products: honest review round 9, F5, called "not ε-DP" 10 times in 10)."""
+    step = sensitivity / epsilon / 10
+    return round((value + generator.laplace(0.0, sensitivity / epsilon)) / step) * step
+
+
+def laplace_seventh_grid(value, sensitivity, epsilon, generator):
+    """The same with a seventh of the scale (F5)."""
+    step = sensitivity / epsilon / 7
+    return round((value + generator.laplace(0.0, sensitivity / epsilon)) / step) * step
+
+
+def laplace_one_decimal(value, sensitivity, epsilon, generator):
+    """Rounded to one decimal (F6: the judge itself raised ValueError on an empty sample
+    9 times in 10, and the feedback blamed the student's function)."""
+    return round(value + generator.laplace(0.0, sensitivity / epsilon), 1)
+
+
+def laplace_three_decimals(value, sensitivity, epsilon, generator):
+    """Rounded to three decimals (F6, 5 times in 10)."""
+    return round(value + generator.laplace(0.0, sensitivity / epsilon), 3)
+
+
+@pytest.mark.parametrize("fn", [laplace_tenth_grid, laplace_seventh_grid,
+                                laplace_one_decimal, laplace_three_decimals])
+def test_laplace_releases_rounded_to_any_grid_are_no_privacy_violation(fn):
+    """A rounding after the noise is post-processing, so ε-DP whatever its grid: the judge
+    may fail it (too coarse for the noise) or pass it, but never calls it a privacy
+    violation nor raises. Deterministic for this seed; each was called "not ε-DP" or made
+    the judge raise on most seeds before."""
+    verdict = run(judge_laplace_mechanism, fn)
+    assert not verdict.privacy and not verdict.raised, verdict
+    assert "your function raised" not in verdict.message, verdict.message
 
 
 # ------------------------------------------------------------------------------ Gaussian

@@ -282,7 +282,14 @@ def ks_reject(u: np.ndarray, alpha: float, slack: float = 0.0) -> bool:
 
 def binomial_reject(k: int, n: int, p: float, alpha: float,
                     alternative: str = "two-sided") -> bool:
-    """The exact binomial test of ``P = p`` (``alternative`` as :func:`scipy.stats.binomtest`)."""
+    """The exact binomial test of ``P = p`` (``alternative`` as :func:`scipy.stats.binomtest`);
+    with no trials (``n == 0``: every case left out) nothing is rejected.
+
+    >>> binomial_reject(0, 0, 0.5, 1e-6), binomial_reject(0, 100, 0.5, 1e-6)
+    (False, True)
+    """
+    if int(n) == 0:
+        return False
     return bool(stats.binomtest(int(k), int(n), float(p), alternative=alternative).pvalue
                 < alpha)
 

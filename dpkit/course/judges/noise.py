@@ -393,6 +393,8 @@ def _near_pairs(sequences: list[np.ndarray], alpha: float) -> bool:
     ``|x[i] + x[i + 1]| <= t`` or ``|x[i] - x[i + 1]| <= t`` (t = :data:`_NEAR`) with
     probability at most :data:`_NEAR_BOUND`: a one-sided exact binomial test per offset,
     at ``alpha/2`` each."""
+    if not sequences or not any(x.size > 1 for x in sequences):
+        return False                            # every case left out: nothing to test
     for offset in (0, 1):
         first = [x[offset:x.size - 1:2] for x in sequences]
         second = [x[offset + 1::2][:f.size] for x, f in zip(sequences, first, strict=True)]
@@ -526,13 +528,20 @@ _ROUNDED, _COARSE = _EXACT_LAPLACE, 1 / 20
 def _rounding_units(cases: list[tuple[float, float, float]],
                     releases: np.ndarray) -> np.ndarray:
     """Per case, the unit of the last digit its releases use (:func:`rounding_errors`,
-    one unit), in noise scales, judged from the releases other than the value itself;
-    ``0`` for a case whose releases take one value (no noise, as far as they show)."""
+    one unit), in noise scales, judged from the releases other than the value itself, or,
+    when the releases repeat (a grid such as ``round(x/s)*s``, whose products are
+    full-precision floats: continuous noise repeats with probability about 0), the least
+    gap between two of their values, if larger (honest review 9, F5); ``0`` for a case
+    whose releases take one value (no noise, as far as they show)."""
     units = np.zeros(len(cases))
     for c, ((value, delta, epsilon), got) in enumerate(zip(cases, releases, strict=True)):
         moved = got[got != value]
         if np.unique(got).size > 1 and moved.size:
-            units[c] = float(np.max(rounding_errors(moved, ulps=1))) * epsilon / delta
+            unit = float(np.max(rounding_errors(moved, ulps=1)))
+            distinct = np.unique(moved)          # repeats away from the value: a grid
+            if 1 < distinct.size < moved.size:
+                unit = max(unit, float(np.min(np.diff(distinct))))
+            units[c] = unit * epsilon / delta
     return units
 
 
