@@ -243,7 +243,7 @@ class BitsOnly(RandomSource):
         return self._refuse("numpy_generator")
 
 
-def _float_hint(error: Exception) -> str:
+def float_hint(error: Exception) -> str:
     """What an arithmetic error of a sampler on integer weights most likely means (nothing
     for an error raised inside ``rng.bits``: its message says what is wrong)."""
     if not isinstance(error, (OverflowError, ValueError, ZeroDivisionError)) \
@@ -327,7 +327,7 @@ def check_division_free_sampler(sampler: Callable[[list[int], RandomSource], int
         counts = np.zeros(len(weights), dtype=int)
         for _ in range(draws):
             index = call_checked(sampler, list(weights), rng, where=f"On {what}",
-                                 details=details, explain=_float_hint)
+                                 details=details, explain=float_hint)
             if isinstance(index, Verdict):
                 return index
             if isinstance(index, bool) or not isinstance(index, (int, np.integer)) \

@@ -27,8 +27,7 @@ from typing import Any
 import numpy as np
 
 from dpkit._checks import check_integer
-from dpkit.check._common import raised_in_dpkit
-from dpkit.check.exponential import BitsOnly
+from dpkit.check.exponential import BitsOnly, float_hint
 from dpkit.course.judges._base import (
     SAMPLER_DIVERGED,
     SAMPLER_STOPPED,
@@ -187,16 +186,6 @@ def _weights(rng: np.random.Generator) -> dict[str, list[int]]:
             "wide": wide, "huge": huge}
 
 
-def _float_hint(error: Exception) -> str:
-    """What an arithmetic error of a sampler on integer weights most likely means (nothing
-    for an error raised inside ``rng.bits``: its message says what is wrong)."""
-    if isinstance(error, (OverflowError, ValueError, ZeroDivisionError)) \
-            and not raised_in_dpkit(error):
-        return ("; does it convert the weights to floating point somewhere? A float holds "
-                "about 16 digits and nothing beyond 1.8e308; compare integers only")
-    return ""
-
-
 def _exact_weights(rng: np.random.Generator) -> list[int]:
     """The hidden ``below`` set: 3 to 5 weights summing to ``2**m − 1`` (m = 4, 5), one
     of them 1. A rejection sampler that draws ``m`` bits rejects one value in ``2**m``,
@@ -221,7 +210,7 @@ def _draw(sampler: Callable[..., Any], weights: list[int], source: RandomSource)
         if stopped and (source.cut or source.diverged):
             return None
         raise Raised(f"{where}, your sampler raised {error_text(error)}"
-                        f"{_float_hint(error)}") from None
+                        f"{'; ' + hint if (hint := float_hint(error)) else ''}") from None
     if stopped and (source.cut or source.diverged):
         return None
     if isinstance(index, (bool, np.bool_)) or not isinstance(index, (int, np.integer)) \
