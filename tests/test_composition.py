@@ -463,3 +463,26 @@ def test_optimal_delta_at_the_float_limit_has_no_nan_on_the_way():
         warnings.simplefilter("error")
         assert comp.optimal_delta(1.7976931348623157e308, 0.0, 3, 1.0) == 1.0
         assert comp.optimal_delta(1e300, 0.0, 2, 1.0) == 1.0
+
+
+def test_rr_slope_solution_numbers():
+    """The numbers printed in the solution of ex-comp-rr-slope (composition chapter)."""
+    epsilon, k, delta_prime = 0.1, 100, 1e-6
+    mu = epsilon * math.tanh(epsilon / 2)
+    assert mu == pytest.approx(epsilon * math.expm1(epsilon) / (math.exp(epsilon) + 1))
+    assert round(k * mu, 3) == 0.500
+    tail = epsilon * math.sqrt(2 * k * math.log(1 / delta_prime))
+    assert round(tail, 3) == 5.257
+    assert round(k * mu + tail, 2) == 5.76
+    assert round(k * epsilon * math.expm1(epsilon), 3) == 1.052
+    assert round(k * epsilon * math.expm1(epsilon) + tail, 2) == 6.31
+    assert round(optimal(epsilon, 0, k, delta_prime)[0], 2) == 4.77
+    assert 0.75 * (1 - math.exp(-1)) > 0.47
+
+    def epsilon_2(n: int) -> float:
+        return n * mu - 2 * epsilon * math.sqrt(n) - 1
+
+    assert round(epsilon_2(k), 2) == -2.50
+    first_positive = next(n for n in range(1, 10_000) if epsilon_2(n) > 0)
+    assert first_positive == 1983
+    assert all(epsilon_2(n) > 0 for n in range(first_positive, first_positive + 1000))
