@@ -18,7 +18,7 @@ import nbformat
 import pytest
 from scipy.stats import norm
 
-from dpkit.composition import advanced, sequential, zcdp_to_dp
+from dpkit.composition import advanced, pure_to_zcdp, sequential, zcdp_to_dp
 from dpkit.laplace import laplace_accuracy, laplace_scale
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -27,7 +27,7 @@ exam = importlib.util.module_from_spec(_spec)
 sys.modules["exam"] = exam          # dataclasses look their module up
 _spec.loader.exec_module(exam)
 
-REQUIRED = ("laplace", "gaussian", "composition")
+REQUIRED = ("laplace", "gaussian", "composition", "sparse_vector")
 QUESTIONS = {chapter: exam.parse_bank(exam.BANK / f"{chapter}.md")
              for chapter in exam.bank_chapters()}
 BY_ID = {q.id: q for qs in QUESTIONS.values() for q in qs}
@@ -42,7 +42,7 @@ def test_every_question_parses_with_its_fields_and_points():
     for chapter, questions in QUESTIONS.items():
         assert {q.type for q in questions} == set(exam.TYPES), chapter  # every type, each chapter
         for q in questions:
-            assert q.id.startswith(f"{chapter}-"), q.id
+            assert q.id.startswith(f"{chapter.replace('_', '-')}-"), q.id  # ids: [a-z0-9-]
             assert q.title and q.question and q.answer and q.rubric, q.id
             assert q.points >= 1 and sum(q.rubric_points()) == q.points, (q.id, q.rubric_points())
             if q.type == "true-false":
@@ -143,6 +143,36 @@ NUMBERS = [
     ("composition-accountant-code", "0.141", 2 * math.sqrt(2 / 400)),
     ("composition-accountant-code", "0.08", (2 * math.sqrt(2 / 400)) ** 2 / 0.5**2),
     ("composition-accountant-code", "200", 400 * 0.5),
+    # sparse_vector: k = 20, beta = 0.1, epsilon = 0.5 in Theorem 3.24
+    ("sparse-vector-alpha-by-hand", "95.9", 8 * (ln(20) + ln(2 / 0.1)) / 0.5),
+    ("sparse-vector-alpha-by-hand", "95.86", 8 * (ln(20) + ln(2 / 0.1)) / 0.5),
+    ("sparse-vector-alpha-by-hand", "95.87", 32 * (0.693 + 2.303)),
+    ("sparse-vector-alpha-by-hand", "2.996", 0.693 + 2.303),
+    # P[|tau| >= alpha/2] = e^(-eps alpha/4), printed in units of 1e-6
+    ("sparse-vector-alpha-by-hand", "6.25",
+     math.exp(-0.5 * (8 * (ln(20) + ln(2 / 0.1)) / 0.5) / 4) * 1e6),
+    ("sparse-vector-alpha-by-hand", "36.8", 8 * (ln(200) + ln(20)) / 0.5 - 32 * ln(20)),
+    ("sparse-vector-alpha-by-hand", "132.7", 8 * (ln(200) + ln(2 / 0.1)) / 0.5),
+    ("sparse-vector-noise-per-comparison", "120", laplace_scale(1, 0.5 / 60)),
+    ("sparse-vector-noise-per-comparison", "169.7", math.sqrt(2) * 60 / 0.5),
+    ("sparse-vector-noise-per-comparison", "160", 2 * (4 / 0.5) ** 2 + 2 * (2 / 0.5) ** 2),
+    ("sparse-vector-noise-per-comparison", "12.65", math.sqrt(2 * 8**2 + 2 * 4**2)),
+    ("sparse-vector-noise-per-comparison", "13.4", math.sqrt(2) * 120 / math.sqrt(160)),
+    ("sparse-vector-zcdp-budget", "5", sequential([0.05] * 100)[0]),
+    ("sparse-vector-zcdp-budget", "0.2564", 100 * 0.05 * math.expm1(0.05)),
+    ("sparse-vector-zcdp-budget", "0.0513", math.expm1(0.05)),
+    ("sparse-vector-zcdp-budget", "2.256", advanced(0.05, 0, 100, math.exp(-8))[0]),
+    ("sparse-vector-zcdp-budget", "0.125", 100 * pure_to_zcdp(0.05)),
+    ("sparse-vector-zcdp-budget", "2.125", zcdp_to_dp(100 * pure_to_zcdp(0.05), math.exp(-8))),
+    ("sparse-vector-zcdp-budget", "40", 2 / (5 / 100)),
+    ("sparse-vector-zcdp-budget", "80", 4 / (5 / 100)),
+    ("sparse-vector-ranges-crossover", "14.14", math.sqrt(2 * 100)),
+    ("sparse-vector-ranges-crossover", "11.31", 2 * math.sqrt(2) * 4),
+    ("sparse-vector-ranges-crossover", "4", max(c for c in range(1, 50)
+                                             if 2 * math.sqrt(2) * c < math.sqrt(200))),
+    ("sparse-vector-grid-rounding", "1.2", 4 * 0.3),
+    ("sparse-vector-release-answer", "2", (9 - 1) / 4),
+    ("sparse-vector-shared-threshold", "0.6", (5 + 1) / (2 * 5)),
 ]
 
 
@@ -205,6 +235,40 @@ def test_advanced_composition_ties_basic_at_forty():
     eps = math.log(1.5)
     total = [math.sqrt(2 * k * 5) * eps + k * eps * 0.5 for k in (40, 41)]
     assert total[0] == pytest.approx(40 * eps, rel=1e-12) and total[1] < 41 * eps
+
+
+def test_released_noisy_answer_costs_a_quarter_epsilon_per_query_below():
+    # sparse-vector-release-answer: T = 0, answers 0 on D, q_1..q_{m-1} lowered by 1 on D';
+    # the density of the output (m, v) for v <= -1 is e^((m-1) eps/4) times larger on D'.
+    from scipy import integrate
+    from scipy.stats import laplace
+
+    assert "e^{(m-1)\\varepsilon/4}" in BY_ID["sparse-vector-release-answer"].answer
+    eps, m = 1.0, 3
+
+    def density(answers, v):
+        def inner(t):
+            below = math.prod(laplace.cdf(t - q, scale=4 / eps) for q in answers[:-1])
+            return laplace.pdf(t, scale=2 / eps) * below
+        return laplace.pdf(v - answers[-1], scale=4 / eps) * integrate.quad(inner, -80, v)[0]
+
+    for v in (-1.0, -3.0):
+        ratio = density([-1.0] * (m - 1) + [0.0], v) / density([0.0] * m, v)
+        assert ratio == pytest.approx(math.exp((m - 1) * eps / 4), rel=1e-9)
+
+
+def test_a_grid_step_that_does_not_divide_one_breaks_sensitivity():
+    # sparse-vector-grid-rounding: r(x) = floor(x/gamma + 1/2); gamma = 2^-3 keeps two values
+    # one apart exactly 1 apart, gamma = 0.3 moves 0.1 and 1.1 to 0 and 1.2.
+    def rounded(x, gamma):
+        return gamma * math.floor(x / gamma + Fraction(1, 2))
+
+    assert "$q(D) = 0.1$ and $q(D') = 1.1$" in BY_ID["sparse-vector-grid-rounding"].answer
+    x, step = Fraction(1, 10), Fraction(3, 10)
+    assert (rounded(x, step), rounded(x + 1, step)) == (0, Fraction(6, 5))
+    for k in range(50):
+        y = Fraction(k, 7) - 3
+        assert rounded(y + 1, Fraction(1, 8)) - rounded(y, Fraction(1, 8)) == 1
 
 
 # -- nothing of the bank reaches a student -------------------------------------------------
