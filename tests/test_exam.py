@@ -19,6 +19,7 @@ import pytest
 from scipy.stats import norm
 
 from dpkit.composition import advanced, pure_to_zcdp, sequential, zcdp_to_dp
+from dpkit.exponential import Eta, compute_precision
 from dpkit.laplace import laplace_accuracy, laplace_scale
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -27,7 +28,7 @@ exam = importlib.util.module_from_spec(_spec)
 sys.modules["exam"] = exam          # dataclasses look their module up
 _spec.loader.exec_module(exam)
 
-REQUIRED = ("laplace", "gaussian", "composition", "sparse_vector")
+REQUIRED = ("laplace", "gaussian", "composition", "exponential_base2", "sparse_vector")
 QUESTIONS = {chapter: exam.parse_bank(exam.BANK / f"{chapter}.md")
              for chapter in exam.bank_chapters()}
 BY_ID = {q.id: q for qs in QUESTIONS.values() for q in qs}
@@ -173,6 +174,39 @@ NUMBERS = [
     ("sparse-vector-grid-rounding", "1.2", 4 * 0.3),
     ("sparse-vector-release-answer", "2", (9 - 1) / 4),
     ("sparse-vector-shared-threshold", "0.6", (5 + 1) / (2 * 5)),
+    # exponential_base2: 100 outcomes, Delta = 1, eps = 0.1, t = ln 20 (e^-t = 0.05)
+    ("exponential-base2-utility-bound", "152.0", 2 / 0.1 * (ln(100) + ln(20))),
+    ("exponential-base2-utility-bound", "152.04", 20 * (0.693 + 3 * 2.303)),
+    ("exponential-base2-utility-bound", "7.602", 0.693 + 3 * 2.303),
+    ("exponential-base2-utility-bound", "6.909", 3 * 2.303),
+    ("exponential-base2-utility-bound", "92.1", 2 / 0.1 * (ln(1e4) - ln(100))),
+    ("exponential-base2-utility-bound", "244.1", 2 / 0.1 * (ln(1e4) + ln(20))),
+    ("exponential-base2-eta-conversion", "0.415", Eta(3, 2).eta),
+    ("exponential-base2-eta-conversion", "0.414", (2 * 0.693 - 1.099) / 0.693),
+    ("exponential-base2-eta-conversion", "0.575", Eta(3, 2).epsilon(1)),
+    ("exponential-base2-eta-conversion", "0.574", 2 * (2 * 0.693 - 1.099)),
+    ("exponential-base2-eta-conversion", "1.151", Eta(3, 2).epsilon(2)),
+    ("exponential-base2-eta-conversion", "1.148", 4 * (2 * 0.693 - 1.099)),
+    ("exponential-base2-eta-conversion", "0.288", Eta(3, 2).eta * ln(2)),
+    ("exponential-base2-eta-conversion", "0.287", 2 * 0.693 - 1.099),
+    ("exponential-base2-precision", "26", math.ceil(20) - math.floor(-5.5)),
+    ("exponential-base2-precision", "6", (50).bit_length()),
+    ("exponential-base2-precision", "58", compute_precision(-5.5, 20, 50, Eta(3, 2))),
+    # weights without the 2: P[o1 | D] / P[o1 | D'], u(D) = (0, 1, ..., 1), u(D') = (1, 0, ..., 0)
+    ("exponential-base2-factor-two", "7.22", (1 / (1 + 100 * math.exp(-1)))
+     / (math.exp(-1) / (math.exp(-1) + 100))),
+    ("exponential-base2-factor-two", "1.98", ln((1 / (1 + 100 * math.exp(-1)))
+                                                / (math.exp(-1) / (math.exp(-1) + 100)))),
+    ("exponential-base2-factor-two", "100.368", 0.368 + 100),
+    ("exponential-base2-factor-two", "36.8", 100 * 0.368),
+    ("exponential-base2-sensitivity-slip", "4.5", 0.5 * 3**2),
+    ("exponential-base2-laplace-noisy-max", "0.724", 1 - 0.5 * math.exp(-1) * (1 + 1 / 2)),
+    ("exponential-base2-laplace-noisy-max", "0.276", 0.75 * 0.368),
+    ("exponential-base2-laplace-noisy-max", "0.731", 1 / (1 + math.exp(-1))),
+    ("exponential-base2-no-underflow", "37.5", 1.0 * 75 / 2),
+    ("exponential-base2-no-underflow", "5.2", math.exp(-37.5) / (1 + 999 * math.exp(-37.5))
+     * 1e17),
+    ("exponential-base2-no-underflow", "5.55", 2.0**-54 * 1e17),
 ]
 
 
@@ -269,6 +303,33 @@ def test_a_grid_step_that_does_not_divide_one_breaks_sensitivity():
     for k in range(50):
         y = Fraction(k, 7) - 3
         assert rounded(y + 1, Fraction(1, 8)) - rounded(y, Fraction(1, 8)) == 1
+
+
+def test_absorption_makes_998_outcomes_impossible_without_underflow():
+    # exponential-base2-no-underflow: the naive code's exact output distribution.
+    import numpy as np
+
+    import dpkit.naive
+
+    assert "998 of the other 999" in BY_ID["exponential-base2-no-underflow"].answer
+    d, d_prime = np.full(1000, 75.0), np.full(1000, 74.0)
+    d[0], d_prime[0] = 0.0, 1.0
+    on_d = dpkit.naive.exponential_mechanism_probabilities(d, 1.0)
+    on_d_prime = dpkit.naive.exponential_mechanism_probabilities(d_prime, 1.0)
+    assert sum(p == 0 for p in on_d[1:]) == 998 and on_d[-1] > 0
+    assert all(p > 0 for p in on_d_prime)
+    assert np.exp(-37.5) > 0                      # no underflow anywhere
+
+
+def test_laplace_noisy_max_of_two_is_not_the_exponential_mechanism():
+    # exponential-base2-laplace-noisy-max: the closed form against the chapter's integration.
+    from dpkit.plots.exponential import noisy_max_probabilities
+
+    assert BY_ID["exponential-base2-laplace-noisy-max"].answer.startswith("False")
+    laplace = noisy_max_probabilities([1.0, 0.0], 1.0, "laplace")[0]
+    gumbel = noisy_max_probabilities([1.0, 0.0], 1.0, "gumbel")[0]
+    assert laplace == pytest.approx(1 - 0.75 * math.exp(-1), abs=1e-6)
+    assert gumbel == pytest.approx(1 / (1 + math.exp(-1)), abs=1e-6)
 
 
 # -- nothing of the bank reaches a student -------------------------------------------------
