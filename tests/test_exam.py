@@ -20,7 +20,9 @@ from scipy.stats import norm
 
 from dpkit.composition import advanced, pure_to_zcdp, sequential, zcdp_to_dp
 from dpkit.exponential import Eta, compute_precision
+from dpkit.gaussian import analytic_sigma, classic_sigma, delta_for_sigma
 from dpkit.laplace import laplace_accuracy, laplace_scale
+from dpkit.plots.gaussian import classic_crossing_epsilon
 
 ROOT = Path(__file__).resolve().parent.parent
 _spec = importlib.util.spec_from_file_location("exam", ROOT / "scripts" / "exam.py")
@@ -28,7 +30,8 @@ exam = importlib.util.module_from_spec(_spec)
 sys.modules["exam"] = exam          # dataclasses look their module up
 _spec.loader.exec_module(exam)
 
-REQUIRED = ("laplace", "gaussian", "composition", "exponential_base2", "sparse_vector")
+REQUIRED = ("laplace", "gaussian", "analytic_gaussian", "composition", "exponential_base2",
+            "sparse_vector")
 QUESTIONS = {chapter: exam.parse_bank(exam.BANK / f"{chapter}.md")
              for chapter in exam.bank_chapters()}
 BY_ID = {q.id: q for qs in QUESTIONS.values() for q in qs}
@@ -81,8 +84,9 @@ def test_questions_use_only_what_their_chapter_or_an_earlier_one_defines():
                     assert defined.get(label, len(order)) <= order.index(chapter), (q.id, label)
 
 
-# (question id, the number as printed in its model answer, the value recomputed). A model
-# answer states each of these numbers; a change to either side fails the test.
+# (question id, the number as printed in its question or model answer, the value recomputed).
+# The question (a value it gives) or the model answer states each of these numbers; a change to
+# either side fails the test.
 ln = math.log
 NUMBERS = [
     ("laplace-pair-negative-bounds", "21", max(abs(-20), abs(10)) + 1),
@@ -207,13 +211,56 @@ NUMBERS = [
     ("exponential-base2-no-underflow", "5.2", math.exp(-37.5) / (1 + 999 * math.exp(-37.5))
      * 1e17),
     ("exponential-base2-no-underflow", "5.55", 2.0**-54 * 1e17),
+    # analytic_gaussian
+    ("analytic-gaussian-profile-by-hand", "0.2384", delta_for_sigma(1.0, 1.0, 0.5)),
+    ("analytic-gaussian-profile-by-hand", "0.2384", 0.5 - 1.6487 * 0.1587),
+    ("analytic-gaussian-profile-by-hand", "0.2616", 1.6487 * 0.1587),
+    ("analytic-gaussian-profile-by-hand", "0.1587", norm.cdf(-1)),
+    ("analytic-gaussian-derivative-check", "-0.4305", math.exp(-0.25)
+     * (0.5 / math.sqrt(1.25) - 1)),
+    ("analytic-gaussian-derivative-check", "-1.3004", math.exp(1 - 0.25 - 1) * 0.5 / math.sqrt(1.25)
+     - math.exp(0.5)),
+    ("analytic-gaussian-derivative-check", "0.3483", 0.7788 * 0.5 * 0.8944),
+    ("analytic-gaussian-derivative-check", "3.02", (math.exp(-0.25) * 0.5 / math.sqrt(1.25)
+                                                    - math.exp(0.5))
+     / (math.exp(-0.25) * (0.5 / math.sqrt(1.25) - 1))),
+    ("analytic-gaussian-variance-bug", "0.003071", 100 / 32561),
+    ("analytic-gaussian-variance-bug", "0.012975", analytic_sigma(100 / 32561, 1.0, 1e-6)),
+    ("analytic-gaussian-variance-bug", "1.68", analytic_sigma(100 / 32561, 1.0, 1e-6) ** 2 * 1e4),
+    ("analytic-gaussian-variance-bug", "77", 1 / analytic_sigma(100 / 32561, 1.0, 1e-6)),
+    ("analytic-gaussian-variance-bug", "3.37", 2 * analytic_sigma(100 / 32561, 1.0, 1e-6) ** 2
+     * 1e4),
+    ("analytic-gaussian-variance-bug", "9.12", (100 / 32561)
+     / (2 * analytic_sigma(100 / 32561, 1.0, 1e-6) ** 2)),
+    ("analytic-gaussian-variance-bug", "0.055", analytic_sigma(100 / 32561, 1.0, 1e-6) ** 2
+     / (100 / 32561)),
+    ("analytic-gaussian-erf-bisection", "1.13", norm.cdf(-9) * 1e19),
+    ("analytic-gaussian-classic-at-10", "0.4061", analytic_sigma(1.0, 10.0, 1e-3)),
+    ("analytic-gaussian-classic-at-10", "7.132", 0.223 + 3 * 2.303),
+    ("analytic-gaussian-classic-at-10", "14.264", 2 * (0.223 + 3 * 2.303)),
+    ("analytic-gaussian-classic-at-10", "3.777", math.sqrt(14.264)),
+    ("analytic-gaussian-classic-at-10", "0.3777", math.sqrt(14.264) / 10),
+    ("analytic-gaussian-classic-at-10", "0.3776", math.sqrt(2 * ln(1.25 / 1e-3)) / 10),
+    ("analytic-gaussian-classic-at-10", "3.4", delta_for_sigma(math.sqrt(2 * ln(1250)) / 10, 1.0,
+                                                               10.0) * 1e3),
+    ("analytic-gaussian-classic-at-10", "7.46", classic_crossing_epsilon(1e-3)),
+    ("analytic-gaussian-classic-waste", "7.032", analytic_sigma(1.0, 0.5, 1e-5)),
+    ("analytic-gaussian-classic-waste", "4.845", math.sqrt(2 * ln(1.25e5))),
+    ("analytic-gaussian-classic-waste", "9.69", classic_sigma(1.0, 0.5, 1e-5)),
+    ("analytic-gaussian-classic-waste", "1.38", classic_sigma(1.0, 0.5, 1e-5)
+     / analytic_sigma(1.0, 0.5, 1e-5)),
+    ("analytic-gaussian-classic-waste", "1.90", (classic_sigma(1.0, 0.5, 1e-5)
+                                                 / analytic_sigma(1.0, 0.5, 1e-5)) ** 2),
+    ("analytic-gaussian-classic-waste", "1.58", classic_sigma(1.0, 0.1, 1e-5)
+     / analytic_sigma(1.0, 0.1, 1e-5)),
 ]
 
 
 @pytest.mark.parametrize("qid, printed, value", NUMBERS, ids=[f"{q}:{p}" for q, p, _ in NUMBERS])
 def test_model_answer_numbers_are_recomputed(qid, printed, value):
     assert qid in BY_ID, qid
-    assert printed in BY_ID[qid].answer, f"{qid}: {printed!r} is not in the model answer"
+    text = BY_ID[qid].question + "\n" + BY_ID[qid].answer     # a value given, or computed
+    assert printed in text, f"{qid}: {printed!r} is in neither the question nor the answer"
     if isinstance(value, Fraction):
         shown = {Fraction(1, 2): "\\tfrac12", Fraction(1, 3): "\\tfrac13"}[value]
         assert shown == printed
@@ -330,6 +377,16 @@ def test_laplace_noisy_max_of_two_is_not_the_exponential_mechanism():
     gumbel = noisy_max_probabilities([1.0, 0.0], 1.0, "gumbel")[0]
     assert laplace == pytest.approx(1 - 0.75 * math.exp(-1), abs=1e-6)
     assert gumbel == pytest.approx(1 / (1 + math.exp(-1)), abs=1e-6)
+
+
+def test_one_plus_erf_loses_phi_of_minus_nine():
+    # analytic-gaussian-erf-bisection: the naive Phi returns 0 where Phi(-9) ~ 1.13e-19, and
+    # the absolute tolerance accepts a profile 1e8 times the target 1e-20.
+    answer = BY_ID["analytic-gaussian-erf-bisection"].answer
+    assert "10^{8}" in answer
+    assert 0.5 * (1 + math.erf(-9 / math.sqrt(2))) == 0.0 < norm.cdf(-9)
+    assert (1e-12 + 1e-20) / 1e-20 == pytest.approx(1e8)
+    assert delta_for_sigma(analytic_sigma(1.0, 1.0, 1e-20), 1.0, 1.0) <= 1e-20
 
 
 # -- nothing of the bank reaches a student -------------------------------------------------
