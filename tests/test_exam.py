@@ -30,8 +30,8 @@ exam = importlib.util.module_from_spec(_spec)
 sys.modules["exam"] = exam          # dataclasses look their module up
 _spec.loader.exec_module(exam)
 
-REQUIRED = ("laplace", "gaussian", "analytic_gaussian", "composition", "exponential_base2",
-            "sparse_vector")
+REQUIRED = ("promise", "laplace", "gaussian", "analytic_gaussian", "composition",
+            "exponential_base2", "sparse_vector")
 QUESTIONS = {chapter: exam.parse_bank(exam.BANK / f"{chapter}.md")
              for chapter in exam.bank_chapters()}
 BY_ID = {q.id: q for qs in QUESTIONS.values() for q in qs}
@@ -253,6 +253,25 @@ NUMBERS = [
                                                  / analytic_sigma(1.0, 0.5, 1e-5)) ** 2),
     ("analytic-gaussian-classic-waste", "1.58", classic_sigma(1.0, 0.1, 1e-5)
      / analytic_sigma(1.0, 0.1, 1e-5)),
+    # promise
+    ("promise-group-of-three", "1.5", 3 * 0.5),
+    ("promise-group-of-three", "5.37", sum(math.exp(0.5 * i) for i in range(3))),
+    ("promise-group-of-three", "8.15", 3 * math.exp(2 * 0.5)),
+    ("promise-group-of-three", "4.48", math.exp(1.5)),
+    ("promise-test-error-rates", "0.317", 0.95 / 3),
+    ("promise-test-error-rates", "0.85", 1 - 3 * 0.05),
+    ("promise-test-error-rates", "0.75", 3 / (1 + 3)),
+    ("promise-test-error-rates", "0.84", 1 - 0.01 - 3 * 0.05),
+    ("promise-test-error-rates", "0.7525", (3 + 0.01) / (1 + 3)),
+    ("promise-audit-by-hand", "0.847", ln(0.70 / 0.30)),
+    ("promise-audit-by-hand", "0.847", 1.946 - 1.099),
+    ("promise-audit-by-hand", "0.833", ln((0.70 - 0.01) / 0.30)),
+    ("promise-audit-many-events", "0.5", 10 * 0.05),
+    ("promise-audit-many-events", "0.40", 1 - 0.95**10),
+    ("promise-one-sided-survey", "0.731", math.e / (1 + math.e)),
+    ("promise-one-sided-survey", "0.269", 1 / (1 + math.e)),
+    ("promise-delta-size", "3.07", 1e5 / 32561),
+    ("promise-delta-size", "32.6", 1e-3 * 32561),
 ]
 
 
@@ -387,6 +406,24 @@ def test_one_plus_erf_loses_phi_of_minus_nine():
     assert 0.5 * (1 + math.erf(-9 / math.sqrt(2))) == 0.0 < norm.cdf(-9)
     assert (1e-12 + 1e-20) / 1e-20 == pytest.approx(1e8)
     assert delta_for_sigma(analytic_sigma(1.0, 1.0, 1e-20), 1.0, 1.0) <= 1e-20
+
+
+def test_the_error_rates_are_dpkits_tradeoff_and_guessing_bounds():
+    # promise-test-error-rates: the smallest beta at alpha = 0.05, and the best guess.
+    from dpkit.audit import guessing_bound, tradeoff_bound
+
+    answer = BY_ID["promise-test-error-rates"].answer
+    assert "0.85" in answer and "0.84" in answer and "0.7525" in answer
+    assert tradeoff_bound(0.05, ln(3)) == pytest.approx(0.85, rel=1e-12)
+    assert tradeoff_bound(0.05, ln(3), 0.01) == pytest.approx(0.84, rel=1e-12)
+    assert guessing_bound(ln(3), 0.01) == pytest.approx(0.7525, rel=1e-12)
+
+
+def test_thirty_two_random_records_fit_in_delta_one_in_a_thousand():
+    # promise-delta-size: the deltas of 32 releases of (0, 1/n) add up to at most 1e-3 for
+    # n = 32,561 (sequential composition), and those of 33 do not.
+    assert "publishing 32" in BY_ID["promise-delta-size"].answer
+    assert 32 * Fraction(1, 32561) <= Fraction(1, 1000) < 33 * Fraction(1, 32561)
 
 
 # -- nothing of the bank reaches a student -------------------------------------------------
