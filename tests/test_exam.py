@@ -30,8 +30,8 @@ exam = importlib.util.module_from_spec(_spec)
 sys.modules["exam"] = exam          # dataclasses look their module up
 _spec.loader.exec_module(exam)
 
-REQUIRED = ("promise", "laplace", "gaussian", "analytic_gaussian", "composition",
-            "exponential_base2", "sparse_vector")
+REQUIRED = ("intro", "promise", "laplace", "gaussian", "analytic_gaussian", "composition",
+            "exponential_base2", "sparse_vector")        # every chapter of the book's first part
 QUESTIONS = {chapter: exam.parse_bank(exam.BANK / f"{chapter}.md")
              for chapter in exam.bank_chapters()}
 BY_ID = {q.id: q for qs in QUESTIONS.values() for q in qs}
@@ -272,6 +272,14 @@ NUMBERS = [
     ("promise-one-sided-survey", "0.269", 1 / (1 + math.e)),
     ("promise-delta-size", "3.07", 1e5 / 32561),
     ("promise-delta-size", "32.6", 1e-3 * 32561),
+    # intro
+    ("intro-debias-survey", "0.3", (0.4 - (1 - 3 / 4)) / (2 * 3 / 4 - 1)),
+    ("intro-debias-survey", "0.0155", math.sqrt(0.4 * 0.6 / 1000)),
+    ("intro-debias-survey", "0.031", math.sqrt(0.4 * 0.6 / 1000) / (2 * 3 / 4 - 1)),
+    ("intro-what-epsilon-allows", "0.0165", 0.01 * math.exp(0.5)),
+    ("intro-what-epsilon-allows", "64.9", 100 * math.expm1(0.5)),
+    ("intro-what-epsilon-allows", "0.182", ln(1.2)),
+    ("intro-lying-more", "0.847", ln(0.7 / 0.3)),
 ]
 
 
@@ -426,6 +434,18 @@ def test_thirty_two_random_records_fit_in_delta_one_in_a_thousand():
     assert 32 * Fraction(1, 32561) <= Fraction(1, 1000) < 33 * Fraction(1, 32561)
 
 
+def test_four_answer_randomized_response_and_the_debiasing_match_dpkit():
+    # intro-four-answers (p = 2/3, q = 1/9 at eps = ln 6) and intro-debias-survey.
+    from dpkit.randomized_response import debias, truth_probability
+
+    assert "$q = 1/9$, $p = 6/9 = 2/3$" in BY_ID["intro-four-answers"].answer
+    p, q = Fraction(6, 6 + 4 - 1), Fraction(1, 9)
+    assert p + 3 * q == 1 and p / q == 6
+    assert float(truth_probability(ln(3))) == pytest.approx(0.75, rel=1e-15)
+    assert float(truth_probability(ln(3))) <= 0.75          # rounded down, never up
+    assert debias(0.4, ln(3)) == pytest.approx(0.3, rel=1e-12)
+
+
 # -- nothing of the bank reaches a student -------------------------------------------------
 
 def _sentences(text: str) -> set[str]:
@@ -526,6 +546,19 @@ def test_assembles_an_exam_and_a_key_for_two_chapters(tmp_path):
         BY_ID["laplace-tight"].answer, exam.book_labels()))
     assert answer in key and answer not in sheet
     assert "Theorem “Accuracy of the Laplace mechanism”" in key
+
+
+def test_every_chapter_of_the_bank_assembles(tmp_path):
+    # make exam CHAPTERS=intro,promise,...: every reference resolves and every question prints.
+    chapters = exam.book_chapters()[:len(REQUIRED)]
+    assert chapters == list(REQUIRED)
+    questions = exam.load(["sparse_vector", "intro", *chapters])
+    assert list(questions) == chapters
+    key = exam.render_html(questions, key=True, at=tmp_path)
+    count = sum(map(len, questions.values()))
+    assert f"{count} questions" in key and count >= 8 * len(chapters)
+    assert "{prf:ref}" not in key and "{ref}" not in key
+    assert "Algorithm “AboveThreshold”" in key and "Definition “Local differential privacy”" in key
 
 
 def test_an_unknown_chapter_is_refused_with_the_valid_ones(capsys):
