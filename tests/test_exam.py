@@ -18,8 +18,11 @@ import nbformat
 import pytest
 from scipy.stats import norm
 
-from dpkit.composition import advanced, sequential, zcdp_to_dp
+from dpkit.composition import advanced, pure_to_zcdp, sequential, zcdp_to_dp
+from dpkit.exponential import Eta, compute_precision
+from dpkit.gaussian import analytic_sigma, classic_sigma, delta_for_sigma
 from dpkit.laplace import laplace_accuracy, laplace_scale
+from dpkit.plots.gaussian import classic_crossing_epsilon
 
 ROOT = Path(__file__).resolve().parent.parent
 _spec = importlib.util.spec_from_file_location("exam", ROOT / "scripts" / "exam.py")
@@ -27,7 +30,8 @@ exam = importlib.util.module_from_spec(_spec)
 sys.modules["exam"] = exam          # dataclasses look their module up
 _spec.loader.exec_module(exam)
 
-REQUIRED = ("laplace", "gaussian", "composition")
+REQUIRED = ("intro", "promise", "laplace", "gaussian", "analytic_gaussian", "composition",
+            "exponential_base2", "sparse_vector")        # every chapter of the book's first part
 QUESTIONS = {chapter: exam.parse_bank(exam.BANK / f"{chapter}.md")
              for chapter in exam.bank_chapters()}
 BY_ID = {q.id: q for qs in QUESTIONS.values() for q in qs}
@@ -42,7 +46,7 @@ def test_every_question_parses_with_its_fields_and_points():
     for chapter, questions in QUESTIONS.items():
         assert {q.type for q in questions} == set(exam.TYPES), chapter  # every type, each chapter
         for q in questions:
-            assert q.id.startswith(f"{chapter}-"), q.id
+            assert q.id.startswith(f"{chapter.replace('_', '-')}-"), q.id  # ids: [a-z0-9-]
             assert q.title and q.question and q.answer and q.rubric, q.id
             assert q.points >= 1 and sum(q.rubric_points()) == q.points, (q.id, q.rubric_points())
             if q.type == "true-false":
@@ -80,8 +84,9 @@ def test_questions_use_only_what_their_chapter_or_an_earlier_one_defines():
                     assert defined.get(label, len(order)) <= order.index(chapter), (q.id, label)
 
 
-# (question id, the number as printed in its model answer, the value recomputed). A model
-# answer states each of these numbers; a change to either side fails the test.
+# (question id, the number as printed in its question or model answer, the value recomputed).
+# The question (a value it gives) or the model answer states each of these numbers; a change to
+# either side fails the test.
 ln = math.log
 NUMBERS = [
     ("laplace-pair-negative-bounds", "21", max(abs(-20), abs(10)) + 1),
@@ -143,13 +148,146 @@ NUMBERS = [
     ("composition-accountant-code", "0.141", 2 * math.sqrt(2 / 400)),
     ("composition-accountant-code", "0.08", (2 * math.sqrt(2 / 400)) ** 2 / 0.5**2),
     ("composition-accountant-code", "200", 400 * 0.5),
+    # sparse_vector: k = 20, beta = 0.1, epsilon = 0.5 in Theorem 3.24
+    ("sparse-vector-alpha-by-hand", "95.9", 8 * (ln(20) + ln(2 / 0.1)) / 0.5),
+    ("sparse-vector-alpha-by-hand", "95.86", 8 * (ln(20) + ln(2 / 0.1)) / 0.5),
+    ("sparse-vector-alpha-by-hand", "95.87", 32 * (0.693 + 2.303)),
+    ("sparse-vector-alpha-by-hand", "2.996", 0.693 + 2.303),
+    # P[|tau| >= alpha/2] = e^(-eps alpha/4), printed in units of 1e-6
+    ("sparse-vector-alpha-by-hand", "6.25",
+     math.exp(-0.5 * (8 * (ln(20) + ln(2 / 0.1)) / 0.5) / 4) * 1e6),
+    ("sparse-vector-alpha-by-hand", "36.8", 8 * (ln(200) + ln(20)) / 0.5 - 32 * ln(20)),
+    ("sparse-vector-alpha-by-hand", "132.7", 8 * (ln(200) + ln(2 / 0.1)) / 0.5),
+    ("sparse-vector-noise-per-comparison", "120", laplace_scale(1, 0.5 / 60)),
+    ("sparse-vector-noise-per-comparison", "169.7", math.sqrt(2) * 60 / 0.5),
+    ("sparse-vector-noise-per-comparison", "160", 2 * (4 / 0.5) ** 2 + 2 * (2 / 0.5) ** 2),
+    ("sparse-vector-noise-per-comparison", "12.65", math.sqrt(2 * 8**2 + 2 * 4**2)),
+    ("sparse-vector-noise-per-comparison", "13.4", math.sqrt(2) * 120 / math.sqrt(160)),
+    ("sparse-vector-zcdp-budget", "5", sequential([0.05] * 100)[0]),
+    ("sparse-vector-zcdp-budget", "0.2564", 100 * 0.05 * math.expm1(0.05)),
+    ("sparse-vector-zcdp-budget", "0.0513", math.expm1(0.05)),
+    ("sparse-vector-zcdp-budget", "2.256", advanced(0.05, 0, 100, math.exp(-8))[0]),
+    ("sparse-vector-zcdp-budget", "0.125", 100 * pure_to_zcdp(0.05)),
+    ("sparse-vector-zcdp-budget", "2.125", zcdp_to_dp(100 * pure_to_zcdp(0.05), math.exp(-8))),
+    ("sparse-vector-zcdp-budget", "40", 2 / (5 / 100)),
+    ("sparse-vector-zcdp-budget", "80", 4 / (5 / 100)),
+    ("sparse-vector-ranges-crossover", "14.14", math.sqrt(2 * 100)),
+    ("sparse-vector-ranges-crossover", "11.31", 2 * math.sqrt(2) * 4),
+    ("sparse-vector-ranges-crossover", "4", max(c for c in range(1, 50)
+                                             if 2 * math.sqrt(2) * c < math.sqrt(200))),
+    ("sparse-vector-grid-rounding", "1.2", 4 * 0.3),
+    ("sparse-vector-release-answer", "2", (9 - 1) / 4),
+    ("sparse-vector-shared-threshold", "0.6", (5 + 1) / (2 * 5)),
+    # exponential_base2: 100 outcomes, Delta = 1, eps = 0.1, t = ln 20 (e^-t = 0.05)
+    ("exponential-base2-utility-bound", "152.0", 2 / 0.1 * (ln(100) + ln(20))),
+    ("exponential-base2-utility-bound", "152.04", 20 * (0.693 + 3 * 2.303)),
+    ("exponential-base2-utility-bound", "7.602", 0.693 + 3 * 2.303),
+    ("exponential-base2-utility-bound", "6.909", 3 * 2.303),
+    ("exponential-base2-utility-bound", "92.1", 2 / 0.1 * (ln(1e4) - ln(100))),
+    ("exponential-base2-utility-bound", "244.1", 2 / 0.1 * (ln(1e4) + ln(20))),
+    ("exponential-base2-eta-conversion", "0.415", Eta(3, 2).eta),
+    ("exponential-base2-eta-conversion", "0.414", (2 * 0.693 - 1.099) / 0.693),
+    ("exponential-base2-eta-conversion", "0.575", Eta(3, 2).epsilon(1)),
+    ("exponential-base2-eta-conversion", "0.574", 2 * (2 * 0.693 - 1.099)),
+    ("exponential-base2-eta-conversion", "1.151", Eta(3, 2).epsilon(2)),
+    ("exponential-base2-eta-conversion", "1.148", 4 * (2 * 0.693 - 1.099)),
+    ("exponential-base2-eta-conversion", "0.288", Eta(3, 2).eta * ln(2)),
+    ("exponential-base2-eta-conversion", "0.287", 2 * 0.693 - 1.099),
+    ("exponential-base2-precision", "26", math.ceil(20) - math.floor(-5.5)),
+    ("exponential-base2-precision", "6", (50).bit_length()),
+    ("exponential-base2-precision", "58", compute_precision(-5.5, 20, 50, Eta(3, 2))),
+    # weights without the 2: P[o1 | D] / P[o1 | D'], u(D) = (0, 1, ..., 1), u(D') = (1, 0, ..., 0)
+    ("exponential-base2-factor-two", "7.22", (1 / (1 + 100 * math.exp(-1)))
+     / (math.exp(-1) / (math.exp(-1) + 100))),
+    ("exponential-base2-factor-two", "1.98", ln((1 / (1 + 100 * math.exp(-1)))
+                                                / (math.exp(-1) / (math.exp(-1) + 100)))),
+    ("exponential-base2-factor-two", "100.368", 0.368 + 100),
+    ("exponential-base2-factor-two", "36.8", 100 * 0.368),
+    ("exponential-base2-sensitivity-slip", "4.5", 0.5 * 3**2),
+    ("exponential-base2-laplace-noisy-max", "0.724", 1 - 0.5 * math.exp(-1) * (1 + 1 / 2)),
+    ("exponential-base2-laplace-noisy-max", "0.276", 0.75 * 0.368),
+    ("exponential-base2-laplace-noisy-max", "0.731", 1 / (1 + math.exp(-1))),
+    ("exponential-base2-no-underflow", "37.5", 1.0 * 75 / 2),
+    ("exponential-base2-no-underflow", "5.2", math.exp(-37.5) / (1 + 999 * math.exp(-37.5))
+     * 1e17),
+    ("exponential-base2-no-underflow", "5.55", 2.0**-54 * 1e17),
+    # analytic_gaussian
+    ("analytic-gaussian-profile-by-hand", "0.2384", delta_for_sigma(1.0, 1.0, 0.5)),
+    ("analytic-gaussian-profile-by-hand", "0.2384", 0.5 - 1.6487 * 0.1587),
+    ("analytic-gaussian-profile-by-hand", "0.2616", 1.6487 * 0.1587),
+    ("analytic-gaussian-profile-by-hand", "0.1587", norm.cdf(-1)),
+    ("analytic-gaussian-derivative-check", "-0.4305", math.exp(-0.25)
+     * (0.5 / math.sqrt(1.25) - 1)),
+    ("analytic-gaussian-derivative-check", "-1.3004", math.exp(1 - 0.25 - 1) * 0.5 / math.sqrt(1.25)
+     - math.exp(0.5)),
+    ("analytic-gaussian-derivative-check", "0.3483", 0.7788 * 0.5 * 0.8944),
+    ("analytic-gaussian-derivative-check", "3.02", (math.exp(-0.25) * 0.5 / math.sqrt(1.25)
+                                                    - math.exp(0.5))
+     / (math.exp(-0.25) * (0.5 / math.sqrt(1.25) - 1))),
+    ("analytic-gaussian-variance-bug", "0.003071", 100 / 32561),
+    ("analytic-gaussian-variance-bug", "0.012975", analytic_sigma(100 / 32561, 1.0, 1e-6)),
+    ("analytic-gaussian-variance-bug", "1.68", analytic_sigma(100 / 32561, 1.0, 1e-6) ** 2 * 1e4),
+    ("analytic-gaussian-variance-bug", "77", 1 / analytic_sigma(100 / 32561, 1.0, 1e-6)),
+    ("analytic-gaussian-variance-bug", "3.37", 2 * analytic_sigma(100 / 32561, 1.0, 1e-6) ** 2
+     * 1e4),
+    ("analytic-gaussian-variance-bug", "9.12", (100 / 32561)
+     / (2 * analytic_sigma(100 / 32561, 1.0, 1e-6) ** 2)),
+    ("analytic-gaussian-variance-bug", "0.055", analytic_sigma(100 / 32561, 1.0, 1e-6) ** 2
+     / (100 / 32561)),
+    ("analytic-gaussian-erf-bisection", "1.13", norm.cdf(-9) * 1e19),
+    ("analytic-gaussian-classic-at-10", "0.4061", analytic_sigma(1.0, 10.0, 1e-3)),
+    ("analytic-gaussian-classic-at-10", "7.132", 0.223 + 3 * 2.303),
+    ("analytic-gaussian-classic-at-10", "14.264", 2 * (0.223 + 3 * 2.303)),
+    ("analytic-gaussian-classic-at-10", "3.777", math.sqrt(14.264)),
+    ("analytic-gaussian-classic-at-10", "0.3777", math.sqrt(14.264) / 10),
+    ("analytic-gaussian-classic-at-10", "0.3776", math.sqrt(2 * ln(1.25 / 1e-3)) / 10),
+    ("analytic-gaussian-classic-at-10", "3.4", delta_for_sigma(math.sqrt(2 * ln(1250)) / 10, 1.0,
+                                                               10.0) * 1e3),
+    ("analytic-gaussian-classic-at-10", "7.46", classic_crossing_epsilon(1e-3)),
+    ("analytic-gaussian-classic-waste", "7.032", analytic_sigma(1.0, 0.5, 1e-5)),
+    ("analytic-gaussian-classic-waste", "4.845", math.sqrt(2 * ln(1.25e5))),
+    ("analytic-gaussian-classic-waste", "9.69", classic_sigma(1.0, 0.5, 1e-5)),
+    ("analytic-gaussian-classic-waste", "1.38", classic_sigma(1.0, 0.5, 1e-5)
+     / analytic_sigma(1.0, 0.5, 1e-5)),
+    ("analytic-gaussian-classic-waste", "1.90", (classic_sigma(1.0, 0.5, 1e-5)
+                                                 / analytic_sigma(1.0, 0.5, 1e-5)) ** 2),
+    ("analytic-gaussian-classic-waste", "1.58", classic_sigma(1.0, 0.1, 1e-5)
+     / analytic_sigma(1.0, 0.1, 1e-5)),
+    # promise
+    ("promise-group-of-three", "1.5", 3 * 0.5),
+    ("promise-group-of-three", "5.37", sum(math.exp(0.5 * i) for i in range(3))),
+    ("promise-group-of-three", "8.15", 3 * math.exp(2 * 0.5)),
+    ("promise-group-of-three", "4.48", math.exp(1.5)),
+    ("promise-test-error-rates", "0.317", 0.95 / 3),
+    ("promise-test-error-rates", "0.85", 1 - 3 * 0.05),
+    ("promise-test-error-rates", "0.75", 3 / (1 + 3)),
+    ("promise-test-error-rates", "0.84", 1 - 0.01 - 3 * 0.05),
+    ("promise-test-error-rates", "0.7525", (3 + 0.01) / (1 + 3)),
+    ("promise-audit-by-hand", "0.847", ln(0.70 / 0.30)),
+    ("promise-audit-by-hand", "0.847", 1.946 - 1.099),
+    ("promise-audit-by-hand", "0.833", ln((0.70 - 0.01) / 0.30)),
+    ("promise-audit-many-events", "0.5", 10 * 0.05),
+    ("promise-audit-many-events", "0.40", 1 - 0.95**10),
+    ("promise-one-sided-survey", "0.731", math.e / (1 + math.e)),
+    ("promise-one-sided-survey", "0.269", 1 / (1 + math.e)),
+    ("promise-delta-size", "3.07", 1e5 / 32561),
+    ("promise-delta-size", "32.6", 1e-3 * 32561),
+    # intro
+    ("intro-debias-survey", "0.3", (0.4 - (1 - 3 / 4)) / (2 * 3 / 4 - 1)),
+    ("intro-debias-survey", "0.0155", math.sqrt(0.4 * 0.6 / 1000)),
+    ("intro-debias-survey", "0.031", math.sqrt(0.4 * 0.6 / 1000) / (2 * 3 / 4 - 1)),
+    ("intro-what-epsilon-allows", "0.0165", 0.01 * math.exp(0.5)),
+    ("intro-what-epsilon-allows", "64.9", 100 * math.expm1(0.5)),
+    ("intro-what-epsilon-allows", "0.182", ln(1.2)),
+    ("intro-lying-more", "0.847", ln(0.7 / 0.3)),
 ]
 
 
 @pytest.mark.parametrize("qid, printed, value", NUMBERS, ids=[f"{q}:{p}" for q, p, _ in NUMBERS])
 def test_model_answer_numbers_are_recomputed(qid, printed, value):
     assert qid in BY_ID, qid
-    assert printed in BY_ID[qid].answer, f"{qid}: {printed!r} is not in the model answer"
+    text = BY_ID[qid].question + "\n" + BY_ID[qid].answer     # a value given, or computed
+    assert printed in text, f"{qid}: {printed!r} is in neither the question nor the answer"
     if isinstance(value, Fraction):
         shown = {Fraction(1, 2): "\\tfrac12", Fraction(1, 3): "\\tfrac13"}[value]
         assert shown == printed
@@ -205,6 +343,107 @@ def test_advanced_composition_ties_basic_at_forty():
     eps = math.log(1.5)
     total = [math.sqrt(2 * k * 5) * eps + k * eps * 0.5 for k in (40, 41)]
     assert total[0] == pytest.approx(40 * eps, rel=1e-12) and total[1] < 41 * eps
+
+
+def test_released_noisy_answer_costs_a_quarter_epsilon_per_query_below():
+    # sparse-vector-release-answer: T = 0, answers 0 on D, q_1..q_{m-1} lowered by 1 on D';
+    # the density of the output (m, v) for v <= -1 is e^((m-1) eps/4) times larger on D'.
+    from scipy import integrate
+    from scipy.stats import laplace
+
+    assert "e^{(m-1)\\varepsilon/4}" in BY_ID["sparse-vector-release-answer"].answer
+    eps, m = 1.0, 3
+
+    def density(answers, v):
+        def inner(t):
+            below = math.prod(laplace.cdf(t - q, scale=4 / eps) for q in answers[:-1])
+            return laplace.pdf(t, scale=2 / eps) * below
+        return laplace.pdf(v - answers[-1], scale=4 / eps) * integrate.quad(inner, -80, v)[0]
+
+    for v in (-1.0, -3.0):
+        ratio = density([-1.0] * (m - 1) + [0.0], v) / density([0.0] * m, v)
+        assert ratio == pytest.approx(math.exp((m - 1) * eps / 4), rel=1e-9)
+
+
+def test_a_grid_step_that_does_not_divide_one_breaks_sensitivity():
+    # sparse-vector-grid-rounding: r(x) = floor(x/gamma + 1/2); gamma = 2^-3 keeps two values
+    # one apart exactly 1 apart, gamma = 0.3 moves 0.1 and 1.1 to 0 and 1.2.
+    def rounded(x, gamma):
+        return gamma * math.floor(x / gamma + Fraction(1, 2))
+
+    assert "$q(D) = 0.1$ and $q(D') = 1.1$" in BY_ID["sparse-vector-grid-rounding"].answer
+    x, step = Fraction(1, 10), Fraction(3, 10)
+    assert (rounded(x, step), rounded(x + 1, step)) == (0, Fraction(6, 5))
+    for k in range(50):
+        y = Fraction(k, 7) - 3
+        assert rounded(y + 1, Fraction(1, 8)) - rounded(y, Fraction(1, 8)) == 1
+
+
+def test_absorption_makes_998_outcomes_impossible_without_underflow():
+    # exponential-base2-no-underflow: the naive code's exact output distribution.
+    import numpy as np
+
+    import dpkit.naive
+
+    assert "998 of the other 999" in BY_ID["exponential-base2-no-underflow"].answer
+    d, d_prime = np.full(1000, 75.0), np.full(1000, 74.0)
+    d[0], d_prime[0] = 0.0, 1.0
+    on_d = dpkit.naive.exponential_mechanism_probabilities(d, 1.0)
+    on_d_prime = dpkit.naive.exponential_mechanism_probabilities(d_prime, 1.0)
+    assert sum(p == 0 for p in on_d[1:]) == 998 and on_d[-1] > 0
+    assert all(p > 0 for p in on_d_prime)
+    assert np.exp(-37.5) > 0                      # no underflow anywhere
+
+
+def test_laplace_noisy_max_of_two_is_not_the_exponential_mechanism():
+    # exponential-base2-laplace-noisy-max: the closed form against the chapter's integration.
+    from dpkit.plots.exponential import noisy_max_probabilities
+
+    assert BY_ID["exponential-base2-laplace-noisy-max"].answer.startswith("False")
+    laplace = noisy_max_probabilities([1.0, 0.0], 1.0, "laplace")[0]
+    gumbel = noisy_max_probabilities([1.0, 0.0], 1.0, "gumbel")[0]
+    assert laplace == pytest.approx(1 - 0.75 * math.exp(-1), abs=1e-6)
+    assert gumbel == pytest.approx(1 / (1 + math.exp(-1)), abs=1e-6)
+
+
+def test_one_plus_erf_loses_phi_of_minus_nine():
+    # analytic-gaussian-erf-bisection: the naive Phi returns 0 where Phi(-9) ~ 1.13e-19, and
+    # the absolute tolerance accepts a profile 1e8 times the target 1e-20.
+    answer = BY_ID["analytic-gaussian-erf-bisection"].answer
+    assert "10^{8}" in answer
+    assert 0.5 * (1 + math.erf(-9 / math.sqrt(2))) == 0.0 < norm.cdf(-9)
+    assert (1e-12 + 1e-20) / 1e-20 == pytest.approx(1e8)
+    assert delta_for_sigma(analytic_sigma(1.0, 1.0, 1e-20), 1.0, 1.0) <= 1e-20
+
+
+def test_the_error_rates_are_dpkits_tradeoff_and_guessing_bounds():
+    # promise-test-error-rates: the smallest beta at alpha = 0.05, and the best guess.
+    from dpkit.audit import guessing_bound, tradeoff_bound
+
+    answer = BY_ID["promise-test-error-rates"].answer
+    assert "0.85" in answer and "0.84" in answer and "0.7525" in answer
+    assert tradeoff_bound(0.05, ln(3)) == pytest.approx(0.85, rel=1e-12)
+    assert tradeoff_bound(0.05, ln(3), 0.01) == pytest.approx(0.84, rel=1e-12)
+    assert guessing_bound(ln(3), 0.01) == pytest.approx(0.7525, rel=1e-12)
+
+
+def test_thirty_two_random_records_fit_in_delta_one_in_a_thousand():
+    # promise-delta-size: the deltas of 32 releases of (0, 1/n) add up to at most 1e-3 for
+    # n = 32,561 (sequential composition), and those of 33 do not.
+    assert "publishing 32" in BY_ID["promise-delta-size"].answer
+    assert 32 * Fraction(1, 32561) <= Fraction(1, 1000) < 33 * Fraction(1, 32561)
+
+
+def test_four_answer_randomized_response_and_the_debiasing_match_dpkit():
+    # intro-four-answers (p = 2/3, q = 1/9 at eps = ln 6) and intro-debias-survey.
+    from dpkit.randomized_response import debias, truth_probability
+
+    assert "$q = 1/9$, $p = 6/9 = 2/3$" in BY_ID["intro-four-answers"].answer
+    p, q = Fraction(6, 6 + 4 - 1), Fraction(1, 9)
+    assert p + 3 * q == 1 and p / q == 6
+    assert float(truth_probability(ln(3))) == pytest.approx(0.75, rel=1e-15)
+    assert float(truth_probability(ln(3))) <= 0.75          # rounded down, never up
+    assert debias(0.4, ln(3)) == pytest.approx(0.3, rel=1e-12)
 
 
 # -- nothing of the bank reaches a student -------------------------------------------------
@@ -307,6 +546,19 @@ def test_assembles_an_exam_and_a_key_for_two_chapters(tmp_path):
         BY_ID["laplace-tight"].answer, exam.book_labels()))
     assert answer in key and answer not in sheet
     assert "Theorem “Accuracy of the Laplace mechanism”" in key
+
+
+def test_every_chapter_of_the_bank_assembles(tmp_path):
+    # make exam CHAPTERS=intro,promise,...: every reference resolves and every question prints.
+    chapters = exam.book_chapters()[:len(REQUIRED)]
+    assert chapters == list(REQUIRED)
+    questions = exam.load(["sparse_vector", "intro", *chapters])
+    assert list(questions) == chapters
+    key = exam.render_html(questions, key=True, at=tmp_path)
+    count = sum(map(len, questions.values()))
+    assert f"{count} questions" in key and count >= 8 * len(chapters)
+    assert "{prf:ref}" not in key and "{ref}" not in key
+    assert "Algorithm “AboveThreshold”" in key and "Definition “Local differential privacy”" in key
 
 
 def test_an_unknown_chapter_is_refused_with_the_valid_ones(capsys):
