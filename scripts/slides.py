@@ -66,7 +66,8 @@ _WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 
 @dataclass(frozen=True)
 class Slide:
-    """One slide: its heading, its inner HTML, and the label of the directive it shows."""
+    """One slide: its kind, its heading and body (HTML), and the label of the directive
+    it shows."""
 
     kind: str
     heading: str
@@ -165,8 +166,12 @@ def _widget_slides(view: dict, state: dict, heading: str) -> list[Slide]:
             for depth in range(len(sliders)):
                 node = model(node["children"][index if depth == level else start[depth]])
             shown = "" if index == 0 else ' class="fragment"'
+            others = ", ".join(f"{escape(other['description'])} = "
+                               f"{escape(other['_options_labels'][start[depth]])}"
+                               for depth, other in enumerate(sliders) if depth != level)
             frames.append(f'<div{shown}><p class="setting">{escape(slider["description"])}'
-                          f" = {escape(label)}</p>{node['value']}</div>")
+                          f" = {escape(label)}" + (f" <span>({others})</span>" if others else "")
+                          + f"</p>{node['value']}</div>")
         slides.append(Slide("widget", heading, '<div class="r-stack frames">'
                             + "".join(frames) + "</div>"))
     return slides
@@ -215,14 +220,17 @@ def chapter_slides(book: Book, stem: str, executed: nbformat.NotebookNode | None
     def html(markdown: str) -> str:
         return md.render(renderer.markdown(_fill_glue(markdown, glued)))
 
+    def inline(markdown: str) -> str:
+        return md.renderInline(renderer.roles(_fill_glue(markdown, glued)))
+
     number = f"Chapter {chapter.number}" if chapter.number is not None else "Introduction"
-    slides = [Slide("title", chapter.title, f"<p class=\"kicker\">{number}</p>"
-                    f"<h1>{escape(chapter.title)}</h1>"
+    slides = [Slide("title", inline(chapter.title), f"<p class=\"kicker\">{number}</p>"
+                    f"<h1>{inline(chapter.title)}</h1>"
                     "<p class=\"book\">Differential Privacy, Interactively</p>")]
     exercises = []
     cells = jupytext.read(chapter.path).cells
     built = iter([c for c in executed.cells if c.cell_type == "code"]) if executed else None
-    heading = chapter.title
+    heading = inline(chapter.title)
     for cell in cells:
         if cell.cell_type == "code":
             ran = next(built) if built is not None else None
@@ -232,20 +240,20 @@ def chapter_slides(book: Book, stem: str, executed: nbformat.NotebookNode | None
         for line in cell.source.splitlines():
             found = _HEADING.match(line)
             if found:
-                heading = renderer.roles(found["text"])
+                heading = inline(found["text"])
         for block in _blocks([cell.source]):
             label = block.options.get("label", "")
-            title = renderer.roles(_fill_glue(block.arg, glued))
+            title = inline(block.arg)
             if block.name == "admonition" and block.arg == GOALS:
                 slides.append(Slide("goals", GOALS, html(block.body)))
             elif block.name in STATEMENTS:
                 name = numbers.get(label, block.name.removeprefix("prf:").capitalize())
-                slides.append(Slide("statement", f"{name}" + (f" ({title})" if title else ""),
+                slides.append(Slide("statement", escape(name) + (f" ({title})" if title else ""),
                                     html(block.body), label))
             elif block.name == "exercise":
                 exercises.append(f"<li data-label=\"{escape(label)}\"><strong>"
                                  f"{escape(numbers.get(label, 'Exercise'))}</strong> "
-                                 f"{md.renderInline(title)}</li>")
+                                 f"{title}</li>")
     if exercises:
         slides.append(Slide("exercises", "Exercises", "<ul>" + "".join(exercises) + "</ul>"))
     return slides
@@ -263,6 +271,7 @@ STYLE = """
 .reveal section[data-kind="statement"] { font-size: 0.9em; }
 .reveal img { max-height: 560px; background: #fff; }
 .reveal .frames > div { background: #fff; width: 100%; text-align: center; }
+.reveal .frames > .fragment { transition: none; }
 .reveal .setting { font-weight: bold; margin: 0 0 0.3em; }
 .reveal ul { display: block; }
 .reveal .exercises li { font-size: 0.75em; }
@@ -287,7 +296,7 @@ def render_deck(book: Book, stem: str, slides: Sequence[Slide]) -> str:
                 "exercises": f'<div class="exercises">{slide.html}</div>'}.get(slide.kind,
                                                                              slide.html)
         sections.append(f'<section data-kind="{slide.kind}"{label}>'
-                        f"<h2>{escape(slide.heading)}</h2>{body}</section>")
+                        f"<h2>{slide.heading}</h2>{body}</section>")
     title = escape(f"{chapter.title}: slides")
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
