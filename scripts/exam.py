@@ -213,9 +213,11 @@ def resolve_references(text: str, labels: dict[str, str]) -> str:
 
 
 def markdown_renderer():
-    """A Markdown renderer (CommonMark, tables, ``$…$`` and ``$$…$$`` math) whose math comes
-    out as Sphinx writes it (``<span class="math">\\(…\\)</span>``, ``<div class="math">\\[…\\]
-    </div>``), for the vendored MathJax to typeset; ``scripts/slides.py`` uses it too."""
+    """A markdown-it renderer (CommonMark, tables, ``$…$`` and ``$$…$$`` math).
+
+    Math comes out with the classes and delimiters Sphinx gives it, for the vendored MathJax
+    to typeset; ``scripts/slides.py`` renders the slides' statements with it too.
+    """
     from markdown_it import MarkdownIt
     from mdit_py_plugins.dollarmath import dollarmath_plugin
 

@@ -208,6 +208,13 @@ def chapter_slides(book: Book, stem: str, executed: nbformat.NotebookNode | None
     Returns
     -------
     list of Slide
+        The title, the learning goals, the statements, figures and widget slides in the
+        chapter's order, and the exercises.
+
+    Raises
+    ------
+    KeyError
+        If the book has no chapter ``stem``.
     """
     chapter = book.chapter(stem)
     renderer = book.renderer(stem, links=False)
@@ -280,8 +287,24 @@ STYLE = """
 
 
 def render_deck(book: Book, stem: str, slides: Sequence[Slide]) -> str:
-    """The reveal.js page of chapter ``stem``'s ``slides``; it loads reveal.js and MathJax
-    from ``_static/`` beside it (:data:`ASSETS`)."""
+    """The reveal.js page of a chapter's slides.
+
+    Parameters
+    ----------
+    book : Book
+        The book (for the chapter's title).
+    stem : str
+        The chapter's file stem.
+    slides : sequence of Slide
+        As :func:`chapter_slides` returns them.
+
+    Returns
+    -------
+    str
+        The page; it loads reveal.js and MathJax from ``_static/`` beside it
+        (:data:`ASSETS`). A statement's slide has the directive's label as its ``id``, so
+        ``<chapter>.html#/<label>`` opens it.
+    """
     chapter = book.chapter(stem)
     sections = []
     for slide in slides:

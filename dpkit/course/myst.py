@@ -109,7 +109,8 @@ def read_directive(lines: list[str], i: int) -> tuple[Block, int] | None:
     lines : list of str
         A Markdown cell's lines.
     i : int
-        Where to look for an opening fence (`````{name} arg````` or ``:::{name} arg``).
+        Where to look for an opening fence: three or more backticks or colons followed by
+        ``{name} arg``.
 
     Returns
     -------
