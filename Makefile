@@ -15,7 +15,7 @@ TEST_VENDOR := .vendor
 export DPKIT_WIDGET_MODE := static
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: help book test lab notebooks assignments grade pdf exam bench bench-peers lint chapter vendor install clean
+.PHONY: help book test lab notebooks assignments grade pdf exam slides bench bench-peers lint chapter vendor install clean
 
 help:
 	@echo "make book       install into .venv and build the book into _build/html"
@@ -25,6 +25,8 @@ help:
 	@echo "make pdf        print the whole book into _build/book.pdf (offline, with chromium)"
 	@echo "make exam CHAPTERS=laplace,gaussian  an exam and its answer key from the exam bank"
 	@echo "                (course/exams/), as HTML and PDF in _build/exam (instructor material)"
+	@echo "make slides     one offline slide deck per chapter (reveal.js) into _build/slides,"
+	@echo "                from the chapter sources and the figures of make book (run first if needed)"
 	@echo "make notebooks  write teacher and student .ipynb copies into _build/notebooks"
 	@echo "make assignments  write an nbgrader course, one assignment per chapter, into _build/course"
 	@echo "make grade SUBMISSIONS=dir   grade dir/<student>/<chapter>.ipynb (sandboxed) into _build/course/grades/"
@@ -59,6 +61,7 @@ test: $(STAMP) $(VENDOR_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -m "not browser" tests dpkit
 	$(BIN)/jupyter-book build . -W -n --keep-going
+	$(BIN)/python scripts/slides.py
 	$(BIN)/python -m pytest -m browser tests
 
 chapter: $(STAMP) $(VENDOR_STAMP)
@@ -79,6 +82,13 @@ pdf: $(STAMP) $(VENDOR_STAMP)
 exam: $(STAMP) $(VENDOR_STAMP)
 	@test -n "$(CHAPTERS)" || { echo "usage: make exam CHAPTERS=laplace,gaussian (chapters of course/exams/)"; exit 2; }
 	$(BIN)/python scripts/exam.py "$(CHAPTERS)" --out _build/exam
+
+# One reveal.js deck per chapter (scripts/slides.py): the statements from book/*.md, the
+# figures and widget frames from the notebooks make book executed (_build/jupyter_execute),
+# so make book runs first when they are missing; make test builds the decks after its build.
+slides: $(STAMP) $(VENDOR_STAMP)
+	@test -d _build/jupyter_execute/book || $(MAKE) book
+	$(BIN)/python scripts/slides.py
 
 notebooks: $(STAMP)
 	$(BIN)/python -m dpkit.course notebooks book _build/notebooks

@@ -212,7 +212,12 @@ def resolve_references(text: str, labels: dict[str, str]) -> str:
     return _ROLE.sub(name, text)
 
 
-def _markdown():
+def markdown_renderer():
+    """A markdown-it renderer (CommonMark, tables, ``$…$`` and ``$$…$$`` math).
+
+    Math comes out with the classes and delimiters Sphinx gives it, for the vendored MathJax
+    to typeset; ``scripts/slides.py`` renders the slides' statements with it too.
+    """
     from markdown_it import MarkdownIt
     from mdit_py_plugins.dollarmath import dollarmath_plugin
 
@@ -276,7 +281,7 @@ def render_html(questions: dict[str, list[Question]], *, key: bool,
     ValueError
         If a question refers to a label the book does not define.
     """
-    md, labels = _markdown(), book_labels(book)
+    md, labels = markdown_renderer(), book_labels(book)
     titles = {chapter: labels.get(chapter, chapter).removeprefix("chapter ").strip("“”")
               for chapter in questions}
 

@@ -537,12 +537,12 @@ def test_assembles_an_exam_and_a_key_for_two_chapters(tmp_path):
         script = re.search(r'<script defer src="([^"]+)"', page).group(1)
         assert (tmp_path / script).resolve() == exam.MATHJAX.resolve()
     display = '<div class="math">\\[\na &lt; b\n\\]</div>\n'
-    assert exam._markdown().render("$$\na < b\n$$") == display
+    assert exam.markdown_renderer().render("$$\na < b\n$$") == display
     assert sheet.count('class="exam-space"') == count
     assert "Model answer" not in sheet and "Rubric" not in sheet
     for q in (q for qs in questions.values() for q in qs):
         assert f'id="{q.id}"' in sheet and f"[{q.id}, " in key
-    answer = exam._markdown().render(exam.resolve_references(
+    answer = exam.markdown_renderer().render(exam.resolve_references(
         BY_ID["laplace-tight"].answer, exam.book_labels()))
     assert answer in key and answer not in sheet
     assert "Theorem “Accuracy of the Laplace mechanism”" in key

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import jupytext
 
-__all__ = ["GLUED_VALUE", "Book", "Chapter", "read_book"]
+__all__ = ["GLUED_VALUE", "Block", "Book", "Chapter", "read_book", "read_directive"]
 
 #: What a ``{glue}`` role of the book becomes in a notebook: the rendered book shows the
 #: value computed at build time; a notebook shows it in the output of the code cell that
@@ -89,6 +89,44 @@ class Book:
     def numbered_directives(self, stem: str) -> list[tuple[str, str, str]]:
         """``(directive, label, "Exercise 2.3")`` for each numbered directive of a chapter."""
         return _number_directives(self.chapter(stem))
+
+
+@dataclass(frozen=True)
+class Block:
+    """One directive of a Markdown cell, ``{name} arg``, with its options and raw body."""
+
+    name: str
+    arg: str
+    options: dict[str, str]
+    body: str
+
+
+def read_directive(lines: list[str], i: int) -> tuple[Block, int] | None:
+    """The directive that opens at ``lines[i]`` and the index of the line after its end.
+
+    Parameters
+    ----------
+    lines : list of str
+        A Markdown cell's lines.
+    i : int
+        Where to look for an opening fence: three or more backticks or colons followed by
+        ``{name} arg``.
+
+    Returns
+    -------
+    (Block, int) or None
+        The directive (its body is everything up to the closing fence of the same
+        length, nested directives included) and the index just past the closing fence
+        (``len(lines) + 1`` if the fence is never closed); None if ``lines[i]`` opens none.
+    """
+    match = OPEN_FENCE.match(lines[i])
+    if match is None:
+        return None
+    options, body_start = _options(lines, i + 1)
+    end = next((j for j in range(body_start, len(lines)) if lines[j].strip() == match["fence"]),
+               len(lines))
+    return (Block(match["name"].strip(), match["arg"].strip(), options,
+                  "\n".join(lines[body_start:end])), end + 1)
 
 
 def _is_chapter(path: Path) -> bool:
@@ -335,9 +373,11 @@ class _Renderer:
             if _TARGET.match(line.strip()):
                 i += 1
                 continue
-            match = OPEN_FENCE.match(line)
-            if match:
-                i = self._directive(lines, i, match, out)
+            directive = read_directive(lines, i)
+            if directive is not None:
+                block, i = directive
+                out.extend(self._render(block.name, self.roles(block.arg), block.options,
+                                        block.body))
                 continue
             plain = _PLAIN_FENCE.match(line)
             if plain:  # an ordinary code block: copy verbatim up to its closing fence
@@ -354,16 +394,6 @@ class _Renderer:
             out.append(self.roles(re.sub(r"(\$\$)\s*\([\w:-]+\)\s*$", r"\1", line)))
             i += 1
         return "\n".join(out).strip("\n")
-
-    def _directive(self, lines: list[str], i: int, match: re.Match[str],
-                   out: list[str]) -> int:
-        fence, name = match["fence"], match["name"].strip()
-        options, body_start = _options(lines, i + 1)
-        end = next((j for j in range(body_start, len(lines)) if lines[j].strip() == fence),
-                   len(lines))
-        body = "\n".join(lines[body_start:end])
-        out.extend(self._render(name, self.roles(match["arg"].strip()), options, body))
-        return end + 1
 
     def _number(self, name: str, options: dict[str, str]) -> str:
         """The book's number for this directive: counted per kind, in chapter order."""
