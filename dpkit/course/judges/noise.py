@@ -16,6 +16,7 @@ from dpkit.course.judges._base import (
     PrivacyViolation,
     Raised,
     Rejection,
+    apart,
     binomial_reject,
     call,
     chi2_reject,
@@ -32,6 +33,7 @@ from dpkit.course.judges._base import (
 from dpkit.course.judges.coding import NEAR as _NEAR
 from dpkit.course.judges.coding import SAME_SEED_LEAK as _SAME_SEED_LEAK
 from dpkit.course.judges.coding import same_seed_leak as _same_seed_leak
+from dpkit.course.judges.coding import two_workers as _two_workers
 
 __all__ = ["GAUSSIAN_CALLS", "LAPLACE_CALLS", "judge_gaussian_noise", "judge_laplace_mechanism"]
 
@@ -318,13 +320,15 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
     seed_table = seeds(rng, (_LAPLACE_CASES, _LAPLACE_DRAWS))
     # the calls' order, secret: the cases interleaved at random (call t is of case labels[t])
     labels = rng.permutation(np.repeat(np.arange(_LAPLACE_CASES), _LAPLACE_DRAWS))
+    # ... spread over two workers, the same-seed calls among them (round 10, L1)
+    calls, order, side, probed = _two_workers(rng, labels, _LAPLACE_DRAWS, _LAPLACE_SAME_SEED)
 
-    def release(c: int, seed: int) -> float | Raised:
+    def release(worker: Callable[..., Any], c: int, seed: int) -> float | Raised:
         """Case ``c``'s release with ``seed``; on an extreme case, its error returned."""
         value, delta, epsilon = cases[c]
         where = EXTREME_WHERE if c >= _LAPLACE_EXTREME else _WHERE
         try:
-            return real(call(fn, value, delta, epsilon, lent_generator(seed),
+            return real(call(worker, value, delta, epsilon, lent_generator(seed),
                              where=where), where=where)
         except Raised as error:
             if c < _LAPLACE_EXTREME:
@@ -333,36 +337,30 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
 
     def body() -> str:
         releases = np.empty((_LAPLACE_CASES, _LAPLACE_DRAWS))
-        made = np.zeros(_LAPLACE_CASES, dtype=np.int64)
+        again = np.empty((_LAPLACE_PAIRS, _LAPLACE_SAME_SEED))   # the same-seed calls
         broken: Raised | None = None     # the first error on an extreme case
-        for c in labels:
-            if broken is None or c < _LAPLACE_EXTREME:
-                got = release(int(c), int(seed_table[c, made[c]]))
-                if isinstance(got, Raised):
-                    broken = got
-                    continue
-                releases[c, made[c]] = got
-                made[c] += 1
-        kept = _LAPLACE_CASES if broken is None else _LAPLACE_EXTREME
-        for r in range(_LAPLACE_REPEATS):
-            c, j = r % _LAPLACE_CASES, r // _LAPLACE_CASES
-            if c < kept and release(c, int(seed_table[c, j])) != releases[c, j]:
-                raise Rejection("called twice with generators seeded alike, your function "
-                                "returned different releases: draw the noise from the "
-                                "`generator` argument, and from nothing else")
-        # the second case of each pair, with the first case's seeds (round 7, E1)
-        again: list[np.ndarray] = []
-        for pair in range(kept // 2):
-            got = [release(2 * pair + 1, int(seed)) for seed in
-                   seed_table[2 * pair, :_LAPLACE_SAME_SEED]]
-            failed = [g for g in got if isinstance(g, Raised)]
-            if failed:      # an extreme case: its pair leaves the test
-                broken = broken or failed[0]
-                break
-            again.append(np.array(got, dtype=np.float64))
-        leak = _same_seed_leak(cases, releases, again)
+        with apart(fn, 2) as workers:
+            for c, j, w, probe in calls:    # a probe: case 2p + 1 with case 2p's seed j
+                if broken is None or c < _LAPLACE_EXTREME:
+                    got = release(workers[w], c, int(seed_table[c - (probe >= 0), j]))
+                    if isinstance(got, Raised):
+                        broken = got
+                    elif probe < 0:
+                        releases[c, j] = got
+                    else:
+                        again.flat[probe] = got
+            kept = _LAPLACE_CASES if broken is None else _LAPLACE_EXTREME
+            for r in range(_LAPLACE_REPEATS):
+                c, j = r % _LAPLACE_CASES, r // _LAPLACE_CASES
+                if c < kept and release(workers[side[c, j]], c, int(seed_table[c, j])) \
+                        != releases[c, j]:
+                    raise Rejection("called twice with generators seeded alike, your "
+                                    "function returned different releases: draw the noise "
+                                    "from the `generator` argument, and from nothing else")
+        # an extreme case that raised leaves its pair out of the same-seed test
+        leak = _same_seed_leak(cases, releases, list(again[:kept // 2]), probed)
         try:
-            verdict = _rounded_verdict(cases[:kept], releases[:kept], labels[labels < kept])
+            verdict = _rounded_verdict(cases[:kept], releases[:kept], order[order < kept])
         except PrivacyViolation:
             raise
         except Rejection:
