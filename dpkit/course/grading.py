@@ -440,8 +440,8 @@ class _Notebook:
         (adversarial review round 10, L1: a judge lends one seed to two workers; see
         :func:`dpkit.course.judges._base.apart`). They share what is left of the test's
         and the submission's time, which their lifetime is charged to, and are stopped
-        when the block ends. Each costs a worker's start and the cells' run (about 0.4 s
-        for a chapter's imports).
+        when the block ends. Each costs a worker's start and the cells' run (the Laplace
+        chapter: about 2 s each on a busy 2-core machine).
 
         Raises
         ------

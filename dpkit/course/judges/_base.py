@@ -250,9 +250,9 @@ def apart(fn: Callable[..., Any], count: int) -> Iterator[list[Callable[..., Any
     an answer that remembers the generators it was lent tells a seed lent again).
 
     In grading, ``fn`` is the sandbox's stand-in, whose ``fresh(count)`` starts ``count``
-    new workers that run the notebook's cells again and nothing else (the public check's
-    calls and the earlier tests' included), closed when the block ends; a local function
-    (a judge's own tests) has one process, and is itself ``count`` times.
+    new workers that run the notebook's cells again and nothing else (neither the public
+    check's calls nor the earlier tests' reach them), closed when the block ends; a local
+    function (a judge's own tests) has one process, and is itself ``count`` times.
 
     Raises
     ------

@@ -208,7 +208,9 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
     precision (4), with 4 significant digits (3) or 2 (3). 600 releases per case, each
     with a fresh generator seeded from ``rng`` (:func:`~dpkit.check._common.lent_generator`:
     made like ``default_rng()``, 128 bits of entropy), the 12,000 calls in a secret random
-    order that interleaves the cases.
+    order that interleaves the cases, each made at random in one of two fresh workers
+    (new sandboxed processes that ran the notebook's cells and nothing else:
+    :func:`~dpkit.course.judges._base.apart`).
 
     **Tests**, with their false-failure probabilities for a correct answer:
 
@@ -225,7 +227,7 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
       exact binomial test against ``1.05·0.01`` (``P = 1 − e^{−0.01}`` for Lap(1)): 5e-8;
       and the number exactly at the value against ``3e-5`` (float rounding: at most 1e-6;
       the exact mechanism's lattice: ``2⁻²¹ε ≤ 2.4e-5``): 5e-8;
-    * independence: in the calls' order, and in each case's calls in their order, the
+    * independence: in each worker's order of calls, and in each case's calls, the
       disjoint pairs of consecutive noises (two offsets each) whose sum or difference is
       within ``0.01·Δ/ε`` of 0 (probability at most 0.01 for independent Laplace noises,
       whose sum has density at most 1/(4b)), one-sided binomial tests: 4 × 2.5e-8;
@@ -235,9 +237,12 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
       across the pairs of a group (one Δ and ε, values decades apart), the Helmert
       shares of the pairs' sums (Beta(1200j, 1200), independent), χ²(3): 5e-8;
     * the value in the low digits (adversarial review round 7, E1): per pair, the
-      second case is called again with the generators of the first case's first 30
-      releases (300 calls). Noise that does not depend on the value, then any rounding,
-      gives gaps ``(r − r') − (v − v')`` within the rounding the releases show
+      second case is called again with the generators of 30 of the first case's
+      releases (300 calls), each in the *other* worker at a random place among the calls
+      (:func:`~dpkit.course.judges.coding.two_workers`: no worker sees a seed twice, so
+      an answer that remembers its generators cannot tell these calls, round 10, L1).
+      Noise that does not depend on the value, then any rounding, gives gaps
+      ``(r − r') − (v − v')`` within the rounding the releases show
       (:func:`_same_seed_leak`: 4 units of their last binary, decimal or significant
       digit, 4 steps of the finest power of two they use, 4 ulps of the values), or,
       rounded to a grid their digits do not show (step ``s``: ``b/1000``, ``b/2²⁰``),
@@ -269,7 +274,8 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
     :func:`~dpkit.course.judges._base.on_extreme`).
 
     **Calls**: 12,316 (:data:`LAPLACE_CALLS`; 9,616 before round 3's two pairs, 12,016
-    before round 7's same-seed calls).
+    before round 7's same-seed calls), in two workers started for the test (about 2 s
+    each on a busy 2-core machine: a process start and the notebook's cells).
     **Privacy**: the law of the release at each input is the whole mechanism, so too little
     noise (a wrong scale), one noise reused for every release, or noise that depends on the
     value all fail the distribution tests. A failure is a **privacy violation**
@@ -306,11 +312,14 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
     still choose among the few grid points nearest its noisy value), one that moves a
     release by more than 0.01 scales, one hidden under a rounding of its own (its gap
     changes with the seed) outside the low byte of the significand, or one on fewer than
-    8 pairs; too little noise, or an atom, hidden under a rounding coarser than b/20 (that
-    pair fails plainly), or an atom or repeated noises under one coarser than 3e-5 scales;
-    an answer
-    that remembers its generators' draws, and so tells the same-seed calls (made after the
-    others) and answers them consistently; dependence between releases other than
+    8 pairs; a code in only some of the releases (round 10, L2: a pair is coded when 20
+    of its 30 same-seed gaps are; simulated, 5 graders each, a low-bits code in 80% of
+    the releases is caught 5 times, in 70% once, in 50% or 3% never; each coded release
+    still gives its value away); too little noise, or an atom, hidden under a rounding
+    coarser than b/20 (that pair fails plainly), or an atom or repeated noises under one
+    coarser than 3e-5 scales; an answer that remembers its generators where the two
+    workers are one process (a local function: the judge's own tests) or share files
+    (grading without a sandbox); dependence between releases other than
     consecutive ones, or weaker than exact cancellation; departures confined to inputs or
     events the hidden cases never meet; an answer that detects where it runs (the grading
     sandbox rather than a notebook) and adds noise only there: no test of outputs sees it,
