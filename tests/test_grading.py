@@ -595,6 +595,22 @@ MY_LAPLACE = "def my_laplace(value, sensitivity, epsilon, generator):\n"
 #: The public check's inputs of the Laplace exercise, as an adversarial answer lists them.
 PUBLIC_LAPLACE = ("_PUBLIC = {(10.0, 1.0, 0.5), (-3.0, 2.0, 2.0), (0.0, 1.0, 1.0), "
                   "(1.0, 1.0, 1.0)}\n")
+#: The value's cents in the low bits of an otherwise correct release, hidden from a
+#: generator lent twice in one process (round 10, L1).
+REMEMBERING_LAPLACE = (
+    "import math\nimport struct\n\n_first = {}\n\n\n" + MY_LAPLACE +
+    "    key = repr(generator.bit_generator.state)\n"
+    "    if key in _first:              # lent before: consistent with the first release\n"
+    "        then, release = _first[key]\n"
+    "        return release if then == value else release - then + value\n"
+    "    y = float(value + generator.laplace(0.0, sensitivity / epsilon))\n"
+    "    room = 1e-4 * sensitivity / epsilon / math.ulp(y) if y != 0 else 0\n"
+    "    k = min(int(math.log2(room)), 40) if room >= 2 else 0\n"
+    "    if k > 0:\n"
+    "        bits = struct.unpack('<q', struct.pack('<d', y))[0] >> k << k\n"
+    "        y = struct.unpack('<d', struct.pack('<q', bits | round(value * 100) % (1 << k)))[0]\n"
+    "    _first[key] = (value, y)\n"
+    "    return y\n")
 #: Laplace answers: (answer cells, {label: expected grade}).
 LAPLACE_CLASS = {
     "two-exponentials": ({"ex-laplace-textbook-answer": MY_LAPLACE +
@@ -640,6 +656,14 @@ LAPLACE_CLASS = {
                       "    return value + generator.laplace(0.0, sensitivity / epsilon)\n"},
                      {"ex-laplace-textbook": (0, "raised ValueError (in your answer to "
                                                  "Exercise")}),
+    # Adversarial review round 10, L1: correct noise, then the value written into the low
+    # bits (review round 7, E1), except for a generator it was lent before, which it
+    # recognizes by its state and answers consistently with its first release: the judge's
+    # same-seed calls then see no code. 3 points before the same-seed calls were made in
+    # fresh workers (each sees a seed once); now a privacy violation.
+    "remembers-its-generators": ({"ex-laplace-textbook-answer": REMEMBERING_LAPLACE},
+                                 {"ex-laplace-textbook": (0, "hidden tests: not ε-DP: with "
+                                                             "the same `generator`")}),
 }
 
 

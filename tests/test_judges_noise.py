@@ -11,6 +11,7 @@ are checked to pass here (false failure at most 1e-6, the judge's bound).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import struct
 
@@ -136,6 +137,62 @@ def test_laplace_value_in_the_low_bits_is_a_privacy_violation():
     (it passed with full marks before the test)."""
     fails(judge_laplace_mechanism, laplace_low_bits, "last digits depend on the value",
           privacy=True)
+
+
+class Remembering:
+    """Adversarial review round 10, L1: the low-bits code above, except for a generator it
+    was lent before (recognized by its state), which it answers consistently with its
+    first release, so that a seed lent again sees no code. ``fresh(count)`` stands for the
+    sandbox's new workers (:func:`dpkit.course.judges._base.apart`): new answers that
+    remember nothing; ``processes`` counts the workers made."""
+
+    processes = 0
+
+    def __init__(self):
+        self.first = {}
+        Remembering.processes += 1
+
+    def __call__(self, value, sensitivity, epsilon, generator):
+        key = repr(generator.bit_generator.state)
+        if key in self.first:
+            then, release = self.first[key]
+            return release if then == value else release - then + value
+        self.first[key] = (value, laplace_low_bits(value, sensitivity, epsilon, generator))
+        return self.first[key][1]
+
+    @contextlib.contextmanager
+    def fresh(self, count):
+        yield [Remembering() for _ in range(count)]
+
+
+def test_laplace_value_in_the_low_bits_hidden_from_replays_is_a_privacy_violation():
+    """L1 (full marks before: the same-seed calls came after the others, in the same
+    process, and the answer knew them): now each worker is lent a seed once, the second
+    case's call with the first case's seed in the other worker, so the answer codes both
+    releases as it codes all the others and the same-seed test catches it as it catches
+    :func:`laplace_low_bits`; the judge makes two workers."""
+    Remembering.processes = 0
+    fails(judge_laplace_mechanism, Remembering(), "last digits depend on the value",
+          privacy=True)
+    assert Remembering.processes == 3
+
+
+class Unreplayable(Remembering):
+    """A notebook whose cells fail when they run again in a fresh worker."""
+
+    @contextlib.contextmanager
+    def fresh(self, count):
+        raise ZeroDivisionError("division by zero")
+        yield
+
+
+def test_laplace_a_notebook_that_cannot_run_again_is_not_judged():
+    """No fresh workers, no same-seed test: the answer is not judged as if it had passed
+    (an answer that fails when run again would otherwise keep its replays in one process);
+    its privacy is unchecked, as when the function raises."""
+    verdict = run(judge_laplace_mechanism, Unreplayable())
+    assert verdict.raised and not verdict.passed, verdict
+    assert "fresh sandbox" in verdict.message and "ZeroDivisionError" in verdict.message
 
 
 def laplace_six_decimals(value, sensitivity, epsilon, generator):

@@ -74,7 +74,7 @@ import re
 import secrets
 import time
 import zlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -101,7 +101,7 @@ __all__ = ["ABSOLUTE_TOLERANCE", "GRADER_VERSION", "LOST_METADATA", "PRIVACY_FEE
            "RELATIVE_TOLERANCE", "UNCHECKED_FEEDBACK", "Result", "SetupError", "agrees_with",
            "grade", "grade_notebook"]
 
-GRADER_VERSION = "13"          # a change of the tests regrades every notebook
+GRADER_VERSION = "14"          # a change of the tests regrades every notebook
 PUBLIC_POINTS, HIDDEN_POINTS = 1, 2
 #: Appended to the hidden test's message when it found a privacy violation.
 PRIVACY_FEEDBACK = "a privacy violation earns no points for this exercise"
@@ -400,7 +400,7 @@ def grade_notebook(source: nbformat.NotebookNode, submission: Any, *, secret: st
             try:
                 notebook.ensure()
                 result = (exercise, 0.0, refused) if refused and answer.strip() else \
-                    _grade_code(exercise, answer, error, sandbox, model,
+                    _grade_code(exercise, answer, error, notebook, model,
                                 _secret_rng(secret, student, exercise.label, written))
             except _STOPPED as stopped:          # the worker could not even be restarted
                 result = (exercise, 0.0, f"not graded: {described(stopped)}")
@@ -433,6 +433,41 @@ class _Notebook:
                 self.good = []                   # a replay that fails: start from nothing
                 self.sandbox.start()
 
+    @contextlib.contextmanager
+    def fresh(self, name: str, count: int) -> Iterator[list[RemoteFunction]]:
+        """The notebook's function ``name`` in ``count`` new workers that ran the cells that
+        ran here, and nothing else: no memory of the calls made so far, nor of each other's
+        (adversarial review round 10, L1: a judge lends one seed to two workers; see
+        :func:`dpkit.course.judges._base.apart`). They share what is left of the test's
+        and the submission's time, which their lifetime is charged to, and are stopped
+        when the block ends. Each costs a worker's start and the cells' run (the Laplace
+        chapter: about 2 s each on a busy 2-core machine).
+
+        Raises
+        ------
+        Exception
+            The error of a cell that fails when run again, or a :class:`NameError` if
+            ``name`` is no longer a function.
+        """
+        main, start = self.sandbox, time.monotonic()
+        twins = [Sandbox(main.limits, unsafe=main.unsafe) for _ in range(count)]
+        try:
+            for twin in twins:
+                twin.left, twin.quoted = main.left, main.quoted
+                twin.start()
+                twin.deadline = min(main.deadline, start + main.left)   # shared: one clock
+                failed = [e for e in twin.run([c for c, _ in self.good],
+                                              [n for _, n in self.good]) if e is not None]
+                if failed:
+                    raise failed[0]
+                if not twin.is_function(name):
+                    raise NameError(f"{name!r} is not a function your notebook defines")
+            yield [RemoteFunction(twin, name) for twin in twins]
+        finally:
+            for twin in twins:
+                twin.close()
+            main.left -= time.monotonic() - start
+
     def run(self, cell: str, name: str) -> BaseException | None:
         """Run one cell, named ``name`` in the feedback ("your answer to Exercise 3.2")."""
         try:
@@ -446,8 +481,9 @@ class _Notebook:
 
 
 def _grade_code(exercise: _Exercise, answer: str, error: BaseException | None,
-                sandbox: Sandbox, model: _Model,
+                notebook: _Notebook, model: _Model,
                 rng: np.random.Generator) -> tuple[_Exercise, float, str]:
+    sandbox = notebook.sandbox
     if not answer.strip() or isinstance(error, NotImplementedError):
         return exercise, 0.0, "no answer yet"
     if "### BEGIN SOLUTION" in answer:        # the instructor's copy, handed in as one's own
@@ -467,7 +503,7 @@ def _grade_code(exercise: _Exercise, answer: str, error: BaseException | None,
     if not verdict.passed:
         return exercise, 0.0, public + " | hidden tests wait for the public one"
     _quiet(sandbox)
-    hidden = _hidden(exercise, args, sandbox, model, rng)
+    hidden = _hidden(exercise, args, notebook, model, rng)
     if hidden.privacy or hidden.raised:     # earned nothing: the public point goes too
         return exercise, 0.0, f"{public} | hidden tests: {short(hidden.message)}; " \
                               f"{PRIVACY_FEEDBACK if hidden.privacy else UNCHECKED_FEEDBACK}"
@@ -508,17 +544,20 @@ def _public_feedback(message: str, passed: bool, *, withheld: bool) -> str:
 _RAISED = ", your function "
 
 
-def _hidden(exercise: _Exercise, args: list[Any], sandbox: Sandbox, model: _Model,
+def _hidden(exercise: _Exercise, args: list[Any], notebook: _Notebook, model: _Model,
             rng: np.random.Generator) -> Judgement:
     """The hidden test's judgement of the answer: its exercise's judge for a randomized
-    answer, agreement with the model solution for a deterministic one."""
+    answer (given a stand-in that can also call the function in fresh workers:
+    :meth:`_Notebook.fresh`), agreement with the model solution for a deterministic one."""
     judge = JUDGES.get(exercise.label)
     answer = args[0] if args else None
     if not isinstance(answer, RemoteFunction):
         return Judgement(True, "an answer that is a value is judged by the public test alone")
     try:
         if judge is not None:
-            return judge(answer, rng)
+            name = answer.__name__
+            return judge(RemoteFunction(notebook.sandbox, name, lambda count: notebook.fresh(
+                name, count)), rng)
         reference = model.value(exercise.label, answer.__name__)
         checker = getattr(dpkit.check, ast.unparse(exercise.check.func).rsplit(".", 1)[1])
         return Judgement(*agrees_with(answer, reference,

@@ -632,10 +632,19 @@ def _exit_reason(code: int | None) -> str:
 
 
 class RemoteFunction:
-    """Calls the notebook's function in the sandbox; raises what it raised."""
+    """Calls the notebook's function in the sandbox; raises what it raised.
 
-    def __init__(self, sandbox: Sandbox, name: str) -> None:
+    ``fresh``, if given, is kept as the attribute of that name: ``fresh(count)`` is a
+    context manager that gives ``count`` stand-ins for the same function in new workers
+    that remember nothing of the calls made here
+    (:func:`dpkit.course.judges._base.apart`)."""
+
+    def __init__(self, sandbox: Sandbox, name: str,
+                 fresh: Callable[[int], contextlib.AbstractContextManager[
+                     list[RemoteFunction]]] | None = None) -> None:
         self._sandbox, self.__name__ = sandbox, name
+        if fresh is not None:
+            self.fresh = fresh
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._sandbox.call(self.__name__, *args, **kwargs)

@@ -21,9 +21,10 @@ asymptotic approximation is trusted in the far tail):
 from __future__ import annotations
 
 import builtins
+import contextlib
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -49,6 +50,7 @@ __all__ = [
     "PrivacyViolation",
     "Raised",
     "Rejection",
+    "apart",
     "binomial_reject",
     "call",
     "chi2_reject",
@@ -239,6 +241,36 @@ def call(fn: Callable[..., Any], *args: Any, where: str) -> Any:
         return fn(*args)
     except Exception as error:  # anything the student's code (or its sandbox) raises
         raise Raised(f"{where}, your function raised {error_text(error)}") from None
+
+
+@contextlib.contextmanager
+def apart(fn: Callable[..., Any], count: int) -> Iterator[list[Callable[..., Any]]]:
+    """``count`` stand-ins for the student's function, each calling it in a process of its
+    own that remembers nothing of the calls made before (adversarial review round 10, L1:
+    an answer that remembers the generators it was lent tells a seed lent again).
+
+    In grading, ``fn`` is the sandbox's stand-in, whose ``fresh(count)`` starts ``count``
+    new workers that run the notebook's cells again and nothing else (neither the public
+    check's calls nor the earlier tests' reach them), closed when the block ends; a local
+    function (a judge's own tests) has one process, and is itself ``count`` times.
+
+    Raises
+    ------
+    Raised
+        If the new workers cannot be made: the notebook's cells fail when run again, or
+        time out (a notebook must run again top to bottom as it ran before).
+    """
+    fresh = getattr(fn, "fresh", None)
+    if not callable(fresh):
+        yield [fn] * count
+        return
+    with contextlib.ExitStack() as stack:
+        try:
+            workers = stack.enter_context(fresh(count))
+        except Exception as error:  # the student's cells, run again in a fresh sandbox
+            raise Raised("run again in a fresh sandbox for the hidden tests, your notebook "
+                         f"raised {error_text(error)}") from None
+        yield workers
 
 
 def real(value: Any, *, where: str, what: str = "a finite number") -> float:

@@ -15,7 +15,7 @@ import numpy as np
 
 from dpkit.course.judges._base import binomial_reject, rounding_errors
 
-__all__ = ["ALPHA_SAME_SEED", "NEAR", "SAME_SEED_LEAK", "same_seed_leak"]
+__all__ = ["ALPHA_SAME_SEED", "NEAR", "SAME_SEED_LEAK", "same_seed_leak", "two_workers"]
 
 #: "Nearly zero", in noise scales: a release this close to the value, or two noises whose
 #: sum or difference is this small (cancelling or repeated noises).
@@ -83,11 +83,12 @@ def _coded_pair(first: np.ndarray, second: np.ndarray, value: float, neighbour: 
 
 
 def same_seed_leak(cases: list[tuple[float, float, float]], releases: np.ndarray,
-                    again: list[np.ndarray]) -> bool:
+                   again: list[np.ndarray], probed: np.ndarray) -> bool:
     """Whether the releases carry the value in their low digits (review round 7, E1).
 
     ``again[p]`` holds the releases of pair ``p``'s second case made with the seeds of its
-    first case's first releases. An answer ``r = g(v + L)`` (noise ``L`` that does not
+    first case's releases ``probed[p]`` (indices into ``releases[2p]``; made in the other
+    worker, :func:`two_workers`). An answer ``r = g(v + L)`` (noise ``L`` that does not
     depend on the value, then any rounding ``g``) gives, for one seed, ``gap = (r − r') −
     (v − v')`` within the rounding the releases show (:func:`rounding_errors` of the
     pair's releases: 4 units of their last binary, decimal or significant digit; 4 steps
@@ -120,9 +121,79 @@ def same_seed_leak(cases: list[tuple[float, float, float]], releases: np.ndarray
         (value, delta, epsilon), (neighbour, _, _) = cases[2 * pair], cases[2 * pair + 1]
         batch = np.concatenate([releases[2 * pair], releases[2 * pair + 1], second])
         errors = rounding_errors(batch)
-        allowed = errors[:second.size] + errors[2 * n:] + 4 * (
+        chosen = probed[pair, :second.size]
+        allowed = errors[chosen] + errors[2 * n:] + 4 * (
             _grid_step(batch) + math.ulp(max(abs(value), abs(neighbour))))
-        coded += _coded_pair(releases[2 * pair, :second.size], second, value, neighbour,
+        coded += _coded_pair(releases[2 * pair, chosen], second, value, neighbour,
                              allowed, delta / epsilon)
     return bool(again) and binomial_reject(coded, len(again), _SAME_SEED_ONE_VALUE,
                                            ALPHA_SAME_SEED, "greater")
+
+
+def two_workers(rng: np.random.Generator, labels: np.ndarray, draws: int,
+                probes: int) -> tuple[list[tuple[int, int, int, int]], np.ndarray,
+                                      np.ndarray, np.ndarray]:
+    """The Laplace judge's calls, spread at random over two workers so that no worker is
+    lent one seed twice (adversarial review round 10, L1).
+
+    An answer that remembers the generators it was lent (their state, their first draws)
+    recognizes a seed lent again, and can release honestly on the same-seed test's calls
+    while it writes the value into the others. Here each ordinary call (``labels``: the
+    case of each call, in the secret order; ``draws`` calls per case, the cases in pairs)
+    goes to worker 0 or 1 with probability 1/2; for each pair ``p`` the releases
+    ``probed[p]`` (``probes`` of the first case's, chosen at random) are lent again to
+    the second case *in the other worker*, each at a random place among the calls. In
+    the sandbox the two workers are separate processes that ran the notebook's cells
+    and nothing else (:func:`~dpkit.course.judges._base.apart`): a worker sees each seed
+    once, and a call of the same-seed test is, in what the worker can see, any call of
+    its case (a fresh seed at a random time), so the answer treats it as it treats the
+    others.
+
+    Returns
+    -------
+    calls : list of (case, j, worker, probe)
+        In the order they are made: ``probe == -1`` for the release ``j`` of ``case``
+        (seed ``j`` of that case); otherwise probe ``probe = p·probes + k`` of pair ``p``:
+        ``case = 2p + 1`` with the first case's seed ``j = probed[p, k]``.
+    order : numpy.ndarray
+        The cases of the ordinary calls, worker 0's in its order, then worker 1's: release
+        ``j`` of a case is its ``j``-th in this order, which the independence tests read
+        (each worker's calls in the order it saw them).
+    side : numpy.ndarray
+        ``side[c, j]``: the worker that made release ``j`` of case ``c``.
+    probed : numpy.ndarray
+        ``probed[p]``: the first case's releases whose seeds are lent again.
+
+    >>> labels = np.repeat(np.arange(4), 5)
+    >>> calls, order, side, probed = two_workers(np.random.default_rng(1), labels, 5, 2)
+    >>> len(calls), sorted(order.tolist()) == labels.tolist(), probed.shape
+    (24, True, (2, 2))
+    >>> all(w != side[c - 1, j] for c, j, w, probe in calls if probe >= 0)
+    True
+    """
+    worker = rng.integers(0, 2, labels.size)
+    ordered = np.concatenate([np.flatnonzero(worker == 0), np.flatnonzero(worker == 1)])
+    order = labels[ordered]
+    made = np.zeros(labels.max() + 1, dtype=np.int64)
+    index = np.empty(labels.size, dtype=np.int64)
+    for t in ordered.tolist():
+        index[t] = made[labels[t]]
+        made[labels[t]] += 1
+    side = np.empty((made.size, draws), dtype=np.int64)
+    side[labels, index] = worker
+    pairs = made.size // 2
+    probed = np.array([rng.choice(draws, probes, replace=False) for _ in range(pairs)],
+                      dtype=np.int64).reshape(pairs, probes)
+    probe_order = iter(rng.permutation(pairs * probes).tolist())
+    ordinary = iter(range(labels.size))
+    calls = []
+    for is_probe in rng.permutation(np.repeat([False, True], [labels.size, pairs * probes])):
+        if is_probe:
+            probe = next(probe_order)
+            p, k = divmod(probe, probes)
+            j = int(probed[p, k])
+            calls.append((2 * p + 1, j, 1 - int(side[2 * p, j]), probe))
+        else:
+            t = next(ordinary)
+            calls.append((int(labels[t]), int(index[t]), int(worker[t]), -1))
+    return calls, order, side, probed

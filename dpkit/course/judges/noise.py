@@ -16,6 +16,7 @@ from dpkit.course.judges._base import (
     PrivacyViolation,
     Raised,
     Rejection,
+    apart,
     binomial_reject,
     call,
     chi2_reject,
@@ -32,6 +33,7 @@ from dpkit.course.judges._base import (
 from dpkit.course.judges.coding import NEAR as _NEAR
 from dpkit.course.judges.coding import SAME_SEED_LEAK as _SAME_SEED_LEAK
 from dpkit.course.judges.coding import same_seed_leak as _same_seed_leak
+from dpkit.course.judges.coding import two_workers as _two_workers
 
 __all__ = ["GAUSSIAN_CALLS", "LAPLACE_CALLS", "judge_gaussian_noise", "judge_laplace_mechanism"]
 
@@ -206,7 +208,9 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
     precision (4), with 4 significant digits (3) or 2 (3). 600 releases per case, each
     with a fresh generator seeded from ``rng`` (:func:`~dpkit.check._common.lent_generator`:
     made like ``default_rng()``, 128 bits of entropy), the 12,000 calls in a secret random
-    order that interleaves the cases.
+    order that interleaves the cases, each made at random in one of two fresh workers
+    (new sandboxed processes that ran the notebook's cells and nothing else:
+    :func:`~dpkit.course.judges._base.apart`).
 
     **Tests**, with their false-failure probabilities for a correct answer:
 
@@ -223,7 +227,7 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
       exact binomial test against ``1.05·0.01`` (``P = 1 − e^{−0.01}`` for Lap(1)): 5e-8;
       and the number exactly at the value against ``3e-5`` (float rounding: at most 1e-6;
       the exact mechanism's lattice: ``2⁻²¹ε ≤ 2.4e-5``): 5e-8;
-    * independence: in the calls' order, and in each case's calls in their order, the
+    * independence: in each worker's order of calls, and in each case's calls, the
       disjoint pairs of consecutive noises (two offsets each) whose sum or difference is
       within ``0.01·Δ/ε`` of 0 (probability at most 0.01 for independent Laplace noises,
       whose sum has density at most 1/(4b)), one-sided binomial tests: 4 × 2.5e-8;
@@ -233,9 +237,12 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
       across the pairs of a group (one Δ and ε, values decades apart), the Helmert
       shares of the pairs' sums (Beta(1200j, 1200), independent), χ²(3): 5e-8;
     * the value in the low digits (adversarial review round 7, E1): per pair, the
-      second case is called again with the generators of the first case's first 30
-      releases (300 calls). Noise that does not depend on the value, then any rounding,
-      gives gaps ``(r − r') − (v − v')`` within the rounding the releases show
+      second case is called again with the generators of 30 of the first case's
+      releases (300 calls), each in the *other* worker at a random place among the calls
+      (:func:`~dpkit.course.judges.coding.two_workers`: no worker sees a seed twice, so
+      an answer that remembers its generators cannot tell these calls, round 10, L1).
+      Noise that does not depend on the value, then any rounding, gives gaps
+      ``(r − r') − (v − v')`` within the rounding the releases show
       (:func:`_same_seed_leak`: 4 units of their last binary, decimal or significant
       digit, 4 steps of the finest power of two they use, 4 ulps of the values), or,
       rounded to a grid their digits do not show (step ``s``: ``b/1000``, ``b/2²⁰``),
@@ -267,7 +274,8 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
     :func:`~dpkit.course.judges._base.on_extreme`).
 
     **Calls**: 12,316 (:data:`LAPLACE_CALLS`; 9,616 before round 3's two pairs, 12,016
-    before round 7's same-seed calls).
+    before round 7's same-seed calls), in two workers started for the test (about 2 s
+    each on a busy 2-core machine: a process start and the notebook's cells).
     **Privacy**: the law of the release at each input is the whole mechanism, so too little
     noise (a wrong scale), one noise reused for every release, or noise that depends on the
     value all fail the distribution tests. A failure is a **privacy violation**
@@ -304,11 +312,14 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
     still choose among the few grid points nearest its noisy value), one that moves a
     release by more than 0.01 scales, one hidden under a rounding of its own (its gap
     changes with the seed) outside the low byte of the significand, or one on fewer than
-    8 pairs; too little noise, or an atom, hidden under a rounding coarser than b/20 (that
-    pair fails plainly), or an atom or repeated noises under one coarser than 3e-5 scales;
-    an answer
-    that remembers its generators' draws, and so tells the same-seed calls (made after the
-    others) and answers them consistently; dependence between releases other than
+    8 pairs; a code in only some of the releases (round 10, L2: a pair is coded when 20
+    of its 30 same-seed gaps are; simulated, 5 graders each, a low-bits code in 80% of
+    the releases is caught 5 times, in 70% once, in 50% or 3% never; each coded release
+    still gives its value away); too little noise, or an atom, hidden under a rounding
+    coarser than b/20 (that pair fails plainly), or an atom or repeated noises under one
+    coarser than 3e-5 scales; an answer that remembers its generators where the two
+    workers are one process (a local function: the judge's own tests) or share files
+    (grading without a sandbox); dependence between releases other than
     consecutive ones, or weaker than exact cancellation; departures confined to inputs or
     events the hidden cases never meet; an answer that detects where it runs (the grading
     sandbox rather than a notebook) and adds noise only there: no test of outputs sees it,
@@ -318,13 +329,15 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
     seed_table = seeds(rng, (_LAPLACE_CASES, _LAPLACE_DRAWS))
     # the calls' order, secret: the cases interleaved at random (call t is of case labels[t])
     labels = rng.permutation(np.repeat(np.arange(_LAPLACE_CASES), _LAPLACE_DRAWS))
+    # ... spread over two workers, the same-seed calls among them (round 10, L1)
+    calls, order, side, probed = _two_workers(rng, labels, _LAPLACE_DRAWS, _LAPLACE_SAME_SEED)
 
-    def release(c: int, seed: int) -> float | Raised:
+    def release(worker: Callable[..., Any], c: int, seed: int) -> float | Raised:
         """Case ``c``'s release with ``seed``; on an extreme case, its error returned."""
         value, delta, epsilon = cases[c]
         where = EXTREME_WHERE if c >= _LAPLACE_EXTREME else _WHERE
         try:
-            return real(call(fn, value, delta, epsilon, lent_generator(seed),
+            return real(call(worker, value, delta, epsilon, lent_generator(seed),
                              where=where), where=where)
         except Raised as error:
             if c < _LAPLACE_EXTREME:
@@ -333,36 +346,30 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
 
     def body() -> str:
         releases = np.empty((_LAPLACE_CASES, _LAPLACE_DRAWS))
-        made = np.zeros(_LAPLACE_CASES, dtype=np.int64)
+        again = np.empty((_LAPLACE_PAIRS, _LAPLACE_SAME_SEED))   # the same-seed calls
         broken: Raised | None = None     # the first error on an extreme case
-        for c in labels:
-            if broken is None or c < _LAPLACE_EXTREME:
-                got = release(int(c), int(seed_table[c, made[c]]))
-                if isinstance(got, Raised):
-                    broken = got
-                    continue
-                releases[c, made[c]] = got
-                made[c] += 1
-        kept = _LAPLACE_CASES if broken is None else _LAPLACE_EXTREME
-        for r in range(_LAPLACE_REPEATS):
-            c, j = r % _LAPLACE_CASES, r // _LAPLACE_CASES
-            if c < kept and release(c, int(seed_table[c, j])) != releases[c, j]:
-                raise Rejection("called twice with generators seeded alike, your function "
-                                "returned different releases: draw the noise from the "
-                                "`generator` argument, and from nothing else")
-        # the second case of each pair, with the first case's seeds (round 7, E1)
-        again: list[np.ndarray] = []
-        for pair in range(kept // 2):
-            got = [release(2 * pair + 1, int(seed)) for seed in
-                   seed_table[2 * pair, :_LAPLACE_SAME_SEED]]
-            failed = [g for g in got if isinstance(g, Raised)]
-            if failed:      # an extreme case: its pair leaves the test
-                broken = broken or failed[0]
-                break
-            again.append(np.array(got, dtype=np.float64))
-        leak = _same_seed_leak(cases, releases, again)
+        with apart(fn, 2) as workers:
+            for c, j, w, probe in calls:    # a probe: case 2p + 1 with case 2p's seed j
+                if broken is None or c < _LAPLACE_EXTREME:
+                    got = release(workers[w], c, int(seed_table[c - (probe >= 0), j]))
+                    if isinstance(got, Raised):
+                        broken = got
+                    elif probe < 0:
+                        releases[c, j] = got
+                    else:
+                        again.flat[probe] = got
+            kept = _LAPLACE_CASES if broken is None else _LAPLACE_EXTREME
+            for r in range(_LAPLACE_REPEATS):
+                c, j = r % _LAPLACE_CASES, r // _LAPLACE_CASES
+                if c < kept and release(workers[side[c, j]], c, int(seed_table[c, j])) \
+                        != releases[c, j]:
+                    raise Rejection("called twice with generators seeded alike, your "
+                                    "function returned different releases: draw the noise "
+                                    "from the `generator` argument, and from nothing else")
+        # an extreme case that raised leaves its pair out of the same-seed test
+        leak = _same_seed_leak(cases, releases, list(again[:kept // 2]), probed)
         try:
-            verdict = _rounded_verdict(cases[:kept], releases[:kept], labels[labels < kept])
+            verdict = _rounded_verdict(cases[:kept], releases[:kept], order[order < kept])
         except PrivacyViolation:
             raise
         except Rejection:
