@@ -175,6 +175,13 @@ _SLEEP_SLACK_NS = 1_000_000   # ... waking this long before the deadline
 #: How many times each warm-up runs with each source (:func:`warm_up_with`): Python 3.11
 #: specialises a function's code after 8 calls or so.
 WARM_UP_ROUNDS = 8
+#: How many of those rounds, the last ones, run padded (:func:`warm_up_with`): the wait, the
+#: jitter and its pool of OS bytes are then warm too. Their waits end at most
+#: :data:`_WARM_UP_WAIT_NS` after the work (some deadlines are long, set by a public bound
+#: such as ``max_rows`` in :mod:`dpkit.svt`), and their overruns are not counted.
+PADDED_WARM_UP_ROUNDS = 1
+#: The longest wait of a warm-up's padded round, in ns (the busy loop runs, briefly).
+_WARM_UP_WAIT_NS = 20_000
 
 
 #: Requests of up to this many values use the fixed-cost samplers and their own costs.
@@ -454,20 +461,57 @@ def _warm_up(work: Callable[..., Any]) -> None:
             if releases is None:
                 return                     # run by another thread while this one waited
             _state.warming[work] = releases
-        values = _warm_up_values()
         try:
             with unpadded():
-                for rng in (None, seeded(0)):
-                    for _ in range(WARM_UP_ROUNDS):
-                        for release in releases:
-                            for value in values:
-                                try:
-                                    release(value, rng)
-                                except (TypeError, ValueError):
-                                    pass
+                _warm_up_rounds(releases, WARM_UP_ROUNDS - PADDED_WARM_UP_ROUNDS)
+            with _short_padded_waits(), _overruns_kept():
+                _warm_up_rounds(releases, PADDED_WARM_UP_ROUNDS)
         finally:
             with _state.lock:
                 del _state.warming[work]
+
+
+def _warm_up_rounds(releases: list[Callable[[Any, Any], object]], rounds: int) -> None:
+    """Call each warm-up ``release`` on every warm-up value, ``rounds`` times with the
+    default source and as many with a seeded one; refusals (``ValueError``,
+    ``TypeError``) are the path warmed, and are dropped."""
+    values = _warm_up_values()
+    for rng in (None, seeded(0)):
+        for _ in range(rounds):
+            for release in releases:
+                for value in values:
+                    try:
+                        release(value, rng)
+                    except (TypeError, ValueError):
+                        pass
+
+
+@contextlib.contextmanager
+def _short_padded_waits() -> Iterator[None]:
+    """Run this thread's releases through the padded path, even inside :func:`unpadded`,
+    each wait ending at most :data:`_WARM_UP_WAIT_NS` after the work (a warm-up's padded
+    rounds warm the wait itself: computing the deadline, the jitter, the busy loop)."""
+    local = _state.local
+    depth = getattr(local, "depth", 0)
+    local.depth, local.warming = 0, True
+    try:
+        yield
+    finally:
+        local.depth, local.warming = depth, False
+
+
+@contextlib.contextmanager
+def _overruns_kept() -> Iterator[None]:
+    """Leave :func:`overruns` as it was: a warm-up's releases are not releases (their
+    overruns are the cold start the warm-up pays). Called with the release lock held, so
+    no other release counts an overrun meanwhile."""
+    with _state.lock:
+        count = _state.overruns
+    try:
+        yield
+    finally:
+        with _state.lock:
+            _state.overruns = count
 
 
 def margin() -> float:
@@ -545,14 +589,26 @@ def _jitter_ns() -> int:
     phase at which the busy loop last reads the clock, and the state the work left in the
     caches. A random extra wait, independent of the data and the noise, blurs them.
 
-    Each thread keeps its own pool of OS bytes; a child created by ``fork`` drops it
-    (:func:`_after_fork_in_child`), so parent and child never wait the same extra waits."""
+    Each thread keeps its own pool of OS bytes, topped up before each clock starts
+    (:func:`_fill_jitter_pool`), so reading the OS (about 10 µs) never falls inside a
+    deadline; a child created by ``fork`` drops it (:func:`_after_fork_in_child`), so
+    parent and child never wait the same extra waits."""
     local = _state.local
     pool = getattr(local, "jitter", b"")
-    if len(pool) < _JITTER_BYTES:
+    if len(pool) < _JITTER_BYTES:        # not reached after _fill_jitter_pool
         pool = os.urandom(_JITTER_BUFFER)
     local.jitter = pool[_JITTER_BYTES:]
     return int.from_bytes(pool[:_JITTER_BYTES], "little") >> 5
+
+
+def _fill_jitter_pool() -> None:
+    """Make sure this thread's pool holds the next jitter (:func:`_jitter_ns`): called just
+    before a clock starts (a release's, or a step's), so the OS is read outside every
+    deadline. Whether it reads depends on how many waits the thread made, not on data."""
+    local = _state.local
+    pool = getattr(local, "jitter", b"")
+    if len(pool) < _JITTER_BYTES:
+        local.jitter = pool + os.urandom(_JITTER_BUFFER)
 
 
 def _after_fork_in_child() -> None:
@@ -630,6 +686,7 @@ class Deadline:
         try:
             return function(*args)
         finally:
+            _fill_jitter_pool()
             self._start = time.perf_counter_ns()
             self._past += self.seconds()
             self._counts = {kind: 0 for kind in KINDS}
@@ -645,6 +702,8 @@ class Deadline:
         if getattr(_state.local, "depth", 0):
             return
         deadline = self._start + int(self.seconds() * 1e9) + _jitter_ns()
+        if getattr(_state.local, "warming", False):   # a warm-up's padded round: short waits
+            deadline = min(deadline, time.perf_counter_ns() + _WARM_UP_WAIT_NS)
         if _wait_until(deadline):
             with _state.lock:
                 _state.overruns += 1
@@ -660,6 +719,7 @@ class Deadline:
             gc.disable()
         running.append(self)
         reference()  # calibrate outside the timed interval
+        _fill_jitter_pool()  # read the OS outside it too
         self._start = time.perf_counter_ns()
         return self
 
