@@ -22,6 +22,7 @@ import pytest
 from forking import in_fork_child, needs_fork  # tests/ is on sys.path under pytest
 
 import dpkit.timing as timing
+from dpkit import _waiting
 from dpkit._samplers import tables
 from dpkit.laplace import laplace_mechanism
 from dpkit.rng import seeded
@@ -444,7 +445,7 @@ def test_the_jitter_pool_is_read_before_the_clock_starts(monkeypatch):
     monkeypatch.setattr(timing, "_wait_until", lambda deadline: events.append("wait"))
 
     def drain():
-        timing._state.local.jitter = b""      # a fresh thread, a fork child, a used-up pool
+        _waiting.pool.jitter = b""      # a fresh thread, a fork child, a used-up pool
         events.append("caller")
 
     def work(clock):
