@@ -107,7 +107,9 @@ caller's own class, say) can still overrun at its first use, and whether a relea
 a table shows in its time; that depends on the parameters of earlier releases (public),
 except for the clipped sum of :func:`dpkit.svt.auto_avg`, whose noise scale follows the
 bound the data chose, so a later release at that scale can show whether its table was
-there.
+there. Nor does a warm-up protect a release made cold by the machine: on a loaded 2-core
+machine the first release after the process slept 1 s took 3.5 times its deadline (20 of 20
+processes), and the first in a child created by ``fork`` about 18 times (its pages copied).
 
 ``benchmarks/timing.py`` audits the result: neighbouring inputs, interleaved calls, an
 event certified with Clopper–Pearson.
