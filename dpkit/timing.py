@@ -96,15 +96,20 @@ deadline, against at most 1.5 for the fourth call), and the first release at a n
 δ or sensitivity (the samplers' tables for the new scale, 0.2–50 ms: every such release
 overran). Now the first call of each release function in a process first runs it
 :data:`WARM_UP_ROUNDS` times on fixed public inputs of every kind with the default source
-and as many with a seeded one (:func:`warm_up_with`), unpadded, before its clock starts (a
-few tens of ms, once); and a table built during a release is timed alone and moves the
+and as many with a seeded one (:func:`warm_up_with`), before its clock starts (a few tens
+of ms, once): unpadded but for the last round, which runs the padded path with short waits
+(the deadline, the jitter, the busy loop: a warm-up run wholly unpadded left that code cold,
+and the first release after it overran in 20 of 20 fresh processes); and a table built
+during a release is timed alone and moves the
 deadline back by its time (:mod:`dpkit._samplers.tables`: a table depends on a public
 parameter only). What remains: a code path the warm-up does not take (a source of the
 caller's own class, say) can still overrun at its first use, and whether a release builds
 a table shows in its time; that depends on the parameters of earlier releases (public),
 except for the clipped sum of :func:`dpkit.svt.auto_avg`, whose noise scale follows the
 bound the data chose, so a later release at that scale can show whether its table was
-there.
+there. Nor does a warm-up protect a release made cold by the machine: on a loaded 2-core
+machine the first release after the process slept 1 s took 3.5 times its deadline (20 of 20
+processes), and the first in a child created by ``fork`` about 18 times (its pages copied).
 
 ``benchmarks/timing.py`` audits the result: neighbouring inputs, interleaved calls, an
 event certified with Clopper–Pearson.
@@ -148,6 +153,9 @@ import numpy as np
 
 from dpkit._calibration import Reference, measure
 from dpkit._checks import check_real
+from dpkit._waiting import fill_jitter_pool as _fill_jitter_pool
+from dpkit._waiting import jitter_ns as _jitter_ns
+from dpkit._waiting import wait_until as _wait_until
 from dpkit.rng import seeded
 
 __all__ = [
@@ -170,11 +178,16 @@ __all__ = [
     "warm_up_with",
 ]
 
-_SLEEP_ABOVE_NS = 2_000_000   # waits longer than 2 ms sleep first, then spin
-_SLEEP_SLACK_NS = 1_000_000   # ... waking this long before the deadline
 #: How many times each warm-up runs with each source (:func:`warm_up_with`): Python 3.11
 #: specialises a function's code after 8 calls or so.
 WARM_UP_ROUNDS = 8
+#: How many of those rounds, the last ones, run padded (:func:`warm_up_with`): the wait, the
+#: jitter and its pool of OS bytes are then warm too. Their waits end at most
+#: :data:`_WARM_UP_WAIT_NS` after the work (some deadlines are long, set by a public bound
+#: such as ``max_rows`` in :mod:`dpkit.svt`), and their overruns are not counted.
+PADDED_WARM_UP_ROUNDS = 1
+#: The longest wait of a warm-up's padded round, in ns (the busy loop runs, briefly).
+_WARM_UP_WAIT_NS = 20_000
 
 
 #: Requests of up to this many values use the fixed-cost samplers and their own costs.
@@ -290,16 +303,18 @@ def warm_up_with(work: Callable[..., Any], release: Callable[[Any, Any], object]
     :func:`_warm_up_values` (scalars, short and long float64 arrays, an int64 array, lists
     of floats, Decimals, Fractions and large ints, a list holding a NaN),
     :data:`WARM_UP_ROUNDS` times with the default source (``rng=None``) and as many with a
-    seeded one (a source's code is warmed by use too), inside :func:`unpadded`.
-    ``release`` makes releases of ``value`` through ``work`` (the function's other
+    seeded one (a source's code is warmed by use too): inside :func:`unpadded` but for the
+    last :data:`PADDED_WARM_UP_ROUNDS`, which run the padded path (the deadline, the jitter,
+    the busy loop), each wait cut to at most :data:`_WARM_UP_WAIT_NS`, their overruns not
+    counted. ``release`` makes releases of ``value`` through ``work`` (the function's other
     arguments fixed and public, ``rng`` passed on); its
     outputs are discarded, and a ``ValueError`` or ``TypeError`` (a kind the function
     refuses, the NaN) is the point for the refusal path, and is dropped.
 
     **Guarantee.** The first-use work of the paths the warm-up takes (every value kind,
-    both sources) is done before the first release's clock starts, so it does not make
-    that release overrun; a path it does not take (a source of the caller's own class)
-    still can (residual risk 5).
+    both sources, the wait itself) is done before the first release's clock starts, so it
+    does not make that release overrun; a path it does not take (a source of the caller's
+    own class; the sleep of a wait longer than 2 ms) still can (residual risk 5).
 
     Parameters
     ----------
@@ -454,20 +469,47 @@ def _warm_up(work: Callable[..., Any]) -> None:
             if releases is None:
                 return                     # run by another thread while this one waited
             _state.warming[work] = releases
-        values = _warm_up_values()
         try:
             with unpadded():
-                for rng in (None, seeded(0)):
-                    for _ in range(WARM_UP_ROUNDS):
-                        for release in releases:
-                            for value in values:
-                                try:
-                                    release(value, rng)
-                                except (TypeError, ValueError):
-                                    pass
+                _warm_up_rounds(releases, WARM_UP_ROUNDS - PADDED_WARM_UP_ROUNDS)
+            with _short_padded_waits():
+                _warm_up_rounds(releases, PADDED_WARM_UP_ROUNDS)
         finally:
             with _state.lock:
                 del _state.warming[work]
+
+
+def _warm_up_rounds(releases: list[Callable[[Any, Any], object]], rounds: int) -> None:
+    """Call each warm-up ``release`` on every warm-up value, ``rounds`` times with the
+    default source and as many with a seeded one; refusals (``ValueError``,
+    ``TypeError``) are the path warmed, and are dropped."""
+    values = _warm_up_values()
+    for rng in (None, seeded(0)):
+        for _ in range(rounds):
+            for release in releases:
+                for value in values:
+                    try:
+                        release(value, rng)
+                    except (TypeError, ValueError):
+                        pass
+
+
+@contextlib.contextmanager
+def _short_padded_waits() -> Iterator[None]:
+    """Run this thread's releases through the padded path, even inside :func:`unpadded`,
+    each wait ending at most :data:`_WARM_UP_WAIT_NS` after the work, and leave
+    :func:`overruns` as it was: a warm-up's padded rounds warm the wait itself (the
+    deadline, the jitter, the busy loop), and their overruns are the cold start it pays.
+    Called with the release lock held: no other release counts an overrun meanwhile."""
+    local = _state.local
+    depth, count = getattr(local, "depth", 0), _state.overruns
+    local.depth, local.warming = 0, True
+    try:
+        yield
+    finally:
+        local.depth, local.warming = depth, False
+        with _state.lock:
+            _state.overruns = count
 
 
 def margin() -> float:
@@ -534,32 +576,10 @@ def unpadded() -> Iterator[None]:
         local.depth -= 1
 
 
-_JITTER_BYTES = 2   # a jitter of up to 2**16 / 32 ns, about 2 µs
-_JITTER_BUFFER = 4096
-
-
-def _jitter_ns() -> int:
-    """A random extra wait, uniform on ``[0, 2048)`` ns, from the OS's random bytes.
-
-    Ending exactly at the deadline would leave sub-microsecond traces of the work: the
-    phase at which the busy loop last reads the clock, and the state the work left in the
-    caches. A random extra wait, independent of the data and the noise, blurs them.
-
-    Each thread keeps its own pool of OS bytes; a child created by ``fork`` drops it
-    (:func:`_after_fork_in_child`), so parent and child never wait the same extra waits."""
-    local = _state.local
-    pool = getattr(local, "jitter", b"")
-    if len(pool) < _JITTER_BYTES:
-        pool = os.urandom(_JITTER_BUFFER)
-    local.jitter = pool[_JITTER_BYTES:]
-    return int.from_bytes(pool[:_JITTER_BYTES], "little") >> 5
-
-
 def _after_fork_in_child() -> None:
-    """In a child created by ``fork``: drop the forking thread's jitter pool (the parent
-    uses the same bytes next), replace the locks (a parent thread may have held them) and
-    put back the warm-ups a parent thread was running."""
-    _state.local.__dict__.pop("jitter", None)
+    """In a child created by ``fork``: replace the locks (a parent thread may have held
+    them) and put back the warm-ups a parent thread was running (the jitter pool is dropped
+    by :mod:`dpkit._waiting`)."""
     _state.lock = threading.Lock()
     _state.releases = threading.RLock()
     _state.warm_ups.update(_state.warming)   # a warm-up cut short by the fork runs again
@@ -568,18 +588,6 @@ def _after_fork_in_child() -> None:
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
-
-
-def _wait_until(deadline_ns: int) -> bool:
-    """Wait until ``perf_counter_ns() >= deadline_ns``; whether the deadline had passed."""
-    now = time.perf_counter_ns()
-    if now >= deadline_ns:
-        return True
-    if deadline_ns - now > _SLEEP_ABOVE_NS:
-        time.sleep((deadline_ns - now - _SLEEP_SLACK_NS) * 1e-9)
-    while time.perf_counter_ns() < deadline_ns:
-        pass
-    return False
 
 
 class Deadline:
@@ -630,6 +638,7 @@ class Deadline:
         try:
             return function(*args)
         finally:
+            _fill_jitter_pool()
             self._start = time.perf_counter_ns()
             self._past += self.seconds()
             self._counts = {kind: 0 for kind in KINDS}
@@ -645,6 +654,8 @@ class Deadline:
         if getattr(_state.local, "depth", 0):
             return
         deadline = self._start + int(self.seconds() * 1e9) + _jitter_ns()
+        if getattr(_state.local, "warming", False):   # a warm-up's padded round: short waits
+            deadline = min(deadline, time.perf_counter_ns() + _WARM_UP_WAIT_NS)
         if _wait_until(deadline):
             with _state.lock:
                 _state.overruns += 1
@@ -660,6 +671,7 @@ class Deadline:
             gc.disable()
         running.append(self)
         reference()  # calibrate outside the timed interval
+        _fill_jitter_pool()  # read the OS outside it too
         self._start = time.perf_counter_ns()
         return self
 

@@ -1,0 +1,70 @@
+"""How a release waits for its deadline (:mod:`dpkit.timing`): the busy loop, and the random
+extra wait (the jitter) drawn from a pool of the OS's random bytes read ahead.
+
+Private: :mod:`dpkit.timing` is the interface.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+__all__ = ["JITTER_BYTES", "fill_jitter_pool", "jitter_ns", "wait_until"]
+
+SLEEP_ABOVE_NS = 2_000_000   # waits longer than 2 ms sleep first, then spin
+SLEEP_SLACK_NS = 1_000_000   # ... waking this long before the deadline
+JITTER_BYTES = 2             # a jitter of up to 2**16 / 32 ns, about 2 µs
+JITTER_BUFFER = 4096
+
+#: Each thread's pool of OS bytes (attribute ``jitter``).
+pool = threading.local()
+
+
+def jitter_ns() -> int:
+    """A random extra wait, uniform on ``[0, 2048)`` ns, from the OS's random bytes.
+
+    Ending exactly at the deadline would leave sub-microsecond traces of the work: the
+    phase at which the busy loop last reads the clock, and the state the work left in the
+    caches. A random extra wait, independent of the data and the noise, blurs them.
+
+    Each thread keeps its own pool of OS bytes, topped up before each clock starts
+    (:func:`fill_jitter_pool`), so reading the OS (about 10 µs) never falls inside a
+    deadline; a child created by ``fork`` drops it, so parent and child never wait the same
+    extra waits."""
+    bytes_ = getattr(pool, "jitter", b"")
+    if len(bytes_) < JITTER_BYTES:        # not reached after fill_jitter_pool
+        bytes_ = os.urandom(JITTER_BUFFER)
+    pool.jitter = bytes_[JITTER_BYTES:]
+    return int.from_bytes(bytes_[:JITTER_BYTES], "little") >> 5
+
+
+def fill_jitter_pool() -> None:
+    """Make sure this thread's pool holds the next jitter (:func:`jitter_ns`): called just
+    before a clock starts (a release's, or a step's), so the OS is read outside every
+    deadline. Whether it reads depends on how many waits the thread made, not on data."""
+    bytes_ = getattr(pool, "jitter", b"")
+    if len(bytes_) < JITTER_BYTES:
+        pool.jitter = bytes_ + os.urandom(JITTER_BUFFER)
+
+
+def _drop_pool() -> None:
+    """In a child created by ``fork``: drop the forking thread's pool (the parent uses the
+    same bytes next)."""
+    pool.__dict__.pop("jitter", None)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_drop_pool)
+
+
+def wait_until(deadline_ns: int) -> bool:
+    """Wait until ``perf_counter_ns() >= deadline_ns``; whether the deadline had passed."""
+    now = time.perf_counter_ns()
+    if now >= deadline_ns:
+        return True
+    if deadline_ns - now > SLEEP_ABOVE_NS:
+        time.sleep((deadline_ns - now - SLEEP_SLACK_NS) * 1e-9)
+    while time.perf_counter_ns() < deadline_ns:
+        pass
+    return False
