@@ -216,34 +216,33 @@ NUMBERS = [
     ("analytic-gaussian-profile-by-hand", "0.2384", 0.5 - 1.6487 * 0.1587),
     ("analytic-gaussian-profile-by-hand", "0.2616", 1.6487 * 0.1587),
     ("analytic-gaussian-profile-by-hand", "0.1587", norm.cdf(-1)),
-    ("analytic-gaussian-derivative-check", "-0.4305", math.exp(-0.25)
-     * (0.5 / math.sqrt(1.25) - 1)),
-    ("analytic-gaussian-derivative-check", "-1.3004", math.exp(1 - 0.25 - 1) * 0.5 / math.sqrt(1.25)
-     - math.exp(0.5)),
-    ("analytic-gaussian-derivative-check", "0.3483", 0.7788 * 0.5 * 0.8944),
-    ("analytic-gaussian-derivative-check", "3.02", (math.exp(-0.25) * 0.5 / math.sqrt(1.25)
-                                                    - math.exp(0.5))
-     / (math.exp(-0.25) * (0.5 / math.sqrt(1.25) - 1))),
-    ("analytic-gaussian-variance-bug", "0.003071", 100 / 32561),
-    ("analytic-gaussian-variance-bug", "0.012975", analytic_sigma(100 / 32561, 1.0, 1e-6)),
-    ("analytic-gaussian-variance-bug", "1.68", analytic_sigma(100 / 32561, 1.0, 1e-6) ** 2 * 1e4),
-    ("analytic-gaussian-variance-bug", "77", 1 / analytic_sigma(100 / 32561, 1.0, 1e-6)),
-    ("analytic-gaussian-variance-bug", "3.37", 2 * analytic_sigma(100 / 32561, 1.0, 1e-6) ** 2
-     * 1e4),
-    ("analytic-gaussian-variance-bug", "9.12", (100 / 32561)
-     / (2 * analytic_sigma(100 / 32561, 1.0, 1e-6) ** 2)),
-    ("analytic-gaussian-variance-bug", "0.055", analytic_sigma(100 / 32561, 1.0, 1e-6) ** 2
-     / (100 / 32561)),
+    # (a), and (b) = (a) without the factor e^eps, at chi = 1, eps = 2 (r = 1/sqrt 3)
+    ("analytic-gaussian-derivative-check", "-0.1555", math.exp(-1) * (1 / math.sqrt(3) - 1)),
+    ("analytic-gaussian-derivative-check", "-0.1555", 0.3679 * (0.5774 - 1)),
+    ("analytic-gaussian-derivative-check", "-0.3391", math.exp(-1) * (math.exp(-2) / math.sqrt(3)
+                                                                      - 1)),
+    ("analytic-gaussian-derivative-check", "-0.3392", 0.3679 * (0.1353 * 0.5774 - 1)),
+    ("analytic-gaussian-derivative-check", "0.0781", 0.1353 * 0.5774),
+    ("analytic-gaussian-derivative-check", "2.18", (math.exp(-2) / math.sqrt(3) - 1)
+     / (1 / math.sqrt(3) - 1)),
+    ("analytic-gaussian-variance-bug", "0.004", 20 / 5000),
+    ("analytic-gaussian-variance-bug", "0.014923", analytic_sigma(0.004, 1.0, 1e-5)),
+    ("analytic-gaussian-variance-bug", "2.227", analytic_sigma(0.004, 1.0, 1e-5) ** 2 * 1e4),
+    ("analytic-gaussian-variance-bug", "67", 1 / analytic_sigma(0.004, 1.0, 1e-5)),
+    ("analytic-gaussian-variance-bug", "4.454", 2 * analytic_sigma(0.004, 1.0, 1e-5) ** 2 * 1e4),
+    ("analytic-gaussian-variance-bug", "8.98", 0.004 / (2 * analytic_sigma(0.004, 1.0, 1e-5) ** 2)),
+    ("analytic-gaussian-variance-bug", "0.056", analytic_sigma(0.004, 1.0, 1e-5) ** 2 / 0.004),
     ("analytic-gaussian-erf-bisection", "1.13", norm.cdf(-9) * 1e19),
-    ("analytic-gaussian-classic-at-10", "0.4061", analytic_sigma(1.0, 10.0, 1e-3)),
-    ("analytic-gaussian-classic-at-10", "7.132", 0.223 + 3 * 2.303),
-    ("analytic-gaussian-classic-at-10", "14.264", 2 * (0.223 + 3 * 2.303)),
-    ("analytic-gaussian-classic-at-10", "3.777", math.sqrt(14.264)),
-    ("analytic-gaussian-classic-at-10", "0.3777", math.sqrt(14.264) / 10),
-    ("analytic-gaussian-classic-at-10", "0.3776", math.sqrt(2 * ln(1.25 / 1e-3)) / 10),
-    ("analytic-gaussian-classic-at-10", "3.4", delta_for_sigma(math.sqrt(2 * ln(1250)) / 10, 1.0,
-                                                               10.0) * 1e3),
-    ("analytic-gaussian-classic-at-10", "7.46", classic_crossing_epsilon(1e-3)),
+    ("analytic-gaussian-erf-bisection", "8.838", analytic_sigma(1.0, 1.0, 1e-20)),
+    ("analytic-gaussian-classic-at-10", "0.4553", analytic_sigma(1.0, 10.0, 1e-4)),
+    ("analytic-gaussian-classic-at-10", "9.435", 0.223 + 4 * 2.303),
+    ("analytic-gaussian-classic-at-10", "18.870", 2 * (0.223 + 4 * 2.303)),
+    ("analytic-gaussian-classic-at-10", "4.344", math.sqrt(18.870)),
+    ("analytic-gaussian-classic-at-10", "0.4344", math.sqrt(18.870) / 10),
+    ("analytic-gaussian-classic-at-10", "0.4344", math.sqrt(2 * ln(1.25e4)) / 10),
+    ("analytic-gaussian-classic-at-10", "2.7", delta_for_sigma(math.sqrt(2 * ln(1.25e4)) / 10,
+                                                               1.0, 10.0) * 1e4),
+    ("analytic-gaussian-classic-at-10", "7.99", classic_crossing_epsilon(1e-4)),
     ("analytic-gaussian-classic-waste", "7.032", analytic_sigma(1.0, 0.5, 1e-5)),
     ("analytic-gaussian-classic-waste", "4.845", math.sqrt(2 * ln(1.25e5))),
     ("analytic-gaussian-classic-waste", "9.69", classic_sigma(1.0, 0.5, 1e-5)),
@@ -404,6 +403,45 @@ def test_laplace_noisy_max_of_two_is_not_the_exponential_mechanism():
     gumbel = noisy_max_probabilities([1.0, 0.0], 1.0, "gumbel")[0]
     assert laplace == pytest.approx(1 - 0.75 * math.exp(-1), abs=1e-6)
     assert gumbel == pytest.approx(1 / (1 + math.exp(-1)), abs=1e-6)
+
+
+def _run_question_code(qid: str, call: str, max_calls: int = 200):
+    """Execute the code block of question ``qid`` and return the value of ``call`` in it; its
+    ``profile`` is counted, so a loop that never stops fails instead of hanging."""
+    code = re.search(r"```python\n(.*?)```", BY_ID[qid].question, re.DOTALL).group(1)
+    namespace: dict = {"math": math}
+    exec(code, namespace)
+    profile, calls = namespace["profile"], []
+
+    def counted(*args):
+        calls.append(args)
+        assert len(calls) <= max_calls, f"{qid}: {call} does not stop"
+        return profile(*args)
+
+    namespace["profile"] = counted
+    return eval(call, namespace), calls
+
+
+def test_the_bisection_question_returns_what_the_answer_says():
+    # analytic-gaussian-erf-bisection: the question's own code, run. It accepts its second
+    # midpoint 7.50025, whose true delta is about 9.0e-16 = 9.0e4 x the target 1e-20: too
+    # little noise, below the analytic 8.838; the bracket [1e-3, 1e3] would stop at 500.
+    answer = BY_ID["analytic-gaussian-erf-bisection"].answer
+    assert "$7.50025$" in answer and "$5.0005$" in answer and "unsafe" in answer
+    sigma, calls = _run_question_code("analytic-gaussian-erf-bisection", "calibrate(1.0, 1e-20)")
+    assert [args[0] for args in calls[::2]] == [5.0005, 7.500249999999999]
+    true_delta = delta_for_sigma(sigma, 1.0, 1.0)
+    assert sigma < analytic_sigma(1.0, 1.0, 1e-20) and true_delta > 1e-20     # unsafe
+    assert f"{true_delta:.1e}" == "9.0e-16" and "9.0\\cdot10^{-16}" in answer
+    assert f"{true_delta / 1e-20:.1e}" == "9.0e+04" and "9.0\\cdot10^{4}" in answer
+    computed = [calls[0][0], calls[2][0]]
+    profile = [_run_question_code("analytic-gaussian-erf-bisection", f"profile({s}, 1.0)")[0]
+               for s in computed]
+    assert f"{profile[0]:.1e}" == "1.7e-08" and f"{profile[1]:.1e}" == "9.4e-16"
+    assert "1.7\\cdot10^{-8}" in answer and "9.4\\cdot10^{-16}" in answer
+    wide, _ = _run_question_code("analytic-gaussian-erf-bisection", "calibrate(1.0, 1e-20, hi=1e3)")
+    assert wide == 500.0005 and "57 times" in answer
+    assert round(wide / analytic_sigma(1.0, 1.0, 1e-20)) == 57
 
 
 def test_one_plus_erf_loses_phi_of_minus_nine():
