@@ -253,22 +253,27 @@ NUMBERS = [
     ("analytic-gaussian-classic-waste", "1.58", classic_sigma(1.0, 0.1, 1e-5)
      / analytic_sigma(1.0, 0.1, 1e-5)),
     # promise
-    ("promise-group-of-three", "1.5", 3 * 0.5),
-    ("promise-group-of-three", "5.37", sum(math.exp(0.5 * i) for i in range(3))),
-    ("promise-group-of-three", "8.15", 3 * math.exp(2 * 0.5)),
-    ("promise-group-of-three", "4.48", math.exp(1.5)),
+    # a factor 3 for a family of three: eps = ln 3 / 3, e^eps = 3^(1/3), delta = 1e-7
+    ("promise-group-of-three", "0.3662", ln(3) / 3),
+    ("promise-group-of-three", "1.4422", 3 ** (1 / 3)),
+    ("promise-group-of-three", "2.0801", 3 ** (2 / 3)),
+    ("promise-group-of-three", "4.52", sum(math.exp(ln(3) / 3 * i) for i in range(3))),
+    ("promise-group-of-three", "4.52", 1 + 1.4422 + 2.0801),
+    ("promise-group-of-three", "6.24", 3 * math.exp(2 * ln(3) / 3)),
     ("promise-test-error-rates", "0.317", 0.95 / 3),
     ("promise-test-error-rates", "0.85", 1 - 3 * 0.05),
     ("promise-test-error-rates", "0.75", 3 / (1 + 3)),
     ("promise-test-error-rates", "0.84", 1 - 0.01 - 3 * 0.05),
     ("promise-test-error-rates", "0.7525", (3 + 0.01) / (1 + 3)),
+    ("promise-test-error-rates", "0.313", (1 - 0.01 - 0.05) / 3),
     ("promise-audit-by-hand", "0.847", ln(0.70 / 0.30)),
     ("promise-audit-by-hand", "0.847", 1.946 - 1.099),
     ("promise-audit-by-hand", "0.833", ln((0.70 - 0.01) / 0.30)),
     ("promise-audit-many-events", "0.5", 10 * 0.05),
-    ("promise-audit-many-events", "0.40", 1 - 0.95**10),
     ("promise-one-sided-survey", "0.731", math.e / (1 + math.e)),
-    ("promise-one-sided-survey", "0.269", 1 / (1 + math.e)),
+    ("promise-one-sided-survey", "0.693", ln(0.8 / 0.4)),
+    ("promise-one-sided-survey", "1.099", ln(max(0.8 / 0.4, 0.6 / 0.2, 0.4 / 0.8, 0.2 / 0.6))),
+    ("promise-one-sided-survey", "2.718", math.e),
     ("promise-delta-size", "3.07", 1e5 / 32561),
     ("promise-delta-size", "32.6", 1e-3 * 32561),
     # intro
@@ -465,11 +470,32 @@ def test_the_error_rates_are_dpkits_tradeoff_and_guessing_bounds():
     assert guessing_bound(ln(3), 0.01) == pytest.approx(0.7525, rel=1e-12)
 
 
-def test_thirty_two_random_records_fit_in_delta_one_in_a_thousand():
-    # promise-delta-size: the deltas of 32 releases of (0, 1/n) add up to at most 1e-3 for
-    # n = 32,561 (sequential composition), and those of 33 do not.
-    assert "publishing 32" in BY_ID["promise-delta-size"].answer
-    assert 32 * Fraction(1, 32561) <= Fraction(1, 1000) < 33 * Fraction(1, 32561)
+def test_publishing_each_record_with_probability_q_costs_delta_q():
+    # promise-delta-size: publishing each record independently with probability q is exactly
+    # (0, q)-DP under add/remove (the smallest delta at any eps >= 0 is q, computed over every
+    # set of outputs); at q = 1e-3 and n = 32,561 it publishes 32.6 records a run on average.
+    from itertools import combinations
+
+    answer = BY_ID["promise-delta-size"].answer
+    assert "(0, q)$-DP" in answer and "32.6" in answer
+    q, records = Fraction(1, 1000), ("a", "b", "c")
+
+    def outputs(data):
+        law = {}
+        for size in range(len(data) + 1):
+            for kept in combinations(data, size):
+                law[frozenset(kept)] = q ** size * (1 - q) ** (len(data) - size)
+        return law
+
+    d, d_prime = outputs(records[:2]), outputs(records)
+
+    def smallest_delta(p, r, factor):        # sup_S p(S) - factor r(S), over every set S
+        return sum(max(0, p.get(o, 0) - factor * r.get(o, 0)) for o in set(p) | set(r))
+
+    for factor in (1, Fraction(2718, 1000)):          # eps = 0 and (below) eps = 1
+        assert smallest_delta(d_prime, d, factor) == q
+        assert smallest_delta(d, d_prime, factor) <= q
+    assert f"{1e-3 * 32561:.1f}" == "32.6"
 
 
 def test_four_answer_randomized_response_and_the_debiasing_match_dpkit():
