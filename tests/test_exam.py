@@ -195,7 +195,8 @@ NUMBERS = [
     ("exponential-base2-eta-conversion", "0.287", 2 * 0.693 - 1.099),
     ("exponential-base2-precision", "26", math.ceil(20) - math.floor(-5.5)),
     ("exponential-base2-precision", "6", (50).bit_length()),
-    ("exponential-base2-precision", "58", compute_precision(-5.5, 20, 50, Eta(3, 2))),
+    ("exponential-base2-precision", "84", compute_precision(-5.5, 20, 50, Eta(6, 4))),
+    ("exponential-base2-precision", "84", 3 * 26 + 6),
     # weights without the 2: P[o1 | D] / P[o1 | D'], u(D) = (0, 1, ..., 1), u(D') = (1, 0, ..., 0)
     ("exponential-base2-factor-two", "7.22", (1 / (1 + 100 * math.exp(-1)))
      / (math.exp(-1) / (math.exp(-1) + 100))),
@@ -204,12 +205,15 @@ NUMBERS = [
     ("exponential-base2-factor-two", "100.368", 0.368 + 100),
     ("exponential-base2-factor-two", "36.8", 100 * 0.368),
     ("exponential-base2-sensitivity-slip", "4.5", 0.5 * 3**2),
-    ("exponential-base2-laplace-noisy-max", "0.724", 1 - 0.5 * math.exp(-1) * (1 + 1 / 2)),
-    ("exponential-base2-laplace-noisy-max", "0.276", 0.75 * 0.368),
-    ("exponential-base2-laplace-noisy-max", "0.731", 1 / (1 + math.exp(-1))),
-    ("exponential-base2-no-underflow", "37.5", 1.0 * 75 / 2),
-    ("exponential-base2-no-underflow", "5.2", math.exp(-37.5) / (1 + 999 * math.exp(-37.5))
-     * 1e17),
+    # g = 2b: the better one loses with probability (1/2) e^-2 (1 + 1) = e^-2
+    ("exponential-base2-laplace-noisy-max", "0.135", 0.5 * math.exp(-2) * (1 + 2 / 2)),
+    ("exponential-base2-laplace-noisy-max", "0.865", 1 - 0.5 * math.exp(-2) * (1 + 2 / 2)),
+    ("exponential-base2-laplace-noisy-max", "0.865", 1 - 0.135),
+    ("exponential-base2-laplace-noisy-max", "0.881", 1 / (1 + math.exp(-2))),
+    ("exponential-base2-laplace-noisy-max", "0.881", 1 / (1 + 0.135)),
+    ("exponential-base2-no-underflow", "38", 1.0 * 76 / 2),
+    ("exponential-base2-no-underflow", "3.14", math.exp(-38) / (1 + 499 * math.exp(-38)) * 1e17),
+    ("exponential-base2-no-underflow", "8.5", math.exp(-37) / (1 + 499 * math.exp(-37)) * 1e17),
     ("exponential-base2-no-underflow", "5.55", 2.0**-54 * 1e17),
     # analytic_gaussian
     ("analytic-gaussian-profile-by-hand", "0.2384", delta_for_sigma(1.0, 1.0, 0.5)),
@@ -383,31 +387,36 @@ def test_a_grid_step_that_does_not_divide_one_breaks_sensitivity():
         assert rounded(y + 1, Fraction(1, 8)) - rounded(y, Fraction(1, 8)) == 1
 
 
-def test_absorption_makes_998_outcomes_impossible_without_underflow():
-    # exponential-base2-no-underflow: the naive code's exact output distribution.
+def test_absorption_makes_498_outcomes_impossible_without_underflow():
+    # exponential-base2-no-underflow: the naive code's exact output distribution; on the
+    # neighbour 373 of the 498 become possible (not all: past 1.0 the spacing doubles).
     import numpy as np
 
     import dpkit.naive
 
-    assert "998 of the other 999" in BY_ID["exponential-base2-no-underflow"].answer
-    d, d_prime = np.full(1000, 75.0), np.full(1000, 74.0)
+    answer = BY_ID["exponential-base2-no-underflow"].answer
+    assert "498 of the other 499" in answer and "373 of the\n498" in answer
+    d, d_prime = np.full(500, 76.0), np.full(500, 75.0)
     d[0], d_prime[0] = 0.0, 1.0
     on_d = dpkit.naive.exponential_mechanism_probabilities(d, 1.0)
     on_d_prime = dpkit.naive.exponential_mechanism_probabilities(d_prime, 1.0)
-    assert sum(p == 0 for p in on_d[1:]) == 998 and on_d[-1] > 0
-    assert all(p > 0 for p in on_d_prime)
-    assert np.exp(-37.5) > 0                      # no underflow anywhere
+    impossible = [i for i in range(1, 500) if on_d[i] == 0]
+    assert len(impossible) == 498 and on_d[-1] > 0
+    assert sum(on_d_prime[i] > 0 for i in impossible) == 373
+    assert 1 - on_d[0] < 1e-13
+    assert np.exp(-38) > 0                        # no underflow anywhere
 
 
 def test_laplace_noisy_max_of_two_is_not_the_exponential_mechanism():
     # exponential-base2-laplace-noisy-max: the closed form against the chapter's integration.
     from dpkit.plots.exponential import noisy_max_probabilities
 
-    assert BY_ID["exponential-base2-laplace-noisy-max"].answer.startswith("False")
-    laplace = noisy_max_probabilities([1.0, 0.0], 1.0, "laplace")[0]
-    gumbel = noisy_max_probabilities([1.0, 0.0], 1.0, "gumbel")[0]
-    assert laplace == pytest.approx(1 - 0.75 * math.exp(-1), abs=1e-6)
-    assert gumbel == pytest.approx(1 / (1 + math.exp(-1)), abs=1e-6)
+    answer = BY_ID["exponential-base2-laplace-noisy-max"].answer
+    assert answer.startswith("False") and "candidate *loses* when the other's noise" in answer
+    laplace = noisy_max_probabilities([2.0, 0.0], 1.0, "laplace")[0]       # g = 2b
+    gumbel = noisy_max_probabilities([2.0, 0.0], 1.0, "gumbel")[0]
+    assert laplace == pytest.approx(1 - math.exp(-2), abs=1e-6)
+    assert gumbel == pytest.approx(1 / (1 + math.exp(-2)), abs=1e-6)
 
 
 def _run_question_code(qid: str, call: str, max_calls: int = 200):
