@@ -175,9 +175,13 @@ NUMBERS = [
     ("sparse-vector-ranges-crossover", "11.31", 2 * math.sqrt(2) * 4),
     ("sparse-vector-ranges-crossover", "4", max(c for c in range(1, 50)
                                              if 2 * math.sqrt(2) * c < math.sqrt(200))),
+    ("sparse-vector-ranges-crossover", "37", min(w for w in range(1, 200)
+                                              if 2 * math.sqrt(2) * 3 < math.sqrt(2 * w))),
     ("sparse-vector-grid-rounding", "1.2", 4 * 0.3),
     ("sparse-vector-release-answer", "2", (9 - 1) / 4),
-    ("sparse-vector-shared-threshold", "0.6", (5 + 1) / (2 * 5)),
+    # one threshold Lap(2c/eps) and queries Lap(2c/eps): eps/(2c) + c * 2/(2c/eps), at c = 5
+    ("sparse-vector-shared-threshold", "1.1", 1 / (2 * 5) + 5 * 2 / (2 * 5)),
+    ("sparse-vector-shared-threshold", "11.1", 4 * 5**2 / (2 * 5 - 1)),
     # exponential_base2: 100 outcomes, Delta = 1, eps = 0.1, t = ln 20 (e^-t = 0.05)
     ("exponential-base2-utility-bound", "152.0", 2 / 0.1 * (ln(100) + ln(20))),
     ("exponential-base2-utility-bound", "152.04", 20 * (0.693 + 3 * 2.303)),
@@ -382,6 +386,8 @@ def test_a_grid_step_that_does_not_divide_one_breaks_sensitivity():
     assert "$q(D) = 0.1$ and $q(D') = 1.1$" in BY_ID["sparse-vector-grid-rounding"].answer
     x, step = Fraction(1, 10), Fraction(3, 10)
     assert (rounded(x, step), rounded(x + 1, step)) == (0, Fraction(6, 5))
+    assert "$q(D) = 0.9$ and $q(D') = 1.9$" in BY_ID["sparse-vector-grid-rounding"].answer
+    assert (rounded(Fraction(9, 10), 2), rounded(Fraction(19, 10), 2)) == (0, 2)      # gamma = 2
     for k in range(50):
         y = Fraction(k, 7) - 3
         assert rounded(y + 1, Fraction(1, 8)) - rounded(y, Fraction(1, 8)) == 1
