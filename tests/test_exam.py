@@ -291,7 +291,16 @@ NUMBERS = [
     ("intro-what-epsilon-allows", "0.0165", 0.01 * math.exp(0.5)),
     ("intro-what-epsilon-allows", "64.9", 100 * math.expm1(0.5)),
     ("intro-what-epsilon-allows", "0.182", ln(1.2)),
+    ("intro-debias-survey", "0.0145", math.sqrt(0.3 * 0.7 / 1000)),
+    ("intro-debias-survey", "2.14", math.sqrt(0.4 * 0.6 / 1000) / (2 * 3 / 4 - 1)
+     / math.sqrt(0.3 * 0.7 / 1000)),
+    ("intro-four-answers", "1.946", ln(0.7 / (0.3 / 3))),
+    ("intro-textbook-rr", "36.9", next(e / 10 for e in range(500)
+                                       if math.exp(e / 10) / (1 + math.exp(e / 10)) == 1.0)),
+    ("intro-textbook-rr", "709.78", math.log(1.7976931348623157e308)),
     ("intro-lying-more", "0.847", ln(0.7 / 0.3)),
+    # "yes" reports 0.3 against 1 - 0.6, "no" reports 0.7 against 0.6: the worst ratio is 4/3
+    ("intro-lying-more", "0.288", ln(max(0.3 / 0.4, 0.4 / 0.3, 0.7 / 0.6, 0.6 / 0.7))),
 ]
 
 
@@ -514,12 +523,13 @@ def test_publishing_each_record_with_probability_q_costs_delta_q():
 
 
 def test_four_answer_randomized_response_and_the_debiasing_match_dpkit():
-    # intro-four-answers (p = 2/3, q = 1/9 at eps = ln 6) and intro-debias-survey.
+    # intro-four-answers (p = 0.7, q = 0.1 costs eps = ln 7) and intro-debias-survey.
     from dpkit.randomized_response import debias, truth_probability
 
-    assert "$q = 1/9$, $p = 6/9 = 2/3$" in BY_ID["intro-four-answers"].answer
-    p, q = Fraction(6, 6 + 4 - 1), Fraction(1, 9)
-    assert p + 3 * q == 1 and p / q == 6
+    assert "$p/q = 7 \\le e^{\\varepsilon}$" in BY_ID["intro-four-answers"].answer
+    p, q = Fraction(7, 10), Fraction(1, 10)
+    assert p + 3 * q == 1 and p / q == 7
+    assert math.exp(ln(7)) / (math.exp(ln(7)) + 4 - 1) == pytest.approx(0.7, rel=1e-12)
     assert float(truth_probability(ln(3))) == pytest.approx(0.75, rel=1e-15)
     assert float(truth_probability(ln(3))) <= 0.75          # rounded down, never up
     assert debias(0.4, ln(3)) == pytest.approx(0.3, rel=1e-12)
