@@ -175,9 +175,13 @@ NUMBERS = [
     ("sparse-vector-ranges-crossover", "11.31", 2 * math.sqrt(2) * 4),
     ("sparse-vector-ranges-crossover", "4", max(c for c in range(1, 50)
                                              if 2 * math.sqrt(2) * c < math.sqrt(200))),
+    ("sparse-vector-ranges-crossover", "37", min(w for w in range(1, 200)
+                                              if 2 * math.sqrt(2) * 3 < math.sqrt(2 * w))),
     ("sparse-vector-grid-rounding", "1.2", 4 * 0.3),
     ("sparse-vector-release-answer", "2", (9 - 1) / 4),
-    ("sparse-vector-shared-threshold", "0.6", (5 + 1) / (2 * 5)),
+    # one threshold Lap(2c/eps) and queries Lap(2c/eps): eps/(2c) + c * 2/(2c/eps), at c = 5
+    ("sparse-vector-shared-threshold", "1.1", 1 / (2 * 5) + 5 * 2 / (2 * 5)),
+    ("sparse-vector-shared-threshold", "11.1", 4 * 5**2 / (2 * 5 - 1)),
     # exponential_base2: 100 outcomes, Delta = 1, eps = 0.1, t = ln 20 (e^-t = 0.05)
     ("exponential-base2-utility-bound", "152.0", 2 / 0.1 * (ln(100) + ln(20))),
     ("exponential-base2-utility-bound", "152.04", 20 * (0.693 + 3 * 2.303)),
@@ -195,7 +199,8 @@ NUMBERS = [
     ("exponential-base2-eta-conversion", "0.287", 2 * 0.693 - 1.099),
     ("exponential-base2-precision", "26", math.ceil(20) - math.floor(-5.5)),
     ("exponential-base2-precision", "6", (50).bit_length()),
-    ("exponential-base2-precision", "58", compute_precision(-5.5, 20, 50, Eta(3, 2))),
+    ("exponential-base2-precision", "84", compute_precision(-5.5, 20, 50, Eta(6, 4))),
+    ("exponential-base2-precision", "84", 3 * 26 + 6),
     # weights without the 2: P[o1 | D] / P[o1 | D'], u(D) = (0, 1, ..., 1), u(D') = (1, 0, ..., 0)
     ("exponential-base2-factor-two", "7.22", (1 / (1 + 100 * math.exp(-1)))
      / (math.exp(-1) / (math.exp(-1) + 100))),
@@ -204,46 +209,48 @@ NUMBERS = [
     ("exponential-base2-factor-two", "100.368", 0.368 + 100),
     ("exponential-base2-factor-two", "36.8", 100 * 0.368),
     ("exponential-base2-sensitivity-slip", "4.5", 0.5 * 3**2),
-    ("exponential-base2-laplace-noisy-max", "0.724", 1 - 0.5 * math.exp(-1) * (1 + 1 / 2)),
-    ("exponential-base2-laplace-noisy-max", "0.276", 0.75 * 0.368),
-    ("exponential-base2-laplace-noisy-max", "0.731", 1 / (1 + math.exp(-1))),
-    ("exponential-base2-no-underflow", "37.5", 1.0 * 75 / 2),
-    ("exponential-base2-no-underflow", "5.2", math.exp(-37.5) / (1 + 999 * math.exp(-37.5))
-     * 1e17),
+    # g = 2b: the better one loses with probability (1/2) e^-2 (1 + 1) = e^-2
+    ("exponential-base2-laplace-noisy-max", "0.135", 0.5 * math.exp(-2) * (1 + 2 / 2)),
+    ("exponential-base2-laplace-noisy-max", "0.865", 1 - 0.5 * math.exp(-2) * (1 + 2 / 2)),
+    ("exponential-base2-laplace-noisy-max", "0.865", 1 - 0.135),
+    ("exponential-base2-laplace-noisy-max", "0.881", 1 / (1 + math.exp(-2))),
+    ("exponential-base2-laplace-noisy-max", "0.881", 1 / (1 + 0.135)),
+    ("exponential-base2-no-underflow", "38", 1.0 * 76 / 2),
+    ("exponential-base2-no-underflow", "3.14", math.exp(-38) / (1 + 499 * math.exp(-38)) * 1e17),
+    ("exponential-base2-no-underflow", "8.5", math.exp(-37) / (1 + 499 * math.exp(-37)) * 1e17),
     ("exponential-base2-no-underflow", "5.55", 2.0**-54 * 1e17),
     # analytic_gaussian
     ("analytic-gaussian-profile-by-hand", "0.2384", delta_for_sigma(1.0, 1.0, 0.5)),
     ("analytic-gaussian-profile-by-hand", "0.2384", 0.5 - 1.6487 * 0.1587),
     ("analytic-gaussian-profile-by-hand", "0.2616", 1.6487 * 0.1587),
     ("analytic-gaussian-profile-by-hand", "0.1587", norm.cdf(-1)),
-    ("analytic-gaussian-derivative-check", "-0.4305", math.exp(-0.25)
-     * (0.5 / math.sqrt(1.25) - 1)),
-    ("analytic-gaussian-derivative-check", "-1.3004", math.exp(1 - 0.25 - 1) * 0.5 / math.sqrt(1.25)
-     - math.exp(0.5)),
-    ("analytic-gaussian-derivative-check", "0.3483", 0.7788 * 0.5 * 0.8944),
-    ("analytic-gaussian-derivative-check", "3.02", (math.exp(-0.25) * 0.5 / math.sqrt(1.25)
-                                                    - math.exp(0.5))
-     / (math.exp(-0.25) * (0.5 / math.sqrt(1.25) - 1))),
-    ("analytic-gaussian-variance-bug", "0.003071", 100 / 32561),
-    ("analytic-gaussian-variance-bug", "0.012975", analytic_sigma(100 / 32561, 1.0, 1e-6)),
-    ("analytic-gaussian-variance-bug", "1.68", analytic_sigma(100 / 32561, 1.0, 1e-6) ** 2 * 1e4),
-    ("analytic-gaussian-variance-bug", "77", 1 / analytic_sigma(100 / 32561, 1.0, 1e-6)),
-    ("analytic-gaussian-variance-bug", "3.37", 2 * analytic_sigma(100 / 32561, 1.0, 1e-6) ** 2
-     * 1e4),
-    ("analytic-gaussian-variance-bug", "9.12", (100 / 32561)
-     / (2 * analytic_sigma(100 / 32561, 1.0, 1e-6) ** 2)),
-    ("analytic-gaussian-variance-bug", "0.055", analytic_sigma(100 / 32561, 1.0, 1e-6) ** 2
-     / (100 / 32561)),
+    # (a), and (b) = (a) without the factor e^eps, at chi = 1, eps = 2 (r = 1/sqrt 3)
+    ("analytic-gaussian-derivative-check", "-0.1555", math.exp(-1) * (1 / math.sqrt(3) - 1)),
+    ("analytic-gaussian-derivative-check", "-0.1555", 0.3679 * (0.5774 - 1)),
+    ("analytic-gaussian-derivative-check", "-0.3391", math.exp(-1) * (math.exp(-2) / math.sqrt(3)
+                                                                      - 1)),
+    ("analytic-gaussian-derivative-check", "-0.3392", 0.3679 * (0.1353 * 0.5774 - 1)),
+    ("analytic-gaussian-derivative-check", "0.0781", 0.1353 * 0.5774),
+    ("analytic-gaussian-derivative-check", "2.18", (math.exp(-2) / math.sqrt(3) - 1)
+     / (1 / math.sqrt(3) - 1)),
+    ("analytic-gaussian-variance-bug", "0.004", 20 / 5000),
+    ("analytic-gaussian-variance-bug", "0.014923", analytic_sigma(0.004, 1.0, 1e-5)),
+    ("analytic-gaussian-variance-bug", "2.227", analytic_sigma(0.004, 1.0, 1e-5) ** 2 * 1e4),
+    ("analytic-gaussian-variance-bug", "67", 1 / analytic_sigma(0.004, 1.0, 1e-5)),
+    ("analytic-gaussian-variance-bug", "4.454", 2 * analytic_sigma(0.004, 1.0, 1e-5) ** 2 * 1e4),
+    ("analytic-gaussian-variance-bug", "8.98", 0.004 / (2 * analytic_sigma(0.004, 1.0, 1e-5) ** 2)),
+    ("analytic-gaussian-variance-bug", "0.056", analytic_sigma(0.004, 1.0, 1e-5) ** 2 / 0.004),
     ("analytic-gaussian-erf-bisection", "1.13", norm.cdf(-9) * 1e19),
-    ("analytic-gaussian-classic-at-10", "0.4061", analytic_sigma(1.0, 10.0, 1e-3)),
-    ("analytic-gaussian-classic-at-10", "7.132", 0.223 + 3 * 2.303),
-    ("analytic-gaussian-classic-at-10", "14.264", 2 * (0.223 + 3 * 2.303)),
-    ("analytic-gaussian-classic-at-10", "3.777", math.sqrt(14.264)),
-    ("analytic-gaussian-classic-at-10", "0.3777", math.sqrt(14.264) / 10),
-    ("analytic-gaussian-classic-at-10", "0.3776", math.sqrt(2 * ln(1.25 / 1e-3)) / 10),
-    ("analytic-gaussian-classic-at-10", "3.4", delta_for_sigma(math.sqrt(2 * ln(1250)) / 10, 1.0,
-                                                               10.0) * 1e3),
-    ("analytic-gaussian-classic-at-10", "7.46", classic_crossing_epsilon(1e-3)),
+    ("analytic-gaussian-erf-bisection", "8.838", analytic_sigma(1.0, 1.0, 1e-20)),
+    ("analytic-gaussian-classic-at-10", "0.4553", analytic_sigma(1.0, 10.0, 1e-4)),
+    ("analytic-gaussian-classic-at-10", "9.435", 0.223 + 4 * 2.303),
+    ("analytic-gaussian-classic-at-10", "18.870", 2 * (0.223 + 4 * 2.303)),
+    ("analytic-gaussian-classic-at-10", "4.344", math.sqrt(18.870)),
+    ("analytic-gaussian-classic-at-10", "0.4344", math.sqrt(18.870) / 10),
+    ("analytic-gaussian-classic-at-10", "0.4344", math.sqrt(2 * ln(1.25e4)) / 10),
+    ("analytic-gaussian-classic-at-10", "2.7", delta_for_sigma(math.sqrt(2 * ln(1.25e4)) / 10,
+                                                               1.0, 10.0) * 1e4),
+    ("analytic-gaussian-classic-at-10", "7.99", classic_crossing_epsilon(1e-4)),
     ("analytic-gaussian-classic-waste", "7.032", analytic_sigma(1.0, 0.5, 1e-5)),
     ("analytic-gaussian-classic-waste", "4.845", math.sqrt(2 * ln(1.25e5))),
     ("analytic-gaussian-classic-waste", "9.69", classic_sigma(1.0, 0.5, 1e-5)),
@@ -254,22 +261,27 @@ NUMBERS = [
     ("analytic-gaussian-classic-waste", "1.58", classic_sigma(1.0, 0.1, 1e-5)
      / analytic_sigma(1.0, 0.1, 1e-5)),
     # promise
-    ("promise-group-of-three", "1.5", 3 * 0.5),
-    ("promise-group-of-three", "5.37", sum(math.exp(0.5 * i) for i in range(3))),
-    ("promise-group-of-three", "8.15", 3 * math.exp(2 * 0.5)),
-    ("promise-group-of-three", "4.48", math.exp(1.5)),
+    # a factor 3 for a family of three: eps = ln 3 / 3, e^eps = 3^(1/3), delta = 1e-7
+    ("promise-group-of-three", "0.3662", ln(3) / 3),
+    ("promise-group-of-three", "1.4422", 3 ** (1 / 3)),
+    ("promise-group-of-three", "2.0801", 3 ** (2 / 3)),
+    ("promise-group-of-three", "4.52", sum(math.exp(ln(3) / 3 * i) for i in range(3))),
+    ("promise-group-of-three", "4.52", 1 + 1.4422 + 2.0801),
+    ("promise-group-of-three", "6.24", 3 * math.exp(2 * ln(3) / 3)),
     ("promise-test-error-rates", "0.317", 0.95 / 3),
     ("promise-test-error-rates", "0.85", 1 - 3 * 0.05),
     ("promise-test-error-rates", "0.75", 3 / (1 + 3)),
     ("promise-test-error-rates", "0.84", 1 - 0.01 - 3 * 0.05),
     ("promise-test-error-rates", "0.7525", (3 + 0.01) / (1 + 3)),
+    ("promise-test-error-rates", "0.313", (1 - 0.01 - 0.05) / 3),
     ("promise-audit-by-hand", "0.847", ln(0.70 / 0.30)),
     ("promise-audit-by-hand", "0.847", 1.946 - 1.099),
     ("promise-audit-by-hand", "0.833", ln((0.70 - 0.01) / 0.30)),
     ("promise-audit-many-events", "0.5", 10 * 0.05),
-    ("promise-audit-many-events", "0.40", 1 - 0.95**10),
     ("promise-one-sided-survey", "0.731", math.e / (1 + math.e)),
-    ("promise-one-sided-survey", "0.269", 1 / (1 + math.e)),
+    ("promise-one-sided-survey", "0.693", ln(0.8 / 0.4)),
+    ("promise-one-sided-survey", "1.099", ln(max(0.8 / 0.4, 0.6 / 0.2, 0.4 / 0.8, 0.2 / 0.6))),
+    ("promise-one-sided-survey", "2.718", math.e),
     ("promise-delta-size", "3.07", 1e5 / 32561),
     ("promise-delta-size", "32.6", 1e-3 * 32561),
     # intro
@@ -279,7 +291,16 @@ NUMBERS = [
     ("intro-what-epsilon-allows", "0.0165", 0.01 * math.exp(0.5)),
     ("intro-what-epsilon-allows", "64.9", 100 * math.expm1(0.5)),
     ("intro-what-epsilon-allows", "0.182", ln(1.2)),
+    ("intro-debias-survey", "0.0145", math.sqrt(0.3 * 0.7 / 1000)),
+    ("intro-debias-survey", "2.14", math.sqrt(0.4 * 0.6 / 1000) / (2 * 3 / 4 - 1)
+     / math.sqrt(0.3 * 0.7 / 1000)),
+    ("intro-four-answers", "1.946", ln(0.7 / (0.3 / 3))),
+    ("intro-textbook-rr", "36.9", next(e / 10 for e in range(500)
+                                       if math.exp(e / 10) / (1 + math.exp(e / 10)) == 1.0)),
+    ("intro-textbook-rr", "709.78", math.log(1.7976931348623157e308)),
     ("intro-lying-more", "0.847", ln(0.7 / 0.3)),
+    # "yes" reports 0.3 against 1 - 0.6, "no" reports 0.7 against 0.6: the worst ratio is 4/3
+    ("intro-lying-more", "0.288", ln(max(0.3 / 0.4, 0.4 / 0.3, 0.7 / 0.6, 0.6 / 0.7))),
 ]
 
 
@@ -374,36 +395,82 @@ def test_a_grid_step_that_does_not_divide_one_breaks_sensitivity():
     assert "$q(D) = 0.1$ and $q(D') = 1.1$" in BY_ID["sparse-vector-grid-rounding"].answer
     x, step = Fraction(1, 10), Fraction(3, 10)
     assert (rounded(x, step), rounded(x + 1, step)) == (0, Fraction(6, 5))
+    assert "$q(D) = 0.9$ and $q(D') = 1.9$" in BY_ID["sparse-vector-grid-rounding"].answer
+    assert (rounded(Fraction(9, 10), 2), rounded(Fraction(19, 10), 2)) == (0, 2)      # gamma = 2
     for k in range(50):
         y = Fraction(k, 7) - 3
         assert rounded(y + 1, Fraction(1, 8)) - rounded(y, Fraction(1, 8)) == 1
 
 
-def test_absorption_makes_998_outcomes_impossible_without_underflow():
-    # exponential-base2-no-underflow: the naive code's exact output distribution.
+def test_absorption_makes_498_outcomes_impossible_without_underflow():
+    # exponential-base2-no-underflow: the naive code's exact output distribution; on the
+    # neighbour 373 of the 498 become possible (not all: past 1.0 the spacing doubles).
     import numpy as np
 
     import dpkit.naive
 
-    assert "998 of the other 999" in BY_ID["exponential-base2-no-underflow"].answer
-    d, d_prime = np.full(1000, 75.0), np.full(1000, 74.0)
+    answer = BY_ID["exponential-base2-no-underflow"].answer
+    assert "498 of the other 499" in answer and "373 of the\n498" in answer
+    d, d_prime = np.full(500, 76.0), np.full(500, 75.0)
     d[0], d_prime[0] = 0.0, 1.0
     on_d = dpkit.naive.exponential_mechanism_probabilities(d, 1.0)
     on_d_prime = dpkit.naive.exponential_mechanism_probabilities(d_prime, 1.0)
-    assert sum(p == 0 for p in on_d[1:]) == 998 and on_d[-1] > 0
-    assert all(p > 0 for p in on_d_prime)
-    assert np.exp(-37.5) > 0                      # no underflow anywhere
+    impossible = [i for i in range(1, 500) if on_d[i] == 0]
+    assert len(impossible) == 498 and on_d[-1] > 0
+    assert sum(on_d_prime[i] > 0 for i in impossible) == 373
+    assert 1 - on_d[0] < 1e-13
+    assert np.exp(-38) > 0                        # no underflow anywhere
 
 
 def test_laplace_noisy_max_of_two_is_not_the_exponential_mechanism():
     # exponential-base2-laplace-noisy-max: the closed form against the chapter's integration.
     from dpkit.plots.exponential import noisy_max_probabilities
 
-    assert BY_ID["exponential-base2-laplace-noisy-max"].answer.startswith("False")
-    laplace = noisy_max_probabilities([1.0, 0.0], 1.0, "laplace")[0]
-    gumbel = noisy_max_probabilities([1.0, 0.0], 1.0, "gumbel")[0]
-    assert laplace == pytest.approx(1 - 0.75 * math.exp(-1), abs=1e-6)
-    assert gumbel == pytest.approx(1 / (1 + math.exp(-1)), abs=1e-6)
+    answer = BY_ID["exponential-base2-laplace-noisy-max"].answer
+    assert answer.startswith("False") and "candidate *loses* when the other's noise" in answer
+    laplace = noisy_max_probabilities([2.0, 0.0], 1.0, "laplace")[0]       # g = 2b
+    gumbel = noisy_max_probabilities([2.0, 0.0], 1.0, "gumbel")[0]
+    assert laplace == pytest.approx(1 - math.exp(-2), abs=1e-6)
+    assert gumbel == pytest.approx(1 / (1 + math.exp(-2)), abs=1e-6)
+
+
+def _run_question_code(qid: str, call: str, max_calls: int = 200):
+    """Execute the code block of question ``qid`` and return the value of ``call`` in it; its
+    ``profile`` is counted, so a loop that never stops fails instead of hanging."""
+    code = re.search(r"```python\n(.*?)```", BY_ID[qid].question, re.DOTALL).group(1)
+    namespace: dict = {"math": math}
+    exec(code, namespace)
+    profile, calls = namespace["profile"], []
+
+    def counted(*args):
+        calls.append(args)
+        assert len(calls) <= max_calls, f"{qid}: {call} does not stop"
+        return profile(*args)
+
+    namespace["profile"] = counted
+    return eval(call, namespace), calls
+
+
+def test_the_bisection_question_returns_what_the_answer_says():
+    # analytic-gaussian-erf-bisection: the question's own code, run. It accepts its second
+    # midpoint 7.50025, whose true delta is about 9.0e-16 = 9.0e4 x the target 1e-20: too
+    # little noise, below the analytic 8.838; the bracket [1e-3, 1e3] would stop at 500.
+    answer = BY_ID["analytic-gaussian-erf-bisection"].answer
+    assert "$7.50025$" in answer and "$5.0005$" in answer and "unsafe" in answer
+    sigma, calls = _run_question_code("analytic-gaussian-erf-bisection", "calibrate(1.0, 1e-20)")
+    assert [args[0] for args in calls[::2]] == [5.0005, 7.500249999999999]
+    true_delta = delta_for_sigma(sigma, 1.0, 1.0)
+    assert sigma < analytic_sigma(1.0, 1.0, 1e-20) and true_delta > 1e-20     # unsafe
+    assert f"{true_delta:.1e}" == "9.0e-16" and "9.0\\cdot10^{-16}" in answer
+    assert f"{true_delta / 1e-20:.1e}" == "9.0e+04" and "9.0\\cdot10^{4}" in answer
+    computed = [calls[0][0], calls[2][0]]
+    profile = [_run_question_code("analytic-gaussian-erf-bisection", f"profile({s}, 1.0)")[0]
+               for s in computed]
+    assert f"{profile[0]:.1e}" == "1.7e-08" and f"{profile[1]:.1e}" == "9.4e-16"
+    assert "1.7\\cdot10^{-8}" in answer and "9.4\\cdot10^{-16}" in answer
+    wide, _ = _run_question_code("analytic-gaussian-erf-bisection", "calibrate(1.0, 1e-20, hi=1e3)")
+    assert wide == 500.0005 and "57 times" in answer
+    assert round(wide / analytic_sigma(1.0, 1.0, 1e-20)) == 57
 
 
 def test_one_plus_erf_loses_phi_of_minus_nine():
@@ -427,20 +494,42 @@ def test_the_error_rates_are_dpkits_tradeoff_and_guessing_bounds():
     assert guessing_bound(ln(3), 0.01) == pytest.approx(0.7525, rel=1e-12)
 
 
-def test_thirty_two_random_records_fit_in_delta_one_in_a_thousand():
-    # promise-delta-size: the deltas of 32 releases of (0, 1/n) add up to at most 1e-3 for
-    # n = 32,561 (sequential composition), and those of 33 do not.
-    assert "publishing 32" in BY_ID["promise-delta-size"].answer
-    assert 32 * Fraction(1, 32561) <= Fraction(1, 1000) < 33 * Fraction(1, 32561)
+def test_publishing_each_record_with_probability_q_costs_delta_q():
+    # promise-delta-size: publishing each record independently with probability q is exactly
+    # (0, q)-DP under add/remove (the smallest delta at any eps >= 0 is q, computed over every
+    # set of outputs); at q = 1e-3 and n = 32,561 it publishes 32.6 records a run on average.
+    from itertools import combinations
+
+    answer = BY_ID["promise-delta-size"].answer
+    assert "(0, q)$-DP" in answer and "32.6" in answer
+    q, records = Fraction(1, 1000), ("a", "b", "c")
+
+    def outputs(data):
+        law = {}
+        for size in range(len(data) + 1):
+            for kept in combinations(data, size):
+                law[frozenset(kept)] = q ** size * (1 - q) ** (len(data) - size)
+        return law
+
+    d, d_prime = outputs(records[:2]), outputs(records)
+
+    def smallest_delta(p, r, factor):        # sup_S p(S) - factor r(S), over every set S
+        return sum(max(0, p.get(o, 0) - factor * r.get(o, 0)) for o in set(p) | set(r))
+
+    for factor in (1, Fraction(2718, 1000)):          # eps = 0 and (below) eps = 1
+        assert smallest_delta(d_prime, d, factor) == q
+        assert smallest_delta(d, d_prime, factor) <= q
+    assert f"{1e-3 * 32561:.1f}" == "32.6"
 
 
 def test_four_answer_randomized_response_and_the_debiasing_match_dpkit():
-    # intro-four-answers (p = 2/3, q = 1/9 at eps = ln 6) and intro-debias-survey.
+    # intro-four-answers (p = 0.7, q = 0.1 costs eps = ln 7) and intro-debias-survey.
     from dpkit.randomized_response import debias, truth_probability
 
-    assert "$q = 1/9$, $p = 6/9 = 2/3$" in BY_ID["intro-four-answers"].answer
-    p, q = Fraction(6, 6 + 4 - 1), Fraction(1, 9)
-    assert p + 3 * q == 1 and p / q == 6
+    assert "$p/q = 7 \\le e^{\\varepsilon}$" in BY_ID["intro-four-answers"].answer
+    p, q = Fraction(7, 10), Fraction(1, 10)
+    assert p + 3 * q == 1 and p / q == 7
+    assert math.exp(ln(7)) / (math.exp(ln(7)) + 4 - 1) == pytest.approx(0.7, rel=1e-12)
     assert float(truth_probability(ln(3))) == pytest.approx(0.75, rel=1e-15)
     assert float(truth_probability(ln(3))) <= 0.75          # rounded down, never up
     assert debias(0.4, ln(3)) == pytest.approx(0.3, rel=1e-12)
