@@ -647,3 +647,21 @@ def test_gaussian_mechanism_with_a_subnormal_delta_blames_delta(delta: float) ->
     # Where a smaller epsilon would help, epsilon is still the one named.
     with pytest.raises(ValueError, match=r"^epsilon=1e\+100 is too large for delta=5e-324"):
         gaussian_mechanism(0.0, 1.0, 1e100, 5e-324)
+
+
+def test_the_circulating_wrong_derivative_overestimates_by_about_2chi2_e3chi2_over_epsilon():
+    """analytic_gaussian's "Under the hood": the wrong derivative's |G'| over the true one
+    grows faster than e^(3χ²), like 2χ² e^(3χ²)/ε once χ² is well above ε."""
+    def ratio(chi: float, eps: float) -> float:
+        true = math.exp(-chi**2) * (1 - chi / math.sqrt(chi**2 + eps))
+        wrong = (math.exp(eps) * math.exp(-chi**2 - 1) * chi / math.sqrt(chi**2 + 1)
+                 - math.exp(2 * chi**2))
+        assert true > 0 > wrong
+        return -wrong / true
+
+    for eps in (0.01, 0.1, 0.5):
+        ratios = [ratio(chi, eps) / math.exp(3 * chi**2) for chi in (1.0, 2.0, 3.0)]
+        assert ratios == sorted(ratios) and ratios[0] > 1       # faster than e^(3χ²)
+        for chi in (2.0, 3.0):
+            predicted = 2 * chi**2 * math.exp(3 * chi**2) / eps
+            assert 1 <= ratio(chi, eps) / predicted < 1.1
