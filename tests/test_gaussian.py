@@ -9,6 +9,7 @@ from fractions import Fraction
 import mpmath as mp
 import numpy as np
 import pytest
+from book_text import exercise_text  # tests/ is on sys.path under pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
@@ -647,3 +648,31 @@ def test_gaussian_mechanism_with_a_subnormal_delta_blames_delta(delta: float) ->
     # Where a smaller epsilon would help, epsilon is still the one named.
     with pytest.raises(ValueError, match=r"^epsilon=1e\+100 is too large for delta=5e-324"):
         gaussian_mechanism(0.0, 1.0, 1e100, 5e-324)
+
+
+def test_any_epsilon_solution_numbers():
+    """The claims and numbers of the model solution of ex-gaussian-any-epsilon."""
+    text = exercise_text("gaussian", "ex-gaussian-any-epsilon")
+    delta = mp.mpf("1e-5")
+    a, c = mp.sqrt(2 * mp.log(1 / delta)), mp.sqrt(2 * mp.log(mp.mpf("1.25") / delta))
+
+    def tail_sigma(epsilon):
+        return (a + mp.sqrt(a**2 + 2 * epsilon)) / (2 * epsilon)
+
+    threshold = 2 * c * (c - a)
+    # the calibration meets the tail condition with equality, and is private by the exact
+    # profile at every epsilon, the large ones included
+    for epsilon in (0.01, 0.3, 0.5, 1, 2, 5, 20, 100):
+        x = tail_sigma(mp.mpf(epsilon))
+        assert epsilon * x - 1 / (2 * x) == pytest.approx(float(a), rel=1e-12)
+        assert delta_for_sigma(float(x), 1.0, float(epsilon)) <= 1e-5
+        # smaller than the classic sigma exactly below the threshold
+        assert (tail_sigma(mp.mpf(epsilon)) < c / epsilon) == (epsilon < threshold)
+    assert tail_sigma(threshold) == pytest.approx(float(c / threshold), rel=1e-12)
+    for printed in (f"a \\approx {float(a):.4f}", f"c \\approx {float(c):.4f}",
+                    f"about ${float(threshold):.3f}$", f"$a/c \\approx {float(a / c):.3f}$",
+                    f"${float(tail_sigma(mp.mpf('0.5'))):.3f}$ (new)",
+                    f"${classic_sigma(1.0, 0.5, 1e-5):.3f}$ (classic)",
+                    f"${float(tail_sigma(mp.mpf(2))):.3f}$ against ${float(c / 2):.3f}$",
+                    f"gives ${analytic_sigma(1.0, 2.0, 1e-5):.3f}$"):
+        assert printed in text, printed
