@@ -676,3 +676,27 @@ def test_any_epsilon_solution_numbers():
                     f"${float(tail_sigma(mp.mpf(2))):.3f}$ against ${float(c / 2):.3f}$",
                     f"gives ${analytic_sigma(1.0, 2.0, 1e-5):.3f}$"):
         assert printed in text, printed
+
+
+def test_stacking_solution_numbers():
+    """The claims and numbers of the model solution of ex-analytic-stacking."""
+    text = exercise_text("analytic_gaussian", "ex-analytic-stacking")
+    # part 1: the joint privacy loss of independent releases is N(mu^2/2, mu^2) under D
+    # (N(-mu^2/2, mu^2) under D'), and its exact delta is the profile at Delta/sigma = mu
+    sensitivities, sigmas = (1.0, 2.0, 0.5), (3.0, 5.0, 1.5)
+    mu = math.sqrt(sum((d / s) ** 2 for d, s in zip(sensitivities, sigmas, strict=True)))
+    for epsilon in (0.1, 0.5, 1.0, 3.0):
+        e, m = mp.mpf(epsilon), mp.mpf(mu)
+        tail = mp.ncdf((m**2 / 2 - e) / m) - mp.exp(e) * mp.ncdf((-(m**2) / 2 - e) / m)
+        assert delta_for_sigma(1.0, mu, epsilon) == pytest.approx(float(tail), rel=1e-9)
+    # part 2: ten counts under (1, 1e-6) together, against (0.1, 1e-7) each
+    sigma = analytic_sigma(math.sqrt(10), 1.0, 1e-6)
+    assert sigma == pytest.approx(math.sqrt(10) * analytic_sigma(1.0, 1.0, 1e-6), rel=1e-12)
+    assert delta_for_sigma(sigma, math.sqrt(10), 1.0) <= 1e-6
+    assert delta_for_sigma(sigma * (1 - 1e-6), math.sqrt(10), 1.0) > 1e-6
+    basic = analytic_sigma(1.0, 0.1, 1e-7)
+    for printed in (f"$\\approx {sigma:.2f}$ ($\\sqrt{{10}}$",
+                    f"$\\approx {analytic_sigma(1.0, 1.0, 1e-6):.3f}$",
+                    f"$\\approx {basic:.2f}$ for each", f"${basic / sigma:.2f}$ times the noise",
+                    f"${(basic / sigma) ** 2:.2f}$\ntimes the variance"):
+        assert printed in text, printed
