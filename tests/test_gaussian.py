@@ -9,6 +9,7 @@ from fractions import Fraction
 import mpmath as mp
 import numpy as np
 import pytest
+from book_text import exercise_text  # tests/ is on sys.path under pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
@@ -665,3 +666,55 @@ def test_the_circulating_wrong_derivative_overestimates_by_about_2chi2_e3chi2_ov
         for chi in (2.0, 3.0):
             predicted = 2 * chi**2 * math.exp(3 * chi**2) / eps
             assert 1 <= ratio(chi, eps) / predicted < 1.1
+
+
+def test_any_epsilon_solution_numbers():
+    """The claims and numbers of the model solution of ex-gaussian-any-epsilon."""
+    text = exercise_text("gaussian", "ex-gaussian-any-epsilon")
+    delta = mp.mpf("1e-5")
+    a, c = mp.sqrt(2 * mp.log(1 / delta)), mp.sqrt(2 * mp.log(mp.mpf("1.25") / delta))
+
+    def tail_sigma(epsilon):
+        return (a + mp.sqrt(a**2 + 2 * epsilon)) / (2 * epsilon)
+
+    threshold = 2 * c * (c - a)
+    # the calibration meets the tail condition with equality, and is private by the exact
+    # profile at every epsilon, the large ones included
+    for epsilon in (0.01, 0.3, 0.5, 1, 2, 5, 20, 100):
+        x = tail_sigma(mp.mpf(epsilon))
+        assert epsilon * x - 1 / (2 * x) == pytest.approx(float(a), rel=1e-12)
+        assert delta_for_sigma(float(x), 1.0, float(epsilon)) <= 1e-5
+        # smaller than the classic sigma exactly below the threshold
+        assert (tail_sigma(mp.mpf(epsilon)) < c / epsilon) == (epsilon < threshold)
+    assert tail_sigma(threshold) == pytest.approx(float(c / threshold), rel=1e-12)
+    for printed in (f"a \\approx {float(a):.4f}", f"c \\approx {float(c):.4f}",
+                    f"about ${float(threshold):.3f}$", f"$a/c \\approx {float(a / c):.3f}$",
+                    f"${float(tail_sigma(mp.mpf('0.5'))):.3f}$ (new)",
+                    f"${classic_sigma(1.0, 0.5, 1e-5):.3f}$ (classic)",
+                    f"${float(tail_sigma(mp.mpf(2))):.3f}$ against ${float(c / 2):.3f}$",
+                    f"gives ${analytic_sigma(1.0, 2.0, 1e-5):.3f}$"):
+        assert printed in text, printed
+
+
+def test_stacking_solution_numbers():
+    """The claims and numbers of the model solution of ex-analytic-stacking."""
+    text = exercise_text("analytic_gaussian", "ex-analytic-stacking")
+    # part 1: the joint privacy loss of independent releases is N(mu^2/2, mu^2) under D
+    # (N(-mu^2/2, mu^2) under D'), and its exact delta is the profile at Delta/sigma = mu
+    sensitivities, sigmas = (1.0, 2.0, 0.5), (3.0, 5.0, 1.5)
+    mu = math.sqrt(sum((d / s) ** 2 for d, s in zip(sensitivities, sigmas, strict=True)))
+    for epsilon in (0.1, 0.5, 1.0, 3.0):
+        e, m = mp.mpf(epsilon), mp.mpf(mu)
+        tail = mp.ncdf((m**2 / 2 - e) / m) - mp.exp(e) * mp.ncdf((-(m**2) / 2 - e) / m)
+        assert delta_for_sigma(1.0, mu, epsilon) == pytest.approx(float(tail), rel=1e-9)
+    # part 2: ten counts under (1, 1e-6) together, against (0.1, 1e-7) each
+    sigma = analytic_sigma(math.sqrt(10), 1.0, 1e-6)
+    assert sigma == pytest.approx(math.sqrt(10) * analytic_sigma(1.0, 1.0, 1e-6), rel=1e-12)
+    assert delta_for_sigma(sigma, math.sqrt(10), 1.0) <= 1e-6
+    assert delta_for_sigma(sigma * (1 - 1e-6), math.sqrt(10), 1.0) > 1e-6
+    basic = analytic_sigma(1.0, 0.1, 1e-7)
+    for printed in (f"$\\approx {sigma:.2f}$ ($\\sqrt{{10}}$",
+                    f"$\\approx {analytic_sigma(1.0, 1.0, 1e-6):.3f}$",
+                    f"$\\approx {basic:.2f}$ for each", f"${basic / sigma:.2f}$ times the noise",
+                    f"${(basic / sigma) ** 2:.2f}$\ntimes the variance"):
+        assert printed in text, printed

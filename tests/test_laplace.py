@@ -12,6 +12,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from book_text import exercise_text  # tests/ is on sys.path under pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from scipy import stats
@@ -331,3 +332,52 @@ def test_small_release_range_check_cost_does_not_depend_on_magnitude():
         assert not any(shortcut(size, largest) for largest in (0, 1, 2**40))
     assert shortcut(65, 1)
     assert not shortcut(65, 2**(1021 - laplace_grid(1.0, 1.0, 65).exponent))
+
+
+def _dyadic_blocks(t: int) -> list[tuple[int, int]]:
+    """The blocks (first day, last day) that make up days 1..t, one per 1 of t in binary."""
+    blocks, start = [], 0
+    for level in reversed(range(t.bit_length())):
+        if t >> level & 1:
+            blocks.append((start + 1, start + 2**level))
+            start += 2**level
+    return blocks
+
+
+def test_tree_solution_numbers():
+    """The claims and numbers of the model solution of ex-laplace-tree (running counts)."""
+    text = exercise_text("laplace", "ex-laplace-tree")
+    m = 5
+    days = 2**m
+    tree = [(k * 2**level + 1, (k + 1) * 2**level) for level in range(m + 1)
+            for k in range(days >> level)]
+    assert len(tree) == 2 * days - 1
+    # one user lies in exactly m + 1 blocks (the tree's l1 sensitivity), and in T - tau + 1
+    # running counts (the direct design's, T at tau = 1)
+    for tau in range(1, days + 1):
+        assert sum(first <= tau <= last for first, last in tree) == m + 1
+    for t in range(1, days + 1):
+        blocks = _dyadic_blocks(t)
+        assert all(block in tree for block in blocks)
+        assert sorted(day for first, last in blocks for day in range(first, last + 1)) == list(
+            range(1, t + 1))
+        assert len(blocks) == bin(t).count("1") <= (m if t < days else 1)
+    assert max(len(_dyadic_blocks(t)) for t in range(1, days + 1)) == m == len(
+        _dyadic_blocks(days - 1))
+
+    def worst_std(m: int) -> tuple[float, float, float]:
+        # Lap(b) has variance 2 b^2; epsilon = 1
+        direct = math.sqrt(2 * laplace_scale(2**m, 1.0) ** 2)
+        daily = math.sqrt(2**m * 2 * laplace_scale(1, 1.0) ** 2)
+        return direct, daily, math.sqrt(m * 2 * laplace_scale(m + 1, 1.0) ** 2)
+
+    for m_row in (10, 12):
+        direct, daily, tree_std = worst_std(m_row)
+        row = f"{direct:.1f} | {daily:.2f} | {tree_std:.2f}"
+        assert f"| $2^{{{m_row}}} = {2**m_row}$ | {row} |" in text
+    assert worst_std(10)[1] < worst_std(10)[2] and worst_std(12)[2] < worst_std(12)[1]
+    crossover = [m for m in range(1, 200) if worst_std(m)[2] < worst_std(m)[1]]
+    assert crossover == list(range(11, 200))
+    assert "$1210 > 1024$" in text and 10 * 11**2 == 1210
+    assert "$1584 < 2048$" in text and 11 * 12**2 == 1584
+    assert all((1 + 1 / k) * (1 + 1 / (k + 1)) ** 2 < 2 for k in range(11, 1000))

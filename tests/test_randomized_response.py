@@ -1,10 +1,12 @@
 """dpkit.randomized_response: the exact ε guarantee, unbiasedness, validation, the checks."""
 
+import math
 from fractions import Fraction
 
 import mpmath
 import numpy as np
 import pytest
+from book_text import exercise_text  # tests/ is on sys.path under pytest
 from scipy import stats
 
 import dpkit
@@ -102,3 +104,29 @@ def test_ragged_answers_are_refused_naming_the_parameter():
         randomized_response([[True], False], 1.0)
     with pytest.raises(ValueError, match="yes_fraction must be a rectangular array"):
         debias([[0.5], 0.5], 1.0)
+
+
+def test_two_questions_solution_numbers():
+    """The numbers of the model solution of ex-intro-two-questions (the introduction)."""
+    text = exercise_text("intro", "ex-intro-two-questions")
+    epsilon, n = 1.0, 32_561
+    t = math.exp(epsilon / 2)
+    q_a, q_b = t / (1 + t), (math.exp(epsilon) + 1) / (math.exp(epsilon) + 3)
+    p = math.exp(epsilon) / (math.exp(epsilon) + 3)  # 4-ary randomized response
+    assert q_b == pytest.approx(p + (1 - p) / 3)
+    var_a, var_b = (q * (1 - q) / (n * (2 * q - 1) ** 2) for q in (q_a, q_b))
+    # design A is randomized response at epsilon/2: dpkit's standard deviation, for a random
+    # sample with share pi, is this variance plus the sampling variance pi(1 - pi)/n
+    pi = 0.24
+    assert debiased_std(pi, n, epsilon / 2) ** 2 == pytest.approx(var_a + pi * (1 - pi) / n)
+    # the closed forms of part 3
+    assert var_a / var_b == pytest.approx(t * (t + 1) ** 2 / (2 * (t * t + 1)))
+    assert (2 * q_b - 1) / (2 * q_a - 1) == pytest.approx((t + 1) ** 2 / (t * t + 3))
+    for printed in (f"q_A \\approx {q_a:.4f}", f"q_B \\approx {q_b:.4f}",
+                    f"about ${math.sqrt(var_a):.4f}$ (A)", f"${math.sqrt(var_b):.4f}$ (B)",
+                    f"variance of A is ${var_a / var_b:.2f}$ times"):
+        assert printed in text, printed
+    # design B wins at every epsilon > 0, by the ratio of part 3
+    for eps in (1e-3, 0.1, 1.0, 5.0, 20.0):
+        u = math.exp(eps / 2)
+        assert (u + 1) ** 2 / (u * u + 3) > 1
