@@ -13,3 +13,15 @@ kernelspec:
   name: python3
 ---
 """
+
+
+def exercise_text(stem: str, label: str) -> str:
+    """The statement and the solution of the exercise ``label`` of ``book/<stem>.md``, as
+    written (from its ``:label:`` line to its ``{solution-end}``), so that a test can check
+    that the numbers the book prints are those it computes. Raises ``ValueError`` if the
+    chapter has no such exercise."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "book" / f"{stem}.md").read_text()
+    start = text.index(f":label: {label}\n")
+    return text[start:text.index("```{solution-end}", start)]
