@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from myst_text import exercise_text  # tests/ is on sys.path under pytest
 
 from dpkit import composition as comp
 from dpkit.composition import (
@@ -486,3 +487,47 @@ def test_rr_slope_solution_numbers():
     first_positive = next(n for n in range(1, 10_000) if epsilon_2(n) > 0)
     assert first_positive == 1983
     assert all(epsilon_2(n) > 0 for n in range(first_positive, first_positive + 1000))
+
+
+def test_pure_zcdp_solution_numbers():
+    """The claims and numbers of ex-comp-pure-zcdp (composition chapter), in 50-digit
+    arithmetic: E_P[L] <= mu for eps-DP pairs, D_alpha <= mu + (alpha - 1) eps^2 / 2 <=
+    alpha eps^2 / 2, randomized response's D_alpha -> mu as alpha -> 1, and the ratios."""
+    text = exercise_text("composition", "ex-comp-pure-zcdp")
+
+    def mu(eps):
+        return eps * mp.tanh(eps / 2)
+
+    def rr_renyi(eps, alpha):   # D_alpha of randomized response, as the solution writes it
+        return mp.log((mp.exp(alpha * eps) + mp.exp((1 - alpha) * eps)) / (1 + mp.exp(eps))) / (
+            alpha - 1)
+
+    for eps in (mp.mpf("0.01"), mp.mpf("0.1"), mp.mpf(1), mp.mpf(3)):
+        assert mu(eps) == pytest.approx(eps * mp.expm1(eps) / (mp.exp(eps) + 1), rel=1e-40)
+        assert mu(eps) <= eps**2 / 2 and mu(eps) < eps * mp.expm1(eps)
+        # the chord of s ln s on [e^-eps, e^eps] at s = 1, with lambda = 1 / (1 + e^eps)
+        lam = 1 / (1 + mp.exp(eps))
+        assert lam * mp.exp(eps) + (1 - lam) * mp.exp(-eps) == pytest.approx(1, rel=1e-40)
+        assert lam * eps * mp.exp(eps) - (1 - lam) * eps * mp.exp(-eps) == pytest.approx(
+            mu(eps), rel=1e-40)
+        p = mp.exp(eps) / (1 + mp.exp(eps))
+        assert eps * (2 * p - 1) == pytest.approx(mu(eps), rel=1e-40)
+        assert rr_renyi(eps, 1 + mp.mpf("1e-20")) == pytest.approx(mu(eps), rel=1e-15)
+        for alpha in (mp.mpf("1.001"), mp.mpf("1.5"), mp.mpf(2), mp.mpf(10), mp.mpf(100)):
+            direct = mp.log(p * mp.exp((alpha - 1) * eps) + (1 - p) * mp.exp(-(alpha - 1) * eps))
+            assert rr_renyi(eps, alpha) == pytest.approx(direct / (alpha - 1), rel=1e-40)
+            assert rr_renyi(eps, alpha) <= mu(eps) + (alpha - 1) * eps**2 / 2 <= alpha * eps**2 / 2
+    # Part 1 on random eps-DP pairs: p/q in [e^-eps, e^eps], both summing to 1 (fixed seed).
+    gen = np.random.default_rng(22)
+    for _ in range(2000):
+        eps, n = float(gen.uniform(0.01, 3)), int(gen.integers(2, 6))
+        q = gen.dirichlet(np.ones(n))
+        s = np.exp(gen.uniform(-eps, eps, size=n))
+        s = s / (q @ s)                      # rescaled so that sum q s = 1 ...
+        if s.min() < math.exp(-eps) or s.max() > math.exp(eps):
+            continue                         # ... which may leave the interval: skip those
+        kl = float(q @ (s * np.log(s)))
+        assert kl <= float(mu(eps)) * (1 + 1e-9) + 1e-15
+    for eps, digits, printed in ((1, 3, "1.082"), (mp.mpf("0.1"), 4, "1.0008")):
+        ratio = (mp.mpf(eps) ** 2 / 2) / mu(mp.mpf(eps))
+        assert mp.nstr(ratio, digits + 1) == printed and printed in text

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from myst_text import exercise_text  # tests/ is on sys.path under pytest
 from scipy import stats
 
 from dpkit._exact import as_fraction
@@ -595,3 +596,42 @@ def test_precision_8_for_range_8_is_refused_for_every_vector(method) -> None:
         with pytest.raises(ValueError, match="precision must be at least 11 bits"):
             base2_exponential_mechanism(utilities, Eta(1, 1), utility_min=0, utility_max=8,
                                         precision=8, method=method, rng=seeded(0))
+
+
+def test_median_solution_numbers() -> None:
+    """The claims and numbers of ex-exp-median (exponential chapter): the loss's sensitivity
+    (1 under add/remove, 2 under substitution, by brute force on small datasets), the
+    median's move of 73, the utility bound, and the precision of the exact mechanism."""
+    from itertools import combinations_with_replacement
+
+    text = exercise_text("exponential_base2", "ex-exp-median")
+
+    def loss(data: tuple[int, ...], o: int) -> int:
+        return abs(sum(x < o for x in data) - sum(x > o for x in data))
+
+    ages = range(17, 22)   # a small domain: every dataset of up to 4 ages, every outcome
+    datasets = [d for n in range(5) for d in combinations_with_replacement(ages, n)]
+    added = max(abs(loss(d, o) - loss((*d, x), o)) for d in datasets for x in ages for o in ages)
+    swapped = max(abs(loss(d, o) - loss((*d[1:], x), o))
+                  for d in datasets if d for x in ages for o in ages)
+    assert (added, swapped) == (1, 2)
+    assert (loss((17, 17), 50), loss((17, 90), 50)) == (2, 0)
+
+    def lower_median(data: tuple[int, ...]) -> int:
+        return sorted(data)[math.ceil(len(data) / 2) - 1]
+
+    assert lower_median((17, 90)) == 17 and lower_median((17, 90, 90)) == 90
+    c = 2 / 0.5 * (math.log(74) + math.log(20))
+    assert c == pytest.approx(4 * math.log(1480)) and round(c, 1) == 29.2
+    assert c / 32_561 < 0.001
+    eta = Eta.from_epsilon(0.5)
+    assert eta == Eta(1595, 11) and eta.reduced() == (1595, 11) and (74).bit_length() == 7
+    assert compute_precision(0, 2**16, 74, eta) == 11 * 65536 + 7 == 720_903
+    largest = (DEFAULT_MAX_PRECISION - 7) // 11
+    assert DEFAULT_MAX_PRECISION == 2**27 and largest == 12_201_611
+    assert compute_precision(0, largest, 74, eta) == DEFAULT_MAX_PRECISION
+    with pytest.raises(InexactArithmeticError, match="above max_precision"):
+        compute_precision(0, largest + 1, 74, eta)
+    for printed in ("1595", "4 \\ln 1480 \\approx 29.2", "720{,}903", "12{,}201{,}611",
+                    "134{,}217{,}721/11"):
+        assert printed in text, printed

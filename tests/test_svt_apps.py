@@ -10,6 +10,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from myst_text import exercise_text  # tests/ is on sys.path under pytest
 
 import dpkit.naive
 from dpkit.datasets import load_adult
@@ -221,3 +222,38 @@ def test_theorem_3_24_accuracy_on_the_adult_stream(adult, epsilon):
     above = np.where(stops >= 0, threshold - answers[last], -np.inf)
     failures = int((np.maximum(below, above) > alpha).sum())
     assert failures <= beta * n + 372
+
+
+def test_relative_threshold_solution_numbers(adult):
+    """The claims and numbers of ex-svt-relative-threshold (sparse vector chapter): the
+    fraction's sensitivity 1/2, the linearised query's 0.99 and its non-monotone moves (exact
+    fractions, every dataset of up to 4 ages from a small domain), and the answer on Adult."""
+    from itertools import combinations_with_replacement
+
+    text = exercise_text("sparse_vector", "ex-svt-relative-threshold")
+    f = Fraction(1, 100)
+
+    def older(data, a):
+        return sum(x > a for x in data)
+
+    ages = range(17, 22)
+    pairs = [(d, (*d, x)) for n in range(5) for d in combinations_with_replacement(ages, n)
+             for x in ages]
+    fraction_moves = {abs(Fraction(older(d, a), len(d)) - Fraction(older(e, a), len(e)))
+                      for d, e in pairs if d for a in ages}
+    assert max(fraction_moves) == Fraction(1, 2)
+    assert (Fraction(older((90,), 17), 1), Fraction(older((17, 90), 17), 2)) == (1, Fraction(1, 2))
+    query_moves = {f * len(e) - older(e, a) - (f * len(d) - older(d, a))
+                   for d, e in pairs for a in ages}
+    assert query_moves == {f, f - 1} and max(map(abs, query_moves)) == Fraction(99, 100)
+    up = [a for a in range(17, 91) if f * 1 - older((50,), a) > 0]        # adding age 50 to
+    down = [a for a in range(17, 91) if f * 1 - older((50,), a) < 0]      # any dataset
+    assert up == list(range(50, 91)) and down == list(range(17, 50))
+    ages_adult = adult["age"].to_numpy()
+    n = len(ages_adult)
+    answer = next(a for a in range(17, 91) if older(ages_adult, a) <= f * n)
+    assert (n, float(f * n), answer) == (32_561, 325.61, 74)
+    assert (older(ages_adult, 73), older(ages_adult, 74)) == (337, 286)
+    for printed in ("32{,}561", "325.61", "337 people are older than 73", "286 older than 74",
+                    "the answer is 74", "\\max(f, 1 - f) = 0.99", "sensitivity is $1/2$"):
+        assert printed in text, printed
