@@ -12,9 +12,9 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from book_text import exercise_text  # tests/ is on sys.path under pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from myst_text import exercise_text  # tests/ is on sys.path under pytest
 from scipy import stats
 
 import dpkit.naive

@@ -6,7 +6,7 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 import pytest
-from book_text import exercise_text  # tests/ is on sys.path under pytest
+from myst_text import exercise_text  # tests/ is on sys.path under pytest
 from scipy import stats
 
 import dpkit
