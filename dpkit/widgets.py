@@ -49,9 +49,10 @@ __all__ = ["MAX_FRAMES", "SLIDER_LABEL_CHARS", "Param", "explore", "figure_png",
 
 #: The most frames a static widget may embed (each is a PNG of ~20–60 kB).
 MAX_FRAMES = 48
-#: The longest value label a slider shows beside its track (its readout cuts longer ones);
-#: a Param with a longer label is shown as radio buttons (``kind="auto"``).
-SLIDER_LABEL_CHARS = 10
+#: The longest value label a slider shows beside its track: its readout is 148 px wide (the
+#: widgets' short inline width), about 18 characters of its 13-px text, and cuts longer
+#: labels; a Param with a longer label is shown as radio buttons (``kind="auto"``).
+SLIDER_LABEL_CHARS = 16
 _MODES = ("live", "static")
 _KINDS = ("auto", "slider", "choice")
 

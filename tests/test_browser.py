@@ -305,6 +305,9 @@ def test_page_offline_math_and_widgets(browser, chapter):
     # Widgets: every control, moved with the keyboard, changes the frame shown beside it.
     if (HTML / "book" / f"{chapter}.html").read_text().count("application/vnd.jupyter.widget-view"):
         page.wait_for_selector(CONTROLS, state="attached", timeout=15_000)
+    # Widget text as first shown (the values moving the controls shows are checked below).
+    cut_at_first = page.evaluate(CUT_WIDGET_TEXT)
+    assert not cut_at_first, f"{chapter}: widget text cut off at 1200 px: {cut_at_first[:3]}"
     controls = page.locator(CONTROLS)
     for i in range(controls.count()):
         control = controls.nth(i)

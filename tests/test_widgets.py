@@ -163,7 +163,7 @@ def test_categories_are_radio_buttons_showing_every_choice_in_full():
     assert Param("slope", [1, 2.5]).control == "slider"
     assert Param("column", ["age", LONG]).control == "choice"
     assert Param("flag", [False, True]).control == "choice"
-    assert Param("slope", [1, 2], format=lambda v: f"{v} (a long label)").control == "choice"
+    assert Param("slope", [1, 2], format=lambda v: f"{v} (a label too long)").control == "choice"
     assert Param("column", ["a", "b"], kind="slider").control == "slider"
     assert Param("slope", [1, 2], kind="choice").control == "choice"
     for mode in ("live", "static"):
