@@ -169,11 +169,14 @@ def widget_mode(mode: str | None = None) -> str:
     return mode
 
 
-def _control(param: Param) -> widgets.SelectionSlider | widgets.RadioButtons:
+def _control(param: Param, label_width: str = "initial",
+             ) -> widgets.SelectionSlider | widgets.RadioButtons:
     # Both have the ``index`` the Stacks are linked to (static) and observed by (live).
+    # A widget's sliders share one label width, so that their tracks line up.
     common = {"options": param.labels(), "index": param.initial_index,
               "description": param.label or param.name,
-              "style": {"description_width": "initial"}}
+              "style": {"description_width": "initial" if param.control == "choice"
+                        else label_width}}
     if param.control == "choice":
         return widgets.RadioButtons(**common, layout=widgets.Layout(width="auto",
                                                                     max_width="100%"))
@@ -243,7 +246,9 @@ def explore(figure_fn: Callable[..., Figure], *params: Param,
                              for p, i in zip(params, indices, strict=True))
         return image_html(png, f"{settings}. {alt_text(figure)}", text_px)
 
-    controls = [_control(p) for p in params]
+    # Wide enough for the longest slider label (1ch is a digit's width; + 1 for margin).
+    longest = max((len(p.label or p.name) for p in params if p.control == "slider"), default=0)
+    controls = [_control(p, f"{longest + 1}ch") for p in params]
     if widget_mode(mode) == "live":
         frame = _frame(render([p.initial_index for p in params]))
 

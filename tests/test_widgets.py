@@ -197,3 +197,12 @@ def test_figures_display_as_png_under_ipython():
         assert register_ipython_display() is False  # never replaces an existing formatter
     finally:
         InteractiveShell.clear_instance()
+
+
+def test_sliders_of_a_widget_share_a_label_width():
+    """The tracks of a widget's sliders line up: their labels get one width, that of the
+    longest (ε and ε·u(o₁)/2 in the base-2 chapter)."""
+    box = explore(line_figure, Param("slope", [1, 2], label="ε"),
+                  Param("intercept", [0.0, 1.0], label="ε·u(o₁)/2"), mode="live")
+    widths = {control.style.description_width for control in box.children[:2]}
+    assert widths == {"10ch"}, widths
