@@ -1,17 +1,25 @@
-"""Sliders that redraw a figure, in a live kernel and in the static rendered book.
+"""Sliders and choices that redraw a figure, in a live kernel and in the static rendered book.
 
 One builder, :func:`explore`, serves every chapter. It takes a pure figure function from
-:mod:`dpkit.plots` and a :class:`Param` per slider, and works in two modes:
+:mod:`dpkit.plots` and a :class:`Param` per control (a slider or radio buttons), and works
+in two modes:
 
 ``live``
-    In a running kernel (a student's notebook): moving a slider calls the figure function
+    In a running kernel (a student's notebook): moving a control calls the figure function
     and shows the new image.
 ``static``
-    In the built book, where no kernel runs: every point of the slider grid is rendered
+    In the built book, where no kernel runs: every point of the controls' grid is rendered
     ahead of time and the frames are nested in :class:`ipywidgets.Stack` widgets whose
-    ``selected_index`` is linked client-side (:func:`ipywidgets.jslink`) to the slider's
-    ``index``. The page's widget manager switches frames in the browser, so the slider and
+    ``selected_index`` is linked client-side (:func:`ipywidgets.jslink`) to the control's
+    ``index``. The page's widget manager switches frames in the browser, so the control and
     the figure move together with no kernel and no network.
+
+A :class:`Param` whose values are numbers with short labels is a slider
+(:class:`ipywidgets.SelectionSlider`); one whose values are categories (any value that is
+not a number, or a label longer than :data:`SLIDER_LABEL_CHARS` characters, which a
+slider's readout would cut) is a row of radio buttons (:class:`ipywidgets.RadioButtons`),
+which shows every choice in full at any width and is reached with Tab and moved with the
+arrow keys. ``Param(kind=...)`` overrides the choice.
 
 The mode comes from the ``mode`` argument, else from the environment variable
 ``DPKIT_WIDGET_MODE`` (``make book`` and ``make test`` set it to ``static``), else ``live``.
@@ -20,12 +28,13 @@ No mathematics lives here: the figure function does all the work.
 Each frame is an ``<img>`` with a text alternative (an :class:`ipywidgets.HTML` widget:
 :class:`ipywidgets.Image` has no ``alt``): the description the figure's builder attached
 (:func:`dpkit.plots.alt_text`), which names the parameters the frame was drawn with, or, for a
-figure without one, the slider settings followed by the figure's titles and axis labels.
+figure without one, the controls' settings followed by the figure's titles and axis labels.
 """
 
 from __future__ import annotations
 
 import itertools
+import numbers
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -36,35 +45,58 @@ from matplotlib.figure import Figure
 
 from dpkit.plots import alt_text, figure_png, image_html, smallest_text_px
 
-__all__ = ["MAX_FRAMES", "Param", "explore", "figure_png", "widget_mode"]
+__all__ = ["MAX_FRAMES", "SLIDER_LABEL_CHARS", "Param", "explore", "figure_png", "widget_mode"]
 
 #: The most frames a static widget may embed (each is a PNG of ~20–60 kB).
 MAX_FRAMES = 48
+#: The longest value label a slider shows beside its track: its readout is 148 px wide (the
+#: widgets' short inline width), about 18 characters of its 13-px text, and cuts longer
+#: labels; a Param with a longer label is shown as radio buttons (``kind="auto"``).
+SLIDER_LABEL_CHARS = 16
 _MODES = ("live", "static")
+_KINDS = ("auto", "slider", "choice")
 
 
 @dataclass(frozen=True)
 class Param:
-    """One slider: a keyword argument of the figure function and the values it may take.
+    """One control: a keyword argument of the figure function and the values it may take.
 
     Parameters
     ----------
     name : str
-        The keyword argument of the figure function this slider sets.
+        The keyword argument of the figure function this control sets.
     values : sequence
-        The values on the slider, in order (at least one).
+        The values to choose from, in order (at least one).
     label : str, optional
-        The slider's label (defaults to ``name``); Unicode such as ``"ε"`` is fine.
+        The control's label (defaults to ``name``); Unicode such as ``"ε"`` is fine.
     value : optional
         The initial value; must be one of ``values`` (defaults to the middle one).
     format : callable, optional
-        Turns a value into the text shown beside the slider (defaults to ``str``, with
-        floats shown by ``:g``).
+        Turns a value into the text shown for it (defaults to ``str``, with floats shown
+        by ``:g``).
+    kind : {"auto", "slider", "choice"}
+        ``"slider"``: a :class:`ipywidgets.SelectionSlider` whose readout shows the value.
+        ``"choice"``: :class:`ipywidgets.RadioButtons`, every choice shown in full (for
+        categories, or labels too long for a slider's readout). ``"auto"`` (the default):
+        ``"choice"`` if a value is not a real number (``bool`` counts as a category) or a
+        label is longer than :data:`SLIDER_LABEL_CHARS` characters, else ``"slider"``.
 
     Raises
     ------
     ValueError
-        If ``values`` is empty or ``value`` is not one of them.
+        If ``name`` is not an identifier, ``values`` is empty, ``value`` is not one of them
+        or ``kind`` is not one of ``"auto"``, ``"slider"``, ``"choice"``.
+
+    Examples
+    --------
+    >>> Param("epsilon", [0.5, 1.0, 2.0], label="ε").control
+    'slider'
+    >>> Param("column", ["age", "capital-gain"]).control
+    'choice'
+    >>> Param("grid", [1, 2], kind="sliders")
+    Traceback (most recent call last):
+    ...
+    ValueError: Param 'grid': kind must be one of ('auto', 'slider', 'choice'), got 'sliders'
     """
 
     name: str
@@ -72,10 +104,14 @@ class Param:
     label: str | None = None
     value: Any = None
     format: Callable[[Any], str] | None = field(default=None, compare=False)
+    kind: str = "auto"
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.isidentifier():
             raise ValueError(f"Param name must be a Python identifier, got {self.name!r}")
+        if self.kind not in _KINDS:
+            raise ValueError(f"Param {self.name!r}: kind must be one of {_KINDS}, "
+                             f"got {self.kind!r}")
         values = tuple(self.values)
         if not values:
             raise ValueError(f"Param {self.name!r}: values must not be empty")
@@ -95,6 +131,17 @@ class Param:
         """The text shown for each value."""
         fmt = self.format or (lambda v: f"{v:g}" if isinstance(v, float) else str(v))
         return [fmt(v) for v in self.values]
+
+    @property
+    def control(self) -> str:
+        """The control shown: ``"slider"`` or ``"choice"`` (``kind``, with ``"auto"``
+        resolved as the class docstring says)."""
+        if self.kind != "auto":
+            return self.kind
+        numeric = all(isinstance(v, numbers.Real) and not isinstance(v, bool)
+                      for v in self.values)
+        short = all(len(label) <= SLIDER_LABEL_CHARS for label in self.labels())
+        return "slider" if numeric and short else "choice"
 
 
 def widget_mode(mode: str | None = None) -> str:
@@ -122,13 +169,19 @@ def widget_mode(mode: str | None = None) -> str:
     return mode
 
 
-def _slider(param: Param) -> widgets.SelectionSlider:
-    return widgets.SelectionSlider(
-        options=param.labels(), index=param.initial_index,
-        description=param.label or param.name, continuous_update=True,
-        style={"description_width": "initial"},
-        layout=widgets.Layout(width="100%", max_width="420px"),
-    )
+def _control(param: Param, label_width: str = "initial",
+             ) -> widgets.SelectionSlider | widgets.RadioButtons:
+    # Both have the ``index`` the Stacks are linked to (static) and observed by (live).
+    # A widget's sliders share one label width, so that their tracks line up.
+    common = {"options": param.labels(), "index": param.initial_index,
+              "description": param.label or param.name,
+              "style": {"description_width": "initial" if param.control == "choice"
+                        else label_width}}
+    if param.control == "choice":
+        return widgets.RadioButtons(**common, layout=widgets.Layout(width="auto",
+                                                                    max_width="100%"))
+    return widgets.SelectionSlider(**common, continuous_update=True,
+                                   layout=widgets.Layout(width="100%", max_width="420px"))
 
 
 def _frame(html: str) -> widgets.HTML:
@@ -140,16 +193,16 @@ def _frame(html: str) -> widgets.HTML:
 def explore(figure_fn: Callable[..., Figure], *params: Param,
             fixed: Mapping[str, Any] | None = None, mode: str | None = None,
             dpi: int = 72) -> widgets.Widget:
-    """Build sliders that redraw ``figure_fn``, live in a kernel or pre-rendered for the book.
+    """Build controls that redraw ``figure_fn``, live in a kernel or pre-rendered for the book.
 
     Parameters
     ----------
     figure_fn : callable
         A pure function returning a :class:`matplotlib.figure.Figure`; called as
-        ``figure_fn(**fixed, **{p.name: value for each slider})``. It must be deterministic
+        ``figure_fn(**fixed, **{p.name: value for each Param})``. It must be deterministic
         (use :func:`dpkit.rng.seeded` for any randomness) so the book shows stable frames.
     *params : Param
-        One per slider (at least one).
+        One per control, a slider or radio buttons (see :class:`Param`; at least one).
     fixed : mapping, optional
         Keyword arguments passed unchanged on every call.
     mode : {"live", "static"}, optional
@@ -160,9 +213,9 @@ def explore(figure_fn: Callable[..., Figure], *params: Param,
     Returns
     -------
     ipywidgets.VBox
-        The sliders above the figure, an :class:`ipywidgets.HTML` holding an ``<img>`` with
+        The controls above the figure, an :class:`ipywidgets.HTML` holding an ``<img>`` with
         the frame's text alternative. In static mode the figure is a tree of
-        :class:`ipywidgets.Stack` widgets (one level per slider) of such frames.
+        :class:`ipywidgets.Stack` widgets (one level per control) of such frames.
 
     Raises
     ------
@@ -193,16 +246,18 @@ def explore(figure_fn: Callable[..., Figure], *params: Param,
                              for p, i in zip(params, indices, strict=True))
         return image_html(png, f"{settings}. {alt_text(figure)}", text_px)
 
-    sliders = [_slider(p) for p in params]
+    # Wide enough for the longest slider label (1ch is a digit's width; + 1 for margin).
+    longest = max((len(p.label or p.name) for p in params if p.control == "slider"), default=0)
+    controls = [_control(p, f"{longest + 1}ch") for p in params]
     if widget_mode(mode) == "live":
         frame = _frame(render([p.initial_index for p in params]))
 
         def redraw(_change: object = None) -> None:
-            frame.value = render([s.index for s in sliders])
+            frame.value = render([s.index for s in controls])
 
-        for slider in sliders:
-            slider.observe(redraw, names="index")
-        return widgets.VBox([*sliders, frame])
+        for control in controls:
+            control.observe(redraw, names="index")
+        return widgets.VBox([*controls, frame])
 
     count = 1
     for p in params:
@@ -220,7 +275,7 @@ def explore(figure_fn: Callable[..., Figure], *params: Param,
                               for i in range(len(params[level].values))],
                              selected_index=params[level].initial_index)
         # The link lives in the kernel's widget registry, so it is embedded with the page.
-        widgets.jslink((sliders[level], "index"), (node, "selected_index"))
+        widgets.jslink((controls[level], "index"), (node, "selected_index"))
         return node
 
-    return widgets.VBox([*sliders, stack(0, ())])
+    return widgets.VBox([*controls, stack(0, ())])

@@ -7,9 +7,9 @@ book's vendored ``_static/``, so nothing is fetched. :func:`html_to_pdf` then op
 in Debian's chromium (driven by playwright, never a downloaded browser), waits until every
 image has loaded, every widget is drawn and MathJax has typeset the math, and prints it for
 paper: ``scripts/pdf_print.css`` (figures at their aspect ratio and kept with their captions,
-no shadows) and ``scripts/pdf_print.js`` (each widget's sliders replaced by a line naming the
-setting its frame shows; a title page and the contents, whose page numbers come from a first
-print). The PDF has page numbers, bookmarks and tags for screen readers.
+no shadows) and ``scripts/pdf_print.js`` (each widget's sliders and choices replaced by a line
+naming the setting its frame shows; a title page and the contents, whose page numbers come from a
+first print). The PDF has page numbers, bookmarks and tags for screen readers.
 
 Usage: ``python scripts/pdf.py [OUTPUT.pdf]`` (default ``_build/book.pdf``).
 """
@@ -103,7 +103,7 @@ def html_to_pdf(html: Path, pdf: Path, timeout_ms: int = READY_TIMEOUT_MS,
     """Print the local page ``html`` to ``pdf`` (A4) once it is fully drawn.
 
     The page is printed with ``scripts/pdf_print.css``, after ``scripts/pdf_print.js`` has
-    replaced every widget's sliders by a note naming the setting of the frame shown. The PDF
+    replaced every widget's controls by a note naming the setting of the frame shown. The PDF
     has page numbers in its footer, bookmarks for the two highest heading levels and is
     tagged (its structure is readable by screen readers). Given a ``title``, it opens with a
     title page and the contents with page numbers: the page is printed once to find on
@@ -226,7 +226,8 @@ def front_matter(root: Path = ROOT) -> dict[str, object]:
     the issue tracker), as :func:`html_to_pdf` takes them."""
     config = yaml.safe_load((root / "_config.yml").read_text())
     notes = ['<p>Printed from the HTML book: each interactive figure shows the setting named '
-             'under it; in the HTML book and the notebooks its sliders change it.</p>']
+             'above it; in the HTML book and the notebooks its sliders and choices change '
+             'it.</p>']
     footer = config.get("html", {}).get("extra_footer", "")
     notes += re.findall(r"<p>.*?[Ll]icen[cs]e.*?</p>", footer, re.DOTALL)
     url = config.get("repository", {}).get("url")

@@ -28,24 +28,29 @@
         }
     }
 
-    // Widgets: the sliders are hidden; a note says which setting the printed frame shows.
+    // Widgets: the controls (sliders, radio buttons) are hidden; a note says which setting
+    // the printed frame shows.
     for (const box of article.querySelectorAll('.widget-vbox')) {
-        const sliders = Array.from(box.children)
-            .filter((child) => child.matches('.widget-slider, .widget-hslider'));
-        if (sliders.length === 0) continue;
-        const part = (slider, selector) => {
-            const node = slider.querySelector(selector);
+        const controls = Array.from(box.children)
+            .filter((child) => child.matches('.widget-slider, .widget-hslider, .widget-radio'));
+        if (controls.length === 0) continue;
+        const part = (control, selector) => {
+            const node = control.querySelector(selector);
             return node ? node.textContent.trim() : '';
         };
-        const names = sliders.map((slider) => part(slider, '.widget-label'));
-        const settings = sliders.map((slider, i) => `${names[i]} = ${part(slider, '.widget-readout')}`);
+        const names = controls.map((control) => part(control, '.widget-label'));
+        const settings = controls.map((control, i) => `${names[i]} = ${
+            part(control, control.matches('.widget-radio')
+                ? '.widget-radio-box label:has(input:checked)' : '.widget-readout')}`);
         const listed = names.length < 2 ? names[0]
             : `${names.slice(0, -1).join(', ')} and ${names[names.length - 1]}`;
+        const what = controls.some((control) => control.matches('.widget-radio'))
+            ? 'the controls change' : 'sliders change';
         const note = document.createElement('p');
         note.className = 'pdf-widget-note';
-        note.textContent = `Printed at ${settings.join(', ')}; in the HTML book, sliders change ${listed}.`;
+        note.textContent = `Printed at ${settings.join(', ')}; in the HTML book, ${what} ${listed}.`;
         box.classList.add('pdf-widget');
-        box.insertBefore(note, sliders[0]);
+        box.insertBefore(note, controls[0]);
     }
 
     // Bookmarks: chromium titles each one with the text painted inside its heading, and

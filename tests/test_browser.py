@@ -2,8 +2,9 @@
 
 Runs after the strict build (`make test` builds first). For every chapter page: nothing is
 requested from the network, math is typeset (no raw TeX delimiters left in the text),
-every static widget slider switches the displayed frame when moved, every image (figures and
-widget frames) has a text alternative, and the footer states the licences beside an
+every static widget control (slider or radio buttons) switches the displayed frame when moved
+with the keyboard, Tab moves the focus from each control of a widget to the next, every image
+(figures and widget frames) has a text alternative, and the footer states the licences beside an
 "Open issue" link to the repository's tracker. At a desktop width (1200 px) and a phone's
 (420 px): nothing is logged as an error in the console, axe-core (vendored by `make vendor`
 into .vendor/) finds no accessibility violation of any impact, and at 420 px the page
@@ -11,9 +12,11 @@ does not scroll sideways, no formula is cut off by a box around it, every formul
 scrolls shows that it does, and no line of code, printed output or table is cut off at the
 edge of its box without a cue (at 1200 px too: book.css wraps code, a wide table shows that
 it scrolls). At both widths, no text in a widget or a
-figure (widget frames included) is smaller than 11 px as shown.
+figure (widget frames included) is smaller than 11 px as shown, and no text in a widget (a
+label, a slider's value, a choice) is cut off by its box.
 """
 
+import itertools
 import os
 import shutil
 from pathlib import Path
@@ -44,16 +47,56 @@ def _require(condition: bool, reason: str) -> None:
         pytest.skip(reason)
 
 
-def nudge(page, slider) -> str:
-    """Move a widget slider one step with the keyboard (left at its maximum, else right), as a
-    reader would; return the readout it showed before."""
-    readout = slider.locator(".widget-readout").inner_text()
-    handle = slider.locator(".noUi-handle")
-    handle.scroll_into_view_if_needed()
-    handle.focus()
-    at_maximum = handle.get_attribute("aria-valuenow") == handle.get_attribute("aria-valuemax")
-    page.keyboard.press("ArrowLeft" if at_maximum else "ArrowRight")
-    return readout
+# A widget's controls: sliders (numbers) and radio buttons (categories; dpkit.widgets).
+CONTROLS = ".widget-slider, .widget-radio"
+# Where the keyboard focus goes in a control: a slider's handle, the chosen radio button.
+FOCUSABLE = '.noUi-handle, input[type="radio"]:checked'
+
+
+def shown_value(control) -> str:
+    """The value a control shows: a slider's readout, the label of the chosen radio button."""
+    if "widget-radio" in (control.get_attribute("class") or ""):
+        return control.locator("label:has(input:checked)").inner_text()
+    return control.locator(".widget-readout").inner_text()
+
+
+def nudge(page, control) -> str:
+    """Move a widget control one step with the keyboard, as a reader would: a slider left at
+    its maximum, else right; radio buttons to the previous choice from the last, else to the
+    next. Return the value it showed before."""
+    value = shown_value(control)
+    focus = control.locator(FOCUSABLE)
+    focus.scroll_into_view_if_needed()
+    focus.focus()
+    if focus.get_attribute("type") == "radio":
+        radios = control.locator('input[type="radio"]')
+        last = radios.nth(radios.count() - 1).is_checked()
+        page.keyboard.press("ArrowUp" if last else "ArrowDown")
+    else:
+        at_maximum = focus.get_attribute("aria-valuenow") == focus.get_attribute("aria-valuemax")
+        page.keyboard.press("ArrowLeft" if at_maximum else "ArrowRight")
+    return value
+
+
+def tab_order_breaks(page, stops: int = 3) -> list[str]:
+    """Widgets in which Tab, pressed on one control, does not bring the focus to the next one
+    within ``stops`` presses spent inside the first (a slider's editable readout is a stop):
+    a control the keyboard cannot reach, or radio buttons that are not one group (Tab would
+    visit every choice)."""
+    breaks = []
+    inside = "(e) => e.contains(document.activeElement)"
+    for box in page.locator(".widget-vbox:has(> .widget-slider, > .widget-radio)").all():
+        controls = box.locator(f":scope > :is({CONTROLS})").all()
+        for here, there in itertools.pairwise(controls):
+            here.locator(FOCUSABLE).focus()
+            for _ in range(stops):
+                page.keyboard.press("Tab")
+                if not here.evaluate(inside):
+                    break
+            if not there.evaluate(inside):
+                breaks.append(f"Tab from {shown_value(here)!r} went to "
+                              + page.evaluate("document.activeElement.outerHTML.slice(0, 80)"))
+    return breaks
 
 
 def watch_console(page) -> list[str]:
@@ -71,7 +114,7 @@ def wait_rendered(page, chapter: str) -> None:
     page.evaluate("() => window.MathJax && MathJax.startup && MathJax.startup.promise"
                   " ? MathJax.startup.promise.then(() => true) : true")
     if (HTML / "book" / f"{chapter}.html").read_text().count("application/vnd.jupyter.widget-view"):
-        page.wait_for_selector(".widget-slider", state="attached", timeout=15_000)
+        page.wait_for_selector(CONTROLS, state="attached", timeout=15_000)
     page.wait_for_timeout(300)
 
 
@@ -200,6 +243,16 @@ SMALL_TEXT = """
 }
 """
 
+# Text in a widget that its box cuts off: a label, a slider's readout, a choice whose text is
+# wider than the box that shows it ("1 to 200, then +1% (de" for "... (default)").
+CUT_WIDGET_TEXT = """
+() => Array.from(document.querySelectorAll('article .jupyter-widgets *'))
+  .filter((e) => e.offsetParent !== null &&
+    Array.from(e.childNodes).some((n) => n.nodeType === 3 && n.textContent.trim()) &&
+    e.scrollWidth > e.clientWidth + 1)
+  .map((e) => `${e.textContent.trim().slice(0, 40)} (${e.scrollWidth} px in ${e.clientWidth})`)
+"""
+
 
 @pytest.fixture(scope="module")
 def browser():
@@ -249,26 +302,32 @@ def test_page_offline_math_and_widgets(browser, chapter):
     for raw in ("\\(", "\\[", "$$"):
         assert raw not in text, f"{chapter}: raw TeX {raw!r} visible: math did not render"
 
-    # Widgets: every slider changes the frame shown beside it.
+    # Widgets: every control, moved with the keyboard, changes the frame shown beside it.
     if (HTML / "book" / f"{chapter}.html").read_text().count("application/vnd.jupyter.widget-view"):
-        page.wait_for_selector(".widget-slider", state="attached", timeout=15_000)
-    sliders = page.locator(".widget-slider")
-    for i in range(sliders.count()):
-        slider = sliders.nth(i)
-        box = slider.locator("xpath=ancestor::div[contains(@class,'widget-vbox')][1]")
+        page.wait_for_selector(CONTROLS, state="attached", timeout=15_000)
+    # Widget text as first shown (the values moving the controls shows are checked below).
+    cut_at_first = page.evaluate(CUT_WIDGET_TEXT)
+    assert not cut_at_first, f"{chapter}: widget text cut off at 1200 px: {cut_at_first[:3]}"
+    controls = page.locator(CONTROLS)
+    for i in range(controls.count()):
+        control = controls.nth(i)
+        box = control.locator("xpath=ancestor::div[contains(@class,'widget-vbox')][1]")
         before = box.evaluate(VISIBLE_FRAMES)
-        assert len(before) == 1, f"{chapter}: slider {i} shows {len(before)} frames, want 1"
-        readout = nudge(page, slider)
+        assert len(before) == 1, f"{chapter}: control {i} shows {len(before)} frames, want 1"
+        value = nudge(page, control)
         page.wait_for_timeout(200)
         after = box.evaluate(VISIBLE_FRAMES)
-        assert slider.locator(".widget-readout").inner_text() != readout, \
-            f"{chapter}: slider {i} did not move"
+        assert shown_value(control) != value, f"{chapter}: control {i} did not move"
         assert after != before and len(after) == 1, \
-            f"{chapter}: slider {i} moved but the figure stayed"
+            f"{chapter}: control {i} moved but the figure stayed"
+    unreachable = tab_order_breaks(page)
+    assert not unreachable, f"{chapter}: the keyboard does not go through a widget: {unreachable}"
     cut = page.evaluate(CUT_CODE)
     assert not cut, f"{chapter}: code, output or table lines cut off at 1200 px: {cut[:3]}"
     small = page.evaluate(SMALL_TEXT, MIN_TEXT_PX)
     assert not small, f"{chapter}: text below {MIN_TEXT_PX} px at 1200 px: {small[:3]}"
+    cut = page.evaluate(CUT_WIDGET_TEXT)
+    assert not cut, f"{chapter}: widget text cut off at 1200 px: {cut[:3]}"
     # Text alternatives (WCAG 1.1.1), for the figures and every widget frame in the page.
     missing = page.evaluate(IMAGES_WITHOUT_ALT)
     assert not missing, f"{chapter}: images without a text alternative: {missing[:3]}"
@@ -289,7 +348,7 @@ def test_page_offline_math_and_widgets(browser, chapter):
 @pytest.mark.parametrize("chapter", _chapters())
 def test_page_at_phone_width(browser, chapter):
     """At 420 px: no sideways scrolling, no formula, code or table cut off, no text below
-    11 px, no console error, no axe-core violation."""
+    11 px, no widget text cut off, no console error, no axe-core violation."""
     page = browser.new_page(viewport=PHONE)
     errors = watch_console(page)
     page.goto((HTML / "book" / f"{chapter}.html").as_uri())
@@ -307,6 +366,8 @@ def test_page_at_phone_width(browser, chapter):
     assert not cut, f"{chapter}: code, output or table lines cut off at 420 px: {cut[:3]}"
     small = page.evaluate(SMALL_TEXT, MIN_TEXT_PX)
     assert not small, f"{chapter}: text below {MIN_TEXT_PX} px at 420 px: {small[:3]}"
+    cut = page.evaluate(CUT_WIDGET_TEXT)
+    assert not cut, f"{chapter}: widget text cut off at 420 px: {cut[:3]}"
     assert not errors, f"{chapter}: console errors at 420 px: {errors[:3]}"
     violations = axe_violations(page)
     assert not violations, f"{chapter}: axe-core at 420 px: {violations}"

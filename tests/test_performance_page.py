@@ -181,3 +181,25 @@ def test_the_timing_follow_up_the_appendix_cites_passes():
             and not line.startswith("| function")]
     assert len(rows) == 3
     assert all(row.rstrip(" |").endswith("pass") and "| 2000 |" in row for row in rows)
+
+
+def test_page_prints_powers_readably(monkeypatch, capsys) -> None:
+    """What the appendix shows (printed lines, table notes, cells) writes powers as 2⁻³⁷, not
+    as the plain text ``2^-37`` of the results file: every code cell of the page is run, its
+    ``display`` calls and printed output collected."""
+    import IPython.display
+    import jupytext
+
+    shown: list = []
+    monkeypatch.setattr(IPython.display, "display", lambda *objects, **_: shown.extend(objects))
+    monkeypatch.chdir(ROOT)
+    namespace: dict = {}
+    for cell in jupytext.read(PAGE).cells:
+        if cell.cell_type == "code":
+            exec(cell.source, namespace)  # the page's own code, as the book build runs it
+    text = capsys.readouterr().out + "".join(
+        str(getattr(item, "data", "")) + (item.to_html() if hasattr(item, "to_html") else "")
+        for item in shown)
+    plain = re.findall(r".{30}\d\^[-\w].{10}", text)
+    assert not plain, f"powers printed as plain text: {plain[:3]}"
+    assert len(shown) >= 10 and "2⁻³⁷" in text and "2ᵏ" in text, text[:500]

@@ -146,6 +146,40 @@ def test_errors():
         Param("slope", [1, 2], value=3)
     with pytest.raises(TypeError, match=r"must return a matplotlib\.figure\.Figure"):
         explore(lambda slope: None, Param("slope", [1]), mode="live")
+    with pytest.raises(ValueError, match=r"kind must be one of .* got 'radio'"):
+        Param("slope", [1, 2], kind="radio")
+
+
+def category_figure(column, slope=1):
+    return line_figure(slope, intercept=0.0 if column == "age" else 1.0)
+
+
+LONG = "1 to 200, then +1% (default)"
+
+
+def test_categories_are_radio_buttons_showing_every_choice_in_full():
+    """A slider's readout cuts a long label ("1 to 200, then +1% (de"): categories, and
+    numbers whose labels are too long for it, are radio buttons, in both modes."""
+    assert Param("slope", [1, 2.5]).control == "slider"
+    assert Param("column", ["age", LONG]).control == "choice"
+    assert Param("flag", [False, True]).control == "choice"
+    assert Param("slope", [1, 2], format=lambda v: f"{v} (a label too long)").control == "choice"
+    assert Param("column", ["a", "b"], kind="slider").control == "slider"
+    assert Param("slope", [1, 2], kind="choice").control == "choice"
+    for mode in ("live", "static"):
+        box = explore(category_figure, Param("column", ["age", LONG], value=LONG),
+                      Param("slope", [1, 2]), mode=mode)
+        column, slope, figure = box.children
+        assert isinstance(column, widgets.RadioButtons), mode
+        assert isinstance(slope, widgets.SelectionSlider), mode
+        assert column.options == ("age", LONG) and column.index == 1
+        column.index = 0  # as a click on "age" would (in static mode, the link does it)
+        if mode == "static":
+            assert figure.selected_index == 1
+            figure.selected_index = 0
+        assert _png(_visible_image(box)) == figure_png(category_figure("age", 1))
+    links = [w for w in _instances.values() if isinstance(w, Link) and w.target[0] is figure]
+    assert [(link.source[0], link.source[1]) for link in links] == [(column, "index")]
 
 
 def test_figures_display_as_png_under_ipython():
@@ -163,3 +197,12 @@ def test_figures_display_as_png_under_ipython():
         assert register_ipython_display() is False  # never replaces an existing formatter
     finally:
         InteractiveShell.clear_instance()
+
+
+def test_sliders_of_a_widget_share_a_label_width():
+    """The tracks of a widget's sliders line up: their labels get one width, that of the
+    longest (ε and ε·u(o₁)/2 in the base-2 chapter)."""
+    box = explore(line_figure, Param("slope", [1, 2], label="ε"),
+                  Param("intercept", [0.0, 1.0], label="ε·u(o₁)/2"), mode="live")
+    widths = {control.style.description_width for control in box.children[:2]}
+    assert widths == {"10ch"}, widths
