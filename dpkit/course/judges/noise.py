@@ -31,7 +31,6 @@ from dpkit.course.judges._base import (
     too_little_noise,
 )
 from dpkit.course.judges.coding import NEAR as _NEAR
-from dpkit.course.judges.coding import SAME_SEED_LEAK as _SAME_SEED_LEAK
 from dpkit.course.judges.coding import same_seed_leak as _same_seed_leak
 from dpkit.course.judges.coding import two_workers as _two_workers
 
@@ -374,10 +373,10 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
             raise
         except Rejection:
             if leak:
-                raise PrivacyViolation(_SAME_SEED_LEAK) from None
+                raise PrivacyViolation(leak) from None
             raise
         if leak:
-            raise PrivacyViolation(_SAME_SEED_LEAK)
+            raise PrivacyViolation(leak)
         if broken is not None:
             raise on_extreme(broken, _LAPLACE_DOMAIN)
         return verdict
