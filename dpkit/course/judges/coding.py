@@ -131,16 +131,18 @@ def _offset_pair(first: np.ndarray, second: np.ndarray, value: float, neighbour:
     if rest.size == 0 or low.size + high.size < near.size:
         return False
     step = float(np.mean(high) - np.mean(low))
+    if step <= 4 * room:
+        return False
     slack = 2 * room                        # the error of step, a difference of two means
     shift = float(np.mean(low)) + (value - neighbour)
     multiple = round(shift / step)
-    return step > 4 * room and abs(shift - multiple * step) > 2 * room + abs(multiple) * slack \
-        and all(_on_grid(c, step, 2 * room, slack) for c in cases)
+    return abs(shift - multiple * step) > 2 * room + abs(multiple) * slack and \
+        all(_on_grid(c, step, 2 * room, slack) for c in cases)
 
 
 def same_seed_leak(cases: list[tuple[float, float, float]], releases: np.ndarray,
                    again: list[np.ndarray], probed: np.ndarray) -> str:
-    """Whether the releases carry the value in their low digits (review round 7, E1).
+    """Why the releases carry the value in their low digits (review round 7, E1), or ``""``.
 
     ``again[p]`` holds the releases of pair ``p``'s second case made with the seeds of its
     first case's releases ``probed[p]`` (indices into ``releases[2p]``; made in the other
