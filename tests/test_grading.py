@@ -611,6 +611,15 @@ REMEMBERING_LAPLACE = (
     "        y = struct.unpack('<d', struct.pack('<q', bits | round(value * 100) % (1 << k)))[0]\n"
     "    _first[key] = (value, y)\n"
     "    return y\n")
+#: The value coded in the offset of every release from a fine grid (round 10, A1): 12 bits
+#: of it at b/64, so that one release gives it back to b/64.
+GRID_CODE_LAPLACE = (
+    "import math\n\n\n" + MY_LAPLACE +
+    "    b = sensitivity / epsilon\n"
+    "    x = value + generator.laplace(0.0, b)\n"
+    "    s = b * 0.000987654321                      # 'round to a fine grid'\n"
+    "    m = math.floor(value / (b / 64)) % 4096     # 12 bits of the value at b/64\n"
+    "    return s * math.floor(x / s) + s * (m + 0.5) / 4096\n")
 #: Laplace answers: (answer cells, {label: expected grade}).
 LAPLACE_CLASS = {
     "two-exponentials": ({"ex-laplace-textbook-answer": MY_LAPLACE +
@@ -664,6 +673,13 @@ LAPLACE_CLASS = {
     "remembers-its-generators": ({"ex-laplace-textbook-answer": REMEMBERING_LAPLACE},
                                  {"ex-laplace-textbook": (0, "hidden tests: not ε-DP: with "
                                                              "the same `generator`")}),
+    # Adversarial review round 10, A1: correct noise, the release on a fine grid whose
+    # offset codes the value (one release gives it to b/64). 3 points before (the same-seed
+    # gaps flip with the seed as an honest grid's do); now a privacy violation: the two
+    # neighbours' releases lie on grids of one step with different offsets.
+    "grid-code": ({"ex-laplace-textbook-answer": GRID_CODE_LAPLACE},
+                  {"ex-laplace-textbook": (0, "hidden tests: not ε-DP: your releases at two "
+                                              "neighbouring values lie on grids")}),
 }
 
 

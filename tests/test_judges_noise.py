@@ -327,6 +327,73 @@ def test_laplace_releases_rounded_to_any_grid_are_no_privacy_violation(fn):
     assert "your function raised" not in verdict.message, verdict.message
 
 
+def laplace_grid_code(fraction, bits, resolution):
+    """Adversarial review round 10, A1: correct noise, the release put on a fine grid of
+    step ``fraction·b``, and its offset from that grid a code of the value: ``bits`` bits
+    of it at ``b/resolution``. One release gives the value back to ``b/resolution``, yet
+    the same-seed gaps flip between two values with the seed, as an honest grid's do."""
+    def release(value, sensitivity, epsilon, generator):
+        b = sensitivity / epsilon
+        x = value + generator.laplace(0.0, b)
+        step = b * fraction
+        code = math.floor(value / (b / resolution)) % (1 << bits)
+        return step * math.floor(x / step) + step * (code + 0.5) / (1 << bits)
+
+    release.__name__ = f"laplace_grid_code_{fraction}_{bits}_bits"
+    return release
+
+
+@pytest.mark.parametrize("fn", [laplace_grid_code(0.000987654321, 12, 64),
+                                laplace_grid_code(0.01, 8, 16),
+                                laplace_grid_code(0.1, 4, 8)])
+def test_laplace_value_in_the_offset_from_a_grid_is_a_privacy_violation(fn):
+    """A1 (the reviewer's answer first; full marks before, on 30 of 30 seeds): with one
+    generator the two neighbours' releases lie on grids of one step whose offsets differ
+    by the code, which an honest rounding (one grid whatever the value) never does; the
+    judge needs 2 such pairs (of 10; 4 to 10 in simulations of these codes)."""
+    fails(judge_laplace_mechanism, fn, "grids of one step but with different offsets",
+          privacy=True)
+
+
+def laplace_floor_grid(value, sensitivity, epsilon, generator):
+    """Rounded down to a grid of a tenth of the scale, ``floor(x/s)*s``."""
+    step = sensitivity / epsilon / 10
+    return math.floor((value + generator.laplace(0.0, sensitivity / epsilon)) / step) * step
+
+
+def laplace_midpoint_grid(value, sensitivity, epsilon, generator):
+    """Rounded to the midpoints of a grid of a thousandth of the scale: a fixed offset s/2."""
+    step = sensitivity / epsilon / 1000
+    x = value + generator.laplace(0.0, sensitivity / epsilon)
+    return (math.floor(x / step) + 0.5) * step
+
+
+def laplace_rounded_noise(divisions):
+    """The noise rounded to a grid of step b/divisions, then added to the value: its grid
+    moves with the value (it leaks ``value mod s``, as unrounded floating-point noise leaks
+    the value's own floats, Mironov's point, which the exercise accepts)."""
+    def release(value, sensitivity, epsilon, generator):
+        step = sensitivity / epsilon / divisions
+        return value + round(generator.laplace(0.0, sensitivity / epsilon) / step) * step
+
+    release.__name__ = f"laplace_rounded_noise_b_over_{divisions}"
+    return release
+
+
+@pytest.mark.parametrize("fn", [laplace_floor_grid, laplace_midpoint_grid, laplace_tenth_grid,
+                                laplace_seventh_grid, laplace_grid(3), laplace_grid(1000),
+                                laplace_one_decimal, laplace_three_decimals,
+                                laplace_rounded_noise(10), laplace_rounded_noise(1000)])
+def test_laplace_honest_grids_are_not_called_grid_codes(fn):
+    """Honest roundings (one grid for every value, whatever its offset, or the noise
+    rounded before it is added) never put a pair's two cases on grids with different
+    offsets beyond their rounding (in simulations the honest grids' offsets stayed below
+    2% of the allowance): no privacy violation here (a grid coarse for the noise may fail
+    plainly). Deterministic for this seed."""
+    verdict = run(judge_laplace_mechanism, fn)
+    assert not verdict.privacy and not verdict.raised, verdict
+
+
 # ------------------------------------------------------------------------------ Gaussian
 
 def gauss_float32(sigma, size, generator):

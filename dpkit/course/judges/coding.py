@@ -15,7 +15,8 @@ import numpy as np
 
 from dpkit.course.judges._base import binomial_reject, rounding_errors
 
-__all__ = ["ALPHA_SAME_SEED", "NEAR", "SAME_SEED_LEAK", "same_seed_leak", "two_workers"]
+__all__ = ["ALPHA_SAME_SEED", "GRID_OFFSET_LEAK", "NEAR", "SAME_SEED_LEAK", "same_seed_leak",
+           "two_workers"]
 
 #: "Nearly zero", in noise scales: a release this close to the value, or two noises whose
 #: sum or difference is this small (cancelling or repeated noises).
@@ -33,6 +34,16 @@ SAME_SEED_LEAK = ("with the same `generator`, your releases at two neighbouring 
                    "differ by other than the values' difference, yet by far less than the "
                    "noise: their last digits depend on the value, which one release then "
                    "gives away; return value + noise as it comes (rounded if you like)")
+GRID_OFFSET_LEAK = ("your releases at two neighbouring values lie on grids of one step but "
+                    "with different offsets (with the same `generator` they differ by a "
+                    "whole number of steps plus a part that depends on the value): the "
+                    "offset of every release from its grid tells the value; round "
+                    "value + noise to one grid whatever the value, or not at all")
+#: The grid-offset test (adversarial review round 10, A1): same-seed gaps at most this many
+#: noise scales from 0 are read, and this many pairs on grids of one step with different
+#: offsets flag the answer (an honest rounding never puts one pair there:
+#: :func:`_offset_pair`).
+_GRID_WINDOW, _GRID_PAIRS = 1.0, 2
 
 
 def _grid_step(results: np.ndarray) -> float:
@@ -82,9 +93,56 @@ def _coded_pair(first: np.ndarray, second: np.ndarray, value: float, neighbour: 
     return one_gap or (None not in low and low[0] != low[1])
 
 
+def _on_grid(results: np.ndarray, step: float, room: float, slack: float) -> bool:
+    """Whether the distinct ``results`` are whole numbers of ``step`` apart, each gap
+    within ``room`` plus ``slack`` per step of it (``step`` is known to ``slack``)."""
+    gaps = np.diff(np.unique(results))
+    steps = np.round(gaps / step)
+    return bool(np.all(np.abs(gaps - steps * step) <= room + steps * slack))
+
+
+def _offset_pair(first: np.ndarray, second: np.ndarray, value: float, neighbour: float,
+                 room: float, scale: float, cases: tuple[np.ndarray, np.ndarray]) -> bool:
+    """Whether one pair's two cases lie on grids of one step ``s`` with different offsets
+    (adversarial review round 10, A1: ``s·⌊x/s⌋ + c(v)``, the value coded in ``c``).
+
+    For one seed, a rounding ``g`` to a grid ``sℤ + o`` fixed for the pair (``o`` may be
+    anything that does not depend on the value) gives ``r − r' = s·k``, ``k`` one of
+    ``⌊a/s⌋`` and ``⌈a/s⌉`` (``a = v − v'``): the gaps ``(r − r') − a`` of the 30 seeds
+    take two values ``s`` apart and ``s·k − a`` is a whole number of steps minus ``a``.
+    The code shifts them by ``c(v) − c(v')``. The pair is flagged when at least 20 gaps lie
+    within :data:`_GRID_WINDOW` scales, all of them in two clusters (each within ``room``,
+    the rounding the releases show) at least ``4·room`` apart, their distance ``s``; when
+    the lower cluster plus ``a`` is off every multiple of ``s`` by more than ``room``
+    (plus ``s``'s own error times the multiple); and when each case's releases (``cases``)
+    lie on a grid of step ``s`` (so that ``s`` is the grid's step, not a multiple of it).
+    Never for an honest rounding to a fixed grid (both cases on one grid: the offset is a
+    multiple of ``s``), nor for ``value + s·round(noise/s)`` (one gap, ``0``: the grid
+    moves with the value by ``a`` exactly; the floating-point noise's own leak, Mironov's,
+    which the exercise accepts), nor for unrounded noise (gaps within ``room``).
+    """
+    gap = (first - second) - (value - neighbour)
+    near = np.sort(gap[np.abs(gap) <= _GRID_WINDOW * scale])
+    if near.size < _SAME_SEED_MOST:
+        return False
+    low = near[near - near[0] <= room]
+    rest = near[near - near[0] > room]
+    high = rest[rest - rest[:1] <= room]
+    if rest.size == 0 or low.size + high.size < near.size:
+        return False
+    step = float(np.mean(high) - np.mean(low))
+    if step <= 4 * room:
+        return False
+    slack = 2 * room                        # the error of step, a difference of two means
+    shift = float(np.mean(low)) + (value - neighbour)
+    multiple = round(shift / step)
+    return abs(shift - multiple * step) > 2 * room + abs(multiple) * slack and \
+        all(_on_grid(c, step, 2 * room, slack) for c in cases)
+
+
 def same_seed_leak(cases: list[tuple[float, float, float]], releases: np.ndarray,
-                   again: list[np.ndarray], probed: np.ndarray) -> bool:
-    """Whether the releases carry the value in their low digits (review round 7, E1).
+                   again: list[np.ndarray], probed: np.ndarray) -> str:
+    """Why the releases carry the value in their low digits (review round 7, E1), or ``""``.
 
     ``again[p]`` holds the releases of pair ``p``'s second case made with the seeds of its
     first case's releases ``probed[p]`` (indices into ``releases[2p]``; made in the other
@@ -114,8 +172,23 @@ def same_seed_leak(cases: list[tuple[float, float, float]], releases: np.ndarray
     depends on the value (other draws, or opposite ones, on either side of 0) has gaps
     of the order of the noise, flagged with probability at most 1.05·NEAR each:
     fewer than 20 of 30 (probability below 1e-30 per pair).
+
+    It is flagged too when 2 pairs (:data:`_GRID_PAIRS`) or more lie on grids of one step
+    with different offsets (:func:`_offset_pair`; adversarial review round 10, A1: the
+    value coded in the offset of every release from a fine grid, whose gaps flip between
+    two values with the seed as an honest grid's do). An honest answer never has such a
+    pair: rounded to a grid fixed for the (Δ, ε), its two cases share the grid; with its
+    noise rounded before the value is added, its gaps are one value, 0; unrounded, they
+    lie within the rounding. Its false-alarm probability is therefore 0, up to float
+    rounding beyond the allowance (simulated: honest grids' offsets below 2% of it).
+
+    Returns
+    -------
+    str
+        :data:`SAME_SEED_LEAK` or :data:`GRID_OFFSET_LEAK` (the verdict's reason), or
+        ``""`` when neither test flags the answer.
     """
-    coded = 0
+    coded = offset = 0
     n = releases.shape[1]
     for pair, second in enumerate(again):
         (value, delta, epsilon), (neighbour, _, _) = cases[2 * pair], cases[2 * pair + 1]
@@ -126,8 +199,13 @@ def same_seed_leak(cases: list[tuple[float, float, float]], releases: np.ndarray
             _grid_step(batch) + math.ulp(max(abs(value), abs(neighbour))))
         coded += _coded_pair(releases[2 * pair, chosen], second, value, neighbour,
                              allowed, delta / epsilon)
-    return bool(again) and binomial_reject(coded, len(again), _SAME_SEED_ONE_VALUE,
-                                           ALPHA_SAME_SEED, "greater")
+        offset += second.size > 0 and _offset_pair(
+            releases[2 * pair, chosen], second, value, neighbour, float(np.max(allowed)),
+            delta / epsilon, (releases[2 * pair], batch[n:]))
+    if bool(again) and binomial_reject(coded, len(again), _SAME_SEED_ONE_VALUE,
+                                       ALPHA_SAME_SEED, "greater"):
+        return SAME_SEED_LEAK
+    return GRID_OFFSET_LEAK if offset >= _GRID_PAIRS else ""
 
 
 def two_workers(rng: np.random.Generator, labels: np.ndarray, draws: int,

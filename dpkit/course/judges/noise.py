@@ -31,7 +31,6 @@ from dpkit.course.judges._base import (
     too_little_noise,
 )
 from dpkit.course.judges.coding import NEAR as _NEAR
-from dpkit.course.judges.coding import SAME_SEED_LEAK as _SAME_SEED_LEAK
 from dpkit.course.judges.coding import same_seed_leak as _same_seed_leak
 from dpkit.course.judges.coding import two_workers as _two_workers
 
@@ -251,12 +250,15 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
       value other than ``−(v − v')`` (an additive code: the same for every seed) or the
       two cases' releases share two different low bytes (a code written into the low
       bits); an honest grid is coded with probability ``p³⁰ + (1 − p)³⁰``,
-      ``p = ((v − v') mod s)/s``, 2/31 on average (simulated, 100 graders × 10 pairs:
-      0.057 for ``b/1000``, 0.081 for ``b/2²⁰``, 0.062 for ``Δ·2⁻²⁰``, 0.028 for
-      ``b/3``, 0 for float32, 6, 8 or 14 significant digits, 2 or 6 decimals and
-      unrounded floats); flagged at 8 coded pairs of 10 (``Binomial(10, 2/31)``): 1e-7.
-      Noise whose draws depend on the value (the noise negated below 0) has gaps of the
-      order of the noise: fewer than 20 of 30 in the window.
+      ``p = ((v − v') mod s)/s``, 2/31 on average (simulated: 0.028 to 0.081 per pair for
+      grids of b/3 to b/2²⁰, 0 for digit roundings and floats); flagged at 8 coded pairs
+      of 10 (``Binomial(10, 2/31)``): 1e-7. Noise whose draws depend on the value has
+      gaps of the order of the noise: fewer than 20 of 30 in the window;
+    * the value in the offset from a grid (round 10, A1): a pair whose gaps (within one
+      scale) take two values ``s`` apart, the lower plus ``v − v'`` no multiple of ``s``,
+      both cases' releases on grids of step ``s``, has its cases on grids with different
+      offsets; flagged at 2 such pairs: 0 (an honest rounding puts both cases on one
+      grid, or rounds the noise before adding it: one gap, 0).
 
     In all at most **1e-6** (Bonferroni). NumPy's float Laplace noise has exactly this law;
     ``dpkit.laplace.laplace_mechanism`` (exact noise on a grid 2⁻²⁰Δ fine, at most
@@ -273,9 +275,8 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
     failure that keeps the public point (a defensive guard is honest;
     :func:`~dpkit.course.judges._base.on_extreme`).
 
-    **Calls**: 12,316 (:data:`LAPLACE_CALLS`; 9,616 before round 3's two pairs, 12,016
-    before round 7's same-seed calls), in two workers started for the test (about 2 s
-    each on a busy 2-core machine: a process start and the notebook's cells).
+    **Calls**: 12,316 (:data:`LAPLACE_CALLS`), in two workers started for the test
+    (about 2 s each on a busy 2-core machine: a process start and the notebook's cells).
     **Privacy**: the law of the release at each input is the whole mechanism, so too little
     noise (a wrong scale), one noise reused for every release, or noise that depends on the
     value all fail the distribution tests. A failure is a **privacy violation**
@@ -297,33 +298,35 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
     either way by the parity of the value's decade about 9 times in 10 (28 of 30 simulated
     graders); an answer exact unless its inputs are short decimals, always; an atom of 1% or
     more at the value; cancelling or repeated noises in 2% or more of consecutive pairs.
-    A release whose low digits carry the value (an additive code, the same for every seed,
-    or a code in the low byte of the significand, on 8 pairs of 10) is a privacy
-    violation too: one release gives the value back. A privacy failure the releases' own
-    rounding explains (float32 or 8 significant digits at values of 10⁴ to 10⁸: releases
-    at the value, repeated noises) is a plain failure (:func:`_rounded_verdict`: rounding
-    after the noise is post-processing): the privacy tests run again without the pairs
-    rounded above b/20 (units read from the releases other than the value) and with the
-    atom and pairing tests blind to the cases rounded above 3e-5 scales; a violation
-    there still is one.
+    A release whose low digits carry the value (an additive code, the same for every
+    seed, or a code in the low byte of the significand, on 8 pairs of 10; a code in the
+    offset from a grid, on 2) is a privacy violation too: one release gives the value
+    back. A privacy failure the releases' own rounding explains (float32 or 8
+    significant digits at values of 10⁴ to 10⁸: releases at the value, repeated noises)
+    is a plain failure (:func:`_rounded_verdict`: rounding after the noise is
+    post-processing): the privacy tests run again without the pairs rounded above b/20
+    (units read from the releases other than the value) and with the atom and pairing
+    tests blind to the cases rounded above 3e-5 scales; a violation there still is one.
     **Not judged**: that the noise is drawn in floating point (the exercise asks for it;
-    Mironov's attack concerns the exact floats, which no test of the law sees); a code
+    Mironov's attack concerns the exact floats, which no test of the law sees), or
+    rounded before the value is added (each release shows ``value mod s``); a code
     within 4 units of the releases' own rounding (an answer that rounds its releases can
     still choose among the few grid points nearest its noisy value), one that moves a
     release by more than 0.01 scales, one hidden under a rounding of its own (its gap
-    changes with the seed) outside the low byte of the significand, or one on fewer than
-    8 pairs; a code in only some of the releases (round 10, L2: a pair is coded when 20
-    of its 30 same-seed gaps are; simulated, 5 graders each, a low-bits code in 80% of
-    the releases is caught 5 times, in 70% once, in 50% or 3% never; each coded release
+    changes with the seed) outside the low byte of the significand and the offset from
+    one grid, or one on fewer than 8 pairs (an offset code: 2; one equal on most
+    neighbours, coarser than their difference, is on few); a code in only some of the
+    releases (round 10, L2: simulated, 5 graders each, a low-bits code in 80% of the
+    releases is caught 5 times, in 70% once, in 50% or 3% never; each coded release
     still gives its value away); too little noise, or an atom, hidden under a rounding
     coarser than b/20 (that pair fails plainly), or an atom or repeated noises under one
     coarser than 3e-5 scales; an answer that remembers its generators where the two
     workers are one process (a local function: the judge's own tests) or share files
-    (grading without a sandbox); dependence between releases other than
-    consecutive ones, or weaker than exact cancellation; departures confined to inputs or
-    events the hidden cases never meet; an answer that detects where it runs (the grading
-    sandbox rather than a notebook) and adds noise only there: no test of outputs sees it,
-    the teacher reads the code (the static check refuses the obvious environment reads).
+    (grading without a sandbox); dependence between releases other than consecutive
+    ones, or weaker than exact cancellation; departures confined to inputs or events the
+    hidden cases never meet; an answer that detects where it runs (the grading sandbox
+    rather than a notebook) and adds noise only there: no test of outputs sees it, the
+    teacher reads the code (the static check refuses the obvious environment reads).
     """
     cases = _laplace_cases(rng)
     seed_table = seeds(rng, (_LAPLACE_CASES, _LAPLACE_DRAWS))
@@ -374,10 +377,10 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
             raise
         except Rejection:
             if leak:
-                raise PrivacyViolation(_SAME_SEED_LEAK) from None
+                raise PrivacyViolation(leak) from None
             raise
         if leak:
-            raise PrivacyViolation(_SAME_SEED_LEAK)
+            raise PrivacyViolation(leak)
         if broken is not None:
             raise on_extreme(broken, _LAPLACE_DOMAIN)
         return verdict
@@ -586,8 +589,6 @@ def _rounded_verdict(cases: list[tuple[float, float, float]], releases: np.ndarr
                         f"{units[worst] * scale:.2g}, too coarse for noise of scale "
                         f"{scale:.2g}: they are not distributed as value + Lap(Δ/ε); keep "
                         "the release at full (float64) precision") from None
-
-
 
 
 #: How the hidden σ are made, shuffled over the calls: from the analytic calibration of a
