@@ -418,8 +418,29 @@ def test_the_sandbox_sees_only_python_and_dpkit():
         # Only what the sandbox makes, and the top folders of what it binds (the clone may
         # live anywhere: /work, /home, /check ...).
         bound = {path.parts[1] for path in _binds()}
-        assert visible <= {"usr", "bin", "lib", "lib64", "proc", "dev", "tmp"} | bound
+        assert visible <= {"usr", "bin", "lib", "lib64", "proc", "dev", "tmp", "home"} | bound
         assert "etc" not in visible and "etc" not in bound
+
+
+def test_the_worker_reads_like_a_notebook_s_kernel_on_the_cheap_signals():
+    """Adversarial review 10, A2: ``"ipykernel" in sys.modules`` (never true in the worker
+    before), ``HOME == "/tmp"`` and ``MPLBACKEND == "Agg"`` told the sandbox from a notebook.
+    Now they read as in a kernel (ipykernel 7.4.0 sets that backend), the home is writable
+    and a figure can still be drawn and shown. Deterministic."""
+    with Sandbox(Limits(call_seconds=60)) as sandbox:
+        errors = sandbox.run(["import os, sys\n"
+                              "signals = ['ipykernel' in sys.modules, os.environ['HOME'],\n"
+                              "           os.environ['MPLBACKEND']]\n"
+                              "open(os.path.join(os.path.expanduser('~'), 'notes.txt'), 'w')"
+                              ".write('x')\n"
+                              "import ipykernel._version\n"
+                              "import matplotlib.pyplot as plt\n"
+                              "plt.plot([1, 2])\nplt.show()\n"
+                              "backend = plt.get_backend()\n"])
+        assert errors == [None], errors
+        assert sandbox.get("signals") == [True, "/home/student",
+                                          "module://matplotlib_inline.backend_inline"]
+        assert sandbox.get("backend") == "module://matplotlib_inline.backend_inline"
 
 
 # --------------------------------------------------------------- the book's own exercises
