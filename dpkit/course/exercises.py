@@ -134,7 +134,15 @@ def environment_use(label: str, answer: str, earlier: Iterable[str | tuple[str, 
     ``get_ipython``, ``socket``, ``platform``, ``dpkit.timing`` …) in an import, as a bare
     name the student's code does not bind itself, or as an attribute, unless the student's
     code stores that attribute itself (``self.timing = []``) and the object read may hold
-    no module (a parameter, an object of the student's). ``unpadded`` (the book's idiom for
+    no module (a parameter, an object of the student's; the result of a call may hold the
+    modules of its object and arguments: ``[os].pop().environ`` is refused, adversarial
+    review 10, A2); a word of :data:`ENVIRONMENT` as a constant key of something that may
+    hold a module (``vars(m)["environ"]``, ``m.get("argv")``). And, as
+    :func:`forbidden_use` refuses dynamic lookups, with the words of :data:`ENVIRONMENT` as
+    the refused names: ``getattr`` and its kin with one of them or with a computed name
+    (but on ``self`` in a method of the student's class), ``vars`` of a module,
+    ``__dict__`` and the other non-plain double-underscore names, ``pickle``, ``inspect``,
+    ``gc`` and the rest of ``_DYNAMIC_NAMES``. ``unpadded`` (the book's idiom for
     simulations, ``with unpadded():``) is allowed; the state behind it is reached only
     through ``timing`` or private names. Other signals (the file system, the time, the
     parent process) stay open: the teacher reads the code.

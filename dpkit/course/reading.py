@@ -227,8 +227,7 @@ class Reading:
 
     def __init__(self, trees: list[ast.AST], outside: Callable[[str], set[str]],
                  calls_hold: bool = False) -> None:
-        self.outside = outside
-        self.calls_hold = calls_hold
+        self.outside, self.calls_hold = outside, calls_hold
         self.nodes = [node for tree in trees for node in ast.walk(tree)]
         self.globals = set().union(*(_global_names(tree) for tree in trees))
         self.names: dict[str, set[str]] = {}
@@ -375,11 +374,8 @@ class Reading:
             return self.paths(node.func.body, seen)
         if builtin is not None:     # list, iter, next, dict …: what their arguments hold
             return set().union(*(self.paths(a, seen) for a in node.args))
-        found = set()
-        if self.calls_hold and not self.functions.get(_callee(node.func) or ""):
-            held = [node.func.value] if isinstance(node.func, ast.Attribute) else []
-            for part in [*held, *node.args, *(k.value for k in node.keywords)]:
-                found |= {p.split(".", 1)[0] for p in self.paths(part, seen)}
+        found = {p.split(".", 1)[0] for part in _held(node) for p in self.paths(part, seen)} \
+            if self.calls_hold and not self.functions.get(_callee(node.func) or "") else set()
         for function in self.functions.get(_callee(node.func) or "", []):
             returns = [function.body] if isinstance(function, ast.Lambda) else [
                 n.value for n in ast.walk(function)
@@ -387,6 +383,13 @@ class Reading:
             for value in returns:
                 found |= self.paths(value, seen)
         return found
+
+
+def _held(node: ast.Call) -> list[ast.expr]:
+    """What a call's result may hold (with ``calls_hold``): its arguments, and the object
+    of a method."""
+    held = [node.func.value] if isinstance(node.func, ast.Attribute) else []
+    return [*held, *node.args, *(k.value for k in node.keywords)]
 
 
 def _callee(func: ast.expr) -> str | None:
