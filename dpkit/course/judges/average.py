@@ -379,9 +379,9 @@ def judge_auto_avg(fn: Callable[[Any, float, Any], Any], rng: np.random.Generato
     the exact quantiles, with 1,200 seeds too); a sum noise a little too small (0.8·b:
     within the sum test's resolution); the grid of candidates (the law of ``b`` depends on
     the grid); extra noise (a coarse grid adds it legitimately); a data-dependent grid
-    whose effect is confined to rare events (values added to a grid that already holds candidates below them); a percentile at a
-    rank between the cliffs' boundaries (97%, 99.9%); the grid of the releases when the results
-    are rounded (NumPy noise then passes if its law is right).
+    whose effect is confined to rare events (values added to a grid that already holds candidates
+    below them); a percentile at a rank between the cliffs' boundaries (97%, 99.9%); the grid of the
+    releases when the results are rounded (NumPy noise then passes if its law is right).
     """
     epsilon = round(float(math.exp(rng.uniform(math.log(0.5), math.log(1.5)))), 3)
     data = _data(rng, epsilon)
