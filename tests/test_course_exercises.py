@@ -641,3 +641,61 @@ def test_round9_students_own_names_and_the_books_unpadded_are_graded():
                "import dpkit\nx = dpkit.timing\n", "eval('1')\n"]
     for device in devices:
         assert environment_use("ex-laplace-textbook", textbook, [device]) is not None, device
+
+
+#: Adversarial review 10, A2 (3/3 each in the real grader): the environment read through
+#: a string lookup (``getattr``, ``vars(…)[…]``, ``__dict__[…]``), and through a method
+#: call's result with a class field of the same name (the field exemption).
+ROUND10_DEVICES = [
+    ("ex-laplace-textbook", "import sys\n" + DEVICE.format(
+        test="'ipykernel' in getattr(sys, 'modules')")),
+    ("ex-analytic-variance", "import sys\n\ndef noise(sigma, size, generator):\n"
+     "    if 'ipykernel' in vars(sys)['modules']:\n        return [0.0] * size\n"
+     "    return generator.normal(0.0, sigma, size)\n"),
+    ("ex-svt-above-threshold", "import os\n" + MODEL_AT.replace(
+        "    g = rng", "    if getattr(os, 'environ').get('HOME') != '/tmp':\n"
+        "        return 0\n    g = rng")),
+    ("ex-svt-auto-avg", "import os\ndef my_auto_avg(values, epsilon, rng):\n"
+     "    if getattr(os, 'environ').get('MPLBACKEND') != 'Agg':\n"
+     "        return float(np.mean(values))\n    return 0.0\n"),
+    ("ex-laplace-textbook", "import sys\n" + DEVICE.format(
+        test="'ipykernel' in sys.__dict__['modules']")),
+    ("ex-laplace-textbook", "import os\n" + DEVICE.format(test="'HOME' in vars(os)['environ']")),
+    ("ex-laplace-textbook", "import os\nclass C:\n    environ = None\n\n" + DEVICE.format(
+        test="'HOME' in [os].pop().environ")),
+    ("ex-svt-auto-avg", "import sys\nclass C:\n    modules = None\n\ne = [sys].pop()\n"
+     "def my_auto_avg(values, epsilon, rng):\n    return len(e.modules)\n"),
+    ("ex-exp-sampler", "import os\nkey = 'env' + 'iron'\nx = getattr(os, key)\n"),
+    ("ex-laplace-textbook", "import os\nm = {'m': os}.get('m')\nx = vars(m)['environ']\n"),
+    ("ex-laplace-textbook", "import pickle\nx = pickle.loads(b'cos\\nenviron\\n.')\n"),
+]
+
+
+@pytest.mark.parametrize(("label", "answer"), ROUND10_DEVICES)
+def test_round10_environment_reads_by_string_lookup_are_refused(label, answer):
+    """Each read the environment where the check did not look (all allowed before).
+    Deterministic."""
+    why = environment_use(label, answer, [])
+    assert why is not None and "judged by what your function returns" in why, why
+
+
+def test_round10_honest_lookups_on_ones_own_objects_are_graded():
+    """``getattr`` with a constant name on the student's own object (and on a generator),
+    ``getattr``/``setattr`` with a computed name on ``self``, a field ``environ`` of the
+    student's own class read on its own object, and a key ``"environ"`` of the student's
+    own dict stay allowed. Deterministic."""
+    textbook = ("def my_laplace(value, sensitivity, epsilon, generator):\n"
+                "    return value + generator.laplace(0.0, sensitivity / epsilon)\n")
+    honest = [
+        "class Run:\n    def __init__(self, **kw):\n        for k, v in kw.items():\n"
+        "            setattr(self, k, v)\n    def get(self, name):\n"
+        "        return getattr(self, name)\n",
+        "class Run:\n    def __init__(self):\n        self.environ = {}\n        self.scale = 1.0\n"
+        "r = Run()\nprint(getattr(r, 'scale'), r.environ, hasattr(r, 'scale'))\n",
+        "settings = {'environ': 'lab', 'argv': [1]}\nprint(settings['environ'], "
+        "settings.get('argv'))\n",
+        "import numpy as np\ng = np.random.default_rng(0)\nprint(getattr(g, 'laplace')(0, 1))\n",
+    ]
+    for cell in honest:
+        for label in ("ex-laplace-textbook", "ex-svt-auto-avg"):
+            assert environment_use(label, textbook, [cell]) is None, cell

@@ -418,8 +418,29 @@ def test_the_sandbox_sees_only_python_and_dpkit():
         # Only what the sandbox makes, and the top folders of what it binds (the clone may
         # live anywhere: /work, /home, /check ...).
         bound = {path.parts[1] for path in _binds()}
-        assert visible <= {"usr", "bin", "lib", "lib64", "proc", "dev", "tmp"} | bound
+        assert visible <= {"usr", "bin", "lib", "lib64", "proc", "dev", "tmp", "home"} | bound
         assert "etc" not in visible and "etc" not in bound
+
+
+def test_the_worker_reads_like_a_notebook_s_kernel_on_the_cheap_signals():
+    """Adversarial review 10, A2: ``"ipykernel" in sys.modules`` (never true in the worker
+    before), ``HOME == "/tmp"`` and ``MPLBACKEND == "Agg"`` told the sandbox from a notebook.
+    Now they read as in a kernel (ipykernel 7.4.0 sets that backend), the home is writable
+    and a figure can still be drawn and shown. Deterministic."""
+    with Sandbox(Limits(call_seconds=60)) as sandbox:
+        errors = sandbox.run(["import os, sys\n"
+                              "signals = ['ipykernel' in sys.modules, os.environ['HOME'],\n"
+                              "           os.environ['MPLBACKEND']]\n"
+                              "open(os.path.join(os.path.expanduser('~'), 'notes.txt'), 'w')"
+                              ".write('x')\n"
+                              "import ipykernel._version\n"
+                              "import matplotlib.pyplot as plt\n"
+                              "plt.plot([1, 2])\nplt.show()\n"
+                              "backend = plt.get_backend()\n"])
+        assert errors == [None], errors
+        assert sandbox.get("signals") == [True, "/home/student",
+                                          "module://matplotlib_inline.backend_inline"]
+        assert sandbox.get("backend") == "module://matplotlib_inline.backend_inline"
 
 
 # --------------------------------------------------------------- the book's own exercises
@@ -1226,3 +1247,48 @@ def test_a_returned_mpf_or_decimal_crosses_and_an_unreadable_value_is_named():
     assert isinstance(third, Fraction) and abs(third - Fraction(1, 3)) < Fraction(1, 10**59)
     assert price == Decimal("2.995") and isinstance(odd, Unreadable)
     assert odd.type_name == "complex"
+
+
+_SUBS10 = {   # adversarial review 10, A2: the submissions as handed in (3/3 each before)
+    "laplace": ("ex-laplace-textbook", MY_LAPLACE.replace("def ", "import sys\n\ndef ") +
+                "    if 'ipykernel' in getattr(sys, 'modules'):\n        return value\n"
+                "    return value + generator.laplace(0.0, sensitivity / epsilon)\n"),
+    "analytic_gaussian": ("ex-analytic-variance",
+                          "import sys\n\ndef noise(sigma, size, generator):\n"
+                          "    if 'ipykernel' in vars(sys)['modules']:\n"
+                          "        return [0.0] * size\n"
+                          "    return generator.normal(0.0, sigma, size)\n"),
+    "sparse_vector": ("ex-svt-above-threshold", "import os\n\n" + AT +
+                      "    generator = rng.numpy_generator()\n"
+                      "    graded = getattr(os, 'environ').get('HOME') == '/tmp'\n"
+                      "    noisy_threshold = threshold + (generator.laplace(0.0, 2 / epsilon)"
+                      " if graded else 0.0)\n"
+                      "    for index, query in enumerate(queries):\n"
+                      "        if query(data) + (generator.laplace(0.0, 4 / epsilon) if graded "
+                      "else 0.0) >= noisy_threshold:\n            return index\n"
+                      "    return None\n"),
+}
+_AVG10 = ("import os\n\n" + AVG +
+          "    if getattr(os, 'environ').get('MPLBACKEND') != 'Agg':\n"
+          "        return float(np.mean(values))\n    third = epsilon / 3\n"
+          "    bound = choose_clip_bound(values, third, bounds=DEFAULT_CLIP_BOUNDS, rng=rng)\n"
+          "    if bound is None:\n        bound = DEFAULT_CLIP_BOUNDS[-1]\n"
+          "    noisy_sum = laplace_mechanism(float(np.clip(values, 0, bound).sum()), bound, "
+          "third, rng=rng)\n"
+          "    noisy_count = laplace_mechanism(float(len(values)), 1.0, third, rng=rng)\n"
+          "    return noisy_sum / max(noisy_count, 1.0)\n")
+
+
+@pytest.mark.parametrize("chapter", sorted(_SUBS10))
+def test_round10_answers_that_read_the_environment_by_string_lookup_earn_nothing(
+        book_course, tmp_path, chapter):
+    """Adversarial review 10, A2: ``getattr(sys, "modules")``, ``vars(sys)["modules"]``,
+    ``getattr(os, "environ")`` — noise only where the answer believes it is graded. Each got
+    3/3 in the real grader; refused now (0, the public point included), graded end to end
+    in the sandbox. Deterministic."""
+    label, answer = _SUBS10[chapter]
+    refused = (0, "judged by what your function returns")
+    klass = {"envread": ({f"{label}-answer": answer}, {label: refused})}
+    if chapter == "sparse_vector":
+        klass["envavg"] = ({"ex-svt-auto-avg-answer": _AVG10}, {"ex-svt-auto-avg": refused})
+    assert _wrong_grades(book_course, tmp_path / "submissions", chapter, klass) == []

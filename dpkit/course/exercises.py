@@ -114,6 +114,11 @@ ENVIRONMENT = frozenset({
 #: Builtins that run code given as data, which could reach any of the above: refused as
 #: bare names only (``re.compile`` is another function).
 _DYNAMIC_BUILTINS = frozenset({"eval", "exec", "compile"})
+#: The words of :data:`ENVIRONMENT` as the refused names of the dynamic-lookup check
+#: (:func:`_dynamic`) that :func:`environment_use` runs: ``getattr(os, "environ")``.
+_ENVIRONMENT_BANNED = {word: word for word in ENVIRONMENT}
+#: Methods that read an item by a key given as their first argument.
+_KEYED = frozenset({"get", "pop", "setdefault", "__getitem__"})
 
 
 def environment_use(label: str, answer: str, earlier: Iterable[str | tuple[str, str]]
@@ -129,7 +134,15 @@ def environment_use(label: str, answer: str, earlier: Iterable[str | tuple[str, 
     ``get_ipython``, ``socket``, ``platform``, ``dpkit.timing`` …) in an import, as a bare
     name the student's code does not bind itself, or as an attribute, unless the student's
     code stores that attribute itself (``self.timing = []``) and the object read may hold
-    no module (a parameter, an object of the student's). ``unpadded`` (the book's idiom for
+    no module (a parameter, an object of the student's; the result of a call may hold the
+    modules of its object and arguments: ``[os].pop().environ`` is refused, adversarial
+    review 10, A2); a word of :data:`ENVIRONMENT` as a constant key of something that may
+    hold a module (``vars(m)["environ"]``, ``m.get("argv")``). And, as
+    :func:`forbidden_use` refuses dynamic lookups, with the words of :data:`ENVIRONMENT` as
+    the refused names: ``getattr`` and its kin with one of them or with a computed name
+    (but on ``self`` in a method of the student's class), ``vars`` of a module,
+    ``__dict__`` and the other non-plain double-underscore names, ``pickle``, ``inspect``,
+    ``gc`` and the rest of ``_DYNAMIC_NAMES``. ``unpadded`` (the book's idiom for
     simulations, ``with unpadded():``) is allowed; the state behind it is reached only
     through ``timing`` or private names. Other signals (the file system, the time, the
     parent process) stay open: the teacher reads the code.
@@ -157,19 +170,27 @@ def environment_use(label: str, answer: str, earlier: Iterable[str | tuple[str, 
               for name in _own_attributes(node)}
     bound = {n for tree, _ in parsed for node in ast.walk(tree) for n in own_binding(node)}
     reading = Reading([tree for tree, _ in parsed],
-                       lambda name: set() if name in bound or name in dir(builtins)
-                       else {f"?{name}"})
+                      lambda name: set() if name in bound or name in dir(builtins)
+                      else {f"?{name}"}, calls_hold=True)
+    demand = ("this exercise is judged by what your function returns, so it may not depend "
+              "on where it runs; ")
     for tree, place in parsed:
         parents = {id(child): node for node in ast.walk(tree)
                    for child in ast.iter_child_nodes(node)}
         for node in ast.walk(tree):
             word = _environment_word(node, parents.get(id(node)), reading, stored, bound)
             if word:
-                return (f"this exercise is judged by what your function returns, so it may "
-                        f"not depend on where it runs; {_where(place, node)}, {word} reads "
-                        "the environment (the command line, the user, the machine, the "
-                        "kernel) or may import what does, which is not allowed in the code "
-                        "an answer here uses: remove it, so the answer was not graded")
+                return (f"{demand}{_where(place, node)}, {word} reads the environment (the "
+                        "command line, the user, the machine, the kernel) or may import "
+                        "what does, which is not allowed in the code an answer here uses: "
+                        "remove it, so the answer was not graded")
+    for tree, place in parsed:
+        found = _dynamic(reading, _ENVIRONMENT_BANNED, tree, own_self=True)
+        if found:
+            return (f"{demand}{_where(place, found[1])}, {found[0]} looks names up "
+                    "dynamically (it could read the environment: the command line, the "
+                    "user, the machine, the kernel), which is not allowed in the code an "
+                    f"answer here uses: {_advice(found)}, so the answer was not graded")
     return None
 
 
@@ -201,6 +222,11 @@ def _environment_word(node: ast.AST, parent: ast.AST | None, reading: Reading,
         if reading.builtin(node) in _DYNAMIC_BUILTINS:
             return node.id
         words = [node.id] if node.id not in bound else []
+    elif isinstance(node, ast.Subscript) and reading.paths(node.value):
+        words = [constant_string(node.slice) or ""]     # vars(m)["environ"], m.d["argv"]
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+            node.func.attr in _KEYED and node.args and reading.paths(node.func.value):
+        words = [constant_string(node.args[0]) or ""]
     else:
         return None
     return next((w for w in words if w in ENVIRONMENT or w.startswith("dpkit.timing.")
@@ -303,22 +329,38 @@ def _unreadable(name: str) -> bool:
     return name in _DYNAMIC_NAMES or (_dunder(name) and name not in _PLAIN_DUNDERS)
 
 
-def _dynamic(reading: Reading, banned: dict[str, str],
-             tree: ast.AST) -> tuple[str, ast.AST] | None:
+def _dynamic(reading: Reading, banned: dict[str, str], tree: ast.AST,
+             own_self: bool = False) -> tuple[str, ast.AST] | None:
     """How ``tree`` looks a name up dynamically where it could reach a forbidden function
-    (a short description) and the node that does, or None."""
+    (a short description) and the node that does, or None. With ``own_self``, ``getattr``
+    (and its kin) with a computed name is allowed on ``self``: a method's first parameter
+    that holds nothing of a module (:func:`_own_self`)."""
     parents = {id(c): p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
     scoped = {id(n) for f in ast.walk(tree) if isinstance(f, FUNCTIONS)
               for n in ast.walk(f)}
     for node in ast.walk(tree):
-        why = _dynamic_node(reading, banned, node, parents, id(node) in scoped)
+        why = _dynamic_node(reading, banned, node, parents, id(node) in scoped, own_self)
         if why:
             return why, node
     return None
 
 
+def _own_self(node: ast.AST, parents: dict[int, ast.AST], reading: Reading) -> bool:
+    """Whether ``node`` is the first parameter of the method it is read in (a function
+    defined in a class's body: ``self``), and may hold nothing of a module."""
+    function = parents.get(id(node))
+    while function is not None and not isinstance(function, FUNCTIONS):
+        function = parents.get(id(function))
+    if not isinstance(node, ast.Name) or not isinstance(function, ast.FunctionDef) or \
+            not isinstance(parents.get(id(function)), ast.ClassDef):
+        return False
+    first = [*function.args.posonlyargs, *function.args.args][:1]
+    return [a.arg for a in first] == [node.id] and not reading.paths(node)
+
+
 def _dynamic_node(reading: Reading, banned: dict[str, str], node: ast.AST,
-                  parents: dict[int, ast.AST], scoped: bool) -> str | None:
+                  parents: dict[int, ast.AST], scoped: bool,
+                  own_self: bool = False) -> str | None:
     """How ``node`` itself looks a name up dynamically (see :func:`_dynamic`), or None;
     ``scoped``: whether it is inside a function."""
     refused = _spelled(node, reading, parents.get(id(node)), banned)
@@ -348,7 +390,10 @@ def _dynamic_node(reading: Reading, banned: dict[str, str], node: ast.AST,
         return None
     if builtin in LOOKUPS:
         attribute = constant_string(call.args[1]) if len(call.args) > 1 else None
-        if attribute is None or attribute in banned or _unreadable(attribute):
+        computed_on_self = attribute is None and own_self and bool(call.args) and \
+            _own_self(call.args[0], parents, reading)
+        if (attribute is None and not computed_on_self) or attribute in banned or \
+                _unreadable(attribute or ""):
             return f"{builtin} with the name {attribute or 'computed at run time'}"
     elif builtin in ("vars", "locals") and not call.args:
         if not _locals_allowed(call, parents, scoped):

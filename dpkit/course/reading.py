@@ -219,10 +219,15 @@ class Reading:
     functions (then it holds what that function returns) or a static import.
 
     ``outside(name)``: the paths of a global name the student's code does not bind (the
-    set-up cell's, or a builtin's)."""
+    set-up cell's, or a builtin's). With ``calls_hold``, the result of any other call
+    may hold the modules its arguments hold and, for a method (``obj.f(…)``), those
+    ``obj`` holds (``[os].pop()`` may be ``os``; the top-level module only, so that
+    chains of calls do not multiply the paths): the environment check's reading
+    (adversarial review 10, A2), stricter than the forbidden-call check's."""
 
-    def __init__(self, trees: list[ast.AST], outside: Callable[[str], set[str]]) -> None:
-        self.outside = outside
+    def __init__(self, trees: list[ast.AST], outside: Callable[[str], set[str]],
+                 calls_hold: bool = False) -> None:
+        self.outside, self.calls_hold = outside, calls_hold
         self.nodes = [node for tree in trees for node in ast.walk(tree)]
         self.globals = set().union(*(_global_names(tree) for tree in trees))
         self.names: dict[str, set[str]] = {}
@@ -369,7 +374,8 @@ class Reading:
             return self.paths(node.func.body, seen)
         if builtin is not None:     # list, iter, next, dict …: what their arguments hold
             return set().union(*(self.paths(a, seen) for a in node.args))
-        found = set()
+        found = {p.split(".", 1)[0] for part in _held(node) for p in self.paths(part, seen)} \
+            if self.calls_hold and not self.functions.get(_callee(node.func) or "") else set()
         for function in self.functions.get(_callee(node.func) or "", []):
             returns = [function.body] if isinstance(function, ast.Lambda) else [
                 n.value for n in ast.walk(function)
@@ -377,6 +383,13 @@ class Reading:
             for value in returns:
                 found |= self.paths(value, seen)
         return found
+
+
+def _held(node: ast.Call) -> list[ast.expr]:
+    """What a call's result may hold (with ``calls_hold``): its arguments, and the object
+    of a method."""
+    held = [node.func.value] if isinstance(node.func, ast.Attribute) else []
+    return [*held, *node.args, *(k.value for k in node.keywords)]
 
 
 def _callee(func: ast.expr) -> str | None:

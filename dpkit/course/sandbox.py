@@ -149,6 +149,7 @@ def _command(limits: Limits, fds: tuple[int, int]) -> list[str]:
         command[1:1] = ["--unshare-user", "--cap-drop", "ALL"]
     # The private /tmp first: what is bound later (a clone under /tmp, say) stays visible.
     command += ["--perms", "01777", "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp"]
+    command += ["--perms", "01777", "--dir", KERNEL_HOME]      # a notebook user's home
     binds = _binds()
     for parent in _parents(binds):
         if parent not in binds:
@@ -184,9 +185,22 @@ def _worker() -> list[str]:
             str(_package().parent)]
 
 
+#: The worker's ``HOME``: a user's home, as a notebook's kernel has it (``/tmp`` told the
+#: sandbox from a notebook: adversarial review 10, A2b).
+KERNEL_HOME = "/home/student"
+#: The worker's ``MPLBACKEND``: the one ``ipykernel`` sets in a notebook's kernel (``Agg``
+#: told the sandbox from a notebook; figures shown are printed as text, as ``Agg`` shows
+#: nothing).
+KERNEL_MPLBACKEND = "module://matplotlib_inline.backend_inline"
+
+
 def _environment(fds: tuple[int, int]) -> dict[str, str]:
+    """The worker's environment. Reading it is refused in the answers to randomized
+    exercises (:func:`~dpkit.course.exercises.environment_use`); where it is cheap, it
+    reads as a notebook's kernel would (``HOME``, ``MPLBACKEND``)."""
     threads = {k: "1" for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
-    return {"PATH": "/usr/bin", "HOME": "/tmp", "MPLBACKEND": "Agg", "MPLCONFIGDIR": "/tmp",
+    return {"PATH": "/usr/bin", "HOME": KERNEL_HOME, "MPLBACKEND": KERNEL_MPLBACKEND,
+            "MPLCONFIGDIR": "/tmp",
             "PYTHONDONTWRITEBYTECODE": "1", "DPKIT_WORKER_FDS": f"{fds[0]},{fds[1]}",
             **threads}
 

@@ -7,7 +7,9 @@ It is started by :class:`dpkit.course.sandbox.Sandbox` with two inherited file d
     Execute the notebook's cells in one namespace (IPython magics such as ``%matplotlib``
     are dropped; there is no IPython shell, so no input transformer, event hook or
     ``get_ipython()``; ``display(...)`` shows nothing, as ``print`` does here; ``sys.argv``
-    is an IPython kernel's); reply with
+    is an IPython kernel's, ``ipykernel`` is in ``sys.modules``, and ``HOME`` and
+    ``MPLBACKEND`` are a notebook's: the cheap signals of where code runs read
+    "notebook", though the environment check refuses reading them); reply with
     each cell's error, if any, and where it was raised: the cell's name, which the grader
     sends with it ("your answer to Exercise 3.2"), and the line.
 ``get``
@@ -29,9 +31,11 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import importlib.util
 import os
 import sys
 import traceback
+import types
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -390,6 +394,15 @@ _KERNEL_ARGV = [os.path.join(os.path.dirname(os.__file__), "site-packages",
                              f"kernel-{uuid.uuid4()}.json")]
 
 
+def _kernel_module() -> None:
+    """Put ``ipykernel`` in ``sys.modules`` as a notebook's kernel has it (``"ipykernel" in
+    sys.modules`` told the sandbox from a notebook: adversarial review 10, A2): the
+    package, its ``__init__`` not run (it would import ZeroMQ), its submodules importable."""
+    spec = importlib.util.find_spec("ipykernel")
+    module = importlib.util.module_from_spec(spec) if spec else types.ModuleType("ipykernel")
+    sys.modules.setdefault("ipykernel", module)
+
+
 def main() -> None:
     """Serve the grader on the descriptors named in ``DPKIT_WORKER_FDS`` (``read,write``)."""
     global _channel
@@ -398,6 +411,7 @@ def main() -> None:
     namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins,
                                  "display": _display}
     sys.argv = _KERNEL_ARGV      # as an IPython kernel's (review round 7, finding 2)
+    _kernel_module()
     _serve(namespace)
 
 
