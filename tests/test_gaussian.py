@@ -693,8 +693,12 @@ def test_any_epsilon_solution_numbers():
                     f"${float(tail_sigma(mp.mpf('0.5'))):.3f}$ (new)",
                     f"${classic_sigma(1.0, 0.5, 1e-5):.3f}$ (classic)",
                     f"${float(tail_sigma(mp.mpf(2))):.3f}$ against ${float(c / 2):.3f}$",
-                    f"gives ${analytic_sigma(1.0, 2.0, 1e-5):.3f}$"):
+                    f"gives ${analytic_sigma(1.0, 2.0, 1e-5):.3f}$, below both",
+                    "why is that number not a guarantee here?", "near $\\varepsilon \\approx 8.4$"):
         assert printed in text, printed
+    # the classic sigma at epsilon = 2 is in fact private, by the exact delta
+    assert delta_for_sigma(float(c / 2), 1.0, 2.0) <= 1e-5
+    assert analytic_sigma(1.0, 2.0, 1e-5) < float(c / 2) < float(tail_sigma(mp.mpf(2)))
 
 
 def test_stacking_solution_numbers():
