@@ -21,6 +21,7 @@ from scipy import stats
 
 from dpkit._exact import as_fraction
 from dpkit._samplers.base2 import full_precision_sample
+from dpkit.datasets import load_adult
 from dpkit.exponential import (
     DEFAULT_MAX_PRECISION,
     Eta,
@@ -635,3 +636,25 @@ def test_median_solution_numbers() -> None:
     for printed in ("1595", "4 \\ln 1480 \\approx 29.2", "720{,}903", "12{,}201{,}611",
                     "134{,}217{,}721/11"):
         assert printed in text, printed
+    # on Adult only the median age meets the bound
+    adult = tuple(int(x) for x in load_adult()["age"])
+    ages_adult = np.array(adult)
+    losses = {o: abs(int((ages_adult < o).sum()) - int((ages_adult > o).sum()))
+              for o in range(17, 91)}
+    best = min(losses.values())
+    assert (best, lower_median(adult), losses[36], losses[38]) == (57, 37, 1813, 1628)
+    assert [o for o in losses if losses[o] <= best + c] == [37]
+    # the substitution variant of part 3
+    substitution = Eta.from_epsilon(0.5, 2)
+    assert substitution == Eta(3615, 12) and substitution.reduced() == (3615, 12)
+    assert compute_precision(0, 2**16, 74, substitution) == 12 * 65536 + 7 == 786_439
+    # more than N rows: losses above utility_max are clamped to it (the same distribution)
+    eta = Eta.from_epsilon(0.5)
+    assert (probabilities([0, 5, 10, 20, 90], eta, utility_min=0, utility_max=10)
+            == probabilities([0, 5, 10, 10, 10], eta, utility_min=0, utility_max=10))
+    for printed in ("$\\mathrm{OPT} = 57$, at the median age 37", "losses 1813 and 1628",
+                    "only age 37 meets the bound", "`Eta(3615, 12)`", "$786{,}439$ bits",
+                    "(whose $n$ is the number of outcomes, here 74)",
+                    "a loss above $N$ counts as $N$", "whether $\\lvert D\\rvert > N$"):
+        assert printed in text, printed
+    assert "$n$ of the data" not in text and "\\lceil n/2" not in text   # rows: |D|, not n

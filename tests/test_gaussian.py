@@ -15,6 +15,7 @@ from myst_text import exercise_text  # tests/ is on sys.path under pytest
 from scipy import stats
 
 from dpkit import naive
+from dpkit.composition import optimal
 from dpkit.gaussian import (
     BAO_MIN_EPSILON,
     analytic_sigma,
@@ -692,8 +693,12 @@ def test_any_epsilon_solution_numbers():
                     f"${float(tail_sigma(mp.mpf('0.5'))):.3f}$ (new)",
                     f"${classic_sigma(1.0, 0.5, 1e-5):.3f}$ (classic)",
                     f"${float(tail_sigma(mp.mpf(2))):.3f}$ against ${float(c / 2):.3f}$",
-                    f"gives ${analytic_sigma(1.0, 2.0, 1e-5):.3f}$"):
+                    f"gives ${analytic_sigma(1.0, 2.0, 1e-5):.3f}$, below both",
+                    "why is that number not a guarantee here?", "near $\\varepsilon \\approx 8.4$"):
         assert printed in text, printed
+    # the classic sigma at epsilon = 2 is in fact private, by the exact delta
+    assert delta_for_sigma(float(c / 2), 1.0, 2.0) <= 1e-5
+    assert analytic_sigma(1.0, 2.0, 1e-5) < float(c / 2) < float(tail_sigma(mp.mpf(2)))
 
 
 def test_stacking_solution_numbers():
@@ -718,3 +723,8 @@ def test_stacking_solution_numbers():
                     f"$\\approx {basic:.2f}$ for each", f"${basic / sigma:.2f}$ times the noise",
                     f"${(basic / sigma) ** 2:.2f}$ times the variance"):
         assert printed in text, printed
+    # part 3: only as a pure guarantee; at delta > 0, 100 Laplace releases at 0.01 (0.01-DP
+    # each) compose optimally to 0.3923 (printed rounded up), against 1 added up
+    epsilon_total, delta_total = optimal(0.01, 0.0, 100, 1e-6)
+    assert math.ceil(epsilon_total * 1000) / 1000 == 0.393 and delta_total == 1e-6
+    assert "$(0.393, 10^{-6})$-DP" in text and "as a pure $\\varepsilon$-DP guarantee" in text

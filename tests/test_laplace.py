@@ -364,6 +364,14 @@ def test_tree_solution_numbers():
         assert len(blocks) == bin(t).count("1") <= (m if t < days else 1)
     assert max(len(_dyadic_blocks(t)) for t in range(1, days + 1)) == m == len(
         _dyadic_blocks(days - 1))
+    # the largest number of blocks is m only from m = 1 on (m = 0: the one block of T = 1);
+    # without the top level, T itself takes two blocks, so it is m only from m = 2 on
+    for levels in range(8):
+        most = max(len(_dyadic_blocks(t)) for t in range(1, 2**levels + 1))
+        assert (most == levels) == (levels >= 1)
+        assert (max(most, 2) == levels) == (levels >= 2)
+    assert "for $m \\ge 1$ the largest variance" in text and "for $m \\ge 2$" in text
+    assert [k for k in range(2, 200) if k**3 >= 2**k] == list(range(2, 10))  # variant crossover
 
     def worst_std(m: int) -> tuple[float, float, float]:
         # Lap(b) has variance 2 b^2; epsilon = 1

@@ -122,6 +122,13 @@ def test_two_questions_solution_numbers():
     # the closed forms of part 3
     assert var_a / var_b == pytest.approx(t * (t + 1) ** 2 / (2 * (t * t + 1)))
     assert (2 * q_b - 1) / (2 * q_a - 1) == pytest.approx((t + 1) ** 2 / (t * t + 3))
+    # the odds of a right first bit: the geometric and the arithmetic mean of e^eps and 1
+    assert q_a / (1 - q_a) == pytest.approx(math.sqrt(math.exp(epsilon) * 1))
+    assert q_b / (1 - q_b) == pytest.approx((math.exp(epsilon) + 1) / 2)
+    for printed in ("a common parameter $\\varepsilon' > \\varepsilon/2$ on both answers",
+                    "are $e^{\\varepsilon/2}$ in A, the geometric mean",
+                    "$(e^\\varepsilon + 1)/2$ in B, their arithmetic mean"):
+        assert printed in text, printed
     for printed in (f"q_A \\approx {q_a:.4f}", f"q_B \\approx {q_b:.4f}",
                     f"about ${math.sqrt(var_a):.4f}$ (A)", f"${math.sqrt(var_b):.4f}$ (B)",
                     f"variance of A is ${var_a / var_b:.2f}$ times"):
@@ -130,3 +137,4 @@ def test_two_questions_solution_numbers():
     for eps in (1e-3, 0.1, 1.0, 5.0, 20.0):
         u = math.exp(eps / 2)
         assert (u + 1) ** 2 / (u * u + 3) > 1
+        assert (u * u + 1) / 2 > u        # AM > GM, so q_B > q_A

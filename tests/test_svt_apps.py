@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from itertools import pairwise
 
+import mpmath as mp
 import numpy as np
 import pytest
 from myst_text import exercise_text  # tests/ is on sys.path under pytest
@@ -257,3 +259,114 @@ def test_relative_threshold_solution_numbers(adult):
     for printed in ("32{,}561", "325.61", "337 people are older than 73", "286 older than 74",
                     "the answer is 74", "\\max(f, 1 - f) = 0.99", "sensitivity is $1/2$"):
         assert printed in text, printed
+
+
+# ------------------------------ exact output probabilities of AboveThreshold (continuous noise)
+
+def _laplace_cdf_piece(shift: Fraction, scale: Fraction, right: bool) -> dict:
+    """``F(t - shift)`` for the CDF ``F`` of Lap(scale), on the side ``t >= shift``
+    (``right``) or ``t < shift``, as ``{rate: coefficient}`` for ``Σ coefficient·e^(rate·t)``."""
+    if right:
+        return {Fraction(0): mp.mpf(1), -1 / scale: -mp.exp(mp.mpf(shift) / scale) / 2}
+    return {1 / scale: mp.exp(-mp.mpf(shift) / scale) / 2}
+
+
+def _exponential_sum_integral(terms: dict, low: Fraction | None, high: Fraction | None):
+    """``∫ Σ coefficient·e^(rate·t) dt`` over ``[low, high]`` (``None``: an infinite end; the
+    terms then vanish there)."""
+    total = mp.mpf(0)
+    for rate, coefficient in terms.items():
+        if rate == 0:
+            total += coefficient * (mp.mpf(high) - mp.mpf(low))
+        else:
+            r = mp.mpf(rate.numerator) / rate.denominator
+            ends = [0 if end is None else mp.exp(r * mp.mpf(end)) for end in (high, low)]
+            total += coefficient * (ends[0] - ends[1]) / r
+    return total
+
+
+def _above_threshold_probabilities(answers, threshold, tau_scale, nu_scale) -> list:
+    """The exact probabilities (mpmath, 40 digits) that AboveThreshold with continuous
+    Lap(tau_scale) threshold noise and Lap(nu_scale) query noise outputs ``0, ..., k - 1`` and
+    ``None`` (last), for rational answers and threshold: the integral over the threshold noise
+    ``t`` of ``Π_{i<j} F(T + t - q_i)·(1 - F(T + t - q_j))``, a sum of exponentials between
+    the breakpoints ``0`` and ``q_i - T``, integrated in closed form piece by piece."""
+    shifts = [Fraction(a) - Fraction(threshold) for a in answers]
+    cuts = [None, *sorted({Fraction(0), *shifts}), None]
+
+    def integral(factors: list[tuple[Fraction, bool]]):
+        total = mp.mpf(0)
+        for low, high in pairwise(cuts):
+            inside = high - 1 if low is None else low + 1 if high is None else (low + high) / 2
+            terms = {(1 if inside < 0 else -1) / tau_scale: 1 / (2 * mp.mpf(tau_scale))}
+            for shift, above in factors:
+                piece = _laplace_cdf_piece(shift, nu_scale, inside >= shift)
+                if above:    # 1 - F
+                    piece = {rate: -c for rate, c in piece.items()}
+                    piece[Fraction(0)] = piece.get(Fraction(0), 0) + 1
+                product: dict = {}
+                for rate, c in terms.items():
+                    for rate2, c2 in piece.items():
+                        product[rate + rate2] = product.get(rate + rate2, 0) + c * c2
+                terms = product
+            total += _exponential_sum_integral(terms, low, high)
+        return total
+
+    below = [(shift, False) for shift in shifts]
+    with mp.workdps(40):
+        return [integral([*below[:j], (shifts[j], True)]) for j in range(len(shifts))] + [
+            integral(below)]
+
+
+def _worst_log_ratio(first, second, tau_scale, nu_scale):
+    p = _above_threshold_probabilities(first, 0, tau_scale, nu_scale)
+    q = _above_threshold_probabilities(second, 0, tau_scale, nu_scale)
+    with mp.workdps(40):
+        assert abs(sum(p) - 1) < 1e-30 and abs(sum(q) - 1) < 1e-30
+        return max(abs(mp.log(a / b)) for a, b in zip(p, q, strict=True))
+
+
+def test_exact_above_threshold_probabilities_match_the_known_ones():
+    # Three answers 0, threshold 0, ε = 1 (scales 2 and 4): P[None] = 3/16, as
+    # test_svt.prob_none integrates; one answer: P[0] = 1/2 by symmetry.
+    p = _above_threshold_probabilities([0, 0, 0], 0, Fraction(2), Fraction(4))
+    assert float(p[-1]) == pytest.approx(0.1875, rel=1e-12)
+    assert float(_above_threshold_probabilities([0], 0, Fraction(2), Fraction(4))[0]) == 0.5
+
+
+@pytest.mark.parametrize("epsilon", [Fraction(1, 2), Fraction(1), Fraction(2)])
+def test_relative_threshold_queries_need_only_half_the_query_noise(epsilon):
+    """ex-svt-relative-threshold, part 2: AboveThreshold on q_a = f·n - o_a (threshold 0) with
+    Lap(2/ε) threshold noise *and* Lap(2/ε) query noise is ε-DP, although the stream is not
+    monotone. Exact output probabilities (closed-form integrals, no sampling) on 60 random
+    add/remove neighbour pairs (fixed seed) stay within the proof's bound e^(0.995ε) <= e^ε
+    (at f = 0.01; e^((1 + max(f, 1 - f))ε/2) in general), for every output and None. Power: a
+    stream whose changes span an interval of length 2 (two queries up, one down) breaks ε with
+    the same halved noise, and not with the full noise."""
+    import random
+
+    rng = random.Random(20)
+    scale = 2 / epsilon
+    ages = (1, 2, 3, 4)
+
+    def queries(data, f):
+        return [f * len(data) - sum(x > a for x in data) for a in ages]
+
+    worst = Fraction(0)
+    for _ in range(60):
+        f = Fraction(rng.choice([1, 20, 50, 80, 99]), 100)
+        data = tuple(rng.randint(1, 5) for _ in range(rng.randint(0, 6)))
+        added = (*data, rng.randint(1, 5))
+        ratio = _worst_log_ratio(queries(data, f), queries(added, f), scale, scale)
+        assert ratio <= (1 + max(f, 1 - f)) / 2 * epsilon, (f, data, added)
+        worst = max(worst, ratio)
+    assert worst > epsilon / 2           # the check is not vacuous
+    assert _worst_log_ratio([4, 4, -6], [5, 5, -7], scale, scale) > epsilon
+    assert _worst_log_ratio([4, 4, -6], [5, 5, -7], scale, 2 * scale) <= epsilon
+    text = exercise_text("sparse_vector", "ex-svt-relative-threshold")
+    for printed in ("Half the query noise still suffices",
+                    "e^{0.99\\varepsilon/2}e^{\\varepsilon/2} = e^{0.995\\varepsilon}",
+                    "four times its halved query noise $2/\\varepsilon$",
+                    "AboveThreshold on the queries $-r_a$ with threshold $-f$"):
+        assert printed in text, printed
+    assert "the full query noise" not in text     # the old, false claim
