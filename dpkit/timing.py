@@ -144,18 +144,19 @@ import time
 import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from decimal import Decimal
-from fractions import Fraction
 from types import TracebackType
 from typing import Any
 
 import numpy as np
 
+from dpkit import _warming
 from dpkit._calibration import Reference, measure
 from dpkit._checks import check_real
 from dpkit._waiting import fill_jitter_pool as _fill_jitter_pool
 from dpkit._waiting import jitter_ns as _jitter_ns
 from dpkit._waiting import wait_until as _wait_until
+from dpkit._warming import SMALL_MAX
+from dpkit._warming import warm_up_values as _warm_up_values
 from dpkit.rng import seeded
 
 __all__ = [
@@ -188,10 +189,6 @@ WARM_UP_ROUNDS = 8
 PADDED_WARM_UP_ROUNDS = 1
 #: The longest wait of a warm-up's padded round, in ns (the busy loop runs, briefly).
 _WARM_UP_WAIT_NS = 20_000
-
-
-#: Requests of up to this many values use the fixed-cost samplers and their own costs.
-SMALL_MAX = 64
 
 
 #: How a request holds its values, which sets the per-value part of its deadline:
@@ -452,13 +449,6 @@ def warm_up() -> None:
         _warm_up(work)
 
 
-def _warm_up_values() -> list[Any]:
-    """Public inputs of every kind and size class a release takes different paths on."""
-    return [0.5, 0.1, 2**60 + 1, np.linspace(0.0, 1.0, 4), np.linspace(0.0, 1.0, SMALL_MAX + 1),
-            np.arange(SMALL_MAX + 1), [0.1, 0.5], [Decimal("0.1")] * 2, [Fraction(1, 3)] * 2,
-            [2**60 + 1] * 2, [0.1, float("nan")]]
-
-
 def _warm_up(work: Callable[..., Any]) -> None:
     """Run the warm-ups of ``work`` if they have not run in this process (see
     :func:`warm_up_with`), holding the release lock: no other thread's release runs (or
@@ -471,27 +461,33 @@ def _warm_up(work: Callable[..., Any]) -> None:
             _state.warming[work] = releases
         try:
             with unpadded():
-                _warm_up_rounds(releases, WARM_UP_ROUNDS - PADDED_WARM_UP_ROUNDS)
+                _rounds(releases, WARM_UP_ROUNDS - PADDED_WARM_UP_ROUNDS)
             with _short_padded_waits():
-                _warm_up_rounds(releases, PADDED_WARM_UP_ROUNDS)
+                _rounds(releases, PADDED_WARM_UP_ROUNDS)
+            _warming.registered[work] = releases
         finally:
             with _state.lock:
                 del _state.warming[work]
 
 
-def _warm_up_rounds(releases: list[Callable[[Any, Any], object]], rounds: int) -> None:
-    """Call each warm-up ``release`` on every warm-up value, ``rounds`` times with the
-    default source and as many with a seeded one; refusals (``ValueError``,
-    ``TypeError``) are the path warmed, and are dropped."""
-    values = _warm_up_values()
-    for rng in (None, seeded(0)):
-        for _ in range(rounds):
-            for release in releases:
-                for value in values:
-                    try:
-                        release(value, rng)
-                    except (TypeError, ValueError):
-                        pass
+def _rounds(releases: list[Callable[[Any, Any], object]], rounds: int) -> None:
+    """The warm-up releases on every warm-up value, ``rounds`` times with each source."""
+    _warming.call_releases(releases, _warm_up_values(), [None, seeded(0)], rounds)
+
+
+def _rewarm(work: Callable[..., Any]) -> None:
+    """Re-run a short warm-up of ``work``, gone cold (:func:`dpkit._warming.cold`: a pause,
+    a fork), before its clock starts, holding the release lock: its releases once on every
+    warm-up value with the default source, unpadded, then once on the first through the
+    padded path (short waits). Fixed public inputs: its time reveals nothing of the data."""
+    with _state.releases:
+        if _warming.cold(work):   # not re-warmed by another thread while this one waited
+            releases = _warming.registered[work]
+            with unpadded():
+                _warming.call_releases(releases, _warm_up_values(), [None], 1)
+            with _short_padded_waits():
+                _warming.call_releases(releases, _warm_up_values()[:1], [None], 1)
+            _warming.released(work)
 
 
 @contextlib.contextmanager
@@ -770,8 +766,14 @@ def run_padded(cost: Cost, work: Callable[..., Any], *args: Any) -> Any:
     """
     if work in _state.warm_ups:
         _warm_up(work)
-    with padded(cost) as clock:
-        result = work(clock, *args)
+    elif _warming.cold(work) and not (_active() or getattr(_state.local, "depth", 0)
+                                      or getattr(_state.local, "warming", False)):
+        _rewarm(work)                  # never inside a deadline, nor inside a warm-up
+    try:
+        with padded(cost) as clock:
+            result = work(clock, *args)
+    finally:
+        _warming.released(work)
     return result
 
 

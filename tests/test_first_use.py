@@ -423,13 +423,16 @@ def test_the_first_release_after_warm_up_runs_no_code_the_warm_up_did_not():
     calls no function of dpkit, and no builtin (``os.urandom`` among them), that the warm-up
     did not call: its padded rounds ran the wait's own code (the deadline, the jitter and
     its pool, the busy loop). Excepted: ``time.sleep``, which only waits longer than 2 ms
-    (slept here because the profiler slows the work), and the profiler's own switch."""
+    (slept here because the profiler slows the work), the profiler's own switch, and the
+    re-warm that runs before the clock starts (the profiler makes the pause since the
+    warm-up longer than ``REWARM_AFTER_NS``; all it calls, the warm-up called)."""
     out = subprocess.run([sys.executable, "-c", _FIRST_RELEASES], capture_output=True,
                          text=True, check=True, cwd=ROOT).stdout
     cold = json.loads(out)
     assert len(cold) == 10
     allowed = {"C:time.sleep", "C:sys.setprofile"}
-    assert {name: [key.rsplit("/", 1)[-1] for key in keys if key not in allowed]
+    assert {name: [key.rsplit("/", 1)[-1] for key in keys
+                   if key not in allowed and not key.endswith(":_rewarm")]
             for name, keys in cold.items()} == {name: [] for name in cold}
 
 
