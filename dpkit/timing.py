@@ -107,9 +107,10 @@ caller's own class, say) can still overrun at its first use, and whether a relea
 a table shows in its time; that depends on the parameters of earlier releases (public),
 except for the clipped sum of :func:`dpkit.svt.auto_avg`, whose noise scale follows the
 bound the data chose, so a later release at that scale can show whether its table was
-there. Nor does a warm-up protect a release made cold by the machine: on a loaded 2-core
-machine the first release after the process slept 1 s took 3.5 times its deadline (20 of 20
-processes), and the first in a child created by ``fork`` about 18 times (its pages copied).
+there. A function made cold by the machine (caches emptied during a pause; pages copied
+in a ``fork`` child) is re-warmed: after 10 ms without a release of it, and at its first
+release in a fork child, a release first re-runs a short warm-up (:mod:`dpkit._warming`:
+its cost, the measurements, and what remains: pauses shorter than 10 ms, seeded sources).
 
 ``benchmarks/timing.py`` audits the result: neighbouring inputs, interleaved calls, an
 event certified with Clopper–Pearson.
@@ -450,9 +451,8 @@ def warm_up() -> None:
 
 
 def _warm_up(work: Callable[..., Any]) -> None:
-    """Run the warm-ups of ``work`` if they have not run in this process (see
-    :func:`warm_up_with`), holding the release lock: no other thread's release runs (or
-    starts its clock cold) meanwhile."""
+    """Run the warm-ups of ``work`` if not yet run in this process (:func:`warm_up_with`),
+    holding the release lock: no other thread's release runs (or starts cold) meanwhile."""
     with _state.releases:
         with _state.lock:
             releases = _state.warm_ups.pop(work, None)
@@ -476,10 +476,9 @@ def _rounds(releases: list[Callable[[Any, Any], object]], rounds: int) -> None:
 
 
 def _rewarm(work: Callable[..., Any]) -> None:
-    """Re-run a short warm-up of ``work``, gone cold (:func:`dpkit._warming.cold`: a pause,
-    a fork), before its clock starts, holding the release lock: its releases once on every
-    warm-up value with the default source, unpadded, then once on the first through the
-    padded path (short waits). Fixed public inputs: its time reveals nothing of the data."""
+    """Re-warm ``work``, gone cold (:func:`dpkit._warming.cold`), before its clock starts,
+    holding the release lock: its warm-up releases once on every warm-up value with the
+    default source, unpadded, then on the first value padded (short waits)."""
     with _state.releases:
         if _warming.cold(work):   # not re-warmed by another thread while this one waited
             releases = _warming.registered[work]
@@ -747,8 +746,9 @@ def run_padded(cost: Cost, work: Callable[..., Any], *args: Any) -> Any:
     the public size (``clock.size``), then does the release's work and returns only its
     output (an error after ``clock.size`` is padded too: see "Errors" above), so the
     temporaries it made (arrays of Python ints or Fractions, say) are freed when it
-    returns, *before* the wait. Freed after it, as locals of the caller,
-    they would take a time that depends on the data after the deadline.
+    returns, *before* the wait (freed after it, they would take a data-dependent time).
+    Before the clock starts, ``work``'s warm-up runs if it has not, or a short re-warm if
+    ``work`` has gone cold (:mod:`dpkit._warming`); never inside another release.
 
     Parameters
     ----------
