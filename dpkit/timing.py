@@ -108,9 +108,10 @@ a table shows in its time; that depends on the parameters of earlier releases (p
 except for the clipped sum of :func:`dpkit.svt.auto_avg`, whose noise scale follows the
 bound the data chose, so a later release at that scale can show whether its table was
 there. A function made cold by the machine (caches emptied during a pause; pages copied
-in a ``fork`` child) is re-warmed: after 10 ms without a release of it, and at its first
-release in a fork child, a release first re-runs a short warm-up (:mod:`dpkit._warming`:
-its cost, the measurements, and what remains: pauses shorter than 10 ms, seeded sources).
+in a ``fork`` child) overran too: 1.0–3.2 times its deadline after a 1 s sleep, 5–17 in a
+fork child (medians over 20 processes, four functions). Now, after 10 ms without one and at
+its first release in a fork child, a release first re-runs a short warm-up, 1–33 ms
+(:mod:`dpkit._warming`: costs, measurements: 0.3–0.6 after; what remains: shorter pauses).
 
 ``benchmarks/timing.py`` audits the result: neighbouring inputs, interleaved calls, an
 event certified with Clopper–Pearson.
@@ -350,7 +351,7 @@ def warm_up_with(work: Callable[..., Any], release: Callable[[Any, Any], object]
     >>> sorted(set(sources)), sources.count("default") == sources.count("seeded")
     (['default', 'seeded'], True)
     >>> before = len(sources)
-    >>> run_padded(Cost(fixed=0.0), work, 1), len(sources) == before   # once per process
+    >>> run_padded(Cost(fixed=0.0), work, 1), len(sources) < 2 * before  # once (a re-warm is short)
     (2, True)
     """
     with _state.lock:
@@ -442,7 +443,7 @@ def warm_up() -> None:
     >>> count = len(runs)
     >>> count > 0
     True
-    >>> warm_up(); run_padded(Cost(fixed=0.0), work, 1); len(runs) == count   # ran once
+    >>> warm_up(); run_padded(Cost(fixed=0.0), work, 1); len(runs) < 2 * count  # ran once
     1
     True
     """
