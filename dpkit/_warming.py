@@ -16,7 +16,8 @@ data; whether it runs depends on a clock reading (the time since the last releas
 ended at its deadline) and on the fork, never on the data. It never runs inside a
 deadline (not in a release made inside another, nor inside ``unpadded``).
 
-**Cost.** Nothing for a release within 10 ms of the last one of its function. Otherwise,
+**Cost.** For a release within 10 ms of the last one of its function, the check and the
+stamp, about 0.8 µs, both outside the deadline. Otherwise,
 one re-warm (median of 9, after a 50 ms pause, 2-core machine at load 5):
 ``randomized_response`` 1.0 ms, ``above_threshold`` 1.8, ``base2_exponential_mechanism`` 7.0,
 ``laplace_mechanism`` 2.4–7.6, ``sample_releases`` 7.9, ``snapping_mechanism`` 8.4,
