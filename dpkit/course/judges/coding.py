@@ -87,11 +87,11 @@ def _lattice_step(points: np.ndarray, room: float) -> float:
     with ``σ`` at least :data:`_LATTICE_ROOMS` times ``room`` and the closest two points
     at most :data:`_LATTICE_DIVISORS` steps apart.
 
-    The candidates are the closest two distinct points' distance (more than ``2·room``)
-    divided by 1, 2, …; each is
-    refined outwards (from the farthest point read so far, to points at most
-    ``σ/(4·room)`` times as far: each one's whole number of steps is then unambiguous) and
-    kept if every point lies within ``2·room`` of the lattice.
+    The candidates, coarsest first, are the distance of the closest two distinct points
+    (more than ``2·room`` apart) divided by 1, 2, …; each is refined outwards (from the
+    farthest point read so far, to points at most ``σ/(4·room)`` times as far: each one's
+    whole number of steps is then unambiguous) and kept if every point lies within
+    ``2·room`` of the lattice.
 
     >>> round(_lattice_step(np.array([3.0, 10.0, 24.0, -4.0]) / 7, 1e-12) * 7, 9)
     7.0
