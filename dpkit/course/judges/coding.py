@@ -44,6 +44,9 @@ GRID_OFFSET_LEAK = ("your releases at two neighbouring values lie on grids of on
 #: offsets flag the answer (an honest rounding never puts one pair there:
 #: :func:`_offset_pair`).
 _GRID_WINDOW, _GRID_PAIRS = 1.0, 2
+#: A lattice's step is read (:func:`_lattice_step`) when it is at least this many times
+#: the allowance, and the closest two of a pair's releases at most this many steps apart.
+_LATTICE_ROOMS, _LATTICE_DIVISORS = 16, 64
 
 
 def _grid_step(results: np.ndarray) -> float:
@@ -78,17 +81,88 @@ def _one_low_byte(results: np.ndarray) -> int | None:
     return int(np.argmax(counts)) if counts.max() >= _SAME_SEED_MOST else None
 
 
+def _lattice_step(points: np.ndarray, room: float) -> float:
+    """The step ``σ`` of the coarsest lattice ``σℤ + o`` on which all ``points`` lie, every
+    difference of two within ``room`` of a whole number of steps; ``0.0`` if there is none
+    with ``σ`` at least :data:`_LATTICE_ROOMS` times ``room`` and the closest two points
+    at most :data:`_LATTICE_DIVISORS` steps apart.
+
+    The candidates, coarsest first, are the distance of the closest two distinct points
+    (more than ``2·room`` apart) divided by 1, 2, …; each is refined outwards (from the
+    farthest point read so far, to points at most ``σ/(4·room)`` times as far: each one's
+    whole number of steps is then unambiguous) and kept if every point lies within
+    ``2·room`` of the lattice.
+
+    >>> round(_lattice_step(np.array([3.0, 10.0, 24.0, -4.0]) / 7, 1e-12) * 7, 9)
+    7.0
+    >>> points = np.array([0.1, 0.15, 0.8])      # a step of 0.05: too fine for room 0.01
+    >>> round(_lattice_step(points, 1e-4), 9), _lattice_step(points, 0.01)
+    (0.05, 0.0)
+    """
+    unique = np.unique(points)
+    gaps = np.diff(unique)
+    gaps[gaps <= 2 * room] = np.inf        # one point written two ways (float rounding)
+    if not np.isfinite(gaps).any():
+        return 0.0
+    at = int(np.argmin(gaps))
+    offsets = unique - unique[at]
+    for divisor in range(1, _LATTICE_DIVISORS + 1):
+        step = float(gaps[at]) / divisor
+        if step < _LATTICE_ROOMS * room:
+            return 0.0
+        reach, count = float(gaps[at]), 0
+        while step:
+            # within reach·farther, step's error moves a point by at most step/4
+            farther = step / (4 * room)
+            inside = offsets[np.abs(offsets) <= farther * reach]
+            steps = np.round(inside / step)
+            far = int(np.argmax(np.abs(steps)))
+            if inside.size == count or np.any(np.abs(inside - steps * step) > step / 4 + room):
+                step = 0.0                      # off the lattice, or no point to refine with
+            else:
+                step, reach, count = (float(inside[far] / steps[far]), float(abs(inside[far])),
+                                      inside.size)
+                if count == offsets.size:
+                    break
+        if step and np.all(np.abs(offsets - np.round(offsets / step) * step) <= 2 * room):
+            return step
+    return 0.0
+
+
+def _common_lattice(first: np.ndarray, second: np.ndarray, releases: np.ndarray,
+                    room: float) -> bool:
+    """Whether a pair's two cases put their flagged same-seed releases (``first``, then
+    ``second``, with the same seeds) on one lattice: the same step and the same offset.
+
+    ``releases`` (all the pair's) give a step ``σ`` (:func:`_lattice_step`); each case's
+    own step is ``σ`` times the greatest common divisor of its releases' distances in
+    steps (read from these releases alone, so that other releases cannot make it finer),
+    and its offset its first release's whole number of steps modulo that. See
+    :func:`same_seed_leak`.
+    """
+    step = _lattice_step(releases, room)
+    if step == 0.0:
+        return False
+    first_steps, second_steps = (np.round((x - first[0]) / step).astype(np.int64)
+                                 for x in (first, second))
+    own = [int(np.gcd.reduce(np.abs(x - x[0]))) for x in (first_steps, second_steps)]
+    return own[0] > 0 and own[0] == own[1] and int(second_steps[0]) % own[0] == 0
+
+
 def _coded_pair(first: np.ndarray, second: np.ndarray, value: float, neighbour: float,
-                allowed: np.ndarray, scale: float) -> bool:
+                allowed: np.ndarray, scale: float, releases: np.ndarray) -> bool:
     """Whether one pair's same-seed releases carry a code of the value (review round 7,
-    E1; honest review round 8, H1). See :func:`_same_seed_leak`."""
+    E1; honest review round 8, H1; judges round 14: not when both cases lie on one
+    lattice, :func:`_common_lattice`). ``releases``: all the pair's. See
+    :func:`same_seed_leak`."""
     gap = (first - second) - (value - neighbour)
     beyond = (np.abs(gap) > allowed) & (np.abs(gap) <= NEAR * scale)
     if int(beyond.sum()) < _SAME_SEED_MOST:
         return False
     flagged, room = gap[beyond], allowed[beyond]
     one_gap = bool(np.all(np.abs(flagged - np.median(flagged)) <= room)
-                   and np.all(np.abs(flagged + (value - neighbour)) > room))
+                   and np.all(np.abs(flagged + (value - neighbour)) > room)) and \
+        not _common_lattice(first[beyond], second[beyond], releases, float(np.max(room)))
     low = _one_low_byte(first), _one_low_byte(second)
     return one_gap or (None not in low and low[0] != low[1])
 
@@ -161,11 +235,26 @@ def same_seed_leak(cases: list[tuple[float, float, float]], releases: np.ndarray
       repeated generators cancel all but the value); an honest grid puts all 30 seeds on
       one of its two values with probability ``p³⁰ + (1 − p)³⁰``, ``p = (a mod s)/s``:
       at most 2/31 on average over ``a mod s`` (and ``−a`` itself, ``r = r'``, is the
-      grid coarser than ``a``, no code);
+      grid coarser than ``a``, no code); unless both cases' flagged releases lie on one
+      lattice, the same step and the same offset (:func:`_common_lattice`; judges round
+      14). That exemption is for the value rounded to a grid ``sℤ`` plus the noise
+      rounded to it (the exact mechanism's design, ``s = b/1000`` or ``b/100``): its
+      same-seed gaps are one value, ``s·(round(v/s) − round(v'/s)) − a`` for every seed,
+      yet it leaks nothing beyond the value rounded to the grid (a sensitivity of at most
+      ``Δ + s``), and it was called "not ε-DP" on every seed. A code cannot use it: a
+      code in a lattice's offset (``S·round(x/S) + s·m(v)``) puts each case on a lattice
+      of step ``S`` whose offset tells the value, and each case's step is read from its
+      own flagged releases (never the finer one both cases share, nor one other releases
+      give), so the offsets differ; on one common lattice a value-dependent part is a
+      shift of the whole law by whole steps, the same for every seed: within the window
+      (0.01 scales: at most 0.01 more ε, a bias the law tests judge) it is not in any
+      single release when the step is fine, and with a step above 0.02 scales the window
+      holds one multiple of it only, the one the value's own rounding gives;
     * or the lowest byte of the significand is one value in at least 20 of the first
       case's 30 releases and another in at least 20 of the second case's (the value
       written into the low bits, E1; an honest rounding's low bits are spread, or, on a
-      power-of-two grid or in float32, zero for both).
+      power-of-two grid or in float32, zero for both). No lattice exempts it: a code
+      could pick, among the lattice points near ``v + L``, one whose float has that byte.
 
     The answer is flagged when more pairs are coded than ``Binomial(pairs, 2/31)``
     allows at :data:`ALPHA_SAME_SEED` (8 of 10 pairs). An answer whose noise
@@ -198,7 +287,7 @@ def same_seed_leak(cases: list[tuple[float, float, float]], releases: np.ndarray
         allowed = errors[chosen] + errors[2 * n:] + 4 * (
             _grid_step(batch) + math.ulp(max(abs(value), abs(neighbour))))
         coded += _coded_pair(releases[2 * pair, chosen], second, value, neighbour,
-                             allowed, delta / epsilon)
+                             allowed, delta / epsilon, batch)
         offset += second.size > 0 and _offset_pair(
             releases[2 * pair, chosen], second, value, neighbour, float(np.max(allowed)),
             delta / epsilon, (releases[2 * pair], batch[n:]))

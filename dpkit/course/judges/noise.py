@@ -247,13 +247,13 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
       rounded to a grid their digits do not show (step ``s``: ``b/1000``, ``b/2²⁰``),
       one of two values that changes with the seed. A pair is coded when 20 or more of
       its 30 gaps lie beyond that allowance but within ``0.01·Δ/ε`` and either are one
-      value other than ``−(v − v')`` (an additive code: the same for every seed) or the
-      two cases' releases share two different low bytes (a code written into the low
-      bits); an honest grid is coded with probability ``p³⁰ + (1 − p)³⁰``,
-      ``p = ((v − v') mod s)/s``, 2/31 on average (simulated: 0.028 to 0.081 per pair for
-      grids of b/3 to b/2²⁰, 0 for digit roundings and floats); flagged at 8 coded pairs
-      of 10 (``Binomial(10, 2/31)``): 1e-7. Noise whose draws depend on the value has
-      gaps of the order of the noise: fewer than 20 of 30 in the window;
+      value other than ``−(v − v')``, the two cases not on one lattice (an additive code;
+      the value rounded to a grid plus noise rounded to it is exempt: round 14) or the
+      two cases share two different low bytes (a code in the low bits); an honest grid is
+      coded with probability ``p³⁰ + (1 − p)³⁰``, ``p = ((v − v') mod s)/s``, 2/31 on
+      average (simulated: 0.028 to 0.081 per pair for grids of b/3 to b/2²⁰, 0 for digit
+      roundings and floats); flagged at 8 coded pairs of 10 (``Binomial(10, 2/31)``):
+      1e-7. Noise whose draws depend on the value has gaps of the order of the noise;
     * the value in the offset from a grid (round 10, A1): a pair whose gaps (within one
       scale) take two values ``s`` apart, the lower plus ``v − v'`` no multiple of ``s``,
       both cases' releases on grids of step ``s``, has its cases on grids with different
