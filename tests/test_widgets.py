@@ -6,6 +6,7 @@ import html.parser
 import io
 import json
 import re
+from pathlib import Path
 
 import ipywidgets as widgets
 import pytest
@@ -206,3 +207,14 @@ def test_sliders_of_a_widget_share_a_label_width():
                   Param("intercept", [0.0, 1.0], label="ε·u(o₁)/2"), mode="live")
     widths = {control.style.description_width for control in box.children[:2]}
     assert widths == {"10ch"}, widths
+
+
+def test_no_chapter_tells_the_reader_to_move_a_slider() -> None:
+    """The printed book shows each widget at its default setting, with a note naming it
+    (scripts/pdf_print.js): prose that says "Move the slider(s)" is false on paper (issue
+    #20). The sentences around a widget describe what it shows, at whatever setting."""
+    book = Path(__file__).resolve().parent.parent / "book"
+    told = [f"{page.name}:{number}" for page in sorted(book.glob("*.md"))
+            for number, line in enumerate(page.read_text().splitlines(), 1)
+            if re.search(r"\b(move|drag|slide) the sliders?\b", line, re.IGNORECASE)]
+    assert not told, told
