@@ -699,3 +699,67 @@ def test_round10_honest_lookups_on_ones_own_objects_are_graded():
     for cell in honest:
         for label in ("ex-laplace-textbook", "ex-svt-auto-avg"):
             assert environment_use(label, textbook, [cell]) is None, cell
+
+
+#: Honest review 11, F5: the public check called in one's own cell, as every exercise says.
+TEXTBOOK = ("def my_laplace(value, sensitivity, epsilon, generator):\n"
+            "    return value + generator.laplace(0.0, sensitivity / epsilon)\n")
+CHECK = "dpkit.check.check_laplace_mechanism(my_laplace)"
+SHOWN_CHECKS = [
+    f"print({CHECK})\n",
+    f"{CHECK}\n",
+    f"verdict = {CHECK}   # as the exercise says: check it\nprint(verdict)\n",
+    f"verdict = {CHECK}\nprint(verdict)\nassert verdict.passed, verdict.message\n",
+    f"print(f'{{{CHECK}}}')\nprint({CHECK}.message, end='')\n",
+    "from dpkit.check import check_laplace_mechanism\n"
+    "print(check_laplace_mechanism(my_laplace))\n",
+    "from dpkit import check\nprint(check.check_laplace_mechanism(my_laplace))\n",
+    "import dpkit.check as c\ndisplay(c.check_laplace_mechanism(my_laplace))\n",
+    f"from IPython.display import display\ndisplay({CHECK})\n",
+]
+#: What could tell the sandbox's stand-in checks (a placeholder verdict) from the real ones.
+CHECK_DEVICES = [
+    f"S = str({CHECK})\n",
+    "c = dpkit.check\n",
+    f"v = {CHECK}\nS = 'not run' in v.message\n",
+    f"v = {CHECK}\nprint(v.message.startswith('not run'))\n",
+    f"v = {CHECK}\ndef g():\n    return v\n",
+    f"v = w = {CHECK}\n",
+    f"T = type({CHECK})\n",
+    f"print([{CHECK}])\n",
+    f"print(S := {CHECK})\n",
+    f"print({CHECK}, file=buf)\n",
+    f"for f in [my_laplace]:\n    print({CHECK})\n",
+    f"print = lambda x: None\nprint({CHECK})\n",
+    f"def print(x):\n    global S\n    S = x\nprint({CHECK})\n",
+    f"import io, sys\nsys.stdout = io.StringIO()\nprint({CHECK})\n",
+    "S = hasattr(dpkit.check, 'check_laplace_mechanism')\n",
+    "from dpkit.check import *\n",
+    "from dpkit import *\n",
+    "import operator\nc = operator.attrgetter('check')(dpkit)\n",
+    "c = getattr(dpkit, 'check')\n",
+    "from dpkit.check import check_laplace_mechanism as c\nf = c\n",
+    "match dpkit:\n    case object(check=object(Verdict=x)):\n        S = x\n",
+]
+
+
+@pytest.mark.parametrize("cell", SHOWN_CHECKS)
+def test_honest11_a_check_shown_in_ones_own_cell_is_graded(cell):
+    """F5: the sandbox's ``dpkit.check`` is a stand-in whose checks return a placeholder
+    (the grader runs the real ones); calling a check to show it, in the answer or a cell
+    above it, is allowed in a randomized exercise. Deterministic."""
+    assert environment_use("ex-laplace-textbook", TEXTBOOK + cell, []) is None
+    assert environment_use("ex-laplace-textbook", TEXTBOOK, [cell]) is None
+
+
+@pytest.mark.parametrize("cell", CHECK_DEVICES)
+def test_honest11_any_other_use_of_the_checks_is_refused_in_judged_answers(cell):
+    """F5: any other use of ``dpkit.check`` (its result, a check, the module, by any alias)
+    could tell the stand-in from the real checks, so is refused in the code of an answer to
+    a randomized exercise; a deterministic exercise's answer may use them (the stand-in
+    cannot be searched with). Deterministic."""
+    why = environment_use("ex-laplace-textbook", TEXTBOOK + cell, [])
+    assert why is not None and "judged by what your function returns" in why, why
+    why = environment_use("ex-svt-auto-avg", MODEL_AT, [(cell, "the cell you added")])
+    assert why is not None and "in the cell you added" in why, why
+    assert environment_use("ex-laplace-interval", TEXTBOOK + cell, []) is None
