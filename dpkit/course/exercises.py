@@ -145,8 +145,10 @@ def environment_use(label: str, answer: str, earlier: Iterable[str | tuple[str, 
     ``__dict__`` and the other non-plain double-underscore names, ``pickle``, ``inspect``,
     ``gc`` and the rest of ``_DYNAMIC_NAMES``. ``unpadded`` (the book's idiom for
     simulations, ``with unpadded():``) is allowed; the state behind it is reached only
-    through ``timing`` or private names. Other signals (the file system, the time, the
-    parent process) stay open: the teacher reads the code.
+    through ``timing`` or private names. ``dpkit.check`` (a stand-in in the sandbox) may
+    only be shown (:func:`_check_use`), and ``check`` and the checks' names count as
+    words of :data:`ENVIRONMENT` for ``getattr`` and its kin. Other signals (the file
+    system, the time, the parent process) stay open: the teacher reads the code.
 
     Returns
     -------
