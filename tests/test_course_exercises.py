@@ -763,3 +763,52 @@ def test_honest11_any_other_use_of_the_checks_is_refused_in_judged_answers(cell)
     why = environment_use("ex-svt-auto-avg", MODEL_AT, [(cell, "the cell you added")])
     assert why is not None and "in the cell you added" in why, why
     assert environment_use("ex-laplace-interval", TEXTBOOK + cell, []) is None
+
+
+#: Honest review 11, F2: a key or field of the student's own named like an environment
+#: word, on a value computed by a numeric, time or random library function.
+HONEST11_OWN_WORDS = [
+    "import time\nimport numpy as np\nrng = np.random.default_rng(1)\nt0 = time.perf_counter()\n"
+    "for _ in range(1000):\n    rng.laplace(0.0, 1.0)\n"
+    "elapsed = {'timing': time.perf_counter() - t0, 'calls': 1000}\n"
+    "print(f\"{elapsed['timing'] / elapsed['calls'] * 1e6:.2f} us per draw\")\n",
+    "import time\ntimes = {}\nt0 = time.perf_counter()\ntimes['timing'] = time.perf_counter() - t0\n",
+    "from collections import defaultdict\nimport time\nresults = defaultdict(list)\n"
+    "results['timing'].append(time.perf_counter())\n",
+    "import pandas as pd\nimport numpy as np\ndf = pd.DataFrame({'x': np.arange(3)})\n"
+    "df['timing'] = 0.0\n",
+    "rng = np.random.default_rng(0)\nx = {'timing': rng.laplace(size=10)}.get('timing')\n",
+    "import numpy as np\nx = {'modules': np.mean([1.0, 2.0])}['modules']\n",
+    "from dataclasses import dataclass\nimport time\nimport numpy as np\n@dataclass\n"
+    "class Run:\n    timing: float\n    release: float\n"
+    "def run_once(gen):\n    t0 = time.perf_counter()\n    x = gen.laplace(0.0, 1.0)\n"
+    "    return Run(time.perf_counter() - t0, x)\n"
+    "r = run_once(np.random.default_rng(0))\nprint(r.timing)\n",
+]
+
+
+@pytest.mark.parametrize("cell", HONEST11_OWN_WORDS)
+def test_honest11_own_keys_and_fields_on_numeric_results_are_graded(cell):
+    """F2: ``time.perf_counter()``, ``np.random.default_rng(0)`` … were read as holding
+    their module, so the student's own key ``"timing"`` or dataclass field ``r.timing`` on
+    such a value was refused (0/3 in the real grader). A call of a numeric, time or random
+    module's function holds only what its arguments hold. Deterministic."""
+    assert environment_use("ex-laplace-textbook", TEXTBOOK, [cell]) is None
+    assert environment_use("ex-laplace-textbook", cell + TEXTBOOK, []) is None
+
+
+@pytest.mark.parametrize("device", [
+    "import os\nx = [os].pop().environ\n", "import os\nx = next(iter([os])).environ\n",
+    "import os\ndef f(m):\n    return m\nx = f(os).environ\n",
+    "import os, copy\nx = copy.copy(os).environ\n",
+    "import os, math\nmath.stash = [os]\nx = math.stash.pop().environ\n",
+    "import os, time\ntime.stash = [os]\nx = time.stash.pop().environ\n",
+    "import os\nimport numpy as np\nx = np.array([os], dtype=object)[0].environ\n",
+    "import os\nnp = os\nx = np.getcwd().platform\n",
+    "import os\nx = dict(m=os)['m'].environ\n", "import os\nx = vars(os)['environ']\n"])
+def test_honest11_module_results_that_may_hold_a_module_stay_refused(device):
+    """F2's narrowing keeps the review-10 A2 routes refused: a container's, a copy's or a
+    helper's result, and a plain module's attribute the code stored a module in, may hold
+    that module. Deterministic."""
+    why = environment_use("ex-laplace-textbook", TEXTBOOK, [device])
+    assert why is not None and "judged by what your function returns" in why, device
