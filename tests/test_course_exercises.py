@@ -812,3 +812,36 @@ def test_honest11_module_results_that_may_hold_a_module_stay_refused(device):
     that module. Deterministic."""
     why = environment_use("ex-laplace-textbook", TEXTBOOK, [device])
     assert why is not None and "judged by what your function returns" in why, device
+
+
+@pytest.mark.parametrize("experiment", [
+    "with unpadded():\n    library_stops = [above_threshold(queries, data, -500, 1.0, rng=rng)"
+    " for _ in range(100)]\nprint(library_stops)\n",
+    "stops = {above_threshold(queries, data, 0, 1.0) for _ in range(3)}\n",
+    "stops = {e: above_threshold(queries, data, 0, e) for e in (0.5, 1.0)}\n",
+    "stops = [[above_threshold(queries, data, 0, 1.0) for _ in range(2)] for _ in range(3)]\n",
+])
+def test_honest11_an_experiment_in_a_comprehension_is_graded(experiment):
+    """F4: a list, set or dict comprehension runs when its cell runs and keeps only its
+    results, as the documented experiment ``print(above_threshold(…))`` does; it was refused
+    (0/3 in the real grader). Deterministic."""
+    setup = _setup("sparse_vector")
+    assert forbidden_use("ex-svt-above-threshold", MODEL_AT, [experiment], setup) is None
+
+
+@pytest.mark.parametrize("experiment", [
+    "runs = (above_threshold(queries, data, 0, 1.0) for _ in range(3))\n",
+    "from collections import Counter\nc = Counter(above_threshold(q, d, 0, 1.0) for _ in "
+    "range(3))\n",
+    "fs = [lambda: above_threshold(queries, data, 0, 1.0) for _ in range(3)]\n",
+    "fs = [[lambda: above_threshold(queries, data, 0, 1.0)] for _ in range(3)]\n",
+    "fs = [(above_threshold(queries, data, 0, 1.0) for _ in range(2)) for _ in range(3)]\n",
+    "fs = [above_threshold for _ in range(3)]\n",
+    "def g():\n    return [above_threshold(queries, data, 0, 1.0) for _ in range(3)]\n",
+])
+def test_honest11_a_forbidden_function_that_can_run_later_stays_refused(experiment):
+    """F4's comprehensions do not reach into what runs later: a generator expression, a
+    lambda or a function (documented). Deterministic."""
+    setup = _setup("sparse_vector")
+    why = forbidden_use("ex-svt-above-threshold", MODEL_AT, [experiment], setup)
+    assert why is not None and "write AboveThreshold yourself" in why, experiment

@@ -27,7 +27,7 @@ from dpkit.course.reading import (
     own_binding,
     parameters_of,
     statement_bindings,
-    walk_outside,
+    walk_running,
 )
 from dpkit.course.worker import drop_magics
 
@@ -552,13 +552,14 @@ def _forbidden(reading: Reading, banned: dict[str, str], tree: ast.AST, *,
     """The forbidden function ``tree`` refers to (its last part) and the node that does,
     or None; with ``calls``
     (an earlier cell's statement, not the answer), a function called where it is named,
-    when the statement runs (``print(above_threshold(…))``, an experiment; not in a
-    function, lambda or comprehension, which could run later), does not count: such a use
+    when the statement runs (``print(above_threshold(…))``, an experiment, also in a list,
+    set or dict comprehension; not in a function, lambda or generator expression, which
+    could run later: :func:`~dpkit.course.reading.walk_running`), does not count: such a use
     binds it nowhere the answer could reach. Nor, with ``calls``, does a statement
     ``from <module> import <name>`` (no other name bound) that re-imports a function of
     ``rebinds``, which the set-up cell already binds to that same name: it binds nothing
     new, and every use of the name is read as a use of the function."""
-    called = {id(n.func) for n in walk_outside(ast.Module([tree], []))
+    called = {id(n.func) for n in walk_running(ast.Module([tree], []))
               if isinstance(n, ast.Call)} \
         if calls else set()
     for node in ast.walk(tree):

@@ -13,7 +13,8 @@ import ast
 from collections.abc import Callable
 
 __all__ = ["FUNCTIONS", "LOOKUPS", "PLAIN_MODULES", "Reading", "constant_string", "imported_names",
-           "own_binding", "parameters_of", "statement_bindings", "walk_outside"]
+           "own_binding", "parameters_of", "statement_bindings", "walk_outside",
+           "walk_running"]
 
 #: The builtins that look an attribute up by a name given as data.
 LOOKUPS = frozenset({"getattr", "hasattr", "setattr", "delattr"})
@@ -132,6 +133,23 @@ def walk_outside(node: ast.AST) -> list[ast.AST]:
             todo.extend(_split_scope(child)[0])
         else:
             todo.extend(ast.iter_child_nodes(child))
+    return found
+
+
+def walk_running(node: ast.AST) -> list[ast.AST]:
+    """The nodes of ``node`` that run when it runs: those of :func:`walk_outside`, and the
+    whole of each list, set or dict comprehension among them (nested ones too), which runs
+    at once and keeps only its results; not a generator expression, lambda, function or
+    class, whose body can run later (honest review 11, F4)."""
+    found: list[ast.AST] = []
+    todo = walk_outside(node)
+    while todo:
+        child = todo.pop()
+        found.append(child)
+        if isinstance(child, (ast.ListComp, ast.SetComp, ast.DictComp)) and child is not node:
+            todo.extend(part for inner in _split_scope(child)[1]     # a lambda there is
+                        for part in walk_outside(ast.Expr(inner)))   # not entered
+
     return found
 
 
