@@ -772,7 +772,8 @@ HONEST11_OWN_WORDS = [
     "for _ in range(1000):\n    rng.laplace(0.0, 1.0)\n"
     "elapsed = {'timing': time.perf_counter() - t0, 'calls': 1000}\n"
     "print(f\"{elapsed['timing'] / elapsed['calls'] * 1e6:.2f} us per draw\")\n",
-    "import time\ntimes = {}\nt0 = time.perf_counter()\ntimes['timing'] = time.perf_counter() - t0\n",
+    "import time\ntimes = {}\nt0 = time.perf_counter()\n"
+    "times['timing'] = time.perf_counter() - t0\n",
     "from collections import defaultdict\nimport time\nresults = defaultdict(list)\n"
     "results['timing'].append(time.perf_counter())\n",
     "import pandas as pd\nimport numpy as np\ndf = pd.DataFrame({'x': np.arange(3)})\n"
@@ -845,3 +846,33 @@ def test_honest11_a_forbidden_function_that_can_run_later_stays_refused(experime
     setup = _setup("sparse_vector")
     why = forbidden_use("ex-svt-above-threshold", MODEL_AT, [experiment], setup)
     assert why is not None and "write AboveThreshold yourself" in why, experiment
+
+
+SVT_CLASS = ("class Svt:\n    def __init__(self, epsilon, gen):\n"
+             "        self.threshold_scale = 2 / epsilon\n        self.query_scale = 4 / epsilon\n"
+             "        self.gen = gen\n    def draw(self, which):\n"
+             "        return self.gen.laplace(0.0, getattr(self, which + '_scale'))\n")
+SVT_ANSWER = AT + ("    svt = Svt(epsilon, rng.numpy_generator())\n"
+                   "    t = threshold + svt.draw('threshold')\n"
+                   "    for i, q in enumerate(queries):\n"
+                   "        if q(data) + svt.draw('query') >= t:\n            return i\n"
+                   "    return None\n")
+
+
+def test_honest11_getattr_on_ones_own_self_is_graded_where_a_function_is_forbidden():
+    """F6: ``getattr(self, which + "_scale")`` in a method of the student's own class was
+    refused in 7.2 (0/3) though the environment check allows it: ``self`` of a class with no
+    library base finds only what the student's code defines, and a forbidden function put
+    there is named where it is put. Computed lookups elsewhere, on a subclass of a library
+    class, or a forbidden function stored on ``self`` stay refused. Deterministic."""
+    setup = _setup("sparse_vector")
+    label = "ex-svt-above-threshold"
+    assert forbidden_use(label, SVT_CLASS + SVT_ANSWER, [], setup) is None
+    assert forbidden_use(label, SVT_ANSWER, [SVT_CLASS], setup) is None
+    assert environment_use(label, SVT_CLASS + SVT_ANSWER, []) is None
+    for device in [SVT_CLASS.replace("class Svt:", "class Svt(dpkit.svt.AboveThreshold):"),
+                   SVT_CLASS.replace("getattr(self,", "getattr(self.gen,"),
+                   SVT_CLASS + "    def f(self):\n        return above_threshold\n",
+                   SVT_CLASS.replace("self.gen = gen", "self.gen = gen\n"
+                                     "        self.above = dpkit.svt.above_threshold")]:
+        assert forbidden_use(label, device + SVT_ANSWER, [], setup) is not None, device

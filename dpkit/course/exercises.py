@@ -484,7 +484,10 @@ def _dynamic(reading: Reading, banned: dict[str, str], tree: ast.AST,
 
 def _own_self(node: ast.AST, parents: dict[int, ast.AST], reading: Reading) -> bool:
     """Whether ``node`` is the first parameter of the method it is read in (a function
-    defined in a class's body: ``self``), and may hold nothing of a module."""
+    defined in a class's body: ``self``), may hold nothing of a module, and its class has
+    no base that may be a library object (dpkit's, or the set-up cell's): ``getattr(self,
+    name)`` then finds only what the student's class and code define, and a forbidden
+    function put there is named where it is put (honest review 11, F6)."""
     function = parents.get(id(node))
     while function is not None and not isinstance(function, FUNCTIONS):
         function = parents.get(id(function))
@@ -492,7 +495,9 @@ def _own_self(node: ast.AST, parents: dict[int, ast.AST], reading: Reading) -> b
             not isinstance(parents.get(id(function)), ast.ClassDef):
         return False
     first = [*function.args.posonlyargs, *function.args.args][:1]
-    return [a.arg for a in first] == [node.id] and not reading.paths(node)
+    bases = parents[id(function)].bases        # a library class's attributes are not theirs
+    return [a.arg for a in first] == [node.id] and not reading.paths(node) and \
+        not any(_library(p) for base in bases for p in reading.paths(base))
 
 
 def _dynamic_node(reading: Reading, banned: dict[str, str], node: ast.AST,
@@ -644,7 +649,8 @@ def forbidden_use(label: str, answer: str, earlier: Iterable[str | tuple[str, st
     ``__annotations__``, ``__defaults__`` and ``__kwdefaults__`` of the student's own
     function (``__dict__``, ``__globals__``, ``__subclasses__``,
     ``__getattribute__`` are refused); ``getattr`` (and ``hasattr``, ``setattr``,
-    ``delattr``, ``operator.attrgetter``) with a computed name or a forbidden one, ``vars``
+    ``delattr``, ``operator.attrgetter``) with a computed name (but on ``self`` in a
+    method of the student's own class: :func:`_own_self`) or a forbidden one, ``vars``
     of a module or of anything but a plain name, and ``locals()`` (or ``vars()``) at a
     cell's top level except to fill a format string. ``from __future__ import`` is
     allowed. A cell that does not parse is skipped (the sandbox reports its error).
@@ -704,7 +710,7 @@ def forbidden_use(label: str, answer: str, earlier: Iterable[str | tuple[str, st
                     f"answer (nor in the code it uses: {_where(place, found[1])}), so it "
                     "was not graded")
     for tree, place in trees:
-        found = _dynamic(reading, banned, tree)
+        found = _dynamic(reading, banned, tree, own_self=True)
         if found:
             return (f"this exercise {why}; {_where(place, found[1])}, {found[0]} looks "
                     "names up dynamically, which is not allowed in the code an answer here "
