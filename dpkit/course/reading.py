@@ -25,7 +25,7 @@ FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _MAX_PARTS = 12                                 # a dotted path longer than this is cut
 #: Modules (and the set-up cells' usual names for them) whose functions return plain values
 #: (numbers, arrays, generators, tables, times), never a module: with ``calls_hold``, a call
-#: of one of their functions holds only what its arguments hold (:meth:`Reading._plain`).
+#: of one of their functions holds only what its arguments hold (:func:`_plain`).
 PLAIN_MODULES = frozenset({"math", "cmath", "random", "time", "statistics", "fractions",
                            "decimal", "numpy", "np", "pandas", "pd", "scipy", "mpmath"})
 #: Methods that store their arguments in the object they are called on.
@@ -149,7 +149,6 @@ def walk_running(node: ast.AST) -> list[ast.AST]:
         if isinstance(child, (ast.ListComp, ast.SetComp, ast.DictComp)) and child is not node:
             todo.extend(part for inner in _split_scope(child)[1]     # a lambda there is
                         for part in walk_outside(ast.Expr(inner)))   # not entered
-
     return found
 
 
@@ -398,9 +397,7 @@ class Reading:
             return self.paths(node.func.body, seen)
         if builtin is not None:     # list, iter, next, dict …: what their arguments hold
             return set().union(*(self.paths(a, seen) for a in node.args))
-        found = {p.split(".", 1)[0] for part in _held(node)
-                 if not (part is getattr(node.func, "value", None) and self._plain(part, seen))
-                 for p in self.paths(part, seen)} \
+        found = {p.split(".", 1)[0] for q in _held(node, self, seen) for p in self.paths(q, seen)} \
             if self.calls_hold and not self.functions.get(_callee(node.func) or "") else set()
         for function in self.functions.get(_callee(node.func) or "", []):
             returns = [function.body] if isinstance(function, ast.Lambda) else [
@@ -411,22 +408,23 @@ class Reading:
         return found
 
 
-    def _plain(self, node: ast.expr, seen: frozenset[int]) -> bool:
-        """Whether ``node``, the object of a method call, is one of :data:`PLAIN_MODULES`
-        (or a module in it) and nothing else: its functions return plain values (numbers,
-        arrays, generators, tables), never a module, so ``time.perf_counter()`` and
-        ``np.random.default_rng(0)`` hold nothing (honest review 11, F2). A module's
-        attribute the student's code stores (``math.stash = [os]``) holds what was stored,
-        so ``math.stash.pop()`` still may hold ``os``."""
-        paths = self.paths(node, seen)
-        return bool(paths) and all(p.lstrip("?").split(".")[0] in PLAIN_MODULES
-                                   for p in paths)
+def _plain(reading: Reading, node: ast.expr, seen: frozenset[int]) -> bool:
+    """Whether ``node``, the object of a method call, is one of :data:`PLAIN_MODULES`
+    (or a module in it) and nothing else: its functions return plain values (numbers,
+    arrays, generators, tables), never a module, so ``time.perf_counter()`` and
+    ``np.random.default_rng(0)`` hold nothing (honest review 11, F2). A module's
+    attribute the student's code stores (``math.stash = [os]``) holds what was stored,
+    so ``math.stash.pop()`` still may hold ``os``."""
+    paths = reading.paths(node, seen)
+    return bool(paths) and all(p.lstrip("?").split(".")[0] in PLAIN_MODULES
+                               for p in paths)
 
 
-def _held(node: ast.Call) -> list[ast.expr]:
+def _held(node: ast.Call, reading: Reading, seen: frozenset[int]) -> list[ast.expr]:
     """What a call's result may hold (with ``calls_hold``): its arguments, and the object
-    of a method."""
-    held = [node.func.value] if isinstance(node.func, ast.Attribute) else []
+    of a method, unless that object is a module of :data:`PLAIN_MODULES` (:func:`_plain`)."""
+    held = [node.func.value] if isinstance(node.func, ast.Attribute) and not _plain(
+        reading, node.func.value, seen) else []
     return [*held, *node.args, *(k.value for k in node.keywords)]
 
 
