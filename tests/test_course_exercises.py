@@ -699,3 +699,180 @@ def test_round10_honest_lookups_on_ones_own_objects_are_graded():
     for cell in honest:
         for label in ("ex-laplace-textbook", "ex-svt-auto-avg"):
             assert environment_use(label, textbook, [cell]) is None, cell
+
+
+#: Honest review 11, F5: the public check called in one's own cell, as every exercise says.
+TEXTBOOK = ("def my_laplace(value, sensitivity, epsilon, generator):\n"
+            "    return value + generator.laplace(0.0, sensitivity / epsilon)\n")
+CHECK = "dpkit.check.check_laplace_mechanism(my_laplace)"
+SHOWN_CHECKS = [
+    f"print({CHECK})\n",
+    f"{CHECK}\n",
+    f"verdict = {CHECK}   # as the exercise says: check it\nprint(verdict)\n",
+    f"verdict = {CHECK}\nprint(verdict)\nassert verdict.passed, verdict.message\n",
+    f"print(f'{{{CHECK}}}')\nprint({CHECK}.message, end='')\n",
+    "from dpkit.check import check_laplace_mechanism\n"
+    "print(check_laplace_mechanism(my_laplace))\n",
+    "from dpkit import check\nprint(check.check_laplace_mechanism(my_laplace))\n",
+    "import dpkit.check as c\ndisplay(c.check_laplace_mechanism(my_laplace))\n",
+    f"from IPython.display import display\ndisplay({CHECK})\n",
+]
+#: What could tell the sandbox's stand-in checks (a placeholder verdict) from the real ones.
+CHECK_DEVICES = [
+    f"S = str({CHECK})\n",
+    "c = dpkit.check\n",
+    f"v = {CHECK}\nS = 'not run' in v.message\n",
+    f"v = {CHECK}\nprint(v.message.startswith('not run'))\n",
+    f"v = {CHECK}\ndef g():\n    return v\n",
+    f"v = w = {CHECK}\n",
+    f"T = type({CHECK})\n",
+    f"print([{CHECK}])\n",
+    f"print(S := {CHECK})\n",
+    f"print({CHECK}, file=buf)\n",
+    f"for f in [my_laplace]:\n    print({CHECK})\n",
+    f"print = lambda x: None\nprint({CHECK})\n",
+    f"def print(x):\n    global S\n    S = x\nprint({CHECK})\n",
+    f"import io, sys\nsys.stdout = io.StringIO()\nprint({CHECK})\n",
+    "S = hasattr(dpkit.check, 'check_laplace_mechanism')\n",
+    "from dpkit.check import *\n",
+    "from dpkit import *\n",
+    "import operator\nc = operator.attrgetter('check')(dpkit)\n",
+    "c = getattr(dpkit, 'check')\n",
+    "from dpkit.check import check_laplace_mechanism as c\nf = c\n",
+    "match dpkit:\n    case object(check=object(Verdict=x)):\n        S = x\n",
+]
+
+
+@pytest.mark.parametrize("cell", SHOWN_CHECKS)
+def test_honest11_a_check_shown_in_ones_own_cell_is_graded(cell):
+    """F5: the sandbox's ``dpkit.check`` is a stand-in whose checks return a placeholder
+    (the grader runs the real ones); calling a check to show it, in the answer or a cell
+    above it, is allowed in a randomized exercise. Deterministic."""
+    assert environment_use("ex-laplace-textbook", TEXTBOOK + cell, []) is None
+    assert environment_use("ex-laplace-textbook", TEXTBOOK, [cell]) is None
+
+
+@pytest.mark.parametrize("cell", CHECK_DEVICES)
+def test_honest11_any_other_use_of_the_checks_is_refused_in_judged_answers(cell):
+    """F5: any other use of ``dpkit.check`` (its result, a check, the module, by any alias)
+    could tell the stand-in from the real checks, so is refused in the code of an answer to
+    a randomized exercise; a deterministic exercise's answer may use them (the stand-in
+    cannot be searched with). Deterministic."""
+    why = environment_use("ex-laplace-textbook", TEXTBOOK + cell, [])
+    assert why is not None and "judged by what your function returns" in why, why
+    why = environment_use("ex-svt-auto-avg", MODEL_AT, [(cell, "the cell you added")])
+    assert why is not None and "in the cell you added" in why, why
+    assert environment_use("ex-laplace-interval", TEXTBOOK + cell, []) is None
+
+
+#: Honest review 11, F2: a key or field of the student's own named like an environment
+#: word, on a value computed by a numeric, time or random library function.
+HONEST11_OWN_WORDS = [
+    "import time\nimport numpy as np\nrng = np.random.default_rng(1)\nt0 = time.perf_counter()\n"
+    "for _ in range(1000):\n    rng.laplace(0.0, 1.0)\n"
+    "elapsed = {'timing': time.perf_counter() - t0, 'calls': 1000}\n"
+    "print(f\"{elapsed['timing'] / elapsed['calls'] * 1e6:.2f} us per draw\")\n",
+    "import time\ntimes = {}\nt0 = time.perf_counter()\n"
+    "times['timing'] = time.perf_counter() - t0\n",
+    "from collections import defaultdict\nimport time\nresults = defaultdict(list)\n"
+    "results['timing'].append(time.perf_counter())\n",
+    "import pandas as pd\nimport numpy as np\ndf = pd.DataFrame({'x': np.arange(3)})\n"
+    "df['timing'] = 0.0\n",
+    "rng = np.random.default_rng(0)\nx = {'timing': rng.laplace(size=10)}.get('timing')\n",
+    "import numpy as np\nx = {'modules': np.mean([1.0, 2.0])}['modules']\n",
+    "from dataclasses import dataclass\nimport time\nimport numpy as np\n@dataclass\n"
+    "class Run:\n    timing: float\n    release: float\n"
+    "def run_once(gen):\n    t0 = time.perf_counter()\n    x = gen.laplace(0.0, 1.0)\n"
+    "    return Run(time.perf_counter() - t0, x)\n"
+    "r = run_once(np.random.default_rng(0))\nprint(r.timing)\n",
+]
+
+
+@pytest.mark.parametrize("cell", HONEST11_OWN_WORDS)
+def test_honest11_own_keys_and_fields_on_numeric_results_are_graded(cell):
+    """F2: ``time.perf_counter()``, ``np.random.default_rng(0)`` … were read as holding
+    their module, so the student's own key ``"timing"`` or dataclass field ``r.timing`` on
+    such a value was refused (0/3 in the real grader). A call of a numeric, time or random
+    module's function holds only what its arguments hold. Deterministic."""
+    assert environment_use("ex-laplace-textbook", TEXTBOOK, [cell]) is None
+    assert environment_use("ex-laplace-textbook", cell + TEXTBOOK, []) is None
+
+
+@pytest.mark.parametrize("device", [
+    "import os\nx = [os].pop().environ\n", "import os\nx = next(iter([os])).environ\n",
+    "import os\ndef f(m):\n    return m\nx = f(os).environ\n",
+    "import os, copy\nx = copy.copy(os).environ\n",
+    "import os, math\nmath.stash = [os]\nx = math.stash.pop().environ\n",
+    "import os, time\ntime.stash = [os]\nx = time.stash.pop().environ\n",
+    "import os\nimport numpy as np\nx = np.array([os], dtype=object)[0].environ\n",
+    "import os\nnp = os\nx = np.getcwd().platform\n",
+    "import os\nx = dict(m=os)['m'].environ\n", "import os\nx = vars(os)['environ']\n"])
+def test_honest11_module_results_that_may_hold_a_module_stay_refused(device):
+    """F2's narrowing keeps the review-10 A2 routes refused: a container's, a copy's or a
+    helper's result, and a plain module's attribute the code stored a module in, may hold
+    that module. Deterministic."""
+    why = environment_use("ex-laplace-textbook", TEXTBOOK, [device])
+    assert why is not None and "judged by what your function returns" in why, device
+
+
+@pytest.mark.parametrize("experiment", [
+    "with unpadded():\n    library_stops = [above_threshold(queries, data, -500, 1.0, rng=rng)"
+    " for _ in range(100)]\nprint(library_stops)\n",
+    "stops = {above_threshold(queries, data, 0, 1.0) for _ in range(3)}\n",
+    "stops = {e: above_threshold(queries, data, 0, e) for e in (0.5, 1.0)}\n",
+    "stops = [[above_threshold(queries, data, 0, 1.0) for _ in range(2)] for _ in range(3)]\n",
+])
+def test_honest11_an_experiment_in_a_comprehension_is_graded(experiment):
+    """F4: a list, set or dict comprehension runs when its cell runs and keeps only its
+    results, as the documented experiment ``print(above_threshold(…))`` does; it was refused
+    (0/3 in the real grader). Deterministic."""
+    setup = _setup("sparse_vector")
+    assert forbidden_use("ex-svt-above-threshold", MODEL_AT, [experiment], setup) is None
+
+
+@pytest.mark.parametrize("experiment", [
+    "runs = (above_threshold(queries, data, 0, 1.0) for _ in range(3))\n",
+    "from collections import Counter\nc = Counter(above_threshold(q, d, 0, 1.0) for _ in "
+    "range(3))\n",
+    "fs = [lambda: above_threshold(queries, data, 0, 1.0) for _ in range(3)]\n",
+    "fs = [[lambda: above_threshold(queries, data, 0, 1.0)] for _ in range(3)]\n",
+    "fs = [(above_threshold(queries, data, 0, 1.0) for _ in range(2)) for _ in range(3)]\n",
+    "fs = [above_threshold for _ in range(3)]\n",
+    "def g():\n    return [above_threshold(queries, data, 0, 1.0) for _ in range(3)]\n",
+])
+def test_honest11_a_forbidden_function_that_can_run_later_stays_refused(experiment):
+    """F4's comprehensions do not reach into what runs later: a generator expression, a
+    lambda or a function (documented). Deterministic."""
+    setup = _setup("sparse_vector")
+    why = forbidden_use("ex-svt-above-threshold", MODEL_AT, [experiment], setup)
+    assert why is not None and "write AboveThreshold yourself" in why, experiment
+
+
+SVT_CLASS = ("class Svt:\n    def __init__(self, epsilon, gen):\n"
+             "        self.threshold_scale = 2 / epsilon\n        self.query_scale = 4 / epsilon\n"
+             "        self.gen = gen\n    def draw(self, which):\n"
+             "        return self.gen.laplace(0.0, getattr(self, which + '_scale'))\n")
+SVT_ANSWER = AT + ("    svt = Svt(epsilon, rng.numpy_generator())\n"
+                   "    t = threshold + svt.draw('threshold')\n"
+                   "    for i, q in enumerate(queries):\n"
+                   "        if q(data) + svt.draw('query') >= t:\n            return i\n"
+                   "    return None\n")
+
+
+def test_honest11_getattr_on_ones_own_self_is_graded_where_a_function_is_forbidden():
+    """F6: ``getattr(self, which + "_scale")`` in a method of the student's own class was
+    refused in 7.2 (0/3) though the environment check allows it: ``self`` of a class with no
+    library base finds only what the student's code defines, and a forbidden function put
+    there is named where it is put. Computed lookups elsewhere, on a subclass of a library
+    class, or a forbidden function stored on ``self`` stay refused. Deterministic."""
+    setup = _setup("sparse_vector")
+    label = "ex-svt-above-threshold"
+    assert forbidden_use(label, SVT_CLASS + SVT_ANSWER, [], setup) is None
+    assert forbidden_use(label, SVT_ANSWER, [SVT_CLASS], setup) is None
+    assert environment_use(label, SVT_CLASS + SVT_ANSWER, []) is None
+    for device in [SVT_CLASS.replace("class Svt:", "class Svt(dpkit.svt.AboveThreshold):"),
+                   SVT_CLASS.replace("getattr(self,", "getattr(self.gen,"),
+                   SVT_CLASS + "    def f(self):\n        return above_threshold\n",
+                   SVT_CLASS.replace("self.gen = gen", "self.gen = gen\n"
+                                     "        self.above = dpkit.svt.above_threshold")]:
+        assert forbidden_use(label, device + SVT_ANSWER, [], setup) is not None, device

@@ -148,7 +148,7 @@ CLASS = {
         {"ex-t-debias-answer": "import dpkit.check\nfrom dpkit.check import Verdict\n"
          "dpkit.check.check_debias = lambda f: Verdict(True, 'fine')\n"
          + DEBIAS + "    return 0\n"},
-        {"ex-t-truth": (3, "agree"), "ex-t-debias": (0, "ImportError")}),  # message: N11
+        {"ex-t-truth": (3, "agree"), "ex-t-debias": (0, "public test")}),  # the stand-in is patched
     "assert-neutering": (
         {"ex-t-debias-answer": "try:\n    get_ipython().input_transformers_post.append("
          "lambda lines: [l.replace('assert', 'pass #') for l in lines])\n"
@@ -1292,3 +1292,43 @@ def test_round10_answers_that_read_the_environment_by_string_lookup_earn_nothing
     if chapter == "sparse_vector":
         klass["envavg"] = ({"ex-svt-auto-avg-answer": _AVG10}, {"ex-svt-auto-avg": refused})
     assert _wrong_grades(book_course, tmp_path / "submissions", chapter, klass) == []
+
+
+def test_honest11_a_check_called_in_ones_own_cell_runs_in_the_sandbox(course):
+    """Honest review 11, F5: ``print(dpkit.check.check_…(f))`` in the answer cell, as every
+    exercise says, raised AttributeError in the sandbox (the checkers are hidden there) and
+    cost the exercise (0/3). Now the sandbox's ``dpkit.check`` is a stand-in with the same
+    public names whose checks return a placeholder; graded end to end. Deterministic."""
+    graded = _grade_cells(course, {
+        "ex-t-truth-answer": TRUTH + "    return np.exp(epsilon) / (1 + np.exp(epsilon))\n\n\n"
+        "print(dpkit.check.check_truth_probability(truth_prob))\n",
+        "ex-t-debias-answer": "from dpkit.check import check_debias, Verdict\n"
+        "import dpkit.check.intro\n\n" + DEBIAS + f"    p = truth_prob(epsilon)\n"
+        f"    return {MODEL_DEBIAS}\n\n\nverdict = check_debias(estimate)\nprint(verdict)\n"
+        "assert verdict.passed, verdict.message\n"
+        "assert dpkit.check.intro.check_debias(estimate).passed\n"}, {})
+    assert graded["ex-t-truth"][0] == 3.0, graded
+    assert graded["ex-t-debias"][0] == 3.0, graded
+
+
+def test_the_sandbox_s_checks_are_stand_ins_that_run_nothing():
+    """The stand-in ``dpkit.check`` has the real one's public names (so imports work) and
+    each check returns a passing placeholder without calling what it is given: a value
+    answer cannot be searched for with it. Deterministic."""
+    import dpkit.check
+
+    names = sorted(n for n in dir(dpkit.check) if n.startswith("check_"))
+    with Sandbox(Limits(call_seconds=20)) as sandbox:
+        errors = sandbox.run(["import dpkit\ncalls = []\n"
+                              "def spy(*args):\n    calls.append(args)\n    return 0.5\n"
+                              "verdicts = [getattr(dpkit.check, n)(spy) for n in NAMES]\n"
+                              "shown = [str(v) for v in verdicts if v.passed]\n"
+                              "from dpkit.check.svt import check_above_threshold\n"
+                              "from dpkit.check import Verdict\n"
+                              "made = str(Verdict(False, 'mine'))\n".replace(
+                                  "NAMES", repr(names))])
+        assert errors == [None], errors
+        assert sandbox.get("calls") == []
+        shown = sandbox.get("shown")
+        assert len(shown) == len(names) and all("not run here" in s for s in shown)
+        assert sandbox.get("made") == "mine"

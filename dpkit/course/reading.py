@@ -12,8 +12,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-__all__ = ["FUNCTIONS", "LOOKUPS", "Reading", "constant_string", "imported_names",
-           "own_binding", "parameters_of", "statement_bindings", "walk_outside"]
+__all__ = ["FUNCTIONS", "LOOKUPS", "PLAIN_MODULES", "Reading", "constant_string", "imported_names",
+           "own_binding", "parameters_of", "statement_bindings", "walk_outside",
+           "walk_running"]
 
 #: The builtins that look an attribute up by a name given as data.
 LOOKUPS = frozenset({"getattr", "hasattr", "setattr", "delattr"})
@@ -22,6 +23,11 @@ _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.
 #: Nodes that define a function (its body runs later, when it is called).
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _MAX_PARTS = 12                                 # a dotted path longer than this is cut
+#: Modules (and the set-up cells' usual names for them) whose functions return plain values
+#: (numbers, arrays, generators, tables, times), never a module: with ``calls_hold``, a call
+#: of one of their functions holds only what its arguments hold (:func:`_plain`).
+PLAIN_MODULES = frozenset({"math", "cmath", "random", "time", "statistics", "fractions",
+                           "decimal", "numpy", "np", "pandas", "pd", "scipy", "mpmath"})
 #: Methods that store their arguments in the object they are called on.
 _STORING = frozenset({"append", "extend", "insert", "update", "setdefault", "add",
                       "__setitem__", "__setattr__"})
@@ -130,6 +136,22 @@ def walk_outside(node: ast.AST) -> list[ast.AST]:
     return found
 
 
+def walk_running(node: ast.AST) -> list[ast.AST]:
+    """The nodes of ``node`` that run when it runs: those of :func:`walk_outside`, and the
+    whole of each list, set or dict comprehension among them (nested ones too), which runs
+    at once and keeps only its results; not a generator expression, lambda, function or
+    class, whose body can run later (honest review 11, F4)."""
+    found: list[ast.AST] = []
+    todo = walk_outside(node)
+    while todo:
+        child = todo.pop()
+        found.append(child)
+        if isinstance(child, (ast.ListComp, ast.SetComp, ast.DictComp)) and child is not node:
+            todo.extend(part for inner in _split_scope(child)[1]     # a lambda there is
+                        for part in walk_outside(ast.Expr(inner)))   # not entered
+    return found
+
+
 def _global_names(tree: ast.AST) -> set[int]:
     """The ``id`` of each :class:`ast.Name` of ``tree`` that reads a global (a name no
     enclosing function, lambda, class or comprehension binds), as Python scopes them: a
@@ -222,8 +244,9 @@ class Reading:
     set-up cell's, or a builtin's). With ``calls_hold``, the result of any other call
     may hold the modules its arguments hold and, for a method (``obj.f(…)``), those
     ``obj`` holds (``[os].pop()`` may be ``os``; the top-level module only, so that
-    chains of calls do not multiply the paths): the environment check's reading
-    (adversarial review 10, A2), stricter than the forbidden-call check's."""
+    chains of calls do not multiply the paths), except when ``obj`` is a module of
+    :data:`PLAIN_MODULES` (``time.perf_counter()`` holds nothing): the environment check's
+    reading (adversarial review 10, A2), stricter than the forbidden-call check's."""
 
     def __init__(self, trees: list[ast.AST], outside: Callable[[str], set[str]],
                  calls_hold: bool = False) -> None:
@@ -374,7 +397,7 @@ class Reading:
             return self.paths(node.func.body, seen)
         if builtin is not None:     # list, iter, next, dict …: what their arguments hold
             return set().union(*(self.paths(a, seen) for a in node.args))
-        found = {p.split(".", 1)[0] for part in _held(node) for p in self.paths(part, seen)} \
+        found = {p.split(".", 1)[0] for q in _held(node, self, seen) for p in self.paths(q, seen)} \
             if self.calls_hold and not self.functions.get(_callee(node.func) or "") else set()
         for function in self.functions.get(_callee(node.func) or "", []):
             returns = [function.body] if isinstance(function, ast.Lambda) else [
@@ -385,10 +408,23 @@ class Reading:
         return found
 
 
-def _held(node: ast.Call) -> list[ast.expr]:
+def _plain(reading: Reading, node: ast.expr, seen: frozenset[int]) -> bool:
+    """Whether ``node``, the object of a method call, is one of :data:`PLAIN_MODULES`
+    (or a module in it) and nothing else: its functions return plain values (numbers,
+    arrays, generators, tables), never a module, so ``time.perf_counter()`` and
+    ``np.random.default_rng(0)`` hold nothing (honest review 11, F2). A module's
+    attribute the student's code stores (``math.stash = [os]``) holds what was stored,
+    so ``math.stash.pop()`` still may hold ``os``."""
+    paths = reading.paths(node, seen)
+    return bool(paths) and all(p.lstrip("?").split(".")[0] in PLAIN_MODULES
+                               for p in paths)
+
+
+def _held(node: ast.Call, reading: Reading, seen: frozenset[int]) -> list[ast.expr]:
     """What a call's result may hold (with ``calls_hold``): its arguments, and the object
-    of a method."""
-    held = [node.func.value] if isinstance(node.func, ast.Attribute) else []
+    of a method, unless that object is a module of :data:`PLAIN_MODULES` (:func:`_plain`)."""
+    held = [node.func.value] if isinstance(node.func, ast.Attribute) and not _plain(
+        reading, node.func.value, seen) else []
     return [*held, *node.args, *(k.value for k in node.keywords)]
 
 

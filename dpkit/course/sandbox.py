@@ -39,6 +39,7 @@ import builtins
 import contextlib
 import dataclasses
 import fcntl
+import json
 import math
 import os
 import re
@@ -157,7 +158,8 @@ def _command(limits: Limits, fds: tuple[int, int]) -> list[str]:
     for path in binds:
         command += ["--ro-bind", str(path), str(path)]
     # The checkers are not there: a value answer could otherwise be searched for with its
-    # own public check (the tests run in the grader, which has them).
+    # own public check (the tests run in the grader, which has them). The worker puts a
+    # stand-in with the same names in their place (worker.stand_in_checks).
     command += ["--tmpfs", str(_package() / "check")]
     # Nor is the grader: its judges and their docstrings (the hidden tests' ranges and
     # statistics) are not the student's to read. The worker needs only these three modules.
@@ -202,7 +204,25 @@ def _environment(fds: tuple[int, int]) -> dict[str, str]:
     return {"PATH": "/usr/bin", "HOME": KERNEL_HOME, "MPLBACKEND": KERNEL_MPLBACKEND,
             "MPLCONFIGDIR": "/tmp",
             "PYTHONDONTWRITEBYTECODE": "1", "DPKIT_WORKER_FDS": f"{fds[0]},{fds[1]}",
-            **threads}
+            "DPKIT_CHECK_NAMES": json.dumps(check_names()), **threads}
+
+
+def check_names() -> dict[str, list[str]]:
+    """The public names of :mod:`dpkit.check` (key ``""``) and of each of its submodules:
+    the worker's stand-in for the checkers, which are not in the sandbox, has them
+    (:func:`dpkit.course.worker.stand_in_checks`)."""
+    import dpkit.check
+
+    def public(module: types.ModuleType) -> list[str]:
+        return sorted(n for n, v in vars(module).items() if (n == "Verdict" or n.startswith(
+            "check_")) and getattr(v, "__module__", "").startswith("dpkit.check"))
+
+    found = {"": public(dpkit.check)}
+    for name, module in sorted(vars(dpkit.check).items()):
+        if isinstance(module, types.ModuleType) and not name.startswith("_") and \
+                module.__name__ == f"dpkit.check.{name}":
+            found[name] = public(module)
+    return found
 
 
 def _plain_command(fds: tuple[int, int]) -> tuple[list[str], dict[str, str]]:

@@ -9,7 +9,8 @@ It is started by :class:`dpkit.course.sandbox.Sandbox` with two inherited file d
     ``get_ipython()``; ``display(...)`` shows nothing, as ``print`` does here; ``sys.argv``
     is an IPython kernel's, ``ipykernel`` is in ``sys.modules``, and ``HOME`` and
     ``MPLBACKEND`` are a notebook's: the cheap signals of where code runs read
-    "notebook", though the environment check refuses reading them); reply with
+    "notebook", though the environment check refuses reading them; ``dpkit.check`` is a
+    stand-in whose checks run nothing: :func:`stand_in_checks`); reply with
     each cell's error, if any, and where it was raised: the cell's name, which the grader
     sends with it ("your answer to Exercise 3.2"), and the line.
 ``get``
@@ -32,6 +33,7 @@ from __future__ import annotations
 import builtins
 import contextlib
 import importlib.util
+import json
 import os
 import sys
 import traceback
@@ -403,6 +405,62 @@ def _kernel_module() -> None:
     sys.modules.setdefault("ipykernel", module)
 
 
+#: What every stand-in check returns in the sandbox (:func:`stand_in_checks`).
+NOT_RUN_HERE = ("not run here: when your notebook is graded, the grader runs this check "
+                "itself, in the test cell below your answer")
+
+
+class StandInVerdict:
+    """What ``dpkit.check.Verdict`` is in the sandbox, and what a stand-in check returns:
+    ``passed`` (True, so that ``assert verdict.passed`` holds), ``message``, ``details``."""
+
+    __slots__ = ("details", "message", "passed")
+
+    def __init__(self, passed: bool, message: str, details: tuple[str, ...] = ()) -> None:
+        self.passed, self.message, self.details = passed, message, tuple(details)
+
+    def __bool__(self) -> bool:
+        return bool(self.passed)
+
+    def __str__(self) -> str:
+        return self.message
+
+    __repr__ = __str__
+
+
+def _stand_in(name: str) -> Any:
+    def check(*_args: Any, **_kwargs: Any) -> StandInVerdict:
+        return StandInVerdict(True, f"{name}: {NOT_RUN_HERE}")
+    check.__name__ = check.__qualname__ = name
+    return check
+
+
+def stand_in_checks(names: dict[str, list[str]]) -> None:
+    """Put a stand-in ``dpkit.check`` (and its submodules) in ``sys.modules``: the same
+    public names (``names``: by submodule, ``""`` the package's own), each check returning
+    :data:`NOT_RUN_HERE` as a passing :class:`StandInVerdict` and running nothing.
+
+    The checkers are not in the sandbox (:mod:`dpkit.course.sandbox`: a value answer could
+    search for itself with its own public check), yet every exercise says "check it with
+    ``dpkit.check.…``", and a student who does so in the answer cell must not lose the
+    exercise to an ``AttributeError`` (honest review 11, F5). The stand-in cannot be
+    searched with, and it tells the sandbox from a notebook no more than the missing
+    checkers did: :func:`dpkit.course.exercises.environment_use` refuses, in the code of an
+    answer to a randomized exercise, any use of ``dpkit.check`` but a check called to be
+    shown (``print(dpkit.check.check_…(f))``)."""
+    package = types.ModuleType("dpkit.check", "Stand-in checkers: the grader runs the real ones.")
+    package.__path__ = []
+    for part, listed in names.items():
+        module = types.ModuleType(f"dpkit.check.{part}") if part else package
+        for name in listed:
+            setattr(module, name, StandInVerdict if name == "Verdict" else _stand_in(name))
+        if part:
+            setattr(package, part, module)
+            sys.modules[module.__name__] = module
+    sys.modules["dpkit.check"] = package
+    sys.modules["dpkit"].check = package         # type: ignore[attr-defined]
+
+
 def main() -> None:
     """Serve the grader on the descriptors named in ``DPKIT_WORKER_FDS`` (``read,write``)."""
     global _channel
@@ -412,6 +470,7 @@ def main() -> None:
                                  "display": _display}
     sys.argv = _KERNEL_ARGV      # as an IPython kernel's (review round 7, finding 2)
     _kernel_module()
+    stand_in_checks(json.loads(os.environ.pop("DPKIT_CHECK_NAMES", "{}")))
     _serve(namespace)
 
 
