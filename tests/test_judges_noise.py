@@ -177,6 +177,61 @@ def test_laplace_value_in_the_low_bits_hidden_from_replays_is_a_privacy_violatio
     assert Remembering.processes == 3
 
 
+class InTurn:
+    """The sandbox's new workers as a judge sees them, recording their lifetimes
+    (adversarial review round 11, F1: two workers alive together talked through the
+    kernel's record locks). Each worker starts when the judge first reaches it, by
+    iteration or by index, and every other one is closed then; ``log`` holds each call's
+    worker and the workers alive at that moment, ``starts`` each worker started."""
+
+    def __init__(self, fn, count):
+        self.fn, self.count, self.alive, self.log, self.starts = fn, count, set(), [], []
+
+    def _start(self, k):
+        if k not in self.alive:
+            self.alive = {k}                  # the others closed first
+            self.starts.append(k)
+
+        def worker(*args):
+            self.log.append((k, frozenset(self.alive)))
+            return self.fn(*args)
+        return worker
+
+    def __iter__(self):
+        return (self._start(k) for k in range(self.count))
+
+    def __getitem__(self, k):
+        return self._start(k)
+
+
+class Recorded:
+    """An honest answer whose ``fresh(count)`` gives :class:`InTurn` workers."""
+
+    def __init__(self, fn):
+        self.fn, self.workers = fn, None
+
+    def __call__(self, *args):
+        raise AssertionError("the judge calls the fresh workers only")
+
+    @contextlib.contextmanager
+    def fresh(self, count):
+        self.workers = InTurn(self.fn, count)
+        yield self.workers
+
+
+def test_laplace_fresh_workers_are_used_one_after_the_other():
+    """Round 11, F1 (3/3 before for a code that asked the other worker through a lock
+    whether it had seen a seed): the judge makes all of worker 0's calls (its releases,
+    its same-seed probes, its repeats), then all of worker 1's, each worker started once,
+    never two alive together; the verdict is unchanged for an honest answer."""
+    answer = Recorded(laplace_noise_first)
+    assert run(judge_laplace_mechanism, answer).passed
+    workers = [k for k, _ in answer.workers.log]
+    assert answer.workers.starts == [0, 1]
+    assert workers == sorted(workers) and workers.count(0) > 6000 and workers.count(1) > 6000
+    assert all(alive == {k} for k, alive in answer.workers.log)
+
+
 class Unreplayable(Remembering):
     """A notebook whose cells fail when they run again in a fresh worker."""
 

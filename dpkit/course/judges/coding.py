@@ -311,10 +311,13 @@ def two_workers(rng: np.random.Generator, labels: np.ndarray, draws: int,
     ``probed[p]`` (``probes`` of the first case's, chosen at random) are lent again to
     the second case *in the other worker*, each at a random place among the calls. In
     the sandbox the two workers are separate processes that ran the notebook's cells
-    and nothing else (:func:`~dpkit.course.judges._base.apart`): a worker sees each seed
-    once, and a call of the same-seed test is, in what the worker can see, any call of
-    its case (a fresh seed at a random time), so the answer treats it as it treats the
-    others.
+    and nothing else, alive one after the other (worker 0 makes all its calls, in this
+    order, and is closed before worker 1 starts: two live processes could tell each
+    other the seeds they saw through the kernel, a record lock on a file both read,
+    adversarial review round 11, F1; :func:`~dpkit.course.judges._base.apart`): a worker
+    sees each seed once, and a call of the same-seed test is, in what the worker can
+    see, any call of its case (a fresh seed at a random time), so the answer treats it as
+    it treats the others.
 
     Returns
     -------

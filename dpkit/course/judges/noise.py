@@ -208,7 +208,8 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
     with a fresh generator seeded from ``rng`` (:func:`~dpkit.check._common.lent_generator`:
     made like ``default_rng()``, 128 bits of entropy), the 12,000 calls in a secret random
     order that interleaves the cases, each made at random in one of two fresh workers
-    (new sandboxed processes that ran the notebook's cells and nothing else:
+    (new sandboxed processes that ran the notebook's cells and nothing else, run one after
+    the other, the notebook's own worker closed: no two alive together, round 11, F1;
     :func:`~dpkit.course.judges._base.apart`).
 
     **Tests**, with their false-failure probabilities for a correct answer:
@@ -275,8 +276,9 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
     failure that keeps the public point (a defensive guard is honest;
     :func:`~dpkit.course.judges._base.on_extreme`).
 
-    **Calls**: 12,316 (:data:`LAPLACE_CALLS`), in two workers started for the test
-    (about 2 s each on a busy 2-core machine: a process start and the notebook's cells).
+    **Calls**: 12,316 (:data:`LAPLACE_CALLS`), in two workers started for the test, one
+    after the other (about 2 s each on a busy 2-core machine: a process start and the
+    notebook's cells; 2 s more to start the notebook's worker again for the next cell).
     **Privacy**: the law of the release at each input is the whole mechanism, so too little
     noise (a wrong scale), one noise reused for every release, or noise that depends on the
     value all fail the distribution tests. A failure is a **privacy violation**
@@ -322,10 +324,11 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
     coarser than b/20 (that pair fails plainly), or an atom or repeated noises under one
     coarser than 3e-5 scales; an answer that remembers its generators where the two
     workers are one process (a local function: the judge's own tests) or share files
-    (grading without a sandbox); dependence between releases other than consecutive
-    ones, or weaker than exact cancellation; departures confined to inputs or events the
-    hidden cases never meet; an answer that detects where it runs (the grading sandbox
-    rather than a notebook) and adds noise only there: no test of outputs sees it, the
+    (grading without a sandbox: the second worker can read a note the first one left);
+    dependence between releases other than consecutive ones, or weaker than exact
+    cancellation; departures confined to inputs or events the hidden cases never meet;
+    an answer that detects where it runs (the grading sandbox rather than a notebook)
+    and adds noise only there: no test of outputs sees it, the
     teacher reads the code (the static check refuses the obvious environment reads).
     """
     cases = _laplace_cases(rng)
@@ -351,24 +354,27 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
         releases = np.empty((_LAPLACE_CASES, _LAPLACE_DRAWS))
         again = np.empty((_LAPLACE_PAIRS, _LAPLACE_SAME_SEED))   # the same-seed calls
         broken: Raised | None = None     # the first error on an extreme case
-        with apart(fn, 2) as workers:
-            for c, j, w, probe in calls:    # a probe: case 2p + 1 with case 2p's seed j
-                if broken is None or c < _LAPLACE_EXTREME:
-                    got = release(workers[w], c, int(seed_table[c - (probe >= 0), j]))
-                    if isinstance(got, Raised):
-                        broken = got
-                    elif probe < 0:
-                        releases[c, j] = got
-                    else:
-                        again.flat[probe] = got
-            kept = _LAPLACE_CASES if broken is None else _LAPLACE_EXTREME
-            for r in range(_LAPLACE_REPEATS):
-                c, j = r % _LAPLACE_CASES, r // _LAPLACE_CASES
-                if c < kept and release(workers[side[c, j]], c, int(seed_table[c, j])) \
-                        != releases[c, j]:
-                    raise Rejection("called twice with generators seeded alike, your "
-                                    "function returned different releases: draw the noise "
-                                    "from the `generator` argument, and from nothing else")
+        repeats = [(r % _LAPLACE_CASES, r // _LAPLACE_CASES) for r in range(_LAPLACE_REPEATS)]
+        repeated: dict[tuple[int, int], float | Raised] = {}
+        with apart(fn, 2) as workers:       # one after the other (review round 11, F1)
+            for w, worker in enumerate(workers):
+                for c, j, _, probe in (call for call in calls if call[2] == w):
+                    if broken is None or c < _LAPLACE_EXTREME:  # a probe: case 2p + 1 …
+                        got = release(worker, c, int(seed_table[c - (probe >= 0), j]))
+                        if isinstance(got, Raised):             # … with case 2p's seed j
+                            broken = got
+                        elif probe < 0:
+                            releases[c, j] = got
+                        else:
+                            again.flat[probe] = got
+                for c, j in repeats:        # this worker's releases, asked again
+                    if side[c, j] == w and (broken is None or c < _LAPLACE_EXTREME):
+                        repeated[c, j] = release(worker, c, int(seed_table[c, j]))
+        kept = _LAPLACE_CASES if broken is None else _LAPLACE_EXTREME
+        if any(c < kept and got != releases[c, j] for (c, j), got in repeated.items()):
+            raise Rejection("called twice with generators seeded alike, your function "
+                            "returned different releases: draw the noise from the "
+                            "`generator` argument, and from nothing else")
         # an extreme case that raised leaves its pair out of the same-seed test
         leak = _same_seed_leak(cases, releases, list(again[:kept // 2]), probed)
         try:
