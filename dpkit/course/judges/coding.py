@@ -44,6 +44,12 @@ GRID_OFFSET_LEAK = ("your releases at two neighbouring values lie on grids of on
 #: offsets flag the answer (an honest rounding never puts one pair there:
 #: :func:`_offset_pair`).
 _GRID_WINDOW, _GRID_PAIRS = 1.0, 2
+#: A case lies on a grid when at least this share of its distinct releases do
+#: (:func:`_on_grid`; an honest rounding puts all of them there, unrounded noise almost
+#: none; adversarial review round 11, F5: not all, or one nudged release clears a code;
+#: 3/4, below the 7/8 of a code the reviewer left out of one release in 8, and about the
+#: share that still puts 20 of 30 same-seed gaps in the code's two clusters).
+_ON_GRID_SHARE = 0.75
 #: A lattice's step is read (:func:`_lattice_step`) when it is at least this many times
 #: the allowance, and the closest two of a pair's releases at most this many steps apart.
 _LATTICE_ROOMS, _LATTICE_DIVISORS = 16, 64
@@ -168,11 +174,39 @@ def _coded_pair(first: np.ndarray, second: np.ndarray, value: float, neighbour: 
 
 
 def _on_grid(results: np.ndarray, step: float, room: float, slack: float) -> bool:
-    """Whether the distinct ``results`` are whole numbers of ``step`` apart, each gap
-    within ``room`` plus ``slack`` per step of it (``step`` is known to ``slack``)."""
-    gaps = np.diff(np.unique(results))
+    """Whether at least :data:`_ON_GRID_SHARE` of the distinct ``results`` lie on a grid of
+    step ``step``: a result is on it when it is a whole number of steps from the next
+    lower or the next higher one, within ``room`` plus ``slack`` per step (``step`` is
+    known to ``slack``). Not *every* result (adversarial review round 11, F5: one release
+    in 64 a hair off the grid cleared a code in every release).
+
+    >>> _on_grid(np.array([0.0, 0.25, 0.5, 1.0, 1.3]), 0.25, 1e-9, 1e-9)
+    False
+    >>> _on_grid(np.arange(40) * 0.25, 0.25, 1e-9, 1e-9)
+    True
+    """
+    values = np.unique(results)
+    if values.size < 2:
+        return False
+    gaps = np.diff(values)
     steps = np.round(gaps / step)
-    return bool(np.all(np.abs(gaps - steps * step) <= room + steps * slack))
+    whole = np.abs(gaps - steps * step) <= room + steps * slack
+    on = np.zeros(values.size, dtype=bool)
+    on[:-1] |= whole
+    on[1:] |= whole
+    return bool(on.mean() >= _ON_GRID_SHARE)
+
+
+def _clusters(gaps: np.ndarray, room: float) -> list[np.ndarray]:
+    """The sorted ``gaps`` cut into clusters, each within ``room`` of its lowest member,
+    from the lowest up, the largest first (the lower first among equals)."""
+    clusters = []
+    rest = np.sort(gaps)
+    while rest.size:
+        within = rest - rest[0] <= room
+        clusters.append(rest[within])
+        rest = rest[~within]
+    return sorted(clusters, key=lambda c: -c.size)
 
 
 def _offset_pair(first: np.ndarray, second: np.ndarray, value: float, neighbour: float,
@@ -184,26 +218,34 @@ def _offset_pair(first: np.ndarray, second: np.ndarray, value: float, neighbour:
     anything that does not depend on the value) gives ``r − r' = s·k``, ``k`` one of
     ``⌊a/s⌋`` and ``⌈a/s⌉`` (``a = v − v'``): the gaps ``(r − r') − a`` of the 30 seeds
     take two values ``s`` apart and ``s·k − a`` is a whole number of steps minus ``a``.
-    The code shifts them by ``c(v) − c(v')``. The pair is flagged when at least 20 gaps lie
-    within :data:`_GRID_WINDOW` scales, all of them in two clusters (each within ``room``,
-    the rounding the releases show) at least ``4·room`` apart, their distance ``s``; when
-    the lower cluster plus ``a`` is off every multiple of ``s`` by more than ``room``
-    (plus ``s``'s own error times the multiple); and when each case's releases (``cases``)
-    lie on a grid of step ``s`` (so that ``s`` is the grid's step, not a multiple of it).
-    Never for an honest rounding to a fixed grid (both cases on one grid: the offset is a
-    multiple of ``s``), nor for ``value + s·round(noise/s)`` (one gap, ``0``: the grid
-    moves with the value by ``a`` exactly; the floating-point noise's own leak, Mironov's,
-    which the exercise accepts), nor for unrounded noise (gaps within ``room``).
+    The code shifts them by ``c(v) − c(v')``. The pair is flagged when the two largest
+    clusters (each within ``room``, the rounding the releases show) of the gaps within
+    :data:`_GRID_WINDOW` scales hold at least 20 of the 30 gaps, their distance ``s`` at
+    least ``4·room``; when the lower cluster plus ``a`` is off every multiple of ``s`` by
+    more than ``room`` (plus ``s``'s own error times the multiple); and when at least
+    :data:`_ON_GRID_SHARE` of each case's releases (``cases``) lie on a grid of step ``s``
+    (so that ``s`` is the grid's step, not a multiple of it). A large majority, not all
+    (adversarial review round 11, F5: a code in 7 releases of 8, or one release in 64
+    nudged off the grid, cleared a pair that had to show all its gaps in two clusters
+    and all its releases on the grid): a code in fewer releases gives fewer coded gaps.
+
+    Never for an honest rounding to a fixed grid: each of its gaps is within ``room`` of
+    one of its two values (a cluster, ``room`` wide, holds gaps near one of them only,
+    since they are ``s > 4·room`` apart), so the lower cluster's mean plus ``a`` is within
+    ``room`` of a multiple of ``s`` and ``s`` is read to within ``2·room`` (or the two
+    clusters are near one value, less than ``4·room`` apart); whatever share of the
+    releases lies on a grid. Nor for ``value + s·round(noise/s)`` (one gap, ``0``: the
+    grid moves with the value by ``a`` exactly; the floating-point noise's own leak,
+    Mironov's, which the exercise accepts), nor for unrounded noise (gaps within
+    ``room``: two clusters less than ``2·room`` apart). The false-alarm probability is
+    therefore 0, up to float rounding beyond the allowance.
     """
     gap = (first - second) - (value - neighbour)
-    near = np.sort(gap[np.abs(gap) <= _GRID_WINDOW * scale])
-    if near.size < _SAME_SEED_MOST:
+    near = gap[np.abs(gap) <= _GRID_WINDOW * scale]
+    clusters = _clusters(near, room)
+    if len(clusters) < 2 or clusters[0].size + clusters[1].size < _SAME_SEED_MOST:
         return False
-    low = near[near - near[0] <= room]
-    rest = near[near - near[0] > room]
-    high = rest[rest - rest[:1] <= room]
-    if rest.size == 0 or low.size + high.size < near.size:
-        return False
+    low, high = sorted(clusters[:2], key=lambda c: float(c[0]))
     step = float(np.mean(high) - np.mean(low))
     if step <= 4 * room:
         return False
