@@ -256,10 +256,13 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
       roundings and floats); flagged at 8 coded pairs of 10 (``Binomial(10, 2/31)``):
       1e-7. Noise whose draws depend on the value has gaps of the order of the noise;
     * the value in the offset from a grid (round 10, A1): a pair whose gaps (within one
-      scale) take two values ``s`` apart, the lower plus ``v − v'`` no multiple of ``s``,
-      both cases' releases on grids of step ``s``, has its cases on grids with different
-      offsets; flagged at 2 such pairs: 0 (an honest rounding puts both cases on one
-      grid, or rounds the noise before adding it: one gap, 0).
+      scale) mostly take two values ``s`` apart (20 of 30 in the two largest clusters),
+      the lower plus ``v − v'`` no multiple of ``s``, 3/4 or more of each case's releases
+      on a grid of step ``s``, has its cases on grids with different offsets (round 11,
+      F5: a majority, so that a code left out of a few releases, or a few releases
+      nudged off the grid, is still seen); flagged at 2 such pairs: 0 (an honest rounding
+      puts both cases on one grid, or rounds the noise before adding it: one gap, 0;
+      every cluster of its gaps lies at one of its two values).
 
     In all at most **1e-6** (Bonferroni). NumPy's float Laplace noise has exactly this law;
     ``dpkit.laplace.laplace_mechanism`` (exact noise on a grid 2⁻²⁰Δ fine, at most
@@ -319,17 +322,18 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
     one grid, or one on fewer than 8 pairs (an offset code: 2; one equal on most
     neighbours, coarser than their difference, is on few); a code in only some of the
     releases (round 10, L2: simulated, 5 graders each, a low-bits code in 80% of the
-    releases is caught 5 times, in 70% once, in 50% or 3% never; each coded release
-    still gives its value away); too little noise, or an atom, hidden under a rounding
-    coarser than b/20 (that pair fails plainly), or an atom or repeated noises under one
-    coarser than 3e-5 scales; an answer that remembers its generators where the two
-    workers are one process (a local function: the judge's own tests) or share files
-    (grading without a sandbox: the second worker can read a note the first one left);
-    dependence between releases other than consecutive ones, or weaker than exact
-    cancellation; departures confined to inputs or events the hidden cases never meet;
-    an answer that detects where it runs (the grading sandbox rather than a notebook)
-    and adds noise only there: no test of outputs sees it, the
-    teacher reads the code (the static check refuses the obvious environment reads).
+    releases is caught 5 times, in 70% once, in 50% or 3% never; an offset code in 7
+    releases of 8, or in all with 1 in 64 nudged off its grid, on 3 seeds of 3, round
+    11, F5; each coded release still gives its value away); too little noise, or an
+    atom, hidden under a rounding coarser than b/20 (that pair fails plainly), or an atom
+    or repeated noises under one coarser than 3e-5 scales; an answer that remembers its
+    generators where the two workers are one process (a local function: the judge's own
+    tests) or share files (grading without a sandbox: the second worker can read a note the
+    first one left); dependence between releases other than consecutive ones, or weaker than
+    exact cancellation; departures confined to inputs or events the hidden cases never meet;
+    an answer that detects where it runs (the grading sandbox rather than a notebook) and
+    adds noise only there: no test of outputs sees it, the teacher reads the code (the
+    static check refuses the obvious environment reads).
     """
     cases = _laplace_cases(rng)
     seed_table = seeds(rng, (_LAPLACE_CASES, _LAPLACE_DRAWS))
