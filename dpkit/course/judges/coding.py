@@ -10,13 +10,15 @@ releases show (:func:`dpkit.course.judges.noise.judge_laplace_mechanism` calls i
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import numpy as np
 
 from dpkit.course.judges._base import binomial_reject, rounding_errors
 
-__all__ = ["ALPHA_SAME_SEED", "GRID_OFFSET_LEAK", "NEAR", "SAME_SEED_LEAK", "same_seed_leak",
-           "two_workers"]
+__all__ = ["ALPHA_SAME_SEED", "GRID_OFFSET_LEAK", "NEAR", "REPEAT", "SAME_SEED_LEAK",
+           "in_turn", "same_seed_leak", "two_workers"]
 
 #: "Nearly zero", in noise scales: a release this close to the value, or two noises whose
 #: sum or difference is this small (cancelling or repeated noises).
@@ -28,6 +30,8 @@ NEAR = 0.01
 _SAME_SEED_MOST, _SAME_SEED_ONE_VALUE = 20, 2 / 31
 #: The same-seed test's false-alarm probability for an honest answer.
 ALPHA_SAME_SEED = 1e-7
+#: The ``probe`` of a call that asks a worker again for one of its own releases.
+REPEAT = -2
 
 
 SAME_SEED_LEAK = ("with the same `generator`, your releases at two neighbouring values "
@@ -180,7 +184,7 @@ def _on_grid(results: np.ndarray, step: float, room: float, slack: float) -> boo
     known to ``slack``). Not *every* result (adversarial review round 11, F5: one release
     in 64 a hair off the grid cleared a code in every release).
 
-    >>> _on_grid(np.array([0.0, 0.25, 0.5, 1.0, 1.3]), 0.25, 1e-9, 1e-9)
+    >>> _on_grid(np.array([0.0, 0.25, 0.5, 1.0, 1.3, 1.7]), 0.25, 1e-9, 1e-9)
     False
     >>> _on_grid(np.arange(40) * 0.25, 0.25, 1e-9, 1e-9)
     True
@@ -341,7 +345,7 @@ def same_seed_leak(cases: list[tuple[float, float, float]], releases: np.ndarray
 
 
 def two_workers(rng: np.random.Generator, labels: np.ndarray, draws: int,
-                probes: int) -> tuple[list[tuple[int, int, int, int]], np.ndarray,
+                probes: int, repeats: int = 0) -> tuple[list[tuple[int, int, int, int]], np.ndarray,
                                       np.ndarray, np.ndarray]:
     """The Laplace judge's calls, spread at random over two workers so that no worker is
     lent one seed twice (adversarial review round 10, L1).
@@ -360,14 +364,16 @@ def two_workers(rng: np.random.Generator, labels: np.ndarray, draws: int,
     adversarial review round 11, F1; :func:`~dpkit.course.judges._base.apart`): a worker
     sees each seed once, and a call of the same-seed test is, in what the worker can
     see, any call of its case (a fresh seed at a random time), so the answer treats it as
-    it treats the others.
+    it treats the others. Then ``repeats`` calls ask the worker that made it for release
+    ``j`` of case ``c`` again (``c = r mod cases``, ``j = r // cases`` for ``r < repeats``).
 
     Returns
     -------
     calls : list of (case, j, worker, probe)
         In the order they are made: ``probe == -1`` for the release ``j`` of ``case``
-        (seed ``j`` of that case); otherwise probe ``probe = p·probes + k`` of pair ``p``:
-        ``case = 2p + 1`` with the first case's seed ``j = probed[p, k]``.
+        (seed ``j`` of that case); :data:`REPEAT` for one asked again; otherwise probe
+        ``probe = p·probes + k`` of pair ``p``: ``case = 2p + 1`` with the first case's
+        seed ``j = probed[p, k]``.
     order : numpy.ndarray
         The cases of the ordinary calls, worker 0's in its order, then worker 1's: release
         ``j`` of a case is its ``j``-th in this order, which the independence tests read
@@ -409,4 +415,30 @@ def two_workers(rng: np.random.Generator, labels: np.ndarray, draws: int,
         else:
             t = next(ordinary)
             calls.append((int(labels[t]), int(index[t]), int(worker[t]), -1))
+    calls += [(r % made.size, r // made.size, int(side[r % made.size, r // made.size]), REPEAT)
+              for r in range(repeats)]
     return calls, order, side, probed
+
+
+def in_turn(calls: list[tuple[int, int, int, int]],
+            workers: Iterator[Callable[..., Any]]) -> Iterator[tuple[Callable[..., Any], int,
+                                                                   int, int]]:
+    """Each of ``calls`` (``(case, j, worker, probe)``, as :func:`two_workers` makes them)
+    with the stand-in of its worker: all of worker 0's, in their order, then all of worker
+    1's, each worker taken from ``workers`` (:func:`~dpkit.course.judges._base.apart`)
+    when its turn comes, so that no two are alive together (adversarial review round 11,
+    F1: two live workers told each other the seeds they had seen through a record lock).
+
+    Returns
+    -------
+    iterator of (worker, case, j, probe)
+        The calls, worker by worker.
+
+    >>> calls = [(0, 0, 1, -1), (1, 0, 0, -1), (0, 1, 1, 0)]
+    >>> [(w, c) for w, c, _, _ in in_turn(calls, iter("AB"))]
+    [('A', 1), ('B', 0), ('B', 0)]
+    """
+    for w, worker in enumerate(workers):
+        for case, j, own, probe in calls:
+            if own == w:
+                yield worker, case, j, probe
