@@ -191,7 +191,7 @@ def _on_grid(results: np.ndarray, step: float, room: float, slack: float) -> boo
     """
     values = np.unique(results)
     if values.size < 2:
-        return False
+        return True                         # one value: on every grid, as before
     gaps = np.diff(values)
     steps = np.round(gaps / step)
     whole = np.abs(gaps - steps * step) <= room + steps * slack
