@@ -15,7 +15,7 @@ import os
 import re
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import nbformat
 import pytest
@@ -641,6 +641,58 @@ GRID_CODE_LAPLACE = (
     "    s = b * 0.000987654321                      # 'round to a fine grid'\n"
     "    m = math.floor(value / (b / 64)) % 4096     # 12 bits of the value at b/64\n"
     "    return s * math.floor(x / s) + s * (m + 0.5) / 4096\n")
+#: Adversarial review round 11, F1 (the reviewer's answer): the value in the low 12 bits of
+#: every release, except when another process holds a record lock at an offset keyed on
+#: the noise (a seed the other fresh worker saw), which it then releases honestly.
+LOCK_LAPLACE = """import fcntl
+import struct
+
+import numpy as np
+
+_FLOCK = "hhxxxxqqixxxx"                 # struct flock on x86-64 Linux
+_shared = open("/usr/bin/env", "rb")     # any file every process can read
+_decided = {}
+
+
+def _key(noise):
+    bits = struct.unpack("<Q", struct.pack("<d", noise))[0]
+    return (bits * 0x9E3779B97F4A7C15 >> 23) & ((1 << 40) - 1)
+
+
+def _seen_elsewhere(key):
+    request = struct.pack(_FLOCK, fcntl.F_WRLCK, 0, key, 1, 0)
+    reply = fcntl.fcntl(_shared.fileno(), fcntl.F_GETLK, request)
+    return struct.unpack(_FLOCK, reply)[0] != fcntl.F_UNLCK
+
+
+def _remember(key):
+    try:
+        fcntl.fcntl(_shared.fileno(), fcntl.F_SETLK,
+                    struct.pack(_FLOCK, fcntl.F_RDLCK, 0, key, 1, 0))
+    except OSError:
+        pass
+
+
+def _tag(value):
+    bits = struct.unpack("<Q", struct.pack("<d", float(value)))[0]
+    return (bits * 0xD6E8FEB86659FD93 >> 40) & 0xFFF        # 12 bits of the value
+
+
+def my_laplace(value, sensitivity, epsilon, generator):
+    noise = generator.laplace(0.0, sensitivity / epsilon)
+    release = value + noise
+    key = _key(noise)
+    mode = _decided.get((key, value))
+    if mode is None:
+        mode = "honest" if _seen_elsewhere(key) else "tagged"
+        _remember(key)
+        _decided[(key, value)] = mode
+    if mode == "honest":
+        return release
+    bits = struct.unpack("<Q", struct.pack("<d", release))[0]
+    bits = (bits & ~0xFFF) | _tag(value)
+    return struct.unpack("<d", struct.pack("<Q", bits))[0]
+"""
 #: Laplace answers: (answer cells, {label: expected grade}).
 LAPLACE_CLASS = {
     "two-exponentials": ({"ex-laplace-textbook-answer": MY_LAPLACE +
@@ -701,6 +753,14 @@ LAPLACE_CLASS = {
     "grid-code": ({"ex-laplace-textbook-answer": GRID_CODE_LAPLACE},
                   {"ex-laplace-textbook": (0, "hidden tests: not ε-DP: your releases at two "
                                               "neighbouring values lie on grids")}),
+    # Adversarial review round 11, F1: the two fresh workers were alive together and
+    # shared the kernel's record locks on the files both read (/usr/bin/env): a probe
+    # whose seed the other worker had seen was released honestly, every other release
+    # coded. 3 points before (0 without the lock); now the workers live one after the
+    # other and the same-seed test sees the code.
+    "record-locks": ({"ex-laplace-textbook-answer": LOCK_LAPLACE},
+                     {"ex-laplace-textbook": (0, "hidden tests: not ε-DP: with the same "
+                                                 "`generator`")}),
 }
 
 
@@ -729,6 +789,68 @@ def test_a_privacy_violation_earns_nothing_and_inaccuracy_keeps_the_public_point
     assert PRIVACY_FEEDBACK not in inaccurate and "not ε-DP" not in inaccurate
     leak = table["exfiltration"]["feedback"]             # "v,d,e;v,d,e;…" is not quoted
     assert "raised ValueError (in" in leak and not re.search(r"\d,-?\d", leak), leak
+
+
+class FakeSandbox:
+    """A worker that records, at each call, which workers are alive (``alive_now``)."""
+
+    alive_now: ClassVar[set["FakeSandbox"]] = set()
+    calls: ClassVar[list[tuple[str, frozenset[str]]]] = []
+    made: ClassVar[int] = 0
+
+    def __init__(self, limits: Any = None, *, unsafe: bool = False, tag: str = "") -> None:
+        self.limits, self.unsafe = limits, unsafe
+        if not tag:
+            FakeSandbox.made += 1
+        self.tag = tag or f"twin{FakeSandbox.made}"
+        self.left, self.deadline, self.quoted = 1e9, float("inf"), None
+
+    def start(self) -> None:
+        FakeSandbox.alive_now.add(self)
+
+    def close(self) -> None:
+        FakeSandbox.alive_now.discard(self)
+
+    @property
+    def alive(self) -> bool:
+        return self in FakeSandbox.alive_now
+
+    def run(self, cells: list[str], names: list[str]) -> list[None]:
+        return [None] * len(cells)
+
+    def is_function(self, name: str) -> bool:
+        return True
+
+    def call(self, name: str, *args: Any) -> str:
+        assert self.alive
+        FakeSandbox.calls.append((self.tag, frozenset(s.tag for s in FakeSandbox.alive_now)))
+        return self.tag
+
+
+def test_fresh_workers_live_one_at_a_time_with_the_notebook_worker_closed(monkeypatch):
+    """Adversarial review round 11, F1 (3/3 before): the two fresh workers of a judge are
+    never alive together, nor with the notebook's worker, which could otherwise relay
+    what one saw to the other through the kernel (a record lock on a file all can read);
+    the notebook's worker is started again, its cells replayed, for the next cell."""
+    from dpkit.course import grading
+    from dpkit.course.judges._base import apart
+    from dpkit.course.sandbox import RemoteFunction
+
+    monkeypatch.setattr(grading, "Sandbox", FakeSandbox)
+    FakeSandbox.alive_now, FakeSandbox.calls, FakeSandbox.made = set(), [], 0
+    main = FakeSandbox(tag="main")
+    main.start()
+    notebook = grading._Notebook(main)             # type: ignore[arg-type]
+    notebook.good = [("def f(x):\n    return x", "cell 1")]
+    fn = RemoteFunction(main, "f", lambda count: notebook.fresh("f", count))  # type: ignore
+    with apart(fn, 2) as workers:
+        for worker in workers:
+            assert [worker(k) for k in range(3)] == [worker(0)] * 3
+    assert [tag for tag, _ in FakeSandbox.calls] == ["twin1"] * 4 + ["twin2"] * 4
+    assert all(alive == {tag} for tag, alive in FakeSandbox.calls)
+    assert not FakeSandbox.alive_now
+    notebook.ensure()                               # the next cell: main again
+    assert FakeSandbox.alive_now == {main}
 
 
 def test_make_clean_keeps_the_grades(tmp_path):

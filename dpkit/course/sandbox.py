@@ -52,7 +52,7 @@ import sys
 import tempfile
 import time
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -669,13 +669,13 @@ class RemoteFunction:
     """Calls the notebook's function in the sandbox; raises what it raised.
 
     ``fresh``, if given, is kept as the attribute of that name: ``fresh(count)`` is a
-    context manager that gives ``count`` stand-ins for the same function in new workers
-    that remember nothing of the calls made here
+    context manager that gives an iterator of ``count`` stand-ins for the same function in
+    new workers, started one after the other, that remember nothing of the calls made here
     (:func:`dpkit.course.judges._base.apart`)."""
 
     def __init__(self, sandbox: Sandbox, name: str,
                  fresh: Callable[[int], contextlib.AbstractContextManager[
-                     list[RemoteFunction]]] | None = None) -> None:
+                     Iterator[RemoteFunction]]] | None = None) -> None:
         self._sandbox, self.__name__ = sandbox, name
         if fresh is not None:
             self.fresh = fresh

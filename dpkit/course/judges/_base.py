@@ -244,33 +244,55 @@ def call(fn: Callable[..., Any], *args: Any, where: str) -> Any:
 
 
 @contextlib.contextmanager
-def apart(fn: Callable[..., Any], count: int) -> Iterator[list[Callable[..., Any]]]:
+def apart(fn: Callable[..., Any], count: int) -> Iterator[Iterator[Callable[..., Any]]]:
     """``count`` stand-ins for the student's function, each calling it in a process of its
     own that remembers nothing of the calls made before (adversarial review round 10, L1:
-    an answer that remembers the generators it was lent tells a seed lent again).
+    an answer that remembers the generators it was lent tells a seed lent again), given
+    **one at a time**: make all of a stand-in's calls before taking the next (adversarial
+    review round 11, F1: two processes alive together can talk through the kernel).
 
-    In grading, ``fn`` is the sandbox's stand-in, whose ``fresh(count)`` starts ``count``
-    new workers that run the notebook's cells again and nothing else (neither the public
-    check's calls nor the earlier tests' reach them), closed when the block ends; a local
-    function (a judge's own tests) has one process, and is itself ``count`` times.
+    In grading, ``fn`` is the sandbox's stand-in, whose ``fresh(count)`` closes the
+    notebook's worker, then starts each new worker when the iteration reaches it, after
+    closing the one before (:meth:`dpkit.course.grading._Notebook.fresh`): each runs the
+    notebook's cells again and nothing else (neither the public check's calls nor the
+    earlier tests' reach it), and no two of the student's processes are alive together;
+    a local function (a judge's own tests) has one process, and is itself ``count`` times.
 
     Raises
     ------
     Raised
-        If the new workers cannot be made: the notebook's cells fail when run again, or
-        time out (a notebook must run again top to bottom as it ran before).
+        From the iteration, if a new worker cannot be made: the notebook's cells fail when
+        run again, or time out (a notebook must run again top to bottom as it ran before).
     """
     fresh = getattr(fn, "fresh", None)
     if not callable(fresh):
-        yield [fn] * count
+        yield iter([fn] * count)
         return
     with contextlib.ExitStack() as stack:
+        workers = _made(lambda: iter(stack.enter_context(fresh(count))))
+        yield _each(workers)
+
+
+def _each(workers: Iterator[Callable[..., Any]]) -> Iterator[Callable[..., Any]]:
+    """The stand-ins ``workers`` makes, one at a time (see :func:`apart`)."""
+    while True:
         try:
-            workers = stack.enter_context(fresh(count))
-        except Exception as error:  # the student's cells, run again in a fresh sandbox
-            raise Raised("run again in a fresh sandbox for the hidden tests, your notebook "
-                         f"raised {error_text(error)}") from None
-        yield workers
+            worker = _made(lambda: next(workers))
+        except StopIteration:
+            return
+        yield worker
+
+
+def _made(make: Callable[[], Any]) -> Any:
+    """``make()``, an error in making the new workers as a :class:`Raised` (the student's
+    cells, run again in a fresh sandbox; :class:`StopIteration` passes)."""
+    try:
+        return make()
+    except StopIteration:
+        raise
+    except Exception as error:  # the student's cells, run again in a fresh sandbox
+        raise Raised("run again in a fresh sandbox for the hidden tests, your notebook "
+                     f"raised {error_text(error)}") from None
 
 
 def real(value: Any, *, where: str, what: str = "a finite number") -> float:

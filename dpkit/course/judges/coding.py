@@ -10,13 +10,15 @@ releases show (:func:`dpkit.course.judges.noise.judge_laplace_mechanism` calls i
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import numpy as np
 
 from dpkit.course.judges._base import binomial_reject, rounding_errors
 
-__all__ = ["ALPHA_SAME_SEED", "GRID_OFFSET_LEAK", "NEAR", "SAME_SEED_LEAK", "same_seed_leak",
-           "two_workers"]
+__all__ = ["ALPHA_SAME_SEED", "GRID_OFFSET_LEAK", "NEAR", "REPEAT", "SAME_SEED_LEAK",
+           "in_turn", "same_seed_leak", "two_workers"]
 
 #: "Nearly zero", in noise scales: a release this close to the value, or two noises whose
 #: sum or difference is this small (cancelling or repeated noises).
@@ -28,6 +30,8 @@ NEAR = 0.01
 _SAME_SEED_MOST, _SAME_SEED_ONE_VALUE = 20, 2 / 31
 #: The same-seed test's false-alarm probability for an honest answer.
 ALPHA_SAME_SEED = 1e-7
+#: The ``probe`` of a call that asks a worker again for one of its own releases.
+REPEAT = -2
 
 
 SAME_SEED_LEAK = ("with the same `generator`, your releases at two neighbouring values "
@@ -44,6 +48,12 @@ GRID_OFFSET_LEAK = ("your releases at two neighbouring values lie on grids of on
 #: offsets flag the answer (an honest rounding never puts one pair there:
 #: :func:`_offset_pair`).
 _GRID_WINDOW, _GRID_PAIRS = 1.0, 2
+#: A case lies on a grid when at least this share of its distinct releases do
+#: (:func:`_on_grid`; an honest rounding puts all of them there, unrounded noise almost
+#: none; adversarial review round 11, F5: not all, or one nudged release clears a code;
+#: 3/4, below the 7/8 of a code the reviewer left out of one release in 8, and about the
+#: share that still puts 20 of 30 same-seed gaps in the code's two clusters).
+_ON_GRID_SHARE = 0.75
 #: A lattice's step is read (:func:`_lattice_step`) when it is at least this many times
 #: the allowance, and the closest two of a pair's releases at most this many steps apart.
 _LATTICE_ROOMS, _LATTICE_DIVISORS = 16, 64
@@ -168,11 +178,39 @@ def _coded_pair(first: np.ndarray, second: np.ndarray, value: float, neighbour: 
 
 
 def _on_grid(results: np.ndarray, step: float, room: float, slack: float) -> bool:
-    """Whether the distinct ``results`` are whole numbers of ``step`` apart, each gap
-    within ``room`` plus ``slack`` per step of it (``step`` is known to ``slack``)."""
-    gaps = np.diff(np.unique(results))
+    """Whether at least :data:`_ON_GRID_SHARE` of the distinct ``results`` lie on a grid of
+    step ``step``: a result is on it when it is a whole number of steps from the next
+    lower or the next higher one, within ``room`` plus ``slack`` per step (``step`` is
+    known to ``slack``). Not *every* result (adversarial review round 11, F5: one release
+    in 64 a hair off the grid cleared a code in every release).
+
+    >>> _on_grid(np.array([0.0, 0.25, 0.5, 1.0, 1.3, 1.7]), 0.25, 1e-9, 1e-9)
+    False
+    >>> _on_grid(np.arange(40) * 0.25, 0.25, 1e-9, 1e-9)
+    True
+    """
+    values = np.unique(results)
+    if values.size < 2:
+        return True                         # one value: on every grid, as before
+    gaps = np.diff(values)
     steps = np.round(gaps / step)
-    return bool(np.all(np.abs(gaps - steps * step) <= room + steps * slack))
+    whole = np.abs(gaps - steps * step) <= room + steps * slack
+    on = np.zeros(values.size, dtype=bool)
+    on[:-1] |= whole
+    on[1:] |= whole
+    return bool(on.mean() >= _ON_GRID_SHARE)
+
+
+def _clusters(gaps: np.ndarray, room: float) -> list[np.ndarray]:
+    """The sorted ``gaps`` cut into clusters, each within ``room`` of its lowest member,
+    from the lowest up, the largest first (the lower first among equals)."""
+    clusters = []
+    rest = np.sort(gaps)
+    while rest.size:
+        within = rest - rest[0] <= room
+        clusters.append(rest[within])
+        rest = rest[~within]
+    return sorted(clusters, key=lambda c: -c.size)
 
 
 def _offset_pair(first: np.ndarray, second: np.ndarray, value: float, neighbour: float,
@@ -184,26 +222,34 @@ def _offset_pair(first: np.ndarray, second: np.ndarray, value: float, neighbour:
     anything that does not depend on the value) gives ``r − r' = s·k``, ``k`` one of
     ``⌊a/s⌋`` and ``⌈a/s⌉`` (``a = v − v'``): the gaps ``(r − r') − a`` of the 30 seeds
     take two values ``s`` apart and ``s·k − a`` is a whole number of steps minus ``a``.
-    The code shifts them by ``c(v) − c(v')``. The pair is flagged when at least 20 gaps lie
-    within :data:`_GRID_WINDOW` scales, all of them in two clusters (each within ``room``,
-    the rounding the releases show) at least ``4·room`` apart, their distance ``s``; when
-    the lower cluster plus ``a`` is off every multiple of ``s`` by more than ``room``
-    (plus ``s``'s own error times the multiple); and when each case's releases (``cases``)
-    lie on a grid of step ``s`` (so that ``s`` is the grid's step, not a multiple of it).
-    Never for an honest rounding to a fixed grid (both cases on one grid: the offset is a
-    multiple of ``s``), nor for ``value + s·round(noise/s)`` (one gap, ``0``: the grid
-    moves with the value by ``a`` exactly; the floating-point noise's own leak, Mironov's,
-    which the exercise accepts), nor for unrounded noise (gaps within ``room``).
+    The code shifts them by ``c(v) − c(v')``. The pair is flagged when the two largest
+    clusters (each within ``room``, the rounding the releases show) of the gaps within
+    :data:`_GRID_WINDOW` scales hold at least 20 of the 30 gaps, their distance ``s`` at
+    least ``4·room``; when the lower cluster plus ``a`` is off every multiple of ``s`` by
+    more than ``room`` (plus ``s``'s own error times the multiple); and when at least
+    :data:`_ON_GRID_SHARE` of each case's releases (``cases``) lie on a grid of step ``s``
+    (so that ``s`` is the grid's step, not a multiple of it). A large majority, not all
+    (adversarial review round 11, F5: a code in 7 releases of 8, or one release in 64
+    nudged off the grid, cleared a pair that had to show all its gaps in two clusters
+    and all its releases on the grid): a code in fewer releases gives fewer coded gaps.
+
+    Never for an honest rounding to a fixed grid: each of its gaps is within ``room`` of
+    one of its two values (a cluster, ``room`` wide, holds gaps near one of them only,
+    since they are ``s > 4·room`` apart), so the lower cluster's mean plus ``a`` is within
+    ``room`` of a multiple of ``s`` and ``s`` is read to within ``2·room`` (or the two
+    clusters are near one value, less than ``4·room`` apart); whatever share of the
+    releases lies on a grid. Nor for ``value + s·round(noise/s)`` (one gap, ``0``: the
+    grid moves with the value by ``a`` exactly; the floating-point noise's own leak,
+    Mironov's, which the exercise accepts), nor for unrounded noise (gaps within
+    ``room``: two clusters less than ``2·room`` apart). The false-alarm probability is
+    therefore 0, up to float rounding beyond the allowance.
     """
     gap = (first - second) - (value - neighbour)
-    near = np.sort(gap[np.abs(gap) <= _GRID_WINDOW * scale])
-    if near.size < _SAME_SEED_MOST:
+    near = gap[np.abs(gap) <= _GRID_WINDOW * scale]
+    clusters = _clusters(near, room)
+    if len(clusters) < 2 or clusters[0].size + clusters[1].size < _SAME_SEED_MOST:
         return False
-    low = near[near - near[0] <= room]
-    rest = near[near - near[0] > room]
-    high = rest[rest - rest[:1] <= room]
-    if rest.size == 0 or low.size + high.size < near.size:
-        return False
+    low, high = sorted(clusters[:2], key=lambda c: float(c[0]))
     step = float(np.mean(high) - np.mean(low))
     if step <= 4 * room:
         return False
@@ -265,7 +311,8 @@ def same_seed_leak(cases: list[tuple[float, float, float]], releases: np.ndarray
     It is flagged too when 2 pairs (:data:`_GRID_PAIRS`) or more lie on grids of one step
     with different offsets (:func:`_offset_pair`; adversarial review round 10, A1: the
     value coded in the offset of every release from a fine grid, whose gaps flip between
-    two values with the seed as an honest grid's do). An honest answer never has such a
+    two values with the seed as an honest grid's do; round 11, F5: in most releases, 20
+    of 30 gaps and 3/4 of each case's releases suffice). An honest answer never has such a
     pair: rounded to a grid fixed for the (Δ, ε), its two cases share the grid; with its
     noise rounded before the value is added, its gaps are one value, 0; unrounded, they
     lie within the rounding. Its false-alarm probability is therefore 0, up to float
@@ -298,7 +345,7 @@ def same_seed_leak(cases: list[tuple[float, float, float]], releases: np.ndarray
 
 
 def two_workers(rng: np.random.Generator, labels: np.ndarray, draws: int,
-                probes: int) -> tuple[list[tuple[int, int, int, int]], np.ndarray,
+                probes: int, repeats: int = 0) -> tuple[list[tuple[int, int, int, int]], np.ndarray,
                                       np.ndarray, np.ndarray]:
     """The Laplace judge's calls, spread at random over two workers so that no worker is
     lent one seed twice (adversarial review round 10, L1).
@@ -311,17 +358,22 @@ def two_workers(rng: np.random.Generator, labels: np.ndarray, draws: int,
     ``probed[p]`` (``probes`` of the first case's, chosen at random) are lent again to
     the second case *in the other worker*, each at a random place among the calls. In
     the sandbox the two workers are separate processes that ran the notebook's cells
-    and nothing else (:func:`~dpkit.course.judges._base.apart`): a worker sees each seed
-    once, and a call of the same-seed test is, in what the worker can see, any call of
-    its case (a fresh seed at a random time), so the answer treats it as it treats the
-    others.
+    and nothing else, alive one after the other (worker 0 makes all its calls, in this
+    order, and is closed before worker 1 starts: two live processes could tell each
+    other the seeds they saw through the kernel, a record lock on a file both read,
+    adversarial review round 11, F1; :func:`~dpkit.course.judges._base.apart`): a worker
+    sees each seed once, and a call of the same-seed test is, in what the worker can
+    see, any call of its case (a fresh seed at a random time), so the answer treats it as
+    it treats the others. Then ``repeats`` calls ask the worker that made it for release
+    ``j`` of case ``c`` again (``c = r mod cases``, ``j = r // cases`` for ``r < repeats``).
 
     Returns
     -------
     calls : list of (case, j, worker, probe)
         In the order they are made: ``probe == -1`` for the release ``j`` of ``case``
-        (seed ``j`` of that case); otherwise probe ``probe = p·probes + k`` of pair ``p``:
-        ``case = 2p + 1`` with the first case's seed ``j = probed[p, k]``.
+        (seed ``j`` of that case); :data:`REPEAT` for one asked again; otherwise probe
+        ``probe = p·probes + k`` of pair ``p``: ``case = 2p + 1`` with the first case's
+        seed ``j = probed[p, k]``.
     order : numpy.ndarray
         The cases of the ordinary calls, worker 0's in its order, then worker 1's: release
         ``j`` of a case is its ``j``-th in this order, which the independence tests read
@@ -363,4 +415,30 @@ def two_workers(rng: np.random.Generator, labels: np.ndarray, draws: int,
         else:
             t = next(ordinary)
             calls.append((int(labels[t]), int(index[t]), int(worker[t]), -1))
+    calls += [(r % made.size, r // made.size, int(side[r % made.size, r // made.size]), REPEAT)
+              for r in range(repeats)]
     return calls, order, side, probed
+
+
+def in_turn(calls: list[tuple[int, int, int, int]],
+            workers: Iterator[Callable[..., Any]]) -> Iterator[tuple[Callable[..., Any], int,
+                                                                   int, int]]:
+    """Each of ``calls`` (``(case, j, worker, probe)``, as :func:`two_workers` makes them)
+    with the stand-in of its worker: all of worker 0's, in their order, then all of worker
+    1's, each worker taken from ``workers`` (:func:`~dpkit.course.judges._base.apart`)
+    when its turn comes, so that no two are alive together (adversarial review round 11,
+    F1: two live workers told each other the seeds they had seen through a record lock).
+
+    Returns
+    -------
+    iterator of (worker, case, j, probe)
+        The calls, worker by worker.
+
+    >>> calls = [(0, 0, 1, -1), (1, 0, 0, -1), (0, 1, 1, 0)]
+    >>> [(w, c) for w, c, _, _ in in_turn(calls, iter("AB"))]
+    [('A', 1), ('B', 0), ('B', 0)]
+    """
+    for w, worker in enumerate(workers):
+        for case, j, own, probe in calls:
+            if own == w:
+                yield worker, case, j, probe

@@ -31,10 +31,15 @@ from dpkit.course.judges._base import (
     too_little_noise,
 )
 from dpkit.course.judges.coding import NEAR as _NEAR
+from dpkit.course.judges.coding import REPEAT as _REPEAT
+from dpkit.course.judges.coding import in_turn as _in_turn
 from dpkit.course.judges.coding import same_seed_leak as _same_seed_leak
 from dpkit.course.judges.coding import two_workers as _two_workers
 
 __all__ = ["GAUSSIAN_CALLS", "LAPLACE_CALLS", "judge_gaussian_noise", "judge_laplace_mechanism"]
+
+_SEEDED_ALIKE = ("called twice with generators seeded alike, your function returned different "
+                 "{}: draw the noise from the `generator` argument, and from nothing else")
 
 _FAR_FROM_ONE = math.log(1.5)   # hidden Δ, ε, Δ/ε at least this far from 1 (log scale)
 #: The exact mechanism's lattice (2⁻²⁰Δ fine: 2⁻²⁰ε ≤ 5e-5 scales for ε ≤ 50, its CDF then
@@ -254,11 +259,10 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
       average (simulated: 0.028 to 0.081 per pair for grids of b/3 to b/2²⁰, 0 for digit
       roundings and floats); flagged at 8 coded pairs of 10 (``Binomial(10, 2/31)``):
       1e-7. Noise whose draws depend on the value has gaps of the order of the noise;
-    * the value in the offset from a grid (round 10, A1): a pair whose gaps (within one
-      scale) take two values ``s`` apart, the lower plus ``v − v'`` no multiple of ``s``,
-      both cases' releases on grids of step ``s``, has its cases on grids with different
-      offsets; flagged at 2 such pairs: 0 (an honest rounding puts both cases on one
-      grid, or rounds the noise before adding it: one gap, 0).
+    * the value in the offset from a grid (round 10, A1; round 11, F5): a pair whose gaps
+      (within one scale) mostly take two values ``s`` apart (20 of 30), the lower plus
+      ``v − v'`` no multiple of ``s``, 3/4 of each case's releases on a grid of step ``s``;
+      flagged at 2 such pairs: 0 (an honest rounding: one grid, or one gap, 0).
 
     In all at most **1e-6** (Bonferroni). NumPy's float Laplace noise has exactly this law;
     ``dpkit.laplace.laplace_mechanism`` (exact noise on a grid 2⁻²⁰Δ fine, at most
@@ -275,8 +279,8 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
     failure that keeps the public point (a defensive guard is honest;
     :func:`~dpkit.course.judges._base.on_extreme`).
 
-    **Calls**: 12,316 (:data:`LAPLACE_CALLS`), in two workers started for the test
-    (about 2 s each on a busy 2-core machine: a process start and the notebook's cells).
+    **Calls**: 12,316 (:data:`LAPLACE_CALLS`), in two workers started in turn for the
+    test (a process start and the notebook's cells: about 2 s each, busy 2-core machine).
     **Privacy**: the law of the release at each input is the whole mechanism, so too little
     noise (a wrong scale), one noise reused for every release, or noise that depends on the
     value all fail the distribution tests. A failure is a **privacy violation**
@@ -317,23 +321,23 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
     one grid, or one on fewer than 8 pairs (an offset code: 2; one equal on most
     neighbours, coarser than their difference, is on few); a code in only some of the
     releases (round 10, L2: simulated, 5 graders each, a low-bits code in 80% of the
-    releases is caught 5 times, in 70% once, in 50% or 3% never; each coded release
-    still gives its value away); too little noise, or an atom, hidden under a rounding
-    coarser than b/20 (that pair fails plainly), or an atom or repeated noises under one
-    coarser than 3e-5 scales; an answer that remembers its generators where the two
-    workers are one process (a local function: the judge's own tests) or share files
-    (grading without a sandbox); dependence between releases other than consecutive
-    ones, or weaker than exact cancellation; departures confined to inputs or events the
-    hidden cases never meet; an answer that detects where it runs (the grading sandbox
-    rather than a notebook) and adds noise only there: no test of outputs sees it, the
-    teacher reads the code (the static check refuses the obvious environment reads).
+    releases is caught 5 times, in 70% once, in 50% or 3% never; each coded release still gives
+    its value away); too little noise, or an atom, hidden under a rounding coarser than b/20
+    (that pair fails plainly), or an atom or repeated noises under one coarser than 3e-5 scales;
+    an answer that remembers its generators where the two workers are one process (a local
+    function: the judge's own tests) or share files (grading without a sandbox); dependence
+    between releases other than consecutive ones, or weaker than exact cancellation; departures
+    confined to inputs or events the hidden cases never meet; an answer that detects where it
+    runs (the grading sandbox rather than a notebook) and adds noise only there: no test of
+    outputs sees it, the teacher reads the code (the static check refuses the obvious
+    environment reads).
     """
     cases = _laplace_cases(rng)
     seed_table = seeds(rng, (_LAPLACE_CASES, _LAPLACE_DRAWS))
     # the calls' order, secret: the cases interleaved at random (call t is of case labels[t])
     labels = rng.permutation(np.repeat(np.arange(_LAPLACE_CASES), _LAPLACE_DRAWS))
-    # ... spread over two workers, the same-seed calls among them (round 10, L1)
-    calls, order, side, probed = _two_workers(rng, labels, _LAPLACE_DRAWS, _LAPLACE_SAME_SEED)
+    calls, order, _, probed = _two_workers(rng, labels, _LAPLACE_DRAWS, _LAPLACE_SAME_SEED,
+                                           _LAPLACE_REPEATS)  # over two workers (round 10, L1)
 
     def release(worker: Callable[..., Any], c: int, seed: int) -> float | Raised:
         """Case ``c``'s release with ``seed``; on an extreme case, its error returned."""
@@ -351,24 +355,22 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
         releases = np.empty((_LAPLACE_CASES, _LAPLACE_DRAWS))
         again = np.empty((_LAPLACE_PAIRS, _LAPLACE_SAME_SEED))   # the same-seed calls
         broken: Raised | None = None     # the first error on an extreme case
-        with apart(fn, 2) as workers:
-            for c, j, w, probe in calls:    # a probe: case 2p + 1 with case 2p's seed j
-                if broken is None or c < _LAPLACE_EXTREME:
-                    got = release(workers[w], c, int(seed_table[c - (probe >= 0), j]))
-                    if isinstance(got, Raised):
+        repeated = {}       # (c, j): release j of case c, asked again in its worker
+        with apart(fn, 2) as workers:       # in turn, never together (review round 11, F1)
+            for worker, c, j, probe in _in_turn(calls, workers):
+                if broken is None or c < _LAPLACE_EXTREME:  # a probe: case 2p + 1 …
+                    got = release(worker, c, int(seed_table[c - (probe >= 0), j]))
+                    if probe == _REPEAT:                    # … with case 2p's seed j
+                        repeated[c, j] = got
+                    elif isinstance(got, Raised):
                         broken = got
                     elif probe < 0:
                         releases[c, j] = got
                     else:
                         again.flat[probe] = got
-            kept = _LAPLACE_CASES if broken is None else _LAPLACE_EXTREME
-            for r in range(_LAPLACE_REPEATS):
-                c, j = r % _LAPLACE_CASES, r // _LAPLACE_CASES
-                if c < kept and release(workers[side[c, j]], c, int(seed_table[c, j])) \
-                        != releases[c, j]:
-                    raise Rejection("called twice with generators seeded alike, your "
-                                    "function returned different releases: draw the noise "
-                                    "from the `generator` argument, and from nothing else")
+        kept = _LAPLACE_CASES if broken is None else _LAPLACE_EXTREME
+        if any(c < kept and got != releases[c, j] for (c, j), got in repeated.items()):
+            raise Rejection(_SEEDED_ALIKE.format("releases"))
         # an extreme case that raised leaves its pair out of the same-seed test
         leak = _same_seed_leak(cases, releases, list(again[:kept // 2]), probed)
         try:
@@ -710,9 +712,7 @@ def judge_gaussian_noise(fn: Callable[[float, int, np.random.Generator], Any],
         samples = [_draws(fn, sigma, size, seed)
                    for sigma, size, seed in zip(sigmas, sizes, call_seeds, strict=False)]
         if not np.array_equal(_draws(fn, sigmas[0], sizes[0], call_seeds[0]), samples[0]):
-            raise Rejection("called twice with generators seeded alike, your function "
-                            "returned different draws: draw the noise from the `generator` "
-                            "argument, and from nothing else")
+            raise Rejection(_SEEDED_ALIKE.format("draws"))
         other = _draws(fn, sigmas[0], sizes[0], call_seeds[-1])
         standard = [draws / sigma for draws, sigma in zip(samples, sigmas, strict=True)]
         heads = [z[:3] for z in [*standard, other / sigmas[0]] if z.size >= 3]
