@@ -117,7 +117,7 @@ ENVIRONMENT = frozenset({
 _DYNAMIC_BUILTINS = frozenset({"eval", "exec", "compile"})
 #: The words of :data:`ENVIRONMENT` as the refused names of the dynamic-lookup check
 #: (:func:`_dynamic`) that :func:`environment_use` runs: ``getattr(os, "environ")``.
-_ENVIRONMENT_BANNED = {word: word for word in ENVIRONMENT}
+_ENVIRONMENT_BANNED = {word: word for word in ENVIRONMENT} | {"course": "dpkit.course"}
 #: Methods that read an item by a key given as their first argument.
 _KEYED = frozenset({"get", "pop", "setdefault", "__getitem__"})
 
@@ -346,6 +346,9 @@ def _environment_word(node: ast.AST, parent: ast.AST | None, reading: Reading,
         words = []                  # display() and Markdown in a notebook read nothing
     elif isinstance(node, ast.ImportFrom):
         words = [*(node.module or "").split("."), *(a.name for a in node.names)]
+    elif isinstance(node, ast.Attribute) and node.attr == "course" and \
+            "dpkit" in reading.paths(node.value):
+        words = ["dpkit.course"]
     elif isinstance(node, ast.Attribute) and "dpkit.timing" in reading.paths(node.value):
         words = [] if node.attr == "unpadded" else [f"dpkit.timing.{node.attr}"]
     elif isinstance(node, ast.Attribute) and node.attr == "timing" and \
@@ -366,8 +369,22 @@ def _environment_word(node: ast.AST, parent: ast.AST | None, reading: Reading,
         words = [constant_string(node.args[0]) or ""]
     else:
         return None
+    if isinstance(node, (ast.Import, ast.ImportFrom)) and _course(node):
+        return "dpkit.course"
     return next((w for w in words if w in ENVIRONMENT or w.startswith("dpkit.timing.")
-                 or w == "dpkit.timing"), None)
+                 or w in ("dpkit.timing", "dpkit.course")), None)
+
+
+def _course(node: ast.Import | ast.ImportFrom) -> bool:
+    """Whether ``node`` imports the course kit (``dpkit.course``): no exercise needs it,
+    and in the sandbox its modules but the worker's are empty files, so that
+    ``hasattr(dpkit.course.grading, "grade")`` would tell the sandbox from a notebook
+    (adversarial review 11)."""
+    names = [a.name for a in node.names]
+    if isinstance(node, ast.ImportFrom):
+        names = [f"{node.module}.{n}" for n in names] if node.module and not node.level \
+            else []
+    return any(n == "dpkit.course" or n.startswith("dpkit.course.") for n in names)
 
 
 def _own_attributes(node: ast.AST) -> list[str]:
@@ -495,9 +512,58 @@ def _own_self(node: ast.AST, parents: dict[int, ast.AST], reading: Reading) -> b
             not isinstance(parents.get(id(function)), ast.ClassDef):
         return False
     first = [*function.args.posonlyargs, *function.args.args][:1]
-    bases = parents[id(function)].bases        # a library class's attributes are not theirs
+    cls = parents[id(function)]
+    bases = cls.bases                          # a library class's attributes are not theirs
     return [a.arg for a in first] == [node.id] and not reading.paths(node) and \
-        not any(_library(p) for base in bases for p in reading.paths(base))
+        not any(_library(p) for base in bases for p in reading.paths(base)) and \
+        not function.decorator_list and _sealed(cls, reading)
+
+
+def _sealed(cls: ast.ClassDef, reading: Reading) -> bool:
+    """Whether the methods of the student's class ``cls`` can be called only bound to an
+    instance, so that their ``self`` is never a module (adversarial review 11, F3: ``f =
+    C.m; f(sys, "orig_" + "argv")``, ``C.m.__call__(os, …)``): every attribute named as
+    one of the names its body defines is the function of a call ``x.name(…)`` on ``self``
+    (a method's first parameter) or on a name bound only to an instance (``x = C(…)``, a
+    class of the student's, bound by its ``class`` statement alone); no string constant
+    spells such a name (``getattr(C, "m")``); and nothing could hand out the class instead
+    of an instance or the function itself: no ``vars(…)`` of anything, no ``__new__``,
+    no class keyword (``metaclass=``)."""
+    members = {n for statement in cls.body for n in statement_bindings(statement)}
+    bindings = [(node, name) for node in reading.nodes for name in [
+        *own_binding(node), *((a.asname or a.name).split(".")[0] for a in getattr(
+            node, "names", ()) if isinstance(a, ast.alias))]]
+    once = {n.name for n in reading.nodes if isinstance(n, ast.ClassDef)} - {
+        name for node, name in bindings if not isinstance(node, ast.ClassDef)}
+    selves = {id(f): a.arg for f in cls.body if isinstance(f, FUNCTIONS) and not
+              f.decorator_list and f.name not in ("__init_subclass__", "__class_getitem__")
+              for a in [*f.args.posonlyargs, *f.args.args][:1]}
+    made: dict[str, bool] = {}                 # a name: bound only to an instance
+    instances = {id(t) for node in reading.nodes if isinstance(node, ast.Assign) and
+                 isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name)
+                 and node.value.func.id in once for t in node.targets}
+    for node, name in bindings:
+        made[name] = made.get(name, True) and id(node) in instances
+    parents = {id(c): p for p in reading.nodes for c in ast.iter_child_nodes(p)}
+
+    def bound(name: ast.Name) -> bool:         # ``self`` of a method of ``cls``, or made
+        function = parents.get(id(name))
+        while function is not None and not isinstance(function, (*FUNCTIONS, ast.Lambda)):
+            function = parents.get(id(function))
+        return selves.get(id(function)) == name.id or made.get(name.id, False)
+
+    for node in reading.nodes:
+        if isinstance(node, ast.Attribute) and node.attr in members:
+            call = parents.get(id(node))
+            if not (isinstance(call, ast.Call) and call.func is node and
+                    isinstance(node.value, ast.Name) and bound(node.value)):
+                return False
+        elif constant_string(node) in members or (isinstance(node, ast.Name) and
+                                                  reading.builtin(node) == "vars") or \
+                (isinstance(node, FUNCTIONS) and node.name == "__new__") or \
+                (isinstance(node, ast.ClassDef) and node.keywords):
+            return False
+    return True
 
 
 def _dynamic_node(reading: Reading, banned: dict[str, str], node: ast.AST,
@@ -572,9 +638,10 @@ def _forbidden(reading: Reading, banned: dict[str, str], tree: ast.AST, *,
             continue
         if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and \
                 _library(node.module):
-            hit = [a.name for a in node.names if a.name in banned and not (
-                calls and node is tree and a.asname in (None, a.name) and a.name in rebinds
-                and f"{node.module}.{a.name}" == banned[a.name])]
+            hit = ["course"] if _course(node) else [
+                a.name for a in node.names if a.name in banned and not (
+                    calls and node is tree and a.asname in (None, a.name) and
+                    a.name in rebinds and f"{node.module}.{a.name}" == banned[a.name])]
         elif isinstance(node, ast.Import):
             hit = [part for a in node.names if _library(a.name)
                    for part in a.name.split(".") if part in banned]
@@ -678,7 +745,7 @@ def forbidden_use(label: str, answer: str, earlier: Iterable[str | tuple[str, st
         return None
     names, why = FORBIDDEN[label]
     banned: dict[str, str] = {}
-    for name in names:                          # the first of each last part names it
+    for name in [*names, "dpkit.course"]:       # the first of each last part names it
         banned.setdefault(name.rsplit(".", 1)[1], name)
     cells = [(cell, "an earlier cell of yours") if isinstance(cell, str) else cell
              for cell in earlier]
