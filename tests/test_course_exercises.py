@@ -878,7 +878,8 @@ def test_honest11_getattr_on_ones_own_self_is_graded_where_a_function_is_forbidd
         assert forbidden_use(label, device + SVT_ANSWER, [], setup) is not None, device
 
 
-PROBE = "import sys, os\nclass Probe:\n    def read(self, name):\n        return getattr(self, name)\n"
+PROBE = ("import sys, os\nclass Probe:\n    def read(self, name):\n"
+         "        return getattr(self, name)\n")
 LAPLACE_TAIL = "\ndef my_laplace(value, sensitivity, epsilon, generator):\n    return value\n"
 
 

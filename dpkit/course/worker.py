@@ -449,6 +449,8 @@ def _kernel_process() -> None:
     try:
         for thread in [*threads, poller]:
             thread.start()
+    except RuntimeError:                       # the user's process limit is reached
+        pass
     finally:
         threading.stack_size(stack)
 
