@@ -26,6 +26,7 @@ from dpkit.course.reading import (
     imported_names,
     own_binding,
     parameters_of,
+    sealed,
     statement_bindings,
     walk_running,
 )
@@ -141,14 +142,18 @@ def environment_use(label: str, answer: str, earlier: Iterable[str | tuple[str, 
     hold a module (``vars(m)["environ"]``, ``m.get("argv")``). And, as
     :func:`forbidden_use` refuses dynamic lookups, with the words of :data:`ENVIRONMENT` as
     the refused names: ``getattr`` and its kin with one of them or with a computed name
-    (but on ``self`` in a method of the student's class), ``vars`` of a module,
+    (but on ``self`` in a method of the student's class whose methods are only called on
+    an instance: :func:`_own_self`), ``vars`` of a module,
     ``__dict__`` and the other non-plain double-underscore names, ``pickle``, ``inspect``,
     ``gc`` and the rest of ``_DYNAMIC_NAMES``. ``unpadded`` (the book's idiom for
     simulations, ``with unpadded():``) is allowed; the state behind it is reached only
     through ``timing`` or private names. ``dpkit.check`` (a stand-in in the sandbox) may
     only be shown (:func:`_check_use`), and ``check`` and the checks' names count as
-    words of :data:`ENVIRONMENT` for ``getattr`` and its kin. Other signals (the file
-    system, the time, the parent process) stay open: the teacher reads the code.
+    words of :data:`ENVIRONMENT` for ``getattr`` and its kin. The course kit
+    (``dpkit.course``, empty files in the sandbox but the worker) is refused as an import
+    or an attribute of ``dpkit``. Other signals (the file system, the time, the parent
+    process, the process's limits, a count of the function's own calls) stay open: the
+    teacher reads the code.
 
     Returns
     -------
@@ -502,9 +507,11 @@ def _dynamic(reading: Reading, banned: dict[str, str], tree: ast.AST,
 def _own_self(node: ast.AST, parents: dict[int, ast.AST], reading: Reading) -> bool:
     """Whether ``node`` is the first parameter of the method it is read in (a function
     defined in a class's body: ``self``), may hold nothing of a module, and its class has
-    no base that may be a library object (dpkit's, or the set-up cell's): ``getattr(self,
-    name)`` then finds only what the student's class and code define, and a forbidden
-    function put there is named where it is put (honest review 11, F6)."""
+    no base that may be a library object (dpkit's, or the set-up cell's), the method is
+    not decorated and its class is :func:`~dpkit.course.reading.sealed`: ``getattr(self,
+    name)`` then finds only what the student's class and code define on an instance of
+    it, and a forbidden function put there is named where it is put (honest review 11,
+    F6)."""
     function = parents.get(id(node))
     while function is not None and not isinstance(function, FUNCTIONS):
         function = parents.get(id(function))
@@ -516,54 +523,7 @@ def _own_self(node: ast.AST, parents: dict[int, ast.AST], reading: Reading) -> b
     bases = cls.bases                          # a library class's attributes are not theirs
     return [a.arg for a in first] == [node.id] and not reading.paths(node) and \
         not any(_library(p) for base in bases for p in reading.paths(base)) and \
-        not function.decorator_list and _sealed(cls, reading)
-
-
-def _sealed(cls: ast.ClassDef, reading: Reading) -> bool:
-    """Whether the methods of the student's class ``cls`` can be called only bound to an
-    instance, so that their ``self`` is never a module (adversarial review 11, F3: ``f =
-    C.m; f(sys, "orig_" + "argv")``, ``C.m.__call__(os, …)``): every attribute named as
-    one of the names its body defines is the function of a call ``x.name(…)`` on ``self``
-    (a method's first parameter) or on a name bound only to an instance (``x = C(…)``, a
-    class of the student's, bound by its ``class`` statement alone); no string constant
-    spells such a name (``getattr(C, "m")``); and nothing could hand out the class instead
-    of an instance or the function itself: no ``vars(…)`` of anything, no ``__new__``,
-    no class keyword (``metaclass=``)."""
-    members = {n for statement in cls.body for n in statement_bindings(statement)}
-    bindings = [(node, name) for node in reading.nodes for name in [
-        *own_binding(node), *((a.asname or a.name).split(".")[0] for a in getattr(
-            node, "names", ()) if isinstance(a, ast.alias))]]
-    once = {n.name for n in reading.nodes if isinstance(n, ast.ClassDef)} - {
-        name for node, name in bindings if not isinstance(node, ast.ClassDef)}
-    selves = {id(f): a.arg for f in cls.body if isinstance(f, FUNCTIONS) and not
-              f.decorator_list and f.name not in ("__init_subclass__", "__class_getitem__")
-              for a in [*f.args.posonlyargs, *f.args.args][:1]}
-    made: dict[str, bool] = {}                 # a name: bound only to an instance
-    instances = {id(t) for node in reading.nodes if isinstance(node, ast.Assign) and
-                 isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name)
-                 and node.value.func.id in once for t in node.targets}
-    for node, name in bindings:
-        made[name] = made.get(name, True) and id(node) in instances
-    parents = {id(c): p for p in reading.nodes for c in ast.iter_child_nodes(p)}
-
-    def bound(name: ast.Name) -> bool:         # ``self`` of a method of ``cls``, or made
-        function = parents.get(id(name))
-        while function is not None and not isinstance(function, (*FUNCTIONS, ast.Lambda)):
-            function = parents.get(id(function))
-        return selves.get(id(function)) == name.id or made.get(name.id, False)
-
-    for node in reading.nodes:
-        if isinstance(node, ast.Attribute) and node.attr in members:
-            call = parents.get(id(node))
-            if not (isinstance(call, ast.Call) and call.func is node and
-                    isinstance(node.value, ast.Name) and bound(node.value)):
-                return False
-        elif constant_string(node) in members or (isinstance(node, ast.Name) and
-                                                  reading.builtin(node) == "vars") or \
-                (isinstance(node, FUNCTIONS) and node.name == "__new__") or \
-                (isinstance(node, ast.ClassDef) and node.keywords):
-            return False
-    return True
+        not function.decorator_list and sealed(cls, reading)
 
 
 def _dynamic_node(reading: Reading, banned: dict[str, str], node: ast.AST,
@@ -717,10 +677,13 @@ def forbidden_use(label: str, answer: str, earlier: Iterable[str | tuple[str, st
     function (``__dict__``, ``__globals__``, ``__subclasses__``,
     ``__getattribute__`` are refused); ``getattr`` (and ``hasattr``, ``setattr``,
     ``delattr``, ``operator.attrgetter``) with a computed name (but on ``self`` in a
-    method of the student's own class: :func:`_own_self`) or a forbidden one, ``vars``
+    method of the student's own class whose methods are only called on an instance:
+    :func:`_own_self`) or a forbidden one, ``vars``
     of a module or of anything but a plain name, and ``locals()`` (or ``vars()``) at a
     cell's top level except to fill a format string. ``from __future__ import`` is
-    allowed. A cell that does not parse is skipped (the sandbox reports its error).
+    allowed. The course kit, ``dpkit.course``, is refused like a forbidden function (no
+    exercise needs it). A cell that does not parse is skipped (the sandbox reports its
+    error).
 
     Returns
     -------

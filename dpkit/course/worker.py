@@ -7,9 +7,11 @@ It is started by :class:`dpkit.course.sandbox.Sandbox` with two inherited file d
     Execute the notebook's cells in one namespace (IPython magics such as ``%matplotlib``
     are dropped; there is no IPython shell, so no input transformer, event hook or
     ``get_ipython()``; ``display(...)`` shows nothing, as ``print`` does here; ``sys.argv``
-    is an IPython kernel's, ``ipykernel`` is in ``sys.modules``, and ``HOME`` and
-    ``MPLBACKEND`` are a notebook's: the cheap signals of where code runs read
-    "notebook", though the environment check refuses reading them; ``dpkit.check`` is a
+    and ``sys.orig_argv`` are an IPython kernel's, ``ipykernel`` is in ``sys.modules``,
+    ``HOME`` and ``MPLBACKEND`` are a notebook's, and ``sys.flags``, ``''`` in
+    ``sys.path``, the threads' names and the display hook's class read as a kernel's
+    (:func:`_kernel_process`): the cheap signals of where code runs read "notebook",
+    though the environment check refuses reading some of them; ``dpkit.check`` is a
     stand-in whose checks run nothing: :func:`stand_in_checks`); reply with
     each cell's error, if any, and where it was raised: the cell's name, which the grader
     sends with it ("your answer to Exercise 3.2"), and the line.
