@@ -487,8 +487,17 @@ def sealed(cls: ast.ClassDef, reading: Reading) -> bool:
     bindings = [(node, name) for node in reading.nodes for name in [
         *own_binding(node), *((a.asname or a.name).split(".")[0] for a in getattr(
             node, "names", ()) if isinstance(a, ast.alias))]]
-    once = {n.name for n in reading.nodes if isinstance(n, ast.ClassDef)} - {
+    classes = [n for n in reading.nodes if isinstance(n, ast.ClassDef) and not any(
+        isinstance(d, ast.Name) and d.id in reading.own
+        for decorator in n.decorator_list for d in ast.walk(decorator))]
+    once = {n.name for n in classes} - {
         name for node, name in bindings if not isinstance(node, ast.ClassDef)}
+    while True:         # whose bases are the student's such classes: ``C()`` is an instance
+        kept = {n.name for n in classes if n.name in once and all(
+            isinstance(b, ast.Name) and (b.id in once or b.id == "object") for b in n.bases)}
+        if kept == once:
+            break
+        once = kept
     selves = {id(f): a.arg for f in cls.body if isinstance(f, FUNCTIONS) and not
               f.decorator_list and f.name not in ("__init_subclass__", "__class_getitem__")
               for a in [*f.args.posonlyargs, *f.args.args][:1]}
