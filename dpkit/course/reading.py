@@ -459,7 +459,8 @@ def sealed(cls: ast.ClassDef, reading: Reading) -> bool:
     C.m; f(sys, "orig_" + "argv")``, ``C.m.__call__(os, …)``): every attribute named as
     one of the names its body defines is the function of a call ``x.name(…)`` on ``self``
     (a method's first parameter) or on a name bound only to an instance (``x = C(…)``, a
-    class of the student's, bound by its ``class`` statement alone); no string constant
+    class of the student's, bound by its ``class`` statement alone, with no decorator of
+    the student's and no base but ``object`` and such classes: not a metaclass); no string constant
     spells such a name (``getattr(C, "m")``); and nothing could hand out the class instead
     of an instance or the function itself: no ``vars(…)`` of anything, no ``__new__``,
     no class keyword (``metaclass=``).
