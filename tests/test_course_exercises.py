@@ -876,3 +876,46 @@ def test_honest11_getattr_on_ones_own_self_is_graded_where_a_function_is_forbidd
                    SVT_CLASS.replace("self.gen = gen", "self.gen = gen\n"
                                      "        self.above = dpkit.svt.above_threshold")]:
         assert forbidden_use(label, device + SVT_ANSWER, [], setup) is not None, device
+
+
+PROBE = ("import sys, os\nclass Probe:\n    def read(self, name):\n"
+         "        return getattr(self, name)\n")
+LAPLACE_TAIL = "\ndef my_laplace(value, sensitivity, epsilon, generator):\n    return value\n"
+
+
+@pytest.mark.parametrize("route", [
+    "_read = Probe.read\ng = _read(sys, 'orig_' + 'argv')\n",
+    "g = Probe.read.__call__(os, 'get' + 'uid')\n",
+    "g = [Probe.read][0]([sys][0], 'orig_' + 'argv')\n",
+    "g = list(map(Probe.read, [sys], ['orig_' + 'argv']))\n",
+    "import functools\ng = functools.partial(Probe.read, sys)('orig_' + 'argv')\n",
+    "g = getattr(Probe, 'read')(sys, 'orig_' + 'argv')\n",
+    "g = vars(Probe)['re' + 'ad'](sys, 'orig_' + 'argv')\n",
+])
+def test_adv11_the_getattr_on_self_exemption_is_not_reached_with_a_module_as_self(route):
+    """Adversarial review 11, F3: ``f = Probe.read; f(sys, "orig_" + "argv")`` called the
+    exempt method with a module as ``self`` (a defeat device on the command line, 3/3).
+    The exemption now holds only while the class's methods are reached bound to an
+    instance (``self.m(…)``, ``obj.m(…)`` with ``obj = Probe(…)``). Deterministic."""
+    assert environment_use("ex-laplace-textbook", PROBE + route + LAPLACE_TAIL, []) is not None
+    assert forbidden_use("ex-svt-above-threshold", PROBE + route + "def my(q): return q\n",
+                         [], _setup("sparse_vector")) is not None
+    # the honest use of the same class stays graded
+    honest = PROBE + "p = Probe()\ng = p.read('x')\n"
+    assert environment_use("ex-laplace-textbook", honest + LAPLACE_TAIL, []) is None
+
+
+@pytest.mark.parametrize("use", [
+    "import dpkit.course.grading as g\nx = hasattr(g, 'grade')\n",
+    "from dpkit.course import grading\n", "from dpkit import course\n",
+    "import dpkit\nx = dpkit.course\n", "import dpkit\nx = getattr(dpkit, 'course')\n",
+    "from dpkit.course.grading import grade\n", "import dpkit.course\n",
+])
+def test_adv11_the_course_kit_is_refused_in_the_code_of_an_answer(use):
+    """In the sandbox the course kit's modules but the worker's are empty files, so that
+    ``hasattr(dpkit.course.grading, "grade")`` told the sandbox from a notebook (adversarial
+    review 11); no exercise needs the kit: both checks refuse it. Deterministic."""
+    assert environment_use("ex-laplace-textbook", use + LAPLACE_TAIL, []) is not None
+    assert forbidden_use("ex-svt-above-threshold", use + "def my(q): return q\n", [],
+                         _setup("sparse_vector")) is not None
+    assert environment_use("ex-laplace-textbook", "course = 3" + LAPLACE_TAIL, []) is None

@@ -13,6 +13,7 @@ import csv
 import json
 import os
 import re
+import sys
 from fractions import Fraction
 from pathlib import Path
 from typing import Any, ClassVar
@@ -441,6 +442,38 @@ def test_the_worker_reads_like_a_notebook_s_kernel_on_the_cheap_signals():
         assert sandbox.get("signals") == [True, "/home/student",
                                           "module://matplotlib_inline.backend_inline"]
         assert sandbox.get("backend") == "module://matplotlib_inline.backend_inline"
+
+
+
+def test_adv11_the_worker_s_flags_threads_and_command_line_read_as_a_kernel_s():
+    """Adversarial review 11, F2 and F7: ``sys.flags.isolated`` was 1 in the worker (``python
+    -I``), ``threading.active_count()`` 1, ``sys.displayhook`` the builtin and
+    ``sys.orig_argv`` held ``-I`` and the worker's module; in an ipykernel 7.4 kernel the
+    flags are 0, 9 threads run, the hook is a ``ZMQShellDisplayHook`` and the command line
+    is the launcher's. A file the student writes in the working folder is importable, as in
+    a kernel, after the standard library. Deterministic."""
+    with Sandbox(Limits(call_seconds=60)) as sandbox:
+        errors = sandbox.run([
+            "import sys, threading\n"
+            "flags = [sys.flags.isolated, sys.flags.ignore_environment,\n"
+            "         sys.flags.no_user_site, int(sys.flags.safe_path)]\n"
+            "orig, argv, path = sys.orig_argv, sys.argv, sys.path\n"
+            "threads = sorted(t.name for t in threading.enumerate())\n"
+            "hook = type(sys.displayhook).__module__ + '.' + type(sys.displayhook).__name__\n"
+            "open('mine.py', 'w').write('X = 5')\nimport mine\nx = mine.X\n"])
+        assert errors == [None], errors
+        assert sandbox.get("flags") == [0, 0, 0, 0]
+        argv = sandbox.get("argv")
+        assert sandbox.get("orig") == [sys.executable, "-m", "ipykernel_launcher", *argv[1:]]
+        assert argv[0].endswith("ipykernel_launcher.py") and argv[1] == "-f"
+        path = sandbox.get("path")
+        assert "" in path and not any(p.endswith("-packages") for p in path[:path.index("")])
+        assert sandbox.get("threads") == sorted([
+            "MainThread", "IOPub", "Heartbeat", "Thread-2 (_watch_pipe_fd)",
+            "Thread-3 (_watch_pipe_fd)", "Control", "Shell channel",
+            "IPythonHistorySavingThread", "Thread-1"])
+        assert sandbox.get("hook") == "ipykernel.displayhook.ZMQShellDisplayHook"
+        assert sandbox.get("x") == 5
 
 
 # --------------------------------------------------------------- the book's own exercises

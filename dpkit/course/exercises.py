@@ -26,6 +26,7 @@ from dpkit.course.reading import (
     imported_names,
     own_binding,
     parameters_of,
+    sealed,
     statement_bindings,
     walk_running,
 )
@@ -117,7 +118,7 @@ ENVIRONMENT = frozenset({
 _DYNAMIC_BUILTINS = frozenset({"eval", "exec", "compile"})
 #: The words of :data:`ENVIRONMENT` as the refused names of the dynamic-lookup check
 #: (:func:`_dynamic`) that :func:`environment_use` runs: ``getattr(os, "environ")``.
-_ENVIRONMENT_BANNED = {word: word for word in ENVIRONMENT}
+_ENVIRONMENT_BANNED = {word: word for word in ENVIRONMENT} | {"course": "dpkit.course"}
 #: Methods that read an item by a key given as their first argument.
 _KEYED = frozenset({"get", "pop", "setdefault", "__getitem__"})
 
@@ -141,14 +142,18 @@ def environment_use(label: str, answer: str, earlier: Iterable[str | tuple[str, 
     hold a module (``vars(m)["environ"]``, ``m.get("argv")``). And, as
     :func:`forbidden_use` refuses dynamic lookups, with the words of :data:`ENVIRONMENT` as
     the refused names: ``getattr`` and its kin with one of them or with a computed name
-    (but on ``self`` in a method of the student's class), ``vars`` of a module,
+    (but on ``self`` in a method of the student's class whose methods are only called on
+    an instance: :func:`_own_self`), ``vars`` of a module,
     ``__dict__`` and the other non-plain double-underscore names, ``pickle``, ``inspect``,
     ``gc`` and the rest of ``_DYNAMIC_NAMES``. ``unpadded`` (the book's idiom for
     simulations, ``with unpadded():``) is allowed; the state behind it is reached only
     through ``timing`` or private names. ``dpkit.check`` (a stand-in in the sandbox) may
     only be shown (:func:`_check_use`), and ``check`` and the checks' names count as
-    words of :data:`ENVIRONMENT` for ``getattr`` and its kin. Other signals (the file
-    system, the time, the parent process) stay open: the teacher reads the code.
+    words of :data:`ENVIRONMENT` for ``getattr`` and its kin. The course kit
+    (``dpkit.course``, empty files in the sandbox but the worker) is refused as an import
+    or an attribute of ``dpkit``. Other signals (the file system, the time, the parent
+    process, the process's limits, a count of the function's own calls) stay open: the
+    teacher reads the code.
 
     Returns
     -------
@@ -346,6 +351,9 @@ def _environment_word(node: ast.AST, parent: ast.AST | None, reading: Reading,
         words = []                  # display() and Markdown in a notebook read nothing
     elif isinstance(node, ast.ImportFrom):
         words = [*(node.module or "").split("."), *(a.name for a in node.names)]
+    elif isinstance(node, ast.Attribute) and node.attr == "course" and \
+            "dpkit" in reading.paths(node.value):
+        words = ["dpkit.course"]
     elif isinstance(node, ast.Attribute) and "dpkit.timing" in reading.paths(node.value):
         words = [] if node.attr == "unpadded" else [f"dpkit.timing.{node.attr}"]
     elif isinstance(node, ast.Attribute) and node.attr == "timing" and \
@@ -366,8 +374,22 @@ def _environment_word(node: ast.AST, parent: ast.AST | None, reading: Reading,
         words = [constant_string(node.args[0]) or ""]
     else:
         return None
+    if isinstance(node, (ast.Import, ast.ImportFrom)) and _course(node):
+        return "dpkit.course"
     return next((w for w in words if w in ENVIRONMENT or w.startswith("dpkit.timing.")
-                 or w == "dpkit.timing"), None)
+                 or w in ("dpkit.timing", "dpkit.course")), None)
+
+
+def _course(node: ast.Import | ast.ImportFrom) -> bool:
+    """Whether ``node`` imports the course kit (``dpkit.course``): no exercise needs it,
+    and in the sandbox its modules but the worker's are empty files, so that
+    ``hasattr(dpkit.course.grading, "grade")`` would tell the sandbox from a notebook
+    (adversarial review 11)."""
+    names = [a.name for a in node.names]
+    if isinstance(node, ast.ImportFrom):
+        names = [f"{node.module}.{n}" for n in names] if node.module and not node.level \
+            else []
+    return any(n == "dpkit.course" or n.startswith("dpkit.course.") for n in names)
 
 
 def _own_attributes(node: ast.AST) -> list[str]:
@@ -485,9 +507,11 @@ def _dynamic(reading: Reading, banned: dict[str, str], tree: ast.AST,
 def _own_self(node: ast.AST, parents: dict[int, ast.AST], reading: Reading) -> bool:
     """Whether ``node`` is the first parameter of the method it is read in (a function
     defined in a class's body: ``self``), may hold nothing of a module, and its class has
-    no base that may be a library object (dpkit's, or the set-up cell's): ``getattr(self,
-    name)`` then finds only what the student's class and code define, and a forbidden
-    function put there is named where it is put (honest review 11, F6)."""
+    no base that may be a library object (dpkit's, or the set-up cell's), the method is
+    not decorated and its class is :func:`~dpkit.course.reading.sealed`: ``getattr(self,
+    name)`` then finds only what the student's class and code define on an instance of
+    it, and a forbidden function put there is named where it is put (honest review 11,
+    F6)."""
     function = parents.get(id(node))
     while function is not None and not isinstance(function, FUNCTIONS):
         function = parents.get(id(function))
@@ -495,9 +519,11 @@ def _own_self(node: ast.AST, parents: dict[int, ast.AST], reading: Reading) -> b
             not isinstance(parents.get(id(function)), ast.ClassDef):
         return False
     first = [*function.args.posonlyargs, *function.args.args][:1]
-    bases = parents[id(function)].bases        # a library class's attributes are not theirs
+    cls = parents[id(function)]
+    bases = cls.bases                          # a library class's attributes are not theirs
     return [a.arg for a in first] == [node.id] and not reading.paths(node) and \
-        not any(_library(p) for base in bases for p in reading.paths(base))
+        not any(_library(p) for base in bases for p in reading.paths(base)) and \
+        not function.decorator_list and sealed(cls, reading)
 
 
 def _dynamic_node(reading: Reading, banned: dict[str, str], node: ast.AST,
@@ -572,9 +598,10 @@ def _forbidden(reading: Reading, banned: dict[str, str], tree: ast.AST, *,
             continue
         if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and \
                 _library(node.module):
-            hit = [a.name for a in node.names if a.name in banned and not (
-                calls and node is tree and a.asname in (None, a.name) and a.name in rebinds
-                and f"{node.module}.{a.name}" == banned[a.name])]
+            hit = ["course"] if _course(node) else [
+                a.name for a in node.names if a.name in banned and not (
+                    calls and node is tree and a.asname in (None, a.name) and
+                    a.name in rebinds and f"{node.module}.{a.name}" == banned[a.name])]
         elif isinstance(node, ast.Import):
             hit = [part for a in node.names if _library(a.name)
                    for part in a.name.split(".") if part in banned]
@@ -650,10 +677,13 @@ def forbidden_use(label: str, answer: str, earlier: Iterable[str | tuple[str, st
     function (``__dict__``, ``__globals__``, ``__subclasses__``,
     ``__getattribute__`` are refused); ``getattr`` (and ``hasattr``, ``setattr``,
     ``delattr``, ``operator.attrgetter``) with a computed name (but on ``self`` in a
-    method of the student's own class: :func:`_own_self`) or a forbidden one, ``vars``
+    method of the student's own class whose methods are only called on an instance:
+    :func:`_own_self`) or a forbidden one, ``vars``
     of a module or of anything but a plain name, and ``locals()`` (or ``vars()``) at a
     cell's top level except to fill a format string. ``from __future__ import`` is
-    allowed. A cell that does not parse is skipped (the sandbox reports its error).
+    allowed. The course kit, ``dpkit.course``, is refused like a forbidden function (no
+    exercise needs it). A cell that does not parse is skipped (the sandbox reports its
+    error).
 
     Returns
     -------
@@ -678,7 +708,7 @@ def forbidden_use(label: str, answer: str, earlier: Iterable[str | tuple[str, st
         return None
     names, why = FORBIDDEN[label]
     banned: dict[str, str] = {}
-    for name in names:                          # the first of each last part names it
+    for name in [*names, "dpkit.course"]:       # the first of each last part names it
         banned.setdefault(name.rsplit(".", 1)[1], name)
     cells = [(cell, "an earlier cell of yours") if isinstance(cell, str) else cell
              for cell in earlier]

@@ -13,7 +13,7 @@ import ast
 from collections.abc import Callable
 
 __all__ = ["FUNCTIONS", "LOOKUPS", "PLAIN_MODULES", "Reading", "constant_string", "imported_names",
-           "own_binding", "parameters_of", "statement_bindings", "walk_outside",
+           "own_binding", "parameters_of", "sealed", "statement_bindings", "walk_outside",
            "walk_running"]
 
 #: The builtins that look an attribute up by a name given as data.
@@ -451,3 +451,81 @@ def _sub_patterns(pattern: ast.pattern, paths: set[str], attributes: dict[str, s
                  if constant_string(key) else paths)
                 for key, p in zip(pattern.keys, pattern.patterns, strict=True)]
     return []
+
+
+def sealed(cls: ast.ClassDef, reading: Reading) -> bool:
+    """Whether the methods of the student's class ``cls`` can be called only bound to an
+    instance, so that their ``self`` is never a module (adversarial review 11, F3: ``f =
+    C.m; f(sys, "orig_" + "argv")``, ``C.m.__call__(os, …)``): every attribute named as
+    one of the names its body defines is the function of a call ``x.name(…)`` on ``self``
+    (a method's first parameter) or on a name bound only to an instance (``x = C(…)``, a
+    class of the student's, bound by its ``class`` statement alone, with no decorator of
+    the student's and no base but ``object`` and such classes: not a metaclass); no string constant
+    spells such a name (``getattr(C, "m")``); and nothing could hand out the class instead
+    of an instance or the function itself: no ``vars(…)`` of anything, no ``__new__``,
+    no class keyword (``metaclass=``).
+
+    Parameters
+    ----------
+    cls : ast.ClassDef
+        A class statement of the student's code.
+    reading : Reading
+        The reading of all the code the answer may reach (``reading.nodes``).
+
+    Returns
+    -------
+    bool
+        True if no method of ``cls`` can be called with a ``self`` of the caller's choice.
+
+    Raises
+    ------
+    Nothing: the code is only read.
+
+    Privacy guarantee: none by itself; it is what lets
+    :func:`dpkit.course.exercises.environment_use` allow ``getattr(self, computed)``
+    without opening a route to a module (reference: adversarial review 11, F3)."""
+    members = {n for statement in cls.body for n in statement_bindings(statement)}
+    bindings = [(node, name) for node in reading.nodes for name in [
+        *own_binding(node), *((a.asname or a.name).split(".")[0] for a in getattr(
+            node, "names", ()) if isinstance(a, ast.alias))]]
+    classes = [n for n in reading.nodes if isinstance(n, ast.ClassDef) and not any(
+        isinstance(d, ast.Name) and d.id in reading.own
+        for decorator in n.decorator_list for d in ast.walk(decorator))]
+    once = {n.name for n in classes} - {
+        name for node, name in bindings if not isinstance(node, ast.ClassDef)}
+    while True:         # whose bases are the student's such classes: ``C()`` is an instance
+        kept = {n.name for n in classes if n.name in once and all(
+            isinstance(b, ast.Name) and (b.id in once or b.id == "object") for b in n.bases)}
+        if kept == once:
+            break
+        once = kept
+    selves = {id(f): a.arg for f in cls.body if isinstance(f, FUNCTIONS) and not
+              f.decorator_list and f.name not in ("__init_subclass__", "__class_getitem__")
+              for a in [*f.args.posonlyargs, *f.args.args][:1]}
+    made: dict[str, bool] = {}                 # a name: bound only to an instance
+    instances = {id(t) for node in reading.nodes if isinstance(node, ast.Assign) and
+                 isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name)
+                 and node.value.func.id in once for t in node.targets}
+    for node, name in bindings:
+        made[name] = made.get(name, True) and id(node) in instances
+    parents = {id(c): p for p in reading.nodes for c in ast.iter_child_nodes(p)}
+
+    def bound(name: ast.Name) -> bool:         # ``self`` of a method of ``cls``, or made
+        function = parents.get(id(name))
+        while function is not None and not isinstance(function, (*FUNCTIONS, ast.Lambda)):
+            function = parents.get(id(function))
+        return selves.get(id(function)) == name.id or made.get(name.id, False)
+
+    for node in reading.nodes:
+        if isinstance(node, ast.Attribute) and node.attr in members:
+            call = parents.get(id(node))
+            if not (isinstance(call, ast.Call) and call.func is node and
+                    isinstance(node.value, ast.Name) and bound(node.value)):
+                return False
+        elif constant_string(node) in members or (isinstance(node, ast.Name) and
+                                                  reading.builtin(node) == "vars") or \
+                (isinstance(node, FUNCTIONS) and node.name == "__new__") or \
+                (isinstance(node, ast.ClassDef) and node.keywords):
+            return False
+    return True
+

@@ -82,7 +82,8 @@ class Limits:
 
     cpu_seconds: int = 600           #: CPU time of the whole worker
     memory_bytes: int = 4 << 30      #: address space (NumPy and SciPy map about 1 GiB)
-    processes: int = 64              #: processes and threads of the sandbox's user
+    processes: int = 72              #: processes and threads of the sandbox's user (64
+    #: of its own, and the 8 idle threads that make it read as a kernel: :mod:`.worker`)
     file_bytes: int = 64 << 20       #: largest file it may write (in its private /tmp)
     open_files: int = 256
     tmp_bytes: int = 64 << 20        #: size of its private /tmp
@@ -181,8 +182,16 @@ def _command(limits: Limits, fds: tuple[int, int]) -> list[str]:
 
 def _worker() -> list[str]:
     """The interpreter's arguments that start the worker from the grader's own dpkit (not
-    the one an editable install may point to: only the grader's is visible inside)."""
-    return ["-I", "-c", "import runpy, sys; sys.path.insert(0, sys.argv.pop(1)); "
+    the one an editable install may point to: only the grader's is visible inside).
+
+    No ``-I``: ``sys.flags`` must read as a kernel's, all zero (adversarial review 11, F2:
+    ``if sys.flags.isolated``). What ``-I`` kept out stays out: the environment is the
+    worker's own (:func:`_environment`: bubblewrap's ``--clearenv``, or a fresh one), no
+    user site exists under :data:`KERNEL_HOME`, and the working folder ``-c`` puts first in
+    ``sys.path`` is replaced by the package's: the worker imports what it needs before any
+    cell runs, and only then puts ``''`` where a kernel has it
+    (:func:`dpkit.course.worker.main`)."""
+    return ["-c", "import sys; sys.path[0] = sys.argv.pop(1); import runpy; "
             "runpy.run_module('dpkit.course.worker', run_name='__main__', alter_sys=True)",
             str(_package().parent)]
 
@@ -203,7 +212,7 @@ def _environment(fds: tuple[int, int]) -> dict[str, str]:
     threads = {k: "1" for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
     return {"PATH": "/usr/bin", "HOME": KERNEL_HOME, "MPLBACKEND": KERNEL_MPLBACKEND,
             "MPLCONFIGDIR": "/tmp",
-            "PYTHONDONTWRITEBYTECODE": "1", "DPKIT_WORKER_FDS": f"{fds[0]},{fds[1]}",
+            "DPKIT_WORKER_FDS": f"{fds[0]},{fds[1]}",
             "DPKIT_CHECK_NAMES": json.dumps(check_names()), **threads}
 
 

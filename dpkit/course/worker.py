@@ -7,9 +7,11 @@ It is started by :class:`dpkit.course.sandbox.Sandbox` with two inherited file d
     Execute the notebook's cells in one namespace (IPython magics such as ``%matplotlib``
     are dropped; there is no IPython shell, so no input transformer, event hook or
     ``get_ipython()``; ``display(...)`` shows nothing, as ``print`` does here; ``sys.argv``
-    is an IPython kernel's, ``ipykernel`` is in ``sys.modules``, and ``HOME`` and
-    ``MPLBACKEND`` are a notebook's: the cheap signals of where code runs read
-    "notebook", though the environment check refuses reading them; ``dpkit.check`` is a
+    and ``sys.orig_argv`` are an IPython kernel's, ``ipykernel`` is in ``sys.modules``,
+    ``HOME`` and ``MPLBACKEND`` are a notebook's, and ``sys.flags``, ``''`` in
+    ``sys.path``, the threads' names and the display hook's class read as a kernel's
+    (:func:`_kernel_process`): the cheap signals of where code runs read "notebook",
+    though the environment check refuses reading some of them; ``dpkit.check`` is a
     stand-in whose checks run nothing: :func:`stand_in_checks`); reply with
     each cell's error, if any, and where it was raised: the cell's name, which the grader
     sends with it ("your answer to Exercise 3.2"), and the line.
@@ -36,6 +38,7 @@ import importlib.util
 import json
 import os
 import sys
+import threading
 import traceback
 import types
 import uuid
@@ -390,7 +393,8 @@ def _serve(namespace: dict[str, Any]) -> None:
 
 #: ``sys.argv`` as ``ipykernel`` sets it in a notebook's kernel: its launcher and the
 #: connection file, so that an answer cannot tell the sandbox by it.
-_KERNEL_ARGV = [os.path.join(os.path.dirname(os.__file__), "site-packages",
+_KERNEL_ARGV = [getattr(importlib.util.find_spec("ipykernel_launcher"), "origin", None) or
+                os.path.join(os.path.dirname(os.__file__), "site-packages",
                              "ipykernel_launcher.py"), "-f",
                 os.path.join(os.path.expanduser("~"), ".local", "share", "jupyter", "runtime",
                              f"kernel-{uuid.uuid4()}.json")]
@@ -403,6 +407,54 @@ def _kernel_module() -> None:
     spec = importlib.util.find_spec("ipykernel")
     module = importlib.util.module_from_spec(spec) if spec else types.ModuleType("ipykernel")
     sys.modules.setdefault("ipykernel", module)
+
+
+class ZMQShellDisplayHook:
+    """``sys.displayhook`` as a kernel's is named (its class, ``ipykernel.displayhook``):
+    it shows a value as the interpreter's own hook does."""
+
+    __module__ = "ipykernel.displayhook"
+
+    def __call__(self, value: object) -> None:
+        sys.__displayhook__(value)
+
+
+def _idle() -> None:
+    threading.Event().wait()
+
+
+def _watch_pipe_fd() -> None:      # named as ipykernel's thread that reads a pipe
+    _idle()
+
+
+def _kernel_process() -> None:
+    """Make the cheap facts of this process read as an ipykernel kernel's (ipykernel 7.4,
+    adversarial review 11, F2 and F7), once the worker has imported what it needs:
+    ``sys.orig_argv`` (the launcher's command line, with :data:`_KERNEL_ARGV`'s connection
+    file), ``''`` in ``sys.path`` after the standard library (files the student writes in
+    the working folder are importable, as in a kernel, and shadow no module the worker
+    has imported), the display hook's type, and the kernel's eight idle daemon threads,
+    by their names (``threading.active_count()`` is 9). What stays apart (the limits, the
+    user, the session, ``sys.stdout``'s type) is in the book's grading policy."""
+    sys.orig_argv = [sys.executable, "-m", "ipykernel_launcher", *_KERNEL_ARGV[1:]]
+    site = next((i for i, p in enumerate(sys.path) if p.endswith("-packages")), len(sys.path))
+    sys.path.insert(site, "")
+    sys.displayhook = ZMQShellDisplayHook()
+    poller = threading.Thread(target=_idle, daemon=True)      # "Thread-1", started last
+    poller.name = "Thread-1"
+    threads = [threading.Thread(target=_idle, name=name, daemon=True)
+               for name in ("IOPub", "Heartbeat")]
+    threads += [threading.Thread(target=_watch_pipe_fd, daemon=True) for _ in range(2)]
+    threads += [threading.Thread(target=_idle, name=name, daemon=True)
+                for name in ("Control", "Shell channel", "IPythonHistorySavingThread")]
+    stack = threading.stack_size(1 << 16)   # idle: a small stack each (RLIMIT_AS)
+    try:
+        for thread in [*threads, poller]:
+            thread.start()
+    except RuntimeError:                       # the user's process limit is reached
+        pass
+    finally:
+        threading.stack_size(stack)
 
 
 #: What every stand-in check returns in the sandbox (:func:`stand_in_checks`).
@@ -471,6 +523,7 @@ def main() -> None:
     sys.argv = _KERNEL_ARGV      # as an IPython kernel's (review round 7, finding 2)
     _kernel_module()
     stand_in_checks(json.loads(os.environ.pop("DPKIT_CHECK_NAMES", "{}")))
+    _kernel_process()
     _serve(namespace)
 
 
