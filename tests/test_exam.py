@@ -535,6 +535,85 @@ def test_four_answer_randomized_response_and_the_debiasing_match_dpkit():
     assert debias(0.4, ln(3)) == pytest.approx(0.3, rel=1e-12)
 
 
+# -- the map of learning goals to questions (course/exams/goals.md) -------------------------
+
+GOALS = exam.BANK / "goals.md"
+_GOAL_ROW = re.compile(r"^\| (?P<goal>[^|]+?) \| (?P<ids>[^|]+?) \|$")
+NO_QUESTION = "no exam question"
+
+
+def _goal_rows() -> list[tuple[str, str, str]]:
+    """The rows of the goals-to-questions map: (chapter, goal, cell of question ids)."""
+    rows, chapter = [], None
+    for line in GOALS.read_text().splitlines():
+        if line.startswith("## "):
+            chapter = line[3:].strip()
+        elif line.startswith("| ") and not line.startswith(("| learning goal |", "| --- |")):
+            match = _GOAL_ROW.match(line)
+            assert match and chapter, f"{GOALS.name}: a row outside a chapter's table: {line!r}"
+            rows.append((chapter, match["goal"], match["ids"]))
+    return rows
+
+
+def _goals_map() -> dict[str, dict[str, list[str]]]:
+    """chapter -> learning goal -> the ids of the questions that assess it."""
+    found: dict[str, dict[str, list[str]]] = {}
+    for chapter, goal, cell in _goal_rows():
+        ids = [] if cell == NO_QUESTION else re.findall(r"`([^`]+)`", cell)
+        assert cell == NO_QUESTION or cell == ", ".join(f"`{i}`" for i in ids), cell
+        assert goal not in found.setdefault(chapter, {}), f"{chapter}: {goal!r} twice"
+        found[chapter][goal] = ids
+    return found
+
+
+def _goals_fingerprints() -> set[str]:
+    """What of the map a student must not see: each row's list of question ids, and each
+    sentence of its prose (its goals are the teaching page's, so they are not counted)."""
+    text = GOALS.read_text()
+    prose = "\n".join(line for line in text.splitlines() if not line.startswith(("|", "#")))
+    return {cell for _, _, cell in _goal_rows() if cell != NO_QUESTION} | _sentences(prose)
+
+
+def test_every_question_serves_a_goal_of_its_chapter_in_the_teaching_map():
+    from test_teaching_map import map_rows
+
+    assert "goals" not in exam.bank_chapters()              # never read as a chapter's bank
+    taught: dict[str, set[str]] = {}
+    for row in map_rows():
+        taught.setdefault(row["chapter"], set()).add(row["goal"])
+    goals = _goals_map()
+    assert list(goals) == list(QUESTIONS), "one table per chapter of the bank, in its order"
+    for chapter, rows in goals.items():
+        assert set(rows) == taught.get(chapter, set()), (
+            f"{chapter}: the goals must be the teaching page's map's, word for word; "
+            f"unknown {sorted(set(rows) - taught.get(chapter, set()))}, "
+            f"missing {sorted(taught.get(chapter, set()) - set(rows))}")
+        bank = {q.id for q in QUESTIONS[chapter]}
+        named = {qid for ids in rows.values() for qid in ids}
+        assert named <= bank, f"{chapter}: not questions of its bank: {sorted(named - bank)}"
+        assert bank <= named, f"{chapter}: questions that serve no goal: {sorted(bank - named)}"
+    unassessed = sorted(goal for rows in goals.values() for goal, ids in rows.items() if not ids)
+    assert unassessed == ["a private average with a clipping bound chosen from the data"]
+
+
+def test_a_broken_goals_map_is_found(tmp_path, monkeypatch):
+    """The map's test can fail: a goal reworded, an id mistyped, a question left out."""
+    from test_teaching_map import map_rows
+
+    text = GOALS.read_text()
+    broken = [text.replace("| proving group privacy |", "| group privacy |"),
+              text.replace("`laplace-tight`, ", "`laplace-tigth`, "),
+              text.replace(", `laplace-timing-leak`", "")]
+    for version in broken:
+        assert version != text
+        path = tmp_path / "goals.md"
+        path.write_text(version)
+        monkeypatch.setattr(sys.modules[__name__], "GOALS", path)
+        with pytest.raises(AssertionError):
+            test_every_question_serves_a_goal_of_its_chapter_in_the_teaching_map()
+    assert map_rows()
+
+
 # -- nothing of the bank reaches a student -------------------------------------------------
 
 def _sentences(text: str) -> set[str]:
@@ -585,7 +664,9 @@ def _student_texts(book: Path, out: Path) -> dict[str, str]:
 def test_no_exam_text_in_any_student_build(tmp_path):
     prints = _fingerprints()
     assert len(prints) > 100
-    assert _leaks(_student_texts(ROOT / "book", tmp_path), prints) == {}
+    goals = _goals_fingerprints()
+    assert len(goals) > 30 and not goals & prints
+    assert _leaks(_student_texts(ROOT / "book", tmp_path), prints | goals) == {}
 
 
 def test_a_leak_into_a_chapter_is_found(tmp_path):
@@ -599,13 +680,16 @@ def test_a_leak_into_a_chapter_is_found(tmp_path):
     shutil.copytree(ROOT / "book", book, ignore=shutil.ignore_patterns("_build", "vendor"))
     shutil.copy(ROOT / "_toc.yml", tmp_path / "_toc.yml")
     sentence = min(p for p in _fingerprints() if not re.search(r"[$`{}\\]", p))
+    # and a row of the goals-to-questions map: its list of question ids
+    row = next(p for p in _goals_fingerprints() if p.startswith("`laplace-") and ", " in p)
     text = (book / "laplace.md").read_text()
     label = ":label: ex-laplace-sum-count\n\n"          # into an exercise: the assignments too
     assert label in text
-    (book / "laplace.md").write_text(text.replace(label, f"{label}{sentence}\n\n"))
-    leaks = _leaks(_student_texts(book, tmp_path / "out"), {sentence})
+    (book / "laplace.md").write_text(text.replace(label, f"{label}{sentence}\n\n{row}\n\n"))
+    leaks = _leaks(_student_texts(book, tmp_path / "out"), {sentence, row})
     assert {Path(name).name for name in leaks} >= {"laplace.md", "laplace.ipynb"}, leaks
     assert "assignment laplace" in leaks
+    assert all(set(found) == {sentence, row} for found in leaks.values()), leaks
 
 
 # -- make exam -------------------------------------------------------------------------------

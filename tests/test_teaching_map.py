@@ -21,14 +21,26 @@ def _book_exercises() -> dict[str, int]:
     return found
 
 
-def _map_labels() -> list[str]:
-    """The exercise labels in the rows of the teaching page's goals-to-exercises table."""
+_ROW = re.compile(r"^\| \{doc\}`(?:[^`<]*<)?(?P<chapter>[\w-]+)>?` \| (?P<goal>[^|]+?) \|"
+                  r" (?P<exercises>[^|]*) \|$")
+
+
+def map_rows() -> list[re.Match[str]]:
+    """The rows of the teaching page's goals-to-exercises table, each with its ``chapter``
+    (the file stem), its ``goal`` (the text of its learning goal) and its ``exercises``."""
     text = (BOOK / "teaching.md").read_text()
     assert "(teaching-goals-map)=" in text, "the teaching page has no goals-to-exercises map"
     section = text.split("(teaching-goals-map)=", 1)[1].split("\n## ", 1)[0]
-    rows = [line for line in section.splitlines() if line.startswith("| {doc}")]
-    assert rows, "the goals-to-exercises table has no rows"
-    return [m["label"] for row in rows for m in _REF.finditer(row.rsplit("|", 2)[1])]
+    lines = [line for line in section.splitlines() if line.startswith("| {doc}")]
+    assert lines, "the goals-to-exercises table has no rows"
+    rows = [_ROW.match(line) for line in lines]
+    assert all(rows), [line for line, row in zip(lines, rows, strict=True) if row is None]
+    return rows
+
+
+def _map_labels() -> list[str]:
+    """The exercise labels in the rows of the teaching page's goals-to-exercises table."""
+    return [m["label"] for row in map_rows() for m in _REF.finditer(row["exercises"])]
 
 
 def test_every_label_in_the_map_is_an_exercise_of_the_book() -> None:
