@@ -2,7 +2,9 @@
 
 The exam bank is instructor material and lives outside the book, in ``course/exams/``: one
 Markdown file per chapter (``course/exams/laplace.md`` for ``book/laplace.md``), never read
-by the book's build, the student notebooks or the assignments. Each question is a level-2
+by the book's build, the student notebooks or the assignments (the folder's other files,
+``README.md`` and ``goals.md``, the map of learning goals to questions, are not read as
+banks: :func:`bank_chapters` takes only files named after a chapter). Each question is a level-2
 heading ``## <id>: <title>``, two lines ``type: <type>`` and ``points: <n>``, and three
 level-3 sections in this order:
 
