@@ -206,3 +206,29 @@ def test_sliders_of_a_widget_share_a_label_width():
                   Param("intercept", [0.0, 1.0], label="ε·u(o₁)/2"), mode="live")
     widths = {control.style.description_width for control in box.children[:2]}
     assert widths == {"10ch"}, widths
+
+
+def test_figure_png_draws_once_and_writes_what_savefig_writes(monkeypatch):
+    """A static widget renders every frame: ``figure_png`` draws a figure with a layout
+    engine once (``savefig`` draws it twice), and the PNG is byte for byte the one
+    ``savefig`` writes, with the figure's dpi and canvas left as they were. Deterministic."""
+    import io
+
+    from dpkit.plots.composition import composition_figure
+
+    expected = io.BytesIO()  # from a twin: a second layout pass moves a drawn figure a little
+    twin = composition_figure(epsilon0=0.1, delta_prime=1e-6)
+    twin.savefig(expected, format="png", dpi=max(72, twin.dpi))
+    figure = composition_figure(epsilon0=0.1, delta_prime=1e-6)
+    canvas, dpi = figure.canvas, figure.dpi
+    draws = []
+    original = Figure.draw
+
+    def counting_draw(self, renderer):
+        draws.append(renderer)
+        return original(self, renderer)
+
+    monkeypatch.setattr(Figure, "draw", counting_draw)
+    assert figure_png(figure) == expected.getvalue()
+    assert len(draws) == 1
+    assert figure.canvas is canvas and figure.dpi == dpi
