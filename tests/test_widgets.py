@@ -232,3 +232,37 @@ def test_figure_png_draws_once_and_writes_what_savefig_writes(monkeypatch):
     assert figure_png(figure) == expected.getvalue()
     assert len(draws) == 1
     assert figure.canvas is canvas and figure.dpi == dpi
+
+
+def test_glue_records_what_myst_nb_glue_records(monkeypatch):
+    """``dpkit.widgets.glue`` sends the same display data and metadata as myst-nb's glue
+    (which the book build reads), for shown and hidden values. Deterministic."""
+    import myst_nb.ext.glue as myst_glue
+    import numpy as np
+
+    import dpkit.widgets
+
+    sent = {}
+    monkeypatch.setattr(myst_glue, "ipy_display", lambda *a, **k: sent.update(myst=(a, k)))
+    monkeypatch.setattr(dpkit.widgets, "_display", lambda *a, **k: sent.update(dpkit=(a, k)))
+    for value, display in [(0.123456789, False), ("a text", True), (np.float64(3.5), False),
+                           (7, True)]:
+        myst_glue.glue("key", value, display)
+        dpkit.widgets.glue("key", value, display)
+        assert sent["dpkit"] == sent["myst"]
+    assert dpkit.widgets.GLUE_PREFIX == myst_glue.GLUE_PREFIX
+    with pytest.raises(TypeError, match="name must be a str"):
+        dpkit.widgets.glue(3, 1.0)
+
+
+def test_glue_does_not_import_nbformat():
+    """The reason for ``dpkit.widgets.glue``: myst-nb's imports nbformat and jsonschema,
+    seconds of a chapter's budget. Deterministic."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nimport dpkit.widgets\ndpkit.widgets.glue('k', 1.5, display=False)\n"
+            "print(sorted({'nbformat', 'jsonschema'} & set(sys.modules)))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.strip() == "[]"
