@@ -170,7 +170,8 @@ def figure_png(figure: Figure, dpi: int = 72) -> bytes:
     -------
     bytes
         The PNG image; the same figure and ``dpi`` always give the same bytes, the bytes
-        ``figure.savefig(..., format="png", dpi=max(dpi, figure.dpi))`` writes.
+        ``figure.savefig(..., format="png", dpi=max(dpi, figure.dpi))`` writes (with
+        matplotlib's default ``savefig.*`` settings).
 
     Raises
     ------
@@ -181,8 +182,9 @@ def figure_png(figure: Figure, dpi: int = 72) -> bytes:
     -----
     The figure is drawn once, on an Agg canvas (its layout engine runs inside that draw),
     and the pixels are encoded as :meth:`~matplotlib.figure.Figure.savefig` encodes them.
-    ``savefig`` draws a figure with a layout engine twice (a layout pass, then the image):
-    the static widgets render every frame, so this halves their drawing.
+    ``savefig`` draws a figure with a layout engine twice (a pass that runs the layout
+    without painting, then the image); the static widgets render every frame, so the
+    saved pass adds up.
     """
     if not isinstance(figure, Figure):
         raise TypeError(f"the figure function must return a matplotlib.figure.Figure, "
@@ -190,8 +192,8 @@ def figure_png(figure: Figure, dpi: int = 72) -> bytes:
     resolution = max(dpi, figure.dpi)
     canvas, old_dpi = figure.canvas, figure.dpi
     try:
-        figure.dpi = resolution
         agg = FigureCanvasAgg(figure)  # sets figure.canvas; put back below
+        figure.dpi = resolution
         agg.draw()
         buffer = io.BytesIO()
         mimage.imsave(buffer, agg.buffer_rgba(), format="png", origin="upper",
