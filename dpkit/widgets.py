@@ -29,6 +29,9 @@ Each frame is an ``<img>`` with a text alternative (an :class:`ipywidgets.HTML` 
 :class:`ipywidgets.Image` has no ``alt``): the description the figure's builder attached
 (:func:`dpkit.plots.alt_text`), which names the parameters the frame was drawn with, or, for a
 figure without one, the controls' settings followed by the figure's titles and axis labels.
+
+:func:`glue` records a value for the book's ``{glue}`` roles, as myst-nb's ``glue`` does,
+without its import of nbformat (and jsonschema), which costs a chapter seconds.
 """
 
 from __future__ import annotations
@@ -41,11 +44,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import ipywidgets as widgets
+from IPython.core.formatters import format_display_data
+from IPython.display import display as _display
 from matplotlib.figure import Figure
 
 from dpkit.plots import alt_text, figure_png, image_html, smallest_text_px
 
-__all__ = ["MAX_FRAMES", "SLIDER_LABEL_CHARS", "Param", "explore", "figure_png", "widget_mode"]
+__all__ = ["GLUE_PREFIX", "MAX_FRAMES", "SLIDER_LABEL_CHARS", "Param", "explore", "figure_png",
+           "glue", "widget_mode"]
 
 #: The most frames a static widget may embed (each is a PNG of ~20–60 kB).
 MAX_FRAMES = 48
@@ -53,6 +59,9 @@ MAX_FRAMES = 48
 #: widgets' short inline width), about 18 characters of its 13-px text, and cuts longer
 #: labels; a Param with a longer label is shown as radio buttons (``kind="auto"``).
 SLIDER_LABEL_CHARS = 16
+#: The MIME-type prefix of a value glued without being shown (myst-nb's ``GLUE_PREFIX``, the
+#: papermill record format myst-nb reads).
+GLUE_PREFIX = "application/papermill.record/"
 _MODES = ("live", "static")
 _KINDS = ("auto", "slider", "choice")
 
@@ -279,3 +288,42 @@ def explore(figure_fn: Callable[..., Figure], *params: Param,
         return node
 
     return widgets.VBox([*controls, stack(0, ())])
+
+
+def glue(name: str, variable: Any, display: bool = True) -> None:
+    """Record ``variable`` under ``name`` for the book's ``{glue}`` roles and directives.
+
+    The same output as ``myst_nb.glue`` (myst-nb's ``myst_nb.ext.glue.glue``): the value's
+    display data with ``scrapbook`` metadata, which the book build reads from the executed
+    notebook. myst-nb's function imports nbformat, and with it jsonschema and its format
+    checkers, on its first call: seconds of a chapter's time budget for no work.
+
+    Parameters
+    ----------
+    name : str
+        The key the prose refers to (``{glue:text}`name```).
+    variable : object
+        The value; what is stored is how IPython displays it.
+    display : bool
+        Also show the value in the cell's output (``False``: stored only).
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    TypeError
+        If ``name`` is not a string.
+
+    Examples
+    --------
+    >>> glue("answer", 42, display=False)  # outside a kernel there is nothing to record
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a str, got {name!r} of type {type(name).__name__}")
+    bundle, metadata = format_display_data(variable)
+    prefix = "" if display else GLUE_PREFIX
+    metadata["scrapbook"] = {"name": name, "mime_prefix": prefix}
+    _display({prefix + key: value for key, value in bundle.items()}, raw=True,
+             metadata=metadata)

@@ -105,6 +105,33 @@ def test_composition_experiment_runs_the_chosen_database_and_is_adaptive():
         composition_experiment(choose, 3, 2)
 
 
+
+def test_composition_experiment_runs_its_releases_without_deadlines():
+    """The experiment is a simulation: its rounds run inside ``dpkit.timing.unpadded`` (so
+    the composition chapter's 4,000 releases do not each wait for a deadline), and its view
+    is the same as the releases' outputs outside. Deterministic."""
+    import dpkit.timing
+
+    local = dpkit.timing._state.local
+    depths = []
+
+    def choose(view):
+        def mechanism(x, source):
+            depths.append(getattr(local, "depth", 0))
+            return laplace_mechanism(float(x), 1.0, 1.0, rng=source)
+        return 10, 11, mechanism
+
+    saved = getattr(local, "depth", 0)
+    local.depth = 0  # undo the test suite's own unpadded() (conftest.py)
+    try:
+        view = composition_experiment(choose, 3, 0, rng=dprng.seeded(4))
+        assert getattr(local, "depth", 0) == 0   # restored on the way out
+    finally:
+        local.depth = saved
+    assert depths == [1, 1, 1]
+    source = dprng.seeded(4)
+    assert view == tuple(laplace_mechanism(10.0, 1.0, 1.0, rng=source) for _ in range(3))
+
 def test_randomized_response_loss_attains_the_optimal_delta():
     """For randomized response the measured delta at the optimal epsilon is delta' itself
     (it is the worst case). With 200,000 experiments the estimate E[(1 - e^(eps - L))+] of

@@ -218,3 +218,63 @@ def test_no_chapter_tells_the_reader_to_move_a_slider() -> None:
             for number, line in enumerate(page.read_text().splitlines(), 1)
             if re.search(r"\b(move|drag|slide) the sliders?\b", line, re.IGNORECASE)]
     assert not told, told
+
+
+def test_figure_png_draws_once_and_writes_what_savefig_writes(monkeypatch):
+    """A static widget renders every frame: ``figure_png`` draws a figure with a layout
+    engine once (``savefig`` draws it twice), and the PNG is byte for byte the one
+    ``savefig`` writes, with the figure's dpi and canvas left as they were. Deterministic."""
+    import io
+
+    from dpkit.plots.composition import composition_figure
+
+    expected = io.BytesIO()  # from a twin: a second layout pass moves a drawn figure a little
+    twin = composition_figure(epsilon0=0.1, delta_prime=1e-6)
+    twin.savefig(expected, format="png", dpi=max(72, twin.dpi))
+    figure = composition_figure(epsilon0=0.1, delta_prime=1e-6)
+    canvas, dpi = figure.canvas, figure.dpi
+    draws = []
+    original = Figure.draw
+
+    def counting_draw(self, renderer):
+        draws.append(renderer)
+        return original(self, renderer)
+
+    monkeypatch.setattr(Figure, "draw", counting_draw)
+    assert figure_png(figure) == expected.getvalue()
+    assert len(draws) == 1
+    assert figure.canvas is canvas and figure.dpi == dpi
+
+
+def test_glue_records_what_myst_nb_glue_records(monkeypatch):
+    """``dpkit.widgets.glue`` sends the same display data and metadata as myst-nb's glue
+    (which the book build reads), for shown and hidden values. Deterministic."""
+    import myst_nb.ext.glue as myst_glue
+    import numpy as np
+
+    import dpkit.widgets
+
+    sent = {}
+    monkeypatch.setattr(myst_glue, "ipy_display", lambda *a, **k: sent.update(myst=(a, k)))
+    monkeypatch.setattr(dpkit.widgets, "_display", lambda *a, **k: sent.update(dpkit=(a, k)))
+    for value, display in [(0.123456789, False), ("a text", True), (np.float64(3.5), False),
+                           (7, True)]:
+        myst_glue.glue("key", value, display)
+        dpkit.widgets.glue("key", value, display)
+        assert sent["dpkit"] == sent["myst"]
+    assert dpkit.widgets.GLUE_PREFIX == myst_glue.GLUE_PREFIX
+    with pytest.raises(TypeError, match="name must be a str"):
+        dpkit.widgets.glue(3, 1.0)
+
+
+def test_glue_does_not_import_nbformat():
+    """The reason for ``dpkit.widgets.glue``: myst-nb's imports nbformat and jsonschema,
+    seconds of a chapter's budget. Deterministic."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nimport dpkit.widgets\ndpkit.widgets.glue('k', 1.5, display=False)\n"
+            "print(sorted({'nbformat', 'jsonschema'} & set(sys.modules)))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.strip() == "[]"

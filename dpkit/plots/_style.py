@@ -17,6 +17,8 @@ import html
 import io
 from typing import Any
 
+from matplotlib import image as mimage
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.text import Text
 
@@ -167,18 +169,38 @@ def figure_png(figure: Figure, dpi: int = 72) -> bytes:
     Returns
     -------
     bytes
-        The PNG image; the same figure and ``dpi`` always give the same bytes.
+        The PNG image; the same figure and ``dpi`` always give the same bytes, the bytes
+        ``figure.savefig(..., format="png", dpi=max(dpi, figure.dpi))`` writes (with
+        matplotlib's default ``savefig.*`` settings).
 
     Raises
     ------
     TypeError
         If ``figure`` is not a matplotlib ``Figure``.
+
+    Notes
+    -----
+    The figure is drawn once, on an Agg canvas (its layout engine runs inside that draw),
+    and the pixels are encoded as :meth:`~matplotlib.figure.Figure.savefig` encodes them.
+    ``savefig`` draws a figure with a layout engine twice (a pass that runs the layout
+    without painting, then the image); the static widgets render every frame, so the
+    saved pass adds up.
     """
     if not isinstance(figure, Figure):
         raise TypeError(f"the figure function must return a matplotlib.figure.Figure, "
                         f"got {type(figure).__name__}")
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=max(dpi, figure.dpi))
+    resolution = max(dpi, figure.dpi)
+    canvas, old_dpi = figure.canvas, figure.dpi
+    try:
+        agg = FigureCanvasAgg(figure)  # sets figure.canvas; put back below
+        figure.dpi = resolution
+        agg.draw()
+        buffer = io.BytesIO()
+        mimage.imsave(buffer, agg.buffer_rgba(), format="png", origin="upper",
+                      dpi=resolution)
+    finally:
+        figure.dpi = old_dpi
+        figure.set_canvas(canvas)
     return buffer.getvalue()
 
 
