@@ -5,8 +5,10 @@ A release function warmed up once (:func:`dpkit.timing.warm_up_with`) goes cold 
 a pause other processes empty the CPU's caches of its code and data, and in a child created
 by ``fork`` each page it touches first is copied (about 260–410 minor page faults in the
 first release). Either made the next release overrun its deadline, and an overrun shows
-the data. So the end of each release of a work function is stamped with the clock
-(:func:`released`), a fork child forgets every stamp, and a release of a function whose
+the data. So the end of each release of a work function that returned is stamped with the
+clock (:func:`released`; a refused call, before its clock or after, is no warmth: refusals
+every few ms once kept a function's stamp fresh while its release paths went cold, breaker
+review 8), a fork child forgets every stamp, and a release of a function whose
 stamp is missing or older than :data:`REWARM_AFTER_NS` (10 ms) first re-runs a short
 warm-up, before its clock starts (:func:`cold`, ``dpkit.timing._rewarm``): its warm-up
 releases once on every value of :func:`warm_up_values` with the default source, unpadded,

@@ -109,9 +109,10 @@ except for the clipped sum of :func:`dpkit.svt.auto_avg`, whose noise scale foll
 bound the data chose, so a later release at that scale can show whether its table was
 there. A function made cold by the machine (caches emptied during a pause; pages copied
 in a ``fork`` child) overran too: 1.0–3.2 times its deadline after a 1 s sleep, 5–17 in a
-fork child (medians over 20 processes, four functions). Now, after 10 ms without one and at
-its first release in a fork child, a release first re-runs a short warm-up, 1–33 ms
-(:mod:`dpkit._warming`: costs, measurements: 0.3–0.6 after; what remains: shorter pauses).
+fork child (medians over 20 processes, four functions). Now, after 10 ms without a release
+that returned (a refusal does not count) and at its first release in a fork child, a
+release first re-runs a short warm-up, 1–33 ms (:mod:`dpkit._warming`: costs,
+measurements: 0.3–0.6 after; what remains: shorter pauses, seeded sources).
 
 ``benchmarks/timing.py`` audits the result: neighbouring inputs, interleaved calls, an
 event certified with Clopper–Pearson.
@@ -770,11 +771,9 @@ def run_padded(cost: Cost, work: Callable[..., Any], *args: Any) -> Any:
     elif _warming.cold(work) and not (_active() or getattr(_state.local, "depth", 0)
                                       or getattr(_state.local, "warming", False)):
         _rewarm(work)                  # never inside a deadline, nor inside a warm-up
-    try:
-        with padded(cost) as clock:
-            result = work(clock, *args)
-    finally:
-        _warming.released(work)
+    with padded(cost) as clock:
+        result = work(clock, *args)
+    _warming.released(work)      # a refusal, before or after the clock, is no warmth (brk8)
     return result
 
 

@@ -549,6 +549,41 @@ def test_a_release_after_a_pause_rewarms_its_function_outside_the_deadline(monke
     assert log == [("work", "nested"), ("work", "simulated")]
 
 
+def test_a_refused_call_is_no_warmth(monkeypatch):
+    """Only a release that returned counts as warmth (breaker review 8, F1): refused calls
+    made every few ms kept the function's stamp fresh, so the re-warm never ran and the next
+    real release ran cold (overruns on 35 of 40 laplace releases after 0.1 s of refusals,
+    and a timing ε ≥ 0.24 certified on Fraction(1, 2) against Fraction(1, 3)). Here the
+    work refuses its input after the clock started (as a NaN value is refused, padded)."""
+    from dpkit import _warming
+
+    monkeypatch.setattr(timing, "_wait_until", lambda deadline: False)
+    clock = _FakeClock()
+    monkeypatch.setattr(_warming, "time", clock)
+    log = []
+
+    def work(clock_, value):
+        if value == "nan":
+            raise ValueError("value must be a finite number, got nan")
+        log.append(("work", value))
+        return value
+
+    timing.warm_up_with(work, lambda value, rng: timing.run_padded(
+        timing.Cost(fixed=0.0), work, "warm"))
+    timing.run_padded(timing.Cost(fixed=0.0), work, "first")    # the full warm-up runs here
+    stamp = _warming._last[work]
+    rewarms = []
+    monkeypatch.setattr(timing, "_rewarm", rewarms.append)
+    for _ in range(5):                         # a refusal every half threshold, 25 ms long
+        clock.now += _warming.REWARM_AFTER_NS // 2
+        with pytest.raises(ValueError):
+            timing.run_padded(timing.Cost(fixed=0.0), work, "nan")
+    assert _warming._last[work] == stamp       # no refusal was stamped ...
+    log.clear()
+    timing.run_padded(timing.Cost(fixed=0.0), work, "real")
+    assert work in rewarms and log == [("work", "real")]   # ... so the release re-warmed
+
+
 def test_the_rewarm_does_the_same_work_whatever_the_data(monkeypatch):
     """The re-warm sees none of the release's arguments: after the same pause, releases of
     two different values (neighbouring data) run the same re-warm, call for call."""
