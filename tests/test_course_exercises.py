@@ -878,6 +878,25 @@ def test_honest11_getattr_on_ones_own_self_is_graded_where_a_function_is_forbidd
         assert forbidden_use(label, device + SVT_ANSWER, [], setup) is not None, device
 
 
+def test_honest12_a_lambda_beside_a_sealed_class_does_not_break_the_reading():
+    """Honest review 12, finding 1: ``reading.sealed`` read ``.name`` on every function node,
+    and a ``lambda`` has none, so one top-level lambda beside ``getattr(self, computed)``
+    in the student's own class raised AttributeError in the grader and the whole notebook
+    was "could not be graded" (0 on every exercise). Deterministic."""
+    answer = ("class Mechanism:\n    def __init__(self, kind):\n        self.kind = kind\n\n"
+              "    def laplace_noise(self, scale, generator):\n"
+              "        return generator.laplace(0.0, scale)\n\n"
+              "    def noise(self, scale, generator):\n"
+              "        return getattr(self, self.kind + '_noise')(scale, generator)\n\n\n"
+              "mech = Mechanism('laplace')\n"
+              "scale_of = lambda sensitivity, epsilon: sensitivity / epsilon\n\n\n"
+              "def my_laplace(value, sensitivity, epsilon, generator):\n"
+              "    return value + mech.noise(scale_of(sensitivity, epsilon), generator)\n")
+    label = "ex-laplace-textbook"
+    assert environment_use(label, answer, []) is None
+    assert forbidden_use(label, answer, [], _setup("laplace")) is None
+
+
 PROBE = ("import sys, os\nclass Probe:\n    def read(self, name):\n"
          "        return getattr(self, name)\n")
 LAPLACE_TAIL = "\ndef my_laplace(value, sensitivity, epsilon, generator):\n    return value\n"

@@ -524,7 +524,8 @@ def sealed(cls: ast.ClassDef, reading: Reading) -> bool:
                 return False
         elif constant_string(node) in members or (isinstance(node, ast.Name) and
                                                   reading.builtin(node) == "vars") or \
-                (isinstance(node, FUNCTIONS) and node.name == "__new__") or \
+                (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 and node.name == "__new__") or \
                 (isinstance(node, ast.ClassDef) and node.keywords):
             return False
     return True
