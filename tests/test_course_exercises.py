@@ -897,6 +897,33 @@ def test_honest12_a_lambda_beside_a_sealed_class_does_not_break_the_reading():
     assert forbidden_use(label, answer, [], _setup("laplace")) is None
 
 
+@pytest.mark.parametrize("rebinding", [
+    "self += 0", "self = self + 0", "(self := self + 0)", "del self\n        self = os",
+    "for self in [os]:\n            pass", "import os as self",
+    "try:\n            1 / 0\n        except Exception as self:\n            pass"])
+def test_adv12_self_rebound_in_the_method_loses_the_getattr_exemption(rebinding):
+    """Adversarial review 12, F2: ``self += 0`` with an ``__add__`` that returns a module
+    made ``self`` the module past the sealed-class rule, and ``getattr(self, computed)``
+    then read any of its attributes (both checks allowed it; a device reading ``getuid``
+    got full marks in-process). A method that binds its ``self`` again in any way loses
+    the exemption. Deterministic."""
+    answer = ("import os\n\nclass Probe:\n    def __add__(self, other):\n        return os\n\n"
+              f"    def read(self, name):\n        {rebinding}\n"
+              "        return getattr(self, name)()\n\n_p = Probe()\n\n"
+              "def my_laplace(value, sensitivity, epsilon, generator):\n"
+              "    noise = generator.laplace(0.0, sensitivity / epsilon)\n"
+              "    return value + noise if _p.read('get' + 'uid') == 65534 else value\n")
+    assert environment_use("ex-laplace-textbook", answer, []) is not None
+    setup = _setup("sparse_vector")
+    svt = ("import dpkit.svt as _m\n\nclass Helper:\n    def __add__(self, other):\n"
+           "        return _m\n\n    def pick(self, name):\n        self += 0\n"
+           "        return getattr(self, name)\n\n_h = Helper()\n\n"
+           "def my_above_threshold(queries, data, threshold, epsilon, rng):\n"
+           "    return _h.pick('above_' + 'threshold')(queries, data, threshold, epsilon, "
+           "rng=rng)\n")
+    assert forbidden_use("ex-svt-above-threshold", svt, [], setup) is not None
+
+
 PROBE = ("import sys, os\nclass Probe:\n    def read(self, name):\n"
          "        return getattr(self, name)\n")
 LAPLACE_TAIL = "\ndef my_laplace(value, sensitivity, epsilon, generator):\n    return value\n"

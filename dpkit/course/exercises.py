@@ -521,9 +521,34 @@ def _own_self(node: ast.AST, parents: dict[int, ast.AST], reading: Reading) -> b
     first = [*function.args.posonlyargs, *function.args.args][:1]
     cls = parents[id(function)]
     bases = cls.bases                          # a library class's attributes are not theirs
-    return [a.arg for a in first] == [node.id] and not reading.paths(node) and \
+    return [a.arg for a in first] == [node.id] and not _rebound(function, node.id) and \
+        not reading.paths(node) and \
         not any(_library(p) for base in bases for p in reading.paths(base)) and \
         not function.decorator_list and sealed(cls, reading)
+
+
+def _rebound(function: ast.FunctionDef, name: str) -> bool:
+    """Whether ``function``'s body binds ``name`` again in any way (assignment, augmented
+    assignment, ``for``/``with``/``except ... as``, walrus, ``match`` capture, import,
+    ``global``/``nonlocal``, ``del``): ``self += 0`` with an ``__add__`` that returns a
+    module made ``self`` the module (adversarial review 12, F2)."""
+    for node in (n for statement in function.body for n in ast.walk(statement)):
+        if isinstance(node, ast.Name) and node.id == name and \
+                isinstance(node.ctx, (ast.Store, ast.Del)):
+            return True
+        if isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
+            bound = [node.name]
+        elif isinstance(node, ast.MatchMapping):
+            bound = [node.rest]
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            bound = node.names
+        elif isinstance(node, ast.alias):
+            bound = [node.asname or node.name.split(".")[0]]
+        else:
+            bound = []
+        if name in bound:
+            return True
+    return False
 
 
 def _dynamic_node(reading: Reading, banned: dict[str, str], node: ast.AST,
