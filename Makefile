@@ -47,7 +47,8 @@ $(STAMP): requirements.txt pyproject.toml
 	touch $@
 
 # MathJax, RequireJS and the ipywidgets HTML manager, from the npm registry, so that the
-# rendered pages load nothing from a CDN; and axe-core for the browser test (into .vendor/).
+# rendered pages load nothing from a CDN; reveal.js for the slide decks and axe-core for the
+# browser test into .vendor/, outside the book.
 vendor: $(VENDOR_STAMP)
 $(VENDOR_STAMP): scripts/vendor.sh
 	bash scripts/vendor.sh $(VENDOR) $(TEST_VENDOR)

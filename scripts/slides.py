@@ -21,9 +21,10 @@ minutes where reading the executed notebooks takes a second. A chapter whose cod
 changed since that build is refused with a request to run ``make book`` (its figures would
 be out of date). ``make test`` builds the decks right after its strict build of the book.
 
-The decks load reveal.js and MathJax from ``_build/slides/_static/``, copied from the
-vendored ``book/_static/vendor/`` (``make vendor``), so the folder works from ``file://``
-with no network and can be copied elsewhere as a whole.
+The decks load reveal.js and MathJax from ``_build/slides/_static/``, copied from where
+``make vendor`` puts them (MathJax in the book's ``book/_static/vendor/``; reveal.js in
+``.vendor/``, outside the book, whose pages never load it), so the folder works from
+``file://`` with no network and can be copied elsewhere as a whole.
 
 Usage: ``python scripts/slides.py [--out _build/slides] [--executed DIR] [chapter ...]``.
 """
@@ -51,9 +52,9 @@ ROOT = Path(__file__).resolve().parent.parent
 BOOK = ROOT / "book"
 OUT = ROOT / "_build" / "slides"
 EXECUTED = ROOT / "_build" / "jupyter_execute" / "book"
-VENDOR = BOOK / "_static" / "vendor"
-#: What each deck loads, relative to the vendored folder and to the deck's ``_static/``.
-ASSETS = ("reveal.js", "mathjax")
+#: What each deck loads (copied into the deck's ``_static/``) and the folder, relative to the
+#: repository, that ``make vendor`` puts it in.
+ASSETS = {"reveal.js": Path(".vendor"), "mathjax": Path("book/_static/vendor")}
 #: The directives that get a slide of their own: statements, not proofs, examples or remarks.
 STATEMENTS = ("prf:definition", "prf:theorem", "prf:lemma", "prf:corollary",
               "prf:proposition", "prf:algorithm")
@@ -373,14 +374,13 @@ def build(chapters: Sequence[str] | None = None, out: Path = OUT, *, root: Path 
     if unknown:
         raise ValueError(f"no deck for {', '.join(map(repr, unknown))}: the chapters with "
                          f"slides are {', '.join(valid)}")
-    vendor = root / VENDOR.relative_to(ROOT)
-    missing = [name for name in ASSETS if not (vendor / name).is_dir()]
+    missing = [str(root / folder / name) for name, folder in ASSETS.items()
+               if not (root / folder / name).is_dir()]
     if missing:
-        raise FileNotFoundError(f"{', '.join(missing)} not vendored in {vendor}: "
-                                "run make vendor")
+        raise FileNotFoundError(f"not vendored: {', '.join(missing)}; run make vendor")
     out = Path(out)
-    for name in ASSETS:
-        shutil.copytree(vendor / name, out / "_static" / name, dirs_exist_ok=True)
+    for name, folder in ASSETS.items():
+        shutil.copytree(root / folder / name, out / "_static" / name, dirs_exist_ok=True)
     written = []
     for stem in chapters:
         source = book.chapter(stem).path

@@ -372,3 +372,11 @@ def test_page_at_phone_width(browser, chapter):
     violations = axe_violations(page)
     assert not violations, f"{chapter}: axe-core at 420 px: {violations}"
     page.close()
+
+
+def test_the_book_ships_only_what_its_pages_load():
+    """The slide decks' reveal.js is vendored outside the book (``.vendor/``), so the built
+    book's ``_static`` does not carry 0.75 MB that no page loads."""
+    _require((HTML / "index.html").is_file(), f"book not built at {HTML} (run make book)")
+    shipped = sorted(path.name for path in (HTML / "_static").rglob("reveal*"))
+    assert not shipped, f"the built book ships slide-deck assets: {shipped}"

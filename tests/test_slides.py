@@ -136,5 +136,5 @@ def test_unknown_chapter_and_missing_vendor_are_clear_errors(tmp_path):
                                          r"intro, promise"):
         slides.build(["errata"], tmp_path / "out", executed=None)
     root = _copy_book(tmp_path)
-    with pytest.raises(FileNotFoundError, match=r"not vendored .* run make vendor"):
+    with pytest.raises(FileNotFoundError, match=r"not vendored: .*reveal.js.*; run make vendor"):
         slides.build(["laplace"], tmp_path / "out", root=root, executed=None)
