@@ -40,6 +40,8 @@ from pathlib import Path
 
 import yaml
 
+from dpkit.course.myst import read_book
+
 ROOT = Path(__file__).resolve().parent.parent
 BANK = ROOT / "course" / "exams"
 BOOK = ROOT / "book"
@@ -60,9 +62,6 @@ _HEADING = re.compile(r"^## (?P<id>[a-z0-9][a-z0-9-]*): (?P<title>\S.*)$")
 _META = re.compile(r"^(?P<key>type|points): (?P<value>.+)$")
 _RUBRIC_ITEM = re.compile(r"^- (?P<points>\d+) points?: \S")
 _ROLE = re.compile(r"\{(?P<role>prf:ref|ref|doc)\}`(?P<label>[^`<>]+)`")
-_DIRECTIVE = re.compile(r"^[`:]{3,}\{(?P<kind>prf:\w+|exercise)\}(?P<title>[^\n]*)\n"
-                        r":label: (?P<label>\S+)", re.MULTILINE)
-_SECTION_LABEL = re.compile(r"^\((?P<label>[\w-]+)\)=\n#+ (?P<title>.+)$", re.MULTILINE)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -172,29 +171,11 @@ def load(chapters: Sequence[str], bank: Path = BANK,
     return {chapter: parse_bank(bank / f"{chapter}.md") for chapter in valid if chapter in names}
 
 
-def book_labels_of(path: Path) -> dict[str, str]:
-    """``{label: name}`` of every labelled definition, theorem, exercise and section of one
-    chapter, named as a reader finds it (``Theorem “Post-processing”``), and of the chapter
-    itself (by its file stem, for ``{doc}``)."""
-    path = Path(path)
-    text = path.read_text()
-    title = re.search(r"^# (.+)$", text, re.MULTILINE)
-    names = {path.stem: f"chapter “{title.group(1) if title else path.stem}”"}
-    for found in _DIRECTIVE.finditer(text):
-        kind = found.group("kind").removeprefix("prf:").capitalize()
-        heading = re.sub(r"\s*\(★+\)$", "", found.group("title").strip())
-        names[found.group("label")] = f"{kind} “{heading}”" if heading else kind
-    for found in _SECTION_LABEL.finditer(text):
-        names[found.group("label")] = f"section “{found.group('title').strip()}”"
-    return names
-
-
 def book_labels(book: Path = BOOK) -> dict[str, str]:
-    """:func:`book_labels_of` for every chapter of the book at ``book``."""
-    names: dict[str, str] = {}
-    for path in sorted(Path(book).glob("*.md")):
-        names.update(book_labels_of(path))
-    return names
+    """``{label: name}`` of every labelled definition, theorem, exercise and section of the
+    book at ``book``, named as a reader finds it (``Theorem “Post-processing”``), and of each
+    chapter (by its file stem, for ``{doc}``): :attr:`dpkit.course.myst.Book.titles`."""
+    return {label: name for label, (name, _) in read_book(book).titles.items()}
 
 
 def resolve_references(text: str, labels: dict[str, str]) -> str:

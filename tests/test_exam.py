@@ -19,6 +19,7 @@ import pytest
 from scipy.stats import norm
 
 from dpkit.composition import advanced, pure_to_zcdp, sequential, zcdp_to_dp
+from dpkit.course.myst import read_book
 from dpkit.exponential import Eta, compute_precision
 from dpkit.gaussian import analytic_sigma, classic_sigma, delta_for_sigma
 from dpkit.laplace import laplace_accuracy, laplace_scale
@@ -72,10 +73,8 @@ def test_a_malformed_question_is_refused_by_name(tmp_path, broken, message):
 
 def test_questions_use_only_what_their_chapter_or_an_earlier_one_defines():
     order = exam.book_chapters()
-    defined: dict[str, int] = {}
-    for index, chapter in enumerate(order):
-        for label in exam.book_labels_of(ROOT / "book" / f"{chapter}.md"):
-            defined.setdefault(label, index)
+    defined = {label: order.index(stem)
+               for label, (_, stem) in read_book(ROOT / "book").titles.items()}
     for chapter, questions in QUESTIONS.items():
         for q in questions:
             for text in (q.question, q.answer, q.rubric):

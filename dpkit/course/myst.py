@@ -46,6 +46,7 @@ _ROLE = re.compile(r"\{(?P<role>[\w:-]+)\}`(?P<content>[^`]*)`")
 # A Markdown link to another page of the book, by its source file: [text](page.md#anchor).
 _PAGE_LINK = re.compile(r"\[(?P<text>[^\]]+)\]\((?![a-zA-Z][\w+.-]*:|#)(?P<page>[^)\s#]+)\.md"
                         r"(?:#[^)\s]*)?\)")
+_STARS = re.compile(r"\s*\(★+\)$")                # an exercise title's difficulty
 _EXPLICIT = re.compile(r"^(?P<text>.*?)\s*<(?P<target>[^<>]+)>$", re.S)
 
 
@@ -69,6 +70,9 @@ class Book:
     chapters: list[Chapter]
     labels: dict[str, tuple[str, str]] = field(default_factory=dict)  # label -> (text, stem)
     citations: dict[str, tuple[str, str]] = field(default_factory=dict)  # key -> (names, year)
+    #: label -> (name by title, stem): ``Theorem “Post-processing”``, ``section “…”``,
+    #: ``chapter “…”`` (by its stem), for text read apart from the book's numbering (an exam).
+    titles: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     def chapter(self, stem: str) -> Chapter:
         for chapter in self.chapters:
@@ -198,7 +202,7 @@ def _markdown_text(chapter: Chapter) -> str:
 def _number_directives(chapter: Chapter) -> list[tuple[str, str, str]]:
     counters: dict[str, int] = {}
     found = []
-    for name, options in _directives(_markdown_text(chapter)):
+    for name, _, options in _directives(_markdown_text(chapter)):
         kind = _NUMBERED.get(name)
         if kind is None or "nonumber" in options:
             continue
@@ -208,14 +212,15 @@ def _number_directives(chapter: Chapter) -> list[tuple[str, str, str]]:
     return found
 
 
-def _directives(text: str) -> list[tuple[str, dict[str, str]]]:
-    """Every directive in ``text`` (nested ones included), in order, with its options."""
+def _directives(text: str) -> list[tuple[str, str, dict[str, str]]]:
+    """Every directive in ``text`` (nested ones included), in order, with its argument (a
+    title) and its options."""
     found = []
     lines = text.splitlines()
     for i, line in enumerate(lines):
         match = OPEN_FENCE.match(line)
         if match:
-            found.append((match["name"].strip(), _options(lines, i + 1)[0]))
+            found.append((match["name"].strip(), match["arg"].strip(), _options(lines, i + 1)[0]))
     return found
 
 
@@ -240,14 +245,21 @@ def _index_chapter(book: Book, chapter: Chapter) -> None:
     for _, label, display in _number_directives(chapter):
         if label:
             book.labels[label] = (display, chapter.stem)
+    book.titles[chapter.stem] = (f"chapter “{chapter.title or chapter.stem}”", chapter.stem)
+    for name, title, options in _directives(text):
+        if name in _NUMBERED and options.get("label"):
+            title = _STARS.sub("", _strip_roles(title))
+            kind = _NUMBERED[name]
+            book.titles[options["label"]] = (f"{kind} “{title}”" if title else kind, chapter.stem)
     lines = text.splitlines()
     for i, line in enumerate(lines):
         target = _TARGET.match(line.strip())
         if target:
             following = next((x for x in lines[i + 1:] if x.strip()), "")
             heading = _HEADING.match(following)
-            book.labels.setdefault(target["label"], (
-                _strip_roles(heading["text"]) if heading else target["label"], chapter.stem))
+            shown = _strip_roles(heading["text"]) if heading else target["label"]
+            book.labels.setdefault(target["label"], (shown, chapter.stem))
+            book.titles.setdefault(target["label"], (f"section “{shown}”", chapter.stem))
 
 
 def _strip_roles(text: str) -> str:
