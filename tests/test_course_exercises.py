@@ -965,3 +965,111 @@ def test_adv11_the_course_kit_is_refused_in_the_code_of_an_answer(use):
     assert forbidden_use("ex-svt-above-threshold", use + "def my(q): return q\n", [],
                          _setup("sparse_vector")) is not None
     assert environment_use("ex-laplace-textbook", "course = 3" + LAPLACE_TAIL, []) is None
+
+
+#: Honest review 12, finding 2: ordinary class designs around ``getattr(self, computed)``.
+MECH = ("class Mech:\n    def __init__(self, kind):\n        self.kind = kind\n\n"
+        "    def laplace_noise(self, b, g):\n        return g.laplace(0.0, b)\n\n"
+        "    def noise(self, b, g):\n        return getattr(self, self.kind + '_noise')(b, g)\n")
+MECH_USE = ("\ndef my_laplace(value, sensitivity, epsilon, generator):\n"
+            "    return value + {noise}(sensitivity / epsilon, generator)\n")
+HONEST_CLASSES = [
+    # a dataclass field read as self.kind
+    "from dataclasses import dataclass\n\n@dataclass\nclass Mech:\n    kind: str = 'laplace'\n\n"
+    "    def laplace_noise(self, b, g):\n        return g.laplace(0.0, b)\n\n"
+    "    def noise(self, b, g):\n        return getattr(self, f'{self.kind}_noise')(b, g)\n\n"
+    "mech = Mech()\n" + MECH_USE.format(noise="mech.noise"),
+    # a class constant and an annotation read as self.X
+    MECH.replace("class Mech:\n", "class Mech:\n    SUFFIX = '_noise'\n    kind: str\n")
+    .replace("self.kind + '_noise'", "self.kind + self.SUFFIX")
+    + "mech = Mech('laplace')\n" + MECH_USE.format(noise="mech.noise"),
+    # a call on a fresh instance
+    MECH + MECH_USE.format(noise="Mech(kind='laplace').noise"),
+    # super().__init__(…) in a subclass of one's own
+    MECH + "class Laplace(Mech):\n    def __init__(self):\n        super().__init__('laplace')\n\n"
+    "mech = Laplace()\n" + MECH_USE.format(noise="mech.noise"),
+    # functools.partial of a bound method
+    "import functools\n" + MECH + "    def sampler(self, b):\n"
+    "        return functools.partial(self.noise, b)\n\nmech = Mech('laplace')\n"
+    "\ndef my_laplace(value, sensitivity, epsilon, generator):\n"
+    "    return value + mech.sampler(sensitivity / epsilon)(generator)\n",
+    # a property returning getattr(self, …), read on an instance
+    MECH + "    @property\n    def draw(self):\n"
+    "        return getattr(self, self.kind + '_noise')\n\nmech = Mech('laplace')\n"
+    + MECH_USE.format(noise="mech.draw"),
+    # a staticmethod and a classmethod read on the class
+    MECH + "    @staticmethod\n    def scale(sensitivity, epsilon):\n"
+    "        return sensitivity / epsilon\n\n    @classmethod\n    def kinds(cls):\n"
+    "        return ('laplace',)\n\nmech = Mech(Mech.kinds()[0])\n"
+    "\ndef my_laplace(value, sensitivity, epsilon, generator):\n"
+    "    return value + mech.noise(Mech.scale(sensitivity, epsilon), generator)\n",
+]
+
+
+@pytest.mark.parametrize("answer", HONEST_CLASSES)
+def test_honest12_ordinary_class_designs_keep_the_getattr_on_self_exemption(answer):
+    """Finding 2: a dataclass field, a class constant or an annotation read as ``self.x``,
+    ``C(…).m(…)``, ``super().__init__(…)``, ``functools.partial(self.m, …)``, a property
+    returning ``getattr(self, …)`` and a staticmethod or classmethod read on the class
+    lost the exemption (0/3 on 2.4, and 0/3 on 2.6 for the same lines of 2.4, in the real
+    grader). Only methods count, and these reads keep ``self`` an instance. Deterministic."""
+    assert environment_use("ex-laplace-textbook", answer, []) is None
+    scale = "def my_grid_scale(sensitivity, epsilon):\n    return sensitivity / epsilon\n"
+    assert forbidden_use("ex-laplace-grid-scale", scale,
+                         [(answer, "your answer to Exercise 2.4")], _setup("laplace")) is None
+
+
+@pytest.mark.parametrize("route", [
+    "class Q(Probe):\n    alias = Probe.read\ng = Q.alias(sys, 'orig_' + 'argv')\n",
+    "g = type(Probe()).read(sys, 'orig_' + 'argv')\n",
+    "g = super(Probe, Probe()).read.__func__(sys, 'orig_' + 'argv')\n",
+    "g = Probe().read\n",
+    "g = Probe.read\n",
+])
+def test_honest12_other_reads_of_a_method_still_unseal_its_class(route):
+    """The review-11 routes stay refused (the test above this one's); so do a method read
+    on anything but ``self``, a name bound only to an instance, a fresh instance or
+    ``super()``, and a method read as a value. Deterministic."""
+    assert environment_use("ex-laplace-textbook", PROBE + route + LAPLACE_TAIL, []) is not None
+
+
+@pytest.mark.parametrize("probe", [
+    # the class body hands the method out under a field's name
+    PROBE + "    alias = read\n\ng = Probe.alias(sys, 'orig_' + 'argv')\n",
+    PROBE + "    table = {'r': read}\n\ng = Probe.table['r'](sys, 'orig_' + 'argv')\n",
+    PROBE + "    def other(self, f=read):\n        return f\n\n"
+    "g = Probe().other()(sys, 'orig_' + 'argv')\n",
+    # a property's getter reached on the class
+    "import sys\nclass Probe:\n    @property\n    def read(self):\n"
+    "        return getattr(self, 'orig_' + 'argv')\n\ng = Probe.read.fget(sys)\n",
+    # a staticmethod or a decorator of the student's is no method: no exemption
+    "import sys\nclass Probe:\n    @staticmethod\n    def read(self, name):\n"
+    "        return getattr(self, name)\n\ng = Probe.read(sys, 'orig_' + 'argv')\n",
+    "import sys\nproperty = staticmethod\nclass Probe:\n    @property\n    def read(self, name):\n"
+    "        return getattr(self, name)\n\ng = Probe.read(sys, 'orig_' + 'argv')\n",
+    "import sys\nclass Probe:\n    def read(self, name):\n        return getattr(self, name)\n\n"
+    "    @staticmethod\n    def read(self, name):\n        return getattr(self, name)\n\n"
+    "g = Probe.read(sys, 'orig_' + 'argv')\n",
+])
+def test_honest12_a_method_handed_out_by_the_class_body_loses_the_exemption(probe):
+    """Now that fields do not count as members, a field that holds a method (the class
+    body reading the method's name) unseals the class, and a property's getter, a
+    staticmethod or a method under a decorator of the student's is not exempt. Each would
+    call ``getattr(sys, "orig_argv")``. Deterministic."""
+    assert environment_use("ex-laplace-textbook", probe + LAPLACE_TAIL, []) is not None
+    assert forbidden_use("ex-svt-above-threshold", probe + "def my(q): return q\n", [],
+                         _setup("sparse_vector")) is not None
+
+
+def test_honest12_the_feedback_names_the_line_that_unsealed_the_class():
+    """Finding 2: the refusal said only "getattr with the name computed at run time"; it
+    now names the line that reaches a method otherwise than on an instance, and suggests
+    a dict of functions. Deterministic."""
+    answer = MECH + "mech = Mech('laplace')\nmy_noise = Mech.noise\n" + \
+        MECH_USE.format(noise="mech.noise")
+    why = environment_use("ex-laplace-textbook", answer, [])
+    assert why is not None and "line 11, Mech.noise reaches one otherwise" in why, why
+    assert "dict of functions" in why and "NOISES = {" in why, why
+    why = forbidden_use("ex-laplace-grid-scale", "def s(d, e):\n    return d / e\n",
+                        [(answer, "your answer to Exercise 2.4")], _setup("laplace"))
+    assert why is not None and "in your answer to Exercise 2.4, line 11, Mech.noise" in why

@@ -23,10 +23,11 @@ from dpkit.course.reading import (
     Reading,
     constant_string,
     imported_names,
+    method_kinds,
     own_binding,
     parameters_of,
-    sealed,
     statement_bindings,
+    unsealing,
     walk_running,
 )
 from dpkit.course.shown import check_use, checker_words
@@ -99,6 +100,8 @@ _NAMED_DUNDERS = frozenset({"__setattr__", "__delattr__"})
 _OWN_DUNDERS = frozenset({"__wrapped__", "__annotations__", "__defaults__",
                           "__kwdefaults__"})
 _GETTERS = frozenset({"operator.attrgetter", "operator.methodcaller"})
+#: The feedback's words for ``getattr(self, computed)`` in a class that is not sealed.
+_UNSEALED = "on self (allowed only while"
 
 #: The randomized exercises, judged by the law of their outputs (:mod:`dpkit.course.judges`).
 JUDGED = frozenset({"ex-laplace-textbook", "ex-analytic-variance", "ex-svt-above-threshold",
@@ -192,9 +195,10 @@ def environment_use(label: str, answer: str, earlier: Iterable[str | tuple[str, 
                         "command line, the user, the machine, the kernel) or may import "
                         "what does, which is not allowed in the code an answer here uses: "
                         "remove it, so the answer was not graded")
+    places = {id(node): place for tree, place in parsed for node in ast.walk(tree)}
     for tree, place in parsed:
         found = _dynamic(reading, {**_ENVIRONMENT_BANNED, **checker_words()}, tree,
-                         own_self=True)
+                         places)
         if found:
             return (f"{demand}{_where(place, found[1])}, {found[0]} looks names up "
                     "dynamically (it could read the environment: the command line, the "
@@ -364,42 +368,47 @@ def _unreadable(name: str) -> bool:
 
 
 def _dynamic(reading: Reading, banned: dict[str, str], tree: ast.AST,
-             own_self: bool = False) -> tuple[str, ast.AST] | None:
+             places: dict[int, str] | None = None) -> tuple[str, ast.AST] | None:
     """How ``tree`` looks a name up dynamically where it could reach a forbidden function
-    (a short description) and the node that does, or None. With ``own_self``, ``getattr``
+    (a short description) and the node that does, or None. With ``places`` (the cell's
+    name of each node of the code read, for the feedback), ``getattr``
     (and its kin) with a computed name is allowed on ``self``: a method's first parameter
-    that holds nothing of a module (:func:`_own_self`)."""
+    that holds nothing of a module, in a sealed class (:func:`_own_self`)."""
     parents = {id(c): p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
     scoped = {id(n) for f in ast.walk(tree) if isinstance(f, FUNCTIONS)
               for n in ast.walk(f)}
     for node in ast.walk(tree):
-        why = _dynamic_node(reading, banned, node, parents, id(node) in scoped, own_self)
+        why = _dynamic_node(reading, banned, node, parents, id(node) in scoped, places)
         if why:
             return why, node
     return None
 
 
-def _own_self(node: ast.AST, parents: dict[int, ast.AST], reading: Reading) -> bool:
-    """Whether ``node`` is the first parameter of the method it is read in (a function
-    defined in a class's body: ``self``), may hold nothing of a module, and its class has
-    no base that may be a library object (dpkit's, or the set-up cell's), the method is
-    not decorated and its class is :func:`~dpkit.course.reading.sealed`: ``getattr(self,
-    name)`` then finds only what the student's class and code define on an instance of
-    it, and a forbidden function put there is named where it is put (honest review 11,
-    F6)."""
+def _own_self(node: ast.AST, parents: dict[int, ast.AST], reading: Reading
+              ) -> ast.ClassDef | None:
+    """The student's class whose method ``node`` is ``self`` of, or None: ``node`` is the
+    first parameter of the method it is read in (a function defined in a class's body),
+    not bound again there (:func:`_rebound`), may hold nothing of a module, and its class
+    has no base that may be a library object (dpkit's, or the set-up cell's); the method
+    is not decorated (but by the builtin ``property``). If its class is also
+    :func:`~dpkit.course.reading.sealed`, ``getattr(self, name)`` finds only what the
+    student's class and code define on an instance of it, and a forbidden function put
+    there is named where it is put (honest review 11, F6)."""
     function = parents.get(id(node))
     while function is not None and not isinstance(function, FUNCTIONS):
         function = parents.get(id(function))
     if not isinstance(node, ast.Name) or not isinstance(function, ast.FunctionDef) or \
             not isinstance(parents.get(id(function)), ast.ClassDef):
-        return False
+        return None
     first = [*function.args.posonlyargs, *function.args.args][:1]
     cls = parents[id(function)]
     bases = cls.bases                          # a library class's attributes are not theirs
-    return [a.arg for a in first] == [node.id] and not _rebound(function, node.id) and \
-        not reading.paths(node) and \
-        not any(_library(p) for base in bases for p in reading.paths(base)) and \
-        not function.decorator_list and sealed(cls, reading)
+    plain = not function.decorator_list or \
+        method_kinds(cls, reading).get(function.name) == "property"
+    return cls if [a.arg for a in first] == [node.id] and \
+        not _rebound(function, node.id) and not reading.paths(node) and \
+        not any(_library(p) for base in bases for p in reading.paths(base)) and plain \
+        else None
 
 
 def _rebound(function: ast.FunctionDef, name: str) -> bool:
@@ -428,9 +437,11 @@ def _rebound(function: ast.FunctionDef, name: str) -> bool:
 
 def _dynamic_node(reading: Reading, banned: dict[str, str], node: ast.AST,
                   parents: dict[int, ast.AST], scoped: bool,
-                  own_self: bool = False) -> str | None:
+                  places: dict[int, str] | None = None) -> str | None:
     """How ``node`` itself looks a name up dynamically (see :func:`_dynamic`), or None;
-    ``scoped``: whether it is inside a function."""
+    ``scoped``: whether it is inside a function. ``getattr(self, computed)`` in a method
+    of a class that is not sealed names the line that unseals it (honest review 12,
+    finding 2)."""
     refused = _spelled(node, reading, parents.get(id(node)), banned)
     if refused:
         return refused
@@ -458,11 +469,17 @@ def _dynamic_node(reading: Reading, banned: dict[str, str], node: ast.AST,
         return None
     if builtin in LOOKUPS:
         attribute = constant_string(call.args[1]) if len(call.args) > 1 else None
-        computed_on_self = attribute is None and own_self and bool(call.args) and \
-            _own_self(call.args[0], parents, reading)
-        if (attribute is None and not computed_on_self) or attribute in banned or \
-                _unreadable(attribute or ""):
-            return f"{builtin} with the name {attribute or 'computed at run time'}"
+        cls = _own_self(call.args[0], parents, reading) \
+            if attribute is None and places is not None and call.args else None
+        unsealed = unsealing(cls, reading) if cls is not None else None
+        if (attribute is None and (cls is None or unsealed is not None)) or \
+                attribute in banned or _unreadable(attribute or ""):
+            why = f"{builtin} with the name {attribute or 'computed at run time'}"
+            if unsealed is None or places is None:
+                return why
+            return (f"{why} {_UNSEALED} {cls.name}'s methods are called only on an "
+                    f"instance: {_where(places.get(id(unsealed), 'your code'), unsealed)}, "
+                    f"{ast.unparse(unsealed).splitlines()[0][:50]} reaches one otherwise)")
     elif builtin in ("vars", "locals") and not call.args:
         if not _locals_allowed(call, parents, scoped):
             return f"{builtin}() outside a function"
@@ -639,8 +656,9 @@ def forbidden_use(label: str, answer: str, earlier: Iterable[str | tuple[str, st
             return (f"this exercise {why}; {banned[found[0]]} is not available in its "
                     f"answer (nor in the code it uses: {_where(place, found[1])}), so it "
                     "was not graded")
+    places = {id(node): place for tree, place in trees for node in ast.walk(tree)}
     for tree, place in trees:
-        found = _dynamic(reading, banned, tree, own_self=True)
+        found = _dynamic(reading, banned, tree, places)
         if found:
             return (f"this exercise {why}; {_where(place, found[1])}, {found[0]} looks "
                     "names up dynamically, which is not allowed in the code an answer here "
@@ -662,6 +680,10 @@ def _advice(found: tuple[str, ast.AST]) -> str:
     if isinstance(node, ast.Name) and what == node.id and what in _DYNAMIC_NAMES:
         return (f"if {what} is a name of your own, bind it in your code (or rename it); "
                 "otherwise remove it")
+    if _UNSEALED in what:
+        return ("call the class's methods only on an instance (self.m(…), obj.m(…) with "
+                "obj = YourClass(…)), or use a dict of functions instead of getattr: "
+                "NOISES = {\"laplace\": laplace_noise}, then NOISES[kind](…)")
     last = what.rsplit(".", 1)[-1].split()[0]
     if _dunder(last) and last not in _NAMED_DUNDERS:
         return (f"remove {last} (of the double-underscore names only the plain ones, such "
