@@ -1073,3 +1073,23 @@ def test_honest12_the_feedback_names_the_line_that_unsealed_the_class():
     why = forbidden_use("ex-laplace-grid-scale", "def s(d, e):\n    return d / e\n",
                         [(answer, "your answer to Exercise 2.4")], _setup("laplace"))
     assert why is not None and "in your answer to Exercise 2.4, line 11, Mech.noise" in why
+
+
+@pytest.mark.parametrize("help_line", ["my_laplace?", "my_laplace??", "?my_laplace",
+                                       "??np.random.laplace", "np.*lap*?"])
+def test_honest12_an_ipython_help_line_is_dropped_like_a_magic(help_line):
+    """Honest review 12, finding 6: ``my_laplace?`` in an answer cell is IPython syntax, not
+    Python; the worker compiled it as it was, so the whole cell failed and the function was
+    never defined, and the static reading skipped the cell as unparsable (a device beside
+    it went unread). Both drop it like a magic. Deterministic."""
+    from dpkit.course.worker import drop_magics
+
+    cell = TEXTBOOK + help_line + "\n"
+    namespace: dict = {}
+    exec(compile(drop_magics(cell), "<cell>", "exec"), namespace)
+    assert callable(namespace["my_laplace"])
+    assert drop_magics("x = '''why?\n'''\ny = a ? b\n") == "x = '''why?\n'''\ny = a ? b"
+    assert environment_use("ex-laplace-textbook", cell, []) is None
+    device = cell + "import sys\nS = sys.argv\n"
+    assert environment_use("ex-laplace-textbook", device, []) is not None
+    assert environment_use("ex-laplace-textbook", TEXTBOOK, [device]) is not None
