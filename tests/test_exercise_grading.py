@@ -146,3 +146,31 @@ def test_the_teaching_page_states_the_forbidden_calls_and_their_cost() -> None:
     # cell can bind a name dynamically, so every one is read).
     assert forbidden_use("ex-svt-above-threshold", honest.split("\n\n")[1],
                          ["import importlib"]) is not None
+
+
+def test_an_exception_of_the_static_reading_refuses_that_exercise_only(monkeypatch) -> None:
+    """Honest review 12, finding 1 (defence in depth): an exception raised while reading one
+    answer statically (forbidden_use / environment_use) made the whole notebook "could not
+    be graded" (0 on every exercise). Now that exercise alone is refused, with feedback
+    that a teacher will look at it, and the log names the exception; an answer the reading
+    does not trip on is still read and graded. Deterministic."""
+    from dpkit.course import grading
+
+    def broken(label, answer, earlier, setup=None):
+        if "lambda" in answer:
+            raise AttributeError("'Lambda' object has no attribute 'name'")
+        return None
+
+    monkeypatch.setattr(grading, "forbidden_use", broken)
+    logged: list[str] = []
+    why = grading.static_refusal("ex-laplace-textbook", "Exercise 2.4", "f = lambda: 0", [],
+                                 None, logged.append)
+    assert why == ("the grader could not read your answer to Exercise 2.4; your teacher "
+                   "will look at it")
+    assert logged and "Exercise 2.4" in logged[0] and "AttributeError" in logged[0]
+    assert grading.static_refusal("ex-laplace-textbook", "Exercise 2.4", "x = 1", [], None,
+                                  logged.append) is None
+    device = "import sys\nx = sys.argv\n"
+    assert "judged by what your function returns" in grading.static_refusal(
+        "ex-laplace-textbook", "Exercise 2.4", device, [], None, logged.append)
+    assert len(logged) == 1
