@@ -1093,3 +1093,29 @@ def test_honest12_an_ipython_help_line_is_dropped_like_a_magic(help_line):
     device = cell + "import sys\nS = sys.argv\n"
     assert environment_use("ex-laplace-textbook", device, []) is not None
     assert environment_use("ex-laplace-textbook", TEXTBOOK, [device]) is not None
+
+
+@pytest.mark.parametrize("device", [
+    "import numpy as np\nlib = np.ctypeslib\n",
+    "from numpy.ctypeslib import as_array\n",
+    "import numpy.ctypeslib as c\n",
+    "import _ctypes\n",
+    "import sys\nS = hasattr(sys, 'ps1')\n", "import sys\nS = sys.ps2\n",
+    "import asyncio\ntry:\n    asyncio.get_running_loop()\n    S = 1\nexcept RuntimeError:\n"
+    "    S = 0\n",
+    "import threading\nS = threading.get_native_id()\n",
+    "import threading\nS = threading.main_thread().native_id\n",
+    "import sys\nS = sys.excepthook\n",
+    "import sys\nS = sys.breakpointhook\n",
+    "import threading\nS = threading.excepthook\n",
+])
+def test_adv12_more_signals_of_the_sandbox_are_refused(device):
+    """Adversarial review 12, F3: NumPy's ``ctypeslib`` (a foreign-function interface,
+    like the refused ``ctypes``) and ``_ctypes``; the interactive prompts ``sys.ps1`` and
+    ``sys.ps2``, a running event loop, the threads' native ids and the exception and
+    breakpoint hooks a kernel sets, each of which can tell the sandbox from a kernel; no
+    honest answer to these exercises needs them (the model answers stay graded: the tests
+    of the model answers). Deterministic."""
+    why = environment_use("ex-laplace-textbook", TEXTBOOK + device, [])
+    assert why is not None and "judged by what your function returns" in why, device
+    assert environment_use("ex-laplace-textbook", TEXTBOOK, [device]) is not None

@@ -61,10 +61,12 @@ DYNAMIC = frozenset({"eval", "exec", "compile", "__import__", "globals", "breakp
 #: attribute, an imported module or name, a keyword argument), used or not: modules and
 #: functions that import a module, list an object's members, rebuild an object from bytes or
 #: reach the objects of a running program by a name given as data (round 3 of the
-#: adversarial review reached ``laplace_grid`` by ``pickle.loads(b"cdpkit.laplace\n…")``).
+#: adversarial review reached ``laplace_grid`` by ``pickle.loads(b"cdpkit.laplace\n…")``),
+#: and the foreign-function interfaces (``ctypes``, ``_ctypes``, NumPy's ``ctypeslib``).
 _DYNAMIC_NAMES = frozenset({
     "importlib", "imp", "inspect", "builtins", "pickle", "_pickle", "cPickle", "marshal",
     "dill", "cloudpickle", "joblib", "shelve", "copyreg", "copy_reg", "pydoc", "ctypes",
+    "_ctypes", "ctypeslib",
     "runpy", "codeop", "pkgutil", "zipimport", "pdb", "bdb", "gc", "mock", "modules",
     "import_module", "getmembers", "getmembers_static", "getattr_static", "resolve_name",
     "locate", "get_type_hints", "ForwardRef", "read_pickle", "allow_pickle", "get_objects",
@@ -115,7 +117,11 @@ ENVIRONMENT = frozenset({
     "geteuid", "getgid", "getegid", "getlogin", "getppid", "getpid", "getpwuid",
     "gethostname", "uname", "socket", "getpass", "platform", "timing", "modules",
     "getcwd", "isatty", "executable", "ipykernel", "IPython", "zmq", "jupyter_client",
-    "importlib", "__import__", "builtins", "__builtins__"})
+    "importlib", "__import__", "builtins", "__builtins__",
+    # adversarial review 12, F3: the interactive prompts, an event loop, the threads' native
+    # ids and the hooks a kernel sets
+    "ps1", "ps2", "get_running_loop", "get_native_id", "native_id", "excepthook",
+    "breakpointhook"})
 #: Builtins that run code given as data, which could reach any of the above: refused as
 #: bare names only (``re.compile`` is another function).
 _DYNAMIC_BUILTINS = frozenset({"eval", "exec", "compile"})
