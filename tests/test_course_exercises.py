@@ -729,7 +729,7 @@ CHECK_DEVICES = [
     f"print([{CHECK}])\n",
     f"print(S := {CHECK})\n",
     f"print({CHECK}, file=buf)\n",
-    f"for f in [my_laplace]:\n    print({CHECK})\n",
+    f"for f in [my_laplace]:\n    if {CHECK}.passed:\n        break\n",
     f"print = lambda x: None\nprint({CHECK})\n",
     f"def print(x):\n    global S\n    S = x\nprint({CHECK})\n",
     f"import io, sys\nsys.stdout = io.StringIO()\nprint({CHECK})\n",
@@ -1119,3 +1119,67 @@ def test_adv12_more_signals_of_the_sandbox_are_refused(device):
     why = environment_use("ex-laplace-textbook", TEXTBOOK + device, [])
     assert why is not None and "judged by what your function returns" in why, device
     assert environment_use("ex-laplace-textbook", TEXTBOOK, [device]) is not None
+
+
+#: Honest review 12, finding 3: natural ways to show a check, in the answer or a cell above.
+VERDICT = f"verdict = {CHECK}\n"
+HONEST12_SHOWN_CHECKS = [
+    VERDICT + "if not verdict.passed:\n    print(verdict.message)\nelse:\n"
+    "    print('check passed')\n",
+    VERDICT + "if verdict.passed:\n    print('ok')\nelif verdict.details:\n"
+    "    print(verdict.details)\nelse:\n    pass\n",
+    f"if not {CHECK}.passed:\n    print('the check failed')\n",
+    VERDICT + "print('OK' if verdict.passed else verdict.message)\n",
+    f"print('OK' if {CHECK}.passed else 'failed')\n",
+    f"if __name__ == '__main__':\n    print({CHECK})\n",
+    f"if __name__ == '__main__':\n    {VERDICT}    print(verdict)\n",
+    f"try:\n    print({CHECK})\nexcept Exception as error:\n    print('check failed:', error)\n",
+    f"from dpkit.timing import unpadded\nwith unpadded():\n    print({CHECK})\n",
+    "for f in [my_laplace, my_laplace]:\n"
+    "    print(dpkit.check.check_laplace_mechanism(f))\n",
+    f"import sys\nprint({CHECK})\nsys.stdout.flush()\n",
+]
+#: Forms in which the verdict would steer code that runs afterwards, or catch the output.
+HONEST12_STEERING = [
+    VERDICT + "if not verdict.passed:\n    NOISE = False\n",
+    VERDICT + "if verdict.passed:\n    print('ok')\nelse:\n    NOISE = False\n",
+    VERDICT + "if verdict.passed:\n    print(setup())\n",
+    VERDICT + "if verdict.passed:\n    print(my_laplace)\n",
+    f"if {CHECK}.passed:\n    pass\nelse:\n    raise SystemExit\n",
+    VERDICT + "x = 1 if verdict.passed else 0\n",
+    VERDICT + "print(f() if verdict.passed else 0)\n",
+    f"if __name__ == '__main__':\n    S = {CHECK}.passed\n",
+    f"try:\n    print({CHECK})\nexcept BaseException:\n    NOISE = False\n",
+    f"try:\n    print({CHECK})\nexcept Exception:\n    pass\nelse:\n    NOISE = True\n",
+    f"with open('x') as h:\n    print({CHECK})\n",
+    f"from dpkit.timing import unpadded\nwith unpadded() as u:\n    S = {CHECK}\n",
+    f"for f in [my_laplace]:\n    print({CHECK})\nelse:\n    pass\n",
+    f"while True:\n    print({CHECK})\n    break\n",
+    f"import sys\nprint({CHECK})\nsys.stdout.write('')\n",
+    f"import sys\nprint({CHECK})\nsys.stdout.flush\n",
+    f"import sys\nprint({CHECK})\nsys.stdout = None\n",
+]
+
+
+@pytest.mark.parametrize("cell", HONEST12_SHOWN_CHECKS)
+def test_honest12_a_check_shown_by_a_test_or_in_a_block_is_graded(cell):
+    """Finding 3: ``if not v.passed: print(v.message)``, ``print("OK" if v.passed else
+    …)``, a check inside ``if __name__ == "__main__":``, a ``try:`` body, ``with
+    unpadded():`` or a ``for`` loop over functions, and ``sys.stdout.flush()`` beside a
+    shown check were refused, in an earlier deterministic answer too (0/3 on 2.4 in the
+    real grader). Nothing there lets the verdict steer code that runs afterwards: the
+    branches only show. Deterministic."""
+    assert environment_use("ex-laplace-textbook", TEXTBOOK + cell, []) is None
+    assert environment_use("ex-laplace-textbook", TEXTBOOK,
+                           [(TEXTBOOK + cell, "your answer to Exercise 2.1")]) is None
+
+
+@pytest.mark.parametrize("cell", HONEST12_STEERING)
+def test_honest12_a_verdict_that_steers_later_code_stays_refused(cell):
+    """The forms accepted above do not open a device: a branch that binds, raises or calls
+    anything (a print of the student's object runs its ``__str__``), a conditional value
+    bound to a name, a ``try`` whose handler or ``else`` does more than show, another
+    block (``with open(…)``, ``with unpadded() as u``, a loop with ``else``, ``while``),
+    and ``stdout`` used otherwise than flushed. Deterministic."""
+    why = environment_use("ex-laplace-textbook", TEXTBOOK + cell, [])
+    assert why is not None and "judged by what your function returns" in why, cell

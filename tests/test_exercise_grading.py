@@ -174,3 +174,28 @@ def test_an_exception_of_the_static_reading_refuses_that_exercise_only(monkeypat
     assert "judged by what your function returns" in grading.static_refusal(
         "ex-laplace-textbook", "Exercise 2.4", device, [], None, logged.append)
     assert len(logged) == 1
+
+
+def test_the_release_header_states_the_check_rule_where_an_exercise_is_randomized() -> None:
+    """Honest review 12, finding 3: a check used otherwise than shown in an earlier,
+    deterministic answer cost the later randomized exercise, and neither the notebook's
+    header nor the exercise said so. The header of a chapter with a randomized exercise
+    now states the rule (and its reach to every cell above); one without does not.
+    Deterministic."""
+    from dpkit.course.assignments import assignment_notebook
+    from dpkit.course.exercises import JUDGED
+    from dpkit.course.myst import read_book
+
+    book = read_book(BOOK)
+    judged = set()
+    for stem in ("laplace", "sparse_vector", "promise"):
+        notebook = assignment_notebook(BOOK / f"{stem}.md", book)
+        assert notebook is not None
+        labels = {c.metadata["nbgrader"]["grade_id"].rsplit("-", 1)[0] for c in notebook.cells}
+        header = notebook.cells[0].source
+        assert ("may only be shown" in header) == bool(labels & JUDGED), stem
+        if labels & JUDGED:
+            judged.add(stem)
+            assert "above it (earlier answers too)" in header
+            assert "if not verdict.passed: print(verdict.message)" in header
+    assert judged == {"laplace", "sparse_vector"}

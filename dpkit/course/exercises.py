@@ -216,8 +216,9 @@ def environment_use(label: str, answer: str, earlier: Iterable[str | tuple[str, 
                 "graded, the checks do not run in it (the grader runs them itself, in the "
                 "test cells), so in the code an answer here uses a check may only be shown, "
                 "at a cell's top level: print(dpkit.check.check_…(your_function)), or "
-                "verdict = dpkit.check.check_…(your_function) then print(verdict) or "
-                "assert verdict.passed, verdict.message; so the answer was not graded")
+                "verdict = dpkit.check.check_…(your_function) then print(verdict), "
+                "assert verdict.passed, verdict.message or if not verdict.passed: "
+                "print(verdict.message); so the answer was not graded")
     return None
 
 
