@@ -729,7 +729,7 @@ CHECK_DEVICES = [
     f"print([{CHECK}])\n",
     f"print(S := {CHECK})\n",
     f"print({CHECK}, file=buf)\n",
-    f"for f in [my_laplace]:\n    print({CHECK})\n",
+    f"for f in [my_laplace]:\n    if {CHECK}.passed:\n        break\n",
     f"print = lambda x: None\nprint({CHECK})\n",
     f"def print(x):\n    global S\n    S = x\nprint({CHECK})\n",
     f"import io, sys\nsys.stdout = io.StringIO()\nprint({CHECK})\n",
@@ -965,3 +965,221 @@ def test_adv11_the_course_kit_is_refused_in_the_code_of_an_answer(use):
     assert forbidden_use("ex-svt-above-threshold", use + "def my(q): return q\n", [],
                          _setup("sparse_vector")) is not None
     assert environment_use("ex-laplace-textbook", "course = 3" + LAPLACE_TAIL, []) is None
+
+
+#: Honest review 12, finding 2: ordinary class designs around ``getattr(self, computed)``.
+MECH = ("class Mech:\n    def __init__(self, kind):\n        self.kind = kind\n\n"
+        "    def laplace_noise(self, b, g):\n        return g.laplace(0.0, b)\n\n"
+        "    def noise(self, b, g):\n        return getattr(self, self.kind + '_noise')(b, g)\n")
+MECH_USE = ("\ndef my_laplace(value, sensitivity, epsilon, generator):\n"
+            "    return value + {noise}(sensitivity / epsilon, generator)\n")
+HONEST_CLASSES = [
+    # a dataclass field read as self.kind
+    "from dataclasses import dataclass\n\n@dataclass\nclass Mech:\n    kind: str = 'laplace'\n\n"
+    "    def laplace_noise(self, b, g):\n        return g.laplace(0.0, b)\n\n"
+    "    def noise(self, b, g):\n        return getattr(self, f'{self.kind}_noise')(b, g)\n\n"
+    "mech = Mech()\n" + MECH_USE.format(noise="mech.noise"),
+    # a class constant and an annotation read as self.X
+    MECH.replace("class Mech:\n", "class Mech:\n    SUFFIX = '_noise'\n    kind: str\n")
+    .replace("self.kind + '_noise'", "self.kind + self.SUFFIX")
+    + "mech = Mech('laplace')\n" + MECH_USE.format(noise="mech.noise"),
+    # a call on a fresh instance
+    MECH + MECH_USE.format(noise="Mech(kind='laplace').noise"),
+    # super().__init__(…) in a subclass of one's own
+    MECH + "class Laplace(Mech):\n    def __init__(self):\n        super().__init__('laplace')\n\n"
+    "mech = Laplace()\n" + MECH_USE.format(noise="mech.noise"),
+    # functools.partial of a bound method
+    "import functools\n" + MECH + "    def sampler(self, b):\n"
+    "        return functools.partial(self.noise, b)\n\nmech = Mech('laplace')\n"
+    "\ndef my_laplace(value, sensitivity, epsilon, generator):\n"
+    "    return value + mech.sampler(sensitivity / epsilon)(generator)\n",
+    # a property returning getattr(self, …), read on an instance
+    MECH + "    @property\n    def draw(self):\n"
+    "        return getattr(self, self.kind + '_noise')\n\nmech = Mech('laplace')\n"
+    + MECH_USE.format(noise="mech.draw"),
+    # a staticmethod and a classmethod read on the class
+    MECH + "    @staticmethod\n    def scale(sensitivity, epsilon):\n"
+    "        return sensitivity / epsilon\n\n    @classmethod\n    def kinds(cls):\n"
+    "        return ('laplace',)\n\nmech = Mech(Mech.kinds()[0])\n"
+    "\ndef my_laplace(value, sensitivity, epsilon, generator):\n"
+    "    return value + mech.noise(Mech.scale(sensitivity, epsilon), generator)\n",
+]
+
+
+@pytest.mark.parametrize("answer", HONEST_CLASSES)
+def test_honest12_ordinary_class_designs_keep_the_getattr_on_self_exemption(answer):
+    """Finding 2: a dataclass field, a class constant or an annotation read as ``self.x``,
+    ``C(…).m(…)``, ``super().__init__(…)``, ``functools.partial(self.m, …)``, a property
+    returning ``getattr(self, …)`` and a staticmethod or classmethod read on the class
+    lost the exemption (0/3 on 2.4, and 0/3 on 2.6 for the same lines of 2.4, in the real
+    grader). Only methods count, and these reads keep ``self`` an instance. Deterministic."""
+    assert environment_use("ex-laplace-textbook", answer, []) is None
+    scale = "def my_grid_scale(sensitivity, epsilon):\n    return sensitivity / epsilon\n"
+    assert forbidden_use("ex-laplace-grid-scale", scale,
+                         [(answer, "your answer to Exercise 2.4")], _setup("laplace")) is None
+
+
+@pytest.mark.parametrize("route", [
+    "class Q(Probe):\n    alias = Probe.read\ng = Q.alias(sys, 'orig_' + 'argv')\n",
+    "g = type(Probe()).read(sys, 'orig_' + 'argv')\n",
+    "g = super(Probe, Probe()).read.__func__(sys, 'orig_' + 'argv')\n",
+    "g = Probe().read\n",
+    "g = Probe.read\n",
+])
+def test_honest12_other_reads_of_a_method_still_unseal_its_class(route):
+    """The review-11 routes stay refused (the test above this one's); so do a method read
+    on anything but ``self``, a name bound only to an instance, a fresh instance or
+    ``super()``, and a method read as a value. Deterministic."""
+    assert environment_use("ex-laplace-textbook", PROBE + route + LAPLACE_TAIL, []) is not None
+
+
+@pytest.mark.parametrize("probe", [
+    # the class body hands the method out under a field's name
+    PROBE + "    alias = read\n\ng = Probe.alias(sys, 'orig_' + 'argv')\n",
+    PROBE + "    table = {'r': read}\n\ng = Probe.table['r'](sys, 'orig_' + 'argv')\n",
+    PROBE + "    def other(self, f=read):\n        return f\n\n"
+    "g = Probe().other()(sys, 'orig_' + 'argv')\n",
+    # a property's getter reached on the class
+    "import sys\nclass Probe:\n    @property\n    def read(self):\n"
+    "        return getattr(self, 'orig_' + 'argv')\n\ng = Probe.read.fget(sys)\n",
+    # a staticmethod or a decorator of the student's is no method: no exemption
+    "import sys\nclass Probe:\n    @staticmethod\n    def read(self, name):\n"
+    "        return getattr(self, name)\n\ng = Probe.read(sys, 'orig_' + 'argv')\n",
+    "import sys\nproperty = staticmethod\nclass Probe:\n    @property\n    def read(self, name):\n"
+    "        return getattr(self, name)\n\ng = Probe.read(sys, 'orig_' + 'argv')\n",
+    "import sys\nclass Probe:\n    def read(self, name):\n        return getattr(self, name)\n\n"
+    "    @staticmethod\n    def read(self, name):\n        return getattr(self, name)\n\n"
+    "g = Probe.read(sys, 'orig_' + 'argv')\n",
+])
+def test_honest12_a_method_handed_out_by_the_class_body_loses_the_exemption(probe):
+    """Now that fields do not count as members, a field that holds a method (the class
+    body reading the method's name) unseals the class, and a property's getter, a
+    staticmethod or a method under a decorator of the student's is not exempt. Each would
+    call ``getattr(sys, "orig_argv")``. Deterministic."""
+    assert environment_use("ex-laplace-textbook", probe + LAPLACE_TAIL, []) is not None
+    assert forbidden_use("ex-svt-above-threshold", probe + "def my(q): return q\n", [],
+                         _setup("sparse_vector")) is not None
+
+
+def test_honest12_the_feedback_names_the_line_that_unsealed_the_class():
+    """Finding 2: the refusal said only "getattr with the name computed at run time"; it
+    now names the line that reaches a method otherwise than on an instance, and suggests
+    a dict of functions. Deterministic."""
+    answer = MECH + "mech = Mech('laplace')\nmy_noise = Mech.noise\n" + \
+        MECH_USE.format(noise="mech.noise")
+    why = environment_use("ex-laplace-textbook", answer, [])
+    assert why is not None and "line 11, Mech.noise reaches one otherwise" in why, why
+    assert "dict of functions" in why and "NOISES = {" in why, why
+    why = forbidden_use("ex-laplace-grid-scale", "def s(d, e):\n    return d / e\n",
+                        [(answer, "your answer to Exercise 2.4")], _setup("laplace"))
+    assert why is not None and "in your answer to Exercise 2.4, line 11, Mech.noise" in why
+
+
+@pytest.mark.parametrize("help_line", ["my_laplace?", "my_laplace??", "?my_laplace",
+                                       "??np.random.laplace", "np.*lap*?"])
+def test_honest12_an_ipython_help_line_is_dropped_like_a_magic(help_line):
+    """Honest review 12, finding 6: ``my_laplace?`` in an answer cell is IPython syntax, not
+    Python; the worker compiled it as it was, so the whole cell failed and the function was
+    never defined, and the static reading skipped the cell as unparsable (a device beside
+    it went unread). Both drop it like a magic. Deterministic."""
+    from dpkit.course.worker import drop_magics
+
+    cell = TEXTBOOK + help_line + "\n"
+    namespace: dict = {}
+    exec(compile(drop_magics(cell), "<cell>", "exec"), namespace)
+    assert callable(namespace["my_laplace"])
+    assert drop_magics("x = '''why?\n'''\ny = a ? b\n") == "x = '''why?\n'''\ny = a ? b"
+    assert environment_use("ex-laplace-textbook", cell, []) is None
+    device = cell + "import sys\nS = sys.argv\n"
+    assert environment_use("ex-laplace-textbook", device, []) is not None
+    assert environment_use("ex-laplace-textbook", TEXTBOOK, [device]) is not None
+
+
+@pytest.mark.parametrize("device", [
+    "import numpy as np\nlib = np.ctypeslib\n",
+    "from numpy.ctypeslib import as_array\n",
+    "import numpy.ctypeslib as c\n",
+    "import _ctypes\n",
+    "import sys\nS = hasattr(sys, 'ps1')\n", "import sys\nS = sys.ps2\n",
+    "import asyncio\ntry:\n    asyncio.get_running_loop()\n    S = 1\nexcept RuntimeError:\n"
+    "    S = 0\n",
+    "import threading\nS = threading.get_native_id()\n",
+    "import threading\nS = threading.main_thread().native_id\n",
+    "import sys\nS = sys.excepthook\n",
+    "import sys\nS = sys.breakpointhook\n",
+    "import threading\nS = threading.excepthook\n",
+])
+def test_adv12_more_signals_of_the_sandbox_are_refused(device):
+    """Adversarial review 12, F3: NumPy's ``ctypeslib`` (a foreign-function interface,
+    like the refused ``ctypes``) and ``_ctypes``; the interactive prompts ``sys.ps1`` and
+    ``sys.ps2``, a running event loop, the threads' native ids and the exception and
+    breakpoint hooks a kernel sets, each of which can tell the sandbox from a kernel; no
+    honest answer to these exercises needs them (the model answers stay graded: the tests
+    of the model answers). Deterministic."""
+    why = environment_use("ex-laplace-textbook", TEXTBOOK + device, [])
+    assert why is not None and "judged by what your function returns" in why, device
+    assert environment_use("ex-laplace-textbook", TEXTBOOK, [device]) is not None
+
+
+#: Honest review 12, finding 3: natural ways to show a check, in the answer or a cell above.
+VERDICT = f"verdict = {CHECK}\n"
+HONEST12_SHOWN_CHECKS = [
+    VERDICT + "if not verdict.passed:\n    print(verdict.message)\nelse:\n"
+    "    print('check passed')\n",
+    VERDICT + "if verdict.passed:\n    print('ok')\nelif verdict.details:\n"
+    "    print(verdict.details)\nelse:\n    pass\n",
+    f"if not {CHECK}.passed:\n    print('the check failed')\n",
+    VERDICT + "print('OK' if verdict.passed else verdict.message)\n",
+    f"print('OK' if {CHECK}.passed else 'failed')\n",
+    f"if __name__ == '__main__':\n    print({CHECK})\n",
+    f"if __name__ == '__main__':\n    {VERDICT}    print(verdict)\n",
+    f"try:\n    print({CHECK})\nexcept Exception as error:\n    print('check failed:', error)\n",
+    f"from dpkit.timing import unpadded\nwith unpadded():\n    print({CHECK})\n",
+    "for f in [my_laplace, my_laplace]:\n"
+    "    print(dpkit.check.check_laplace_mechanism(f))\n",
+    f"import sys\nprint({CHECK})\nsys.stdout.flush()\n",
+]
+#: Forms in which the verdict would steer code that runs afterwards, or catch the output.
+HONEST12_STEERING = [
+    VERDICT + "if not verdict.passed:\n    NOISE = False\n",
+    VERDICT + "if verdict.passed:\n    print('ok')\nelse:\n    NOISE = False\n",
+    VERDICT + "if verdict.passed:\n    print(setup())\n",
+    VERDICT + "if verdict.passed:\n    print(my_laplace)\n",
+    f"if {CHECK}.passed:\n    pass\nelse:\n    raise SystemExit\n",
+    VERDICT + "x = 1 if verdict.passed else 0\n",
+    VERDICT + "print(f() if verdict.passed else 0)\n",
+    f"if __name__ == '__main__':\n    S = {CHECK}.passed\n",
+    f"try:\n    print({CHECK})\nexcept BaseException:\n    NOISE = False\n",
+    f"try:\n    print({CHECK})\nexcept Exception:\n    pass\nelse:\n    NOISE = True\n",
+    f"with open('x') as h:\n    print({CHECK})\n",
+    f"from dpkit.timing import unpadded\nwith unpadded() as u:\n    S = {CHECK}\n",
+    f"for f in [my_laplace]:\n    print({CHECK})\nelse:\n    pass\n",
+    f"while True:\n    print({CHECK})\n    break\n",
+    f"import sys\nprint({CHECK})\nsys.stdout.write('')\n",
+    f"import sys\nprint({CHECK})\nsys.stdout.flush\n",
+    f"import sys\nprint({CHECK})\nsys.stdout = None\n",
+]
+
+
+@pytest.mark.parametrize("cell", HONEST12_SHOWN_CHECKS)
+def test_honest12_a_check_shown_by_a_test_or_in_a_block_is_graded(cell):
+    """Finding 3: ``if not v.passed: print(v.message)``, ``print("OK" if v.passed else
+    …)``, a check inside ``if __name__ == "__main__":``, a ``try:`` body, ``with
+    unpadded():`` or a ``for`` loop over functions, and ``sys.stdout.flush()`` beside a
+    shown check were refused, in an earlier deterministic answer too (0/3 on 2.4 in the
+    real grader). Nothing there lets the verdict steer code that runs afterwards: the
+    branches only show. Deterministic."""
+    assert environment_use("ex-laplace-textbook", TEXTBOOK + cell, []) is None
+    assert environment_use("ex-laplace-textbook", TEXTBOOK,
+                           [(TEXTBOOK + cell, "your answer to Exercise 2.1")]) is None
+
+
+@pytest.mark.parametrize("cell", HONEST12_STEERING)
+def test_honest12_a_verdict_that_steers_later_code_stays_refused(cell):
+    """The forms accepted above do not open a device: a branch that binds, raises or calls
+    anything (a print of the student's object runs its ``__str__``), a conditional value
+    bound to a name, a ``try`` whose handler or ``else`` does more than show, another
+    block (``with open(…)``, ``with unpadded() as u``, a loop with ``else``, ``while``),
+    and ``stdout`` used otherwise than flushed. Deterministic."""
+    why = environment_use("ex-laplace-textbook", TEXTBOOK + cell, [])
+    assert why is not None and "judged by what your function returns" in why, cell

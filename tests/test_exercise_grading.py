@@ -146,3 +146,56 @@ def test_the_teaching_page_states_the_forbidden_calls_and_their_cost() -> None:
     # cell can bind a name dynamically, so every one is read).
     assert forbidden_use("ex-svt-above-threshold", honest.split("\n\n")[1],
                          ["import importlib"]) is not None
+
+
+def test_an_exception_of_the_static_reading_refuses_that_exercise_only(monkeypatch) -> None:
+    """Honest review 12, finding 1 (defence in depth): an exception raised while reading one
+    answer statically (forbidden_use / environment_use) made the whole notebook "could not
+    be graded" (0 on every exercise). Now that exercise alone is refused, with feedback
+    that a teacher will look at it, and the log names the exception; an answer the reading
+    does not trip on is still read and graded. Deterministic."""
+    from dpkit.course import grading
+
+    def broken(label, answer, earlier, setup=None):
+        if "lambda" in answer:
+            raise AttributeError("'Lambda' object has no attribute 'name'")
+        return None
+
+    monkeypatch.setattr(grading, "forbidden_use", broken)
+    logged: list[str] = []
+    why = grading.static_refusal("ex-laplace-textbook", "Exercise 2.4", "f = lambda: 0", [],
+                                 None, logged.append)
+    assert why == ("the grader could not read your answer to Exercise 2.4; your teacher "
+                   "will look at it")
+    assert logged and "Exercise 2.4" in logged[0] and "AttributeError" in logged[0]
+    assert grading.static_refusal("ex-laplace-textbook", "Exercise 2.4", "x = 1", [], None,
+                                  logged.append) is None
+    device = "import sys\nx = sys.argv\n"
+    assert "judged by what your function returns" in grading.static_refusal(
+        "ex-laplace-textbook", "Exercise 2.4", device, [], None, logged.append)
+    assert len(logged) == 1
+
+
+def test_the_release_header_states_the_check_rule_where_an_exercise_is_randomized() -> None:
+    """Honest review 12, finding 3: a check used otherwise than shown in an earlier,
+    deterministic answer cost the later randomized exercise, and neither the notebook's
+    header nor the exercise said so. The header of a chapter with a randomized exercise
+    now states the rule (and its reach to every cell above); one without does not.
+    Deterministic."""
+    from dpkit.course.assignments import assignment_notebook
+    from dpkit.course.exercises import JUDGED
+    from dpkit.course.myst import read_book
+
+    book = read_book(BOOK)
+    judged = set()
+    for stem in ("laplace", "sparse_vector", "promise"):
+        notebook = assignment_notebook(BOOK / f"{stem}.md", book)
+        assert notebook is not None
+        labels = {c.metadata["nbgrader"]["grade_id"].rsplit("-", 1)[0] for c in notebook.cells}
+        header = notebook.cells[0].source
+        assert ("may only be shown" in header) == bool(labels & JUDGED), stem
+        if labels & JUDGED:
+            judged.add(stem)
+            assert "above it (earlier answers too)" in header
+            assert "if not verdict.passed: print(verdict.message)" in header
+    assert judged == {"laplace", "sparse_vector"}

@@ -38,6 +38,7 @@ from typing import Any
 import jupytext
 import nbformat
 
+from dpkit.course.exercises import JUDGED
 from dpkit.course.grading import HIDDEN_POINTS, PUBLIC_POINTS, WORK_STUB
 from dpkit.course.myst import OPEN_FENCE, Book, read_book
 from dpkit.course.notebooks import Solution, notebook_items, solutions
@@ -215,6 +216,18 @@ def _exercise_cells(exercise: Exercise) -> list[nbformat.NotebookNode]:
     return cells
 
 
+#: The header's rule for a chapter with a randomized exercise (judged by its outputs): a
+#: check in any cell above its answer counts (honest review 12, finding 3).
+_JUDGED_RULE = (
+    "\n\nIn the code of an answer to a randomized exercise, and in **every** code cell of "
+    "yours above it (earlier answers too), a `dpkit.check` verdict may only be shown: "
+    "`print(dpkit.check.check_…(f))`, `verdict = …` then `print(verdict)`, `assert "
+    "verdict.passed, verdict.message`, or `if not verdict.passed: print(verdict.message)` "
+    "whose branches only print. Where your notebook is graded the checks do not run in it, "
+    "so using a verdict otherwise (storing it, branching on it to do anything but print) "
+    "costs the randomized exercise its points.")
+
+
 def assignment_notebook(path: str | Path, book: Book) -> nbformat.NotebookNode | None:
     """The nbgrader source notebook of one chapter, or None if it has no exercise."""
     path = Path(path)
@@ -232,7 +245,7 @@ def assignment_notebook(path: str | Path, book: Book) -> nbformat.NotebookNode |
         "written answers are graded by hand. Grading runs your notebook in order: the code "
         "cells you add run too, so a helper you define in a cell above an answer is there "
         "for it; the set-up and test cells are taken from the teacher's copy, whatever "
-        "yours hold.",
+        "yours hold." + (_JUDGED_RULE if any(e.label in JUDGED for e in exercises) else ""),
         metadata=_metadata("header", solution=False, grade=False, locked=True))]
     needs = [s for e in exercises for s in e.solution.code]
     setup = "\n\n".join(["import dpkit  # dpkit.check loads when first used",

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import functools
 from collections.abc import Iterable
 
 from dpkit.course.reading import (
@@ -24,12 +23,14 @@ from dpkit.course.reading import (
     Reading,
     constant_string,
     imported_names,
+    method_kinds,
     own_binding,
     parameters_of,
-    sealed,
     statement_bindings,
+    unsealing,
     walk_running,
 )
+from dpkit.course.shown import check_use, checker_words
 from dpkit.course.worker import drop_magics
 
 __all__ = ["ABSOLUTE_TOLERANCE", "DYNAMIC", "ENVIRONMENT", "FORBIDDEN", "JUDGED",
@@ -60,10 +61,12 @@ DYNAMIC = frozenset({"eval", "exec", "compile", "__import__", "globals", "breakp
 #: attribute, an imported module or name, a keyword argument), used or not: modules and
 #: functions that import a module, list an object's members, rebuild an object from bytes or
 #: reach the objects of a running program by a name given as data (round 3 of the
-#: adversarial review reached ``laplace_grid`` by ``pickle.loads(b"cdpkit.laplace\n…")``).
+#: adversarial review reached ``laplace_grid`` by ``pickle.loads(b"cdpkit.laplace\n…")``),
+#: and the foreign-function interfaces (``ctypes``, ``_ctypes``, NumPy's ``ctypeslib``).
 _DYNAMIC_NAMES = frozenset({
     "importlib", "imp", "inspect", "builtins", "pickle", "_pickle", "cPickle", "marshal",
     "dill", "cloudpickle", "joblib", "shelve", "copyreg", "copy_reg", "pydoc", "ctypes",
+    "_ctypes", "ctypeslib",
     "runpy", "codeop", "pkgutil", "zipimport", "pdb", "bdb", "gc", "mock", "modules",
     "import_module", "getmembers", "getmembers_static", "getattr_static", "resolve_name",
     "locate", "get_type_hints", "ForwardRef", "read_pickle", "allow_pickle", "get_objects",
@@ -99,6 +102,8 @@ _NAMED_DUNDERS = frozenset({"__setattr__", "__delattr__"})
 _OWN_DUNDERS = frozenset({"__wrapped__", "__annotations__", "__defaults__",
                           "__kwdefaults__"})
 _GETTERS = frozenset({"operator.attrgetter", "operator.methodcaller"})
+#: The feedback's words for ``getattr(self, computed)`` in a class that is not sealed.
+_UNSEALED = "on self (allowed only while"
 
 #: The randomized exercises, judged by the law of their outputs (:mod:`dpkit.course.judges`).
 JUDGED = frozenset({"ex-laplace-textbook", "ex-analytic-variance", "ex-svt-above-threshold",
@@ -112,7 +117,11 @@ ENVIRONMENT = frozenset({
     "geteuid", "getgid", "getegid", "getlogin", "getppid", "getpid", "getpwuid",
     "gethostname", "uname", "socket", "getpass", "platform", "timing", "modules",
     "getcwd", "isatty", "executable", "ipykernel", "IPython", "zmq", "jupyter_client",
-    "importlib", "__import__", "builtins", "__builtins__"})
+    "importlib", "__import__", "builtins", "__builtins__",
+    # adversarial review 12, F3: the interactive prompts, an event loop, the threads' native
+    # ids and the hooks a kernel sets
+    "ps1", "ps2", "get_running_loop", "get_native_id", "native_id", "excepthook",
+    "breakpointhook"})
 #: Builtins that run code given as data, which could reach any of the above: refused as
 #: bare names only (``re.compile`` is another function).
 _DYNAMIC_BUILTINS = frozenset({"eval", "exec", "compile"})
@@ -148,8 +157,8 @@ def environment_use(label: str, answer: str, earlier: Iterable[str | tuple[str, 
     ``gc`` and the rest of ``_DYNAMIC_NAMES``. ``unpadded`` (the book's idiom for
     simulations, ``with unpadded():``) is allowed; the state behind it is reached only
     through ``timing`` or private names. ``dpkit.check`` (a stand-in in the sandbox) may
-    only be shown (:func:`_check_use`), and ``check`` and the checks' names count as
-    words of :data:`ENVIRONMENT` for ``getattr`` and its kin. The course kit
+    only be shown (:func:`~dpkit.course.shown.check_use`), and ``check`` and the checks'
+    names count as words of :data:`ENVIRONMENT` for ``getattr`` and its kin. The course kit
     (``dpkit.course``, empty files in the sandbox but the worker) is refused as an import
     or an attribute of ``dpkit``. Other signals (the file system, the time, the parent
     process, the process's limits, a count of the function's own calls) stay open: the
@@ -192,148 +201,25 @@ def environment_use(label: str, answer: str, earlier: Iterable[str | tuple[str, 
                         "command line, the user, the machine, the kernel) or may import "
                         "what does, which is not allowed in the code an answer here uses: "
                         "remove it, so the answer was not graded")
+    places = {id(node): place for tree, place in parsed for node in ast.walk(tree)}
     for tree, place in parsed:
-        found = _dynamic(reading, {**_ENVIRONMENT_BANNED, **_checker_words()}, tree,
-                         own_self=True)
+        found = _dynamic(reading, {**_ENVIRONMENT_BANNED, **checker_words()}, tree,
+                         places)
         if found:
             return (f"{demand}{_where(place, found[1])}, {found[0]} looks names up "
                     "dynamically (it could read the environment: the command line, the "
                     "user, the machine, the kernel), which is not allowed in the code an "
                     f"answer here uses: {_advice(found)}, so the answer was not graded")
-    found = _check_use(reading, parsed)
+    found = check_use(reading, parsed)
     if found:
         return (f"{demand}{_where(found[1], found[0])}, {found[2]}: where your notebook is "
                 "graded, the checks do not run in it (the grader runs them itself, in the "
                 "test cells), so in the code an answer here uses a check may only be shown, "
                 "at a cell's top level: print(dpkit.check.check_…(your_function)), or "
-                "verdict = dpkit.check.check_…(your_function) then print(verdict) or "
-                "assert verdict.passed, verdict.message; so the answer was not graded")
+                "verdict = dpkit.check.check_…(your_function) then print(verdict), "
+                "assert verdict.passed, verdict.message or if not verdict.passed: "
+                "print(verdict.message); so the answer was not graded")
     return None
-
-
-@functools.cache
-def _checker_words() -> dict[str, str]:
-    """``check`` and the public names of :mod:`dpkit.check` (``Verdict``, the checks)."""
-    from dpkit.course.sandbox import check_names
-    return {word: word for word in set().union(*check_names().values(), {"check"})}
-
-
-#: A verdict's attributes that may be shown (:func:`_check_use`).
-_SHOWN = frozenset({"passed", "message", "details"})
-#: What could catch what ``print`` shows (:func:`_check_use`).
-_CATCHERS = frozenset({"stdout", "redirect_stdout", "dup2"})
-
-
-def _check_use(reading: Reading, parsed: list[tuple[ast.Module, str]]
-               ) -> tuple[ast.AST, str, str] | None:
-    """The first use of ``dpkit.check`` in the code of an answer to a randomized exercise
-    other than to show a check's verdict: ``(node, place, what)``, or None.
-
-    In the sandbox ``dpkit.check`` is a stand-in whose checks return a placeholder
-    (:func:`dpkit.course.worker.stand_in_checks`), so any use of a check's result, of a
-    check or of the module by the code could tell the sandbox from a notebook. Allowed,
-    each in a statement at a cell's top level: a check called as an expression statement
-    (``dpkit.check.check_…(f)``), or as an argument of ``print`` or ``display`` (the
-    builtin, the worker's or IPython's, with constant keywords only), or of an f-string
-    there, or in an ``assert``; a name bound to a check's result by ``verdict = …`` whose
-    every read is one of those (``print(verdict)``, ``assert verdict.passed,
-    verdict.message``; ``.passed``, ``.message`` and ``.details`` may be shown too).
-    ``import dpkit.check``, ``from dpkit.check import check_…`` and ``from dpkit import
-    check`` bind names read as the module or the check (not ``import *``). Once a check is
-    shown, nothing may spell ``stdout``, ``redirect_stdout`` or ``dup2``, which could
-    catch what ``print`` writes."""
-    words = set(_checker_words())
-
-    def reaches(paths: set[str]) -> bool:
-        for path in paths:
-            parts = path.lstrip("?").split(".")
-            if (parts[0] == "dpkit" and words.intersection(parts[1:])) or (
-                    path.startswith("?") and parts[0] in words and parts[0] not in reading.names):
-                return True
-        return False
-
-    verdicts: dict[str, tuple[ast.AST, str]] = {}
-    tops: list[tuple[ast.Module, str, dict[int, ast.AST]]] = []
-    for tree, place in parsed:
-        parents = {id(c): p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
-        tops.append((tree, place, parents))
-        top = {id(statement) for statement in tree.body}
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and not node.level and any(
-                    a.name == "*" for a in node.names) and (node.module or "").split(".")[0] \
-                    == "dpkit":
-                return node, place, f"from {node.module} import * binds unknown names"
-            if isinstance(node, ast.pattern):
-                paths = reading.matched.get(id(node), set())
-            elif isinstance(node, ast.Call) or (isinstance(node, (ast.Name, ast.Attribute))
-                                                and isinstance(node.ctx, ast.Load)):
-                paths = reading.paths(node)
-            else:
-                continue
-            parent = parents.get(id(node))
-            if not reaches(paths) or (isinstance(parent, ast.Attribute) and
-                                      parent.value is node):
-                continue                      # the attribute read of it is judged instead
-            call = parent if isinstance(parent, ast.Call) and parent.func is node else None
-            holder = parents.get(id(call)) if call is not None else None
-            if call is not None and (_shown(call, parents, top, reading) or (
-                    isinstance(holder, ast.Expr) and id(holder) in top)):
-                continue
-            if call is not None and isinstance(holder, ast.Assign) and id(holder) in top \
-                    and len(holder.targets) == 1 and isinstance(holder.targets[0], ast.Name):
-                verdicts[holder.targets[0].id] = (node, place)
-                continue
-            return node, place, f"{ast.unparse(node)[:60]} is used other than to be shown"
-    for tree, place, parents in tops:
-        top = {id(statement) for statement in tree.body}
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Name) and node.id in verdicts and \
-                    isinstance(node.ctx, ast.Load) and not _shown(node, parents, top, reading):
-                return node, place, (f"{node.id}, a check's verdict, is used other than to "
-                                     "be shown")
-    if verdicts or any(reaches(reading.paths(n)) for tree, _, _ in tops for n in ast.walk(tree)
-                       if isinstance(n, (ast.Name, ast.Attribute))):
-        for tree, place, _ in tops:
-            for node in ast.walk(tree):
-                spelled = {node.attr} if isinstance(node, ast.Attribute) else \
-                    {node.id} if isinstance(node, ast.Name) else \
-                    {a.name for a in node.names} if isinstance(node, ast.ImportFrom) else \
-                    {constant_string(node)} if isinstance(node, ast.Constant) else set()
-                if spelled & _CATCHERS:
-                    return node, place, (f"{(spelled & _CATCHERS).pop()} could catch what a "
-                                         "check shows")
-    return None
-
-
-def _shown(node: ast.expr, parents: dict[int, ast.AST], top: set[int],
-           reading: Reading) -> bool:
-    """Whether ``node`` (a check's result, or a name bound to one) is only shown: itself,
-    its ``.passed``, ``.message`` or ``.details``, or an f-string of those, as a positional
-    argument of ``print`` or ``display`` called as a statement at the cell's top level, or
-    as the test or message of an ``assert`` there (:func:`_check_use`)."""
-    parent = parents.get(id(node))
-    if isinstance(parent, ast.Attribute) and parent.attr in _SHOWN:
-        node, parent = parent, parents.get(id(parent))
-    if isinstance(parent, ast.FormattedValue) and parent.value is node:
-        node = parents.get(id(parent))                    # the f-string
-        parent = parents.get(id(node))
-    if isinstance(parent, ast.Assert):
-        return id(parent) in top
-    statement = parents.get(id(parent))
-    return isinstance(parent, ast.Call) and any(a is node for a in parent.args) and \
-        _shows(parent.func, reading) and \
-        all(isinstance(k.value, ast.Constant) and k.arg for k in parent.keywords) and \
-        isinstance(statement, ast.Expr) and id(statement) in top
-
-
-def _shows(func: ast.expr, reading: Reading) -> bool:
-    """Whether ``func`` is ``print`` (the builtin) or ``display`` (the worker's, or
-    IPython's imported from ``IPython.display``), not a name the student's code binds."""
-    if not isinstance(func, ast.Name) or func.id not in ("print", "display") or \
-            func.id in reading.own or func.id in reading.functions:
-        return False
-    return reading.names.get(func.id, set()) <= (
-        {"IPython.display.display"} if func.id == "display" else set())
 
 
 def _environment_word(node: ast.AST, parent: ast.AST | None, reading: Reading,
@@ -489,42 +375,47 @@ def _unreadable(name: str) -> bool:
 
 
 def _dynamic(reading: Reading, banned: dict[str, str], tree: ast.AST,
-             own_self: bool = False) -> tuple[str, ast.AST] | None:
+             places: dict[int, str] | None = None) -> tuple[str, ast.AST] | None:
     """How ``tree`` looks a name up dynamically where it could reach a forbidden function
-    (a short description) and the node that does, or None. With ``own_self``, ``getattr``
+    (a short description) and the node that does, or None. With ``places`` (the cell's
+    name of each node of the code read, for the feedback), ``getattr``
     (and its kin) with a computed name is allowed on ``self``: a method's first parameter
-    that holds nothing of a module (:func:`_own_self`)."""
+    that holds nothing of a module, in a sealed class (:func:`_own_self`)."""
     parents = {id(c): p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
     scoped = {id(n) for f in ast.walk(tree) if isinstance(f, FUNCTIONS)
               for n in ast.walk(f)}
     for node in ast.walk(tree):
-        why = _dynamic_node(reading, banned, node, parents, id(node) in scoped, own_self)
+        why = _dynamic_node(reading, banned, node, parents, id(node) in scoped, places)
         if why:
             return why, node
     return None
 
 
-def _own_self(node: ast.AST, parents: dict[int, ast.AST], reading: Reading) -> bool:
-    """Whether ``node`` is the first parameter of the method it is read in (a function
-    defined in a class's body: ``self``), may hold nothing of a module, and its class has
-    no base that may be a library object (dpkit's, or the set-up cell's), the method is
-    not decorated and its class is :func:`~dpkit.course.reading.sealed`: ``getattr(self,
-    name)`` then finds only what the student's class and code define on an instance of
-    it, and a forbidden function put there is named where it is put (honest review 11,
-    F6)."""
+def _own_self(node: ast.AST, parents: dict[int, ast.AST], reading: Reading
+              ) -> ast.ClassDef | None:
+    """The student's class whose method ``node`` is ``self`` of, or None: ``node`` is the
+    first parameter of the method it is read in (a function defined in a class's body),
+    not bound again there (:func:`_rebound`), may hold nothing of a module, and its class
+    has no base that may be a library object (dpkit's, or the set-up cell's); the method
+    is not decorated (but by the builtin ``property``). If its class is also
+    :func:`~dpkit.course.reading.sealed`, ``getattr(self, name)`` finds only what the
+    student's class and code define on an instance of it, and a forbidden function put
+    there is named where it is put (honest review 11, F6)."""
     function = parents.get(id(node))
     while function is not None and not isinstance(function, FUNCTIONS):
         function = parents.get(id(function))
     if not isinstance(node, ast.Name) or not isinstance(function, ast.FunctionDef) or \
             not isinstance(parents.get(id(function)), ast.ClassDef):
-        return False
+        return None
     first = [*function.args.posonlyargs, *function.args.args][:1]
     cls = parents[id(function)]
     bases = cls.bases                          # a library class's attributes are not theirs
-    return [a.arg for a in first] == [node.id] and not _rebound(function, node.id) and \
-        not reading.paths(node) and \
-        not any(_library(p) for base in bases for p in reading.paths(base)) and \
-        not function.decorator_list and sealed(cls, reading)
+    plain = not function.decorator_list or \
+        method_kinds(cls, reading).get(function.name) == "property"
+    return cls if [a.arg for a in first] == [node.id] and \
+        not _rebound(function, node.id) and not reading.paths(node) and \
+        not any(_library(p) for base in bases for p in reading.paths(base)) and plain \
+        else None
 
 
 def _rebound(function: ast.FunctionDef, name: str) -> bool:
@@ -553,9 +444,11 @@ def _rebound(function: ast.FunctionDef, name: str) -> bool:
 
 def _dynamic_node(reading: Reading, banned: dict[str, str], node: ast.AST,
                   parents: dict[int, ast.AST], scoped: bool,
-                  own_self: bool = False) -> str | None:
+                  places: dict[int, str] | None = None) -> str | None:
     """How ``node`` itself looks a name up dynamically (see :func:`_dynamic`), or None;
-    ``scoped``: whether it is inside a function."""
+    ``scoped``: whether it is inside a function. ``getattr(self, computed)`` in a method
+    of a class that is not sealed names the line that unseals it (honest review 12,
+    finding 2)."""
     refused = _spelled(node, reading, parents.get(id(node)), banned)
     if refused:
         return refused
@@ -583,11 +476,17 @@ def _dynamic_node(reading: Reading, banned: dict[str, str], node: ast.AST,
         return None
     if builtin in LOOKUPS:
         attribute = constant_string(call.args[1]) if len(call.args) > 1 else None
-        computed_on_self = attribute is None and own_self and bool(call.args) and \
-            _own_self(call.args[0], parents, reading)
-        if (attribute is None and not computed_on_self) or attribute in banned or \
-                _unreadable(attribute or ""):
-            return f"{builtin} with the name {attribute or 'computed at run time'}"
+        cls = _own_self(call.args[0], parents, reading) \
+            if attribute is None and places is not None and call.args else None
+        unsealed = unsealing(cls, reading) if cls is not None else None
+        if (attribute is None and (cls is None or unsealed is not None)) or \
+                attribute in banned or _unreadable(attribute or ""):
+            why = f"{builtin} with the name {attribute or 'computed at run time'}"
+            if unsealed is None or places is None:
+                return why
+            return (f"{why} {_UNSEALED} {cls.name}'s methods are called only on an "
+                    f"instance: {_where(places.get(id(unsealed), 'your code'), unsealed)}, "
+                    f"{ast.unparse(unsealed).splitlines()[0][:50]} reaches one otherwise)")
     elif builtin in ("vars", "locals") and not call.args:
         if not _locals_allowed(call, parents, scoped):
             return f"{builtin}() outside a function"
@@ -764,8 +663,9 @@ def forbidden_use(label: str, answer: str, earlier: Iterable[str | tuple[str, st
             return (f"this exercise {why}; {banned[found[0]]} is not available in its "
                     f"answer (nor in the code it uses: {_where(place, found[1])}), so it "
                     "was not graded")
+    places = {id(node): place for tree, place in trees for node in ast.walk(tree)}
     for tree, place in trees:
-        found = _dynamic(reading, banned, tree, own_self=True)
+        found = _dynamic(reading, banned, tree, places)
         if found:
             return (f"this exercise {why}; {_where(place, found[1])}, {found[0]} looks "
                     "names up dynamically, which is not allowed in the code an answer here "
@@ -787,6 +687,10 @@ def _advice(found: tuple[str, ast.AST]) -> str:
     if isinstance(node, ast.Name) and what == node.id and what in _DYNAMIC_NAMES:
         return (f"if {what} is a name of your own, bind it in your code (or rename it); "
                 "otherwise remove it")
+    if _UNSEALED in what:
+        return ("call the class's methods only on an instance (self.m(…), obj.m(…) with "
+                "obj = YourClass(…)), or use a dict of functions instead of getattr: "
+                "NOISES = {\"laplace\": laplace_noise}, then NOISES[kind](…)")
     last = what.rsplit(".", 1)[-1].split()[0]
     if _dunder(last) and last not in _NAMED_DUNDERS:
         return (f"remove {last} (of the double-underscore names only the plain ones, such "

@@ -98,8 +98,8 @@ from dpkit.course.wire import WireError
 from dpkit.course.worker import drop_magics
 
 __all__ = ["ABSOLUTE_TOLERANCE", "GRADER_VERSION", "LOST_METADATA", "PRIVACY_FEEDBACK",
-           "RELATIVE_TOLERANCE", "UNCHECKED_FEEDBACK", "Result", "SetupError", "agrees_with",
-           "grade", "grade_notebook"]
+           "RELATIVE_TOLERANCE", "UNCHECKED_FEEDBACK", "UNREAD_FEEDBACK", "Result",
+           "SetupError", "agrees_with", "grade", "grade_notebook", "static_refusal"]
 
 GRADER_VERSION = "22"          # a change of the tests regrades every notebook
 PUBLIC_POINTS, HIDDEN_POINTS = 1, 2
@@ -111,6 +111,10 @@ UNCHECKED_FEEDBACK = ("your function failed on a valid input the hidden tests us
                       "privacy could not be checked; no points for this exercise")
 #: The feedback of every exercise when the submission holds none of the assignment's answer
 #: cells (their nbgrader ``grade_id``) but does hold cells: answers copied into a new notebook.
+#: The feedback of an exercise whose answer the static reading could not read (it raised):
+#: that exercise only is refused, and the log names the exception (:func:`static_refusal`).
+UNREAD_FEEDBACK = ("the grader could not read your answer to {title}; your teacher will "
+                   "look at it")
 LOST_METADATA = ("your notebook's answer cells lost their grading metadata (copied into a new "
                  "notebook?); submit the notebook you were given")
 #: The code cell below a written answer (grade id ``<label>-work``), for a computation the
@@ -393,8 +397,8 @@ def grade_notebook(source: nbformat.NotebookNode, submission: Any, *, secret: st
             answer = answers.get(f"{exercise.label}-answer", "")
             error = notebook.run(answer, f"your answer to {exercise.title}") \
                 if answer.strip() else None
-            refused = forbidden_use(exercise.label, answer, earlier, setup) or \
-                environment_use(exercise.label, answer, earlier)
+            refused = static_refusal(exercise.label, exercise.title, answer, earlier, setup,
+                                     log)
             earlier.append((answer, f"your answer to {exercise.title}"))
             sandbox.deadline = time.monotonic() + limits.exercise_seconds
             try:
@@ -415,6 +419,34 @@ def grade_notebook(source: nbformat.NotebookNode, submission: Any, *, secret: st
 
 
 _STOPPED = (TimeoutError, RuntimeError, WireError)
+
+
+def static_refusal(label: str, title: str, answer: str, earlier: list[tuple[str, str]],
+                   setup: str | None, log: Callable[[str], None]) -> str | None:
+    """Why the answer to exercise ``label`` (``title``: "Exercise 2.4") may not be graded,
+    read statically (:func:`~dpkit.course.exercises.forbidden_use`, then
+    :func:`~dpkit.course.exercises.environment_use`, with ``answer``, ``earlier`` and
+    ``setup`` as they take them), or None. If the reading itself raises (a bug of the
+    grader's, honest review 12, finding 1), this exercise alone is refused with
+    :data:`UNREAD_FEEDBACK` and ``log`` names the exception: the others are graded.
+
+    Returns
+    -------
+    str or None
+        The feedback of a refusal, or None.
+
+    Raises
+    ------
+    Nothing (an exception of the reading is caught).
+
+    Privacy guarantee: none; a refusal costs this exercise's points only (reference:
+    honest review 12, finding 1)."""
+    try:
+        return forbidden_use(label, answer, earlier, setup) or \
+            environment_use(label, answer, earlier)
+    except Exception as error:             # the grader's bug: this exercise only
+        log(f"  {title}: the static reading raised {described(error)}")
+        return UNREAD_FEEDBACK.format(title=title)
 
 
 class _Notebook:

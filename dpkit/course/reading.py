@@ -12,9 +12,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-__all__ = ["FUNCTIONS", "LOOKUPS", "PLAIN_MODULES", "Reading", "constant_string", "imported_names",
-           "own_binding", "parameters_of", "sealed", "statement_bindings", "walk_outside",
-           "walk_running"]
+__all__ = ["FUNCTIONS", "LOOKUPS", "PLAIN_MODULES", "Reading", "constant_string",
+           "imported_names", "method_kinds", "own_binding", "parameters_of", "sealed",
+           "statement_bindings", "unsealing", "walk_outside", "walk_running"]
 
 #: The builtins that look an attribute up by a name given as data.
 LOOKUPS = frozenset({"getattr", "hasattr", "setattr", "delattr"})
@@ -455,15 +455,7 @@ def _sub_patterns(pattern: ast.pattern, paths: set[str], attributes: dict[str, s
 
 def sealed(cls: ast.ClassDef, reading: Reading) -> bool:
     """Whether the methods of the student's class ``cls`` can be called only bound to an
-    instance, so that their ``self`` is never a module (adversarial review 11, F3: ``f =
-    C.m; f(sys, "orig_" + "argv")``, ``C.m.__call__(os, …)``): every attribute named as
-    one of the names its body defines is the function of a call ``x.name(…)`` on ``self``
-    (a method's first parameter) or on a name bound only to an instance (``x = C(…)``, a
-    class of the student's, bound by its ``class`` statement alone, with no decorator of
-    the student's and no base but ``object`` and such classes: not a metaclass); no string constant
-    spells such a name (``getattr(C, "m")``); and nothing could hand out the class instead
-    of an instance or the function itself: no ``vars(…)`` of anything, no ``__new__``,
-    no class keyword (``metaclass=``).
+    instance, so that their ``self`` is never a module: :func:`unsealing` finds nothing.
 
     Parameters
     ----------
@@ -484,7 +476,88 @@ def sealed(cls: ast.ClassDef, reading: Reading) -> bool:
     Privacy guarantee: none by itself; it is what lets
     :func:`dpkit.course.exercises.environment_use` allow ``getattr(self, computed)``
     without opening a route to a module (reference: adversarial review 11, F3)."""
-    members = {n for statement in cls.body for n in statement_bindings(statement)}
+    return unsealing(cls, reading) is None
+
+
+#: Decorators of a method whose function takes no caller-chosen ``self``: read anywhere
+#: (``C.scale(…)``, ``C.laplace()``); a property's, read on an instance.
+_NO_SELF = frozenset({"staticmethod", "classmethod"})
+
+
+def method_kinds(cls: ast.ClassDef, reading: Reading) -> dict[str, str]:
+    """The names ``def`` binds in the body of the student's class ``cls`` (its methods),
+    each with its kind.
+
+    Parameters
+    ----------
+    cls : ast.ClassDef
+        A class statement of the student's code.
+    reading : Reading
+        The reading of the code (which names the student binds).
+
+    Returns
+    -------
+    dict
+        ``"static"`` for a name every def of which is decorated by the builtin
+        ``staticmethod`` or ``classmethod`` alone, ``"property"`` by the builtin
+        ``property`` alone, ``"method"`` for any other.
+
+    Raises
+    ------
+    Nothing: the code is only read.
+
+    Privacy guarantee: none by itself; :func:`unsealing` reads it (reference: honest
+    review 12, finding 2)."""
+    kinds: dict[str, set[str]] = {}
+    for f in cls.body:
+        if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            decorators = [d.id if isinstance(d, ast.Name) and d.id not in reading.own and
+                          d.id not in reading.names else "" for d in f.decorator_list]
+            kind = "static" if len(decorators) == 1 and decorators[0] in _NO_SELF else \
+                "property" if decorators == ["property"] else "method"
+            kinds.setdefault(f.name, set()).add(kind)
+    return {name: kind.pop() if len(kind) == 1 else "method" for name, kind in kinds.items()}
+
+
+def unsealing(cls: ast.ClassDef, reading: Reading) -> ast.AST | None:
+    """The first node of the code that could call a method of the student's class ``cls``
+    with a ``self`` of the caller's choice (adversarial review 11, F3: ``f = C.m; f(sys,
+    "orig_" + "argv")``, ``C.m.__call__(os, …)``), or None (:func:`sealed`).
+
+    Only the class's methods count (the names ``def`` binds in its body; honest review 12,
+    finding 2: its fields, constants, dataclass fields and annotations read as ``self.x``
+    hand out no function). Allowed: a method read and called on ``self`` (a method's first
+    parameter) or on an instance: a name bound only to one (``x = C(…)``), a fresh one
+    (``C(…).m(…)``), ``super()`` (``super().__init__(…)``); a method so read passed as
+    the first argument of ``functools.partial`` (a bound method keeps its ``self``); a
+    ``property`` read on such an instance; a ``staticmethod`` or ``classmethod`` read
+    anywhere (no caller-chosen ``self``). ``C`` is a class of the student's, bound by its
+    ``class`` statement alone, with no decorator of the student's and no base but
+    ``object`` and such classes (not a metaclass). Refused: any other read of a method's
+    name as an attribute, a string constant that spells it (``getattr(C, "m")``), the
+    class body reading it as a bare name (``alias = m``), ``vars(…)`` of anything, a
+    ``__new__``, a class keyword (``metaclass=``).
+
+    Parameters
+    ----------
+    cls : ast.ClassDef
+        A class statement of the student's code.
+    reading : Reading
+        The reading of all the code the answer may reach (``reading.nodes``).
+
+    Returns
+    -------
+    ast.AST or None
+        The node that unseals ``cls`` (its line is the feedback's), or None.
+
+    Raises
+    ------
+    Nothing: the code is only read.
+
+    Privacy guarantee: none by itself; what lets
+    :func:`dpkit.course.exercises.environment_use` allow ``getattr(self, computed)``
+    (reference: adversarial review 11, F3; honest review 12, finding 2)."""
+    members = method_kinds(cls, reading)
     bindings = [(node, name) for node in reading.nodes for name in [
         *own_binding(node), *((a.asname or a.name).split(".")[0] for a in getattr(
             node, "names", ()) if isinstance(a, ast.alias))]]
@@ -499,8 +572,10 @@ def sealed(cls: ast.ClassDef, reading: Reading) -> bool:
         if kept == once:
             break
         once = kept
-    selves = {id(f): a.arg for f in cls.body if isinstance(f, FUNCTIONS) and not
-              f.decorator_list and f.name not in ("__init_subclass__", "__class_getitem__")
+    selves = {id(f): a.arg for f in cls.body if isinstance(f, FUNCTIONS) and
+              members.get(f.name) in ("method", "property") and
+              (not f.decorator_list or members[f.name] == "property") and
+              f.name not in ("__init_subclass__", "__class_getitem__")
               for a in [*f.args.posonlyargs, *f.args.args][:1]}
     made: dict[str, bool] = {}                 # a name: bound only to an instance
     instances = {id(t) for node in reading.nodes if isinstance(node, ast.Assign) and
@@ -510,23 +585,40 @@ def sealed(cls: ast.ClassDef, reading: Reading) -> bool:
         made[name] = made.get(name, True) and id(node) in instances
     parents = {id(c): p for p in reading.nodes for c in ast.iter_child_nodes(p)}
 
-    def bound(name: ast.Name) -> bool:         # ``self`` of a method of ``cls``, or made
-        function = parents.get(id(name))
-        while function is not None and not isinstance(function, (*FUNCTIONS, ast.Lambda)):
+    def instance(value: ast.expr) -> bool:     # ``self`` of a method of ``cls``, made, fresh
+        if isinstance(value, ast.Call):        # ``C(…)``, ``super()``
+            return isinstance(value.func, ast.Name) and (value.func.id in once or (
+                reading.builtin(value.func) == "super" and not value.args and
+                not value.keywords))
+        if not isinstance(value, ast.Name):
+            return False
+        function = parents.get(id(value))
+        while function is not None and not isinstance(function, FUNCTIONS):
             function = parents.get(id(function))
-        return selves.get(id(function)) == name.id or made.get(name.id, False)
+        return selves.get(id(function)) == value.id or made.get(value.id, False)
 
+    def read(node: ast.Attribute) -> bool:     # a member read that keeps its ``self``
+        kind, parent = members[node.attr], parents.get(id(node))
+        if kind == "static":
+            return True
+        if not instance(node.value):
+            return False
+        if kind == "property" or (isinstance(parent, ast.Call) and parent.func is node):
+            return True
+        return isinstance(parent, ast.Call) and parent.args[:1] == [node] and \
+            any(p.lstrip("?") == "functools.partial" for p in reading.paths(parent.func))
+
+    in_body = {id(n) for n in walk_outside(cls)}
     for node in reading.nodes:
         if isinstance(node, ast.Attribute) and node.attr in members:
-            call = parents.get(id(node))
-            if not (isinstance(call, ast.Call) and call.func is node and
-                    isinstance(node.value, ast.Name) and bound(node.value)):
-                return False
-        elif constant_string(node) in members or (isinstance(node, ast.Name) and
-                                                  reading.builtin(node) == "vars") or \
+            if not read(node):
+                return node
+        elif constant_string(node) in members or (isinstance(node, ast.Name) and (
+                reading.builtin(node) == "vars" or (
+                    id(node) in in_body and node.id in members and
+                    isinstance(node.ctx, ast.Load)))) or \
                 (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
                  and node.name == "__new__") or \
                 (isinstance(node, ast.ClassDef) and node.keywords):
-            return False
-    return True
-
+            return node
+    return None

@@ -287,10 +287,22 @@ class RemoteSource(RandomSource):
 
 
 def drop_magics(source: str) -> str:
-    """A cell's Python without its IPython magics and shell escapes (``%matplotlib inline``,
-    ``%%time``, ``!ls``): they configure a notebook, and nothing here needs them."""
-    return "\n".join("" if line.lstrip().startswith(("%", "!")) else line
-                     for line in source.splitlines())
+    """A cell's Python without its IPython magics, shell escapes and help lines
+    (``%matplotlib inline``, ``%%time``, ``!ls``, ``my_laplace?``, ``np.mean??``,
+    ``?my_laplace``): they configure or inspect a notebook, are not Python (a help line
+    kept would make the whole cell fail to compile, honest review 12), and nothing here
+    needs them. Each is replaced by an empty line, so line numbers stay the cell's."""
+    return "\n".join("" if line.lstrip().startswith(("%", "!")) or _help_line(line)
+                     else line for line in source.splitlines())
+
+
+def _help_line(line: str) -> bool:
+    """Whether ``line`` is IPython's help syntax: a dotted name (``*`` wildcards allowed)
+    followed or preceded by ``?`` or ``??``, alone on its line."""
+    text = line.strip()
+    name = text.rstrip("?") if text.endswith("?") else text.lstrip("?")
+    return len(text) - len(name) in (1, 2) and bool(name) and all(
+        part.replace("*", "x").isidentifier() for part in name.split("."))
 
 
 def _display(*_objects: Any, **_options: Any) -> None:
