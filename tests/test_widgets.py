@@ -200,6 +200,41 @@ def test_figures_display_as_png_under_ipython():
         InteractiveShell.clear_instance()
 
 
+@pytest.mark.parametrize("inline_first", [True, False], ids=["inline-first", "inline-after"])
+def test_a_book_figure_is_rendered_once_under_matplotlib_inline(inline_first):
+    """``%matplotlib inline`` registers a PNG formatter for every Figure (``savefig`` with
+    ``bbox_inches="tight"``: two more draws). A BookFigure returned by a cell shows its own
+    mime bundle only, whichever ran first: the chapter or ``dpkit.plots``' import."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from dpkit.plots import register_ipython_display
+    from dpkit.plots._style import new_figure
+
+    calls = []
+
+    def inline_png(figure):  # stands for matplotlib_inline's print_figure
+        calls.append(figure)
+        return b"inline"
+
+    shell = InteractiveShell.instance()
+    try:
+        formatter = shell.display_formatter.formatters["image/png"]
+        if inline_first:
+            formatter.for_type(Figure, inline_png)
+        register_ipython_display()
+        if not inline_first:
+            formatter.type_printers.pop(Figure, None)  # as %matplotlib inline does
+            formatter.for_type(Figure, inline_png)
+        figure, (ax,) = new_figure()
+        ax.plot([0, 1], [0, 1])
+        bundle, _ = shell.display_formatter.format(figure)
+        assert calls == []
+        assert base64.b64decode(bundle["image/png"]) == figure_png(figure, dpi=100)
+        assert formatter(line_figure(1)) == b"inline"  # a plain Figure keeps its formatter
+    finally:
+        InteractiveShell.clear_instance()
+
+
 def test_sliders_of_a_widget_share_a_label_width():
     """The tracks of a widget's sliders line up: their labels get one width, that of the
     longest (ε and ε·u(o₁)/2 in the base-2 chapter)."""

@@ -337,14 +337,17 @@ def register_ipython_display() -> bool:
 
     Figures built without ``pyplot`` are displayed as text (``<Figure size …>``) unless a
     frontend registered a formatter for them (``%matplotlib inline`` does). This registers
-    one when running under IPython and none exists; it does nothing elsewhere. The formatter
-    leaves a :class:`BookFigure` to its own ``_repr_mimebundle_`` (it returns ``None`` for
-    one), so such a figure is rendered once, with its ``alt``.
+    one when running under IPython and none exists; it does nothing elsewhere. A
+    :class:`BookFigure` is always left to its own ``_repr_mimebundle_`` (a formatter for
+    its class, which returns ``None``, takes precedence over one for every ``Figure``, such
+    as the one ``%matplotlib inline`` registers, before or after this call), so such a
+    figure is rendered once, with its ``alt``, not a second time by the frontend's
+    formatter (``savefig`` with ``bbox_inches="tight"``: two more draws of the figure).
 
     Returns
     -------
     bool
-        Whether a formatter was registered.
+        Whether a formatter for every ``Figure`` was registered.
     """
     try:
         from IPython import get_ipython
@@ -354,6 +357,8 @@ def register_ipython_display() -> bool:
     if shell is None:
         return False
     formatter = shell.display_formatter.formatters["image/png"]
+    # ``%matplotlib inline`` replaces the formatter of Figure only: this one stays.
+    formatter.for_type(BookFigure, _png_unless_book_figure)
     try:
         formatter.lookup_by_type(Figure)
         return False
