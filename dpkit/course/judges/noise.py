@@ -277,7 +277,12 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
     * the value in the offset from a grid (round 10, A1; round 11, F5): a pair whose gaps
       (within one scale) mostly take two values ``s`` apart (20 of 30), the lower plus
       ``v − v'`` no multiple of ``s``, 3/4 of each case's releases on a grid of step ``s``;
-      flagged at 2 such pairs: 0 (an honest rounding: one grid, or one gap, 0).
+      flagged at 2 such pairs: 0 (an honest rounding: one grid, or one gap, 0);
+    * the value below a rounding of the release's own binade or decade (round 12, F0):
+      a pair with 20 of 30 gaps flagged whose two cases hold one offset each, different,
+      in 3/4 of their distinct releases, in one frame ``Q = 2^(e − t)`` or ``10^(d − t)``
+      read per release (at most 0.01 scales; :func:`~dpkit.course.judges.coding.same_seed_leak`);
+      flagged at 2 such pairs: below 1e-20 (an honest rounding fixes every digit below it).
 
     In all at most **1e-6** (Bonferroni). NumPy's float Laplace noise has exactly this law;
     ``dpkit.laplace.laplace_mechanism`` (exact noise on a grid 2⁻²⁰Δ fine, at most
@@ -319,7 +324,8 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
     more at the value; cancelling or repeated noises in 2% or more of consecutive pairs.
     A release whose low digits carry the value (an additive code, the same for every
     seed, or a code in the low byte of the significand, on 8 pairs of 10; a code in the
-    offset from a grid, on 2) is a privacy violation too: one release gives the value
+    offset from a grid, or below a rounding of the release's own binade or decade, on 2) is
+    a privacy violation too: one release gives the value
     back. A privacy failure the releases' own rounding explains (float32 or 8
     significant digits at values of 10⁴ to 10⁸: releases at the value, repeated noises)
     is a plain failure (:func:`_rounded_verdict`: rounding after the noise is
@@ -332,8 +338,9 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
     within 4 units of the releases' own rounding (an answer that rounds its releases can
     still choose among the few grid points nearest its noisy value), one that moves a
     release by more than 0.01 scales, one hidden under a rounding of its own (its gap
-    changes with the seed) outside the low byte of the significand and the offset from
-    one grid, or one on fewer than 8 pairs (an offset code: 2; one equal on most
+    changes with the seed) outside the low byte of the significand, the offset from
+    one grid and the digits below a binade's or decade's rounding, or one on fewer than 8
+    pairs (an offset code, or one below a binade's rounding: 2; one equal on most
     neighbours, coarser than their difference, is on few); a code in only some of the
     releases (round 10, L2: simulated, 5 graders each, a low-bits code in 80% of the
     releases is caught 5 times, in 70% once, in 50% or 3% never; each coded release still gives
