@@ -459,10 +459,12 @@ def same_seed_leak(cases: list[tuple[float, float, float]], releases: np.ndarray
             (releases[2 * pair], batch[n:]))
         sub_grid += int(_beyond(first, second, value, neighbour, allowed, scale).sum()) >= \
             _SAME_SEED_MOST and _sub_grid_pair((releases[2 * pair], batch[n:]), scale)
-    if bool(again) and (sub_grid >= _SUB_GRID_PAIRS or binomial_reject(
-            coded, len(again), _SAME_SEED_ONE_VALUE, ALPHA_SAME_SEED, "greater")):
+    if bool(again) and binomial_reject(coded, len(again), _SAME_SEED_ONE_VALUE,
+                                       ALPHA_SAME_SEED, "greater"):
         return SAME_SEED_LEAK
-    return GRID_OFFSET_LEAK if offset >= _GRID_PAIRS else ""
+    if offset >= _GRID_PAIRS:                   # the more telling reason, where it holds
+        return GRID_OFFSET_LEAK
+    return SAME_SEED_LEAK if sub_grid >= _SUB_GRID_PAIRS else ""
 
 
 def two_workers(rng: np.random.Generator, labels: np.ndarray, draws: int,
