@@ -80,7 +80,7 @@ def test_the_teaching_page_states_the_hidden_inputs_as_the_judges_draw_them() ->
 
     import numpy as np
 
-    from dpkit.course.judges import JUDGES, average, noise, sampler, svt
+    from dpkit.course.judges import JUDGES, average, gaussian, noise, sampler, svt
 
     table = {line.split("|")[1].strip().split(",")[0]: line for line in TEACHING.splitlines()
              if re.match(r"\s*\| \d\.\d,", line)}
@@ -111,14 +111,14 @@ def test_the_teaching_page_states_the_hidden_inputs_as_the_judges_draw_them() ->
                 assert within(epsilon, (0.01, 0.1), (5, 50))
             else:
                 assert within(delta, (0.01, 0.1), (5, 1000))
-        assert all(within(s, (0.05, 20)) for s in noise._sigmas(rng, 10))
+        assert all(within(s, (0.05, 20)) for s in gaussian._sigmas(rng, 10))
         assert within(svt._epsilon(rng), (0.2, 0.6), (1.7, 4))
         assert within(svt._audit_inputs(rng)["epsilon"], (0.05, 0.1))
         weights = sampler._weights(rng)
         assert min(map(min, weights.values())) >= 1 and max(weights["huge"]) > 10**400
     assert "math.log(0.5), math.log(1.5)" in inspect.getsource(average.judge_auto_avg)
     # Only the Laplace and AboveThreshold judges have extreme inputs.
-    extreme = {m.__name__ for m in (average, noise, sampler, svt)
+    extreme = {m.__name__ for m in (average, gaussian, noise, sampler, svt)
                if "on_extreme(" in inspect.getsource(m)}
     assert extreme == {noise.__name__, svt.__name__}
 

@@ -42,12 +42,8 @@ judge                              exercise                      calls   chapter
 
 from dpkit.course.judges._base import Judgement
 from dpkit.course.judges.average import AUTO_AVG_CALLS, judge_auto_avg
-from dpkit.course.judges.noise import (
-    GAUSSIAN_CALLS,
-    LAPLACE_CALLS,
-    judge_gaussian_noise,
-    judge_laplace_mechanism,
-)
+from dpkit.course.judges.gaussian import GAUSSIAN_CALLS, judge_gaussian_noise
+from dpkit.course.judges.noise import LAPLACE_CALLS, judge_laplace_mechanism
 from dpkit.course.judges.sampler import SAMPLER_CALLS, judge_division_free_sampler
 from dpkit.course.judges.svt import ABOVE_THRESHOLD_CALLS, judge_above_threshold
 

@@ -57,6 +57,12 @@ _ON_GRID_SHARE = 0.75
 #: A lattice's step is read (:func:`_lattice_step`) when it is at least this many times
 #: the allowance, and the closest two of a pair's releases at most this many steps apart.
 _LATTICE_ROOMS, _LATTICE_DIVISORS = 16, 64
+#: The sub-grid test (adversarial review round 12, F0: the value written in the digits
+#: below a rounding of the release's own binade or decade): the depths ``t`` of the frames
+#: read, ``Q = 2^(e − t)`` for a release in ``[2^(e−1), 2^e)`` and ``Q = 10^(d − t)`` for
+#: one in ``[10^d, 10^(d+1))`` (deeper decimal frames are below float64's resolution), and
+#: the pairs that flag the answer (an honest answer has none: :func:`_sub_grid_pair`).
+_BINARY_DEPTHS, _DECIMAL_DEPTHS, _SUB_GRID_PAIRS = range(1, 53), range(1, 11), 2
 
 
 def _grid_step(results: np.ndarray) -> float:
@@ -159,6 +165,14 @@ def _common_lattice(first: np.ndarray, second: np.ndarray, releases: np.ndarray,
     return own[0] > 0 and own[0] == own[1] and int(second_steps[0]) % own[0] == 0
 
 
+def _beyond(first: np.ndarray, second: np.ndarray, value: float, neighbour: float,
+            allowed: np.ndarray, scale: float) -> np.ndarray:
+    """Which same-seed gaps ``(r − r') − (v − v')`` are flagged: beyond the ``allowed``
+    rounding, yet at most :data:`NEAR` noise scales (:func:`same_seed_leak`)."""
+    gap = (first - second) - (value - neighbour)
+    return (np.abs(gap) > allowed) & (np.abs(gap) <= NEAR * scale)
+
+
 def _coded_pair(first: np.ndarray, second: np.ndarray, value: float, neighbour: float,
                 allowed: np.ndarray, scale: float, releases: np.ndarray) -> bool:
     """Whether one pair's same-seed releases carry a code of the value (review round 7,
@@ -166,7 +180,7 @@ def _coded_pair(first: np.ndarray, second: np.ndarray, value: float, neighbour: 
     lattice, :func:`_common_lattice`). ``releases``: all the pair's. See
     :func:`same_seed_leak`."""
     gap = (first - second) - (value - neighbour)
-    beyond = (np.abs(gap) > allowed) & (np.abs(gap) <= NEAR * scale)
+    beyond = _beyond(first, second, value, neighbour, allowed, scale)
     if int(beyond.sum()) < _SAME_SEED_MOST:
         return False
     flagged, room = gap[beyond], allowed[beyond]
@@ -175,6 +189,95 @@ def _coded_pair(first: np.ndarray, second: np.ndarray, value: float, neighbour: 
         not _common_lattice(first[beyond], second[beyond], releases, float(np.max(room)))
     low = _one_low_byte(first), _one_low_byte(second)
     return one_gap or (None not in low and low[0] != low[1])
+
+
+def _frames(results: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Each nonzero result's offset in each frame of its own binade and decade.
+
+    A frame of depth ``t`` cuts every result ``r`` at ``Q = 2^(e − t)``, ``e`` its binary
+    exponent (``|r|`` in ``[2^(e−1), 2^e)``: :data:`_BINARY_DEPTHS`), or at
+    ``Q = 10^(d − t)``, ``d`` its decimal one (:data:`_DECIMAL_DEPTHS`); the offset is
+    the fraction ``|r|/Q − ⌊|r|/Q⌋`` in ``[0, 1)``, exact in a binary frame (the low
+    ``53 − t`` bits of the significand), read to ``8·spacing(|r|/Q)`` in a decimal one.
+
+    Returns
+    -------
+    iterator of (offset, tolerance, unit)
+        Per frame, arrays over the nonzero results: the offsets, how far each may be from
+        the exact one, and each result's ``Q``.
+
+    >>> offsets, _, units = next(_frames(np.array([0.75, 1.5, 0.0])))   # t = 1: Q = 2^(e−1)
+    >>> offsets.tolist(), units.tolist()
+    ([0.5, 0.5], [0.5, 1.0])
+    """
+    magnitudes = np.abs(np.asarray(results, dtype=np.float64))
+    magnitudes = magnitudes[magnitudes > 0]
+    mantissas, exponents = np.frexp(magnitudes)
+    significands = np.ldexp(mantissas, 53).astype(np.int64)
+    for depth in _BINARY_DEPTHS:
+        low = 53 - depth
+        yield (np.ldexp((significands & ((1 << low) - 1)).astype(np.float64), -low),
+               np.zeros(magnitudes.size), np.ldexp(1.0, exponents - depth))
+    decades = np.floor(np.log10(magnitudes))
+    decades -= 10.0 ** decades > magnitudes                  # log10's rounding, both ways
+    decades += 10.0 ** (decades + 1) <= magnitudes
+    for depth in _DECIMAL_DEPTHS:
+        units = 10.0 ** (decades - depth)
+        scaled = magnitudes / units
+        yield scaled - np.floor(scaled), 8 * np.spacing(scaled), units
+
+
+def _mode(offsets: np.ndarray, width: float) -> tuple[float, int]:
+    """The middle of a window ``width`` wide that holds the most ``offsets`` (in ``[0, 1)``,
+    read around the circle), and how many it holds.
+
+    >>> middle, count = _mode(np.array([0.999, 0.001, 0.002, 0.5]), 0.01)
+    >>> round(middle, 6), count
+    (0.004, 3)
+    """
+    ordered = np.sort(offsets)
+    around = np.concatenate([ordered, ordered + 1.0])
+    counts = np.searchsorted(around, ordered + width, side="right") - np.arange(ordered.size)
+    best = int(np.argmax(counts))
+    return float((ordered[best] + width / 2) % 1.0), int(counts[best])
+
+
+def _sub_grid_pair(cases: tuple[np.ndarray, np.ndarray], scale: float) -> bool:
+    """Whether one pair's two cases (all their releases) hold one offset each, different,
+    in one frame of their own binades or decades (adversarial review round 12, F0: the
+    release rounded to ``Q``, 27 bits or 8 digits of ``value + noise``, and the value
+    written in the digits below ``Q``; ``Q`` moves with the binade, so the same-seed gaps
+    are neither one value nor two on one grid, and every release lies on one fine
+    lattice, which exempted the pair from the one-gap rule).
+
+    In a frame of :func:`_frames` (``Q`` at most :data:`NEAR` noise scales), at least
+    :data:`_ON_GRID_SHARE` of each case's releases have offsets within one window (twice
+    the frame's tolerance) and are distinct (so that the releases vary below the noise:
+    a coarse rounding's few values are not read), and the two windows are disjoint.
+
+    Never for an honest answer ``g(value + noise)`` in practice: below a rounding of its
+    own a release has no digits that the rounding does not fix (offset 0 in both cases,
+    or one offset of a grid fixed for the pair); at a frame finer than the noise and not
+    below the rounding its offsets spread with the noise (the grid index's residues, or
+    the noise's own digits: at most about 1/2 each, where 3/4 of 600 releases are needed,
+    ``exp(−600·KL(3/4‖0.53)) < 1e-27`` per frame and case); the noise rounded before the
+    value is added holds ``value mod s`` below its grid, but its same-seed gaps are 0,
+    never flagged, and :func:`same_seed_leak` asks for flagged gaps too.
+    """
+    if any(np.unique(results).size < _ON_GRID_SHARE * results.size for results in cases):
+        return False
+    for frames in zip(*map(_frames, cases), strict=True):
+        found = []
+        for (offsets, tolerance, units), results in zip(frames, cases, strict=True):
+            inside = units <= NEAR * scale
+            width = 2 * float(np.max(tolerance[inside], initial=0.0))
+            middle, count = _mode(offsets[inside], width) if inside.any() else (0.0, 0)
+            found.append((middle, width, count >= _ON_GRID_SHARE * results.size))
+        (one, width_one, most_one), (two, width_two, most_two) = found
+        apart = abs(one - two)
+        if most_one and most_two and min(apart, 1 - apart) > width_one + width_two:
+            return True
+    return False
 
 
 def _on_grid(results: np.ndarray, step: float, room: float, slack: float) -> bool:
@@ -318,13 +421,29 @@ def same_seed_leak(cases: list[tuple[float, float, float]], releases: np.ndarray
     lie within the rounding. Its false-alarm probability is therefore 0, up to float
     rounding beyond the allowance (simulated: honest grids' offsets below 2% of it).
 
+    And it is flagged when 2 pairs (:data:`_SUB_GRID_PAIRS`) or more have 20 of their 30
+    gaps flagged and hold a code below a rounding of the releases' own binade or decade
+    (:func:`_sub_grid_pair`; adversarial review round 12, F0: 27 significant bits of
+    ``value + noise``, then the value's cents in the 17 bits below, whose unit moves with
+    the binade: the gaps are then neither one value nor two on one grid, and every release
+    lies on one fine lattice, which the exemption above cleared): in one frame
+    ``Q = 2^(e − t)`` or ``10^(d − t)`` read per release, at most 0.01 scales, 3/4 of each
+    case's distinct releases share one offset ``(|r| mod Q)/Q``, and the two offsets
+    differ. An honest answer ``g(value + noise)`` has no digits below its own rounding
+    that the rounding does not fix (one offset for both cases), and finer than the noise
+    but not below its rounding its offsets spread with the noise (at most about 1/2 per
+    offset; 3/4 of 600 releases: ``exp(−600·KL(3/4‖0.53)) < 1e-27`` per frame and case,
+    62 frames, 10 pairs); the noise rounded before the value is added, whose releases hold
+    ``value mod s`` below its grid, has no flagged gaps. Its false-alarm probability is
+    therefore below 1e-20 (simulated: no pair of 600 read for 15 honest variants).
+
     Returns
     -------
     str
         :data:`SAME_SEED_LEAK` or :data:`GRID_OFFSET_LEAK` (the verdict's reason), or
         ``""`` when neither test flags the answer.
     """
-    coded = offset = 0
+    coded = offset = sub_grid = 0
     n = releases.shape[1]
     for pair, second in enumerate(again):
         (value, delta, epsilon), (neighbour, _, _) = cases[2 * pair], cases[2 * pair + 1]
@@ -333,15 +452,19 @@ def same_seed_leak(cases: list[tuple[float, float, float]], releases: np.ndarray
         chosen = probed[pair, :second.size]
         allowed = errors[chosen] + errors[2 * n:] + 4 * (
             _grid_step(batch) + math.ulp(max(abs(value), abs(neighbour))))
-        coded += _coded_pair(releases[2 * pair, chosen], second, value, neighbour,
-                             allowed, delta / epsilon, batch)
+        first, scale = releases[2 * pair, chosen], delta / epsilon
+        coded += _coded_pair(first, second, value, neighbour, allowed, scale, batch)
         offset += second.size > 0 and _offset_pair(
-            releases[2 * pair, chosen], second, value, neighbour, float(np.max(allowed)),
-            delta / epsilon, (releases[2 * pair], batch[n:]))
+            first, second, value, neighbour, float(np.max(allowed)), scale,
+            (releases[2 * pair], batch[n:]))
+        sub_grid += int(_beyond(first, second, value, neighbour, allowed, scale).sum()) >= \
+            _SAME_SEED_MOST and _sub_grid_pair((releases[2 * pair], batch[n:]), scale)
     if bool(again) and binomial_reject(coded, len(again), _SAME_SEED_ONE_VALUE,
                                        ALPHA_SAME_SEED, "greater"):
         return SAME_SEED_LEAK
-    return GRID_OFFSET_LEAK if offset >= _GRID_PAIRS else ""
+    if offset >= _GRID_PAIRS:                   # the more telling reason, where it holds
+        return GRID_OFFSET_LEAK
+    return SAME_SEED_LEAK if sub_grid >= _SUB_GRID_PAIRS else ""
 
 
 def two_workers(rng: np.random.Generator, labels: np.ndarray, draws: int,

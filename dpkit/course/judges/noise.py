@@ -1,4 +1,6 @@
-"""Judges for the two noise exercises: one Laplace release, and Gaussian noise draws."""
+"""The judge of the Laplace exercise (one release ``value + Lap(Δ/ε)``), and the helpers that make
+hidden inputs as real ones are written, which the Gaussian judge
+(:mod:`dpkit.course.judges.gaussian`) shares."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from dpkit.check._common import coerce, lent_generator
+from dpkit.check._common import lent_generator
 from dpkit.course.judges._base import (
     EXTREME_WHERE,
     Judgement,
@@ -19,13 +21,11 @@ from dpkit.course.judges._base import (
     apart,
     binomial_reject,
     call,
-    chi2_reject,
     gamma_reject,
     judged,
     ks_reject,
     on_extreme,
     real,
-    returned_text,
     rounding_errors,
     seeds,
     too_little_noise,
@@ -36,9 +36,10 @@ from dpkit.course.judges.coding import in_turn as _in_turn
 from dpkit.course.judges.coding import same_seed_leak as _same_seed_leak
 from dpkit.course.judges.coding import two_workers as _two_workers
 
-__all__ = ["GAUSSIAN_CALLS", "LAPLACE_CALLS", "judge_gaussian_noise", "judge_laplace_mechanism"]
+__all__ = ["ALPHA_PRIVACY", "LAPLACE_CALLS", "SEEDED_ALIKE", "WHERE", "far_from_one",
+           "judge_laplace_mechanism", "log_uniform", "written"]
 
-_SEEDED_ALIKE = ("called twice with generators seeded alike, your function returned different "
+SEEDED_ALIKE = ("called twice with generators seeded alike, your function returned different "
                  "{}: draw the noise from the `generator` argument, and from nothing else")
 
 _FAR_FROM_ONE = math.log(1.5)   # hidden Δ, ε, Δ/ε at least this far from 1 (log scale)
@@ -48,10 +49,8 @@ _FAR_FROM_ONE = math.log(1.5)   # hidden Δ, ε, Δ/ε at least this far from 1 
 _LATTICE_SLACK = 3e-5
 #: After a failure: an answer whose noise is at least the right one is called a privacy
 #: violation with probability at most this (:func:`too_little_noise`).
-_ALPHA_PRIVACY = 1e-6
+ALPHA_PRIVACY = 1e-6
 _LAPLACE_TAIL = 4.0             # |noise| > 4b: probability e^-4 under Lap(b)
-_GAUSS_TAIL = 9.0               # (noise/σ)² > 9: probability 2Φ(−3) under N(0, σ²)
-_GAUSSIAN_DP = "(ε, δ)-DP"
 #: Probability bound of those events for a correct answer: ``P(|x| ≤ t) = 1 − e^{−t} ≤ t``
 #: for Lap(1); the sum (difference) of two independent Lap(1) has density at most 1/4, so
 #: ``P(|x ± y| ≤ t) ≤ t/2`` each, ``≤ t`` for either; 5% more covers the exact mechanism's
@@ -62,9 +61,6 @@ _NEAR_BOUND = 1.05 * _NEAR
 #: at most 1e-6 scales with ``|value|/b ≤ 5e9``: probability ≤ 1e-6); dpkit's exact
 #: mechanism puts at most ``grid/(2b) = 2⁻²¹ε ≤ 2.4e-5`` (ε ≤ 50) on its lattice's 0.
 _EXACT_LAPLACE = 3e-5
-#: The same for a Gaussian draw exactly 0.0: a lattice 2⁻²⁰σ fine puts at most
-#: ``2⁻²⁰/√(2π) ≤ 4e-7`` on 0, continuous float noise far less.
-_EXACT_GAUSS = 1e-6
 
 # Laplace: 10 hidden pairs of cases (20 cases) of 600 releases, 16 repeated seeds.
 _LAPLACE_PAIRS, _LAPLACE_DRAWS, _LAPLACE_REPEATS = 10, 600, 16
@@ -86,23 +82,29 @@ _LAPLACE_SAME_SEED = 30
 LAPLACE_CALLS = _LAPLACE_CASES * _LAPLACE_DRAWS + _LAPLACE_REPEATS \
     + _LAPLACE_PAIRS * _LAPLACE_SAME_SEED
 
-# Gaussian: 8 calls of 1,000 to 2,500 draws, 2 of 1 to 5 draws, 2 repeated seeds.
-_GAUSS_LARGE, _GAUSS_SMALL, _GAUSS_REPEATS = 8, 2, 2
-_ALPHA_GAUSS_CALL_KS, _ALPHA_GAUSS_CALL_VAR = 3e-8, 3e-8
-_ALPHA_GAUSS_POOLED_KS, _ALPHA_GAUSS_POOLED_VAR = 1.1e-7, 1.1e-7
-_ALPHA_GAUSS_ATOM, _ALPHA_GAUSS_TOTAL, _ALPHA_GAUSS_PAIRS = 5e-8, 1e-7, 5e-8
-_ALPHA_GAUSS_EXACT = 5e-8
-#: Calls of the student's function one :func:`judge_gaussian_noise` makes.
-GAUSSIAN_CALLS = _GAUSS_LARGE + _GAUSS_SMALL + _GAUSS_REPEATS
-
-_WHERE = "on a hidden input"
+WHERE = "on a hidden input"
 
 
-def _log_uniform(rng: np.random.Generator, low: float, high: float) -> float:
+def log_uniform(rng: np.random.Generator, low: float, high: float) -> float:
+    """A number log-uniform in ``[low, high]`` (``0 < low <= high``), drawn from ``rng``.
+
+    Returns
+    -------
+    float
+        ``exp(U)``, ``U`` uniform in ``[log low, log high]``.
+    """
     return float(math.exp(rng.uniform(math.log(low), math.log(high))))
 
 
-def _far_from_one(*values: float) -> bool:
+def far_from_one(*values: float) -> bool:
+    """Whether every one of the positive ``values`` is at least a factor 1.5 from 1 (so
+    that the usual wrong formulas, ``Δ·ε`` for ``Δ/ε``, ``σ²`` for ``σ``, differ).
+
+    Returns
+    -------
+    bool
+        ``|log v| >= log 1.5`` for every ``v``.
+    """
     return all(abs(math.log(v)) >= _FAR_FROM_ONE for v in values)
 
 
@@ -120,9 +122,22 @@ _VALUE_FORMATS = ("full",) * 4 + ("cents",) * 3 + ("whole",) * 3
 _PARAMETER_FORMATS = ("full",) * 4 + ("short",) * 3 + ("shorter",) * 3
 
 
-def _written(x: float, how: str) -> float:
-    """``x`` as the format ``how`` writes it (full precision, two decimals, whole, four
-    or two significant digits)."""
+def written(x: float, how: str) -> float:
+    """``x`` as the format ``how`` writes it.
+
+    Parameters
+    ----------
+    x : float
+        The number.
+    how : str
+        ``"full"`` (unchanged), ``"cents"`` (two decimals), ``"whole"``, ``"short"`` (four
+        significant digits) or ``"shorter"`` (two).
+
+    Returns
+    -------
+    float
+        ``x`` so written.
+    """
     return {"full": x, "cents": round(x, 2), "whole": float(round(x)),
             "short": float(f"{x:.4g}"), "shorter": float(f"{x:.2g}")}[how]
 
@@ -147,7 +162,7 @@ def _laplace_cases(rng: np.random.Generator) -> list[tuple[float, float, float]]
     first = 1.0                             # the last value's size, before its format
     while len(cases) < _LAPLACE_CASES:
         pair = len(cases) // 2
-        delta, epsilon = _log_uniform(rng, 0.1, 5.0), _log_uniform(rng, 0.1, 5.0)
+        delta, epsilon = log_uniform(rng, 0.1, 5.0), log_uniform(rng, 0.1, 5.0)
         low, high = 0.1, 1e4
         if pair in _LEADERS:
             low, high = 1.0, 10.0
@@ -156,19 +171,19 @@ def _laplace_cases(rng: np.random.Generator) -> list[tuple[float, float, float]]
         elif pair == _LAPLACE_PAIRS - 3:
             low, high = 1e4, 1e8
         elif pair == _LAPLACE_PAIRS - 2:
-            epsilon = _log_uniform(rng, *((0.01, 0.1) if rng.random() < 0.5 else (5.0, 50.0)))
+            epsilon = log_uniform(rng, *((0.01, 0.1) if rng.random() < 0.5 else (5.0, 50.0)))
         elif pair == _LAPLACE_PAIRS - 1:
-            delta = _log_uniform(rng, *((0.01, 0.1) if rng.random() < 0.5 else (5.0, 1e3)))
+            delta = log_uniform(rng, *((0.01, 0.1) if rng.random() < 0.5 else (5.0, 1e3)))
         if pair not in _FOLLOWERS:
-            delta = _written(delta, delta_formats[pair])
-            epsilon = _written(epsilon, epsilon_formats[pair])
-        if not _far_from_one(delta, epsilon, delta / epsilon, delta * epsilon):
+            delta = written(delta, delta_formats[pair])
+            epsilon = written(epsilon, epsilon_formats[pair])
+        if not far_from_one(delta, epsilon, delta / epsilon, delta * epsilon):
             continue
         sign = float(rng.choice([-1.0, 1.0]))
         jump = 10.0 ** int(rng.choice([1, 3])) if (pair - 1, pair) in _GROUPS else 10.0
-        drawn = first * jump if pair in _FOLLOWERS else _log_uniform(rng, low, high)
+        drawn = first * jump if pair in _FOLLOWERS else log_uniform(rng, low, high)
         first = drawn
-        value = _written(sign * drawn, value_formats[pair])
+        value = written(sign * drawn, value_formats[pair])
         step = 1.0 if value_formats[pair] == "whole" else 0.01
         neighbour = value + step * (2 * int(rng.integers(0, 5)) + 1)
         if step == 0.01 and value_formats[pair] == "cents":
@@ -262,7 +277,12 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
     * the value in the offset from a grid (round 10, A1; round 11, F5): a pair whose gaps
       (within one scale) mostly take two values ``s`` apart (20 of 30), the lower plus
       ``v − v'`` no multiple of ``s``, 3/4 of each case's releases on a grid of step ``s``;
-      flagged at 2 such pairs: 0 (an honest rounding: one grid, or one gap, 0).
+      flagged at 2 such pairs: 0 (an honest rounding: one grid, or one gap, 0);
+    * the value below a rounding of the release's own binade or decade (round 12, F0):
+      a pair with 20 of 30 gaps flagged whose two cases hold one offset each, different,
+      in 3/4 of their distinct releases, in one frame ``Q = 2^(e − t)`` or ``10^(d − t)``
+      read per release (at most 0.01 scales; :func:`~dpkit.course.judges.coding.same_seed_leak`);
+      flagged at 2 such pairs: below 1e-20 (an honest rounding fixes every digit below it).
 
     In all at most **1e-6** (Bonferroni). NumPy's float Laplace noise has exactly this law;
     ``dpkit.laplace.laplace_mechanism`` (exact noise on a grid 2⁻²⁰Δ fine, at most
@@ -304,7 +324,8 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
     more at the value; cancelling or repeated noises in 2% or more of consecutive pairs.
     A release whose low digits carry the value (an additive code, the same for every
     seed, or a code in the low byte of the significand, on 8 pairs of 10; a code in the
-    offset from a grid, on 2) is a privacy violation too: one release gives the value
+    offset from a grid, or below a rounding of the release's own binade or decade, on 2) is
+    a privacy violation too: one release gives the value
     back. A privacy failure the releases' own rounding explains (float32 or 8
     significant digits at values of 10⁴ to 10⁸: releases at the value, repeated noises)
     is a plain failure (:func:`_rounded_verdict`: rounding after the noise is
@@ -317,8 +338,9 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
     within 4 units of the releases' own rounding (an answer that rounds its releases can
     still choose among the few grid points nearest its noisy value), one that moves a
     release by more than 0.01 scales, one hidden under a rounding of its own (its gap
-    changes with the seed) outside the low byte of the significand and the offset from
-    one grid, or one on fewer than 8 pairs (an offset code: 2; one equal on most
+    changes with the seed) outside the low byte of the significand, the offset from
+    one grid and the digits below a binade's or decade's rounding, or one on fewer than 8
+    pairs (an offset code, or one below a binade's rounding: 2; one equal on most
     neighbours, coarser than their difference, is on few); a code in only some of the
     releases (round 10, L2: simulated, 5 graders each, a low-bits code in 80% of the
     releases is caught 5 times, in 70% once, in 50% or 3% never; each coded release still gives
@@ -342,7 +364,7 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
     def release(worker: Callable[..., Any], c: int, seed: int) -> float | Raised:
         """Case ``c``'s release with ``seed``; on an extreme case, its error returned."""
         value, delta, epsilon = cases[c]
-        where = EXTREME_WHERE if c >= _LAPLACE_EXTREME else _WHERE
+        where = EXTREME_WHERE if c >= _LAPLACE_EXTREME else WHERE
         try:
             return real(call(worker, value, delta, epsilon, lent_generator(seed),
                              where=where), where=where)
@@ -370,7 +392,7 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
                         again.flat[probe] = got
         kept = _LAPLACE_CASES if broken is None else _LAPLACE_EXTREME
         if any(c < kept and got != releases[c, j] for (c, j), got in repeated.items()):
-            raise Rejection(_SEEDED_ALIKE.format("releases"))
+            raise Rejection(SEEDED_ALIKE.format("releases"))
         # an extreme case that raised leaves its pair out of the same-seed test
         leak = _same_seed_leak(cases, releases, list(again[:kept // 2]), probed)
         try:
@@ -522,7 +544,7 @@ def _laplace_verdict(cases: list[tuple[float, float, float]], releases: np.ndarr
                 "sensitivity and epsilon are all used, in the scale Δ/ε")
     scope = "some hidden inputs" if len(wrong_cases) < len(cases) else "hidden inputs"
     private = not too_little_noise(list(distance), stats.gamma.cdf, _LAPLACE_TAIL,
-                                   math.exp(-_LAPLACE_TAIL), _ALPHA_PRIVACY)
+                                   math.exp(-_LAPLACE_TAIL), ALPHA_PRIVACY)
     message = f"on {scope} your releases are not distributed as value + Lap(Δ/ε); {hint}"
     if private and structure:
         raise PrivacyViolation(structure)
@@ -591,210 +613,3 @@ def _rounded_verdict(cases: list[tuple[float, float, float]], releases: np.ndarr
                         f"{units[worst] * scale:.2g}, too coarse for noise of scale "
                         f"{scale:.2g}: they are not distributed as value + Lap(Δ/ε); keep "
                         "the release at full (float64) precision") from None
-
-
-#: How the hidden σ are made, shuffled over the calls: from the analytic calibration of a
-#: random (Δ, ε, δ), as the exercise's σ are in real use; drawn at full precision; or
-#: rounded to 4 or 2 significant digits, as the public check's (0.3, 4) are (review round
-#: 3, N5: no noise unless σ had at most 4 decimals passed with full marks).
-_SIGMA_FORMATS = ("calibrated",) * 4 + ("full",) * 2 + ("short",) * 2 + ("shorter",) * 2
-
-
-def _sigmas(rng: np.random.Generator, count: int) -> list[float]:
-    """Hidden σ in [0.05, 20], at least a factor 1.5 from 1 (so σ², √σ and σ differ),
-    made as :data:`_SIGMA_FORMATS` says, cycled over ``count`` and shuffled: calibrated
-    ones by :func:`dpkit.gaussian_calibration.analytic_sigma` from Δ log-uniform in
-    [0.1, 5], ε in [0.1, 3] and δ = 10^-k, k uniform in 4..9; the others log-uniform."""
-    from dpkit.gaussian_calibration import analytic_sigma
-
-    sigmas: list[float] = []
-    for how in rng.permutation(np.resize(np.array(_SIGMA_FORMATS), count)).tolist():
-        while True:
-            if how == "calibrated":
-                sigma = analytic_sigma(_log_uniform(rng, 0.1, 5.0), _log_uniform(rng, 0.1, 3.0),
-                                       10.0 ** -int(rng.integers(4, 10)))
-            else:
-                sigma = _written(_log_uniform(rng, 0.05, 20.0), how)
-            if 0.05 <= sigma <= 20.0 and _far_from_one(sigma):
-                sigmas.append(sigma)
-                break
-    return sigmas
-
-
-def _draws(fn: Callable[..., Any], sigma: float, size: int, seed: int) -> np.ndarray:
-    """The ``size`` draws ``fn(sigma, size, generator)`` returns, as float64, read as the
-    public check reads them: an array of numbers, or a list, a tuple or an array of real
-    numbers of any type (``Fraction``, ``Decimal``, ``mpmath.mpf``, NumPy scalars: each
-    read by :func:`~dpkit.check._common.coerce`); never booleans or digit strings."""
-    got = call(fn, sigma, size, lent_generator(seed), where=_WHERE)
-    try:
-        raw = np.asarray(got)
-        draws = np.asarray(raw, dtype=np.float64) if raw.dtype.kind in "iuf" else None
-    except (TypeError, ValueError, OverflowError):
-        raw, draws = None, None
-    if draws is None and raw is not None and raw.ndim == 1:
-        read, why = coerce(got, length=raw.size)   # real numbers of other types, item by item
-        if why is not None:
-            raise Raised(f"{_WHERE}, your function returned {why}")
-        draws = np.array(read, dtype=np.float64)
-    if draws is None or draws.ndim > 1:
-        raise Raised(f"{_WHERE}, your function returned {returned_text(got)}, not `size` "
-                        "real numbers (an array, a list or a tuple of them)")
-    if draws.size != size:
-        raise Raised(f"{_WHERE}, your function returned {draws.size} draws, not `size`")
-    if not np.all(np.isfinite(draws)):
-        raise Raised(f"{_WHERE}, your function returned draws that are not finite "
-                        "(nan or inf)")
-    return draws.ravel()
-
-
-def judge_gaussian_noise(fn: Callable[[float, int, np.random.Generator], Any],
-                         rng: np.random.Generator) -> Judgement:
-    """Hidden test of ``fn(sigma, size, generator)``: ``size`` draws of N(0, σ²)
-    (exercise ``ex-analytic-variance``).
-
-    **Hidden inputs** (from ``rng``): 10 calls with σ in ``[0.05, 20]`` and at least a
-    factor 1.5 from 1 (where σ² and σ differ), made as real σ are (:func:`_sigmas`): 4
-    calibrated by ``analytic_sigma`` from a random (Δ, ε, δ), 2 log-uniform at full
-    precision, 4 log-uniform rounded to 4 or 2 significant digits, shuffled: 8 of 1,000 to
-    2,500 draws and 2 of 1 to 5 draws, each with a fresh generator seeded from ``rng``
-    (:func:`~dpkit.check._common.lent_generator`: made like ``default_rng()``).
-
-    **Tests**, with their false-failure probabilities for a correct answer:
-
-    * each result holds ``size`` finite real numbers (an array, or a list or a tuple of
-      real numbers of any type, ``Fraction``, ``Decimal`` and ``mpmath.mpf`` included,
-      read item by item as the public check reads them: :func:`_draws`); a call repeated
-      with a generator seeded alike returns the same draws, and two calls with different
-      seeds do not start with the same standardized draws (the noise comes from ``generator``): 0;
-    * per large call: KS test of ``draws/σ`` against N(0, 1) (DKW bound) and a two-sided
-      test of ``Σ (draw/σ)²`` against χ²(size): 8 × (3e-8 + 3e-8);
-    * pooled over all calls: KS (1.1e-7) and χ² (1.1e-7);
-    * then, if those pass, a point mass: the number of ``|draw/σ| <= 0.01``, one-sided
-      exact binomial test against ``1.05·(2Φ(0.01) − 1)``: 5e-8; and the number of draws
-      exactly 0.0 against ``1e-6`` (a lattice 2⁻²⁰σ fine puts 4e-7 there): 5e-8;
-    * independence: the large calls' totals ``Σ draw/σ`` (each N(0, size): their squares
-      over ``size`` sum to χ²(8)), lower tail: 1e-7; the adjacent pairs
-      ``(z[2k] ± z[2k+1])/√2``, i.i.d. N(0, 1) for independent draws, their squares
-      summed over the large calls (χ²), lower tail, for ``+`` and ``−``: 2 × 5e-8.
-
-    In all at most **1e-6** (Bonferroni). **Calls**: 12 (:data:`GAUSSIAN_CALLS`), about
-    15,000 draws. **Privacy**: the Gaussian mechanism is private for the σ it was
-    calibrated with; the variance bug (σ² for σ), too little noise, or noise of another
-    shape with the right variance fail the tests. A failure is a **privacy violation**
-    (not (ε, δ)-DP, :class:`PrivacyViolation`: no point for the exercise) when one call's
-    draws are all equal, differently seeded calls return the same draws (a fixed seed:
-    the noise is known), too many draws are (almost) 0 (coordinates released without
-    noise), the draws of a call cancel (their total, or adjacent sums) or repeat
-    (adjacent differences), so that sums or differences of coordinates are released with
-    too little noise (shuffled fixed quantiles, antithetic pairs), or the noise is
-    smaller than N(0, σ²) for some σ tried
-    (:func:`too_little_noise` on ``(draw/σ)²``: smaller per call or pooled, or fewer
-    beyond 3σ than ``2Φ(−3)``; the variance bug for σ < 1); an answer with at least that
-    much noise (σ² for σ > 1 only, Laplace noise of the same variance) is called one with
-    probability at most 1e-6. The function never sees the data, so its draws cannot
-    carry it (the Laplace release's low-digit code, review round 7, E1, has nothing to
-    write here). **Not judged**: properties of the floating-point draws beyond their law;
-    dependence between coordinates that shrinks neither a call's total nor its adjacent
-    sums or differences (weak correlations, or repeats between distant coordinates); a
-    point mass or dependence on a call whose marginal tests fail (named as their failure:
-    too little noise is still a violation); an answer that detects where it runs (the
-    grading sandbox rather than a notebook) and adds noise only there: no test of outputs
-    sees it, the teacher reads the code (the static check refuses the obvious environment
-    reads).
-    """
-    sigmas = _sigmas(rng, _GAUSS_LARGE + _GAUSS_SMALL)
-    sizes = [int(s) for s in rng.integers(1000, 2501, _GAUSS_LARGE)] + \
-        [int(s) for s in rng.integers(1, 6, _GAUSS_SMALL)]
-    call_seeds = [int(s) for s in seeds(rng, len(sigmas) + 1)]
-
-    def body() -> str:
-        samples = [_draws(fn, sigma, size, seed)
-                   for sigma, size, seed in zip(sigmas, sizes, call_seeds, strict=False)]
-        if not np.array_equal(_draws(fn, sigmas[0], sizes[0], call_seeds[0]), samples[0]):
-            raise Rejection(_SEEDED_ALIKE.format("draws"))
-        other = _draws(fn, sigmas[0], sizes[0], call_seeds[-1])
-        standard = [draws / sigma for draws, sigma in zip(samples, sigmas, strict=True)]
-        heads = [z[:3] for z in [*standard, other / sigmas[0]] if z.size >= 3]
-        for i in range(len(heads)):
-            for j in range(i):
-                if np.allclose(heads[i], heads[j], rtol=1e-9, atol=0):
-                    raise PrivacyViolation("two calls with differently seeded generators "
-                                           "returned the same draws, which anyone can then "
-                                           "subtract: use the `generator` argument, not a "
-                                           "generator of your own with a fixed seed",
-                                           _GAUSSIAN_DP)
-        return _gaussian_verdict(sigmas, standard)
-
-    return judged(body)
-
-
-def _gaussian_structure(standard: list[np.ndarray]) -> str:
-    """The privacy failures the marginal law of the draws can hide, or ``""``.
-
-    * draws (almost) at 0: the count of ``|draw/σ| <= 0.01`` against its probability
-      ``2Φ(0.01) − 1`` (5% more allowed for float rounding), and of draws exactly 0.0
-      against :data:`_EXACT_GAUSS`, one-sided exact binomial tests;
-    * draws that cancel: the large calls' totals ``Σ draw/σ``, each N(0, size), their
-      squares over ``size`` summed (χ²(8)), lower tail;
-    * neighbours that cancel or repeat: ``(z[2k] ± z[2k + 1])/√2`` are i.i.d. N(0, 1) for
-      i.i.d. N(0, 1) draws ``z``: the sum of their squares over the large calls is χ²,
-      lower tail, for ``+`` and for ``−``.
-    """
-    pooled = np.concatenate(standard)
-    bound = 1.05 * float(2 * stats.norm.cdf(_NEAR) - 1)
-    if binomial_reject(int(np.sum(np.abs(pooled) <= _NEAR)), pooled.size, bound,
-                       _ALPHA_GAUSS_ATOM, "greater") or \
-            binomial_reject(int(np.sum(pooled == 0)), pooled.size, _EXACT_GAUSS,
-                            _ALPHA_GAUSS_EXACT, "greater"):
-        return ("too many of your draws are (almost) exactly 0, far more than N(0, σ²) puts "
-                "there: a coordinate released without noise is not private")
-    large = standard[:_GAUSS_LARGE]
-    totals = sum(float(np.sum(z)) ** 2 / z.size for z in large)
-    firsts = np.concatenate([z[0:z.size - 1:2] for z in large])
-    seconds = np.concatenate([z[1::2] for z in large])
-    pairs = [float(np.sum((firsts + sign * seconds) ** 2) / 2) for sign in (1, -1)]
-    if stats.chi2.cdf(totals, len(large)) < _ALPHA_GAUSS_TOTAL or any(
-            stats.chi2.cdf(x, firsts.size) < _ALPHA_GAUSS_PAIRS for x in pairs):
-        return ("the draws of one call depend on each other (they cancel or repeat, so that "
-                "sums or differences of the noisy coordinates are released with too little "
-                "noise): draw `size` independent values")
-    return ""
-
-
-def _gaussian_verdict(sigmas: list[float], standard: list[np.ndarray]) -> str:
-    if any(z.size > 1 and np.all(z == z[0]) for z in standard):
-        raise PrivacyViolation("all the draws of one call are the same number: draw `size` "
-                               "independent values", _GAUSSIAN_DP)
-    ratios = [float(np.sqrt(np.mean(z**2))) for z in standard[:_GAUSS_LARGE]]
-    wrong = any(ks_reject(stats.norm.cdf(z), _ALPHA_GAUSS_CALL_KS)
-                or chi2_reject(float(np.sum(z**2)), z.size, _ALPHA_GAUSS_CALL_VAR)
-                for z in standard[:_GAUSS_LARGE])
-    pooled = np.concatenate(standard)
-    wrong = wrong or ks_reject(stats.norm.cdf(pooled), _ALPHA_GAUSS_POOLED_KS) or chi2_reject(
-        float(np.sum(pooled**2)), pooled.size, _ALPHA_GAUSS_POOLED_VAR)
-    if not wrong:
-        structure = _gaussian_structure(standard)
-        if structure:
-            raise PrivacyViolation(structure, _GAUSSIAN_DP)
-        return ("your noise has standard deviation σ and the normal shape, for every σ "
-                "tried, and independent coordinates")
-    large = sigmas[:_GAUSS_LARGE]
-    if all(math.isclose(r, s, rel_tol=0.1) for r, s in zip(ratios, large, strict=True)):
-        hint = ("the spread is σ², not σ: NumPy's normal(loc, scale) takes the standard "
-                "deviation, not the variance")
-    elif all(math.isclose(r, 1, rel_tol=0.05) for r in ratios) or not any(
-            chi2_reject(float(np.sum(z**2)), z.size, _ALPHA_GAUSS_CALL_VAR)
-            for z in [*standard[:_GAUSS_LARGE], np.concatenate(standard)]):  # shape only
-        hint = "the spread is right but the shape is not that of a normal distribution"
-    elif all(r < 1 for r in ratios):
-        hint = "too little noise: a Gaussian mechanism calibrated for σ is then not private"
-    elif all(r > 1 for r in ratios):
-        hint = "too much noise for the σ asked"
-    else:
-        hint = "for some σ the spread is too small, for others too large"
-    message = f"your draws do not follow N(0, σ²) on hidden inputs: {hint}"
-    if too_little_noise([z**2 for z in standard], stats.chi2.cdf, _GAUSS_TAIL,
-                        float(2 * stats.norm.sf(math.sqrt(_GAUSS_TAIL))), _ALPHA_PRIVACY):
-        raise PrivacyViolation(message, _GAUSSIAN_DP)
-    raise Rejection(message)
