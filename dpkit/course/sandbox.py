@@ -165,21 +165,19 @@ def _user(processes: int) -> list[str]:
     """What the sandbox runs before the worker: as ``nobody`` in a user namespace of its
     own, with at most ``processes`` processes and threads.
 
-    A new user namespace for each worker (not the initial one, where every worker used to
-    run as uid 65534) is what keeps kernel state keyed by the user from passing from one
-    worker to the next: the user's keyrings belong to its namespace (adversarial review 12,
-    F1: uid 65534's keyring carried what a worker saw to the next "fresh" worker), and so
-    does the count of its processes. As root, ``setpriv`` makes the sandbox ``nobody`` (no
-    capability, no new privileges) and ``unshare`` then makes the namespace (mapping
-    ``nobody`` to itself); otherwise bubblewrap made it (:func:`_namespaces`).
+    A user namespace per worker (not the initial one, where all ran as uid 65534) keeps
+    what the kernel keys by user from one worker to the next: the user's keyrings belong
+    to the namespace (adversarial review 12, F1: uid 65534's keyring carried what a worker
+    saw to the next "fresh" one), and so does the count of its processes. As root,
+    ``setpriv`` makes the sandbox ``nobody`` (no capability, no new privileges) and
+    ``unshare`` makes the namespace; otherwise bubblewrap made it (:func:`_namespaces`).
 
-    The process limit is set last, inside the namespace (``prlimit``): the kernel (Linux
-    5.14 and later) counts RLIMIT_NPROC per user and user namespace, and checks the
-    namespace's creator against the limit the creator had when it made it. Set there, it
-    counts only this sandbox's processes and threads, and parallel sandboxes (two grading
-    jobs, another course on the server) no longer share one count of 72 (honest review
-    12, finding 4: an honest ``ThreadPoolExecutor(8)`` failed while another sandbox held
-    threads); set before, it would count all of the user's processes on the machine."""
+    The process limit is set last, inside the namespace (``prlimit``): Linux (5.14 and
+    later) counts RLIMIT_NPROC per user and namespace, and checks a namespace's creator
+    against the limit it had when it made it. Set there, it counts this sandbox's processes
+    and threads only, and parallel sandboxes (two grading jobs) no longer share one count
+    of 72 (honest review 12, finding 4: ``ThreadPoolExecutor(8)`` failed while another
+    sandbox held threads); set before, it would count all of the user's processes."""
     command = []
     if os.geteuid() == 0:
         command += [shutil.which("setpriv") or "setpriv", "--reuid=65534", "--regid=65534",
@@ -218,7 +216,7 @@ def _command(limits: Limits, fds: tuple[int, int], opened: list[int]) -> list[st
     command += ["--chdir", "/tmp", "--clearenv"]
     for name, value in _environment(fds).items():
         command += ["--setenv", name, value]
-    seccomp = _filter()
+    seccomp = syscalls.descriptor()
     if seccomp is not None:
         opened.append(seccomp)
         command += ["--seccomp", str(seccomp)]
@@ -317,21 +315,9 @@ def _set_limits(limits: Limits, *, processes: bool) -> Callable[[], None]:
     return apply
 
 
-def _filter() -> int | None:
-    """A file descriptor holding the system-call filter (:func:`dpkit.course.syscalls.program`)
-    for bubblewrap's ``--seccomp``, or None where this architecture has none."""
-    code = syscalls.program()
-    if code is None:
-        return None
-    fd = os.memfd_create("dpkit-sandbox-seccomp", 0)
-    os.write(fd, code)
-    os.lseek(fd, 0, os.SEEK_SET)
-    return fd
-
-
 def _per_sandbox_processes() -> bool:
     """Whether this kernel counts RLIMIT_NPROC per user namespace (Linux 5.14 and later),
-    so that each sandbox has its own process limit (:func:`_command`)."""
+    so that each sandbox has its own process limit (:func:`_user`)."""
     found = re.match(r"(\d+)\.(\d+)", platform.release())
     return found is not None and (int(found[1]), int(found[2])) >= (5, 14)
 
@@ -359,7 +345,7 @@ def isolation(*, unsafe: bool = False) -> str:
     """
     who = "as user nobody" if os.geteuid() == 0 else "as your user"
     if _bwrap() is not None:
-        seccomp = _filter()
+        seccomp = syscalls.descriptor()
         fds = () if seccomp is None else (seccomp,)
         options = [] if seccomp is None else ["--seccomp", str(seccomp)]
         try:

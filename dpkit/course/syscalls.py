@@ -32,10 +32,11 @@ Reference: the kernel's ``Documentation/userspace-api/seccomp_filter.rst`` and
 from __future__ import annotations
 
 import errno
+import os
 import platform
 import struct
 
-__all__ = ["ARCHITECTURES", "DENIED", "program"]
+__all__ = ["ARCHITECTURES", "DENIED", "descriptor", "program"]
 
 #: The system calls refused in the sandbox (see the module docstring for why each).
 DENIED = ("add_key", "request_key", "keyctl", "ptrace", "process_vm_readv",
@@ -113,3 +114,21 @@ def program(machine: str | None = None) -> bytes | None:
              for index, number in enumerate(denied)]
     code += [_instruction(_RETURN, _ALLOW), _instruction(_RETURN, _REFUSE)]
     return b"".join(code)
+
+
+def descriptor() -> int | None:
+    """A file descriptor holding :func:`program` for bubblewrap's ``--seccomp``.
+
+    Returns
+    -------
+    int or None
+        An anonymous file (``memfd``) positioned at its start, for the caller to pass to
+        bubblewrap and close; None where this machine has no filter (:func:`program`).
+    """
+    code = program()
+    if code is None:
+        return None
+    fd = os.memfd_create("dpkit-sandbox-seccomp", 0)
+    os.write(fd, code)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
