@@ -3,19 +3,23 @@
 The grader never executes a student's code itself. :class:`Sandbox` starts
 :mod:`dpkit.course.worker` under `bubblewrap <https://github.com/containers/bubblewrap>`_:
 
-* **as an unprivileged user** (``nobody`` when the grader runs as root; otherwise the
-  grader's user inside a new user namespace, which owns nothing outside it);
+* **as an unprivileged user in a user namespace of its own** (``nobody`` when the grader
+  runs as root; otherwise the grader's user), which owns nothing outside it and takes
+  with it, when the worker ends, what the kernel keeps per user (keyrings);
 * **seeing almost nothing**: a fresh root holding only ``/usr``, the Python installation,
   the installed ``dpkit`` package without its checkers (read-only) and the data file it
   reads, plus an empty private ``/tmp``; no course folder, no hidden tests, no gradebook,
   no other submission, no home directory, no ``/proc`` of other processes;
-* **cut off**: no network (a new network namespace), no other IPC, its own PID namespace,
-  killed with the grader;
+* **cut off**: no network (a new network namespace), no other IPC (System V objects and
+  message queues live in its own IPC namespace, abstract sockets in its network
+  namespace, ``/dev/shm`` and ``/tmp`` in its own memory), its own PID namespace, killed
+  with the grader; the system calls that reach kernel state beyond the sandbox (keyrings,
+  other processes' memory, kernel tracing) are refused (:mod:`dpkit.course.syscalls`);
 * **limited**: CPU time, address space, number of processes, file size and open files
   (:class:`Limits`), a wall-clock limit on every request, and one on all the requests of
-  the sandbox together, across restarts of the worker (``submission_seconds``): the CPU
-  limit is per process and a restarted worker would start afresh, so each new worker may
-  use only the CPU time the submission has left.
+  the sandbox together, across restarts of the worker (``submission_seconds``), which the
+  grader enforces by the clock: the CPU limit is per process and the same for every
+  worker (what a worker can read of it tells it nothing of the workers before it).
 
 The two processes exchange JSON lines (:mod:`dpkit.course.wire`) over two pipes: the
 grader sends cells to run, names to read and functions to call with their arguments; the
@@ -42,6 +46,7 @@ import fcntl
 import json
 import math
 import os
+import platform
 import re
 import resource
 import select
@@ -59,6 +64,7 @@ from typing import Any
 
 import numpy as np
 
+from dpkit.course import syscalls
 from dpkit.course.wire import (
     MAX_INT_BITS,
     GeneratorState,
@@ -82,15 +88,16 @@ class Limits:
 
     cpu_seconds: int = 600           #: CPU time of the whole worker
     memory_bytes: int = 4 << 30      #: address space (NumPy and SciPy map about 1 GiB)
-    processes: int = 72              #: processes and threads of the sandbox's user (64
-    #: of its own, and the 8 idle threads that make it read as a kernel: :mod:`.worker`)
+    processes: int = 72              #: processes and threads of the sandbox (64 of its
+    #: own, and the 8 idle threads that make it read as a kernel: :mod:`.worker`), counted
+    #: in its own user namespace, apart from any other sandbox's (Linux 5.14 and later)
     file_bytes: int = 64 << 20       #: largest file it may write (in its private /tmp)
     open_files: int = 256
     tmp_bytes: int = 64 << 20        #: size of its private /tmp
     call_seconds: float = 60.0       #: wall-clock limit on one request
     exercise_seconds: float = 300.0  #: wall-clock limit on all the requests of one test
     #: wall-clock limit on all the requests of one sandbox (one submission), whatever the
-    #: restarts; each new worker's CPU limit is what is left of it (at most ``cpu_seconds``)
+    #: restarts; every worker's CPU limit is ``cpu_seconds``, at most this
     submission_seconds: float = 1800.0
 
 
@@ -139,16 +146,53 @@ def _parents(paths: list[Path]) -> list[Path]:
     return sorted(parents, key=lambda q: len(q.parts))
 
 
-def _command(limits: Limits, fds: tuple[int, int]) -> list[str]:
-    """The bubblewrap command line that starts the worker."""
-    root = os.geteuid() == 0
+def _namespaces() -> list[str]:
+    """bubblewrap and its options for the namespaces of every sandbox (and of its probe).
+
+    When the grader is not root, bubblewrap makes the sandbox's user namespace (mapping the
+    grader's user to itself, with no capability); as root, it makes the other namespaces
+    only, and :func:`_user` makes the user namespace as ``nobody``."""
     command = [_bwrap() or "bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc",
                "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent", "--new-session",
                "--ro-bind", "/usr", "/usr", "--symlink", "usr/lib", "/lib",
-               "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/bin", "/bin",
-               "--proc", "/proc", "--dev", "/dev"]
-    if not root:
+               "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/bin", "/bin"]
+    if os.geteuid() != 0:
         command[1:1] = ["--unshare-user", "--cap-drop", "ALL"]
+    return command
+
+
+def _user(processes: int) -> list[str]:
+    """What the sandbox runs before the worker: as ``nobody`` in a user namespace of its
+    own, with at most ``processes`` processes and threads.
+
+    A user namespace per worker (not the initial one, where all ran as uid 65534) keeps
+    what the kernel keys by user from one worker to the next: the user's keyrings belong
+    to the namespace (adversarial review 12, F1: uid 65534's keyring carried what a worker
+    saw to the next "fresh" one), and so does the count of its processes. As root,
+    ``setpriv`` makes the sandbox ``nobody`` (no capability, no new privileges) and
+    ``unshare`` makes the namespace; otherwise bubblewrap made it (:func:`_namespaces`).
+
+    The process limit is set last, inside the namespace (``prlimit``): Linux (5.14 and
+    later) counts RLIMIT_NPROC per user and namespace, and checks a namespace's creator
+    against the limit it had when it made it. Set there, it counts this sandbox's processes
+    and threads only, and parallel sandboxes (two grading jobs) no longer share one count
+    of 72 (honest review 12, finding 4: ``ThreadPoolExecutor(8)`` failed while another
+    sandbox held threads); set before, it would count all of the user's processes."""
+    command = []
+    if os.geteuid() == 0:
+        command += [shutil.which("setpriv") or "setpriv", "--reuid=65534", "--regid=65534",
+                    "--clear-groups", "--inh-caps=-all", "--bounding-set=-all",
+                    "--no-new-privs", "--", shutil.which("unshare") or "unshare", "--user",
+                    "--map-user=65534", "--map-group=65534", "--"]
+    return [*command, shutil.which("prlimit") or "prlimit",
+            f"--nproc={processes}:{processes}", "--"]
+
+
+def _command(limits: Limits, fds: tuple[int, int], opened: list[int]) -> list[str]:
+    """The command line that starts the worker under bubblewrap, with the system-call
+    filter (:mod:`dpkit.course.syscalls`) read from a file descriptor that is appended to
+    ``opened``, for the caller to pass to it and close."""
+    command = [*_namespaces(), "--proc", "/proc", "--dev", "/dev"]
     # The private /tmp first: what is bound later (a clone under /tmp, say) stays visible.
     command += ["--perms", "01777", "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp"]
     command += ["--perms", "01777", "--dir", KERNEL_HOME]      # a notebook user's home
@@ -172,12 +216,11 @@ def _command(limits: Limits, fds: tuple[int, int]) -> list[str]:
     command += ["--chdir", "/tmp", "--clearenv"]
     for name, value in _environment(fds).items():
         command += ["--setenv", name, value]
-    command.append("--")
-    if root:
-        command += [shutil.which("setpriv") or "setpriv", "--reuid=65534", "--regid=65534",
-                    "--clear-groups", "--inh-caps=-all", "--bounding-set=-all",
-                    "--no-new-privs"]
-    return [*command, sys.executable, *_worker()]
+    seccomp = syscalls.descriptor()
+    if seccomp is not None:
+        opened.append(seccomp)
+        command += ["--seccomp", str(seccomp)]
+    return [*command, "--", *_user(limits.processes), sys.executable, *_worker()]
 
 
 def _worker() -> list[str]:
@@ -239,12 +282,17 @@ def _plain_command(fds: tuple[int, int]) -> tuple[list[str], dict[str, str]]:
     return [sys.executable, *_worker()], environment
 
 
-def _worker_limits(limits: Limits, left: float) -> Limits:
-    """The limits of a new worker. RLIMIT_CPU is per process and starts afresh in a new
-    worker: it gets only the ``left`` seconds the submission has left (at most
-    ``cpu_seconds``), so that restarts cannot add up to more."""
-    return dataclasses.replace(limits, cpu_seconds=max(1, min(limits.cpu_seconds,
-                                                              math.ceil(left))))
+def _worker_limits(limits: Limits) -> Limits:
+    """The limits of every worker: the CPU limit is ``cpu_seconds``, at most the
+    submission's ``submission_seconds``, the same for each worker of a submission.
+
+    It used to be what the submission had left, which a worker could read
+    (``resource.getrlimit``) and an earlier worker could set by spending time: a channel
+    from one worker to the next (adversarial review 12, F5). RLIMIT_CPU starts afresh in
+    each worker, so the time all of them take together is enforced in the grader, by the
+    wall clock (:attr:`Sandbox.left`)."""
+    return dataclasses.replace(limits, cpu_seconds=max(1, min(
+        limits.cpu_seconds, math.ceil(limits.submission_seconds))))
 
 
 def _used_up(limits: Limits) -> str:
@@ -252,35 +300,70 @@ def _used_up(limits: Limits) -> str:
             "(all its cells and tests together), and was stopped")
 
 
-def _set_limits(limits: Limits) -> Callable[[], None]:
+def _set_limits(limits: Limits, *, processes: bool) -> Callable[[], None]:
+    """Set the worker's resource limits in the child before it runs its command; the
+    process limit only if ``processes`` (in a sandbox, it is set inside: :func:`_command`)."""
     def apply() -> None:
         for kind, value in ((resource.RLIMIT_CPU, limits.cpu_seconds),
                             (resource.RLIMIT_AS, limits.memory_bytes),
-                            (resource.RLIMIT_NPROC, limits.processes),
+                            (resource.RLIMIT_NPROC, limits.processes if processes else None),
                             (resource.RLIMIT_FSIZE, limits.file_bytes),
                             (resource.RLIMIT_NOFILE, limits.open_files),
                             (resource.RLIMIT_CORE, 0)):
-            resource.setrlimit(kind, (value, value))
+            if value is not None:
+                resource.setrlimit(kind, (value, value))
     return apply
 
 
+def _per_sandbox_processes() -> bool:
+    """Whether this kernel counts RLIMIT_NPROC per user namespace (Linux 5.14 and later),
+    so that each sandbox has its own process limit (:func:`_user`)."""
+    found = re.match(r"(\d+)\.(\d+)", platform.release())
+    return found is not None and (int(found[1]), int(found[2])) >= (5, 14)
+
+
 def isolation(*, unsafe: bool = False) -> str:
-    """Describe the isolation grading will use, after checking that it works.
+    """Describe the isolation grading will use, after checking that it works (a probe
+    sandbox made as the workers' are: user, namespaces, system-call filter, limits).
+
+    Parameters
+    ----------
+    unsafe : bool
+        Whether to describe a plain child process, instead of raising, when no sandbox
+        can be made.
+
+    Returns
+    -------
+    str
+        One line for the grading log: starts with ``bubblewrap sandbox`` when workers
+        will run in one, with ``UNSAFE`` otherwise.
 
     Raises
     ------
     SandboxUnavailable
         If bubblewrap is missing or cannot create its namespaces, and ``unsafe`` is False.
     """
-    who = "as user nobody" if os.geteuid() == 0 else "in a user namespace of its own"
+    who = "as user nobody" if os.geteuid() == 0 else "as your user"
     if _bwrap() is not None:
-        probe = subprocess.run([_bwrap(), "--unshare-all", "--ro-bind", "/usr", "/usr",
-                                "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib",
-                                "--symlink", "usr/lib64", "/lib64", "--", "/usr/bin/true"],
-                               capture_output=True, text=True, timeout=30)
+        seccomp = syscalls.descriptor()
+        fds = () if seccomp is None else (seccomp,)
+        options = [] if seccomp is None else ["--seccomp", str(seccomp)]
+        try:
+            probe = subprocess.run([*_namespaces(), "--proc", "/proc", *options, "--",
+                                    *_user(8), "/usr/bin/true"], pass_fds=fds,
+                                   capture_output=True, text=True, timeout=30)
+        finally:
+            if seccomp is not None:
+                os.close(seccomp)
         if probe.returncode == 0:
-            return (f"bubblewrap sandbox ({who}; no network; read-only Python and dpkit; "
-                    "private /tmp; CPU, memory and process limits)")
+            calls = ("system calls to keyrings, other processes and kernel tracing refused"
+                     if seccomp is not None else "no system-call filter for a "
+                     f"{platform.machine()} machine")
+            count = ("counted per sandbox" if _per_sandbox_processes() else
+                     "counted per user, shared by all sandboxes: Linux before 5.14")
+            return (f"bubblewrap sandbox ({who} in a user namespace of its own; no network; "
+                    f"read-only Python and dpkit; private /tmp; {calls}; CPU, memory and "
+                    f"process limits, processes {count})")
         reason = f"bubblewrap cannot create its namespaces here: {probe.stderr.strip()}"
     else:
         reason = "bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
@@ -500,20 +583,22 @@ class Sandbox:
         to_worker, from_grader = os.pipe()
         from_worker, to_grader = os.pipe()
         worker_fds = (to_worker, to_grader)
-        if self.unsafe and not self.isolation.startswith("bubblewrap"):
-            command, environment = _plain_command(worker_fds)
-        else:
-            command, environment = _command(self.limits, worker_fds), {}
-        limits = _worker_limits(self.limits, self.left)
+        plain = self.unsafe and not self.isolation.startswith("bubblewrap")
+        opened = [to_worker, to_grader]
         try:
+            if plain:
+                command, environment = _plain_command(worker_fds)
+            else:
+                command, environment = _command(self.limits, worker_fds, opened), {}
             self._process = subprocess.Popen(
-                command, pass_fds=worker_fds, stdin=subprocess.DEVNULL,
+                command, pass_fds=opened, stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                env=environment or None, preexec_fn=_set_limits(limits),
+                env=environment or None,
+                preexec_fn=_set_limits(_worker_limits(self.limits), processes=plain),
                 start_new_session=True)
         finally:
-            os.close(to_worker)
-            os.close(to_grader)
+            for fd in opened:
+                os.close(fd)
         self._pipes = _Pipes(from_grader, from_worker)
         self.stopped = None
         self.deadline = math.inf
