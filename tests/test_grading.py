@@ -548,7 +548,7 @@ def test_adv12_the_worker_s_namespace_and_process_read_as_a_kernel_s():
     reads as recorded in an ipykernel 7.4 kernel (:data:`ADV12_KERNEL`), in a cell and in
     a function the grader calls; ``In`` holds the notebook's cells only, and a cell's last
     expression goes to ``Out`` and ``_``. Deterministic."""
-    setup = "import numpy as np\nimport dpkit\n"
+    setup = "import numpy as np\nimport dpkit\nimport ipywidgets\n"   # reads ipykernel.version_info
     with Sandbox(Limits(call_seconds=60)) as sandbox:
         errors = sandbox.run([setup, ADV12_PROBE, "%matplotlib inline\n6 * 7\n"])
         assert errors == [None, None, None], errors
@@ -1051,12 +1051,14 @@ def test_a_worker_that_stops_reading_cannot_hang_the_grader():
     """Callbacks sent without reading the replies fill the pipe: the grader times out."""
     with Sandbox(Limits(call_seconds=5)) as sandbox:
         assert sandbox.run([
-            "import os, __main__\n"
+            "import os, threading\n"      # the worker's globals, through a thread's target
+            "worker = next(t for t in threading.enumerate() if t.name == 'IOPub')\n"
+            "channel = worker._target.__globals__['_channel']\n"
             "def flood(query):\n"
             "    message = ('{\"op\":\"callback\",\"handle\":1,\"method\":\"__call__\",'\n"
             "               '\"args\":[],\"kwargs\":{}}\\n').encode()\n"
             "    for _ in range(100_000):\n"
-            "        os.write(__main__._channel._write, message)\n"]) == [None]
+            "        os.write(channel._write, message)\n"]) == [None]
         with pytest.raises((TimeoutError, RuntimeError)):
             sandbox.call("flood", lambda _d: "x" * 4096)
 

@@ -38,6 +38,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import contextlib
+import importlib
 import importlib.util
 import json
 import os
@@ -404,10 +405,16 @@ _KERNEL_ARGV = [getattr(importlib.util.find_spec("ipykernel_launcher"), "origin"
 def _kernel_module() -> None:
     """Put ``ipykernel`` in ``sys.modules`` as a notebook's kernel has it (``"ipykernel" in
     sys.modules`` told the sandbox from a notebook: adversarial review 10, A2): the
-    package, its ``__init__`` not run (it would import ZeroMQ), its submodules importable."""
+    package, its ``__init__`` not run (it would import ZeroMQ), its submodules importable,
+    its version read (``ipykernel.version_info``: ipywidgets reads it once a shell exists)."""
     spec = importlib.util.find_spec("ipykernel")
     module = importlib.util.module_from_spec(spec) if spec else types.ModuleType("ipykernel")
     sys.modules.setdefault("ipykernel", module)
+    with contextlib.suppress(ImportError):   # its version, as its __init__ has it
+        version = importlib.import_module("ipykernel._version")
+        for name in ("__version__", "version_info", "kernel_protocol_version",
+                     "kernel_protocol_version_info"):
+            setattr(module, name, getattr(version, name))
 
 
 def _idle() -> None:
