@@ -4,9 +4,11 @@ It is started by :class:`dpkit.course.sandbox.Sandbox` with two inherited file d
 (requests in, replies out) and does only what the grader asks, one request at a time:
 
 ``run``
-    Execute the notebook's cells in one namespace (IPython magics such as ``%matplotlib``
-    are dropped; there is no IPython shell, so no input transformer, event hook or
-    ``get_ipython()``; ``display(...)`` shows nothing, as ``print`` does here; ``sys.argv``
+    Execute the notebook's cells in the namespace of a real IPython shell named as
+    ipykernel's (:mod:`dpkit.course.kernel`: ``In``, ``Out``, ``_``, ``exit``, ``open``,
+    ``get_ipython()``, ``sys.ps1``, IPython's ``sys.excepthook``, inside a running asyncio
+    event loop; IPython magics such as ``%matplotlib`` are dropped, no event hook runs,
+    ``display(...)`` publishes nothing); ``sys.argv``
     and ``sys.orig_argv`` are an IPython kernel's, ``ipykernel`` is in ``sys.modules``,
     ``HOME`` and ``MPLBACKEND`` are a notebook's, and ``sys.flags``, ``''`` in
     ``sys.path``, the threads' names and the display hook's class read as a kernel's
@@ -19,7 +21,8 @@ It is started by :class:`dpkit.course.sandbox.Sandbox` with two inherited file d
     Reply with the value of a name the cells defined.
 ``call``
     Call a function the cells defined with the arguments given and reply with its result
-    or its error. An argument the grader passed by reference (a query, a random source, a
+    or its error (in the shell's namespace and event loop, as a cell would call it). An
+    argument the grader passed by reference (a query, a random source, a
     stream) is a :class:`Remote` here: calling it, or one of its public methods, asks the
     grader, which runs the real object and replies. The call runs inside
     :func:`dpkit.timing.unpadded`: its result is judged, never published, so the releases
@@ -32,8 +35,10 @@ memory and file descriptors, which is the same power as returning any value it l
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 import contextlib
+import importlib
 import importlib.util
 import json
 import os
@@ -46,6 +51,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from dpkit._checks import check_integer
+from dpkit.course import kernel
 from dpkit.course.wire import GeneratorState, decode, dumps, encode, loads, returned
 from dpkit.rng import RandomSource
 from dpkit.timing import unpadded
@@ -90,6 +96,7 @@ class _Channel:
 
 
 _channel: _Channel
+_shell: kernel.ZMQInteractiveShell   # the notebook's shell: its user_ns is the namespace
 _cells: set[str] = set()          # the file names the cells were compiled under: "<name>"
 _in_blocks: list[RemoteSource] = []  # the sources lent in blocks during the current call
 
@@ -305,10 +312,6 @@ def _help_line(line: str) -> bool:
         part.replace("*", "x").isidentifier() for part in name.split("."))
 
 
-def _display(*_objects: Any, **_options: Any) -> None:
-    """IPython's ``display``, as a notebook cell may call it: nothing is shown here."""
-
-
 def _cell_name(names: Any, index: int) -> str:
     name = names[index] if isinstance(names, list) and index < len(names) else None
     if not isinstance(name, str) or not name or len(name) > 80 or "\n" in name:
@@ -316,15 +319,13 @@ def _cell_name(names: Any, index: int) -> str:
     return name
 
 
-def _run(cells: list[str], namespace: dict[str, Any],
-         names: Any = None) -> list[dict[str, Any] | None]:
+def _run(cells: list[str], names: Any = None) -> list[dict[str, Any] | None]:
     errors: list[dict[str, Any] | None] = []
     for index, source in enumerate(cells):
         filename = f"<{_cell_name(names, index)}>"
         _cells.add(filename)
         try:
-            code = compile(drop_magics(str(source)), filename, "exec")
-            exec(code, namespace)
+            kernel.run_cell(_shell, str(source), drop_magics(str(source)), filename)
         except BaseException as error:
             errors.append(_error(error))
         else:
@@ -363,6 +364,8 @@ def _return_sources() -> None:
 
 
 def _serve(namespace: dict[str, Any]) -> None:
+    """Answer the grader's requests until it says ``exit``: inside a running asyncio event
+    loop (:func:`main`), as a kernel runs its cells and what they call."""
     while True:
         request = _channel.receive()
         op, ident = request.get("op"), request.get("id")
@@ -370,8 +373,7 @@ def _serve(namespace: dict[str, Any]) -> None:
             if op == "exit":
                 return
             if op == "run":
-                reply = {"op": "ran", "errors": _run(list(request["cells"]), namespace,
-                                                     request.get("names"))}
+                reply = {"op": "ran", "errors": _run(list(request["cells"]), request.get("names"))}
             elif op == "get":
                 name = str(request["name"])
                 if name not in namespace:
@@ -389,7 +391,7 @@ def _serve(namespace: dict[str, Any]) -> None:
                         for a in decode(request.get("args", []), _remote)]
                 kwargs = {k: _generator(v, generators)
                           for k, v in decode(request.get("kwargs", {}), _remote).items()}
-                with unpadded(), _returning_sources():
+                with unpadded(), _returning_sources(), kernel.executing(_shell):
                     # the grader's calls are judged, never published: no deadlines
                     value = function(*args, **kwargs)
                 reply = {"op": "result", "value": returned(value),
@@ -415,20 +417,16 @@ _KERNEL_ARGV = [getattr(importlib.util.find_spec("ipykernel_launcher"), "origin"
 def _kernel_module() -> None:
     """Put ``ipykernel`` in ``sys.modules`` as a notebook's kernel has it (``"ipykernel" in
     sys.modules`` told the sandbox from a notebook: adversarial review 10, A2): the
-    package, its ``__init__`` not run (it would import ZeroMQ), its submodules importable."""
+    package, its ``__init__`` not run (it would import ZeroMQ), its submodules importable,
+    its version read (``ipykernel.version_info``: ipywidgets reads it once a shell exists)."""
     spec = importlib.util.find_spec("ipykernel")
     module = importlib.util.module_from_spec(spec) if spec else types.ModuleType("ipykernel")
     sys.modules.setdefault("ipykernel", module)
-
-
-class ZMQShellDisplayHook:
-    """``sys.displayhook`` as a kernel's is named (its class, ``ipykernel.displayhook``):
-    it shows a value as the interpreter's own hook does."""
-
-    __module__ = "ipykernel.displayhook"
-
-    def __call__(self, value: object) -> None:
-        sys.__displayhook__(value)
+    with contextlib.suppress(ImportError):   # its version, as its __init__ has it
+        version = importlib.import_module("ipykernel._version")
+        for name in ("__version__", "version_info", "kernel_protocol_version",
+                     "kernel_protocol_version_info"):
+            setattr(module, name, getattr(version, name))
 
 
 def _idle() -> None:
@@ -445,13 +443,15 @@ def _kernel_process() -> None:
     ``sys.orig_argv`` (the launcher's command line, with :data:`_KERNEL_ARGV`'s connection
     file), ``''`` in ``sys.path`` after the standard library (files the student writes in
     the working folder are importable, as in a kernel, and shadow no module the worker
-    has imported), the display hook's type, and the kernel's eight idle daemon threads,
+    has imported) and no longer the package's folder first, and the kernel's eight idle
+    daemon threads,
     by their names (``threading.active_count()`` is 9). What stays apart (the limits, the
     user, the session, ``sys.stdout``'s type) is in the book's grading policy."""
     sys.orig_argv = [sys.executable, "-m", "ipykernel_launcher", *_KERNEL_ARGV[1:]]
+    if sys.path and os.path.realpath(sys.path[0] or ".") == os.path.dirname(_PACKAGE):
+        del sys.path[0]          # the package's folder: dpkit is imported, a kernel has none
     site = next((i for i, p in enumerate(sys.path) if p.endswith("-packages")), len(sys.path))
     sys.path.insert(site, "")
-    sys.displayhook = ZMQShellDisplayHook()
     poller = threading.Thread(target=_idle, daemon=True)      # "Thread-1", started last
     poller.name = "Thread-1"
     threads = [threading.Thread(target=_idle, name=name, daemon=True)
@@ -527,16 +527,21 @@ def stand_in_checks(names: dict[str, list[str]]) -> None:
 
 def main() -> None:
     """Serve the grader on the descriptors named in ``DPKIT_WORKER_FDS`` (``read,write``)."""
-    global _channel
+    global _channel, _shell
     read_fd, write_fd = (int(x) for x in os.environ.pop("DPKIT_WORKER_FDS").split(","))
     _channel = _Channel(read_fd, write_fd)
-    namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins,
-                                 "display": _display}
     sys.argv = _KERNEL_ARGV      # as an IPython kernel's (review round 7, finding 2)
     _kernel_module()
     stand_in_checks(json.loads(os.environ.pop("DPKIT_CHECK_NAMES", "{}")))
     _kernel_process()
-    _serve(namespace)
+    _shell = kernel.start(_KERNEL_ARGV[2])
+    loop = asyncio.new_event_loop()      # running while cells run and the grader calls
+    asyncio.set_event_loop(loop)
+
+    async def serving() -> None:
+        _serve(_shell.user_ns)
+
+    loop.run_until_complete(serving())
 
 
 if __name__ == "__main__":
