@@ -1121,6 +1121,26 @@ def test_adv12_more_signals_of_the_sandbox_are_refused(device):
     assert environment_use("ex-laplace-textbook", TEXTBOOK, [device]) is not None
 
 
+@pytest.mark.parametrize("device", [
+    "import os\nS = 'etc' not in os.listdir('/')\n",
+    "import os\nS = [e.name for e in os.scandir('/')]\n",
+    "from pathlib import Path\nS = [p.name for p in Path('/').iterdir()]\n",
+    "import os\nS = next(os.walk('/'))[1]\n",
+    "import glob\nS = glob.glob('/*')\n",
+    "import os\nv = os.statvfs('/tmp')\nS = v.f_blocks * v.f_frsize == 2 ** 26\n",
+    "import os\nS = os.fstatvfs(0)\n",
+    "import numpy as np\nS = np.random.default_rng().bit_generator.seed_seq\n",
+])
+def test_adv13_the_sandbox_s_file_system_and_seeding_are_refused(device):
+    """Adversarial review 13, F3: the sandbox's root has no ``/etc`` and its ``/tmp`` is a
+    64 MiB file system, which listing a folder or a file system's size shows; a lent
+    generator's seed sequence differs from a notebook's. No honest answer to these
+    exercises lists folders or reads a seed sequence. Deterministic."""
+    why = environment_use("ex-laplace-textbook", TEXTBOOK + device, [])
+    assert why is not None and "judged by what your function returns" in why, device
+    assert environment_use("ex-laplace-textbook", TEXTBOOK, [device]) is not None
+
+
 #: Honest review 12, finding 3: natural ways to show a check, in the answer or a cell above.
 VERDICT = f"verdict = {CHECK}\n"
 HONEST12_SHOWN_CHECKS = [

@@ -121,7 +121,10 @@ ENVIRONMENT = frozenset({
     # adversarial review 12, F3: the interactive prompts, an event loop, the threads' native
     # ids and the hooks a kernel sets
     "ps1", "ps2", "get_running_loop", "get_native_id", "native_id", "excepthook",
-    "breakpointhook"})
+    "breakpointhook",
+    # round 13, F3: the sandbox's file system (no /etc, a 64 MiB /tmp) and the generator's
+    # seeding, read by listing folders, a file system's size or the seed sequence
+    "listdir", "scandir", "iterdir", "walk", "glob", "statvfs", "fstatvfs", "seed_seq"})
 #: Builtins that run code given as data, which could reach any of the above: refused as
 #: bare names only (``re.compile`` is another function).
 _DYNAMIC_BUILTINS = frozenset({"eval", "exec", "compile"})
