@@ -1130,12 +1130,16 @@ def test_adv12_more_signals_of_the_sandbox_are_refused(device):
     "import os\nv = os.statvfs('/tmp')\nS = v.f_blocks * v.f_frsize == 2 ** 26\n",
     "import os\nS = os.fstatvfs(0)\n",
     "import numpy as np\nS = np.random.default_rng().bit_generator.seed_seq\n",
+    "import os\nfd = os.open('/usr/lib/x', os.O_RDONLY)\nS = os.pread(fd, 1, 4096)\n",
+    "import os\nos.posix_fadvise(0, 0, 0, os.POSIX_FADV_RANDOM)\n",
+    "import mmap\nS = mmap.PAGESIZE\n",
 ])
 def test_adv13_the_sandbox_s_file_system_and_seeding_are_refused(device):
     """Adversarial review 13, F3: the sandbox's root has no ``/etc`` and its ``/tmp`` is a
     64 MiB file system, which listing a folder or a file system's size shows; a lent
-    generator's seed sequence differs from a notebook's. No honest answer to these
-    exercises lists folders or reads a seed sequence. Deterministic."""
+    generator's seed sequence differs from a notebook's; F2: the page cache one sandbox
+    leaves, timed by the next through low-level reads. No honest answer to these exercises
+    lists folders, reads a seed sequence or a file's pages. Deterministic."""
     why = environment_use("ex-laplace-textbook", TEXTBOOK + device, [])
     assert why is not None and "judged by what your function returns" in why, device
     assert environment_use("ex-laplace-textbook", TEXTBOOK, [device]) is not None

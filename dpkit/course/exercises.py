@@ -124,7 +124,9 @@ ENVIRONMENT = frozenset({
     "breakpointhook",
     # round 13, F3: the sandbox's file system (no /etc, a 64 MiB /tmp) and the generator's
     # seeding, read by listing folders, a file system's size or the seed sequence
-    "listdir", "scandir", "iterdir", "walk", "glob", "statvfs", "fstatvfs", "seed_seq"})
+    "listdir", "scandir", "iterdir", "walk", "glob", "statvfs", "fstatvfs", "seed_seq",
+    # round 13, F2: reads that time the page cache one sandbox leaves for the next
+    "pread", "preadv", "posix_fadvise", "mmap", "madvise", "mincore"})
 #: Builtins that run code given as data, which could reach any of the above: refused as
 #: bare names only (``re.compile`` is another function).
 _DYNAMIC_BUILTINS = frozenset({"eval", "exec", "compile"})
