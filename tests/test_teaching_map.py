@@ -74,3 +74,59 @@ def test_the_six_week_plan_names_the_exercises_to_drop() -> None:
         for match in statement.finditer(path.read_text()):
             if any(f"`{thm}`" in match[2] for thm in skipped_theorems):
                 assert match[1] in dropped, f"{match[1]} uses a section the six-week plan skips"
+
+
+# -- the chapters' sizes (teaching.md, "How long each chapter is") --------------------------
+
+_SIZES_ROW = re.compile(r"^\| \{doc\}`(?P<chapter>[\w-]+)` \| (?P<words>[\d,]+) \| "
+                        r"(?P<hood>[\d,]+) \| (?P<cells>\d+) \| (?P<stars>\d+ / \d+ / \d+) \| "
+                        r"(?P<solutions>[\d,]+) \|$", re.M)
+
+
+def chapter_size(path: Path) -> dict[str, str]:
+    """What the teaching page's size table says of one chapter, measured from its source:
+    the words of its text before "Exercises" (headings included, code excluded), those of
+    its "Under the hood" sections, its code cells, its exercises by stars, and the words of
+    the exercises' statements and solutions."""
+    import jupytext
+
+    notebook = jupytext.read(path)
+    text, after, hood, level = 0, 0, 0, 0
+    cells = sum(cell.cell_type == "code" for cell in notebook.cells)
+    exercises = False
+    for cell in notebook.cells:
+        if cell.cell_type != "markdown":
+            continue
+        for line in cell.source.splitlines():
+            heading = re.match(r"^(#{2,6}) (.*)$", line)
+            if heading:
+                depth = len(heading[1])
+                if depth == 2 and heading[2].strip() == "Exercises":
+                    exercises = True
+                elif depth == 2 and exercises:
+                    exercises = False                 # the summary after the exercises
+                if level and depth <= level:
+                    level = 0
+                if "Under the hood" in heading[2]:
+                    level = depth
+            words = len(line.split())
+            if exercises:
+                after += words
+            else:
+                text += words
+                hood += words if level else 0
+    stars = [len(m["stars"]) for m in _EXERCISE.finditer(path.read_text())]
+    return {"words": f"{text:,}", "hood": f"{hood:,}", "cells": str(cells),
+            "stars": " / ".join(str(stars.count(k)) for k in (1, 2, 3)),
+            "solutions": f"{after:,}"}
+
+
+def test_the_size_table_is_measured_from_the_chapters() -> None:
+    text = (BOOK / "teaching.md").read_text()
+    rows = {m["chapter"]: m.groupdict() for m in _SIZES_ROW.finditer(text)}
+    chapters = [p.stem for p in sorted(BOOK.glob("*.md"))
+                if _EXERCISE.search(p.read_text())]
+    assert sorted(rows) == sorted(chapters), "one row per chapter with exercises"
+    for chapter, row in rows.items():
+        measured = chapter_size(BOOK / f"{chapter}.md")
+        assert {k: row[k] for k in measured} == measured, (chapter, measured)
