@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from dpkit import _checks
+from dpkit._samplers import grid
 from dpkit._samplers.grid import _IN_PLACE_CHUNK, add_units, from_grid, to_grid
 from dpkit._samplers.noise import discrete_gaussian, discrete_laplace
 from dpkit.gaussian import _noise_parameters, gaussian_mechanism
@@ -169,6 +170,30 @@ def test_random_floats_and_exponents_match_the_exact_reference():
         units[:100] >>= rng.integers(0, 63, 100)  # every magnitude
         kf = int(rng.integers(-1100, 1100))
         _same_floats(from_grid(units, kf), [_float(int(u), kf) for u in units])
+
+
+def test_add_to_floats_by_chunks_equals_the_exact_reference():
+    """``add_to_floats`` runs by chunks of ``_FLOAT_CHUNK`` values, optionally writing into
+    the noise's memory: every chunk, and a chunk whose noise is beyond ``2**53`` (computed on
+    Python ints), gives the exact reference bit for bit."""
+    rng = np.random.default_rng(2114)
+    chunk = grid._FLOAT_CHUNK
+    low, high = grid.FLOAT_K_RANGE
+    for n in (chunk - 1, chunk + 1, 2 * chunk + 17):
+        k = int(rng.integers(low, high, endpoint=True))
+        values = _random_floats(rng, n)                 # every magnitude, subnormals, signs
+        near = rng.uniform(-2.0**40, 2.0**40, values.size) * 2.0**k  # near the grid
+        values = np.where(rng.random(values.size) < 0.5, near, values)
+        noise = rng.integers(-2**52, 2**52, values.size) >> rng.integers(0, 53, values.size)
+        noise[min(chunk + 5, noise.size - 1)] = 2**60   # beyond the reach, in the last chunk
+        want = [_float(_units(v, k) + int(e), k) for v, e in zip(values.tolist(), noise,
+                                                                 strict=True)]
+        kept = noise.copy()
+        _same_floats(grid.add_to_floats(values, k, noise), want)
+        assert np.array_equal(noise, kept)              # not overwritten unless asked
+        released = grid.add_to_floats(values, k, noise, overwrite=True)
+        _same_floats(released, want)
+        assert np.shares_memory(released, noise)
 
 
 def test_add_units_checks_the_range_without_overflow():

@@ -662,7 +662,8 @@ def test_float64_releases_take_the_constant_work_path(monkeypatch, size, values)
     """The path of a float64 release depends on its size and parameters, never on values."""
     taken = []
     real = grid.add_to_floats
-    monkeypatch.setattr(grid, "add_to_floats", lambda *a: taken.append("float") or real(*a))
+    monkeypatch.setattr(grid, "add_to_floats",
+                        lambda *a, **kw: taken.append("float") or real(*a, **kw))
     monkeypatch.setattr(grid, "to_grid", lambda *a, **k: taken.append("exact"))
     laplace_mechanism(np.full(size, values), 1.0, 1.0, rng=SOURCE)
     assert taken == ["float"]

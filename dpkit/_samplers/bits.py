@@ -128,7 +128,9 @@ def _bytes_and_planes(data: bytes, n: int, record: int) -> np.ndarray:
         for plane in planes[1:]:
             tail <<= 1
             tail |= plane
-        window |= tail.astype(np.uint64) << np.uint64(64 - record)
+        tail_bits = tail.astype(np.uint64)
+        tail_bits <<= np.uint64(64 - record)    # in place: one fresh array, not two
+        window |= tail_bits
     return window
 
 

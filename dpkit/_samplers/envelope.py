@@ -243,7 +243,7 @@ class _EntryTable:
         self.lo[0] = self.hi[0] = 0
         self.lo[-1] = self.hi[-1] = _ONE
         self.guide_bits, self.accept_bits, guide = self._plan()
-        self.guide = guide.astype(np.intp)          # entries index take() without a copy
+        self.guide = guide.astype(np.int32)         # np.take with a uint16 index: no intp copy
         # Second level: for each undecided guide prefix, a table over the next bits.
         self.sub_bits = max(0, min(_SUB_GUIDE_BITS, _FIXED_BITS - self.guide_bits))
         open_prefixes = np.flatnonzero(guide < 0)
@@ -379,6 +379,7 @@ class _Acceptance:
         first = np.where(rows.all(axis=1), size, np.argmin(rows, axis=1)).astype(np.int32)
         first[0] = size if layout.kind == "gaussian" else first[0]  # the entry of 0: R = 0
         self.first_undecided = int(first[0]) if layout.kind == "laplace" else first
+        self.least_undecided = int(first.min())     # u below it: accepted in every entry
 
     def _thresholds(self) -> tuple[np.ndarray, np.ndarray]:
         """Offsets that decide acceptance from the first ``k`` bits ``u`` of ``U``.
@@ -423,8 +424,9 @@ class _Acceptance:
         """
         layout = self.layout
         result = np.ones(offset.size, dtype=bool)
-        first = self.first_undecided if layout.kind == "laplace" else self.first_undecided[entry]
-        slow = np.flatnonzero(uniform >= first)         # u below it: accepted whatever R is
+        slow = np.flatnonzero(uniform >= self.least_undecided)  # u below: accepted whatever R is
+        if layout.kind == "gaussian":                   # the entry's own bound, on those only
+            slow = slow[uniform[slow] >= self.first_undecided[entry[slow]]]
         if not slow.size:
             return result
         offset, uniform = offset[slow].astype(np.int64, copy=False), uniform[slow].astype(
@@ -505,7 +507,7 @@ class Envelope:
         prefix, sign, offset, uniform = (               # uint64 fields (< 2**52) as int64
             f.view(np.int64) if f.dtype == np.uint64 else f for f in read_fields(
                 rng, n, (table.guide_bits, 1, layout.log_width, table.accept_bits)))
-        entry = table.guide[prefix]
+        entry = np.take(table.guide, prefix)            # int32 entries
         undecided = np.flatnonzero(entry < 0)
         special = table.special                         # may an entry be 0 or the tail?
         if undecided.size:

@@ -375,25 +375,33 @@ def float_path(dtype: np.dtype, k: int, reach_units: Fraction) -> bool:
     return dtype == np.float64 and low <= k <= high and reach_units < FLOAT_NOISE_MAX
 
 
-def add_to_floats(values: np.ndarray, k: int, noise: np.ndarray) -> np.ndarray:
+_FLOAT_CHUNK = 1 << 14  # elements per pass of add_to_floats: its temporaries stay in cache
+
+
+def add_to_floats(values: np.ndarray, k: int, noise: np.ndarray, *,
+                  overwrite: bool = False) -> np.ndarray:
     """``RN((round(values / 2**k) + noise) · 2**k)`` at a cost independent of every value.
 
     The same vectorised passes run whatever the values' magnitudes and binary expansions
     and whatever the noise (two branches computed for every element, one selected), and
     the result is the one :func:`to_grid`, :func:`add_units` and :func:`from_grid` give,
-    bit for bit. Why it is exact, for ``k`` in :data:`FLOAT_K_RANGE` and ``|noise| < 2**53``:
+    bit for bit. Why it is exact, for ``k`` in :data:`FLOAT_K_RANGE` and ``|noise| < 2**53``
+    (``noise · 2**k`` is then an exact normal float, or 0):
 
     * *small* values, ``|x| < 2**(k + 52)``: ``x · 2**-k`` is exact (a power-of-two
-      scaling of a normal result; values below the normal range, replaced by 0 first so no
+      scaling of a normal result; values below ``2**(k-1)``, replaced by 0 first so no
       subnormal operand is ever multiplied, round to 0 units, as does their exact
       quotient for ``k >= -1021``), ``rint`` rounds it half to even, exactly, to an integer
-      ``u`` with ``|u| <= 2**52``; ``t = u + noise`` is exact in ``int64``; ``float(t)`` is
-      the correctly rounded ``RN(t)``, and ``RN(t) · 2**k = RN(t · 2**k)`` (a normal result:
-      ``|t| >= 1``, ``k >= -1021``; no overflow: ``|t · 2**k| < 2**(k+54) <= 2**1023``);
+      ``u`` with ``|u| <= 2**52``, and ``u · 2**k`` is exact; IEEE addition returns the
+      correctly rounded exact sum ``RN((u + noise) · 2**k)``, a normal float or zero
+      (``|u + noise| >= 1``, ``k >= -1021``; ``+0.0`` for a zero sum), never beyond the
+      largest float (``|u + noise| < 2**54``, ``k + 54 <= 1023``);
     * *large* values, ``|x| >= 2**(k + 52)``: the last bit of ``x`` is worth at least
-      ``2**k``, so ``x`` is already on the grid; ``noise · 2**k`` is an exact float, and
-      IEEE addition returns the correctly rounded exact sum ``RN(x + noise · 2**k)``, ±inf
-      exactly when that sum rounds beyond the largest float (as :func:`from_grid` does).
+      ``2**k``, so ``x`` is already on the grid, and IEEE addition returns the correctly
+      rounded exact sum ``RN(x + noise · 2**k)``, ±inf exactly when that sum rounds beyond
+      the largest float (as :func:`from_grid` does).
+
+    The passes run over chunks of ``2**14`` values, whose temporaries stay in the cache.
 
     Parameters
     ----------
@@ -403,13 +411,16 @@ def add_to_floats(values: np.ndarray, k: int, noise: np.ndarray) -> np.ndarray:
         Grid exponent, in :data:`FLOAT_K_RANGE`.
     noise : numpy.ndarray of integers
         The noise in grid units, one per value.
+    overwrite : bool
+        If true, an ``int64`` ``noise`` (which the caller no longer needs) may be replaced
+        by the result: the floats are then stored in its memory, and no new array is made.
 
     Returns
     -------
     numpy.ndarray of float64
         If some ``|noise| >= 2**53`` (beyond the reach :func:`float_path` requires: an
-        event of probability below ``2**-1074``), the same result computed on Python ints,
-        at a cost that depends on the values.
+        event of probability below ``2**-1074``), the chunk holding it is computed on Python
+        ints, at a cost that depends on the values.
 
     Raises
     ------
@@ -427,28 +438,37 @@ def add_to_floats(values: np.ndarray, k: int, noise: np.ndarray) -> np.ndarray:
     x = values.reshape(-1)
     try:
         n = np.asarray(noise, dtype=np.int64).reshape(-1)
-        inside = int(n.max()) < FLOAT_NOISE_MAX and int(n.min()) > -FLOAT_NOISE_MAX
-    except OverflowError:  # beyond 2**63
-        inside = False
-    if not inside:  # beyond the reach: exact, on Python ints
-        total = add_units(to_grid(x, k, exact=True), np.asarray(noise, dtype=object).reshape(-1),
-                          exact=True)
-        return from_grid(total, k, exact=True).reshape(values.shape)
+    except OverflowError:  # beyond 2**63: exact, on Python ints
+        return _exact_sum(x, k, np.asarray(noise).reshape(-1)).reshape(values.shape)
+    ours = overwrite and isinstance(noise, np.ndarray) and noise.dtype == np.int64 and \
+        noise.flags.writeable and noise.flags.c_contiguous
+    out = n.view(np.float64) if ours else np.empty(x.size, dtype=np.float64)
+    with np.errstate(over="ignore"):  # large values may overflow in x · 2**-k: not selected
+        for start in range(0, x.size, _FLOAT_CHUNK):
+            stop = start + _FLOAT_CHUNK
+            _add_chunk(x[start:stop], k, n[start:stop], out[start:stop])
+    return out.reshape(values.shape)
+
+
+def _add_chunk(x: np.ndarray, k: int, noise: np.ndarray, out: np.ndarray) -> None:
+    """:func:`add_to_floats` on one chunk (``out`` may share ``noise``'s memory)."""
+    noise_float = noise.astype(np.float64)      # exact for |noise| < 2**53, checked here:
+    if not (noise_float.max() < FLOAT_NOISE_MAX and noise_float.min() > -FLOAT_NOISE_MAX):
+        out[:] = _exact_sum(x, k, np.asarray(noise, dtype=object))  # RN is monotone
+        return
+    noise_float *= 2.0 ** k
     magnitude = np.abs(x)
     x = np.where(magnitude < 2.0 ** (k - 1), 0.0, x)  # 0 units; no subnormal product below
-    small = magnitude < 2.0 ** (k + 52)
-    with np.errstate(over="ignore"):  # large values may overflow here: not selected
-        scaled = np.rint(x * 2.0 ** -k)
-    units = np.where(small, scaled, 0.0).astype(np.int64)
-    units += n
-    step = 2.0 ** k
-    noise_float = n.astype(np.float64)
-    noise_float *= step
-    with np.errstate(over="ignore"):  # ±inf is the nearest float (see above)
-        small_result = units.astype(np.float64)
-        small_result *= step
-        noise_float += x
-    return np.where(small, small_result, noise_float).reshape(values.shape)
+    grid = np.multiply(x, 2.0 ** -k)
+    np.rint(grid, out=grid)
+    grid *= 2.0 ** k
+    np.add(np.where(magnitude < 2.0 ** (k + 52), grid, x), noise_float, out=out)
+
+
+def _exact_sum(x: np.ndarray, k: int, noise: np.ndarray) -> np.ndarray:
+    """:func:`add_to_floats`'s result on Python ints (noise beyond its reach)."""
+    total = add_units(to_grid(x, k, exact=True), np.asarray(noise, dtype=object), exact=True)
+    return from_grid(total, k, exact=True)
 
 
 def noisy_values(values: np.ndarray, k: int, reach: Fraction,
@@ -481,7 +501,7 @@ def noisy_values(values: np.ndarray, k: int, reach: Fraction,
     """
     if float_path(values.dtype, k, reach / Fraction(2) ** k):
         check_float_range(values, reach, **words)
-        return add_to_floats(values, k, draw(values.size))
+        return add_to_floats(values, k, draw(values.size), overwrite=True)  # noise: ours
     units = to_grid(values, k)
     check_release_range(units, k, reach, **words)
     total = add_units(units, draw(values.size), overwrite=True)  # units: ours
@@ -547,8 +567,10 @@ def check_release_range(units: np.ndarray, k: int, reach: Fraction, *, value: An
 def check_float_range(values: np.ndarray, reach: Fraction, *, value: Any, noise: str,
                       bound: str) -> None:
     """:func:`check_release_range` for a float64 array (the :func:`add_to_floats` path):
-    the same refusal, from one reduction and one exact comparison whatever the values."""
-    _refuse_beyond(Fraction(float(np.max(np.abs(values)))), reach, value, noise, bound)
+    the same refusal, from two reductions (no temporary) and one exact comparison whatever
+    the values."""
+    largest = max(float(values.max()), -float(values.min()))
+    _refuse_beyond(Fraction(largest), reach, value, noise, bound)
 
 
 def _refuse_beyond(largest: Fraction, reach: Fraction, value: Any, noise: str,
