@@ -1341,13 +1341,13 @@ def test_a_sampler_reading_one_bit_at_a_time_is_served_bits_in_blocks(monkeypatc
     the very bits a direct call reads from a source seeded alike, and the public check's
     source records the sizes asked for as before (its modulo hint reads them)."""
     from dpkit.check.exponential import _RecordingBits
-    from dpkit.course import sandbox as sandbox_module
+    from dpkit.course import lending
     from dpkit.course.judges.sampler import BitsOnlySource
     from dpkit.rng import seeded
 
     requests = []
-    serve = sandbox_module._Lent.serve
-    monkeypatch.setattr(sandbox_module._Lent, "serve",
+    serve = lending.Lent.serve
+    monkeypatch.setattr(lending.Lent, "serve",
                         lambda self, request: requests.append(request) or serve(self, request))
     with Sandbox(Limits(call_seconds=20)) as sandbox:
         assert sandbox.run([_BIT_BY_BIT]) == [None]
@@ -1395,12 +1395,11 @@ def test_a_sampler_reading_a_million_bits_from_a_lent_source_gets_them_all():
     weights near 10**400) and one draw of 300,000 bits, about 1.3 million bits in all, are
     the very bits the blocks drawn in the grader hold, and the wire's caps agree with the
     largest block."""
-    from dpkit.course import sandbox as sandbox_module
-    from dpkit.course import worker
+    from dpkit.course import lending, worker
     from dpkit.course.judges.sampler import BitsOnlySource
     from dpkit.course.wire import MAX_INT_BITS, MAX_MESSAGE
 
-    assert worker._MOST_BLOCK_BITS <= sandbox_module._MAX_DRAW_BITS <= MAX_INT_BITS
+    assert worker._MOST_BLOCK_BITS <= lending.MAX_DRAW_BITS <= MAX_INT_BITS
     assert MAX_INT_BITS // 4 < MAX_MESSAGE
     with Sandbox(Limits(call_seconds=20)) as sandbox:
         assert sandbox.run([
