@@ -29,7 +29,9 @@ in the grader: the worker's proxy asks for each use, and only the uses such an o
 for are served (calling a query, drawing from a random source, iterating a stream; no
 attribute is ever read: :class:`~dpkit.course.lending.Lent`). A bits-only source is lent
 in blocks of bits, so that a sampler reading one bit at a time does not make a request per
-bit (:class:`dpkit.course.worker.RemoteSource`).
+bit (:class:`dpkit.course.worker.RemoteSource`). A randomized exercise's check that a cell
+shows is run here, on the student's function in the worker, as in a notebook, its verdict
+thrown away (:mod:`dpkit.course.showing`).
 
 When bubblewrap is missing, or the machine forbids the namespaces it needs, grading stops
 with :class:`SandboxUnavailable` unless the caller asked for ``unsafe=True``, which runs
@@ -65,6 +67,7 @@ import numpy as np
 
 from dpkit.course import syscalls
 from dpkit.course.lending import Lent
+from dpkit.course.showing import run_shown
 from dpkit.course.wire import GeneratorState, WireError, decode, dumps, encode, loads
 
 __all__ = ["Limits", "RemoteFunction", "Sandbox", "SandboxUnavailable", "StudentError",
@@ -532,24 +535,20 @@ class Sandbox:
         return self._result(self._request({"op": "get", "name": name},
                                           self.limits.call_seconds))
 
-    def call(self, name: str, *args: Any, **kwargs: Any) -> Any:
+    def call(self, name: str | int, *args: Any, **kwargs: Any) -> Any:
         """Call the notebook's function ``name``; its result, or the error it raised.
 
-        A NumPy generator among the arguments is sent by value and takes back the state
-        the call left it in (:class:`~dpkit.course.wire.GeneratorState`)."""
+        ``name`` is an ``int`` for what a check shown in a cell was given, while that
+        check runs here (:mod:`dpkit.course.showing`). A NumPy generator among the
+        arguments is sent by value and takes back the state the call left it in
+        (:class:`~dpkit.course.wire.GeneratorState`)."""
         generators: list[np.random.Generator] = []
-
-        def by_value(value: Any) -> Any:
-            if isinstance(value, np.random.Generator):
-                generators.append(value)
-                return GeneratorState.of(value, len(generators) - 1)
-            return value
-
         try:
-            message = {"op": "call", "name": name,
-                       "args": encode([by_value(a) for a in args], self._lent.lend),
-                       "kwargs": encode({k: by_value(v) for k, v in kwargs.items()},
-                                        self._lent.lend)}
+            message = {"op": "call", ("handle" if isinstance(name, int) else "name"): name,
+                       "args": encode([_by_value(a, generators) for a in args],
+                                      self._lent.lend),
+                       "kwargs": encode({k: _by_value(v, generators)
+                                         for k, v in kwargs.items()}, self._lent.lend)}
             reply = self._request(message, self.limits.call_seconds)
             _take_back(reply.get("generators"), generators)
             return self._result(reply)
@@ -591,6 +590,9 @@ class Sandbox:
                 reply = self._pipes.read(deadline, seconds, why)
                 if reply.get("op") == "callback":
                     self._pipes.write(self._lent.serve(reply), deadline)
+                elif reply.get("op") == "check":       # a check a cell shows: run it here
+                    run_shown(self, reply, message["op"], deadline)
+                    self._pipes.write({"op": "checked"}, deadline)
                 elif reply.get("id") == ident:
                     return reply
                 # anything else (a stale or forged message) is ignored
@@ -609,6 +611,15 @@ class Sandbox:
         if self._process is not None:
             _kill(self._process)
         self.close()
+
+
+def _by_value(value: Any, generators: list[np.random.Generator]) -> Any:
+    """``value``, or the state of a NumPy generator (sent by value, appended to
+    ``generators`` to take back the state the call leaves it in)."""
+    if isinstance(value, np.random.Generator):
+        generators.append(value)
+        return GeneratorState.of(value, len(generators) - 1)
+    return value
 
 
 def _take_back(states: Any, generators: list[np.random.Generator]) -> None:
