@@ -199,3 +199,22 @@ def test_the_release_header_states_the_check_rule_where_an_exercise_is_randomize
             assert "above it (earlier answers too)" in header
             assert "if not verdict.passed: print(verdict.message)" in header
     assert judged == {"laplace", "sparse_vector"}
+
+
+def test_the_checks_run_in_the_grader_are_the_randomized_exercises_checks() -> None:
+    """A check shown in the sandbox is run by the grader for the randomized exercises only
+    (``JUDGED``): :data:`dpkit.course.wire.RUN_IN_GRADER` is exactly the checks their
+    public tests call, so no value check calls the student's function there."""
+    from dpkit.course.exercises import JUDGED
+    from dpkit.course.wire import RUN_IN_GRADER
+
+    called = {}
+    for stem in CHAPTERS:
+        for label, _, _, code in _exercises(stem):
+            calls = [ast.unparse(node.func) for node in ast.walk(ast.parse("\n\n".join(code)))
+                     if isinstance(node, ast.Call)
+                     and ast.unparse(node.func).startswith("dpkit.check.")]
+            if calls:
+                called[label] = calls[0].rsplit(".", 1)[1]
+    assert JUDGED <= set(called)
+    assert {called[label] for label in JUDGED} == RUN_IN_GRADER

@@ -27,9 +27,11 @@ worker replies with plain values or the error its code raised. Objects of the gr
 that a call needs (a query, a random source, a stream) are passed by reference and stay
 in the grader: the worker's proxy asks for each use, and only the uses such an object is
 for are served (calling a query, drawing from a random source, iterating a stream; no
-attribute is ever read: :class:`_Lent`). A bits-only source is lent in blocks of bits, so
-that a sampler reading one bit at a time does not make a request per bit
-(:class:`dpkit.course.worker.RemoteSource`).
+attribute is ever read: :class:`~dpkit.course.lending.Lent`). A bits-only source is lent
+in blocks of bits, so that a sampler reading one bit at a time does not make a request per
+bit (:class:`dpkit.course.worker.RemoteSource`). A randomized exercise's check that a cell
+shows is run here, on the student's function in the worker, as in a notebook, its verdict
+thrown away (:mod:`dpkit.course.showing`).
 
 When bubblewrap is missing, or the machine forbids the namespaces it needs, grading stops
 with :class:`SandboxUnavailable` unless the caller asked for ``unsafe=True``, which runs
@@ -58,23 +60,15 @@ import tempfile
 import time
 import types
 from collections.abc import Callable, Iterator
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from dpkit.course import syscalls
-from dpkit.course.wire import (
-    MAX_INT_BITS,
-    GeneratorState,
-    WireError,
-    decode,
-    dumps,
-    encode,
-    in_blocks,
-    loads,
-)
+from dpkit.course.lending import Lent
+from dpkit.course.showing import run_shown
+from dpkit.course.wire import GeneratorState, WireError, decode, dumps, encode, loads
 
 __all__ = ["Limits", "RemoteFunction", "Sandbox", "SandboxUnavailable", "StudentError",
            "isolation"]
@@ -392,101 +386,6 @@ def _student_error(reply: Any) -> Exception:
     return type(safe, (StudentError,), {})(message)
 
 
-#: What the worker may do with each kind of lent object: nothing else, and no attribute is
-#: ever read (a generator's ``gi_frame`` or a function's globals would reach the grader).
-_SOURCE_METHODS = frozenset({"bits", "bytes", "randbelow", "bernoulli", "uniform", "uint64",
-                             "uniforms"})
-_PROTOCOL = ("__call__", "__iter__", "__next__", "__len__", "__getitem__")
-#: One draw from a lent random source: at most 2 MiB of bits, the largest integer the wire
-#: carries (a block of bits lent ahead, ``worker._MOST_BLOCK_BITS``, is smaller).
-_MAX_DRAW_BITS = MAX_INT_BITS
-
-
-def _draw_bits(method: str, args: list[Any], kwargs: dict[str, Any]) -> int:
-    """About how many random bits a use of a lent source asks for (refused above a cap, so
-    a student's code cannot make the grader allocate or loop without bound)."""
-    values = [*args, *kwargs.values()]
-    first = values[0] if values else 1
-    if method in ("uint64", "uniforms"):
-        shape = first if isinstance(first, (tuple, list)) else (first,)
-        if not all(type(s) is int and s >= 0 for s in shape):
-            raise TypeError("size must be an int or a tuple of ints")
-        return 64 * math.prod(shape)
-    if method == "bytes":
-        return 8 * first if type(first) is int else 0
-    if method in ("bits", "block"):
-        return first if type(first) is int else 0
-    if method == "randbelow":
-        return first.bit_length() if type(first) is int else 0
-    if method == "bernoulli":
-        return Fraction(first).denominator.bit_length() if isinstance(first, (int, Fraction)) \
-            else 0
-    return 64
-
-
-def _uses(value: Any) -> frozenset[str]:
-    """The uses the worker may make of ``value``; empty if it may not be lent at all."""
-    from dpkit.rng import RandomSource
-
-    if isinstance(value, RandomSource):
-        return _SOURCE_METHODS | {"block"} if in_blocks(value) else _SOURCE_METHODS
-    if isinstance(value, types.GeneratorType):
-        return frozenset({"__iter__", "__next__"})
-    if isinstance(value, types.FunctionType):            # a query written as a lambda
-        return frozenset({"__call__"})
-    if type(value).__module__.split(".")[0] == "dpkit" and not isinstance(value, type):
-        return frozenset(m for m in _PROTOCOL if callable(getattr(type(value), m, None)))
-    return frozenset()
-
-
-class _Lent:
-    """The grader's objects lent to the worker for one call (a query, a random source, a
-    stream), and the only uses of them it serves (:func:`_uses`): calling a query, drawing
-    from a random source, iterating a stream. Only such objects are lent; anything else a
-    use returns must be a plain value."""
-
-    def __init__(self) -> None:
-        self._objects: dict[int, Any] = {}
-        self._next = 0
-
-    def lend(self, value: Any) -> int:
-        if not _uses(value):
-            raise WireError(f"a value of type {type(value).__name__} cannot be sent")
-        self._next += 1
-        self._objects[self._next] = value
-        return self._next
-
-    def clear(self) -> None:
-        self._objects.clear()
-
-    def serve(self, request: dict[str, Any]) -> dict[str, Any]:
-        """Run one use of a lent object; the reply to send back."""
-        try:
-            target = self._objects[int(request.get("handle", -1))]
-            method = str(request.get("method"))
-            args = decode(request.get("args", []))
-            kwargs = decode(request.get("kwargs", {}))
-            if method not in _uses(target) or not isinstance(args, list) \
-                    or not isinstance(kwargs, dict) or not all(isinstance(k, str)
-                                                             for k in kwargs):
-                raise TypeError(f"the grader's object does not allow {method[:40]!r}")
-            if method in (*_SOURCE_METHODS, "block") \
-                    and _draw_bits(method, args, kwargs) > _MAX_DRAW_BITS:
-                raise ValueError(f"one draw may ask for at most {_MAX_DRAW_BITS} random bits")
-            if method == "__next__":
-                result = next(target)
-            elif method == "__iter__":
-                result = iter(target)
-            else:
-                result = getattr(target, method)(*args, **kwargs)
-            return {"op": "result", "value": encode(result, self.lend)}
-        except KeyError:
-            return {"op": "error", "type": "RuntimeError",
-                    "message": "that object is no longer available"}
-        except Exception as error:  # the grader's object raised: the student's code sees it
-            return {"op": "error", "type": type(error).__name__, "message": str(error)[:2000]}
-
-
 class _Broken(Exception):
     """The worker stopped answering as it should: ``why`` for the log (None: it ended),
     ``error`` for the student."""
@@ -559,7 +458,7 @@ class Sandbox:
         self.unsafe = unsafe
         self.isolation = isolation(unsafe=unsafe)
         self._process: subprocess.Popen[bytes] | None = None
-        self._lent = _Lent()
+        self._lent = Lent()
         self._next_id = 0
         self.stopped: str | None = None      # why the worker was stopped, if it was
         self.deadline = math.inf             # when the current test's time is up
@@ -636,24 +535,20 @@ class Sandbox:
         return self._result(self._request({"op": "get", "name": name},
                                           self.limits.call_seconds))
 
-    def call(self, name: str, *args: Any, **kwargs: Any) -> Any:
+    def call(self, name: str | int, *args: Any, **kwargs: Any) -> Any:
         """Call the notebook's function ``name``; its result, or the error it raised.
 
-        A NumPy generator among the arguments is sent by value and takes back the state
-        the call left it in (:class:`~dpkit.course.wire.GeneratorState`)."""
+        ``name`` is an ``int`` for what a check shown in a cell was given, while that
+        check runs here (:mod:`dpkit.course.showing`). A NumPy generator among the
+        arguments is sent by value and takes back the state the call left it in
+        (:class:`~dpkit.course.wire.GeneratorState`)."""
         generators: list[np.random.Generator] = []
-
-        def by_value(value: Any) -> Any:
-            if isinstance(value, np.random.Generator):
-                generators.append(value)
-                return GeneratorState.of(value, len(generators) - 1)
-            return value
-
         try:
-            message = {"op": "call", "name": name,
-                       "args": encode([by_value(a) for a in args], self._lent.lend),
-                       "kwargs": encode({k: by_value(v) for k, v in kwargs.items()},
-                                        self._lent.lend)}
+            message = {"op": "call", ("handle" if isinstance(name, int) else "name"): name,
+                       "args": encode([_by_value(a, generators) for a in args],
+                                      self._lent.lend),
+                       "kwargs": encode({k: _by_value(v, generators)
+                                         for k, v in kwargs.items()}, self._lent.lend)}
             reply = self._request(message, self.limits.call_seconds)
             _take_back(reply.get("generators"), generators)
             return self._result(reply)
@@ -695,6 +590,9 @@ class Sandbox:
                 reply = self._pipes.read(deadline, seconds, why)
                 if reply.get("op") == "callback":
                     self._pipes.write(self._lent.serve(reply), deadline)
+                elif reply.get("op") == "check":       # a check a cell shows: run it here
+                    run_shown(self, reply, message["op"], deadline)
+                    self._pipes.write({"op": "checked"}, deadline)
                 elif reply.get("id") == ident:
                     return reply
                 # anything else (a stale or forged message) is ignored
@@ -713,6 +611,15 @@ class Sandbox:
         if self._process is not None:
             _kill(self._process)
         self.close()
+
+
+def _by_value(value: Any, generators: list[np.random.Generator]) -> Any:
+    """``value``, or the state of a NumPy generator (sent by value, appended to
+    ``generators`` to take back the state the call leaves it in)."""
+    if isinstance(value, np.random.Generator):
+        generators.append(value)
+        return GeneratorState.of(value, len(generators) - 1)
+    return value
 
 
 def _take_back(states: Any, generators: list[np.random.Generator]) -> None:

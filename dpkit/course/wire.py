@@ -47,10 +47,17 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["MAX_INT_BITS", "MAX_MESSAGE", "GeneratorState", "Handle", "Unreadable",
-           "WireError", "decode", "dumps", "encode", "in_blocks", "loads", "returned"]
+__all__ = ["MAX_INT_BITS", "MAX_MESSAGE", "RUN_IN_GRADER", "GeneratorState", "Handle",
+           "Unreadable", "WireError", "decode", "dumps", "encode", "in_blocks", "loads",
+           "returned"]
 
 MAX_MESSAGE = 64 << 20          # bytes in one message (an array of 8 million floats)
+#: The checks of the randomized exercises (``dpkit.course.exercises.JUDGED``): shown in a
+#: cell in the sandbox, each is run by the grader on the student's function, as in a
+#: notebook, its verdict thrown away (:mod:`dpkit.course.showing`).
+RUN_IN_GRADER = frozenset({"check_laplace_mechanism", "check_gaussian_noise",
+                           "check_above_threshold", "check_auto_avg",
+                           "check_division_free_sampler"})
 _MAX_DEPTH = 32
 #: Bits of the largest integer that crosses (a draw of a lent source's ``bits(k)`` is one:
 #: the grader serves at most this many bits in one draw, and a block of bits lent ahead is

@@ -14,14 +14,15 @@ It is started by :class:`dpkit.course.sandbox.Sandbox` with two inherited file d
     ``sys.path``, the threads' names and the display hook's class read as a kernel's
     (:func:`_kernel_process`): the cheap signals of where code runs read "notebook",
     though the environment check refuses reading some of them; ``dpkit.check`` is a
-    stand-in whose checks run nothing: :func:`stand_in_checks`); reply with
+    stand-in whose checks return a placeholder: :func:`stand_in_checks`); reply with
     each cell's error, if any, and where it was raised: the cell's name, which the grader
     sends with it ("your answer to Exercise 3.2"), and the line.
 ``get``
     Reply with the value of a name the cells defined.
 ``call``
     Call a function the cells defined with the arguments given and reply with its result
-    or its error (in the shell's namespace and event loop, as a cell would call it). An
+    or its error (in the shell's namespace and event loop, as a cell would call it; by
+    handle, what a check shown in the running cell was given: :func:`_show`). An
     argument the grader passed by reference (a query, a random source, a
     stream) is a :class:`Remote` here: calling it, or one of its public methods, asks the
     grader, which runs the real object and replies. The call runs inside
@@ -52,7 +53,16 @@ from typing import Any
 
 from dpkit._checks import check_integer
 from dpkit.course import kernel
-from dpkit.course.wire import GeneratorState, decode, dumps, encode, loads, returned
+from dpkit.course.wire import (
+    RUN_IN_GRADER,
+    GeneratorState,
+    WireError,
+    decode,
+    dumps,
+    encode,
+    loads,
+    returned,
+)
 from dpkit.rng import RandomSource
 from dpkit.timing import unpadded
 
@@ -99,6 +109,8 @@ _channel: _Channel
 _shell: kernel.ZMQInteractiveShell   # the notebook's shell: its user_ns is the namespace
 _cells: set[str] = set()          # the file names the cells were compiled under: "<name>"
 _in_blocks: list[RemoteSource] = []  # the sources lent in blocks during the current call
+_in_cell = [False]                # whether a cell runs (not a function the grader calls)
+_shown: dict[int, Any] = {}       # what a check shown in a cell was given, while it runs
 
 
 def _error(error: BaseException) -> dict[str, Any]:
@@ -325,12 +337,24 @@ def _run(cells: list[str], names: Any = None) -> list[dict[str, Any] | None]:
         filename = f"<{_cell_name(names, index)}>"
         _cells.add(filename)
         try:
-            kernel.run_cell(_shell, str(source), drop_magics(str(source)), filename)
+            with _running(True):
+                kernel.run_cell(_shell, str(source), drop_magics(str(source)), filename)
         except BaseException as error:
             errors.append(_error(error))
         else:
             errors.append(None)
     return errors
+
+
+@contextlib.contextmanager
+def _running(cell: bool) -> Iterator[None]:
+    """While a cell runs (``cell``) or a function the grader calls does (not ``cell``):
+    only a cell's shown check is run by the grader (:func:`_show`)."""
+    before, _in_cell[0] = _in_cell[0], cell
+    try:
+        yield
+    finally:
+        _in_cell[0] = before
 
 
 def _generator(value: Any, made: list[Any]) -> Any:
@@ -366,43 +390,48 @@ def _return_sources() -> None:
 def _serve(namespace: dict[str, Any]) -> None:
     """Answer the grader's requests until it says ``exit``: inside a running asyncio event
     loop (:func:`main`), as a kernel runs its cells and what they call."""
-    while True:
-        request = _channel.receive()
-        op, ident = request.get("op"), request.get("id")
-        try:
-            if op == "exit":
-                return
-            if op == "run":
-                reply = {"op": "ran", "errors": _run(list(request["cells"]), request.get("names"))}
-            elif op == "get":
-                name = str(request["name"])
-                if name not in namespace:
-                    raise NameError(f"name {name!r} is not defined")
-                reply = {"op": "result", "value": encode(namespace[name])}
-            elif op == "callable":
-                reply = {"op": "result", "value": callable(namespace.get(str(request["name"])))}
-            elif op == "call":
-                function = namespace.get(str(request["name"]))
-                if not callable(function):
-                    raise NameError(f"{request['name']!r} is not a function your notebook "
-                                    "defines")
-                generators: list[Any] = []
-                args = [_generator(a, generators)
-                        for a in decode(request.get("args", []), _remote)]
-                kwargs = {k: _generator(v, generators)
-                          for k, v in decode(request.get("kwargs", {}), _remote).items()}
-                with unpadded(), _returning_sources(), kernel.executing(_shell):
-                    # the grader's calls are judged, never published: no deadlines
-                    value = function(*args, **kwargs)
-                reply = {"op": "result", "value": returned(value),
-                         "generators": [encode(GeneratorState.of(g, i))
-                                        for i, g in enumerate(generators)]}
-            else:
-                raise ValueError(f"unknown request {op!r}")
-        except BaseException as error:
-            reply = _error(error)
-        reply["id"] = ident
-        _channel.send(reply)
+    while (request := _channel.receive()).get("op") != "exit":
+        _channel.send(_answer(request, namespace))
+
+
+def _answer(request: dict[str, Any], namespace: dict[str, Any]) -> dict[str, Any]:
+    """The reply to one of the grader's requests (``run``, ``get``, ``callable``, ``call``:
+    see the module docstring)."""
+    op, ident = request.get("op"), request.get("id")
+    try:
+        if op == "run":
+            reply = {"op": "ran", "errors": _run(list(request["cells"]), request.get("names"))}
+        elif op == "get":
+            name = str(request["name"])
+            if name not in namespace:
+                raise NameError(f"name {name!r} is not defined")
+            reply = {"op": "result", "value": encode(namespace[name])}
+        elif op == "callable":
+            reply = {"op": "result", "value": callable(namespace.get(str(request["name"])))}
+        elif op == "call":
+            function = _shown.get(request["handle"]) if "handle" in request else \
+                namespace.get(str(request["name"]))
+            if not callable(function):
+                raise NameError(f"{request.get('name', 'what a check was given')!r} is "
+                                "not a function your notebook defines")
+            generators: list[Any] = []
+            args = [_generator(a, generators)
+                    for a in decode(request.get("args", []), _remote)]
+            kwargs = {k: _generator(v, generators)
+                      for k, v in decode(request.get("kwargs", {}), _remote).items()}
+            with unpadded(), _returning_sources(), kernel.executing(_shell), \
+                    _running(False):
+                # the grader's calls are judged, never published: no deadlines
+                value = function(*args, **kwargs)
+            reply = {"op": "result", "value": returned(value),
+                     "generators": [encode(GeneratorState.of(g, i))
+                                    for i, g in enumerate(generators)]}
+        else:
+            raise ValueError(f"unknown request {op!r}")
+    except BaseException as error:
+        reply = _error(error)
+    reply["id"] = ident
+    return reply
 
 
 #: ``sys.argv`` as ``ipykernel`` sets it in a notebook's kernel: its launcher and the
@@ -493,25 +522,61 @@ class StandInVerdict:
 
 
 def _stand_in(name: str) -> Any:
-    def check(*_args: Any, **_kwargs: Any) -> StandInVerdict:
+    def check(*args: Any, **kwargs: Any) -> StandInVerdict:
+        if name in RUN_IN_GRADER:
+            _show(name, args, kwargs)
         return StandInVerdict(True, f"{name}: {NOT_RUN_HERE}")
     check.__name__ = check.__qualname__ = name
     return check
 
 
+def _show(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """A randomized exercise's check shown in a cell: the grader runs the real one, as a
+    notebook does, and this process answers its calls of the student's function (the
+    handles of what the check was given, in :data:`_shown`) until it says ``checked``
+    (:mod:`dpkit.course.showing`). Nothing comes back but that word. Not from a function
+    the grader calls, nor inside another shown check: nothing is run then (the grader
+    refuses it too)."""
+    if not _in_cell[0] or _shown:
+        return
+
+    def handle(value: Any) -> int:
+        _shown[len(_shown) + 1] = value
+        return len(_shown)
+
+    try:
+        message = {"op": "check", "name": name, "args": encode(list(args), handle),
+                   "kwargs": encode(kwargs, handle)}
+        _channel.send(message)
+        while (request := _channel.receive()).get("op") != "checked":
+            if request.get("op") == "exit":
+                os._exit(0)                     # the grader has gone
+            _channel.send(_answer(request, _shell.user_ns))
+    except WireError:                           # what it was given cannot be sent: not run
+        pass
+    finally:
+        _shown.clear()
+
+
 def stand_in_checks(names: dict[str, list[str]]) -> None:
     """Put a stand-in ``dpkit.check`` (and its submodules) in ``sys.modules``: the same
     public names (``names``: by submodule, ``""`` the package's own), each check returning
-    :data:`NOT_RUN_HERE` as a passing :class:`StandInVerdict` and running nothing.
+    :data:`NOT_RUN_HERE` as a passing :class:`StandInVerdict`.
 
     The checkers are not in the sandbox (:mod:`dpkit.course.sandbox`: a value answer could
     search for itself with its own public check), yet every exercise says "check it with
     ``dpkit.check.…``", and a student who does so in the answer cell must not lose the
-    exercise to an ``AttributeError`` (honest review 11, F5). The stand-in cannot be
-    searched with, and it tells the sandbox from a notebook no more than the missing
-    checkers did: :func:`dpkit.course.exercises.environment_use` refuses, in the code of an
-    answer to a randomized exercise, any use of ``dpkit.check`` but a check called to be
-    shown (``print(dpkit.check.check_…(f))``)."""
+    exercise to an ``AttributeError`` (honest review 11, F5). A value check calls nothing
+    (it stops at the first wrong value, so a function that counts its calls could search
+    for its answer with it). A randomized exercise's check
+    (:data:`~dpkit.course.wire.RUN_IN_GRADER`) shown in a cell is run by the grader on
+    what it was given, calling the student's function back here as the check does in a
+    notebook, its verdict thrown away (:func:`_show`, :mod:`dpkit.course.showing`): a
+    placeholder returned at once, calling nothing, told the sandbox from a notebook by the
+    clock or a count of calls (adversarial review 12, F4). The placeholder tells it no more
+    than the missing checkers did: :func:`dpkit.course.exercises.environment_use` refuses,
+    in the code of an answer to a randomized exercise, any use of ``dpkit.check`` but a
+    check called to be shown (``print(dpkit.check.check_…(f))``)."""
     package = types.ModuleType("dpkit.check", "Stand-in checkers: the grader runs the real ones.")
     package.__path__ = []
     for part, listed in names.items():
