@@ -136,3 +136,24 @@ def test_a_sandbox_s_process_limit_is_its_own():
             assert other.get("total") == sum(k * k for k in range(64))
             assert other.run([BOMB]) == [None]
             assert 50 <= other.get("started") < Limits().processes
+
+
+POOL = r'''
+import multiprocessing, os
+with multiprocessing.Pool(2) as pool:
+    squares = pool.map(abs, [-1, -2, -3])
+shared = multiprocessing.Value("d", 1.5).value
+root = os.path.isdir("/etc")
+'''
+
+
+def test_multiprocessing_works_in_the_sandbox():
+    """Honest review 13, F3: a pool or a shared value needs a writable ``/dev/shm``, which
+    the worker, nobody, could not write when the teacher grades as root (an honest
+    ``multiprocessing.Pool`` answer got 0); each sandbox now has its own. And its root has
+    an ``/etc``, as a system's does (adversarial review 13, F3)."""
+    with Sandbox(Limits(call_seconds=20)) as sandbox:
+        assert sandbox.run([POOL]) == [None]
+        assert sandbox.get("squares") == [1, 2, 3]
+        assert sandbox.get("shared") == 1.5
+        assert sandbox.get("root") is True

@@ -187,8 +187,12 @@ def _command(limits: Limits, fds: tuple[int, int], opened: list[int]) -> list[st
     filter (:mod:`dpkit.course.syscalls`) read from a file descriptor that is appended to
     ``opened``, for the caller to pass to it and close."""
     command = [*_namespaces(), "--proc", "/proc", "--dev", "/dev"]
+    # A private /dev/shm the worker can write, as a notebook's: multiprocessing's locks and
+    # pools live there (honest review 13, F3: they failed as nobody on root's /dev/shm).
+    command += ["--perms", "01777", "--size", str(limits.tmp_bytes), "--tmpfs", "/dev/shm"]
     # The private /tmp first: what is bound later (a clone under /tmp, say) stays visible.
     command += ["--perms", "01777", "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp"]
+    command += ["--perms", "0755", "--dir", "/etc"]   # a system's root has one (review 13)
     command += ["--perms", "01777", "--dir", KERNEL_HOME]      # a notebook user's home
     binds = _binds()
     for parent in _parents(binds):
