@@ -634,7 +634,9 @@ def forbidden_use(label: str, answer: str, earlier: Iterable[str | tuple[str, st
     cell's top level except to fill a format string. ``from __future__ import`` is
     allowed. The course kit, ``dpkit.course``, is refused like a forbidden function (no
     exercise needs it). A cell that does not parse is skipped (the sandbox reports its
-    error).
+    error). A cell's Python is :func:`~dpkit.course.worker.drop_magics`'s, as the sandbox
+    runs it, and a Python file a cell writes with ``%%writefile`` (importable in the
+    sandbox) is read as that cell's code, its ``from … import`` never exempt.
 
     Returns
     -------
