@@ -356,7 +356,8 @@ def drop_magics(source: str) -> str:
 
     Raises
     ------
-    Nothing: what is not Python stays as it is, and fails to compile in the worker.
+    Nothing: a cell IPython cannot tokenize stays as it is, and fails to compile in the
+    worker, which names its line.
 
     Privacy guarantee: none by itself; the worker and the static reading see the same
     Python (reference: honest review 13, F1, F2, F6; IPython's ``inputtransformer2``).
@@ -372,7 +373,10 @@ def drop_magics(source: str) -> str:
         rest = [first + "\n", *(drop_magics("".join(body)).split("\n")
                                 if name in _PYTHON_BODY else [""] * len(body))]
     else:
-        rest = _line_magics(rest)
+        try:
+            rest = _line_magics(rest)
+        except SyntaxError:              # not Python: compiling the cell says where
+            pass
     return "\n".join([""] * lead + [line.rstrip("\n") for line in rest])
 
 
