@@ -1,6 +1,7 @@
 """The exercises' metadata: library functions an answer may not use (report §2: one library
 call answered "write it yourself" exercises with full marks), found statically."""
 
+import ast
 from pathlib import Path
 
 import pytest
@@ -1082,7 +1083,7 @@ def test_honest12_an_ipython_help_line_is_dropped_like_a_magic(help_line):
     Python; the worker compiled it as it was, so the whole cell failed and the function was
     never defined, and the static reading skipped the cell as unparsable (a device beside
     it went unread). Both drop it like a magic. Deterministic."""
-    from dpkit.course.worker import drop_magics
+    from dpkit.course.magics import drop_magics
 
     cell = TEXTBOOK + help_line + "\n"
     namespace: dict = {}
@@ -1207,3 +1208,112 @@ def test_honest12_a_verdict_that_steers_later_code_stays_refused(cell):
     and ``stdout`` used otherwise than flushed. Deterministic."""
     why = environment_use("ex-laplace-textbook", TEXTBOOK + cell, [])
     assert why is not None and "judged by what your function returns" in why, cell
+
+
+#: Honest review 13, F1 and F2: cells Jupyter runs, which the grader's magic stripping
+#: broke (a continuation line starting with ``%`` or ``!=`` blanked; an indented or assigned
+#: magic), and what each must leave defined.
+HONEST13_CELLS = [
+    ('s = ("p: %.4f"\n     % 0.5)\nok = (s\n      != "")\n', {"s": "p: 0.5000", "ok": True}),
+    ("total = 0\nfor e in [0.5, 1.0]:\n    %time total += e\n", {"total": 1.5}),
+    ("t = %timeit -o -n 10 abs(-2)\n", {"t": None}),
+    ("%time x = abs(-3)\ny = %time abs(-4)\n", {"x": 3, "y": 4}),
+    ("files = !ls\nif True:\n    !echo hi\nelse:\n    %matplotlib inline\n",
+     {"files": []}),
+    ("%%timeit -n 3 a = 1\nb = a + 1\n%time c = b * 2\n", {"b": 2, "c": 4}),
+    ("%%capture cap --no-stderr\nd = 5\n", {"cap": None, "d": 5}),
+    ("z = (1 +\n     2)  # a comment with ! and %\n", {"z": 3}),
+]
+
+
+@pytest.mark.parametrize(("cell", "expected"), HONEST13_CELLS)
+def test_honest13_cells_jupyter_runs_run_the_same_way_in_the_grader(cell, expected):
+    """Honest review 13, F1 and F2: ``drop_magics`` blanked every line starting with ``%``
+    or ``!``, continuation lines too (``% x`` inside brackets, black's ``!= y``), left an
+    indented ``%time`` loop body empty, kept ``t = %timeit -o …`` as it was, and dropped
+    ``%time x = f()``'s statement. Magics are now found on IPython's logical lines: the
+    cell's Python runs, keeps its line count, and binds what Jupyter binds (``%time``'s
+    statement runs once; ``t = %timeit -o`` binds None, ``x = !ls`` an empty list).
+    Deterministic."""
+    from dpkit.course.magics import drop_magics
+
+    python = drop_magics(cell)
+    assert len(python.split("\n")) == len(cell.splitlines()), python
+    namespace: dict = {}
+    exec(compile(python, "<cell>", "exec"), namespace)
+    assert {name: namespace[name] for name in expected} == expected
+
+
+@pytest.mark.parametrize("cell", [
+    "%run other.py\n", "!rm -rf ~\n", "x = !cat /etc/passwd\n", "%%bash\nrm -rf ~\n",
+    "%%script python3\nimport os\nos.remove('x')\n", "%%html\n<script>x()</script>\n",
+    "%%writefile helper.py\nimport os\nos.remove('x')\n", "%load_ext autoreload\n",
+    "for i in [0, 1]:\n    %run other.py\n    !rm -rf ~\n",
+])
+def test_honest13_a_magic_runs_nothing_but_its_allowed_statement(cell):
+    """Honest review 13: magics are never run, only ``%time``/``%timeit`` statements and
+    the Python bodies of ``%%time``, ``%%timeit`` and ``%%capture`` are: a line magic, a
+    shell escape and a non-Python cell magic's body leave only ``pass``, ``None``, ``[]``
+    or empty lines (``%%writefile``'s body is written by the worker, never run in the
+    cell). Deterministic."""
+    from dpkit.course.magics import drop_magics
+
+    tree = ast.parse(drop_magics(cell))
+    calls = [node for node in ast.walk(tree) if isinstance(node, (ast.Call, ast.Import))]
+    assert calls == [], ast.unparse(tree)
+
+
+def test_honest13_writefile_cells_are_parsed():
+    """Honest review 13, F6: ``%%writefile [-a] name`` gives its file's name, whether it
+    appends and its body (``~`` expanded, quotes removed); other cells give None.
+    Deterministic."""
+    from dpkit.course.magics import written_file
+
+    assert written_file("\n%%writefile helper.py\nX = 1\n") == ("helper.py", False, "X = 1\n")
+    assert written_file("%%writefile -a 'my file.txt'\nrow\n") == ("my file.txt", True, "row\n")
+    assert written_file("%%bash\necho\n") is None
+    assert written_file("x = 1\n%%writefile a.py\n") is None
+
+
+def test_honest13_a_module_written_by_writefile_is_read_as_the_student_s_code():
+    """Honest review 13, F6: a module the student writes with ``%%writefile helper.py`` is
+    importable in the sandbox, so the static reading reads its code as the student's, in
+    that cell, with the cell's line numbers: a forbidden function imported there, also by
+    the name the set-up cell binds (``helper.laplace_accuracy`` reaches it), and an
+    environment read there are refused; an honest helper module passes. Deterministic."""
+    place = "the cell you added above Exercise 2.1"
+    writes = ("%%writefile helper.py\nimport math\n"
+              "from dpkit.laplace import laplace_accuracy\n")
+    why = forbidden_use("ex-laplace-interval",
+                        "import helper\ndef half(e, b):\n"
+                        "    return helper.laplace_accuracy(e, b)\n",
+                        [(writes, place)], _setup("laplace"))
+    assert why is not None and f"{place} (the file helper.py it writes), line 3" in why, why
+    honest = "%%writefile helper.py\nimport math\ndef half(e, b):\n    return math.log(1 / b) / e\n"
+    assert forbidden_use("ex-laplace-interval", "import helper\nhalf = helper.half\n",
+                         [(honest, place)], _setup("laplace")) is None
+    device = "%%writefile -a helper.py\nimport os\nGRADED = 'HOME' in os.environ\n"
+    why = environment_use("ex-laplace-textbook", "import helper\n" + TEXTBOOK, [(device, place)])
+    assert why is not None and "line 3, environ" in why, why
+    assert environment_use("ex-laplace-textbook", "import helper\n" + TEXTBOOK,
+                           [("%%bash\nimport os\nos.environ\n", place)]) is None
+
+
+@pytest.mark.parametrize("test", ["RUN_CHECKS", "True", '__name__ == "__main__"',
+                                  "RUN_CHECKS and 1 < 2"])
+def test_honest13_a_check_shown_under_a_plain_if_is_accepted(test):
+    """Honest review 13, F5: ``if RUN_CHECKS: print(dpkit.check.check_…(f))`` was refused
+    while ``if __name__ == "__main__":`` was accepted; an ``if`` whose test involves no
+    check and no verdict cannot steer later code through the verdict, so a check shown in
+    its branches is accepted; a branch on a verdict (or on a check) that does more than
+    show stays refused. Deterministic."""
+    cell = (f"RUN_CHECKS = True\nif {test}:\n"
+            "    verdict = dpkit.check.check_laplace_mechanism(my_laplace)\n"
+            "    print(verdict)\nelse:\n"
+            "    print(dpkit.check.check_laplace_mechanism(my_laplace))\n")
+    assert environment_use("ex-laplace-textbook", TEXTBOOK + cell, []) is None
+    for steered in ["if verdict.passed:\n    X = 1\n", "if not verdict:\n    exit()\n",
+                    "if dpkit.check.check_laplace_mechanism(my_laplace).passed:\n"
+                    "    print(1)\n    X = 2\n"]:
+        why = environment_use("ex-laplace-textbook", TEXTBOOK + cell + steered, [])
+        assert why is not None and "other than to be shown" in why, steered

@@ -476,6 +476,36 @@ def test_adv11_the_worker_s_flags_threads_and_command_line_read_as_a_kernel_s():
         assert sandbox.get("x") == 5
 
 
+
+def test_honest13_cells_jupyter_runs_run_the_same_way_in_the_worker(tmp_path):
+    """Honest review 13, F1, F2, F4, F6: correct answers lost whole exercises because the
+    worker blanked continuation lines starting with ``%`` or ``!=`` (SyntaxError), left an
+    indented ``%time`` loop body empty (IndentationError), kept ``t = %timeit -o …``,
+    refused top-level ``await`` and ran a ``%%writefile`` cell as Python (its module never
+    written, ``import`` failed). In a real worker each now runs as in Jupyter, and a magic
+    still runs nothing (``%run``, ``!touch``, ``%%bash`` leave no file). Deterministic."""
+    marker = tmp_path / "ran"
+    with Sandbox(Limits(call_seconds=60)) as sandbox:
+        errors = sandbox.run([
+            "def truth_prob(e):\n    return e / (1 + e)\n",
+            'shown = ("p at epsilon = 1: %.4f"\n         % truth_prob(1.0))\n'
+            "ok = (truth_prob(0.75)\n      != 0.0)\n",
+            "for eps in [0.5, 1.0]:\n    %time truth_prob(eps)\n"
+            "t = %timeit -o -n 10 truth_prob(0.75)\n%time x = truth_prob(1.0)\n",
+            "import asyncio\nasync def main():\n    await asyncio.sleep(0)\n    return 7\n"
+            "r = await main()\n",
+            "%%writefile mylap_helper.py\ndef double(x):\n    return 2 * x\n",
+            "import mylap_helper\ny = mylap_helper.double(3)\n",
+            f"%run {marker}.py\n!touch {marker}\nfiles = !touch {marker}\n",
+            f"%%bash\ntouch {marker}\n",
+            "%%html\n<b>bold</b>\n",
+            f"import os\nmarked = os.path.exists({str(marker)!r})\n"])
+        assert errors == [None] * 10, errors
+        assert sandbox.get("shown") == "p at epsilon = 1: 0.5000"
+        assert [sandbox.get(n) for n in ("ok", "t", "x", "r", "y", "files", "marked")] == [
+            True, None, 0.5, 7, 6, [], False]
+    assert not marker.exists()
+
 #: What a cell reads in an ipykernel 7.4 kernel (IPython 9.18), recorded with jupyter_client
 #: after a set-up cell ``import numpy as np`` / ``import dpkit`` (adversarial review 12, F3).
 ADV12_KERNEL = {

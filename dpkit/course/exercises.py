@@ -17,6 +17,7 @@ import ast
 import builtins
 from collections.abc import Iterable
 
+from dpkit.course.magics import drop_magics, written_file
 from dpkit.course.reading import (
     FUNCTIONS,
     LOOKUPS,
@@ -31,7 +32,6 @@ from dpkit.course.reading import (
     walk_running,
 )
 from dpkit.course.shown import check_use, checker_words
-from dpkit.course.worker import drop_magics
 
 __all__ = ["ABSOLUTE_TOLERANCE", "DYNAMIC", "ENVIRONMENT", "FORBIDDEN", "JUDGED",
            "RELATIVE_TOLERANCE", "environment_use", "forbidden_use"]
@@ -183,8 +183,7 @@ def environment_use(label: str, answer: str, earlier: Iterable[str | tuple[str, 
         return None
     cells = [(cell, "an earlier cell of yours") if isinstance(cell, str) else cell
              for cell in earlier]
-    parsed = [(tree, place) for source, place in [(answer, "its answer"), *cells]
-              for tree in [_parsed(source)] if tree is not None]
+    parsed = [(tree, place) for tree, place, _ in _read([(answer, "its answer"), *cells])]
     # Attributes the student's code defines itself (``self.timing = []``, a class's or a
     # dataclass's field, a namedtuple's), in any cell: an earlier answer is read again with
     # each later one; and the names it binds itself, in any cell.
@@ -563,6 +562,29 @@ def _parsed(source: str) -> ast.Module | None:
         return None
 
 
+def _read(cells: Iterable[tuple[str, str]]) -> list[tuple[ast.Module, str, bool]]:
+    """Each cell's Python (:func:`~dpkit.course.magics.drop_magics`), parsed, with its name
+    in feedback and False, a cell that does not parse skipped; after a cell that writes a
+    Python file (``%%writefile helper.py``, which the worker writes and an ``import
+    helper`` runs: honest review 13, F6), that file's code with True, read as the student's
+    code in that cell (its lines numbered as the cell's; "the file helper.py it writes")."""
+    read = []
+    for source, place in cells:
+        tree = _parsed(source)
+        if tree is not None:
+            read.append((tree, place, False))
+        written = written_file(source)
+        if written is not None and written[0].endswith(".py"):
+            name, _, body = written
+            try:
+                module = ast.parse(body)
+            except SyntaxError:                  # it cannot be imported either
+                continue
+            ast.increment_lineno(module, len(source.splitlines()) - len(body.splitlines()))
+            read.append((module, f"{place} (the file {name} it writes)", True))
+    return read
+
+
 def forbidden_use(label: str, answer: str, earlier: Iterable[str | tuple[str, str]],
                   setup: str | None = None) -> str | None:
     """Why the student's answer to exercise ``label`` may not be graded, or None.
@@ -612,7 +634,9 @@ def forbidden_use(label: str, answer: str, earlier: Iterable[str | tuple[str, st
     cell's top level except to fill a format string. ``from __future__ import`` is
     allowed. The course kit, ``dpkit.course``, is refused like a forbidden function (no
     exercise needs it). A cell that does not parse is skipped (the sandbox reports its
-    error).
+    error). A cell's Python is :func:`~dpkit.course.magics.drop_magics`'s, as the sandbox
+    runs it, and a Python file a cell writes with ``%%writefile`` (importable in the
+    sandbox) is read as that cell's code, its ``from … import`` never exempt.
 
     Returns
     -------
@@ -641,11 +665,13 @@ def forbidden_use(label: str, answer: str, earlier: Iterable[str | tuple[str, st
         banned.setdefault(name.rsplit(".", 1)[1], name)
     cells = [(cell, "an earlier cell of yours") if isinstance(cell, str) else cell
              for cell in earlier]
-    statements = [(s, place) for source, place in cells
-                  for tree in [_parsed(source)] if tree for s in tree.body]
     root = _parsed(answer)
     if root is None:
         return None
+    read = [*_read([(answer, "its answer")])[1:], *_read(cells)]
+    statements = [(s, place) for tree, place, _ in read for s in tree.body]
+    # a file's ``from dpkit.… import <name>`` is reached as ``helper.<name>``: never exempt
+    written = {id(s) for tree, _, module in read if module for s in tree.body}
     bound = set().union(*(statement_bindings(statement) for statement in
                           [*(s for s, _ in statements), *root.body]))
     trees: list[tuple[ast.AST, str]] = [(root, "its answer"), *statements]
@@ -663,7 +689,8 @@ def forbidden_use(label: str, answer: str, earlier: Iterable[str | tuple[str, st
                         if known and known.names.get(name) == {full})
     reading = Reading([t for t, _ in trees], outside)
     for tree, place in trees:
-        found = _forbidden(reading, banned, tree, calls=tree is not root, rebinds=rebinds)
+        found = _forbidden(reading, banned, tree, calls=tree is not root,
+                           rebinds=frozenset() if id(tree) in written else rebinds)
         if found:
             return (f"this exercise {why}; {banned[found[0]]} is not available in its "
                     f"answer (nor in the code it uses: {_where(place, found[1])}), so it "

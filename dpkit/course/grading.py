@@ -93,9 +93,9 @@ from dpkit.course.exercises import (
 )
 from dpkit.course.judges import JUDGES, Judgement
 from dpkit.course.judges._base import GRADER_MESSAGES, error_text
+from dpkit.course.magics import drop_magics
 from dpkit.course.sandbox import Limits, RemoteFunction, Sandbox, isolation
 from dpkit.course.wire import WireError
-from dpkit.course.worker import drop_magics
 
 __all__ = ["ABSOLUTE_TOLERANCE", "GRADER_VERSION", "LOST_METADATA", "PRIVACY_FEEDBACK",
            "RELATIVE_TOLERANCE", "UNCHECKED_FEEDBACK", "UNREAD_FEEDBACK", "Result",

@@ -205,11 +205,11 @@ def _command(limits: Limits, fds: tuple[int, int], opened: list[int]) -> list[st
     # stand-in with the same names in their place (worker.stand_in_checks).
     command += ["--tmpfs", str(_package() / "check")]
     # Nor is the grader: its judges and their docstrings (the hidden tests' ranges and
-    # statistics) are not the student's to read. The worker needs only these four modules.
+    # statistics) are not the student's to read. The worker needs only these five modules.
     course = _package() / "course"
     command += ["--tmpfs", str(course / "judges")]
     for module in sorted(course.glob("*.py")):
-        if module.name not in ("__init__.py", "worker.py", "wire.py", "kernel.py"):
+        if module.name not in ("__init__.py", "worker.py", "wire.py", "kernel.py", "magics.py"):
             command += ["--ro-bind", str(_empty_file()), str(module)]
     command += ["--chdir", "/tmp", "--clearenv"]
     for name, value in _environment(fds).items():

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import functools
+from collections.abc import Callable
 
 from dpkit.course.reading import Reading, constant_string
 
@@ -51,8 +52,10 @@ def check_use(reading: Reading, parsed: list[tuple[ast.Module, str]]
     In the sandbox ``dpkit.check`` is a stand-in whose checks return a placeholder
     (:func:`dpkit.course.worker.stand_in_checks`), so any use of a check's result, of a
     check or of the module by the code could tell the sandbox from a notebook. Allowed,
-    each in a statement where a cell's top level runs (the top level itself, and the body
-    of ``if __name__ == "__main__":``, of ``with unpadded():``, of a ``for`` loop with no
+    each in a statement where a cell's top level runs (the top level itself, and the
+    branches of an ``if`` whose test involves no check and no verdict: ``if __name__ ==
+    "__main__":``, ``if RUN_CHECKS:``, honest review 13, F5; the body of ``with
+    unpadded():``, of a ``for`` loop with no
     ``else`` (over functions: ``for f in [f1, f2]: print(check(f))``), of a ``try:``
     whose handlers and ``else`` only show): a check called as an expression statement
     (``dpkit.check.check_…(f)``), or as an argument of ``print`` or ``display`` (the
@@ -108,7 +111,7 @@ def check_use(reading: Reading, parsed: list[tuple[ast.Module, str]]
     tops: list[tuple[ast.Module, str, _Shows]] = []
     for tree, place in parsed:
         shows = _Shows({id(c): p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)},
-                       set(), reading, named)
+                       set(), reading, named, reaches)
         shows.top = shows.positions(tree.body)
         tops.append((tree, place, shows))
         top, parents = shows.top, shows.parents
@@ -162,22 +165,26 @@ def check_use(reading: Reading, parsed: list[tuple[ast.Module, str]]
 class _Shows:
     """Where in one cell a check may be shown (:func:`check_use`): ``parents`` of its
     nodes, ``top`` the ids of the statements that run as the cell's top level does,
-    ``named`` the names a check's result may be bound to."""
+    ``named`` the names a check's result may be bound to, ``reaches`` whether paths of the
+    reading may hold ``dpkit.check`` or a check."""
 
     parents: dict[int, ast.AST]
     top: set[int]
     reading: Reading
     named: frozenset[str]
+    reaches: Callable[[set[str]], bool]
 
     def positions(self, body: list[ast.stmt]) -> set[int]:
         """The ids of the statements of ``body`` and of those that run as it does: the
-        body of ``if __name__ == "__main__":``, of ``with unpadded():``, of a ``for`` loop
-        with no ``else``, of a ``try`` whose handlers and ``else`` only show, and the
-        branches of an ``if`` that only show (the verdict may be its test)."""
+        branches of an ``if`` whose test involves no check and no verdict (``if __name__
+        == "__main__":``, ``if RUN_CHECKS:``: a check shown there steers nothing through
+        its verdict), the body of ``with unpadded():``, of a ``for`` loop with no
+        ``else``, of a ``try`` whose handlers and ``else`` only show, and the branches of
+        an ``if`` that only show (the verdict may be its test)."""
         found: set[int] = set()
         for statement in body:
             found.add(id(statement))
-            if isinstance(statement, ast.If) and (_main(statement.test) or
+            if isinstance(statement, ast.If) and (self.unchecked(statement.test) or
                                                   self.only_shows([statement])):
                 inner = [*statement.body, *statement.orelse]
             elif isinstance(statement, ast.With) and all(
@@ -193,6 +200,13 @@ class _Shows:
                 continue
             found |= self.positions(inner)
         return found
+
+    def unchecked(self, test: ast.expr) -> bool:
+        """Whether ``test`` involves no check, no verdict and not ``dpkit.check``."""
+        return not any(
+            (isinstance(node, ast.Name) and node.id in self.named) or
+            (isinstance(node, (ast.Name, ast.Attribute, ast.Call)) and
+             self.reaches(self.reading.paths(node))) for node in ast.walk(test))
 
     def unpadded(self, item: ast.withitem) -> bool:
         """Whether ``item`` is ``unpadded()`` of :mod:`dpkit.timing` (imported, or the
@@ -277,14 +291,6 @@ class _Shows:
             isinstance(call, ast.Call) and call.func is flush and not call.args and \
             not call.keywords and "sys" in {p.lstrip("?") for p in self.reading.paths(
                 node.value)} <= {"sys"}
-
-
-def _main(test: ast.expr) -> bool:
-    """Whether ``test`` is ``__name__ == "__main__"`` (either way round)."""
-    return isinstance(test, ast.Compare) and len(test.ops) == 1 and \
-        isinstance(test.ops[0], ast.Eq) and sorted(
-            ast.unparse(part) for part in (test.left, *test.comparators)) == \
-        ["'__main__'", "__name__"]
 
 
 def _shows(func: ast.expr, reading: Reading) -> bool:

@@ -7,8 +7,9 @@ It is started by :class:`dpkit.course.sandbox.Sandbox` with two inherited file d
     Execute the notebook's cells in the namespace of a real IPython shell named as
     ipykernel's (:mod:`dpkit.course.kernel`: ``In``, ``Out``, ``_``, ``exit``, ``open``,
     ``get_ipython()``, ``sys.ps1``, IPython's ``sys.excepthook``, inside a running asyncio
-    event loop; IPython magics such as ``%matplotlib`` are dropped, no event hook runs,
-    ``display(...)`` publishes nothing); ``sys.argv``
+    event loop, top-level ``await`` allowed; IPython magics are never run, but ``%time``'s
+    statement runs once and ``%%writefile`` writes its file: :func:`drop_magics`; no event
+    hook runs, ``display(...)`` publishes nothing); ``sys.argv``
     and ``sys.orig_argv`` are an IPython kernel's, ``ipykernel`` is in ``sys.modules``,
     ``HOME`` and ``MPLBACKEND`` are a notebook's, and ``sys.flags``, ``''`` in
     ``sys.path``, the threads' names and the display hook's class read as a kernel's
@@ -53,6 +54,7 @@ from typing import Any
 
 from dpkit._checks import check_integer
 from dpkit.course import kernel
+from dpkit.course.magics import drop_magics, write_file
 from dpkit.course.wire import (
     RUN_IN_GRADER,
     GeneratorState,
@@ -305,25 +307,6 @@ class RemoteSource(RandomSource):
         return "<the grader's random source>"
 
 
-def drop_magics(source: str) -> str:
-    """A cell's Python without its IPython magics, shell escapes and help lines
-    (``%matplotlib inline``, ``%%time``, ``!ls``, ``my_laplace?``, ``np.mean??``,
-    ``?my_laplace``): they configure or inspect a notebook, are not Python (a help line
-    kept would make the whole cell fail to compile, honest review 12), and nothing here
-    needs them. Each is replaced by an empty line, so line numbers stay the cell's."""
-    return "\n".join("" if line.lstrip().startswith(("%", "!")) or _help_line(line)
-                     else line for line in source.splitlines())
-
-
-def _help_line(line: str) -> bool:
-    """Whether ``line`` is IPython's help syntax: a dotted name (``*`` wildcards allowed)
-    followed or preceded by ``?`` or ``??``, alone on its line."""
-    text = line.strip()
-    name = text.rstrip("?") if text.endswith("?") else text.lstrip("?")
-    return len(text) - len(name) in (1, 2) and bool(name) and all(
-        part.replace("*", "x").isidentifier() for part in name.split("."))
-
-
 def _cell_name(names: Any, index: int) -> str:
     name = names[index] if isinstance(names, list) and index < len(names) else None
     if not isinstance(name, str) or not name or len(name) > 80 or "\n" in name:
@@ -331,14 +314,15 @@ def _cell_name(names: Any, index: int) -> str:
     return name
 
 
-def _run(cells: list[str], names: Any = None) -> list[dict[str, Any] | None]:
+async def _run(cells: list[str], names: Any = None) -> list[dict[str, Any] | None]:
     errors: list[dict[str, Any] | None] = []
     for index, source in enumerate(cells):
         filename = f"<{_cell_name(names, index)}>"
         _cells.add(filename)
         try:
             with _running(True):
-                kernel.run_cell(_shell, str(source), drop_magics(str(source)), filename)
+                await kernel.run_cell(_shell, str(source), drop_magics(str(source)), filename)
+            write_file(str(source))
         except BaseException as error:
             errors.append(_error(error))
         else:
@@ -387,21 +371,28 @@ def _return_sources() -> None:
             source._give_back()
 
 
-def _serve(namespace: dict[str, Any]) -> None:
+async def _serve(namespace: dict[str, Any]) -> None:
     """Answer the grader's requests until it says ``exit``: inside a running asyncio event
     loop (:func:`main`), as a kernel runs its cells and what they call."""
     while (request := _channel.receive()).get("op") != "exit":
-        _channel.send(_answer(request, namespace))
+        if request.get("op") == "run":     # a cell runs here, at the top, never nested
+            try:
+                reply = {"op": "ran",
+                         "errors": await _run(list(request["cells"]), request.get("names"))}
+            except BaseException as error:
+                reply = _error(error)
+            reply["id"] = request.get("id")
+        else:
+            reply = _answer(request, namespace)
+        _channel.send(reply)
 
 
 def _answer(request: dict[str, Any], namespace: dict[str, Any]) -> dict[str, Any]:
-    """The reply to one of the grader's requests (``run``, ``get``, ``callable``, ``call``:
-    see the module docstring)."""
+    """The reply to one of the grader's requests but ``run`` (``get``, ``callable``,
+    ``call``: see the module docstring), also while a shown check waits (:func:`_show`)."""
     op, ident = request.get("op"), request.get("id")
     try:
-        if op == "run":
-            reply = {"op": "ran", "errors": _run(list(request["cells"]), request.get("names"))}
-        elif op == "get":
+        if op == "get":
             name = str(request["name"])
             if name not in namespace:
                 raise NameError(f"name {name!r} is not defined")
@@ -603,10 +594,7 @@ def main() -> None:
     loop = asyncio.new_event_loop()      # running while cells run and the grader calls
     asyncio.set_event_loop(loop)
 
-    async def serving() -> None:
-        _serve(_shell.user_ns)
-
-    loop.run_until_complete(serving())
+    loop.run_until_complete(_serve(_shell.user_ns))
 
 
 if __name__ == "__main__":
