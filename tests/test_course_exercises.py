@@ -1295,7 +1295,7 @@ def test_honest13_a_module_written_by_writefile_is_read_as_the_student_s_code():
     device = "%%writefile -a helper.py\nimport os\nGRADED = 'HOME' in os.environ\n"
     why = environment_use("ex-laplace-textbook", "import helper\n" + TEXTBOOK, [(device, place)])
     assert why is not None and "line 3, environ" in why, why
-    assert environment_use("ex-laplace-textbook", "import helper\n" + TEXTBOOK,
+    assert environment_use("ex-laplace-textbook", TEXTBOOK,
                            [("%%bash\nimport os\nos.environ\n", place)]) is None
 
 
@@ -1317,3 +1317,33 @@ def test_honest13_a_check_shown_under_a_plain_if_is_accepted(test):
                     "    print(1)\n    X = 2\n"]:
         why = environment_use("ex-laplace-textbook", TEXTBOOK + cell + steered, [])
         assert why is not None and "other than to be shown" in why, steered
+
+
+WRITTEN_AT_RUN_TIME = [
+    "open('helper_m.py', 'w').write('from dpkit.svt import above' + '_threshold as f')\n",
+    "from pathlib import Path\nPath('helper_m.py').write_text('import os')\n",
+]
+
+
+@pytest.mark.parametrize("label", ["ex-svt-above-threshold", "ex-laplace-textbook"])
+@pytest.mark.parametrize("writer", WRITTEN_AT_RUN_TIME)
+def test_a_module_the_notebook_writes_at_run_time_is_refused(label, writer):
+    """A module written with ``open`` (or any way but ``%%writefile``) and imported hid its
+    code from the reading: a forbidden function reached through it was graded
+    (``forbidden_use`` and ``environment_use`` returned None on main). An import of a
+    module that is neither installed nor written by ``%%writefile`` is now refused, in the
+    answer and in the cells above it; installed packages and ``%%writefile`` files are
+    not. Deterministic."""
+    answer = ("import helper_m\ndef my(queries, data, threshold, epsilon, rng):\n"
+              "    return helper_m.f(queries, data, threshold, epsilon, rng=rng)\n")
+    check = forbidden_use if label == "ex-svt-above-threshold" else environment_use
+    for code, earlier in [(answer, [writer]), ("def my(q):\n    return q\n",
+                                               [writer + "import helper_m\n"])]:
+        why = check(label, code, earlier)
+        assert why is not None and "helper_m is not an installed module" in why, (code, why)
+    fine = ("import numpy as np\nimport math, scipy.stats, mpmath\nimport pandas as pd\n"
+            "from fractions import Fraction\nimport matplotlib.pyplot as plt\n"
+            "from dpkit.svt import DEFAULT_CLIP_BOUNDS\nimport helper2\n"
+            "def my(q):\n    return helper2.g(q)\n")
+    assert check(label, fine, ["%%writefile helper2.py\ndef g(x):\n    return x\n"]) is None
+    assert check(label, "from . import x\n", []) is not None

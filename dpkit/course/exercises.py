@@ -15,6 +15,9 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
+import importlib.metadata
+import sys
 from collections.abc import Iterable
 
 from dpkit.course.magics import drop_magics, written_file
@@ -183,7 +186,13 @@ def environment_use(label: str, answer: str, earlier: Iterable[str | tuple[str, 
         return None
     cells = [(cell, "an earlier cell of yours") if isinstance(cell, str) else cell
              for cell in earlier]
-    parsed = [(tree, place) for tree, place, _ in _read([(answer, "its answer"), *cells])]
+    read = _read([(answer, "its answer"), *cells])
+    parsed = [(tree, place) for tree, place, _ in read]
+    demand = ("this exercise is judged by what your function returns, so it may not depend "
+              "on where it runs; ")
+    unread = _unread_import(read)
+    if unread:
+        return _unread_feedback(demand, unread)
     # Attributes the student's code defines itself (``self.timing = []``, a class's or a
     # dataclass's field, a namedtuple's), in any cell: an earlier answer is read again with
     # each later one; and the names it binds itself, in any cell.
@@ -193,8 +202,6 @@ def environment_use(label: str, answer: str, earlier: Iterable[str | tuple[str, 
     reading = Reading([tree for tree, _ in parsed],
                       lambda name: set() if name in bound or name in dir(builtins)
                       else {f"?{name}"}, calls_hold=True)
-    demand = ("this exercise is judged by what your function returns, so it may not depend "
-              "on where it runs; ")
     for tree, place in parsed:
         parents = {id(child): node for node in ast.walk(tree)
                    for child in ast.iter_child_nodes(node)}
@@ -669,6 +676,9 @@ def forbidden_use(label: str, answer: str, earlier: Iterable[str | tuple[str, st
     if root is None:
         return None
     read = [*_read([(answer, "its answer")])[1:], *_read(cells)]
+    unread = _unread_import([(root, "its answer", False), *read])
+    if unread:
+        return _unread_feedback(f"this exercise {why}; ", unread)
     statements = [(s, place) for tree, place, _ in read for s in tree.body]
     # a file's ``from dpkit.… import <name>`` is reached as ``helper.<name>``: never exempt
     written = {id(s) for tree, _, module in read if module for s in tree.body}
@@ -703,6 +713,46 @@ def forbidden_use(label: str, answer: str, earlier: Iterable[str | tuple[str, st
                     "names up dynamically, which is not allowed in the code an answer here "
                     f"uses: {_advice(found)}, so the answer was not graded")
     return None
+
+
+@functools.cache
+def _installed() -> frozenset[str]:
+    """The top-level modules an answer may import: the standard library's, those of the
+    installed distributions (NumPy, SciPy, pandas …) and ``dpkit``; none is the student's."""
+    return frozenset({*sys.stdlib_module_names, *sys.builtin_module_names, "dpkit",
+                      *importlib.metadata.packages_distributions()})
+
+
+def _unread_import(read: list[tuple[ast.Module, str, bool]]) -> tuple[str, ast.AST, str] | None:
+    """An import of a module the grader cannot read: ``(module, node, place)``, or None.
+
+    A module the notebook writes while it runs (``open("helper.py", "w").write(…)``, then
+    ``import helper``) would hide its code from this reading, forbidden calls included
+    (honest review 13 found the route); one written by ``%%writefile`` is read
+    (:func:`_read`), and the standard library and the installed packages are not the
+    student's. A relative import has nothing to be relative to in a notebook."""
+    written = {place.rsplit("the file ", 1)[1].split(".py", 1)[0]
+               for _, place, module in read if module}
+    for tree, place, _ in read:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                return "." * node.level + (node.module or ""), node, place
+            names = [alias.name for alias in node.names] if isinstance(node, ast.Import) \
+                else [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            for name in names:
+                top = name.split(".", 1)[0]
+                if top not in _installed() and top not in written:
+                    return name, node, place
+    return None
+
+
+def _unread_feedback(demand: str, found: tuple[str, ast.AST, str]) -> str:
+    """The feedback on an import of a module the grader cannot read (:func:`_unread_import`)."""
+    name, node, place = found
+    return (f"{demand}{_where(place, node)}, {name} is not an installed module: if your "
+            "notebook writes it while it runs, the grader cannot read its code, which is "
+            "not allowed in the code an answer here uses: put that code in a cell (or "
+            "write the file with %%writefile, which is read), so the answer was not graded")
 
 
 def _where(place: str, node: ast.AST) -> str:
