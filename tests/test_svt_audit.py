@@ -12,8 +12,8 @@ monotone in both counts, so each case fails with probability <= 1e-7 (five cases
 
 * naive, n = 5000: p0 = 1/16, p1 = e**-4/16; worst counts (225, 22) certify 1.709 > 1.
 * no_query_noise, n = 2000: p0 = (1 - e**-0.5)/2 = 0.1967, p1 = 0; worst (302, 0): 4.111.
-* release_answers at ε = 2, n = 8000: p0 = 0.08543, p1 = 0.001681 (numerical integration,
-  :func:`release_answers_event_probability`); worst (553, 38): 2.251 > 2.
+* release_answers at ε = 2, n = 6000: p0 = 0.14020, p1 = 0.004638 (numerical integration,
+  :func:`release_answers_event_probability`); worst (700, 61): 2.093 > 2.
 * no_cutoff, n = 20000: p0 = 0.02060, p1 = 0.001966; worst (309, 77): 1.007 > 1.
 * little_query_noise, n = 15000: p0 = 0.04125, p1 = 0.004623; worst (493, 118): 1.124.
 
@@ -34,7 +34,7 @@ from dpkit.audit import epsilon_from_counts
 from dpkit.rng import seeded
 
 BROKEN = [("naive", 1.0, 5000), ("no_query_noise", 1.0, 2000),
-          ("release_answers", 2.0, 8000), ("no_cutoff", 1.0, 20000),
+          ("release_answers", 2.0, 6000), ("no_cutoff", 1.0, 20000),
           ("little_query_noise", 1.0, 15000)]
 
 
@@ -119,17 +119,17 @@ def test_release_answers_probabilities_match_the_docstring():
     case = svt_audit_case("release_answers", 2.0)
     p0 = release_answers_event_probability(case, case.d0, 2.0)
     p1 = release_answers_event_probability(case, case.d1, 2.0)
-    assert (round(p0, 5), round(p1, 6)) == (0.08543, 0.001681)
+    assert (round(p0, 5), round(p1, 6)) == (0.1402, 0.004638)
 
 
 def test_release_answers_case_certifies_at_least_as_much_with_fewer_runs():
-    """The book audits the variant with 12,000 runs per input at ε = 1: at the median
-    counts that certifies at least 1.5, what the previous case (six queries, event
-    probabilities about 0.0101 and 0.0013) needed 30,000 runs for. Exact computation, no
-    sampling: it holds or not."""
+    """The book audits the variant with 8,000 runs per input at ε = 1: at the median counts
+    that certifies at least 1.7, more than the previous case (six queries, event
+    probabilities about 0.0101 and 0.0013) certified at its median counts with 30,000 runs
+    (1.59). Exact computation, no sampling: it holds or not."""
     case = svt_audit_case("release_answers", 1.0)
     p0 = release_answers_event_probability(case, case.d0, 1.0)
     p1 = release_answers_event_probability(case, case.d1, 1.0)
-    n = 12_000
+    n = 8_000
     k0, k1 = int(stats.binom.median(n, p0)), int(stats.binom.median(n, p1))
-    assert epsilon_from_counts(k0, n, k1, n) >= 1.5
+    assert epsilon_from_counts(k0, n, k1, n) >= 1.7
