@@ -136,7 +136,7 @@ def svt_audit_case(name: str, epsilon: float = 1.0) -> SvtAuditCase:
             lambda d, rng: naive.svt_release_answers(_queries(24), d, 0.0, epsilon, 1, rng),
             ramp, tuple(a + 1.0 for a in ramp),
             lambda out: len(out) == 1 and out[0][0] >= 4 and out[0][1] <= out[0][0] / 2 - 3.75,
-            "a query j >= 4 is reported, with a released value <= j/2 - 3.75")
+            "a query j >= 4 is reported, value <= j/2 - 3.75")
     if name == "no_cutoff":
         # Three "below" queries move up and three "above" queries move down: no single
         # shift of the threshold noise pays for both.
