@@ -15,6 +15,7 @@ import pytest
 from figure_cases import CASES as BUILDERS  # tests/ is on sys.path under pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.layout_engine import PlaceHolderLayoutEngine
 from matplotlib.legend import Legend
 from matplotlib.patches import FancyBboxPatch
 from matplotlib.text import Text
@@ -143,3 +144,16 @@ def test_chapter_map_labels_fit_their_boxes() -> None:
     assert [t.get_text() for t in labels] == [
         title if number is None else f"{number}. {title}"
         for _, number, title, _ in intro.CHAPTER_MAP]
+
+
+@pytest.mark.parametrize("epsilon, grid, column",
+                         list(itertools.product([0.1, 1.0], list(svt.CLIP_GRIDS),
+                                                ["age", "capital-gain"])))
+def test_every_frame_of_the_clip_bound_widget_fits_its_fixed_layout(epsilon, grid, column):
+    """The chapter's widget draws clip_bound_figure at each of these settings (100 runs):
+    it has a fixed layout (no layout engine runs when it is drawn, so that its eight frames
+    skip the layout pass), and every frame's texts still fit and do not collide."""
+    kwargs = {"epsilon": epsilon, "grid": grid, "column": column, "runs": 100}
+    engine = svt.clip_bound_figure(**kwargs).get_layout_engine()
+    assert engine is None or isinstance(engine, PlaceHolderLayoutEngine)  # no layout pass
+    test_texts_fit_and_do_not_collide(svt.clip_bound_figure, kwargs)

@@ -84,7 +84,7 @@ def svt_audit_case(name: str, epsilon: float = 1.0) -> SvtAuditCase:
 
     * ``naive``: :func:`dpkit.naive.above_threshold`, 4 queries; 4ε.
     * ``no_query_noise``: :func:`dpkit.naive.svt_no_query_noise`; ∞.
-    * ``release_answers``: :func:`dpkit.naive.svt_release_answers`, c = 1; ∞.
+    * ``release_answers``: :func:`dpkit.naive.svt_release_answers`, 24 queries, c = 1; ∞.
     * ``no_cutoff``: :func:`dpkit.naive.svt_no_cutoff`; ∞.
     * ``little_query_noise``: :func:`dpkit.naive.svt_little_query_noise`, c = 2;
       (1 + 6c)ε/4 = 3.25ε.
@@ -124,13 +124,19 @@ def svt_audit_case(name: str, epsilon: float = 1.0) -> SvtAuditCase:
             (0.0, 1.0), (1.0, 0.0), lambda out: out == [1], "exactly query 1 is reported")
     if name == "release_answers":
         # The released value bounds the threshold noise from above, so it cannot absorb
-        # the five "below" answers moving up (and the reported query moving up).
+        # the "below" answers moving up. The answers rise by 1/2 a query (d0: -4, -3.5,
+        # ..., 7.5; d1 one higher): a report from query 4 on, with a value at most 1/4
+        # above its answer on d0, needs a low threshold noise after several "below"
+        # answers, each likelier on d0. (A flat stream of six queries with the event
+        # "query 5, value <= 1" had probabilities 0.0101 and 0.0013 at ε = 1; this one's
+        # are 0.034 and 0.0031, and 8,000 runs certify more than 30,000 did there.)
+        ramp = tuple(j / 2 - 4 for j in range(24))
         return SvtAuditCase(
             name, "noisy answer released with the index", epsilon, math.inf,
-            lambda d, rng: naive.svt_release_answers(_queries(6), d, 0.0, epsilon, 1, rng),
-            (-1.0,) * 5 + (1.0,), (0.0,) * 5 + (2.0,),
-            lambda out: len(out) == 1 and out[0][0] == 5 and out[0][1] <= 1.0,
-            "query 5 is reported first, with a released value <= 1")
+            lambda d, rng: naive.svt_release_answers(_queries(24), d, 0.0, epsilon, 1, rng),
+            ramp, tuple(a + 1.0 for a in ramp),
+            lambda out: len(out) == 1 and out[0][0] >= 4 and out[0][1] <= out[0][0] / 2 - 3.75,
+            "a query j >= 4 is reported, value <= j/2 - 3.75")
     if name == "no_cutoff":
         # Three "below" queries move up and three "above" queries move down: no single
         # shift of the threshold noise pays for both.
