@@ -328,14 +328,17 @@ def _spread_pair(first: np.ndarray, second: np.ndarray, gap: np.ndarray, room: f
     grid moves each release by at most its step, so each gap is within the sum of the
     two releases' steps, and the releases near each one lie on that grid: a gap is
     unexplained only where the neighbours cross a change of step (the lattice read is
-    then the finer one) or are too sparse, a few of 30 (simulated: at most 2 of 30 in
-    300 pairs of a relative binary grid). A code cannot shelter there: on a lattice, a
-    code that moves a release by at most a step or so around its rounding of
+    then the finer one) or too sparse to show it (the tails, where neighbours lie more
+    than 64 steps apart): a release near the value's own change of step (about 16 of the
+    pair's 1,230 releases on either side of it) or beyond about 3 scales, at most 1 in 10
+    (simulated: 96 of 7,661 flagged gaps in 256 spread pairs of relative binary and
+    decimal grids, at most 4 of 30 in a pair). A code cannot shelter there: on a
+    lattice, a code that moves a release by at most a step or so around its rounding of
     ``value + noise`` is hidden by the noise's position between the lattice's points
     (a few bits of it at most, uncaught here), and one that moves it further is
-    unexplained. Its false-alarm probability is therefore 0 for a fixed grid or
-    rounding the digits show, and below 1e-20 per pair otherwise (20 of 30 seeds near a
-    change of step).
+    unexplained. Its false-alarm probability is therefore 0 for a fixed grid or a
+    rounding the digits show, and at most ``P(Binomial(30, 0.1) ≥ 20) = 1.1e-13`` per
+    pair otherwise.
     """
     clusters = _clusters(gap, room)
     if sum(cluster.size for cluster in clusters[:2]) == gap.size:
@@ -500,6 +503,21 @@ def same_seed_leak(cases: list[tuple[float, float, float]], releases: np.ndarray
     62 frames, 10 pairs); the noise rounded before the value is added, whose releases hold
     ``value mod s`` below its grid, has no flagged gaps. Its false-alarm probability is
     therefore below 1e-20 (simulated: no pair of 600 read for 15 honest variants).
+    The same 2 pairs flag it when their flagged gaps are spread and unexplained
+    (:func:`_spread_pair`; adversarial review round 13, F1: the value's cents written below
+    a grid ``S`` of at most 0.004 scales at an offset scrambled by a hash of the release's
+    grid index ``⌊x/S⌋``, so that no offset is shared, no two gap clusters form, no gap
+    repeats, yet one release decodes the cents): neither one value nor two, and at least
+    20 of the 30 beyond the steps of the lattices their releases' 16 nearest neighbours in
+    the pair lie on (0 where none: a code scrambled below the releases' own digits). An
+    honest answer's gaps are flagged only on a grid its digits do not show, and are then
+    one or two values on a fixed grid, or, on a grid whose step changes with the release
+    (a relative step of ``b/1000`` units), each within the two releases' steps but where
+    the neighbours cross a change of step or are sparse, at most 1 seed in 10: false
+    alarm at most 1.1e-13 per pair (simulated: at most 4 of 30 unexplained, 0 pairs
+    flagged in 90 runs of three such grids). Not caught: a code of a few bits that moves
+    each release by about a lattice step or less (the noise's place between the points
+    hides most of it).
 
     Returns
     -------
