@@ -63,6 +63,10 @@ _LATTICE_ROOMS, _LATTICE_DIVISORS = 16, 64
 #: one in ``[10^d, 10^(d+1))`` (deeper decimal frames are below float64's resolution), and
 #: the pairs that flag the answer (an honest answer has none: :func:`_sub_grid_pair`).
 _BINARY_DEPTHS, _DECIMAL_DEPTHS, _SUB_GRID_PAIRS = range(1, 53), range(1, 11), 2
+#: The spread test (adversarial review round 13, F1: the value's code below a grid of the
+#: release, scrambled by a hash of the release's own grid index): a release's lattice is
+#: read from this many of the pair's releases nearest to it (:func:`_local_steps`).
+_NEIGHBOURS = 16
 
 
 def _grid_step(results: np.ndarray) -> float:
@@ -280,6 +284,69 @@ def _sub_grid_pair(cases: tuple[np.ndarray, np.ndarray], scale: float) -> bool:
     return False
 
 
+def _local_steps(points: np.ndarray, pool: np.ndarray, room: float) -> np.ndarray:
+    """For each of ``points``, the step of the coarsest lattice on which its
+    :data:`_NEIGHBOURS` nearest distinct values among ``pool`` lie (:func:`_lattice_step`
+    with ``room``; ``0.0`` where there is none).
+
+    >>> pool = np.concatenate([np.arange(40) * 0.25, 20 + np.arange(40) * 0.5])
+    >>> _local_steps(np.array([3.0, 30.0]), pool, 1e-9).tolist()
+    [0.25, 0.5]
+    """
+    values = np.unique(pool)
+    steps = np.zeros(points.size)
+    for i, point in enumerate(points.tolist()):
+        at = int(np.searchsorted(values, point))
+        near = values[max(0, at - _NEIGHBOURS):at + _NEIGHBOURS]
+        steps[i] = _lattice_step(near[np.argsort(np.abs(near - point))[:_NEIGHBOURS]], room)
+    return steps
+
+
+def _spread_pair(first: np.ndarray, second: np.ndarray, gap: np.ndarray, room: float,
+                 pool: np.ndarray) -> bool:
+    """Whether one pair's flagged same-seed gaps ``gap`` (of the releases ``first`` and
+    ``second``) are spread and unexplained by the lattices the releases lie on
+    (adversarial review round 13, F1: the value's cents written below a grid ``S`` of
+    the release, ``S ≤ 0.004`` scales, at an offset ``(code + h(k)) mod M`` scrambled by a
+    hash ``h`` of the release's own grid index ``k``: one shared offset per case for
+    :func:`_sub_grid_pair`, two gap clusters for :func:`_offset_pair`, one gap value for
+    :func:`_coded_pair` all fail, yet one release gives the value back).
+
+    Spread: the gaps are neither one value nor two (some lie outside the two largest
+    clusters, each ``room`` wide: :func:`_clusters`). Unexplained: at least
+    :data:`_SAME_SEED_MOST` of them exceed, by ``room``, the sum of the lattice steps
+    around their two releases (:func:`_local_steps` of ``pool``, the pair's releases;
+    ``0`` where the releases near one lie on no lattice at least 16 times ``room``).
+
+    An honest ``g(value + noise)`` never has such a pair in practice. Unrounded, or
+    rounded to digits its releases show (decimals, significant digits across decades,
+    float32 across binades), its gaps are within the allowance, never flagged; rounded
+    to a grid fixed for the (Δ, ε), its gaps take the grid's two values (never spread);
+    rounded to a grid its digits do not show whose step changes from release to release
+    (a relative step of ``b/1000`` units, say: ``v`` and ``v'`` on either side of a
+    step change spread the gaps), a rounding to the nearest (or the next) point of a
+    grid moves each release by at most its step, so each gap is within the sum of the
+    two releases' steps, and the releases near each one lie on that grid: a gap is
+    unexplained only where the neighbours cross a change of step (the lattice read is
+    then the finer one) or too sparse to show it (the tails, where neighbours lie more
+    than 64 steps apart): a release near the value's own change of step (about 16 of the
+    pair's 1,230 releases on either side of it) or beyond about 3 scales, at most 1 in 10
+    (simulated: 96 of 7,661 flagged gaps in 256 spread pairs of relative binary and
+    decimal grids, at most 4 of 30 in a pair). A code cannot shelter there: on a
+    lattice, a code that moves a release by at most a step or so around its rounding of
+    ``value + noise`` is hidden by the noise's position between the lattice's points
+    (a few bits of it at most, uncaught here), and one that moves it further is
+    unexplained. Its false-alarm probability is therefore 0 for a fixed grid or a
+    rounding the digits show, and at most ``P(Binomial(30, 0.1) ≥ 20) = 1.1e-13`` per
+    pair otherwise.
+    """
+    clusters = _clusters(gap, room)
+    if sum(cluster.size for cluster in clusters[:2]) == gap.size:
+        return False
+    explained = _local_steps(first, pool, room) + _local_steps(second, pool, room) + room
+    return int(np.sum(np.abs(gap) > explained)) >= _SAME_SEED_MOST
+
+
 def _on_grid(results: np.ndarray, step: float, room: float, slack: float) -> bool:
     """Whether at least :data:`_ON_GRID_SHARE` of the distinct ``results`` lie on a grid of
     step ``step``: a result is on it when it is a whole number of steps from the next
@@ -436,6 +503,21 @@ def same_seed_leak(cases: list[tuple[float, float, float]], releases: np.ndarray
     62 frames, 10 pairs); the noise rounded before the value is added, whose releases hold
     ``value mod s`` below its grid, has no flagged gaps. Its false-alarm probability is
     therefore below 1e-20 (simulated: no pair of 600 read for 15 honest variants).
+    The same 2 pairs flag it when their flagged gaps are spread and unexplained
+    (:func:`_spread_pair`; adversarial review round 13, F1: the value's cents written below
+    a grid ``S`` of at most 0.004 scales at an offset scrambled by a hash of the release's
+    grid index ``⌊x/S⌋``, so that no offset is shared, no two gap clusters form, no gap
+    repeats, yet one release decodes the cents): neither one value nor two, and at least
+    20 of the 30 beyond the steps of the lattices their releases' 16 nearest neighbours in
+    the pair lie on (0 where none: a code scrambled below the releases' own digits). An
+    honest answer's gaps are flagged only on a grid its digits do not show, and are then
+    one or two values on a fixed grid, or, on a grid whose step changes with the release
+    (a relative step of ``b/1000`` units), each within the two releases' steps but where
+    the neighbours cross a change of step or are sparse, at most 1 seed in 10: false
+    alarm at most 1.1e-13 per pair (simulated: at most 4 of 30 unexplained, 0 pairs
+    flagged in 90 runs of three such grids). Not caught: a code of a few bits that moves
+    each release by about a lattice step or less (the noise's place between the points
+    hides most of it).
 
     Returns
     -------
@@ -457,8 +539,11 @@ def same_seed_leak(cases: list[tuple[float, float, float]], releases: np.ndarray
         offset += second.size > 0 and _offset_pair(
             first, second, value, neighbour, float(np.max(allowed)), scale,
             (releases[2 * pair], batch[n:]))
-        sub_grid += int(_beyond(first, second, value, neighbour, allowed, scale).sum()) >= \
-            _SAME_SEED_MOST and _sub_grid_pair((releases[2 * pair], batch[n:]), scale)
+        beyond = _beyond(first, second, value, neighbour, allowed, scale)
+        if int(beyond.sum()) >= _SAME_SEED_MOST:
+            gap = (first - second)[beyond] - (value - neighbour)
+            sub_grid += _sub_grid_pair((releases[2 * pair], batch[n:]), scale) or _spread_pair(
+                first[beyond], second[beyond], gap, float(np.max(allowed[beyond])), batch)
     if bool(again) and binomial_reject(coded, len(again), _SAME_SEED_ONE_VALUE,
                                        ALPHA_SAME_SEED, "greater"):
         return SAME_SEED_LEAK

@@ -282,7 +282,11 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
       a pair with 20 of 30 gaps flagged whose two cases hold one offset each, different,
       in 3/4 of their distinct releases, in one frame ``Q = 2^(e − t)`` or ``10^(d − t)``
       read per release (at most 0.01 scales; :func:`~dpkit.course.judges.coding.same_seed_leak`);
-      flagged at 2 such pairs: below 1e-20 (an honest rounding fixes every digit below it).
+      flagged at 2 such pairs: below 1e-20 (an honest rounding fixes every digit below it);
+      or whose 20 of 30 flagged gaps are spread (neither one value nor two) and beyond the
+      steps of the lattices around their releases (round 13, F1: the code's offset below a
+      grid scrambled by a hash of the grid index): at most 1.1e-13 per pair (an honest
+      grid's gaps are one or two values, or within its steps but near a change of step).
 
     In all at most **1e-6** (Bonferroni). NumPy's float Laplace noise has exactly this law;
     ``dpkit.laplace.laplace_mechanism`` (exact noise on a grid 2⁻²⁰Δ fine, at most
