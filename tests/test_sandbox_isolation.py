@@ -138,7 +138,7 @@ def test_a_sandbox_s_process_limit_is_its_own():
             assert 50 <= other.get("started") < Limits().processes
 
 
-POOL = r'''
+PROCESS_POOL = r'''
 import multiprocessing, os
 with multiprocessing.Pool(2) as pool:
     squares = pool.map(abs, [-1, -2, -3])
@@ -153,7 +153,7 @@ def test_multiprocessing_works_in_the_sandbox():
     ``multiprocessing.Pool`` answer got 0); each sandbox now has its own. And its root has
     an ``/etc``, as a system's does (adversarial review 13, F3)."""
     with Sandbox(Limits(call_seconds=20)) as sandbox:
-        assert sandbox.run([POOL]) == [None]
+        assert sandbox.run([PROCESS_POOL]) == [None]
         assert sandbox.get("squares") == [1, 2, 3]
         assert sandbox.get("shared") == 1.5
         assert sandbox.get("root") is True
