@@ -212,19 +212,29 @@ def epsilon_from_counts(k0: int, n0: int, k1: int, n1: int, *, confidence: float
     >>> round(epsilon_from_counts(900, 1000, 100, 1000), 3)
     1.962
     """
+    return _certified(k0, n0, k1, n1, confidence, delta)[0]
+
+
+def _certified(k0: int, n0: int, k1: int, n1: int, confidence: float,
+               delta: float) -> tuple[float, bool]:
+    """:func:`epsilon_from_counts`, and whether its bound comes from the complement of the
+    event (False when nothing is certified or the event itself gives the bound)."""
     confidence = check_probability(confidence, "confidence", open_low=True, open_high=True)
     delta = check_delta(delta, allow_zero=True)
     level = 1.0 - (1.0 - confidence) / 2.0
     lo0, hi0 = clopper_pearson(k0, n0, level)
     lo1, hi1 = clopper_pearson(k1, n1, level)
-    best = 0.0
+    best, complement = 0.0, False
     # event on input 0 vs input 1, both ways; then the complementary event, both ways
-    for low, high in ((lo0, hi1), (lo1, hi0), (1 - hi0, 1 - lo1), (1 - hi1, 1 - lo0)):
+    for index, (low, high) in enumerate(((lo0, hi1), (lo1, hi0), (1 - hi0, 1 - lo1),
+                                         (1 - hi1, 1 - lo0))):
         excess = low - delta
         if excess <= 0:
             continue
-        best = max(best, math.inf if high <= 0 else math.log(excess / high))
-    return best
+        bound = math.inf if high <= 0 else math.log(excess / high)
+        if bound > best:
+            best, complement = bound, index >= 2
+    return best, complement
 
 
 def _count(event: Event, outputs: list[Any]) -> int:
@@ -320,13 +330,17 @@ class AuditResult:
     epsilon : float
         The certified lower bound (on runs not used to choose the event).
     event : str
-        Name of the event that gave it.
+        Name of the chosen event.
     counts : tuple of int
         ``(k0, k1)``: how often the event occurred on ``d0`` and on ``d1``.
     n : int
         Certification runs per input.
     confidence : float
         Probability that ``epsilon`` does not exceed the true ε.
+    complement : bool, default False
+        Whether the bound comes from the complement of ``event`` (an event and its
+        complement are judged together, :func:`epsilon_from_counts`). The printed form
+        names the event that certifies, and its counts.
     """
 
     epsilon: float
@@ -334,10 +348,16 @@ class AuditResult:
     counts: tuple[int, int]
     n: int
     confidence: float
+    complement: bool = False
 
     def __str__(self) -> str:
+        k0, k1 = self.counts
+        if self.complement:
+            name, k0, k1 = f"the complement of event {self.event!r}", self.n - k0, self.n - k1
+        else:
+            name = f"event {self.event!r}"
         return (f"ε >= {self.epsilon:.3f} with confidence {self.confidence:.10g} "
-                f"(event {self.event!r}: {self.counts[0]}/{self.n} vs {self.counts[1]}/{self.n})")
+                f"({name}: {k0}/{self.n} vs {k1}/{self.n})")
 
 
 def _default_events(outputs: list[Any]) -> dict[str, Event]:
@@ -365,7 +385,9 @@ def strongest_lower_bound(mechanism: Mechanism, d0: Any, d1: Any,
 
     The mechanism runs ``n`` times per input to *choose* the event with the largest bound,
     then ``n`` fresh times per input to *certify* that event alone, so choosing among many
-    events does not inflate the confidence.
+    events does not inflate the confidence. Events whose bounds agree to within a relative
+    ``1e-9`` (an event and its complement always do, up to rounding) count as tied, and the
+    first one listed is chosen.
 
     Parameters
     ----------
@@ -398,11 +420,13 @@ def strongest_lower_bound(mechanism: Mechanism, d0: Any, d1: Any,
             k0 = _count(event, chosen0)
             k1 = _count(event, chosen1)
             scores[name] = epsilon_from_counts(k0, n, k1, n, confidence=confidence, delta=delta)
-        best = max(scores, key=lambda name: scores[name])
+        top = max(scores.values())
+        best = next(name for name, score in scores.items()
+                    if math.isclose(score, top, rel_tol=1e-9))
         k0, k1 = _counts(mechanism, d0, d1, family[best], n, source, bar)
-    return AuditResult(epsilon=epsilon_from_counts(k0, n, k1, n, confidence=confidence,
-                                                   delta=delta),
-                       event=best, counts=(k0, k1), n=n, confidence=confidence)
+    epsilon, complement = _certified(k0, n, k1, n, confidence, delta)
+    return AuditResult(epsilon=epsilon, event=best, counts=(k0, k1), n=n,
+                       confidence=confidence, complement=complement)
 
 
 def binned_chi_square(samples: Sequence[float] | np.ndarray,

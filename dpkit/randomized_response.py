@@ -176,23 +176,65 @@ def debias(yes_fraction: Any, epsilon: float) -> np.ndarray | float:
     return (y - (1 - p)) / (2 * p - 1)
 
 
-def debiased_std(true_fraction: float, n: int, epsilon: float) -> float:
+def debiased_std(true_fraction: float, n: int, epsilon: float, *,
+                 sampled: bool = False) -> float:
     """Standard deviation of :func:`debias` for ``n`` people with true proportion ``π``.
 
-    ``sqrt(q(1 − q) / n) / (2p − 1)`` where ``q = π·p + (1 − π)(1 − p)``.
+    Two situations give two answers. By default (``sampled=False``) the ``n`` people are
+    fixed and only their coins are random: each report has variance ``p(1 − p)`` whatever
+    the person's answer, so the standard deviation is ``sqrt(p(1 − p) / n) / (2p − 1)``,
+    the same for every ``π``. This is what privacy costs, and what the book compares with a
+    central mechanism, which also sees the true count of these people. With
+    ``sampled=True`` the ``n`` people are drawn at random from a population whose share is
+    ``π``: the reports are then ``n`` independent draws that say yes with probability
+    ``q = π·p + (1 − π)(1 − p)``, and the standard deviation is
+    ``sqrt(q(1 − q) / n) / (2p − 1)``, which adds the sampling variance ``π(1 − π) / n``
+    (``q(1 − q) = p(1 − p) + π(1 − π)(2p − 1)²``).
 
-    ``n`` may be any positive integer (beyond the float range too).
+    Parameters
+    ----------
+    true_fraction : float
+        The true proportion ``π`` of "yes", in [0, 1] (validated in both cases).
+    n : int
+        Number of people, >= 1; any positive integer (beyond the float range too).
+    epsilon : float
+        The ε of the reports, at least :data:`MIN_DEBIAS_EPSILON`.
+    sampled : bool, default False
+        Whether the people are a random sample of a population (see above).
+
+    Returns
+    -------
+    float
+        The standard deviation of the de-biased share (multiply by ``n`` for a count).
 
     Raises
     ------
     ValueError, TypeError
         If an argument is out of range, or ``epsilon`` is below :data:`MIN_DEBIAS_EPSILON`
         (as in :func:`debias`).
+
+    Notes
+    -----
+    Privacy: a function of public parameters only; it releases nothing about the data.
+
+    References
+    ----------
+    Warner (1965); the introduction's exercise "Two questions, one budget" derives both
+    variances.
+
+    Examples
+    --------
+    >>> round(32_561 * debiased_std(0.2408, 32_561, 1.0))   # Adult's people, at ε = 1
+    173
+    >>> round(32_561 * debiased_std(0.2408, 32_561, 1.0, sampled=True))
+    190
     """
     pi = check_probability(true_fraction, "true_fraction")
     n = check_integer(n, "n", minimum=1)
+    if not isinstance(sampled, (bool, np.bool_)):
+        raise TypeError(f"sampled must be True or False, got {sampled!r}")
     p = _informative_truth_probability(epsilon)
-    q = pi * p + (1 - pi) * (1 - p)
+    q = pi * p + (1 - pi) * (1 - p) if sampled else p
     # sqrt(n) = sqrt(n / 4**shift) * 2**shift keeps an n beyond the float range exact enough
     shift = max(0, n.bit_length() - 1000) // 2
     return math.ldexp(math.sqrt(q * (1 - q)) / math.sqrt(n >> (2 * shift)) / (2 * p - 1),

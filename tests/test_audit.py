@@ -215,3 +215,29 @@ def test_randomized_response_guessing_meets_the_bound() -> None:
     right = sum(mechanism(1, source) == 1 for _ in range(n // 2))
     right += sum(mechanism(0, source) == 0 for _ in range(n // 2))
     assert abs(right / n - guessing_bound(epsilon)) < 6 * 7e-4
+
+
+def _one_sided(answer: bool, rng) -> bool:
+    """Randomizes 'yes' answers only (the promise chapter's faulty survey): a 'yes' report
+    proves a true 'yes'."""
+    return bool(answer) and rng.uniform() < 0.73
+
+
+@pytest.mark.parametrize("first", ["report yes", "report no"])
+def test_a_tie_keeps_the_first_event_and_the_printout_names_the_certifying_one(first) -> None:
+    """An event and its complement have the same bound; the audit keeps the one listed first
+    (it used to pick by rounding noise), and when the complement certifies, the result says
+    so and prints the complement's counts, not the chosen event's (student review of the
+    promise chapter, finding 3). Deterministic: a seeded source."""
+    events = {"report yes": bool, "report no": lambda report: not report}
+    ordered = {first: events[first], **events}
+    result = strongest_lower_bound(_one_sided, True, False, ordered, n=500, rng=seeded(8))
+    assert result.event == first
+    assert result.complement == (first == "report no")
+    k0, k1 = result.counts
+    yes0, yes1 = (k0, k1) if first == "report yes" else (result.n - k0, result.n - k1)
+    assert yes1 == 0 < yes0  # a 'yes' report never comes from a true 'no'
+    assert f": {yes0}/{result.n} vs 0/{result.n})" in str(result)
+    named = "the complement of event 'report no'" if result.complement else "event 'report yes'"
+    assert named in str(result)
+    assert result.epsilon == epsilon_from_counts(k0, result.n, k1, result.n)

@@ -105,3 +105,30 @@ def test_learning_goals_look_alike_in_every_chapter(chapter: str) -> None:
     assert text[box:].split("\n")[1] == ":class: tip"
     opening = text[text.index("\n", title + 1):box]
     assert re.search(r"\w.*\.\s*$", opening, flags=re.S), "no opening paragraph"
+
+
+@pytest.mark.parametrize("epsilon, delta", [(1.0, 0.05), (0.25, 0.01), (2.0, 0.01)])
+def test_the_figure_shades_both_excursions_and_their_areas_are_as_the_text_says(
+        epsilon: float, delta: float) -> None:
+    """promise, the trade-off figure: with δ > 0 the density on D leaves the band above its
+    upper edge and below its lower edge, and both are shaded (only the upper one was, student
+    review finding 4). The text says the upper red area is δ and the lower one δe^{-ε}."""
+    from scipy import integrate
+
+    hatched = [c for c in tradeoff_figure(epsilon, delta).axes[0].collections if c.get_hatch()]
+    assert len(hatched) == 2
+    assert not [c for c in tradeoff_figure(epsilon, 0.0).axes[0].collections if c.get_hatch()]
+    on_d, on_d_prime = output_distributions(epsilon, delta)
+    grow = math.exp(epsilon)
+
+    def area(excess):
+        return integrate.quad(lambda y: max(0.0, excess(y)), -80, 80, points=[0.5],
+                              limit=400)[0]
+
+    upper = area(lambda y: on_d.pdf(y) - grow * on_d_prime.pdf(y))
+    lower = area(lambda y: on_d_prime.pdf(y) / grow - on_d.pdf(y))
+    assert upper == pytest.approx(delta, rel=1e-6)
+    assert lower == pytest.approx(delta / grow, rel=1e-6)
+    text = (ROOT / "book" / "promise.md").read_text()
+    assert "the calibration makes it $\\delta$" in text
+    assert "of those outputs: $\\delta e^{-\\varepsilon}$" in text

@@ -115,10 +115,13 @@ def test_two_questions_solution_numbers():
     p = math.exp(epsilon) / (math.exp(epsilon) + 3)  # 4-ary randomized response
     assert q_b == pytest.approx(p + (1 - p) / 3)
     var_a, var_b = (q * (1 - q) / (n * (2 * q - 1) ** 2) for q in (q_a, q_b))
-    # design A is randomized response at epsilon/2: dpkit's standard deviation, for a random
-    # sample with share pi, is this variance plus the sampling variance pi(1 - pi)/n
+    # design A is randomized response at epsilon/2: dpkit's standard deviation for fixed
+    # people is this one, whatever their share; for a random sample with share pi it adds
+    # the sampling variance pi(1 - pi)/n
     pi = 0.24
-    assert debiased_std(pi, n, epsilon / 2) ** 2 == pytest.approx(var_a + pi * (1 - pi) / n)
+    assert debiased_std(pi, n, epsilon / 2) ** 2 == pytest.approx(var_a)
+    assert debiased_std(pi, n, epsilon / 2, sampled=True) ** 2 == pytest.approx(
+        var_a + pi * (1 - pi) / n)
     # the closed forms of part 3
     assert var_a / var_b == pytest.approx(t * (t + 1) ** 2 / (2 * (t * t + 1)))
     assert (2 * q_b - 1) / (2 * q_a - 1) == pytest.approx((t + 1) ** 2 / (t * t + 3))
@@ -138,3 +141,51 @@ def test_two_questions_solution_numbers():
         u = math.exp(eps / 2)
         assert (u + 1) ** 2 / (u * u + 3) > 1
         assert (u * u + 1) / 2 > u        # AM > GM, so q_B > q_A
+
+
+def test_debiased_std_is_for_fixed_people_unless_sampled():
+    """Student review of the promise chapter, finding 1: the chapter compares the local
+    standard deviation for Adult's fixed people with the central sqrt(2)/ε, so it must not
+    include the variance of sampling the people: 173 people, not 190 (both printed by the
+    docstring's examples). The fixed-people value does not depend on the share."""
+    rich, n, epsilon = 7_841, 32_561, 1.0
+    p = float(truth_probability(epsilon))
+    fixed = math.sqrt(p * (1 - p) / n) / (2 * p - 1)
+    for share in (0.0, rich / n, 0.5, 1.0):
+        assert debiased_std(share, n, epsilon) == pytest.approx(fixed, rel=1e-12)
+        assert debiased_std(share, n, epsilon, sampled=False) == debiased_std(share, n, epsilon)
+    assert round(n * debiased_std(rich / n, n, epsilon)) == 173
+    assert round(n * debiased_std(rich / n, n, epsilon, sampled=True)) == 190
+    with pytest.raises(TypeError, match="sampled must be True or False, got 'yes'"):
+        debiased_std(0.5, 10, 1.0, sampled="yes")
+
+
+def test_debiased_std_matches_a_simulation_of_fixed_people():
+    """The spread of the de-biased share of the same 1,000 people (a quarter of them 'yes')
+    over 4,000 seeded surveys: its sample variance divided by the claimed variance is
+    chi-square/(k - 1) with k - 1 = 3999 degrees of freedom (normal approximation of the
+    binomial; the estimate is a sum of 1,000 independent bits). Two-sided bounds at
+    probability 1e-7 each: false-failure probability 2e-7 (fixed seed)."""
+    n, yes, epsilon, surveys = 1_000, 250, 1.0, 4_000
+    truth = np.arange(n) < yes
+    generator = dpkit.rng.seeded(11)
+    estimates = [debias(randomized_response(truth, epsilon, rng=generator).mean(), epsilon)
+                 for _ in range(surveys)]
+    ratio = np.var(estimates, ddof=1) / debiased_std(yes / n, n, epsilon) ** 2
+    dof = surveys - 1
+    assert stats.chi2.ppf(1e-7, dof) / dof < ratio < stats.chi2.isf(1e-7, dof) / dof
+    # the sampled variance is about 1.2 times larger here: the test tells them apart
+    sampled = debiased_std(yes / n, n, epsilon, sampled=True) ** 2
+    assert sampled / debiased_std(yes / n, n, epsilon) ** 2 > stats.chi2.isf(1e-7, dof) / dof
+
+
+def test_a_near_miss_truth_probability_is_shown_relative_to_e_to_the_epsilon():
+    """Student review of the intro, check feedback: p + 1e-7 at ε = 0.1 was reported as
+    "a factor 1.105, more than e^ε", and 1.105 is e^0.1 to the printed digits. The message
+    now gives the ratio's relative distance from e^ε."""
+    verdict = dpkit.check.check_truth_probability(
+        lambda e: math.exp(e) / (1 + math.exp(e)) + 1e-7)
+    assert not verdict.passed
+    assert "e^ε × (1 + 4e-07), more than e^ε: not ε-DP" in verdict.message
+    low = dpkit.check.check_truth_probability(lambda e: math.exp(e) / (1 + math.exp(e)) - 1e-7)
+    assert "e^ε × (1 − 4e-07), less than e^ε" in low.message

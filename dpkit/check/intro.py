@@ -23,9 +23,9 @@ def check_truth_probability(fn: Callable[[float], float]) -> Verdict:
 
     ``fn`` is called at ε in {0.1, 0.5, 1, 2, 5} and passes when every result is a
     probability within 1e-9 of the exact one. The check is deterministic. A wrong answer is
-    reported through the ratio of report probabilities it implies (above ``e^ε``: not
-    private; below: noisier than needed), not through the answer; the equally private
-    ``p < 1/2`` is named as such.
+    reported through the ratio of report probabilities it implies, and that ratio's
+    relative distance from ``e^ε`` (above: not private; below: noisier than needed), not
+    through the answer; the equally private ``p < 1/2`` is named as such.
     """
     details = []
     for epsilon in _EPSILONS:
@@ -43,8 +43,11 @@ def check_truth_probability(fn: Callable[[float], float]) -> Verdict:
             ratio = p / (1 - p)
             effect = ("more than e^ε: not ε-DP" if ratio > math.exp(epsilon)
                       else "less than e^ε: private, but noisier than needed")
+            # relative to e^ε, so that a near miss does not print as e^ε itself
+            excess = ratio / math.exp(epsilon) - 1
             return Verdict(False, f"at epsilon={epsilon:g} the two answers' report "
-                           f"probabilities differ by a factor {ratio:.4g}, {effect}",
+                           f"probabilities differ by a factor {ratio:.6g} = e^ε × "
+                           f"(1 {'+' if excess > 0 else '−'} {abs(excess):.2g}), {effect}",
                            tuple(details))
         details.append(f"epsilon={epsilon:g}: p = {p:.6f}")
     return Verdict(True, "your probability gives exactly a ratio of e^ε between the two "

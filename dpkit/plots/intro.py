@@ -90,7 +90,12 @@ def chapter_map_figure() -> Figure:
 def randomized_response_figure(epsilon: float, n: int = 1000, true_fraction: float = 0.24,
                                surveys: int = 2000, seed: int = 0) -> Figure:
     """Randomized response at ``epsilon``: the two answer probabilities, and the spread of
-    the de-biased estimate over simulated surveys of ``n`` people.
+    the de-biased estimate over simulated surveys of the same ``n`` people.
+
+    The people, and so their true share, are fixed; only their coins change from one
+    simulated survey to the next, so the spread is the price of privacy alone, with no
+    sampling variance (:func:`dpkit.randomized_response.debiased_std` with its default
+    ``sampled=False``).
 
     Parameters
     ----------
@@ -99,7 +104,8 @@ def randomized_response_figure(epsilon: float, n: int = 1000, true_fraction: flo
     n : int
         People per survey.
     true_fraction : float
-        The true proportion of "yes" (0.24 is Adult's share earning over $50K).
+        The true proportion of "yes" (0.24 is Adult's share earning over $50K); the survey
+        has ``round(true_fraction * n)`` people whose true answer is yes.
     surveys : int
         Number of simulated surveys in the histogram.
     seed : int
@@ -113,8 +119,11 @@ def randomized_response_figure(epsilon: float, n: int = 1000, true_fraction: flo
              title=f"ε = {epsilon:g}: ratio {p / (1 - p):.2f}")
 
     generator = np.random.default_rng(seed)
-    q = true_fraction * p + (1 - true_fraction) * (1 - p)
-    estimates = (generator.binomial(n, q, size=surveys) / n - (1 - p)) / (2 * p - 1)
+    yes = round(true_fraction * n)
+    true_fraction = yes / n
+    reported_yes = (generator.binomial(yes, p, size=surveys)
+                    + generator.binomial(n - yes, 1 - p, size=surveys))
+    estimates = (reported_yes / n - (1 - p)) / (2 * p - 1)
     std = debiased_std(true_fraction, n, epsilon)
     right.hist(estimates, bins=np.linspace(-0.6, 1.1, 69), histtype="stepfilled",
                **area(SAFE, 0.6))
@@ -127,5 +136,6 @@ def randomized_response_figure(epsilon: float, n: int = 1000, true_fraction: flo
     return describe(figure, (
         f"Randomized response at ε = {epsilon:g}. Left: bars of the probability of reporting "
         f"yes, {p:.3f} for a true yes and {1 - p:.3f} for a true no. Right: a histogram of "
-        f"the de-biased estimate over {surveys} simulated surveys of n = {n} people, centred "
-        f"on the true share {true_fraction:g} with standard deviation {std:.3f}."))
+        f"the de-biased estimate over {surveys} simulated surveys of the same n = {n} "
+        f"people, centred on the true share {true_fraction:g} with standard deviation "
+        f"{std:.3f}."))

@@ -85,10 +85,16 @@ def tradeoff_figure(epsilon: float, delta: float = 0.0) -> Figure:
                      label="band $e^{\\pm\\varepsilon}$ × (on D′):\non D must stay inside")
     top.plot(y, p, color=SAFE, lw=2, label="on D")
     top.plot(y, q, color=GREY, lw=2, ls="--", label="on D′")
-    outside = p > np.exp(epsilon) * q * (1 + 1e-9)
-    if outside.any():
-        top.fill_between(y, np.exp(epsilon) * q, p, where=outside, **area(NAIVE, 0.35),
-                         hatch="///", label="outside the band:\npaid for by δ")
+    # Above the band D is likelier than e^ε times D′; below it D′ is likelier than e^ε
+    # times D (the same condition with D and D′ swapped). Both excursions need δ.
+    above = p > np.exp(epsilon) * q * (1 + 1e-9)
+    below = p * (1 + 1e-9) < np.exp(-epsilon) * q
+    outside = above | below
+    for where, edge, label in ((above, np.exp(epsilon) * q, "outside the band:\npaid for by δ"),
+                               (below, np.exp(-epsilon) * q, None)):
+        if where.any():
+            top.fill_between(y, edge, p, where=where, **area(NAIVE, 0.35), hatch="///",
+                             label=label)
     top.set_xlabel("released value", fontsize=_FONT)
     top.set_ylabel("density", fontsize=_FONT)
     top.set_yticks([])
@@ -114,7 +120,8 @@ def tradeoff_figure(epsilon: float, delta: float = 0.0) -> Figure:
                      fontsize=_FONT)
     bottom.legend(loc="upper left", bbox_to_anchor=(1.05, 1.0), fontsize=10, frameon=False)
     noise = "Laplace" if delta == 0 else "Gaussian"
-    band = (f"the density on D leaves the band where δ = {delta_text} pays for it"
+    band = (f"the density on D leaves the band on both sides, where δ = {delta_text} pays "
+            "for it"
             if outside.any() else "the density on D stays inside the band")
     return describe(figure, (
         f"Two charts at ε = {epsilon:g}, δ = {delta_text}. Top: the {noise} output densities "
