@@ -19,6 +19,7 @@ from dpkit.check import (
 )
 from dpkit.gaussian import analytic_sigma, classic_sigma, delta_for_sigma
 from dpkit.naive.gaussian import analytic_sigma_erf
+from dpkit.plots.gaussian import vector_errors
 
 
 def test_l2_sensitivity() -> None:
@@ -59,6 +60,17 @@ def test_crossover_dimension() -> None:
     assert check_crossover_dimension(np.float64(d)).passed
     assert not check_crossover_dimension(d + 0.5).passed
     assert not check_crossover_dimension(True).passed
+
+
+def test_crossover_names_the_laplace_scale_mistake() -> None:
+    """The answer of a student who compares σ with the Laplace scale b = d/ε (not with its
+    standard deviation √2·b) gets told so; other wrong answers do not (student review 19)."""
+    scale_answer = next(d for d in range(1, 1000)
+                        if vector_errors(d, 0.5, 1e-5)[1] < vector_errors(d, 0.5, 1e-5)[0]
+                        / math.sqrt(2))
+    verdict = check_crossover_dimension(scale_answer)
+    assert not verdict.passed and "√2·b" in verdict.message
+    assert "√2·b" not in check_crossover_dimension(scale_answer + 1).message
 
 
 def test_delta_for_sigma() -> None:

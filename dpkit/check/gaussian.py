@@ -109,10 +109,14 @@ def check_crossover_dimension(answer: Any, epsilon: float = 0.5, delta: float = 
 
     An integer-valued float (``12.0``) is accepted as an integer. A wrong answer's verdict says
     only whether the Gaussian is already ahead at that d (then it is not the smallest such d)
-    or not yet ahead; it never names the answer or a dimension other than the one given.
+    or not yet ahead, and, for the smallest d at which σ falls below the Laplace *scale*
+    b = d/ε rather than its standard deviation √2·b, that b is not a standard deviation; it
+    never names the answer or a dimension other than the one given.
     """
-    want = next(d for d in range(1, 10_000)
-                if vector_errors(d, epsilon, delta)[1] < vector_errors(d, epsilon, delta)[0])
+    def first(ahead: Callable[[float, float], bool]) -> int:
+        return next(d for d in range(1, 10_000) if ahead(*vector_errors(d, epsilon, delta)))
+
+    want = first(lambda lap, gau: gau < lap)
     whole, why = coerce(answer, whole=True)
     if why is not None:
         return Verdict(False, f"answer with an integer dimension, got {why}")
@@ -123,6 +127,9 @@ def check_crossover_dimension(answer: Any, epsilon: float = 0.5, delta: float = 
         else:
             why = (f"the Gaussian mechanism is ahead at d = {answer}, but that is not the "
                    f"smallest such d")
+        if answer == first(lambda lap, gau: gau < lap / math.sqrt(2)):
+            why += (f"; {answer} is where σ falls below the Laplace scale b = d/ε, but b is "
+                    f"not a standard deviation: Lap(b) has standard deviation √2·b")
         return Verdict(False, f"{answer} is not the answer: {why}. Compare the two standard "
                        f"deviations per coordinate for each d")
     lap, gau = vector_errors(want, epsilon, delta)

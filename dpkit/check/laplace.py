@@ -110,6 +110,25 @@ _CASES = ((10.0, 1.0, 0.5, 1), (-3.0, 2.0, 2.0, 2))
 _DRAWS = 4000
 _AUDIT_RUNS = 1000
 _AUDIT_CONFIDENCE = 1 - 1e-7
+#: Fewer distinct values than this share of the draws means rounded releases. Continuous
+#: noise repeats a value among 4,000 draws with probability about 1e-9, and the exact grid
+#: mechanism (steps 2**-20·Δ) about 4 times on average; rounding to 0.001 repeats thousands.
+_DISTINCT_SHARE = 0.9
+#: Steps a rounded release is commonly a multiple of, coarsest first (named in the verdict).
+_ROUNDING_STEPS = (10.0, 1.0, 0.5, 0.1, 0.05, 0.01, 0.001)
+
+
+def _rounding_hint(sample: np.ndarray) -> str | None:
+    """Say that the releases are rounded, if they take too few distinct values."""
+    distinct = np.unique(sample).size
+    if distinct >= _DISTINCT_SHARE * sample.size:
+        return None
+    steps = [step for step in _ROUNDING_STEPS
+             if np.all(np.abs(sample / step - np.round(sample / step)) < 1e-6)]
+    lattice = f", all multiples of {steps[0]:g}" if steps else ""
+    return (f"your releases are rounded: only {distinct} different values among "
+            f"{sample.size} releases{lattice}. Return the release unrounded, as a float: "
+            f"rounded releases are no longer distributed as value + Lap(Δ/ε)")
 
 
 class _AuditStopped(Exception):
@@ -125,6 +144,12 @@ def check_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
     runs per phase on the neighbouring answers 0 and Δ, confidence ``1 − 1e-7``): the
     audit must not certify an ε above the claimed one. Seeds are fixed; a correct function
     fails with probability below 3e-7 (1e-7 per KS test and for the audit).
+
+    Releases that take fewer than 90% distinct values among a case's 4,000 are refused as
+    rounded, with a verdict that says so and names the step they are multiples of (1, 0.1,
+    ...), before the KS test: rounding to one decimal can pass a KS test, and rounding to an
+    integer fails it with no hint of the cause. Continuous noise (and the grid mechanism's,
+    2**-20·Δ fine) takes that few distinct values with negligible probability (below 1e-100).
     """
     details: list[str] = []
     for value, sensitivity, epsilon, seed in _CASES:
@@ -137,6 +162,9 @@ def check_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
                 return draw
             draws.append(draw)
         sample = np.array(draws)
+        rounded = _rounding_hint(sample)
+        if rounded is not None:
+            return Verdict(False, rounded, tuple(details))
         scale = sensitivity / epsilon
         pvalue = stats.kstest(sample, stats.laplace(loc=value, scale=scale).cdf).pvalue
         spread = float(np.mean(np.abs(sample - value)))      # estimates the scale b
@@ -185,13 +213,26 @@ def check_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
                                       confidence=_AUDIT_CONFIDENCE, rng=seeded(0))
     except _AuditStopped:
         return refused[0]
-    details.append(f"audit at ε = {epsilon:g}: {audit}")
+    details.append(f"audit at ε = {epsilon:g}, {_AUDIT_RUNS} runs per input (confidence "
+                   f"1 − 1e-7: the bound is wrong with probability at most 1e-7): {audit}")
     if audit.epsilon > epsilon:
         return Verdict(False, f"the audit certifies ε ≥ {audit.epsilon:.3g} > {epsilon:g}: "
                        "your mechanism adds too little noise", tuple(details))
     return Verdict(True, "your releases follow value + Lap(Δ/ε) and an audit finds no "
                    "violation of ε-DP (mathematically; floating point is another story)",
                    tuple(details))
+
+
+def _other_grid_step(value: float, sensitivity: float, epsilon: float, d: int,
+                     exponent: int) -> str | None:
+    """Whether ``value`` is the scale for a power-of-two grid step other than ``2**exponent``
+    (within 64 binary orders of it): "smaller" or "larger", else None."""
+    for shift in range(-64, 65):
+        h = 2.0 ** (exponent + shift)
+        if shift and math.isclose(value, (math.floor(sensitivity / h) + d) * h / epsilon,
+                                  rel_tol=1e-12):
+            return "smaller" if shift < 0 else "larger"
+    return None
 
 
 def check_grid_scale(fn: Callable[[float, float, int], float]) -> Verdict:
@@ -206,8 +247,9 @@ def check_grid_scale(fn: Callable[[float, float, int], float]) -> Verdict:
 
     A failing verdict names the point, says whether the scale is too large or too small and,
     for a recognised mistake (the textbook scale, the scale left in grid units, a grid step
-    off by a factor 2, a widening of one step instead of one per coordinate), which; it
-    never states the expected value.
+    not the largest power of two with ``d·g <= 2**-20·Δ``, for instance ``2**-20`` kept
+    whatever Δ and d, a widening of one step instead of one per coordinate), which; it never
+    states the expected value.
     """
     def wrong(value: float, want: float, sensitivity: float, epsilon: float, d: int) -> str:
         grid = laplace_grid(sensitivity, epsilon, d)
@@ -219,9 +261,9 @@ def check_grid_scale(fn: Callable[[float, float, int], float]) -> Verdict:
         elif math.isclose(value, (math.floor(sensitivity / g) + 1) * g / epsilon,
                           rel_tol=1e-12):
             hint = "each of the d coordinates can move by half a grid step"
-        elif any(math.isclose(value, (math.floor(sensitivity / h) + d) * h / epsilon,
-                              rel_tol=1e-12) for h in (g / 2, 2 * g)):
-            hint = "the grid step is off by a factor 2: take the largest g with d·g <= 2**-20·Δ"
+        elif (step := _other_grid_step(value, sensitivity, epsilon, d, grid.exponent)):
+            hint = (f"your grid step is not the largest power of two g with d·g <= 2**-20·Δ "
+                    f"(yours is {step}): g depends on Δ and d, so compute it at every point")
         else:
             hint = "the widened sensitivity floor(Δ/g) + d is in grid units"
         return f"your scale is {_direction(value, want)}; {hint}"
