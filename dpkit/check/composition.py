@@ -46,8 +46,10 @@ def check_advanced_composition(fn: Callable[[float, int, float], float]) -> Verd
     0.1) and passes when every result is a finite number equal to the theorem's ε′ to a
     relative 1e-9. The check is deterministic. A failing verdict names the point and the
     value returned and, for a recognised mistake (a term missing or approximated, the
-    shortcut of Corollary 3.21 read backwards), which part of the theorem to compare with;
-    never the expected value.
+    per-mechanism budget of Dwork & Roth's Corollary 3.21 read backwards), which part of the
+    theorem to compare with; never the expected value. Messages name the chapter's theorem
+    and corollary by name ("advanced composition", "the per-mechanism budget"), never by
+    Dwork & Roth's numbers, which clash with the book's own numbering.
     """
     def wrong(value: float, want: float, epsilon: float, k: int, delta_prime: float) -> str:
         first = math.sqrt(2 * k * math.log(1 / delta_prime)) * epsilon
@@ -58,8 +60,8 @@ def check_advanced_composition(fn: Callable[[float, int, float], float]) -> Verd
             hint = ("your second term looks like k·ε², which is smaller than the "
                     "theorem's: compare it with the theorem term by term")
         elif math.isclose(value, 2 * first, rel_tol=1e-6):
-            hint = ("2·ε·sqrt(2k ln(1/δ')) is the shortcut of Cor. 3.21 read "
-                    "backwards, not Thm 3.20")
+            hint = ("2·ε·sqrt(2k ln(1/δ')) is the per-mechanism budget (the chapter's "
+                    "corollary) read backwards, not the advanced composition theorem")
         else:
             hint = "compare your formula with the theorem term by term"
         return f"your total {value!r} is {'too large' if value > want else 'too small'}; {hint}"
@@ -71,7 +73,8 @@ def check_advanced_composition(fn: Callable[[float, int, float], float]) -> Verd
                        wrong=wrong, rel_tol=1e-9, tally=True)
     if isinstance(found, Verdict):
         return found
-    return Verdict(True, "your function computes the total epsilon of Theorem 3.20", found[:3])
+    return Verdict(True, "your function computes the total epsilon of the advanced composition "
+                   "theorem", found[:3])
 
 
 def check_crossover(fn: Callable[[float, float], int | None]) -> Verdict:
@@ -108,13 +111,13 @@ def check_crossover(fn: Callable[[float, float], int | None]) -> Verdict:
         got = k
         if got != want:
             if got < want:
-                why = (f"at k={got} the Thm 3.20 total is not strictly below k·ε: advanced "
-                       f"composition does not win there yet")
+                why = (f"at k={got} the advanced composition total is not strictly below k·ε: "
+                       f"advanced composition does not win there yet")
             else:
                 why = (f"at k={shown(got)} advanced composition wins, but it already wins at a "
                        f"smaller k; return the first one")
             return Verdict(False, f"for {point}: {why}", tuple(details))
-    return Verdict(True, "your crossover matches Thm 3.20 against basic composition "
+    return Verdict(True, "your crossover matches advanced against basic composition "
                    "(29 at ε = 0.1, δ' = 1e-5; never at ε = 1)", tuple(details))
 
 
@@ -225,7 +228,8 @@ def check_queries_needed(n: Any, *, epsilon: float = 0.5, probability: float = 0
     :func:`dpkit.attacks.composition.averaging_success_probability`, so the check is
     deterministic. Passes for that smallest positive integer only (or a float equal to it).
     A failing verdict says whether ``n`` is too few (with its success probability) or more
-    than needed; never the expected number.
+    than needed; never the expected number. The passing verdict does not state the ε that
+    basic composition certifies for ``n`` answers: that is the next exercise's question.
     """
     count, why = coerce(n, whole=True)
     if why is not None or count < 1:
@@ -237,8 +241,7 @@ def check_queries_needed(n: Any, *, epsilon: float = 0.5, probability: float = 0
     want = _queries_needed(epsilon, probability)
     if n == want:
         return Verdict(True, f"{want} answers at ε = {epsilon:g} recover the count with "
-                       f"probability ≥ {probability:g}; for them basic composition certifies "
-                       f"only ε = {want * epsilon:g}",
+                       f"probability ≥ {probability:g}, and fewer do not",
                        (f"success probability with {want - 1} answers: "
                         f"{averaging_success_probability(epsilon, want - 1):.4f}",
                         f"success probability with {want} answers: "

@@ -146,9 +146,9 @@ def composition_figure(epsilon0: float = 0.1, delta_prime: float = 1e-6,
                        k_max: int = 10_000, points: int = 16) -> Figure:
     """Total epsilon of ``k`` epsilon0-DP mechanisms under each theorem, against ``k``.
 
-    Basic (``k epsilon0``), advanced (Thm 3.20), optimal (Kairouz et al. 2015) and zCDP
-    (each mechanism ``epsilon0**2 / 2``-zCDP, which is also a Gaussian mechanism with
-    ``sigma = sensitivity / epsilon0``), all at the same ``delta_prime``.
+    Basic (``k epsilon0``), advanced (Dwork & Roth 2014, Thm 3.20), optimal (Kairouz et al.
+    2015) and zCDP (each mechanism ``epsilon0**2 / 2``-zCDP, which is also a Gaussian
+    mechanism with ``sigma = sensitivity / epsilon0``), all at the same ``delta_prime``.
     """
     ks = _k_grid(k_max, points)
     basic = ks * epsilon0
@@ -159,7 +159,7 @@ def composition_figure(epsilon0: float = 0.1, delta_prime: float = 1e-6,
 
     figure, (ax,) = new_figure()
     ax.plot(ks, basic, color=GREY, lw=2, ls=":", label="basic: k·ε₀")
-    ax.plot(ks, adv, color=NAIVE, lw=2, ls="--", label="advanced (Thm 3.20)")
+    ax.plot(ks, adv, color=NAIVE, lw=2, ls="--", label="advanced")
     ax.plot(ks, zcdp, color=ACCENT, lw=2, ls="-.", label="zCDP (ρ = k·ε₀²/2)")
     ax.plot(ks, opt, color=SAFE, lw=2.5, label="optimal")
     crossover = advanced_crossover(epsilon0, delta_prime)
@@ -185,7 +185,8 @@ def composition_figure(epsilon0: float = 0.1, delta_prime: float = 1e-6,
 def textbook_crossover_figure(epsilon: float = 1.0, delta: float = 10e-5,
                               k_max: int = 100) -> Figure:
     """The curve ``2 ε sqrt(2k ln(1/δ))`` a textbook plots as "advanced composition", against
-    the real Thm 3.20 total and ``k ε``: at ε = 1 the real theorem never wins."""
+    the real advanced composition total (Dwork & Roth 2014, Thm 3.20) and ``k ε``: at ε = 1
+    the real theorem never wins. Labels name the theorem, not its number in Dwork & Roth."""
     ks = np.arange(1, k_max + 1)
     plotted = 2 * epsilon * np.sqrt(2 * ks * math.log(1 / delta))
     real = np.array([advanced(epsilon, 0, int(k), delta)[0] for k in ks])
@@ -195,7 +196,7 @@ def textbook_crossover_figure(epsilon: float = 1.0, delta: float = 10e-5,
     figure, (ax,) = new_figure(height=4.2)
     ax.plot(ks, ks * epsilon, color=GREY, lw=2, ls=":", label="sequential: k·ε")
     ax.plot(ks, plotted, color=NAIVE, lw=2, ls="--", label="as plotted: 2ε√(2k ln(1/δ))")
-    ax.plot(ks, real, color=NAIVE, lw=2, label="Thm 3.20: ε√(2k ln(1/δ)) + kε(e^ε − 1)")
+    ax.plot(ks, real, color=NAIVE, lw=2, label="advanced composition: ε√(2k ln(1/δ)) + kε(e^ε − 1)")
     ax.plot(ks[::5], opt, color=SAFE, lw=2, marker="o", ms=3, label="optimal composition")
     if false_crossover <= k_max:
         ax.axvline(false_crossover, color=NAIVE, lw=0.8, ls=":")
@@ -206,8 +207,9 @@ def textbook_crossover_figure(epsilon: float = 1.0, delta: float = 10e-5,
            title=f"ε = {epsilon:g} per query, δ = {delta:g}")
     figure.legend(loc="outside lower center", ncol=1, fontsize=10, frameon=False)
     wins = np.flatnonzero(real < ks * epsilon)
-    real_text = (f"the real Theorem 3.20 total drops below k·ε from k = {ks[wins[0]]}"
-                 if wins.size else "the real Theorem 3.20 total stays above k·ε at every k")
+    real_text = (f"the real advanced composition total drops below k·ε from k = {ks[wins[0]]}"
+                 if wins.size else "the real advanced composition total stays above k·ε at "
+                 "every k")
     crosses = ("crosses" if false_crossover <= k_max else "would cross (off the chart)")
     return describe(figure, (
         f"Line chart of the total ε against k from 1 to {k_max}, at ε = {epsilon:g} per "

@@ -163,8 +163,9 @@ def classic_validity_figure(deltas: Sequence[float] = (1e-3, 1e-5, 1e-9)) -> Fig
     """The true δ of the classic σ = √(2 ln(1.25/δ))/ε (Δ = 1) against ε, for several targets.
 
     Each target δ is a dotted line; the curve crosses it at :func:`classic_crossing_epsilon`
-    (marked). Left of ε = 1 Theorem A.1 applies; between 1 and the crossing the formula's σ
-    is private although no theorem says so; right of the crossing it is not private.
+    (marked). Left of ε = 1 the classic theorem (Dwork & Roth's Theorem A.1) applies; between
+    1 and the crossing the formula's σ is private although no theorem says so; right of the
+    crossing it is not private.
     """
     figure, (ax,) = new_figure(1)
     epsilons = np.geomspace(0.05, 20, 160)
@@ -178,7 +179,7 @@ def classic_validity_figure(deltas: Sequence[float] = (1e-3, 1e-5, 1e-9)) -> Fig
         ax.annotate(f"{crossing:.2f}", (crossing, delta), textcoords="offset points",
                     xytext=(-4, 6), ha="right", fontsize=10, color=BLACK)
     ax.axvline(1.0, color=GREY, ls="--", lw=1)
-    ax.text(0.88, 1e-2, "ε = 1: end of\nTheorem A.1", fontsize=10, color=GREY, ha="right")
+    ax.text(0.88, 1e-2, "ε = 1: end of the\nclassic theorem", fontsize=10, color=GREY, ha="right")
     ax.set(xlabel="ε", ylabel="true δ of the classic σ", ylim=(1e-16, 1.0),
            title="Classic σ judged by the exact profile")
     ax.legend(fontsize=10, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0),
@@ -188,7 +189,7 @@ def classic_validity_figure(deltas: Sequence[float] = (1e-3, 1e-5, 1e-9)) -> Fig
         "against ε from 0.05 to 20, one line per target δ = "
         + ", ".join(f"{d:g}" for d in deltas) + "; each line crosses its target (a dotted "
         "line) at ε = " + ", ".join(f"{c:.2f}" for c in crossings) + ", and is not private "
-        "beyond. Theorem A.1 covers only ε < 1."))
+        "beyond. The classic theorem (Dwork and Roth, Theorem A.1) covers only ε < 1."))
 
 
 _CURVE_EPSILONS = np.geomspace(0.01, 20, 120)
