@@ -33,7 +33,7 @@ MODEL_AT = AT + (
      "dpkit.laplace.laplace_accuracy"),
     ("ex-laplace-grid-scale", "def grid_noise_scale(sensitivity, epsilon, d):\n"
      "    return laplace_grid(sensitivity, epsilon, d).scale\n", [], "laplace_grid"),
-    ("ex-exp-precision", "bits = compute_precision(0, 100, 1000, Eta(1243, 11))\n", [],
+    ("ex-exp-precision", "bits = compute_precision(-20, 80.5, 3000, Eta(1243, 11))\n", [],
      "compute_precision"),
     ("ex-svt-above-threshold", AT + "    return dpkit.svt.above_threshold(queries, data, "
      "threshold, epsilon, rng=rng)\n", [], "dpkit.svt.above_threshold"),

@@ -158,13 +158,28 @@ def naive_cost_figure(epsilon: float = 1.0, max_queries: int = 50) -> Figure:
         f"n = {max_queries}; AboveThreshold costs ε = {epsilon:g} however many."))
 
 
-def audit_figure(results: Mapping[str, tuple[float, float, float]]) -> Figure:
+def _true_text(value: float | None, joint: str) -> str:
+    """``joint`` and a true ε as the audit figure writes it: ``∞``, a number, or, for
+    ``None``, ": an exercise" (the value is left to the reader)."""
+    if value is None:
+        return ": an exercise"
+    return joint + ("∞" if np.isinf(value) else f"{value:g}")
+
+
+def audit_figure(results: Mapping[str, tuple[float, float, float | None]]) -> Figure:
     """Audited lower bounds on ε beside the claimed and true ε of each SVT variant.
 
     Parameters
     ----------
     results : mapping
-        ``{label: (claimed ε, audited lower bound, true ε)}``; ``true`` may be ``inf``.
+        ``{label: (claimed ε, audited lower bound, true ε)}``; ``true`` may be ``inf``, or
+        ``None`` to leave it to the reader (a chapter whose exercise asks for it): the
+        figure then writes "true ε: an exercise".
+
+    Returns
+    -------
+    Figure
+        The bar chart, with a text description for screen readers.
     """
     figure, (ax,) = new_figure(1, height=4.4)
     labels = list(results)
@@ -178,8 +193,7 @@ def audit_figure(results: Mapping[str, tuple[float, float, float]]) -> Figure:
                 label="audited lower bound, above the claim")
     ax.scatter(claimed, y, marker="|", s=300, color=BLACK, zorder=3, label="claimed ε")
     for i, key in enumerate(labels):
-        true = results[key][2]
-        text = "true ε = ∞" if np.isinf(true) else f"true ε = {true:g}"
+        text = f"true ε{_true_text(results[key][2], ' = ')}"
         ax.text(max(audited[i], claimed[i]) + 0.08, i, text, va="center", fontsize=10,
                 color=GREY)
     ax.set_yticks(y, labels, fontsize=10)
@@ -188,15 +202,11 @@ def audit_figure(results: Mapping[str, tuple[float, float, float]]) -> Figure:
            xlim=(0, max(float(audited.max()), float(claimed.max())) * 1.45),
            title="Audited ε, 95% confidence")
     figure.legend(loc="outside lower center", ncol=1, fontsize=10, frameon=False)
-
-    def true_text(value: float) -> str:
-        return "∞" if np.isinf(value) else f"{value:g}"
-
     return describe(figure, (
         "Horizontal bar chart of the audited lower bound on ε, at 95% confidence, of each "
         "SVT variant beside its claimed ε: " + "; ".join(
             f"{key}: claimed {results[key][0]:g}, audited at least {results[key][1]:.2g}, "
-            f"true {true_text(results[key][2])}" for key in labels)
+            f"true ε{_true_text(results[key][2], ' ')}" for key in labels)
         + f". {int(broken.sum())} of {len(labels)} are caught above their claim."))
 
 
