@@ -1,5 +1,5 @@
-"""A student review of exponential_base2 and sparse_vector: what the chapters print before
-their exercises must not be the exercises' answers, and what they state must be what the
+"""What exponential_base2 and sparse_vector print before their exercises is not the exercises'
+answers, and what they state is what the code does (a student review found both).
 code does. All checks are deterministic (text of the chapters, exact arithmetic)."""
 
 from __future__ import annotations
