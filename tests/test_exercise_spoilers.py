@@ -1,6 +1,6 @@
 """What exponential_base2 and sparse_vector print before their exercises is not the exercises'
-answers, and what they state is what the code does (a student review found both).
-code does. All checks are deterministic (text of the chapters, exact arithmetic)."""
+answers, and what they state is what the code does (a student review found both). All
+checks are deterministic (text of the chapters, exact arithmetic)."""
 
 from __future__ import annotations
 
