@@ -1347,3 +1347,24 @@ def test_a_module_the_notebook_writes_at_run_time_is_refused(label, writer):
             "def my(q):\n    return helper2.g(q)\n")
     assert check(label, fine, ["%%writefile helper2.py\ndef g(x):\n    return x\n"]) is None
     assert check(label, "from . import x\n", []) is not None
+
+
+_CHECK14 = "dpkit.check.check_laplace_mechanism(my_laplace)"
+
+
+@pytest.mark.parametrize("cell, shown", [
+    (f"import dpkit.check\nverdict = {_CHECK14}\nverdict\n", True),
+    (f"import dpkit.check\nfrom pprint import pprint\npprint({_CHECK14})\n", True),
+    (f"import dpkit.check, pprint\nv = {_CHECK14}\npprint.pprint(v)\n", True),
+    (f"import dpkit.check\nimport pprint\nS = []\npprint.pprint = S.append\n"
+     f"pprint.pprint({_CHECK14})\n", False),
+    (f"import dpkit.check\ndef pprint(x):\n    return x\npprint({_CHECK14})\n", False),
+    (f"import dpkit.check\nverdict = {_CHECK14}\nkept = verdict\n", False),
+])
+def test_honest14_a_bare_verdict_line_and_pprint_show_a_check(cell, shown):
+    """Honest review 14, finding 2: a bare ``verdict`` line (IPython shows it) and
+    ``pprint`` of a check, in an earlier deterministic answer, voided the randomized one;
+    both only show. ``pprint.pprint`` rebound by the student, or a ``pprint`` of their own,
+    could keep the verdict, and stays refused. Deterministic."""
+    why = environment_use("ex-laplace-textbook", TEXTBOOK, [cell])
+    assert (why is None) == shown, why

@@ -58,12 +58,14 @@ def check_use(reading: Reading, parsed: list[tuple[ast.Module, str]]
     unpadded():``, of a ``for`` loop with no
     ``else`` (over functions: ``for f in [f1, f2]: print(check(f))``), of a ``try:``
     whose handlers and ``else`` only show): a check called as an expression statement
-    (``dpkit.check.check_…(f)``), or as an argument of ``print`` or ``display`` (the
-    builtin, the worker's or IPython's, with constant keywords only), or of an f-string
+    (``dpkit.check.check_…(f)``), or as an argument of ``print``, ``display`` (the
+    builtin, the worker's or IPython's) or ``pprint.pprint``, with constant keywords only,
+    or of an f-string
     there, or in an ``assert``, or as the test of an ``if`` whose branches only show
     (``print``/``display`` of constants and verdicts, ``pass``: honest review 12, finding
     3); a name bound to a check's result by ``verdict = …`` whose every read is one of
-    those (``print(verdict)``, ``assert verdict.passed, verdict.message``, ``if not
+    those or a bare ``verdict`` line, which IPython shows (honest review 14)
+    (``print(verdict)``, ``assert verdict.passed, verdict.message``, ``if not
     verdict.passed: print(verdict.message)``; ``.passed``, ``.message`` and ``.details``
     may be shown too, and ``not``, ``and``/``or``, comparisons with constants and
     conditional expressions of them: ``print("OK" if verdict.passed else
@@ -273,6 +275,8 @@ class _Shows:
             node, parent = parent, parents.get(id(parent))
         if isinstance(parent, ast.Assert):
             return id(parent) in top
+        if isinstance(parent, ast.Expr):        # a bare ``verdict`` line: IPython shows it
+            return id(parent) in top
         if isinstance(parent, ast.If) and parent.test is node:
             return id(parent) in top and self.only_shows([*parent.body, *parent.orelse])
         statement = parents.get(id(parent))
@@ -294,10 +298,16 @@ class _Shows:
 
 
 def _shows(func: ast.expr, reading: Reading) -> bool:
-    """Whether ``func`` is ``print`` (the builtin) or ``display`` (the worker's, or
-    IPython's imported from ``IPython.display``), not a name the student's code binds."""
-    if not isinstance(func, ast.Name) or func.id not in ("print", "display") or \
+    """Whether ``func`` is ``print`` (the builtin), ``display`` (the worker's, or
+    IPython's imported from ``IPython.display``) or the standard library's
+    ``pprint.pprint`` (honest review 14), not a name the student's code binds."""
+    if isinstance(func, ast.Attribute):
+        return func.attr == "pprint" and "pprint" not in reading.defined and \
+            {path.lstrip("?") for path in reading.paths(func)} == {"pprint.pprint"}
+    if not isinstance(func, ast.Name) or func.id not in ("print", "display", "pprint") or \
             func.id in reading.own or func.id in reading.functions:
         return False
+    if func.id == "pprint":
+        return reading.names.get(func.id, set()) == {"pprint.pprint"}
     return reading.names.get(func.id, set()) <= (
         {"IPython.display.display"} if func.id == "display" else set())
