@@ -899,9 +899,10 @@ LAPLACE_CLASS = {
     # offset codes the value (one release gives it to b/64). 3 points before (the same-seed
     # gaps flip with the seed as an honest grid's do); now a privacy violation: the two
     # neighbours' releases lie on grids of one step with different offsets.
+    # Since the public check refuses rounded releases (a student review), its releases,
+    # on a grid, fail the public check first: 0 points, the hidden tests not run.
     "grid-code": ({"ex-laplace-textbook-answer": GRID_CODE_LAPLACE},
-                  {"ex-laplace-textbook": (0, "hidden tests: not ε-DP: your releases at two "
-                                              "neighbouring values lie on grids")}),
+                  {"ex-laplace-textbook": (0, "your releases are rounded")}),
     # Adversarial review round 11, F1: the two fresh workers were alive together and
     # shared the kernel's record locks on the files both read (/usr/bin/env): a probe
     # whose seed the other worker had seen was released honestly, every other release
