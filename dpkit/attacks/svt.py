@@ -149,7 +149,7 @@ def svt_audit_case(name: str, epsilon: float = 1.0) -> SvtAuditCase:
             lambda d, rng: naive.svt_no_cutoff(_queries(30), d, 0.0, epsilon, rng),
             (0.0,) * 15 + (1.0,) * 15, (1.0,) * 15 + (0.0,) * 15,
             lambda out: sum(i >= 15 for i in out) - sum(i < 15 for i in out) >= 3,
-            "queries 15-29 reported at least 3 more often than 0-14")
+            "at least 3 more reports among 15-29 than 0-14")
     if name == "little_query_noise":
         # Four "below" queries move up (from -1 to 0), then four queries move down (from 1/2
         # to -1/2): the two reports both coming from the last four needs the threshold noise
