@@ -948,7 +948,7 @@ def test_adv11_the_getattr_on_self_exemption_is_not_reached_with_a_module_as_sel
     assert forbidden_use("ex-svt-above-threshold", PROBE + route + "def my(q): return q\n",
                          [], _setup("sparse_vector")) is not None
     # the honest use of the same class stays graded
-    honest = PROBE + "p = Probe()\ng = p.read('x')\n"
+    honest = PROBE.replace("import sys, os", "import sys") + "p = Probe()\ng = p.read('x')\n"
     assert environment_use("ex-laplace-textbook", honest + LAPLACE_TAIL, []) is None
 
 
@@ -1340,7 +1340,8 @@ def test_a_module_the_notebook_writes_at_run_time_is_refused(label, writer):
     for code, earlier in [(answer, [writer]), ("def my(q):\n    return q\n",
                                                [writer + "import helper_m\n"])]:
         why = check(label, code, earlier)
-        assert why is not None and "helper_m is not an installed module" in why, (code, why)
+        assert why is not None and ("helper_m is not an installed module" in why or
+                                    "pathlib may not be imported" in why), (code, why)
     fine = ("import numpy as np\nimport math, scipy.stats, mpmath\nimport pandas as pd\n"
             "from fractions import Fraction\nimport matplotlib.pyplot as plt\n"
             "from dpkit.svt import DEFAULT_CLIP_BOUNDS\nimport helper2\n"
