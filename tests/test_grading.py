@@ -508,6 +508,31 @@ def test_honest13_cells_jupyter_runs_run_the_same_way_in_the_worker(tmp_path):
             True, None, 0.5, 7, 6, [], False]
     assert not marker.exists()
 
+def test_adv14_only_files_writefile_wrote_are_imported_from_the_working_folder():
+    """Adversarial review 14, F1: a module written at run time under an installed name
+    (``tabulate.py``, ``''`` precedes site-packages) or a ``%%writefile`` file overwritten
+    with ``open()`` was imported, so its code ran unread (3/3 for a forbidden function). In
+    a real worker such files now raise ImportError saying why; a ``%%writefile`` module
+    (appended to with ``-a`` too) still imports, and the standard library and installed
+    packages are untouched. Deterministic."""
+    with Sandbox(Limits(call_seconds=60)) as sandbox:
+        errors = sandbox.run([
+            "open('tabulate.py', 'w').write('F = 1\\n')\n",
+            "import tabulate\n",
+            "%%writefile helper2.py\nX = 1\n",
+            "open('helper2.py', 'w').write('X = 2\\n')\n",
+            "import helper2\n",
+            "open('helper3.py', 'w').write('X = 3\\n')\nimport helper3\n",
+            "%%writefile helper4.py\nX = (\n",
+            "%%writefile -a helper4.py\n4)\n",
+            "import helper4, json, numpy\nx = helper4.X\n"])
+        assert [e and type(e).__name__ for e in errors] == [
+            None, "ImportError", None, None, "ImportError", "ImportError", None, None, None], errors
+        assert "name of an installed module" in str(errors[1]), errors
+        assert all("%%writefile" in str(errors[i]) for i in (4, 5)), errors
+        assert sandbox.get("x") == 4
+
+
 #: What a cell reads in an ipykernel 7.4 kernel (IPython 9.18), recorded with jupyter_client
 #: after a set-up cell ``import numpy as np`` / ``import dpkit`` (adversarial review 12, F3).
 ADV12_KERNEL = {

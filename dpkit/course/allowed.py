@@ -19,7 +19,6 @@ from __future__ import annotations
 import ast
 import importlib
 import importlib.util
-import sys
 import types
 import warnings
 from collections.abc import Iterable
@@ -49,8 +48,8 @@ ALLOWED_MODULES = frozenset({
     "__future__", "abc", "array", "bisect", "cmath", "collections", "concurrent.futures",
     "contextlib", "copy", "dataclasses", "datetime", "decimal", "enum", "fractions",
     "functools", "hashlib", "heapq", "itertools", "json", "math", "numbers", "operator",
-    "queue", "random", "re", "secrets", "statistics", "struct", "sys", "textwrap", "threading",
-    "time", "typing", "warnings",
+    "pprint", "queue", "random", "re", "secrets", "statistics", "struct", "sys", "textwrap",
+    "threading", "time", "typing", "warnings",
     "numpy", "scipy", "pandas", "matplotlib", "mpmath", "gmpy2", "IPython.display", "dpkit"})
 #: Parts of allowed packages that run code given as data or build and load native code:
 #: ``pandas.eval`` (and ``DataFrame.query``'s engine), ``mpmath.identify`` (``eval`` of
@@ -58,6 +57,10 @@ ALLOWED_MODULES = frozenset({
 _EXCLUDED = ("dpkit.course", "numpy.f2py", "numpy.testing", "numpy.distutils",
              "numpy.ctypeslib", "pandas.core.computation", "pandas.testing",
              "pandas.util", "mpmath.identification", "matplotlib.testing")
+#: Functions of allowed packages that evaluate a string as code, by a public path (their
+#: ``__module__`` may be the package's own).
+_EXCLUDED_FUNCTIONS = ("pandas.eval", "pandas.DataFrame.eval", "pandas.DataFrame.query",
+                       "mpmath.identify", "mpmath.findpoly")
 
 
 def allowed_module(name: str) -> bool:
@@ -121,18 +124,16 @@ def reached_module(path: str) -> str | None:
     ('os', None)
     """
     parts = path.split(".")
-    top = parts[0]
-    if top == "dpkit" or top not in {m.split(".", 1)[0] for m in ALLOWED_MODULES} or \
-            top not in sys.modules:
+    if parts[0] == "dpkit" or parts[0] not in {m.split(".")[0] for m in ALLOWED_MODULES}:
         return None
-    value: object = sys.modules[top]
-    for part in parts[1:]:
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                value = getattr(value, part)
-        except Exception:                        # an attribute the reading cannot follow
+    value = _looked_up(parts[:1])
+    for index in range(1, len(parts)):
+        value = _looked_up(parts[:index + 1], value)
+        if value is None:                        # an attribute the reading cannot follow
             return None
+        for name in _EXCLUDED_FUNCTIONS:
+            if value is _looked_up(name.split(".")):
+                return name
         if isinstance(value, types.ModuleType) and not allowed_module(value.__name__):
             return value.__name__
         defined = getattr(value, "__module__", None) if callable(value) else None
@@ -140,6 +141,25 @@ def reached_module(path: str) -> str | None:
                 defined == m or defined.startswith(f"{m}.") for m in _EXCLUDED):
             return defined
     return None
+
+
+def _looked_up(parts: list[str], parent: object = None) -> object:
+    """The object the dotted path ``parts`` names in the grader's process (its last part
+    an attribute of ``parent`` if given, else of the object the rest names; a module of
+    :data:`ALLOWED_MODULES` imported if it must be), or None."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            if parent is None and len(parts) > 1:
+                parent = _looked_up(parts[:-1])
+            if parent is not None and hasattr(parent, parts[-1]):
+                return getattr(parent, parts[-1])
+            name = ".".join(parts)
+            allowed = allowed_module(name) or any(m.startswith(f"{name}.")
+                                                  for m in ALLOWED_MODULES)
+            return importlib.import_module(name) if allowed else None
+        except Exception:
+            return None
 
 
 def written_texts(cells: Iterable[str]) -> dict[str, str]:

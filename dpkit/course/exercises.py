@@ -77,7 +77,9 @@ _DYNAMIC_NAMES = frozenset({
     "import_module", "getmembers", "getmembers_static", "getattr_static", "resolve_name",
     "locate", "get_type_hints", "ForwardRef", "read_pickle", "allow_pickle", "get_objects",
     "get_referents", "get_referrers", "_getframe", "settrace", "setprofile", "f_globals",
-    "f_locals", "f_back", "f_builtins", "tb_frame", "gi_frame", "cr_frame", "ag_frame"})
+    "f_locals", "f_back", "f_builtins", "tb_frame", "gi_frame", "cr_frame", "ag_frame",
+    # adversarial review 14, F1: the worker's import hook (only %%writefile files import)
+    "meta_path", "path_hooks", "path_importer_cache"})
 #: Modules refused when the code reaches them under another name (``import code as c``):
 #: their names are too common as variables to refuse as bare names.
 _DYNAMIC_MODULES = frozenset({"code", "sys.modules", "sys._getframe"})
