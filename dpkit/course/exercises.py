@@ -628,7 +628,12 @@ def forbidden_use(label: str, answer: str, earlier: Iterable[str | tuple[str, st
     exercise needs it). A cell that does not parse is skipped (the sandbox reports its
     error). A cell's Python is :func:`~dpkit.course.magics.drop_magics`'s, as the sandbox
     runs it, and a Python file a cell writes with ``%%writefile`` (importable in the
-    sandbox) is read as that cell's code, its ``from … import`` never exempt.
+    sandbox) is read as that cell's code, its ``from … import`` never exempt: the text the
+    file holds once the cell has run (``-a`` appends), the answer refused if it does not
+    parse. Last, that code may import only the modules of
+    :data:`~dpkit.course.allowed.ALLOWED_MODULES` and ``%%writefile`` files (nor reach
+    another module as an attribute: ``random._os``), as :func:`environment_use`'s may
+    (:func:`~dpkit.course.allowed.unallowed_import`, adversarial review 14).
 
     Returns
     -------
