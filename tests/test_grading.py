@@ -452,8 +452,8 @@ def test_adv11_the_worker_s_flags_threads_and_command_line_read_as_a_kernel_s():
     -I``), ``threading.active_count()`` 1, ``sys.displayhook`` the builtin and
     ``sys.orig_argv`` held ``-I`` and the worker's module; in an ipykernel 7.4 kernel the
     flags are 0, 9 threads run, the hook is a ``ZMQShellDisplayHook`` and the command line
-    is the launcher's. A file the student writes in the working folder is importable, as in
-    a kernel, after the standard library. Deterministic."""
+    is the launcher's. A file the student writes in the working folder with ``%%writefile`` is
+    importable, as in a kernel, after the standard library. Deterministic."""
     with Sandbox(Limits(call_seconds=60)) as sandbox:
         errors = sandbox.run([
             "import sys, threading\n"
@@ -461,9 +461,9 @@ def test_adv11_the_worker_s_flags_threads_and_command_line_read_as_a_kernel_s():
             "         sys.flags.no_user_site, int(sys.flags.safe_path)]\n"
             "orig, argv, path = sys.orig_argv, sys.argv, sys.path\n"
             "threads = sorted(t.name for t in threading.enumerate())\n"
-            "hook = type(sys.displayhook).__module__ + '.' + type(sys.displayhook).__name__\n"
-            "open('mine.py', 'w').write('X = 5')\nimport mine\nx = mine.X\n"])
-        assert errors == [None], errors
+            "hook = type(sys.displayhook).__module__ + '.' + type(sys.displayhook).__name__\n",
+            "%%writefile mine.py\nX = 5\n", "import mine\nx = mine.X\n"])
+        assert errors == [None] * 3, errors
         assert sandbox.get("flags") == [0, 0, 0, 0]
         argv = sandbox.get("argv")
         assert sandbox.get("orig") == [sys.executable, "-m", "ipykernel_launcher", *argv[1:]]
@@ -1589,7 +1589,10 @@ def test_round10_answers_that_read_the_environment_by_string_lookup_earn_nothing
     in the sandbox. Deterministic."""
     label, answer = _SUBS10[chapter]
     refused = (0, "judged by what your function returns")
-    klass = {"envread": ({f"{label}-answer": answer}, {label: refused})}
+    # AboveThreshold's answer imports os, which no longer passes the forbidden-function
+    # exercise's allow-list (read first: adversarial review 14)
+    klass = {"envread": ({f"{label}-answer": answer}, {label: (
+        0, "os may not be imported") if label == "ex-svt-above-threshold" else refused})}
     if chapter == "sparse_vector":
         klass["envavg"] = ({"ex-svt-auto-avg-answer": _AVG10}, {"ex-svt-auto-avg": refused})
     assert _wrong_grades(book_course, tmp_path / "submissions", chapter, klass) == []
