@@ -932,10 +932,10 @@ LAPLACE_CLASS = {
     # shared the kernel's record locks on the files both read (/usr/bin/env): a probe
     # whose seed the other worker had seen was released honestly, every other release
     # coded. 3 points before (0 without the lock); now the workers live one after the
-    # other and the same-seed test sees the code.
+    # other and the same-seed test sees the code; since adversarial review 14 the
+    # static reading refuses it first (fcntl is not on the allow-list of modules).
     "record-locks": ({"ex-laplace-textbook-answer": LOCK_LAPLACE},
-                     {"ex-laplace-textbook": (0, "hidden tests: not ε-DP: with the same "
-                                                 "`generator`")}),
+                     {"ex-laplace-textbook": (0, "fcntl may not be imported")}),
 }
 
 
