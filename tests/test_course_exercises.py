@@ -948,7 +948,7 @@ def test_adv11_the_getattr_on_self_exemption_is_not_reached_with_a_module_as_sel
     assert forbidden_use("ex-svt-above-threshold", PROBE + route + "def my(q): return q\n",
                          [], _setup("sparse_vector")) is not None
     # the honest use of the same class stays graded
-    honest = PROBE + "p = Probe()\ng = p.read('x')\n"
+    honest = PROBE.replace("import sys, os", "import sys") + "p = Probe()\ng = p.read('x')\n"
     assert environment_use("ex-laplace-textbook", honest + LAPLACE_TAIL, []) is None
 
 
@@ -1340,7 +1340,8 @@ def test_a_module_the_notebook_writes_at_run_time_is_refused(label, writer):
     for code, earlier in [(answer, [writer]), ("def my(q):\n    return q\n",
                                                [writer + "import helper_m\n"])]:
         why = check(label, code, earlier)
-        assert why is not None and "helper_m is not an installed module" in why, (code, why)
+        assert why is not None and ("helper_m is not an installed module" in why or
+                                    "pathlib may not be imported" in why), (code, why)
     fine = ("import numpy as np\nimport math, scipy.stats, mpmath\nimport pandas as pd\n"
             "from fractions import Fraction\nimport matplotlib.pyplot as plt\n"
             "from dpkit.svt import DEFAULT_CLIP_BOUNDS\nimport helper2\n"
@@ -1368,3 +1369,89 @@ def test_honest14_a_bare_verdict_line_and_pprint_show_a_check(cell, shown):
     could keep the verdict, and stays refused. Deterministic."""
     why = environment_use("ex-laplace-textbook", TEXTBOOK, [cell])
     assert (why is None) == shown, why
+
+
+#: Adversarial review 14, F2: code given as a string to an API the deny-list allowed.
+ADV14_STRING_CODE = [
+    "import math\nimport timeit\ntimeit.timeit('import dpkit.laplace, math; "
+    "math.hw = dpkit.laplace.laplace_accuracy', number=1)\n",
+    "import cProfile\ncProfile.run('import math')\n",
+    "import string\nimport dpkit\nf = string.Formatter().get_field('0.laplace.x', [dpkit], {})\n",
+    "import yaml\nf = yaml.unsafe_load('!!python/name:dpkit.laplace.x')\n",
+    "import importlib_metadata\nf = importlib_metadata.EntryPoint('x', 'dpkit.laplace:x', 'g')\n",
+    "import subprocess\nsubprocess.run(['python', '-c', 'print(1)'])\n",
+    "import os\nos.system('python -c 1')\n",
+    "import random\nf = random._os.system\n",
+    "from concurrent.futures import process\nf = process.mp\n",
+    "import pandas as pd\nf = pd.eval('1 + 1')\n",
+    "import mpmath\nf = mpmath.identify(1.0, ['pi'])\n",
+]
+#: F1: a file written at run time under an installed name, a %%writefile file overwritten,
+#: and %%writefile -a pieces that do not parse alone.
+ADV14_FILES = [
+    (["open('tabulate.py', 'w').write('from dpkit.laplace import laplace_accuracy as f')\n"],
+     "import tabulate\n"),
+    (["%%writefile tabulate.py\nX = 1\n"], "import tabulate\n"),
+    (["%%writefile helper.py\nX = 1\n", "%%writefile -a helper.py\nf = (\n",
+      "%%writefile -a helper.py\nlambda: 0)\nfrom dpkit.laplace import laplace_accuracy as g\n"],
+     "import helper\n"),
+    (["%%writefile helper.py\nX = 1\n", "%%writefile -a helper.py\nf = (\n"],
+     "import helper\n"),
+]
+ADV14_TAIL = ("def half_width(sensitivity, epsilon, confidence):\n"
+              "    return sensitivity / epsilon\n")
+JUDGED_TAIL = "\ndef my_laplace(value, sensitivity, epsilon, generator):\n    return value\n"
+
+
+@pytest.mark.parametrize("code", ADV14_STRING_CODE)
+def test_adv14_modules_that_run_code_given_as_data_are_refused(code):
+    """Adversarial review 14, F2: ``timeit.timeit("…")``, ``cProfile.run``,
+    ``string.Formatter().get_field``, ``yaml.unsafe_load``, an entry point's ``load()``,
+    a subprocess, a module reached as an attribute (``random._os``) and the packages'
+    string evaluators ran code the reading never read (3/3 for a forbidden function):
+    only the modules of ``ALLOWED_MODULES`` may now be used, in the answer and in the
+    cells above it, for FORBIDDEN and JUDGED exercises. Deterministic."""
+    for earlier, answer in [([], code + ADV14_TAIL), ([code], ADV14_TAIL)]:
+        why = forbidden_use("ex-laplace-interval", answer, earlier, _setup("laplace"))
+        assert why is not None and "asks you to derive" in why, (answer, why)
+    why = environment_use("ex-laplace-textbook", code + JUDGED_TAIL, [])
+    assert why is not None and "judged by what your function" in why, why
+
+
+@pytest.mark.parametrize(("earlier", "answer"), ADV14_FILES)
+def test_adv14_modules_the_reading_cannot_read_as_imported_are_refused(earlier, answer):
+    """Adversarial review 14, F1: a module written at run time under an installed name, and
+    ``%%writefile -a`` pieces that do not parse alone (each was skipped, the file they make
+    imports a forbidden function) passed the reading: an installed name that is not allowed
+    is refused, and a written file is read by its final text, refused if that does not
+    parse. Deterministic."""
+    why = forbidden_use("ex-laplace-interval", answer + ADV14_TAIL, earlier, _setup("laplace"))
+    assert why is not None and "asks you to derive" in why, why
+    if "lambda: 0)" not in "".join(earlier):      # a judged answer may import the function
+        why = environment_use("ex-laplace-textbook", answer + JUDGED_TAIL, earlier)
+        assert why is not None, why
+
+
+@pytest.mark.parametrize("code", [
+    "import math, cmath, random, statistics, fractions, decimal, numbers, functools\n",
+    "import itertools, collections, dataclasses, typing, enum, abc, bisect, heapq, copy\n",
+    "import operator, warnings, time, datetime, re, json, threading, queue, sys\n",
+    "from concurrent.futures import ThreadPoolExecutor\nfrom __future__ import annotations\n",
+    "import numpy as np\nimport scipy.stats, scipy.special, scipy.optimize\nimport pandas as pd\n",
+    "import matplotlib.pyplot as plt\nimport mpmath, gmpy2\n",
+    "from IPython.display import display, Markdown\nfrom dpkit.timing import unpadded\n",
+    "%%writefile helper.py\nimport math\n",
+    "%%writefile helper.py\nX = (\n",
+])
+def test_adv14_honest_imports_are_graded(code):
+    """The allow-list keeps what honest students (reviews 12, 13) and the model answers
+    import; a %%writefile file written in pieces that parse once joined is read.
+    Deterministic."""
+    earlier = [code] if code.startswith("%%") else []
+    if code.endswith("X = (\n"):
+        earlier.append("%%writefile -a helper.py\n1)\n")
+    answer = ("import helper\n" if earlier else code.replace("from __future__ import "
+              "annotations\n", "")) + ADV14_TAIL
+    assert forbidden_use("ex-laplace-interval", answer, earlier, _setup("laplace")) is None
+    answer = ("import helper\n" if earlier else code) + JUDGED_TAIL
+    assert environment_use("ex-laplace-textbook", answer, earlier) is None

@@ -452,8 +452,8 @@ def test_adv11_the_worker_s_flags_threads_and_command_line_read_as_a_kernel_s():
     -I``), ``threading.active_count()`` 1, ``sys.displayhook`` the builtin and
     ``sys.orig_argv`` held ``-I`` and the worker's module; in an ipykernel 7.4 kernel the
     flags are 0, 9 threads run, the hook is a ``ZMQShellDisplayHook`` and the command line
-    is the launcher's. A file the student writes in the working folder is importable, as in
-    a kernel, after the standard library. Deterministic."""
+    is the launcher's. A file the student writes in the working folder with ``%%writefile`` is
+    importable, as in a kernel, after the standard library. Deterministic."""
     with Sandbox(Limits(call_seconds=60)) as sandbox:
         errors = sandbox.run([
             "import sys, threading\n"
@@ -461,9 +461,9 @@ def test_adv11_the_worker_s_flags_threads_and_command_line_read_as_a_kernel_s():
             "         sys.flags.no_user_site, int(sys.flags.safe_path)]\n"
             "orig, argv, path = sys.orig_argv, sys.argv, sys.path\n"
             "threads = sorted(t.name for t in threading.enumerate())\n"
-            "hook = type(sys.displayhook).__module__ + '.' + type(sys.displayhook).__name__\n"
-            "open('mine.py', 'w').write('X = 5')\nimport mine\nx = mine.X\n"])
-        assert errors == [None], errors
+            "hook = type(sys.displayhook).__module__ + '.' + type(sys.displayhook).__name__\n",
+            "%%writefile mine.py\nX = 5\n", "import mine\nx = mine.X\n"])
+        assert errors == [None] * 3, errors
         assert sandbox.get("flags") == [0, 0, 0, 0]
         argv = sandbox.get("argv")
         assert sandbox.get("orig") == [sys.executable, "-m", "ipykernel_launcher", *argv[1:]]
@@ -507,6 +507,31 @@ def test_honest13_cells_jupyter_runs_run_the_same_way_in_the_worker(tmp_path):
         assert [sandbox.get(n) for n in ("ok", "t", "x", "r", "y", "files", "marked")] == [
             True, None, 0.5, 7, 6, [], False]
     assert not marker.exists()
+
+def test_adv14_only_files_writefile_wrote_are_imported_from_the_working_folder():
+    """Adversarial review 14, F1: a module written at run time under an installed name
+    (``tabulate.py``, ``''`` precedes site-packages) or a ``%%writefile`` file overwritten
+    with ``open()`` was imported, so its code ran unread (3/3 for a forbidden function). In
+    a real worker such files now raise ImportError saying why; a ``%%writefile`` module
+    (appended to with ``-a`` too) still imports, and the standard library and installed
+    packages are untouched. Deterministic."""
+    with Sandbox(Limits(call_seconds=60)) as sandbox:
+        errors = sandbox.run([
+            "open('tabulate.py', 'w').write('F = 1\\n')\n",
+            "import tabulate\n",
+            "%%writefile helper2.py\nX = 1\n",
+            "open('helper2.py', 'w').write('X = 2\\n')\n",
+            "import helper2\n",
+            "open('helper3.py', 'w').write('X = 3\\n')\nimport helper3\n",
+            "%%writefile helper4.py\nX = (\n",
+            "%%writefile -a helper4.py\n4)\n",
+            "import helper4, json, numpy\nx = helper4.X\n"])
+        assert [e and type(e).__name__ for e in errors] == [
+            None, "ImportError", None, None, "ImportError", "ImportError", None, None, None], errors
+        assert "name of an installed module" in str(errors[1]), errors
+        assert all("%%writefile" in str(errors[i]) for i in (4, 5)), errors
+        assert sandbox.get("x") == 4
+
 
 #: What a cell reads in an ipykernel 7.4 kernel (IPython 9.18), recorded with jupyter_client
 #: after a set-up cell ``import numpy as np`` / ``import dpkit`` (adversarial review 12, F3).
@@ -907,10 +932,10 @@ LAPLACE_CLASS = {
     # shared the kernel's record locks on the files both read (/usr/bin/env): a probe
     # whose seed the other worker had seen was released honestly, every other release
     # coded. 3 points before (0 without the lock); now the workers live one after the
-    # other and the same-seed test sees the code.
+    # other and the same-seed test sees the code; since adversarial review 14 the
+    # static reading refuses it first (fcntl is not on the allow-list of modules).
     "record-locks": ({"ex-laplace-textbook-answer": LOCK_LAPLACE},
-                     {"ex-laplace-textbook": (0, "hidden tests: not ε-DP: with the same "
-                                                 "`generator`")}),
+                     {"ex-laplace-textbook": (0, "fcntl may not be imported")}),
 }
 
 
@@ -1564,7 +1589,10 @@ def test_round10_answers_that_read_the_environment_by_string_lookup_earn_nothing
     in the sandbox. Deterministic."""
     label, answer = _SUBS10[chapter]
     refused = (0, "judged by what your function returns")
-    klass = {"envread": ({f"{label}-answer": answer}, {label: refused})}
+    # AboveThreshold's answer imports os, which no longer passes the forbidden-function
+    # exercise's allow-list (read first: adversarial review 14)
+    klass = {"envread": ({f"{label}-answer": answer}, {label: (
+        0, "os may not be imported") if label == "ex-svt-above-threshold" else refused})}
     if chapter == "sparse_vector":
         klass["envavg"] = ({"ex-svt-auto-avg-answer": _AVG10}, {"ex-svt-auto-avg": refused})
     assert _wrong_grades(book_course, tmp_path / "submissions", chapter, klass) == []

@@ -15,12 +15,15 @@ from __future__ import annotations
 
 import ast
 import builtins
-import functools
-import importlib.metadata
-import sys
 from collections.abc import Iterable
 
-from dpkit.course.magics import drop_magics, written_file
+from dpkit.course.allowed import (
+    import_feedback,
+    reached_module,
+    read_cells,
+    unallowed_import,
+)
+from dpkit.course.magics import drop_magics
 from dpkit.course.reading import (
     FUNCTIONS,
     LOOKUPS,
@@ -74,7 +77,9 @@ _DYNAMIC_NAMES = frozenset({
     "import_module", "getmembers", "getmembers_static", "getattr_static", "resolve_name",
     "locate", "get_type_hints", "ForwardRef", "read_pickle", "allow_pickle", "get_objects",
     "get_referents", "get_referrers", "_getframe", "settrace", "setprofile", "f_globals",
-    "f_locals", "f_back", "f_builtins", "tb_frame", "gi_frame", "cr_frame", "ag_frame"})
+    "f_locals", "f_back", "f_builtins", "tb_frame", "gi_frame", "cr_frame", "ag_frame",
+    # adversarial review 14, F1: the worker's import hook (only %%writefile files import)
+    "meta_path", "path_hooks", "path_importer_cache"})
 #: Modules refused when the code reaches them under another name (``import code as c``):
 #: their names are too common as variables to refuse as bare names.
 _DYNAMIC_MODULES = frozenset({"code", "sys.modules", "sys._getframe"})
@@ -186,13 +191,12 @@ def environment_use(label: str, answer: str, earlier: Iterable[str | tuple[str, 
         return None
     cells = [(cell, "an earlier cell of yours") if isinstance(cell, str) else cell
              for cell in earlier]
-    read = _read([(answer, "its answer"), *cells])
+    read, broken = read_cells([(answer, "its answer"), *cells])
     parsed = [(tree, place) for tree, place, _ in read]
     demand = ("this exercise is judged by what your function returns, so it may not depend "
               "on where it runs; ")
-    unread = _unread_import(read)
-    if unread:
-        return _unread_feedback(demand, unread)
+    if broken:
+        return import_feedback(demand, broken)
     # Attributes the student's code defines itself (``self.timing = []``, a class's or a
     # dataclass's field, a namedtuple's), in any cell: an earlier answer is read again with
     # each later one; and the names it binds itself, in any cell.
@@ -230,7 +234,8 @@ def environment_use(label: str, answer: str, earlier: Iterable[str | tuple[str, 
                 "verdict = dpkit.check.check_…(your_function) then print(verdict), "
                 "assert verdict.passed, verdict.message or if not verdict.passed: "
                 "print(verdict.message); so the answer was not graded")
-    return None
+    unread = unallowed_import(read)
+    return import_feedback(demand, unread) if unread else None
 
 
 def _environment_word(node: ast.AST, parent: ast.AST | None, reading: Reading,
@@ -476,6 +481,9 @@ def _dynamic_node(reading: Reading, banned: dict[str, str], node: ast.AST,
         if any(path == m or path.startswith(f"{m}.") for m in _DYNAMIC_MODULES) or \
                 any(map(_unreadable, path.split("."))):
             return path
+        reached = reached_module(path)
+        if reached:                              # random._os, concurrent.futures.process.mp
+            return f"{path} (the module {reached}, which is not an allowed import)"
     builtin = reading.builtin(node) if isinstance(node, ast.Name) else None
     if builtin in DYNAMIC or builtin == "__builtins__":
         return builtin
@@ -569,29 +577,6 @@ def _parsed(source: str) -> ast.Module | None:
         return None
 
 
-def _read(cells: Iterable[tuple[str, str]]) -> list[tuple[ast.Module, str, bool]]:
-    """Each cell's Python (:func:`~dpkit.course.magics.drop_magics`), parsed, with its name
-    in feedback and False, a cell that does not parse skipped; after a cell that writes a
-    Python file (``%%writefile helper.py``, which the worker writes and an ``import
-    helper`` runs: honest review 13, F6), that file's code with True, read as the student's
-    code in that cell (its lines numbered as the cell's; "the file helper.py it writes")."""
-    read = []
-    for source, place in cells:
-        tree = _parsed(source)
-        if tree is not None:
-            read.append((tree, place, False))
-        written = written_file(source)
-        if written is not None and written[0].endswith(".py"):
-            name, _, body = written
-            try:
-                module = ast.parse(body)
-            except SyntaxError:                  # it cannot be imported either
-                continue
-            ast.increment_lineno(module, len(source.splitlines()) - len(body.splitlines()))
-            read.append((module, f"{place} (the file {name} it writes)", True))
-    return read
-
-
 def forbidden_use(label: str, answer: str, earlier: Iterable[str | tuple[str, str]],
                   setup: str | None = None) -> str | None:
     """Why the student's answer to exercise ``label`` may not be graded, or None.
@@ -643,7 +628,12 @@ def forbidden_use(label: str, answer: str, earlier: Iterable[str | tuple[str, st
     exercise needs it). A cell that does not parse is skipped (the sandbox reports its
     error). A cell's Python is :func:`~dpkit.course.magics.drop_magics`'s, as the sandbox
     runs it, and a Python file a cell writes with ``%%writefile`` (importable in the
-    sandbox) is read as that cell's code, its ``from … import`` never exempt.
+    sandbox) is read as that cell's code, its ``from … import`` never exempt: the text the
+    file holds once the cell has run (``-a`` appends), the answer refused if it does not
+    parse. Last, that code may import only the modules of
+    :data:`~dpkit.course.allowed.ALLOWED_MODULES` and ``%%writefile`` files (nor reach
+    another module as an attribute: ``random._os``), as :func:`environment_use`'s may
+    (:func:`~dpkit.course.allowed.unallowed_import`, adversarial review 14).
 
     Returns
     -------
@@ -675,10 +665,10 @@ def forbidden_use(label: str, answer: str, earlier: Iterable[str | tuple[str, st
     root = _parsed(answer)
     if root is None:
         return None
-    read = [*_read([(answer, "its answer")])[1:], *_read(cells)]
-    unread = _unread_import([(root, "its answer", False), *read])
-    if unread:
-        return _unread_feedback(f"this exercise {why}; ", unread)
+    read, broken = read_cells([*cells, (answer, "its answer")])
+    read = [r for r in read if r[1] != "its answer" or r[2]]
+    if broken:
+        return import_feedback(f"this exercise {why}; ", broken)
     statements = [(s, place) for tree, place, _ in read for s in tree.body]
     # a file's ``from dpkit.… import <name>`` is reached as ``helper.<name>``: never exempt
     written = {id(s) for tree, _, module in read if module for s in tree.body}
@@ -712,47 +702,8 @@ def forbidden_use(label: str, answer: str, earlier: Iterable[str | tuple[str, st
             return (f"this exercise {why}; {_where(place, found[1])}, {found[0]} looks "
                     "names up dynamically, which is not allowed in the code an answer here "
                     f"uses: {_advice(found)}, so the answer was not graded")
-    return None
-
-
-@functools.cache
-def _installed() -> frozenset[str]:
-    """The top-level modules an answer may import: the standard library's, those of the
-    installed distributions (NumPy, SciPy, pandas …) and ``dpkit``; none is the student's."""
-    return frozenset({*sys.stdlib_module_names, *sys.builtin_module_names, "dpkit",
-                      *importlib.metadata.packages_distributions()})
-
-
-def _unread_import(read: list[tuple[ast.Module, str, bool]]) -> tuple[str, ast.AST, str] | None:
-    """An import of a module the grader cannot read: ``(module, node, place)``, or None.
-
-    A module the notebook writes while it runs (``open("helper.py", "w").write(…)``, then
-    ``import helper``) would hide its code from this reading, forbidden calls included
-    (honest review 13 found the route); one written by ``%%writefile`` is read
-    (:func:`_read`), and the standard library and the installed packages are not the
-    student's. A relative import has nothing to be relative to in a notebook."""
-    written = {place.rsplit("the file ", 1)[1].split(".py", 1)[0]
-               for _, place, module in read if module}
-    for tree, place, _ in read:
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.level:
-                return "." * node.level + (node.module or ""), node, place
-            names = [alias.name for alias in node.names] if isinstance(node, ast.Import) \
-                else [node.module or ""] if isinstance(node, ast.ImportFrom) else []
-            for name in names:
-                top = name.split(".", 1)[0]
-                if top not in _installed() and top not in written:
-                    return name, node, place
-    return None
-
-
-def _unread_feedback(demand: str, found: tuple[str, ast.AST, str]) -> str:
-    """The feedback on an import of a module the grader cannot read (:func:`_unread_import`)."""
-    name, node, place = found
-    return (f"{demand}{_where(place, node)}, {name} is not an installed module: if your "
-            "notebook writes it while it runs, the grader cannot read its code, which is "
-            "not allowed in the code an answer here uses: put that code in a cell (or "
-            "write the file with %%writefile, which is read), so the answer was not graded")
+    unread = unallowed_import([(root, "its answer", False), *read])
+    return import_feedback(f"this exercise {why}; ", unread) if unread else None
 
 
 def _where(place: str, node: ast.AST) -> str:

@@ -41,6 +41,8 @@ import asyncio
 import builtins
 import contextlib
 import importlib
+import importlib.abc
+import importlib.machinery
 import importlib.util
 import json
 import os
@@ -54,7 +56,7 @@ from typing import Any
 
 from dpkit._checks import check_integer
 from dpkit.course import kernel
-from dpkit.course.magics import drop_magics, write_file
+from dpkit.course.magics import drop_magics, write_file, written_file
 from dpkit.course.wire import (
     RUN_IN_GRADER,
     GeneratorState,
@@ -113,6 +115,7 @@ _cells: set[str] = set()          # the file names the cells were compiled under
 _in_blocks: list[RemoteSource] = []  # the sources lent in blocks during the current call
 _in_cell = [False]                # whether a cell runs (not a function the grader calls)
 _shown: dict[int, Any] = {}       # what a check shown in a cell was given, while it runs
+_written: dict[str, str] = {}     # the text each %%writefile cell left, by absolute path
 
 
 def _error(error: BaseException) -> dict[str, Any]:
@@ -323,11 +326,84 @@ async def _run(cells: list[str], names: Any = None) -> list[dict[str, Any] | Non
             with _running(True):
                 await kernel.run_cell(_shell, str(source), drop_magics(str(source)), filename)
             write_file(str(source))
+            _wrote(str(source))
         except BaseException as error:
             errors.append(_error(error))
         else:
             errors.append(None)
     return errors
+
+
+def _wrote(source: str) -> None:
+    """Remember the text a ``%%writefile`` cell ``source`` left in its file (``-a``
+    appends), the only text :class:`_WrittenOnly` imports from that file."""
+    written = written_file(source)
+    if written is not None:
+        name, append, body = written
+        path = os.path.abspath(name)
+        _written[path] = (_written.get(path, "") if append else "") + body
+
+
+class _WrittenOnly(importlib.abc.MetaPathFinder):
+    """First in ``sys.meta_path``: a top-level module found anywhere but the folders of
+    ``sys.path`` when the worker started (the standard library, site-packages, dpkit's) is
+    imported only if it is a ``.py`` file holding, unchanged, the text a ``%%writefile``
+    cell wrote there (and that text is what runs), and never in place of an installed
+    module of the same name: a file written or overwritten at run time (``open(…).write``),
+    or named as an installed module (``tabulate.py``), would run code the static reading of
+    answers never read (adversarial review 14, F1). Otherwise an ImportError says why."""
+
+    def __init__(self, installed: list[str]) -> None:
+        self.installed = installed
+        self.roots = [os.path.realpath(p) for p in installed]
+
+    def _installed_at(self, location: str) -> bool:
+        real = os.path.realpath(location)
+        return any(real == root or real.startswith(root + os.sep) for root in self.roots)
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if path is not None:                     # a submodule: its package was judged
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name)
+        if spec is None:
+            return None
+        origin = spec.origin if spec.has_location else None
+        places = [origin] if origin else list(spec.submodule_search_locations or [])
+        if places and all(map(self._installed_at, places)):
+            return None                          # the standard library's, an installed one
+        text = _written.get(os.path.abspath(origin)) if origin else None
+        if importlib.machinery.PathFinder.find_spec(name, self.installed) is not None:
+            why = "it has the name of an installed module, which it would hide"
+        elif text is None or not origin.endswith(".py") or _file_text(origin) != text:
+            why = ("only the Python files your %%writefile cells write are imported when "
+                   "grading, as they wrote them (not one written or changed another way)")
+        else:
+            return importlib.util.spec_from_loader(name, _TextLoader(text, origin),
+                                                   origin=origin)
+        raise ImportError(f"{name} ({places[0] if places else name}) is not imported: {why}",
+                          name=name)
+
+
+def _file_text(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8") as file:
+            return file.read()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+class _TextLoader(importlib.abc.Loader):
+    """Runs the text a ``%%writefile`` cell wrote as the module (:class:`_WrittenOnly`)."""
+
+    def __init__(self, text: str, path: str) -> None:
+        self.text, self.path = text, path
+
+    def create_module(self, spec: Any) -> None:
+        return None
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        module.__file__ = self.path
+        exec(compile(self.text, self.path, "exec"), module.__dict__)
 
 
 @contextlib.contextmanager
@@ -590,6 +666,7 @@ def main() -> None:
     _kernel_module()
     stand_in_checks(json.loads(os.environ.pop("DPKIT_CHECK_NAMES", "{}")))
     _kernel_process()
+    sys.meta_path.insert(0, _WrittenOnly([p for p in sys.path if p]))
     _shell = kernel.start(_KERNEL_ARGV[2])
     loop = asyncio.new_event_loop()      # running while cells run and the grader calls
     asyncio.set_event_loop(loop)
