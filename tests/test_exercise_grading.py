@@ -218,3 +218,28 @@ def test_the_checks_run_in_the_grader_are_the_randomized_exercises_checks() -> N
                 called[label] = calls[0].rsplit(".", 1)[1]
     assert JUDGED <= set(called)
     assert {called[label] for label in JUDGED} == RUN_IN_GRADER
+
+
+def test_the_release_header_states_the_import_rule_where_it_applies() -> None:
+    """The answers to forbidden-function and randomized exercises, and the cells above
+    them, may import only the modules of ``ALLOWED_MODULES`` (adversarial review 14): the
+    header of a chapter with such an exercise lists them, and says what it costs; one
+    without does not. Deterministic."""
+    from dpkit.course.allowed import ALLOWED_MODULES
+    from dpkit.course.assignments import assignment_notebook
+    from dpkit.course.exercises import FORBIDDEN, JUDGED
+    from dpkit.course.myst import read_book
+
+    book = read_book(BOOK)
+    seen = set()
+    for stem in ("intro", "laplace", "sparse_vector", "promise"):
+        notebook = assignment_notebook(BOOK / f"{stem}.md", book)
+        labels = {c.metadata["nbgrader"]["grade_id"].rsplit("-", 1)[0] for c in notebook.cells}
+        header = notebook.cells[0].source
+        applies = bool(labels & (JUDGED | set(FORBIDDEN)))
+        assert ("import only these modules" in header) == applies, stem
+        if applies:
+            seen.add(stem)
+            assert all(f"`{module}`" in header for module in ALLOWED_MODULES)
+            assert "`%%writefile`" in header and "costs that exercise its points" in header
+    assert {"laplace", "sparse_vector"} <= seen

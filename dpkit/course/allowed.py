@@ -37,7 +37,7 @@ __all__ = [
 
 #: The modules (with their submodules) the code an answer to a FORBIDDEN or JUDGED exercise
 #: reaches may import: the standard library's computation modules, the numerical packages
-#: and dpkit (never ``dpkit.course``). Left out, among others: ``os``, ``sys``,
+#: and dpkit (never ``dpkit.course``). Left out, among others: ``os``,
 #: ``pathlib``, ``shutil``, ``subprocess``, ``asyncio`` and ``multiprocessing`` (they start
 #: processes or reach the environment); ``string`` (``Formatter.get_field``), ``timeit``,
 #: ``cProfile``, ``profile``, ``trace``, ``runpy``, ``code``, ``pdb`` (they run code given

@@ -38,7 +38,8 @@ from typing import Any
 import jupytext
 import nbformat
 
-from dpkit.course.exercises import JUDGED
+from dpkit.course.allowed import ALLOWED_MODULES
+from dpkit.course.exercises import FORBIDDEN, JUDGED
 from dpkit.course.grading import HIDDEN_POINTS, PUBLIC_POINTS, WORK_STUB
 from dpkit.course.myst import OPEN_FENCE, Book, read_book
 from dpkit.course.notebooks import Solution, notebook_items, solutions
@@ -227,6 +228,14 @@ _JUDGED_RULE = (
     "so using a verdict otherwise (storing it, branching on it to do anything but print) "
     "costs the randomized exercise its points.")
 
+_IMPORT_RULE = (
+    "\n\nIn the code of an answer to an exercise that asks you to write a function the "
+    "library has, or to a randomized exercise, and in **every** code cell of yours above "
+    "it, import only these modules: " + ", ".join(f"`{m}`" for m in sorted(
+        ALLOWED_MODULES, key=str.lower)) + ", and a module of your own written with "
+    "`%%writefile`. Any other import (`os`, `pathlib`, `subprocess`, `multiprocessing`, "
+    "`tqdm` …) costs that exercise its points: the grader could not read what it runs.")
+
 
 def assignment_notebook(path: str | Path, book: Book) -> nbformat.NotebookNode | None:
     """The nbgrader source notebook of one chapter, or None if it has no exercise."""
@@ -245,7 +254,9 @@ def assignment_notebook(path: str | Path, book: Book) -> nbformat.NotebookNode |
         "written answers are graded by hand. Grading runs your notebook in order: the code "
         "cells you add run too, so a helper you define in a cell above an answer is there "
         "for it; the set-up and test cells are taken from the teacher's copy, whatever "
-        "yours hold." + (_JUDGED_RULE if any(e.label in JUDGED for e in exercises) else ""),
+        "yours hold." + (_JUDGED_RULE if any(e.label in JUDGED for e in exercises) else "")
+        + (_IMPORT_RULE if any(e.label in JUDGED or e.label in FORBIDDEN
+                               for e in exercises) else ""),
         metadata=_metadata("header", solution=False, grade=False, locked=True))]
     needs = [s for e in exercises for s in e.solution.code]
     setup = "\n\n".join(["import dpkit  # dpkit.check loads when first used",
