@@ -1455,3 +1455,17 @@ def test_adv14_honest_imports_are_graded(code):
     assert forbidden_use("ex-laplace-interval", answer, earlier, _setup("laplace")) is None
     answer = ("import helper\n" if earlier else code) + JUDGED_TAIL
     assert environment_use("ex-laplace-textbook", answer, earlier) is None
+
+
+@pytest.mark.parametrize("name, graded", [("helper.py", True), ("./helper.py", True),
+                                          ("sub/helper.py", False)])
+def test_honest14_a_writefile_module_of_the_working_folder_is_read(name, graded):
+    """Honest review 14, finding 4: ``%%writefile ./helper.py`` then ``import helper`` was
+    refused as "not installed" (the name was compared as written). A module of the
+    working folder, however spelled, is read and imported; a file in another folder is not
+    a module ``import helper`` finds (the worker imports neither), so it stays refused.
+    Deterministic."""
+    answer = ("import helper\ndef my_laplace(value, sensitivity, epsilon, generator):\n"
+              "    return value + generator.laplace(0.0, helper.scale(sensitivity, epsilon))\n")
+    cell = f"%%writefile {name}\ndef scale(d, e):\n    return d / e\n"
+    assert (environment_use("ex-laplace-textbook", answer, [cell]) is None) == graded

@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import importlib
 import importlib.util
+import os
 import types
 import warnings
 from collections.abc import Iterable
@@ -278,7 +279,9 @@ def unallowed_import(read: list[tuple[ast.Module, str, bool]]
 
     Privacy guarantee: none by itself (reference: adversarial review 14, F1 and F2).
     """
-    written = {place.rsplit("(the file ", 1)[1].split(".py", 1)[0]
+    # a module of the working folder: ``helper.py`` or ``./helper.py`` (honest review 14),
+    # not a file in another folder, nor a package's (the worker imports neither)
+    written = {os.path.normpath(place.rsplit("(the file ", 1)[1].rsplit(".py", 1)[0])
                for _, place, module in read if module}
     for tree, place, _ in read:
         for node in ast.walk(tree):

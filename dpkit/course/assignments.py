@@ -233,7 +233,7 @@ _IMPORT_RULE = (
     "library has, or to a randomized exercise, and in **every** code cell of yours above "
     "it, import only these modules: " + ", ".join(f"`{m}`" for m in sorted(
         ALLOWED_MODULES, key=str.lower)) + ", and a module of your own written with "
-    "`%%writefile`. Any other import (`os`, `pathlib`, `subprocess`, `multiprocessing`, "
+    "`%%writefile helper.py` (one file, in the notebook's folder). Any other import (`os`, `pathlib`, `subprocess`, `multiprocessing`, "
     "`tqdm` …) costs that exercise its points: the grader could not read what it runs.")
 
 
