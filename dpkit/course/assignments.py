@@ -233,8 +233,9 @@ _IMPORT_RULE = (
     "library has, or to a randomized exercise, and in **every** code cell of yours above "
     "it, import only these modules: " + ", ".join(f"`{m}`" for m in sorted(
         ALLOWED_MODULES, key=str.lower)) + ", and a module of your own written with "
-    "`%%writefile helper.py` (one file, in the notebook's folder). Any other import (`os`, `pathlib`, `subprocess`, `multiprocessing`, "
-    "`tqdm` …) costs that exercise its points: the grader could not read what it runs.")
+    "`%%writefile helper.py` (one file, in the notebook's folder). Any other import "
+    "(`os`, `pathlib`, `subprocess`, `multiprocessing`, `tqdm` …) costs that exercise its "
+    "points: the grader could not read what it runs.")
 
 
 def assignment_notebook(path: str | Path, book: Book) -> nbformat.NotebookNode | None:
