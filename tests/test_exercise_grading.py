@@ -241,5 +241,6 @@ def test_the_release_header_states_the_import_rule_where_it_applies() -> None:
         if applies:
             seen.add(stem)
             assert all(f"`{module}`" in header for module in ALLOWED_MODULES)
-            assert "`%%writefile helper.py`" in header and "costs that exercise its points" in header
+            assert "`%%writefile helper.py`" in header
+            assert "costs that exercise its points" in header
     assert {"laplace", "sparse_vector"} <= seen
