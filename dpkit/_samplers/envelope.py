@@ -88,7 +88,7 @@ from dpkit._samplers.bernoulli import (
     fixed_geometric,
     fixed_plan,
 )
-from dpkit._samplers.bits import read_fields
+from dpkit._samplers.bits import mask, read_fields
 from dpkit._samplers.exact import MARGIN, exp_neg_bounds, floor_log2, floor_scaled
 from dpkit._samplers.tables import public_table
 from dpkit.rng import RandomSource
@@ -242,6 +242,10 @@ class _EntryTable:
         self.hi = np.array([min(_ceil_scaled(v), _ONE) for v in highs], dtype=np.int64)
         self.lo[0] = self.hi[0] = 0
         self.lo[-1] = self.hi[-1] = _ONE
+        # ``hi`` padded to a power of two with bounds no prefix reaches, for :meth:`locate`
+        self.steps = (self.hi.size - 1).bit_length()
+        self.hi_padded = np.full(1 << self.steps, np.iinfo(np.int64).max, dtype=np.int64)
+        self.hi_padded[:self.hi.size] = self.hi
         self.guide_bits, self.accept_bits, guide = self._plan()
         self.guide = guide.astype(np.int32)         # np.take with a uint16 index: no intp copy
         # Second level: for each undecided guide prefix, a table over the next bits.
@@ -252,7 +256,6 @@ class _EntryTable:
         longer = (open_prefixes[:, None] << self.sub_bits) + np.arange(1 << self.sub_bits)
         self.sub_guide = self.decide(longer.ravel(), self.guide_bits + self.sub_bits).astype(
             np.int32)
-        self.special = bool(np.any(guide == 0) or np.any(guide == layout.tail))
 
     def _cdf(self, precision: int) -> tuple[list[Any], list[Any]]:
         """MPFR bounds of ``C_0 = 0, C_1, ..., C_{J+2} = 1`` (cumulative weights / total)."""
@@ -290,9 +293,24 @@ class _EntryTable:
         and its right end at most the lower bound of ``C_{b+1}``.
         """
         start = prefix << (_FIXED_BITS - nbits)
-        entry = np.searchsorted(self.hi, start, side="right") - 1
+        entry = self.locate(start)
         inside = start + (1 << (_FIXED_BITS - nbits)) <= self.lo[entry + 1]
-        return np.where(inside, entry, -1)
+        entry |= mask(~inside)                          # -1 outside: no branch per value
+        return entry
+
+    def locate(self, start: np.ndarray) -> np.ndarray:
+        """The largest ``b`` with ``hi[b] <= start``, for every ``0 <= start < 2**62``.
+
+        ``np.searchsorted(hi, start, side="right") - 1``, by a binary search of a fixed
+        number of vectorised steps: NumPy's search loops for a number of steps, and takes
+        branches, that depend on the keys and on their order.
+        """
+        entry = np.zeros(start.size, dtype=np.int64)
+        for level in range(self.steps - 1, -1, -1):
+            step = 1 << level
+            higher = np.take(self.hi_padded, entry + step) <= start
+            entry += mask(higher) & step
+        return entry
 
     def _plan(self) -> tuple[int, int, np.ndarray]:
         """Guide bits ``G``, first acceptance bits ``k`` and the guide table.
@@ -376,7 +394,7 @@ class _Acceptance:
         self.accept_yes, self.accept_no = self._thresholds()
         size = 1 << accept_bits                     # u below first_undecided: every R accepted
         rows = (self.accept_yes.reshape(-1, size) >= layout.width - 1).astype(np.int32)
-        first = np.where(rows.all(axis=1), size, np.argmin(rows, axis=1)).astype(np.int32)
+        first = rows.sum(axis=1, dtype=np.int32)    # ones, then zeros: yes[u] falls with u
         first[0] = size if layout.kind == "gaussian" else first[0]  # the entry of 0: R = 0
         self.first_undecided = int(first[0]) if layout.kind == "laplace" else first
         self.least_undecided = int(first.min())     # u below it: accepted in every entry
@@ -509,17 +527,14 @@ class Envelope:
                 rng, n, (table.guide_bits, 1, layout.log_width, table.accept_bits)))
         entry = np.take(table.guide, prefix)            # int32 entries
         undecided = np.flatnonzero(entry < 0)
-        special = table.special                         # may an entry be 0 or the tail?
         if undecided.size:
-            refined = table.refine(prefix[undecided].astype(np.int64, copy=False),
-                                   table.guide_bits, rng)
-            entry[undecided] = refined
-            special = special or int(refined.min()) == 0 or int(refined.max()) == layout.tail
-        tails = np.empty(0, dtype=np.intp)
-        if special:
-            offset = np.where(entry == 0, 0, offset)    # the entry of 0 has no offset
-            tails = np.flatnonzero(entry == layout.tail)
-        if tails.size:
+            entry[undecided] = table.refine(prefix[undecided].astype(np.int64, copy=False),
+                                            table.guide_bits, rng)
+        # Whatever the entries drawn: the same passes (no test of whether one is 0 or the
+        # tail, no branch per value).
+        offset &= mask(entry != 0, offset.dtype)        # the entry of 0 has no offset
+        tails = np.flatnonzero(entry == layout.tail)
+        if tails.size:                                  # probability about 2**-64
             entry = np.minimum(entry, layout.blocks)      # the tail's magnitudes are set below
         np.take(layout.xstar, entry, out=out, mode="clip")  # entries in [0, J]; "raise" buffers
         out += offset                                   # magnitudes < 2**58
