@@ -89,7 +89,7 @@ def test_decide_is_exact_on_alternating_patterns(kind: str, parameter: Fraction)
     """``decide`` returns the entry where the interval of uniforms lies inside it and -1
     elsewhere (the reference: ``searchsorted`` and ``where``), on prefixes whose verdicts
     alternate decided/undecided, in order, reversed and shuffled, at the guide's width and
-    8 bits longer."""
+    8 bits longer; and so does ``decide_public`` (the tables' builder, on public prefixes)."""
     table = envelope.Envelope(kind, parameter).table
     for nbits in (table.guide_bits, table.guide_bits + 8):
         prefix = np.arange(1 << nbits, dtype=np.int64)
@@ -107,6 +107,7 @@ def test_decide_is_exact_on_alternating_patterns(kind: str, parameter: Fraction)
         shuffled = np.random.default_rng(7).permutation(prefix)
         for keys in (prefix, prefix[::-1].copy(), shuffled, alternating):
             assert np.array_equal(table.decide(keys, nbits), expected[keys])
+            assert np.array_equal(table.decide_public(keys, nbits), expected[keys])
 
 
 @pytest.mark.parametrize(("kind", "parameter"), [CASES[1], CASES[2], CASES[4], CASES[5]])
