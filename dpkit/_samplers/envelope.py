@@ -61,7 +61,12 @@ entropy; ``tests/test_envelope.py`` checks that they stay within the entropy plu
 
 Timing: the loops (refilled positions, undecided entries and acceptances, the tail) run
 over the whole array, so their number depends on all its values together, not on one (see
-"Timing" in :mod:`dpkit._samplers`).
+"Timing" in :mod:`dpkit._samplers`). Within a pass, the selections on drawn values use bit
+masks, not :func:`numpy.where`; a drawn prefix is located by counting comparisons
+(:meth:`_EntryTable.locate`), not by :func:`numpy.searchsorted`; and the offsets of the
+entry of 0 are cleared, and the tail looked for, in every call, not only in those that
+drew such an entry (that pass once showed that a refined entry was 0: certified ε ≥ 2.2
+from the fill's time, 65 values at scale 1000, unpadded).
 
 References
 ----------
