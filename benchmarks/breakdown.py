@@ -300,9 +300,10 @@ def _release(mechanism: str, value: np.ndarray) -> tuple[Callable[[], object],
 def breakdown(mechanism: str, n: int, repeats: int = REPEATS) -> Breakdown:
     """Time one release of ``n`` values stage by stage (``mechanism``: laplace or gaussian).
 
-    The stages are the traced shares of the untraced work's CPU time; the release lasts
-    its deadline (``cost.seconds(n)``, public) or its work if that is longer, and the
-    padding is the difference.
+    Each stage is its CPU time in the best traced run less its trace events' cost (so the
+    stages add up to the best untraced run); the release lasts its deadline
+    (``cost.seconds(n)``, public) or its work if that is longer, and the padding is the
+    difference.
     """
     value = np.linspace(0.0, 1000.0, n)
     release, baseline, work, cost = _release(mechanism, value)
