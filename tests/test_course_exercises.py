@@ -1373,7 +1373,7 @@ def test_a_module_the_notebook_writes_at_run_time_is_refused(label, writer):
                                     "pathlib may not be imported" in why), (code, why)
     fine = ("import numpy as np\nimport math, scipy.stats, mpmath\nimport pandas as pd\n"
             "from fractions import Fraction\nimport matplotlib.pyplot as plt\n"
-            "from dpkit.svt import DEFAULT_CLIP_BOUNDS\nimport helper2\n"
+            "from dpkit.laplace import laplace_mechanism\nimport helper2\n"
             "def my(q):\n    return helper2.g(q)\n")
     assert check(label, fine, ["%%writefile helper2.py\ndef g(x):\n    return x\n"]) is None
     assert check(label, "from . import x\n", []) is not None

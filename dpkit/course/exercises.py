@@ -23,6 +23,7 @@ from dpkit.course.allowed import (
     read_cells,
     unallowed_import,
 )
+from dpkit.course.escapes import format_use, library_use, shell_use
 from dpkit.course.magics import drop_magics
 from dpkit.course.reading import (
     FUNCTIONS,
@@ -57,6 +58,14 @@ FORBIDDEN: dict[str, tuple[tuple[str, ...], str]] = {
                                 "dpkit.svt.sparse", "dpkit.naive.svt.above_threshold"),
                                "asks you to write AboveThreshold yourself"),
 }
+#: Per exercise: packages whose every function and class its answer may not use, by any
+#: name or module (adversarial review 15, C3: ``dpkit.svt.core.sparse_on_answers`` and
+#: ``dpkit.naive.svt._variant`` are AboveThreshold too); dpkit's private names (the grid's
+#: ``dpkit._samplers.grid``, ``dpkit.laplace._laplace_grid``) are refused in every answer
+#: to a FORBIDDEN or JUDGED exercise (:func:`~dpkit.course.escapes.library_use`).
+FORBIDDEN_PACKAGES: dict[str, tuple[str, ...]] = {
+    "ex-svt-above-threshold": ("dpkit.svt", "dpkit.naive.svt"),
+}
 
 #: Built-in functions that reach a name given as a string: refused (as a call or as a value)
 #: in the code an answer to an exercise of :data:`FORBIDDEN` reaches, since no static reading
@@ -79,7 +88,15 @@ _DYNAMIC_NAMES = frozenset({
     "get_referents", "get_referrers", "_getframe", "settrace", "setprofile", "f_globals",
     "f_locals", "f_back", "f_builtins", "tb_frame", "gi_frame", "cr_frame", "ag_frame",
     # adversarial review 14, F1: the worker's import hook (only %%writefile files import)
-    "meta_path", "path_hooks", "path_importer_cache"})
+    "meta_path", "path_hooks", "path_importer_cache",
+    # review 15, C2: the IPython shell and what runs code given as a string through it;
+    # singledispatch's register evaluates annotations written as strings; pandas' Styler
+    # renders Jinja templates read from files and formats an index by a format string; an
+    # audit hook is handed the objects of the worker's events
+    "get_ipython", "_ip", "user_ns", "user_global_ns", "user_module", "run_cell",
+    "run_cell_async", "run_line_magic", "run_cell_magic", "ev", "ex", "safe_execfile",
+    "safe_run_module", "singledispatch", "singledispatchmethod", "from_custom_template",
+    "format_index", "format_index_names", "addaudithook"})
 #: Modules refused when the code reaches them under another name (``import code as c``):
 #: their names are too common as variables to refuse as bare names.
 _DYNAMIC_MODULES = frozenset({"code", "sys.modules", "sys._getframe"})
@@ -216,6 +233,12 @@ def environment_use(label: str, answer: str, earlier: Iterable[str | tuple[str, 
                         "command line, the user, the machine, the kernel) or may import "
                         "what does, which is not allowed in the code an answer here uses: "
                         "remove it, so the answer was not graded")
+    for tree, place in parsed:
+        found = library_use(reading, tree, (), False, None)
+        if found:
+            return (f"{demand}{_where(place, found[1])}, {found[0]} may not be used in the "
+                    "code an answer here uses (it could tell the grader from a notebook), "
+                    "so the answer was not graded")
     places = {id(node): place for tree, place in parsed for node in ast.walk(tree)}
     for tree, place in parsed:
         found = _dynamic(reading, {**_ENVIRONMENT_BANNED, **checker_words()}, tree,
@@ -465,7 +488,8 @@ def _dynamic_node(reading: Reading, banned: dict[str, str], node: ast.AST,
     ``scoped``: whether it is inside a function. ``getattr(self, computed)`` in a method
     of a class that is not sealed names the line that unseals it (honest review 12,
     finding 2)."""
-    refused = _spelled(node, reading, parents.get(id(node)), banned)
+    refused = _spelled(node, reading, parents.get(id(node)), banned) or \
+        shell_use(reading, node, parents.get(id(node))) or format_use(node)
     if refused:
         return refused
     if isinstance(node, ast.ImportFrom) and node.module == "__future__" and \
@@ -483,7 +507,7 @@ def _dynamic_node(reading: Reading, banned: dict[str, str], node: ast.AST,
             return path
         reached = reached_module(path)
         if reached:                              # random._os, concurrent.futures.process.mp
-            return f"{path} (the module {reached}, which is not an allowed import)"
+            return f"{path} (it reaches {reached}, which is not allowed)"
     builtin = reading.builtin(node) if isinstance(node, ast.Name) else None
     if builtin in DYNAMIC or builtin == "__builtins__":
         return builtin
@@ -695,6 +719,12 @@ def forbidden_use(label: str, answer: str, earlier: Iterable[str | tuple[str, st
             return (f"this exercise {why}; {banned[found[0]]} is not available in its "
                     f"answer (nor in the code it uses: {_where(place, found[1])}), so it "
                     "was not graded")
+    for tree, place in trees:
+        found = library_use(reading, tree, FORBIDDEN_PACKAGES.get(label, ()),
+                              tree is not root and id(tree) not in written, known)
+        if found:
+            return (f"this exercise {why}; {found[0]} is not available in its answer (nor "
+                    f"in the code it uses: {_where(place, found[1])}), so it was not graded")
     places = {id(node): place for tree, place in trees for node in ast.walk(tree)}
     for tree, place in trees:
         found = _dynamic(reading, banned, tree, places)
@@ -720,6 +750,11 @@ def _advice(found: tuple[str, ast.AST]) -> str:
     if isinstance(node, ast.Name) and what == node.id and what in _DYNAMIC_NAMES:
         return (f"if {what} is a name of your own, bind it in your code (or rename it); "
                 "otherwise remove it")
+    if "format" in what:
+        return ("write the value with an f-string, or call .format on a format string "
+                "written out whose fields name no attribute or item ({0}, {:.3f})")
+    if "IPython" in what:
+        return "remove it (the code an answer here uses may not reach the IPython shell)"
     if _UNSEALED in what:
         return ("call the class's methods only on an instance (self.m(…), obj.m(…) with "
                 "obj = YourClass(…)), or use a dict of functions instead of getattr: "
