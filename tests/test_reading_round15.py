@@ -272,3 +272,30 @@ def test_h1_honest_format_strings_stay_graded(line):
     with a dict, f-strings, ``%``, ``'{:.2f}'.format`` as a value) are graded."""
     answer = LAP + line + "    return value + generator.laplace(0.0, sensitivity / epsilon)\n"
     assert environment_use("ex-laplace-textbook", answer, []) is None
+
+
+@pytest.mark.parametrize("device", [
+    "import functools\n@functools.singledispatch\ndef probe(x):\n    return 0\n"
+    "try:\n    @probe.register\n    def _(x: \"__imp\" \"ort__('os').environ\"):\n"
+    "        return 1\nexcept TypeError as e:\n    GRADED = 'MPLCONFIGDIR' in str(e)\n",
+    "from functools import singledispatch\n",
+    "import sys\nEVENTS = []\nsys.addaudithook(lambda event, args: EVENTS.append(args))\n",
+])
+def test_string_annotations_and_audit_hooks_are_refused(device):
+    """Found while closing review 15: ``functools.singledispatch``'s ``register``
+    evaluates an annotation written as a string (``"__import__('os').environ"``: the
+    environment came back in the TypeError's message), and an audit hook is handed the
+    objects of the worker's events; both are refused in randomized and forbidden-function
+    exercises."""
+    why = environment_use("ex-laplace-textbook", device + HONEST_LAP, [])
+    assert why is not None and "judged by what your function" in why, why
+    assert _refused("ex-laplace-interval", device + HW + "    return 1.0\n") is not None
+
+
+def test_the_release_header_names_the_new_rules():
+    """The release notebook's header says what review 15's rules refuse, where the import
+    rule applies."""
+    from dpkit.course.assignments import _IMPORT_RULE
+
+    for words in ("private names", "numpy.load", "get_ipython", "'{0.x}'", "f-strings"):
+        assert words in _IMPORT_RULE, words
