@@ -299,3 +299,32 @@ def test_the_release_header_names_the_new_rules():
 
     for words in ("private names", "numpy.load", "get_ipython", "'{0.x}'", "f-strings"):
         assert words in _IMPORT_RULE, words
+
+
+@pytest.mark.parametrize("device", [
+    "import pandas as pd\nGRADED = pd.DataFrame({'a': [1]}).style.env.from_string("
+    "'{{ cycler.__init__.__globals__.os.environ }}').render()\n",
+    "import pandas as pd\nT = type(pd.DataFrame().style.template_html)\n",
+    "from pandas.io.formats.style import Styler\n",
+    "import sys\nGRADED = sys._base_executable\n",
+    "import sys\nGRADED = sys.prefix != sys.base_prefix\n",
+    "import warnings\nC = warnings._getcategory('dpkit.svt.core.Warning')\n",
+])
+def test_templates_private_names_and_install_paths_are_refused(device):
+    """Found while closing review 15: pandas' Styler renders Jinja templates whose fields
+    run lookups as code (``df.style.env.from_string("{{ … }}")`` read ``os.environ``);
+    the private names of every allowed module (``sys._base_executable``,
+    ``warnings._getcategory``, which imports a module named in a string) and where Python
+    is installed (``sys.prefix``) tell the grader from a notebook: refused."""
+    why = environment_use("ex-laplace-textbook", device + HONEST_LAP, [])
+    assert why is not None and "judged by what your function" in why, why
+
+
+def test_own_names_like_the_template_words_and_plot_styles_stay_graded():
+    """A student's own ``self.env`` or ``prefix``, matplotlib's styles and a table's
+    ``to_string()`` are graded."""
+    code = ("import matplotlib.pyplot as plt\nimport pandas as pd\n"
+            "plt.style.use('default')\nprint(pd.DataFrame({'a': [1]}).to_string())\n"
+            "class Box:\n    def __init__(self):\n        self.env = {}\n"
+            "prefix = 'run'\nprint(prefix, Box().env)\n")
+    assert environment_use("ex-laplace-textbook", code + HONEST_LAP, []) is None

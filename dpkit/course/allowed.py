@@ -58,12 +58,14 @@ ALLOWED_MODULES = frozenset({
 #: its constants), ``numpy.f2py`` and ``numpy.testing``'s extension builder, the test kits;
 #: that rebuild objects from bytes, which a pickle names by module and name (adversarial
 #: review 15, C1: ``np.load(f, None, True)`` returned ``dpkit.svt.above_threshold``):
-#: NumPy's ``.npy`` reader and loaders, pandas' pickle readers; and that import a module
-#: named in data and hand it back (``matplotlib.backends``' backend registry).
+#: NumPy's ``.npy`` reader and loaders, pandas' pickle readers; that import a module
+#: named in data and hand it back (``matplotlib.backends``' backend registry); and that
+#: render Jinja templates, whose fields run lookups as code (pandas' Styler).
 _EXCLUDED = ("dpkit.course", "numpy.f2py", "numpy.testing", "numpy.distutils",
              "numpy.ctypeslib", "numpy.lib.format", "numpy.lib.npyio",
              "pandas.core.computation", "pandas.testing", "pandas.util", "pandas.io.pickle",
-             "pandas.compat.pickle_compat", "mpmath.identification", "matplotlib.testing",
+             "pandas.compat.pickle_compat", "pandas.io.formats.style",
+             "pandas.io.formats.style_render", "mpmath.identification", "matplotlib.testing",
              "matplotlib.backends")
 #: Functions of allowed packages that evaluate a string as code or rebuild objects from
 #: bytes, by a public path (their ``__module__`` may be the package's own): ``np.load``

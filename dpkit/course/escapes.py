@@ -16,6 +16,11 @@ JUDGED exercise reaches):
   ``%``-format reads only a mapping's keys (``"%(x)s" % d``), never an attribute, and
   ``string.Template`` (whose module may not be imported) reads only keys: neither is
   refused.
+* **Templates.** pandas' ``Styler`` (``df.style``) holds a Jinja environment whose
+  templates look attributes up as code does (``df.style.env.from_string("{{ … }}")`` read
+  ``os.environ``): :func:`template_use` refuses the Styler's environment, loader and
+  templates and Jinja's ways to make a template, unless the student's code defines the
+  name itself (``df.style`` itself, which renders pandas' own templates, is allowed).
 * **dpkit's private names and packages.** :func:`library_part` refuses a dpkit path with a
   private part (``dpkit.laplace._laplace_grid``, ``dpkit.naive.svt._variant``,
   ``dpkit._samplers``, C3) and, for an exercise that forbids whole packages, any path in
@@ -30,15 +35,22 @@ import functools
 import re
 import string
 
-from dpkit.course.allowed import defined_in
+from dpkit.course.allowed import ALLOWED_MODULES, defined_in
 from dpkit.course.reading import Reading, imported_names, walk_running
 
-__all__ = ["format_use", "library_part", "library_use", "shell_use"]
+__all__ = ["format_use", "library_part", "library_use", "shell_use", "template_use"]
 
 #: IPython's history names in a kernel's namespace (``_``, ``__``, ``___``, ``_i``,
 #: ``_ii``, ``_iii``, ``_iN``, ``_N``, ``_ih``, ``_oh``, ``_dh``, ``In``, ``Out``).
 _HISTORY = re.compile(r"In|Out|_ih|_oh|_dh|_{1,3}|_i{1,3}|_i?\d+")
 _FORMATTER = string.Formatter()
+#: ``df.style`` (pandas' Styler) and Jinja's ways to make a template from a string or a
+#: file (review 15: ``df.style.env.from_string("{{ … }}").render()`` ran its lookups).
+_TEMPLATES = frozenset({
+    "env", "loader", "template_html", "template_html_table", "template_html_style",
+    "template_latex", "template_string", "template_typst", "from_string",
+    "compile_expression", "from_code", "get_template", "select_template",
+    "get_or_select_template"})
 _FORMAT_METHODS = frozenset({"format", "format_map"})
 
 
@@ -79,6 +91,40 @@ def shell_use(reading: Reading, node: ast.AST, parent: ast.AST | None) -> str | 
     if name is not None and _HISTORY.fullmatch(name):
         return f"{name} (the IPython shell's history)"
     return None
+
+
+def template_use(reading: Reading, node: ast.AST) -> str | None:
+    """How ``node`` may reach a Jinja template, whose fields run lookups as code: an
+    attribute of :data:`_TEMPLATES` that the student's code does not define. None
+    otherwise.
+
+    Parameters
+    ----------
+    reading : Reading
+        The reading of the code ``node`` belongs to.
+    node : ast.AST
+        The node.
+
+    Returns
+    -------
+    str or None
+        What is refused, for the feedback, or None.
+
+    Raises
+    ------
+    Nothing.
+
+    Privacy guarantee: none by itself (reference: adversarial review 15, H1).
+
+    >>> tree = ast.parse("t = frame.style.env")
+    >>> template_use(Reading([tree], lambda _n: set()), tree.body[0].value)
+    "env (pandas' Styler renders Jinja templates, whose fields run lookups as code)"
+    """
+    if not isinstance(node, ast.Attribute) or node.attr not in _TEMPLATES or \
+            node.attr in reading.defined:
+        return None
+    return (f"{node.attr} (pandas' Styler renders Jinja templates, whose fields run "
+            "lookups as code)")
 
 
 def _lookup_field(text: str, depth: int = 0) -> str | None:
@@ -151,15 +197,18 @@ def _paths(reading: Reading, node: ast.AST) -> set[str]:
 
 
 _defined_in = functools.lru_cache(maxsize=4096)(defined_in)
+#: The first parts of the modules whose private names are refused.
+_ROOTS = frozenset(m.split(".")[0] for m in ALLOWED_MODULES) | {"dpkit"}
 
 
 def library_part(reading: Reading, node: ast.AST, packages: tuple[str, ...] = ()
                  ) -> str | None:
-    """The dpkit path ``node`` refers to that the code an answer reaches may not use: one
-    with a private part (a module or attribute whose name starts with ``_``, not a
-    double-underscore name), or, with ``packages``, one in them or naming a function, class
-    or module that one of them defines (looked up in the grader's process,
-    :func:`~dpkit.course.allowed.defined_in`). None otherwise.
+    """The path ``node`` refers to that the code an answer reaches may not use: one of
+    dpkit or an allowed module with a private part (a module or attribute whose name
+    starts with ``_``, not a double-underscore name: ``dpkit.laplace._laplace_grid``,
+    ``sys._base_executable``, ``warnings._getcategory``), or, with ``packages``, one in
+    them or naming a function, class or module that one of them defines (looked up in the
+    grader's process, :func:`~dpkit.course.allowed.defined_in`). None otherwise.
 
     Parameters
     ----------
@@ -189,11 +238,12 @@ def library_part(reading: Reading, node: ast.AST, packages: tuple[str, ...] = ()
         return name is not None and (name == package or name.startswith(f"{package}."))
 
     for path in sorted(_paths(reading, node)):
-        if not within(path, "dpkit"):
+        root = path.split(".")[0]
+        if root not in _ROOTS:
             continue
         if any(part.startswith("_") and not part.startswith("__")
                for part in path.split(".")):
-            return f"{path} (a private name of dpkit)"
+            return f"{path} (a private name of {root})"
         for package in packages:
             if within(path, package) or within(_defined_in(path), package):
                 return f"{path} (part of {package}, which this exercise forbids as a whole)"

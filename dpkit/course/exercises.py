@@ -23,7 +23,7 @@ from dpkit.course.allowed import (
     read_cells,
     unallowed_import,
 )
-from dpkit.course.escapes import format_use, library_use, shell_use
+from dpkit.course.escapes import format_use, library_use, shell_use, template_use
 from dpkit.course.magics import drop_magics
 from dpkit.course.reading import (
     FUNCTIONS,
@@ -151,7 +151,10 @@ ENVIRONMENT = frozenset({
     # seeding, read by listing folders, a file system's size or the seed sequence
     "listdir", "scandir", "iterdir", "walk", "glob", "statvfs", "fstatvfs", "seed_seq",
     # round 13, F2: reads that time the page cache one sandbox leaves for the next
-    "pread", "preadv", "posix_fadvise", "mmap", "madvise", "mincore"})
+    "pread", "preadv", "posix_fadvise", "mmap", "madvise", "mincore",
+    # round 15: where Python is installed (a private name, sys._base_executable, is refused
+    # as every private name of a module is: :func:`~dpkit.course.escapes.library_part`)
+    "prefix", "base_prefix", "exec_prefix", "base_exec_prefix"})
 #: Builtins that run code given as data, which could reach any of the above: refused as
 #: bare names only (``re.compile`` is another function).
 _DYNAMIC_BUILTINS = frozenset({"eval", "exec", "compile"})
@@ -489,7 +492,8 @@ def _dynamic_node(reading: Reading, banned: dict[str, str], node: ast.AST,
     of a class that is not sealed names the line that unseals it (honest review 12,
     finding 2)."""
     refused = _spelled(node, reading, parents.get(id(node)), banned) or \
-        shell_use(reading, node, parents.get(id(node))) or format_use(node)
+        shell_use(reading, node, parents.get(id(node))) or format_use(node) or \
+        template_use(reading, node)
     if refused:
         return refused
     if isinstance(node, ast.ImportFrom) and node.module == "__future__" and \
