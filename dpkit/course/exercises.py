@@ -40,8 +40,8 @@ from dpkit.course.reading import (
 )
 from dpkit.course.shown import check_use, checker_words
 
-__all__ = ["ABSOLUTE_TOLERANCE", "DYNAMIC", "ENVIRONMENT", "FORBIDDEN", "JUDGED",
-           "RELATIVE_TOLERANCE", "environment_use", "forbidden_use"]
+__all__ = ["ABSOLUTE_TOLERANCE", "DYNAMIC", "ENVIRONMENT", "FORBIDDEN", "FORBIDDEN_PACKAGES",
+           "JUDGED", "RELATIVE_TOLERANCE", "environment_use", "forbidden_use"]
 
 #: Per exercise: (dotted names of the library functions its answer may not use, what the
 #: exercise asks for). A name is matched by its last part wherever it appears (``from …
@@ -193,7 +193,8 @@ def environment_use(label: str, answer: str, earlier: Iterable[str | tuple[str, 
     only be shown (:func:`~dpkit.course.shown.check_use`), and ``check`` and the checks'
     names count as words of :data:`ENVIRONMENT` for ``getattr`` and its kin. The course kit
     (``dpkit.course``, empty files in the sandbox but the worker) is refused as an import
-    or an attribute of ``dpkit``. Other signals (the file system, the time, the parent
+    or an attribute of ``dpkit``; the shell, format fields, templates and private names
+    as :func:`forbidden_use` refuses them. Other signals (the file system, the time, the parent
     process, the process's limits, a count of the function's own calls) stay open: the
     teacher reads the code.
 
@@ -661,7 +662,11 @@ def forbidden_use(label: str, answer: str, earlier: Iterable[str | tuple[str, st
     parse. Last, that code may import only the modules of
     :data:`~dpkit.course.allowed.ALLOWED_MODULES` and ``%%writefile`` files (nor reach
     another module as an attribute: ``random._os``), as :func:`environment_use`'s may
-    (:func:`~dpkit.course.allowed.unallowed_import`, adversarial review 14).
+    (:func:`~dpkit.course.allowed.unallowed_import`, adversarial review 14). Nor may it
+    reach the IPython shell (``get_ipython``, ``exit`` other than called, the history
+    names), a format field's lookups, pandas' Jinja templates, or a private name of dpkit
+    or of an allowed module (:mod:`dpkit.course.escapes`, adversarial review 15); for an
+    exercise of :data:`FORBIDDEN_PACKAGES`, anything of those packages.
 
     Returns
     -------
