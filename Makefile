@@ -18,7 +18,8 @@ export PYDEVD_DISABLE_FILE_VALIDATION := 1
 .PHONY: help book test lab notebooks assignments grade pdf exam slides bench bench-peers lint chapter vendor install clean
 
 help:
-	@echo "make book       install into .venv and build the book into _build/html"
+	@echo "make book       install into .venv and build the book into _build/html, the"
+	@echo "                Simplified Chinese edition into _build/html/zh"
 	@echo "make test       install, run the tests, build the book strictly, test it in a browser"
 	@echo "make lab        JupyterLab on the chapters (as notebooks, live sliders), the student notebooks"
 	@echo "                and the assignments; make lab ARGS=--instructor adds nbgrader's Formgrader"
@@ -54,14 +55,19 @@ $(VENDOR_STAMP): scripts/vendor.sh
 	bash scripts/vendor.sh $(VENDOR) $(TEST_VENDOR)
 	touch $@
 
+# The English edition, then the Simplified Chinese one (scripts/zh_book.py: generated from
+# book/zh/ and the English pages not yet translated, built with DPKIT_LANG=zh, copied to
+# _build/html/zh/).
 book: $(STAMP) $(VENDOR_STAMP)
 	$(BIN)/jupyter-book build . --keep-going
-	@echo "The book: $(CURDIR)/_build/html/index.html"
+	$(BIN)/python scripts/zh_book.py --keep-going
+	@echo "The book: $(CURDIR)/_build/html/index.html (中文版: $(CURDIR)/_build/html/zh/index.html)"
 
 test: $(STAMP) $(VENDOR_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -m "not browser" tests dpkit
 	$(BIN)/jupyter-book build . -W -n --keep-going
+	$(BIN)/python scripts/zh_book.py -W -n --keep-going
 	$(BIN)/python scripts/slides.py
 	$(BIN)/python -m pytest -m browser tests
 
