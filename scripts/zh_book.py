@@ -85,6 +85,10 @@ def zh_config(config: dict[str, Any]) -> dict[str, Any]:
     zh["title"] = TITLE
     zh["html"]["extra_footer"] = FOOTER
     zh["sphinx"]["config"]["language"] = "zh_CN"
+    # For the language switch (book/_ext/book_html.py): this is the zh edition, and the
+    # glossary has no English page.
+    zh["sphinx"]["config"]["html_context"].update(edition="zh", edition_only=[GLOSSARY])
+    zh["parse"]["myst_substitutions"]["zh_glossary"] = "{doc}`术语表（English ↔ 中文） <glossary>`"
     return zh
 
 
