@@ -82,6 +82,7 @@ def test_glossary_terms_are_read_from_the_glossary_page():
     assert terms["sensitivity"] == "敏感度"
     assert terms["sparse vector technique"] == "稀疏向量技术"
     assert terms["Under the hood"] == "深入底层"
+    assert terms["AboveThreshold"] == "AboveThreshold"
     assert len(terms) >= 80
 
 

@@ -218,7 +218,8 @@ def glossary(path: Path = GLOSSARY) -> dict[str, str]:
     the parenthesised addition, as in 稀疏向量技术（SVT）)."""
     terms = {}
     for line in path.read_text().splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        # (an HTML tag in a cell, <wbr>, is a line-break hint for a phone's narrow table)
+        cells = [re.sub(r"<[^>]+>", "", c).strip() for c in line.strip().strip("|").split("|")]
         if len(cells) >= 2 and cells[0] not in ("English", "---") and line.startswith("|"):
             terms[cells[0]] = cells[1].split("（", 1)[0].strip()
     return terms

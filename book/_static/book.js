@@ -170,8 +170,8 @@
       });
   }
 
-  // The section the reader is in: the last one whose heading is above the middle of the
-  // window's upper third (or the page's title).
+  // The section the reader is in: the last one whose heading is above the upper third of
+  // the window (0, the page's title, at the top of the page).
   function currentSection(sections) {
     var line = window.innerHeight / 3;
     var index = 0;
@@ -181,24 +181,40 @@
     return index;
   }
 
+  function onSwitch() {
+    var active = document.activeElement;
+    return Boolean(active && active.classList && active.classList.contains("language-switch"));
+  }
+
   function wireLanguageSwitch() {
+    var sections = pageSections();
+    var match = SECTION_HASH.exec(window.location.hash);
+    var target = match && sections[Number(match[1])];
+    if (target) {
+      history.replaceState(null, "", "#" + target.id);
+      target.scrollIntoView();
+    }
+    // Where the reader is, followed as the page scrolls; not while the switch has the focus:
+    // reaching it with Tab scrolls the page up to the header, away from the section.
+    var current = currentSection(sections);
+    var pending = false;
+    window.addEventListener("scroll", function () {
+      if (pending) return;
+      pending = true;
+      window.requestAnimationFrame(function () {
+        pending = false;
+        if (!onSwitch()) current = currentSection(sections);
+      });
+    }, {passive: true});
     document.querySelectorAll("a.language-switch").forEach(function (link) {
       var base = link.getAttribute("href").split("#")[0];
-      var update = function () {
-        var index = currentSection(pageSections());
-        link.setAttribute("href", index ? base + "#dpkit-section-" + index : base);
-      };
       // Before the browser follows the link: a click, Enter, a middle click or a touch.
-      ["mousedown", "touchstart", "focus", "click"].forEach(function (event) {
-        link.addEventListener(event, update);
+      ["mousedown", "touchstart", "keydown", "click"].forEach(function (event) {
+        link.addEventListener(event, function () {
+          link.setAttribute("href", current ? base + "#dpkit-section-" + current : base);
+        });
       });
     });
-    var match = SECTION_HASH.exec(window.location.hash);
-    if (!match) return;
-    var target = pageSections()[Number(match[1])];
-    if (!target) return;
-    history.replaceState(null, "", "#" + target.id);
-    target.scrollIntoView();
   }
 
   document.addEventListener("DOMContentLoaded", function () {
