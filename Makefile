@@ -23,7 +23,8 @@ help:
 	@echo "make test       install, run the tests, build the book strictly, test it in a browser"
 	@echo "make lab        JupyterLab on the chapters (as notebooks, live sliders), the student notebooks"
 	@echo "                and the assignments; make lab ARGS=--instructor adds nbgrader's Formgrader"
-	@echo "make pdf        print the whole book into _build/book.pdf (offline, with chromium)"
+	@echo "make pdf        print the whole book into _build/book.pdf (offline, with chromium),"
+	@echo "                the Simplified Chinese edition into _build/book-zh.pdf"
 	@echo "make exam CHAPTERS=laplace,gaussian  an exam and its answer key from the exam bank"
 	@echo "                (course/exams/), as HTML and PDF in _build/exam (instructor material)"
 	@echo "make slides     one offline slide deck per chapter (reveal.js) into _build/slides,"
@@ -80,9 +81,11 @@ chapter: $(STAMP) $(VENDOR_STAMP)
 lab: $(STAMP)
 	$(BIN)/python scripts/lab.py $(ARGS)
 
-# The book as one page (singlehtml), printed by Debian's chromium: scripts/pdf.py.
+# The book as one page (singlehtml), printed by Debian's chromium: scripts/pdf.py; then the
+# Simplified Chinese edition the same way (scripts/zh_book.py --pdf).
 pdf: $(STAMP) $(VENDOR_STAMP)
 	$(BIN)/python scripts/pdf.py _build/book.pdf
+	$(BIN)/python scripts/zh_book.py --pdf _build/book-zh.pdf
 
 # The exam bank (course/exams/, instructor material) assembled by scripts/exam.py, printed
 # with scripts/pdf.py's chromium; an unknown chapter is refused with the list of valid ones.

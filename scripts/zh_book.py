@@ -20,7 +20,9 @@ inside dpkit. The HTML is copied to _build/html/zh/, beside the English pages, s
 language switch (book/_static/book.js) reaches the other edition by a relative link.
 
 Usage: ``python scripts/zh_book.py [jupyter-book build options]``; ``--prepare-only`` writes
-_build/zh_src/ without building.
+_build/zh_src/ without building; ``--pdf OUTPUT.pdf`` prints the zh edition as ``make pdf``
+prints the English one (scripts/pdf.py: one HTML page, printed by chromium, whose fonts for
+Chinese are Debian's fonts-noto-cjk).
 """
 
 from __future__ import annotations
@@ -162,8 +164,29 @@ def build(options: list[str]) -> int:
     return result.returncode
 
 
+def print_pdf(pdf: Path) -> Path:
+    """Prepare the zh edition and print it into ``pdf`` with scripts/pdf.py (its kernels with
+    ``DPKIT_LANG=zh``); return ``pdf``.
+
+    Raises
+    ------
+    subprocess.CalledProcessError
+        If the one-page build fails.
+    """
+    import pdf as printing  # scripts/pdf.py, beside this script
+
+    prepare()
+    os.environ["DPKIT_LANG"] = "zh"
+    printing.html_to_pdf(printing.build_singlehtml(SOURCE), pdf,
+                         **printing.front_matter(SOURCE))
+    return pdf
+
+
 if __name__ == "__main__":
     if sys.argv[1:] == ["--prepare-only"]:
         prepare()
+        sys.exit(0)
+    if sys.argv[1:2] == ["--pdf"] and len(sys.argv) == 3:
+        print(f"The zh edition as a PDF: {print_pdf(Path(sys.argv[2])).resolve()}")
         sys.exit(0)
     sys.exit(build(sys.argv[1:]))
