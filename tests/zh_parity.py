@@ -43,9 +43,13 @@ UNCHECKED_TERMS = frozenset({"error", "solution", "grade", "mean", "sum", "float
 _CJK = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")
 _NUMBER = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?")
 _DISPLAY_MATH = re.compile(r"\$\$(.+?)\$\$", re.S)
-_INLINE_MATH = re.compile(r"\$([^$\n]+?)\$")
+# (a formula may run over a line break of a hard-wrapped English paragraph, not a blank line)
+_INLINE_MATH = re.compile(r"\$((?:[^$\n]|\n(?![ \t]*\n))+?)\$")
+#: An escaped dollar (\$50K), which is text, not the start of a formula.
+_DOLLAR = re.compile(r"\\\$")
 _TEXT_IN_MATH = re.compile(r"\\text\{[^{}]*\}")
-_INLINE_CODE = re.compile(r"`[^`\n]*`")
+# (inline code, like a formula, may run over a line break but not over a blank line)
+_INLINE_CODE = re.compile(r"`(?:[^`\n]|\n(?![ \t]*\n))*`")
 _LINK = re.compile(r"\[[^\]]*\]\((?P<target>[^)\s]+)\)")
 _HTML_HREF = re.compile(r'href="(?P<target>[^"]+)"')
 _URL = re.compile(r"https?://\S+")
@@ -142,29 +146,41 @@ def directives(text: str) -> list[tuple[str, str, tuple[tuple[str, str], ...]]]:
     return found
 
 
-def _without_code(line: str) -> str:
-    return _INLINE_CODE.sub(" ", line)
+def _joined(text: str, titles: bool) -> str:
+    """:func:`prose_lines` as one text: directive fences replaced by their titles (or by
+    nothing), closing fences, options and targets dropped, so that inline code, a formula or
+    a role that runs over a line break of a hard-wrapped paragraph is read whole."""
+    kept = []
+    for line in prose_lines(text):
+        stripped = line.strip()
+        fence = OPEN_FENCE.match(line)
+        if fence:
+            kept.append(fence["arg"] if titles else "")
+        elif (stripped and set(stripped) <= set("`:~")) or TARGET.match(stripped) or \
+                (stripped.startswith(":") and not stripped.startswith(": ")):
+            kept.append("")
+        else:
+            kept.append(line)
+    return "\n".join(kept)
 
 
 def _role_text(role: re.Match) -> str:
     """What a role shows as prose: a reference's explicit text, else nothing."""
     explicit = EXPLICIT.match(role["content"])
-    return explicit["text"] if explicit and role["role"] != "math" else " "
+    return f" {explicit['text']} " if explicit and role["role"] != "math" else " "
+
+
+def _plain(text: str, titles: bool = False) -> str:
+    """:func:`_joined` with each role replaced by the text it shows (:func:`_role_text`),
+    without inline code, and with escaped dollars (``\\$50K``) no longer dollars."""
+    plain = ROLE.sub(_role_text, _joined(text, titles))
+    return _DOLLAR.sub("USD", _INLINE_CODE.sub(" ", plain))
 
 
 def _prose_text(text: str) -> str:
-    """The words a reader reads: :func:`prose_lines` with directive titles kept but their
-    fences and options dropped, without inline code, math, targets, links' addresses, URLs
-    and roles (a reference's explicit text kept)."""
-    kept = []
-    for line in prose_lines(text):
-        fence = OPEN_FENCE.match(line)
-        if fence:
-            kept.append(fence["arg"])
-        elif not (line.strip().startswith(":") and not line.strip().startswith(": ")) \
-                and not TARGET.match(line.strip()):
-            kept.append(ROLE.sub(_role_text, _without_code(line)))
-    prose = _INLINE_MATH.sub(" ", _DISPLAY_MATH.sub(" ", "\n".join(kept)))
+    """The words a reader reads: :func:`_plain` with directive titles, without math, links'
+    addresses and URLs."""
+    prose = _INLINE_MATH.sub(" ", _DISPLAY_MATH.sub(" ", _plain(text, titles=True)))
     return _URL.sub(" ", _LINK.sub(" ", _HTML_HREF.sub(" ", prose)))
 
 
@@ -173,15 +189,13 @@ def references(text: str) -> Counter:
     with its target (the explicit text of a reference dropped), and of the link targets (a
     multiset: a translation may reorder a sentence)."""
     found = []
-    for line in prose_lines(text):
-        for role in ROLE.finditer(line):
-            explicit = EXPLICIT.match(role["content"])
-            target = explicit["target"] if explicit and role["role"] != "math" else \
-                role["content"]
-            found.append((role["role"], target.strip()))
-        stripped = ROLE.sub(" ", _without_code(line))
-        found += [("link", m["target"]) for m in _LINK.finditer(stripped)]
-        found += [("link", m["target"]) for m in _HTML_HREF.finditer(stripped)]
+    for role in ROLE.finditer(_joined(text, titles=True)):
+        explicit = EXPLICIT.match(role["content"])
+        target = explicit["target"] if explicit and role["role"] != "math" else role["content"]
+        found.append((role["role"], " ".join(target.split())))
+    plain = _plain(text)
+    found += [("link", m["target"]) for m in _LINK.finditer(plain)]
+    found += [("link", m["target"]) for m in _HTML_HREF.finditer(plain)]
     return Counter(found)
 
 
@@ -192,9 +206,8 @@ def math(text: str) -> Counter:
     lines = text.splitlines()
     blocks = [read_directive(lines, i) for i in range(len(lines))]
     found = [b[0].body for b in blocks if b is not None and b[0].name == "math"]
-    prose = "\n".join(ROLE.sub(" ", _without_code(line)) for line in prose_lines(text))
-    for display in _DISPLAY_MATH.findall(prose):
-        found.append(display)
+    prose = _plain(text)
+    found += _DISPLAY_MATH.findall(prose)
     found += _INLINE_MATH.findall(_DISPLAY_MATH.sub(" ", prose))
     return Counter(" ".join(_TEXT_IN_MATH.sub(r"\\text{}", f).split()) for f in found)
 
