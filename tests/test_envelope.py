@@ -144,15 +144,18 @@ def test_tail_entry(monkeypatch: pytest.MonkeyPatch, kind: str, parameter: Fract
                          [("laplace", Fraction(3)), ("laplace", Fraction(200)),
                           ("gaussian", Fraction(2)), ("gaussian", Fraction(90000))])
 def test_exact_fallbacks(monkeypatch: pytest.MonkeyPatch, kind: str, parameter: Fraction) -> None:
-    """Coarse fixed-point bounds (10 bits) and short float uniforms (8 bits) with wide
-    acceptance brackets send many entries and acceptances to the exact MPFR comparisons."""
+    """Coarse fixed-point bounds (10 bits), few first acceptance bits (3, so that about an
+    eighth of the trials are undecided by them) and short float uniforms (12 bits, above the
+    first acceptance bits: at most 6 after the byte alignment) with wide acceptance brackets
+    send many entries and acceptances to the exact MPFR comparisons."""
     monkeypatch.setattr(_envelope, "_FIXED_BITS", 10)
     monkeypatch.setattr(_envelope, "_ONE", 1 << 10)
     monkeypatch.setattr(_envelope, "_MAX_GUIDE_BITS", 8)
     monkeypatch.setattr(_envelope, "_MORE_GUIDE_BITS", 1)
-    monkeypatch.setattr(_envelope, "_UNIFORM_BITS", 8)
+    monkeypatch.setattr(_envelope, "_ACCEPT_BITS", 3)
+    monkeypatch.setattr(_envelope, "_UNIFORM_BITS", 12)
     monkeypatch.setattr(_envelope, "_POLY_SLACK", 2.0**-6)
-    created = {10: 0, 8: 0}
+    created = {10: 0, 12: 0}
 
     class Counting(_envelope._LazyUniform):
         def __init__(self, value, nbits, rng) -> None:
@@ -164,7 +167,7 @@ def test_exact_fallbacks(monkeypatch: pytest.MonkeyPatch, kind: str, parameter: 
     samples = env.sample(60_000, seeded(52))
     assert created[10] > 100                                   # exact entries
     if env.layout.log_width:
-        assert created[8] > 100                                # exact acceptances
+        assert created[12] > 100                               # exact acceptances
     _check(kind, parameter, samples)
 
 
@@ -216,3 +219,25 @@ def test_acceptance_thresholds_are_exact(kind: str, parameter: Fraction) -> None
                 assert weight(int(no[row, u])) <= mpmath.mpf(u) / size
             if u < first:
                 assert yes[row, u] >= env.layout.width - 1
+
+
+@pytest.mark.parametrize(("kind", "parameter"),
+                         [("laplace", Fraction(1000)), ("laplace", Fraction(2**38)),
+                          ("laplace", Fraction(2**41)), ("gaussian", Fraction(1600)),
+                          ("gaussian", Fraction(10**8)), ("gaussian", Fraction(2**80))])
+def test_first_acceptance_bits_leave_few_trials_undecided(kind: str, parameter: Fraction) -> None:
+    """In every block, the first ``k`` bits ``u`` of ``U`` and the thresholds decide all but at
+    most ``2**-5`` (and ``2·2**-k``) of the pairs (``u``, offset ``R``), counted exactly: only
+    the ``u`` whose interval holds ``exp(-γ(R))`` is undecided, two at a threshold. With
+    ``k = 3`` the Laplace's ``u = 7`` was undecided for every ``R >= 1`` (``γ < ln(8/7)``),
+    an eighth of all trials; the Gaussian's near blocks likewise."""
+    env = _envelope.Envelope(kind, parameter)
+    size, width = 1 << env.table.accept_bits, env.layout.width
+    yes = env.acceptance.accept_yes.reshape(-1, size)
+    no = env.acceptance.accept_no.reshape(-1, size)
+    rows = range(1) if kind == "laplace" else range(1, env.layout.blocks + 1)
+    for row in rows:
+        # offsets R with yes[u] < R < no[u], R in [0, width): undecided after the first bits
+        undecided = np.clip(np.minimum(no[row], width) - (yes[row] + 1), 0, None).sum()
+        share = undecided / (size * width)
+        assert share <= min(2.0**-5, 2.0 / size), (row, share)
