@@ -584,22 +584,31 @@ class Envelope:
         out -= flip
         return np.flatnonzero(~accept)
 
-    def sample(self, n: int, rng: RandomSource, out: np.ndarray | None = None) -> np.ndarray:
+    def sample(self, n: int, rng: RandomSource, out: np.ndarray | None = None,
+               block: int | None = None) -> np.ndarray:
         """``n`` exact draws as an int64 array (written into ``out`` if given).
 
-        Every position receives a proposal; rejected positions receive new proposals until
-        each holds an accepted one. Which positions are refilled depends only on the
-        acceptance pattern, and accepted proposals are independent draws from the target
-        whatever that pattern is, so the result is ``n`` independent exact draws.
+        Every position receives a proposal, ``block`` positions at a time (all at once if
+        ``block`` is None); then the rejected positions of the whole array, gathered,
+        receive new proposals (again at most ``block`` at a time) until each holds an
+        accepted one: one short round per rejection level for the whole array rather than
+        one per block. Which positions are refilled depends only on the acceptance pattern,
+        and accepted proposals are independent draws from the target whatever that pattern
+        is, so the result is ``n`` independent exact draws.
         """
         if out is None:
             out = np.empty(n, dtype=np.int64)
-        rejected = self._fill(out, rng)
+        step = max(1, n if block is None else block)
+        rejected = np.concatenate([np.empty(0, dtype=np.intp)] + [
+            self._fill(out[start:start + step], rng) + start for start in range(0, n, step)])
         while rejected.size:
-            again = np.empty(rejected.size, dtype=np.int64)
-            redo = self._fill(again, rng)
-            out[rejected] = again
-            rejected = rejected[redo]
+            rejected_again = []
+            for start in range(0, rejected.size, step):
+                rejected_part = rejected[start:start + step]
+                again = np.empty(rejected_part.size, dtype=np.int64)
+                rejected_again.append(rejected_part[self._fill(again, rng)])
+                out[rejected_part] = again
+            rejected = np.concatenate(rejected_again)
         return out
 
 
