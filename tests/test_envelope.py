@@ -226,12 +226,13 @@ def test_acceptance_thresholds_are_exact(kind: str, parameter: Fraction) -> None
                           ("laplace", Fraction(2**41)), ("gaussian", Fraction(1600)),
                           ("gaussian", Fraction(10**8)), ("gaussian", Fraction(2**80))])
 def test_first_acceptance_bits_leave_few_trials_undecided(kind: str, parameter: Fraction) -> None:
-    """In every block, the first ``k`` bits ``u`` of ``U`` and the thresholds decide all but at
-    most ``2**-5`` (and ``2·2**-k``) of the pairs (``u``, offset ``R``), counted exactly: only
-    the ``u`` whose interval holds ``exp(-γ(R))`` is undecided, two at a threshold. With
-    ``k = 3`` the Laplace's ``u = 7`` was undecided for every ``R >= 1`` (``γ < ln(8/7)``),
-    an eighth of all trials; the Gaussian's near blocks likewise."""
+    """At least 4 first acceptance bits, and in every block they and the thresholds decide
+    all but at most ``2**-k + 2/m`` of the pairs (``u``, offset ``R``), counted exactly:
+    only the ``u`` whose interval holds ``exp(-γ(R))`` is undecided (and at most two more
+    offsets per ``u``, by the thresholds' rounding). With ``k = 3`` the Laplace's ``u = 7``
+    was undecided for every ``R >= 1`` (``γ < ln(8/7)``), an eighth of all trials."""
     env = _envelope.Envelope(kind, parameter)
+    assert env.table.accept_bits >= 4
     size, width = 1 << env.table.accept_bits, env.layout.width
     yes = env.acceptance.accept_yes.reshape(-1, size)
     no = env.acceptance.accept_no.reshape(-1, size)
@@ -240,7 +241,23 @@ def test_first_acceptance_bits_leave_few_trials_undecided(kind: str, parameter: 
         # offsets R with yes[u] < R < no[u], R in [0, width): undecided after the first bits
         undecided = np.clip(np.minimum(no[row], width) - (yes[row] + 1), 0, None).sum()
         share = undecided / (size * width)
-        assert share <= min(2.0**-5, 2.0 / size), (row, share)
+        assert share <= 1 / size + 2 / width, (row, share)
+
+
+@pytest.mark.parametrize(("kind", "parameter"),
+                         [("laplace", Fraction(2**38)), ("laplace", Fraction(2**41)),
+                          ("gaussian", Fraction(2**80))])
+def test_proposals_fill_whole_bytes_at_the_mechanisms_scales(kind: str,
+                                                             parameter: Fraction) -> None:
+    """At the grid-unit scales of the exact vector releases (ε = 0.5: the Laplace's scale
+    for ``10**5`` and ``10**6`` values, the Gaussian's ``σ²`` for both), a proposal's fields
+    fill whole bytes, which :func:`read_fields` splits fastest: the first acceptance bits
+    move to a byte boundary (``k = 4`` at scale ``2**38``) rather than staying at 7 (51
+    bits), and with ``k = 3`` the Gaussian's fields were 49 bits."""
+    env = _envelope.Envelope(kind, parameter)
+    table = env.table
+    assert (table.guide_bits + 1 + env.layout.log_width + table.accept_bits) % 8 == 0
+    assert table.accept_bits >= 4
 
 
 @pytest.mark.parametrize(("kind", "parameter"),

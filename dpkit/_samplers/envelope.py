@@ -39,17 +39,19 @@ probability at most ``2·(J + 1)·2**-62``, below ``2**-50`` since ``J <= 1421``
 with more bits against MPFR brackets of higher precision, exactly.
 
 **Acceptance** compares a uniform ``U`` with ``exp(-γ)``. The first ``k`` bits ``u`` of
-``U`` (``k = 7`` to 10) decide most trials by integer thresholds on the offset: ``U <
+``U`` (``k = 4`` to 10) decide most trials by integer thresholds on the offset: ``U <
 exp(-γ)`` for sure when ``γ <= ln(2**k/(u + 1))``, and ``U >= exp(-γ)`` when ``γ >=
 ln(2**k/u)``; as ``γ`` grows with ``R`` these are ``R <= yes[u]`` and ``R >= no[u]``,
 computed once per scale (and per block for the Gaussian) from MPFR logarithms rounded
 outwards. For each offset only the ``u`` whose interval ``[u, u + 1)·2**-k`` holds
 ``exp(-γ)`` is left undecided (two at a threshold's rounding): about ``2**-k`` of the
-trials, at most ``2**-5`` (``tests/test_envelope.py``). More first bits cost bits (up to
-``H + 15.6`` a value, at a scale or ``σ`` of ``2**40``: ``benchmarks/bits.py``) but save
-work: with ``k = 3``, the Laplace's ``γ < 1/16 < ln(8/7)`` left ``u = 7`` undecided in
-every block, an eighth of all proposals, and a release of ``10**6`` values took 1.2–1.3
-times as long (load 9–13 on 2 cores). The undecided few read 8 more bits at a time and
+trials (at most ``2**-k + 2/m``, ``tests/test_envelope.py``). ``k`` starts at 7 and moves
+to a byte boundary of a proposal's fields where one is near (down to 4, or up by at most 3
+bits with the guide bits: :meth:`_EntryTable._plan`); more first bits cost bits (up to ``H +
+15.6`` a value, at a scale or ``σ`` of ``2**40``: ``benchmarks/bits.py``) but save work.
+With ``k = 3``, the Laplace's ``γ < 1/16 < ln(8/7)`` left ``u = 7`` undecided in every
+block, an eighth of all proposals, and a release of ``10**6`` values took 1.2–1.3 times as
+long (load 9–13 on 2 cores). The undecided few read 8 more bits at a time and
 are compared with float brackets of ``exp(-γ)`` that use no transcendental function,
 evaluated at the ends of a float bracket of ``γ`` and widened by ``2**-40`` (far more
 than their rounding error): first
@@ -112,7 +114,8 @@ _BLOCKS_PER_SCALE = 16      # block width m = 2**L <= scale/16
 _MAX_GUIDE_BITS = 16
 _SUB_GUIDE_BITS = 8         # bits of an undecided entry's first second-level lookup
 _MORE_GUIDE_BITS = 16       # bits added per later round to an undecided entry
-_ACCEPT_BITS = 7            # first bits of the acceptance uniform (at least)
+_ACCEPT_BITS = 7            # first bits of the acceptance uniform (before byte alignment)
+_LEAST_ACCEPT_BITS = 4      # ... and the fewest (2**-4 of the trials left undecided)
 _MORE_ACCEPT_BITS = 8
 _UNIFORM_BITS = 52          # acceptance uniforms are compared in float up to this many bits
 _POLY_SLACK = 2.0**-40      # absolute widening of the Taylor brackets (rounding is < 2**-48)
@@ -341,12 +344,16 @@ class _EntryTable:
     def _plan(self) -> tuple[int, int, np.ndarray]:
         """Guide bits ``G``, first acceptance bits ``k`` and the guide table.
 
-        ``G`` minimises the expected entry bits ``G + 16·P[undecided]``; then ``G`` or ``k``
-        (at least ``_ACCEPT_BITS = 7`` when there is an acceptance step) grow one bit at a
-        time, where a bit saves more expected bits later (``16·ΔP[undecided]`` against
-        ``8·2**-(k+1)``), until a proposal's fields fill whole bytes, which
-        :func:`read_fields` splits fastest (the padding is at most ``_MAX_PADDING = 3`` bits,
-        so ``k <= 10``).
+        ``G`` minimises the expected entry bits ``G + 16·P[undecided]``. A proposal's fields
+        (``G + 1 + L + k`` bits) are split fastest by :func:`read_fields` when they fill
+        whole bytes, which matters more than the ``2**-k`` of trials the first acceptance
+        bits leave undecided (a Laplace release of ``10**5`` values at scale ``2**38``: 51
+        bits with ``k = 7`` took 1.25 times as long as 48 bits with ``k = 4``, same process,
+        load 12). So ``k`` starts at ``_ACCEPT_BITS = 7`` (when there is an acceptance step)
+        and drops to the byte boundary below if that keeps ``k >= _LEAST_ACCEPT_BITS = 4``;
+        otherwise ``G`` or ``k`` grow one bit at a time to the boundary above, if at most
+        ``_MAX_PADDING = 3`` bits away, where a bit saves more expected bits later
+        (``16·ΔP[undecided]`` against ``8·2**-(k+1)``). Hence ``4 <= k <= 10``.
         """
         undecided = {bits: float(np.mean(self.decide_public(np.arange(1 << bits, dtype=np.int64),
                                                       bits) < 0))
@@ -354,6 +361,9 @@ class _EntryTable:
         guide_bits = min(undecided, key=lambda b: b + _MORE_GUIDE_BITS * undecided[b])
         log_width = self.layout.log_width
         accept_bits = _ACCEPT_BITS if log_width else 0
+        beyond = (guide_bits + 1 + log_width + accept_bits) % 8     # bits past a whole byte
+        if accept_bits and accept_bits - beyond >= _LEAST_ACCEPT_BITS:
+            accept_bits -= beyond                       # to the byte boundary below
         if (-(guide_bits + 1 + log_width + accept_bits)) % 8 > _MAX_PADDING:
             return guide_bits, accept_bits, self.decide_public(
                 np.arange(1 << guide_bits, dtype=np.int64), guide_bits)
