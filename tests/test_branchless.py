@@ -157,7 +157,7 @@ def _traced_fill(env: envelope.Envelope, seed: int, n: int) -> tuple[list[int], 
     return lines, bool(refined), bool(np.any(out == 0))
 
 
-@pytest.mark.parametrize(("kind", "parameter"), [("laplace", Fraction(1000)),
+@pytest.mark.parametrize(("kind", "parameter"), [("laplace", Fraction(2000)),
                                                  ("gaussian", Fraction(10**6))])
 def test_fill_runs_the_same_lines_whether_or_not_it_draws_the_entry_of_0(
         kind: str, parameter: Fraction) -> None:

@@ -55,9 +55,10 @@ values drawn. What is and is not constant:
   (probability about ``2**-40`` per proposal) and proposals ``|y| >= 2**53`` (scales above
   about ``2**47``, never used by the mechanisms), which finish in exact arithmetic.
 * Larger arrays use the block-envelope sampler (:mod:`~dpkit._samplers.envelope`), whose loops
-  (rejection rounds, undecided comparisons reading more bits, the tail) run over the whole
-  array of up to ``_BLOCK = 2**17`` values: their length depends on the values
-  collectively, diluting any single value's influence but not removing it. **Residual
+  (undecided comparisons reading more bits, the tail) run over the whole array of up to
+  ``_BLOCK = 2**17`` values, and whose rejection rounds over the rejected positions of the
+  whole request: their length depends on the values collectively, diluting any single
+  value's influence but not removing it. **Residual
   channel, tail values:** a value far in the tail (beyond about 8 scales for the discrete
   Laplace, about 4σ for the discrete Gaussian) lies in a block of the envelope table whose
   probability is below the guide table's resolution, so it almost always adds a

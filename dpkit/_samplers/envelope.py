@@ -39,13 +39,22 @@ probability at most ``2·(J + 1)·2**-62``, below ``2**-50`` since ``J <= 1421``
 with more bits against MPFR brackets of higher precision, exactly.
 
 **Acceptance** compares a uniform ``U`` with ``exp(-γ)``. The first ``k`` bits ``u`` of
-``U`` (``k = 3`` to 6) decide most trials by integer thresholds on the offset: ``U <
+``U`` (``k = 4`` to 10) decide most trials by integer thresholds on the offset: ``U <
 exp(-γ)`` for sure when ``γ <= ln(2**k/(u + 1))``, and ``U >= exp(-γ)`` when ``γ >=
 ln(2**k/u)``; as ``γ`` grows with ``R`` these are ``R <= yes[u]`` and ``R >= no[u]``,
 computed once per scale (and per block for the Gaussian) from MPFR logarithms rounded
-outwards. The undecided few read 8 more bits at a time and are compared with float brackets
-of ``exp(-γ)`` that use no transcendental function, evaluated at the ends of a float
-bracket of ``γ`` and widened by ``2**-40`` (far more than their rounding error): first
+outwards. For each offset only the ``u`` whose interval ``[u, u + 1)·2**-k`` holds
+``exp(-γ)`` is left undecided (two at a threshold's rounding): about ``2**-k`` of the
+trials (at most ``2**-k + 2/m``, ``tests/test_envelope.py``). ``k`` starts at 7 and moves
+to a byte boundary of a proposal's fields where one is near (down to 4, or up by at most 3
+bits with the guide bits: :meth:`_EntryTable._plan`); more first bits cost bits (up to ``H +
+15.6`` a value, at a scale or ``σ`` of ``2**40``: ``benchmarks/bits.py``) but save work.
+With ``k = 3``, the Laplace's ``γ < 1/16 < ln(8/7)`` left ``u = 7`` undecided in every
+block, an eighth of all proposals, and a release of ``10**6`` values took 1.2–1.3 times as
+long (load 9–13 on 2 cores). The undecided few read 8 more bits at a time and
+are compared with float brackets of ``exp(-γ)`` that use no transcendental function,
+evaluated at the ends of a float bracket of ``γ`` and widened by ``2**-40`` (far more
+than their rounding error): first
 ``1 - γ + γ²/2 - γ³/6 <= exp(-γ) <= 1 - γ + γ²/2`` (any ``γ >= 0``), then, for the few
 still undecided, the Taylor partial sums of degree 7 and 8 (for ``0 <= γ <= 1`` the terms
 decrease, so a sum ending on an odd power is below ``exp(-γ)`` and one ending on an even
@@ -55,9 +64,11 @@ of ``exp(-γ)``.
 
 Random bits: the fields of a proposal (guide bits, sign, offset, first acceptance bits) are
 read together with :func:`dpkit._samplers.bits.read_fields`, exactly as many bits as used
-(with up to 3 extra acceptance or guide bits when that makes a proposal whole bytes, which
-is faster to split). ``benchmarks/bits.py`` prints the bits per accepted sample against the
-entropy; ``tests/test_envelope.py`` checks that they stay within the entropy plus 16.
+(with up to 3 acceptance bits fewer, or up to 3 acceptance or guide bits more, when that
+makes a proposal whole bytes, which is faster to split). ``benchmarks/bits.py`` prints the
+bits per accepted sample against the entropy (at most ``H + 15.6`` over its scales, at
+``2**40``; ``H + 10.4`` with the former 3 first acceptance bits); ``tests/test_envelope.py``
+checks that they stay within the entropy plus 16.
 
 Timing: the loops (refilled positions, undecided entries and acceptances, the tail) run
 over the whole array, so their number depends on all its values together, not on one (see
@@ -105,7 +116,8 @@ _BLOCKS_PER_SCALE = 16      # block width m = 2**L <= scale/16
 _MAX_GUIDE_BITS = 16
 _SUB_GUIDE_BITS = 8         # bits of an undecided entry's first second-level lookup
 _MORE_GUIDE_BITS = 16       # bits added per later round to an undecided entry
-_ACCEPT_BITS = 3            # first bits of the acceptance uniform (at least)
+_ACCEPT_BITS = 7            # first bits of the acceptance uniform (before byte alignment)
+_LEAST_ACCEPT_BITS = 4      # ... and the fewest (2**-4 of the trials left undecided)
 _MORE_ACCEPT_BITS = 8
 _UNIFORM_BITS = 52          # acceptance uniforms are compared in float up to this many bits
 _POLY_SLACK = 2.0**-40      # absolute widening of the Taylor brackets (rounding is < 2**-48)
@@ -334,10 +346,16 @@ class _EntryTable:
     def _plan(self) -> tuple[int, int, np.ndarray]:
         """Guide bits ``G``, first acceptance bits ``k`` and the guide table.
 
-        ``G`` minimises the expected entry bits ``G + 16·P[undecided]``; then ``G`` or ``k``
-        (at least 3 when there is an acceptance step) grow one bit at a time, where a bit
-        saves more expected bits later (``16·ΔP[undecided]`` against ``8·2**-(k+1)``), until
-        a proposal's fields fill whole bytes, which :func:`read_fields` splits fastest.
+        ``G`` minimises the expected entry bits ``G + 16·P[undecided]``. A proposal's fields
+        (``G + 1 + L + k`` bits) are split fastest by :func:`read_fields` when they fill
+        whole bytes, which matters more than the ``2**-k`` of trials the first acceptance
+        bits leave undecided (a Laplace release of ``10**5`` values at scale ``2**38``: 51
+        bits with ``k = 7`` took 1.25 times as long as 48 bits with ``k = 4``, same process,
+        load 12). So ``k`` starts at ``_ACCEPT_BITS = 7`` (when there is an acceptance step)
+        and drops to the byte boundary below if that keeps ``k >= _LEAST_ACCEPT_BITS = 4``;
+        otherwise ``G`` or ``k`` grow one bit at a time to the boundary above, if at most
+        ``_MAX_PADDING = 3`` bits away, where a bit saves more expected bits later
+        (``16·ΔP[undecided]`` against ``8·2**-(k+1)``). Hence ``4 <= k <= 10``.
         """
         undecided = {bits: float(np.mean(self.decide_public(np.arange(1 << bits, dtype=np.int64),
                                                       bits) < 0))
@@ -345,6 +363,9 @@ class _EntryTable:
         guide_bits = min(undecided, key=lambda b: b + _MORE_GUIDE_BITS * undecided[b])
         log_width = self.layout.log_width
         accept_bits = _ACCEPT_BITS if log_width else 0
+        beyond = (guide_bits + 1 + log_width + accept_bits) % 8     # bits past a whole byte
+        if accept_bits and accept_bits - beyond >= _LEAST_ACCEPT_BITS:
+            accept_bits -= beyond                       # to the byte boundary below
         if (-(guide_bits + 1 + log_width + accept_bits)) % 8 > _MAX_PADDING:
             return guide_bits, accept_bits, self.decide_public(
                 np.arange(1 << guide_bits, dtype=np.int64), guide_bits)
@@ -575,22 +596,31 @@ class Envelope:
         out -= flip
         return np.flatnonzero(~accept)
 
-    def sample(self, n: int, rng: RandomSource, out: np.ndarray | None = None) -> np.ndarray:
+    def sample(self, n: int, rng: RandomSource, out: np.ndarray | None = None,
+               block: int | None = None) -> np.ndarray:
         """``n`` exact draws as an int64 array (written into ``out`` if given).
 
-        Every position receives a proposal; rejected positions receive new proposals until
-        each holds an accepted one. Which positions are refilled depends only on the
-        acceptance pattern, and accepted proposals are independent draws from the target
-        whatever that pattern is, so the result is ``n`` independent exact draws.
+        Every position receives a proposal, ``block`` positions at a time (all at once if
+        ``block`` is None); then the rejected positions of the whole array, gathered,
+        receive new proposals (again at most ``block`` at a time) until each holds an
+        accepted one: one short round per rejection level for the whole array rather than
+        one per block. Which positions are refilled depends only on the acceptance pattern,
+        and accepted proposals are independent draws from the target whatever that pattern
+        is, so the result is ``n`` independent exact draws.
         """
         if out is None:
             out = np.empty(n, dtype=np.int64)
-        rejected = self._fill(out, rng)
+        step = max(1, n if block is None else block)
+        rejected = np.concatenate([np.empty(0, dtype=np.intp)] + [
+            self._fill(out[start:start + step], rng) + start for start in range(0, n, step)])
         while rejected.size:
-            again = np.empty(rejected.size, dtype=np.int64)
-            redo = self._fill(again, rng)
-            out[rejected] = again
-            rejected = rejected[redo]
+            rejected_again = []
+            for start in range(0, rejected.size, step):
+                rejected_part = rejected[start:start + step]
+                again = np.empty(rejected_part.size, dtype=np.int64)
+                rejected_again.append(rejected_part[self._fill(again, rng)])
+                out[rejected_part] = again
+            rejected = np.concatenate(rejected_again)
         return out
 
 

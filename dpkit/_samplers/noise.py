@@ -8,7 +8,8 @@
 Each chooses its sampler from the request's *size* and the public scale, never from values:
 up to ``FIXED_MAX = 64`` values (and any count at scales beyond the vector sampler's range),
 the fixed-cost samplers of :mod:`dpkit._samplers.fixed_cost`; larger arrays, the
-block-envelope sampler of :mod:`dpkit._samplers.envelope`, ``_BLOCK`` values at a time.
+block-envelope sampler of :mod:`dpkit._samplers.envelope`, ``_BLOCK`` values at a time (the
+rejected proposals of all blocks are then drawn again together).
 
 Vectorised sampling
 -------------------
@@ -172,9 +173,6 @@ def _draw(parameter: Fraction, vector_max: int,
 
 
 def _in_blocks(envelope: Envelope, count: int, rng: RandomSource) -> np.ndarray:
-    """``count`` draws from a :class:`dpkit._samplers.envelope.Envelope`, ``_BLOCK`` at a time."""
-    out = np.empty(count, dtype=np.int64)
-    for start in range(0, count, _BLOCK):
-        stop = min(count, start + _BLOCK)
-        envelope.sample(stop - start, rng, out[start:stop])
-    return out
+    """``count`` draws from a :class:`dpkit._samplers.envelope.Envelope`, ``_BLOCK`` at a time
+    (the rejected proposals of all blocks are drawn again together)."""
+    return envelope.sample(count, rng, block=_BLOCK)
