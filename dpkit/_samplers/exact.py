@@ -139,6 +139,10 @@ class Expansion:
                 self._bytes = [(prefix >> (8 * (count - 1 - j))) & 0xFF for j in range(count)]
             return self._bytes[level]
 
+    def bounds(self, precision: int) -> tuple[Any, Any]:
+        """Rigorous bounds ``lo <= q <= hi`` at ``precision`` bits (tighter as it grows)."""
+        return self._bounds(precision)
+
     def _prefix(self, nbits: int) -> int:
         precision = nbits + 64
         while True:

@@ -32,12 +32,16 @@ from fractions import Fraction
 import numpy as np
 
 from dpkit._samplers.bernoulli import (
+    GROUPED_ROWS,
     FixedColumns,
     bernoulli_exp_unchecked,
     bernoulli_matrix,
+    fixed_below,
     fixed_bernoulli,
     fixed_geometric,
+    fixed_geometrics,
     fixed_plan,
+    trials_of,
 )
 from dpkit._samplers.exact import (
     FIXED_MAX,
@@ -63,9 +67,7 @@ def fixed_discrete_laplace(scale: Fraction, n: int, rng: RandomSource) -> np.nda
     ``P[X = x] ∝ p**|x|``: no rejection step, so every call draws exactly
     ``16·n·(I + 1)`` random bytes (bar the events named in the module docstring).
     """
-    plan = fixed_plan(scale)
-    bits = fixed_bernoulli(plan[1], 2 * n, rng)
-    g = fixed_geometric(plan, bits, rng)
+    g = fixed_geometrics(fixed_plan(scale), 2 * n, rng)
     return g[:n] - g[n:]
 
 
@@ -76,13 +78,16 @@ def _fixed_gaussian_columns(scale: Fraction) -> FixedColumns:
     ``E`` is a standard exponential: ``floor(E)`` is geometric with ``p = e**-1`` (digits
     ``i < 7`` cover ``[0, 128)``, the tail ``E >= 128`` has probability ``e**-128``) and
     fractional digit ``k`` is Bernoulli ``1/(1 + e**(2**-k))``, independent of the rest (see
-    "Exact exponentials" in :mod:`dpkit._samplers.bernoulli`).
+    "Exact exponentials" in :mod:`dpkit._samplers.bernoulli`). Three fields, each in its
+    own groups: the geometric and its tail trial, ``floor(E)`` and its tail trial, and the
+    fractional digits, last first (trial ``i`` is digit ``40 - i``, weight ``2**i``).
     """
     geometric = fixed_plan(scale)[1].expansions
     whole = fixed_plan(Fraction(1))[1].expansions
     fraction = [logistic_expansion(Fraction(1, 2**k))
-                for k in range(1, _FIXED_FRACTION_DIGITS + 1)]
-    return FixedColumns([*geometric, *whole, *fraction])
+                for k in range(_FIXED_FRACTION_DIGITS, 0, -1)]
+    return FixedColumns([*geometric, *whole, *fraction],
+                        fields=(len(geometric), len(whole), len(fraction)))
 
 
 class _GaussianSetup:
@@ -90,7 +95,8 @@ class _GaussianSetup:
 
     ``weights`` packs a row of trials into (G, floor(E), fractional digits of E) by one
     integer matrix product (tail columns weigh 0; they are checked separately); it is None
-    when the geometric may not fit in int64 (``I > 61``).
+    when the geometric may not fit in int64 (``I > 61``). ``grouped`` says whether a
+    grouped round's fields fit a float exactly (``I <= 52``), with their tail trials.
     """
 
     def __init__(self, sigma2: Fraction) -> None:
@@ -101,14 +107,16 @@ class _GaussianSetup:
         top = self.plan[0]
         self.width = top + 1
         self.tails = np.array([top, self.width + self.whole_top])
+        self.limits = np.array([2.0**top, 2.0**self.whole_top, np.inf])
+        self.grouped = top <= 52
         self.weights = None
         if top <= 61:
-            weights = np.zeros((self.columns.prefixes.size, 3), dtype=np.int64)
+            weights = np.zeros((len(self.columns.expansions), 3), dtype=np.int64)
             powers = 2 ** np.arange(top, dtype=np.int64)
             weights[:top, 0] = powers
             weights[self.width:self.width + self.whole_top, 1] = powers[:self.whole_top]
             weights[self.width + self.whole_top + 1:, 2] = 2 ** np.arange(
-                _FIXED_FRACTION_DIGITS - 1, -1, -1, dtype=np.int64)
+                _FIXED_FRACTION_DIGITS, dtype=np.int64)
             self.weights = weights
 
 
@@ -136,10 +144,9 @@ def fixed_discrete_gaussian(sigma2: Fraction, n: int, rng: RandomSource) -> np.n
     need = n
     m = n + 1 + n // 2
     while need > 0:
-        bits = fixed_bernoulli(setup.columns, m, rng)
+        packed, bits = _proposals(setup, m, rng)
         negative = (np.frombuffer(rng.bytes(m), dtype=np.uint8) & 1).astype(bool)
-        if setup.weights is not None and not bits[:, setup.tails].any():
-            packed = bits.astype(np.int64) @ setup.weights
+        if packed is not None:
             g = packed[:, 0]
             y = np.where(negative, -g, g)
             accept = _fixed_accept(y, packed[:, 1], packed[:, 2], sigma2, t, rng)
@@ -152,6 +159,27 @@ def fixed_discrete_gaussian(sigma2: Fraction, n: int, rng: RandomSource) -> np.n
         out.append(kept)
         need -= kept.size
     return np.concatenate(out)
+
+
+def _proposals(setup: _GaussianSetup, m: int, rng: RandomSource
+               ) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """The trials of ``m`` proposals: ``(packed, None)`` with the int64 fields (G, floor(E),
+    fractional digits of E) when no tail trial is set and they fit, else ``(None, bits)``.
+
+    A grouped request (``m <= GROUPED_ROWS``, ``I <= 52``) gets its fields from one product
+    of the thresholds below the groups' uniforms (:func:`fixed_below`), exact in floats;
+    others from the trials of :func:`fixed_bernoulli`.
+    """
+    if m <= GROUPED_ROWS and setup.grouped:
+        below = fixed_below(setup.columns, m, rng)
+        fields = below.sum(axis=2, dtype=np.float64) @ setup.columns.weights  # exact: < 2**53
+        if (fields >= setup.limits).any():                        # a tail trial
+            return None, trials_of(setup.columns, below)
+        return fields.astype(np.int64), None
+    bits = fixed_bernoulli(setup.columns, m, rng)
+    if setup.weights is None or bits[:, setup.tails].any():
+        return None, bits
+    return bits.astype(np.int64) @ setup.weights, None
 
 
 def _fixed_accept(y: np.ndarray, whole: np.ndarray, fraction: np.ndarray, sigma2: Fraction,
@@ -172,7 +200,7 @@ def _fixed_accept(y: np.ndarray, whole: np.ndarray, fraction: np.ndarray, sigma2
 def _exceeds_exact_all(y: np.ndarray, e_bits: np.ndarray, whole_top: int, sigma2: Fraction,
                        t: int, rng: RandomSource) -> np.ndarray:
     """The rare rounds with huge proposals or a tail event: every trial in exact arithmetic."""
-    weights = 2 ** np.arange(_FIXED_FRACTION_DIGITS - 1, -1, -1, dtype=np.int64)
+    weights = 2 ** np.arange(_FIXED_FRACTION_DIGITS, dtype=np.int64)   # digit 40 first
     fraction = e_bits[:, whole_top + 1:].astype(np.int64) @ weights
     accept = np.zeros(len(y), dtype=bool)
     for j, row in enumerate(e_bits):
