@@ -3,11 +3,13 @@
 The one-at-a-time samplers of Canonne, Kamath & Steinke (2020) run loops whose length grows
 with ``|noise|/scale``, so the running time of a release reveals the noise (they are kept,
 labelled, in :mod:`dpkit.naive.laplace`). Requests of up to ``FIXED_MAX = 64`` values (every
-scalar release, every SVT threshold) use the samplers here instead: each Bernoulli digit is
-decided by comparing 64 random bits with the first 64 bits of its probability
-(:func:`dpkit._samplers.bernoulli.fixed_bernoulli`), all digits of all draws at once, so the
+scalar release, every SVT threshold) use the samplers here instead: the Bernoulli digits of
+one value's draw are decided 8 at a time, by inversion of their joint distribution against
+one uniform of 72 bits (:func:`dpkit._samplers.bernoulli.fixed_below`); those of larger
+requests by comparing 64 random bits with the first 64 bits of each digit's probability
+(:func:`dpkit._samplers.bernoulli.fixed_bernoulli`); all digits of all draws at once, so the
 random bytes drawn and the NumPy operations run are the same whatever the values drawn. The
-exceptions are events of probability ``<= 2**-64`` per digit (a tie of 64 bits), ``<=
+exceptions are events of probability ``< 2**-64`` per group or per digit (a tie), ``<=
 e**-64`` per geometric draw (beyond the covered digits) and about ``2**-40`` per Gaussian
 proposal (an acceptance the drawn digits cannot decide); they finish exactly, with loops of
 their own. See "Timing" in :mod:`dpkit._samplers`.
@@ -65,7 +67,8 @@ def fixed_discrete_laplace(scale: Fraction, n: int, rng: RandomSource) -> np.nda
 
     The difference of two independent geometric variables with ``P[G = g] ∝ p**g`` has
     ``P[X = x] ∝ p**|x|``: no rejection step, so every call draws exactly
-    ``16·n·(I + 1)`` random bytes (bar the events named in the module docstring).
+    ``18·ceil((I + 1)/8)`` random bytes for one value (:func:`fixed_geometrics`, grouped)
+    and ``16·n·(I + 1)`` for ``n > 1`` (bar the events named in the module docstring).
     """
     g = fixed_geometrics(fixed_plan(scale), 2 * n, rng)
     return g[:n] - g[n:]
