@@ -48,6 +48,7 @@ from dpkit._samplers.fixed_cost import (
     _fixed_gaussian_columns,
     _fixed_gaussian_setup,
     _gamma_bracket,
+    _gamma_constants,
     _gaussian_gamma,
 )
 from dpkit._samplers.grid import (
@@ -217,7 +218,7 @@ def test_bernoulli_matrix_frequencies() -> None:
        st.fractions(min_value=Fraction(1, 1000), max_value=Fraction(10**9)))
 def test_gamma_bracket_encloses_exact_value(ys: list[int], sigma2: Fraction) -> None:
     t = floor_sqrt(sigma2) + 1
-    lo, hi = _gamma_bracket(np.array(ys, dtype=np.int64), sigma2, t)
+    lo, hi = _gamma_bracket(np.array(ys, dtype=np.int64), _gamma_constants(sigma2, t))
     for y, a, b in zip(ys, lo, hi, strict=True):
         exact = _gaussian_gamma(y, sigma2, t)
         assert Fraction(float(a)) <= exact <= Fraction(float(b))

@@ -110,6 +110,7 @@ class _GaussianSetup:
         top = self.plan[0]
         self.width = top + 1
         self.tails = np.array([top, self.width + self.whole_top])
+        self.constants = _gamma_constants(sigma2, self.t)
         self.limits = np.array([2.0**top, 2.0**self.whole_top, np.inf])
         self.grouped = top <= 52
         self.weights = None
@@ -152,7 +153,7 @@ def fixed_discrete_gaussian(sigma2: Fraction, n: int, rng: RandomSource) -> np.n
         if packed is not None:
             g = packed[:, 0]
             y = np.where(negative, -g, g)
-            accept = _fixed_accept(y, packed[:, 1], packed[:, 2], sigma2, t, rng)
+            accept = _fixed_accept(y, packed[:, 1], packed[:, 2], setup, sigma2, rng)
         else:                                   # tails or huge scales: probability <= e**-64
             g = fixed_geometric(setup.plan, bits[:, :width], rng)
             y = np.where(negative, -g, g)
@@ -185,12 +186,13 @@ def _proposals(setup: _GaussianSetup, m: int, rng: RandomSource
     return bits.astype(np.int64) @ setup.weights, None
 
 
-def _fixed_accept(y: np.ndarray, whole: np.ndarray, fraction: np.ndarray, sigma2: Fraction,
-                  t: int, rng: RandomSource) -> np.ndarray:
+def _fixed_accept(y: np.ndarray, whole: np.ndarray, fraction: np.ndarray,
+                  setup: _GaussianSetup, sigma2: Fraction, rng: RandomSource) -> np.ndarray:
     """``E_j > γ(y_j)`` from ``floor(E) < 2**I`` and the first fractional digits of ``E`` (as an
     integer), with an exact fallback when undecided."""
+    t = setup.t
     low = whole + fraction * 2.0**-_FIXED_FRACTION_DIGITS     # exact: < 2**7, 40 digits
-    gamma_lo, gamma_hi = _gamma_bracket(y, sigma2, t)
+    gamma_lo, gamma_hi = _gamma_bracket(y, setup.constants)
     accept = low > gamma_hi
     undecided = np.flatnonzero(~accept & (low + 2.0**-_FIXED_FRACTION_DIGITS > gamma_lo))
     for j in undecided:                                       # probability about 2**-40
@@ -223,8 +225,10 @@ def _exceeds_exact_all(y: np.ndarray, e_bits: np.ndarray, whole_top: int, sigma2
 
 # ------------------------------------------------------------ the acceptance step E > γ
 
-def _gamma_bracket(y: np.ndarray, sigma2: Fraction, t: int) -> tuple[np.ndarray, np.ndarray]:
-    """Float bounds ``lo <= γ <= hi`` for ``γ = (|y| - sigma2/t)**2 / (2 sigma2)``, int64 ``y``.
+def _gamma_bracket(y: np.ndarray, constants: tuple[float, float]
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """Float bounds ``lo <= γ <= hi`` for ``γ = (|y| - sigma2/t)**2 / (2 sigma2)``, int64 ``y``,
+    from ``constants = (fl(sigma2/t), fl(2 sigma2))`` (:func:`_gamma_constants`).
 
     Error analysis (IEEE 754, round to nearest, ``u = 2**-53``): ``a = |y|`` converts
     exactly (``< 2**53``); ``c = fl(sigma2/t)`` and ``s = fl(2 sigma2)`` carry relative errors
@@ -236,7 +240,7 @@ def _gamma_bracket(y: np.ndarray, sigma2: Fraction, t: int) -> tuple[np.ndarray,
     ``|y| >= 2**53`` get ``[0, inf]``, which sends them to the exact rational comparison.
     """
     magnitude = np.abs(y)
-    centre, denominator = _gamma_constants(sigma2, t)
+    centre, denominator = constants
     d = magnitude.astype(np.float64) - centre
     gamma = d * d / denominator
     margin = MARGIN * (gamma + 1.0)
@@ -247,7 +251,6 @@ def _gamma_bracket(y: np.ndarray, sigma2: Fraction, t: int) -> tuple[np.ndarray,
     return lo, hi
 
 
-@public_table(maxsize=64)
 def _gamma_constants(sigma2: Fraction, t: int) -> tuple[float, float]:
     """``fl(sigma2/t)`` and ``fl(2·sigma2)``, correctly rounded (see :func:`_gamma_bracket`)."""
     return float(sigma2 / t), float(2 * sigma2)
