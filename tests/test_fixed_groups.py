@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from dpkit._samplers import bernoulli as bernoulli_module
 from dpkit._samplers.base2 import CountingSource
 from dpkit._samplers.bernoulli import (
     GROUP,
@@ -232,3 +233,32 @@ def test_the_scalar_path_refuses_what_the_array_path_refuses() -> None:
         with pytest.raises(ValueError, match="too close to the float range"):
             release()
     assert noisy_scalar(2.0**1020, span, lambda n: np.array([0]), words) == 2.0**1020
+
+
+def test_scalar_tails_finish_exactly(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the digits covering only ``[0, scale)`` (tail factor 1), a tail trial is set in
+    about a third of the scalar draws: the grouped path then hands its trials to the exact
+    tail loop (Laplace) or the exact acceptance (Gaussian). Chi-square against the exact
+    distributions (p-value above 1e-7, as in ``tests/test_sampling.py``); power: the same
+    test rejects a scale 10% larger."""
+    from test_sampling import edges_for, gaussian_cdf, laplace_cdf  # tests/ is on sys.path
+
+    from dpkit._samplers import fixed_cost
+    from dpkit.audit import binned_chi_square
+
+    monkeypatch.setattr(bernoulli_module, "_FIXED_TAIL_FACTOR", 1)
+    caches = (fixed_plan, fixed_cost._fixed_gaussian_columns, _fixed_gaussian_setup)
+    for cache in caches:
+        cache.cache_clear()
+    try:
+        rng = seeded(49)
+        laplace = np.array([discrete_laplace(Fraction(5), rng) for _ in range(20_000)])
+        assert np.abs(laplace).max() > 8 * 5
+        assert binned_chi_square(laplace, laplace_cdf(5.0), edges_for(5.0)) > 1e-7
+        assert binned_chi_square(laplace, laplace_cdf(5.5), edges_for(5.0)) < 1e-7
+        gauss = np.array([discrete_gaussian(Fraction(9), rng) for _ in range(10_000)])
+        assert binned_chi_square(gauss, gaussian_cdf(9.0), edges_for(3.0, width=5)) > 1e-7
+        assert binned_chi_square(gauss, gaussian_cdf(10.9), edges_for(3.0, width=5)) < 1e-7
+    finally:
+        for cache in caches:
+            cache.cache_clear()
