@@ -241,14 +241,17 @@ def group_thresholds(expansions: tuple[Expansion, ...]) -> list[int]:
     """``floor(F_j·2**GROUP_BITS)`` for every threshold of :func:`group_cdf`, exactly.
 
     ``F_j`` is irrational (a non-constant rational function of ``e**(1/scale)``, by
-    Lindemann's theorem), so more precision always settles its prefix.
+    Lindemann's theorem), so more precision always settles its prefix; and ``F_j < 1``, so
+    its prefix is at most ``2**GROUP_BITS - 1`` even when its upper bound is 1 (a trial of
+    probability below ``2**-precision`` at every precision, such as ``e**-(2**I/scale)`` at
+    a scale near ``2**-1000``).
     """
     precision = 2 * GROUP_BITS
     while True:
         lows, highs = group_cdf(expansions, precision)
         shift = precision - GROUP_BITS
         thresholds = [low >> shift for low in lows]
-        if thresholds == [high >> shift for high in highs]:
+        if thresholds == [min(high >> shift, (1 << GROUP_BITS) - 1) for high in highs]:
             return thresholds
         precision *= 2
 

@@ -148,7 +148,7 @@ class Expansion:
         while True:
             lo, hi = self._bounds(precision)
             a = floor_scaled(lo, nbits)
-            b = floor_scaled(hi, nbits)
+            b = min(floor_scaled(hi, nbits), (1 << nbits) - 1)   # q < 1, even if hi = 1
             if a == b:
                 return a
             precision *= 2
