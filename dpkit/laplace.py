@@ -338,8 +338,9 @@ def laplace_mechanism(value: Any, sensitivity: float, epsilon: float, *,
     **Timing.** Float values (a float64 array, a float, a list of floats) are rounded,
     noised and converted back by the same vectorised passes whatever their magnitudes and
     binary expansions (:func:`dpkit._samplers.grid.add_to_floats`, chosen from the dtype,
-    Δ, ε and d only); values float64 cannot hold (large ints, Fractions, Decimals) on
-    exact Python integers.
+    Δ, ε and d only; one float by the same steps on Python floats,
+    :func:`dpkit._samplers.grid.noisy_scalar`); values float64 cannot hold (large ints,
+    Fractions, Decimals) on exact Python integers.
     Up to 64 coordinates the noise comes from a fixed-cost sampler (see "Timing" in
     :mod:`dpkit._samplers`). And the call ends at a deadline set by d, the input's types
     and this machine's speed (:mod:`dpkit.timing`), which covers the worst cost measured,

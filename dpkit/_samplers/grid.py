@@ -594,7 +594,7 @@ def noisy_scalar(value: float | Fraction, span: ReleaseRange,
     """:func:`noisy_values` for one value, on Python floats when it is a float.
 
     The float path is :func:`add_to_floats`'s, step for step, on Python floats instead of
-    one-element arrays (ten times fewer operations): the same selections (by indexing a
+    one-element arrays: the same selections (by indexing a
     pair with a comparison, not by a branch), the same IEEE roundings, so bit for bit the
     same result; ``rint`` is ``(y + c) - c`` with ``c = copysign(2**52, y)``, exact for
     ``|y| < 2**52`` (where it is selected). The noise comes from ``draw(1)`` as an array
