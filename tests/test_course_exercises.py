@@ -1216,12 +1216,12 @@ def test_honest12_a_verdict_that_steers_later_code_stays_refused(cell):
 HONEST13_CELLS = [
     ('s = ("p: %.4f"\n     % 0.5)\nok = (s\n      != "")\n', {"s": "p: 0.5000", "ok": True}),
     ("total = 0\nfor e in [0.5, 1.0]:\n    %time total += e\n", {"total": 1.5}),
-    ("t = %timeit -o -n 10 abs(-2)\n", {"t": None}),
+    ("t = %timeit -o -n 10 abs(-2)\n", {}),
     ("%time x = abs(-3)\ny = %time abs(-4)\n", {"x": 3, "y": 4}),
     ("files = !ls\nif True:\n    !echo hi\nelse:\n    %matplotlib inline\n",
      {"files": []}),
     ("%%timeit -n 3 a = 1\nb = a + 1\n%time c = b * 2\n", {"b": 2, "c": 4}),
-    ("%%capture cap --no-stderr\nd = 5\n", {"cap": None, "d": 5}),
+    ("%%capture cap --no-stderr\nd = 5\n", {"d": 5}),
     ("z = (1 +\n     2)  # a comment with ! and %\n", {"z": 3}),
 ]
 
@@ -1233,8 +1233,8 @@ def test_honest13_cells_jupyter_runs_run_the_same_way_in_the_grader(cell, expect
     indented ``%time`` loop body empty, kept ``t = %timeit -o …`` as it was, and dropped
     ``%time x = f()``'s statement. Magics are now found on IPython's logical lines: the
     cell's Python runs, keeps its line count, and binds what Jupyter binds (``%time``'s
-    statement runs once; ``t = %timeit -o`` binds None, ``x = !ls`` an empty list).
-    Deterministic."""
+    statement runs once; ``x = !ls`` binds an empty list; what ``t = %timeit -o`` and
+    ``%%capture cap`` bind: the next test). Deterministic."""
     from dpkit.course.magics import drop_magics
 
     python = drop_magics(cell)
@@ -1242,6 +1242,35 @@ def test_honest13_cells_jupyter_runs_run_the_same_way_in_the_grader(cell, expect
     namespace: dict = {}
     exec(compile(python, "<cell>", "exec"), namespace)
     assert {name: namespace[name] for name in expected} == expected
+
+
+@pytest.mark.parametrize("cell", [
+    "t = %timeit -o my_release(1.0)\nprint(t.average, t.best, t.worst, t.stdev, t.loops)\n",
+    "t = %timeit -o -n 100 -r 7 out = my_release(1.0)\nassert t.all_runs and t.timings\n",
+    "%%capture cap\nx = my_release(2.0)\nprint(x)\n",
+])
+def test_honest15_timeit_and_capture_results_have_ipythons_attributes(cell):
+    """Honest review 15, F1: ``t = %timeit -o f()`` bound None, so a correct answer that
+    printed ``t.average`` failed in the grader and ran in Jupyter. It now binds an object
+    with the attributes of IPython's ``TimeitResult`` (from the one run), and ``%%capture
+    cap`` one with those of ``CapturedIO``; the statement runs once, the line count is kept,
+    and the static reading accepts the line in a randomized answer. Deterministic."""
+    from dpkit.course.magics import drop_magics
+
+    calls = []
+    answer = "def my_release(value):\n    return value + 1.0\n"
+    python = drop_magics(cell)
+    assert len(python.split("\n")) == len(cell.splitlines()), python
+    namespace = {"my_release": lambda value: calls.append(value) or value + 1.0}
+    exec(compile(python, "<cell>", "exec"), namespace)
+    assert len(calls) == 1
+    if "cap" in namespace:
+        assert namespace["cap"].stdout == "" and namespace["cap"].outputs == []
+        namespace["cap"].show()
+    else:
+        assert namespace["t"].average >= 0 and namespace["t"].loops == 1
+    assert environment_use("ex-laplace-textbook", answer + cell, []) is None
+    assert forbidden_use("ex-laplace-interval", answer + cell, []) is None
 
 
 @pytest.mark.parametrize("cell", [
@@ -1344,7 +1373,7 @@ def test_a_module_the_notebook_writes_at_run_time_is_refused(label, writer):
                                     "pathlib may not be imported" in why), (code, why)
     fine = ("import numpy as np\nimport math, scipy.stats, mpmath\nimport pandas as pd\n"
             "from fractions import Fraction\nimport matplotlib.pyplot as plt\n"
-            "from dpkit.svt import DEFAULT_CLIP_BOUNDS\nimport helper2\n"
+            "from dpkit.laplace import laplace_mechanism\nimport helper2\n"
             "def my(q):\n    return helper2.g(q)\n")
     assert check(label, fine, ["%%writefile helper2.py\ndef g(x):\n    return x\n"]) is None
     assert check(label, "from . import x\n", []) is not None

@@ -203,3 +203,31 @@ def test_page_prints_powers_readably(monkeypatch, capsys) -> None:
     plain = re.findall(r".{30}\d\^[-\w].{10}", text)
     assert not plain, f"powers printed as plain text: {plain[:3]}"
     assert len(shown) >= 10 and "2⁻³⁷" in text and "2ᵏ" in text, text[:500]
+
+
+def _pins(path: Path) -> dict[str, str]:
+    """``{name: version}`` of the ``name==version`` lines of a requirements file."""
+    pins = {}
+    for line in path.read_text().splitlines():
+        name, sep, version = line.split("#")[0].strip().partition("==")
+        if sep:
+            pins[name.lower().replace("_", "-")] = version
+    return pins
+
+
+def test_peers_lock_pins_what_dpkit_imports() -> None:
+    """``make bench-peers`` installs its lock with ``--no-deps`` and runs the working tree's
+    dpkit: every core dependency of dpkit (pyproject's ``dependencies``), and what those
+    need at run time, must be in the lock at the book's version, or the run fails to import
+    dpkit (as it did when ``cryptography`` became a core dependency)."""
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    core = {name.lower() for name in project["dependencies"]}
+    needed = core | {"cffi", "pycparser"}     # cryptography's run-time dependencies
+    root = _pins(ROOT / "requirements.txt")
+    peers = _pins(ROOT / "benchmarks" / "peers" / "requirements.txt")
+    missing = sorted(needed - peers.keys())
+    assert not missing, f"benchmarks/peers/requirements.txt lacks {missing}"
+    differ = {n: (peers[n], root[n]) for n in needed if n in root and peers[n] != root[n]}
+    assert not differ, f"peers' pins differ from requirements.txt: {differ}"

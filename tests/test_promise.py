@@ -63,11 +63,14 @@ def test_household_numbers_in_the_group_privacy_solution() -> None:
 
 
 def test_intro_epsilon_sentence() -> None:
-    """intro: "$e^{0.1} \\approx 1.105$, so at ε = 0.1 no event becomes more than 10.5% more
-    likely"."""
+    """intro: "$e^{0.1} \\approx 1.10517$, so at ε = 0.1 no event becomes more than 10.52%
+    more likely": the bound must be true (e^0.1 − 1 = 0.10517…; "10.5%" was not)."""
     text = (ROOT / "book" / "intro.md").read_text()
-    assert re.search(r"e\^\{0\.1\} \\approx 1\.105", text) and "10.5% more likely" in text
-    assert f"{math.exp(0.1):.3f}" == "1.105"
+    assert re.search(r"e\^\{0\.1\} \\approx 1\.10517\$", text)
+    assert f"{math.exp(0.1):.5f}" == "1.10517"
+    stated = re.search(r"no\s+event becomes more than ([\d.]+)% more likely", text)
+    assert stated is not None
+    assert 100 * (math.exp(0.1) - 1) <= float(stated[1])
 
 
 def test_figure_parameters_are_validated() -> None:

@@ -45,6 +45,7 @@ from dpkit._samplers.bernoulli import (
     fixed_plan,
     trials_of,
 )
+from dpkit._samplers.bits import mask
 from dpkit._samplers.exact import (
     FIXED_MAX,
     MARGIN,
@@ -150,13 +151,14 @@ def fixed_discrete_gaussian(sigma2: Fraction, n: int, rng: RandomSource) -> np.n
     while need > 0:
         packed, bits = _proposals(setup, m, rng)
         negative = (np.frombuffer(rng.bytes(m), dtype=np.uint8) & 1).astype(bool)
+        flip = mask(negative)                   # -1 where negative: a sign without a branch
         if packed is not None:
             g = packed[:, 0]
-            y = np.where(negative, -g, g)
+            y = (g ^ flip) - flip
             accept = _fixed_accept(y, packed[:, 1], packed[:, 2], setup, sigma2, rng)
         else:                                   # tails or huge scales: probability <= e**-64
             g = fixed_geometric(setup.plan, bits[:, :width], rng)
-            y = np.where(negative, -g, g)
+            y = (g ^ flip) - flip
             accept = _exceeds_exact_all(y, bits[:, width:], setup.whole_top, sigma2, t, rng)
         accept &= ~(negative & (g == 0))
         kept = y[accept][:need]

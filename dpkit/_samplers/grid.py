@@ -26,6 +26,7 @@ import numpy as np
 
 from dpkit._checks import check_integer
 from dpkit._exact import describe
+from dpkit._samplers.bits import mask
 from dpkit._samplers.exact import (
     FIXED_MAX,
     INT64_SAFE,
@@ -466,26 +467,18 @@ def _add_chunk(x: np.ndarray, k: int, noise: np.ndarray, out: np.ndarray) -> Non
     # its cost depended on the pattern of the values (branch mispredictions: one value in
     # two on either side of a threshold cost 66 µs more per 16,385 than all on one side,
     # and the work alone certified ε ≥ 1.1 from timing; breaker review 19).
-    keep = _mask(magnitude >= 2.0 ** (k - 1))
+    keep = mask(magnitude >= 2.0 ** (k - 1))
     x = (x.view(np.int64) & keep).view(np.float64)  # +0.0 below: 0 units, no subnormal product
     grid = np.multiply(x, 2.0 ** -k)
     np.rint(grid, out=grid)
     grid *= 2.0 ** k
-    small = _mask(magnitude < 2.0 ** (k + 52))      # on the grid below, the value itself above
+    small = mask(magnitude < 2.0 ** (k + 52))      # on the grid below, the value itself above
     bits = grid.view(np.int64)
     bits &= small
     np.invert(small, out=small)
     small &= x.view(np.int64)
     bits |= small
     np.add(grid, noise_float, out=out)
-
-
-def _mask(condition: np.ndarray) -> np.ndarray:
-    """All ones (int64 −1) where ``condition`` holds, 0 elsewhere, computed without a branch
-    per element."""
-    mask = condition.view(np.uint8).astype(np.int64)
-    np.negative(mask, out=mask)
-    return mask
 
 
 def _exact_sum(x: np.ndarray, k: int, noise: np.ndarray) -> np.ndarray:
