@@ -299,7 +299,8 @@ class FixedColumns:
             self.high[row, :len(thresholds)] = [t >> GROUP for t in thresholds]
             self.low[row, :len(thresholds)] = [t & (_OUTCOMES - 1) for t in thresholds]
             field, k = owners[row]
-            self.weights[row, field] = 2.0 ** (GROUP * k)
+            # beyond the float range: inf (the sums are used only while they are exact)
+            self.weights[row, field] = 2.0 ** (GROUP * k) if GROUP * k < 1024 else math.inf
         self.shifts = np.arange(GROUP, dtype=np.int64)
         self.positions = np.concatenate([GROUP * row + np.arange(len(group))
                                          for row, group in enumerate(groups)])
