@@ -38,6 +38,7 @@ from dpkit._checks import (
     check_integer,
     check_sensitivity,
     check_shape,
+    refuse_masked,
 )
 from dpkit._samplers.grid import grid_sensitivity, noisy_values
 from dpkit._samplers.noise import discrete_gaussian
@@ -332,6 +333,7 @@ def _gaussian_mechanism_work(clock: Deadline, value: Any, sensitivity: Any, epsi
                                          shape.size, method)
     source = resolve(rng)
     clock.size(shape.size, kind_of(value))  # from here on, an error is padded too
+    refuse_masked(value, "value")  # which entries are masked is data: padded
     array = check_finite_array(shape, "value", exact=True, copy=False)  # read only
     words = {"value": value, "bound": f"max|value| + {RANGE_SIGMAS}·sigma",
              "noise": f"Gaussian noise of standard deviation sigma={sigma:.6g} "

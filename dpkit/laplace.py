@@ -36,6 +36,7 @@ from dpkit._checks import (
     check_probability,
     check_real,
     check_shape,
+    refuse_masked,
 )
 from dpkit._checks import check_sensitivity as _check_sensitivity
 from dpkit._samplers.grid import (
@@ -375,6 +376,7 @@ def _laplace_mechanism_work(clock: Deadline, value: Any, sensitivity: Any, epsil
     source = resolve(rng)
     grid = laplace_grid(delta, epsilon, size)
     clock.size(size, kind_of(value))  # from here on, an error is padded too
+    refuse_masked(value, "value")  # which entries are masked is data: padded
     if shape is None:
         array = np.array([check_real(value, "value", exact=True)])
     else:
@@ -383,7 +385,7 @@ def _laplace_mechanism_work(clock: Deadline, value: Any, sensitivity: Any, epsil
                             RANGE_SCALES * grid.scale_units * Fraction(2) ** grid.exponent,
                             lambda n: discrete_laplace(grid.scale_units, source, size=n),
                             _range_words(grid, value, sensitivity, epsilon))
-    if scalar:
+    if scalar or array.ndim == 0:  # a 0-d array too, as gaussian_mechanism
         return float(released[0])
     return released.reshape(array.shape)
 

@@ -63,6 +63,11 @@ def test_masked_arrays_are_refused(release: str, form: str) -> None:
     do. (Before the fix a list holding ``np.ma.masked`` was refused with a misleading
     message, "must be a rectangular array" or "must be a real number".)"""
     values = _masked_forms()[form]
+    if release == "base2_exponential_mechanism" and form == "masked rows":
+        # 2-d: refused for its shape (public) before the masks (data) are looked at
+        with pytest.raises(ValueError, match=r"utilities must have 1 dimension\(s\)"):
+            ARRAY_RELEASES[release](values)
+        return
     with pytest.raises(TypeError, match=r"must not be a numpy.ma.MaskedArray or hold masked "
                                         r"entries.*fill or compress it first"):
         ARRAY_RELEASES[release](values)
