@@ -329,6 +329,10 @@ def _check_element_is_real(value: Any, name: str, flat_index: int,
     """Refuse an element that is not a finite real number (any magnitude is accepted)."""
     if isinstance(value, np.ma.MaskedArray):  # np.ma.masked in a list: a hidden entry
         raise masked_error(name, f"a masked entry at index {_position(flat_index, shape)}")
+    if isinstance(value, np.ndarray) and value.ndim == 0:  # [np.array(1.5)]: not ragged
+        raise TypeError(f"{name} must hold real numbers, not 0-d arrays, got "
+                        f"{describe(value)} at index {_position(flat_index, shape)} (take "
+                        f"its number with .item(), or pass one array)")
     if isinstance(value, (list, tuple, np.ndarray)):  # NumPy keeps a ragged nesting as objects
         raise ValueError(f"{name} must be a rectangular array (nested sequences of equal "
                          f"lengths) of real numbers, got the sequence {describe(value)} at "

@@ -301,7 +301,8 @@ def laplace_mechanism(value: Any, sensitivity: float, epsilon: float, *,
     Returns
     -------
     float or numpy.ndarray
-        A float for a scalar ``value``, else a float64 array of the same shape.
+        A float for a scalar ``value`` (a 0-d array included), else a float64 array of
+        the same shape.
 
     Raises
     ------
