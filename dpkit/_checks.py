@@ -596,7 +596,7 @@ def check_finite_array(values: Any, name: str, *, ndim: int | None = None,
 
 _FLOAT_BITS = 1024  # an int of more bits is beyond the float range: 2**1024 rounds to inf
 # A Fraction n/d with gap = n.bit_length() - d.bit_length() lies in (2**(gap-1), 2**(gap+1))
-# in magnitude: beyond 2**1026 (inf) for a gap over 1026, below 2**-1079 (rounding to 0,
+# in magnitude: beyond 2**1026 (inf) for a gap over 1026, below 2**-1080 (rounding to 0,
 # under half the smallest subnormal 2**-1074) for a gap under -1080.
 _GAP_ABOVE_FLOATS = 1026
 _GAP_BELOW_FLOATS = -1080

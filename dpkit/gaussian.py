@@ -281,9 +281,8 @@ def gaussian_mechanism(value: Any, sensitivity: Any, epsilon: Any, delta: Any, *
     -------
     float or numpy.ndarray
         A float for a scalar ``value`` (a 0-d array included), else a float64 array of
-        the same shape. Each entry
-        is the true value plus noise of standard deviation ≈ σ (the discrete Gaussian's
-        variance is within 1e-20 relative of σ²).
+        the same shape. Each entry is the true value plus noise of standard deviation
+        ≈ σ (the discrete Gaussian's variance is within 1e-20 relative of σ²).
 
     Raises
     ------

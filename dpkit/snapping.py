@@ -322,8 +322,8 @@ def snapping_mechanism(value: Any, sensitivity: float, epsilon: float, bound: fl
     -------
     float or numpy.ndarray
         A float for a scalar ``value`` (a 0-d array included), else a float64 array of
-        the same shape. Each output
-        is a multiple of ``Λ`` (:func:`snapping_grid`) or ``±B``, and lies in ``[-B, B]``.
+        the same shape. Each output is a multiple of ``Λ`` (:func:`snapping_grid`) or
+        ``±B``, and lies in ``[-B, B]``.
 
     Raises
     ------

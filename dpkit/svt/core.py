@@ -515,10 +515,10 @@ def above_threshold_runs(answers: Iterable[float], threshold: float, epsilon: fl
     ------
     TypeError, ValueError
         As :func:`above_threshold`; also if ``answers`` is empty, ``TypeError`` if it is a
-        ``numpy.ma.MaskedArray`` (fill or compress it first). ``TypeError`` if ``runs``
-        is not an integer, ``ValueError`` if it is outside ``[1, MAX_RUNS]``, or if an
-        answer or the threshold lies beyond ``±2**61`` grid units, or ``epsilon < 2**-48``
-        (see Timing).
+        ``numpy.ma.MaskedArray`` or holds masked entries (fill or compress it first).
+        ``TypeError`` if ``runs`` is not an integer, ``ValueError`` if it is outside
+        ``[1, MAX_RUNS]``, or if an answer or the threshold lies beyond ``±2**61`` grid
+        units, or ``epsilon < 2**-48`` (see Timing).
 
     Notes
     -----
