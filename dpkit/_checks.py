@@ -402,20 +402,31 @@ def _typed_to_float(array: np.ndarray, name: str, exact: bool, copy: bool) -> np
     return _assemble(items, array, name, exact)
 
 
+_NESTING = (list, tuple, np.ndarray)
+
+
 def _holds_masked(values: Any) -> bool:
     """Whether ``values`` is, or holds at any depth of lists, tuples and object arrays, a
     masked array or entry: one pass over the whole nesting (no recursion), with no early
-    exit, so its time depends on the nesting's size, not on where a masked entry is."""
+    exit, so its time depends on the nesting, not on where a masked entry is. The types of
+    a level's members are collected at C speed (a set of types); its members are visited
+    one by one only where that level holds a nesting."""
     found = False
     pending = [values]
     while pending:
         item = pending.pop()
         if isinstance(item, np.ma.MaskedArray):
             found = True
-        elif isinstance(item, (list, tuple)):
+            continue
+        if isinstance(item, np.ndarray):
+            if item.dtype != object:
+                continue
+            item = item.ravel().tolist()
+        elif not isinstance(item, (list, tuple)):
+            continue
+        kinds = set(map(type, item))
+        if any(issubclass(kind, _NESTING) for kind in kinds):
             pending.extend(item)
-        elif isinstance(item, np.ndarray) and item.dtype == object:
-            pending.extend(item.flat)
     return found
 
 
