@@ -398,7 +398,7 @@ def grade_notebook(source: nbformat.NotebookNode, submission: Any, *, secret: st
             error = notebook.run(answer, f"your answer to {exercise.title}") \
                 if answer.strip() else None
             refused = static_refusal(exercise.label, exercise.title, answer, earlier, setup,
-                                     log)
+                                     log, graded=_graded_name(exercise))
             earlier.append((answer, f"your answer to {exercise.title}"))
             sandbox.deadline = time.monotonic() + limits.exercise_seconds
             try:
@@ -421,12 +421,19 @@ def grade_notebook(source: nbformat.NotebookNode, submission: Any, *, secret: st
 _STOPPED = (TimeoutError, RuntimeError, WireError)
 
 
+def _graded_name(exercise: _Exercise) -> str | None:
+    """The name the public check reads (the answer's function or value), or None."""
+    first = exercise.check.args[0] if exercise.check and exercise.check.args else None
+    return first.id if isinstance(first, ast.Name) else None
+
+
 def static_refusal(label: str, title: str, answer: str, earlier: list[tuple[str, str]],
-                   setup: str | None, log: Callable[[str], None]) -> str | None:
+                   setup: str | None, log: Callable[[str], None],
+                   graded: str | None = None) -> str | None:
     """Why the answer to exercise ``label`` (``title``: "Exercise 2.4") may not be graded,
     read statically (:func:`~dpkit.course.exercises.forbidden_use`, then
-    :func:`~dpkit.course.exercises.environment_use`, with ``answer``, ``earlier`` and
-    ``setup`` as they take them), or None. If the reading itself raises (a bug of the
+    :func:`~dpkit.course.exercises.environment_use`, with ``answer``, ``earlier``,
+    ``setup`` and ``graded`` as they take them), or None. If the reading itself raises (a bug of the
     grader's, honest review 12, finding 1), this exercise alone is refused with
     :data:`UNREAD_FEEDBACK` and ``log`` names the exception: the others are graded.
 
@@ -442,7 +449,7 @@ def static_refusal(label: str, title: str, answer: str, earlier: list[tuple[str,
     Privacy guarantee: none; a refusal costs this exercise's points only (reference:
     honest review 12, finding 1)."""
     try:
-        return forbidden_use(label, answer, earlier, setup) or \
+        return forbidden_use(label, answer, earlier, setup, graded) or \
             environment_use(label, answer, earlier)
     except Exception as error:             # the grader's bug: this exercise only
         log(f"  {title}: the static reading raised {described(error)}")
