@@ -1369,7 +1369,7 @@ def test_a_module_the_notebook_writes_at_run_time_is_refused(label, writer):
     for code, earlier in [(answer, [writer]), ("def my(q):\n    return q\n",
                                                [writer + "import helper_m\n"])]:
         why = check(label, code, earlier)
-        assert why is not None and ("helper_m is not an installed module" in why or
+        assert why is not None and ("helper_m is neither an installed module" in why or
                                     "pathlib may not be imported" in why), (code, why)
     fine = ("import numpy as np\nimport math, scipy.stats, mpmath\nimport pandas as pd\n"
             "from fractions import Fraction\nimport matplotlib.pyplot as plt\n"
@@ -1548,3 +1548,20 @@ def test_honest15_a_use_the_answer_can_reach_is_refused_with_its_line(label, cha
     assert why is not None and "is forbidden in its answer" in why, why
     assert f"in its answer, line {line}," in why, why
     assert ("a comparison with it belongs below the line that sets" in why) == hint, why
+
+
+def test_honest15_a_package_in_a_subfolder_is_told_what_the_grader_reads():
+    """Honest review 15, F6: after ``%%writefile pkg/__init__.py`` the refusal advised
+    "write the file with %%writefile, which is read". It now says what is read: one file
+    in the notebook's folder, imported by its name. Deterministic."""
+    earlier = [("!mkdir -p pkg\n", "cell 1 of the 2 you added above Exercise 2.4"),
+               ("%%writefile pkg/__init__.py\ndef laplace_noise(b, generator):\n"
+                "    return generator.laplace(0.0, b)\n",
+                "cell 2 of the 2 you added above Exercise 2.4")]
+    answer = ("from pkg import laplace_noise\n"
+              "def my_laplace(value, sensitivity, epsilon, generator):\n"
+              "    return value + laplace_noise(sensitivity / epsilon, generator)\n")
+    why = environment_use("ex-laplace-textbook", answer, earlier)
+    assert why is not None and "which is read" not in why, why
+    assert "one Python file in the notebook's folder" in why and "import helper" in why, why
+    assert "a package, or a file in a subfolder, is not read" in why, why
