@@ -1642,6 +1642,10 @@ def test_the_sandbox_s_value_checks_are_stand_ins_that_run_nothing():
         assert sandbox.get("made") == "mine"
 
 
+SETUP_CHANGED = ("your set-up cell was changed: the grader runs the original; move your own "
+                 "imports into your answer cell or a cell of your own")
+
+
 def test_honest15_notes_survive_the_limit_and_a_changed_set_up_cell_is_named(course):
     """Honest review 15: F5, a long feedback cut the note naming the added cell that raised
     to "note: a…"; F7, an import added to the locked set-up cell gave a failure the
@@ -1650,7 +1654,6 @@ def test_honest15_notes_survive_the_limit_and_a_changed_set_up_cell_is_named(cou
     named in the feedback of each exercise that fails, and the path is gone.
     Deterministic."""
     from dpkit.course.agreement import FEEDBACK_LIMIT
-    from dpkit.course.grading import SETUP_CHANGED
 
     notebook = nbformat.read(course / "release" / "ch" / "ch.ipynb", 4)
     setup = next(c.source for c in notebook.cells
@@ -1749,9 +1752,10 @@ def test_honest15_the_teachers_page_shows_the_cells_added_below_a_written_answer
 def test_honest15_the_set_up_note_fits_its_share_of_the_feedback():
     """With an added cell's note and a long feedback, each part gets a third of the limit:
     the set-up note fits in it, so it is never cut. Deterministic."""
+    from dpkit.course import grading
     from dpkit.course.agreement import FEEDBACK_LIMIT, noted
-    from dpkit.course.grading import SETUP_CHANGED
 
+    assert grading.SETUP_CHANGED == SETUP_CHANGED
     said = noted("a" * 999, ["b" * 999, SETUP_CHANGED])
     assert len(said) <= FEEDBACK_LIMIT and said.endswith(f"| note: {SETUP_CHANGED}"), said
     assert said.count("…") == 2

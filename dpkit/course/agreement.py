@@ -77,8 +77,12 @@ def noted(feedback: str, notes: list[str]) -> str:
 def described(error: BaseException) -> str:
     """``error`` for the feedback: its type, message and where it was raised. An
     ImportError's message names the module only, not the file it was looked for in (a path
-    of the grader's machine; honest review 15).
+    of the grader's machine; honest review 15), and a SyntaxError's says its place once.
 
+    >>> error = SyntaxError("expected ':' (<your answer to Exercise 2.2>, line 1)")
+    >>> error.where = "your answer to Exercise 2.2, line 1"
+    >>> described(error)
+    "SyntaxError: expected ':' (in your answer to Exercise 2.2, line 1)"
     >>> described(ImportError("cannot import name 'f' from 'dpkit.laplace' "
     ...                       "(/srv/grader/dpkit/laplace.py)"))
     "ImportError: cannot import name 'f' from 'dpkit.laplace'"
@@ -87,6 +91,8 @@ def described(error: BaseException) -> str:
     message = str(error)
     if isinstance(error, ImportError):
         message = re.sub(r" \((?:unknown location|[^()]*[/\\][^()]*)\)$", "", message)
+    if where:                       # a SyntaxError's "(<cell>, line 2)": said once, below
+        message = re.sub(r" \(<[^<>]*>, line \d+\)$", "", message)
     name = type(error).__name__ + (f": {message}" if message else "")
     return short(name + (f" (in {where})" if where else ""))
 

@@ -335,11 +335,11 @@ def import_feedback(demand: str, found: tuple[str, ast.AST, str] | str) -> str:
     line = getattr(node, "lineno", None)
     where = f"{demand}in {place}" + (f", line {line}" if line else "")
     if not name.startswith(".") and importlib.util.find_spec(name.split(".", 1)[0]) is None:
-        return (f"{where}, {name} is neither an installed module nor a file the grader "
-                "reads, so the answer was not graded: put that code in a cell, or in one "
-                "Python file in the notebook's folder written by a %%writefile cell "
-                "(%%writefile helper.py) and imported by its name (import helper, from "
-                "helper import …); a package, or a file in a subfolder, is not read")
+        return (f"{where}, {name} is neither installed nor a file the grader reads, so the "
+                "answer was not graded: put that code in a cell, or in one file in the "
+                "notebook's folder written by %%writefile and imported by its name "
+                "(%%writefile helper.py, then import helper); a package, or a file in a "
+                "subfolder, is not read")
     return (f"{where}, {name} may not be imported: {rule} (a file written any other way, "
             "or named as an installed module, is not imported when grading), so the answer "
             "was not graded")

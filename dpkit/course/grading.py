@@ -404,13 +404,16 @@ def grade_notebook(source: nbformat.NotebookNode, submission: Any, *, secret: st
             if result[1] < exercise.points:
                 result = (*result[:2], noted(result[2], [
                     *([f"a cell you added above it raised {'; '.join(notes)}"] if notes
-                      else []), *([SETUP_CHANGED] if changed else [])]))
+                      else []), *([SETUP_CHANGED] if changed and result[2] != NO_ANSWER
+                                  else [])]))
             notes = []
             results.append(result)
     return results
 
 
 _STOPPED = (TimeoutError, RuntimeError, WireError)
+#: The feedback of an answer cell left empty or as handed out.
+NO_ANSWER = "no answer yet"
 #: The note of a failing exercise when the student's set-up cell is not the one handed out
 #: (honest review 15, F7: an import added there raised NameError only when graded). At
 #: most a third of the feedback, so :func:`~dpkit.course.agreement.noted` keeps it whole.
@@ -538,7 +541,7 @@ def _grade_code(exercise: _Exercise, answer: str, error: BaseException | None,
     sandbox = notebook.sandbox
     if not answer.strip() or isinstance(error, NotImplementedError) or \
             same_code(answer, exercise.stub):
-        return exercise, 0.0, "no answer yet"
+        return exercise, 0.0, NO_ANSWER
     if "### BEGIN SOLUTION" in answer:        # the instructor's copy, handed in as one's own
         return exercise, 0.0, "this cell holds the instructor's solution markers: not graded"
     if error is not None:
