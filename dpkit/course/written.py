@@ -197,7 +197,8 @@ def written_page(path: Path, student: str, chapter: str,
         if wrote.work.strip() or wrote.work_output:
             parts += _code("The student's working", wrote.work, wrote.work_output)
         for count, (kind, added, output) in enumerate(wrote.added, 1):
-            title = f"A cell the student added below the answer ({count} of {len(wrote.added)})"
+            title = "A cell the student added below the answer" + (
+                f", {count} of {len(wrote.added)}" if len(wrote.added) > 1 else "")
             parts += _code(title, added, output) if kind == "code" else [
                 f"\n### {title} (Markdown, as written, not rendered)\n",
                 fenced(clean_text(added).strip(), "text")]
