@@ -401,11 +401,11 @@ def grade_notebook(source: nbformat.NotebookNode, submission: Any, *, secret: st
                 result = (exercise, 0.0, f"not graded: {described(stopped)}")
             finally:
                 sandbox.deadline = math.inf
-            if result[1] < exercise.points:
-                result = (*result[:2], noted(result[2], [
-                    *([f"a cell you added above it raised {'; '.join(notes)}"] if notes
+            said = [*([f"a cell you added above it raised {'; '.join(notes)}"] if notes
                       else []), *([SETUP_CHANGED] if changed and result[2] != NO_ANSWER
-                                  else [])]))
+                                  else [])]
+            if said and result[1] < exercise.points:    # else the feedback is kept whole
+                result = (*result[:2], noted(result[2], said))
             notes = []
             results.append(result)
     return results
