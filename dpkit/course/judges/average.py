@@ -15,6 +15,7 @@ from dpkit.check._common import lent_source
 from dpkit.course.judges._base import (
     Judgement,
     PrivacyViolation,
+    Raised,
     Rejection,
     call,
     dp_violated,
@@ -36,9 +37,14 @@ _CLIFF_RUNS = 120             # runs on each of the four cliff columns
 _GAP_RUNS = 150               # runs on each column of the gap pair
 _BEYOND_RUNS = 120            # runs on each column of the beyond pair
 _LADDER_STEPS, _LADDER_RUNS = 4, 150  # the ladder: 0 to 4 rows at H, runs on each column
+#: The big pairs (adversarial review round 15, C4b: the exact mean above 12,000 rows passed,
+#: the hidden columns stopping near 10,000): rows log-uniform in each range, drawn per
+#: grading (:func:`_big`); runs on each column; their ε log-uniform in [0.3, 0.6].
+_BIG_ROWS, _BIG_RUNS = ((10_000, 150_000), (220_000, 400_000)), 50
 #: Calls of the student's function one :func:`judge_auto_avg` makes (at most).
 AUTO_AVG_CALLS = (2 * _PAIRS + _AUDIT_RUNS + _REPEATS + _FALLBACK_RUNS + 4 * _CLIFF_RUNS
-                  + 2 * _GAP_RUNS + 2 * _BEYOND_RUNS + (_LADDER_STEPS + 1) * _LADDER_RUNS)
+                  + 2 * _GAP_RUNS + 2 * _BEYOND_RUNS + (_LADDER_STEPS + 1) * _LADDER_RUNS
+                  + 2 * len(_BIG_ROWS) * _BIG_RUNS)
 
 # False-failure budget of a correct answer, 1e-6 in all (Bonferroni over the tests):
 _ALPHA_COUNT_KS, _ALPHA_COUNT_SCALE = 1e-7, 1.5e-7
@@ -46,7 +52,8 @@ _ALPHA_ATOM = 5e-8            # the count's noise has no atom at 0 (taken from t
 _ALPHA_BUDGET = 5e-8          # the ladder's audits (bound step's budget), from the cliffs'
 _ALPHA_SUM, _ALPHA_AUDIT = 1.5e-7, 1e-7
 _ALPHA_INDEPENDENT = 5e-8     # each of the two independence tests
-_ALPHA_CLIFFS = 2e-7          # shared by the 3 × 8 cliff tests (two bounds each)
+_ALPHA_CLIFFS = 1.5e-7        # shared by the 3 × 8 cliff tests (two bounds each)
+_ALPHA_BIG = 2.5e-8           # each big pair's audit (two bounds), taken from the cliffs'
 _ALPHA_GAP = 5e-8             # the gap pair's audit (two bounds)
 _ALPHA_BEYOND = 5e-8          # the beyond pair's audit (two bounds), taken from the cliffs'
 _BEYOND_FACTOR = 64           # the beyond pair's added row: 64·|B0|·H
@@ -208,6 +215,28 @@ def _beyond(rng: np.random.Generator) -> dict[str, Any]:
     before = np.full(rows, top)
     after = np.insert(before, int(rng.integers(rows + 1)), _BEYOND_FACTOR * rows * top)
     return {"B0": before, "B1": after, "top": top}
+
+
+def _big(rng: np.random.Generator) -> list[dict[str, Any]]:
+    """The hidden big pairs, one per range of :data:`_BIG_ROWS`: ``N0`` holds ``n`` rows
+    (``n`` log-uniform in the range) of integers in ``[0, H]`` (``H`` in [20, 150]), half
+    at ``H``; ``N1`` is ``N0`` with one more row at ``H`` (a neighbour). The event "average
+    >= cut", ``cut`` halfway between the two exact means, holds in every run on ``N1`` and
+    in none on ``N0`` for an answer that releases the exact mean, however it rounds."""
+    pairs = []
+    for low, high in _BIG_ROWS:
+        rows = int(math.exp(rng.uniform(math.log(low), math.log(high))))
+        top = int(rng.integers(20, 151))
+        before = np.concatenate([np.full(rows // 2, top),
+                                 rng.integers(0, top, rows - rows // 2)])
+        before = rng.permutation(before)
+        after = np.insert(before, int(rng.integers(rows + 1)), top)
+        total = Fraction(int(before.sum()))
+        cut = (total / rows + (total + top) / (rows + 1)) / 2
+        epsilon = round(float(math.exp(rng.uniform(math.log(0.3), math.log(0.6)))), 3)
+        pairs.append({"N0": before, "N1": after, "cut": float(cut), "epsilon": epsilon,
+                      "seeds": seeds(rng, (2, _BIG_RUNS))})
+    return pairs
 
 
 def _ladder(rng: np.random.Generator) -> dict[str, Any]:
@@ -395,6 +424,16 @@ def judge_auto_avg(fn: Callable[[Any, float, Any], Any], rng: np.random.Generato
     beyond_seeds = seeds(rng, (2, _BEYOND_RUNS))
     ladder = _ladder(rng)                        # drawn after: the inputs above are unchanged
     ladder_seeds = seeds(rng, (_LADDER_STEPS + 1, _LADDER_RUNS))
+    big = _big(rng)                              # drawn after: the inputs above are unchanged
+
+    def refused_or(values: np.ndarray, epsilon: float, seed: int) -> float:
+        """The average on a big column, NaN if refused (an error: private, as
+        ``choose_clip_bound`` refuses more than its ``max_rows`` rows)."""
+        try:
+            return real(call(fn, values, epsilon, lent_source(int(seed)), where="big"),
+                        where="big")
+        except Raised:
+            return math.nan
 
     def average(values: np.ndarray, seed: int, where: str = "on a hidden column") -> float:
         return real(call(fn, values.copy(), epsilon, lent_source(int(seed)), where=where),
@@ -429,6 +468,11 @@ def judge_auto_avg(fn: Callable[[Any, float, Any], Any], rng: np.random.Generato
         for low, high in itertools.pairwise(runs):
             _audit_pair([low, high], lambda averages: np.abs(averages) >= ladder["cut"],
                         epsilon, _ALPHA_BUDGET / _LADDER_STEPS, _LADDER_WHY)
+        for pair in big:
+            _audit_pair([np.array([refused_or(pair[name], pair["epsilon"], s) for s in row])
+                         for name, row in zip(("N0", "N1"), pair["seeds"], strict=True)],
+                        lambda averages, cut=pair["cut"]: averages >= cut, pair["epsilon"],
+                        _ALPHA_BIG, _BIG_WHY)
         return ("your average has a noisy count and a noisy clipped sum released with "
                 "laplace_mechanism and enough noise, and passes privacy audits on "
                 "neighbouring columns you have not seen")
@@ -691,6 +735,10 @@ _BEYOND_WHY = ("adding one person with a huge value changed your average far mor
                "allows on a column where no candidate bound qualifies: your fallback bound "
                "follows the data (such as the maximum); when choose_clip_bound returns None, "
                "fall back on a bound fixed in advance, such as the largest candidate")
+#: The big pairs of :func:`_big`: "average >= cut" on ``N1`` (one row at H added) vs ``N0``.
+_BIG_WHY = ("on a large hidden column, adding one person moved your average exactly as the "
+            "true mean moves: your function adds no noise (or far too little) on large data; "
+            "the noise must not depend on the number of rows")
 #: The ladder of :func:`_ladder`: "|average| >= H/(4n)" on ``L_{k+1}`` vs ``L_k``.
 _LADDER_WHY = ("adding one person with a large value made your clipping bound jump far more "
                "than ε-DP allows: the bound step spends more than its share; choose the bound "
