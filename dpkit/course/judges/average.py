@@ -273,7 +273,7 @@ def judge_auto_avg(fn: Callable[[Any, float, Any], Any], rng: np.random.Generato
 
     **Hidden inputs** (from ``rng``): ε log-uniform in [0.5, 1.5]; the columns of
     :func:`_data`, the cliffs of :func:`_cliffs`, the gap pair of :func:`_gap`, the beyond
-    pair of :func:`_beyond` and the ladder of :func:`_ladder`; each
+    pair of :func:`_beyond`, the ladder of :func:`_ladder` and the big pairs of :func:`_big`; each
     call gets a fresh source seeded from ``rng`` (:func:`~dpkit.check._common.lent_source`:
     a ``SecureRandom`` keyed from the seed, as in real use).
 
@@ -347,11 +347,24 @@ def judge_auto_avg(fn: Callable[[Any, float, Any], Any], rng: np.random.Generato
       frequent on a column than on the one before; 4 tests, two one-sided Clopper–Pearson
       bounds at ``1 − 6.25e-9`` each: 5e-8. True for every ε-DP answer, whatever its grid.
 
-    In all at most **1e-6** (Bonferroni: 2 + 0.5 + 0.5 + 0.5 + 0.5 + 1 + 1.5 + 1.5 + 1 + 1,
-    in 1e-7: cliffs, gap pair, beyond pair, ladder, count atom, count KS, count scale, sum,
-    independence, ``D3``).
-    **Calls**: 2,775 (:data:`AUTO_AVG_CALLS`; 480 on the cliffs, 300 on the gap pair, 240
-    on the beyond pair, 750 on the ladder).
+    * ε-DP on the big pairs of :func:`_big` (adversarial review round 15, C4b: the exact
+      mean above 12,000 rows passed when the hidden columns stopped near 10,000): ``n``
+      log-uniform in [10,000, 150,000] and in [220,000, 400,000] rows, drawn per grading,
+      ε in [0.3, 0.6], 50 runs on each column; "average >= cut" (halfway between the two
+      exact means) must not be more than ``e^ε`` times more frequent on ``N1`` than on
+      ``N0``; an error there is a refusal (``choose_clip_bound`` refuses more than its
+      ``max_rows``, 65,536 by default: private), counted as no event; two one-sided
+      Clopper–Pearson bounds at ``1 − 1.25e-8`` per pair: 2 × 2.5e-8, taken from the
+      cliffs' 2e-7 (now 1.5e-7). An exact mean hits in all 50 runs on ``N1`` and none on
+      ``N0``: caught whatever the seed.
+
+    In all at most **1e-6** (Bonferroni: 1.5 + 0.5 + 0.5 + 0.5 + 0.5 + 0.5 + 1 + 1.5 + 1.5
+    + 1 + 1, in 1e-7: cliffs, big pairs, gap pair, beyond pair, ladder, count atom, count
+    KS, count scale, sum, independence, ``D3``).
+    **Calls**: 2,975 (:data:`AUTO_AVG_CALLS`; 480 on the cliffs, 300 on the gap pair, 240
+    on the beyond pair, 750 on the ladder, 200 on the big pairs, whose columns of up to
+    400,000 rows cost up to about 0.3 s each through the sandbox's channel: 1e6 rows cost
+    1.2 s a call, load 8, which is why the sizes stop at 400,000).
     **Time**: about 3.1 s of CPU for the model solution outside the sandbox before the gap
     pair was added (1.7 s without the cliffs, on whose larger values ``choose_clip_bound``
     scans more candidates); the gap pair's 300 calls add about 1 s, the beyond pair's 240
@@ -395,7 +408,11 @@ def judge_auto_avg(fn: Callable[[Any, float, Any], Any], rng: np.random.Generato
     30ε (the ladder: its threshold ``−20/(30ε)`` is less than one row below 0, and its bound
     jumps to ``H`` between two neighbours); the exact count in a fifth of the runs or more (the
     atom); a missing fallback; results rounded coarser than 7 significant digits (named as
-    such). **Not judged**: a fallback that moves little with one row (the mean of the data); a
+    such); a release without noise on columns of more rows than a bound (the big pairs: any
+    bound below 220,000 rows; up to 400,000 by the size drawn). **Not judged**: a release
+    without noise only beyond 400,000 rows, or only on sizes in a band the big pairs miss (a
+    backdoor keyed to an input the tests never try: the teacher reads the code); a fallback
+    that moves little with one row (the mean of the data); a
     bound step's budget below about 10ε (the ladder's jump then comes after its last column: 10ε
     passed 2 of 2 simulated graders; the count's and the sum's budgets are judged on their own,
     so the overspend confined to the bound step is what goes unseen); an exact count in a few

@@ -324,7 +324,16 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
       two-sided: 1.4e-7 (catches a scale 8% too small with probability 0.99);
     * per case, a KS test and the spread test (a function right on some inputs only, a
       lookup table of the public check's inputs, errors of opposite signs on different
-      inputs): 20 × (8e-9 + 8e-9);
+      inputs): 20 × (6e-9 + 6e-9);
+    * the range sweep (adversarial review round 15, C4c: an answer that released values
+      of 10⁹ or more without noise passed when the hidden values stopped at 10⁸): the 24
+      points of :func:`_sweep_cases`, drawn per grading over the whole float range
+      (``|value|`` from 10⁻³⁰⁷ to 10³⁰⁷, one point beyond 10³⁰⁰ and one below 10⁻³⁰⁰, the
+      scale ``b`` from ``|value|·10⁻⁸`` to ``|value|·10³``), 20 releases each, made in the
+      last worker after its other calls; ``|release − value|/b`` (plus 1e-4 for the
+      rounding) must not be smaller than Exp(1), per point, pooled or in the tail
+      (:func:`too_little_noise`, :func:`_judge_sweep`): 8e-8. A point whose releases
+      are rounded coarser than 0.05 scales is left out;
     * a point mass: the number of releases within ``0.01·Δ/ε`` of the value, one-sided
       exact binomial test against ``1.05·0.01`` (``P = 1 − e^{−0.01}`` for Lap(1)): 5e-8;
       and the number exactly at the value against ``3e-5`` (float rounding: at most 1e-6;
@@ -381,13 +390,15 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
 
     **Errors**: an error, or a result that is not a finite number, on pairs 0 to 6 ends
     the judge as :class:`~dpkit.course.judges._base.Raised` (no point for the exercise:
-    privacy unchecked); on the extreme pairs 7 to 9 it stops their calls, the tests above
+    privacy unchecked); on the extreme pairs 7 to 9 (and on the range sweep) it stops their
+    calls, the tests above
     run on pairs 0 to 6 alone (a violation there is still one), and then it is a plain
     failure that keeps the public point (a defensive guard is honest;
     :func:`~dpkit.course.judges._base.on_extreme`).
 
-    **Calls**: 12,316 (:data:`LAPLACE_CALLS`), in two workers started in turn for the
-    test (a process start and the notebook's cells: about 2 s each, busy 2-core machine).
+    **Calls**: 12,796 (:data:`LAPLACE_CALLS`; 480 on the range sweep), in two workers
+    started in turn for the test (a process start and the notebook's cells: about 2 s each,
+    busy 2-core machine).
     **Privacy**: the law of the release at each input is the whole mechanism, so too little
     noise (a wrong scale), one noise reused for every release, or noise that depends on the
     value all fail the distribution tests. A failure is a **privacy violation**
@@ -436,7 +447,10 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
     an answer that remembers its generators where the two workers are one process (a local
     function: the judge's own tests) or share files (grading without a sandbox); dependence
     between releases other than consecutive ones, or weaker than exact cancellation; departures
-    confined to inputs or events the hidden cases never meet; an answer that detects where it
+    confined to inputs or events the hidden cases never meet (the sweep draws 24 points per
+    grading: a backdoor keyed to a narrow band of values, or to ``|value|/b`` beyond 10⁸, where
+    float noise is lost in the value's rounding anyway, is met by chance or not at all); an
+    answer that detects where it
     runs (the grading sandbox rather than a notebook) and adds noise only there: no test of
     outputs sees it, the teacher reads the code (the static check refuses the obvious
     environment reads).

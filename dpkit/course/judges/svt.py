@@ -30,7 +30,7 @@ from dpkit.course.judges._base import (
 from dpkit.course.wire import CountQuery
 
 __all__ = ["ABOVE_THRESHOLD_CALLS", "Bin", "Constant", "QueryStream", "above_threshold_law",
-           "judge_above_threshold"]
+           "judge_above_threshold", "survival"]
 
 # (name, queries, lowest and highest answer − threshold in query-noise scales 4/ε, runs)
 _CASES = (("long", 8, -1.2, -0.2, 1500), ("mixed", 5, -1.5, 0.3, 1500))
@@ -242,7 +242,13 @@ def judge_above_threshold(fn: Callable[..., int | None], rng: np.random.Generato
     dataset (1,000 runs); 4 queries 200 scales below (20 runs); 3 endless
     :class:`QueryStream` s, far above the threshold at a hidden index; the audit pair of
     :func:`_audit_inputs` (ε in [0.05, 0.1], 2,000 runs on each histogram). Each run gets
-    a fresh ``dpkit.rng.seeded`` source from ``rng``.
+    a fresh ``dpkit.rng.seeded`` source from ``rng``. Then the two long streams of
+    :func:`_long_cases` (adversarial review round 15, C4a: a threshold redrawn every 50
+    queries passed when no case asked more than 41): ``L`` log-uniform in [200, 700] and
+    in [1500, 3000], drawn per grading, all ``L`` queries one counting query near the
+    threshold (P(None) = 0.04), 2,000 runs each. The histogram queries are
+    :class:`~dpkit.course.wire.CountQuery` s, sent by value and evaluated in the worker
+    (a query lent by reference costs a round trip to the grader, 0.1 to 0.2 ms).
 
     **Tests**, with their false-failure probabilities for a correct answer:
 
@@ -255,16 +261,20 @@ def judge_above_threshold(fn: Callable[..., int | None], rng: np.random.Generato
       one-sided Clopper–Pearson bounds (:func:`dp_violated`): 1e-7. True for every ε-DP
       answer, whatever its law;
     * on each of the three distribution cases, an exact two-sided binomial test per
-      outcome (each index, and None) against :func:`above_threshold_law`: 24 × 3.5e-8.
+      outcome (each index, and None) against :func:`above_threshold_law`: 24 × 3e-8;
+    * on each long stream, the number of runs that pass none of the first ``L/4``,
+      ``L/2``, ``3L/4`` and ``L`` queries, exact two-sided binomial tests against
+      :func:`survival`: 8 × 2e-8 (:func:`_check_long`).
 
     An error, or a result that is not an index of ``queries`` or None, ends the judge as
     :class:`~dpkit.course.judges._base.Raised` (no point for the exercise), but on the
     audit pair, whose ε is extreme: there it is a plain failure, reported after the
     outcome-law tests (:func:`~dpkit.course.judges._base.on_extreme`).
 
-    In all at most **1e-6** (Bonferroni: 1e-7 + 8.4e-7; the quadrature's error, below
-    1e-10, is negligible). **Calls**: 8,043 (:data:`ABOVE_THRESHOLD_CALLS`; 4,000 on the
-    audit pair, where a correct answer evaluates about 4 queries a run).
+    In all at most **1e-6** (Bonferroni: 1e-7 + 7.2e-7 + 1.6e-7; the quadrature's error,
+    below 1e-10, is negligible). **Calls**: 12,043 (:data:`ABOVE_THRESHOLD_CALLS`; 4,000
+    on the audit pair, where a correct answer evaluates about 4 queries a run; 4,000 on
+    the long streams, about ``L/4`` queries a run).
 
     **Privacy violations** (:class:`PrivacyViolation`) are the audit pair's failures: an
     answer that runs without noise in some of its runs (3% of them: caught with
@@ -282,7 +292,16 @@ def judge_above_threshold(fn: Callable[..., int | None], rng: np.random.Generato
     standard deviations) as plain failures; ``c = 3.5`` is within their resolution and
     passes. **Privacy of the other mistakes**: a threshold
     redrawn per query, missing or swapped noises, scales halved, and a made-up index
-    instead of None change the outcome law on these cases and fail. **Not judged**:
+    instead of None change the outcome law on these cases and fail. A threshold redrawn
+    every ``m`` queries survives ``k`` of them with probability ``S(m)^⌊k/m⌋ S(k mod m)``,
+    below AboveThreshold's ``S(k)``: the long streams catch it (computed from the exact
+    laws, per grading) with probability 1 for ``m`` up to 300 and about 0.25 to 1 for
+    ``m = 500`` (by the length drawn), 0.36 to 1 for ``m = 1000``, as a **plain failure**:
+    its privacy loss, unbounded in the number of redraws, lies on rare events (None on a
+    stream of 1,000 queries: a ratio of e^7.4 at ε = 1 where None has probability 1e-40),
+    beyond what a sampled audit can certify, and fewer survivals alone are no proof (more
+    query noise gives fewer too). A redraw only past the longest stream, or one keyed to
+    lengths the streams never have, is not seen. **Not judged**:
     that the noise is floating-point noise from ``rng.numpy_generator()`` (the exact
     ``dpkit.svt.above_threshold`` has the same law to within 2⁻²⁰ of a scale), and
     deviations confined to events these cases never meet.
