@@ -285,7 +285,8 @@ def judge_auto_avg(fn: Callable[[Any, float, Any], Any], rng: np.random.Generato
     :func:`recovery_errors` turns that into bounds ``dS``, ``dZ`` on the recovered values,
     which every test below allows for (a float64 quotient: a few units of its last place).
 
-    **Tests**, in this order, with their false-failure probabilities for a correct answer:
+    **Tests**, in this order (the big pairs' audit, listed last, runs first), with their
+    false-failure probabilities for a correct answer:
 
     * 2 calls on ``D4``, where ``choose_clip_bound`` returns None with the default grid,
       return a finite number (the exercise asks for a fallback bound): 0;
@@ -457,6 +458,11 @@ def judge_auto_avg(fn: Callable[[Any, float, Any], Any], rng: np.random.Generato
                     where=where)
 
     def body() -> str:
+        for pair in big:
+            _audit_pair([np.array([refused_or(pair[name], pair["epsilon"], s) for s in row])
+                         for name, row in zip(("N0", "N1"), pair["seeds"], strict=True)],
+                        lambda averages, cut=pair["cut"]: averages >= cut, pair["epsilon"],
+                        _ALPHA_BIG, _BIG_WHY)
         for seed in fallback_seeds:
             average(data["D4"], seed, where="on a hidden column of values above every "
                     "candidate bound of DEFAULT_CLIP_BOUNDS (choose_clip_bound returns None: "
@@ -485,11 +491,6 @@ def judge_auto_avg(fn: Callable[[Any, float, Any], Any], rng: np.random.Generato
         for low, high in itertools.pairwise(runs):
             _audit_pair([low, high], lambda averages: np.abs(averages) >= ladder["cut"],
                         epsilon, _ALPHA_BUDGET / _LADDER_STEPS, _LADDER_WHY)
-        for pair in big:
-            _audit_pair([np.array([refused_or(pair[name], pair["epsilon"], s) for s in row])
-                         for name, row in zip(("N0", "N1"), pair["seeds"], strict=True)],
-                        lambda averages, cut=pair["cut"]: averages >= cut, pair["epsilon"],
-                        _ALPHA_BIG, _BIG_WHY)
         return ("your average has a noisy count and a noisy clipped sum released with "
                 "laplace_mechanism and enough noise, and passes privacy audits on "
                 "neighbouring columns you have not seen")
