@@ -10,8 +10,7 @@ Every judge is deterministic given its generator: each test runs it once with th
 seed of ``tests/test_judges.py``. A correct answer fails with probability at most 1e-6 over
 that seed (each judge's stated budget); an attack's catch is deterministic where it is a
 noiseless release (the Laplace sweep and the big columns: caught whatever the seed) and of
-the stated power for the redrawn thresholds (at least 1 − 1e-6 for m <= 100, from the exact
-laws; m = 300 with probability about 0.99 on the longer stream).
+the stated power for the redrawn thresholds (above 0.999 for m <= 500, from the exact laws).
 """
 
 from __future__ import annotations
@@ -109,9 +108,9 @@ def at_refreshed(m):
 @pytest.mark.parametrize("m", [20, 50, 100, 300])
 def test_above_threshold_redrawn_threshold_fails(m):
     """Passed before (at most 41 queries a call). The long streams catch it: from the exact
-    laws, m <= 100 with probability above 1 − 1e-6 on either stream, m = 300 with about
-    0.99 on the longer one (1,500 to 3,000 queries). A plain failure: its privacy loss lies
-    on events too rare to certify by sampling."""
+    laws at ε = 1 (:func:`dpkit.course.judges.svt.survival`), the longer stream (1,500
+    to 3,000 queries, 2,000 runs) alone with probability above 0.999 for every m <= 500.
+    A plain failure: its privacy loss lies on events too rare to certify by sampling."""
     verdict = run(judge_above_threshold, at_refreshed(m))
     assert not verdict.passed, verdict
     assert "long stream" in verdict.message and not verdict.privacy
