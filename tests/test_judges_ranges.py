@@ -204,3 +204,18 @@ def test_gaussian_correct_answers_pass_the_sweep(fn):
     """NumPy's normal, Box–Muller, exact fractions: fail with probability at most 1e-6."""
     verdict = run(judge_gaussian_noise, fn)
     assert verdict.passed, verdict
+
+
+def test_a_count_query_crosses_the_wire_by_value():
+    """The long streams' queries are evaluated in the worker (a query lent by reference costs
+    a round trip, 0.1 to 0.2 ms: thousands per call): a ``CountQuery`` crosses as its index,
+    is rebuilt as one, and a malformed one (an index not an int >= 0) is refused."""
+    from dpkit.course.wire import CountQuery, WireError, decode, encode
+
+    sent = encode([CountQuery(3)], lambda _value: 0)
+    assert sent[0]["$obj"][0] == "CountQuery"
+    back = decode(sent)[0]
+    assert type(back) is CountQuery and back(np.array([0, 1, 2, 9])) == 9
+    for bad in ("3", -1, 2.0, True):
+        with pytest.raises(WireError):
+            decode({"$obj": ["CountQuery", [encode(bad)]]})
