@@ -18,11 +18,13 @@ export PYDEVD_DISABLE_FILE_VALIDATION := 1
 .PHONY: help book test lab notebooks assignments grade pdf exam slides bench bench-peers lint chapter vendor install clean
 
 help:
-	@echo "make book       install into .venv and build the book into _build/html"
+	@echo "make book       install into .venv and build the book into _build/html, the"
+	@echo "                Simplified Chinese edition into _build/html/zh"
 	@echo "make test       install, run the tests, build the book strictly, test it in a browser"
 	@echo "make lab        JupyterLab on the chapters (as notebooks, live sliders), the student notebooks"
 	@echo "                and the assignments; make lab ARGS=--instructor adds nbgrader's Formgrader"
-	@echo "make pdf        print the whole book into _build/book.pdf (offline, with chromium)"
+	@echo "make pdf        print the whole book into _build/book.pdf (offline, with chromium),"
+	@echo "                the Simplified Chinese edition into _build/book-zh.pdf"
 	@echo "make exam CHAPTERS=laplace,gaussian  an exam and its answer key from the exam bank"
 	@echo "                (course/exams/), as HTML and PDF in _build/exam (instructor material)"
 	@echo "make slides     one offline slide deck per chapter (reveal.js) into _build/slides,"
@@ -54,14 +56,19 @@ $(VENDOR_STAMP): scripts/vendor.sh
 	bash scripts/vendor.sh $(VENDOR) $(TEST_VENDOR)
 	touch $@
 
+# The English edition, then the Simplified Chinese one (scripts/zh_book.py: generated from
+# book/zh/ and the English pages not yet translated, built with DPKIT_LANG=zh, copied to
+# _build/html/zh/).
 book: $(STAMP) $(VENDOR_STAMP)
 	$(BIN)/jupyter-book build . --keep-going
-	@echo "The book: $(CURDIR)/_build/html/index.html"
+	$(BIN)/python scripts/zh_book.py --keep-going
+	@echo "The book: $(CURDIR)/_build/html/index.html (中文版: $(CURDIR)/_build/html/zh/index.html)"
 
 test: $(STAMP) $(VENDOR_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -m "not browser" tests dpkit
 	$(BIN)/jupyter-book build . -W -n --keep-going
+	$(BIN)/python scripts/zh_book.py -W -n --keep-going
 	$(BIN)/python scripts/slides.py
 	$(BIN)/python -m pytest -m browser tests
 
@@ -74,9 +81,11 @@ chapter: $(STAMP) $(VENDOR_STAMP)
 lab: $(STAMP)
 	$(BIN)/python scripts/lab.py $(ARGS)
 
-# The book as one page (singlehtml), printed by Debian's chromium: scripts/pdf.py.
+# The book as one page (singlehtml), printed by Debian's chromium: scripts/pdf.py; then the
+# Simplified Chinese edition the same way (scripts/zh_book.py --pdf).
 pdf: $(STAMP) $(VENDOR_STAMP)
 	$(BIN)/python scripts/pdf.py _build/book.pdf
+	$(BIN)/python scripts/zh_book.py --pdf _build/book-zh.pdf
 
 # The exam bank (course/exams/, instructor material) assembled by scripts/exam.py, printed
 # with scripts/pdf.py's chromium; an unknown chapter is refused with the list of valid ones.

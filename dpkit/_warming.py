@@ -1,5 +1,5 @@
 """Which release functions have gone cold, and the fixed public inputs that warm them up
-(:mod:`dpkit.timing`: the first warm-up, and the short re-warm after a pause or a fork).
+(:mod:`dpkit.timing`: the first warm-up, and the re-warms after a pause or a fork).
 
 A release function warmed up once (:func:`dpkit.timing.warm_up_with`) goes cold again: during
 a pause other processes empty the CPU's caches of its code and data, and in a child created
@@ -8,28 +8,47 @@ first release). Either made the next release overrun its deadline, and an overru
 the data. So the end of each release of a work function that returned is stamped with the
 clock (:func:`released`; a refused call, before its clock or after, is no warmth: refusals
 every few ms once kept a function's stamp fresh while its release paths went cold, breaker
-review 8), a fork child forgets every stamp, and a release of a function whose
-stamp is missing or older than :data:`REWARM_AFTER_NS` (10 ms) first re-runs a short
-warm-up, before its clock starts (:func:`cold`, ``dpkit.timing._rewarm``): its warm-up
-releases once on every value of :func:`warm_up_values` with the default source, unpadded,
-then once on the first through the padded path (short waits). Its inputs are fixed public
-values and it sees none of the release's arguments, so it does the same work whatever the
-data; whether it runs depends on a clock reading (the time since the last release, which
-ended at its deadline) and on the fork, never on the data. It never runs inside a
-deadline (not in a release made inside another, nor inside ``unpadded``).
+review 8), a fork child forgets every stamp, and a release first re-warms its function,
+before its clock starts, by the time since that stamp (:func:`cold`,
+``dpkit.timing._rewarm``):
 
-**Cost.** For a release within 10 ms of the last one of its function, the check and the
-stamp, about 0.8 µs, both outside the deadline. Otherwise,
-one re-warm (median of 9, after a 50 ms pause, 2-core machine at load 5):
-``randomized_response`` 1.0 ms, ``above_threshold`` 1.8, ``base2_exponential_mechanism`` 7.0,
-``laplace_mechanism`` 2.4–7.6, ``sample_releases`` 7.9, ``snapping_mechanism`` 8.4,
-``sparse`` and ``above_threshold_runs`` 11, ``range_queries`` 12, ``gaussian_mechanism`` 13,
+* **full**, if the stamp is missing or older than :data:`REWARM_AFTER_NS` (10 ms): its
+  warm-up releases once on every value of :func:`warm_up_values`, unpadded, then once on the
+  first through the padded path (short waits);
+* **light**, if it is older than :data:`LIGHT_REWARM_AFTER_NS` (50 µs): only the padded
+  release on the first value (a pause of 0.1 ms cools a function on a loaded machine).
+
+A re-warm uses the default source, or a new ``seeded(0)`` if the release's source is a
+seeded one (:func:`rewarm_source`: the seeded source's code is warmed too; the caller's
+source object is never called, so none of its bytes are read). Its inputs are fixed public
+values and it sees none of the release's data, so it does the same work whatever the data;
+whether it runs depends on a clock reading (the time since the last release, which ended
+at its deadline), on the fork and on the kind of source the caller chose, never on the data.
+It never runs inside a deadline (not in a release made inside another, nor inside
+``unpadded``).
+
+**Cost** (outside every deadline). Within 50 µs of the last release of its function, the
+check and the stamp: 2–5 µs at load 5–6, as before the light re-warm. A light re-warm
+(median of 18, 2-core machine at load 5–7): 0.28 ms (``randomized_response``), 0.28
+(``laplace_mechanism``), 0.38 (``gaussian_mechanism``), 0.36–0.41 (``above_threshold``).
+A full one, after a 50 ms pause at load 5: ``randomized_response`` 1.0 ms,
+``above_threshold`` 1.8, ``base2_exponential_mechanism`` 7.0, ``laplace_mechanism``
+2.4–7.6, ``sample_releases`` 7.9, ``snapping_mechanism`` 8.4, ``sparse`` and
+``above_threshold_runs`` 11, ``range_queries`` 12, ``gaussian_mechanism`` 13,
 ``choose_clip_bound`` 21 and ``auto_avg`` 33 ms; about the same once per function in a fork
-child. A caller releasing more often than every 10 ms never pays it.
+child. **The trade-off:** a caller releasing back to back pays a light re-warm only when
+other load stretches a gap past 50 µs (5–16 of 400 releases with gaps of 20 µs), but one
+that leaves 0.1–1 ms between releases pays one on every release: over 400 releases at load
+4–5, the mean call went from 0.11–0.12 ms to 0.65–0.91 ms (``randomized_response``, whose
+deadline is about 60 µs), 0.86–0.96 to 1.15–1.74 ms (``laplace_mechanism``) and 0.90–0.98
+to 1.46–1.88 ms (``gaussian_mechanism``). Re-warming fully after 1 ms instead (a shorter
+:data:`REWARM_AFTER_NS`) helped as much after pauses of 1–3 ms (medians 0.29–0.46 of the
+deadline, load 6.5–9) but cost 1.0–3.2 ms a release, and nothing below 1 ms: not taken.
+(The threshold is :data:`LIGHT_REWARM_AFTER_NS`; no public setting changes it.)
 
-**Measured** (the first release after ``warm_up()`` in 20 fresh processes per case: its work
-time over its margin-2 deadline, median, and how many of the 20 overran; load 5–9 on 2
-cores; before → after):
+**Measured.** The first release after ``warm_up()`` in 20 fresh processes per case, before
+the re-warms (its work time over its margin-2 deadline, median, and how many of the 20
+overran; load 5–9 on 2 cores; before → after the full re-warm):
 
 ================  ========================  ========================  ========================
 release           after a 0.1 s sleep       after a 1 s sleep         first in a fork child
@@ -40,14 +59,37 @@ gaussian          1.32, 20/20 → 0.37, 0/20  1.44, 19/20 → 0.37, 0/20  13.2, 
 above_threshold   0.82,  4/20 → 0.18, 1/20  0.97,  6/20 → 0.18, 1/20  6.52, 20/20 → 0.24, 1/20
 ================  ========================  ========================  ========================
 
-The worst of the 20 went from 2.1–643 times the deadline to 0.32–13.7 (the one overrun of
-a case: other load taking the core mid-release).
+Short pauses and seeded sources (the same measure, after 5 releases back to back and a
+sleep; 3 fresh processes × 3 sleeps per case, load 5.1–6.8 on 2 cores; median, and
+overruns of 9, of 18 after the longer sleeps; before the light re-warm and the seeded
+re-warm → after):
 
-**What remains.** A pause shorter than 10 ms also cools a function on a loaded machine (the
-first ``randomized_response`` after a 1 ms sleep took about 2 times its deadline in 8 of 8
-processes at load 10, and still does); a release with a seeded source after a
-pause runs the seeded source's code cold (the re-warm uses the default source only); and
-other load can still take the core mid-release (the single overruns left, 1 in 20).
+================  ==================  ==================  ==================  ====================
+release           0.1 ms              1 ms                3 ms                10 and 50 ms
+================  ==================  ==================  ==================  ====================
+randomized resp.  1.00, 5 → 0.37, 0   1.21, 9 → 0.37, 0   1.80, 9 → 0.39, 1   0.33, 0 → 0.34, 0
+  seeded source   1.04, 7 → 0.58, 0   1.34, 9 → 0.61, 1   1.42, 8 → 0.63, 0   1.29, 18 → 0.57, 3
+laplace           0.45, 1 → 0.32, 0   0.53, 2 → 0.35, 0   0.71, 2 → 0.33, 0   0.30, 0 → 0.30, 0
+  seeded source   0.56, 1 → 0.37, 0   0.44, 0 → 0.34, 0   0.58, 1 → 0.36, 0   0.42, 1 → 0.33, 0
+gaussian          0.64, 3 → 0.44, 0   0.66, 1 → 0.47, 0   0.74, 3 → 0.49, 0   0.41, 0 → 0.41, 1
+  seeded source   0.69, 1 → 0.52, 0   0.68, 0 → 0.52, 0   0.80, 2 → 0.52, 0   0.55, 0 → 0.48, 2
+================  ==================  ==================  ==================  ====================
+
+(``above_threshold`` runs in steps, the last of which stayed below 0.03 of its deadline in
+every case, before and after.) A seeded ``randomized_response`` overran in 18 of 18
+releases after a full re-warm with the default source only, and in 3 of 18 now.
+
+**What remains.** (1) Warmth is kept per function, not per path: after 0.1 s of releases
+back to back on one path (``laplace_mechanism`` on scalars, say), a release on another path
+of the same function (65 values, 1000 values, a list) took a median 0.70–0.91 of its
+deadline against 0.42–0.57 on the same path, and overran in 3–7 of 18 trials against 2–4
+(load 7.5–8.1). Keying warmth on the request's path needs the path before the clock from
+public inputs only: the first argument's length will not do (for ``choose_clip_bound`` and
+``auto_avg`` it is the number of rows, private; their public size is ``max_rows``), so each
+release would have to name its public path to :func:`dpkit.timing.run_padded`; not done.
+(2) A source of the caller's own class (not a seeded one) runs its code cold after a pause:
+the re-warm cannot make a new one with fixed public state, and a copy of it might replay
+its bytes. (3) Other load can still take the core mid-release (the single overruns left).
 
 Private: :mod:`dpkit.timing` is the interface.
 """
@@ -64,14 +106,19 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["REWARM_AFTER_NS", "SMALL_MAX", "call_releases", "cold", "registered", "released",
-           "warm_up_values"]
+from dpkit.rng import SeededRandom, seeded
+
+__all__ = ["LIGHT_REWARM_AFTER_NS", "REWARM_AFTER_NS", "SMALL_MAX", "call_releases", "cold",
+           "registered", "released", "rewarm_source", "warm_up_values"]
 
 #: Requests of up to this many values use the fixed-cost samplers and their own costs.
 SMALL_MAX = 64
 #: A work function not released for this long (ns, by :func:`time.perf_counter_ns`) is
 #: re-warmed before its next release: a public clock reading, never the data.
 REWARM_AFTER_NS = 10_000_000
+#: A work function not released for this long (ns), but not for :data:`REWARM_AFTER_NS`,
+#: gets a light re-warm: its first warm-up value once through the padded path.
+LIGHT_REWARM_AFTER_NS = 50_000
 
 #: work function -> its warm-up releases, once its first warm-up has run (kept to re-warm).
 registered: dict[Callable[..., Any], list[Callable[[Any, Any], object]]] = {}
@@ -101,14 +148,29 @@ def call_releases(releases: Iterable[Callable[[Any, Any], object]], values: list
                         pass
 
 
-def cold(work: Callable[..., Any]) -> bool:
-    """Whether ``work``, warmed up once, has no release ending in the last
-    :data:`REWARM_AFTER_NS` (none at all in a fork child): it needs a re-warm."""
+def cold(work: Callable[..., Any]) -> str | None:
+    """The re-warm ``work`` needs, if warmed up once: ``"full"`` if no release of it ended in
+    the last :data:`REWARM_AFTER_NS` (none at all in a fork child), ``"light"`` if none in
+    the last :data:`LIGHT_REWARM_AFTER_NS`, else None."""
     if work not in registered:
-        return False
+        return None
     with _lock:
         last = _last.get(work)
-    return last is None or time.perf_counter_ns() - last > REWARM_AFTER_NS
+    pause = None if last is None else time.perf_counter_ns() - last
+    if pause is None or pause > REWARM_AFTER_NS:
+        return "full"
+    return "light" if pause > LIGHT_REWARM_AFTER_NS else None
+
+
+def rewarm_source(args: tuple[Any, ...]) -> Any:
+    """The source a re-warm uses: a new ``seeded(0)`` if a release's arguments hold a seeded
+    source (the seeded code is warmed; the caller's source is never called, so none of its
+    bytes are read), else None (the default source). Which kind of source a caller passes
+    is the caller's choice, public."""
+    for arg in args:
+        if isinstance(arg, SeededRandom):
+            return seeded(0)
+    return None
 
 
 def released(work: Callable[..., Any]) -> None:

@@ -31,11 +31,11 @@ random bytes, which blurs the sub-microsecond traces of the work). A release pre
 during its wait by other load ends late without being counted by :func:`overruns`, and
 under load that lateness can still depend on the work.
 **Errors.** A release first validates its public inputs (epsilon, delta, sensitivity, the
-container's shape, the number of values): an error there raises at once, since its
-time reveals nothing private. It then declares its public size (:meth:`Deadline.size`),
-and only then looks at the values. An error raised after that point (a NaN among the
-values, a value too large or too close to the float range, a query answer refused) is
-**padded to the deadline before it is raised**, like a release. Validating every value
+container's type and shape, the number of values): an error there raises at once, since its
+time reveals nothing private. It then declares its public size (:meth:`Deadline.size`), and
+only then looks at the values. An error raised after that point (a NaN or a masked entry
+among the values, a value too large or too close to the float range, a query answer refused)
+is **padded to the deadline before it is raised**, like a release. Validating every value
 before any other work would not be enough: validation is itself value-dependent work
 (``[0.1, nan]`` and ``[2**60 + 1, nan]`` take different times to reach the NaN, since an
 int beyond ``2**53`` is converted exactly), and so is the work an SVT does on the answers
@@ -107,12 +107,10 @@ caller's own class, say) can still overrun at its first use, and whether a relea
 a table shows in its time; that depends on the parameters of earlier releases (public),
 except for the clipped sum of :func:`dpkit.svt.auto_avg`, whose noise scale follows the
 bound the data chose, so a later release at that scale can show whether its table was
-there. A function made cold by the machine (caches emptied during a pause; pages copied
-in a ``fork`` child) overran too: 1.0–3.2 times its deadline after a 1 s sleep, 5–17 in a
-fork child (medians over 20 processes, four functions). Now, after 10 ms without a release
-that returned (a refusal does not count) and at its first release in a fork child, a
-release first re-runs a short warm-up, 1–33 ms (:mod:`dpkit._warming`: costs,
-measurements: 0.3–0.6 after; what remains: shorter pauses, seeded sources).
+there. A function made cold by the machine (caches emptied in a pause, even of 0.1 ms under
+load; pages copied in a ``fork`` child) overran too. Now its release first re-warms it,
+outside the clock: fully (1–33 ms) after 10 ms without a release that returned and in a fork
+child, lightly (0.3–0.5 ms) after 50 µs (:mod:`dpkit._warming`: costs, measurements, limits).
 
 ``benchmarks/timing.py`` audits the result: neighbouring inputs, interleaved calls, an
 event certified with Clopper–Pearson.
@@ -477,17 +475,20 @@ def _rounds(releases: list[Callable[[Any, Any], object]], rounds: int) -> None:
     _warming.call_releases(releases, _warm_up_values(), [None, seeded(0)], rounds)
 
 
-def _rewarm(work: Callable[..., Any]) -> None:
+def _rewarm(work: Callable[..., Any], source: Any) -> None:
     """Re-warm ``work``, gone cold (:func:`dpkit._warming.cold`), before its clock starts,
-    holding the release lock: its warm-up releases once on every warm-up value with the
-    default source, unpadded, then on the first value padded (short waits)."""
+    holding the release lock, with ``source`` (:func:`dpkit._warming.rewarm_source`): its
+    warm-up releases once on every warm-up value, unpadded (a full re-warm only), then on
+    the first value padded (short waits)."""
     with _state.releases:
-        if _warming.cold(work):   # not re-warmed by another thread while this one waited
-            releases = _warming.registered[work]
-            with unpadded():
-                _warming.call_releases(releases, _warm_up_values(), [None], 1)
+        level = _warming.cold(work)   # not re-warmed by another thread while this one waited
+        if level:
+            releases, values = _warming.registered[work], _warm_up_values()
+            if level == "full":
+                with unpadded():
+                    _warming.call_releases(releases, values, [source], 1)
             with _short_padded_waits():
-                _warming.call_releases(releases, _warm_up_values()[:1], [None], 1)
+                _warming.call_releases(releases, values[:1], [source], 1)
             _warming.released(work)
 
 
@@ -770,7 +771,7 @@ def run_padded(cost: Cost, work: Callable[..., Any], *args: Any) -> Any:
         _warm_up(work)
     elif _warming.cold(work) and not (_active() or getattr(_state.local, "depth", 0)
                                       or getattr(_state.local, "warming", False)):
-        _rewarm(work)                  # never inside a deadline, nor inside a warm-up
+        _rewarm(work, _warming.rewarm_source(args))   # never inside a deadline or a warm-up
     with padded(cost) as clock:
         result = work(clock, *args)
     _warming.released(work)      # a refusal, before or after the clock, is no warmth (brk8)

@@ -23,7 +23,8 @@ arrow keys. ``Param(kind=...)`` overrides the choice.
 
 The mode comes from the ``mode`` argument, else from the environment variable
 ``DPKIT_WIDGET_MODE`` (``make book`` and ``make test`` set it to ``static``), else ``live``.
-No mathematics lives here: the figure function does all the work.
+No mathematics lives here: the figure function does all the work. The controls' labels and
+value labels are shown in the language of :mod:`dpkit.i18n` (the figures follow it too).
 
 Each frame is an ``<img>`` with a text alternative (an :class:`ipywidgets.HTML` widget:
 :class:`ipywidgets.Image` has no ``alt``): the description the figure's builder attached
@@ -39,6 +40,7 @@ from __future__ import annotations
 import itertools
 import numbers
 import os
+import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,6 +50,7 @@ from IPython.core.formatters import format_display_data
 from IPython.display import display as _display
 from matplotlib.figure import Figure
 
+from dpkit.i18n import tr
 from dpkit.plots import alt_text, figure_png, image_html, smallest_text_px
 
 __all__ = ["GLUE_PREFIX", "MAX_FRAMES", "SLIDER_LABEL_CHARS", "Param", "explore", "figure_png",
@@ -137,9 +140,15 @@ class Param:
         return self.values.index(self.value)
 
     def labels(self) -> list[str]:
-        """The text shown for each value."""
+        """The text shown for each value, in the language of :mod:`dpkit.i18n`."""
         fmt = self.format or (lambda v: f"{v:g}" if isinstance(v, float) else str(v))
-        return [fmt(v) for v in self.values]
+        return [tr(fmt(v)) for v in self.values]
+
+    @property
+    def caption(self) -> str:
+        """The control's label (``label``, else ``name``), in the language of
+        :mod:`dpkit.i18n`."""
+        return tr(self.label or self.name)
 
     @property
     def control(self) -> str:
@@ -183,7 +192,7 @@ def _control(param: Param, label_width: str = "initial",
     # Both have the ``index`` the Stacks are linked to (static) and observed by (live).
     # A widget's sliders share one label width, so that their tracks line up.
     common = {"options": param.labels(), "index": param.initial_index,
-              "description": param.label or param.name,
+              "description": param.caption,
               "style": {"description_width": "initial" if param.control == "choice"
                         else label_width}}
     if param.control == "choice":
@@ -191,6 +200,11 @@ def _control(param: Param, label_width: str = "initial",
                                                                     max_width="100%"))
     return widgets.SelectionSlider(**common, continuous_update=True,
                                    layout=widgets.Layout(width="100%", max_width="420px"))
+
+
+def _width(text: str) -> int:
+    """The width of ``text`` in digit widths: 2 for a wide (East Asian) character, else 1."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
 
 def _frame(html: str) -> widgets.HTML:
@@ -251,12 +265,13 @@ def explore(figure_fn: Callable[..., Figure], *params: Param,
         text_px = smallest_text_px(figure, dpi=dpi)
         if getattr(figure, "alt", ""):
             return image_html(png, alt_text(figure), text_px)
-        settings = ", ".join(f"{p.label or p.name} = {p.labels()[i]}"
+        settings = ", ".join(f"{p.caption} = {p.labels()[i]}"
                              for p, i in zip(params, indices, strict=True))
         return image_html(png, f"{settings}. {alt_text(figure)}", text_px)
 
-    # Wide enough for the longest slider label (1ch is a digit's width; + 1 for margin).
-    longest = max((len(p.label or p.name) for p in params if p.control == "slider"), default=0)
+    # Wide enough for the longest slider label (1ch is a digit's width, a Chinese character
+    # two; + 1 for margin).
+    longest = max((_width(p.caption) for p in params if p.control == "slider"), default=0)
     controls = [_control(p, f"{longest + 1}ch") for p in params]
     if widget_mode(mode) == "live":
         frame = _frame(render([p.initial_index for p in params]))

@@ -5,9 +5,9 @@ the tests measure no time, and a statistical test that draws 10**5 releases woul
 otherwise spend most of its time waiting. ``tests/test_timing.py`` and
 ``tests/test_first_use.py`` test the padding itself (they keep the real wait).
 ``tests/test_timing.py`` counts the calls and deadlines of single releases: the re-warm of
-a function gone cold (:mod:`dpkit._warming`), which runs before a release after 10 ms without
-one and which ``tests/test_first_use.py`` tests, is kept out of them (no pause is long
-enough there).
+a function gone cold (:mod:`dpkit._warming`), which runs before a release after 50 µs without
+one (light) or 10 ms (full) and which ``tests/test_first_use.py`` tests, is kept out of them
+(no pause is long enough there).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ def _no_padding(request, monkeypatch):
     module = request.module.__name__.rsplit(".", 1)[-1]
     if module == "test_timing":
         monkeypatch.setattr(dpkit._warming, "REWARM_AFTER_NS", 2**62)
+        monkeypatch.setattr(dpkit._warming, "LIGHT_REWARM_AFTER_NS", 2**62)
     if module in ("test_timing", "test_first_use"):
         yield
     else:

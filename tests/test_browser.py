@@ -1,6 +1,7 @@
 """The built book in a real browser (Debian's chromium, driven by playwright), offline.
 
-Runs after the strict build (`make test` builds first). For every chapter page: nothing is
+Runs after the strict build (`make test` builds first). For every page of both editions (the
+English one and the Simplified Chinese one in _build/html/zh): nothing is
 requested from the network, math is typeset (no raw TeX delimiters left in the text),
 every static widget control (slider or radio buttons) switches the displayed frame when moved
 with the keyboard, Tab moves the focus from each control of a widget to the next, every image
@@ -18,7 +19,9 @@ label, a slider's value, a choice) is cut off by its box.
 
 import itertools
 import os
+import re
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -37,6 +40,22 @@ LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", 
 
 def _chapters() -> list[str]:
     return sorted(p.stem for p in (ROOT / "book").glob("*.md"))
+
+
+#: Where each edition is built: the English one, and the Simplified Chinese one beside it
+#: (scripts/zh_book.py).
+EDITIONS = {"en": HTML, "zh": HTML / "zh"}
+#: Every page of both editions: the zh edition has every English page (translated, or the
+#: English text under a notice) and its glossary.
+PAGES = [(edition, chapter) for edition in EDITIONS for chapter in _chapters()] + \
+    [("zh", "glossary")]
+#: What each edition's footer says about reporting an error.
+REPORT_AN_ERROR = {"en": "issue tracker", "zh": "问题跟踪器"}
+
+
+def page_path(edition: str, chapter: str) -> Path:
+    """The built page of ``chapter`` (a file name in book/ without .md) in ``edition``."""
+    return EDITIONS[edition] / "book" / f"{chapter}.html"
 
 
 def _require(condition: bool, reason: str) -> None:
@@ -107,13 +126,14 @@ def watch_console(page) -> list[str]:
     return errors
 
 
-def wait_rendered(page, chapter: str) -> None:
-    """Wait until MathJax has typeset the page and the widgets are drawn."""
+def wait_rendered(page, path: Path) -> None:
+    """Wait until MathJax has typeset the page (built at ``path``) and the widgets are
+    drawn."""
     if page.locator("div.math, span.math").count():
         page.wait_for_selector("mjx-container", state="attached", timeout=15_000)
     page.evaluate("() => window.MathJax && MathJax.startup && MathJax.startup.promise"
                   " ? MathJax.startup.promise.then(() => true) : true")
-    if (HTML / "book" / f"{chapter}.html").read_text().count("application/vnd.jupyter.widget-view"):
+    if path.read_text().count("application/vnd.jupyter.widget-view"):
         page.wait_for_selector(CONTROLS, state="attached", timeout=15_000)
     page.wait_for_timeout(300)
 
@@ -281,9 +301,10 @@ IMAGES_WITHOUT_ALT = """
 """
 
 
-@pytest.mark.parametrize("chapter", _chapters())
-def test_page_offline_math_and_widgets(browser, chapter):
-    page_file = HTML / "book" / f"{chapter}.html"
+@pytest.mark.parametrize(("edition", "name"), PAGES)
+def test_page_offline_math_and_widgets(browser, edition, name):
+    page_file = page_path(edition, name)
+    chapter = f"{edition}/{name}"
     assert page_file.is_file(), f"{chapter}: page missing from the build"
     page = browser.new_page(viewport={"width": 1200, "height": 900})
     errors = watch_console(page)
@@ -303,7 +324,7 @@ def test_page_offline_math_and_widgets(browser, chapter):
         assert raw not in text, f"{chapter}: raw TeX {raw!r} visible: math did not render"
 
     # Widgets: every control, moved with the keyboard, changes the frame shown beside it.
-    if (HTML / "book" / f"{chapter}.html").read_text().count("application/vnd.jupyter.widget-view"):
+    if page_file.read_text().count("application/vnd.jupyter.widget-view"):
         page.wait_for_selector(CONTROLS, state="attached", timeout=15_000)
     # Widget text as first shown (the values moving the controls shows are checked below).
     cut_at_first = page.evaluate(CUT_WIDGET_TEXT)
@@ -333,7 +354,7 @@ def test_page_offline_math_and_widgets(browser, chapter):
     assert not missing, f"{chapter}: images without a text alternative: {missing[:3]}"
     # Licences and how to report an error, on every page.
     footer = " ".join(page.locator("footer").all_inner_texts())
-    assert "CC BY 4.0" in footer and "MIT" in footer and "issue tracker" in footer, \
+    assert "CC BY 4.0" in footer and "MIT" in footer and REPORT_AN_ERROR[edition] in footer, \
         f"{chapter}: the footer lacks the licences or the way to report an error"
     assert page.locator('a[href*="/issues/new"]').count() >= 1, \
         f"{chapter}: no link to open an issue"
@@ -345,15 +366,32 @@ def test_page_offline_math_and_widgets(browser, chapter):
     page.close()
 
 
-@pytest.mark.parametrize("chapter", _chapters())
-def test_page_at_phone_width(browser, chapter):
+# The language switch is what a tap on its middle reaches (nothing lies over it).
+SWITCH_ON_TOP = """
+() => {
+  const link = document.querySelector('a.language-switch');
+  const box = link.getBoundingClientRect();
+  const hit = document.elementFromPoint(box.x + box.width / 2, box.y + box.height / 2);
+  return hit !== null && (hit === link || link.contains(hit));
+}
+"""
+
+
+@pytest.mark.parametrize(("edition", "name"), PAGES)
+def test_page_at_phone_width(browser, edition, name):
     """At 420 px: no sideways scrolling, no formula, code or table cut off, no text below
-    11 px, no widget text cut off, no console error, no axe-core violation."""
+    11 px, no widget text cut off, no console error, no axe-core violation; the language
+    switch is on the screen."""
     page = browser.new_page(viewport=PHONE)
     errors = watch_console(page)
-    page.goto((HTML / "book" / f"{chapter}.html").as_uri())
+    chapter = f"{edition}/{name}"
+    page.goto(page_path(edition, name).as_uri())
     page.wait_for_load_state("load")
-    wait_rendered(page, chapter)
+    wait_rendered(page, page_path(edition, name))
+    switch = page.locator("a.language-switch").bounding_box()
+    assert switch and 0 <= switch["x"] and switch["x"] + switch["width"] <= PHONE["width"] \
+        and switch["y"] >= 0, f"{chapter}: the language switch is not on the screen: {switch}"
+    assert page.evaluate(SWITCH_ON_TOP), f"{chapter}: something covers the language switch"
     too_wide = page.evaluate(WIDER_THAN_WINDOW)
     scroll_width = page.evaluate("document.documentElement.scrollWidth")
     assert scroll_width <= PHONE["width"], \
@@ -380,3 +418,112 @@ def test_the_book_ships_only_what_its_pages_load():
     _require((HTML / "index.html").is_file(), f"book not built at {HTML} (run make book)")
     shipped = sorted(path.name for path in (HTML / "_static").rglob("reveal*"))
     assert not shipped, f"the built book ships slide-deck assets: {shipped}"
+
+
+# The sections of a page in order (0 is the page's title), as book.js matches them between
+# the editions: the sections whose first child is a heading.
+SECTION_IDS = """
+() => Array.from(document.querySelectorAll('.bd-article section[id]'))
+  .filter((s) => s.firstElementChild && /^H[1-6]$/.test(s.firstElementChild.tagName))
+  .map((s) => s.id)
+"""
+
+
+@pytest.mark.parametrize("source", sorted(EDITIONS))
+def test_language_switch_reaches_the_same_section(browser, source):
+    """A reader in the fourth section of a chapter presses Enter on the language switch and
+    lands on the same chapter of the other edition, at its fourth section."""
+    other = "zh" if source == "en" else "en"
+    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    page.goto(page_path(source, "laplace").as_uri())
+    wait_rendered(page, page_path(source, "laplace"))
+    here = page.evaluate(SECTION_IDS)
+    assert len(here) > 4, here
+    # (instant: the theme scrolls smoothly, and the switch reads where the page is now)
+    page.evaluate("(id) => document.getElementById(id).firstElementChild"
+                  ".scrollIntoView({behavior: 'instant'})", here[3])
+    page.wait_for_timeout(200)
+    page.locator("a.language-switch").focus()
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    page.wait_for_load_state("load")
+    wait_rendered(page, page_path(other, "laplace"))
+    assert page.url.split("#")[0] == page_path(other, "laplace").as_uri()
+    there = page.evaluate(SECTION_IDS)
+    assert len(there) == len(here), "the editions' pages have different sections"
+    assert page.url.endswith("#" + there[3]), page.url
+    top = page.evaluate("(id) => document.getElementById(id).firstElementChild"
+                        ".getBoundingClientRect().top", there[3])
+    assert 0 <= top <= 900 / 3, f"the section's heading is at {top} px, not on top"
+    page.close()
+
+
+# Every element with Chinese text of its own, marked in document order, with that text.
+MARK_CJK = """
+() => {
+  const cjk = /[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]/;
+  const found = [];
+  for (const e of document.querySelectorAll('body *')) {
+    if (e.offsetParent === null && getComputedStyle(e).position !== 'fixed') continue;
+    const own = Array.from(e.childNodes).filter((n) => n.nodeType === 3)
+      .map((n) => n.textContent).join('');
+    if (cjk.test(own)) { e.dataset.cjk = String(found.length); found.push(own); }
+  }
+  return found;
+}
+"""
+
+
+#: The Chinese characters and punctuation (CJK symbols, ideographs, full-width forms).
+CJK = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")
+
+
+def _font_files() -> dict[str, tuple[str, int]]:
+    """``{PostScript name: (font file, face index)}`` of the system's fonts (fontconfig)."""
+    listed = subprocess.run(["fc-list", "--format", "%{postscriptname}|%{file}|%{index}\\n"],
+                            capture_output=True, text=True, check=True).stdout
+    fonts = {}
+    for line in listed.splitlines():
+        name, path, index = line.rsplit("|", 2)
+        fonts.setdefault(name, (path, int(index.split(",")[0] or 0)))
+    return fonts
+
+
+@pytest.mark.parametrize("name", ["intro", "laplace", "glossary"])
+def test_no_cjk_glyph_is_missing(browser, name):
+    """Every Chinese character of a zh page is drawn from a font that has it: chromium names
+    the fonts it used for each element's text (DevTools: CSS.getPlatformFontsForNode), and
+    their character maps (fontTools) must hold each character, else it showed as a box."""
+    _require(shutil.which("fc-list") is not None, "no fc-list (apt-get install fontconfig)")
+    from fontTools.ttLib import TTFont
+
+    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    page.goto(page_path("zh", name).as_uri())
+    wait_rendered(page, page_path("zh", name))
+    texts = page.evaluate(MARK_CJK)
+    assert texts, f"zh/{name}: no Chinese text found"
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("DOM.enable")
+    cdp.send("CSS.enable")
+    root = cdp.send("DOM.getDocument", {"depth": -1})["root"]["nodeId"]
+    files, cmaps, missing = _font_files(), {}, []
+    for i, text in enumerate(texts):
+        node = cdp.send("DOM.querySelector", {"nodeId": root, "selector": f'[data-cjk="{i}"]'})
+        used = cdp.send("CSS.getPlatformFontsForNode", {"nodeId": node["nodeId"]})["fonts"]
+        if not used:
+            continue    # not drawn (a tooltip's text until the pointer is on its button)
+        covered: set[int] = set()
+        for font in used:
+            where = files.get(font["postScriptName"])
+            if where is None:
+                continue
+            if where not in cmaps:
+                cmaps[where] = set(TTFont(where[0], fontNumber=where[1], lazy=True)
+                                   .getBestCmap())
+            covered |= cmaps[where]
+        lacking = {c for c in CJK.findall(text) if ord(c) not in covered}
+        if lacking:
+            missing.append(f"{text.strip()[:30]!r}: {''.join(sorted(lacking))[:10]} "
+                           f"(fonts {[f['familyName'] for f in used]})")
+    assert not missing, f"zh/{name}: characters drawn without a glyph: {missing[:3]}"
+    page.close()

@@ -144,15 +144,18 @@ def test_tail_entry(monkeypatch: pytest.MonkeyPatch, kind: str, parameter: Fract
                          [("laplace", Fraction(3)), ("laplace", Fraction(200)),
                           ("gaussian", Fraction(2)), ("gaussian", Fraction(90000))])
 def test_exact_fallbacks(monkeypatch: pytest.MonkeyPatch, kind: str, parameter: Fraction) -> None:
-    """Coarse fixed-point bounds (10 bits) and short float uniforms (8 bits) with wide
-    acceptance brackets send many entries and acceptances to the exact MPFR comparisons."""
+    """Coarse fixed-point bounds (10 bits), few first acceptance bits (3, so that about an
+    eighth of the trials are undecided by them) and short float uniforms (12 bits, above the
+    first acceptance bits: at most 6 after the byte alignment) with wide acceptance brackets
+    send many entries and acceptances to the exact MPFR comparisons."""
     monkeypatch.setattr(_envelope, "_FIXED_BITS", 10)
     monkeypatch.setattr(_envelope, "_ONE", 1 << 10)
     monkeypatch.setattr(_envelope, "_MAX_GUIDE_BITS", 8)
     monkeypatch.setattr(_envelope, "_MORE_GUIDE_BITS", 1)
-    monkeypatch.setattr(_envelope, "_UNIFORM_BITS", 8)
+    monkeypatch.setattr(_envelope, "_ACCEPT_BITS", 3)
+    monkeypatch.setattr(_envelope, "_UNIFORM_BITS", 12)
     monkeypatch.setattr(_envelope, "_POLY_SLACK", 2.0**-6)
-    created = {10: 0, 8: 0}
+    created = {10: 0, 12: 0}
 
     class Counting(_envelope._LazyUniform):
         def __init__(self, value, nbits, rng) -> None:
@@ -164,7 +167,7 @@ def test_exact_fallbacks(monkeypatch: pytest.MonkeyPatch, kind: str, parameter: 
     samples = env.sample(60_000, seeded(52))
     assert created[10] > 100                                   # exact entries
     if env.layout.log_width:
-        assert created[8] > 100                                # exact acceptances
+        assert created[12] > 100                               # exact acceptances
     _check(kind, parameter, samples)
 
 
@@ -216,3 +219,72 @@ def test_acceptance_thresholds_are_exact(kind: str, parameter: Fraction) -> None
                 assert weight(int(no[row, u])) <= mpmath.mpf(u) / size
             if u < first:
                 assert yes[row, u] >= env.layout.width - 1
+
+
+@pytest.mark.parametrize(("kind", "parameter"),
+                         [("laplace", Fraction(1000)), ("laplace", Fraction(2**38)),
+                          ("laplace", Fraction(2**41)), ("gaussian", Fraction(1600)),
+                          ("gaussian", Fraction(10**8)), ("gaussian", Fraction(2**80))])
+def test_first_acceptance_bits_leave_few_trials_undecided(kind: str, parameter: Fraction) -> None:
+    """At least 4 first acceptance bits, and in every block they and the thresholds decide
+    all but at most ``2**-k + 2/m`` of the pairs (``u``, offset ``R``), counted exactly:
+    only the ``u`` whose interval holds ``exp(-γ(R))`` is undecided (and at most two more
+    offsets per ``u``, by the thresholds' rounding). With ``k = 3`` the Laplace's ``u = 7``
+    was undecided for every ``R >= 1`` (``γ < ln(8/7)``), an eighth of all trials."""
+    env = _envelope.Envelope(kind, parameter)
+    assert env.table.accept_bits >= 4
+    size, width = 1 << env.table.accept_bits, env.layout.width
+    yes = env.acceptance.accept_yes.reshape(-1, size)
+    no = env.acceptance.accept_no.reshape(-1, size)
+    rows = range(1) if kind == "laplace" else range(1, env.layout.blocks + 1)
+    for row in rows:
+        # offsets R with yes[u] < R < no[u], R in [0, width): undecided after the first bits
+        undecided = np.clip(np.minimum(no[row], width) - (yes[row] + 1), 0, None).sum()
+        share = undecided / (size * width)
+        assert share <= 1 / size + 2 / width, (row, share)
+
+
+@pytest.mark.parametrize(("kind", "parameter"),
+                         [("laplace", Fraction(2**38)), ("laplace", Fraction(2**41)),
+                          ("gaussian", Fraction(2**80))])
+def test_proposals_fill_whole_bytes_at_the_mechanisms_scales(kind: str,
+                                                             parameter: Fraction) -> None:
+    """At the grid-unit scales of the exact vector releases (ε = 0.5: the Laplace's scale
+    for ``10**5`` and ``10**6`` values, the Gaussian's ``σ²`` for both), a proposal's fields
+    fill whole bytes, which :func:`read_fields` splits fastest: the first acceptance bits
+    move to a byte boundary (``k = 4`` at scale ``2**38``) rather than staying at 7 (51
+    bits), and with ``k = 3`` the Gaussian's fields were 49 bits."""
+    env = _envelope.Envelope(kind, parameter)
+    table = env.table
+    assert (table.guide_bits + 1 + env.layout.log_width + table.accept_bits) % 8 == 0
+    assert table.accept_bits >= 4
+
+
+@pytest.mark.parametrize(("kind", "parameter"),
+                         [("laplace", Fraction(1000)), ("gaussian", Fraction(10**6))])
+def test_rejection_rounds_run_over_the_whole_request(
+        monkeypatch: pytest.MonkeyPatch, kind: str, parameter: Fraction) -> None:
+    """A request of 8 blocks fills each block once, then refills the rejected positions of
+    all blocks together: at most 8 more passes (a position rejected 8 times in a row has
+    probability below ``10**6 · 0.04**8 < 1e-4`` here; the count is deterministic with the
+    seed), where refilling block by block took about 3 per block (32 in all). The draws keep
+    their law: chi-square and sign tests of ``_check`` (each false-failure probability below
+    ``ALPHA``) on a request cut into blocks of ``2**14``."""
+    env = _envelope.Envelope(kind, parameter)
+    fills = []
+    fill = env._fill
+
+    def counting(out: np.ndarray, rng) -> np.ndarray:
+        fills.append(out.size)
+        return fill(out, rng)
+
+    monkeypatch.setattr(env, "_fill", counting)
+    blocks = 8
+    discrete = discrete_laplace if kind == "laplace" else discrete_gaussian
+    monkeypatch.setattr("dpkit._samplers.noise.laplace_envelope", lambda _: env)
+    monkeypatch.setattr("dpkit._samplers.noise.gaussian_envelope", lambda _: env)
+    discrete(parameter, seeded(55), size=blocks << 17)
+    assert fills[:blocks] == [1 << 17] * blocks
+    assert blocks < len(fills) <= 2 * blocks
+    assert fills[blocks] > 1 << 13                      # the rejected of all 8 blocks at once
+    _check(kind, parameter, env.sample(300_000, seeded(56), block=1 << 14))

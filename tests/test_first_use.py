@@ -66,7 +66,10 @@ def test_the_warm_up_runs_once_before_the_first_clock_its_last_round_padded(monk
     """The first ``run_padded`` of a work function first runs its warm-ups before the clock
     starts, on every value and with both sources: its first rounds inside ``unpadded``, its
     last ``PADDED_WARM_UP_ROUNDS`` through the padded path (their overruns not counted);
-    the second does not."""
+    the second does not (``dpkit._warming``'s clock stands still: no pause, no re-warm)."""
+    from dpkit import _warming
+
+    monkeypatch.setattr(_warming, "time", _FakeClock())
     log = []
 
     def work(clock, value):
@@ -424,15 +427,17 @@ def test_the_first_release_after_warm_up_runs_no_code_the_warm_up_did_not():
     did not call: its padded rounds ran the wait's own code (the deadline, the jitter and
     its pool, the busy loop). Excepted: ``time.sleep``, which only waits longer than 2 ms
     (slept here because the profiler slows the work), the profiler's own switch, and the
-    re-warm that runs before the clock starts (the profiler makes the pause since the
-    warm-up longer than ``REWARM_AFTER_NS``; all it calls, the warm-up called)."""
+    re-warm that runs before the clock starts, and the choice of its source (the profiler
+    makes the pause since the warm-up longer than ``REWARM_AFTER_NS``; all it calls, the
+    warm-up called)."""
     out = subprocess.run([sys.executable, "-c", _FIRST_RELEASES], capture_output=True,
                          text=True, check=True, cwd=ROOT).stdout
     cold = json.loads(out)
     assert len(cold) == 10
     allowed = {"C:time.sleep", "C:sys.setprofile"}
     assert {name: [key.rsplit("/", 1)[-1] for key in keys
-                   if key not in allowed and not key.endswith(":_rewarm")]
+                   if key not in allowed
+                   and not key.endswith((":_rewarm", ":rewarm_source"))]
             for name, keys in cold.items()} == {name: [] for name in cold}
 
 
@@ -525,7 +530,7 @@ def test_a_release_after_a_pause_rewarms_its_function_outside_the_deadline(monke
     monkeypatch.setattr(_warming, "time", clock)
     log = []
     work = _logged_warm_up(log)
-    clock.now += _warming.REWARM_AFTER_NS                 # not longer than the threshold
+    clock.now += _warming.LIGHT_REWARM_AFTER_NS           # not longer than either threshold
     timing.run_padded(timing.Cost(fixed=0.0), work, "soon")
     assert log == [("work", "soon")]
     log.clear()
@@ -573,7 +578,7 @@ def test_a_refused_call_is_no_warmth(monkeypatch):
     timing.run_padded(timing.Cost(fixed=0.0), work, "first")    # the full warm-up runs here
     stamp = _warming._last[work]
     rewarms = []
-    monkeypatch.setattr(timing, "_rewarm", rewarms.append)
+    monkeypatch.setattr(timing, "_rewarm", lambda work, source: rewarms.append(work))
     for _ in range(5):                         # a refusal every half threshold, 25 ms long
         clock.now += _warming.REWARM_AFTER_NS // 2
         with pytest.raises(ValueError):
@@ -627,3 +632,102 @@ def test_the_first_release_in_a_fork_child_rewarms_its_function(monkeypatch):
     assert in_fork_child(child) == [["work", "child again"]]
     timing.run_padded(timing.Cost(fixed=0.0), work, "parent")
     assert log == [("work", "parent")]
+
+
+def test_a_short_pause_gets_a_light_rewarm_outside_the_deadline(monkeypatch):
+    """Under load a pause far shorter than ``REWARM_AFTER_NS`` cools a function too (the
+    first ``randomized_response`` after a 0.1 ms sleep overran in 6 of 12 trials at load 7,
+    after 3 ms in 12 of 12: ``dpkit._warming``). After more than
+    ``LIGHT_REWARM_AFTER_NS`` a release first runs its warm-up once on the first warm-up
+    value through the padded path (short waits), outside its clock; after
+    ``LIGHT_REWARM_AFTER_NS`` or less, nothing; the light re-warm sees none of the
+    release's arguments (two data, the same calls)."""
+    from dpkit import _warming
+
+    monkeypatch.setattr(timing, "_wait_until", lambda deadline: False)
+    clock = _FakeClock()
+    monkeypatch.setattr(_warming, "time", clock)
+    log = []
+    work = _logged_warm_up(log)
+    first = repr(timing._warm_up_values()[0])
+    runs = []
+    for pause, data in ((_warming.LIGHT_REWARM_AFTER_NS + 1, "data 0.1"),
+                        (_warming.REWARM_AFTER_NS, "data 0.5")):
+        clock.now += pause
+        timing.run_padded(timing.Cost(fixed=0.0), work, data)
+        runs.append(log[:-1])
+        assert log == [("warm", first, 0, True, False), ("work", "warm"),  # padded, no clock
+                       ("work", data)]
+        log.clear()
+    assert runs[0] == runs[1]
+    clock.now += _warming.LIGHT_REWARM_AFTER_NS
+    timing.run_padded(timing.Cost(fixed=0.0), work, "soon")
+    assert log == [("work", "soon")]
+
+
+class _CountingSeeded(type(seeded(0))):
+    """A seeded source that counts the bytes read from it."""
+
+    read = 0
+
+    def bytes(self, n: int) -> bytes:
+        type(self).read += n
+        return super().bytes(n)
+
+
+@pytest.mark.parametrize("pause", ["light", "full"])
+def test_a_rewarm_for_a_seeded_release_warms_a_seeded_source_and_reads_none_of_its_bytes(
+        monkeypatch, pause):
+    """A release with a seeded source after a pause used to re-warm with the default source
+    only, leaving the seeded source's code cold. Its re-warm now runs with a new seeded
+    source of fixed public state (``seeded(0)``), never the caller's object: the caller's
+    source gives no byte to the re-warm. (A release with the default source re-warms with
+    the default source, as before.)"""
+    from dpkit import _warming
+
+    monkeypatch.setattr(timing, "_wait_until", lambda deadline: False)
+    clock = _FakeClock()
+    monkeypatch.setattr(_warming, "time", clock)
+    sources = []
+
+    def work(clock_, value, rng):
+        return value
+
+    def release(value, rng):
+        sources.append(rng)
+        return timing.run_padded(timing.Cost(fixed=0.0), work, "warm", rng)
+
+    timing.warm_up_with(work, release)
+    timing.run_padded(timing.Cost(fixed=0.0), work, "first", None)
+    caller = _CountingSeeded(7)
+    _CountingSeeded.read = 0
+    sources.clear()
+    clock.now += (_warming.LIGHT_REWARM_AFTER_NS if pause == "light"
+                  else _warming.REWARM_AFTER_NS) + 1
+    timing.run_padded(timing.Cost(fixed=0.0), work, "data", caller)
+    assert sources and all(type(rng) is type(seeded(0)) and rng is not caller
+                           for rng in sources)
+    assert _CountingSeeded.read == 0
+    sources.clear()
+    clock.now += _warming.REWARM_AFTER_NS + 1
+    timing.run_padded(timing.Cost(fixed=0.0), work, "data", None)
+    assert sources and all(rng is None for rng in sources)
+
+
+def test_a_cold_seeded_release_reads_the_same_bytes_as_a_warm_one(monkeypatch):
+    """``laplace_mechanism`` with a seeded source, after a pause (its re-warm runs) and
+    without one: the same output and the same number of bytes read from the caller's
+    source, so the re-warm read none of them."""
+    from dpkit import _warming
+
+    monkeypatch.setattr(timing, "_wait_until", lambda deadline: False)
+    clock = _FakeClock()
+    monkeypatch.setattr(_warming, "time", clock)
+    laplace_mechanism(0.5, 1.0, 1.0)                         # warmed up (and stamped)
+    results = []
+    for pause in (0, 2 * _warming.REWARM_AFTER_NS):
+        clock.now += pause
+        _CountingSeeded.read = 0
+        results.append((laplace_mechanism(0.5, 1.0, 1.0, rng=_CountingSeeded(11)),
+                        _CountingSeeded.read))
+    assert results[0] == results[1] and results[0][1] > 0

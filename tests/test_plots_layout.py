@@ -21,6 +21,7 @@ from matplotlib.patches import FancyBboxPatch
 from matplotlib.text import Text
 
 from dpkit.attacks.laplace import LSBAttackResult
+from dpkit.i18n import set_language
 from dpkit.plots import composition, exponential, gaussian, intro, laplace, promise, svt
 
 CASES = [
@@ -86,9 +87,17 @@ def _render(builder, kwargs) -> tuple[Figure, object]:
     return figure, canvas.get_renderer()
 
 
+@pytest.fixture(params=["en", "zh"])
+def language(request):
+    """Each figure in both languages of :mod:`dpkit.i18n` (its Chinese labels and fonts)."""
+    set_language(request.param)
+    yield request.param
+    set_language(None)
+
+
 @pytest.mark.parametrize("builder, kwargs", CASES,
                          ids=[f"{b.__name__}-{i}" for i, (b, _) in enumerate(CASES)])
-def test_texts_fit_and_do_not_collide(builder, kwargs) -> None:
+def test_texts_fit_and_do_not_collide(builder, kwargs, language) -> None:
     figure, renderer = _render(builder, kwargs)
     frame = figure.bbox
     boxes = []
@@ -115,10 +124,10 @@ def test_texts_fit_and_do_not_collide(builder, kwargs) -> None:
 
 
 @pytest.mark.parametrize("case", BUILDERS, ids=[case.id for case in BUILDERS])
-def test_every_builder_keeps_its_texts_apart(case) -> None:
+def test_every_builder_keeps_its_texts_apart(case, language) -> None:
     """The same check on every builder of dpkit.plots (tests/figure_cases.py), so that a
     figure missing from CASES above is checked at its usual arguments too."""
-    test_texts_fit_and_do_not_collide(case.builder, case.kwargs)
+    test_texts_fit_and_do_not_collide(case.builder, case.kwargs, language)
 
 
 @pytest.mark.parametrize("builder, kwargs", CASES,
@@ -156,4 +165,4 @@ def test_every_frame_of_the_clip_bound_widget_fits_its_fixed_layout(epsilon, gri
     kwargs = {"epsilon": epsilon, "grid": grid, "column": column, "runs": 100}
     engine = svt.clip_bound_figure(**kwargs).get_layout_engine()
     assert engine is None or isinstance(engine, PlaceHolderLayoutEngine)  # no layout pass
-    test_texts_fit_and_do_not_collide(svt.clip_bound_figure, kwargs)
+    test_texts_fit_and_do_not_collide(svt.clip_bound_figure, kwargs, "en")

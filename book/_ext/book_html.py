@@ -13,6 +13,12 @@ the repository and not in an installed package:
 - myst-nb names the toggle of a hidden code cell "Toggle hidden content" while it shows "Show
   code cell source" (axe-core: label-content-name-mismatch, serious; WCAG 2.5.3): the toggle
   is named by the text it shows.
+
+It also gives each page the address of the same page in the other edition (English ↔ 中文),
+for the language switch in the page header (``_templates/language-switch.html``; book.js adds
+the section): the zh edition is served in ``zh/`` beside the English pages (scripts/zh_book.py,
+which sets ``html_context["edition"] = "zh"`` and lists the zh-only pages in
+``html_context["edition_only"]``).
 """
 
 from __future__ import annotations
@@ -61,7 +67,54 @@ _BODY_FIXES = (
 )
 
 
+def other_edition(pagename: str, edition: str, only_here: list[str] | tuple[str, ...] = (),
+                  root_doc: str = "book/intro") -> str:
+    """The address of page ``pagename`` in the other edition, relative to the page.
+
+    Parameters
+    ----------
+    pagename : str
+        The page, as Sphinx names it (``book/laplace``, ``genindex``).
+    edition : {"en", "zh"}
+        The edition the page belongs to. The zh edition lives in ``zh/`` under the English
+        one's root, and has every English page at the same name.
+    only_here : sequence of str
+        Pages of this edition that the other lacks (the zh glossary): they lead to the other
+        edition's ``root_doc``.
+    root_doc : str
+        The first page of the book.
+
+    Returns
+    -------
+    str
+        A relative URL (``../zh/book/laplace.html`` from ``book/laplace``).
+
+    Raises
+    ------
+    ValueError
+        If ``edition`` is neither ``"en"`` nor ``"zh"``.
+
+    Examples
+    --------
+    >>> other_edition("book/laplace", "en")
+    '../zh/book/laplace.html'
+    >>> other_edition("book/laplace", "zh")
+    '../../book/laplace.html'
+    >>> other_edition("book/glossary", "zh", ["book/glossary"])
+    '../../book/intro.html'
+    """
+    if edition not in ("en", "zh"):
+        raise ValueError(f"edition must be 'en' or 'zh', got {edition!r}")
+    target = root_doc if pagename in only_here else pagename
+    up = "../" * pagename.count("/")
+    return f"{up}zh/{target}.html" if edition == "en" else f"{up}../{target}.html"
+
+
 def _fix_page(app: Sphinx, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
+    edition = context.get("edition", "en")
+    context["edition"] = edition
+    context["other_edition_url"] = other_edition(
+        pagename, edition, context.get("edition_only", ()), context.get("root_doc", "book/intro"))
     if "script_files" in context:
         context["script_files"] = unique_scripts(list(context["script_files"]))
     body = context.get("body")

@@ -7,7 +7,7 @@
 // hanging indent, so that a line too long for the column wraps (book.css) and its
 // continuation is indented past the line's own indentation. The text is unchanged (each
 // line keeps its newline), so copying a cell copies the same code. Tables: see tidyTable,
-// scrollBox and scopeHeaders.
+// scrollBox and scopeHeaders. The language switch: see wireLanguageSwitch.
 (function () {
   "use strict";
 
@@ -154,7 +154,71 @@
     });
   }
 
+  // The language switch (_templates/language-switch.html) leads to the same page in the other
+  // edition; both have the same headings in the same order (tests/test_zh_parity.py), but
+  // their anchors differ (Sphinx slugs each edition's own heading text), so sections are
+  // matched by position: the link carries #dpkit-section-<n>, the n-th section of the page
+  // (0 = its title), and the page it opens scrolls to its own n-th section.
+  var SECTION_HASH = /^#dpkit-section-(\d+)$/;
+
+  function pageSections() {
+    return Array.prototype.filter.call(
+      document.querySelectorAll(".bd-article section[id]"),
+      function (section) {
+        var first = section.firstElementChild;
+        return first && /^H[1-6]$/.test(first.tagName);
+      });
+  }
+
+  // The section the reader is in: the last one whose heading is above the upper third of
+  // the window (0, the page's title, at the top of the page).
+  function currentSection(sections) {
+    var line = window.innerHeight / 3;
+    var index = 0;
+    sections.forEach(function (section, i) {
+      if (section.firstElementChild.getBoundingClientRect().top <= line) index = i;
+    });
+    return index;
+  }
+
+  function onSwitch() {
+    var active = document.activeElement;
+    return Boolean(active && active.classList && active.classList.contains("language-switch"));
+  }
+
+  function wireLanguageSwitch() {
+    var sections = pageSections();
+    var match = SECTION_HASH.exec(window.location.hash);
+    var target = match && sections[Number(match[1])];
+    if (target) {
+      history.replaceState(null, "", "#" + target.id);
+      target.scrollIntoView();
+    }
+    // Where the reader is, followed as the page scrolls; not while the switch has the focus:
+    // reaching it with Tab scrolls the page up to the header, away from the section.
+    var current = currentSection(sections);
+    var pending = false;
+    window.addEventListener("scroll", function () {
+      if (pending) return;
+      pending = true;
+      window.requestAnimationFrame(function () {
+        pending = false;
+        if (!onSwitch()) current = currentSection(sections);
+      });
+    }, {passive: true});
+    document.querySelectorAll("a.language-switch").forEach(function (link) {
+      var base = link.getAttribute("href").split("#")[0];
+      // Before the browser follows the link: a click, Enter, a middle click or a touch.
+      ["mousedown", "touchstart", "keydown", "click"].forEach(function (event) {
+        link.addEventListener(event, function () {
+          link.setAttribute("href", current ? base + "#dpkit-section-" + current : base);
+        });
+      });
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
+    wireLanguageSwitch();
     document.querySelectorAll(".bd-article div.highlight > pre").forEach(splitLines);
     document.querySelectorAll(".bd-article table.dataframe").forEach(tidyTable);
     document.querySelectorAll(".bd-article table:not(.dataframe)").forEach(scopeHeaders);

@@ -14,6 +14,11 @@ lies contiguously in the bit string and is read in chunks of at most 64 bits, ea
 window of two neighbouring big-endian words shifted together. Fields are then split off
 with a shift and a mask each, a few NumPy passes per record whatever the widths.
 
+:func:`mask` turns a condition computed from random bits or drawn values into an all-ones
+or all-zeros integer per element, so that the samplers select between values with ``&``,
+``|`` and ``^`` rather than :func:`numpy.where`, whose loop branches on each condition
+(its cost then depends on the pattern of the condition, through branch mispredictions).
+
 Examples
 --------
 >>> from dpkit.rng import seeded
@@ -25,10 +30,11 @@ True
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from dpkit.rng import RandomSource
 
-__all__ = ["read_fields"]
+__all__ = ["mask", "read_fields"]
 
 _ONE = np.uint64(1)
 # a field of ``w`` bits: the smallest unsigned dtype holding it (uint8 for 0 to 8 bits)
@@ -46,6 +52,39 @@ def _chunks(widths: tuple[int, ...]) -> list[list[int]]:
         groups[-1].append(width)
         total += width
     return groups
+
+
+def mask(condition: np.ndarray, dtype: DTypeLike = np.int64) -> np.ndarray:
+    """All ones where ``condition`` holds, 0 elsewhere: a selection mask computed without a
+    branch per element.
+
+    ``x & mask(c) | y & ~mask(c)`` is ``x`` where ``c`` and ``y`` elsewhere, in the same
+    vectorised passes whatever the pattern of ``c`` (:func:`numpy.where` runs a branch per
+    element, whose mispredictions make its cost depend on that pattern: breaker review 19).
+
+    Parameters
+    ----------
+    condition : numpy.ndarray of bool
+        The condition, any shape.
+    dtype : integer dtype, optional
+        The mask's dtype (default ``int64``): all ones is ``-1`` for a signed type and the
+        largest value for an unsigned one.
+
+    Returns
+    -------
+    numpy.ndarray
+        A new array of ``condition``'s shape and of ``dtype``.
+
+    Examples
+    --------
+    >>> mask(np.array([True, False, True]), np.uint8).tolist()
+    [255, 0, 255]
+    >>> (np.array([5, 6]) | mask(np.array([False, True]))).tolist()    # -1 where True
+    [5, -1]
+    """
+    out = condition.view(np.uint8).astype(dtype)
+    np.negative(out, out=out)
+    return out
 
 
 def read_fields(rng: RandomSource, n: int, widths: tuple[int, ...]) -> list[np.ndarray]:

@@ -39,13 +39,22 @@ probability at most ``2·(J + 1)·2**-62``, below ``2**-50`` since ``J <= 1421``
 with more bits against MPFR brackets of higher precision, exactly.
 
 **Acceptance** compares a uniform ``U`` with ``exp(-γ)``. The first ``k`` bits ``u`` of
-``U`` (``k = 3`` to 6) decide most trials by integer thresholds on the offset: ``U <
+``U`` (``k = 4`` to 10) decide most trials by integer thresholds on the offset: ``U <
 exp(-γ)`` for sure when ``γ <= ln(2**k/(u + 1))``, and ``U >= exp(-γ)`` when ``γ >=
 ln(2**k/u)``; as ``γ`` grows with ``R`` these are ``R <= yes[u]`` and ``R >= no[u]``,
 computed once per scale (and per block for the Gaussian) from MPFR logarithms rounded
-outwards. The undecided few read 8 more bits at a time and are compared with float brackets
-of ``exp(-γ)`` that use no transcendental function, evaluated at the ends of a float
-bracket of ``γ`` and widened by ``2**-40`` (far more than their rounding error): first
+outwards. For each offset only the ``u`` whose interval ``[u, u + 1)·2**-k`` holds
+``exp(-γ)`` is left undecided (two at a threshold's rounding): about ``2**-k`` of the
+trials (at most ``2**-k + 2/m``, ``tests/test_envelope.py``). ``k`` starts at 7 and moves
+to a byte boundary of a proposal's fields where one is near (down to 4, or up by at most 3
+bits with the guide bits: :meth:`_EntryTable._plan`); more first bits cost bits (up to ``H +
+15.6`` a value, at a scale or ``σ`` of ``2**40``: ``benchmarks/bits.py``) but save work.
+With ``k = 3``, the Laplace's ``γ < 1/16 < ln(8/7)`` left ``u = 7`` undecided in every
+block, an eighth of all proposals, and a release of ``10**6`` values took 1.2–1.3 times as
+long (load 9–13 on 2 cores). The undecided few read 8 more bits at a time and
+are compared with float brackets of ``exp(-γ)`` that use no transcendental function,
+evaluated at the ends of a float bracket of ``γ`` and widened by ``2**-40`` (far more
+than their rounding error): first
 ``1 - γ + γ²/2 - γ³/6 <= exp(-γ) <= 1 - γ + γ²/2`` (any ``γ >= 0``), then, for the few
 still undecided, the Taylor partial sums of degree 7 and 8 (for ``0 <= γ <= 1`` the terms
 decrease, so a sum ending on an odd power is below ``exp(-γ)`` and one ending on an even
@@ -55,13 +64,20 @@ of ``exp(-γ)``.
 
 Random bits: the fields of a proposal (guide bits, sign, offset, first acceptance bits) are
 read together with :func:`dpkit._samplers.bits.read_fields`, exactly as many bits as used
-(with up to 3 extra acceptance or guide bits when that makes a proposal whole bytes, which
-is faster to split). ``benchmarks/bits.py`` prints the bits per accepted sample against the
-entropy; ``tests/test_envelope.py`` checks that they stay within the entropy plus 16.
+(with up to 3 acceptance bits fewer, or up to 3 acceptance or guide bits more, when that
+makes a proposal whole bytes, which is faster to split). ``benchmarks/bits.py`` prints the
+bits per accepted sample against the entropy (at most ``H + 15.6`` over its scales, at
+``2**40``; ``H + 10.4`` with the former 3 first acceptance bits); ``tests/test_envelope.py``
+checks that they stay within the entropy plus 16.
 
 Timing: the loops (refilled positions, undecided entries and acceptances, the tail) run
 over the whole array, so their number depends on all its values together, not on one (see
-"Timing" in :mod:`dpkit._samplers`).
+"Timing" in :mod:`dpkit._samplers`). Within a pass, the selections on drawn values use bit
+masks, not :func:`numpy.where`; a drawn prefix is located by counting comparisons
+(:meth:`_EntryTable.locate`), not by :func:`numpy.searchsorted`; and the offsets of the
+entry of 0 are cleared, and the tail looked for, in every call, not only in those that
+drew such an entry (that pass once showed that a refined entry was 0: certified ε ≥ 2.2
+from the fill's time, 65 values at scale 1000, unpadded).
 
 References
 ----------
@@ -88,7 +104,7 @@ from dpkit._samplers.bernoulli import (
     fixed_geometric,
     fixed_plan,
 )
-from dpkit._samplers.bits import read_fields
+from dpkit._samplers.bits import mask, read_fields
 from dpkit._samplers.exact import MARGIN, exp_neg_bounds, floor_log2, floor_scaled
 from dpkit._samplers.tables import public_table
 from dpkit.rng import RandomSource
@@ -100,7 +116,8 @@ _BLOCKS_PER_SCALE = 16      # block width m = 2**L <= scale/16
 _MAX_GUIDE_BITS = 16
 _SUB_GUIDE_BITS = 8         # bits of an undecided entry's first second-level lookup
 _MORE_GUIDE_BITS = 16       # bits added per later round to an undecided entry
-_ACCEPT_BITS = 3            # first bits of the acceptance uniform (at least)
+_ACCEPT_BITS = 7            # first bits of the acceptance uniform (before byte alignment)
+_LEAST_ACCEPT_BITS = 4      # ... and the fewest (2**-4 of the trials left undecided)
 _MORE_ACCEPT_BITS = 8
 _UNIFORM_BITS = 52          # acceptance uniforms are compared in float up to this many bits
 _POLY_SLACK = 2.0**-40      # absolute widening of the Taylor brackets (rounding is < 2**-48)
@@ -242,6 +259,14 @@ class _EntryTable:
         self.hi = np.array([min(_ceil_scaled(v), _ONE) for v in highs], dtype=np.int64)
         self.lo[0] = self.hi[0] = 0
         self.lo[-1] = self.hi[-1] = _ONE
+        # ``hi`` cut into rows of about sqrt(J) bounds (the last padded with bounds no
+        # prefix reaches) and the first bound of each row, for :meth:`locate`
+        width = math.isqrt(self.hi.size - 1) + 1
+        rows = np.full(-(-self.hi.size // width) * width, np.iinfo(np.int64).max,
+                       dtype=np.int64)
+        rows[:self.hi.size] = self.hi
+        self.hi_rows = rows.reshape(-1, width)
+        self.row_starts = self.hi_rows[1:, 0].copy()
         self.guide_bits, self.accept_bits, guide = self._plan()
         self.guide = guide.astype(np.int32)         # np.take with a uint16 index: no intp copy
         # Second level: for each undecided guide prefix, a table over the next bits.
@@ -250,9 +275,8 @@ class _EntryTable:
         self.sub_start = np.zeros(guide.size, dtype=np.int64)
         self.sub_start[open_prefixes] = np.arange(open_prefixes.size) << self.sub_bits
         longer = (open_prefixes[:, None] << self.sub_bits) + np.arange(1 << self.sub_bits)
-        self.sub_guide = self.decide(longer.ravel(), self.guide_bits + self.sub_bits).astype(
+        self.sub_guide = self.decide_public(longer.ravel(), self.guide_bits + self.sub_bits).astype(
             np.int32)
-        self.special = bool(np.any(guide == 0) or np.any(guide == layout.tail))
 
     def _cdf(self, precision: int) -> tuple[list[Any], list[Any]]:
         """MPFR bounds of ``C_0 = 0, C_1, ..., C_{J+2} = 1`` (cumulative weights / total)."""
@@ -290,26 +314,60 @@ class _EntryTable:
         and its right end at most the lower bound of ``C_{b+1}``.
         """
         start = prefix << (_FIXED_BITS - nbits)
-        entry = np.searchsorted(self.hi, start, side="right") - 1
+        return self._inside(start, nbits, self.locate(start))
+
+    def decide_public(self, prefix: np.ndarray, nbits: int) -> np.ndarray:
+        """:meth:`decide` for public prefixes (building the guide tables: every prefix of a
+        width), by NumPy's binary search, whose cost depends on the prefixes, not only on
+        their number: faster on many sorted keys, never used on drawn bits."""
+        start = prefix << (_FIXED_BITS - nbits)
+        return self._inside(start, nbits, np.searchsorted(self.hi, start, side="right") - 1)
+
+    def _inside(self, start: np.ndarray, nbits: int, entry: np.ndarray) -> np.ndarray:
+        """``entry`` where ``[start, start + 2**(62 - nbits))`` lies inside it, else -1."""
         inside = start + (1 << (_FIXED_BITS - nbits)) <= self.lo[entry + 1]
-        return np.where(inside, entry, -1)
+        entry |= mask(~inside)                          # -1 outside: no branch per value
+        return entry
+
+    def locate(self, start: np.ndarray) -> np.ndarray:
+        """The largest ``b`` with ``hi[b] <= start``, for every ``0 <= start < 2**62``.
+
+        ``np.searchsorted(hi, start, side="right") - 1``, by counting: the rows of bounds
+        whose first bound is at most ``start``, then the bounds at most ``start`` in the
+        last such row (the bounds never decrease), about ``2·sqrt(J)`` comparisons per key
+        whatever the keys. NumPy's binary search loops for a number of steps, and takes
+        branches, that depend on the keys and on their order.
+        """
+        key = start[:, None]
+        row = np.sum(self.row_starts <= key, axis=1, dtype=np.int64)
+        inside = np.sum(self.hi_rows[row] <= key, axis=1, dtype=np.int64)
+        return row * self.hi_rows.shape[1] + inside - 1
 
     def _plan(self) -> tuple[int, int, np.ndarray]:
         """Guide bits ``G``, first acceptance bits ``k`` and the guide table.
 
-        ``G`` minimises the expected entry bits ``G + 16·P[undecided]``; then ``G`` or ``k``
-        (at least 3 when there is an acceptance step) grow one bit at a time, where a bit
-        saves more expected bits later (``16·ΔP[undecided]`` against ``8·2**-(k+1)``), until
-        a proposal's fields fill whole bytes, which :func:`read_fields` splits fastest.
+        ``G`` minimises the expected entry bits ``G + 16·P[undecided]``. A proposal's fields
+        (``G + 1 + L + k`` bits) are split fastest by :func:`read_fields` when they fill
+        whole bytes, which matters more than the ``2**-k`` of trials the first acceptance
+        bits leave undecided (a Laplace release of ``10**5`` values at scale ``2**38``: 51
+        bits with ``k = 7`` took 1.25 times as long as 48 bits with ``k = 4``, same process,
+        load 12). So ``k`` starts at ``_ACCEPT_BITS = 7`` (when there is an acceptance step)
+        and drops to the byte boundary below if that keeps ``k >= _LEAST_ACCEPT_BITS = 4``;
+        otherwise ``G`` or ``k`` grow one bit at a time to the boundary above, if at most
+        ``_MAX_PADDING = 3`` bits away, where a bit saves more expected bits later
+        (``16·ΔP[undecided]`` against ``8·2**-(k+1)``). Hence ``4 <= k <= 10``.
         """
-        undecided = {bits: float(np.mean(self.decide(np.arange(1 << bits, dtype=np.int64),
+        undecided = {bits: float(np.mean(self.decide_public(np.arange(1 << bits, dtype=np.int64),
                                                       bits) < 0))
                      for bits in range(1, _MAX_GUIDE_BITS + 1)}
         guide_bits = min(undecided, key=lambda b: b + _MORE_GUIDE_BITS * undecided[b])
         log_width = self.layout.log_width
         accept_bits = _ACCEPT_BITS if log_width else 0
+        beyond = (guide_bits + 1 + log_width + accept_bits) % 8     # bits past a whole byte
+        if accept_bits and accept_bits - beyond >= _LEAST_ACCEPT_BITS:
+            accept_bits -= beyond                       # to the byte boundary below
         if (-(guide_bits + 1 + log_width + accept_bits)) % 8 > _MAX_PADDING:
-            return guide_bits, accept_bits, self.decide(
+            return guide_bits, accept_bits, self.decide_public(
                 np.arange(1 << guide_bits, dtype=np.int64), guide_bits)
         while (guide_bits + 1 + log_width + accept_bits) % 8:
             guide_gain = (_MORE_GUIDE_BITS * (undecided[guide_bits] - undecided[guide_bits + 1])
@@ -321,7 +379,7 @@ class _EntryTable:
                 guide_bits += 1
             else:
                 accept_bits += 1
-        guide = self.decide(np.arange(1 << guide_bits, dtype=np.int64), guide_bits)
+        guide = self.decide_public(np.arange(1 << guide_bits, dtype=np.int64), guide_bits)
         return guide_bits, accept_bits, guide
 
     def refine(self, prefix: np.ndarray, nbits: int, rng: RandomSource) -> np.ndarray:
@@ -376,7 +434,7 @@ class _Acceptance:
         self.accept_yes, self.accept_no = self._thresholds()
         size = 1 << accept_bits                     # u below first_undecided: every R accepted
         rows = (self.accept_yes.reshape(-1, size) >= layout.width - 1).astype(np.int32)
-        first = np.where(rows.all(axis=1), size, np.argmin(rows, axis=1)).astype(np.int32)
+        first = rows.sum(axis=1, dtype=np.int32)    # ones, then zeros: yes[u] falls with u
         first[0] = size if layout.kind == "gaussian" else first[0]  # the entry of 0: R = 0
         self.first_undecided = int(first[0]) if layout.kind == "laplace" else first
         self.least_undecided = int(first.min())     # u below it: accepted in every entry
@@ -509,17 +567,14 @@ class Envelope:
                 rng, n, (table.guide_bits, 1, layout.log_width, table.accept_bits)))
         entry = np.take(table.guide, prefix)            # int32 entries
         undecided = np.flatnonzero(entry < 0)
-        special = table.special                         # may an entry be 0 or the tail?
         if undecided.size:
-            refined = table.refine(prefix[undecided].astype(np.int64, copy=False),
-                                   table.guide_bits, rng)
-            entry[undecided] = refined
-            special = special or int(refined.min()) == 0 or int(refined.max()) == layout.tail
-        tails = np.empty(0, dtype=np.intp)
-        if special:
-            offset = np.where(entry == 0, 0, offset)    # the entry of 0 has no offset
-            tails = np.flatnonzero(entry == layout.tail)
-        if tails.size:
+            entry[undecided] = table.refine(prefix[undecided].astype(np.int64, copy=False),
+                                            table.guide_bits, rng)
+        # Whatever the entries drawn: the same passes (no test of whether one is 0 or the
+        # tail, no branch per value).
+        offset &= mask(entry != 0, offset.dtype)        # the entry of 0 has no offset
+        tails = np.flatnonzero(entry == layout.tail)
+        if tails.size:                                  # probability about 2**-64
             entry = np.minimum(entry, layout.blocks)      # the tail's magnitudes are set below
         np.take(layout.xstar, entry, out=out, mode="clip")  # entries in [0, J]; "raise" buffers
         out += offset                                   # magnitudes < 2**58
@@ -541,22 +596,31 @@ class Envelope:
         out -= flip
         return np.flatnonzero(~accept)
 
-    def sample(self, n: int, rng: RandomSource, out: np.ndarray | None = None) -> np.ndarray:
+    def sample(self, n: int, rng: RandomSource, out: np.ndarray | None = None,
+               block: int | None = None) -> np.ndarray:
         """``n`` exact draws as an int64 array (written into ``out`` if given).
 
-        Every position receives a proposal; rejected positions receive new proposals until
-        each holds an accepted one. Which positions are refilled depends only on the
-        acceptance pattern, and accepted proposals are independent draws from the target
-        whatever that pattern is, so the result is ``n`` independent exact draws.
+        Every position receives a proposal, ``block`` positions at a time (all at once if
+        ``block`` is None); then the rejected positions of the whole array, gathered,
+        receive new proposals (again at most ``block`` at a time) until each holds an
+        accepted one: one short round per rejection level for the whole array rather than
+        one per block. Which positions are refilled depends only on the acceptance pattern,
+        and accepted proposals are independent draws from the target whatever that pattern
+        is, so the result is ``n`` independent exact draws.
         """
         if out is None:
             out = np.empty(n, dtype=np.int64)
-        rejected = self._fill(out, rng)
+        step = max(1, n if block is None else block)
+        rejected = np.concatenate([np.empty(0, dtype=np.intp)] + [
+            self._fill(out[start:start + step], rng) + start for start in range(0, n, step)])
         while rejected.size:
-            again = np.empty(rejected.size, dtype=np.int64)
-            redo = self._fill(again, rng)
-            out[rejected] = again
-            rejected = rejected[redo]
+            rejected_again = []
+            for start in range(0, rejected.size, step):
+                rejected_part = rejected[start:start + step]
+                again = np.empty(rejected_part.size, dtype=np.int64)
+                rejected_again.append(rejected_part[self._fill(again, rng)])
+                out[rejected_part] = again
+            rejected = np.concatenate(rejected_again)
         return out
 
 

@@ -8,7 +8,8 @@
 Each chooses its sampler from the request's *size* and the public scale, never from values:
 up to ``FIXED_MAX = 64`` values (and any count at scales beyond the vector sampler's range),
 the fixed-cost samplers of :mod:`dpkit._samplers.fixed_cost`; larger arrays, the
-block-envelope sampler of :mod:`dpkit._samplers.envelope`, ``_BLOCK`` values at a time.
+block-envelope sampler of :mod:`dpkit._samplers.envelope`, ``_BLOCK`` values at a time (the
+rejected proposals of all blocks are then drawn again together).
 
 Vectorised sampling
 -------------------
@@ -95,9 +96,10 @@ def discrete_laplace(scale: Fraction | int, rng: RandomSource,
     Privacy: adding this noise to an integer-valued query with sensitivity ``D`` (ℓ1) gives
     ``(D/scale)``-differential privacy, because ``P[x]/P[x'] <= exp(|x - x'|/scale)``.
     Up to 64 values (and any count at scales above ``2**52``): the fixed-cost sampler, a
-    difference of two geometric variables whose digits are drawn 64 bits at a time, so the
-    running time does not depend on the noise (see "Timing" in :mod:`dpkit._samplers` for the
-    exceptions, of probability ``<= 2**-64`` per trial). Larger arrays: the exact
+    difference of two geometric variables whose digits are drawn at a fixed cost (8 at a
+    time from 72 random bits for one value, 64 bits a digit for more), so the running time
+    does not depend on the noise (see "Timing" in :mod:`dpkit._samplers` for the
+    exceptions, of probability ``<= 2**-64`` per group or digit). Larger arrays: the exact
     block-envelope sampler of :mod:`dpkit._samplers.envelope` (the same distribution, far fewer
     random bits). Canonne, Kamath &
     Steinke (2020) give the distribution's privacy and a one-at-a-time sampler (Algorithm 2).
@@ -172,9 +174,6 @@ def _draw(parameter: Fraction, vector_max: int,
 
 
 def _in_blocks(envelope: Envelope, count: int, rng: RandomSource) -> np.ndarray:
-    """``count`` draws from a :class:`dpkit._samplers.envelope.Envelope`, ``_BLOCK`` at a time."""
-    out = np.empty(count, dtype=np.int64)
-    for start in range(0, count, _BLOCK):
-        stop = min(count, start + _BLOCK)
-        envelope.sample(stop - start, rng, out[start:stop])
-    return out
+    """``count`` draws from a :class:`dpkit._samplers.envelope.Envelope`, ``_BLOCK`` at a time
+    (the rejected proposals of all blocks are drawn again together)."""
+    return envelope.sample(count, rng, block=_BLOCK)

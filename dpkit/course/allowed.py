@@ -29,6 +29,7 @@ from dpkit.course.magics import drop_magics, written_file
 __all__ = [
     "ALLOWED_MODULES",
     "allowed_module",
+    "defined_in",
     "import_feedback",
     "reached_module",
     "read_cells",
@@ -54,21 +55,32 @@ ALLOWED_MODULES = frozenset({
     "numpy", "scipy", "pandas", "matplotlib", "mpmath", "gmpy2", "IPython.display", "dpkit"})
 #: Parts of allowed packages that run code given as data or build and load native code:
 #: ``pandas.eval`` (and ``DataFrame.query``'s engine), ``mpmath.identify`` (``eval`` of
-#: its constants), ``numpy.f2py`` and ``numpy.testing``'s extension builder, the test kits.
+#: its constants), ``numpy.f2py`` and ``numpy.testing``'s extension builder, the test kits;
+#: that rebuild objects from bytes, which a pickle names by module and name (adversarial
+#: review 15, C1: ``np.load(f, None, True)`` returned ``dpkit.svt.above_threshold``):
+#: NumPy's ``.npy`` reader and loaders, pandas' pickle readers; that import a module
+#: named in data and hand it back (``matplotlib.backends``' backend registry); and that
+#: render Jinja templates, whose fields run lookups as code (pandas' Styler).
 _EXCLUDED = ("dpkit.course", "numpy.f2py", "numpy.testing", "numpy.distutils",
-             "numpy.ctypeslib", "pandas.core.computation", "pandas.testing",
-             "pandas.util", "mpmath.identification", "matplotlib.testing")
-#: Functions of allowed packages that evaluate a string as code, by a public path (their
-#: ``__module__`` may be the package's own).
+             "numpy.ctypeslib", "numpy.lib.format", "numpy.lib.npyio",
+             "pandas.core.computation", "pandas.testing", "pandas.util", "pandas.io.pickle",
+             "pandas.compat.pickle_compat", "pandas.io.formats.style",
+             "pandas.io.formats.style_render", "mpmath.identification", "matplotlib.testing",
+             "matplotlib.backends")
+#: Functions of allowed packages that evaluate a string as code or rebuild objects from
+#: bytes, by a public path (their ``__module__`` may be the package's own): ``np.load``
+#: whatever its arguments (``allow_pickle`` may be positional; no exercise loads files).
 _EXCLUDED_FUNCTIONS = ("pandas.eval", "pandas.DataFrame.eval", "pandas.DataFrame.query",
-                       "mpmath.identify", "mpmath.findpoly")
+                       "mpmath.identify", "mpmath.findpoly", "numpy.load",
+                       "pandas.read_pickle")
 
 
 def allowed_module(name: str) -> bool:
     """Whether the code an answer to a FORBIDDEN or JUDGED exercise reaches may use the
     module ``name`` (a dotted name): one of :data:`ALLOWED_MODULES` or a submodule of one,
-    not an excluded part (``dpkit.course``, ``numpy.f2py``, ``pandas.core.computation``
-    …) nor a private submodule of a package other than dpkit (``scipy._lib``).
+    not an excluded part (``dpkit.course``, ``numpy.f2py``, ``numpy.lib.format``,
+    ``pandas.core.computation`` …) nor a private submodule (``scipy._lib``, and dpkit's
+    too, ``dpkit._samplers``: adversarial review 15, C3).
 
     Parameters
     ----------
@@ -88,13 +100,15 @@ def allowed_module(name: str) -> bool:
 
     >>> allowed_module("scipy.stats"), allowed_module("timeit"), allowed_module("dpkit.course")
     (True, False, False)
+    >>> allowed_module("numpy.lib.format"), allowed_module("dpkit._samplers.grid")
+    (False, False)
     """
     def under(prefix: str) -> bool:
         return name == prefix or name.startswith(f"{prefix}.")
     if not any(map(under, ALLOWED_MODULES)) or any(map(under, _EXCLUDED)):
         return False
-    return name.startswith("dpkit") or not any(
-        part.startswith("_") and not part.startswith("__") for part in name.split("."))
+    return not any(part.startswith("_") and not part.startswith("__")
+                   for part in name.split("."))
 
 
 def reached_module(path: str) -> str | None:
@@ -142,6 +156,38 @@ def reached_module(path: str) -> str | None:
                 defined == m or defined.startswith(f"{m}.") for m in _EXCLUDED):
             return defined
     return None
+
+
+def defined_in(path: str) -> str | None:
+    """The module that defines what the dotted ``path`` names in the grader's process
+    (``dpkit.naive.above_threshold`` is defined in ``dpkit.naive.svt``): a module's own
+    name, a function's or class's ``__module__``; None for a path that cannot be followed
+    or names a plain value. Attributes are looked up, never called.
+
+    Parameters
+    ----------
+    path : str
+        A dotted path, as :class:`~dpkit.course.reading.Reading` gives it.
+
+    Returns
+    -------
+    str or None
+        The module's name, or None.
+
+    Raises
+    ------
+    Nothing.
+
+    Privacy guarantee: none by itself (reference: adversarial review 15, C3).
+
+    >>> defined_in("dpkit.naive.above_threshold"), defined_in("math.pi")
+    ('dpkit.naive.svt', None)
+    """
+    value = _looked_up(path.split("."))
+    if isinstance(value, types.ModuleType):
+        return value.__name__
+    defined = getattr(value, "__module__", None) if callable(value) else None
+    return defined if isinstance(defined, str) else None
 
 
 def _looked_up(parts: list[str], parent: object = None) -> object:
@@ -335,10 +381,11 @@ def import_feedback(demand: str, found: tuple[str, ast.AST, str] | str) -> str:
     line = getattr(node, "lineno", None)
     where = f"{demand}in {place}" + (f", line {line}" if line else "")
     if not name.startswith(".") and importlib.util.find_spec(name.split(".", 1)[0]) is None:
-        return (f"{where}, {name} is not an installed module: if your notebook writes it "
-                "while it runs, the grader cannot read its code, which is not allowed in the "
-                "code an answer here uses: put that code in a cell (or write the file with "
-                "%%writefile, which is read), so the answer was not graded")
+        return (f"{where}, {name} is neither installed nor a file the grader reads, so the "
+                "answer was not graded: put that code in a cell, or in one file in the "
+                "notebook's folder written by %%writefile and imported by its name "
+                "(%%writefile helper.py, then import helper); a package, or a file in a "
+                "subfolder, is not read")
     return (f"{where}, {name} may not be imported: {rule} (a file written any other way, "
             "or named as an installed module, is not imported when grading), so the answer "
             "was not graded")

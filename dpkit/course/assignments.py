@@ -40,9 +40,10 @@ import nbformat
 
 from dpkit.course.allowed import ALLOWED_MODULES
 from dpkit.course.exercises import FORBIDDEN, JUDGED
-from dpkit.course.grading import HIDDEN_POINTS, PUBLIC_POINTS, WORK_STUB
+from dpkit.course.grading import HIDDEN_POINTS, PUBLIC_POINTS
 from dpkit.course.myst import OPEN_FENCE, Book, read_book
 from dpkit.course.notebooks import Solution, notebook_items, solutions
+from dpkit.course.written import WORK_STUB
 
 __all__ = ["assignment_notebook", "build"]
 
@@ -235,7 +236,11 @@ _IMPORT_RULE = (
         ALLOWED_MODULES, key=str.lower)) + ", and a module of your own written with "
     "`%%writefile helper.py` (one file, in the notebook's folder). Any other import "
     "(`os`, `pathlib`, `subprocess`, `multiprocessing`, `tqdm` …) costs that exercise its "
-    "points: the grader could not read what it runs.")
+    "points: the grader could not read what it runs. So does that code's use of private names "
+    "(`_…`) of dpkit or any module, `numpy.load` and pandas' pickle readers, the IPython shell "
+    "(`get_ipython`, `In`, `Out`, `_`, `exit` other than called), or a format string "
+    "whose fields name an attribute or item (`'{0.x}'`, `'{d[k]}'`) or is computed: "
+    "`'{:.3f}'.format(x)` and f-strings are fine.")
 
 
 def assignment_notebook(path: str | Path, book: Book) -> nbformat.NotebookNode | None:

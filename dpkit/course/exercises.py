@@ -23,11 +23,13 @@ from dpkit.course.allowed import (
     read_cells,
     unallowed_import,
 )
+from dpkit.course.escapes import format_use, library_use, shell_use, template_use
 from dpkit.course.magics import drop_magics
 from dpkit.course.reading import (
     FUNCTIONS,
     LOOKUPS,
     Reading,
+    answer_statements,
     constant_string,
     imported_names,
     method_kinds,
@@ -39,8 +41,8 @@ from dpkit.course.reading import (
 )
 from dpkit.course.shown import check_use, checker_words
 
-__all__ = ["ABSOLUTE_TOLERANCE", "DYNAMIC", "ENVIRONMENT", "FORBIDDEN", "JUDGED",
-           "RELATIVE_TOLERANCE", "environment_use", "forbidden_use"]
+__all__ = ["ABSOLUTE_TOLERANCE", "DYNAMIC", "ENVIRONMENT", "FORBIDDEN", "FORBIDDEN_PACKAGES",
+           "JUDGED", "RELATIVE_TOLERANCE", "environment_use", "forbidden_use"]
 
 #: Per exercise: (dotted names of the library functions its answer may not use, what the
 #: exercise asks for). A name is matched by its last part wherever it appears (``from …
@@ -56,6 +58,14 @@ FORBIDDEN: dict[str, tuple[tuple[str, ...], str]] = {
     "ex-svt-above-threshold": (("dpkit.svt.above_threshold", "dpkit.svt.above_threshold_runs",
                                 "dpkit.svt.sparse", "dpkit.naive.svt.above_threshold"),
                                "asks you to write AboveThreshold yourself"),
+}
+#: Per exercise: packages whose every function and class its answer may not use, by any
+#: name or module (adversarial review 15, C3: ``dpkit.svt.core.sparse_on_answers`` and
+#: ``dpkit.naive.svt._variant`` are AboveThreshold too); dpkit's private names (the grid's
+#: ``dpkit._samplers.grid``, ``dpkit.laplace._laplace_grid``) are refused in every answer
+#: to a FORBIDDEN or JUDGED exercise (:func:`~dpkit.course.escapes.library_use`).
+FORBIDDEN_PACKAGES: dict[str, tuple[str, ...]] = {
+    "ex-svt-above-threshold": ("dpkit.svt", "dpkit.naive.svt"),
 }
 
 #: Built-in functions that reach a name given as a string: refused (as a call or as a value)
@@ -79,7 +89,15 @@ _DYNAMIC_NAMES = frozenset({
     "get_referents", "get_referrers", "_getframe", "settrace", "setprofile", "f_globals",
     "f_locals", "f_back", "f_builtins", "tb_frame", "gi_frame", "cr_frame", "ag_frame",
     # adversarial review 14, F1: the worker's import hook (only %%writefile files import)
-    "meta_path", "path_hooks", "path_importer_cache"})
+    "meta_path", "path_hooks", "path_importer_cache",
+    # review 15, C2: the IPython shell and what runs code given as a string through it;
+    # singledispatch's register evaluates annotations written as strings; pandas' Styler
+    # renders Jinja templates read from files and formats an index by a format string; an
+    # audit hook is handed the objects of the worker's events
+    "get_ipython", "_ip", "user_ns", "user_global_ns", "user_module", "run_cell",
+    "run_cell_async", "run_line_magic", "run_cell_magic", "ev", "ex", "safe_execfile",
+    "safe_run_module", "singledispatch", "singledispatchmethod", "from_custom_template",
+    "format_index", "format_index_names", "addaudithook"})
 #: Modules refused when the code reaches them under another name (``import code as c``):
 #: their names are too common as variables to refuse as bare names.
 _DYNAMIC_MODULES = frozenset({"code", "sys.modules", "sys._getframe"})
@@ -134,7 +152,10 @@ ENVIRONMENT = frozenset({
     # seeding, read by listing folders, a file system's size or the seed sequence
     "listdir", "scandir", "iterdir", "walk", "glob", "statvfs", "fstatvfs", "seed_seq",
     # round 13, F2: reads that time the page cache one sandbox leaves for the next
-    "pread", "preadv", "posix_fadvise", "mmap", "madvise", "mincore"})
+    "pread", "preadv", "posix_fadvise", "mmap", "madvise", "mincore",
+    # round 15: where Python is installed (a private name, sys._base_executable, is refused
+    # as every private name of a module is: :func:`~dpkit.course.escapes.library_part`)
+    "prefix", "base_prefix", "exec_prefix", "base_exec_prefix"})
 #: Builtins that run code given as data, which could reach any of the above: refused as
 #: bare names only (``re.compile`` is another function).
 _DYNAMIC_BUILTINS = frozenset({"eval", "exec", "compile"})
@@ -173,7 +194,8 @@ def environment_use(label: str, answer: str, earlier: Iterable[str | tuple[str, 
     only be shown (:func:`~dpkit.course.shown.check_use`), and ``check`` and the checks'
     names count as words of :data:`ENVIRONMENT` for ``getattr`` and its kin. The course kit
     (``dpkit.course``, empty files in the sandbox but the worker) is refused as an import
-    or an attribute of ``dpkit``. Other signals (the file system, the time, the parent
+    or an attribute of ``dpkit``; the shell, format fields, templates and private names
+    as :func:`forbidden_use` refuses them. Other signals (the file system, the time, the parent
     process, the process's limits, a count of the function's own calls) stay open: the
     teacher reads the code.
 
@@ -216,6 +238,12 @@ def environment_use(label: str, answer: str, earlier: Iterable[str | tuple[str, 
                         "command line, the user, the machine, the kernel) or may import "
                         "what does, which is not allowed in the code an answer here uses: "
                         "remove it, so the answer was not graded")
+    for tree, place in parsed:
+        found = library_use(reading, tree, (), False, None)
+        if found:
+            return (f"{demand}{_where(place, found[1])}, {found[0]} may not be used in the "
+                    "code an answer here uses (it could tell the grader from a notebook), "
+                    "so the answer was not graded")
     places = {id(node): place for tree, place in parsed for node in ast.walk(tree)}
     for tree, place in parsed:
         found = _dynamic(reading, {**_ENVIRONMENT_BANNED, **checker_words()}, tree,
@@ -465,7 +493,9 @@ def _dynamic_node(reading: Reading, banned: dict[str, str], node: ast.AST,
     ``scoped``: whether it is inside a function. ``getattr(self, computed)`` in a method
     of a class that is not sealed names the line that unseals it (honest review 12,
     finding 2)."""
-    refused = _spelled(node, reading, parents.get(id(node)), banned)
+    refused = _spelled(node, reading, parents.get(id(node)), banned) or \
+        shell_use(reading, node, parents.get(id(node))) or format_use(node) or \
+        template_use(reading, node)
     if refused:
         return refused
     if isinstance(node, ast.ImportFrom) and node.module == "__future__" and \
@@ -483,7 +513,7 @@ def _dynamic_node(reading: Reading, banned: dict[str, str], node: ast.AST,
             return path
         reached = reached_module(path)
         if reached:                              # random._os, concurrent.futures.process.mp
-            return f"{path} (the module {reached}, which is not an allowed import)"
+            return f"{path} (it reaches {reached}, which is not allowed)"
     builtin = reading.builtin(node) if isinstance(node, ast.Name) else None
     if builtin in DYNAMIC or builtin == "__builtins__":
         return builtin
@@ -578,7 +608,7 @@ def _parsed(source: str) -> ast.Module | None:
 
 
 def forbidden_use(label: str, answer: str, earlier: Iterable[str | tuple[str, str]],
-                  setup: str | None = None) -> str | None:
+                  setup: str | None = None, graded: str | None = None) -> str | None:
     """Why the student's answer to exercise ``label`` may not be graded, or None.
 
     ``answer`` is the answer cell's code, ``earlier`` the student's code cells that ran
@@ -592,7 +622,13 @@ def forbidden_use(label: str, answer: str, earlier: Iterable[str | tuple[str, st
     class's names are not seen by the functions in its body). In an earlier cell, a
     forbidden function called where it is named when the statement runs (an experiment)
     does not count, nor does re-importing it by the name the set-up cell already binds it
-    to (``from dpkit.laplace import laplace_accuracy`` at a cell's top level).
+    to (``from dpkit.laplace import laplace_accuracy`` at a cell's top level). The same
+    holds for a top-level statement of the answer cell (a self-check ``assert
+    half_width(…) == laplace_accuracy(…)``, honest review 15, F2) when ``graded``, the name
+    the tests read, is given and the statement cannot change it: for a function (``graded``
+    bound by ``def`` or ``class`` only) every statement that does not bind it, for a value
+    (``bits = …``) the statements after the last that binds it; the statements that do
+    (the ``def``, its defaults and decorators) are read as the answer's own code.
 
     That code may not refer to a function of :data:`FORBIDDEN` for ``label``: by a bare name
     the set-up cell binds to it, by an import from dpkit (``from dpkit.svt import
@@ -633,7 +669,11 @@ def forbidden_use(label: str, answer: str, earlier: Iterable[str | tuple[str, st
     parse. Last, that code may import only the modules of
     :data:`~dpkit.course.allowed.ALLOWED_MODULES` and ``%%writefile`` files (nor reach
     another module as an attribute: ``random._os``), as :func:`environment_use`'s may
-    (:func:`~dpkit.course.allowed.unallowed_import`, adversarial review 14).
+    (:func:`~dpkit.course.allowed.unallowed_import`, adversarial review 14). Nor may it
+    reach the IPython shell (``get_ipython``, ``exit`` other than called, the history
+    names), a format field's lookups, pandas' Jinja templates, or a private name of dpkit
+    or of an allowed module (:mod:`dpkit.course.escapes`, adversarial review 15); for an
+    exercise of :data:`FORBIDDEN_PACKAGES`, anything of those packages.
 
     Returns
     -------
@@ -675,6 +715,7 @@ def forbidden_use(label: str, answer: str, earlier: Iterable[str | tuple[str, st
     bound = set().union(*(statement_bindings(statement) for statement in
                           [*(s for s, _ in statements), *root.body]))
     trees: list[tuple[ast.AST, str]] = [(root, "its answer"), *statements]
+    own = answer_statements(root, graded)
     known = Reading([_parsed(setup) or ast.Module([], [])], lambda _name: set()) \
         if setup is not None else None
 
@@ -688,13 +729,26 @@ def forbidden_use(label: str, answer: str, earlier: Iterable[str | tuple[str, st
     rebinds = frozenset(name for name, full in banned.items()
                         if known and known.names.get(name) == {full})
     reading = Reading([t for t, _ in trees], outside)
-    for tree, place in trees:
-        found = _forbidden(reading, banned, tree, calls=tree is not root,
+    for tree, place in [*((s, "its answer") for s in root.body), *statements]:
+        found = _forbidden(reading, banned, tree, calls=id(tree) not in own,
                            rebinds=frozenset() if id(tree) in written else rebinds)
         if found:
-            return (f"this exercise {why}; {banned[found[0]]} is not available in its "
-                    f"answer (nor in the code it uses: {_where(place, found[1])}), so it "
-                    "was not graded")
+            ran = place == "its answer" and graded and any(   # a call, at the top level
+                isinstance(n, ast.Call) and n.func is found[1]
+                for n in walk_running(ast.Module([tree], [])))
+            return (f"this exercise {why}; {banned[found[0]]} is forbidden in its answer "
+                    f"and in the code the answer uses, and it is used "
+                    f"{_where(place, found[1])}, so the answer was not graded" + (
+                        f" (a comparison with it belongs below the line that sets "
+                        f"{graded}, or in a cell of your own below the answer)"
+                        if ran else ""))
+    for tree, place in [*((s, "its answer") for s in root.body), *statements]:
+        found = library_use(reading, tree, FORBIDDEN_PACKAGES.get(label, ()),
+                            id(tree) not in own and id(tree) not in written, known)
+        if found:
+            return (f"this exercise {why}; {found[0]} is forbidden in its answer and in the "
+                    f"code the answer uses, and it is used {_where(place, found[1])}, so the "
+                    "answer was not graded")
     places = {id(node): place for tree, place in trees for node in ast.walk(tree)}
     for tree, place in trees:
         found = _dynamic(reading, banned, tree, places)
@@ -720,6 +774,11 @@ def _advice(found: tuple[str, ast.AST]) -> str:
     if isinstance(node, ast.Name) and what == node.id and what in _DYNAMIC_NAMES:
         return (f"if {what} is a name of your own, bind it in your code (or rename it); "
                 "otherwise remove it")
+    if "format" in what:
+        return ("write the value with an f-string, or call .format on a format string "
+                "written out whose fields name no attribute or item ({0}, {:.3f})")
+    if "IPython" in what:
+        return "remove it (the code an answer here uses may not reach the IPython shell)"
     if _UNSEALED in what:
         return ("call the class's methods only on an instance (self.m(…), obj.m(…) with "
                 "obj = YourClass(…)), or use a dict of functions instead of getattr: "

@@ -16,7 +16,10 @@ making the shell costs about 20 ms of the worker's start.
 What differs from a kernel on purpose: the cells are compiled by the worker (magics are
 never run, :func:`dpkit.course.magics.drop_magics`; ``In`` shows each cell as IPython
 transforms it, as in a notebook), no event is fired and nothing is published; the history
-is kept in memory. ``In`` holds the notebook's cells only (the set-up cell and the student's): the
+is kept in memory; ``exit`` and ``quit`` are :class:`ZMQExitAutocall` objects of this
+module that hold no reference to the shell (IPython's held it as ``_ip``, and
+``exit._ip.ev("…")`` ran code the static reading never read: adversarial review 15,
+C2). ``In`` holds the notebook's cells only (the set-up cell and the student's): the
 grader's tests never run here. IPython's files (``~/.ipython``) are written in the
 worker's own home, inside the sandbox, and nowhere else.
 """
@@ -35,7 +38,6 @@ import warnings
 from collections.abc import Iterator
 from typing import Any
 
-from IPython.core.autocall import ZMQExitAutocall
 from IPython.core.displayhook import DisplayHook
 from IPython.core.history import HistoryManager
 from IPython.core.interactiveshell import InteractiveShell
@@ -49,6 +51,17 @@ class ZMQShellDisplayHook(DisplayHook):
     """The shell's display hook, named as ipykernel's (``Out[n]``, ``_``: IPython's own)."""
 
     __module__ = "ipykernel.displayhook"
+
+
+class ZMQExitAutocall:
+    """``exit`` and ``quit``, by the name of IPython's class, holding nothing: calling one
+    asks the shell to exit, which in a kernel ends the session once the cell has run and
+    in the worker does nothing (it keeps answering the grader's calls)."""
+
+    __module__ = "IPython.core.autocall"
+
+    def __call__(self, keep_kernel: bool = False) -> None:
+        """Do nothing, as the worker's shell does when asked to exit."""
 
 
 class IPythonKernel:
@@ -79,7 +92,7 @@ class ZMQInteractiveShell(InteractiveShell):
 
     @default("exiter")
     def _default_exiter(self) -> ZMQExitAutocall:
-        return ZMQExitAutocall(self)
+        return ZMQExitAutocall()
 
     def init_profile_dir(self, profile_dir: Any) -> None:
         if os.access(self.ipython_dir, os.W_OK):

@@ -20,7 +20,8 @@ from pathlib import Path
 
 import jupytext
 
-__all__ = ["GLUED_VALUE", "Block", "Book", "Chapter", "read_book", "read_directive"]
+__all__ = ["EXPLICIT", "GLUED_VALUE", "HEADING", "OPEN_FENCE", "PLAIN_FENCE", "ROLE", "TARGET",
+           "Block", "Book", "Chapter", "read_book", "read_directive"]
 
 #: What a ``{glue}`` role of the book becomes in a notebook: the rendered book shows the
 #: value computed at build time; a notebook shows it in the output of the code cell that
@@ -37,17 +38,21 @@ _NUMBERED = {
 }
 _ADMONITIONS = {"note", "warning", "tip", "important", "hint", "caution", "attention", "danger",
                 "error", "seealso"}
+# The pieces of MyST the reader recognises, public for the tests that compare two editions
+# of a page (tests/zh_parity.py): a directive's opening fence, a plain code fence, a
+# directive's option line, a target ``(label)=``, a heading, a role ``{name}`content```, and
+# a role's explicit text ``text <target>``.
 OPEN_FENCE = re.compile(r"^[ \t]*(?P<fence>`{3,}|:{3,})\{(?P<name>[^}]+)\}[ \t]*(?P<arg>.*)$")
-_PLAIN_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
+PLAIN_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
 _OPTION = re.compile(r"^[ \t]*:(?P<key>[\w-]+):[ \t]*(?P<value>.*)$")
-_TARGET = re.compile(r"^\((?P<label>[^)\s]+)\)=\s*$")
-_HEADING = re.compile(r"^(?P<hashes>#{1,6})\s+(?P<text>.+?)\s*$")
-_ROLE = re.compile(r"\{(?P<role>[\w:-]+)\}`(?P<content>[^`]*)`")
+TARGET = re.compile(r"^\((?P<label>[^)\s]+)\)=\s*$")
+HEADING = re.compile(r"^(?P<hashes>#{1,6})\s+(?P<text>.+?)\s*$")
+ROLE = re.compile(r"\{(?P<role>[\w:-]+)\}`(?P<content>[^`]*)`")
 # A Markdown link to another page of the book, by its source file: [text](page.md#anchor).
 _PAGE_LINK = re.compile(r"\[(?P<text>[^\]]+)\]\((?![a-zA-Z][\w+.-]*:|#)(?P<page>[^)\s#]+)\.md"
                         r"(?:#[^)\s]*)?\)")
 _STARS = re.compile(r"\s*\(★+\)$")                # an exercise title's difficulty
-_EXPLICIT = re.compile(r"^(?P<text>.*?)\s*<(?P<target>[^<>]+)>$", re.S)
+EXPLICIT = re.compile(r"^(?P<text>.*?)\s*<(?P<target>[^<>]+)>$", re.S)
 
 
 @dataclass
@@ -239,7 +244,7 @@ def _options(lines: list[str], start: int) -> tuple[dict[str, str], int]:
 def _index_chapter(book: Book, chapter: Chapter) -> None:
     text = _markdown_text(chapter)
     for line in text.splitlines():
-        heading = _HEADING.match(line)
+        heading = HEADING.match(line)
         if heading and len(heading["hashes"]) == 1 and not chapter.title:
             chapter.title = _strip_roles(heading["text"])
     for _, label, display in _number_directives(chapter):
@@ -253,17 +258,17 @@ def _index_chapter(book: Book, chapter: Chapter) -> None:
             book.titles[options["label"]] = (f"{kind} “{title}”" if title else kind, chapter.stem)
     lines = text.splitlines()
     for i, line in enumerate(lines):
-        target = _TARGET.match(line.strip())
+        target = TARGET.match(line.strip())
         if target:
             following = next((x for x in lines[i + 1:] if x.strip()), "")
-            heading = _HEADING.match(following)
+            heading = HEADING.match(following)
             shown = _strip_roles(heading["text"]) if heading else target["label"]
             book.labels.setdefault(target["label"], (shown, chapter.stem))
             book.titles.setdefault(target["label"], (f"section “{shown}”", chapter.stem))
 
 
 def _strip_roles(text: str) -> str:
-    return _ROLE.sub(lambda m: m["content"], text)
+    return ROLE.sub(lambda m: m["content"], text)
 
 
 def _read_bib(text: str) -> dict[str, tuple[str, str]]:
@@ -327,7 +332,7 @@ class _Renderer:
     # -- roles ---------------------------------------------------------------------------
     def roles(self, text: str) -> str:
         text = _PAGE_LINK.sub(self._page_link, text)
-        return _ROLE.sub(self._role, text)
+        return ROLE.sub(self._role, text)
 
     def _page_link(self, match: re.Match[str]) -> str:
         stem = Path(match["page"]).name
@@ -337,7 +342,7 @@ class _Renderer:
 
     def _role(self, match: re.Match[str]) -> str:
         role, content = match["role"], match["content"]
-        explicit = _EXPLICIT.match(content)
+        explicit = EXPLICIT.match(content)
         text, target = (explicit["text"], explicit["target"]) if explicit else (None, content)
         if role in ("prf:ref", "ref", "numref", "eq"):
             shown, stem = self.book.labels.get(target, (target, self.chapter.stem))
@@ -382,7 +387,7 @@ class _Renderer:
         i = 0
         while i < len(lines):
             line = lines[i]
-            if _TARGET.match(line.strip()):
+            if TARGET.match(line.strip()):
                 i += 1
                 continue
             directive = read_directive(lines, i)
@@ -391,14 +396,14 @@ class _Renderer:
                 out.extend(self._render(block.name, self.roles(block.arg), block.options,
                                         block.body))
                 continue
-            plain = _PLAIN_FENCE.match(line)
+            plain = PLAIN_FENCE.match(line)
             if plain:  # an ordinary code block: copy verbatim up to its closing fence
                 end = next((j for j in range(i + 1, len(lines))
                             if lines[j].strip() == plain.group(1)), len(lines) - 1)
                 out.extend(lines[i:end + 1])
                 i = end + 1
                 continue
-            heading = _HEADING.match(line)
+            heading = HEADING.match(line)
             if heading and len(heading["hashes"]) == 1 and self.chapter.number is not None \
                     and not self.titled:
                 line = f"# {self.chapter.number}. {heading['text']}"  # as the book numbers it

@@ -17,10 +17,14 @@ import html
 import io
 from typing import Any
 
+import matplotlib
+from matplotlib import font_manager
 from matplotlib import image as mimage
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.text import Text
+
+from dpkit.i18n import language
 
 #: Safe, private results (Okabe–Ito blue).
 SAFE = "#0072B2"
@@ -101,6 +105,45 @@ DPI = 160
 MIN_FONT_SIZE = 10.0
 
 
+#: Fonts that draw what matplotlib's default (DejaVu Sans) cannot, per language: Chinese text
+#: in Noto Sans CJK SC (Debian's fonts-noto-cjk). Latin and Greek letters stay in DejaVu
+#: Sans, so the formulas look the same in both editions; matplotlib takes a glyph missing
+#: from the first family from the next. Mathtext (``$...$``) has its own fonts and no
+#: fallback: no translation puts Chinese inside it (:mod:`dpkit.i18n`).
+LANGUAGE_FONTS = {"en": (), "zh": ("Noto Sans CJK SC",)}
+#: Where Debian's fonts-noto-cjk puts the font, for a matplotlib font cache made before the
+#: package was installed.
+_CJK_FILE = "NotoSansCJK-Regular.ttc"
+
+
+def use_language_fonts() -> list[str]:
+    """Set matplotlib's font family for the current language (:func:`dpkit.i18n.language`).
+
+    :func:`new_figure` calls it, so a figure's text is drawn with fonts that have its glyphs.
+    A font of :data:`LANGUAGE_FONTS` that matplotlib's font cache lacks (the cache predates
+    the font's installation) is added from the system's font files.
+
+    Returns
+    -------
+    list of str
+        The family list now in ``matplotlib.rcParams["font.family"]``: ``["sans-serif"]``
+        (matplotlib's default) in English, DejaVu Sans then the language's fonts otherwise.
+    """
+    extra = LANGUAGE_FONTS[language()]
+    if not extra:
+        families = ["sans-serif"]
+    else:
+        known = {entry.name for entry in font_manager.fontManager.ttflist}
+        if not set(extra) <= known:
+            for path in font_manager.findSystemFonts():
+                if path.endswith(_CJK_FILE):
+                    font_manager.fontManager.addfont(path)
+        families = ["DejaVu Sans", *extra]
+    if matplotlib.rcParams["font.family"] != families:
+        matplotlib.rcParams["font.family"] = families
+    return families
+
+
 class BookFigure(Figure):
     """A :class:`~matplotlib.figure.Figure` that carries a text alternative.
 
@@ -142,13 +185,21 @@ def new_figure(ncols: int = 1, *, width: float = 6.4, height: float = 3.6,
         Number of rows of axes (stacked panels read better on a phone than cramped
         side-by-side ones).
 
+    The fonts follow the language of :mod:`dpkit.i18n` (:func:`use_language_fonts`).
+
     Returns
     -------
     (BookFigure, list of Axes)
         The figure (give it a text alternative with :func:`describe`) and its axes row by
         row.
     """
+    extra = use_language_fonts() != ["sans-serif"]
     figure = BookFigure(figsize=(width * SCALE, height * SCALE), dpi=DPI, layout="constrained")
+    if extra:
+        # The constrained layout measures text with the first font's metrics (DejaVu Sans);
+        # Noto Sans CJK's lines are taller (1.45 em against 1.17 em), so a rotated axis label
+        # in Chinese would stick out by up to 8 px: twice the default padding, in inches.
+        figure.get_layout_engine().set(w_pad=0.1, h_pad=0.1)
     axes = figure.subplots(nrows, ncols, sharey=sharey, squeeze=False).ravel()
     for ax in axes:
         ax.spines[["top", "right"]].set_visible(False)

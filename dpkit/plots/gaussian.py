@@ -12,6 +12,7 @@ from matplotlib.ticker import NullLocator
 from scipy.optimize import brentq
 
 from dpkit.gaussian import analytic_sigma, classic_sigma, delta_for_sigma
+from dpkit.i18n import tr
 from dpkit.naive.gaussian import analytic_sigma_erf
 from dpkit.plots._style import (
     BLACK,
@@ -106,9 +107,10 @@ def laplace_vs_gaussian_figure(dimension: int = 10, epsilon: float = 0.5,
     left.axvline(dimension, color=GREY, lw=0.8, ls=":")
     left.plot([dimension, dimension], [lap, gau], "o", color=BLACK, ms=4)
     crossing = _DIMENSIONS[np.argmax(stds[:, 1] < stds[:, 0])]
-    left.set(xlabel="dimension d", ylabel="noise std per coordinate",
+    left.set(xlabel=tr("dimension d"), ylabel=tr("noise std per coordinate"),
              title=f"ε = {epsilon:g}, δ = {delta:g}")
-    left.text(0.97, 0.04, f"Gaussian smaller\nfrom d = {crossing}", ha="right",
+    left.text(0.97, 0.04, tr("Gaussian smaller\nfrom d = {crossing}").format(crossing=crossing),
+              ha="right",
               transform=left.transAxes, fontsize=10)
 
     width = 3.2 * max(lap, gau)
@@ -120,14 +122,15 @@ def laplace_vs_gaussian_figure(dimension: int = 10, epsilon: float = 0.5,
     laplace_span = right.axvspan(-b * math.log(20), b * math.log(20), **area(NAIVE, 0.08),
                                  hatch="///")
     gauss_span = right.axvspan(-1.959964 * gau, 1.959964 * gau, **area(SAFE, 0.10))
-    right.set(xlabel="noise on one coordinate", ylabel="density", yticks=[],
-              title=f"d = {dimension}: std ratio {lap / gau:.2f}")
+    right.set(xlabel=tr("noise on one coordinate"), ylabel=tr("density"), yticks=[],
+              title=tr("d = {dimension}: std ratio {ratio}").format(dimension=dimension,
+                                                                   ratio=f"{lap / gau:.2f}"))
     right.set_ylim(0, right.get_ylim()[1] * 1.1)
     # One legend below both panels (the curves fill the upper corners at some d).
     figure.legend([laplace_line, gauss_line, laplace_span, gauss_span],
-                  ["Laplace, std √2·d/ε", "Gaussian, classic σ",
-                   f"Laplace: 95% in ±{b * math.log(20):.3g}",
-                   f"Gaussian: 95% in ±{1.959964 * gau:.3g}"],
+                  [tr("Laplace, std √2·d/ε"), tr("Gaussian, classic σ"),
+                   tr("Laplace: 95% in ±{half}").format(half=f"{b * math.log(20):.3g}"),
+                   tr("Gaussian: 95% in ±{half}").format(half=f"{1.959964 * gau:.3g}")],
                   loc="lower center", bbox_to_anchor=(0.5, 0.0), ncol=2, fontsize=10,
                   frameon=False)
     return describe(_quick(figure, bottom=0.33), (
@@ -179,11 +182,12 @@ def classic_validity_figure(deltas: Sequence[float] = (1e-3, 1e-5, 1e-9)) -> Fig
         ax.annotate(f"{crossing:.2f}", (crossing, delta), textcoords="offset points",
                     xytext=(-4, 6), ha="right", fontsize=10, color=BLACK)
     ax.axvline(1.0, color=GREY, ls="--", lw=1)
-    ax.text(0.88, 1e-2, "ε = 1: end of the\nclassic theorem", fontsize=10, color=GREY, ha="right")
-    ax.set(xlabel="ε", ylabel="true δ of the classic σ", ylim=(1e-16, 1.0),
-           title="Classic σ judged by the exact profile")
+    ax.text(0.88, 1e-2, tr("ε = 1: end of the\nclassic theorem"), fontsize=10, color=GREY,
+            ha="right")
+    ax.set(xlabel="ε", ylabel=tr("true δ of the classic σ"), ylim=(1e-16, 1.0),
+           title=tr("Classic σ judged by the exact profile"))
     ax.legend(fontsize=10, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0),
-              title="target δ", title_fontsize=10)
+              title=tr("target δ"), title_fontsize=10)
     return describe(figure, (
         "Log-log line chart of the true δ of the classic σ = √(2 ln(1.25/δ))/ε (Δ = 1) "
         "against ε from 0.05 to 20, one line per target δ = "
@@ -219,25 +223,26 @@ def sigma_calibration_figure(epsilon: float = 0.5, delta: float = 1e-6) -> Figur
     analytic = _analytic_over_epsilon(delta)
     formula = np.sqrt(2 * np.log(1.25 / delta)) / epsilons
     proven = epsilons < 1
-    left.loglog(epsilons, analytic, color=SAFE, label="analytic")
-    left.loglog(epsilons[proven], formula[proven], color=NAIVE, ls="--", label="classic, ε < 1")
+    left.loglog(epsilons, analytic, color=SAFE, label=tr("analytic"))
+    left.loglog(epsilons[proven], formula[proven], color=NAIVE, ls="--", label=tr("classic, ε < 1"))
     left.loglog(epsilons[~proven], formula[~proven], color=NAIVE, ls=":",
-                label="classic, ε ≥ 1")
+                label=tr("classic, ε ≥ 1"))
     sigma = analytic_sigma(1.0, epsilon, delta)
     left.plot([epsilon], [sigma], "o", color=BLACK, ms=4)
     left.set(xlabel="ε", ylabel="σ / Δ", title=f"δ = {delta:g}")
     left.legend(fontsize=10, frameon=False, loc="lower left", handlelength=1.2)
 
     deltas = _CURVE_DELTAS
-    right.semilogx(deltas, _analytic_over_delta(epsilon), color=SAFE, label="analytic")
+    right.semilogx(deltas, _analytic_over_delta(epsilon), color=SAFE, label=tr("analytic"))
     if epsilon < 1:
         classic = [classic_sigma(1.0, epsilon, d) for d in deltas]
-        right.semilogx(deltas, classic, color=NAIVE, ls="--", label="classic")
+        right.semilogx(deltas, classic, color=NAIVE, ls="--", label=tr("classic"))
         ratio = classic_sigma(1.0, epsilon, delta) / sigma
-        title = f"ε = {epsilon:g}, ratio {ratio:.2f}"
+        title = tr("ε = {epsilon}, ratio {ratio}").format(epsilon=f"{epsilon:g}",
+                                                         ratio=f"{ratio:.2f}")
         verdict = f"the classic σ is {ratio:.2f} times larger"
     else:
-        title = f"ε = {epsilon:g}: no classic"
+        title = tr("ε = {epsilon}: no classic").format(epsilon=f"{epsilon:g}")
         verdict = "the classic calibration does not apply (ε ≥ 1)"
     right.plot([delta], [sigma], "o", color=BLACK, ms=4)
     right.set(xlabel="δ", ylabel="σ / Δ", title=title)
@@ -259,7 +264,7 @@ def privacy_profile_figure(sigmas: Sequence[float] = (0.5, 1.0, 2.0, 4.0)) -> Fi
         ax.semilogy(epsilons, [delta_for_sigma(sigma, 1.0, e) for e in epsilons],
                     color=colour, ls=style, label=f"σ = {sigma:g}Δ")
     ax.set(xlabel="ε", ylabel="δ(ε)", ylim=(1e-16, 1.5),
-           title="Privacy profiles of Gaussian noise")
+           title=tr("Privacy profiles of Gaussian noise"))
     ax.legend(fontsize=10, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return describe(figure, (
         "Line chart, δ on a log scale, of the privacy profile δ(ε) of Gaussian noise for ε "
@@ -279,12 +284,12 @@ def erf_calibration_figure(epsilons: Sequence[float] = (0.5, 1.0, 4.0)) -> Figur
                   for d in deltas]
         worst.append(max(ratios))
         ax.loglog(deltas, ratios, color=colour, ls=style,
-                  label=f"erf-based solver, ε = {epsilon:g}")
+                  label=tr("erf-based solver, ε = {epsilon}").format(epsilon=f"{epsilon:g}"))
     safe = [delta_for_sigma(analytic_sigma(1.0, 1.0, d), 1.0, 1.0) / d for d in deltas]
     ax.loglog(deltas, safe, color=SAFE, lw=2, label="dpkit.gaussian.analytic_sigma, ε = 1")
     ax.axhline(1.0, color=BLACK, lw=0.8)
-    ax.set(xlabel="target δ", ylabel="true δ / target δ",
-           title="Solving δ(σ) = δ with Φ(t) = (1 + erf(t/√2))/2")
+    ax.set(xlabel=tr("target δ"), ylabel=tr("true δ / target δ"),
+           title=tr("Solving δ(σ) = δ with Φ(t) = (1 + erf(t/√2))/2"))
     ax.invert_xaxis()
     ax.legend(fontsize=10, frameon=False, loc="upper left")
     return describe(figure, (

@@ -7,6 +7,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyBboxPatch
 
+from dpkit.i18n import tr
 from dpkit.plots._style import GREY, NAIVE, SAFE, TRUTH, area, describe, new_figure
 from dpkit.randomized_response import debiased_std, truth_probability
 
@@ -32,10 +33,10 @@ def adult_overview_figure(adult: pd.DataFrame) -> Figure:
     """Histogram of age and the share of each income class in the Adult data."""
     figure, (left, right) = new_figure(2)
     left.hist(adult["age"], bins=range(15, 95, 2), color=SAFE)
-    left.set(xlabel="age (years)", ylabel="people", title="Age")
+    left.set(xlabel=tr("age (years)"), ylabel=tr("people"), title=tr("Age"))
     shares = adult["income"].value_counts(normalize=True).sort_index()
     right.bar(shares.index.astype(str), shares.to_numpy(), color=[GREY, SAFE])
-    right.set(ylabel="share of people", ylim=(0, 1), title="Income")
+    right.set(ylabel=tr("share of people"), ylim=(0, 1), title=tr("Income"))
     ages = adult["age"]
     return describe(figure, (
         f"Two bar charts of the Adult data ({len(adult)} people). Left: a histogram of age, "
@@ -61,7 +62,7 @@ def chapter_map_figure() -> Figure:
     for i, (_, number, title, needs) in enumerate(CHAPTER_MAP):
         ax.add_patch(FancyBboxPatch((left, i - 0.3), right - left, 0.6, facecolor=(SAFE, 0.1),
                                     edgecolor=SAFE, boxstyle="round,pad=0,rounding_size=0.1"))
-        label = title if number is None else f"{number}. {title}"
+        label = tr(title) if number is None else f"{number}. {tr(title)}"
         ax.text(middle, i, label, ha="center", va="center", fontsize=12)
         for need in needs:
             j = row[need]
@@ -73,7 +74,7 @@ def chapter_map_figure() -> Figure:
             ax.annotate("", xy=end, xytext=start,
                         arrowprops={"arrowstyle": "->", "color": GREY, "lw": 1.3,
                                     "connectionstyle": style, "shrinkA": 0, "shrinkB": 0})
-    ax.set_title("An arrow means “is used by”", fontsize=11)
+    ax.set_title(tr("An arrow means “is used by”"), fontsize=11)
     number = {name: "the introduction" if n is None else str(n)
               for name, n, _, _ in CHAPTER_MAP}
     jumps = [f"{number[name]} builds on {' and '.join(number[n] for n in needs)}"
@@ -113,10 +114,11 @@ def randomized_response_figure(epsilon: float, n: int = 1000, true_fraction: flo
     """
     p = float(truth_probability(epsilon))
     figure, (left, right) = new_figure(2)
-    bars = left.bar(["yes", "no"], [p, 1 - p], color=[SAFE, NAIVE])
+    bars = left.bar([tr("yes"), tr("no")], [p, 1 - p], color=[SAFE, NAIVE])
     left.bar_label(bars, fmt="%.3f")
-    left.set(ylim=(0, 1.1), xlabel="true answer", ylabel="P(report yes)",
-             title=f"ε = {epsilon:g}: ratio {p / (1 - p):.2f}")
+    left.set(ylim=(0, 1.1), xlabel=tr("true answer"), ylabel=tr("P(report yes)"),
+             title=tr("ε = {epsilon}: ratio {ratio}").format(epsilon=f"{epsilon:g}",
+                                                               ratio=f"{p / (1 - p):.2f}"))
 
     generator = np.random.default_rng(seed)
     yes = round(true_fraction * n)
@@ -127,11 +129,11 @@ def randomized_response_figure(epsilon: float, n: int = 1000, true_fraction: flo
     std = debiased_std(true_fraction, n, epsilon)
     right.hist(estimates, bins=np.linspace(-0.6, 1.1, 69), histtype="stepfilled",
                **area(SAFE, 0.6))
-    right.axvline(true_fraction, color=TRUTH, lw=2, label="true share")
+    right.axvline(true_fraction, color=TRUTH, lw=2, label=tr("true share"))
     right.axvspan(true_fraction - 1.96 * std, true_fraction + 1.96 * std, **area(TRUTH, 0.15),
-                  label="±1.96 std")
-    right.set(xlim=(-0.6, 1.1), xlabel=f"estimate ({surveys} surveys)", ylabel="surveys",
-              title=f"n = {n}: std {std:.3f}")
+                  label=tr("±1.96 std"))
+    right.set(xlim=(-0.6, 1.1), xlabel=tr("estimate ({surveys} surveys)").format(surveys=surveys),
+              ylabel=tr("surveys"), title=tr("n = {n}: std {std}").format(n=n, std=f"{std:.3f}"))
     figure.legend(loc="outside lower center", ncol=2, fontsize=10, frameon=False)
     return describe(figure, (
         f"Randomized response at ε = {epsilon:g}. Left: bars of the probability of reporting "

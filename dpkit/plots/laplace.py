@@ -8,6 +8,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from dpkit.attacks.laplace import LSBAttackResult
+from dpkit.i18n import tr
 from dpkit.laplace import laplace_accuracy, laplace_scale, sample_releases
 from dpkit.plots._style import (
     BLACK,
@@ -56,18 +57,19 @@ def laplace_release_figure(epsilon: float, sensitivity: float, true_value: float
     bins = np.linspace(lo, hi, 81)
     weight = 1.0 / (releases * (bins[1] - bins[0]))     # density; releases off-axis drop out
     ax.hist(values, bins=bins, weights=np.full(releases, weight), histtype="stepfilled",
-            **area(SAFE, 0.45), label=f"{releases} releases (dpkit.laplace)")
+            **area(SAFE, 0.45),
+            label=tr("{releases} releases (dpkit.laplace)").format(releases=releases))
     x = np.linspace(lo, hi, 801)
     ax.plot(x, np.exp(-np.abs(x - true_value) / scale) / (2 * scale), color=SAFE, lw=2,
-            label=f"density of f(D) + Lap({scale:.3g})")
-    ax.axvline(true_value, color=TRUTH, lw=2, ls="--", label="true answer f(D)")
+            label=tr("density of f(D) + Lap({scale})").format(scale=f"{scale:.3g}"))
+    ax.axvline(true_value, color=TRUTH, lw=2, ls="--", label=tr("true answer f(D)"))
     ax.axvspan(true_value - alpha, true_value + alpha, **area(TRUTH, 0.1), hatch="\\\\",
-               label=f"95% interval ±{alpha:.3g}")
+               label=tr("95% interval ±{alpha}").format(alpha=f"{alpha:.3g}"))
     inside = np.mean(np.abs(values - true_value) <= alpha)
-    ax.set(xlim=(lo, hi), ylim=(0, 1.25 / (2 * scale)), xlabel="released value",
-           ylabel="density",
+    ax.set(xlim=(lo, hi), ylim=(0, 1.25 / (2 * scale)), xlabel=tr("released value"),
+           ylabel=tr("density"),
            title=f"ε = {epsilon:g}, Δ = {sensitivity:g}, b = Δ/ε = {scale:.3g}:\n"
-                 f"{inside:.1%} of releases inside the interval")
+                 + tr("{inside} of releases inside the interval").format(inside=f"{inside:.1%}"))
     ax.title.set_fontsize(10)
     # Below the axes: the histogram may fill the whole width at small ε.
     figure.legend(loc="outside lower center", ncol=2, fontsize=10, frameon=False)
@@ -88,8 +90,8 @@ def tail_bound_figure(scales: Sequence[float] = (0.5, 1.0, 2.0, 5.0)) -> Figure:
     ax.axhline(0.05, color=GREY, ls="--", lw=1)
     # Right end of the dashed line: the curves cross it further left (at t = b ln 20 ≤ 15).
     ax.text(29.5, 0.07, "β = 0.05", ha="right", va="bottom", fontsize=10, color=GREY)
-    ax.set(xlim=(0, 30), xlabel="t", ylabel="P[|noise| > t]", ylim=(1e-6, 1.5),
-           title="Tails of Lap(b): P[|noise| > t] = exp(−t/b)")
+    ax.set(xlim=(0, 30), xlabel="t", ylabel=tr("P[|noise| > t]"), ylim=(1e-6, 1.5),
+           title=tr("Tails of Lap(b): P[|noise| > t] = exp(−t/b)"))
     ax.title.set_fontsize(10)
     ax.legend(fontsize=10, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return describe(figure, (
@@ -116,24 +118,25 @@ def lsb_attack_figure(scales: Sequence[float], naive: Sequence[LSBAttackResult],
     figure, (left, middle, right) = new_figure(3, height=4.6)
     x = np.arange(len(scales))
     width = 0.38
-    panels = ((left, "decided", "Attack\ndecides", "share of releases"),
-              (middle, "correct_when_decided", "Right when\nit decides", "share of decisions"),
-              (right, "accuracy", "Overall\naccuracy", "share of releases"))
+    panels = ((left, "decided", tr("Attack\ndecides"), tr("share of releases")),
+              (middle, "correct_when_decided", tr("Right when\nit decides"),
+               tr("share of decisions")),
+              (right, "accuracy", tr("Overall\naccuracy"), tr("share of releases")))
     for ax, field, title, ylabel in panels:
         ax.bar(x - width / 2, [getattr(r, field) for r in naive], width, **hatched(NAIVE),
-               label="textbook (dpkit.naive)")
+               label=tr("textbook (dpkit.naive)"))
         ax.bar(x + width / 2, [getattr(r, field) for r in safe], width, color=SAFE,
-               label="safe (dpkit.laplace)")
+               label=tr("safe (dpkit.laplace)"))
         ax.set(xticks=x, xticklabels=[f"{b:g}" for b in scales], xlabel="b = Δ/ε",
                ylim=(0, 1.05), ylabel=ylabel)
         ax.set_title(title, fontsize=10)
     epsilons = 1.0 / np.asarray(scales, dtype=float)
     for ax in (middle, right):
-        ax.axhline(0.5, color=GREY, ls=":", lw=1, label="coin flip")
+        ax.axhline(0.5, color=GREY, ls=":", lw=1, label=tr("coin flip"))
         upper = np.exp(epsilons) / (1 + np.exp(epsilons))
         ax.hlines(upper, x - 0.48, x + 0.48, color=BLACK, lw=1.5,
-                  label=r"ε-DP band $[1/(1+e^\varepsilon), e^\varepsilon/(1+e^\varepsilon)]$,"
-                        " ε = 1/b")
+                  label=tr(r"ε-DP band $[1/(1+e^\varepsilon), e^\varepsilon/(1+e^\varepsilon)]$,"
+                           " ε = 1/b"))
         ax.hlines(1 - upper, x - 0.48, x + 0.48, color=BLACK, lw=1.5)
     entries = dict(zip(*reversed(left.get_legend_handles_labels()), strict=True))
     entries.update(zip(*reversed(right.get_legend_handles_labels()), strict=True))

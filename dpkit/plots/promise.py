@@ -11,6 +11,7 @@ from scipy import stats
 from dpkit._checks import check_delta, check_epsilon
 from dpkit.audit import guessing_bound, tradeoff_bound
 from dpkit.gaussian import analytic_sigma
+from dpkit.i18n import tr
 from dpkit.plots._style import GREY, NAIVE, SAFE, TRUTH, area, describe, new_figure
 
 __all__ = ["output_distributions", "tradeoff_figure"]
@@ -82,23 +83,24 @@ def tradeoff_figure(epsilon: float, delta: float = 0.0) -> Figure:
     y = np.linspace(-3.2 * spread, 1 + 3.2 * spread, 801)
     p, q = on_d.pdf(y), on_d_prime.pdf(y)
     top.fill_between(y, np.exp(-epsilon) * q, np.exp(epsilon) * q, **area(TRUTH, 0.25),
-                     label="band $e^{\\pm\\varepsilon}$ × (on D′):\non D must stay inside")
-    top.plot(y, p, color=SAFE, lw=2, label="on D")
-    top.plot(y, q, color=GREY, lw=2, ls="--", label="on D′")
+                     label=tr("band $e^{\\pm\\varepsilon}$ × (on D′):\non D must stay inside"))
+    top.plot(y, p, color=SAFE, lw=2, label=tr("on D"))
+    top.plot(y, q, color=GREY, lw=2, ls="--", label=tr("on D′"))
     # Above the band D is likelier than e^ε times D′; below it D′ is likelier than e^ε
     # times D (the same condition with D and D′ swapped). Both excursions need δ.
     above = p > np.exp(epsilon) * q * (1 + 1e-9)
     below = p * (1 + 1e-9) < np.exp(-epsilon) * q
     outside = above | below
-    for where, edge, label in ((above, np.exp(epsilon) * q, "outside the band:\npaid for by δ"),
+    for where, edge, label in ((above, np.exp(epsilon) * q, tr("outside the band:\npaid for by δ")),
                                (below, np.exp(-epsilon) * q, None)):
         if where.any():
             top.fill_between(y, edge, p, where=where, **area(NAIVE, 0.35), hatch="///",
                              label=label)
-    top.set_xlabel("released value", fontsize=_FONT)
-    top.set_ylabel("density", fontsize=_FONT)
+    top.set_xlabel(tr("released value"), fontsize=_FONT)
+    top.set_ylabel(tr("density"), fontsize=_FONT)
     top.set_yticks([])
-    top.set_title(f"Output densities, ε = {epsilon:g}, δ = {delta_text}", fontsize=_FONT)
+    top.set_title(tr("Output densities, ε = {epsilon}, δ = {delta}").format(
+        epsilon=f"{epsilon:g}", delta=delta_text), fontsize=_FONT)
     top.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=10, frameon=False)
     top.set_ylim(0, 1.3 * max(p.max(), q.max()))
     top.tick_params(labelsize=10)
@@ -107,17 +109,17 @@ def tradeoff_figure(epsilon: float, delta: float = 0.0) -> Figure:
     bound = np.array([tradeoff_bound(a, epsilon, delta) for a in alpha])
     thresholds = np.linspace(-12 * spread, 1 + 12 * spread, 2001)
     bottom.fill_between(alpha, 0, bound, **area(NAIVE, 0.15),
-                        label="impossible\nunder (ε, δ)-DP")
+                        label=tr("impossible\nunder (ε, δ)-DP"))
     bottom.plot(alpha, bound, color=NAIVE, lw=1.5)
     bottom.plot(on_d.sf(thresholds), on_d_prime.cdf(thresholds), color=SAFE, lw=2,
-                label="threshold tests\non these outputs")
-    bottom.plot([0, 1], [1, 0], color=GREY, lw=1, ls=":", label="coin flip")
+                label=tr("threshold tests\non these outputs"))
+    bottom.plot([0, 1], [1, 0], color=GREY, lw=1, ls=":", label=tr("coin flip"))
     bottom.set(xlim=(0, 1), ylim=(0, 1), aspect="equal")
-    bottom.set_xlabel("false positives α", fontsize=_FONT)
-    bottom.set_ylabel("false negatives β", fontsize=_FONT)
+    bottom.set_xlabel(tr("false positives α"), fontsize=_FONT)
+    bottom.set_ylabel(tr("false negatives β"), fontsize=_FONT)
     bottom.tick_params(labelsize=10)
-    bottom.set_title(f"Tests: best guess ≤ {guessing_bound(epsilon, delta):.1%}",
-                     fontsize=_FONT)
+    bottom.set_title(tr("Tests: best guess ≤ {bound}").format(
+        bound=f"{guessing_bound(epsilon, delta):.1%}"), fontsize=_FONT)
     bottom.legend(loc="upper left", bbox_to_anchor=(1.05, 1.0), fontsize=10, frameon=False)
     noise = "Laplace" if delta == 0 else "Gaussian"
     band = (f"the density on D leaves the band on both sides, where δ = {delta_text} pays "

@@ -1,0 +1,147 @@
+"""dpkit.i18n: the language of figures and widgets, its catalogue, and the zh figures drawn
+with fonts that have their glyphs."""
+
+from __future__ import annotations
+
+import logging
+import re
+import string
+import warnings
+
+import pytest
+from figure_cases import CASES
+from matplotlib.text import Text
+
+from dpkit import i18n
+from dpkit.plots import _style, figure_png
+from dpkit.widgets import Param, _control, _width
+
+#: The chapters whose figures are translated now (the translators' first five chapters).
+TRANSLATED = ("intro", "promise", "laplace", "gaussian")
+ZH_CASES = [case for case in CASES if case.builder.__module__.rsplit(".", 1)[-1] in TRANSLATED]
+_CJK = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")
+#: Words a translated label keeps: names of code, distributions and functions.
+KEPT_WORDS = {"dpkit", "naive", "laplace", "gaussian", "analytic_sigma", "Lap", "exp", "erf",
+              "std"}
+
+
+@pytest.fixture(autouse=True)
+def _language_reset(monkeypatch):
+    monkeypatch.delenv("DPKIT_LANG", raising=False)
+    yield
+    monkeypatch.delenv("DPKIT_LANG", raising=False)
+    i18n.set_language(None)
+    _style.use_language_fonts()
+
+
+def test_language_comes_from_the_setter_then_the_environment(monkeypatch):
+    monkeypatch.delenv("DPKIT_LANG", raising=False)
+    assert i18n.language() == "en"
+    monkeypatch.setenv("DPKIT_LANG", "zh")
+    assert i18n.language() == "zh"
+    i18n.set_language("en")
+    assert i18n.language() == "en"
+    i18n.set_language(None)
+    assert i18n.language() == "zh"
+
+
+def test_unknown_languages_are_refused(monkeypatch):
+    with pytest.raises(ValueError, match=r"language must be one of en, zh, got 'fr'"):
+        i18n.set_language("fr")
+    monkeypatch.setenv("DPKIT_LANG", "zh_CN")
+    with pytest.raises(ValueError, match=r"DPKIT_LANG must be one of en, zh, got 'zh_CN'"):
+        i18n.language()
+
+
+def test_a_text_without_an_entry_stays_english():
+    i18n.set_language("zh")
+    assert i18n.tr("density") == "密度"
+    assert i18n.tr("no such label") == "no such label"
+
+
+def _placeholders(template: str) -> list[str]:
+    """The ``{name}`` fields of a template (TeX braces such as ``e^{-t}`` are not fields)."""
+    if "$" in template:
+        return []
+    return sorted(f for _, f, _, _ in string.Formatter().parse(template) if f)
+
+
+@pytest.mark.parametrize("language", list(i18n.CATALOGUE))
+def test_catalogue_entries_keep_their_placeholders_and_avoid_mathtext(language):
+    for english, translated in i18n.CATALOGUE[language].items():
+        assert _placeholders(english) == _placeholders(translated), english
+        # mathtext has no CJK glyphs (and no fallback): never Chinese inside $...$.
+        assert not (_CJK.search(translated) and "$" in translated), translated
+
+
+def _texts(figure) -> list[str]:
+    return [t.get_text() for t in figure.findobj(Text) if t.get_visible() and t.get_text()]
+
+
+def _english_words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[A-Za-z_]{3,}", text) if w not in KEPT_WORDS}
+
+
+@pytest.mark.parametrize("case", ZH_CASES, ids=lambda case: case.id)
+def test_zh_figures_have_no_english_words_left(case):
+    i18n.set_language("en")
+    english = _texts(case.builder(**case.kwargs))
+    i18n.set_language("zh")
+    chinese = _texts(case.builder(**case.kwargs))
+    assert len(english) == len(chinese)
+    left = [(en, zh) for en, zh in zip(english, chinese, strict=True)
+            if _english_words(en) and _english_words(zh) == _english_words(en)]
+    assert not left, f"{case.id}: untranslated labels {left[:3]}"
+
+
+class _Records(logging.Handler):
+    def __init__(self):
+        super().__init__()
+        self.messages: list[str] = []
+
+    def emit(self, record):
+        self.messages.append(record.getMessage())
+
+
+def missing_glyphs(case) -> list[str]:
+    """What matplotlib reports while drawing ``case``'s figure in Chinese: "Glyph … missing"
+    warnings (text) and "does not have a glyph" log records (mathtext)."""
+    i18n.set_language("zh")
+    records = _Records()
+    logger = logging.getLogger("matplotlib")
+    logger.addHandler(records)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            figure_png(case.builder(**case.kwargs))
+    finally:
+        logger.removeHandler(records)
+    return [str(w.message) for w in caught if "Glyph" in str(w.message)] + \
+        [m for m in records.messages if "glyph" in m]
+
+
+@pytest.mark.parametrize("case", ZH_CASES, ids=lambda case: case.id)
+def test_zh_figures_draw_every_glyph(case):
+    assert missing_glyphs(case) == []
+
+
+def test_missing_glyphs_are_caught_without_the_cjk_font(monkeypatch):
+    monkeypatch.setitem(_style.LANGUAGE_FONTS, "zh", ())
+    found = missing_glyphs(ZH_CASES[0])
+    assert found and all("missing from font(s) DejaVu Sans" in m for m in found), found
+
+
+def test_english_figures_keep_matplotlibs_default_font():
+    i18n.set_language("en")
+    assert _style.use_language_fonts() == ["sans-serif"]
+    i18n.set_language("zh")
+    assert _style.use_language_fonts() == ["DejaVu Sans", "Noto Sans CJK SC"]
+
+
+def test_widget_labels_follow_the_language():
+    i18n.set_language("zh")
+    param = Param("share", [0.1, 0.2], label="density")
+    assert _control(param).description == "密度"
+    radios = _control(Param("answer", ["yes", "no"]))
+    assert list(radios.options) == ["是", "否"]
+    assert _width("密度 ε") == 6
