@@ -15,7 +15,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 _WARNING = re.compile(r"^(?P<where>\S+?):(?:\d+:)? WARNING: (?P<what>.*?)(?: \[[\w.-]+\])?$")
-_ELSEWHERE = re.compile(r"^(?:undefined label|unknown document): '(?P<target>[^']+)'$")
+_ELSEWHERE = re.compile(r"^(?:(?:undefined label|unknown document): '(?P<target>[^']+)'"
+                        r"|prf:ref reference target not found: (?P<proof>\S+)"
+                        r"|label '(?P<label>[^']+)' not found\.)$")
 
 
 def _defined_elsewhere(name: str) -> set[str]:
@@ -41,7 +43,8 @@ def _real_warnings(output: str, name: str) -> list[str]:
         if warning is None:
             continue
         target = _ELSEWHERE.match(warning["what"])
-        if target is None or target["target"].rsplit("/", 1)[-1] not in elsewhere:
+        name = target and (target["target"] or target["proof"] or target["label"])
+        if name is None or name.rsplit("/", 1)[-1] not in elsewhere:
             real.append(line.strip())
     return real
 

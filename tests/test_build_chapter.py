@@ -22,7 +22,10 @@ def test_references_into_pages_left_out_are_not_warnings() -> None:
     script = _script()
     out = ("\x1b[91m/r/book/composition.md:246: WARNING: undefined label: "
            "'ex-gaussian-loss'\x1b[39;49;00m\n"
-           "/r/book/composition.md:9: WARNING: unknown document: 'gaussian' [ref.doc]\n")
+           "/r/book/composition.md:9: WARNING: unknown document: 'gaussian' [ref.doc]\n"
+           "/r/book/composition.rst: WARNING: label 'thm-laplace-grid' not found.\n"
+           "/r/book/composition.md:221: WARNING: prf:ref reference target not found: "
+           "thm-laplace-grid\n")
     assert script._real_warnings(out, "composition") == []
 
 
