@@ -9,7 +9,11 @@ at a mechanism-size scale, this counts the bytes drawn from the secure default s
 values and prints bits per sample, ``H`` (computed from the pmf) and their difference.
 
 ``table()`` returns the rows (keys ``sampler``, ``scale``, ``entropy_bits``,
-``bits_per_sample``), for other benchmarks to import by path.
+``bits_per_sample``), for other benchmarks to import by path. ``scalar_table()`` counts
+the bits of *scalar* draws (one value per call, the fixed-cost sampler) at the scales a
+scalar release uses (2**21 + 2 grid units for ``laplace_mechanism(x, 1, 0.5)``, σ ≈ 2**40
+for ``gaussian_mechanism(x, 1, 0.5, 1e-6)``) and at small ones: a Laplace draw reads the
+same number of bits every time; a Gaussian draw a multiple of its round's.
 
 Run: ``.venv/bin/python benchmarks/bits.py``
 """
@@ -81,11 +85,38 @@ def table(source: RandomSource | None = None, n: int = VECTOR) -> list[dict]:
     return rows
 
 
+SCALAR_CASES = (("discrete_laplace", Fraction(2**21 + 2)), ("discrete_laplace", Fraction(5, 2)),
+                ("discrete_gaussian", Fraction(1107430651552)),
+                ("discrete_gaussian", Fraction(3)))
+SCALAR_CALLS = 2000
+
+
+def scalar_table(source: RandomSource | None = None, calls: int = SCALAR_CALLS) -> list[dict]:
+    """Rows ``{sampler, scale, entropy_bits, bits_per_sample}`` for scalar draws."""
+    rows = []
+    for sampler, scale in SCALAR_CASES:
+        counter = CountingSource(default() if source is None else source)
+        for _ in range(calls):
+            if sampler == "discrete_laplace":
+                discrete_laplace(scale, counter)
+            else:
+                discrete_gaussian(scale**2, counter)
+        entropy = laplace_entropy if sampler == "discrete_laplace" else gaussian_entropy
+        rows.append({"sampler": sampler, "scale": float(scale),
+                     "entropy_bits": entropy(float(scale)),
+                     "bits_per_sample": counter.count / calls})
+    return rows
+
+
 def main() -> None:
     print(f"{'sampler':<18} {'scale or σ':>18} {'H (bits)':>9} {'bits/sample':>12} "
           f"{'bits − H':>9}")
     for r in table():
         print(f"{r['sampler']:<18} {r['scale']:>18,} {r['entropy_bits']:>9.2f} "
+              f"{r['bits_per_sample']:>12.2f} {r['bits_per_sample'] - r['entropy_bits']:>9.2f}")
+    print(f"\nscalar draws ({SCALAR_CALLS} calls of one value)")
+    for r in scalar_table():
+        print(f"{r['sampler']:<18} {r['scale']:>18,.1f} {r['entropy_bits']:>9.2f} "
               f"{r['bits_per_sample']:>12.2f} {r['bits_per_sample'] - r['entropy_bits']:>9.2f}")
 
 

@@ -36,10 +36,17 @@ from dpkit._checks import (
     check_epsilon,
     check_finite_array,
     check_integer,
+    check_real,
     check_sensitivity,
     check_shape,
 )
-from dpkit._samplers.grid import grid_sensitivity, noisy_values
+from dpkit._samplers.grid import (
+    ReleaseRange,
+    grid_sensitivity,
+    noisy_scalar,
+    noisy_values,
+    release_range,
+)
 from dpkit._samplers.noise import discrete_gaussian
 from dpkit._samplers.tables import public_table
 from dpkit.gaussian_calibration import BAO_MIN_EPSILON as BAO_MIN_EPSILON
@@ -327,19 +334,35 @@ def _gaussian_mechanism_work(clock: Deadline, value: Any, sensitivity: Any, epsi
     # Public first (errors raise at once): the shape, the parameters, the source.
     shape = check_shape(value, "value")  # elements not looked at
     _calibrator(method)
-    k, sigma2, sigma = _noise_parameters(check_sensitivity(sensitivity),
-                                         check_epsilon(epsilon), check_delta(delta),
-                                         shape.size, method)
+    sigma2, sigma, span = _release_parameters(check_sensitivity(sensitivity),
+                                              check_epsilon(epsilon), check_delta(delta),
+                                              shape.size, method)
     source = resolve(rng)
     clock.size(shape.size, kind_of(value))  # from here on, an error is padded too
+
+    def draw(n: int) -> np.ndarray:
+        return discrete_gaussian(sigma2, source, size=n)
+
+    def words() -> dict[str, Any]:
+        return {"value": value, "bound": f"max|value| + {RANGE_SIGMAS}·sigma",
+                "noise": f"Gaussian noise of standard deviation sigma={sigma:.6g} "
+                         f"(sensitivity={sensitivity!r}, epsilon={epsilon!r}, "
+                         f"delta={delta!r})"}
+
+    if shape.ndim == 0 and not isinstance(value, np.ndarray):
+        return noisy_scalar(check_real(value, "value", exact=True), span, draw, words)
     array = check_finite_array(shape, "value", exact=True, copy=False)  # read only
-    words = {"value": value, "bound": f"max|value| + {RANGE_SIGMAS}·sigma",
-             "noise": f"Gaussian noise of standard deviation sigma={sigma:.6g} "
-                      f"(sensitivity={sensitivity!r}, epsilon={epsilon!r}, "
-                      f"delta={delta!r})"}
-    released = noisy_values(array.reshape(-1), k, RANGE_SIGMAS * Fraction(sigma),
-                            lambda n: discrete_gaussian(sigma2, source, size=n), words)
+    released = noisy_values(array.reshape(-1), span, draw, words)
     return float(released[0]) if array.ndim == 0 else released.reshape(array.shape)
+
+
+@public_table(maxsize=256)
+def _release_parameters(sensitivity: float, epsilon: float, delta: float, dimension: int,
+                        method: str) -> tuple[Fraction, float, ReleaseRange]:
+    """``σ²`` in grid units, ``σ`` (:func:`_noise_parameters`) and the release range
+    (:data:`RANGE_SIGMAS`), memoised."""
+    k, sigma2, sigma = _noise_parameters(sensitivity, epsilon, delta, dimension, method)
+    return sigma2, sigma, release_range(k, RANGE_SIGMAS * Fraction(sigma))
 
 
 warm_up_calls(_gaussian_mechanism_work, gaussian_mechanism, 1.0, 1.0, 1e-6)

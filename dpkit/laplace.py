@@ -40,13 +40,16 @@ from dpkit._checks import (
 from dpkit._checks import check_sensitivity as _check_sensitivity
 from dpkit._samplers.grid import (
     FLOAT_MAX,
+    ReleaseRange,
     add_units,
     check_release_range,
     exact_path,
     from_grid,
     grid_exponent,
     grid_sensitivity,
+    noisy_scalar,
     noisy_values,
+    release_range,
     to_grid,
 )
 from dpkit._samplers.noise import discrete_laplace
@@ -335,8 +338,9 @@ def laplace_mechanism(value: Any, sensitivity: float, epsilon: float, *,
     **Timing.** Float values (a float64 array, a float, a list of floats) are rounded,
     noised and converted back by the same vectorised passes whatever their magnitudes and
     binary expansions (:func:`dpkit._samplers.grid.add_to_floats`, chosen from the dtype,
-    Δ, ε and d only); values float64 cannot hold (large ints, Fractions, Decimals) on
-    exact Python integers.
+    Δ, ε and d only; one float by the same steps on Python floats,
+    :func:`dpkit._samplers.grid.noisy_scalar`); values float64 cannot hold (large ints,
+    Fractions, Decimals) on exact Python integers.
     Up to 64 coordinates the noise comes from a fixed-cost sampler (see "Timing" in
     :mod:`dpkit._samplers`). And the call ends at a deadline set by d, the input's types
     and this machine's speed (:mod:`dpkit.timing`), which covers the worst cost measured,
@@ -373,19 +377,28 @@ def _laplace_mechanism_work(clock: Deadline, value: Any, sensitivity: Any, epsil
     delta = _check_sensitivity(sensitivity, rounding="up")
     epsilon = check_epsilon(epsilon, rounding="down")
     source = resolve(rng)
-    grid = laplace_grid(delta, epsilon, size)
+    grid, span = _laplace_release(delta, epsilon, size)
     clock.size(size, kind_of(value))  # from here on, an error is padded too
+
+    def draw(n: int) -> np.ndarray:
+        return discrete_laplace(grid.scale_units, source, size=n)
+
+    def words() -> dict[str, Any]:
+        return _range_words(grid, value, sensitivity, epsilon)
+
     if shape is None:
-        array = np.array([check_real(value, "value", exact=True)])
-    else:
-        array = check_finite_array(shape, "value", exact=True, copy=False)
-    released = noisy_values(array.reshape(-1), grid.exponent,
-                            RANGE_SCALES * grid.scale_units * Fraction(2) ** grid.exponent,
-                            lambda n: discrete_laplace(grid.scale_units, source, size=n),
-                            _range_words(grid, value, sensitivity, epsilon))
-    if scalar:
-        return float(released[0])
-    return released.reshape(array.shape)
+        return noisy_scalar(check_real(value, "value", exact=True), span, draw, words)
+    array = check_finite_array(shape, "value", exact=True, copy=False)
+    return noisy_values(array.reshape(-1), span, draw, words).reshape(array.shape)
+
+
+@public_table(maxsize=256)
+def _laplace_release(delta: float, epsilon: float, count: int
+                     ) -> tuple[LaplaceGrid, ReleaseRange]:
+    """The grid of validated parameters and its release range (:data:`RANGE_SCALES`)."""
+    grid = _laplace_grid(delta, epsilon, count)
+    reach = RANGE_SCALES * grid.scale_units * Fraction(2) ** grid.exponent
+    return grid, release_range(grid.exponent, reach)
 
 
 def sample_releases(value: float, sensitivity: float, epsilon: float, n: int, *,

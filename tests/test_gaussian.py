@@ -443,7 +443,7 @@ def test_mechanism_default_source_is_secure() -> None:
 
 
 @pytest.mark.parametrize("bad, error, text", [
-    (math.nan, ValueError, "value must hold finite numbers"),
+    (math.nan, ValueError, "value must be a finite number, got nan"),  # as laplace_mechanism
     ([1.0, math.inf], ValueError, "value must hold finite numbers"),
     ([], ValueError, "value must not be empty"),
     ("12", TypeError, "value must be an array of real numbers"),

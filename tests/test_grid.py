@@ -383,13 +383,16 @@ def test_the_float_range_check_compares_floats_and_refuses_exactly(reach):
     19), and refuses exactly the values the exact comparison refuses: the threshold and
     the next float up either side of ``largest + reach <= FLOAT_MAX``. Deterministic."""
     allowed = grid._largest_allowed(reach)
+    span = grid.release_range(0, reach)
+    words = lambda: {"value": 0, "noise": "n", "bound": "b"}  # noqa: E731
     if allowed >= 0:
         assert Fraction(allowed) + reach <= grid.FLOAT_MAX
-        grid.check_float_range(np.array([-allowed, 5e-324]), reach, value=0, noise="n",
-                               bound="b")
+        grid.check_float_range(np.array([-allowed, 5e-324]), span, words)
+        grid.check_float_range(-allowed, span, words)
     above = math.nextafter(allowed, math.inf) if allowed >= 0 else 0.0   # none allowed
     if math.isfinite(above):
         assert Fraction(above) + reach > grid.FLOAT_MAX
         with pytest.raises(ValueError, match="too close to the float range"):
-            grid.check_float_range(np.array([0.0, above]), reach, value=0, noise="n",
-                                   bound="b")
+            grid.check_float_range(np.array([0.0, above]), span, words)
+        with pytest.raises(ValueError, match="too close to the float range"):
+            grid.check_float_range(above, span, words)

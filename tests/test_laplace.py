@@ -273,10 +273,12 @@ def test_gaussian_calibration_is_cached_and_equals_a_fresh_one() -> None:
     # calibrations fill the cache too): warm it before counting.
     gaussian.gaussian_mechanism(0.0, 1.0, 0.5, 1e-5, rng=seeded(0))
     gaussian._noise_parameters.cache_clear()
+    gaussian._release_parameters.cache_clear()
     gaussian.gaussian_mechanism(1.0, 1.0, 0.7, 1e-6, rng=seeded(1))
     gaussian.gaussian_mechanism(2.0, 1.0, 0.7, 1e-6, rng=seeded(2))
-    info = gaussian._noise_parameters.cache_info()
+    info = gaussian._release_parameters.cache_info()
     assert (info.hits, info.misses) == (1, 1)
+    assert gaussian._noise_parameters.cache_info().misses == 1
     k, sigma2, _ = gaussian._noise_parameters(1.0, 0.7, 1e-6, 1, "analytic")
     fresh = gaussian.mechanism_parameters(1.0, 0.7, 1e-6, 1)
     assert k == fresh.grid_exponent

@@ -29,16 +29,14 @@ import dpkit.timing
 from dpkit._samplers import bernoulli as bernoulli_module
 from dpkit._samplers import noise as noise_module
 from dpkit._samplers.bernoulli import (
-    FixedColumns,
     _Columns,
-    _finish_tie,
+    _finish_ties,
     bernoulli_exp,
     bernoulli_matrix,
     fixed_plan,
 )
 from dpkit._samplers.exact import (
     Expansion,
-    _logistic_bounds,
     as_int_array,
     exp_neg_bounds,
     exp_neg_expansion,
@@ -50,6 +48,7 @@ from dpkit._samplers.fixed_cost import (
     _fixed_gaussian_columns,
     _fixed_gaussian_setup,
     _gamma_bracket,
+    _gamma_constants,
     _gaussian_gamma,
 )
 from dpkit._samplers.grid import (
@@ -219,7 +218,7 @@ def test_bernoulli_matrix_frequencies() -> None:
        st.fractions(min_value=Fraction(1, 1000), max_value=Fraction(10**9)))
 def test_gamma_bracket_encloses_exact_value(ys: list[int], sigma2: Fraction) -> None:
     t = floor_sqrt(sigma2) + 1
-    lo, hi = _gamma_bracket(np.array(ys, dtype=np.int64), sigma2, t)
+    lo, hi = _gamma_bracket(np.array(ys, dtype=np.int64), _gamma_constants(sigma2, t))
     for y, a, b in zip(ys, lo, hi, strict=True):
         exact = _gaussian_gamma(y, sigma2, t)
         assert Fraction(float(a)) <= exact <= Fraction(float(b))
@@ -454,13 +453,11 @@ def test_fixed_cost_rare_paths(monkeypatch: pytest.MonkeyPatch) -> None:
         gauss = np.concatenate([discrete_gaussian(Fraction(9), rng, size=64)
                                 for _ in range(300)])   # tails in most rounds: exact path
         assert binned_chi_square(gauss, gaussian_cdf(9.0), edges_for(3.0, width=5)) > ALPHA
-        tie = FixedColumns([logistic_expansion(Fraction(1, 3))])
-        hits = [_finish_tie(tie.expansions[0], rng) for _ in range(4000)]
         # Given a 64-bit tie, U < q iff the rest of U is below the rest of q (uniform on
         # [0, 1)): probability frac(q·2**64), computed from the expansion.
-        rest = float(Fraction(Expansion(
-            lambda p: _logistic_bounds(Fraction(1, 3), p))._prefix(128)
-            % 2**64, 2**64))
+        q = logistic_expansion(Fraction(1, 3))
+        hits = [_finish_ties([q], 8, rng) == 0 for _ in range(4000)]
+        rest = float(Fraction(q._prefix(128) % 2**64, 2**64))
         assert stats.binomtest(sum(hits), 4000, rest).pvalue > ALPHA
         # The exact fallback of the Gaussian acceptance: with every digit of E zero,
         # E < 2**-40 < γ (rejected); with E >= 128 (tail digit set), E > γ (accepted).

@@ -68,6 +68,9 @@ class SamplerCase:
 
 CASES = [
     SamplerCase("laplace-one-at-a-time", "laplace", Fraction(5, 2), None, 20_000, 1),
+    SamplerCase("laplace-one-at-a-time-scale-1/3", "laplace", Fraction(1, 3), None, 20_000, 20),
+    SamplerCase("laplace-one-at-a-time-2**21", "laplace", 2**21 + Fraction(1, 3), None, 20_000,
+                21),
     SamplerCase("laplace-few-per-call", "laplace", Fraction(5, 2), 4, 20_000, 2),
     SamplerCase("laplace-inversion", "laplace", Fraction(5, 2), 1_000_000, 1_000_000, 3),
     SamplerCase("laplace-inversion-scale-1/3", "laplace", Fraction(1, 3), 1_000_000,
@@ -82,6 +85,8 @@ CASES = [
                 1_000_000, 7),
     SamplerCase("laplace-large-scale-2**60", "laplace", Fraction(2**60), 4_000, 20_000, 8),
     SamplerCase("gaussian-one-at-a-time", "gaussian", Fraction(9, 2), None, 10_000, 11),
+    SamplerCase("gaussian-one-at-a-time-sigma-2**23", "gaussian", Fraction(2**46), None,
+                10_000, 22),
     SamplerCase("gaussian-few-per-call", "gaussian", Fraction(9, 2), 4, 10_000, 12),
     SamplerCase("gaussian-inversion", "gaussian", Fraction(100), 1_000_000, 1_000_000, 13),
     SamplerCase("gaussian-inversion-sigma2-1/4", "gaussian", Fraction(1, 4), 1_000_000,

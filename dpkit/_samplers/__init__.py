@@ -38,15 +38,17 @@ A sampler whose loop count grows with ``|noise|`` tells anyone who can time a re
 large the noise was (Jin, McMurtry, Rubinstein & Ohrimenko, IEEE S&P 2022); CKS Algorithms 2
 and 3 run one sample at a time are such samplers (kept, labelled, in :mod:`dpkit.naive.laplace`).
 Requests of up to ``FIXED_MAX = 64`` values (every scalar release, every SVT threshold)
-therefore use the *fixed-cost* samplers of :mod:`~dpkit._samplers.fixed_cost`: every digit
-trial compares 64 random bits with the first 64 bits of its probability, all trials of all
-draws at once, so the random bytes read and the NumPy operations run do not depend on the
-values drawn. What is and is not constant:
+therefore use the *fixed-cost* samplers of :mod:`~dpkit._samplers.fixed_cost`: one value's
+digit trials are decided 8 at a time by inverting their joint distribution against one
+uniform of 72 bits (thresholds scanned in full), a larger request's by comparing 64 random
+bits with the first 64 bits of each trial's probability, all trials of all draws at once,
+so the random bytes read and the NumPy operations run do not depend on the values drawn.
+What is and is not constant:
 
 * Discrete Laplace (difference of two geometrics, no rejection): the cost is a function of
   the scale and the count only, except in two events that finish with loops of their own:
-  a 64-bit tie (probability ``2**-64`` per trial) and a geometric beyond the ``2**I >=
-  64·scale`` covered digits (probability ``<= e**-64`` per draw).
+  a tie (probability below ``2**-64`` per group of 8 trials, or per trial) and a geometric
+  beyond the ``2**I >= 64·scale`` covered digits (probability ``<= e**-64`` per draw).
 * Discrete Gaussian (CKS Algorithm 3): each round decides ``n + 1 + n // 2`` proposals at
   a fixed cost; rounds repeat until ``n`` are accepted. The *number of rounds* varies, but it
   depends only on which proposals were accepted, and accepted proposals are independent

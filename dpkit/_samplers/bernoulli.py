@@ -4,9 +4,11 @@
   ``gamma >= 0`` (Canonne, Kamath & Steinke 2020, Algorithm 1), one trial at a time.
 * :func:`bernoulli_matrix`: many trials against irrational thresholds at once, each
   comparing uniformly random bytes with the threshold's binary expansion until they differ.
-* :func:`fixed_bernoulli`, :func:`fixed_plan`, :func:`fixed_geometric`: the fixed-cost
-  trials (64 random bits each, whatever the outcome) and the geometric variables built from
-  them, for the fixed-cost samplers of :mod:`dpkit._samplers.fixed_cost`.
+* :func:`fixed_bernoulli`, :func:`fixed_below`, :func:`fixed_plan`,
+  :func:`fixed_geometrics`: the fixed-cost trials (a request of one value: 72 random bits
+  per group of 8 trials; larger requests: 64 random bits per trial, whatever the outcome)
+  and the geometric variables built from them, for the fixed-cost samplers of
+  :mod:`dpkit._samplers.fixed_cost`.
 
 Exact exponentials
 ------------------
@@ -21,10 +23,28 @@ exp(-γ)`` decides a CKS acceptance step by comparing ``E``'s digits with a floa
 ``γ`` (IEEE-754 ``+ - * /`` are correctly rounded, so a relative margin encloses the true
 value); a comparison the bracket cannot decide is finished in exact rational arithmetic.
 
-Fixed cost: every trial of :func:`fixed_bernoulli` compares 64 random bits with the first
-64 bits of its probability; only a tie (probability ``2**-64``) reads more. A geometric
-draw covers the digits ``2**i < 64·scale``; the tail beyond them (probability
-``<= e**-64``) finishes with a loop of its own.
+Fixed cost: a request of up to ``GROUPED_ROWS = 2`` rows (one scalar draw: two geometric
+variables, or two Gaussian proposals) decides its trials ``GROUP = 8`` at a time: the
+``2**8`` joint outcomes of a group are drawn by inversion, comparing one uniform of 72 bits
+with the 72-bit prefixes of all 255 points of their cumulative distribution (scanned in
+full); only a tie (probability below ``255·2**-72 < 2**-64`` per group) reads more. A
+larger request compares 64 random bits with the first 64 bits of each trial's probability;
+only a tie (probability ``2**-64`` per trial) reads more. A geometric draw covers the
+digits ``2**i < 64·scale``; the tail beyond them (probability ``<= e**-64``) finishes with
+a loop of its own. Either way the bytes read and the NumPy passes run are set by the
+request's size and the public scale: at the Laplace mechanism's scalar scale (``2**21``
+grid units) a draw reads 576 bits grouped against 3,712 at 64 bits a trial, with an
+entropy of 23.4 bits (``benchmarks/bits.py``). Each group costs its entropy plus the 64
+bits that keep a tie below ``2**-64``; fewer, larger groups would save bits but scan
+``2**g`` thresholds each.
+
+Why groups are exact: the trials are independent, so a group's outcome ``O`` (trial ``i``
+is bit ``i``) has ``P[O <= j] = F_j``, a sum of products of the trials' probabilities,
+bracketed rigorously (:func:`group_cdf`); ``O = #{j : U > F_j}`` for a uniform ``U``, and
+``u > T_j`` (``u`` the first 72 bits of ``U``, ``T_j = floor(F_j·2**72)``) proves ``U >
+F_j``, ``u < T_j`` disproves it, ``u = T_j`` is finished by reading more of ``U``
+(:func:`_finish_ties`). ``F_j`` is irrational (Lindemann), so ``U = F_j`` has probability
+0.
 
 References
 ----------
@@ -34,6 +54,7 @@ NeurIPS 2020 (arXiv:2004.00010), Algorithm 1.
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 from fractions import Fraction
@@ -44,6 +65,7 @@ from dpkit._samplers.exact import (
     Expansion,
     check_source,
     exp_neg_expansion,
+    floor_scaled,
     logistic_expansion,
     nonnegative_fraction,
 )
@@ -173,9 +195,115 @@ def _pack(bits: np.ndarray) -> np.ndarray:
     wide = np.zeros((n, 8), dtype=np.uint8)
     wide[:, :packed.shape[1]] = packed
     return wide.view("<u8")[:, 0].copy()
+
 # ------------------------------------------------------------------- fixed-cost trials
 
 _FIXED_TAIL_FACTOR = 64  # its digits cover [0, 64·scale): the tail has probability <= e**-64
+GROUP = 8                # trials of a grouped row decided together, by one uniform
+GROUP_BITS = 64 + GROUP  # that uniform's bits: undecided with probability < 2**-64
+GROUPED_ROWS = 2         # requests of up to this many rows are grouped (public choice)
+_OUTCOMES = 1 << GROUP
+
+
+def _fixed_point(expansion: Expansion, precision: int) -> tuple[int, int]:
+    """Integers ``lo <= q·2**precision <= hi`` for the probability ``q`` of an expansion."""
+    lo, hi = expansion.bounds(precision + 8)
+    return floor_scaled(lo, precision), floor_scaled(hi, precision) + 1
+
+
+def group_cdf(expansions: tuple[Expansion, ...], precision: int) -> tuple[list[int], list[int]]:
+    """Bounds on the cumulative distribution of a group of independent trials, fixed point.
+
+    Outcome ``o`` (``0 <= o < 2**g``) has trial ``i`` true iff bit ``i`` of ``o`` is set;
+    ``F_j = P[O <= j]``. Returns integers ``lo[j] <= F_j·2**precision <= hi[j]`` for ``j <
+    2**g - 1``: products of rigorous bounds of the trials' probabilities, rounded down
+    (``lo``) or up (``hi``), all terms positive.
+    """
+    one = 1 << precision
+    lows, highs = [one], [one]
+    for expansion in expansions:
+        q_lo, q_hi = _fixed_point(expansion, precision)
+        not_lo, not_hi = max(0, one - q_hi), one - q_lo
+        lows = ([(x * not_lo) >> precision for x in lows]
+                + [(x * q_lo) >> precision for x in lows])
+        highs = ([-((-x * not_hi) >> precision) for x in highs]
+                 + [-((-x * q_hi) >> precision) for x in highs])
+    cdf_lo, cdf_hi, low_sum, high_sum = [], [], 0, 0
+    for low, high in zip(lows[:-1], highs[:-1], strict=True):
+        low_sum += low
+        high_sum += high
+        cdf_lo.append(low_sum)
+        cdf_hi.append(min(one, high_sum))
+    return cdf_lo, cdf_hi
+
+
+def group_thresholds(expansions: tuple[Expansion, ...]) -> list[int]:
+    """``floor(F_j·2**GROUP_BITS)`` for every threshold of :func:`group_cdf`, exactly.
+
+    ``F_j`` is irrational (a non-constant rational function of ``e**(1/scale)``, by
+    Lindemann's theorem), so more precision always settles its prefix; and ``F_j < 1``, so
+    its prefix is at most ``2**GROUP_BITS - 1`` even when its upper bound is 1 (a trial of
+    probability below ``2**-precision`` at every precision, such as ``e**-(2**I/scale)`` at
+    a scale near ``2**-1000``).
+    """
+    precision = 2 * GROUP_BITS
+    while True:
+        lows, highs = group_cdf(expansions, precision)
+        shift = precision - GROUP_BITS
+        thresholds = [low >> shift for low in lows]
+        if thresholds == [min(high >> shift, (1 << GROUP_BITS) - 1) for high in highs]:
+            return thresholds
+        precision *= 2
+
+
+def _cdf_bounds(expansions: tuple[Expansion, ...], j: int, precision: int
+                ) -> tuple[Fraction, Fraction]:
+    """Bounds of ``F_j`` at ``precision`` bits (an :class:`Expansion`'s ``bounds``)."""
+    lows, highs = group_cdf(expansions, precision)
+    return Fraction(lows[j], 1 << precision), Fraction(highs[j], 1 << precision)
+
+
+class FixedColumns:
+    """Thresholds of a fixed-cost Bernoulli matrix, for both ways of deciding its trials.
+
+    * ``prefixes``: each trial's first 64 bits (one uniform of 64 bits per trial).
+    * ``high``, ``low``: the trials of each field (``fields`` gives their numbers of
+      trials; one field by default) in consecutive groups of ``GROUP`` (a field's last
+      group may be shorter). A group's ``2**g`` joint outcomes are drawn by inversion of
+      their cumulative distribution ``F`` (:func:`group_cdf`), whose ``2**g - 1``
+      thresholds are kept as ``GROUP_BITS``-bit prefixes, a ``uint64`` and a byte, one row
+      per group, padded to ``2**GROUP - 1`` with ``2**GROUP_BITS - 1`` (standing for 1:
+      never below a uniform).
+    * ``weights``: a ``(groups, fields)`` float matrix: the groups' outcomes (the numbers
+      of thresholds below their uniforms, :func:`fixed_below`) times it are the fields'
+      values, ``sum_i 2**i·trial_i`` (group ``k`` of a field weighs ``2**(GROUP·k)``).
+    """
+
+    def __init__(self, expansions: list[Expansion], fields: tuple[int, ...] | None = None
+                 ) -> None:
+        self.expansions = tuple(expansions)
+        self.prefixes = np.array([_prefix64(e) for e in expansions], dtype=np.uint64)
+        groups, owners, start = [], [], 0
+        for field, length in enumerate(fields or (len(self.expansions),)):
+            for k, first in enumerate(range(start, start + length, GROUP)):
+                groups.append(self.expansions[first:min(first + GROUP, start + length)])
+                owners.append((field, k))
+            start += length
+        self.groups = tuple(groups)
+        self.sizes = [(1 << len(group)) - 1 for group in self.groups]
+        self.high = np.full((len(groups), _OUTCOMES - 1), 2**64 - 1, dtype=np.uint64)
+        self.low = np.full((len(groups), _OUTCOMES - 1), 255, dtype=np.uint8)
+        self.weights = np.zeros((len(groups), len(fields or (0,))))
+        for row, group in enumerate(groups):
+            thresholds = group_thresholds(group)
+            self.high[row, :len(thresholds)] = [t >> GROUP for t in thresholds]
+            self.low[row, :len(thresholds)] = [t & (_OUTCOMES - 1) for t in thresholds]
+            field, k = owners[row]
+            # beyond the float range: inf (the sums are used only while they are exact)
+            self.weights[row, field] = 2.0 ** (GROUP * k) if GROUP * k < 1024 else math.inf
+        self.shifts = np.arange(GROUP, dtype=np.int64)
+        self.positions = np.concatenate([GROUP * row + np.arange(len(group))
+                                         for row, group in enumerate(groups)])
 
 
 def _prefix64(expansion: Expansion) -> int:
@@ -186,39 +314,83 @@ def _prefix64(expansion: Expansion) -> int:
     return value
 
 
-class FixedColumns:
-    """Thresholds of a fixed-cost Bernoulli matrix: expansions and their 64-bit prefixes."""
-
-    def __init__(self, expansions: list[Expansion]) -> None:
-        self.expansions = tuple(expansions)
-        self.prefixes = np.array([_prefix64(e) for e in expansions], dtype=np.uint64)
-
-
-
 def fixed_bernoulli(columns: FixedColumns, n: int, rng: RandomSource) -> np.ndarray:
-    """An ``(n, R)`` bool array of exact Bernoulli(q_j) trials, 8 random bytes per trial.
+    """An ``(n, R)`` bool array of exact Bernoulli(q_j) trials, at a value-independent cost.
 
-    ``U < q`` is decided by the first 64 bits ``u`` of ``U``: below the prefix ``P`` of ``q``
-    it is true, above it false; only ``u == P`` (probability ``2**-64``) reads further bytes.
+    Up to ``GROUPED_ROWS`` rows (a public choice), the trials are decided ``GROUP`` at a
+    time (:func:`fixed_below`, ``GROUP_BITS`` random bits per group); larger requests
+    compare 64 random bits ``u`` with each trial's 64-bit prefix ``P``: ``u < P`` proves
+    ``U < q`` and ``u > P`` disproves it; only ``u == P`` (probability ``2**-64``) reads
+    further bytes.
     """
+    if n <= GROUPED_ROWS:
+        return trials_of(columns, fixed_below(columns, n, rng))
     width = columns.prefixes.size
     u = np.frombuffer(rng.bytes(8 * n * width), dtype="<u8").reshape(n, width)
     below = u < columns.prefixes
     ties = u == columns.prefixes
     if ties.any():                                          # probability 2**-64 per trial
         for index in np.flatnonzero(ties):
-            below.flat[index] = _finish_tie(columns.expansions[index % width], rng)
+            expansion = columns.expansions[index % width]
+            below.flat[index] = _finish_ties([expansion], 8, rng) == 0
     return below
 
 
-def _finish_tie(expansion: Expansion, rng: RandomSource) -> bool:
-    """``U < q`` once the first 8 bytes of ``U`` equal those of ``q``: compare further bytes."""
-    level = 8
-    while True:
-        mine, theirs = rng.bits(8), expansion.byte(level)
-        if mine != theirs:
-            return mine < theirs
-        level += 1
+def trials_of(columns: FixedColumns, below: np.ndarray) -> np.ndarray:
+    """The ``(n, R)`` trials of grouped decisions (:func:`fixed_below`): a group's outcome
+    is the number of its thresholds below its uniform, and its trial ``i`` is bit ``i``."""
+    outcomes = below.sum(axis=2, dtype=np.int64)
+    bits = (outcomes[:, :, None] >> columns.shifts) & 1
+    return bits.astype(bool).reshape(len(outcomes), -1).take(columns.positions, axis=1)
+
+
+def fixed_below(columns: FixedColumns, n: int, rng: RandomSource) -> np.ndarray:
+    """An ``(n, groups, 2**GROUP - 1)`` bool array: which thresholds ``F_j`` of each group lie
+    below its uniform ``U`` (a prefix of each row, the thresholds being sorted).
+
+    Every group of every row reads 9 random bytes, a uniform ``u`` of ``GROUP_BITS`` bits
+    (a ``uint64`` and a byte), and compares it with every threshold's prefix ``T_j``: ``u >
+    T_j`` proves ``U > F_j`` and ``u < T_j`` proves ``U < F_j``, by the same NumPy passes
+    whatever ``u``. Only ``u == T_j`` (probability below ``2**GROUP·2**-GROUP_BITS =
+    2**-64`` per group) reads further bytes (:func:`_finish_ties`).
+    """
+    size = n * len(columns.groups)
+    data = rng.bytes(9 * size)
+    high = np.frombuffer(data, dtype="<u8", count=size).reshape(n, -1, 1)
+    low = np.frombuffer(data, dtype=np.uint8, offset=8 * size).reshape(n, -1, 1)
+    level = high == columns.high
+    below = high > columns.high
+    below |= level & (low > columns.low)
+    level &= low == columns.low
+    if level.any():                                     # probability < 2**-64 per group
+        for row, group in zip(*np.nonzero(level.any(axis=2)), strict=True):
+            expansions = columns.groups[group]
+            tied = [int(j) for j in np.flatnonzero(level[row, group])
+                    if j < columns.sizes[group]]
+            above = _finish_ties([Expansion(functools.partial(_cdf_bounds, expansions, j))
+                                  for j in tied], GROUP_BITS // 8, rng)
+            below[row, group, tied[:above]] = True     # the lowest thresholds tied
+    return below
+
+
+def _finish_ties(thresholds: list[Expansion], known: int, rng: RandomSource) -> int:
+    """How many of ``thresholds`` lie below a uniform ``U`` whose first ``known`` bytes equal
+    theirs: ``U``'s further bytes, drawn as needed and shared by all of them, are compared
+    with each threshold's expansion until they differ (``U`` equals none with probability 1).
+    """
+    drawn: list[int] = []
+    above = 0
+    for threshold in thresholds:
+        level = known
+        while True:
+            if level - known == len(drawn):
+                drawn.append(rng.bits(8))
+            mine, theirs = drawn[level - known], threshold.byte(level)
+            if mine != theirs:
+                above += mine > theirs
+                break
+            level += 1
+    return above
 
 
 @public_table(maxsize=256)
@@ -228,6 +400,27 @@ def fixed_plan(scale: Fraction) -> tuple[int, FixedColumns, Fraction]:
     step = Fraction(2**top) / scale
     expansions = [logistic_expansion(Fraction(2**i) / scale) for i in range(top)]
     return top, FixedColumns([*expansions, exp_neg_expansion(step)]), step
+
+
+def fixed_geometrics(plan: tuple[int, FixedColumns, Fraction], n: int,
+                      rng: RandomSource) -> np.ndarray:
+    """``n`` geometric draws of ``plan`` (:func:`fixed_plan`) at a value-independent cost.
+
+    A grouped request (``n <= GROUPED_ROWS``) whose digits a float holds exactly (``I <=
+    52``) sums its groups' outcomes in one product (group ``k`` weighs ``2**(GROUP·k)``,
+    exact in floats: the sum is below ``2**(I + 1)``) and reads the tail trial, bit ``I``,
+    off the sum; any other request goes through the trials (:func:`fixed_bernoulli`,
+    :func:`fixed_geometric`), as does a tail (probability ``<= e**-64`` per draw).
+    Returns as :func:`fixed_geometric`.
+    """
+    top, columns, _ = plan
+    if n > GROUPED_ROWS or top > 52:
+        return fixed_geometric(plan, fixed_bernoulli(columns, n, rng), rng)
+    below = fixed_below(columns, n, rng)
+    total = below.sum(axis=2, dtype=np.float64) @ columns.weights[:, 0]  # exact: < 2**53
+    if (total >= 2.0**top).any():                       # probability <= e**-64 per draw
+        return fixed_geometric(plan, trials_of(columns, below), rng)
+    return total.astype(np.int64)
 
 
 def fixed_geometric(plan: tuple[int, FixedColumns, Fraction], bits: np.ndarray,

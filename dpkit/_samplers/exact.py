@@ -139,19 +139,34 @@ class Expansion:
                 self._bytes = [(prefix >> (8 * (count - 1 - j))) & 0xFF for j in range(count)]
             return self._bytes[level]
 
+    def bounds(self, precision: int) -> tuple[Any, Any]:
+        """Rigorous bounds ``lo <= q <= hi`` at ``precision`` bits (tighter as it grows)."""
+        return self._bounds(precision)
+
     def _prefix(self, nbits: int) -> int:
         precision = nbits + 64
         while True:
             lo, hi = self._bounds(precision)
             a = floor_scaled(lo, nbits)
-            b = floor_scaled(hi, nbits)
+            b = min(floor_scaled(hi, nbits), (1 << nbits) - 1)   # q < 1, even if hi = 1
             if a == b:
                 return a
             precision *= 2
 
 
+_MPFR = type(gmpy2.mpfr(0))
+
+
 def floor_scaled(value: Any, nbits: int) -> int:
-    """``floor(value · 2**nbits)`` exactly, for a finite MPFR number ``value``."""
+    """``floor(value · 2**nbits)`` exactly, for a finite MPFR number (or a Fraction) ``value``.
+
+    A value in ``[0, 2**-nbits)`` gives 0 at once: its ratio's denominator can have
+    ``2**30`` bits (``exp(-y)`` for a huge ``y`` rounds up to the least MPFR number), whose
+    division took 0.6 s.
+    """
+    if isinstance(value, _MPFR) and value >= 0 and (value == 0
+                                                     or gmpy2.get_exp(value) <= -nbits):
+        return 0                            # value < 2**get_exp(value) <= 2**-nbits
     numerator, denominator = value.as_integer_ratio()
     return int((int(numerator) << nbits) // int(denominator))
 

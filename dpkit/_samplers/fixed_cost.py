@@ -3,11 +3,13 @@
 The one-at-a-time samplers of Canonne, Kamath & Steinke (2020) run loops whose length grows
 with ``|noise|/scale``, so the running time of a release reveals the noise (they are kept,
 labelled, in :mod:`dpkit.naive.laplace`). Requests of up to ``FIXED_MAX = 64`` values (every
-scalar release, every SVT threshold) use the samplers here instead: each Bernoulli digit is
-decided by comparing 64 random bits with the first 64 bits of its probability
-(:func:`dpkit._samplers.bernoulli.fixed_bernoulli`), all digits of all draws at once, so the
+scalar release, every SVT threshold) use the samplers here instead: the Bernoulli digits of
+one value's draw are decided 8 at a time, by inversion of their joint distribution against
+one uniform of 72 bits (:func:`dpkit._samplers.bernoulli.fixed_below`); those of larger
+requests by comparing 64 random bits with the first 64 bits of each digit's probability
+(:func:`dpkit._samplers.bernoulli.fixed_bernoulli`); all digits of all draws at once, so the
 random bytes drawn and the NumPy operations run are the same whatever the values drawn. The
-exceptions are events of probability ``<= 2**-64`` per digit (a tie of 64 bits), ``<=
+exceptions are events of probability ``< 2**-64`` per group or per digit (a tie), ``<=
 e**-64`` per geometric draw (beyond the covered digits) and about ``2**-40`` per Gaussian
 proposal (an acceptance the drawn digits cannot decide); they finish exactly, with loops of
 their own. See "Timing" in :mod:`dpkit._samplers`.
@@ -32,12 +34,16 @@ from fractions import Fraction
 import numpy as np
 
 from dpkit._samplers.bernoulli import (
+    GROUPED_ROWS,
     FixedColumns,
     bernoulli_exp_unchecked,
     bernoulli_matrix,
+    fixed_below,
     fixed_bernoulli,
     fixed_geometric,
+    fixed_geometrics,
     fixed_plan,
+    trials_of,
 )
 from dpkit._samplers.bits import mask
 from dpkit._samplers.exact import (
@@ -62,11 +68,10 @@ def fixed_discrete_laplace(scale: Fraction, n: int, rng: RandomSource) -> np.nda
 
     The difference of two independent geometric variables with ``P[G = g] ∝ p**g`` has
     ``P[X = x] ∝ p**|x|``: no rejection step, so every call draws exactly
-    ``16·n·(I + 1)`` random bytes (bar the events named in the module docstring).
+    ``18·ceil((I + 1)/8)`` random bytes for one value (:func:`fixed_geometrics`, grouped)
+    and ``16·n·(I + 1)`` for ``n > 1`` (bar the events named in the module docstring).
     """
-    plan = fixed_plan(scale)
-    bits = fixed_bernoulli(plan[1], 2 * n, rng)
-    g = fixed_geometric(plan, bits, rng)
+    g = fixed_geometrics(fixed_plan(scale), 2 * n, rng)
     return g[:n] - g[n:]
 
 
@@ -77,13 +82,16 @@ def _fixed_gaussian_columns(scale: Fraction) -> FixedColumns:
     ``E`` is a standard exponential: ``floor(E)`` is geometric with ``p = e**-1`` (digits
     ``i < 7`` cover ``[0, 128)``, the tail ``E >= 128`` has probability ``e**-128``) and
     fractional digit ``k`` is Bernoulli ``1/(1 + e**(2**-k))``, independent of the rest (see
-    "Exact exponentials" in :mod:`dpkit._samplers.bernoulli`).
+    "Exact exponentials" in :mod:`dpkit._samplers.bernoulli`). Three fields, each in its
+    own groups: the geometric and its tail trial, ``floor(E)`` and its tail trial, and the
+    fractional digits, last first (trial ``i`` is digit ``40 - i``, weight ``2**i``).
     """
     geometric = fixed_plan(scale)[1].expansions
     whole = fixed_plan(Fraction(1))[1].expansions
     fraction = [logistic_expansion(Fraction(1, 2**k))
-                for k in range(1, _FIXED_FRACTION_DIGITS + 1)]
-    return FixedColumns([*geometric, *whole, *fraction])
+                for k in range(_FIXED_FRACTION_DIGITS, 0, -1)]
+    return FixedColumns([*geometric, *whole, *fraction],
+                        fields=(len(geometric), len(whole), len(fraction)))
 
 
 class _GaussianSetup:
@@ -91,7 +99,8 @@ class _GaussianSetup:
 
     ``weights`` packs a row of trials into (G, floor(E), fractional digits of E) by one
     integer matrix product (tail columns weigh 0; they are checked separately); it is None
-    when the geometric may not fit in int64 (``I > 61``).
+    when the geometric may not fit in int64 (``I > 61``). ``grouped`` says whether a
+    grouped round's fields fit a float exactly (``I <= 52``), with their tail trials.
     """
 
     def __init__(self, sigma2: Fraction) -> None:
@@ -102,14 +111,17 @@ class _GaussianSetup:
         top = self.plan[0]
         self.width = top + 1
         self.tails = np.array([top, self.width + self.whole_top])
+        self.constants = _gamma_constants(sigma2, self.t)
+        self.limits = np.array([2.0**top, 2.0**self.whole_top, np.inf])
+        self.grouped = top <= 52
         self.weights = None
         if top <= 61:
-            weights = np.zeros((self.columns.prefixes.size, 3), dtype=np.int64)
+            weights = np.zeros((len(self.columns.expansions), 3), dtype=np.int64)
             powers = 2 ** np.arange(top, dtype=np.int64)
             weights[:top, 0] = powers
             weights[self.width:self.width + self.whole_top, 1] = powers[:self.whole_top]
             weights[self.width + self.whole_top + 1:, 2] = 2 ** np.arange(
-                _FIXED_FRACTION_DIGITS - 1, -1, -1, dtype=np.int64)
+                _FIXED_FRACTION_DIGITS, dtype=np.int64)
             self.weights = weights
 
 
@@ -137,14 +149,13 @@ def fixed_discrete_gaussian(sigma2: Fraction, n: int, rng: RandomSource) -> np.n
     need = n
     m = n + 1 + n // 2
     while need > 0:
-        bits = fixed_bernoulli(setup.columns, m, rng)
+        packed, bits = _proposals(setup, m, rng)
         negative = (np.frombuffer(rng.bytes(m), dtype=np.uint8) & 1).astype(bool)
         flip = mask(negative)                   # -1 where negative: a sign without a branch
-        if setup.weights is not None and not bits[:, setup.tails].any():
-            packed = bits.astype(np.int64) @ setup.weights
+        if packed is not None:
             g = packed[:, 0]
             y = (g ^ flip) - flip
-            accept = _fixed_accept(y, packed[:, 1], packed[:, 2], sigma2, t, rng)
+            accept = _fixed_accept(y, packed[:, 1], packed[:, 2], setup, sigma2, rng)
         else:                                   # tails or huge scales: probability <= e**-64
             g = fixed_geometric(setup.plan, bits[:, :width], rng)
             y = (g ^ flip) - flip
@@ -156,12 +167,34 @@ def fixed_discrete_gaussian(sigma2: Fraction, n: int, rng: RandomSource) -> np.n
     return np.concatenate(out)
 
 
-def _fixed_accept(y: np.ndarray, whole: np.ndarray, fraction: np.ndarray, sigma2: Fraction,
-                  t: int, rng: RandomSource) -> np.ndarray:
+def _proposals(setup: _GaussianSetup, m: int, rng: RandomSource
+               ) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """The trials of ``m`` proposals: ``(packed, None)`` with the int64 fields (G, floor(E),
+    fractional digits of E) when no tail trial is set and they fit, else ``(None, bits)``.
+
+    A grouped request (``m <= GROUPED_ROWS``, ``I <= 52``) gets its fields from one product
+    of the thresholds below the groups' uniforms (:func:`fixed_below`), exact in floats;
+    others from the trials of :func:`fixed_bernoulli`.
+    """
+    if m <= GROUPED_ROWS and setup.grouped:
+        below = fixed_below(setup.columns, m, rng)
+        fields = below.sum(axis=2, dtype=np.float64) @ setup.columns.weights  # exact: < 2**53
+        if (fields >= setup.limits).any():                        # a tail trial
+            return None, trials_of(setup.columns, below)
+        return fields.astype(np.int64), None
+    bits = fixed_bernoulli(setup.columns, m, rng)
+    if setup.weights is None or bits[:, setup.tails].any():
+        return None, bits
+    return bits.astype(np.int64) @ setup.weights, None
+
+
+def _fixed_accept(y: np.ndarray, whole: np.ndarray, fraction: np.ndarray,
+                  setup: _GaussianSetup, sigma2: Fraction, rng: RandomSource) -> np.ndarray:
     """``E_j > γ(y_j)`` from ``floor(E) < 2**I`` and the first fractional digits of ``E`` (as an
     integer), with an exact fallback when undecided."""
+    t = setup.t
     low = whole + fraction * 2.0**-_FIXED_FRACTION_DIGITS     # exact: < 2**7, 40 digits
-    gamma_lo, gamma_hi = _gamma_bracket(y, sigma2, t)
+    gamma_lo, gamma_hi = _gamma_bracket(y, setup.constants)
     accept = low > gamma_hi
     undecided = np.flatnonzero(~accept & (low + 2.0**-_FIXED_FRACTION_DIGITS > gamma_lo))
     for j in undecided:                                       # probability about 2**-40
@@ -174,7 +207,7 @@ def _fixed_accept(y: np.ndarray, whole: np.ndarray, fraction: np.ndarray, sigma2
 def _exceeds_exact_all(y: np.ndarray, e_bits: np.ndarray, whole_top: int, sigma2: Fraction,
                        t: int, rng: RandomSource) -> np.ndarray:
     """The rare rounds with huge proposals or a tail event: every trial in exact arithmetic."""
-    weights = 2 ** np.arange(_FIXED_FRACTION_DIGITS - 1, -1, -1, dtype=np.int64)
+    weights = 2 ** np.arange(_FIXED_FRACTION_DIGITS, dtype=np.int64)   # digit 40 first
     fraction = e_bits[:, whole_top + 1:].astype(np.int64) @ weights
     accept = np.zeros(len(y), dtype=bool)
     for j, row in enumerate(e_bits):
@@ -194,8 +227,10 @@ def _exceeds_exact_all(y: np.ndarray, e_bits: np.ndarray, whole_top: int, sigma2
 
 # ------------------------------------------------------------ the acceptance step E > γ
 
-def _gamma_bracket(y: np.ndarray, sigma2: Fraction, t: int) -> tuple[np.ndarray, np.ndarray]:
-    """Float bounds ``lo <= γ <= hi`` for ``γ = (|y| - sigma2/t)**2 / (2 sigma2)``, int64 ``y``.
+def _gamma_bracket(y: np.ndarray, constants: tuple[float, float]
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """Float bounds ``lo <= γ <= hi`` for ``γ = (|y| - sigma2/t)**2 / (2 sigma2)``, int64 ``y``,
+    from ``constants = (fl(sigma2/t), fl(2 sigma2))`` (:func:`_gamma_constants`).
 
     Error analysis (IEEE 754, round to nearest, ``u = 2**-53``): ``a = |y|`` converts
     exactly (``< 2**53``); ``c = fl(sigma2/t)`` and ``s = fl(2 sigma2)`` carry relative errors
@@ -207,7 +242,7 @@ def _gamma_bracket(y: np.ndarray, sigma2: Fraction, t: int) -> tuple[np.ndarray,
     ``|y| >= 2**53`` get ``[0, inf]``, which sends them to the exact rational comparison.
     """
     magnitude = np.abs(y)
-    centre, denominator = _gamma_constants(sigma2, t)
+    centre, denominator = constants
     d = magnitude.astype(np.float64) - centre
     gamma = d * d / denominator
     margin = MARGIN * (gamma + 1.0)
@@ -218,7 +253,6 @@ def _gamma_bracket(y: np.ndarray, sigma2: Fraction, t: int) -> tuple[np.ndarray,
     return lo, hi
 
 
-@public_table(maxsize=64)
 def _gamma_constants(sigma2: Fraction, t: int) -> tuple[float, float]:
     """``fl(sigma2/t)`` and ``fl(2·sigma2)``, correctly rounded (see :func:`_gamma_bracket`)."""
     return float(sigma2 / t), float(2 * sigma2)

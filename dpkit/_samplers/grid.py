@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -41,6 +42,7 @@ __all__ = [
     "FLOAT_MAX",
     "FLOAT_NOISE_MAX",
     "GRID_BITS",
+    "ReleaseRange",
     "add_to_floats",
     "add_units",
     "check_float_range",
@@ -51,7 +53,9 @@ __all__ = [
     "from_grid",
     "grid_exponent",
     "grid_sensitivity",
+    "noisy_scalar",
     "noisy_values",
+    "release_range",
     "to_grid",
 ]
 
@@ -483,41 +487,148 @@ def _exact_sum(x: np.ndarray, k: int, noise: np.ndarray) -> np.ndarray:
     return from_grid(total, k, exact=True)
 
 
-def noisy_values(values: np.ndarray, k: int, reach: Fraction,
-                 draw: Callable[[int], np.ndarray], words: dict[str, Any]) -> np.ndarray:
-    """``values`` plus noise on the grid ``2**k · Z``, as the nearest floats (flat arrays).
+@dataclass(frozen=True)
+class ReleaseRange:
+    """The public constants of releases on the grid ``2**k · Z`` whose noise reaches ``reach``.
 
-    The shared last steps of the Laplace and Gaussian mechanisms: refuse a release noise
-    could push beyond the float range (:func:`check_float_range` or
-    :func:`check_release_range`, before any noise is drawn), draw the noise in grid units
-    (``draw(n)``), add it and convert back: by :func:`add_to_floats` at a constant cost when
-    :func:`float_path` allows (a choice from public quantities), else on exact Python ints.
+    Built once per calibration (:func:`release_range`) and kept by the mechanisms with it,
+    so that a release does no exact arithmetic on them.
 
-    Parameters
+    Attributes
     ----------
-    values : numpy.ndarray, one dimension
-        The validated query values (float64, or ``object`` holding exact values).
     k : int
         Grid exponent.
     reach : Fraction
         How far the noise may move a value, in the query's units (noise beyond it has
         probability below ``2**-1074``).
+    floats : bool
+        Whether a float64 request takes :func:`add_to_floats` (:func:`float_path`).
+    largest : float
+        The largest ``|value|`` the float path accepts (``L + reach <= FLOAT_MAX``, exactly).
+    """
+
+    k: int
+    reach: Fraction
+    floats: bool
+    largest: float
+
+
+def release_range(k: int, reach: Fraction) -> ReleaseRange:
+    """The :class:`ReleaseRange` of grid exponent ``k`` and noise reach ``reach`` (public).
+
+    Parameters
+    ----------
+    k : int
+        Grid exponent.
+    reach : Fraction
+        The noise's reach in the query's units (> 0).
+
+    Returns
+    -------
+    ReleaseRange
+
+    Examples
+    --------
+    >>> release_range(-20, Fraction(750)).floats
+    True
+    """
+    return ReleaseRange(k=k, reach=reach, floats=float_path(np.dtype(np.float64), k,
+                                                            reach / Fraction(2) ** k),
+                        largest=_largest_allowed(reach))
+
+
+def noisy_values(values: np.ndarray, span: ReleaseRange, draw: Callable[[int], np.ndarray],
+                 words: Callable[[], dict[str, Any]]) -> np.ndarray:
+    """``values`` plus noise on the grid ``2**k · Z``, as the nearest floats (flat arrays).
+
+    The shared last steps of the Laplace and Gaussian mechanisms: refuse a release noise
+    could push beyond the float range (before any noise is drawn), draw the noise in grid
+    units (``draw(n)``), add it and convert back: by :func:`add_to_floats` at a constant
+    cost when ``span.floats`` allows (a choice from public quantities) and the values are
+    float64, else on exact Python ints.
+
+    Parameters
+    ----------
+    values : numpy.ndarray, one dimension
+        The validated query values (float64, or ``object`` holding exact values).
+    span : ReleaseRange
+        The grid exponent, the noise's reach and what follows from them.
     draw : callable
         ``draw(n)`` returns ``n`` noise values in grid units.
-    words : dict
-        ``value``, ``noise`` and ``bound`` for the range check's message.
+    words : callable
+        ``words()`` returns ``value``, ``noise`` and ``bound`` for the range check's
+        message; called only to refuse.
 
     Returns
     -------
     numpy.ndarray of float64
+
+    Raises
+    ------
+    ValueError
+        If ``max|value| + reach`` exceeds the largest float.
     """
-    if float_path(values.dtype, k, reach / Fraction(2) ** k):
-        check_float_range(values, reach, **words)
+    k = span.k
+    if span.floats and values.dtype == np.float64:
+        check_float_range(values, span, words)
         return add_to_floats(values, k, draw(values.size), overwrite=True)  # noise: ours
     units = to_grid(values, k)
-    check_release_range(units, k, reach, **words)
+    check_release_range(units, k, span.reach, **words())
     total = add_units(units, draw(values.size), overwrite=True)  # units: ours
     return from_grid(total, k, overwrite=True)
+
+
+_RINT = 2.0**52  # (y + c) - c with c = ±2**52 rounds |y| < 2**52 to an integer, ties to even
+
+
+def noisy_scalar(value: float | Fraction, span: ReleaseRange,
+                 draw: Callable[[int], np.ndarray],
+                 words: Callable[[], dict[str, Any]]) -> float:
+    """:func:`noisy_values` for one value, on Python floats when it is a float.
+
+    The float path is :func:`add_to_floats`'s, step for step, on Python floats instead of
+    one-element arrays: the same selections (by indexing a
+    pair with a comparison, not by a branch), the same IEEE roundings, so bit for bit the
+    same result; ``rint`` is ``(y + c) - c`` with ``c = copysign(2**52, y)``, exact for
+    ``|y| < 2**52`` (where it is selected). The noise comes from ``draw(1)`` as an array
+    and is converted by NumPy, whose cost does not depend on its magnitude (a Python
+    int's conversion does). A value float64 cannot hold takes :func:`noisy_values`.
+
+    Parameters
+    ----------
+    value : float or Fraction
+        The validated query value (:func:`dpkit._checks.check_real` with ``exact=True``).
+    span, draw, words
+        As in :func:`noisy_values`.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If ``|value| + reach`` exceeds the largest float.
+
+    Examples
+    --------
+    >>> span = release_range(-2, Fraction(1))
+    >>> noisy_scalar(0.3, span, lambda n: np.array([1]), dict)
+    0.5
+    """
+    if not (span.floats and type(value) is float):
+        return float(noisy_values(np.array([value]), span, draw, words)[0])
+    check_float_range(value, span, words)
+    magnitude = abs(value)
+    noise = float(draw(1).astype(np.float64)[0])        # exact below 2**53
+    if not abs(noise) < FLOAT_NOISE_MAX:    # beyond the reach: probability below 2**-1074
+        return float(_exact_sum(np.array([value]), span.k, np.array([int(noise)], dtype=object))[0])
+    step, inverse = 2.0**span.k, 2.0**-span.k
+    kept = (0.0, value)[magnitude >= 0.5 * step]        # +0.0 below: 0 units, no subnormal
+    y = kept * inverse
+    c = math.copysign(_RINT, y)
+    on_grid = ((y + c) - c) * step
+    return (value, on_grid)[magnitude < _RINT * step] + noise * step
 
 
 # ------------------------------------------------------------------ the release's float range
@@ -576,14 +687,30 @@ def check_release_range(units: np.ndarray, k: int, reach: Fraction, *, value: An
     _refuse_beyond(largest * Fraction(2) ** k, reach, value, noise, bound)
 
 
-def check_float_range(values: np.ndarray, reach: Fraction, *, value: Any, noise: str,
-                      bound: str) -> None:
-    """:func:`check_release_range` for a float64 array (the :func:`add_to_floats` path):
-    the same refusal, from two reductions (no temporary) and one exact comparison whatever
-    the values."""
-    largest = max(float(values.max()), -float(values.min()))
-    if not largest <= _largest_allowed(reach):  # a float comparison: the exact one took
-        _refuse_beyond(Fraction(largest), reach, value, noise, bound)  # longer on subnormals
+def check_float_range(values: np.ndarray | float, span: ReleaseRange,
+                      words: Callable[[], dict[str, Any]]) -> None:
+    """:func:`check_release_range` for float64 values (the :func:`add_to_floats` path): the
+    same refusal, from two reductions (no temporary; one ``abs`` for a Python float) and
+    a float comparison with ``span.largest``, whatever the values.
+
+    Parameters
+    ----------
+    values : numpy.ndarray of float64, or float
+    span : ReleaseRange
+    words : callable
+        As in :func:`noisy_values`: called only to refuse.
+
+    Raises
+    ------
+    ValueError
+        If ``max|value| + span.reach`` exceeds the largest float.
+    """
+    if isinstance(values, float):
+        largest = abs(values)
+    else:
+        largest = max(float(values.max()), -float(values.min()))
+    if not largest <= span.largest:   # a float comparison: the exact one took longer on
+        _refuse_beyond(Fraction(largest), span.reach, **words())        # subnormals
 
 
 def _largest_allowed(reach: Fraction) -> float:
