@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import functools
 import gc
 import json
 import math
@@ -76,6 +77,7 @@ from dpkit.exponential import Eta, base2_exponential_mechanism
 from dpkit.gaussian import gaussian_mechanism, mechanism_parameters
 from dpkit.laplace import laplace_grid, laplace_mechanism, sample_releases
 from dpkit.randomized_response import randomized_response
+from dpkit.snapping import snapping_mechanism
 from dpkit.svt import (
     DEFAULT_CLIP_BOUNDS,
     DEFAULT_MAX_ROWS,
@@ -495,6 +497,21 @@ def svt_pairs() -> Iterator[Pair]:
                lambda y=y: above_threshold_runs(y, 0.0, 0.1, runs=100))
 
 
+#: float() of 2**N scans its low digits for a set bit, of 2**N - 1 stops at once: a row
+#: 2**N vs 2**N - 1 once certified ε 1.38 in choose_clip_bound's time (breaker, round 20,
+#: F2), at this N (a 50 MB int; float() of it takes about 4 ms).
+HUGE_BITS = 4 * 10**8
+
+
+@functools.cache
+def _huge_int_rows() -> tuple[list[int], list[int]]:
+    """100 rows of ages, the first ``2**HUGE_BITS`` vs ``2**HUGE_BITS - 1``: built at the
+    row's first (warm-up) call, not by every run of the audit (100 MB)."""
+    rows = [int(a) for a in _ages(99)]
+    huge = 1 << HUGE_BITS
+    return [huge, *rows], [huge - 1, *rows]
+
+
 def clipping_pairs() -> Iterator[Pair]:
     """choose_clip_bound and auto_avg (ε = 1, default bounds) on seeded integer ages."""
     def clip(x: Any, y: Any, size: str, description: str, origin: str = "",
@@ -544,6 +561,12 @@ def clipping_pairs() -> Iterator[Pair]:
               "list of ints, one row 37 vs float 37.5, max_rows 1001", max_rows=1001)
     yield clip(_one_changed(rows, 2**53), _one_changed(rows, 2**53 + 1), "1000",
                "list of ints, one row 2**53 vs 2**53+1, max_rows 1001", max_rows=1001)
+    bounds = DEFAULT_CLIP_BOUNDS
+    yield Pair("choose_clip_bound", "100", "list of ints, one row 2**(4e8) vs 2**(4e8)-1 "
+               "(beyond the float range), max_rows 100", 1.0,
+               lambda: choose_clip_bound(_huge_int_rows()[0], 1.0, bounds=bounds, max_rows=100),
+               lambda: choose_clip_bound(_huge_int_rows()[1], 1.0, bounds=bounds, max_rows=100),
+               "review")
     x, y = _one_changed(ages, 37.0), _one_changed(ages, 37.5)
     bounds = DEFAULT_CLIP_BOUNDS
     yield Pair("clip_bound_runs", "1000", "one row 37.0 vs 37.5, 10 runs", 10.0,
@@ -553,10 +576,46 @@ def clipping_pairs() -> Iterator[Pair]:
                lambda: auto_avg_runs(x, 1.0, runs=10), lambda: auto_avg_runs(y, 1.0, runs=10))
 
 
+def _refused(release: Callable[[Any], Any], values: Any) -> Callable[[], str]:
+    """A call of ``release(values)`` that must be refused with a TypeError: it returns the
+    message (a call that is not refused stops the audit)."""
+    def call() -> str:
+        try:
+            release(values)
+        except TypeError as error:
+            return str(error)
+        raise AssertionError("the masked entry was not refused")
+    return call
+
+
+#: The releases whose refusal of a masked entry once told where the last masked record is
+#: (breaker, round 20, F1), and the value of an unmasked record.
+MASKED_RELEASES: dict[str, tuple[Callable[[Any], Any], Any]] = {
+    "laplace_mechanism": (lambda v: laplace_mechanism(v, 1.0, 1.0), 0.5),
+    "gaussian_mechanism": (lambda v: gaussian_mechanism(v, 1.0, 1.0, 1e-6), 0.5),
+    "randomized_response": (lambda v: randomized_response(v, 1.0), True),
+    "base2_exponential_mechanism": (lambda v: base2_exponential_mechanism(
+        v, Eta(1, 1, 1), utility_min=0, utility_max=1), 0.5),
+    "snapping_mechanism": (lambda v: snapping_mechanism(v, 1.0, 1.0, 100.0), 0.5),
+    "above_threshold_runs": (lambda v: above_threshold_runs(v, 0.5, 1.0, runs=1), 0.5),
+}
+
+
+def masked_pairs(n: int = 100) -> Iterator[Pair]:
+    """A list whose first record is masked vs the same with its last record masked too (one
+    record differs; the same refusal): which entries are masked is data."""
+    for function, (release, value) in MASKED_RELEASES.items():
+        x = [np.ma.masked] + [value] * (n - 1)
+        y = [*x[:-1], np.ma.masked]
+        promised = Eta(1, 1, 1).epsilon(1) if function.startswith("base2") else 1.0
+        yield Pair(function, str(n), "first record masked vs first and last (both refused)",
+                   promised, _refused(release, x), _refused(release, y), "review")
+
+
 def all_pairs() -> list[Pair]:
     """Every row of the audit, in table order."""
     return [*randomized_response_pairs(), *laplace_pairs(), *gaussian_pairs(),
-            *exponential_pairs(), *svt_pairs(), *clipping_pairs()]
+            *exponential_pairs(), *svt_pairs(), *clipping_pairs(), *masked_pairs()]
 
 
 # ---------------------------------------------------------------------------------------

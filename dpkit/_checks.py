@@ -329,6 +329,10 @@ def _check_element_is_real(value: Any, name: str, flat_index: int,
     """Refuse an element that is not a finite real number (any magnitude is accepted)."""
     if isinstance(value, np.ma.MaskedArray):  # np.ma.masked in a list: a hidden entry
         raise masked_error(name, f"a masked entry at index {_position(flat_index, shape)}")
+    if isinstance(value, np.ndarray) and value.ndim == 0:  # [np.array(1.5)]: not ragged
+        raise TypeError(f"{name} must hold real numbers, not 0-d arrays, got "
+                        f"{describe(value)} at index {_position(flat_index, shape)} (take "
+                        f"its number with .item(), or pass one array)")
     if isinstance(value, (list, tuple, np.ndarray)):  # NumPy keeps a ragged nesting as objects
         raise ValueError(f"{name} must be a rectangular array (nested sequences of equal "
                          f"lengths) of real numbers, got the sequence {describe(value)} at "
@@ -398,19 +402,32 @@ def _typed_to_float(array: np.ndarray, name: str, exact: bool, copy: bool) -> np
     return _assemble(items, array, name, exact)
 
 
+_NESTING = (list, tuple, np.ndarray)
+
+
 def _holds_masked(values: Any) -> bool:
     """Whether ``values`` is, or holds at any depth of lists, tuples and object arrays, a
-    masked array or entry (one pass over the nesting, no recursion)."""
+    masked array or entry: one pass over the whole nesting (no recursion), with no early
+    exit, so its time depends on the nesting, not on where a masked entry is. The types of
+    a level's members are collected at C speed (a set of types); its members are visited
+    one by one only where that level holds a nesting."""
+    found = False
     pending = [values]
     while pending:
         item = pending.pop()
         if isinstance(item, np.ma.MaskedArray):
-            return True
-        if isinstance(item, (list, tuple)):
+            found = True
+            continue
+        if isinstance(item, np.ndarray):
+            if item.dtype != object:
+                continue
+            item = item.ravel().tolist()
+        elif not isinstance(item, (list, tuple)):
+            continue
+        kinds = set(map(type, item))
+        if any(issubclass(kind, _NESTING) for kind in kinds):
             pending.extend(item)
-        elif isinstance(item, np.ndarray) and item.dtype == object:
-            pending.extend(item.flat)
-    return False
+    return found
 
 
 def refuse_masked(values: Any, name: str) -> None:
@@ -422,6 +439,14 @@ def refuse_masked(values: Any, name: str) -> None:
     included, so a mechanism fed a masked array would release the values the caller
     meant to hide. :func:`as_array` calls this, so every array a mechanism validates goes
     through it.
+
+    **Timing.** A top-level masked array is refused from its type alone (the container's
+    type is public). The scan of a nesting reads every entry, masked or not, to the end
+    (its time depends on the nesting's size only), but which entries are masked is data:
+    a release calls this only after declaring its public size
+    (:meth:`dpkit.timing.Deadline.size`), so that the refusal waits for the deadline; its
+    structural checks before the size (:func:`check_shape`, ``as_array(..., nested=False)``)
+    look at the container's type only.
 
     Examples
     --------
@@ -440,17 +465,23 @@ def refuse_masked(values: Any, name: str) -> None:
         raise masked_error(name, "a sequence holding a masked array or entry")
 
 
-def as_array(values: Any, name: str, dtype: Any = None) -> np.ndarray:
+def as_array(values: Any, name: str, dtype: Any = None, *, nested: bool = True) -> np.ndarray:
     """``np.asarray(values, dtype)``, with a clear error for a ragged nesting or a mask.
 
     NumPy refuses nested sequences of unequal lengths (``[[1.0], 2.0]``) with a message
     that names no parameter; this one names ``name``, the value and what is expected. A
     masked array (whose mask ``np.asarray`` would drop) is refused (:func:`refuse_masked`).
 
+    With ``nested=False`` only a top-level masked array is refused (from its type, in
+    constant time), for a release's structural step before its public size: the caller
+    must then call :func:`refuse_masked` once the size is declared, and pass
+    ``dtype=object`` for a list (NumPy would otherwise convert a masked entry to NaN).
+
     Raises
     ------
     TypeError
-        If ``values`` is a :class:`numpy.ma.MaskedArray` or a list or tuple of them.
+        If ``values`` is a :class:`numpy.ma.MaskedArray` or (unless ``nested=False``) a
+        nesting holding one.
     ValueError
         If ``values`` is not a rectangular nesting of sequences.
 
@@ -461,7 +492,10 @@ def as_array(values: Any, name: str, dtype: Any = None) -> np.ndarray:
     ...
     ValueError: values must be a rectangular array (nested sequences of equal lengths), ...
     """
-    refuse_masked(values, name)
+    if nested:
+        refuse_masked(values, name)
+    elif isinstance(values, np.ma.MaskedArray):
+        raise masked_error(name)
     try:
         return np.asarray(values, dtype=dtype)
     except ValueError:
@@ -469,17 +503,18 @@ def as_array(values: Any, name: str, dtype: Any = None) -> np.ndarray:
                          f"lengths), got {describe(values)}") from None
 
 
-def _numbers_array(values: Any, name: str, ndim: int | None) -> np.ndarray:
+def _numbers_array(values: Any, name: str, ndim: int | None, *,
+                   nested: bool = True) -> np.ndarray:
     """``values`` as an array, unconverted, for :func:`check_finite_array` and
     :func:`check_rows_to_clip`: a typed container keeps its dtype (it says what it holds);
     a list becomes an object array, because it may mix types that NumPy would coerce
     silently (bools, big ints), so its elements are looked at as given. Refuses strings and
-    a wrong number of dimensions."""
+    a wrong number of dimensions; ``nested`` is as in :func:`as_array`."""
     if isinstance(values, (str, bytes)):
         raise TypeError(f"{name} must be an array of real numbers, got {describe(values)}")
     dtype = getattr(values, "dtype", None)
     typed = isinstance(values, np.ndarray) or (dtype is not None and dtype.kind != "O")
-    array = as_array(values, name, dtype=None if typed else object)
+    array = as_array(values, name, dtype=None if typed else object, nested=nested)
     if ndim is not None and array.ndim != ndim:
         raise ValueError(f"{name} must have {ndim} dimension(s), got shape {array.shape}")
     return array
@@ -490,9 +525,12 @@ def check_shape(values: Any, name: str, *, ndim: int | None = None) -> np.ndarra
 
     The first, structural step of :func:`check_finite_array`, for a release that must
     declare its public size (:meth:`dpkit.timing.Deadline.size`) before it looks at any
-    value: it refuses a string, a mask, a ragged nesting, a wrong number of dimensions and
-    an empty input; a typed container keeps its dtype, a list becomes an object array.
-    Pass the result to :func:`check_finite_array`, which then validates the elements.
+    value: it refuses a string, a masked array, a ragged nesting, a wrong number of
+    dimensions and an empty input; a typed container keeps its dtype, a list becomes an
+    object array (no element is converted). Which entries of a nesting are masked is
+    data, not structure: once the size is declared, call :func:`refuse_masked` on
+    ``values``, then pass the result to :func:`check_finite_array`, which validates the
+    elements.
 
     Raises
     ------
@@ -504,7 +542,7 @@ def check_shape(values: Any, name: str, *, ndim: int | None = None) -> np.ndarra
     >>> check_shape([[0.5], [2]], "values").shape
     (2, 1)
     """
-    array = _numbers_array(values, name, ndim)
+    array = _numbers_array(values, name, ndim, nested=False)
     check_nonempty(array.size, name, values)
     return array
 
@@ -567,12 +605,40 @@ def check_finite_array(values: Any, name: str, *, ndim: int | None = None,
     return _typed_to_float(array, name, exact, copy)
 
 
+_FLOAT_BITS = 1024  # an int of more bits is beyond the float range: 2**1024 rounds to inf
+# A Fraction n/d with gap = n.bit_length() - d.bit_length() lies in (2**(gap-1), 2**(gap+1))
+# in magnitude: beyond 2**1026 (inf) for a gap over 1026, below 2**-1080 (rounding to 0,
+# under half the smallest subnormal 2**-1074) for a gap under -1080.
+_GAP_ABOVE_FLOATS = 1026
+_GAP_BELOW_FLOATS = -1080
+
+
 def _nearest_float(value: Any) -> float:
-    """A real number rounded to the nearest float64; beyond the float range, ±inf."""
+    """A real number rounded to the nearest float64 (ties to even); beyond the float range,
+    ``±inf``.
+
+    An int of more than 1024 bits, or a Fraction whose parts' bit lengths put it beyond the
+    float range or below half the smallest subnormal (:func:`_row_too_long`'s thresholds),
+    is rounded from its bit lengths and signs alone, in constant time: ``float()`` of a
+    long int, a Fraction's ``float()`` and its comparisons all take a time that grows with
+    its length. Any other value (a bounded length) goes through ``float()``, which rounds
+    correctly and raises :class:`OverflowError` where the rounding overflows (from
+    ``2**1024 - 2**970`` up).
+    """
+    if isinstance(value, int):
+        if value.bit_length() > _FLOAT_BITS:
+            return -math.inf if value < 0 else math.inf
+    elif isinstance(value, numbers.Rational) and not isinstance(value, np.generic):
+        numerator = int(value.numerator)
+        gap = numerator.bit_length() - int(value.denominator).bit_length()
+        if gap > _GAP_ABOVE_FLOATS:
+            return -math.inf if numerator < 0 else math.inf
+        if gap < _GAP_BELOW_FLOATS:
+            return -0.0 if numerator < 0 else 0.0
     try:
         return float(value)
-    except OverflowError:  # an int or Fraction beyond the float range
-        return math.inf if value > 0 else -math.inf
+    except OverflowError:  # a bounded int or Fraction rounding beyond the float range
+        return -math.inf if value < 0 else math.inf
 
 
 def _check_kinds(flat: np.ndarray, name: str, shape: tuple[int, ...], *,
@@ -611,13 +677,13 @@ def _row_too_long(value: Any) -> bool:
     """Whether a row is too long to round to the nearest float at a cost that does not
     depend on its length, from sizes read in constant time. An int, or a Fraction whose
     parts' bit lengths put it beyond the float range (or below its smallest subnormal),
-    rounds at once to ``±inf`` (or ``±0``) whatever its length; any other value is as
-    :func:`too_long`."""
+    is rounded by :func:`_nearest_float` from its bit lengths and sign to ``±inf`` (or
+    ``±0``) whatever its length; any other value is as :func:`too_long`."""
     if isinstance(value, numbers.Integral):
         return False
     if isinstance(value, numbers.Rational) and not isinstance(value, np.generic):
         gap = int(value.numerator).bit_length() - int(value.denominator).bit_length()
-        if not -1080 <= gap <= 1026:
+        if not _GAP_BELOW_FLOATS <= gap <= _GAP_ABOVE_FLOATS:
             return False
     return too_long(value)
 

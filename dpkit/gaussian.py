@@ -39,6 +39,7 @@ from dpkit._checks import (
     check_real,
     check_sensitivity,
     check_shape,
+    refuse_masked,
 )
 from dpkit._samplers.grid import (
     ReleaseRange,
@@ -286,9 +287,9 @@ def gaussian_mechanism(value: Any, sensitivity: Any, epsilon: Any, delta: Any, *
     Returns
     -------
     float or numpy.ndarray
-        A float for a scalar ``value``, else a float64 array of the same shape. Each entry
-        is the true value plus noise of standard deviation ≈ σ (the discrete Gaussian's
-        variance is within 1e-20 relative of σ²).
+        A float for a scalar ``value`` (a 0-d array included), else a float64 array of
+        the same shape. Each entry is the true value plus noise of standard deviation
+        ≈ σ (the discrete Gaussian's variance is within 1e-20 relative of σ²).
 
     Raises
     ------
@@ -339,6 +340,7 @@ def _gaussian_mechanism_work(clock: Deadline, value: Any, sensitivity: Any, epsi
                                               shape.size, method)
     source = resolve(rng)
     clock.size(shape.size, kind_of(value))  # from here on, an error is padded too
+    refuse_masked(value, "value")  # which entries are masked is data: padded
 
     def draw(n: int) -> np.ndarray:
         return discrete_gaussian(sigma2, source, size=n)

@@ -36,6 +36,7 @@ from dpkit._checks import (
     check_probability,
     check_real,
     check_shape,
+    refuse_masked,
 )
 from dpkit._checks import check_sensitivity as _check_sensitivity
 from dpkit._samplers.grid import (
@@ -303,7 +304,8 @@ def laplace_mechanism(value: Any, sensitivity: float, epsilon: float, *,
     Returns
     -------
     float or numpy.ndarray
-        A float for a scalar ``value``, else a float64 array of the same shape.
+        A float for a scalar ``value`` (a 0-d array included), else a float64 array of
+        the same shape.
 
     Raises
     ------
@@ -379,6 +381,7 @@ def _laplace_mechanism_work(clock: Deadline, value: Any, sensitivity: Any, epsil
     source = resolve(rng)
     grid, span = _laplace_release(delta, epsilon, size)
     clock.size(size, kind_of(value))  # from here on, an error is padded too
+    refuse_masked(value, "value")  # which entries are masked is data: padded
 
     def draw(n: int) -> np.ndarray:
         return discrete_laplace(grid.scale_units, source, size=n)
@@ -389,7 +392,10 @@ def _laplace_mechanism_work(clock: Deadline, value: Any, sensitivity: Any, epsil
     if shape is None:
         return noisy_scalar(check_real(value, "value", exact=True), span, draw, words)
     array = check_finite_array(shape, "value", exact=True, copy=False)
-    return noisy_values(array.reshape(-1), span, draw, words).reshape(array.shape)
+    released = noisy_values(array.reshape(-1), span, draw, words)
+    if array.ndim == 0:  # a 0-d array gives a float, as gaussian_mechanism
+        return float(released[0])
+    return released.reshape(array.shape)
 
 
 @public_table(maxsize=256)

@@ -22,6 +22,7 @@ from dpkit._checks import (
     check_integer,
     check_nonempty,
     check_probability,
+    refuse_masked,
 )
 from dpkit.timing import Cost, Deadline, run_padded, warm_up_calls
 
@@ -127,10 +128,15 @@ def _randomized_response_work(clock: Deadline, answers: Any, epsilon: Any,
     # Public first (errors raise at once): the parameters, the source, the shape.
     p = truth_probability(epsilon)
     source = _rng.resolve(rng)
-    array = as_array(answers, "answers")
-    check_nonempty(array.size, "answers", answers)  # before the dtype: [] is float64
-    clock.size(array.size, "array" if isinstance(answers, np.ndarray) else "objects")
-    # The dtype of a list's array depends on its elements ([True, 0.5] is float): padded.
+    # A list's shape from an object array: NumPy would convert a masked entry to NaN.
+    typed = isinstance(answers, np.ndarray)
+    shape = as_array(answers, "answers", None if typed else object, nested=False)
+    check_nonempty(shape.size, "answers", answers)  # before the dtype: [] is float64
+    clock.size(shape.size, "array" if typed else "objects")
+    # Which entries are masked, and the dtype of a list's array ([True, 0.5] is float),
+    # depend on its elements: padded.
+    refuse_masked(answers, "answers")
+    array = shape if typed else as_array(answers, "answers", nested=False)
     if array.dtype != np.bool_:
         raise TypeError(f"answers must be an array of bool, got dtype {array.dtype}")
     draws = source.uint64(array.shape) >> np.uint64(64 - _BITS)

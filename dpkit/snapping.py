@@ -62,6 +62,7 @@ from dpkit._checks import (
     check_finite_array,
     check_real,
     check_shape,
+    refuse_masked,
 )
 from dpkit._checks import check_sensitivity as _check_sensitivity
 from dpkit._exact import (
@@ -320,8 +321,9 @@ def snapping_mechanism(value: Any, sensitivity: float, epsilon: float, bound: fl
     Returns
     -------
     float or numpy.ndarray
-        A float for a scalar ``value``, else a float64 array of the same shape. Each output
-        is a multiple of ``Λ`` (:func:`snapping_grid`) or ``±B``, and lies in ``[-B, B]``.
+        A float for a scalar ``value`` (a 0-d array included), else a float64 array of
+        the same shape. Each output is a multiple of ``Λ`` (:func:`snapping_grid`) or
+        ``±B``, and lies in ``[-B, B]``.
 
     Raises
     ------
@@ -377,6 +379,7 @@ def _snapping_mechanism_work(clock: Deadline, value: Any, sensitivity: Any, epsi
     grid = snapping_grid(sensitivity, epsilon, bound)
     source = resolve(rng)
     clock.size(1 if shape is None else shape.size, kind_of(value))  # errors now padded
+    refuse_masked(value, "value")  # which entries are masked is data: padded
     if shape is None:
         values = np.array([check_real(value, "value", exact=True)], dtype=object)
     else:
@@ -384,7 +387,7 @@ def _snapping_mechanism_work(clock: Deadline, value: Any, sensitivity: Any, epsi
     flat = values.reshape(-1)
     units = [_as_unit_double(v, grid, "value") for v in flat.tolist()]
     released = np.array([_snap_one(x, grid, source) for x in units]) * grid.unit
-    if scalar:
+    if scalar or values.ndim == 0:  # a 0-d array too, as gaussian_mechanism
         return float(released[0])
     return released.reshape(values.shape)
 

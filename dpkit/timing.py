@@ -31,11 +31,11 @@ random bytes, which blurs the sub-microsecond traces of the work). A release pre
 during its wait by other load ends late without being counted by :func:`overruns`, and
 under load that lateness can still depend on the work.
 **Errors.** A release first validates its public inputs (epsilon, delta, sensitivity, the
-container's shape, the number of values): an error there raises at once, since its
-time reveals nothing private. It then declares its public size (:meth:`Deadline.size`),
-and only then looks at the values. An error raised after that point (a NaN among the
-values, a value too large or too close to the float range, a query answer refused) is
-**padded to the deadline before it is raised**, like a release. Validating every value
+container's type and shape, the number of values): an error there raises at once, since its
+time reveals nothing private. It then declares its public size (:meth:`Deadline.size`), and
+only then looks at the values. An error raised after that point (a NaN or a masked entry
+among the values, a value too large or too close to the float range, a query answer refused)
+is **padded to the deadline before it is raised**, like a release. Validating every value
 before any other work would not be enough: validation is itself value-dependent work
 (``[0.1, nan]`` and ``[2**60 + 1, nan]`` take different times to reach the NaN, since an
 int beyond ``2**53`` is converted exactly), and so is the work an SVT does on the answers

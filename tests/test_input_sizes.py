@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import math
 from decimal import Decimal
 from fractions import Fraction
 
@@ -21,6 +22,7 @@ from dpkit._checks import (
     check_finite_array,
     check_integer,
     check_real,
+    check_rows_to_clip,
 )
 from dpkit._exact import (
     MAX_DECIMAL_DIGITS,
@@ -173,6 +175,76 @@ def test_a_huge_int_beyond_the_float_range_is_refused_from_its_bit_length():
     assert "bits" in str(error.value)
 
 
+#: An int on which anything but reading its size and sign fails the test (an int's ``<``
+#: with 0 reads its sign: constant time).
+TripwireRowInt = type("TripwireRowInt", (int,), _untouchable(
+    *(name for name in _ARITHMETIC if name != "__lt__"), "__int__", "__index__", "__bool__"))
+
+
+def test_a_row_beyond_the_float_range_is_rounded_from_its_bit_lengths():
+    """Breaker, round 20 (F2): ``float()`` of a long int, a Fraction's ``float()`` and its
+    comparisons take a time that grows with its length, and ``check_rows_to_clip`` (which
+    takes ints of any size) called them on every row: one row ``2**N`` against ``2**N - 1``
+    (N = 4e8) showed ε 1.38 in the time of ``choose_clip_bound``. Beyond the float range
+    (or below half its smallest subnormal) a row is now rounded from its bit lengths and
+    sign alone: these rows fail the test if anything else is read."""
+    rows = [TripwireRowInt(1 << 5000), TripwireRowInt(-(1 << 5000)),
+            TripwireFraction((1 << 5000) + 1, 3), TripwireFraction(-(1 << 5000), 7),
+            TripwireFraction(1, 1 << 5000), TripwireFraction(-1, 1 << 5000), 3.0]
+    assert check_rows_to_clip(rows, "values", 0.0, 10.0).tolist() == \
+        [10.0, 0.0, 10.0, 0.0, 0.0, 0.0, 3.0]
+    choose_clip_bound(rows, 1.0, bounds=[1, 10], max_rows=8, rng=seeded(0))
+    auto_avg(rows, 1.0, max_rows=8, rng=seeded(0))
+
+
+def _python_float(value):
+    """Python's correctly rounded float of an int or Fraction (ties to even), ±inf where it
+    overflows: the reference (cheap on these bounded values)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
+def _edge_values():
+    """Ints and Fractions at both ends of the float range, on each side of the thresholds
+    where a row is rounded from its bit lengths (ints of 1024 bits and more; Fractions whose
+    parts' bit lengths differ by 1026 to 1027 or by -1080 to -1081), and of the roundings:
+    ``2**1024 - 2**970`` (the tie between the largest float and 2**1024, which rounds to
+    inf), ``2**-1075`` (the tie between 0 and the smallest subnormal, which rounds to 0)."""
+    top, tie = 2**1024, 2**1024 - 2**970
+    ints = [tie + k for k in range(-300, 301)] + [top + k for k in range(-300, 301)]
+    ints += [tie - 2**969 + k for k in (-1, 0, 1)] + [2**1025 - 1, 2**1025, 2**1023]
+    fractions = []
+    for numerator_bits in range(1, 40, 3):
+        for k in range(-3, 4):
+            numerator = 2**numerator_bits + k if 2**numerator_bits + k > 0 else 1
+            for gap in range(1023, 1029):   # up: numerator << (gap + bits) over 2**bits
+                big = numerator << (gap - numerator.bit_length() + 1)
+                fractions += [Fraction(big + j, 3) for j in (-1, 0, 1)]
+            for gap in range(-1083, -1072):  # down: numerator over a long denominator
+                fractions += [Fraction(numerator, (1 << (numerator.bit_length() - gap - 1)) + j)
+                              for j in (-1, 0, 1)]
+    fractions += [Fraction(tie * 3 + k, 3) for k in (-1, 0, 1)]
+    fractions += [Fraction(1, 2**1075) * m for m in (Fraction(1), Fraction(3, 2),
+                                                        Fraction(1, 2), Fraction(2049, 2048))]
+    values = ints + fractions
+    return values + [-v for v in values]
+
+
+def test_a_row_at_the_edges_of_the_float_range_rounds_as_python_does():
+    """Exhaustively near both ends of the float range: the rounding from bit lengths and
+    Python's exact ``float()`` agree on every value, sign included."""
+    values = _edge_values()
+    rows = check_rows_to_clip(values, "values", -math.inf, math.inf).tolist()
+    expected = [_python_float(v) for v in values]
+    wrong = [(v, r, e) for v, r, e in zip(values, rows, expected, strict=True)
+             if r != e or math.copysign(1, r) != math.copysign(1, e)]
+    assert not wrong, wrong[:3]
+    assert math.inf in rows and -math.inf in rows and 0.0 in rows  # both ends reached
+    assert max(r for r in rows if math.isfinite(r)) == np.finfo(np.float64).max
+
+
 # -------------------------------------------------------------- F8: masks at any depth
 
 MASKED = np.ma.masked_array([1.0, 2.0], mask=[False, True])
@@ -192,6 +264,22 @@ MASKED = np.ma.masked_array([1.0, 2.0], mask=[False, True])
 def test_masks_nested_at_any_depth_are_refused(values, release):
     with pytest.raises(TypeError, match=r"must not be a numpy\.ma\.MaskedArray"):
         release(values)
+
+
+def test_the_scan_for_masks_reads_the_whole_nesting():
+    """Breaker, round 20 (F1): the scan stopped at the first masked entry it met (from the
+    end), so its time told where that entry was. Every row is now read to the end."""
+    read = []
+
+    class Row(list):
+        def __iter__(self):
+            read.append(self)
+            return super().__iter__()
+
+    rows = [Row([0.5]) for _ in range(5)] + [Row([np.ma.masked])]
+    with pytest.raises(TypeError, match=r"must not be a numpy\.ma\.MaskedArray"):
+        check_finite_array(rows, "values")
+    assert set(map(id, read)) == set(map(id, rows))
 
 
 # ------------------------------------------------------- F9: messages about huge values

@@ -515,10 +515,10 @@ def above_threshold_runs(answers: Iterable[float], threshold: float, epsilon: fl
     ------
     TypeError, ValueError
         As :func:`above_threshold`; also if ``answers`` is empty, ``TypeError`` if it is a
-        ``numpy.ma.MaskedArray`` (fill or compress it first). ``TypeError`` if ``runs``
-        is not an integer, ``ValueError`` if it is outside ``[1, MAX_RUNS]``, or if an
-        answer or the threshold lies beyond ``±2**61`` grid units, or ``epsilon < 2**-48``
-        (see Timing).
+        ``numpy.ma.MaskedArray`` or holds masked entries (fill or compress it first).
+        ``TypeError`` if ``runs`` is not an integer, ``ValueError`` if it is outside
+        ``[1, MAX_RUNS]``, or if an answer or the threshold lies beyond ``±2**61`` grid
+        units, or ``epsilon < 2**-48`` (see Timing).
 
     Notes
     -----
@@ -548,7 +548,8 @@ def _above_threshold_runs_work(clock: Deadline, answers: Any, threshold: Any, ep
     """The work of :func:`above_threshold_runs`, inside its deadline."""
     runs = check_integer(runs, "runs", minimum=1, maximum=MAX_RUNS)
     run_epsilon = exact_epsilon(epsilon)
-    refuse_masked(answers, "answers")  # iterating would hand out the masked raw values
+    if isinstance(answers, np.ma.MaskedArray):  # its type is public; its mask is not
+        refuse_masked(answers, "answers")  # iterating would hand out the masked raw values
     if isinstance(answers, (str, bytes)) or not isinstance(answers, Iterable):
         raise TypeError(f"answers must be an iterable of real numbers, got {describe(answers)}")
     items = list(answers)
@@ -568,6 +569,7 @@ def _above_threshold_runs_work(clock: Deadline, answers: Any, threshold: Any, ep
     # From here on (the answers are looked at), an error is padded too.
     clock.size(runs * (len(items) + 2))
     clock.add("objects", len(items))
+    refuse_masked(items, "answers")  # masked entries (data): refused after the size
     exact = [as_fraction(a, f"answers[{i}]") for i, a in enumerate(items)]
     units = [round_to_grid(a, bits) for a in exact]
     too_large = [i for i, u in enumerate(units) if abs(u) >= FAST_UNITS]
