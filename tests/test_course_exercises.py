@@ -1369,7 +1369,7 @@ def test_a_module_the_notebook_writes_at_run_time_is_refused(label, writer):
     for code, earlier in [(answer, [writer]), ("def my(q):\n    return q\n",
                                                [writer + "import helper_m\n"])]:
         why = check(label, code, earlier)
-        assert why is not None and ("helper_m is not an installed module" in why or
+        assert why is not None and ("helper_m is neither installed" in why or
                                     "pathlib may not be imported" in why), (code, why)
     fine = ("import numpy as np\nimport math, scipy.stats, mpmath\nimport pandas as pd\n"
             "from fractions import Fraction\nimport matplotlib.pyplot as plt\n"
@@ -1498,3 +1498,71 @@ def test_honest14_a_writefile_module_of_the_working_folder_is_read(name, graded)
               "    return value + generator.laplace(0.0, helper.scale(sensitivity, epsilon))\n")
     cell = f"%%writefile {name}\ndef scale(d, e):\n    return d / e\n"
     assert (environment_use("ex-laplace-textbook", answer, [cell]) is None) == graded
+
+
+SAM_HW = MODEL_HW + ("\nassert math.isclose(half_width(1, 0.5, 0.9), "
+                     "laplace_accuracy(1, 0.5, 0.1))\n")
+SAM_BITS = ("eta = Eta(1243, 11)\nX, Y = eta.reduced()\nbits = Y * 101 + (3000).bit_length()\n"
+            "assert bits == compute_precision(-20, 80.5, 3000, eta)\n")
+SAM_AT = MODEL_AT + ("mine = [my_above_threshold(queries, ages, -500, 1.0, rng) "
+                     "for _ in range(9)]\n"
+                     "ref = [above_threshold(queries, ages, -500, 1.0, rng=rng) "
+                     "for _ in range(9)]\n")
+
+
+@pytest.mark.parametrize(("label", "chapter", "answer", "graded"), [
+    ("ex-laplace-interval", "laplace", SAM_HW, "half_width"),
+    ("ex-exp-precision", "exponential_base2", SAM_BITS, "bits"),
+    ("ex-svt-above-threshold", "sparse_vector", SAM_AT, "my_above_threshold"),
+])
+def test_honest15_a_self_check_in_the_answer_cell_is_graded(label, chapter, answer, graded):
+    """Honest review 15, F2: a correct answer followed, in the answer cell, by a top-level
+    comparison with the forbidden function got 0/3; the same line in the next cell passed.
+    The statement cannot change the graded name, so it is exempt like an earlier cell's.
+    Deterministic."""
+    assert forbidden_use(label, answer, [], _setup(chapter), graded) is None
+
+
+@pytest.mark.parametrize(("label", "chapter", "answer", "graded", "line", "hint"), [
+    # the value computed with it, or set after the comparison
+    ("ex-exp-precision", "exponential_base2", "x = compute_precision(-20, 80.5, 3000, eta)\n"
+     "bits = x\n", "bits", 1, True),
+    ("ex-exp-precision", "exponential_base2", "bits = compute_precision(-20, 80.5, 3000, eta)\n",
+     "bits", 1, True),
+    # in the function: its body, a default, a lambda bound to the graded name
+    ("ex-laplace-interval", "laplace", HW + "    return laplace_accuracy(sensitivity, epsilon, "
+     "1 - confidence)\n", "half_width", 2, False),
+    ("ex-laplace-interval", "laplace", "def half_width(s, e, c, f=laplace_accuracy(1, 1, .1)):"
+     "\n    return f\n", "half_width", 1, True),
+    ("ex-laplace-interval", "laplace", "half_width = lambda s, e, c: laplace_accuracy(s, e, c)"
+     "\n", "half_width", 1, False),
+    ("ex-laplace-interval", "laplace", MODEL_HW + "half_width.cache = laplace_accuracy(1, 1, .1)"
+     "\n", "half_width", 3, True),
+])
+def test_honest15_a_use_the_answer_can_reach_is_refused_with_its_line(label, chapter, answer,
+                                                                       graded, line, hint):
+    """What the exemption leaves refused, with feedback that says the function is
+    forbidden here and where it is used (not "not available"), and, for a top-level call,
+    where a comparison belongs. Deterministic."""
+    why = forbidden_use(label, answer, [], _setup(chapter), graded)
+    assert why is not None and "is forbidden in its answer" in why, why
+    assert f"in its answer, line {line}," in why, why
+    assert ("a comparison with it belongs below the line that sets" in why) == hint, why
+
+
+def test_honest15_a_package_in_a_subfolder_is_told_what_the_grader_reads():
+    """Honest review 15, F6: after ``%%writefile pkg/__init__.py`` the refusal advised
+    "write the file with %%writefile, which is read". It now says what is read: one file
+    in the notebook's folder, imported by its name. Deterministic."""
+    earlier = [("!mkdir -p pkg\n", "cell 1 of the 2 you added above Exercise 2.4"),
+               ("%%writefile pkg/__init__.py\ndef laplace_noise(b, generator):\n"
+                "    return generator.laplace(0.0, b)\n",
+                "cell 2 of the 2 you added above Exercise 2.4")]
+    answer = ("from pkg import laplace_noise\n"
+              "def my_laplace(value, sensitivity, epsilon, generator):\n"
+              "    return value + laplace_noise(sensitivity / epsilon, generator)\n")
+    why = environment_use("ex-laplace-textbook", answer, earlier)
+    assert why is not None and "which is read" not in why, why
+    assert "one file in the notebook's folder written by %%writefile" in why, why
+    assert "(%%writefile helper.py, then import helper)" in why, why
+    assert "a package, or a file in a subfolder, is not read" in why, why

@@ -156,7 +156,7 @@ def test_an_exception_of_the_static_reading_refuses_that_exercise_only(monkeypat
     does not trip on is still read and graded. Deterministic."""
     from dpkit.course import grading
 
-    def broken(label, answer, earlier, setup=None):
+    def broken(label, answer, earlier, setup=None, graded=None):
         if "lambda" in answer:
             raise AttributeError("'Lambda' object has no attribute 'name'")
         return None

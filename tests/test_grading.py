@@ -125,8 +125,8 @@ CLASS = {
          "ex-t-debias-answer": DEBIAS + "    import math\n    q = 1 / (1 + math.exp(epsilon))\n"
                                "    return (yes_fraction - q) / (1 - 2 * q)\n"},
         {"ex-t-truth": (3, "agree"), "ex-t-debias": (3, "agree")}),
-    "blank": (None, {"ex-t-truth": (0, "NotImplementedError"),
-                     "ex-t-debias": (0, "NotImplementedError")}),
+    "blank": (None, {"ex-t-truth": (0, "no answer yet"),      # honest review 15: not
+                     "ex-t-debias": (0, "no answer yet")}),   # "raised NotImplementedError"
     "wrong": ({"ex-t-debias-answer": DEBIAS + "    return yes_fraction\n"},
               {"ex-t-truth": (3, "agree"), "ex-t-debias": (0, "public test")}),
     "raising": ({"ex-t-truth-answer": TRUTH + "    raise RuntimeError('oops')\n"},
@@ -1234,7 +1234,8 @@ def test_a_written_answer_has_a_working_cell_and_the_teacher_sees_no_stub(course
 
 
 def test_working_and_added_cells_run_above_the_next_answer_with_their_names():
-    from dpkit.course.grading import WORK_STUB, _added_cells
+    from dpkit.course.grading import _added_cells
+    from dpkit.course.written import WORK_STUB
 
     def cell(grade_id, kind, source):
         meta = {"nbgrader": {"grade_id": grade_id}} if grade_id else {}
@@ -1643,3 +1644,122 @@ def test_the_sandbox_s_value_checks_are_stand_ins_that_run_nothing():
         shown = sandbox.get("shown")
         assert len(shown) == len(names) and all("not run here" in s for s in shown)
         assert sandbox.get("made") == "mine"
+
+
+SETUP_CHANGED = ("your set-up cell was changed: the grader runs the original; move your own "
+                 "imports into your answer cell or a cell of your own")
+
+
+def test_honest15_notes_survive_the_limit_and_a_changed_set_up_cell_is_named(course):
+    """Honest review 15: F5, a long feedback cut the note naming the added cell that raised
+    to "note: a…"; F7, an import added to the locked set-up cell gave a failure the
+    student could not reproduce, with nothing to say why; and an ImportError showed the
+    grader's path. Each part is now cut instead of the whole, the changed set-up cell is
+    named in the feedback of each exercise that fails, and the path is gone.
+    Deterministic."""
+    from dpkit.course.agreement import FEEDBACK_LIMIT
+
+    notebook = nbformat.read(course / "release" / "ch" / "ch.ipynb", 4)
+    setup = next(c.source for c in notebook.cells
+                 if c.metadata.get("nbgrader", {}).get("grade_id") == "setup")
+    long_error = "m is not set up " * 40
+    graded = _grade_cells(course, {
+        "setup": "import math as m\n" + setup,
+        "ex-t-truth-answer": TRUTH + f"    raise ValueError({long_error!r})\n",
+        "ex-t-debias-answer": "from dpkit.laplace import no_such_name\n" + DEBIAS +
+                              "    return yes_fraction\n"},
+        {"ex-t-truth-answer": ["for e in [1]\n    print(e)\n"]})
+    points, truth = graded["ex-t-truth"]
+    assert points == 0 and len(truth) <= FEEDBACK_LIMIT, truth
+    assert "| note: a cell you added above it raised SyntaxError" in truth, truth
+    assert truth.endswith(f"| note: {SETUP_CHANGED}") and "… | note:" in truth, truth
+    points, debias = graded["ex-t-debias"]
+    assert points == 0 and "cannot import name 'no_such_name' from 'dpkit.laplace'" in debias
+    assert "laplace.py" not in debias and str(ROOT) not in debias, debias
+    assert debias.endswith(f"| note: {SETUP_CHANGED}"), debias
+    model = _grade_cells(course, {}, {})
+    assert all(SETUP_CHANGED not in feedback for _, feedback in model.values())
+
+
+def test_honest15_a_failing_public_test_says_the_students_own_error_after_hidden_tests():
+    """After the first hidden test a failing public test said only "not passed", also when
+    the reason was the student's own error (honest review 15: ``assert epsilon < 1`` where
+    ValueError is asked). It now names the error's type and line, never its message (which
+    could carry hidden inputs). Deterministic."""
+    from dpkit.check import check_classic_sigma
+    from dpkit.course.agreement import public_feedback
+
+    def my_classic_sigma(sensitivity, epsilon, delta):
+        if epsilon >= 1:
+            error = AssertionError()
+            error.where, error.withheld = "your answer to Exercise 3.3, line 2", True
+            raise error
+        return sensitivity * (2 * __import__("math").log(1.25 / delta)) ** 0.5 / epsilon
+
+    verdict = check_classic_sigma(my_classic_sigma)
+    assert not verdict.passed
+    error = AssertionError("HIDDEN 0.123")
+    error.where = "your answer to Exercise 3.3, line 2"
+    said = public_feedback(verdict.message, False, withheld=True, error=error)
+    assert "your function raised AssertionError (in your answer to Exercise 3.3, line 2)" \
+        in said and "HIDDEN" not in said, said
+    assert public_feedback("your σ 3.2 is too small", False, withheld=True) == \
+        public_feedback("your σ 3.2 is too small", False, withheld=True, error=None)
+
+
+def test_honest15_the_teachers_page_shows_the_cells_added_below_a_written_answer(course,
+                                                                                 tmp_path):
+    """Honest review 15, F3: a written answer continued in a Markdown cell the student
+    added ("See my answer in the next cell.") never reached the teacher's page, nor did an
+    answer written in a new cell in place of a deleted answer cell, nor the output of the
+    working cell. The page now shows each (outputs as text, an image as a note)."""
+    import shutil
+
+    copied = tmp_path / "course"
+    for part in ("source", "release"):
+        shutil.copytree(course / part, copied / part)
+    release = nbformat.read(copied / "release" / "ch" / "ch.ipynb", 4)
+    ids = [c.metadata.get("nbgrader", {}).get("grade_id") for c in release.cells]
+    answer = ids.index("ex-t-proof-answer")
+    continued = nbformat.from_dict(release)
+    continued.cells = [nbformat.from_dict(c) for c in release.cells]
+    continued.cells[answer].source = "See my answer in the next cell."
+    work = continued.cells[answer + 1]
+    work.source = "n = 1000\nprint(1 / n)\n"
+    work.outputs = [nbformat.v4.new_output("stream", name="stdout", text="0.001\n"),
+                    nbformat.v4.new_output("display_data", data={"image/png": "iVBORw0K",
+                                                                 "text/plain": "<Figure>"})]
+    continued.cells[answer + 2:answer + 2] = [
+        nbformat.v4.new_markdown_cell("Only the event that the record is chosen differs, "
+                                      "with probability $1/n = 0.001$."),
+        nbformat.v4.new_code_cell("print('checked')\n", outputs=[nbformat.v4.new_output(
+            "stream", name="stdout", text="checked\n")])]
+    deleted = nbformat.from_dict(release)
+    deleted.cells = [nbformat.from_dict(c) for c in release.cells]
+    deleted.cells[answer] = nbformat.v4.new_markdown_cell("My proof: the chosen record.")
+    for student, notebook in (("continued", continued), ("deleted", deleted)):
+        (tmp_path / "submissions" / student).mkdir(parents=True)
+        nbformat.write(notebook, tmp_path / "submissions" / student / "ch.ipynb")
+    grade(copied, tmp_path / "submissions", log=lambda _m: None,
+          limits=Limits(call_seconds=10, memory_bytes=2 << 30))
+    pages = copied / "grades" / "written" / "ch"
+    page = (pages / "continued.md").read_text()
+    assert "See my answer in the next cell." in page
+    assert "with probability $1/n = 0.001$." in page and "(Markdown, as written" in page
+    assert "```text\n0.001\n[image/png output: open the notebook to see it]\n```" in page
+    assert "print('checked')" in page and "```text\nchecked\n```" in page
+    assert "iVBORw0K" not in page
+    page = (pages / "deleted.md").read_text()
+    assert "My proof: the chosen record." in page
+
+
+def test_honest15_the_set_up_note_fits_its_share_of_the_feedback():
+    """With an added cell's note and a long feedback, each part gets a third of the limit:
+    the set-up note fits in it, so it is never cut. Deterministic."""
+    from dpkit.course import grading
+    from dpkit.course.agreement import FEEDBACK_LIMIT, noted
+
+    assert grading.SETUP_CHANGED == SETUP_CHANGED
+    said = noted("a" * 999, ["b" * 999, SETUP_CHANGED])
+    assert len(said) <= FEEDBACK_LIMIT and said.endswith(f"| note: {SETUP_CHANGED}"), said
+    assert said.count("…") == 2

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -20,7 +21,8 @@ import numpy as np
 from dpkit.course.judges._base import error_text, returned_text
 from dpkit.rng import RandomSource
 
-__all__ = ["FEEDBACK_LIMIT", "agrees_with", "clean_text", "described", "short"]
+__all__ = ["FEEDBACK_LIMIT", "PUBLIC_WITHHELD", "agrees_with", "clean_text", "described",
+           "noted", "public_feedback", "short"]
 
 #: The most characters of one piece of feedback (a longer one is cut, with "…").
 FEEDBACK_LIMIT = 400
@@ -36,13 +38,63 @@ def short(text: str) -> str:
     return text if len(text) <= FEEDBACK_LIMIT else text[:FEEDBACK_LIMIT - 1] + "…"
 
 
+def noted(feedback: str, notes: list[str]) -> str:
+    """``feedback`` followed by each of ``notes`` (" | note: …"), on one line within
+    :data:`FEEDBACK_LIMIT`: the parts are cut, not the whole, so every note survives
+    (honest review 15, F5: the note naming the added cell that raised was cut to
+    "note: a…"). A part shorter than its fair share is kept whole; the longer ones share
+    the rest equally, each ending in "…" where cut.
+
+    Parameters
+    ----------
+    feedback : str
+        The exercise's feedback.
+    notes : list of str
+        What to add after it (an added cell's error, a changed set-up cell).
+
+    Returns
+    -------
+    str
+        At most :data:`FEEDBACK_LIMIT` characters.
+
+    >>> noted("a" * 500, ["the cell you added above it raised SyntaxError"])[-59:]
+    'aaa… | note: the cell you added above it raised SyntaxError'
+    >>> len(noted("a" * 500, ["b" * 500, "c" * 500])) <= FEEDBACK_LIMIT
+    True
+    """
+    parts = [" ".join(clean_text(part).split()) for part in (feedback, *notes)]
+    room = FEEDBACK_LIMIT - len(" | note: ") * len(notes)
+    if sum(map(len, parts)) <= room:
+        return " | note: ".join(parts)
+    sizes: dict[int, int] = {}
+    for rank, index in enumerate(sorted(range(len(parts)), key=lambda i: len(parts[i]))):
+        sizes[index] = min(len(parts[index]), room // (len(parts) - rank))
+        room -= sizes[index]
+    return " | note: ".join(part if len(part) <= sizes[i] else part[:sizes[i] - 1] + "…"
+                            for i, part in enumerate(parts))
+
+
 def described(error: BaseException) -> str:
+    """``error`` for the feedback: its type, message and where it was raised. An
+    ImportError's message names the module only, not the file it was looked for in (a path
+    of the grader's machine; honest review 15), and a SyntaxError's says its place once.
+
+    >>> error = SyntaxError("expected ':' (<your answer to Exercise 2.2>, line 1)")
+    >>> error.where = "your answer to Exercise 2.2, line 1"
+    >>> described(error)
+    "SyntaxError: expected ':' (in your answer to Exercise 2.2, line 1)"
+    >>> described(ImportError("cannot import name 'f' from 'dpkit.laplace' "
+    ...                       "(/srv/grader/dpkit/laplace.py)"))
+    "ImportError: cannot import name 'f' from 'dpkit.laplace'"
+    """
     where = getattr(error, "where", None)
     message = str(error)
+    if isinstance(error, ImportError):
+        message = re.sub(r" \((?:unknown location|[^()]*[/\\][^()]*)\)$", "", message)
+    if where:                       # a SyntaxError's "(<cell>, line 2)": said once, below
+        message = re.sub(r" \(<[^<>]*>, line \d+\)$", "", message)
     name = type(error).__name__ + (f": {message}" if message else "")
     return short(name + (f" (in {where})" if where else ""))
-
-
 
 
 def _perturb(value: Any, rng: np.random.Generator) -> Any:
@@ -165,3 +217,53 @@ def agrees_with(student: Callable[..., Any], reference: Callable[..., Any],
             return False, f"on a hidden input ({shown}) your function returned " \
                           f"{returned_text(got)}, which is not right"
     return True, f"{compared} hidden case{'s agree' if compared != 1 else ' agrees'}"
+
+
+#: A failed public test's feedback once hidden tests have run in the notebook.
+PUBLIC_WITHHELD = ("not passed (its message is not shown once hidden tests have run in "
+                   "this notebook, since it could quote what your code returned: run the "
+                   "check in your notebook to read it)")
+
+
+def public_feedback(message: str, passed: bool, *, withheld: bool,
+                    error: BaseException | None = None) -> str:
+    """The public test's part of the feedback. A failure's message quotes what the
+    student's function returned (60 characters of a string, the digits of a number): once
+    hidden tests have run in the notebook, that could carry their inputs into the grades
+    (adversarial review round 8, X1), so it is replaced by :data:`PUBLIC_WITHHELD`; the
+    student reads it by running the same check in the notebook.
+
+    A failure because the function raised is kept: the check's own words come first
+    (``"for x=1, your function raised ValueError (in …)"``) and the error's message is
+    withheld already. So is the reason of a failure because the function raised
+    ``error`` (the student's own error that the message names, honest review 15: an
+    ``assert`` where ``ValueError`` is asked got "not passed" and nothing else): its type
+    and line, never its message (:func:`~dpkit.course.judges._base.error_text`).
+
+    >>> error = AssertionError("the hidden inputs")
+    >>> error.where = "your answer to Exercise 3.3, line 2"
+    >>> print(public_feedback("at ε=1 …: it raised AssertionError (…)", False,
+    ...                       withheld=True, error=error))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    public test: not passed: your function raised AssertionError (in your answer to
+    Exercise 3.3, line 2) on one of the check's inputs (the check's message is not shown
+    once hidden tests have run in this notebook: run the check in your notebook to read it)
+    >>> public_feedback("your half-width 3.2 is too small", False, withheld=True)[:25]
+    'public test: not passed ('
+    >>> public_feedback("at x=1, your function raised NameError (in …)", False,
+    ...                  withheld=True)
+    'public test: at x=1, your function raised NameError (in …)'
+    >>> public_feedback("right", True, withheld=True)
+    'public test: right'
+    """
+    first = message.find(_RAISED)
+    raised = first >= 0 and message.startswith("raised ", first + len(_RAISED))
+    if not (passed or raised or not withheld) and error is not None:
+        return short(f"public test: not passed: your function raised {error_text(error)} on "
+                     "one of the check's inputs (the check's message is not shown once "
+                     "hidden tests have run in this notebook: run the check in your notebook "
+                     "to read it)")
+    return f"public test: {short(message) if passed or raised or not withheld else PUBLIC_WITHHELD}"
+
+
+_RAISED = ", your function "

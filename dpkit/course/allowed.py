@@ -381,10 +381,11 @@ def import_feedback(demand: str, found: tuple[str, ast.AST, str] | str) -> str:
     line = getattr(node, "lineno", None)
     where = f"{demand}in {place}" + (f", line {line}" if line else "")
     if not name.startswith(".") and importlib.util.find_spec(name.split(".", 1)[0]) is None:
-        return (f"{where}, {name} is not an installed module: if your notebook writes it "
-                "while it runs, the grader cannot read its code, which is not allowed in the "
-                "code an answer here uses: put that code in a cell (or write the file with "
-                "%%writefile, which is read), so the answer was not graded")
+        return (f"{where}, {name} is neither installed nor a file the grader reads, so the "
+                "answer was not graded: put that code in a cell, or in one file in the "
+                "notebook's folder written by %%writefile and imported by its name "
+                "(%%writefile helper.py, then import helper); a package, or a file in a "
+                "subfolder, is not read")
     return (f"{where}, {name} may not be imported: {rule} (a file written any other way, "
             "or named as an installed module, is not imported when grading), so the answer "
             "was not graded")

@@ -40,9 +40,10 @@ import nbformat
 
 from dpkit.course.allowed import ALLOWED_MODULES
 from dpkit.course.exercises import FORBIDDEN, JUDGED
-from dpkit.course.grading import HIDDEN_POINTS, PUBLIC_POINTS, WORK_STUB
+from dpkit.course.grading import HIDDEN_POINTS, PUBLIC_POINTS
 from dpkit.course.myst import OPEN_FENCE, Book, read_book
 from dpkit.course.notebooks import Solution, notebook_items, solutions
+from dpkit.course.written import WORK_STUB
 
 __all__ = ["assignment_notebook", "build"]
 

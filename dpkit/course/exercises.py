@@ -29,6 +29,7 @@ from dpkit.course.reading import (
     FUNCTIONS,
     LOOKUPS,
     Reading,
+    answer_statements,
     constant_string,
     imported_names,
     method_kinds,
@@ -607,7 +608,7 @@ def _parsed(source: str) -> ast.Module | None:
 
 
 def forbidden_use(label: str, answer: str, earlier: Iterable[str | tuple[str, str]],
-                  setup: str | None = None) -> str | None:
+                  setup: str | None = None, graded: str | None = None) -> str | None:
     """Why the student's answer to exercise ``label`` may not be graded, or None.
 
     ``answer`` is the answer cell's code, ``earlier`` the student's code cells that ran
@@ -621,7 +622,13 @@ def forbidden_use(label: str, answer: str, earlier: Iterable[str | tuple[str, st
     class's names are not seen by the functions in its body). In an earlier cell, a
     forbidden function called where it is named when the statement runs (an experiment)
     does not count, nor does re-importing it by the name the set-up cell already binds it
-    to (``from dpkit.laplace import laplace_accuracy`` at a cell's top level).
+    to (``from dpkit.laplace import laplace_accuracy`` at a cell's top level). The same
+    holds for a top-level statement of the answer cell (a self-check ``assert
+    half_width(…) == laplace_accuracy(…)``, honest review 15, F2) when ``graded``, the name
+    the tests read, is given and the statement cannot change it: for a function (``graded``
+    bound by ``def`` or ``class`` only) every statement that does not bind it, for a value
+    (``bits = …``) the statements after the last that binds it; the statements that do
+    (the ``def``, its defaults and decorators) are read as the answer's own code.
 
     That code may not refer to a function of :data:`FORBIDDEN` for ``label``: by a bare name
     the set-up cell binds to it, by an import from dpkit (``from dpkit.svt import
@@ -708,6 +715,7 @@ def forbidden_use(label: str, answer: str, earlier: Iterable[str | tuple[str, st
     bound = set().union(*(statement_bindings(statement) for statement in
                           [*(s for s, _ in statements), *root.body]))
     trees: list[tuple[ast.AST, str]] = [(root, "its answer"), *statements]
+    own = answer_statements(root, graded)
     known = Reading([_parsed(setup) or ast.Module([], [])], lambda _name: set()) \
         if setup is not None else None
 
@@ -721,19 +729,26 @@ def forbidden_use(label: str, answer: str, earlier: Iterable[str | tuple[str, st
     rebinds = frozenset(name for name, full in banned.items()
                         if known and known.names.get(name) == {full})
     reading = Reading([t for t, _ in trees], outside)
-    for tree, place in trees:
-        found = _forbidden(reading, banned, tree, calls=tree is not root,
+    for tree, place in [*((s, "its answer") for s in root.body), *statements]:
+        found = _forbidden(reading, banned, tree, calls=id(tree) not in own,
                            rebinds=frozenset() if id(tree) in written else rebinds)
         if found:
-            return (f"this exercise {why}; {banned[found[0]]} is not available in its "
-                    f"answer (nor in the code it uses: {_where(place, found[1])}), so it "
-                    "was not graded")
-    for tree, place in trees:
+            ran = place == "its answer" and graded and any(   # a call, at the top level
+                isinstance(n, ast.Call) and n.func is found[1]
+                for n in walk_running(ast.Module([tree], [])))
+            return (f"this exercise {why}; {banned[found[0]]} is forbidden in its answer "
+                    f"and in the code the answer uses, and it is used "
+                    f"{_where(place, found[1])}, so the answer was not graded" + (
+                        f" (a comparison with it belongs below the line that sets "
+                        f"{graded}, or in a cell of your own below the answer)"
+                        if ran else ""))
+    for tree, place in [*((s, "its answer") for s in root.body), *statements]:
         found = library_use(reading, tree, FORBIDDEN_PACKAGES.get(label, ()),
-                              tree is not root and id(tree) not in written, known)
+                            id(tree) not in own and id(tree) not in written, known)
         if found:
-            return (f"this exercise {why}; {found[0]} is not available in its answer (nor "
-                    f"in the code it uses: {_where(place, found[1])}), so it was not graded")
+            return (f"this exercise {why}; {found[0]} is forbidden in its answer and in the "
+                    f"code the answer uses, and it is used {_where(place, found[1])}, so the "
+                    "answer was not graded")
     places = {id(node): place for tree, place in trees for node in ast.walk(tree)}
     for tree, place in trees:
         found = _dynamic(reading, banned, tree, places)

@@ -70,7 +70,6 @@ import hashlib
 import io
 import json
 import math
-import re
 import secrets
 import time
 import zlib
@@ -84,7 +83,7 @@ import numpy as np
 
 import dpkit.check
 from dpkit.check._common import WITHHELD
-from dpkit.course.agreement import agrees_with, clean_text, described, short
+from dpkit.course.agreement import agrees_with, described, noted, public_feedback, short
 from dpkit.course.exercises import (
     ABSOLUTE_TOLERANCE,
     RELATIVE_TOLERANCE,
@@ -96,6 +95,15 @@ from dpkit.course.judges._base import GRADER_MESSAGES, error_text
 from dpkit.course.magics import drop_magics
 from dpkit.course.sandbox import Limits, RemoteFunction, Sandbox, isolation
 from dpkit.course.wire import WireError
+from dpkit.course.written import (
+    grade_id_of,
+    notebook_cells,
+    released_stub,
+    same_code,
+    work_text,
+    written_page,
+    written_parts,
+)
 
 __all__ = ["ABSOLUTE_TOLERANCE", "GRADER_VERSION", "LOST_METADATA", "PRIVACY_FEEDBACK",
            "RELATIVE_TOLERANCE", "UNCHECKED_FEEDBACK", "UNREAD_FEEDBACK", "Result",
@@ -117,13 +125,6 @@ UNREAD_FEEDBACK = ("the grader could not read your answer to {title}; your teach
                    "look at it")
 LOST_METADATA = ("your notebook's answer cells lost their grading metadata (copied into a new "
                  "notebook?); submit the notebook you were given")
-#: The code cell below a written answer (grade id ``<label>-work``), for a computation the
-#: question asks for: it runs in notebook order like a cell the student added, and what the
-#: student wrote there is shown to the teacher beside the written answer.
-WORK_STUB = ("# Your working (optional): if the exercise asks you to compute something, do it "
-             "here.\n# It is not graded automatically: your teacher reads it beside your "
-             "written answer.\n")
-_ANSWER_STUB = "YOUR ANSWER HERE"  # nbgrader's text in a written answer cell not yet answered
 
 
 class SetupError(RuntimeError):
@@ -152,40 +153,13 @@ class _Exercise:
     written: bool
     points: float
     check: ast.Call | None         # the public check, for a code exercise
-
-
-def _grade_id(cell: Any) -> str:
-    """A cell's nbgrader id, or "" (also for a cell whose metadata are not what nbgrader
-    writes: a submission is the student's file, and may hold anything)."""
-    metadata = cell.get("metadata") if isinstance(cell, dict) else None
-    nbgrader = metadata.get("nbgrader") if isinstance(metadata, dict) else None
-    grade_id = nbgrader.get("grade_id") if isinstance(nbgrader, dict) else None
-    return grade_id if isinstance(grade_id, str) else ""
-
-
-def _cells(submission: Any) -> list[tuple[str, str, str]]:
-    """The student's cells as ``(grade id or "", cell type, text)``; a malformed cell
-    counts as empty."""
-    cells = submission.get("cells") if isinstance(submission, dict) else None
-    found = []
-    for cell in cells if isinstance(cells, list) else []:
-        source = cell.get("source") if isinstance(cell, dict) else None
-        if isinstance(source, list) and all(isinstance(line, str) for line in source):
-            source = "".join(source)                 # nbformat's on-disk multiline string
-        kind = cell.get("cell_type") if isinstance(cell, dict) else None
-        found.append((_grade_id(cell), kind if isinstance(kind, str) else "",
-                      clean_text(source) if isinstance(source, str) else ""))
-    return found
+    stub: str = ""                 # the answer cell as handed out, for a code exercise
 
 
 def _answers(submission: Any) -> dict[str, str]:
     """The student's cells by grade id: text only (a malformed cell counts as empty)."""
-    return {grade_id: source for grade_id, _, source in _cells(submission) if grade_id}
-
-
-def _work(source: str) -> str:
-    """What the student wrote in a working cell ("" if they left the stub)."""
-    return "" if source.strip() == WORK_STUB.strip() else source
+    return {grade_id: source for grade_id, _, source, _ in notebook_cells(submission)
+            if grade_id}
 
 
 def _added_cells(submission: Any, released: set[str],
@@ -200,7 +174,7 @@ def _added_cells(submission: Any, released: set[str],
     the last answer cell are not listed: no test follows them."""
     found: dict[str, list[tuple[str, str]]] = {}
     pending: list[tuple[str, str | None]] = []
-    for grade_id, kind, source in _cells(submission):
+    for grade_id, kind, source, _ in notebook_cells(submission):
         if grade_id in released and grade_id.endswith("-answer"):
             added = sum(name is None for _, name in pending)
             title, count = titles.get(grade_id[:-len("-answer")], "this exercise"), 0
@@ -211,7 +185,7 @@ def _added_cells(submission: Any, released: set[str],
                             f"cell {count} of the {added} you added above {title}")
                 found.setdefault(grade_id, []).append((cell, name))
             pending = []
-        elif grade_id in released and grade_id.endswith("-work") and _work(source).strip():
+        elif grade_id in released and grade_id.endswith("-work") and work_text(source).strip():
             label = grade_id[:-len("-work")]
             pending.append((source, f"your working for {titles.get(label, label)}"))
         elif grade_id not in released and kind == "code" and source.strip():
@@ -226,7 +200,7 @@ def _strip_markers(source: str) -> str:
 
 def _exercises(source: nbformat.NotebookNode) -> tuple[str, list[_Exercise]]:
     """The set-up cell and the exercises of an instructor's notebook."""
-    cells = {_grade_id(c): c for c in source.cells if _grade_id(c)}
+    cells = {grade_id_of(c): c for c in source.cells if grade_id_of(c)}
     setup = cells["setup"].source if "setup" in cells else ""
     found = []
     for grade_id, cell in cells.items():
@@ -246,7 +220,7 @@ def _exercises(source: nbformat.NotebookNode) -> tuple[str, list[_Exercise]]:
                      and ast.unparse(n.func).startswith("dpkit.check.")), None) \
             if public is not None else None
         found.append(_Exercise(label, title, name, text, model, False,
-                               PUBLIC_POINTS + HIDDEN_POINTS, call))
+                               PUBLIC_POINTS + HIDDEN_POINTS, call, released_stub(cell.source)))
     return setup, found
 
 
@@ -295,6 +269,22 @@ class _Model:
         return self._after[label][name]
 
 
+class _Recording(RemoteFunction):
+    """The public check's stand-in for the student's function: it keeps the errors the
+    function raised, so that a failure they explain says so once messages are withheld."""
+
+    def __init__(self, sandbox: Sandbox, name: str) -> None:
+        super().__init__(sandbox, name)
+        self.raised: list[BaseException] = []
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().__call__(*args, **kwargs)
+        except Exception as error:
+            self.raised.append(error)
+            raise
+
+
 def _answer_names(source: str) -> set[str]:
     try:
         tree = ast.parse(drop_magics(source))
@@ -314,7 +304,7 @@ def _arguments(call: ast.Call, sandbox: Sandbox, model: _Model,
         if not answer:
             return model.value(label, node.id)
         if sandbox.is_function(node.id):
-            return RemoteFunction(sandbox, node.id)
+            return _Recording(sandbox, node.id)
         return sandbox.get(node.id)
     return ([value(a, i == 0) for i, a in enumerate(call.args)],
             {k.arg: value(k.value, False) for k in call.keywords if k.arg is not None})
@@ -368,11 +358,12 @@ def grade_notebook(source: nbformat.NotebookNode, submission: Any, *, secret: st
     answers = _answers(submission)
     graded_ids = {f"{e.label}-answer" for e in exercises}
     if graded_ids and graded_ids.isdisjoint(answers) and \
-            any(text.strip() for _, _, text in _cells(submission)):
+            any(text.strip() for _, _, text, _ in notebook_cells(submission)):
         return [(exercise, 0.0, LOST_METADATA) for exercise in exercises]
-    added = _added_cells(submission, {_grade_id(c) for c in source.cells if _grade_id(c)},
+    added = _added_cells(submission, {grade_id_of(c) for c in source.cells if grade_id_of(c)},
                          {e.label: e.title for e in exercises})
     written = _written(answers, added)
+    changed = "setup" in answers and answers["setup"].strip() != setup.strip()
     model = _Model(setup, exercises)
     limits = limits or Limits()
     results = []
@@ -398,7 +389,7 @@ def grade_notebook(source: nbformat.NotebookNode, submission: Any, *, secret: st
             error = notebook.run(answer, f"your answer to {exercise.title}") \
                 if answer.strip() else None
             refused = static_refusal(exercise.label, exercise.title, answer, earlier, setup,
-                                     log)
+                                     log, graded=_graded_name(exercise))
             earlier.append((answer, f"your answer to {exercise.title}"))
             sandbox.deadline = time.monotonic() + limits.exercise_seconds
             try:
@@ -410,23 +401,39 @@ def grade_notebook(source: nbformat.NotebookNode, submission: Any, *, secret: st
                 result = (exercise, 0.0, f"not graded: {described(stopped)}")
             finally:
                 sandbox.deadline = math.inf
-            if notes and result[1] < exercise.points:
-                result = (*result[:2], short(f"{result[2]} | note: a cell you added above "
-                                              f"it raised {'; '.join(notes)}"))
+            said = [*([f"a cell you added above it raised {'; '.join(notes)}"] if notes
+                      else []), *([SETUP_CHANGED] if changed and result[2] != NO_ANSWER
+                                  else [])]
+            if said and result[1] < exercise.points:    # else the feedback is kept whole
+                result = (*result[:2], noted(result[2], said))
             notes = []
             results.append(result)
     return results
 
 
 _STOPPED = (TimeoutError, RuntimeError, WireError)
+#: The feedback of an answer cell left empty or as handed out.
+NO_ANSWER = "no answer yet"
+#: The note of a failing exercise when the student's set-up cell is not the one handed out
+#: (honest review 15, F7: an import added there raised NameError only when graded). At
+#: most a third of the feedback, so :func:`~dpkit.course.agreement.noted` keeps it whole.
+SETUP_CHANGED = ("your set-up cell was changed: the grader runs the original; move your own "
+                 "imports into your answer cell or a cell of your own")
+
+
+def _graded_name(exercise: _Exercise) -> str | None:
+    """The name the public check reads (the answer's function or value), or None."""
+    first = exercise.check.args[0] if exercise.check and exercise.check.args else None
+    return first.id if isinstance(first, ast.Name) else None
 
 
 def static_refusal(label: str, title: str, answer: str, earlier: list[tuple[str, str]],
-                   setup: str | None, log: Callable[[str], None]) -> str | None:
+                   setup: str | None, log: Callable[[str], None],
+                   graded: str | None = None) -> str | None:
     """Why the answer to exercise ``label`` (``title``: "Exercise 2.4") may not be graded,
     read statically (:func:`~dpkit.course.exercises.forbidden_use`, then
-    :func:`~dpkit.course.exercises.environment_use`, with ``answer``, ``earlier`` and
-    ``setup`` as they take them), or None. If the reading itself raises (a bug of the
+    :func:`~dpkit.course.exercises.environment_use`, with ``answer``, ``earlier``,
+    ``setup`` and ``graded`` as they take them), or None. If the reading itself raises (a bug of the
     grader's, honest review 12, finding 1), this exercise alone is refused with
     :data:`UNREAD_FEEDBACK` and ``log`` names the exception: the others are graded.
 
@@ -442,7 +449,7 @@ def static_refusal(label: str, title: str, answer: str, earlier: list[tuple[str,
     Privacy guarantee: none; a refusal costs this exercise's points only (reference:
     honest review 12, finding 1)."""
     try:
-        return forbidden_use(label, answer, earlier, setup) or \
+        return forbidden_use(label, answer, earlier, setup, graded) or \
             environment_use(label, answer, earlier)
     except Exception as error:             # the grader's bug: this exercise only
         log(f"  {title}: the static reading raised {described(error)}")
@@ -532,8 +539,9 @@ def _grade_code(exercise: _Exercise, answer: str, error: BaseException | None,
                 notebook: _Notebook, model: _Model,
                 rng: np.random.Generator) -> tuple[_Exercise, float, str]:
     sandbox = notebook.sandbox
-    if not answer.strip() or isinstance(error, NotImplementedError):
-        return exercise, 0.0, "no answer yet"
+    if not answer.strip() or isinstance(error, NotImplementedError) or \
+            same_code(answer, exercise.stub):
+        return exercise, 0.0, NO_ANSWER
     if "### BEGIN SOLUTION" in answer:        # the instructor's copy, handed in as one's own
         return exercise, 0.0, "this cell holds the instructor's solution markers: not graded"
     if error is not None:
@@ -546,8 +554,11 @@ def _grade_code(exercise: _Exercise, answer: str, error: BaseException | None,
         verdict = checker(*args, **kwargs)
     except Exception as failure:            # a value the checker cannot take, a time-out
         return exercise, 0.0, f"public test: {described(failure)}"
-    public = _public_feedback(verdict.message, verdict.passed,
-                              withheld=sandbox.quoted is _grader_message)
+    own = [e for e in getattr(args[0] if args else None, "raised", [])
+           if hasattr(e, "where") and type(e).__name__ in verdict.message]
+    public = public_feedback(verdict.message, verdict.passed,
+                             withheld=sandbox.quoted is _grader_message,
+                             error=own[0] if own else None)
     if not verdict.passed:
         return exercise, 0.0, public + " | hidden tests wait for the public one"
     _quiet(sandbox)
@@ -557,39 +568,6 @@ def _grade_code(exercise: _Exercise, answer: str, error: BaseException | None,
                               f"{PRIVACY_FEEDBACK if hidden.privacy else UNCHECKED_FEEDBACK}"
     points = PUBLIC_POINTS + (HIDDEN_POINTS if hidden.passed else 0)
     return exercise, float(points), f"{public} | hidden tests: {short(hidden.message)}"
-
-
-#: A failed public test's feedback once hidden tests have run in the notebook.
-PUBLIC_WITHHELD = ("not passed (its message is not shown once hidden tests have run in "
-                   "this notebook, since it could quote what your code returned: run the "
-                   "check in your notebook to read it)")
-
-
-def _public_feedback(message: str, passed: bool, *, withheld: bool) -> str:
-    """The public test's part of the feedback. A failure's message quotes what the
-    student's function returned (60 characters of a string, the digits of a number): once
-    hidden tests have run in the notebook, that could carry their inputs into the grades
-    (adversarial review round 8, X1), so it is replaced by :data:`PUBLIC_WITHHELD`; the
-    student reads it by running the same check in the notebook.
-
-    A failure because the function raised is kept: the check's own words come first
-    (``"for x=1, your function raised ValueError (in …)"``) and the error's message is
-    withheld already.
-
-    >>> _public_feedback("your half-width 3.2 is too small", False, withheld=True)[:25]
-    'public test: not passed ('
-    >>> _public_feedback("at x=1, your function raised NameError (in …)", False,
-    ...                  withheld=True)
-    'public test: at x=1, your function raised NameError (in …)'
-    >>> _public_feedback("right", True, withheld=True)
-    'public test: right'
-    """
-    first = message.find(_RAISED)
-    raised = first >= 0 and message.startswith("raised ", first + len(_RAISED))
-    return f"public test: {short(message) if passed or raised or not withheld else PUBLIC_WITHHELD}"
-
-
-_RAISED = ", your function "
 
 
 def _hidden(exercise: _Exercise, args: list[Any], notebook: _Notebook, model: _Model,
@@ -665,35 +643,6 @@ def _write_csv(path: Path, rows: Iterable[dict[str, Any]], fields: list[str]) ->
     temporary.replace(path)
 
 
-def _fenced(text: str, language: str) -> str:
-    """``text`` in a fence longer than any run of backticks in it (nothing in it can close
-    the fence, hide or imitate the rubric when the page is rendered)."""
-    fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", text)), default=0))
-    return f"{fence}{language}\n{text}\n{fence}\n"
-
-
-def _written_answer(answer: str) -> str:
-    """The student's written answer, without nbgrader's "YOUR ANSWER HERE" stub."""
-    lines = [line for line in clean_text(answer).splitlines() if line.strip() != _ANSWER_STUB]
-    return "\n".join(lines).strip()
-
-
-def _written_page(path: Path, student: str, chapter: str,
-                  items: list[tuple[_Exercise, str, str]]) -> None:
-    parts = [f"# {chapter}: written answers of {student}\n"]
-    for exercise, answer, work in items:
-        # The model answer and rubric first; the student's text last, fenced.
-        parts += [f"## {exercise.name}\n", exercise.text, "\n### Model answer and rubric\n",
-                  exercise.model, f"\n*Points: {exercise.points:g}; enter them in manual.csv.*\n",
-                  "\n### The student's answer (as written, not rendered)\n",
-                  _fenced(_written_answer(answer) or "(no answer)", "text")]
-        if _work(work).strip():
-            parts += ["\n### The student's working (code, as written; not run here)\n",
-                      _fenced(clean_text(work).strip(), "python")]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(parts))
-
-
 def grade(course_dir: str | Path, submissions_dir: str | Path, *, regrade: bool = False,
           unsafe: bool = False, limits: Limits | None = None,
           log: Callable[[str], None] = print) -> Path:
@@ -762,12 +711,13 @@ def grade(course_dir: str | Path, submissions_dir: str | Path, *, regrade: bool 
             graded = [(e, None if e.written else 0.0,
                        f"this notebook could not be graded ({type(error).__name__})")
                       for e in exercises]
-        answers = _answers(submission)
-        written = [(e, answers.get(f"{e.label}-answer", ""), answers.get(f"{e.label}-work", ""))
+        released = {grade_id_of(c) for c in source.cells if grade_id_of(c)}
+        written = [(e.name, e.text, e.model, e.points, written_parts(submission, e.label,
+                                                                     released))
                    for e, points, _ in graded if points is None]
         if written:
-            _written_page(grades / "written" / chapter / f"{student}.md", student, chapter,
-                          written)
+            written_page(grades / "written" / chapter / f"{student}.md", student, chapter,
+                         written)
         for exercise, points, _ in graded:
             if points is None:
                 manual.setdefault((student, chapter, exercise.name), {

@@ -12,7 +12,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-__all__ = ["FUNCTIONS", "LOOKUPS", "PLAIN_MODULES", "Reading", "constant_string",
+__all__ = ["FUNCTIONS", "LOOKUPS", "PLAIN_MODULES", "Reading", "answer_statements",
+           "constant_string",
            "imported_names", "method_kinds", "own_binding", "parameters_of", "sealed",
            "statement_bindings", "unsealing", "walk_outside", "walk_running"]
 
@@ -54,6 +55,21 @@ def statement_bindings(statement: ast.stmt) -> set[str]:
                 node.func.id == "setattr" and node.args:
             names.add(_root(node.args[0]))
     return names - {""}
+
+
+def answer_statements(root: ast.Module, graded: str | None) -> set[int]:
+    """The ``id`` of each top-level statement of the answer cell ``root`` read as the
+    answer's own code, where no call is exempt
+    (:func:`dpkit.course.exercises.forbidden_use`): all of them when ``graded`` is
+    unknown; for a function or class ``graded``, the statements that bind it; for a value,
+    every statement up to the last that binds it."""
+    binding = [i for i, s in enumerate(root.body) if graded in statement_bindings(s)]
+    if graded is None:
+        return {id(s) for s in root.body}
+    if all(isinstance(root.body[i], (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+           for i in binding):
+        return {id(root.body[i]) for i in binding}
+    return {id(s) for s in root.body[:binding[-1] + 1]}
 
 
 def _root(node: ast.expr) -> str:
