@@ -75,7 +75,11 @@ TEACHING = (BOOK / "teaching.md").read_text()
 
 def test_the_teaching_page_states_the_hidden_inputs_as_the_judges_draw_them() -> None:
     """The table of book/teaching.md: each randomized exercise's ordinary hidden inputs,
-    and the extreme ones (where an error keeps the public point), as the judges draw them."""
+    and the extreme ones (where an error keeps the public point), as the judges draw them,
+    **without the numeric bounds of what is drawn per grading** (adversarial review round
+    15, C4: the page listed the ranges, and answers exact just outside them earned full
+    marks): the sizes and magnitudes a release may get are drawn per grading over the whole
+    range, which the page says, and the judges do (checked here over 100 seeds)."""
     import inspect
 
     import numpy as np
@@ -85,13 +89,16 @@ def test_the_teaching_page_states_the_hidden_inputs_as_the_judges_draw_them() ->
     table = {line.split("|")[1].strip().split(",")[0]: line for line in TEACHING.splitlines()
              if re.match(r"\s*\| \d\.\d,", line)}
     assert set(table) == {"2.4", "4.3", "6.4", "7.2", "7.3"} and len(JUDGES) == 5
-    assert "Δ and ε in [0.1, 5], values up to about 10⁴ in size" in table["2.4"]
-    assert ("values from 10⁴ to 10⁸ in size; or ε in [0.01, 0.1] or [5, 50]; or Δ in "
-            "[0.01, 0.1] or [5, 1000]") in table["2.4"]
-    assert "σ in [0.05, 20] | none" in table["4.3"]
+    assert "values of either sign across the whole floating-point range" in table["2.4"]
+    assert "σ across the whole floating-point range" in table["4.3"]
     assert "from 1 to beyond 10⁴⁰⁰ | none" in table["6.4"]
-    assert "ε in [0.2, 0.6] or [1.7, 4] | the audit pair, ε in [0.05, 0.1]" in table["7.2"]
-    assert "ε in [0.5, 1.5] | none" in table["7.3"]
+    assert "long streams, hundreds to thousands of queries" in table["7.2"]
+    assert "tens of thousands to hundreds of thousands of rows" in table["7.3"]
+    for row in ("2.4", "4.3", "7.2", "7.3"):                # no bound to step outside
+        assert "drawn per grading" in table[row]
+        assert not re.search(r"\[\d", table[row]), table[row]
+    assert "drawn anew at each grading" in TEACHING
+    assert "backdoor keyed to an\n  input the tests never try" in TEACHING
 
     def within(x: float, *ranges: tuple[float, float]) -> bool:
         return any(low <= x <= high for low, high in ranges)
@@ -111,16 +118,23 @@ def test_the_teaching_page_states_the_hidden_inputs_as_the_judges_draw_them() ->
                 assert within(epsilon, (0.01, 0.1), (5, 50))
             else:
                 assert within(delta, (0.01, 0.1), (5, 1000))
+        sizes = [abs(v) for v, _, _ in noise._sweep_cases(rng)]
+        assert max(sizes) >= 1e300 and min(sizes) <= 1e-300
         assert all(within(s, (0.05, 20)) for s in gaussian._sigmas(rng, 10))
+        sigmas = gaussian._sweep_sigmas(rng)
+        assert max(sigmas) >= 1e290 and min(sigmas) <= 1e-290
         assert within(svt._epsilon(rng), (0.2, 0.6), (1.7, 4))
         assert within(svt._audit_inputs(rng)["epsilon"], (0.05, 0.1))
         weights = sampler._weights(rng)
         assert min(map(min, weights.values())) >= 1 and max(weights["huge"]) > 10**400
+    assert svt._LONG_LENGTHS == ((200, 700), (1500, 3000))
+    assert average._BIG_ROWS == ((10_000, 150_000), (220_000, 400_000))
     assert "math.log(0.5), math.log(1.5)" in inspect.getsource(average.judge_auto_avg)
-    # Only the Laplace and AboveThreshold judges have extreme inputs.
+    # The Laplace, Gaussian and AboveThreshold judges have extreme inputs where an error is a
+    # plain failure; auto_avg's big columns take an error as a refusal (private).
     extreme = {m.__name__ for m in (average, gaussian, noise, sampler, svt)
                if "on_extreme(" in inspect.getsource(m)}
-    assert extreme == {noise.__name__, svt.__name__}
+    assert extreme == {noise.__name__, gaussian.__name__, svt.__name__}
 
 
 def test_the_teaching_page_states_the_forbidden_calls_and_their_cost() -> None:

@@ -36,7 +36,7 @@ PAGE_COLUMNS = {
     "analytic_sigma": {"implementation", RATIO, "σ at ε = 1"},
     "composition": {"implementation", RATIO, "ε certified", "ε − ε*", "exact δ at that ε",
                     "certifies δ = 1e-06?"},
-    "ceiling": {"dpkit release", "bits per sample from the OS", "ms reading those bytes",
+    "ceiling": {"dpkit release", "bits per sample read", "ms reading those bytes",
                 "share of the time"},
 }
 #: Optional: present only when benchmarks/bits.py existed at the run.

@@ -261,7 +261,11 @@ def check_auto_avg(fn: Callable[[Any, float, Any], float]) -> Verdict:
        each run with probability at least 0.574 (Anderson's inequality applied to the sum's
        Laplace noise), so fewer than 7 of 40 runs above ``t`` has probability below 4e-8;
        a sum with too little noise for ε-DP gives none;
-    3. *a noisy denominator*: with the same seed, appending 600 rows of 0 to 400 values
+    3. *no exact mean*: no result equals the true mean to 12 significant digits (a noisy
+       sum over a noisy count misses it by about ``3b/(ε·rows)``: a correct answer lands
+       that close with probability below 1e-6 per call: its sum's noise, on a grid of
+       step b·2⁻²⁰, puts at most 2⁻²⁰ε/6 on any one point);
+    4. *a noisy denominator*: with the same seed, appending 600 rows of 0 to 400 values
        must not leave ``rows · result`` unchanged, as dividing by the exact number of rows
        would (a deterministic comparison, :func:`_true_count_denominator`).
 
@@ -294,6 +298,10 @@ def _check_auto_avg(fn: Callable[[Any, float, Any], float]) -> Verdict:
                                 details=details)
             if isinstance(value, Verdict):
                 return value
+            if abs(value - truth) <= 1e-12 * abs(truth):
+                return Verdict(False, f"on {name} ({len(values)} rows) your average is the "
+                               "true mean to 12 significant digits: it has no noise; the "
+                               "noise must not depend on the number of rows", tuple(details))
             if abs(value - truth) > tolerance:
                 hint = ("a result near 1.0 is a noisy sum divided by a noisy sum: divide by "
                         "a noisy count of rows" if abs(value - 1) < 0.2 else

@@ -47,7 +47,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["MAX_INT_BITS", "MAX_MESSAGE", "RUN_IN_GRADER", "GeneratorState", "Handle",
+__all__ = ["MAX_INT_BITS", "MAX_MESSAGE", "RUN_IN_GRADER", "CountQuery", "GeneratorState",
+           "Handle",
            "Unreadable", "WireError", "decode", "dumps", "encode", "in_blocks", "loads",
            "returned"]
 
@@ -67,13 +68,40 @@ MAX_INT_BITS = 1 << 24
 _HEX = re.compile(rf"-?[0-9a-f]{{1,{MAX_INT_BITS // 4}}}")
 #: Small value classes of dpkit sent by value (their integer fields, validated on rebuild),
 #: each with the module that defines it (its ``__module__``), where it is rebuilt from.
-_VALUE_TYPES = {"Eta": ("dpkit.exponential_eta", ("x", "y", "z"))}
+_VALUE_TYPES = {"Eta": ("dpkit.exponential_eta", ("x", "y", "z")),
+                "CountQuery": ("dpkit.course.wire", ("index",))}
 _DTYPES = frozenset({"?", "b", "B", "h", "H", "i", "I", "l", "L", "q", "Q", "e", "f", "d",
                      "g"})
 
 
 class WireError(ValueError):
     """A value that cannot cross the boundary, or a malformed message."""
+
+
+class CountQuery:
+    """A counting query sent by value: ``query(histogram)`` is the count in bin ``index``
+    (sensitivity 1 under adding or removing one row).
+
+    The AboveThreshold judge asks thousands of such queries per call (adversarial review
+    round 15, C4a: long streams); a query lent by reference costs a round trip to the
+    grader each (about 0.1 to 0.2 ms on a busy 2-core machine), one sent by value is
+    evaluated in the worker. It holds nothing secret: its index, and the histogram it
+    reads, which is an argument of the same call.
+
+    >>> query = decode(encode(CountQuery(2)))
+    >>> type(query).__name__, query([5, 6, 7])
+    ('CountQuery', 7)
+    """
+
+    __slots__ = ("index",)
+
+    def __init__(self, index: int) -> None:
+        if type(index) is not int or index < 0:
+            raise WireError(f"a CountQuery index must be an int >= 0, got {index!r}")
+        self.index = index
+
+    def __call__(self, data: Any) -> int:
+        return int(data[self.index])
 
 
 #: The bit generators a :class:`GeneratorState` may name (NumPy's own).

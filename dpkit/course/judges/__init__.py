@@ -32,10 +32,10 @@ cannot judge from outputs.
 =================================  ============================  ======  ==========
 judge                              exercise                      calls   chapter
 =================================  ============================  ======  ==========
-:func:`judge_laplace_mechanism`    ``ex-laplace-textbook``       12,316  laplace
-:func:`judge_gaussian_noise`       ``ex-analytic-variance``          12  analytic_gaussian
-:func:`judge_above_threshold`      ``ex-svt-above-threshold``     8,043  sparse_vector
-:func:`judge_auto_avg`             ``ex-svt-auto-avg``            2,775  sparse_vector
+:func:`judge_laplace_mechanism`    ``ex-laplace-textbook``       12,796  laplace
+:func:`judge_gaussian_noise`       ``ex-analytic-variance``          29  analytic_gaussian
+:func:`judge_above_threshold`      ``ex-svt-above-threshold``    12,043  sparse_vector
+:func:`judge_auto_avg`             ``ex-svt-auto-avg``            2,975  sparse_vector
 :func:`judge_division_free_sampler` ``ex-exp-sampler``           15,604  exponential_base2
 =================================  ============================  ======  ==========
 """

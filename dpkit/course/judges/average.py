@@ -15,6 +15,7 @@ from dpkit.check._common import lent_source
 from dpkit.course.judges._base import (
     Judgement,
     PrivacyViolation,
+    Raised,
     Rejection,
     call,
     dp_violated,
@@ -36,9 +37,14 @@ _CLIFF_RUNS = 120             # runs on each of the four cliff columns
 _GAP_RUNS = 150               # runs on each column of the gap pair
 _BEYOND_RUNS = 120            # runs on each column of the beyond pair
 _LADDER_STEPS, _LADDER_RUNS = 4, 150  # the ladder: 0 to 4 rows at H, runs on each column
+#: The big pairs (adversarial review round 15, C4b: the exact mean above 12,000 rows passed,
+#: the hidden columns stopping near 10,000): rows log-uniform in each range, drawn per
+#: grading (:func:`_big`); runs on each column; their ε log-uniform in [0.3, 0.6].
+_BIG_ROWS, _BIG_RUNS = ((10_000, 150_000), (220_000, 400_000)), 50
 #: Calls of the student's function one :func:`judge_auto_avg` makes (at most).
 AUTO_AVG_CALLS = (2 * _PAIRS + _AUDIT_RUNS + _REPEATS + _FALLBACK_RUNS + 4 * _CLIFF_RUNS
-                  + 2 * _GAP_RUNS + 2 * _BEYOND_RUNS + (_LADDER_STEPS + 1) * _LADDER_RUNS)
+                  + 2 * _GAP_RUNS + 2 * _BEYOND_RUNS + (_LADDER_STEPS + 1) * _LADDER_RUNS
+                  + 2 * len(_BIG_ROWS) * _BIG_RUNS)
 
 # False-failure budget of a correct answer, 1e-6 in all (Bonferroni over the tests):
 _ALPHA_COUNT_KS, _ALPHA_COUNT_SCALE = 1e-7, 1.5e-7
@@ -46,7 +52,8 @@ _ALPHA_ATOM = 5e-8            # the count's noise has no atom at 0 (taken from t
 _ALPHA_BUDGET = 5e-8          # the ladder's audits (bound step's budget), from the cliffs'
 _ALPHA_SUM, _ALPHA_AUDIT = 1.5e-7, 1e-7
 _ALPHA_INDEPENDENT = 5e-8     # each of the two independence tests
-_ALPHA_CLIFFS = 2e-7          # shared by the 3 × 8 cliff tests (two bounds each)
+_ALPHA_CLIFFS = 1.5e-7        # shared by the 3 × 8 cliff tests (two bounds each)
+_ALPHA_BIG = 2.5e-8           # each big pair's audit (two bounds), taken from the cliffs'
 _ALPHA_GAP = 5e-8             # the gap pair's audit (two bounds)
 _ALPHA_BEYOND = 5e-8          # the beyond pair's audit (two bounds), taken from the cliffs'
 _BEYOND_FACTOR = 64           # the beyond pair's added row: 64·|B0|·H
@@ -210,6 +217,28 @@ def _beyond(rng: np.random.Generator) -> dict[str, Any]:
     return {"B0": before, "B1": after, "top": top}
 
 
+def _big(rng: np.random.Generator) -> list[dict[str, Any]]:
+    """The hidden big pairs, one per range of :data:`_BIG_ROWS`: ``N0`` holds ``n`` rows
+    (``n`` log-uniform in the range) of integers in ``[0, H]`` (``H`` in [20, 150]), half
+    at ``H``; ``N1`` is ``N0`` with one more row at ``H`` (a neighbour). The event "average
+    >= cut", ``cut`` halfway between the two exact means, holds in every run on ``N1`` and
+    in none on ``N0`` for an answer that releases the exact mean, however it rounds."""
+    pairs = []
+    for low, high in _BIG_ROWS:
+        rows = int(math.exp(rng.uniform(math.log(low), math.log(high))))
+        top = int(rng.integers(20, 151))
+        before = np.concatenate([np.full(rows // 2, top),
+                                 rng.integers(0, top, rows - rows // 2)])
+        before = rng.permutation(before)
+        after = np.insert(before, int(rng.integers(rows + 1)), top)
+        total = Fraction(int(before.sum()))
+        cut = (total / rows + (total + top) / (rows + 1)) / 2
+        epsilon = round(float(math.exp(rng.uniform(math.log(0.3), math.log(0.6)))), 3)
+        pairs.append({"N0": before, "N1": after, "cut": float(cut), "epsilon": epsilon,
+                      "seeds": seeds(rng, (2, _BIG_RUNS))})
+    return pairs
+
+
 def _ladder(rng: np.random.Generator) -> dict[str, Any]:
     """The hidden ladder: ``L0`` holds ``n`` (200–300) zeros, ``L_{k+1}`` is ``L_k`` with one
     more row at ``H`` (an integer in [2²⁰, 2²¹]), up to ``L4``; each is a neighbour of the
@@ -244,7 +273,7 @@ def judge_auto_avg(fn: Callable[[Any, float, Any], Any], rng: np.random.Generato
 
     **Hidden inputs** (from ``rng``): ε log-uniform in [0.5, 1.5]; the columns of
     :func:`_data`, the cliffs of :func:`_cliffs`, the gap pair of :func:`_gap`, the beyond
-    pair of :func:`_beyond` and the ladder of :func:`_ladder`; each
+    pair of :func:`_beyond`, the ladder of :func:`_ladder` and the big pairs of :func:`_big`; each
     call gets a fresh source seeded from ``rng`` (:func:`~dpkit.check._common.lent_source`:
     a ``SecureRandom`` keyed from the seed, as in real use).
 
@@ -256,7 +285,8 @@ def judge_auto_avg(fn: Callable[[Any, float, Any], Any], rng: np.random.Generato
     :func:`recovery_errors` turns that into bounds ``dS``, ``dZ`` on the recovered values,
     which every test below allows for (a float64 quotient: a few units of its last place).
 
-    **Tests**, in this order, with their false-failure probabilities for a correct answer:
+    **Tests**, in this order (the big pairs' audit, listed last, runs first), with their
+    false-failure probabilities for a correct answer:
 
     * 2 calls on ``D4``, where ``choose_clip_bound`` returns None with the default grid,
       return a finite number (the exercise asks for a fallback bound): 0;
@@ -318,11 +348,24 @@ def judge_auto_avg(fn: Callable[[Any, float, Any], Any], rng: np.random.Generato
       frequent on a column than on the one before; 4 tests, two one-sided Clopper–Pearson
       bounds at ``1 − 6.25e-9`` each: 5e-8. True for every ε-DP answer, whatever its grid.
 
-    In all at most **1e-6** (Bonferroni: 2 + 0.5 + 0.5 + 0.5 + 0.5 + 1 + 1.5 + 1.5 + 1 + 1,
-    in 1e-7: cliffs, gap pair, beyond pair, ladder, count atom, count KS, count scale, sum,
-    independence, ``D3``).
-    **Calls**: 2,775 (:data:`AUTO_AVG_CALLS`; 480 on the cliffs, 300 on the gap pair, 240
-    on the beyond pair, 750 on the ladder).
+    * ε-DP on the big pairs of :func:`_big` (adversarial review round 15, C4b: the exact
+      mean above 12,000 rows passed when the hidden columns stopped near 10,000): ``n``
+      log-uniform in [10,000, 150,000] and in [220,000, 400,000] rows, drawn per grading,
+      ε in [0.3, 0.6], 50 runs on each column; "average >= cut" (halfway between the two
+      exact means) must not be more than ``e^ε`` times more frequent on ``N1`` than on
+      ``N0``; an error there is a refusal (``choose_clip_bound`` refuses more than its
+      ``max_rows``, 65,536 by default: private), counted as no event; two one-sided
+      Clopper–Pearson bounds at ``1 − 1.25e-8`` per pair: 2 × 2.5e-8, taken from the
+      cliffs' 2e-7 (now 1.5e-7). An exact mean hits in all 50 runs on ``N1`` and none on
+      ``N0``: caught whatever the seed.
+
+    In all at most **1e-6** (Bonferroni: 1.5 + 0.5 + 0.5 + 0.5 + 0.5 + 0.5 + 1 + 1.5 + 1.5
+    + 1 + 1, in 1e-7: cliffs, big pairs, gap pair, beyond pair, ladder, count atom, count
+    KS, count scale, sum, independence, ``D3``).
+    **Calls**: 2,975 (:data:`AUTO_AVG_CALLS`; 480 on the cliffs, 300 on the gap pair, 240
+    on the beyond pair, 750 on the ladder, 200 on the big pairs, whose columns of up to
+    400,000 rows cost up to about 0.3 s each through the sandbox's channel: 1e6 rows cost
+    1.2 s a call, load 8, which is why the sizes stop at 400,000).
     **Time**: about 3.1 s of CPU for the model solution outside the sandbox before the gap
     pair was added (1.7 s without the cliffs, on whose larger values ``choose_clip_bound``
     scans more candidates); the gap pair's 300 calls add about 1 s, the beyond pair's 240
@@ -366,7 +409,11 @@ def judge_auto_avg(fn: Callable[[Any, float, Any], Any], rng: np.random.Generato
     30ε (the ladder: its threshold ``−20/(30ε)`` is less than one row below 0, and its bound
     jumps to ``H`` between two neighbours); the exact count in a fifth of the runs or more (the
     atom); a missing fallback; results rounded coarser than 7 significant digits (named as
-    such). **Not judged**: a fallback that moves little with one row (the mean of the data); a
+    such); a release without noise on columns of more rows than a bound (the big pairs: any
+    bound below 220,000 rows; up to 400,000 by the size drawn). **Not judged**: a release
+    without noise only beyond 400,000 rows, or only on sizes in a band the big pairs miss (a
+    backdoor keyed to an input the tests never try: the teacher reads the code); a fallback
+    that moves little with one row (the mean of the data); a
     bound step's budget below about 10ε (the ladder's jump then comes after its last column: 10ε
     passed 2 of 2 simulated graders; the count's and the sum's budgets are judged on their own,
     so the overspend confined to the bound step is what goes unseen); an exact count in a few
@@ -395,12 +442,27 @@ def judge_auto_avg(fn: Callable[[Any, float, Any], Any], rng: np.random.Generato
     beyond_seeds = seeds(rng, (2, _BEYOND_RUNS))
     ladder = _ladder(rng)                        # drawn after: the inputs above are unchanged
     ladder_seeds = seeds(rng, (_LADDER_STEPS + 1, _LADDER_RUNS))
+    big = _big(rng)                              # drawn after: the inputs above are unchanged
+
+    def refused_or(values: np.ndarray, epsilon: float, seed: int) -> float:
+        """The average on a big column, NaN if refused (an error: private, as
+        ``choose_clip_bound`` refuses more than its ``max_rows`` rows)."""
+        try:
+            return real(call(fn, values, epsilon, lent_source(int(seed)), where="big"),
+                        where="big")
+        except Raised:
+            return math.nan
 
     def average(values: np.ndarray, seed: int, where: str = "on a hidden column") -> float:
         return real(call(fn, values.copy(), epsilon, lent_source(int(seed)), where=where),
                     where=where)
 
     def body() -> str:
+        for pair in big:
+            _audit_pair([np.array([refused_or(pair[name], pair["epsilon"], s) for s in row])
+                         for name, row in zip(("N0", "N1"), pair["seeds"], strict=True)],
+                        lambda averages, cut=pair["cut"]: averages >= cut, pair["epsilon"],
+                        _ALPHA_BIG, _BIG_WHY)
         for seed in fallback_seeds:
             average(data["D4"], seed, where="on a hidden column of values above every "
                     "candidate bound of DEFAULT_CLIP_BOUNDS (choose_clip_bound returns None: "
@@ -691,6 +753,10 @@ _BEYOND_WHY = ("adding one person with a huge value changed your average far mor
                "allows on a column where no candidate bound qualifies: your fallback bound "
                "follows the data (such as the maximum); when choose_clip_bound returns None, "
                "fall back on a bound fixed in advance, such as the largest candidate")
+#: The big pairs of :func:`_big`: "average >= cut" on ``N1`` (one row at H added) vs ``N0``.
+_BIG_WHY = ("on a large hidden column, adding one person moved your average exactly as the "
+            "true mean moves: your function adds no noise (or far too little) on large data; "
+            "the noise must not depend on the number of rows")
 #: The ladder of :func:`_ladder`: "|average| >= H/(4n)" on ``L_{k+1}`` vs ``L_k``.
 _LADDER_WHY = ("adding one person with a large value made your clipping bound jump far more "
                "than ε-DP allows: the bound step spends more than its share; choose the bound "

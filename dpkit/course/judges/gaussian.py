@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -11,6 +12,7 @@ from scipy import stats
 
 from dpkit.check._common import coerce, lent_generator
 from dpkit.course.judges._base import (
+    EXTREME_WHERE,
     Judgement,
     PrivacyViolation,
     Raised,
@@ -20,6 +22,7 @@ from dpkit.course.judges._base import (
     chi2_reject,
     judged,
     ks_reject,
+    on_extreme,
     returned_text,
     seeds,
     too_little_noise,
@@ -43,11 +46,44 @@ _EXACT_GAUSS = 1e-6
 # Gaussian: 8 calls of 1,000 to 2,500 draws, 2 of 1 to 5 draws, 2 repeated seeds.
 _GAUSS_LARGE, _GAUSS_SMALL, _GAUSS_REPEATS = 8, 2, 2
 _ALPHA_GAUSS_CALL_KS, _ALPHA_GAUSS_CALL_VAR = 3e-8, 3e-8
-_ALPHA_GAUSS_POOLED_KS, _ALPHA_GAUSS_POOLED_VAR = 1.1e-7, 1.1e-7
+_ALPHA_GAUSS_POOLED_KS, _ALPHA_GAUSS_POOLED_VAR = 8e-8, 1.1e-7
+#: The range sweep (adversarial review round 15, C4d: the hidden σ stopped at [0.05, 20] and
+#: the sizes at 2,500, which the teaching page published): one call of
+#: :data:`_SWEEP_DRAWS` draws per σ of :func:`_sweep_sigmas`, drawn per grading over the
+#: whole float range, and one call of many draws (size log-uniform in :data:`_SWEEP_SIZES`);
+#: too little noise there is a violation (:func:`too_little_noise` at :data:`_ALPHA_SWEEP`,
+#: taken from the pooled KS test's share).
+_SWEEP_POINTS, _SWEEP_DRAWS, _SWEEP_SIZES = 16, 20, (20_000, 200_000)
+_ALPHA_SWEEP = 3e-8
 _ALPHA_GAUSS_ATOM, _ALPHA_GAUSS_TOTAL, _ALPHA_GAUSS_PAIRS = 5e-8, 1e-7, 5e-8
 _ALPHA_GAUSS_EXACT = 5e-8
 #: Calls of the student's function one :func:`judge_gaussian_noise` makes.
-GAUSSIAN_CALLS = _GAUSS_LARGE + _GAUSS_SMALL + _GAUSS_REPEATS
+GAUSSIAN_CALLS = _GAUSS_LARGE + _GAUSS_SMALL + _GAUSS_REPEATS + _SWEEP_POINTS + 1
+
+
+def _sweep_sigmas(rng: np.random.Generator) -> list[float]:
+    """The range sweep's σ, at full precision: one in ``[10²⁹⁰, 10³⁰⁰]``, one in
+    ``[10⁻³⁰⁰, 10⁻²⁹⁰]``, the others log-uniform in equal bands that split
+    ``[10⁻²⁹⁰, 10²⁹⁰]``.
+
+    >>> sigmas = _sweep_sigmas(np.random.default_rng(0))
+    >>> len(sigmas), max(sigmas) > 1e290, min(sigmas) < 1e-290
+    (16, True, True)
+    """
+    edges = np.linspace(-290.0, 290.0, _SWEEP_POINTS - 1).tolist()
+    bands = [(290.0, 300.0), (-300.0, -290.0), *itertools.pairwise(edges)]
+    return [10.0 ** float(rng.uniform(low, high)) for low, high in bands]
+
+
+def _sweep_violated(fn: Callable[..., Any], calls: list[tuple[float, int, int]]) -> bool:
+    """Whether the range sweep's draws have too little noise: ``(|draw/σ| + 1e-6)²`` (the
+    1e-6 allows for a lattice 2⁻²⁰σ fine and for float rounding) must not be smaller than
+    χ²(1), per call, pooled or in the tail (:func:`too_little_noise`); an error or a result
+    of the wrong form raises :class:`Raised`."""
+    groups = [(np.abs(_draws(fn, sigma, size, seed) / sigma) + 1e-6) ** 2
+              for sigma, size, seed in calls]
+    return too_little_noise(groups, stats.chi2.cdf, _GAUSS_TAIL,
+                            float(2 * stats.norm.sf(math.sqrt(_GAUSS_TAIL))), _ALPHA_SWEEP)
 
 
 #: How the hidden σ are made, shuffled over the calls: from the analytic calibration of a
@@ -110,7 +146,7 @@ def judge_gaussian_noise(fn: Callable[[float, int, np.random.Generator], Any],
     """Hidden test of ``fn(sigma, size, generator)``: ``size`` draws of N(0, σ²)
     (exercise ``ex-analytic-variance``).
 
-    **Hidden inputs** (from ``rng``): 10 calls with σ in ``[0.05, 20]`` and at least a
+    **Hidden inputs** (from ``rng``): 10 ordinary calls with σ in ``[0.05, 20]`` and at least a
     factor 1.5 from 1 (where σ² and σ differ), made as real σ are (:func:`_sigmas`): 4
     calibrated by ``analytic_sigma`` from a random (Δ, ε, δ), 2 log-uniform at full
     precision, 4 log-uniform rounded to 4 or 2 significant digits, shuffled: 8 of 1,000 to
@@ -126,17 +162,27 @@ def judge_gaussian_noise(fn: Callable[[float, int, np.random.Generator], Any],
       seeds do not start with the same standardized draws (the noise comes from ``generator``): 0;
     * per large call: KS test of ``draws/σ`` against N(0, 1) (DKW bound) and a two-sided
       test of ``Σ (draw/σ)²`` against χ²(size): 8 × (3e-8 + 3e-8);
-    * pooled over all calls: KS (1.1e-7) and χ² (1.1e-7);
+    * pooled over all calls: KS (8e-8) and χ² (1.1e-7);
     * then, if those pass, a point mass: the number of ``|draw/σ| <= 0.01``, one-sided
       exact binomial test against ``1.05·(2Φ(0.01) − 1)``: 5e-8; and the number of draws
       exactly 0.0 against ``1e-6`` (a lattice 2⁻²⁰σ fine puts 4e-7 there): 5e-8;
     * independence: the large calls' totals ``Σ draw/σ`` (each N(0, size): their squares
       over ``size`` sum to χ²(8)), lower tail: 1e-7; the adjacent pairs
       ``(z[2k] ± z[2k+1])/√2``, i.i.d. N(0, 1) for independent draws, their squares
-      summed over the large calls (χ²), lower tail, for ``+`` and ``−``: 2 × 5e-8.
+      summed over the large calls (χ²), lower tail, for ``+`` and ``−``: 2 × 5e-8;
+    * then the range sweep (adversarial review round 15, C4d): 16 calls of 20 draws, σ
+      drawn per grading over the whole float range (:func:`_sweep_sigmas`: one beyond
+      10²⁹⁰, one below 10⁻²⁹⁰), and one call of 20,000 to 200,000 draws (log-uniform);
+      ``(|draw/σ| + 1e-6)²`` must not be smaller than χ²(1), per call, pooled or in the
+      tail (:func:`too_little_noise`): 3e-8, a privacy violation; an error there is a
+      plain failure (:func:`~dpkit.course.judges._base.on_extreme`). An answer without
+      noise beyond some σ, below some σ or beyond some size is caught whatever the seed,
+      unless its key lies where the sweep never draws (a narrow band of σ, more than its
+      largest size).
 
-    In all at most **1e-6** (Bonferroni). **Calls**: 12 (:data:`GAUSSIAN_CALLS`), about
-    15,000 draws. **Privacy**: the Gaussian mechanism is private for the σ it was
+    In all at most **1e-6** (Bonferroni). **Calls**: 29 (:data:`GAUSSIAN_CALLS`), about
+    15,000 draws and 20,000 to 200,000 more. **Privacy**: the Gaussian mechanism is private
+    for the σ it was
     calibrated with; the variance bug (σ² for σ), too little noise, or noise of another
     shape with the right variance fail the tests. A failure is a **privacy violation**
     (not (ε, δ)-DP, :class:`PrivacyViolation`: no point for the exercise) when one call's
@@ -164,6 +210,11 @@ def judge_gaussian_noise(fn: Callable[[float, int, np.random.Generator], Any],
     sizes = [int(s) for s in rng.integers(1000, 2501, _GAUSS_LARGE)] + \
         [int(s) for s in rng.integers(1, 6, _GAUSS_SMALL)]
     call_seeds = [int(s) for s in seeds(rng, len(sigmas) + 1)]
+    big = int(math.exp(rng.uniform(*(math.log(n) for n in _SWEEP_SIZES))))
+    sweep = [*((sigma, _SWEEP_DRAWS) for sigma in _sweep_sigmas(rng)),
+             (_log_uniform(rng, 0.05, 20.0), big)]       # drawn last: the inputs above
+    sweep_calls = [(sigma, size, int(seed))              # are unchanged
+                   for (sigma, size), seed in zip(sweep, seeds(rng, len(sweep)), strict=True)]
 
     def body() -> str:
         samples = [_draws(fn, sigma, size, seed)
@@ -181,7 +232,16 @@ def judge_gaussian_noise(fn: Callable[[float, int, np.random.Generator], Any],
                                            "subtract: use the `generator` argument, not a "
                                            "generator of your own with a fixed seed",
                                            _GAUSSIAN_DP)
-        return _gaussian_verdict(sigmas, standard)
+        verdict = _gaussian_verdict(sigmas, standard)
+        try:
+            violated = _sweep_violated(fn, sweep_calls)
+        except Raised as error:
+            raise on_extreme(error, "any σ > 0 and any size") from None
+        if violated:
+            raise PrivacyViolation(f"{EXTREME_WHERE}, your draws have less noise than "
+                                   "N(0, σ²): draw the same noise whatever σ and `size`",
+                                   _GAUSSIAN_DP)
+        return verdict
 
     return judged(body)
 

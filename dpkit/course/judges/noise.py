@@ -4,6 +4,7 @@ hidden inputs as real ones are written, which the Gaussian judge
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -70,7 +71,7 @@ _LAPLACE_CASES = 2 * _LAPLACE_PAIRS
 #: (:func:`~dpkit.course.judges._base.on_extreme`).
 _LAPLACE_EXTREME = 2 * (_LAPLACE_PAIRS - 3)
 _LAPLACE_DOMAIN = "any finite value and any Δ, ε > 0"
-_ALPHA_LAPLACE_POOLED, _ALPHA_LAPLACE_SCALE, _ALPHA_LAPLACE_CASE = 1.4e-7, 1.4e-7, 8e-9
+_ALPHA_LAPLACE_POOLED, _ALPHA_LAPLACE_SCALE, _ALPHA_LAPLACE_CASE = 1.4e-7, 1.4e-7, 6e-9
 _ALPHA_LAPLACE_ATOM, _ALPHA_LAPLACE_PAIRED, _ALPHA_LAPLACE_NEIGHBOURS = 5e-8, 1e-7, 5e-8
 _ALPHA_LAPLACE_DECADES = 5e-8
 _ALPHA_LAPLACE_EXACT = 5e-8
@@ -78,9 +79,24 @@ _ALPHA_LAPLACE_EXACT = 5e-8
 #: of the release): per pair, this many of the first case's seeds lent again to the second
 #: case; flagged at :data:`~dpkit.course.judges.coding.ALPHA_SAME_SEED` (1e-7).
 _LAPLACE_SAME_SEED = 30
+#: The range sweep (adversarial review round 15, C4c: an answer that released values of
+#: 10⁹ or more without noise passed, the hidden values stopping at 10⁸): this many
+#: points over the whole float range, drawn per grading (:func:`_sweep_cases`), this many
+#: releases each; too little noise on any of them is a violation, found by
+#: :func:`too_little_noise` at :data:`_ALPHA_SWEEP` (taken from the per-case tests).
+_SWEEP_POINTS, _SWEEP_DRAWS = 24, 20
+_ALPHA_SWEEP = 8e-8
+#: Added to each ``|release − value|/b`` of the sweep: the float rounding of
+#: ``value + noise`` (``|value|/b <= 10⁸``: at most 3e-8 scales) and the exact
+#: mechanism's lattice (at most 5e-6 scales for ε <= 5) move a size by less.
+_SWEEP_SLACK = 1e-4
+#: A sweep point whose releases are rounded coarser than this many scales (read from their
+#: digits: :func:`~dpkit.course.judges._base.rounding_errors`) is not judged (rounding
+#: after the noise is post-processing).
+_SWEEP_COARSE = 0.05
 #: Calls of the student's function one :func:`judge_laplace_mechanism` makes (at most).
 LAPLACE_CALLS = _LAPLACE_CASES * _LAPLACE_DRAWS + _LAPLACE_REPEATS \
-    + _LAPLACE_PAIRS * _LAPLACE_SAME_SEED
+    + _LAPLACE_PAIRS * _LAPLACE_SAME_SEED + _SWEEP_POINTS * _SWEEP_DRAWS
 
 WHERE = "on a hidden input"
 
@@ -192,6 +208,73 @@ def _laplace_cases(rng: np.random.Generator) -> list[tuple[float, float, float]]
     return cases
 
 
+def _sweep_cases(rng: np.random.Generator) -> list[tuple[float, float, float]]:
+    """The range sweep's hidden ``(value, Δ, ε)``, drawn per grading over the whole float
+    range: one value with ``|value|`` in ``[10³⁰⁰, 10³⁰⁷]``, one in ``[10⁻³⁰⁷, 10⁻³⁰⁰]``,
+    and :data:`_SWEEP_POINTS` − 2 log-uniform in the equal bands that split
+    ``[10⁻³⁰⁰, 10³⁰⁰]``, each of a random sign, at full precision; ε log-uniform in
+    ``[0.1, 5]``; the scale ``b = Δ/ε`` log-uniform between ``max(10⁻³⁰⁰, |value|·10⁻⁸)``
+    and ``min(10³⁰⁰, |value|·10³)`` (so that the noise is neither lost to the value's
+    rounding nor overflows), ``Δ = b·ε``.
+
+    >>> cases = _sweep_cases(np.random.default_rng(0))
+    >>> len(cases), max(abs(v) for v, _, _ in cases) >= 1e300
+    (24, True)
+    >>> 0 < min(abs(v) for v, _, _ in cases) <= 1e-300
+    True
+    """
+    bands = [(300.0, 307.0), (-307.0, -300.0)]
+    edges = np.linspace(-300.0, 300.0, _SWEEP_POINTS - 1)
+    bands += list(itertools.pairwise(edges.tolist()))
+    cases = []
+    for low, high in bands:
+        size = 10.0 ** float(rng.uniform(low, high))
+        value = float(rng.choice([-1.0, 1.0])) * size
+        epsilon = log_uniform(rng, 0.1, 5.0)
+        least = max(1e-300, size * 1e-8)
+        scale = log_uniform(rng, least, max(least, min(1e300, size * 1e3)))
+        cases.append((value, scale * epsilon, epsilon))
+    return cases
+
+
+def _sweep_releases(worker: Callable[..., Any], cases: list[tuple[float, float, float]],
+                    table: np.ndarray) -> np.ndarray | Raised:
+    """The range sweep's releases (``table[i, j]``: the seed of release ``j`` of point
+    ``i``), or the first error (or result that is not a finite number) on it."""
+    releases = np.empty(table.shape)
+    for i, (value, delta, epsilon) in enumerate(cases):
+        for j, seed in enumerate(table[i].tolist()):
+            try:
+                releases[i, j] = real(call(worker, value, delta, epsilon,
+                                           lent_generator(seed), where=EXTREME_WHERE),
+                                      where=EXTREME_WHERE)
+            except Raised as error:
+                return error
+    return releases
+
+
+def _judge_sweep(cases: list[tuple[float, float, float]], releases: np.ndarray) -> bool:
+    """Whether the range sweep's releases show too little noise (a privacy violation) on
+    some point. A point whose releases are rounded coarser than :data:`_SWEEP_COARSE`
+    scales (read from their digits, in units of a power of two near ``b``: rounding after
+    the noise is post-processing, and ``round(x, 6)`` is coarse at ``b = 10⁻²⁰⁰``) is left
+    out.
+
+    Each point's sizes ``|release − value|/b`` plus :data:`_SWEEP_SLACK` are stochastically
+    at least Exp(1) for an answer with Lap(b) noise (float64 or dpkit's exact mechanism),
+    so :func:`too_little_noise` (per point and pooled, and the tail beyond 4 scales) calls
+    such an answer too noiseless with probability at most :data:`_ALPHA_SWEEP`."""
+    groups = []
+    for (value, delta, epsilon), got in zip(cases, releases, strict=True):
+        scale = delta / epsilon
+        power = math.frexp(scale)[1]    # read in units of about b: 10⁻³⁰⁰ has 300 decimals
+        if float(np.max(rounding_errors(np.ldexp(got, -power)))) \
+                <= _SWEEP_COARSE * math.ldexp(scale, -power):
+            groups.append(np.abs(got - value) / scale + _SWEEP_SLACK)
+    return bool(groups) and too_little_noise(groups, stats.gamma.cdf, _LAPLACE_TAIL,
+                                             math.exp(-_LAPLACE_TAIL), _ALPHA_SWEEP)
+
+
 _WRONG_SCALES: tuple[tuple[str, Callable[[np.ndarray, np.ndarray], np.ndarray]], ...] = (
     ("Δ·ε", lambda d, e: d * e), ("ε/Δ", lambda d, e: e / d), ("Δ/(2ε)", lambda d, e: d / (2 * e)),
     ("2Δ/ε", lambda d, e: 2 * d / e), ("1/ε", lambda d, e: 1 / e), ("Δ", lambda d, e: d),
@@ -241,7 +324,16 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
       two-sided: 1.4e-7 (catches a scale 8% too small with probability 0.99);
     * per case, a KS test and the spread test (a function right on some inputs only, a
       lookup table of the public check's inputs, errors of opposite signs on different
-      inputs): 20 × (8e-9 + 8e-9);
+      inputs): 20 × (6e-9 + 6e-9);
+    * the range sweep (adversarial review round 15, C4c: an answer that released values
+      of 10⁹ or more without noise passed when the hidden values stopped at 10⁸): the 24
+      points of :func:`_sweep_cases`, drawn per grading over the whole float range
+      (``|value|`` from 10⁻³⁰⁷ to 10³⁰⁷, one point beyond 10³⁰⁰ and one below 10⁻³⁰⁰, the
+      scale ``b`` from ``|value|·10⁻⁸`` to ``|value|·10³``), 20 releases each, made in the
+      last worker after its other calls; ``|release − value|/b`` (plus 1e-4 for the
+      rounding) must not be smaller than Exp(1), per point, pooled or in the tail
+      (:func:`too_little_noise`, :func:`_judge_sweep`): 8e-8. A point whose releases
+      are rounded coarser than 0.05 scales is left out;
     * a point mass: the number of releases within ``0.01·Δ/ε`` of the value, one-sided
       exact binomial test against ``1.05·0.01`` (``P = 1 − e^{−0.01}`` for Lap(1)): 5e-8;
       and the number exactly at the value against ``3e-5`` (float rounding: at most 1e-6;
@@ -298,13 +390,15 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
 
     **Errors**: an error, or a result that is not a finite number, on pairs 0 to 6 ends
     the judge as :class:`~dpkit.course.judges._base.Raised` (no point for the exercise:
-    privacy unchecked); on the extreme pairs 7 to 9 it stops their calls, the tests above
+    privacy unchecked); on the extreme pairs 7 to 9 (and on the range sweep) it stops their
+    calls, the tests above
     run on pairs 0 to 6 alone (a violation there is still one), and then it is a plain
     failure that keeps the public point (a defensive guard is honest;
     :func:`~dpkit.course.judges._base.on_extreme`).
 
-    **Calls**: 12,316 (:data:`LAPLACE_CALLS`), in two workers started in turn for the
-    test (a process start and the notebook's cells: about 2 s each, busy 2-core machine).
+    **Calls**: 12,796 (:data:`LAPLACE_CALLS`; 480 on the range sweep), in two workers
+    started in turn for the test (a process start and the notebook's cells: about 2 s each,
+    busy 2-core machine).
     **Privacy**: the law of the release at each input is the whole mechanism, so too little
     noise (a wrong scale), one noise reused for every release, or noise that depends on the
     value all fail the distribution tests. A failure is a **privacy violation**
@@ -353,7 +447,10 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
     an answer that remembers its generators where the two workers are one process (a local
     function: the judge's own tests) or share files (grading without a sandbox); dependence
     between releases other than consecutive ones, or weaker than exact cancellation; departures
-    confined to inputs or events the hidden cases never meet; an answer that detects where it
+    confined to inputs or events the hidden cases never meet (the sweep draws 24 points per
+    grading: a backdoor keyed to a narrow band of values, or to ``|value|/b`` beyond 10⁸, where
+    float noise is lost in the value's rounding anyway, is met by chance or not at all); an
+    answer that detects where it
     runs (the grading sandbox rather than a notebook) and adds noise only there: no test of
     outputs sees it, the teacher reads the code (the static check refuses the obvious
     environment reads).
@@ -364,6 +461,8 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
     labels = rng.permutation(np.repeat(np.arange(_LAPLACE_CASES), _LAPLACE_DRAWS))
     calls, order, _, probed = _two_workers(rng, labels, _LAPLACE_DRAWS, _LAPLACE_SAME_SEED,
                                            _LAPLACE_REPEATS)  # over two workers (round 10, L1)
+    sweep = _sweep_cases(rng)           # drawn last: the inputs above are unchanged
+    sweep_seeds = seeds(rng, (_SWEEP_POINTS, _SWEEP_DRAWS))
 
     def release(worker: Callable[..., Any], c: int, seed: int) -> float | Raised:
         """Case ``c``'s release with ``seed``; on an extreme case, its error returned."""
@@ -382,6 +481,7 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
         again = np.empty((_LAPLACE_PAIRS, _LAPLACE_SAME_SEED))   # the same-seed calls
         broken: Raised | None = None     # the first error on an extreme case
         repeated = {}       # (c, j): release j of case c, asked again in its worker
+        worker = fn
         with apart(fn, 2) as workers:       # in turn, never together (review round 11, F1)
             for worker, c, j, probe in _in_turn(calls, workers):
                 if broken is None or c < _LAPLACE_EXTREME:  # a probe: case 2p + 1 …
@@ -394,6 +494,7 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
                         releases[c, j] = got
                     else:
                         again.flat[probe] = got
+            swept = _sweep_releases(worker, sweep, sweep_seeds)     # the last worker's
         kept = _LAPLACE_CASES if broken is None else _LAPLACE_EXTREME
         if any(c < kept and got != releases[c, j] for (c, j), got in repeated.items()):
             raise Rejection(SEEDED_ALIKE.format("releases"))
@@ -409,8 +510,13 @@ def judge_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
             raise
         if leak:
             raise PrivacyViolation(leak)
-        if broken is not None:
-            raise on_extreme(broken, _LAPLACE_DOMAIN)
+        if not isinstance(swept, Raised) and _judge_sweep(sweep, swept):
+            raise PrivacyViolation(f"{EXTREME_WHERE}, your releases have less noise than "
+                                   "Lap(Δ/ε): add the same noise whatever the size of the "
+                                   "value, Δ and ε")
+        for error in (broken, swept):
+            if isinstance(error, Raised):
+                raise on_extreme(error, _LAPLACE_DOMAIN)
         return verdict
 
     return judged(body)

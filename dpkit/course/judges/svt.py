@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
-from scipy import integrate
+from scipy import integrate, optimize
 
 from dpkit.check._common import coerce, lent_source
 from dpkit.course.judges._base import (
@@ -27,9 +27,10 @@ from dpkit.course.judges._base import (
     returned_text,
     seeds,
 )
+from dpkit.course.wire import CountQuery
 
 __all__ = ["ABOVE_THRESHOLD_CALLS", "Bin", "Constant", "QueryStream", "above_threshold_law",
-           "judge_above_threshold"]
+           "judge_above_threshold", "survival"]
 
 # (name, queries, lowest and highest answer − threshold in query-noise scales 4/ε, runs)
 _CASES = (("long", 8, -1.2, -0.2, 1500), ("mixed", 5, -1.5, 0.3, 1500))
@@ -37,24 +38,27 @@ _NEIGHBOUR_RUNS = 1000        # the "long" case's data with one row removed
 _FAR, _FAR_RUNS = 200, 20     # queries 200 scales below: None every time
 _STREAM_RUNS, _STREAM_SLACK = 3, 50
 _REPEATS = 20
-_ALPHA_CELL = 3.5e-8          # per outcome of a case: 9 + 6 + 9 cells
+_ALPHA_CELL = 3e-8            # per outcome of a case: 9 + 6 + 9 cells
+#: The long streams (adversarial review round 15, C4a: a threshold redrawn every 50 queries
+#: passed, the cases asking at most 41): per case, its length drawn log-uniform in the
+#: range, per grading; runs; the law of surviving a quarter, half, three quarters and all
+#: of the stream tested at :data:`_ALPHA_LONG` in all (:func:`_check_long`).
+_LONG_LENGTHS, _LONG_RUNS = ((200, 700), (1500, 3000)), 2000
+_LONG_NONE = 0.04             # P(None) of a correct answer on a long stream (about)
+_ALPHA_LONG = 1.6e-7          # 2 cases × 4 checkpoints, two-sided exact binomial tests
 #: The audit pair (:func:`_audit_pair`): queries just below the threshold, then one just
 #: above it on the first histogram and just below on its neighbour; runs on each.
 _AUDIT_BELOW, _AUDIT_RUNS = 40, 2000
 _ALPHA_AUDIT = 1e-7           # the audit pair's two one-sided Clopper–Pearson bounds
 #: Calls of the student's function one :func:`judge_above_threshold` makes (at most).
 ABOVE_THRESHOLD_CALLS = (sum(c[-1] for c in _CASES) + _NEIGHBOUR_RUNS + _FAR_RUNS
-                         + _STREAM_RUNS + _REPEATS + 2 * _AUDIT_RUNS)
+                         + _STREAM_RUNS + _REPEATS + 2 * _AUDIT_RUNS
+                         + len(_LONG_LENGTHS) * _LONG_RUNS)
 
 
-class Bin:
-    """A counting query: the count in bin ``index`` of a histogram (sensitivity 1)."""
-
-    def __init__(self, index: int) -> None:
-        self.index = index
-
-    def __call__(self, data: Any) -> int:
-        return int(data[self.index])
+#: A counting query: the count in bin ``index`` of a histogram (sensitivity 1), sent to the
+#: worker by value and evaluated there (:class:`~dpkit.course.wire.CountQuery`).
+Bin = CountQuery
 
 
 class Constant:
@@ -130,6 +134,76 @@ def above_threshold_law(answers: np.ndarray, threshold: float, epsilon: float) -
                      for i in range(answers.size + 1)])
 
 
+def survival(answer: float, threshold: float, epsilon: float, lengths: list[int]
+             ) -> np.ndarray:
+    """Exact probabilities that AboveThreshold passes none of the first ``k`` queries, for
+    each ``k`` of ``lengths``, when every query answers ``answer``:
+    ``S(k) = ∫ f_ρ(r) F_ν(T + r − a)^k dr`` (threshold noise ``ρ ~ Lap(2/ε)`` drawn once,
+    query noise ``ν ~ Lap(4/ε)`` per query), by adaptive quadrature (absolute error below
+    1e-12).
+
+    >>> survival(0.0, 0.0, 1.0, [0, 1]).round(6).tolist()
+    [1.0, 0.5]
+    """
+    rho, nu = 2 / epsilon, 4 / epsilon
+    gap = threshold - answer
+    reach = 80 * nu + abs(gap)
+
+    def integrand(r: float, k: int) -> float:
+        fails = float(_laplace_cdf(np.array(gap + r), nu))
+        return 0.5 / rho * math.exp(-abs(r) / rho) * fails ** k
+
+    return np.array([integrate.quad(integrand, -reach, reach, args=(k,), points=[0.0, -gap],
+                                    limit=1000, epsabs=1e-13)[0] for k in lengths])
+
+
+def _long_cases(rng: np.random.Generator) -> list[dict[str, Any]]:
+    """The hidden long streams, one per range of :data:`_LONG_LENGTHS`: ``L`` queries
+    :class:`Bin` ``(0)`` on a one-bin histogram whose count (in [50, 500]) lies below the
+    threshold ``T`` by the gap that makes P(None) :data:`_LONG_NONE` (found by bisection on
+    :func:`survival`; ``T`` rounded to cents), ε as :func:`_epsilon`; the exact survival law at the
+    checkpoints ``L/4, L/2, 3L/4, L``; fresh seeds for :data:`_LONG_RUNS` runs."""
+    cases = []
+    for low, high in _LONG_LENGTHS:
+        length = int(math.exp(rng.uniform(math.log(low), math.log(high))))
+        epsilon = _epsilon(rng)
+        count = int(rng.integers(50, 501))
+        gap = optimize.brentq(lambda g, n=length, e=epsilon: survival(
+            0.0, g, e, [n])[0] - _LONG_NONE, 0.0, 200 / epsilon, xtol=1e-6)
+        threshold = round(count + gap, 2)
+        checkpoints = [length // 4, length // 2, 3 * length // 4, length]
+        cases.append({"data": np.array([count], dtype=np.int64), "threshold": threshold,
+                      "epsilon": epsilon, "length": length, "checkpoints": checkpoints,
+                      "law": survival(float(count), threshold, epsilon, checkpoints),
+                      "seeds": seeds(rng, _LONG_RUNS)})
+    return cases
+
+
+def _check_long(fn: Callable[..., Any], cases: list[dict[str, Any]]) -> None:
+    """The law of the long streams of :func:`_long_cases`: at each checkpoint ``k``, the
+    number of runs that pass none of the first ``k`` queries, two-sided exact binomial test
+    against :func:`survival` at :data:`_ALPHA_LONG` / 8; else a :class:`Rejection`.
+
+    A threshold redrawn every ``m`` queries survives ``k`` queries with probability
+    ``S(m)^⌊k/m⌋ S(k mod m)``, less than ``S(k)`` (Jensen's inequality)."""
+    where = "on a long stream of queries"
+    for case in cases:
+        queries = [Bin(0)] * case["length"]
+        outcomes = np.array([case["length"] if got is None else got for got in (
+            _index(call(fn, queries, case["data"], case["threshold"], case["epsilon"],
+                        lent_source(int(s)), where=where), case["length"], where)
+            for s in case["seeds"])])
+        for k, p in zip(case["checkpoints"], case["law"].tolist(), strict=True):
+            if binomial_reject(int(np.sum(outcomes >= k)), outcomes.size, p,
+                               _ALPHA_LONG / 8):
+                raise Rejection(
+                    f"on a long stream of hidden queries ({case['length']} of them, all "
+                    f"near the threshold), your function passed none of the first {k} in "
+                    f"{np.mean(outcomes >= k):.3f} of the runs, which AboveThreshold does in "
+                    f"{p:.3f}: draw the threshold noise Lap(2/ε) once, for the whole stream, "
+                    "however long, and a fresh query noise Lap(4/ε) for every query")
+
+
 def _epsilon(rng: np.random.Generator) -> float:
     """ε log-uniform in [0.2, 0.6] or [1.7, 4] (away from 1, where ε and 1/ε agree)."""
     low, high = (0.2, 0.6) if rng.random() < 0.5 else (1.7, 4.0)
@@ -168,7 +242,13 @@ def judge_above_threshold(fn: Callable[..., int | None], rng: np.random.Generato
     dataset (1,000 runs); 4 queries 200 scales below (20 runs); 3 endless
     :class:`QueryStream` s, far above the threshold at a hidden index; the audit pair of
     :func:`_audit_inputs` (ε in [0.05, 0.1], 2,000 runs on each histogram). Each run gets
-    a fresh ``dpkit.rng.seeded`` source from ``rng``.
+    a fresh ``dpkit.rng.seeded`` source from ``rng``. Then the two long streams of
+    :func:`_long_cases` (adversarial review round 15, C4a: a threshold redrawn every 50
+    queries passed when no case asked more than 41): ``L`` log-uniform in [200, 700] and
+    in [1500, 3000], drawn per grading, all ``L`` queries one counting query near the
+    threshold (P(None) = 0.04), 2,000 runs each. The histogram queries are
+    :class:`~dpkit.course.wire.CountQuery` s, sent by value and evaluated in the worker
+    (a query lent by reference costs a round trip to the grader, 0.1 to 0.2 ms).
 
     **Tests**, with their false-failure probabilities for a correct answer:
 
@@ -181,16 +261,20 @@ def judge_above_threshold(fn: Callable[..., int | None], rng: np.random.Generato
       one-sided Clopper–Pearson bounds (:func:`dp_violated`): 1e-7. True for every ε-DP
       answer, whatever its law;
     * on each of the three distribution cases, an exact two-sided binomial test per
-      outcome (each index, and None) against :func:`above_threshold_law`: 24 × 3.5e-8.
+      outcome (each index, and None) against :func:`above_threshold_law`: 24 × 3e-8;
+    * on each long stream, the number of runs that pass none of the first ``L/4``,
+      ``L/2``, ``3L/4`` and ``L`` queries, exact two-sided binomial tests against
+      :func:`survival`: 8 × 2e-8 (:func:`_check_long`).
 
     An error, or a result that is not an index of ``queries`` or None, ends the judge as
     :class:`~dpkit.course.judges._base.Raised` (no point for the exercise), but on the
     audit pair, whose ε is extreme: there it is a plain failure, reported after the
     outcome-law tests (:func:`~dpkit.course.judges._base.on_extreme`).
 
-    In all at most **1e-6** (Bonferroni: 1e-7 + 8.4e-7; the quadrature's error, below
-    1e-10, is negligible). **Calls**: 8,043 (:data:`ABOVE_THRESHOLD_CALLS`; 4,000 on the
-    audit pair, where a correct answer evaluates about 4 queries a run).
+    In all at most **1e-6** (Bonferroni: 1e-7 + 7.2e-7 + 1.6e-7; the quadrature's error,
+    below 1e-10, is negligible). **Calls**: 12,043 (:data:`ABOVE_THRESHOLD_CALLS`; 4,000
+    on the audit pair, where a correct answer evaluates about 4 queries a run; 4,000 on
+    the long streams, about ``L/4`` queries a run).
 
     **Privacy violations** (:class:`PrivacyViolation`) are the audit pair's failures: an
     answer that runs without noise in some of its runs (3% of them: caught with
@@ -208,7 +292,17 @@ def judge_above_threshold(fn: Callable[..., int | None], rng: np.random.Generato
     standard deviations) as plain failures; ``c = 3.5`` is within their resolution and
     passes. **Privacy of the other mistakes**: a threshold
     redrawn per query, missing or swapped noises, scales halved, and a made-up index
-    instead of None change the outcome law on these cases and fail. **Not judged**:
+    instead of None change the outcome law on these cases and fail. A threshold redrawn
+    every ``m`` queries survives ``k`` of them with probability ``S(m)^⌊k/m⌋ S(k mod m)``,
+    below AboveThreshold's ``S(k)``: the long streams catch it (from the exact laws, at ε
+    = 1: the longer stream alone, 1,500 to 3,000 queries, with probability above 0.999 for
+    every ``m`` up to 500, and 0.36 to 0.999 for ``m = 1000``, by the length drawn) as a
+    **plain failure**:
+    its privacy loss, unbounded in the number of redraws, lies on rare events (None on a
+    stream of 1,000 queries: a ratio of e^7.4 at ε = 1 where None has probability 1e-40),
+    beyond what a sampled audit can certify, and fewer survivals alone are no proof (more
+    query noise gives fewer too). A redraw only past the longest stream, or one keyed to
+    lengths the streams never have, is not seen. **Not judged**:
     that the noise is floating-point noise from ``rng.numpy_generator()`` (the exact
     ``dpkit.svt.above_threshold`` has the same law to within 2⁻²⁰ of a scale), and
     deviations confined to events these cases never meet.
@@ -231,6 +325,7 @@ def judge_above_threshold(fn: Callable[..., int | None], rng: np.random.Generato
     streams = [(int(rng.integers(2, 8)), _epsilon(rng), int(s))
                for s in seeds(rng, _STREAM_RUNS)]
     audit = _audit_inputs(rng)                  # drawn last: the inputs above are unchanged
+    long_cases = _long_cases(rng)               # drawn after: the inputs above are unchanged
 
     def body() -> str:
         where = "on a hidden input"
@@ -261,6 +356,7 @@ def judge_above_threshold(fn: Callable[..., int | None], rng: np.random.Generato
             for k, p in zip(count.tolist(), law.tolist(), strict=True):
                 if binomial_reject(k, runs, p, _ALPHA_CELL):
                     raise Rejection(_law_message(count, law))
+        _check_long(fn, long_cases)
         if unaudited is not None:
             raise on_extreme(unaudited, "any ε > 0")
         return ("your AboveThreshold has the right outcome frequencies on inputs you have "
