@@ -556,8 +556,22 @@ def test_laplace_value_in_the_offset_of_a_lattice_is_a_privacy_violation(fn, fra
 # ------------------------------------------------------------------------------ Gaussian
 
 def gauss_float32(sigma, size, generator):
-    """Single-precision standard normals, scaled."""
+    """Single-precision standard normals, scaled in double precision."""
+    return sigma * generator.standard_normal(size, dtype=np.float32).astype(np.float64)
+
+
+def gauss_float32_scaled(sigma, size, generator):
+    """Single-precision standard normals scaled in single precision: inf for σ above about
+    3.4e38, which the judge's sweep over σ reaches (round 15, C4d)."""
     return sigma * generator.standard_normal(size, dtype=np.float32)
+
+
+def test_gaussian_scaled_in_single_precision_fails_plainly_on_huge_sigma():
+    """A float32 product overflows to inf for σ the exercise allows: a plain failure on a
+    valid input, never a privacy violation. Deterministic at the house seed."""
+    verdict = run(judge_gaussian_noise, gauss_float32_scaled)
+    assert not verdict.passed and not verdict.privacy, verdict.message
+    assert "not finite" in verdict.message, verdict.message
 
 
 def gauss_inverse_cdf(sigma, size, generator):
