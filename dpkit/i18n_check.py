@@ -163,7 +163,7 @@ CHECK_CATALOGUE: dict[str, dict[str, str]] = {"zh": {
          "变化多少？"),
     ("the count changes too when a person is added or removed: the pair's ℓ1 sensitivity "
      "covers both numbers"):
-        "增删一个人时计数也会变：这对数的 ℓ1 敏感度要同时覆盖两个数",
+        "增删一个人时计数也会变：这两个数合在一起的 ℓ1 敏感度要把两者都算上",
     ("a clipped value can be negative, and removing a person with a negative value changes "
      "the sum too: consider every value in [lower, upper]"):
         "裁剪后的值可能是负数，删除一个值为负的人也会改变和：要考虑 [lower, upper] 中的每个值",
@@ -193,6 +193,10 @@ CHECK_CATALOGUE: dict[str, dict[str, str]] = {"zh": {
      "value + Lap(Δ/ε)"):
         ("你的发布值被舍入了：{draws} 个发布值中只有 {distinct} 个不同的值。请返回不经舍入的发布"
          "值（浮点数）：舍入后的发布值不再服从 value + Lap(Δ/ε) 的分布"),
+    "the complement of event {event!r}": "事件 {event!r} 的补事件",
+    "event {event!r}": "事件 {event!r}",
+    "ε >= {epsilon:.3f} with confidence {confidence:.10g} ({name}: {k0}/{n} vs {k1}/{n})":
+        "ε >= {epsilon:.3f}，置信水平 {confidence:.10g}（{name}：{k0}/{n} 对 {k1}/{n}）",
     "for value={value:g}, Δ={sensitivity:g}, ε={epsilon:g}":
         "当 value={value:g}, Δ={sensitivity:g}, ε={epsilon:g} 时",
     ("value={value:g}, Δ={sensitivity:g}, ε={epsilon:g}: mean |release − value| = "
@@ -215,8 +219,8 @@ CHECK_CATALOGUE: dict[str, dict[str, str]] = {"zh": {
     "your noise scale looks like ε/Δ: the scale is Δ/ε": "你的噪声尺度看起来是 ε/Δ：尺度应为 Δ/ε",
     ("the spread or the shape of your noise is not that of Lap(Δ/ε): compare its tails with "
      "P[|noise| > t] = exp(−t/b) for b = {scale:g}"):
-        ("你的噪声的离散程度或形状与 Lap(Δ/ε) 不符：把它的尾部与 b = {scale:g} 时的 P[|noise| > "
-         "t] = exp(−t/b) 比较"),
+        ("你的噪声的离散程度或形状与 Lap(Δ/ε) 不符：把它的尾部与 b = {scale:g} 时的 P[|噪声| > t"
+         "] = exp(−t/b) 比较"),
     "your releases are not distributed as value + Lap(Δ/ε); {hint}":
         "你的发布值不服从 value + Lap(Δ/ε) 的分布；{hint}",
     "in the audit, for value={value:g}, Δ={sensitivity:g}, ε={epsilon:g}":
@@ -232,10 +236,6 @@ CHECK_CATALOGUE: dict[str, dict[str, str]] = {"zh": {
      "(mathematically; floating point is another story)"):
         ("你的发布值服从 value + Lap(Δ/ε)，审计也没有发现违反 ε-差分隐私的情况（这是数学上的结论"
          "；浮点数是另一回事）"),
-    "the complement of event {event!r}": "事件 {event!r} 的补事件",
-    "event {event!r}": "事件 {event!r}",
-    "ε >= {epsilon:.3f} with confidence {confidence:.10g} ({name}: {k0}/{n} vs {k1}/{n})":
-        "ε >= {epsilon:.3f}，置信水平 {confidence:.10g}（{name}：{k0}/{n} 对 {k1}/{n}）",
     "smaller": "更小",
     "larger": "更大",
     "that is the textbook scale: rounding to the grid widens the sensitivity":
@@ -385,8 +385,8 @@ CHECK_CATALOGUE: dict[str, dict[str, str]] = {"zh": {
     "expected a positive number, got {value}": "期望一个正数，得到的是 {value}",
     ("your epsilon {epsilon:.6g}: {k} queries compose to {composed} (optimal composition over "
      "all epsilon-DP mechanisms, delta'={delta_prime:g})"):
-        ("你的 epsilon {epsilon:.6g}：{k} 个查询组合后为 {composed}（对所有 epsilon-差分隐私"
-         "机制的最优组合，delta'={delta_prime:g}）"),
+        ("你的 epsilon {epsilon:.6g}：{k} 个查询组合后为 {composed}（对所有 epsilon-差分隐私机制"
+         "的最优组合，delta'={delta_prime:g}）"),
     "basic composition would allow {basic:.6g}": "基本组合允许 {basic:.6g}",
     ("{k} queries at epsilon={epsilon:.6g} exceed the budget: even optimal composition gives "
      "{composed} > {total:g}"):
@@ -403,7 +403,7 @@ CHECK_CATALOGUE: dict[str, dict[str, str]] = {"zh": {
     ("{k} queries at epsilon={epsilon:.6g} fit the budget ({composed:.4f} <= {total:g}), "
      "{ratio:.2f}× what basic composition allows"):
         ("{k} 个 epsilon={epsilon:.6g} 的查询在预算之内（{composed:.4f} <= {total:g}），是基本组"
-         "合所允许值的 {ratio:.2f}×"),
+         "合所允许值的 {ratio:.2f} 倍"),
     "expected a positive integer number of queries, got {value}":
         "期望一个正整数的查询个数，得到的是 {value}",
     "{n} is far more than needed": "{n} 远多于所需",
@@ -475,8 +475,9 @@ CHECK_CATALOGUE: dict[str, dict[str, str]] = {"zh": {
     ("They match rng.bits({k}) reduced modulo Σ w: 2**{k} is not a multiple of Σ w, so the "
      "smallest remainders come up more often than the others. Reducing modulo the total is "
      "biased; when the bits fall at or above the total, reject them and draw again."):
-        ("它们与对 Σ w 取模的 rng.bits({k}) 相符：2**{k} 不是 Σ w 的倍数，所以最小的那些余数出现"
-         "得比其他的更频繁。对总量取模是有偏的；当这些位落在总量或其上时，应拒绝它们并重新抽取。"),
+        ("它们与 rng.bits({k}) 对 Σ w 取模的结果相符：2**{k} 不是 Σ w 的倍数，所以最小的那些余数"
+         "出现得比其他的更频繁。对总量取模是有偏的；当这些随机位构成的数达到或超过总量时，应拒绝"
+         "它们并重新抽取。"),
     "small weights": "小权重",
     "weights near 10**400": "接近 10**400 的权重",
     "On {what}": "在{what}上",
@@ -512,8 +513,8 @@ CHECK_CATALOGUE: dict[str, dict[str, str]] = {"zh": {
         "代价必须随 c 增长：每个肯定回答都要为它自己的平移付出代价",
     ("the threshold is paid for c times, but this variant draws its noisy threshold only once "
      "(it does not restart like Sparse): how many times is the threshold's shift paid?"):
-        ("阈值被付了 c 次，但这个变体只抽取一次带噪阈值（它不像 Sparse 那样重新开始）：阈值的平"
-         "移要付几次？"),
+        ("阈值的代价算了 c 次，但这个变体只抽取一次带噪阈值（它不像 Sparse 那样重新开始）：阈值"
+         "的平移要付几次代价？"),
     "too small: count the cost of every shift the proof makes":
         "太小：把证明中每一次平移的代价都算上",
     "too large: each shift costs its size divided by its noise's scale":
@@ -565,8 +566,8 @@ CHECK_CATALOGUE: dict[str, dict[str, str]] = {"zh": {
      "fresh query noise per query, or your noise scales are not 2/ε and 4/ε (larger scales "
      "change these frequencies too)"):
         ("结果的频率与阈值噪声 Lap(2/ε) 和查询噪声 Lap(4/ε) 不符：{share:.3f} 的运行返回 None，"
-         "期望 {want:.3f}；阈值噪声只抽一次，每个查询抽一个新的查询噪声，否则就是你的噪声尺度不"
-         "是 2/ε 和 4/ε（更大的尺度也会改变这些频率）"),
+         "期望 {want:.3f}；请只抽一次阈值噪声，并为每个查询抽一个新的查询噪声，否则就是你的噪声"
+         "尺度不是 2/ε 和 4/ε（更大的尺度也会改变这些频率）"),
     ("your AboveThreshold returns None honestly, reads a stream lazily and adds the right "
      "noise"):
         "你的 AboveThreshold 如实返回 None，惰性地读取流，并加上了正确的噪声",
@@ -613,7 +614,8 @@ CHECK_CATALOGUE: dict[str, dict[str, str]] = {"zh": {
     # matches them, and are translated where a verdict quotes them.
     ("its message is not shown once hidden tests have run, since it could carry their "
      "inputs: run that cell in your notebook to read it"):
-        "隐藏测试运行后不再显示它的消息，因为其中可能带有隐藏测试的输入：请在你的笔记本中运行那个单元格来查看",
+        ("隐藏测试运行后不再显示它的消息，因为其中可能带有隐藏测试的输入：请在你的笔记本中"
+         "运行那个单元格来查看"),
     "a probability strictly between 0 and 1 is needed": "需要一个严格介于 0 和 1 之间的概率",
     "the sampler called rng.bytes: the exercise allows rng.bits(k) only":
         "采样器调用了 rng.bytes：练习只允许使用 rng.bits(k)",
