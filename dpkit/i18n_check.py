@@ -339,7 +339,7 @@ CHECK_CATALOGUE: dict[str, dict[str, str]] = {"zh": {
     "expected N(0, {sigma:g}²), the sample std is {std:.4f}":
         "期望 N(0, {sigma:g}²)，样本标准差是 {std:.4f}",
     "the draws do not follow N(0, σ²) at σ={sigma:g}: {hint}":
-        "在 σ={sigma:g} 时，抽样不服从 N(0, σ²)：{hint}",
+        "在 σ={sigma:g} 时，抽样结果不服从 N(0, σ²)：{hint}",
     "your noise has standard deviation σ": "你的噪声的标准差是 σ",
     ("that is a plausible wrong derivative (no published source); differentiate F(√(χ² + ε)) "
      "yourself with the chain rule"):
@@ -532,7 +532,7 @@ CHECK_CATALOGUE: dict[str, dict[str, str]] = {"zh": {
      "answer and fails silently"):
         ("当没有查询通过时，应返回 None，得到的是 {value}：编造的索引看起来像真实答案，会悄无声"
          "息地出错"),
-    "returns None when nothing passes": "在没有查询通过时返回 None",
+    "returns None when nothing passes": "没有查询通过时返回 None",
     "on an endless stream whose query 3 is far above the threshold":
         "在一个第 3 号查询远高于阈值的无尽流上",
     ("{where}, your function returned {index}: off by one, one more than the index of the "
