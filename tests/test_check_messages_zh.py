@@ -33,10 +33,11 @@ import dpkit.check as check
 from dpkit import i18n
 from dpkit.audit import AuditResult
 from dpkit.check._common import WITHHELD, call_checked
-from dpkit.check.exponential import BITS_ONLY_REFUSAL, REFUSED_DRAWS
+from dpkit.check.exponential import BITS_ONLY_REFUSAL, REFUSED_DRAWS, BitsOnly
 from dpkit.check.laplace import _audit_text
 from dpkit.exponential import Eta
 from dpkit.i18n_check import CHECK_CATALOGUE
+from dpkit.rng import seeded
 
 CHECKERS = pathlib.Path(check.__file__).parent
 ZH = CHECK_CATALOGUE["zh"]
@@ -178,21 +179,28 @@ def test_every_zh_entry_is_used():
 
 def test_refusals_of_lent_objects_are_quoted_in_chinese():
     """The bits-only source raises its refusal in English (a grader matches the text); a
-    verdict quoting it speaks the student's language. So does a withheld message's reason."""
+    verdict quoting it speaks the student's language. So does a withheld message's reason;
+    the student's own error message is quoted as it is, even if it reads like a catalogue
+    entry."""
     i18n.set_language("zh")
+    source = BitsOnly(seeded(1))
     for what in REFUSED_DRAWS:
-        error = RuntimeError(BITS_ONLY_REFUSAL.format(what=what))
-
-        def refused(error: Exception = error) -> None:
-            raise error
-        verdict = call_checked(refused, where=i18n.tr("On {what}").format(what="小权重"))
-        assert f"RuntimeError: 采样器调用了 rng.{what.split(' ')[0]}" in verdict.message
+        method = what.split(" ")[0]
+        draw = getattr(source, method)
+        arguments = {"bytes": (1,), "randbelow": (2,), "bernoulli": (0.5,), "uint64": (1,),
+                     "uniforms": (1,)}.get(method, ())
+        verdict = call_checked(draw, *arguments, where="在小权重上")
+        assert f"RuntimeError: 采样器调用了 rng.{method}" in verdict.message, verdict.message
     withheld = ValueError("hidden")
     withheld.withheld = True
 
     def hidden() -> None:
         raise withheld
     assert i18n.tr(WITHHELD) in call_checked(hidden, where="当 p=0.5 时").message
+
+    def own() -> None:
+        raise ValueError("too small")
+    assert call_checked(own, where="当 p=0.5 时").message.endswith("ValueError: too small")
 
 
 # ------------------------------------------------------------------------ from the verdicts

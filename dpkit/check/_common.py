@@ -147,11 +147,13 @@ def _raised(error: Exception) -> str:
     """"ZeroDivisionError: division by zero (in …)", or, for an error whose message the
     grading sandbox withheld, its type, where, and why the message is missing. A message
     that dpkit's own lent objects raise in the student's code (a bits-only source's refusal,
-    fixed English texts that a grader matches) is shown in the current language."""
+    fixed English texts that a grader matches) is shown in the current language; the
+    student's own messages are quoted as they are."""
     if getattr(error, "withheld", False):
         return tr("{error}{place} ({why})").format(error=type(error).__name__,
                                                    place=_place(error), why=tr(WITHHELD))
-    message = tr(str(error))
+    message = tr(str(error)) if raised_in_dpkit(error) else str(error)
+
     return f"{type(error).__name__}{': ' + message if message else ''}{_place(error)}"
 
 
