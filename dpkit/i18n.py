@@ -13,11 +13,18 @@ label with matplotlib mathtext (``$...$``): mathtext draws with its own fonts, w
 CJK glyphs, so such a translation writes the formula in plain Unicode. Only teaching code
 imports this module; the DP core (mechanisms, calibration, composition, samplers) has no text
 to translate.
+
+The exercise checkers' messages (:mod:`dpkit.check`) go through the same :func:`tr`; their
+translations live in :mod:`dpkit.i18n_check`, a catalogue of their own that :func:`tr`
+consults after this module's :data:`CATALOGUE` (the two share no key).
 """
 
 from __future__ import annotations
 
 import os
+from collections import ChainMap
+
+from dpkit.i18n_check import CHECK_CATALOGUE
 
 __all__ = ["LANGUAGES", "language", "set_language", "tr"]
 
@@ -81,7 +88,7 @@ def tr(text: str) -> str:
     Parameters
     ----------
     text : str
-        An English label or template, as the figure builders write it.
+        An English label or template, as the figure builders and the checkers write it.
 
     Returns
     -------
@@ -94,10 +101,14 @@ def tr(text: str) -> str:
     'density'
     >>> set_language("zh"); tr("ε = {epsilon}: ratio {ratio}").format(epsilon=1, ratio=2.72)
     'ε = 1：比值 2.72'
+    >>> set_language("zh"); tr("right: one Laplace mechanism with this Δ releases both numbers")
+    '正确：用这个 Δ 的一个拉普拉斯机制即可同时发布这两个数'
     >>> set_language(None)
     """
     current = language()
-    return text if current == "en" else CATALOGUE[current].get(text, text)
+    if current == "en":
+        return text
+    return ChainMap(CATALOGUE[current], CHECK_CATALOGUE[current]).get(text, text)
 
 
 #: The translations, keyed by the English text (one dictionary per language but English).
