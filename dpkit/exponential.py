@@ -52,6 +52,7 @@ from dpkit._checks import (
 )
 from dpkit._samplers import base2
 from dpkit._samplers.base2 import InexactArithmeticError
+from dpkit._samplers.fixed_point import fallback_bound
 from dpkit.exponential_eta import MAX_BASE_EXPONENT as MAX_BASE_EXPONENT
 from dpkit.exponential_eta import Eta
 from dpkit.rng import RandomSource, resolve
@@ -80,9 +81,11 @@ _MAX_RANGE = 1 << 53        # utility bounds and their spread must be exact in a
 _METHODS = ("fast", "full", "search")
 
 #: The worst cost of :func:`base2_exponential_mechanism` per method (see
-#: :mod:`dpkit.timing`; ``benchmarks/deadlines.py``), per outcome and per 16,384 bits of
-#: precision. The ``"search"`` method's cost grows faster than the number of outcomes when
-#: the utilities are spread out: its deadline covers the worst measured up to 1,000.
+#: :mod:`dpkit.timing`; ``benchmarks/deadlines.py``), per outcome, and for ``"full"``,
+#: ``"search"`` and a ``"fast"`` release not covered by :func:`_common_path` also per
+#: 16,384 bits of precision. The ``"search"`` method's cost grows faster than the number of
+#: outcomes when the utilities are spread out: its deadline covers the worst measured up
+#: to 1,000.
 _PRECISION_UNIT = 16_384  # bits of precision a deadline's cost per outcome covers
 #: The ``"full"`` method's work per unit of precision has a share that does not grow with
 #: the number of outcomes (the random bits and sums of its normalisation, worth about 60
@@ -92,6 +95,18 @@ _FULL_FIXED_OUTCOMES = 64
 COSTS = {"fast": Cost(5.5, per_value=0.03, large=1.5, per_vector_value=40.0, per_object=1.2),
          "full": Cost(7.0, per_value=0.1, large=10.0, per_vector_value=800.0, per_object=1.2),
          "search": Cost(5.0, per_value=0.05, large=5.0, per_vector_value=4e3, per_object=1.2)}
+#: The largest probability, bounded from public parameters, that a ``"fast"`` release whose
+#: deadline covers only its common path (levels 0 and 1) runs past it
+#: (:func:`~dpkit._samplers.fixed_point.fallback_bound`): about ``10**8`` outcomes.
+MAX_OVERRUN_PROBABILITY = 2.0 ** -40
+
+
+def _common_path(tables: base2.PowerTables | None, n: int) -> bool:
+    """Whether the deadline of a ``"fast"`` release of ``n`` outcomes covers its common path
+    only: both level-0 and level-1 tables exist (a base not too close to 1) and the draw
+    reaches the MPFR levels with probability at most :data:`MAX_OVERRUN_PROBABILITY`."""
+    return tables is not None and tables.direct is not None and tables.fixed is not None \
+        and fallback_bound(n) <= MAX_OVERRUN_PROBABILITY
 
 
 # --------------------------------------------------------------------------------------
@@ -465,7 +480,10 @@ def _base2_exponential_mechanism_work(clock: Deadline, utilities: Any, eta: Eta,
     outcomes = n if max_outcomes is None else check_integer(max_outcomes, "max_outcomes",
                                                              minimum=n)
     bits = _checked_precision(precision, low, high, outcomes, eta)   # public inputs only
-    size = n * -(-bits // _PRECISION_UNIT)
+    if method == "fast" and _common_path(tables, n):
+        size = n      # levels 0 and 1; the rare MPFR and exact levels run past it
+    else:
+        size = n * -(-bits // _PRECISION_UNIT)
     if method == "full":   # its share that grows with the precision alone (public)
         size += -(-_FULL_FIXED_OUTCOMES * bits // _PRECISION_UNIT)
     clock.size(size, kind_of(utilities))
