@@ -20,10 +20,11 @@ unbounded privacy loss. Ilvento (2020) removes floating point from the mechanism
 :func:`base2_exponential_mechanism` offers two samplers with the *same, exact* output
 distribution (:func:`probabilities`): ``method="full"`` is the paper's full-precision
 algorithm, ``Θ(n²)`` bit operations per draw for ``n`` outcomes with ``u(o) = o``;
-``method="fast"`` (the default) decides the draw with rigorous floating-point bounds and
-falls back to higher precision — ultimately the exact arithmetic — only when the random
-point lands within about ``n·2**-52`` of a boundary, ``O(n)`` expected time. See
-:mod:`dpkit._samplers.base2` for both.
+``method="fast"`` (the default) decides the draw with rigorous floating-point bounds, then,
+when the random point lands within about ``n·2**-52`` of a boundary, with exact sums of
+96-bit fixed-point bounds, and falls back to higher precision — ultimately the exact
+arithmetic — only when those leave it open (probability below ``8n²·2**-96``), ``O(n)``
+expected time. See :mod:`dpkit._samplers.base2` for both.
 
 References
 ----------
@@ -92,7 +93,9 @@ _PRECISION_UNIT = 16_384  # bits of precision a deadline's cost per outcome cove
 #: outcomes in ``benchmarks/deadlines.py``): its deadline adds this many outcomes' worth
 #: per 16,384 bits of precision, pro rata.
 _FULL_FIXED_OUTCOMES = 64
-COSTS = {"fast": Cost(5.5, per_value=0.03, large=1.5, per_vector_value=40.0, per_object=1.2),
+#: ``"fast"`` covers levels 0 and 1 of the sampler (level 1 forced: 0.8-0.95 of its margin-1
+#: deadline at 2 to 10**6 outcomes, load 12 on 2 cores, against 0.3-0.9 for level 0 alone).
+COSTS = {"fast": Cost(9.0, per_value=0.03, large=1.5, per_vector_value=80.0, per_object=1.2),
          "full": Cost(7.0, per_value=0.1, large=10.0, per_vector_value=800.0, per_object=1.2),
          "search": Cost(5.0, per_value=0.05, large=5.0, per_vector_value=4e3, per_object=1.2)}
 #: The largest probability, bounded from public parameters, that a ``"fast"`` release whose
@@ -441,10 +444,23 @@ def base2_exponential_mechanism(utilities: Any, eta: Eta, *, utility_min: Any,
     number of rejection rounds, the fast method's rare fallback levels, and the cost of
     the exact arithmetic all depend on the utilities (whether they have fractional parts,
     for one). The call therefore ends at a deadline set by the number of outcomes ``n``,
-    the method, the precision and whether ``utilities`` is a float64 array
-    (:mod:`dpkit.timing`), which covers the worst cost measured; a call whose rejection
-    rounds run past it (a rare event, whose probability depends on the utilities) ends
-    late and is counted by :func:`dpkit.timing.overruns`. The number of outcomes is
+    the method and whether ``utilities`` is a float64 array (:mod:`dpkit.timing`), which
+    covers the worst cost measured. For ``"full"`` and ``"search"``, and for ``"fast"``
+    with a base too close to 1 (``η`` below about 0.016) or more than about ``10**8``
+    outcomes, it covers the exact arithmetic too, so it grows with the precision as well
+    (about as ``n²`` for losses spanning ``[0, n - 1]``). Otherwise the ``"fast"`` deadline
+    covers the sampler's common path only, levels 0 and 1 of
+    :func:`~dpkit._samplers.base2.fast_sample`, linear in ``n`` (0.14 s at ``10**6``
+    outcomes, measured on a 2-core machine under load, where it had been 92 s); a draw that
+    reaches the MPFR or exact levels runs past it, ends late and is counted by
+    :func:`dpkit.timing.overruns`. That happens
+    with probability at most ``p = (n - 1)·(2**-319 + (8n + 1)·2**-96)`` whatever the
+    utilities (:func:`~dpkit._samplers.fixed_point.fallback_bound`, proof there: 1.0e-16 at
+    ``10**6`` outcomes, below ``2**-40`` up to about ``10**8``), and a late end shows that
+    it happened: the release together with its end time is ``(ε, (1 + e**ε)·p)``-DP
+    (Ratliff & Vadhan 2024 count the running time as output in this way). A call whose
+    work outlasts the deadline for other reasons (a loaded machine) ends late too and is
+    counted the same way. The number of outcomes is
     treated as **public**, as the outcome set of an exponential mechanism is (the
     candidates are fixed before the data is scored; only their losses are private): a
     caller whose number of candidates depends on the data must first pad the outcome set

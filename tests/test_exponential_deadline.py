@@ -14,6 +14,7 @@ with probability ≤ its ``N × fallback_bound(n)`` < 1e-9; 3 cases and 1: ≤ 4
 from __future__ import annotations
 
 import itertools
+import time
 from fractions import Fraction
 
 import numpy as np
@@ -155,17 +156,24 @@ def test_release_never_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_a_fallback_overruns_and_is_counted(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A draw that reaches the MPFR levels (forced) runs past the common path's deadline
-    (14 ms at 10**5 outcomes on the reference machine; 0.93 s on main, which covers it),
-    and ``overruns()`` counts it."""
+    """A draw that reaches the MPFR levels (forced, and made to take 0.2 s) runs past the
+    common path's deadline (about 14 ms at 10**5 outcomes; on main 0.93 s, which covered
+    the exact fallback), and ``overruns()`` counts it."""
     n = 10**5
     u = np.arange(n, dtype=float)
     base2_exponential_mechanism(u[:8], ETA, utility_min=0, utility_max=n - 1)   # warm
+    assert exponential.COSTS["fast"].seconds(n) < 0.1     # well below the 0.2 s fallback
+
+    def slow_fallback(k, base, precision, point, bits, first, last):
+        time.sleep(0.2)
+        return first, first
+
     monkeypatch.setattr(base2, "_float_level", lambda k, *args: (0, k.size - 1))
     monkeypatch.setattr(base2, "fixed_point_level", lambda k, table, point, bits, first,
-                        last: (first, last))
+                        last: (first, last), raising=False)     # main has no level 1
+    monkeypatch.setattr(base2, "_mp_level", slow_fallback)
     before = timing.overruns()
     chosen = base2_exponential_mechanism(u, ETA, utility_min=0, utility_max=n - 1,
                                          rng=seeded(3))
-    assert 0 <= chosen < n
+    assert chosen == 0
     assert timing.overruns() == before + 1

@@ -29,6 +29,7 @@ import bisect
 import itertools
 import math
 from fractions import Fraction
+from typing import Any
 
 import gmpy2
 import numpy as np
@@ -43,6 +44,7 @@ SCALE = 96
 V_BITS = 320
 _LIMB = 32
 _BLOCK = 1 << 16           # limbs summed this many at a time: exact in int64 (2**48 at most)
+_STEP = 1 << 10            # a block's limbs are summed in steps of this many to locate a sum
 _TABLE_LIMIT = 1 << 16     # longest table: bases with η ≥ about S / 2**16
 
 
@@ -91,40 +93,49 @@ def fixed_point_level(k: np.ndarray, table: tuple[np.ndarray, ...], point: int, 
     ``table`` from :func:`fixed_point_table` (the bound of :func:`fallback_bound` is for
     its ``scale``). Returns the intersection of ``[first, last]`` with this level's
     bracket (see the module notes). The work: three table reads and sums per outcome,
-    block by block, and the cumulative sums of at most two blocks.
+    block by block; then, for each end of the bracket, one block's limbs summed in steps
+    of 1,024 and one step's prefix sums.
     """
     n = k.size
     buffer = np.empty(min(n, _BLOCK), dtype=np.int64)
 
-    def limb_sums(start: int) -> list[np.ndarray]:
+    def limbs_of(start: int) -> list[np.ndarray]:
         part = k[start:start + _BLOCK]
         return [np.take(limb, part, out=buffer[:part.size], mode="clip").copy()
                 for limb in table]
 
     def block_total(start: int) -> int:
         part = k[start:start + _BLOCK]
-        return sum(int(np.take(limb, part, out=buffer[:part.size], mode="clip").sum())
-                   << shift for limb, shift in zip(table, (2 * _LIMB, _LIMB, 0), strict=True))
+        return _value([np.take(limb, part, out=buffer[:part.size], mode="clip").sum()
+                       for limb in table])
 
     ends = list(itertools.accumulate(block_total(start) for start in range(0, n, _BLOCK)))
     total = ends[-1]
 
     def count(at: int) -> int:
-        """``#{j : I_j ≤ at}``: whole blocks by their ends, then one block's prefix sums."""
+        """``#{j : I_j ≤ at}``: whole blocks, then whole steps, then one step's sums."""
         block = bisect.bisect_right(ends, at)
         if block == len(ends):
             return n
-        before = ends[block - 1] if block else 0
-        high, middle, low = (np.cumsum(limb) for limb in limb_sums(block * _BLOCK))
-        inside = bisect.bisect_right(
-            range(high.size), at,
-            key=lambda i: before + (int(high[i]) << 2 * _LIMB) + (int(middle[i]) << _LIMB)
-            + int(low[i]))
-        return block * _BLOCK + inside
+        limbs = limbs_of(block * _BLOCK)
+        steps = [np.add.reduceat(limb, np.arange(0, limb.size, _STEP)) for limb in limbs]
+        step_ends = list(itertools.accumulate(
+            (_value([s[i] for s in steps]) for i in range(steps[0].size)),
+            initial=ends[block - 1] if block else 0))
+        step = bisect.bisect_right(step_ends, at, lo=1) - 1   # step_ends[step] ≤ at
+        sums = [np.cumsum(limb[step * _STEP:(step + 1) * _STEP]) for limb in limbs]
+        inside = bisect.bisect_right(range(sums[0].size), at,
+                                     key=lambda i: step_ends[step] + _value([s[i] for s in sums]))
+        return block * _BLOCK + step * _STEP + inside
 
     below = ((point * total) >> bits) - 2 * n
     above = ((point + 1) * (total + 2 * n)) >> bits
     return max(first, count(below)), min(last, count(above), n - 1)
+
+
+def _value(limbs: list[Any]) -> int:
+    """The integer whose three 32-bit limbs (sums of limbs, any size) are ``limbs``."""
+    return (int(limbs[0]) << 2 * _LIMB) + (int(limbs[1]) << _LIMB) + int(limbs[2])
 
 
 def fallback_bound(n: int, *, bits: int = V_BITS, scale: int = SCALE) -> float:
