@@ -93,8 +93,10 @@ _PRECISION_UNIT = 16_384  # bits of precision a deadline's cost per outcome cove
 #: outcomes in ``benchmarks/deadlines.py``): its deadline adds this many outcomes' worth
 #: per 16,384 bits of precision, pro rata.
 _FULL_FIXED_OUTCOMES = 64
-#: ``"fast"`` covers levels 0 and 1 of the sampler (level 1 forced: 0.8-0.95 of its margin-1
-#: deadline at 2 to 10**6 outcomes, load 12 on 2 cores, against 0.3-0.9 for level 0 alone).
+#: ``"fast"`` covers levels 0 and 1 of the sampler: with level 1 forced, the median work of
+#: integer losses took 0.45-0.9 of the margin-1 deadline at 2 to 10**6 outcomes (once 1.08),
+#: at a load of 13 on 2 cores; fractional losses at 10**5 outcomes and more took 3-5 times
+#: it, forced or not (their randomized rounding; so did they with the constants before).
 COSTS = {"fast": Cost(9.0, per_value=0.03, large=1.5, per_vector_value=80.0, per_object=1.2),
          "full": Cost(7.0, per_value=0.1, large=10.0, per_vector_value=800.0, per_object=1.2),
          "search": Cost(5.0, per_value=0.05, large=5.0, per_vector_value=4e3, per_object=1.2)}
@@ -450,7 +452,7 @@ def base2_exponential_mechanism(utilities: Any, eta: Eta, *, utility_min: Any,
     outcomes, it covers the exact arithmetic too, so it grows with the precision as well
     (about as ``n²`` for losses spanning ``[0, n - 1]``). Otherwise the ``"fast"`` deadline
     covers the sampler's common path only, levels 0 and 1 of
-    :func:`~dpkit._samplers.base2.fast_sample`, linear in ``n`` (0.14 s at ``10**6``
+    :func:`~dpkit._samplers.base2.fast_sample`, linear in ``n`` (0.28 s at ``10**6``
     outcomes, measured on a 2-core machine under load, where it had been 92 s); a draw that
     reaches the MPFR or exact levels runs past it, ends late and is counted by
     :func:`dpkit.timing.overruns`. That happens
