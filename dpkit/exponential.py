@@ -624,10 +624,17 @@ def probabilities(utilities: Any, eta: Eta, *, utility_min: Any = None,
 
 
 def _warm_up(utilities: Any, rng: Any) -> None:
-    """Every method of :func:`base2_exponential_mechanism` on ``utilities`` (a warm-up)."""
+    """Every method of :func:`base2_exponential_mechanism` on ``utilities`` (a warm-up), and
+    level 1 of the fast sampler, which its deadline covers but which runs only when level 0
+    leaves a draw open (rarely, and how rarely depends on the data): cold at its first use,
+    it would overrun."""
     for method in _METHODS:
         base2_exponential_mechanism(utilities, _WARM_UP_ETA, utility_min=0, utility_max=8,
                                     method=method, rng=rng)
+    x, y = _WARM_UP_ETA.reduced()
+    base2.fast_sample(np.arange(9), x, y, resolve(rng), start="fixed",
+                      precision=compute_precision(0, 8, 9, _WARM_UP_ETA),
+                      tables=base2.power_tables(x, y, 8))
 
 
 _WARM_UP_ETA = Eta(3, 2)  # 2**-η = 3/4
