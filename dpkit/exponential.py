@@ -407,8 +407,9 @@ def base2_exponential_mechanism(utilities: Any, eta: Eta, *, utility_min: Any,
         inputs only (whether the call raises never depends on the data): an integer from
         the analytic bound up to :data:`DEFAULT_MAX_PRECISION` (``2**27``). The analytic
         bound already makes every operation exact, so more bits buy no exactness; they
-        only cost memory (16 MiB per number at the limit) and time, and the deadline grows
-        with the precision (``2**50`` bits would make a release wait for months). The
+        only cost memory (16 MiB per number at the limit) and time, and the deadline of
+        ``"full"`` and ``"search"`` grows with the precision (``2**50`` bits would make a
+        release wait for months; ``"fast"``'s covers its common path only). The
         limit is the one the analytic bound itself must meet.
     max_outcomes : int, optional
         Public maximum number of outcomes used to fix the precision (default ``n``).
