@@ -29,6 +29,9 @@ Modules, bottom up (each imports only modules above it in this list, plus
 :mod:`~dpkit._samplers.grid`
     The power-of-two grid: ``to_grid``, ``add_units``, ``from_grid``, ``grid_exponent``,
     ``grid_sensitivity``.
+:mod:`~dpkit._samplers.fixed_point`
+    Level 1 of the base-2 selection's fast sampler: exact sums of 96-bit fixed-point weights,
+    and the bound on the probability that a draw needs more (``fallback_bound``).
 :mod:`~dpkit._samplers.base2`
     The exact selection of the base-2 exponential mechanism (Ilvento 2020).
 
@@ -100,7 +103,11 @@ What is and is not constant:
 * Deadlines: what the samplers and the grid cannot make constant (Python's exact
   arithmetic on values float64 cannot hold, the envelope's tail passes, the discrete
   Gaussian's rounds) is hidden by padding every release to a deadline set by public sizes,
-  types and parameters (:mod:`dpkit.timing`).
+  types and parameters (:mod:`dpkit.timing`). One deadline covers a common path only: the
+  base-2 selection's fast sampler runs past it when a draw needs its MPFR or exact levels,
+  with a probability bounded from the number of outcomes alone
+  (:func:`~dpkit._samplers.fixed_point.fallback_bound`: below ``2**-52`` at ``10**6``),
+  which enters its guarantee as an additive ``δ`` (:mod:`dpkit.exponential`).
 * Input conversion: a float64 NumPy array is converted in a few vectorised operations; a
   Python list in one pass (:func:`dpkit._checks.check_finite_array`) whose cost hardly
   depends on the types of its elements (ints, floats, Fractions alike), except that an
