@@ -216,6 +216,7 @@ def test_the_zh_stubs_count_as_no_answer():
 def test_a_zh_answer_left_as_handed_out_reads_as_no_answer(tmp_path):
     with in_language("zh"):
         answer = tr(ANSWER_STUB)
+    assert answer != ANSWER_STUB
     page = tmp_path / "page.md"
     written_page(page, "s", "intro", [("练习 1.1", "text", "model", 2.0,
                                       Written(answer, "", "", ()))])
