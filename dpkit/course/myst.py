@@ -27,7 +27,8 @@ import jupytext
 from dpkit.i18n import LANGUAGES, tr
 
 __all__ = ["EXPLICIT", "GLUED_VALUE", "HEADING", "OPEN_FENCE", "PLAIN_FENCE", "ROLE", "TARGET",
-           "Block", "Book", "Chapter", "read_book", "read_directive", "solution_heading"]
+           "Block", "Book", "Chapter", "directives", "read_book", "read_directive",
+           "solution_heading"]
 
 #: What a ``{glue}`` role of the book becomes in a notebook: the rendered book shows the
 #: value computed at build time; a notebook shows it in the output of the code cell that
@@ -234,7 +235,7 @@ def _markdown_text(chapter: Chapter) -> str:
 def _number_directives(chapter: Chapter) -> list[tuple[str, str, str]]:
     counters: dict[str, int] = {}
     found = []
-    for name, _, options in _directives(_markdown_text(chapter)):
+    for name, _, options in directives(_markdown_text(chapter)):
         kind = _NUMBERED.get(name)
         if kind is None or "nonumber" in options:
             continue
@@ -251,9 +252,25 @@ def _kind(kind: str, number: str = "") -> str:
     return tr(f"{kind} {{number}}").format(number=number).strip()
 
 
-def _directives(text: str) -> list[tuple[str, str, dict[str, str]]]:
+def directives(text: str) -> list[tuple[str, str, dict[str, str]]]:
     """Every directive in ``text`` (nested ones included), in order, with its argument (a
-    title) and its options."""
+    title) and its options.
+
+    Parameters
+    ----------
+    text : str
+        MyST Markdown.
+
+    Returns
+    -------
+    list of (str, str, dict)
+        ``(name, argument, options)`` per opening fence, as :func:`read_directive` reads it.
+
+    Examples
+    --------
+    >>> directives("```{prf:theorem} Title\\n:label: thm-a\\nBody.\\n```")
+    [('prf:theorem', 'Title', {'label': 'thm-a'})]
+    """
     found = []
     lines = text.splitlines()
     for i, line in enumerate(lines):
@@ -285,7 +302,7 @@ def _index_chapter(book: Book, chapter: Chapter) -> None:
         if label:
             book.labels[label] = (display, chapter.stem)
     book.titles[chapter.stem] = (f"chapter “{chapter.title or chapter.stem}”", chapter.stem)
-    for name, title, options in _directives(text):
+    for name, title, options in directives(text):
         if name in _NUMBERED and options.get("label"):
             title = _STARS.sub("", _strip_roles(title))
             kind = _NUMBERED[name]
