@@ -74,17 +74,18 @@ def _chapters(folder: Path) -> list[str]:
 def test_zh_notebooks_have_the_english_cells_and_exercises(exported, kind):
     """Every chapter's zh notebook has the English one's code cells (the chapter's byte for
     byte; the starter and working cells the same Python) and answer cells, in the same
-    order, after one cell that sets the figures' language to Chinese."""
+    order, and one more code cell before them that sets the figures' language to Chinese."""
     assert _chapters(exported / "zh" / kind) == _chapters(exported / "en" / kind) != []
     for chapter in _chapters(exported / "en" / kind):
         en = nbformat.read(exported / "en" / kind / f"{chapter}.ipynb", 4)
         zh = nbformat.read(exported / "zh" / kind / f"{chapter}.ipynb", 4)
         assert _shape(zh, "zh") == _shape(en, "en"), chapter
-        first = zh.cells[0]
-        assert first.cell_type == "code" and "dpkit-language" in first.metadata.tags
-        assert "dpkit.i18n.set_language('zh')" in first.source
+        code = [c for c in zh.cells if c.cell_type == "code"]
+        assert "dpkit-language" in code[0].metadata.tags
+        assert "dpkit.i18n.set_language('zh')" in code[0].source
+        assert zh.cells[0].cell_type == "markdown" and zh.cells[0].source.startswith("# ")
         pairs = zip([c.source for c in en.cells if c.cell_type == "code"],
-                    [c.source for c in zh.cells[1:] if c.cell_type == "code"], strict=True)
+                    [c.source for c in code[1:]], strict=True)
         # A chapter's cell is the same text; a cell the builder wrote differs in comments.
         assert [(e, z) for e, z in pairs if e != z and not (
             e == WORKING_PROMPT or "# Your code here." in e or "# your answer" in e)] == []

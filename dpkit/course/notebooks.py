@@ -16,8 +16,9 @@ Outputs are not stored: the notebooks run top to bottom in a kernel with ``dpkit
 
 ``export(..., lang="zh")`` writes the same notebooks from the Simplified Chinese pages
 (``BOOK/zh/<chapter>.md``): the same code cells, exercises and answer cells, with the words
-written here and in :mod:`dpkit.course.myst` in Chinese (:func:`dpkit.i18n.tr`), and a first
-code cell, :data:`LANGUAGE_CELL`, that sets the figures' and widgets' language.
+written here and in :mod:`dpkit.course.myst` in Chinese (:func:`dpkit.i18n.tr`), and one more
+code cell before the chapter's first, :data:`LANGUAGE_CELL`, that sets the figures' and
+widgets' language.
 """
 
 from __future__ import annotations
@@ -295,7 +296,7 @@ def export(book_dir: str | Path, out_dir: str | Path, *, lang: str = "en") -> li
     lang : str, optional
         The edition, one of :data:`~dpkit.i18n.LANGUAGES`: ``"zh"`` reads the pages of
         ``book_dir/zh`` (:func:`~dpkit.course.myst.read_book`), writes the fixed words in
-        Chinese and puts :data:`LANGUAGE_CELL` first in each notebook.
+        Chinese and puts :data:`LANGUAGE_CELL` before each notebook's first code cell.
 
     Returns
     -------
@@ -316,8 +317,10 @@ def export(book_dir: str | Path, out_dir: str | Path, *, lang: str = "en") -> li
             notebook = jupytext.read(chapter.path)
             for kind, build in (("teacher", teacher_notebook), ("student", student_notebook)):
                 result = build(notebook, book, chapter.stem)
-                if lang != "en":
-                    result.cells.insert(0, nbformat.v4.new_code_cell(
+                if lang != "en":      # before the first code cell, below the title
+                    first = next((i for i, c in enumerate(result.cells)
+                                  if c.cell_type == "code"), len(result.cells))
+                    result.cells.insert(first, nbformat.v4.new_code_cell(
                         language_cell(lang), metadata={"tags": ["dpkit-language"]}))
                 target = Path(out_dir) / kind / f"{chapter.stem}.ipynb"
                 target.parent.mkdir(parents=True, exist_ok=True)
