@@ -22,7 +22,7 @@ from dpkit.course.magics import drop_magics
 from dpkit.course.myst import GLUED_VALUE, read_book
 from dpkit.course.notebooks import ANSWER_PROMPT, LANGUAGE_CELL, WORKING_PROMPT
 from dpkit.course.written import ANSWER_STUB, CODE_STUB, WORK_STUB, Written, work_text, written_page
-from dpkit.i18n import CATALOGUE, in_language, tr
+from dpkit.i18n import CATALOGUE, in_language, language, tr
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -169,10 +169,12 @@ def test_zh_assignments_have_the_english_grading():
         assert _code(setup["zh"]) != _code(setup["en"])
 
 
-def test_zh_course_grades_a_model_submission_with_full_marks(tmp_path):
+def test_zh_course_grades_a_model_submission_with_full_marks(tmp_path, monkeypatch):
     """A zh course (nbgrader's student copy in Chinese), graded end to end in the sandbox:
     the zh model answers of one chapter get every automatic point, as many as in English,
-    and the written answers wait for the teacher beside the zh rubric."""
+    and the written answers wait for the teacher beside the zh rubric. The grader's own
+    language stays what it was (the model's set-up cell, run in the grader, sets zh)."""
+    monkeypatch.delenv("DPKIT_LANG", raising=False)
     chapter = "intro"
     course = tmp_path / "course-zh"
     build(ROOT / "book", course, chapters=[chapter], lang="zh")
@@ -192,6 +194,7 @@ def test_zh_course_grades_a_model_submission_with_full_marks(tmp_path):
     nbformat.write(notebook, student / f"{chapter}.ipynb")
     rows = list(csv.DictReader(grade(course, tmp_path / "submissions",
                                      log=lambda _m: None).open()))
+    assert language() == "en"
     automatic = [r for r in rows if r["points"] != ""]
     en = _assignments()["en"][chapter]
     code = [c for c in en.cells if c.cell_type == "code"
