@@ -501,7 +501,23 @@ class _Renderer:
 
 def solution_heading(shown: str) -> str:
     """The heading of an exercise's solution, "**Solution to Exercise 2.3.**", in the
-    current :func:`~dpkit.i18n.language`."""
+    current :func:`~dpkit.i18n.language`.
+
+    Parameters
+    ----------
+    shown : str
+        The exercise as the notebook names it ("Exercise 2.3").
+
+    Returns
+    -------
+    str
+        The heading, in Markdown.
+
+    Examples
+    --------
+    >>> solution_heading("Exercise 2.3")
+    '**Solution to Exercise 2.3.**'
+    """
     return tr("**Solution to {exercise}.**").format(exercise=shown)
 
 

@@ -260,7 +260,32 @@ def _answer_cells(solution: Solution) -> list[nbformat.NotebookNode]:
 
 
 def language_cell(lang: str) -> str:
-    """The source of :data:`LANGUAGE_CELL` for the language ``lang``, its comment in it."""
+    """The source of :data:`LANGUAGE_CELL` for the language ``lang``, its comment in it.
+
+    Parameters
+    ----------
+    lang : str
+        One of :data:`~dpkit.i18n.LANGUAGES`.
+
+    Returns
+    -------
+    str
+        A code cell's source that calls ``dpkit.i18n.set_language(lang)``.
+
+    Raises
+    ------
+    ValueError
+        If ``lang`` is not one of :data:`~dpkit.i18n.LANGUAGES`.
+
+    Examples
+    --------
+    >>> print(language_cell("zh"))
+    # 本笔记本的图表和控件使用中文。
+    import dpkit.i18n
+    <BLANKLINE>
+    dpkit.i18n.set_language('zh')
+    <BLANKLINE>
+    """
     with in_language(lang):
         return tr(LANGUAGE_CELL).format(lang=lang)
 
