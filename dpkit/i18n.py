@@ -275,6 +275,7 @@ CATALOGUE: dict[str, dict[str, str]] = {"zh": {
     # dpkit.course.assignments and dpkit.course.written: the assignment's cells and stubs.
     "# Assignment — {number}{title}": "# 作业 — {number}{title}",
     "Chapter {number}: ": "第 {number} 章：",
+    ", ": "、",  # between the items of a list (the allowed modules)
     "Write your answers in the cells marked `# YOUR CODE HERE` or *YOUR ANSWER HERE*, "
     "then run every cell. Each code exercise has a public test (the same `dpkit.check` "
     "verdict as in the book) and may have hidden tests that run when it is graded; "

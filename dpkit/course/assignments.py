@@ -289,7 +289,7 @@ def assignment_notebook(path: str | Path, book: Book, *,
     if not exercises:
         return None
     number = tr("Chapter {number}: ").format(number=chapter.number) if chapter.number else ""
-    modules = ", ".join(f"`{m}`" for m in sorted(ALLOWED_MODULES, key=str.lower))
+    modules = tr(", ").join(f"`{m}`" for m in sorted(ALLOWED_MODULES, key=str.lower))
     cells = [nbformat.v4.new_markdown_cell(
         tr(_TITLE).format(number=number, title=chapter.title) + "\n\n" + tr(_HEADER)
         + (tr(_JUDGED_RULE) if any(e.label in JUDGED for e in exercises) else "")
