@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import math
 import struct
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -380,6 +381,57 @@ def test_laplace_releases_rounded_to_any_grid_are_no_privacy_violation(fn):
     verdict = run(judge_laplace_mechanism, fn)
     assert not verdict.privacy and not verdict.raised, verdict
     assert "your function raised" not in verdict.message, verdict.message
+
+
+def laplace_bounded_denominator(denominator):
+    """The release rounded to the nearest fraction of denominator at most ``denominator``
+    (honest review 15, F4: post-processing, ε-DP, yet its releases lie on no grid and the
+    same-seed test called it "not ε-DP: … their last digits depend on the value")."""
+    def release(value, sensitivity, epsilon, generator):
+        noisy = value + generator.laplace(0.0, sensitivity / epsilon)
+        return float(Fraction(noisy).limit_denominator(denominator))
+
+    release.__name__ = f"laplace_limit_denominator_{denominator}"
+    return release
+
+
+@pytest.mark.parametrize("fn", [laplace_bounded_denominator(10**6),
+                                laplace_bounded_denominator(10**5)])
+def test_laplace_rounded_to_a_bounded_denominator_is_no_privacy_violation(fn):
+    """The same-seed test allows each release the gap to its neighbours among the fractions
+    of denominator at most the largest its batch shows (:func:`_fraction_rounding`); the
+    answer passes (F4: 0/3 and "not ε-DP" on main, 10 seeds of 10 in honest review 14).
+    False failure at most 1e-6, the judge's bound (simulated: 30 grader seeds of 30 pass
+    for each denominator, 10**4 and 10**7 too)."""
+    passes(judge_laplace_mechanism, fn)
+
+
+def laplace_bounded_denominator_coded(how):
+    """The F4 rounding, then the value's cents written into the release: in the low byte of
+    its significand, added as a code of up to 0.001 scales, or in the choice of the
+    denominator bound (10**6 or 10**4 by the parity of the cents)."""
+    def release(value, sensitivity, epsilon, generator):
+        scale, cents = sensitivity / epsilon, round(value * 100)
+        bound = 10**4 if how == "bound" and cents % 2 else 10**6
+        rounded = float(Fraction(value + generator.laplace(0.0, scale)).limit_denominator(bound))
+        if how == "additive":
+            return rounded + 1e-3 * scale * (cents % 7) / 7
+        if how == "low byte":
+            bits = struct.unpack("<q", struct.pack("<d", rounded))[0]
+            return struct.unpack("<d", struct.pack("<q", (bits & ~255) | cents % 256))[0]
+        return rounded
+
+    release.__name__ = f"laplace_limit_denominator_{how.replace(' ', '_')}_code"
+    return release
+
+
+@pytest.mark.parametrize("how", ["low byte", "additive", "bound"])
+def test_laplace_code_under_a_bounded_denominator_is_a_privacy_violation(how):
+    """The allowance for a bounded-denominator rounding does not hide a code: the coded
+    releases are no such fractions (low byte, additive: their own least denominators are
+    those of full floats), or one bound is coarser than the other's allowance (bound)."""
+    fails(judge_laplace_mechanism, laplace_bounded_denominator_coded(how),
+          "last digits depend on the value", privacy=True)
 
 
 def laplace_grid_code(fraction, bits, resolution):
