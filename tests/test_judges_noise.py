@@ -750,3 +750,58 @@ def test_gaussian_noise_keyed_on_the_format_of_sigma_is_a_privacy_violation():
     from ``analytic_sigma`` and 2 are drawn at full precision: zeros on those calls,
     caught whatever the secret (all draws of a call equal)."""
     fails(judge_gaussian_noise, gauss_zeros_unless_short, privacy=True)
+
+
+def gauss_box_muller(extra):
+    """Box–Muller on ``size // 2`` pairs (``extra = 0``: one draw too few for an odd size,
+    none for size 1; honest review 15, F8) or ``size // 2 + 1`` (one too many), the
+    noise itself right."""
+    def noise(sigma, size, generator):
+        n = size // 2 + extra
+        u1, u2 = 1.0 - generator.random(n), generator.random(n)
+        r = np.sqrt(-2.0 * np.log(u1))
+        return sigma * np.concatenate([r * np.cos(2 * np.pi * u2), r * np.sin(2 * np.pi * u2)])
+
+    noise.__name__ = f"gauss_box_muller_{'one_too_many' if extra else 'one_too_few'}"
+    return noise
+
+
+@pytest.mark.parametrize("fn", [gauss_box_muller(0), gauss_box_muller(1)])
+def test_gaussian_wrong_number_of_private_draws_fails_plainly(fn):
+    """F8: the draws are judged as they came and show no violation, so the wrong count is
+    a plain failure that keeps the public point (on main: "privacy could not be checked",
+    no point). Deterministic for this seed; a correct law fails a test with probability
+    at most 1e-6."""
+    verdict = run(judge_gaussian_noise, fn)
+    assert not verdict.passed and not verdict.privacy and not verdict.raised, verdict
+    assert "draws, not `size`" in verdict.message and "no privacy" in verdict.message
+
+
+def gauss_one_more_without_noise(sigma, size, generator):
+    """Right noise, then one more coordinate with none (the wrong count hides nothing)."""
+    return np.concatenate([generator.normal(0.0, sigma, size), [0.0]])
+
+
+def gauss_half_noise_one_more(sigma, size, generator):
+    """Half the noise, and one draw too many."""
+    return generator.normal(0.0, sigma / 2, size + 1)
+
+
+@pytest.mark.parametrize("fn", [gauss_one_more_without_noise, gauss_half_noise_one_more])
+def test_gaussian_wrong_number_of_draws_is_still_judged_for_privacy(fn):
+    """A wrong count does not hide its draws from the privacy tests: an unnoised extra
+    coordinate (an exact 0 in each call: a point mass far beyond 1e-6 of the draws) or too
+    little noise is a violation."""
+    fails(judge_gaussian_noise, fn, privacy=True)
+
+
+def gauss_nothing(sigma, size, generator):
+    """Returns no draw at all: nothing to judge."""
+    return np.zeros(0)
+
+
+def test_gaussian_too_few_draws_to_judge_earn_nothing():
+    """Fewer than half the draws asked for (here none) leave the privacy unchecked: as an
+    error, no point for the exercise."""
+    verdict = run(judge_gaussian_noise, gauss_nothing)
+    assert verdict.raised and "too few" in verdict.message, verdict
