@@ -329,21 +329,28 @@ def judge_division_free_sampler(sampler: Callable[[list[int], RandomSource], int
     where taking random bits modulo Σw or clamping them is most biased (3,000 draws); 5–8
     weights in [1, 12], one of them 1 (3,000 draws); 9–64 weights in [1, 3] (2,000 draws);
     3–16 weights ``c·2**e + r``, ``e`` in [64, 256] (2,000 draws); 3–4 weights
-    ``c·10**400 + r``, beyond the float range (2,000 draws); 3–5 weights summing to
-    ``2**m − 1`` (m = 4, 5), one of them 1 (enumerated only, :func:`_exact_weights`). The
-    draws of the first five sets are made in one secretly shuffled order, each with a fresh
+    ``c·10**400 + r``, beyond the float range (2,000 draws); a long list of 65 to 4,096
+    weights of up to 1 to 1,400 bits, both drawn per grading, 8 of them at secret places
+    holding about 1/16 of Σw each (300 draws, :func:`_long_weights`; issue #17: a sampler
+    that switched to the heaviest index above 100 weights passed when the lists stopped at
+    64); 3–5 weights summing to ``2**m − 1`` (m = 4, 5), one of them 1 (enumerated only,
+    :func:`_exact_weights`). The draws of the first six sets are made in one secretly
+    shuffled order, each with a fresh
     :class:`BitsOnlySource` seeded from ``rng``: its ``bits(k)`` is a seeded stream and every
     other method raises, as the exercise allows ``rng.bits(k)`` only.
 
     **Tests**, with their false-failure probabilities for a correct answer: each result is
     an ``int`` index in range, no other method of ``rng`` is called, and 20 draws repeated
     with sources seeded alike agree (all randomness comes from ``rng``): 0; for every index
-    of every set drawn, an exact two-sided binomial test of its count against ``w_i/Σw``;
+    of every set drawn but the long one, an exact two-sided binomial test of its count
+    against ``w_i/Σw``, and on the long one the same per cell (each marked index, and 8
+    random groups of the others: 16 cells of about 1/16 of Σw, so that a switch on the
+    length is seen with a few hundred draws);
     for every set drawn, the results of its calls in the order they were made, paired
     (1st with 2nd, 3rd with 4th, …): the number of pairs that agree is Binomial(pairs,
     Σ p_i²) for independent draws (exact two-sided binomial test), which a sampler that
     hands out each index its share in turn, whatever its bits, fails by far; each at most
-    1e-6/102 (at most 97 indices and 5 sets); on the modulo, small, many and ``2**m − 1``
+    1e-6/119 (at most 97 indices, 16 cells and 6 sets); on the modulo, small, many and ``2**m − 1``
     sets, the exact law (:func:`exact_law`: every string of random bits the sampler may
     read, up to 512, 1,024, 1,024 and 1,024 runs) must allow ``w_i/Σw`` for every index,
     ``found_i <= w_i/Σw <= found_i + rest``: 0 (exact arithmetic, no chance involved). In
@@ -371,15 +378,17 @@ def judge_division_free_sampler(sampler: Callable[[list[int], RandomSource], int
     of the data is not: both are reported as a :class:`PrivacyViolation` (no point for the
     exercise). Errors, wrong types and randomness not from ``rng.bits`` are not.
 
-    **Calls**: at most 15,604 (:data:`SAMPLER_CALLS`; about 14,800 for the model solution).
+    **Calls**: at most 15,908 (:data:`SAMPLER_CALLS`; about 15,100 for the model solution).
     **Not judged**: "no division, no float" as such — only its observable consequences: a
     float conversion of weights near 10**400 raises or loses their proportions, and a float
     uniform cannot be drawn. A sampler that divides exact integers, or uses floats only
     where rounding stays far below the statistical resolution, cannot be told from an exact
     one by its outputs; nor can a modulo bias of a draw far wider than Σw (``2**k`` runs,
     or useless bits read first, multiply the runs the enumeration needs), a sampler that
-    is exact on every list it is shown and biased only on others (more than 64 weights,
-    say), or one that keeps state between calls to replay a generator of its own with a
+    is exact on every list it is shown and biased only on others (a narrow band of
+    lengths the grading did not draw, more than 4,096 weights, a small bias on long lists
+    that 300 draws in 16 cells do not resolve), or one that keeps state between calls to
+    replay a generator of its own with a
     constant seed (indistinguishable from random by its outputs; only the repeat test
     sees state, and a cache of its answers passes it).
     """
