@@ -1527,7 +1527,7 @@ def test_hidden_inputs_do_not_reach_the_feedback(by_return):
     (judge_laplace_mechanism, lambda v, s, e, g: None, "returned None"),
     (judge_laplace_mechanism, lambda v, s, e, g: float("nan"), "returned nan"),
     (judge_gaussian_noise, lambda s, n, g: None, "returned None"),
-    (judge_gaussian_noise, lambda s, n, g: np.zeros(0), "returned 0 draws"),
+    (judge_gaussian_noise, lambda s, n, g: np.zeros(0), "fewer than half the draws"),
     (judge_gaussian_noise, lambda s, n, g: np.full(n, np.nan), "not finite"),
     (judge_above_threshold, lambda q, d, t, e, r: "0", "a value of type str"),
     (judge_above_threshold, lambda q, d, t, e, r: -1, "outside `queries`"),

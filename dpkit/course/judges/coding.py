@@ -19,7 +19,7 @@ import numpy as np
 from dpkit.course.judges._base import binomial_reject, rounding_errors
 
 __all__ = ["ALPHA_SAME_SEED", "GRID_OFFSET_LEAK", "NEAR", "REPEAT", "SAME_SEED_LEAK",
-           "in_turn", "same_seed_leak", "two_workers"]
+           "fraction_rounding", "in_turn", "same_seed_leak", "two_workers"]
 
 #: "Nearly zero", in noise scales: a release this close to the value, or two noises whose
 #: sum or difference is this small (cancelling or repeated noises).
@@ -184,7 +184,7 @@ def _simplest(low: Fraction, high: Fraction) -> Fraction:
     return whole + 1 / _simplest(1 / (high - whole), 1 / (low - whole))
 
 
-def _fraction_rounding(results: np.ndarray) -> np.ndarray:
+def fraction_rounding(results: np.ndarray) -> np.ndarray:
     """How far rounding to the nearest fraction of bounded denominator (honest review 15,
     F4: ``Fraction(x).limit_denominator(10**6)``) may have moved each of ``results``.
 
@@ -200,7 +200,24 @@ def _fraction_rounding(results: np.ndarray) -> np.ndarray:
     about as large, so its bound is about an ulp: the allowance grows only where the
     releases are fractions of small denominator.
 
-    >>> bound = _fraction_rounding(np.array([1 / 3, 2 / 7, 0.5]))
+    Parameters
+    ----------
+    results : numpy.ndarray
+        Finite releases.
+
+    Returns
+    -------
+    numpy.ndarray
+        The bound for each release, in its units.
+
+    Raises
+    ------
+    Nothing (finite input assumed).
+
+    Privacy guarantee: none by itself (reference: honest review 15, F4; the Farey
+    sequence's neighbours ``a/b < c/d`` have ``bc − ad = 1``, Hardy & Wright, Thm 28).
+
+    >>> bound = fraction_rounding(np.array([1 / 3, 2 / 7, 0.5]))
     >>> [round(float(x), 4) for x in bound]
     [0.0333, 0.0238, 0.0357]
     """
@@ -583,7 +600,7 @@ def same_seed_leak(cases: list[tuple[float, float, float]], releases: np.ndarray
         batch = np.concatenate([releases[2 * pair], releases[2 * pair + 1], second])
         errors = rounding_errors(batch)
         chosen = probed[pair, :second.size]
-        fractions = _fraction_rounding(np.concatenate([batch[chosen], second]))
+        fractions = fraction_rounding(np.concatenate([batch[chosen], second]))
         allowed = errors[chosen] + errors[2 * n:] + 4 * (
             _grid_step(batch) + math.ulp(max(abs(value), abs(neighbour)))
             + fractions[:second.size] + fractions[second.size:])
