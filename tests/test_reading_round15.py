@@ -297,8 +297,9 @@ def test_the_release_header_names_the_new_rules():
     rule applies."""
     from dpkit.course.assignments import _IMPORT_RULE
 
+    header = _IMPORT_RULE.format(modules="numpy")   # a template since the zh course
     for words in ("private names", "numpy.load", "get_ipython", "'{0.x}'", "f-strings"):
-        assert words in _IMPORT_RULE, words
+        assert words in header, words
 
 
 @pytest.mark.parametrize("device", [
