@@ -65,20 +65,26 @@ def calls_of(release: Callable[[], Any]) -> tuple[list[str], Any]:
     return names, result
 
 
-def neighbours_either_side_of_2_61_units(n: int, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
-    """Zeros but one coordinate, ``2**61`` grid units minus or plus half the sensitivity 1."""
-    edge = 2.0 ** (61 + laplace_grid(1.0, epsilon, n).exponent)
+def neighbours_either_side_of_2_61_units(n: int, epsilon: float, bits: int = 61
+                                         ) -> tuple[np.ndarray, np.ndarray]:
+    """Zeros but one coordinate, ``2**bits`` grid units minus or plus half the sensitivity 1."""
+    edge = 2.0 ** (bits + laplace_grid(1.0, epsilon, n).exponent)
     x, y = np.zeros(n), np.zeros(n)
     x[0], y[0] = edge - 0.5, edge + 0.5
     assert np.abs(x - y).sum() == 1.0          # neighbours for the ℓ1 sensitivity 1
     return x, y
 
 
-def test_laplace_off_the_float_path_runs_the_same_calls_either_side_of_2_61_units() -> None:
+@pytest.mark.parametrize("bits", [61, 62])
+def test_laplace_off_the_float_path_runs_the_same_calls_either_side_of_2_61_units(
+        bits: int) -> None:
     """1000 values at ε = 1e-5 (the noise's reach is beyond ``2**53`` grid units): the
-    neighbour above ``2**61`` units adds on Python ints, the one below in ``int64``."""
+    neighbour above ``2**61`` units adds on Python ints, the one below in ``int64``
+    (:func:`add_units`); above ``2**62`` units every value is rounded to the grid one by
+    one in Python, below it in one vectorised pass (:func:`to_grid`), and the sum is an
+    ``object`` or an ``int64`` array (:func:`from_grid`)."""
     n, epsilon = 1000, 1e-5
-    x, y = neighbours_either_side_of_2_61_units(n, epsilon)
+    x, y = neighbours_either_side_of_2_61_units(n, epsilon, bits)
     for value in (x, y):                        # tables and first calls out of the way
         laplace_mechanism(value, 1.0, epsilon, rng=seeded(1))
     calls_x, released_x = calls_of(lambda: laplace_mechanism(x, 1.0, epsilon, rng=seeded(2)))
@@ -86,7 +92,7 @@ def test_laplace_off_the_float_path_runs_the_same_calls_either_side_of_2_61_unit
     if not isinstance(released_x, ValueError):
         assert released_x.shape == released_y.shape == (n,)
     extra = [name for name in calls_y if name not in calls_x]
-    assert calls_x == calls_y, (f"{len(calls_x)} calls below 2**61 units, {len(calls_y)} "
+    assert calls_x == calls_y, (f"{len(calls_x)} calls below 2**{bits} units, {len(calls_y)} "
                                 f"above; only above: {sorted(set(extra))[:8]}")
 
 
