@@ -104,7 +104,9 @@ def test_sample_releases_runs_the_same_calls_either_side_of_2_61_units() -> None
     ``2**61`` grid units plus or minus 1/2 makes :func:`add_units` add the ``n`` noises in
     ``int64`` or on Python ints, at any ε (measured: 1000 releases at ε = 1e-4, promised
     ``n·ε = 0.1``, unpadded, 300 calls a side, load 17: 478 µs against 851 µs, certified
-    ε ≥ 1.39)."""
+    ε ≥ 1.39; ``10**5`` releases at ε = 1e-6, promised 0.1, padded, 100 calls a side,
+    load 11: 41.4 ms against 168.8 ms, 112 of the 200 calls past their deadline,
+    certified ε ≥ 1.03)."""
     n, epsilon = 1000, 1e-4
     edge = 2.0 ** (61 + laplace_grid(1.0, epsilon).exponent)
     x, y = edge - 0.5, edge + 0.5
