@@ -359,8 +359,9 @@ def laplace_mechanism(value: Any, sensitivity: float, epsilon: float, *,
     binary expansions (:func:`dpkit._samplers.grid.add_to_floats`, chosen from the dtype,
     Δ, ε and d only; one float by the same steps on Python floats,
     :func:`dpkit._samplers.grid.noisy_scalar`); values float64 cannot hold (large ints,
-    Fractions, Decimals), and every value when Δ, ε and d put the noise's reach beyond
-    ``2**53`` grid steps even on the coarsest grid (``d/ε`` above about ``5.9·10**9``), on
+    Fractions, Decimals), and every value when Δ, ε and d put the release off the float
+    path (the noise's reach beyond ``2**53`` grid steps even on the coarsest grid: ``d/ε``
+    above about ``5.9·10**9``; or a grid step outside ``2**-1021`` to ``2**969``), on
     exact Python integers, always (never ``int64`` by the values' magnitudes), with the
     deadline of Python objects.
     Up to 64 coordinates the noise comes from a fixed-cost sampler (see "Timing" in
