@@ -131,8 +131,7 @@ def discrete_gaussian(sigma2: Fraction | int, rng: RandomSource,
     Returns
     -------
     int or numpy.ndarray
-        An ``int64`` array, or ``object`` holding Python ints (chosen from ``σ²``, or by a
-        draw beyond the covered digits: probability ``<= e**-64``).
+        An ``int64`` array (``object`` holding Python ints if a value does not fit).
 
     Raises
     ------
