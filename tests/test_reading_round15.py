@@ -300,7 +300,8 @@ def test_the_release_header_names_the_new_rules():
     header = _IMPORT_RULE.format(modules="`math`")  # as the student reads it
     for words in ("private names", "numpy.load", "get_ipython", "'{0.x}'", "f-strings",
                   "`_` unless your code sets it, as `for _ in …` does",
-                  "the name `IPython`: write `from IPython.display import display`"):
+                  "in a randomized exercise the name `IPython`: write "
+                  "`from IPython.display import display`"):
         assert words in header, words
 
 

@@ -271,7 +271,8 @@ _IMPORT_RULE = (
     "points: the grader could not read what it runs. So does that code's use of private names "
     "(`_…`) of dpkit or any module, `numpy.load` and pandas' pickle readers, the IPython shell "
     "(`get_ipython`, `In`, `Out`, `_` unless your code sets it, as `for _ in …` does, "
-    "`exit` other than called, the name `IPython`: write `from IPython.display import display`), "
+    "`exit` other than called, in a randomized exercise the name `IPython`: write "
+    "`from IPython.display import display`), "
     "or a format string "
     "whose fields name an attribute or item (`'{{0.x}}'`, `'{{d[k]}}'`) or is computed: "
     "`'{{:.3f}}'.format(x)` and f-strings are fine.")
