@@ -319,7 +319,10 @@ CATALOGUE: dict[str, dict[str, str]] = {"zh": {
     "(`os`, `pathlib`, `subprocess`, `multiprocessing`, `tqdm` …) costs that exercise its "
     "points: the grader could not read what it runs. So does that code's use of private names "
     "(`_…`) of dpkit or any module, `numpy.load` and pandas' pickle readers, the IPython shell "
-    "(`get_ipython`, `In`, `Out`, `_`, `exit` other than called), or a format string "
+    "(`get_ipython`, `In`, `Out`, `_` unless your code sets it, as `for _ in …` does, "
+    "`exit` other than called, in a randomized exercise the name `IPython`: write "
+    "`from IPython.display import display`), "
+    "or a format string "
     "whose fields name an attribute or item (`'{{0.x}}'`, `'{{d[k]}}'`) or is computed: "
     "`'{{:.3f}}'.format(x)` and f-strings are fine.":
         "\n\n在要求你写出库中已有函数的练习的答案代码中，或者在随机化练习的答案代码中，以及在它"
@@ -328,7 +331,9 @@ CATALOGUE: dict[str, dict[str, str]] = {"zh": {
         "导入（`os`、`pathlib`、`subprocess`、`multiprocessing`、`tqdm` …）都会让这道练习失去"
         "它的分数：评分程序无法读懂它运行的东西。这些代码如果使用 dpkit 或任何模块的私有名字"
         "（`_…`）、`numpy.load` 和 pandas 的 pickle 读取函数、IPython shell（`get_ipython`、"
-        "`In`、`Out`、`_`，以及不以调用形式出现的 `exit`），或者字段查找属性或项（`'{{0.x}}'`、"
+        "`In`、`Out`、`_`（除非由你的代码赋值，`for _ in …` 就是这样），"
+        "不以调用形式出现的 `exit`，以及在随机化练习中的名字 `IPython`（请写 "
+        "`from IPython.display import display`）），或者字段查找属性或项（`'{{0.x}}'`、"
         "`'{{d[k]}}'`）或由计算得到的格式字符串，同样如此：`'{{:.3f}}'.format(x)` 和 f-string "
         "是可以的。",
     "import dpkit  # dpkit.check loads when first used":

@@ -270,7 +270,10 @@ _IMPORT_RULE = (
     "(`os`, `pathlib`, `subprocess`, `multiprocessing`, `tqdm` …) costs that exercise its "
     "points: the grader could not read what it runs. So does that code's use of private names "
     "(`_…`) of dpkit or any module, `numpy.load` and pandas' pickle readers, the IPython shell "
-    "(`get_ipython`, `In`, `Out`, `_`, `exit` other than called), or a format string "
+    "(`get_ipython`, `In`, `Out`, `_` unless your code sets it, as `for _ in …` does, "
+    "`exit` other than called, in a randomized exercise the name `IPython`: write "
+    "`from IPython.display import display`), "
+    "or a format string "
     "whose fields name an attribute or item (`'{{0.x}}'`, `'{{d[k]}}'`) or is computed: "
     "`'{{:.3f}}'.format(x)` and f-strings are fine.")
 
