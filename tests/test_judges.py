@@ -1516,7 +1516,7 @@ def test_hidden_inputs_do_not_reach_the_feedback(by_return):
     sampler, seen = _exfiltrating(2, by_return=by_return)
     verdict = run(judge_division_free_sampler, sampler)
     assert not verdict.passed and len(seen) >= 2
-    leaked = [str(w) for weights in seen for w in weights if w > 3]
+    leaked = [str(w) for weights in seen for w in weights if w > 999]   # digits, not '6'
     assert leaked and not any(text in verdict.message for text in leaked), verdict.message
     assert verdict.raised and not verdict.privacy
     assert ("raised ValueError" if not by_return else "a value of type str") \
