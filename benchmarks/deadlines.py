@@ -162,6 +162,7 @@ def _cases() -> list[tuple[str, int, Callable[[], Any]]]:
                               lambda r=rows, n=n: auto_avg(r, 1.0, bounds=bounds, rng=SOURCE,
                                                            max_rows=n)))
     cases.extend(_runs_cases(bounds))
+    cases.extend(_rounding_cases(eta))
     cases.extend(_precision_cases(eta))
     cases.extend(_clipping_cases())
     return cases
@@ -196,6 +197,48 @@ def _clipping_cases() -> list[tuple[str, int, Callable[[], Any]]]:
                 cases.append((f"auto_avg {name}", n,
                               lambda r=rows, g=grid, e=epsilon, m=max_rows: auto_avg(
                                   r, e, bounds=g, rng=SOURCE, max_rows=m)))
+    return cases
+
+
+#: The randomized rounding of the base-2 exponential mechanism (issue 18): losses that are
+#: integers, the same with one or every loss made non-integer (short or long fractional
+#: parts; negative ones, whose parts ``1 - 0.1...`` are not doubles; subnormal ones), all
+#: in bounds [-8, 8], up to 10**6 outcomes. ``main`` prints each one's median against the
+#: integers' at the same size, measured in the same run.
+ROUNDING_SIZES = (1000, 10_000, 100_000, 1_000_000)
+ROUNDING_KINDS = ("integers", "one half", "halves", "long fractions", "negative fractions",
+                  "subnormal")
+
+
+def _rounding_losses(kind: str, n: int) -> np.ndarray:
+    """Losses in ``[-8, 8]`` of one kind of :data:`ROUNDING_KINDS`, ``n`` of them."""
+    integers = np.arange(n) % 7 * 1.0
+    if kind == "integers":
+        return integers
+    if kind == "one half":
+        integers[-1] += 0.5
+        return integers
+    if kind == "halves":
+        return integers + 0.5
+    if kind == "long fractions":
+        return integers + 0.1 + np.arange(n) * 2.0**-40
+    if kind == "negative fractions":
+        return -integers - 0.1 - np.arange(n) * 2.0**-40
+    if kind == "subnormal":
+        return np.where(np.arange(n) % 2 == 0, 5e-324, -5e-324)
+    raise ValueError(kind)
+
+
+def _rounding_cases(eta: Eta) -> list[tuple[str, int, Callable[[], Any]]]:
+    """The fast method on each kind of :data:`ROUNDING_KINDS` at each of
+    :data:`ROUNDING_SIZES`."""
+    cases: list[tuple[str, int, Callable[[], Any]]] = []
+    for n in ROUNDING_SIZES:
+        for kind in ROUNDING_KINDS:
+            losses = _rounding_losses(kind, n)
+            cases.append((f"base2 fast rounding {kind}", n,
+                          lambda u=losses: base2_exponential_mechanism(
+                              u, eta, utility_min=-8, utility_max=8, rng=SOURCE)))
     return cases
 
 
@@ -298,6 +341,7 @@ def main() -> None:
     print(f"{'function, input':38} {'n':>7} {'median ms':>10} {'median/deadline':>16} "
           f"{'p99/deadline':>13}")
     worst: dict[str, float] = {}
+    rounding: dict[tuple[str, int], float] = {}
     for name, size, call in _cases():
         if args.only and not any(word in name for word in args.only):
             continue
@@ -309,8 +353,24 @@ def main() -> None:
               f"{p99 / deadline:>13.2f}{flag}")
         key = name.split(" ")[0]
         worst[key] = max(worst.get(key, 0.0), median / deadline)
+        if name.startswith("base2 fast rounding "):
+            rounding[name.removeprefix("base2 fast rounding "), size] = median
     print("worst median/deadline per function:",
           ", ".join(f"{k} {v:.2f}" for k, v in sorted(worst.items())))
+    _print_rounding_ratios(rounding)
+
+
+def _print_rounding_ratios(medians: dict[tuple[str, int], float]) -> None:
+    """Each rounding kind's median time over the integers' at the same size (same run)."""
+    sizes = sorted({n for kind, n in medians if (("integers", n) in medians)})
+    if not sizes:
+        return
+    print("base2 fast rounding: median / median of integer losses at the same n")
+    print(f"{'losses':20}" + "".join(f"{n:>11,}" for n in sizes))
+    for kind in ROUNDING_KINDS[1:]:
+        print(f"{kind:20}" + "".join(
+            f"{medians[kind, n] / medians['integers', n]:>11.2f}"
+            if (kind, n) in medians else f"{'—':>11}" for n in sizes))
 
 
 if __name__ == "__main__":
