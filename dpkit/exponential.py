@@ -304,69 +304,41 @@ def _utilities(utilities: Any) -> np.ndarray:
     return check_finite_array(array, "utilities", ndim=1)
 
 
-def _split(values: np.ndarray, low: float,
-           high: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int | None]:
-    """Clamp to ``[low, high]`` and split into integer offsets and fractional parts.
+def _rounded_offsets(values: np.ndarray, low: float, high: float,
+                     rng: RandomSource) -> np.ndarray:
+    """Clamp, round at random (up with probability equal to the fractional part), shift.
 
-    Returns the offsets ``⌊ũ⌋ - ⌊low⌋`` of the clamped values ``ũ`` (int32 when the public
-    span ``⌈high⌉ - ⌊low⌋`` is below ``2**31``, halving the memory traffic; else int64); the indices
-    of the non-integer ``ũ`` (ascending); their fractional parts ``ũ - ⌊ũ⌋`` as a sum
-    ``fractions + errors`` of two doubles, exactly (``errors`` is 0 unless the part is not
-    a double, which happens only for negative ``ũ`` with fine bits, e.g. ``-0.1``, whose
-    part ``1 - 0.1`` needs 56 bits); and the smallest offset among the integer ``ũ``
-    (``None`` if there is none). One pass, block by block, so the temporaries stay in
-    cache.
+    Every loss is rounded the same way, integer or not, block by block (``BLOCK`` at a
+    time, so the temporaries stay in cache): the clamped value ``ũ`` is split into the
+    magnitude's integer part ``⌊|ũ|⌋`` and its part ``f = |ũ| - ⌊|ũ|⌋``, a double in
+    ``[0, 1)`` computed exactly, and ``|ũ|`` is rounded away from zero with probability
+    ``f`` (:func:`~dpkit._samplers.base2.bernoulli_dyadic`, 64 random bits per loss; ``f = 0``
+    for an integer, never rounded); the sign is put back. For ``ũ ≥ 0`` this rounds up with
+    probability ``ũ - ⌊ũ⌋``; for ``ũ < 0`` it rounds down with probability
+    ``|ũ| - ⌊|ũ|⌋ = ⌈ũ⌉ - ũ``, i.e. up with probability ``ũ - ⌊ũ⌋`` too: the same law,
+    with a part that is always a double (that of ``ũ`` itself is not for some negative
+    values: ``1 - 0.1`` needs 56 bits). The work is the same passes, the same calls and the
+    same ``8n`` random bytes whatever the values (a tie of 64 bits, probability below
+    ``2**-64`` per loss, draws a few more); the result is the rounded offsets from
+    ``⌊low⌋`` minus their minimum, so the largest weight is 1: int32 when the public span
+    ``⌈high⌉ - ⌊low⌋`` is below ``2**31`` (halving the memory traffic), else int64.
     """
     n = values.size
     origin = math.floor(low)
     narrow = math.ceil(high) - origin < 1 << 31         # offsets, even rounded up, fit
     offsets = np.empty(n, dtype=np.int32 if narrow else np.int64)
-    clipped, floors = np.empty(min(n, base2.BLOCK)), np.empty(min(n, base2.BLOCK))
-    indices, parts, errors = [np.empty(0, dtype=np.intp)], [np.empty(0)], [np.empty(0)]
-    integer_min = math.inf
+    clamped, whole = np.empty(min(n, base2.BLOCK)), np.empty(min(n, base2.BLOCK))
     for start in range(0, n, base2.BLOCK):
         part = values[start:start + base2.BLOCK]
-        clamped = np.clip(part, low, high, out=clipped[:part.size])
-        floor = np.floor(clamped, out=floors[:part.size])
+        signed = np.clip(part, low, high, out=clamped[:part.size])
+        magnitude = np.abs(signed)
+        floor = np.floor(magnitude, out=whole[:part.size])
+        magnitude -= floor                                 # f: exact, in [0, 1)
+        floor += base2.bernoulli_dyadic(magnitude, rng)    # exact: below 2**53
+        np.copysign(floor, signed, out=floor)
         np.subtract(floor, origin, out=offsets[start:start + part.size],
                     casting="unsafe")                      # exact: integers within 2**53
-        found = np.flatnonzero(clamped != floor)
-        if found.size:
-            exact, whole = clamped[found], floor[found]
-            rounded = exact - whole
-            # TwoSum (Knuth): the rounding error of exact - whole, exactly, as a double
-            back = rounded - exact
-            indices.append(found + start)
-            parts.append(rounded)
-            errors.append((exact - (rounded - back)) - (whole + back))
-            floor = np.min(floor, where=clamped == floor, initial=math.inf)
-        integer_min = min(integer_min, float(np.min(floor)))
-    return (offsets, np.concatenate(indices), np.concatenate(parts), np.concatenate(errors),
-            None if integer_min == math.inf else int(integer_min - origin))
-
-
-def _rounded_offsets(values: np.ndarray, low: float, high: float,
-                     rng: RandomSource) -> np.ndarray:
-    """Clamp, round at random (up with probability equal to the fractional part), shift.
-
-    Parts that are doubles are rounded with :func:`~dpkit._samplers.base2.bernoulli_dyadic`
-    (in index order), the rare others with an exact :class:`~fractions.Fraction` draw after
-    them. The result is the rounded offsets minus their minimum, so the largest weight is
-    1; the minimum comes from :func:`_split` and the rounded values, and the shift is one
-    pass whatever it is: the running time does not depend on the rounding draws.
-    """
-    offsets, fractional, fractions, errors, smallest = _split(values, low, high)
-    if fractional.size:
-        ups = np.zeros(fractional.size, dtype=np.int64)
-        double = errors == 0
-        ups[double] = base2.bernoulli_dyadic(fractions[double], rng)
-        for i in np.flatnonzero(~double):
-            ups[i] = rng.bernoulli(Fraction(float(fractions[i])) + Fraction(float(errors[i])))
-        rounded = offsets[fractional] + ups
-        offsets[fractional] = rounded
-        lowest = int(rounded.min())
-        smallest = lowest if smallest is None else min(smallest, lowest)
-    offsets -= smallest
+    offsets -= offsets.min()
     return offsets
 
 
@@ -582,8 +554,9 @@ def probabilities(utilities: Any, eta: Eta, *, utility_min: Any = None,
     high = float(values.max()) if utility_max is None else utility_max
     low, high, span = _utility_range(low, high)
     max_rounded = check_integer(max_rounded, "max_rounded", minimum=0)
-    offsets, indices, fractions, errors, _ = _split(values, low, high)
-    fractional = [int(i) for i in indices]
+    clamped = [Fraction(float(value)) for value in np.clip(values, low, high)]
+    base = [math.floor(value) for value in clamped]
+    fractional = [i for i, value in enumerate(clamped) if value != base[i]]
     if len(fractional) > max_rounded:
         raise ValueError(f"utilities has {len(fractional)} non-integer values; exact "
                          f"probabilities enumerate 2**m roundings, max_rounded={max_rounded}")
@@ -595,9 +568,7 @@ def probabilities(utilities: Any, eta: Eta, *, utility_min: Any = None,
                          f"utilities: Y·K·2**m = {exponent}·{span}·2**{len(fractional)} bits "
                          f"of exact fractions, above MAX_PROBABILITY_BITS = "
                          f"{MAX_PROBABILITY_BITS}; narrow the bounds or use a coarser eta")
-    base = [int(v) for v in offsets]
-    chances = [Fraction(float(f)) + Fraction(float(e)) for f, e in zip(fractions, errors,
-                                                                       strict=True)]
+    chances = [clamped[i] - base[i] for i in fractional]
     # P(i) = Σ_r weight_r · power_r,i / total_r over the roundings r, with integer powers
     # b**(k - lowest) · 2**(exponent·(highest - k)) (a common factor that cancels in each
     # share). Summed over one common denominator, the lcm of the terms' denominators, in
