@@ -80,6 +80,10 @@ DEFAULT_MAX_PRECISION = 1 << 27
 MAX_PROBABILITY_BITS = 1 << 20
 _MAX_RANGE = 1 << 53        # utility bounds and their spread must be exact in a double
 _METHODS = ("fast", "full", "search")
+#: Losses rounded per block by :func:`_rounded_offsets`: its temporaries of 64 KiB stay in
+#: cache and below glibc's ``mmap`` threshold (blocks of ``2**16`` took 2.8 times the CPU
+#: time at ``10**5`` outcomes, faulting fresh pages in at every call).
+_ROUNDING_BLOCK = 1 << 13
 
 #: The worst cost of :func:`base2_exponential_mechanism` per method (see
 #: :mod:`dpkit.timing`; ``benchmarks/deadlines.py``), per outcome, and for ``"full"``,
@@ -308,8 +312,8 @@ def _rounded_offsets(values: np.ndarray, low: float, high: float,
                      rng: RandomSource) -> np.ndarray:
     """Clamp, round at random (up with probability equal to the fractional part), shift.
 
-    Every loss is rounded the same way, integer or not, block by block (``BLOCK`` at a
-    time, so the temporaries stay in cache): the clamped value ``ũ`` is split into the
+    Every loss is rounded the same way, integer or not, block by block
+    (:data:`_ROUNDING_BLOCK` at a time): the clamped value ``ũ`` is split into the
     magnitude's integer part ``⌊|ũ|⌋`` and its part ``f = |ũ| - ⌊|ũ|⌋``, a double in
     ``[0, 1)`` computed exactly, and ``|ũ|`` is rounded away from zero with probability
     ``f`` (:func:`~dpkit._samplers.base2.bernoulli_dyadic`, 64 random bits per loss; ``f = 0``
@@ -327,9 +331,9 @@ def _rounded_offsets(values: np.ndarray, low: float, high: float,
     origin = math.floor(low)
     narrow = math.ceil(high) - origin < 1 << 31         # offsets, even rounded up, fit
     offsets = np.empty(n, dtype=np.int32 if narrow else np.int64)
-    clamped, whole = np.empty(min(n, base2.BLOCK)), np.empty(min(n, base2.BLOCK))
-    for start in range(0, n, base2.BLOCK):
-        part = values[start:start + base2.BLOCK]
+    clamped, whole = np.empty(min(n, _ROUNDING_BLOCK)), np.empty(min(n, _ROUNDING_BLOCK))
+    for start in range(0, n, _ROUNDING_BLOCK):
+        part = values[start:start + _ROUNDING_BLOCK]
         signed = np.clip(part, low, high, out=clamped[:part.size])
         magnitude = np.abs(signed)
         floor = np.floor(magnitude, out=whole[:part.size])

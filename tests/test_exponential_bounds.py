@@ -206,7 +206,7 @@ def test_rounding_is_exact_on_adversarial_utilities(monkeypatch, away) -> None:
     for its outcome ``b``: so ``ũ`` is rounded up with probability exactly ``ũ - ⌊ũ⌋``,
     negative or not (``-0.1`` and ``-2**-1074``, whose own parts are not doubles, too). On
     main only the non-integer losses went through a Bernoulli."""
-    monkeypatch.setattr(sampling, "BLOCK", 3)
+    monkeypatch.setattr(exponential, "_ROUNDING_BLOCK", 3)
     low, high = -3.5, 2.0**52
     values = np.array([-0.0, 0.0, -3.5, -7.25, -3.25, 2.0**52, 2.0**60, 1.5, -1.5,
                        2.0**52 - 0.5, 4.0, 4.0, 0.75, -2.0**-1074, -0.1, -2.75])
@@ -239,7 +239,7 @@ def test_rounding_is_exact_on_adversarial_utilities(monkeypatch, away) -> None:
     ([1.25, -9.0, 1.0], 1.0, 3.0),            # -9 clamps to the lower end
 ])
 def test_rounded_offsets_are_shifted_to_minimum_zero(monkeypatch, values, low, high) -> None:
-    monkeypatch.setattr(sampling, "BLOCK", 2)
+    monkeypatch.setattr(exponential, "_ROUNDING_BLOCK", 2)
     array = np.array(values)
     clamped = np.clip(array, low, high)
     floors = np.floor(clamped).astype(np.int64)
@@ -300,6 +300,7 @@ def test_offsets_are_narrow_only_when_every_rounded_offset_fits(high, dtype) -> 
 
 def test_finite_float64_utilities_are_read_in_place_and_others_validated(monkeypatch) -> None:
     monkeypatch.setattr(sampling, "BLOCK", 4)
+    monkeypatch.setattr(exponential, "_ROUNDING_BLOCK", 4)
     values = np.arange(10.0)
     assert exponential._utilities(values) is values                      # no copy
     strided = np.arange(20.0)[::2]

@@ -98,7 +98,7 @@ def traces(n: int, method: str = "fast") -> dict[str, list[str]]:
             for kind, values in inputs.items()}
 
 
-@pytest.mark.parametrize("n", [1000, 70_000])      # one block of 2**16 losses, and two
+@pytest.mark.parametrize("n", [1000, 70_000])  # one block, and 9 rounding blocks, 2 of level 0
 def test_a_release_makes_the_same_calls_whatever_losses_are_integers(n: int) -> None:
     """On main, fractional losses ran ``bernoulli_dyadic``'s calls and, for each negative
     one, a ``Fraction`` draw; integer losses ran neither."""
