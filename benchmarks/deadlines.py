@@ -206,9 +206,11 @@ def _clipping_cases() -> list[tuple[str, int, Callable[[], Any]]]:
 #: The randomized rounding of the base-2 exponential mechanism (issue 18): losses that are
 #: integers, the same with one or every loss made non-integer (short or long fractional
 #: parts; negative ones, whose parts ``1 - 0.1...`` are not doubles; subnormal ones), all
-#: in bounds [-8, 8], up to 10**6 outcomes. ``main`` prints each one's median against the
-#: integers' at the same size, measured in the same run.
-ROUNDING_SIZES = (1000, 10_000, 100_000, 1_000_000)
+#: in bounds [-8, 8], up to 10**6 outcomes for the fast method and 1000 for the exact ones.
+#: ``main`` prints each one's median against the integers' at the same size and method,
+#: measured in the same run.
+ROUNDING_SIZES = {"fast": (1, 64, 65, 1000, 10_000, 100_000, 1_000_000),
+                  "full": (1, 64, 65, 1000), "search": (1, 64, 65, 1000)}
 ROUNDING_KINDS = ("integers", "one half", "halves", "long fractions", "negative fractions",
                   "subnormal")
 
@@ -233,15 +235,17 @@ def _rounding_losses(kind: str, n: int) -> np.ndarray:
 
 
 def _rounding_cases(eta: Eta) -> list[tuple[str, int, Callable[[], Any]]]:
-    """The fast method on each kind of :data:`ROUNDING_KINDS` at each of
+    """Each method on each kind of :data:`ROUNDING_KINDS` at each of its
     :data:`ROUNDING_SIZES`."""
     cases: list[tuple[str, int, Callable[[], Any]]] = []
-    for n in ROUNDING_SIZES:
-        for kind in ROUNDING_KINDS:
-            losses = _rounding_losses(kind, n)
-            cases.append((f"base2 fast rounding {kind}", n,
-                          lambda u=losses: base2_exponential_mechanism(
-                              u, eta, utility_min=-8, utility_max=8, rng=SOURCE)))
+    for method, sizes in ROUNDING_SIZES.items():
+        for n in sizes:
+            for kind in ROUNDING_KINDS:
+                losses = _rounding_losses(kind, n)
+                cases.append((f"base2 {method} rounding {kind}", n,
+                              lambda u=losses, m=method: base2_exponential_mechanism(
+                                  u, eta, utility_min=-8, utility_max=8, method=m,
+                                  rng=SOURCE)))
     return cases
 
 
@@ -349,7 +353,7 @@ def main() -> None:
     print(f"{'function, input':38} {'n':>7} {'median ms':>10} {'median/deadline':>16} "
           f"{'p99/deadline':>13}")
     worst: dict[str, float] = {}
-    rounding: dict[tuple[str, int], float] = {}
+    rounding: dict[tuple[str, str, int], float] = {}
     for name, size, call in _cases():
         if args.only and not any(word in name for word in args.only):
             continue
@@ -361,24 +365,27 @@ def main() -> None:
               f"{p99 / deadline:>13.2f}{flag}")
         key = name.split(" ")[0]
         worst[key] = max(worst.get(key, 0.0), median / deadline)
-        if name.startswith("base2 fast rounding "):
-            rounding[name.removeprefix("base2 fast rounding "), size] = median
+        if " rounding " in name:
+            method, kind = name.removeprefix("base2 ").split(" rounding ")
+            rounding[method, kind, size] = median
     print("worst median/deadline per function:",
           ", ".join(f"{k} {v:.2f}" for k, v in sorted(worst.items())))
     _print_rounding_ratios(rounding)
 
 
-def _print_rounding_ratios(medians: dict[tuple[str, int], float]) -> None:
-    """Each rounding kind's median time over the integers' at the same size (same run)."""
-    sizes = sorted({n for kind, n in medians if (("integers", n) in medians)})
-    if not sizes:
-        return
-    print("base2 fast rounding: median / median of integer losses at the same n")
-    print(f"{'losses':20}" + "".join(f"{n:>11,}" for n in sizes))
-    for kind in ROUNDING_KINDS[1:]:
-        print(f"{kind:20}" + "".join(
-            f"{medians[kind, n] / medians['integers', n]:>11.2f}"
-            if (kind, n) in medians else f"{'—':>11}" for n in sizes))
+def _print_rounding_ratios(medians: dict[tuple[str, str, int], float]) -> None:
+    """Each rounding kind's median time over the integers' at the same size and method
+    (same run)."""
+    for method in ROUNDING_SIZES:
+        sizes = [n for n in ROUNDING_SIZES[method] if (method, "integers", n) in medians]
+        if not sizes:
+            continue
+        print(f"base2 {method} rounding: median / median of integer losses at the same n")
+        print(f"{'losses':20}" + "".join(f"{n:>11,}" for n in sizes))
+        for kind in ROUNDING_KINDS[1:]:
+            print(f"{kind:20}" + "".join(
+                f"{medians[method, kind, n] / medians[method, 'integers', n]:>11.2f}"
+                if (method, kind, n) in medians else f"{'—':>11}" for n in sizes))
 
 
 if __name__ == "__main__":

@@ -99,9 +99,17 @@ _PRECISION_UNIT = 16_384  # bits of precision a deadline's cost per outcome cove
 _FULL_FIXED_OUTCOMES = 64
 #: ``"fast"`` covers levels 0 and 1 of the sampler: with level 1 forced, the median work of
 #: integer losses took 0.45-0.9 of the margin-1 deadline at 2 to 10**6 outcomes (once 1.08),
-#: at a load of 13 on 2 cores; fractional losses at 10**5 outcomes and more took 3-5 times
-#: it, forced or not (their randomized rounding; so did they with the constants before).
-COSTS = {"fast": Cost(9.0, per_value=0.03, large=1.5, per_vector_value=80.0, per_object=1.2),
+#: at a load of 13 on 2 cores, with ``fixed`` 9 and ``per_vector_value`` 80, when only the
+#: non-integer losses were rounded. Every loss is now rounded (:func:`_rounded_offsets`).
+#: Level 1 forced, in one process (load 6, CPU time, medians): any losses (integer,
+#: fractional, negative, subnormal) took within 0.75-1.0 of each other, and 1.3, 1.1, 1.1,
+#: 2.4, 1.7 and 3.1 times what integer losses rounded as before took, at 1, 64, 10**3,
+#: 10**4, 10**5 and 10**6 outcomes. ``fixed`` and ``per_vector_value`` grew by 1.2 (9 to
+#: 11, 80 to 96), so that the margin-1 deadline holds that worst with the headroom integer
+#: losses had at their tightest size: 0.52, 0.43, 0.41, 0.23 and 0.12 of it at 64 to 10**6
+#: outcomes, against 0.55 for integer losses before, at 64. (``benchmarks/deadlines.py
+#: --level-1 rounding`` times the kinds of losses side by side, in wall time.)
+COSTS = {"fast": Cost(11.0, per_value=0.03, large=1.5, per_vector_value=96.0, per_object=1.2),
          "full": Cost(7.0, per_value=0.1, large=10.0, per_vector_value=800.0, per_object=1.2),
          "search": Cost(5.0, per_value=0.05, large=5.0, per_vector_value=4e3, per_object=1.2)}
 #: The largest probability, bounded from public parameters, that a ``"fast"`` release whose
@@ -419,18 +427,22 @@ def base2_exponential_mechanism(utilities: Any, eta: Eta, *, utility_min: Any,
     mixture of private mechanisms over a data-independent ``U`` is private. For a
     non-integer ``Δ`` the guarantee holds with ``⌈Δ⌉``.
 
-    **Timing.** The work depends on the data (as in the paper's implementation): the
-    number of rejection rounds, the fast method's rare fallback levels, and the cost of
-    the exact arithmetic all depend on the utilities (whether they have fractional parts,
-    for one). The call therefore ends at a deadline set by the number of outcomes ``n``,
+    **Timing.** The randomized rounding does the same work whatever the utilities: every
+    one, integer or not, is rounded with the same vectorised passes and 64 random bits
+    (an integer's coin has probability 0), so the same calls run and the same ``8n`` bytes
+    are read from ``rng`` (a tie of 64 bits, probability below ``2**-64`` per utility,
+    draws a few more). The sampling's work depends on the data (as in the paper's
+    implementation): the number of rejection rounds, the fast method's rare fallback
+    levels, and the cost of the exact arithmetic all depend on the rounded utilities. The
+    call therefore ends at a deadline set by the number of outcomes ``n``,
     the method and whether ``utilities`` is a float64 array (:mod:`dpkit.timing`), which
     covers the worst cost measured. For ``"full"`` and ``"search"``, and for ``"fast"``
     with a base too close to 1 (``η`` below about 0.016) or more than about ``10**8``
     outcomes, it covers the exact arithmetic too, so it grows with the precision as well
     (about as ``n²`` for losses spanning ``[0, n - 1]``). Otherwise the ``"fast"`` deadline
     covers the sampler's common path only, levels 0 and 1 of
-    :func:`~dpkit._samplers.base2.fast_sample`, linear in ``n`` (0.28 s at ``10**6``
-    outcomes, measured on a 2-core machine under load, where it had been 92 s); a draw that
+    :func:`~dpkit._samplers.base2.fast_sample`, linear in ``n`` (0.33 s at ``10**6``
+    outcomes on a 2-core machine under load, where it had been 92 s); a draw that
     reaches the MPFR or exact levels runs past it, ends late and is counted by
     :func:`dpkit.timing.overruns`. That happens
     with probability at most ``p = (n - 1)·(2**-319 + (8n + 1)·2**-96)`` whatever the
