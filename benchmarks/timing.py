@@ -468,6 +468,25 @@ def exponential_pairs() -> Iterator[Pair]:
     y = x.copy()
     y[-1] = 70.0
     yield pair(x, y, "64", "last utility 64 (on the bound) vs 70 (clamped to 64)")
+    yield from rounding_pairs(eta, promised)
+
+
+def rounding_pairs(eta: Eta, promised: float) -> Iterator[Pair]:
+    """The randomized rounding (issue 18): integer utilities vs the same all made
+    non-integer, at 1000 and 100,000 outcomes (the rows with one made non-integer are
+    :func:`exponential_pairs`'s "+0.5" rows). Negative ones in bounds [-64, 64]: their
+    parts ``1 - 0.1`` are not doubles (an exact draw each, one by one, before issue 18)."""
+    for n in (1000, 100_000):
+        x = np.arange(n, dtype=np.float64) % 64
+        for y, low, description in (
+                (x + 0.5, 0, "integer utilities vs all +0.5"),
+                (-x - 0.1, -64, "negative integer utilities vs all -0.1 (parts not doubles)")):
+            left = x if low == 0 else -x
+            yield Pair("base2_exponential_mechanism", str(n), description, promised,
+                       lambda u=left, b=low: base2_exponential_mechanism(
+                           u, eta, utility_min=b, utility_max=64),
+                       lambda u=y, b=low: base2_exponential_mechanism(
+                           u, eta, utility_min=b, utility_max=64))
 
 
 def _queries(n: int) -> list[Callable[[list[float]], float]]:
