@@ -284,6 +284,12 @@ CATALOGUE: dict[str, dict[str, str]] = {"zh": {
         "双对数折线图：真实 δ 除以目标 δ，目标从 1e-25 到 1e-4（向右递减）。基于 erf 的求解器"
         "漂移到 1 以上，即超出其目标，比值达到：{ratios}；dpkit.gaussian.analytic_sigma 在 ε = 1 "
         "时至多为 {safe}。",
+    # The text alternative of a figure no builder described (dpkit.plots.alt_text).
+    "horizontal axis: {label}": "横轴：{label}",
+    "vertical axis: {label}": "纵轴：{label}",
+    "{title} ({axes})": "{title}（{axes}）",
+    "Chart: {described}.": "图：{described}。",
+    "Chart.": "图。",
     # Lists in a figure's text alternative.
     ", ": "、",
     "; ": "；",

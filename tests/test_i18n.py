@@ -174,3 +174,13 @@ def test_widget_labels_follow_the_language():
     radios = _control(Param("answer", ["yes", "no"]))
     assert list(radios.options) == ["是", "否"]
     assert _width("密度 ε") == 6
+
+
+def test_an_undescribed_figure_is_read_out_in_chinese():
+    """A figure no builder described (a reader's own, in a notebook) is read from its title
+    and axis labels, with the words around them in the reader's language."""
+    i18n.set_language("zh")
+    figure, (ax,) = _style.new_figure()
+    ax.set(title="尾部", xlabel="t", ylabel="P")
+    assert alt_text(figure) == "图：尾部（横轴：t；纵轴：P）。"
+    assert alt_text(_style.new_figure()[0]) == "图。"
