@@ -290,6 +290,18 @@ CATALOGUE: dict[str, dict[str, str]] = {"zh": {
     "{title} ({axes})": "{title}（{axes}）",
     "Chart: {described}.": "图：{described}。",
     "Chart.": "图。",
+    # The PDF's fixed words (scripts/pdf.py and scripts/pdf_print.js; "Introduction" above).
+    "Contents": "目录",
+    "page {page} of {total}": "第 {page} 页，共 {total} 页",
+    "Printed at {settings}; in the HTML book, sliders change {listed}.":
+        "印出的是 {settings} 时的画面；在 HTML 版中，可用滑块改变{listed}。",
+    "Printed at {settings}; in the HTML book, the controls change {listed}.":
+        "印出的是 {settings} 时的画面；在 HTML 版中，可用控件改变{listed}。",
+    "Printed from the HTML book: each interactive figure shows the setting named above it; "
+    "in the HTML book and the notebooks its sliders and choices change it.":
+        "本 PDF 由 HTML 版印出：每个交互式图形显示的是其上方注明的设置；在 HTML 版和笔记本中，"
+        "可用图形的滑块和选项改变设置。",
+    "Found an error? Report it at {address}.": "发现错误？请在 {address} 报告。",
     # Lists in a figure's text alternative.
     ", ": "、",
     "; ": "；",
