@@ -2,7 +2,9 @@
 
 The book has an English and a Simplified Chinese edition with the same code cells: the
 figure builders (:mod:`dpkit.plots`) and the widgets (:mod:`dpkit.widgets`) pass every label
-they draw through :func:`tr`, which returns it in the current :func:`language`. The language is
+they draw, and each figure's text alternative (what a screen reader says for it and for a
+widget's frame), through :func:`tr`, which returns it in the current :func:`language`; so do
+the words ``make pdf`` adds to the printed book (scripts/pdf.py). The language is
 the one set by :func:`set_language`, else the environment variable ``DPKIT_LANG`` (the zh
 build of the book sets it in its kernels), else English.
 
