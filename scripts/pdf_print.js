@@ -22,15 +22,19 @@
     // In the one-page book the root document (the introduction) is a chapter like the others:
     // its headings go one level down, to its chapters' level, and its title (the book's) is
     // printed as "Introduction" (words.introduction; the title page carries the book's title).
+    // The root document's title is the page's first heading: the book's title, or, in an
+    // edition whose introduction has a title of its own (the zh one), that title.
     if (article.querySelector('span[id^="document-"]')) {
+        let first = true;
         for (const heading of Array.from(article.querySelectorAll(HEADINGS))) {
             if (heading.closest('.toctree-wrapper')) continue;
             const copy = renamed(heading, level(heading) + 1);
             const text = copy.firstChild;
             if (options.title && text && text.nodeType === Node.TEXT_NODE
-                    && text.textContent.trim() === options.title) {
+                    && (first || text.textContent.trim() === options.title)) {
                 text.textContent = words.introduction;
             }
+            first = false;
         }
     }
 
