@@ -51,6 +51,8 @@ NOTICE = "本章尚未翻译，以下为英文原文。"
 #: captions for the English toc's.
 TITLE = "交互式差分隐私"
 AUTHOR = "《交互式差分隐私》的作者"
+#: The button of a cell whose code is hidden: show it, hide it.
+CODE_PROMPTS = ("显示代码单元", "隐藏代码单元")
 CAPTIONS = {"Chapters": "章节", "Back matter": "附录"}
 #: The page added at the end of the zh back matter.
 GLOSSARY = "book/glossary"
@@ -91,6 +93,10 @@ def zh_config(config: dict[str, Any]) -> dict[str, Any]:
     zh["author"] = AUTHOR
     zh["html"]["extra_footer"] = FOOTER
     zh["sphinx"]["config"]["language"] = "zh_CN"
+    # myst-nb's button on a cell whose code is hidden ("Show code cell source"), in the HTML
+    # pages and the PDF; its {type} (source, outputs) is English, so the words leave it out.
+    zh["sphinx"]["config"].update(nb_code_prompt_show=CODE_PROMPTS[0],
+                                  nb_code_prompt_hide=CODE_PROMPTS[1])
     # For the language switch (book/_ext/book_html.py): this is the zh edition, and the
     # glossary has no English page.
     zh["sphinx"]["config"]["html_context"].update(edition="zh", edition_only=[GLOSSARY])

@@ -88,8 +88,9 @@ def test_the_words_the_pdf_adds_follow_the_edition(monkeypatch):
     for key in ("sliders", "controls"):
         assert "{settings}" in chinese[key] and "{listed}" in chinese[key]
         assert "Printed" not in chinese[key]
-    assert zh_book.AUTHOR == zh_book.zh_config(yaml.safe_load(
-        (ROOT / "_config.yml").read_text()))["author"]
+    config = zh_book.zh_config(yaml.safe_load((ROOT / "_config.yml").read_text()))
+    assert config["author"] == zh_book.AUTHOR
+    assert config["sphinx"]["config"]["nb_code_prompt_show"] == "显示代码单元"
 
 
 def test_the_pdf_links_the_zh_glossary_to_the_repository(tmp_path):
