@@ -124,6 +124,12 @@ def _cases() -> list[tuple[str, int, Callable[[], Any]]]:
                 cases.append((f"base2 fast {kind}", n,
                               lambda u=utilities: base2_exponential_mechanism(
                                   u, eta, utility_min=0, utility_max=8, rng=SOURCE)))
+            # Bounds [0, n]: the deadline covers the common path only (issue 18), not the
+            # exact fallback's precision, which grows with the span.
+            cases.append(("base2 fast spread bounds [0, n]", n,
+                          lambda n=n: base2_exponential_mechanism(
+                              np.arange(n, dtype=float), eta, utility_min=0, utility_max=n,
+                              rng=SOURCE)))
             queries = [lambda d, i=i: d[i % len(d)] for i in range(n)]
             for kind, data in (("floats", [0.5] * 8), ("long floats", [0.1 + 2.0**-40] * 8),
                                ("ints", [10**6] * 8), ("Fractions", [Fraction(1, 3)] * 8),

@@ -9,11 +9,13 @@ float uniform — fast and unsafe). Columns:
 
 * ``fast``: ``base2_exponential_mechanism`` (default ``method="fast"``), with the secure
   default source: exact, decided by rigorous double-precision bounds;
-* ``fallback``: the same sampler forced past its double-precision level (MPFR bounds at 256
-  bits decide), i.e. the cost of the rare draws whose uniform point lands within about
-  ``n·2**-52`` of a boundary; ``P(fallback)`` is the probability of such a draw
-  (:func:`dpkit._samplers.base2.handover_probability`), so the fallback adds
-  ``P(fallback) × fallback`` to the expected time;
+* ``fallback``: the same sampler forced past its double-precision and fixed-point levels
+  (MPFR bounds at 256 bits decide), i.e. the cost of the rare draws that run past the
+  release's deadline; ``P(level 1)`` estimates the probability that the double-precision
+  level leaves a draw to the fixed-point level
+  (:func:`dpkit._samplers.base2.handover_probability`, these utilities only), and
+  ``P(fallback) ≤`` is the bound, for any utilities, that the fixed-point level leaves it
+  to MPFR (:func:`dpkit._samplers.fixed_point.fallback_bound`);
 * ``full``: ``method="full"``, Ilvento's full-precision algorithm, ``Θ(n²)`` bit operations
   (measured up to ``n = 10^5``, a single draw there).
 
@@ -21,7 +23,7 @@ Each time is the best of several draws. Goals (issue 4): ``fast`` ≤ 2 s at ``n
 within 20× of ``naive`` at ``n = 10^5``; (issue 13): ``fast`` ≤ 30 ms per draw at
 ``n = 10^6`` on the machine of the issue, and linear in ``n`` up to ``10^7``. The last lines
 print the ms per draw at ``10^6`` and ``time(10^7) / time(10^6)`` (10 is linear) from this
-run. ``fallback`` and ``P(fallback)`` are measured up to ``10^6``.
+run. ``fallback`` and ``P(level 1)`` are measured up to ``10^6``.
 
 **Utility range** (a smaller version of Ilvento's 2020 benchmark, which uses 1000
 outcomes): ten outcomes ``O = {0} ∪ {n + i : i = 1…9}``,
@@ -43,6 +45,7 @@ from collections.abc import Callable
 import numpy as np
 
 from dpkit._samplers import base2 as sampling
+from dpkit._samplers.fixed_point import fallback_bound
 from dpkit.exponential import Eta, base2_exponential_mechanism, compute_precision
 from dpkit.naive import exponential_mechanism
 from dpkit.rng import RandomSource, seeded
@@ -119,7 +122,8 @@ def main() -> None:
     rng = seeded(0)
     table_head(f"u(o) = o, ε = {EPSILON:g}, {eta}; seconds per sample (best of several draws)",
                f"{'n':>9} {'naive':>10} {'fast':>10} {'ratio':>7} {'fallback':>10} "
-               f"{'ratio':>7} {'P(fallback)':>12} {'full':>10} {'ratio':>8}")
+               f"{'ratio':>7} {'P(level 1)':>11} {'P(fallback) ≤':>14} {'full':>10} "
+               f"{'ratio':>8}")
     fast_times = {}
     for n in SIZES:
         u = np.arange(n, dtype=float)
@@ -136,9 +140,10 @@ def main() -> None:
                 3 if n < 10**5 else 1)
             cells += [f"{fallback:>10.2e}", f"{fallback / naive:>7.0f}"]
             handover = sampling.handover_probability(k, numerator, exponent)
-            cells.append(f"{handover:>12.1e}")
+            cells.append(f"{handover:>11.1e}")
         else:
-            cells += [f"{'—':>10}", f"{'':>7}", f"{'—':>12}"]
+            cells += [f"{'—':>10}", f"{'':>7}", f"{'—':>11}"]
+        cells.append(f"{fallback_bound(n):>14.1e}")
         if n <= FULL_LIMIT:
             full = best_time(lambda u=u, n=n: base2_exponential_mechanism(
                 u, eta, utility_min=0, utility_max=n, rng=rng, method="full"),

@@ -20,10 +20,11 @@ unbounded privacy loss. Ilvento (2020) removes floating point from the mechanism
 :func:`base2_exponential_mechanism` offers two samplers with the *same, exact* output
 distribution (:func:`probabilities`): ``method="full"`` is the paper's full-precision
 algorithm, ``Θ(n²)`` bit operations per draw for ``n`` outcomes with ``u(o) = o``;
-``method="fast"`` (the default) decides the draw with rigorous floating-point bounds and
-falls back to higher precision — ultimately the exact arithmetic — only when the random
-point lands within about ``n·2**-52`` of a boundary, ``O(n)`` expected time. See
-:mod:`dpkit._samplers.base2` for both.
+``method="fast"`` (the default) decides the draw with rigorous floating-point bounds, then,
+when the random point lands within about ``n·2**-52`` of a boundary, with exact sums of
+96-bit fixed-point bounds, and falls back to higher precision — ultimately the exact
+arithmetic — only when those leave it open (probability below ``8n²·2**-96``), ``O(n)``
+expected time. See :mod:`dpkit._samplers.base2` for both.
 
 References
 ----------
@@ -52,6 +53,7 @@ from dpkit._checks import (
 )
 from dpkit._samplers import base2
 from dpkit._samplers.base2 import InexactArithmeticError
+from dpkit._samplers.fixed_point import fallback_bound
 from dpkit.exponential_eta import MAX_BASE_EXPONENT as MAX_BASE_EXPONENT
 from dpkit.exponential_eta import Eta
 from dpkit.rng import RandomSource, resolve
@@ -80,18 +82,36 @@ _MAX_RANGE = 1 << 53        # utility bounds and their spread must be exact in a
 _METHODS = ("fast", "full", "search")
 
 #: The worst cost of :func:`base2_exponential_mechanism` per method (see
-#: :mod:`dpkit.timing`; ``benchmarks/deadlines.py``), per outcome and per 16,384 bits of
-#: precision. The ``"search"`` method's cost grows faster than the number of outcomes when
-#: the utilities are spread out: its deadline covers the worst measured up to 1,000.
+#: :mod:`dpkit.timing`; ``benchmarks/deadlines.py``), per outcome, and for ``"full"``,
+#: ``"search"`` and a ``"fast"`` release not covered by :func:`_common_path` also per
+#: 16,384 bits of precision. The ``"search"`` method's cost grows faster than the number of
+#: outcomes when the utilities are spread out: its deadline covers the worst measured up
+#: to 1,000.
 _PRECISION_UNIT = 16_384  # bits of precision a deadline's cost per outcome covers
 #: The ``"full"`` method's work per unit of precision has a share that does not grow with
 #: the number of outcomes (the random bits and sums of its normalisation, worth about 60
 #: outcomes in ``benchmarks/deadlines.py``): its deadline adds this many outcomes' worth
 #: per 16,384 bits of precision, pro rata.
 _FULL_FIXED_OUTCOMES = 64
-COSTS = {"fast": Cost(5.5, per_value=0.03, large=1.5, per_vector_value=40.0, per_object=1.2),
+#: ``"fast"`` covers levels 0 and 1 of the sampler: with level 1 forced, the median work of
+#: integer losses took 0.45-0.9 of the margin-1 deadline at 2 to 10**6 outcomes (once 1.08),
+#: at a load of 13 on 2 cores; fractional losses at 10**5 outcomes and more took 3-5 times
+#: it, forced or not (their randomized rounding; so did they with the constants before).
+COSTS = {"fast": Cost(9.0, per_value=0.03, large=1.5, per_vector_value=80.0, per_object=1.2),
          "full": Cost(7.0, per_value=0.1, large=10.0, per_vector_value=800.0, per_object=1.2),
          "search": Cost(5.0, per_value=0.05, large=5.0, per_vector_value=4e3, per_object=1.2)}
+#: The largest probability, bounded from public parameters, that a ``"fast"`` release whose
+#: deadline covers only its common path (levels 0 and 1) runs past it
+#: (:func:`~dpkit._samplers.fixed_point.fallback_bound`): about ``10**8`` outcomes.
+MAX_OVERRUN_PROBABILITY = 2.0 ** -40
+
+
+def _common_path(tables: base2.PowerTables | None, n: int) -> bool:
+    """Whether the deadline of a ``"fast"`` release of ``n`` outcomes covers its common path
+    only: both level-0 and level-1 tables exist (a base not too close to 1) and the draw
+    reaches the MPFR levels with probability at most :data:`MAX_OVERRUN_PROBABILITY`."""
+    return tables is not None and tables.direct is not None and tables.fixed is not None \
+        and fallback_bound(n) <= MAX_OVERRUN_PROBABILITY
 
 
 # --------------------------------------------------------------------------------------
@@ -387,8 +407,9 @@ def base2_exponential_mechanism(utilities: Any, eta: Eta, *, utility_min: Any,
         inputs only (whether the call raises never depends on the data): an integer from
         the analytic bound up to :data:`DEFAULT_MAX_PRECISION` (``2**27``). The analytic
         bound already makes every operation exact, so more bits buy no exactness; they
-        only cost memory (16 MiB per number at the limit) and time, and the deadline grows
-        with the precision (``2**50`` bits would make a release wait for months). The
+        only cost memory (16 MiB per number at the limit) and time, and the deadline of
+        ``"full"`` and ``"search"`` grows with the precision (``2**50`` bits would make a
+        release wait for months; ``"fast"``'s covers its common path only). The
         limit is the one the analytic bound itself must meet.
     max_outcomes : int, optional
         Public maximum number of outcomes used to fix the precision (default ``n``).
@@ -426,10 +447,23 @@ def base2_exponential_mechanism(utilities: Any, eta: Eta, *, utility_min: Any,
     number of rejection rounds, the fast method's rare fallback levels, and the cost of
     the exact arithmetic all depend on the utilities (whether they have fractional parts,
     for one). The call therefore ends at a deadline set by the number of outcomes ``n``,
-    the method, the precision and whether ``utilities`` is a float64 array
-    (:mod:`dpkit.timing`), which covers the worst cost measured; a call whose rejection
-    rounds run past it (a rare event, whose probability depends on the utilities) ends
-    late and is counted by :func:`dpkit.timing.overruns`. The number of outcomes is
+    the method and whether ``utilities`` is a float64 array (:mod:`dpkit.timing`), which
+    covers the worst cost measured. For ``"full"`` and ``"search"``, and for ``"fast"``
+    with a base too close to 1 (``η`` below about 0.016) or more than about ``10**8``
+    outcomes, it covers the exact arithmetic too, so it grows with the precision as well
+    (about as ``n²`` for losses spanning ``[0, n - 1]``). Otherwise the ``"fast"`` deadline
+    covers the sampler's common path only, levels 0 and 1 of
+    :func:`~dpkit._samplers.base2.fast_sample`, linear in ``n`` (0.28 s at ``10**6``
+    outcomes, measured on a 2-core machine under load, where it had been 92 s); a draw that
+    reaches the MPFR or exact levels runs past it, ends late and is counted by
+    :func:`dpkit.timing.overruns`. That happens
+    with probability at most ``p = (n - 1)·(2**-319 + (8n + 1)·2**-96)`` whatever the
+    utilities (:func:`~dpkit._samplers.fixed_point.fallback_bound`, proof there: 1.0e-16 at
+    ``10**6`` outcomes, below ``2**-40`` up to about ``10**8``), and a late end shows that
+    it happened: the release together with its end time is ``(ε, (1 + e**ε)·p)``-DP
+    (Ratliff & Vadhan 2024 count the running time as output in this way). A call whose
+    work outlasts the deadline for other reasons (a loaded machine) ends late too and is
+    counted the same way. The number of outcomes is
     treated as **public**, as the outcome set of an exponential mechanism is (the
     candidates are fixed before the data is scored; only their losses are private): a
     caller whose number of candidates depends on the data must first pad the outcome set
@@ -465,7 +499,10 @@ def _base2_exponential_mechanism_work(clock: Deadline, utilities: Any, eta: Eta,
     outcomes = n if max_outcomes is None else check_integer(max_outcomes, "max_outcomes",
                                                              minimum=n)
     bits = _checked_precision(precision, low, high, outcomes, eta)   # public inputs only
-    size = n * -(-bits // _PRECISION_UNIT)
+    if method == "fast" and _common_path(tables, n):
+        size = n      # levels 0 and 1; the rare MPFR and exact levels run past it
+    else:
+        size = n * -(-bits // _PRECISION_UNIT)
     if method == "full":   # its share that grows with the precision alone (public)
         size += -(-_FULL_FIXED_OUTCOMES * bits // _PRECISION_UNIT)
     clock.size(size, kind_of(utilities))
@@ -588,10 +625,17 @@ def probabilities(utilities: Any, eta: Eta, *, utility_min: Any = None,
 
 
 def _warm_up(utilities: Any, rng: Any) -> None:
-    """Every method of :func:`base2_exponential_mechanism` on ``utilities`` (a warm-up)."""
+    """Every method of :func:`base2_exponential_mechanism` on ``utilities`` (a warm-up), and
+    level 1 of the fast sampler, which its deadline covers but which runs only when level 0
+    leaves a draw open (rarely, and how rarely depends on the data): cold at its first use,
+    it would overrun."""
     for method in _METHODS:
         base2_exponential_mechanism(utilities, _WARM_UP_ETA, utility_min=0, utility_max=8,
                                     method=method, rng=rng)
+    x, y = _WARM_UP_ETA.reduced()
+    base2.fast_sample(np.arange(9), x, y, resolve(rng), start="fixed",
+                      precision=compute_precision(0, 8, 9, _WARM_UP_ETA),
+                      tables=base2.power_tables(x, y, 8))
 
 
 _WARM_UP_ETA = Eta(3, 2)  # 2**-η = 3/4

@@ -24,12 +24,12 @@ differ from the measured ones.
 The deadline depends on public quantities only; so does the running time, except when a
 release overruns its deadline.
 
-Waiting is a busy loop on :func:`time.perf_counter_ns` (preceded by :func:`time.sleep`
-for waits above 2 ms), so on an idle core the release ends within about a microsecond of
-the deadline plus a random extra wait of up to 2 µs (:func:`_jitter_ns`, from the OS's
-random bytes, which blurs the sub-microsecond traces of the work). A release pre-empted
-during its wait by other load ends late without being counted by :func:`overruns`, and
-under load that lateness can still depend on the work.
+Waiting is a busy loop on :func:`time.perf_counter_ns`, never a sleep (a sleeper is
+favoured on waking, so under load a release that worked less ended earlier), so on an idle
+core the release ends within about a microsecond of the deadline plus a random extra wait of
+up to 2 µs (:func:`_jitter_ns`, from the OS's random bytes, which blurs the sub-microsecond
+traces of the work). A release pre-empted during its wait by other load ends late without
+being counted by :func:`overruns`, but not later for having worked less (:mod:`dpkit._waiting`).
 **Errors.** A release first validates its public inputs (epsilon, delta, sensitivity, the
 container's type and shape, the number of values): an error there raises at once, since its
 time reveals nothing private. It then declares its public size (:meth:`Deadline.size`), and
@@ -312,7 +312,7 @@ def warm_up_with(work: Callable[..., Any], release: Callable[[Any, Any], object]
     **Guarantee.** The first-use work of the paths the warm-up takes (every value kind,
     both sources, the wait itself) is done before the first release's clock starts, so it
     does not make that release overrun; a path it does not take (a source of the caller's
-    own class; the sleep of a wait longer than 2 ms) still can (residual risk 5).
+    own class) still can (residual risk 5).
 
     Parameters
     ----------

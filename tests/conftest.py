@@ -3,7 +3,9 @@
 Releases are not padded to their deadlines in the tests (:func:`dpkit.timing.unpadded`):
 the tests measure no time, and a statistical test that draws 10**5 releases would
 otherwise spend most of its time waiting. ``tests/test_timing.py`` and
-``tests/test_first_use.py`` test the padding itself (they keep the real wait).
+``tests/test_first_use.py`` test the padding itself (they keep the real wait), and so does
+``tests/test_exponential_deadline.py`` (an overrun counted; its other releases are unpadded
+or stop before their work).
 ``tests/test_timing.py`` counts the calls and deadlines of single releases: the re-warm of
 a function gone cold (:mod:`dpkit._warming`), which runs before a release after 50 µs without
 one (light) or 10 ms (full) and which ``tests/test_first_use.py`` tests, is kept out of them
@@ -24,7 +26,7 @@ def _no_padding(request, monkeypatch):
     if module == "test_timing":
         monkeypatch.setattr(dpkit._warming, "REWARM_AFTER_NS", 2**62)
         monkeypatch.setattr(dpkit._warming, "LIGHT_REWARM_AFTER_NS", 2**62)
-    if module in ("test_timing", "test_first_use"):
+    if module in ("test_timing", "test_first_use", "test_exponential_deadline"):
         yield
     else:
         with dpkit.timing.unpadded():

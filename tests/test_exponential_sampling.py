@@ -5,7 +5,7 @@ then exact arithmetic; these tests check the bounds against exact values, force 
 fallback level, and compare each level's output distribution with the exact one.
 
 Statistical tests reject when a p-value is below 1e-7, so each fails a correct sampler with
-probability ≤ 1e-7; there are 7 of them here, ≤ 7e-7 < 1e-6 in all (union bound).
+probability ≤ 1e-7; there are 8 of them here, ≤ 8e-7 < 1e-6 in all (union bound).
 """
 
 from __future__ import annotations
@@ -112,6 +112,8 @@ def test_float_bracket_contains_the_exact_outcome(k, x, y) -> None:
 
 K = np.array([0, 1, 1, 2, 5, 0, 3, 9], dtype=np.int64)
 X, Y = 3, 2
+#: Level 0's tables without level 1's: the draws level 0 leaves go to the MPFR levels.
+NO_LEVEL_1 = sampling.PowerTables(sampling.power_tables(X, Y, 9).direct, ())
 
 
 def _pvalue(samples: list[int]) -> float:
@@ -127,10 +129,11 @@ def _pvalue(samples: list[int]) -> float:
     dict(),                                         # level 0 decides (almost always)
     dict(start="mp"),                               # MPFR levels from the start
     dict(start="exact"),                            # exact level from the start
-    dict(float_slack=0.5),                          # level 0 always hands over
+    dict(float_slack=0.5),                          # level 0 always hands over (to level 1)
+    dict(float_slack=0.5, tables=NO_LEVEL_1),       # level 0 hands over to MPFR
     dict(start="mp", mp_precisions=(2, 3)),         # coarse MPFR levels: often ambiguous
-    dict(float_slack=0.5, mp_precisions=(2,)),      # float → coarse MPFR → exact
-], ids=["float", "mp", "exact", "float-to-mp", "coarse-mp", "float-mp-exact"])
+    dict(float_slack=0.5, mp_precisions=(2,), tables=NO_LEVEL_1),  # float → MPFR → exact
+], ids=["float", "mp", "exact", "float-to-fixed", "float-to-mp", "coarse-mp", "float-mp-exact"])
 def test_every_level_samples_the_exact_distribution(options: dict) -> None:
     rng = seeded(20 + len(options) * 7 + len(str(options)))
     draws = 10000 if len(options) < 2 else 4000      # the coarse levels are slower

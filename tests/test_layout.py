@@ -8,8 +8,8 @@ layer above; README.md's module table and DESIGN.md describe the same order):
 1. ``_samplers``: the exact samplers and the power-of-two grid (private)
 2. the DP core: the mechanisms, ``composition``, ``audit``, ``datasets``
 3. the teaching versions: ``naive`` and ``attacks``
-4. ``i18n``: the language of figures and widgets, and their message catalogue (above the DP
-   core, so that no mechanism can depend on it)
+4. ``i18n``, ``i18n_check``: the language of figures, widgets and checkers, and their message
+   catalogues (above the DP core, so that no mechanism can depend on it)
 5. ``plots``: figure builders
 6. ``check`` and ``widgets``: exercise checkers, sliders
 7. ``course``: notebooks, assignments and grading
@@ -38,7 +38,7 @@ LAYERS = (
               "dpkit.svt", "dpkit.composition", "dpkit.audit", "dpkit.datasets",
               "dpkit.snapping")),
     ("teaching versions", ("dpkit.naive", "dpkit.attacks")),
-    ("language", ("dpkit.i18n",)),
+    ("language", ("dpkit.i18n", "dpkit.i18n_check")),
     ("plots", ("dpkit.plots",)),
     ("checkers and widgets", ("dpkit.check", "dpkit.widgets")),
     ("course tooling", ("dpkit.course",)),

@@ -886,3 +886,23 @@ def test_the_callers_stream_is_read_between_steps(monkeypatch):
         if event == "next" and depth == 0:
             outside.append(event)
     assert events.count("next") == 4 and outside == []
+
+
+def test_a_long_wait_never_sleeps(monkeypatch):
+    """A release waits for its deadline in a busy loop, however long the wait: a process
+    that sleeps is favoured by the scheduler on waking by the CPU time it left unused, so
+    under load a release that worked less ended earlier (``dpkit._waiting.wait_until``).
+    Fails on a wait that sleeps first (as waits above 2 ms once did)."""
+    import time as time_module
+
+    import dpkit._waiting as waiting
+
+    def no_sleep(seconds: float) -> None:
+        raise AssertionError(f"a release slept {seconds} s")
+
+    monkeypatch.setattr(time_module, "sleep", no_sleep)
+    start = time_module.perf_counter_ns()
+    assert waiting.wait_until(start + 20_000_000) is False
+    assert time_module.perf_counter_ns() >= start + 20_000_000
+    assert waiting.wait_until(start) is True
+    laplace_mechanism(np.zeros(100_000), 1.0, 1.0)   # a release whose deadline is > 2 ms

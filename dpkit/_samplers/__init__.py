@@ -29,6 +29,9 @@ Modules, bottom up (each imports only modules above it in this list, plus
 :mod:`~dpkit._samplers.grid`
     The power-of-two grid: ``to_grid``, ``add_units``, ``from_grid``, ``grid_exponent``,
     ``grid_sensitivity``.
+:mod:`~dpkit._samplers.fixed_point`
+    Level 1 of the base-2 selection's fast sampler: exact sums of 96-bit fixed-point weights,
+    and the bound on the probability that a draw needs more (``fallback_bound``).
 :mod:`~dpkit._samplers.base2`
     The exact selection of the base-2 exponential mechanism (Ilvento 2020).
 
@@ -95,12 +98,23 @@ What is and is not constant:
   path is chosen from the dtype, the grid exponent and the noise's reach (public); outside
   them (values float64 cannot hold, grid steps beyond ``2**±1021``, noise whose reach --
   750 Laplace scales, 40 Gaussian σ -- exceeds ``2**53`` grid units) the arithmetic runs
-  on exact Python integers (``to_grid``, ``add_units``, ``from_grid``), whose cost depends
-  on the values.
+  on exact Python integers (``to_grid``, ``add_units``, ``from_grid`` with
+  ``exact=True``), always, never on ``int64`` by the values' magnitudes (a switch at
+  ``2**61`` units that a breaker review timed: ε ≥ 2.94 certified against a promised
+  0.01, review 23); its cost depends on the values, and the release's deadline is that of
+  Python objects. The Laplace mechanism coarsens its grid (up to ``2**-10·Δ/d``) to keep
+  its noise's reach below ``2**53`` units (:func:`dpkit.laplace.laplace_grid`), and the
+  Gaussian's σ is about ``2**40`` units, so a float64 array leaves the float path only at
+  extreme parameters. The fixed-cost samplers return an ``object`` array at scales whose
+  digit plan exceeds 61 digits (public), never by whether the values drawn fit ``int64``.
 * Deadlines: what the samplers and the grid cannot make constant (Python's exact
   arithmetic on values float64 cannot hold, the envelope's tail passes, the discrete
   Gaussian's rounds) is hidden by padding every release to a deadline set by public sizes,
-  types and parameters (:mod:`dpkit.timing`).
+  types and parameters (:mod:`dpkit.timing`). One deadline covers a common path only: the
+  base-2 selection's fast sampler runs past it when a draw needs its MPFR or exact levels,
+  with a probability bounded from the number of outcomes alone
+  (:func:`~dpkit._samplers.fixed_point.fallback_bound`: below ``2**-52`` at ``10**6``),
+  which enters its guarantee as an additive ``δ`` (:mod:`dpkit.exponential`).
 * Input conversion: a float64 NumPy array is converted in a few vectorised operations; a
   Python list in one pass (:func:`dpkit._checks.check_finite_array`) whose cost hardly
   depends on the types of its elements (ints, floats, Fractions alike), except that an

@@ -22,12 +22,15 @@ Interval refinement (:func:`fast_sample`)
     so that the work stays in cache, and bounds the sums by the classic error bound of
     floating-point summation; it decides the outcome unless ``V`` lands within about
     ``n·2**-52`` (relative) of a cumulative boundary. Only then are more bits of ``V``
-    drawn and the bounds recomputed with MPFR directed rounding at 256, 1024, … bits, and
-    finally exactly (the full-precision arithmetic above, inexact flag trapped). Because a
-    level only ever *narrows* the set of indices consistent with the same ``V``, the output
-    is the exact distribution whichever level decides; the levels differ only in time. The
-    tables are built from public parameters before a release's clock starts
-    (:func:`power_tables`).
+    drawn (320 in all) and level 1 sums 96-bit fixed-point lower bounds of the weights
+    exactly (:mod:`~dpkit._samplers.fixed_point`), which leaves a draw undecided with
+    probability at most :func:`~dpkit._samplers.fixed_point.fallback_bound` (about
+    ``8n²·2**-96``, from ``n`` alone); only then are the bounds recomputed with MPFR
+    directed rounding at 256, 1024, … bits, and finally exactly (the full-precision
+    arithmetic above, inexact flag trapped). Because a level only ever *narrows* the set of
+    indices consistent with the same ``V``, the output is the exact distribution whichever
+    level decides; the levels differ only in time. The tables are built from public
+    parameters before a release's clock starts (:func:`power_tables`).
 
 Random binary search (:func:`random_binary_search_sample`)
     Ilvento (2020), Algorithm 3: the weights as exact integers, a dummy outcome ``⊥`` that
@@ -52,12 +55,13 @@ import itertools
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Any
 
 import gmpy2
 import numpy as np
 
+from dpkit._samplers.bits import bernoulli_dyadic
+from dpkit._samplers.fixed_point import V_BITS, fixed_point_level, fixed_point_table
 from dpkit._samplers.tables import public_table
 from dpkit.rng import RandomSource
 
@@ -399,10 +403,14 @@ class PowerTables:
     chunks : tuple of (numpy.ndarray, numpy.ndarray)
         Without a direct table: :func:`_power_table` for chunks ``0 … m-1``, enough for
         every exponent below ``2**(10·m)``; empty otherwise.
+    fixed : tuple of numpy.ndarray or None
+        Level 1's table (:func:`~dpkit._samplers.fixed_point.fixed_point_table`), ``None``
+        for bases too close to 1 (then level 1 is skipped).
     """
 
     direct: np.ndarray | None
     chunks: tuple[tuple[np.ndarray, np.ndarray], ...]
+    fixed: tuple[np.ndarray, ...] | None = None
 
 
 def power_tables(x: int, y: int, largest: int) -> PowerTables:
@@ -414,7 +422,8 @@ def power_tables(x: int, y: int, largest: int) -> PowerTables:
     ``x``, ``y`` and the chunk), so building them again costs a lookup.
     """
     direct = _lower_table(x, y)
-    return PowerTables(direct, () if direct is not None else _chunk_tables(x, y, largest))
+    return PowerTables(direct, () if direct is not None else _chunk_tables(x, y, largest),
+                       fixed_point_table(x, y))
 
 
 def _chunk_tables(x: int, y: int,
@@ -732,8 +741,10 @@ def fast_sample(k: np.ndarray, x: int, y: int, rng: RandomSource, *,
         Level 0's tables, from :func:`power_tables` with the *public* largest exponent. A
         release must pass them, built before its clock starts; the default, the tables
         ``k`` itself needs, builds them from the data (tests and documentation only).
-    start : {"float", "mp", "exact"}
-        First level to use. Tests start later to exercise the fallback levels.
+    start : {"float", "fixed", "mp", "exact"}
+        First level to use: level 0 (doubles), level 1 (exact 96-bit fixed-point sums,
+        :mod:`~dpkit._samplers.fixed_point`; skipped without its table), the MPFR levels or
+        the exact one. Tests start later to exercise the fallback levels.
     mp_precisions : tuple of int
         The MPFR precisions of the intermediate levels.
     float_slack : float
@@ -750,6 +761,7 @@ def fast_sample(k: np.ndarray, x: int, y: int, rng: RandomSource, *,
         return 0
     point, bits = rng.bits(53), 53
     first, last = 0, n - 1
+    tables = power_tables(x, y, int(k.max())) if tables is None else tables
     if start == "float":
         first, last = _float_level(k, x, y, point, tables)
         if float_slack:
@@ -757,7 +769,12 @@ def fast_sample(k: np.ndarray, x: int, y: int, rng: RandomSource, *,
             last = min(int(np.ceil(last * (1 + float_slack))) + 1, n - 1)
         if first == last:
             return first
-    if start in ("float", "mp"):
+    if start in ("float", "fixed") and tables.fixed is not None:
+        point, bits = _extend(point, bits, V_BITS, rng)
+        first, last = fixed_point_level(k, tables.fixed, point, bits, first, last)
+        if first == last:
+            return first
+    if start in ("float", "fixed", "mp"):
         base = exact_base(x, y)
         for bits_p in mp_precisions:
             point, bits = _extend(point, bits, bits_p + _V_SLACK, rng)
@@ -766,29 +783,3 @@ def fast_sample(k: np.ndarray, x: int, y: int, rng: RandomSource, *,
                 return first
     exact_bits = precision() if callable(precision) else precision
     return _exact_level(k, x, y, exact_bits, point, bits, first, last, rng)
-
-
-# --------------------------------------------------------------------------------------
-# Randomized rounding with random bits
-
-
-def bernoulli_dyadic(fractions: np.ndarray, rng: RandomSource) -> np.ndarray:
-    """Return independent booleans, ``True`` with probability exactly ``fractions[i]``.
-
-    Each ``fractions[i]`` is a double in ``(0, 1)``, hence a dyadic rational. A uniform
-    ``U = 0.u1u2u3…`` (binary) is compared with ``f = 0.f1f2f3…``: the first 64 bits of
-    ``U`` come from :meth:`RandomSource.uint64`; only on a tie of those 64 bits (probability
-    ``2**-64``) are more bits drawn, through :meth:`RandomSource.bernoulli` on the exact
-    remainder. ``U < f`` has probability exactly ``f``.
-    """
-    scaled = np.ldexp(fractions, 32)               # exact scalings and splits
-    top = np.floor(scaled)
-    scaled = np.ldexp(scaled - top, 32)
-    bottom = np.floor(scaled)
-    rest = scaled - bottom                         # f = (top·2**32 + bottom + rest) / 2**64
-    threshold = (top.astype(np.uint64) << np.uint64(32)) | bottom.astype(np.uint64)
-    draws = rng.uint64(fractions.size)
-    result = draws < threshold
-    for i in np.flatnonzero((draws == threshold) & (rest > 0)):
-        result[i] = rng.bernoulli(Fraction(float(rest[i])))
-    return result

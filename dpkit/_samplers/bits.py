@@ -29,12 +29,14 @@ True
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 from numpy.typing import DTypeLike
 
 from dpkit.rng import RandomSource
 
-__all__ = ["mask", "read_fields"]
+__all__ = ["bernoulli_dyadic", "mask", "read_fields"]
 
 _ONE = np.uint64(1)
 # a field of ``w`` bits: the smallest unsigned dtype holding it (uint8 for 0 to 8 bits)
@@ -208,3 +210,25 @@ def _split(window: np.ndarray, widths: list[int] | tuple[int, ...]) -> list[np.n
         out.append(field)
         used += width
     return out
+
+
+def bernoulli_dyadic(fractions: np.ndarray, rng: RandomSource) -> np.ndarray:
+    """Return independent booleans, ``True`` with probability exactly ``fractions[i]``.
+
+    Each ``fractions[i]`` is a double in ``(0, 1)``, hence a dyadic rational. A uniform
+    ``U = 0.u1u2u3…`` (binary) is compared with ``f = 0.f1f2f3…``: the first 64 bits of
+    ``U`` come from :meth:`RandomSource.uint64`; only on a tie of those 64 bits (probability
+    ``2**-64``) are more bits drawn, through :meth:`RandomSource.bernoulli` on the exact
+    remainder. ``U < f`` has probability exactly ``f``.
+    """
+    scaled = np.ldexp(fractions, 32)               # exact scalings and splits
+    top = np.floor(scaled)
+    scaled = np.ldexp(scaled - top, 32)
+    bottom = np.floor(scaled)
+    rest = scaled - bottom                         # f = (top·2**32 + bottom + rest) / 2**64
+    threshold = (top.astype(np.uint64) << np.uint64(32)) | bottom.astype(np.uint64)
+    draws = rng.uint64(fractions.size)
+    result = draws < threshold
+    for i in np.flatnonzero((draws == threshold) & (rest > 0)):
+        result[i] = rng.bernoulli(Fraction(float(rest[i])))
+    return result

@@ -81,7 +81,8 @@ def discrete_laplace(scale: Fraction | int, rng: RandomSource,
     Returns
     -------
     int or numpy.ndarray
-        An ``int64`` array (``object`` holding Python ints if a value does not fit).
+        An ``int64`` array, or ``object`` holding Python ints (chosen from the scale, or
+        by a draw beyond the covered digits: probability ``<= e**-64``).
 
     Raises
     ------
@@ -122,23 +123,19 @@ def discrete_gaussian(sigma2: Fraction | int, rng: RandomSource,
     ----------
     sigma2 : Fraction or int
         The variance parameter ``σ²``, a rational number > 0 (a float is converted exactly).
-    rng : RandomSource
-        The source of random bits.
-    size : int or tuple of int, optional
-        ``None`` (default) returns one Python ``int``; otherwise an array of that shape.
+    rng, size
+        As in :func:`discrete_laplace`.
 
     Returns
     -------
     int or numpy.ndarray
-        An ``int64`` array (``object`` holding Python ints if a value does not fit).
+        As :func:`discrete_laplace` returns them.
 
     Raises
     ------
-    TypeError
-        If ``sigma2`` is not a real number, ``size`` not an integer (tuple) or ``rng`` not a
-        :class:`RandomSource`.
-    ValueError
-        If ``sigma2`` is not a finite number > 0 or ``size`` is negative.
+    TypeError, ValueError
+        If ``sigma2`` is not a finite real number > 0; for ``size`` and ``rng``, as
+        :func:`discrete_laplace` does.
 
     Notes
     -----

@@ -20,6 +20,11 @@ yes-or-no form.
 
 The helpers never time the student's function: a function that loops forever is stopped by
 whoever runs the checker (the notebook's interrupt, or the grading's cell time limit).
+
+Every text a checker shows is a template with named fields passed through
+:func:`dpkit.i18n.tr` (``tr("{where}, your function raised {error}").format(...)``), so
+that a verdict reads in the student's language (:mod:`dpkit.i18n_check` holds the
+translations); the values filled in are the same in every language.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from dpkit.check._verdict import Verdict
+from dpkit.i18n import tr
 from dpkit.rng import SecureRandom, replayable_secure_source
 
 __all__ = ["call", "call_checked", "call_number", "coerce", "compare_at", "lent_generator",
@@ -134,15 +140,20 @@ def _place(error: Exception) -> str:
     """Where the student's code raised ``error``, when the grading sandbox says so (" (in
     your answer to Exercise 3.2, line 4)"); "" in a notebook, where the traceback shows it."""
     place = getattr(error, "where", None)
-    return f" (in {place})" if isinstance(place, str) and place else ""
+    return tr(" (in {place})").format(place=place) if isinstance(place, str) and place else ""
 
 
 def _raised(error: Exception) -> str:
     """"ZeroDivisionError: division by zero (in …)", or, for an error whose message the
-    grading sandbox withheld, its type, where, and why the message is missing."""
+    grading sandbox withheld, its type, where, and why the message is missing. A message
+    that dpkit's own lent objects raise in the student's code (a bits-only source's refusal,
+    fixed English texts that a grader matches) is shown in the current language; the
+    student's own messages are quoted as they are."""
     if getattr(error, "withheld", False):
-        return f"{type(error).__name__}{_place(error)} ({WITHHELD})"
-    message = str(error)
+        return tr("{error}{place} ({why})").format(error=type(error).__name__,
+                                                   place=_place(error), why=tr(WITHHELD))
+    message = tr(str(error)) if raised_in_dpkit(error) else str(error)
+
     return f"{type(error).__name__}{': ' + message if message else ''}{_place(error)}"
 
 
@@ -155,39 +166,42 @@ def _stand_in(value: Any) -> bool:
 def _kind(value: Any) -> str:
     """What ``value`` is, when its repr does not say it: " (an array of shape (2,))"."""
     if isinstance(value, np.ndarray):
-        return f" (an array of shape {value.shape})"
+        return tr(" (an array of shape {shape})").format(shape=value.shape)
     if value is None or isinstance(value, float) or _stand_in(value):
         return ""
-    return f" (of type {type(value).__name__})"
+    return tr(" (of type {type})").format(type=type(value).__name__)
 
 
 def _one(value: Any, *, whole: bool, finite: bool) -> tuple[Any, str | None]:
     """One number, as :func:`coerce` reads it with ``length=None``."""
-    noun = "a whole number" if whole else "a finite number"
+    noun = tr("a whole number") if whole else tr("a finite number")
     given = value
+    refused = tr("{value}{kind}, not {noun}")
     if isinstance(value, np.ndarray):
         if value.size != 1:
-            return None, (f"{shown(value)}{_kind(value)}, not {noun}: one number is expected "
-                          "(a scalar, or an array of size 1)")
+            return None, tr("{value}{kind}, not {noun}: one number is expected (a scalar, "
+                            "or an array of size 1)").format(value=shown(value),
+                                                             kind=_kind(value), noun=noun)
         value = value.item()      # a Python scalar (or the object an object array holds)
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, Decimal)):
-        return None, f"{shown(given)}{_kind(given)}, not {noun}"
+        return None, refused.format(value=shown(given), kind=_kind(given), noun=noun)
     if whole:
         if isinstance(value, numbers.Integral):
             return int(value), None
         try:
             integer = int(value)      # truncates; exact for any finite float
         except (OverflowError, TypeError, ValueError):  # inf, nan, exotic Real types
-            return None, f"{shown(given)}{_kind(given)}, not {noun}"
+            return None, refused.format(value=shown(given), kind=_kind(given), noun=noun)
         if integer != value:
-            return None, f"{shown(given)}{_kind(given)}, not {noun}"
+            return None, refused.format(value=shown(given), kind=_kind(given), noun=noun)
         return integer, None
     try:
         real = float(value)
     except (OverflowError, TypeError, ValueError):  # 10**400, exotic Real types
-        return None, f"{shown(given)}{_kind(given)}, not {noun} (beyond the float range)"
+        return None, tr("{value}{kind}, not {noun} (beyond the float range)").format(
+            value=shown(given), kind=_kind(given), noun=noun)
     if math.isnan(real) or (finite and math.isinf(real)):
-        return None, f"{shown(given)}{_kind(given)}, not {noun}"
+        return None, refused.format(value=shown(given), kind=_kind(given), noun=noun)
     return real, None
 
 
@@ -260,23 +274,29 @@ def coerce(value: Any, *, length: int | None = None, whole: bool = False,
     """
     if length is None:
         return _one(value, whole=whole, finite=finite)
-    noun = f"{length} whole numbers" if whole else f"{length} finite numbers"
+    noun = (tr("{length} whole numbers") if whole
+            else tr("{length} finite numbers")).format(length=length)
     if isinstance(value, np.ndarray):
         if value.shape != (length,):
-            return None, (f"{shown(value)}{_kind(value)}, not {noun}: the shape must be "
-                          f"({length},)")
+            return None, tr("{value}{kind}, not {noun}: the shape must be ({length},)").format(
+                value=shown(value), kind=_kind(value), noun=noun, length=length)
     elif isinstance(value, (tuple, list)):
         if len(value) != length:
-            items = f"{len(value)} item{'' if len(value) == 1 else 's'}"
-            return None, f"{shown(value)} (a {type(value).__name__} of {items}), not {noun}"
+            items = (tr("{value} (a {container} of {count} item), not {noun}")
+                     if len(value) == 1 else
+                     tr("{value} (a {container} of {count} items), not {noun}"))
+            return None, items.format(value=shown(value), container=type(value).__name__,
+                                      count=len(value), noun=noun)
     else:
-        return None, (f"{shown(value)}{_kind(value)}, not {noun} (a tuple, a list or an "
-                      f"array of shape ({length},))")
+        return None, tr("{value}{kind}, not {noun} (a tuple, a list or an array of shape "
+                        "({length},))").format(value=shown(value), kind=_kind(value),
+                                               noun=noun, length=length)
     read = []
     for i, item in enumerate(value):
         one, why = _one(item, whole=whole, finite=finite)
         if why is not None:
-            return None, f"{shown(value)}: its item {i} is {why}"
+            return None, tr("{value}: its item {index} is {why}").format(
+                value=shown(value), index=i, why=why)
         read.append(one)
     return tuple(read), None
 
@@ -299,7 +319,8 @@ def shown(value: Any) -> str:
     text = repr(value)
     if len(text) <= _SHOWN_LENGTH or _stand_in(value):
         return text
-    return f"{text[:_SHOWN_LENGTH - 1]}… ({len(text)} characters)"
+    return tr("{start}… ({length} characters)").format(start=text[:_SHOWN_LENGTH - 1],
+                                                       length=len(text))
 
 
 _PACKAGE = os.path.realpath(os.path.join(os.path.dirname(__file__), os.pardir))
@@ -353,12 +374,13 @@ def call_checked(fn: Callable[..., Any], *args: Any, where: str, details: Sequen
         The arguments of this call.
     where : str
         The test point, as the opening phrase of a sentence ("at epsilon=0.5",
-        "on five queries far below the threshold"): the verdict starts with it.
+        "on five queries far below the threshold"), in the current language (the caller
+        passes it through :func:`dpkit.i18n.tr`): the verdict starts with it.
     details : sequence of str
         What the checker has established so far; the failing verdict carries it.
     explain : callable, optional
         Maps the raised exception to a hint appended to the message ("" for none), for an
-        exercise where one kind of exception has a known cause.
+        exercise where one kind of exception has a known cause (in the current language).
 
     Returns
     -------
@@ -379,11 +401,13 @@ def call_checked(fn: Callable[..., Any], *args: Any, where: str, details: Sequen
         result = fn(*args)
     except Exception as error:  # any failure of student code becomes a readable verdict
         hint = explain(error) if explain is not None else ""
-        return Verdict(False, f"{where}, your function raised {_raised(error)}"
-                       f"{'; ' + hint if hint else ''}", tuple(details))
-    if isinstance(result, Verdict):
-        return Verdict(False, f"{where}, your function returned a Verdict, not an answer",
+        said = (tr("{where}, your function raised {error}; {hint}") if hint
+                else tr("{where}, your function raised {error}"))
+        return Verdict(False, said.format(where=where, error=_raised(error), hint=hint),
                        tuple(details))
+    if isinstance(result, Verdict):
+        return Verdict(False, tr("{where}, your function returned a Verdict, not an "
+                                 "answer").format(where=where), tuple(details))
     return result
 
 
@@ -418,7 +442,9 @@ def call_number(fn: Callable[..., Any], *args: Any, where: str, low: float | Non
         ``low <= value <= high``.
     need : str, optional
         The sentence a value out of range gets, saying what the range means ("a probability
-        lies between 0 and 1"); by default "the answer must lie in [low, high]".
+        lies between 0 and 1", in the current language); by default "the answer must lie
+        in [low, high]".
+
 
     Returns
     -------
@@ -444,26 +470,29 @@ def call_number(fn: Callable[..., Any], *args: Any, where: str, low: float | Non
         return result
     value, why = coerce(result)
     if why is not None:
-        return Verdict(False, f"{where}, your function returned {why}", tuple(details))
+        return Verdict(False, tr("{where}, your function returned {why}").format(
+            where=where, why=why), tuple(details))
     too_low = low is not None and (value <= low if strict else value < low)
     too_high = high is not None and (value >= high if strict else value > high)
     if too_low or too_high:
-        why = need or f"the answer must lie in {_interval(low, high, strict)}"
-        return Verdict(False, f"{where}, your function returned {value!r}: {why}",
-                       tuple(details))
+        why = need or tr("the answer must lie in {interval}").format(
+            interval=_interval(low, high, strict))
+        return Verdict(False, tr("{where}, your function returned {value!r}: {why}").format(
+            where=where, value=value, why=why), tuple(details))
     return value
+
 
 
 def compare_at(fn: Callable[..., Any], points: Iterable[tuple[Any, ...]],
                reference: Callable[..., float], *, label: Callable[..., str],
-               wrong: Callable[..., str], rel_tol: float, at: str = "for",
+               wrong: Callable[..., str], rel_tol: float, at: str | None = None,
                tally: bool = False) -> tuple[str, ...] | Verdict:
     """Call a student's function at fixed test points and compare each result with the right
     value; return what was established, or the failing Verdict of the first wrong point.
 
     At each point ``args``, :func:`call_number` calls ``fn(*args)`` (a failing verdict opens
-    with ``f"{at} {label(*args)}"``), and the result is right when it lies within a relative
-    ``rel_tol`` of ``reference(*args)``.
+    with ``at.format(point=label(*args))``), and the result is right when it lies within a
+    relative ``rel_tol`` of ``reference(*args)``.
 
     Parameters
     ----------
@@ -477,15 +506,17 @@ def compare_at(fn: Callable[..., Any], points: Iterable[tuple[Any, ...]],
         ``label(*args)``: the point as text (``"k=4, c=1"``), in the details and the verdict.
     wrong : callable
         ``wrong(value, want, *args)``: what is wrong with ``value``, the end of the failing
-        verdict's sentence after ``f"{at} {label(*args)}"``; it must not state ``want``.
+        verdict's sentence after the test point; it must not state ``want``.
     rel_tol : float
         The relative tolerance of :func:`math.isclose`.
-    at : str
-        The words before the label in a failing verdict (``"for"``, ``"at"``).
+    at : str, optional
+        The test point as the opening phrase of a failing verdict, a template with the field
+        ``{point}`` already in the current language (``tr("at {point}")``); by default
+        ``tr("for {point}")``.
     tally : bool
         If true, every point is recorded as ``"{label}: got {value!r}, right"`` (``wrong``
         for the failing one, which the failing verdict then lists too); otherwise a right
-        point only, as ``"{label}: {value!r} is right"``.
+        point only, as ``"{label}: {value!r} is right"`` (both in the current language).
 
     Returns
     -------
@@ -506,17 +537,23 @@ def compare_at(fn: Callable[..., Any], points: Iterable[tuple[Any, ...]],
       - x=1: 2.0 is right
     """
     details: list[str] = []
+    opening = tr("for {point}") if at is None else at
     for args in points:
         point = label(*args)
-        value = call_number(fn, *args, where=f"{at} {point}", details=details)
+        where = opening.format(point=point)
+        value = call_number(fn, *args, where=where, details=details)
         if isinstance(value, Verdict):
             return value
         want = reference(*args)
         right = math.isclose(value, want, rel_tol=rel_tol)
         if tally:
-            details.append(f"{point}: got {value!r}, {'right' if right else 'wrong'}")
+            details.append((tr("{point}: got {value!r}, right") if right else
+                            tr("{point}: got {value!r}, wrong")).format(point=point,
+                                                                        value=value))
         if not right:
-            return Verdict(False, f"{at} {point} {wrong(value, want, *args)}", tuple(details))
+            return Verdict(False, tr("{where} {wrong}").format(
+                where=where, wrong=wrong(value, want, *args)), tuple(details))
         if not tally:
-            details.append(f"{point}: {value!r} is right")
+            details.append(tr("{point}: {value!r} is right").format(point=point, value=value))
     return tuple(details)
+

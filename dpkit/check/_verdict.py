@@ -5,6 +5,8 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass, field
 
+from dpkit.i18n import tr
+
 
 @dataclass(frozen=True)
 class Verdict:
@@ -20,6 +22,10 @@ class Verdict:
         achieves.
     details : tuple of str
         Supporting facts (test statistics, measured values), shown under the message.
+
+    The checkers write ``message`` and ``details`` in the current language
+    (:func:`dpkit.i18n.language`), and so are the headings printed here ("NOT YET",
+    "PASSED"): Simplified Chinese when it is ``"zh"``, English otherwise.
 
     Examples
     --------
@@ -39,13 +45,15 @@ class Verdict:
         return self.passed
 
     def __str__(self) -> str:
-        head = ("PASSED: " if self.passed else "NOT YET: ") + self.message
+        head = (tr("PASSED: {message}") if self.passed
+                else tr("NOT YET: {message}")).format(message=self.message)
         return "\n".join([head, *("  - " + d for d in self.details)])
 
     def _repr_html_(self) -> str:
         colour = "#1a7f37" if self.passed else "#b35900"
         items = "".join(f"<li>{html.escape(d)}</li>" for d in self.details)
-        label = "Passed" if self.passed else "Not yet"
+        label = tr("Passed:") if self.passed else tr("Not yet:")
         return (f'<div style="border-left:4px solid {colour};padding:0.3em 0.8em">'
-                f"<strong>{label}:</strong> {html.escape(self.message)}"
+                f"<strong>{label}</strong> {html.escape(self.message)}"
+
                 f"{'<ul>' + items + '</ul>' if items else ''}</div>")

@@ -23,6 +23,7 @@ from dpkit.composition import (
     optimal,
     optimal_epsilon_per_mechanism,
 )
+from dpkit.i18n import tr
 
 __all__ = [
     "check_advanced_composition",
@@ -54,17 +55,19 @@ def check_advanced_composition(fn: Callable[[float, int, float], float]) -> Verd
     def wrong(value: float, want: float, epsilon: float, k: int, delta_prime: float) -> str:
         first = math.sqrt(2 * k * math.log(1 / delta_prime)) * epsilon
         if math.isclose(value, first, rel_tol=1e-6):
-            hint = ("you have the theorem's first term only; it has a second term, "
-                    "which grows linearly in k")
+            hint = tr("you have the theorem's first term only; it has a second term, "
+                      "which grows linearly in k")
         elif math.isclose(value, first + k * epsilon**2, rel_tol=1e-6):
-            hint = ("your second term looks like k·ε², which is smaller than the "
-                    "theorem's: compare it with the theorem term by term")
+            hint = tr("your second term looks like k·ε², which is smaller than the "
+                      "theorem's: compare it with the theorem term by term")
         elif math.isclose(value, 2 * first, rel_tol=1e-6):
-            hint = ("2·ε·sqrt(2k ln(1/δ')) is the per-mechanism budget (the chapter's "
-                    "corollary) read backwards, not the advanced composition theorem")
+            hint = tr("2·ε·sqrt(2k ln(1/δ')) is the per-mechanism budget (the chapter's "
+                      "corollary) read backwards, not the advanced composition theorem")
         else:
-            hint = "compare your formula with the theorem term by term"
-        return f"your total {value!r} is {'too large' if value > want else 'too small'}; {hint}"
+            hint = tr("compare your formula with the theorem term by term")
+        said = (tr("your total {value!r} is too large; {hint}") if value > want
+                else tr("your total {value!r} is too small; {hint}"))
+        return said.format(value=value, hint=hint)
 
     found = compare_at(fn, _ADVANCED_CASES, lambda epsilon, k, delta_prime:
                        advanced(epsilon, 0.0, k, delta_prime)[0],
@@ -73,8 +76,8 @@ def check_advanced_composition(fn: Callable[[float, int, float], float]) -> Verd
                        wrong=wrong, rel_tol=1e-9, tally=True)
     if isinstance(found, Verdict):
         return found
-    return Verdict(True, "your function computes the total epsilon of the advanced composition "
-                   "theorem", found[:3])
+    return Verdict(True, tr("your function computes the total epsilon of the advanced "
+                            "composition theorem"), found[:3])
 
 
 def check_crossover(fn: Callable[[float, float], int | None]) -> Verdict:
@@ -93,32 +96,36 @@ def check_crossover(fn: Callable[[float, float], int | None]) -> Verdict:
     cases = ((0.1, 1e-5), (0.5, 1e-4), (0.01, 1e-6), (0.3, 1e-9), (1.0, 1e-5), (0.7, 1e-3))
     for epsilon, delta_prime in cases:
         point = f"epsilon={epsilon:g}, delta'={delta_prime:g}"
-        got = call_checked(fn, epsilon, delta_prime, where=f"for {point}", details=details)
+        got = call_checked(fn, epsilon, delta_prime, where=tr("for {point}").format(point=point),
+                           details=details)
         if isinstance(got, Verdict):
             return got
         want = advanced_crossover(epsilon, delta_prime)
-        details.append(f"{point}: got {shown(got)}")
+        details.append(tr("{point}: got {value}").format(point=point, value=shown(got)))
         if want is None:
             if got is not None:
-                return Verdict(False, f"at epsilon={epsilon:g} advanced composition never beats "
-                               f"k·ε (compare the theorem's second term alone with k·ε); "
-                               f"return None, got {shown(got)}", tuple(details))
+                return Verdict(False, tr("at epsilon={epsilon:g} advanced composition never "
+                                         "beats k·ε (compare the theorem's second term alone "
+                                         "with k·ε); return None, got {value}").format(
+                                             epsilon=epsilon, value=shown(got)), tuple(details))
             continue
         k, why = coerce(got, whole=True)
         if why is not None or k < 1:
-            return Verdict(False, f"for {point} expected a positive integer k, got "
-                           f"{why or shown(got)}", tuple(details))
+            return Verdict(False, tr("for {point} expected a positive integer k, got "
+                                     "{value}").format(point=point, value=why or shown(got)),
+                           tuple(details))
         got = k
         if got != want:
             if got < want:
-                why = (f"at k={got} the advanced composition total is not strictly below k·ε: "
-                       f"advanced composition does not win there yet")
+                why = tr("at k={k} the advanced composition total is not strictly below k·ε: "
+                         "advanced composition does not win there yet").format(k=got)
             else:
-                why = (f"at k={shown(got)} advanced composition wins, but it already wins at a "
-                       f"smaller k; return the first one")
-            return Verdict(False, f"for {point}: {why}", tuple(details))
-    return Verdict(True, "your crossover matches advanced against basic composition "
-                   "(29 at ε = 0.1, δ' = 1e-5; never at ε = 1)", tuple(details))
+                why = tr("at k={k} advanced composition wins, but it already wins at a "
+                         "smaller k; return the first one").format(k=shown(got))
+            return Verdict(False, tr("for {point}: {why}").format(point=point, why=why),
+                           tuple(details))
+    return Verdict(True, tr("your crossover matches advanced against basic composition "
+                            "(29 at ε = 0.1, δ' = 1e-5; never at ε = 1)"), tuple(details))
 
 
 @lru_cache(maxsize=32)
@@ -177,7 +184,8 @@ def check_per_query_epsilon(epsilon: Any, *, total: float = 1.0, delta_prime: fl
     """
     answer, why = coerce(epsilon)
     if why is not None or answer <= 0:
-        return Verdict(False, f"expected a positive number, got {why or shown(epsilon)}")
+        return Verdict(False, tr("expected a positive number, got {value}").format(
+            value=why or shown(epsilon)))
     epsilon = answer
     best = _best_per_query(total, delta_prime, k)
     try:
@@ -187,22 +195,28 @@ def check_per_query_epsilon(epsilon: Any, *, total: float = 1.0, delta_prime: fl
     shown_total = f"{composed:.6f}" if composed < 1e6 else f"{composed:.6g}"
     if float(shown_total) == total:  # just above the budget: show enough digits to see it
         shown_total = repr(composed)
-    details = (f"your epsilon {epsilon:.6g}: {k} queries compose to {shown_total} "
-               f"(optimal composition over all epsilon-DP mechanisms, delta'={delta_prime:g})",
-               f"basic composition would allow {total / k:.6g}")
+    details = (tr("your epsilon {epsilon:.6g}: {k} queries compose to {composed} (optimal "
+                  "composition over all epsilon-DP mechanisms, delta'={delta_prime:g})").format(
+                      epsilon=epsilon, k=k, composed=shown_total, delta_prime=delta_prime),
+               tr("basic composition would allow {basic:.6g}").format(basic=total / k))
     if not _within_budget(epsilon, composed, total=total, delta_prime=delta_prime, k=k):
-        return Verdict(False, f"{k} queries at epsilon={epsilon:.6g} exceed the budget: even "
-                       f"optimal composition gives {shown_total} > {total:g}", details)
+        return Verdict(False, tr("{k} queries at epsilon={epsilon:.6g} exceed the budget: "
+                                 "even optimal composition gives {composed} > {total:g}").format(
+                                     k=k, epsilon=epsilon, composed=shown_total, total=total),
+                       details)
     if composed > total:
-        details += ("optimal() rounds its total up (the safe direction); the exact total of "
-                    "your epsilon is within the budget up to floating-point rounding",)
+        details += (tr("optimal() rounds its total up (the safe direction); the exact total of "
+                       "your epsilon is within the budget up to floating-point rounding"),)
     if epsilon < 0.99 * best:
-        return Verdict(False, f"valid but wasteful: {k} queries at epsilon={epsilon:.6g} "
-                       f"compose to {composed:.4f}, below the budget {total:g}; a larger "
-                       f"epsilon (by more than 1%) still fits", details)
-    return Verdict(True, f"{k} queries at epsilon={epsilon:.6g} fit the budget "
-                   f"({min(composed, total):.4f} <= {total:g}), {epsilon / (total / k):.2f}× "
-                   f"what basic composition allows", details)
+        return Verdict(False, tr("valid but wasteful: {k} queries at epsilon={epsilon:.6g} "
+                                 "compose to {composed:.4f}, below the budget {total:g}; a "
+                                 "larger epsilon (by more than 1%) still fits").format(
+                                     k=k, epsilon=epsilon, composed=composed, total=total),
+                       details)
+    return Verdict(True, tr("{k} queries at epsilon={epsilon:.6g} fit the budget ({composed:.4f} "
+                            "<= {total:g}), {ratio:.2f}× what basic composition allows").format(
+                                k=k, epsilon=epsilon, composed=min(composed, total),
+                                total=total, ratio=epsilon / (total / k)), details)
 
 
 @lru_cache(maxsize=32)
@@ -233,24 +247,29 @@ def check_queries_needed(n: Any, *, epsilon: float = 0.5, probability: float = 0
     """
     count, why = coerce(n, whole=True)
     if why is not None or count < 1:
-        return Verdict(False, f"expected a positive integer number of queries, got "
-                       f"{why or shown(n)}")
+        return Verdict(False, tr("expected a positive integer number of queries, got "
+                                 "{value}").format(value=why or shown(n)))
     n = count
     if n > 10**6:
-        return Verdict(False, f"{n} is far more than needed")
+        return Verdict(False, tr("{n} is far more than needed").format(n=n))
     want = _queries_needed(epsilon, probability)
+    success = tr("success probability with {n} answers: {probability:.4f}")
     if n == want:
-        return Verdict(True, f"{want} answers at ε = {epsilon:g} recover the count with "
-                       f"probability ≥ {probability:g}, and fewer do not",
-                       (f"success probability with {want - 1} answers: "
-                        f"{averaging_success_probability(epsilon, want - 1):.4f}",
-                        f"success probability with {want} answers: "
-                        f"{averaging_success_probability(epsilon, want):.4f}"))
+        return Verdict(True, tr("{n} answers at ε = {epsilon:g} recover the count with "
+                                "probability ≥ {probability:g}, and fewer do not").format(
+                                    n=want, epsilon=epsilon, probability=probability),
+                       (success.format(n=want - 1, probability=averaging_success_probability(
+                           epsilon, want - 1)),
+                        success.format(n=want, probability=averaging_success_probability(
+                            epsilon, want))))
     if n < want:
-        return Verdict(False, f"{n} is too few: with {n} answers the success probability is "
-                       f"{averaging_success_probability(epsilon, n):.4f} < {probability:g}")
-    return Verdict(False, f"{n} answers succeed with probability ≥ {probability:g}, but so "
-                   f"does a smaller number; the question asks for the smallest")
+        return Verdict(False, tr("{n} is too few: with {n} answers the success probability is "
+                                 "{success:.4f} < {probability:g}").format(
+                                     n=n, success=averaging_success_probability(epsilon, n),
+                                     probability=probability))
+    return Verdict(False, tr("{n} answers succeed with probability ≥ {probability:g}, but so "
+                             "does a smaller number; the question asks for the "
+                             "smallest").format(n=n, probability=probability))
 
 
 # (epsilon, epsilon0) cases the Laplace-profile checker tries.
@@ -277,24 +296,26 @@ def check_laplace_profile(fn: Callable[[float, float], float]) -> Verdict:
     details = []
     for epsilon, epsilon0 in _PROFILE_CASES:
         point = f"epsilon={epsilon:g}, epsilon0={epsilon0:g}"
-        value = call_number(fn, epsilon, epsilon0, where=f"for {point}", details=details)
+        value = call_number(fn, epsilon, epsilon0, where=tr("for {point}").format(point=point),
+                            details=details)
         if isinstance(value, Verdict):
             return value
         want = _laplace_profile(epsilon, epsilon0)
-        details.append(f"{point}: got {value!r}")
+        details.append(tr("{point}: got {value}").format(point=point, value=repr(value)))
         if math.isclose(value, want, rel_tol=1e-9, abs_tol=1e-15):
             continue
         tail = 0.5 + 0.5 * _laplace_profile(epsilon, epsilon0)  # P[L > epsilon], epsilon < epsilon0
         if epsilon >= epsilon0:
-            hint = ("the Laplace loss never exceeds epsilon0: what does that make δ(ε) "
-                    "for ε ≥ epsilon0?")
+            hint = tr("the Laplace loss never exceeds epsilon0: what does that make δ(ε) "
+                      "for ε ≥ epsilon0?")
         elif math.isclose(value, tail, rel_tol=1e-6):
-            hint = ("that is P[L > ε], the probability of a large loss; δ(ε) is the "
-                    "expectation of (1 − e^(ε − L))₊")
+            hint = tr("that is P[L > ε], the probability of a large loss; δ(ε) is the "
+                      "expectation of (1 − e^(ε − L))₊")
         else:
-            hint = ("add the contributions of the atom at epsilon0 and of the density on "
-                    "(ε, epsilon0)")
-        return Verdict(False, f"for {point} your value {value!r} is not δ(ε); {hint}",
-                       tuple(details))
-    return Verdict(True, "your function is the privacy profile of the Laplace mechanism",
+            hint = tr("add the contributions of the atom at epsilon0 and of the density on "
+                      "(ε, epsilon0)")
+        return Verdict(False, tr("for {point} your value {value!r} is not δ(ε); {hint}").format(
+            point=point, value=value, hint=hint), tuple(details))
+    return Verdict(True, tr("your function is the privacy profile of the Laplace mechanism"),
                    tuple(details[:4]))
+

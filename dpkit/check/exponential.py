@@ -18,6 +18,7 @@ from dpkit._checks import check_epsilon, check_integer, check_sensitivity
 from dpkit.check._common import call_checked, coerce, raised_in_dpkit, shown
 from dpkit.check._verdict import Verdict
 from dpkit.exponential import Eta, compute_precision
+from dpkit.i18n import tr
 from dpkit.rng import RandomSource, seeded
 
 __all__ = [
@@ -54,19 +55,20 @@ def check_underflow_threshold(answer: Any, epsilon: float = 1.0) -> Verdict:
     epsilon = check_epsilon(epsilon)
     whole, why = coerce(answer, whole=True)
     if why is not None:
-        return Verdict(False, f"Expected an integer loss, got {why}.")
+        return Verdict(False, tr("Expected an integer loss, got {why}.").format(why=why))
     answer = whole
     weight, before = _naive_weight(answer, epsilon), _naive_weight(answer - 1, epsilon)
     details = (f"exp(-{epsilon:g}·{answer}/2) = {weight!r}",
                f"exp(-{epsilon:g}·{answer - 1}/2) = {before!r}")
     if weight != 0.0:
-        return Verdict(False, f"The weight of loss {answer} is still positive: the threshold "
-                              "is larger.", details)
+        return Verdict(False, tr("The weight of loss {loss} is still positive: the threshold "
+                                 "is larger.").format(loss=answer), details)
     if before == 0.0:
-        return Verdict(False, f"Loss {answer - 1} already underflows: look for a smaller "
-                              "threshold.", details)
-    return Verdict(True, f"Loss {answer} is the first whose weight is exactly 0.0: every "
-                         "outcome at or beyond it can never be drawn.", details)
+        return Verdict(False, tr("Loss {loss} already underflows: look for a smaller "
+                                 "threshold.").format(loss=answer - 1), details)
+    return Verdict(True, tr("Loss {loss} is the first whose weight is exactly 0.0: every "
+                            "outcome at or beyond it can never be drawn.").format(loss=answer),
+                   details)
 
 
 def check_eta_choice(answer: Any, epsilon: float, sensitivity: float = 1,
@@ -98,31 +100,32 @@ def check_eta_choice(answer: Any, epsilon: float, sensitivity: float = 1,
     sensitivity = check_sensitivity(sensitivity)
     y = check_integer(y, "y", minimum=1, maximum=64)
     if not isinstance(answer, Eta):
-        return Verdict(False, f"Expected a dpkit.exponential.Eta such as Eta(x, {y}), got "
-                              f"{answer!r}.")
+        return Verdict(False, tr("Expected a dpkit.exponential.Eta such as Eta(x, {y}), got "
+                                 "{answer!r}.").format(y=y, answer=answer))
     if answer.y != y or answer.z != 1:
-        return Verdict(False, f"The exercise fixes y = {y} and z = 1: answer with "
-                              f"Eta(x, {y}).", (f"{answer!r}",))
+        return Verdict(False, tr("The exercise fixes y = {y} and z = 1: answer with "
+                                 "Eta(x, {y}).").format(y=y), (f"{answer!r}",))
     spent = answer.epsilon(sensitivity)
-    details = (f"{answer}", f"guarantee 2·ln(2)·η·Δ = {spent:.6g} for Δ = {sensitivity:g}",
-               f"budget ε = {epsilon:g}")
+    details = (f"{answer}", tr("guarantee 2·ln(2)·η·Δ = {spent:.6g} for Δ = "
+                               "{sensitivity:g}").format(spent=spent, sensitivity=sensitivity),
+               tr("budget ε = {epsilon:g}").format(epsilon=epsilon))
     if spent > epsilon:
         if Eta(answer.x + 1, y).epsilon(sensitivity) <= epsilon:
-            return Verdict(False, "Off by one: this x is one step too small, so η spends "
-                                  "just over the budget. Check the direction of your last "
-                                  "rounding step.", details)
-        return Verdict(False, "This η spends more than the budget: the factor 2 of the "
-                              "exponential mechanism and Δ both multiply η.", details)
+            return Verdict(False, tr("Off by one: this x is one step too small, so η spends "
+                                     "just over the budget. Check the direction of your last "
+                                     "rounding step."), details)
+        return Verdict(False, tr("This η spends more than the budget: the factor 2 of the "
+                                 "exponential mechanism and Δ both multiply η."), details)
     if answer.x > 1 and Eta(answer.x - 1, y).epsilon(sensitivity) <= epsilon:
         if answer.x == 2 or Eta(answer.x - 2, y).epsilon(sensitivity) > epsilon:
-            return Verdict(False, "Off by one: private, but x is one step larger than it "
-                                  "needs to be; the next smaller x (a larger η) is private "
-                                  "too.", details)
-        return Verdict(False, f"Private, but not the smallest x: it uses "
-                              f"{spent / epsilon:.1%} of the budget, and a smaller x (a "
-                              "larger η) is private too.", details)
-    return Verdict(True, f"x = {answer.x} is the smallest private choice: η uses "
-                         f"{spent / epsilon:.2%} of the budget.", details)
+            return Verdict(False, tr("Off by one: private, but x is one step larger than it "
+                                     "needs to be; the next smaller x (a larger η) is private "
+                                     "too."), details)
+        return Verdict(False, tr("Private, but not the smallest x: it uses {share:.1%} of the "
+                                 "budget, and a smaller x (a larger η) is private too.").format(
+                                     share=spent / epsilon), details)
+    return Verdict(True, tr("x = {x} is the smallest private choice: η uses {share:.2%} of the "
+                            "budget.").format(x=answer.x, share=spent / epsilon), details)
 
 
 def check_precision(answer: Any, utility_min: Any, utility_max: Any, max_outcomes: Any,
@@ -143,17 +146,18 @@ def check_precision(answer: Any, utility_min: Any, utility_max: Any, max_outcome
     expected = compute_precision(utility_min, utility_max, max_outcomes, eta)
     whole, why = coerce(answer, whole=True)
     if why is not None:
-        return Verdict(False, f"Expected a number of bits (an integer), got {why}.")
+        return Verdict(False, tr("Expected a number of bits (an integer), got {why}.").format(
+            why=why))
     answer = whole
-    details = (f"your answer: {answer} bits",)
+    details = (tr("your answer: {answer} bits").format(answer=answer),)
     if answer < expected:
-        return Verdict(False, "Too few bits: some sum of weights would be rounded. Count "
-                              "the bits a sum of weights needs below the binary point and "
-                              "above it.", details)
+        return Verdict(False, tr("Too few bits: some sum of weights would be rounded. Count "
+                                 "the bits a sum of weights needs below the binary point and "
+                                 "above it."), details)
     if answer > expected:
-        return Verdict(False, "Enough, but not the smallest bound that always suffices.",
+        return Verdict(False, tr("Enough, but not the smallest bound that always suffices."),
                        details)
-    return Verdict(True, "That is the analytic precision: Y·K + bitlen(n).", details)
+    return Verdict(True, tr("That is the analytic precision: Y·K + bitlen(n)."), details)
 
 
 #: What :class:`BitsOnly` raises when a sampler asks for another draw than ``bits(k)``,
@@ -249,8 +253,8 @@ def float_hint(error: Exception) -> str:
     if not isinstance(error, (OverflowError, ValueError, ZeroDivisionError)) \
             or raised_in_dpkit(error):
         return ""
-    return ("does it convert the weights to floating point somewhere? A float holds about "
-            "16 digits and nothing beyond 1.8e308; the exact sampler compares integers only.")
+    return tr("does it convert the weights to floating point somewhere? A float holds about "
+              "16 digits and nothing beyond 1.8e308; the exact sampler compares integers only.")
 
 
 class _RecordingBits(BitsOnly):
@@ -283,10 +287,10 @@ def _modulo_hint(weights: list[int], counts: np.ndarray, sizes: set[Any]) -> str
     for k in sorted(size for size in sizes if isinstance(size, int) and 0 < size <= 4096)[:8]:
         expected = _modulo_frequencies(weights, k) * draws
         if (expected > 0).all() and stats.chisquare(counts, expected).pvalue > 1e-3:
-            return (f" They match rng.bits({k}) reduced modulo Σ w: 2**{k} is not a multiple "
-                    "of Σ w, so the smallest remainders come up more often than the others. "
-                    "Reducing modulo the total is biased; when the bits fall at or above the "
-                    "total, reject them and draw again.")
+            return tr("They match rng.bits({k}) reduced modulo Σ w: 2**{k} is not a multiple "
+                      "of Σ w, so the smallest remainders come up more often than the others. "
+                      "Reducing modulo the total is biased; when the bits fall at or above "
+                      "the total, reject them and draw again.").format(k=k)
     return ""
 
 
@@ -321,27 +325,34 @@ def check_division_free_sampler(sampler: Callable[[list[int], RandomSource], int
     draws = check_integer(draws, "draws", minimum=100)
     huge = 10**400 + 1
     details: list[str] = []
-    for weights, what in (([1, 6, 3, 20, 1, 9], "small weights"),
-                          ([huge, 3 * huge, 2 * huge], "weights near 10**400")):
+    for weights, what in (([1, 6, 3, 20, 1, 9], tr("small weights")),
+                          ([huge, 3 * huge, 2 * huge], tr("weights near 10**400"))):
         rng = _RecordingBits(seeded(seed))
         counts = np.zeros(len(weights), dtype=int)
         for _ in range(draws):
-            index = call_checked(sampler, list(weights), rng, where=f"On {what}",
+            index = call_checked(sampler, list(weights), rng,
+                                 where=tr("On {what}").format(what=what),
                                  details=details, explain=float_hint)
             if isinstance(index, Verdict):
                 return index
             if isinstance(index, bool) or not isinstance(index, (int, np.integer)) \
                     or not 0 <= index < len(weights):
-                return Verdict(False, f"On {what}, the sampler must return an int index "
-                                      f"in [0, {len(weights)}), got {shown(index)}.",
-                               tuple(details))
+                return Verdict(False, tr("On {what}, the sampler must return an int index in "
+                                         "[0, {outcomes}), got {value}.").format(
+                                             what=what, outcomes=len(weights),
+                                             value=shown(index)), tuple(details))
             counts[int(index)] += 1
         expected = np.array([Fraction(w, sum(weights)) for w in weights], dtype=float) * draws
         pvalue = float(stats.chisquare(counts, expected).pvalue)
-        details += [f"{what}: observed {counts.tolist()}, expected "
-                    f"{np.round(expected, 1).tolist()}, chi-square p-value {pvalue:.3g}"]
+        details += [tr("{what}: observed {observed}, expected {expected}, chi-square p-value "
+                       "{pvalue:.3g}").format(what=what, observed=counts.tolist(),
+                                              expected=np.round(expected, 1).tolist(),
+                                              pvalue=pvalue)]
         if pvalue < 5e-7:
-            return Verdict(False, f"On {what}, the frequencies do not match w_i / Σ w."
-                           + _modulo_hint(weights, counts, rng.sizes), tuple(details))
-    return Verdict(True, "The sampler draws each index with probability w_i / Σ w, "
-                         "using random bits and integer arithmetic only.", tuple(details))
+            hint = _modulo_hint(weights, counts, rng.sizes)
+            said = (tr("On {what}, the frequencies do not match w_i / Σ w. {hint}") if hint
+                    else tr("On {what}, the frequencies do not match w_i / Σ w."))
+            return Verdict(False, said.format(what=what, hint=hint), tuple(details))
+    return Verdict(True, tr("The sampler draws each index with probability w_i / Σ w, "
+                            "using random bits and integer arithmetic only."), tuple(details))
+

@@ -26,6 +26,7 @@ from dpkit.check._common import (
 )
 from dpkit.check._verdict import Verdict
 from dpkit.gaussian import analytic_sigma, classic_sigma, delta_for_sigma
+from dpkit.i18n import tr
 from dpkit.plots.gaussian import vector_errors
 
 __all__ = [
@@ -50,20 +51,21 @@ def check_l2_sensitivity(fn: Callable[[int, float], float]) -> Verdict:
     """
     def wrong(value: float, want: float, k: int, c: float) -> str:
         if math.isclose(value, c * k, rel_tol=1e-9) and k > 1:
-            hint = ("that is the ℓ1 norm of the worst change; measure the same vector "
-                    "with the ℓ2 norm")
+            hint = tr("that is the ℓ1 norm of the worst change; measure the same vector "
+                      "with the ℓ2 norm")
         else:
-            hint = ("write down the worst change vector for these k and c, then take its "
-                    "ℓ2 norm")
-        return f"your function returned {value!r}, which is not the ℓ2 sensitivity; {hint}"
+            hint = tr("write down the worst change vector for these k and c, then take its "
+                      "ℓ2 norm")
+        return tr("your function returned {value!r}, which is not the ℓ2 sensitivity; "
+                  "{hint}").format(value=value, hint=hint)
 
     found = compare_at(fn, ((1, 1.0), (4, 1.0), (10, 0.5), (100, 3.0), (2, 2.5)),
                        lambda k, c: c * math.sqrt(k), label=lambda k, c: f"k={k}, c={c:g}",
                        wrong=wrong, rel_tol=1e-9)
     if isinstance(found, Verdict):
         return found
-    return Verdict(True, "your function is the ℓ2 norm of the worst change one person can "
-                   "make", found)
+    return Verdict(True, tr("your function is the ℓ2 norm of the worst change one person can "
+                            "make"), found)
 
 
 def _sigma_point(sensitivity: float, epsilon: float, delta: float) -> str:
@@ -81,9 +83,12 @@ def check_classic_sigma(fn: Callable[[float, float, float], float]) -> Verdict:
     small or too large; never the expected σ.
     """
     def wrong(value: float, want: float, *_: float) -> str:
-        side = "smaller" if value < want else "larger"
-        return (f"your σ {value!r} does not match Theorem A.1 ({side} than the theorem's σ): "
-                f"check the constant inside the logarithm and how Δ and ε enter")
+        said = (tr("your σ {value!r} does not match Theorem A.1 (smaller than the theorem's "
+                   "σ): check the constant inside the logarithm and how Δ and ε enter")
+                if value < want else
+                tr("your σ {value!r} does not match Theorem A.1 (larger than the theorem's "
+                   "σ): check the constant inside the logarithm and how Δ and ε enter"))
+        return said.format(value=value)
 
     found = compare_at(fn, ((1.0, 0.5, 1e-5), (2.0, 0.1, 1e-3), (0.3, 0.9, 1e-9),
                             (1.0, 0.01, 0.2)), classic_sigma, label=_sigma_point,
@@ -94,13 +99,16 @@ def check_classic_sigma(fn: Callable[[float, float, float], float]) -> Verdict:
     for epsilon in (1.0, 3.0):
         got, error = call(fn, 1.0, epsilon, 1e-5)
         if error is None or not error.startswith("ValueError"):
-            found = f"it returned {shown(got)}" if error is None else f"it raised {error}"
-            return Verdict(False, f"at ε={epsilon:g} the classic calibration is not proven "
-                           f"private: raise ValueError (pointing to the analytic Gaussian); "
-                           f"{found}", tuple(details))
-        details.append(f"ε={epsilon:g}: refused with {error}")
-    return Verdict(True, "your classic σ is right, and you refuse ε ≥ 1 where its proof "
-                   "does not hold", tuple(details))
+            found = (tr("it returned {value}").format(value=shown(got)) if error is None
+                     else tr("it raised {error}").format(error=error))
+            return Verdict(False, tr("at ε={epsilon:g} the classic calibration is not proven "
+                                     "private: raise ValueError (pointing to the analytic "
+                                     "Gaussian); {found}").format(epsilon=epsilon, found=found),
+                           tuple(details))
+        details.append(tr("ε={epsilon:g}: refused with {error}").format(epsilon=epsilon,
+                                                                          error=error))
+    return Verdict(True, tr("your classic σ is right, and you refuse ε ≥ 1 where its proof "
+                            "does not hold"), tuple(details))
 
 
 def check_crossover_dimension(answer: Any, epsilon: float = 0.5, delta: float = 1e-5) -> Verdict:
@@ -119,23 +127,28 @@ def check_crossover_dimension(answer: Any, epsilon: float = 0.5, delta: float = 
     want = first(lambda lap, gau: gau < lap)
     whole, why = coerce(answer, whole=True)
     if why is not None:
-        return Verdict(False, f"answer with an integer dimension, got {why}")
+        return Verdict(False, tr("answer with an integer dimension, got {why}").format(why=why))
     answer = whole
     if answer != want:
         if answer < want:
-            why = f"at d = {answer} the Gaussian mechanism is not yet ahead"
+            why = tr("at d = {answer} the Gaussian mechanism is not yet ahead").format(
+                answer=answer)
         else:
-            why = (f"the Gaussian mechanism is ahead at d = {answer}, but that is not the "
-                   f"smallest such d")
+            why = tr("the Gaussian mechanism is ahead at d = {answer}, but that is not the "
+                     "smallest such d").format(answer=answer)
         if answer == first(lambda lap, gau: gau < lap / math.sqrt(2)):
-            why += (f"; {answer} is where σ falls below the Laplace scale b = d/ε, but b is "
-                    f"not a standard deviation: Lap(b) has standard deviation √2·b")
-        return Verdict(False, f"{answer} is not the answer: {why}. Compare the two standard "
-                       f"deviations per coordinate for each d")
+            why = tr("{why}; {answer} is where σ falls below the Laplace scale b = d/ε, but b "
+                     "is not a standard deviation: Lap(b) has standard deviation √2·b").format(
+                         why=why, answer=answer)
+        return Verdict(False, tr("{answer} is not the answer: {why}. Compare the two standard "
+                                 "deviations per coordinate for each d").format(answer=answer,
+                                                                                why=why))
     lap, gau = vector_errors(want, epsilon, delta)
-    return Verdict(True, f"from d = {want} on, the Gaussian mechanism adds less noise per "
-                   f"coordinate (ε = {epsilon:g}, δ = {delta:g})",
-                   (f"at d={want}: Laplace std {lap:.4g}, Gaussian std {gau:.4g}",))
+    return Verdict(True, tr("from d = {want} on, the Gaussian mechanism adds less noise per "
+                            "coordinate (ε = {epsilon:g}, δ = {delta:g})").format(
+                                want=want, epsilon=epsilon, delta=delta),
+                   (tr("at d={want}: Laplace std {laplace:.4g}, Gaussian std "
+                       "{gaussian:.4g}").format(want=want, laplace=lap, gaussian=gau),))
 
 
 # Test points (σ, Δ, ε) whose δ runs from ~0.5 down to ~1e-25.
@@ -154,12 +167,12 @@ def check_delta_for_sigma(fn: Callable[[float, float, float], float]) -> Verdict
     verdict names the point, the value returned and its relative error.
     """
     def wrong(value: float, want: float, *_: float) -> str:
-        hint = ("at such small δ, Φ computed as (1 + erf)/2 has no correct digits left: "
-                "compute the normal tail without forming 1 − (something close to 1)"
+        hint = (tr("at such small δ, Φ computed as (1 + erf)/2 has no correct digits left: "
+                   "compute the normal tail without forming 1 − (something close to 1)")
                 if want < 1e-12 else
-                "compare your formula with the theorem term by term")
-        return (f"your profile {value!r} is wrong (relative error "
-                f"{abs(value - want) / want:.1e}); {hint}")
+                tr("compare your formula with the theorem term by term"))
+        return tr("your profile {value!r} is wrong (relative error {error:.1e}); "
+                  "{hint}").format(value=value, error=abs(value - want) / want, hint=hint)
 
     found = compare_at(fn, _PROFILE_POINTS, delta_for_sigma,
                        label=lambda sigma, sensitivity, epsilon:
@@ -167,7 +180,7 @@ def check_delta_for_sigma(fn: Callable[[float, float, float], float]) -> Verdict
                        wrong=wrong, rel_tol=1e-6)
     if isinstance(found, Verdict):
         return found
-    return Verdict(True, "your profile is accurate from δ ≈ 0.5 down to δ ≈ 1e-25", found)
+    return Verdict(True, tr("your profile is accurate from δ ≈ 0.5 down to δ ≈ 1e-25"), found)
 
 
 _SIGMA_POINTS = ((1.0, 1.0, 1e-5), (1.0, 0.1, 1e-3), (2.0, 5.0, 1e-8), (1.0, 0.5, 1e-12),
@@ -223,34 +236,42 @@ def check_analytic_sigma(fn: Callable[[float, float, float], float]) -> Verdict:
     largest = 0.0
     for sensitivity, epsilon, delta in _SIGMA_POINTS:
         point = _sigma_point(sensitivity, epsilon, delta)
-        value = call_number(fn, sensitivity, epsilon, delta, where=f"for {point}", low=0.0,
-                            strict=True, need="σ must be positive", details=details)
+        value = call_number(fn, sensitivity, epsilon, delta,
+                            where=tr("for {point}").format(point=point), low=0.0,
+                            strict=True, need=tr("σ must be positive"), details=details)
         if isinstance(value, Verdict):
             return value
         excess, tolerance = _exact_excess(value, sensitivity, epsilon, delta)
         if excess > tolerance:
-            return Verdict(False, f"for {point} your σ {value:.10g} is too small: its exact δ "
-                           f"is {delta * (1 + excess):.6e}, above the target {delta:g} by a "
-                           f"relative {excess:.1e}, more than the {tolerance:.1e} that rounding "
-                           f"in a double-precision δ(σ) can explain. The σ returned must "
-                           f"satisfy δ(σ) ≤ δ: if you bisect, return the end of the bracket "
-                           f"where that holds and make the bracket narrow; if you do, check "
-                           f"the accuracy of your δ(σ) at this point", tuple(details))
+            return Verdict(False, tr("for {point} your σ {value:.10g} is too small: its exact "
+                                     "δ is {exact:.6e}, above the target {delta:g} by a "
+                                     "relative {excess:.1e}, more than the {tolerance:.1e} "
+                                     "that rounding in a double-precision δ(σ) can explain. "
+                                     "The σ returned must satisfy δ(σ) ≤ δ: if you bisect, "
+                                     "return the end of the bracket where that holds and make "
+                                     "the bracket narrow; if you do, check the accuracy of "
+                                     "your δ(σ) at this point").format(
+                                         point=point, value=value, exact=delta * (1 + excess),
+                                         delta=delta, excess=excess, tolerance=tolerance),
+                           tuple(details))
         want = analytic_sigma(sensitivity, epsilon, delta)
         if value > want * (1 + 1e-6):
-            return Verdict(False, f"for {point} your σ {value:.10g} is private but larger "
-                           f"than needed (by a relative {value / want - 1:.1e}): tighten the "
-                           f"search", tuple(details))
+            return Verdict(False, tr("for {point} your σ {value:.10g} is private but larger "
+                                     "than needed (by a relative {excess:.1e}): tighten the "
+                                     "search").format(point=point, value=value,
+                                                      excess=value / want - 1), tuple(details))
         largest = max(largest, excess)
-        details.append(f"{point}: {value:.10g} meets the target δ (exact δ(σ)/δ − 1 = "
-                       f"{excess:.1e}, rounding allowance {tolerance:.1e}) and is tight")
+        details.append(tr("{point}: {value:.10g} meets the target δ (exact δ(σ)/δ − 1 = "
+                          "{excess:.1e}, rounding allowance {tolerance:.1e}) and is "
+                          "tight").format(point=point, value=value, excess=excess,
+                                          tolerance=tolerance))
     if largest > 0:
-        return Verdict(True, "your calibration is tight; at some test point its exact δ is "
-                       f"above the target by a relative {largest:.1e}, within the rounding "
-                       "error of evaluating δ(σ) in double precision (see the details)",
-                       tuple(details))
-    return Verdict(True, "your calibration is tight, and its exact δ is at most the target "
-                   "at every test point", tuple(details))
+        return Verdict(True, tr("your calibration is tight; at some test point its exact δ is "
+                                "above the target by a relative {largest:.1e}, within the "
+                                "rounding error of evaluating δ(σ) in double precision (see "
+                                "the details)").format(largest=largest), tuple(details))
+    return Verdict(True, tr("your calibration is tight, and its exact δ is at most the target "
+                            "at every test point"), tuple(details))
 
 
 def check_gaussian_noise(fn: Callable[[float, int, np.random.Generator], Any]) -> Verdict:
@@ -264,27 +285,30 @@ def check_gaussian_noise(fn: Callable[[float, int, np.random.Generator], Any]) -
     """
     details = []
     for sigma, seed in ((0.3, 1), (4.0, 2)):
-        where = f"for σ={sigma:g}, size=4000"
+        where = tr("for σ={sigma:g}, size=4000").format(sigma=sigma)
         got = call_checked(fn, sigma, 4000, lent_generator(seed), where=where,
                            details=details)
         if isinstance(got, Verdict):
             return got
         read, why = coerce(got, length=4000)
         if why is not None:
-            return Verdict(False, f"{where}, your function returned {why}", tuple(details))
+            return Verdict(False, tr("{where}, your function returned {why}").format(
+                where=where, why=why), tuple(details))
         draws = np.array(read)
         std = float(draws.std())
         pvalue = float(stats.kstest(draws / sigma, "norm").pvalue)
-        details.append(f"σ={sigma:g}: sample std {std:.4f}, KS p-value {pvalue:.2g}")
+        details.append(tr("σ={sigma:g}: sample std {std:.4f}, KS p-value {pvalue:.2g}").format(
+            sigma=sigma, std=std, pvalue=pvalue))
         if pvalue < 5e-7:
             if math.isclose(std, sigma**2, rel_tol=0.1):
-                hint = ("the spread is σ², not σ: numpy's normal(loc, scale) takes the "
-                        "standard deviation, not the variance")
+                hint = tr("the spread is σ², not σ: numpy's normal(loc, scale) takes the "
+                          "standard deviation, not the variance")
             else:
-                hint = f"expected N(0, {sigma:g}²), the sample std is {std:.4f}"
-            return Verdict(False, f"the draws do not follow N(0, σ²) at σ={sigma:g}: {hint}",
-                           tuple(details))
-    return Verdict(True, "your noise has standard deviation σ", tuple(details))
+                hint = tr("expected N(0, {sigma:g}²), the sample std is {std:.4f}").format(
+                    sigma=sigma, std=std)
+            return Verdict(False, tr("the draws do not follow N(0, σ²) at σ={sigma:g}: "
+                                     "{hint}").format(sigma=sigma, hint=hint), tuple(details))
+    return Verdict(True, tr("your noise has standard deviation σ"), tuple(details))
 
 
 _NEWTON_POINTS = ((-1.0, 0.5), (0.0, 1.0), (0.5, 1.0), (2.0, 0.5), (1.5, 3.0), (3.5, 2.0))
@@ -303,19 +327,21 @@ def check_newton_derivative(fn: Callable[[float, float], float]) -> Verdict:
         source = (math.exp(epsilon) * math.exp(-chi * chi - 1.0) * chi
                   / math.sqrt(chi * chi + 1.0) - math.exp(2.0 * chi * chi))
         if math.isclose(value, source, rel_tol=1e-9):
-            hint = ("that is a plausible wrong derivative (no published source); "
-                    "differentiate F(√(χ² + ε)) yourself with the chain rule")
+            hint = tr("that is a plausible wrong derivative (no published source); "
+                      "differentiate F(√(χ² + ε)) yourself with the chain rule")
         elif math.isclose(value, -want, rel_tol=1e-9):
-            hint = "the sign is wrong"
+            hint = tr("the sign is wrong")
         else:
-            hint = "use F'(z) = e^{−z²} and the chain rule for √(χ² + ε)"
-        return f"your function returned {value!r}, which is not G'(χ); {hint}"
+            hint = tr("use F'(z) = e^{−z²} and the chain rule for √(χ² + ε)")
+        return tr("your function returned {value!r}, which is not G'(χ); {hint}").format(
+            value=value, hint=hint)
 
     found = compare_at(fn, _NEWTON_POINTS,
                        lambda chi, epsilon: math.exp(-chi * chi)
                        * (chi / math.sqrt(chi * chi + epsilon) - 1.0),
                        label=lambda chi, epsilon: f"χ={chi:g}, ε={epsilon:g}", wrong=wrong,
-                       rel_tol=1e-9, at="at")
+                       rel_tol=1e-9, at=tr("at {point}"))
     if isinstance(found, Verdict):
         return found
-    return Verdict(True, "your G' is right: Newton's method on G now converges to χ", found)
+    return Verdict(True, tr("your G' is right: Newton's method on G now converges to χ"), found)
+

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from dpkit.check._common import call_number
 from dpkit.check._verdict import Verdict
+from dpkit.i18n import tr
 from dpkit.randomized_response import debias, truth_probability
 
 __all__ = ["check_debias", "check_kary_truth_probability", "check_rr_epsilon",
@@ -29,29 +30,33 @@ def check_truth_probability(fn: Callable[[float], float]) -> Verdict:
     """
     details = []
     for epsilon in _EPSILONS:
-        p = call_number(fn, epsilon, where=f"at epsilon={epsilon:g}", low=0.0, high=1.0,
-                        strict=True, need=_OPEN_PROBABILITY, details=details)
+        p = call_number(fn, epsilon, where=tr("at epsilon={epsilon:g}").format(epsilon=epsilon),
+                        low=0.0, high=1.0, strict=True, need=tr(_OPEN_PROBABILITY),
+                        details=details)
         if isinstance(p, Verdict):
             return p
         want = math.exp(epsilon) / (1 + math.exp(epsilon))
         if not abs(p - want) <= 1e-9:
             if p < 0.5:
-                return Verdict(False, f"at epsilon={epsilon:g} your probability {p:.4g} is "
-                               "below 1/2: respondents would lie more often than tell the "
-                               "truth; the exercise asks for the probability above 1/2",
+                return Verdict(False, tr("at epsilon={epsilon:g} your probability {p:.4g} is "
+                                         "below 1/2: respondents would lie more often than "
+                                         "tell the truth; the exercise asks for the "
+                                         "probability above 1/2").format(epsilon=epsilon, p=p),
                                tuple(details))
             ratio = p / (1 - p)
-            effect = ("more than e^ε: not ε-DP" if ratio > math.exp(epsilon)
-                      else "less than e^ε: private, but noisier than needed")
+            effect = (tr("more than e^ε: not ε-DP") if ratio > math.exp(epsilon)
+                      else tr("less than e^ε: private, but noisier than needed"))
             # relative to e^ε, so that a near miss does not print as e^ε itself
             excess = ratio / math.exp(epsilon) - 1
-            return Verdict(False, f"at epsilon={epsilon:g} the two answers' report "
-                           f"probabilities differ by a factor {ratio:.6g} = e^ε × "
-                           f"(1 {'+' if excess > 0 else '−'} {abs(excess):.2g}), {effect}",
-                           tuple(details))
+            return Verdict(False, tr("at epsilon={epsilon:g} the two answers' report "
+                                     "probabilities differ by a factor {ratio:.6g} = e^ε × "
+                                     "(1 {sign} {excess:.2g}), {effect}").format(
+                                         epsilon=epsilon, ratio=ratio,
+                                         sign="+" if excess > 0 else "−", excess=abs(excess),
+                                         effect=effect), tuple(details))
         details.append(f"epsilon={epsilon:g}: p = {p:.6f}")
-    return Verdict(True, "your probability gives exactly a ratio of e^ε between the two "
-                   "answers", tuple(details))
+    return Verdict(True, tr("your probability gives exactly a ratio of e^ε between the two "
+                            "answers"), tuple(details))
 
 
 def check_debias(fn: Callable[[float, float], float]) -> Verdict:
@@ -69,25 +74,30 @@ def check_debias(fn: Callable[[float, float], float]) -> Verdict:
     for epsilon in _EPSILONS:
         p = math.exp(epsilon) / (1 + math.exp(epsilon))
         for y in fractions:
-            value = call_number(fn, y, epsilon, where=f"for yes_fraction={y:g}, "
-                                f"epsilon={epsilon:g}", details=details)
+            value = call_number(fn, y, epsilon, where=tr("for yes_fraction={y:g}, "
+                                                         "epsilon={epsilon:g}").format(
+                                                             y=y, epsilon=epsilon),
+                                details=details)
             if isinstance(value, Verdict):
                 return value
             want = float(debias(y, epsilon))
             if not abs(value - want) <= 1e-6:
                 if value in (0.0, 1.0) and not 0 <= want <= 1:
-                    hint = "an unbiased estimate must be allowed to leave [0, 1]"
+                    hint = tr("an unbiased estimate must be allowed to leave [0, 1]")
                 else:
                     implied = value * p + (1 - value) * (1 - p)
-                    hint = (f"if {value:.4g} were the true share, the expected share of "
-                            f"\"yes\" reports would be {implied:.4g}, not {y:g}")
-                return Verdict(False, f"for yes_fraction={y:g}, epsilon={epsilon:g} your "
-                               f"estimate is {value:.6g}; {hint}", tuple(details))
-        details.append(f"epsilon={epsilon:g}: unbiased at yes_fraction = "
-                       f"{', '.join(f'{y:g}' for y in fractions)}")
+                    hint = tr("if {value:.4g} were the true share, the expected share of "
+                              "\"yes\" reports would be {implied:.4g}, not {y:g}").format(
+                                  value=value, implied=implied, y=y)
+                return Verdict(False, tr("for yes_fraction={y:g}, epsilon={epsilon:g} your "
+                                         "estimate is {value:.6g}; {hint}").format(
+                                             y=y, epsilon=epsilon, value=value, hint=hint),
+                               tuple(details))
+        details.append(tr("epsilon={epsilon:g}: unbiased at yes_fraction = {fractions}").format(
+            epsilon=epsilon, fractions=", ".join(f"{y:g}" for y in fractions)))
     p = float(truth_probability(1.0))
-    return Verdict(True, "your estimator is unbiased: it inverts "
-                   f"E[reported] = π·p + (1 − π)(1 − p) (p = {p:.4f} at ε = 1)",
+    return Verdict(True, tr("your estimator is unbiased: it inverts E[reported] = π·p + "
+                            "(1 − π)(1 − p) (p = {p:.4f} at ε = 1)").format(p=p),
                    tuple(details))
 
 
@@ -101,18 +111,19 @@ def check_rr_epsilon(fn: Callable[[float], float]) -> Verdict:
     """
     details = []
     for p in (0.5, 0.6, 0.75, 0.9, 0.999, 0.25, 0.1):
-        value = call_number(fn, p, where=f"at p={p:g}", low=0.0,
-                            need="ε is never negative (which report is more likely when "
-                            "p < 1/2?)", details=details)
+        value = call_number(fn, p, where=tr("at p={p:g}").format(p=p), low=0.0,
+                            need=tr("ε is never negative (which report is more likely when "
+                                    "p < 1/2?)"), details=details)
         if isinstance(value, Verdict):
             return value
         want = abs(math.log(p / (1 - p)))
         if not abs(value - want) <= 1e-9 * max(1.0, want):
-            side = ("too small: some report is more than e^ε times likelier under one answer"
-                    if value < want else "larger than needed: a smaller ε already holds")
-            return Verdict(False, f"at p={p:g} your ε is {side}", tuple(details))
+            said = (tr("at p={p:g} your ε is too small: some report is more than e^ε times "
+                       "likelier under one answer") if value < want else
+                    tr("at p={p:g} your ε is larger than needed: a smaller ε already holds"))
+            return Verdict(False, said.format(p=p), tuple(details))
         details.append(f"p={p:g}: ε = {value:.6f}")
-    return Verdict(True, "your ε is the smallest that holds, including when p < 1/2",
+    return Verdict(True, tr("your ε is the smallest that holds, including when p < 1/2"),
                    tuple(details))
 
 
@@ -129,19 +140,24 @@ def check_kary_truth_probability(fn: Callable[[float, int], float]) -> Verdict:
     for k in (2, 3, 5, 10):
         for epsilon in _EPSILONS:
             where = f"epsilon={epsilon:g}, k={k}"
-            p = call_number(fn, epsilon, k, where=f"at {where}", low=0.0, high=1.0,
-                            strict=True, need=_OPEN_PROBABILITY, details=details)
+            p = call_number(fn, epsilon, k, where=tr("at {point}").format(point=where),
+                            low=0.0, high=1.0, strict=True, need=tr(_OPEN_PROBABILITY),
+                            details=details)
             if isinstance(p, Verdict):
                 return p
             want = math.exp(epsilon) / (math.exp(epsilon) + k - 1)
             if not abs(p - want) <= 1e-9:
                 other = (1 - p) / (k - 1)
                 ratio = max(p, other) / min(p, other)
-                effect = ("more than e^ε: not ε-DP" if ratio > math.exp(epsilon)
-                          else "less than e^ε: private, but noisier than needed")
-                return Verdict(False, f"at {where} the most and least likely reports of a "
-                               f"person differ by a factor {ratio:.4g} between two true "
-                               f"answers, {effect}", tuple(details))
-        details.append(f"k={k}: exact at epsilon = {_EPSILON_LIST}")
-    return Verdict(True, "your probability makes every report exactly e^ε more likely under "
-                   "the true answer than under any other", tuple(details))
+                effect = (tr("more than e^ε: not ε-DP") if ratio > math.exp(epsilon)
+                          else tr("less than e^ε: private, but noisier than needed"))
+                return Verdict(False, tr("at {point} the most and least likely reports of a "
+                                         "person differ by a factor {ratio:.4g} between two "
+                                         "true answers, {effect}").format(
+                                             point=where, ratio=ratio, effect=effect),
+                               tuple(details))
+        details.append(tr("k={k}: exact at epsilon = {epsilons}").format(
+            k=k, epsilons=_EPSILON_LIST))
+    return Verdict(True, tr("your probability makes every report exactly e^ε more likely "
+                            "under the true answer than under any other"), tuple(details))
+

@@ -14,9 +14,10 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from dpkit.audit import strongest_lower_bound
+from dpkit.audit import AuditResult, strongest_lower_bound
 from dpkit.check._common import call_number, compare_at, lent_generator
 from dpkit.check._verdict import Verdict
+from dpkit.i18n import tr
 from dpkit.laplace import laplace_accuracy, laplace_grid
 from dpkit.rng import seeded
 
@@ -25,7 +26,7 @@ __all__ = ["check_grid_scale", "check_laplace_interval", "check_laplace_mechanis
 
 
 def _direction(value: float, want: float) -> str:
-    return "too large" if value > want else "too small"
+    return tr("too large") if value > want else tr("too small")
 
 
 def check_sum_count_sensitivity(fn: Callable[[float, float], float]) -> Verdict:
@@ -42,28 +43,30 @@ def check_sum_count_sensitivity(fn: Callable[[float, float], float]) -> Verdict:
     """
     def wrong(value: float, want: float, lower: float, upper: float) -> str:
         if math.isclose(value, upper - lower + 1, rel_tol=1e-12):
-            hint = ("upper − lower is the change when one person's value is *replaced*; "
-                    "our neighbours add or remove a person: how far can that alone move "
-                    "the sum?")
+            hint = tr("upper − lower is the change when one person's value is *replaced*; "
+                      "our neighbours add or remove a person: how far can that alone move "
+                      "the sum?")
         elif math.isclose(value, want - 1, rel_tol=1e-12):
-            hint = ("the count changes too when a person is added or removed: the "
-                    "pair's ℓ1 sensitivity covers both numbers")
+            hint = tr("the count changes too when a person is added or removed: the "
+                      "pair's ℓ1 sensitivity covers both numbers")
         elif math.isclose(value, upper + 1, rel_tol=1e-12):
-            hint = ("a clipped value can be negative, and removing a person with a "
-                    "negative value changes the sum too: consider every value in "
-                    "[lower, upper]")
+            hint = tr("a clipped value can be negative, and removing a person with a "
+                      "negative value changes the sum too: consider every value in "
+                      "[lower, upper]")
         else:
-            hint = ("write down the largest change one added or removed person can make "
-                    "to the sum and to the count, then take the ℓ1 norm")
-        return f"your sensitivity {value!r} is {_direction(value, want)}; {hint}"
+            hint = tr("write down the largest change one added or removed person can make "
+                      "to the sum and to the count, then take the ℓ1 norm")
+        return tr("your sensitivity {value!r} is {direction}; {hint}").format(
+            value=value, direction=_direction(value, want), hint=hint)
 
     found = compare_at(fn, ((0.0, 100.0), (17.0, 90.0), (-5.0, 3.0), (-40.0, -10.0), (0.0, 1.0)),
                        lambda lower, upper: max(abs(lower), abs(upper)) + 1,
                        label=lambda lower, upper: f"[{lower:g}, {upper:g}]", wrong=wrong,
-                       rel_tol=1e-12, at="for values clipped to", tally=True)
+                       rel_tol=1e-12, at=tr("for values clipped to {point}"), tally=True)
     if isinstance(found, Verdict):
         return found
-    return Verdict(True, "right: one Laplace mechanism with this Δ releases both numbers", found)
+    return Verdict(True, tr("right: one Laplace mechanism with this Δ releases both numbers"),
+                   found)
 
 
 def check_laplace_interval(fn: Callable[[float, float, float], float]) -> Verdict:
@@ -84,16 +87,17 @@ def check_laplace_interval(fn: Callable[[float, float, float], float]) -> Verdic
               confidence: float) -> str:
         b = sensitivity / epsilon
         if math.isclose(value, b * math.log(1 / confidence), rel_tol=1e-9):
-            hint = ("1 − confidence is the probability of *missing* the true answer, "
-                    "not of covering it")
+            hint = tr("1 − confidence is the probability of *missing* the true answer, "
+                      "not of covering it")
         elif math.isclose(value, b * math.log(2 / (1 - confidence)), rel_tol=1e-9):
-            hint = ("P[|Lap(b)| > t] = exp(−t/b) already counts both tails: no factor 2 "
-                    "inside the logarithm")
+            hint = tr("P[|Lap(b)| > t] = exp(−t/b) already counts both tails: no factor 2 "
+                      "inside the logarithm")
         elif math.isclose(value, 2 * want, rel_tol=1e-9):
-            hint = "that is the width of the whole interval: the question asks for half"
+            hint = tr("that is the width of the whole interval: the question asks for half")
         else:
-            hint = "solve P[|Lap(b)| > w] = 1 − confidence for w"
-        return f"your half-width is {_direction(value, want)}; {hint}"
+            hint = tr("solve P[|Lap(b)| > w] = 1 − confidence for w")
+        return tr("your half-width is {direction}; {hint}").format(
+            direction=_direction(value, want), hint=hint)
 
     found = compare_at(fn, ((1.0, 1.0, 0.95), (1.0, 0.1, 0.9), (2.0, 0.5, 0.99), (5.0, 2.0, 0.5)),
                        lambda sensitivity, epsilon, confidence:
@@ -103,7 +107,7 @@ def check_laplace_interval(fn: Callable[[float, float, float], float]) -> Verdic
                        wrong=wrong, rel_tol=1e-9, tally=True)
     if isinstance(found, Verdict):
         return found
-    return Verdict(True, "your interval has exactly the requested coverage", found)
+    return Verdict(True, tr("your interval has exactly the requested coverage"), found)
 
 
 _CASES = ((10.0, 1.0, 0.5, 1), (-3.0, 2.0, 2.0, 2))
@@ -125,10 +129,30 @@ def _rounding_hint(sample: np.ndarray) -> str | None:
         return None
     steps = [step for step in _ROUNDING_STEPS
              if np.all(np.abs(sample / step - np.round(sample / step)) < 1e-6)]
-    lattice = f", all multiples of {steps[0]:g}" if steps else ""
-    return (f"your releases are rounded: only {distinct} different values among "
-            f"{sample.size} releases{lattice}. Return the release unrounded, as a float: "
-            f"rounded releases are no longer distributed as value + Lap(Δ/ε)")
+    if steps:
+        return tr("your releases are rounded: only {distinct} different values among "
+                  "{draws} releases, all multiples of {step:g}. Return the release "
+                  "unrounded, as a float: rounded releases are no longer distributed as "
+                  "value + Lap(Δ/ε)").format(distinct=distinct, draws=sample.size,
+                                             step=steps[0])
+    return tr("your releases are rounded: only {distinct} different values among {draws} "
+              "releases. Return the release unrounded, as a float: rounded releases are no "
+              "longer distributed as value + Lap(Δ/ε)").format(distinct=distinct,
+                                                               draws=sample.size)
+
+
+def _audit_text(audit: AuditResult) -> str:
+    """``str(audit)`` in the current language: the bound, its confidence, the event that
+    certifies it and its counts."""
+    k0, k1 = audit.counts
+    if audit.complement:
+        name = tr("the complement of event {event!r}").format(event=audit.event)
+        k0, k1 = audit.n - k0, audit.n - k1
+    else:
+        name = tr("event {event!r}").format(event=audit.event)
+    return tr("ε >= {epsilon:.3f} with confidence {confidence:.10g} ({name}: {k0}/{n} vs "
+              "{k1}/{n})").format(epsilon=audit.epsilon, confidence=audit.confidence,
+                                  name=name, k0=k0, k1=k1, n=audit.n)
 
 
 class _AuditStopped(Exception):
@@ -156,8 +180,12 @@ def check_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
         generator = lent_generator(seed)
         draws = []
         for _ in range(_DRAWS):
-            draw = call_number(fn, value, sensitivity, epsilon, generator, where=f"for value="
-                               f"{value:g}, Δ={sensitivity:g}, ε={epsilon:g}", details=details)
+            draw = call_number(fn, value, sensitivity, epsilon, generator,
+                               where=tr("for value={value:g}, Δ={sensitivity:g}, "
+                                        "ε={epsilon:g}").format(value=value,
+                                                                sensitivity=sensitivity,
+                                                                epsilon=epsilon),
+                               details=details)
             if isinstance(draw, Verdict):
                 return draw
             draws.append(draw)
@@ -168,40 +196,45 @@ def check_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
         scale = sensitivity / epsilon
         pvalue = stats.kstest(sample, stats.laplace(loc=value, scale=scale).cdf).pvalue
         spread = float(np.mean(np.abs(sample - value)))      # estimates the scale b
-        details.append(f"value={value:g}, Δ={sensitivity:g}, ε={epsilon:g}: mean |release − "
-                       f"value| = {spread:.4g} (expected b = {scale:g}), KS p-value "
-                       f"{pvalue:.3g}")
+        details.append(tr("value={value:g}, Δ={sensitivity:g}, ε={epsilon:g}: mean |release "
+                          "− value| = {spread:.4g} (expected b = {scale:g}), KS p-value "
+                          "{pvalue:.3g}").format(value=value, sensitivity=sensitivity,
+                                                 epsilon=epsilon, spread=spread, scale=scale,
+                                                 pvalue=pvalue))
         if pvalue < 1e-7:
             centre = float(np.median(sample))
             below = float(np.mean(sample < value))
             if abs(centre - value) > 2 * scale:
-                hint = (f"the releases are centred near {centre:.3g}, not at value: the "
-                        f"release is value plus noise centred at 0")
+                hint = tr("the releases are centred near {centre:.3g}, not at value: the "
+                          "release is value plus noise centred at 0").format(centre=centre)
             elif below < 0.05 or below > 0.95:
-                side = "above" if below < 0.05 else "below"
-                hint = (f"almost all releases lie {side} value: the noise must be symmetric "
-                        f"around 0, negative as often as positive")
+                hint = (tr("almost all releases lie above value: the noise must be symmetric "
+                           "around 0, negative as often as positive") if below < 0.05 else
+                        tr("almost all releases lie below value: the noise must be symmetric "
+                           "around 0, negative as often as positive"))
             elif abs(centre - value) > 0.2 * scale:
-                hint = (f"the releases are centred near {centre:.3g}, not at value: the "
-                        f"noise must be symmetric around 0")
+                hint = tr("the releases are centred near {centre:.3g}, not at value: the "
+                          "noise must be symmetric around 0").format(centre=centre)
             elif math.isclose(spread, sensitivity * epsilon, rel_tol=0.1):
-                hint = "your noise scale looks like Δ·ε: the scale is Δ/ε"
+                hint = tr("your noise scale looks like Δ·ε: the scale is Δ/ε")
             elif math.isclose(spread, epsilon / sensitivity, rel_tol=0.1):
-                hint = "your noise scale looks like ε/Δ: the scale is Δ/ε"
+                hint = tr("your noise scale looks like ε/Δ: the scale is Δ/ε")
             else:
-                hint = (f"the spread or the shape of your noise is not that of Lap(Δ/ε): "
-                        f"compare its tails with P[|noise| > t] = exp(−t/b) for b = "
-                        f"{scale:g}")
-            return Verdict(False, f"your releases are not distributed as value + Lap(Δ/ε); "
-                           f"{hint}", tuple(details))
+                hint = tr("the spread or the shape of your noise is not that of Lap(Δ/ε): "
+                          "compare its tails with P[|noise| > t] = exp(−t/b) for b = "
+                          "{scale:g}").format(scale=scale)
+            return Verdict(False, tr("your releases are not distributed as value + Lap(Δ/ε); "
+                                     "{hint}").format(hint=hint), tuple(details))
     sensitivity, epsilon = 1.0, 1.0
     generator = lent_generator(3)
     refused: list[Verdict] = []
 
     def release(value: float, _rng: Any) -> float:
         """One release read as a number; a failing verdict stops the audit."""
-        got = call_number(fn, value, sensitivity, epsilon, generator, where=f"in the audit, "
-                          f"for value={value:g}, Δ={sensitivity:g}, ε={epsilon:g}",
+        got = call_number(fn, value, sensitivity, epsilon, generator,
+                          where=tr("in the audit, for value={value:g}, Δ={sensitivity:g}, "
+                                   "ε={epsilon:g}").format(value=value, sensitivity=sensitivity,
+                                                           epsilon=epsilon),
                           details=details)
         if isinstance(got, Verdict):
             refused.append(got)
@@ -213,25 +246,29 @@ def check_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
                                       confidence=_AUDIT_CONFIDENCE, rng=seeded(0))
     except _AuditStopped:
         return refused[0]
-    details.append(f"audit at ε = {epsilon:g}, {_AUDIT_RUNS} runs per input (confidence "
-                   f"1 − 1e-7: the bound is wrong with probability at most 1e-7): {audit}")
+    details.append(tr("audit at ε = {epsilon:g}, {runs} runs per input (confidence 1 − 1e-7: "
+                      "the bound is wrong with probability at most 1e-7): {audit}").format(
+                          epsilon=epsilon, runs=_AUDIT_RUNS, audit=_audit_text(audit)))
+
     if audit.epsilon > epsilon:
-        return Verdict(False, f"the audit certifies ε ≥ {audit.epsilon:.3g} > {epsilon:g}: "
-                       "your mechanism adds too little noise", tuple(details))
-    return Verdict(True, "your releases follow value + Lap(Δ/ε) and an audit finds no "
-                   "violation of ε-DP (mathematically; floating point is another story)",
-                   tuple(details))
+        return Verdict(False, tr("the audit certifies ε ≥ {certified:.3g} > {epsilon:g}: your "
+                                 "mechanism adds too little noise").format(
+                                     certified=audit.epsilon, epsilon=epsilon), tuple(details))
+    return Verdict(True, tr("your releases follow value + Lap(Δ/ε) and an audit finds no "
+                            "violation of ε-DP (mathematically; floating point is another "
+                            "story)"), tuple(details))
 
 
 def _other_grid_step(value: float, sensitivity: float, epsilon: float, d: int,
                      exponent: int) -> str | None:
     """Whether ``value`` is the scale for a power-of-two grid step other than ``2**exponent``
-    (within 64 binary orders of it): "smaller" or "larger", else None."""
+    (within 64 binary orders of it): "smaller" or "larger" (in the current language), else
+    None."""
     for shift in range(-64, 65):
         h = 2.0 ** (exponent + shift)
         if shift and math.isclose(value, (math.floor(sensitivity / h) + d) * h / epsilon,
                                   rel_tol=1e-12):
-            return "smaller" if shift < 0 else "larger"
+            return tr("smaller") if shift < 0 else tr("larger")
     return None
 
 
@@ -255,18 +292,20 @@ def check_grid_scale(fn: Callable[[float, float, int], float]) -> Verdict:
         grid = laplace_grid(sensitivity, epsilon, d)
         g = 2.0**grid.exponent
         if math.isclose(value, sensitivity / epsilon, rel_tol=1e-12):
-            hint = "that is the textbook scale: rounding to the grid widens the sensitivity"
+            hint = tr("that is the textbook scale: rounding to the grid widens the sensitivity")
         elif math.isclose(value, grid.sensitivity_units / epsilon, rel_tol=1e-12):
-            hint = "that is the scale in grid units: convert it to the query's units"
+            hint = tr("that is the scale in grid units: convert it to the query's units")
         elif math.isclose(value, (math.floor(sensitivity / g) + 1) * g / epsilon,
                           rel_tol=1e-12):
-            hint = "each of the d coordinates can move by half a grid step"
+            hint = tr("each of the d coordinates can move by half a grid step")
         elif (step := _other_grid_step(value, sensitivity, epsilon, d, grid.exponent)):
-            hint = (f"your grid step is not the largest power of two g with d·g <= 2**-20·Δ "
-                    f"(yours is {step}): g depends on Δ and d, so compute it at every point")
+            hint = tr("your grid step is not the largest power of two g with d·g <= 2**-20·Δ "
+                      "(yours is {step}): g depends on Δ and d, so compute it at every "
+                      "point").format(step=step)
         else:
-            hint = "the widened sensitivity floor(Δ/g) + d is in grid units"
-        return f"your scale is {_direction(value, want)}; {hint}"
+            hint = tr("the widened sensitivity floor(Δ/g) + d is in grid units")
+        return tr("your scale is {direction}; {hint}").format(
+            direction=_direction(value, want), hint=hint)
 
     found = compare_at(fn, ((1.0, 0.5, 1), (91.0, 1.0, 2), (3.0, 0.1, 5), (0.75, 2.0, 1),
                             (1.0, 1.0, 3)),
@@ -276,4 +315,6 @@ def check_grid_scale(fn: Callable[[float, float, int], float]) -> Verdict:
                        wrong=wrong, rel_tol=1e-12, tally=True)
     if isinstance(found, Verdict):
         return found
-    return Verdict(True, "right: the grid costs a factor of at most 1 + 2**-20 in noise", found)
+    return Verdict(True, tr("right: the grid costs a factor of at most 1 + 2**-20 in noise"),
+                   found)
+

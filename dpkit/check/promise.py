@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dpkit.audit import guessing_bound, tradeoff_bound
 from dpkit.check._common import call_number
 from dpkit.check._verdict import Verdict
+from dpkit.i18n import tr
 
 __all__ = ["check_guessing_accuracy", "check_rr_delta", "check_tradeoff"]
 
@@ -41,25 +42,29 @@ def check_guessing_accuracy(fn: Callable[[float, float], float]) -> Verdict:
     for delta in _DELTAS:
         for epsilon in _EPSILONS:
             where = _where(epsilon=epsilon, delta=delta)
-            value = call_number(fn, epsilon, delta, where=f"at {where}", low=0.5, high=1.0,
-                                need="an accuracy bound lies between 1/2 (a coin flip) and 1",
-                                details=details)
+            value = call_number(fn, epsilon, delta, where=tr("at {point}").format(point=where),
+                                low=0.5, high=1.0,
+                                need=tr("an accuracy bound lies between 1/2 (a coin flip) "
+                                        "and 1"), details=details)
             if isinstance(value, Verdict):
                 return value
             want = guessing_bound(epsilon, delta)
             if not _close(value, want):
-                hint = ("the δ term matters: " if delta > 0 and _close(
+                hint = (tr("the δ term matters: ") if delta > 0 and _close(
                     value, guessing_bound(epsilon)) else "")
                 if value < want:
-                    return Verdict(False, f"at {where} your bound is too low: {hint}some "
-                                   "(ε, δ)-DP mechanism lets a guess be right more often "
-                                   "than that", tuple(details))
-                return Verdict(False, f"at {where} your bound is higher than any (ε, δ)-DP "
-                               f"mechanism allows: {hint}combine both inequalities of the "
-                               "hypothesis-testing theorem", tuple(details))
-        details.append(f"delta={delta:g}: exact at epsilon = {_EPSILON_LIST}")
-    return Verdict(True, "your bound is exact for every ε and δ tried (and randomized "
-                   "response attains it when δ = 0)", tuple(details))
+                    return Verdict(False, tr("at {point} your bound is too low: {hint}some "
+                                             "(ε, δ)-DP mechanism lets a guess be right more "
+                                             "often than that").format(point=where, hint=hint),
+                                   tuple(details))
+                return Verdict(False, tr("at {point} your bound is higher than any (ε, δ)-DP "
+                                         "mechanism allows: {hint}combine both inequalities "
+                                         "of the hypothesis-testing theorem").format(
+                                             point=where, hint=hint), tuple(details))
+        details.append(tr("delta={delta:g}: exact at epsilon = {epsilons}").format(
+            delta=delta, epsilons=_EPSILON_LIST))
+    return Verdict(True, tr("your bound is exact for every ε and δ tried (and randomized "
+                            "response attains it when δ = 0)"), tuple(details))
 
 
 def check_tradeoff(fn: Callable[[float, float, float], float]) -> Verdict:
@@ -75,24 +80,29 @@ def check_tradeoff(fn: Callable[[float, float, float], float]) -> Verdict:
         for epsilon in _EPSILONS:
             for alpha in alphas:
                 where = _where(alpha=alpha, epsilon=epsilon, delta=delta)
-                value = call_number(fn, alpha, epsilon, delta, where=f"at {where}", low=0.0,
-                                    high=1.0, need="that is not a probability", details=details)
+                value = call_number(fn, alpha, epsilon, delta,
+                                    where=tr("at {point}").format(point=where), low=0.0,
+                                    high=1.0, need=tr("that is not a probability"),
+                                    details=details)
                 if isinstance(value, Verdict):
                     return value
                 want = tradeoff_bound(alpha, epsilon, delta)
                 if _close(value, want):
                     continue
                 if value < want:
-                    return Verdict(False, f"at {where} your β is below what DP allows: a test "
-                                   "with these error rates would violate one of the two "
-                                   "inequalities (did you use both, and the complement "
-                                   "events?)", tuple(details))
-                return Verdict(False, f"at {where} your β is larger than necessary: some "
-                               "(ε, δ)-DP mechanism has a test with false-positive rate α "
-                               "and fewer false negatives", tuple(details))
-        details.append(f"delta={delta:g}: exact at epsilon = {_EPSILON_LIST}, each with "
-                       f"alpha = {', '.join(f'{a:g}' for a in alphas)}")
-    return Verdict(True, "your trade-off bound is exact on every α, ε and δ tried",
+                    return Verdict(False, tr("at {point} your β is below what DP allows: a "
+                                             "test with these error rates would violate one "
+                                             "of the two inequalities (did you use both, and "
+                                             "the complement events?)").format(point=where),
+                                   tuple(details))
+                return Verdict(False, tr("at {point} your β is larger than necessary: some "
+                                         "(ε, δ)-DP mechanism has a test with false-positive "
+                                         "rate α and fewer false negatives").format(
+                                             point=where), tuple(details))
+        details.append(tr("delta={delta:g}: exact at epsilon = {epsilons}, each with alpha = "
+                          "{alphas}").format(delta=delta, epsilons=_EPSILON_LIST,
+                                             alphas=", ".join(f"{a:g}" for a in alphas)))
+    return Verdict(True, tr("your trade-off bound is exact on every α, ε and δ tried"),
                    tuple(details))
 
 
@@ -117,22 +127,27 @@ def check_rr_delta(fn: Callable[[float, float], float]) -> Verdict:
         for share in shares:
             epsilon_prime = share * epsilon
             where = _where(epsilon=epsilon, epsilon_prime=epsilon_prime)
-            value = call_number(fn, epsilon, epsilon_prime, where=f"at {where}", details=details)
+            value = call_number(fn, epsilon, epsilon_prime,
+                                where=tr("at {point}").format(point=where), details=details)
             if isinstance(value, Verdict):
                 return value
             want = _rr_delta(epsilon, epsilon_prime)
             if _close(value, want):
                 continue
             if want == 0.0:
-                return Verdict(False, f"at {where} you return δ = {value:.6g}, but no δ is "
-                               "needed when ε′ is at least ε", tuple(details))
+                return Verdict(False, tr("at {point} you return δ = {value:.6g}, but no δ is "
+                                         "needed when ε′ is at least ε").format(
+                                             point=where, value=value), tuple(details))
             if value < want:
-                return Verdict(False, f"at {where} your δ is too small: some set of reports "
-                               "still breaks the (ε′, δ) inequality (try the report that "
-                               "equals the true answer)", tuple(details))
-            return Verdict(False, f"at {where} your δ is larger than needed: the inequality "
-                           "holds for every set of reports with a smaller δ", tuple(details))
-        details.append(f"epsilon={epsilon:g}: exact at epsilon_prime = "
-                       f"{', '.join(f'{s * epsilon:g}' for s in shares)}")
-    return Verdict(True, "your δ is the smallest that works, for every ε and ε′ tried",
+                return Verdict(False, tr("at {point} your δ is too small: some set of reports "
+                                         "still breaks the (ε′, δ) inequality (try the report "
+                                         "that equals the true answer)").format(point=where),
+                               tuple(details))
+            return Verdict(False, tr("at {point} your δ is larger than needed: the inequality "
+                                     "holds for every set of reports with a smaller δ").format(
+                                         point=where), tuple(details))
+        details.append(tr("epsilon={epsilon:g}: exact at epsilon_prime = {primes}").format(
+            epsilon=epsilon, primes=", ".join(f"{s * epsilon:g}" for s in shares)))
+    return Verdict(True, tr("your δ is the smallest that works, for every ε and ε′ tried"),
                    tuple(details))
+

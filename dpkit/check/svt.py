@@ -19,6 +19,7 @@ from scipy import integrate, stats
 from dpkit.check._common import call, call_checked, call_number, coerce, lent_source, shown
 from dpkit.check._verdict import Verdict
 from dpkit.datasets import load_adult
+from dpkit.i18n import tr
 from dpkit.timing import unpadded
 
 __all__ = [
@@ -45,32 +46,35 @@ def check_sparse_scales(fn: Callable[[float, int], tuple[float, float]]) -> Verd
     """
     details = []
     for epsilon, c in ((1.0, 1), (1.0, 3), (0.5, 2), (2.0, 10), (0.1, 4)):
-        where = f"for epsilon={epsilon:g}, c={c}"
+        where = tr("for epsilon={epsilon:g}, c={c}").format(epsilon=epsilon, c=c)
         got = call_checked(fn, epsilon, c, where=where, details=details)
         if isinstance(got, Verdict):
             return got
         want = (2 * c / epsilon, 4 * c / epsilon)
         pair, why = coerce(got, length=2)
         if why is not None:
-            return Verdict(False, f"{where}, your function returned {why}; the pair "
-                           "(threshold scale, query scale) is expected", tuple(details))
+            return Verdict(False, tr("{where}, your function returned {why}; the pair "
+                                     "(threshold scale, query scale) is expected").format(
+                                         where=where, why=why), tuple(details))
         if all(math.isclose(g, w, rel_tol=1e-9) for g, w in zip(pair, want, strict=True)):
-            details.append(f"epsilon={epsilon:g}, c={c}: scales {pair} are right")
+            details.append(tr("epsilon={epsilon:g}, c={c}: scales {pair} are right").format(
+                epsilon=epsilon, c=c, pair=pair))
             continue
         if math.isclose(pair[0], want[1], rel_tol=1e-9) and math.isclose(pair[1], want[0],
                                                                          rel_tol=1e-9):
-            hint = "the two scales are swapped: the queries get the larger noise"
+            hint = tr("the two scales are swapped: the queries get the larger noise")
         elif c > 1 and all(math.isclose(g, w / c, rel_tol=1e-9)
                            for g, w in zip(pair, want, strict=True)):
-            hint = "these are AboveThreshold's scales for the whole ε; each of the c runs " \
-                   "only gets ε/c"
+            hint = tr("these are AboveThreshold's scales for the whole ε; each of the c runs "
+                      "only gets ε/c")
         elif pair[0] < want[0] or pair[1] < want[1]:
-            hint = "too little noise: this would not be ε-DP"
+            hint = tr("too little noise: this would not be ε-DP")
         else:
-            hint = "more noise than needed: private, but less accurate than Sparse"
-        return Verdict(False, f"{where} the scales {pair} are wrong: {hint}", tuple(details))
-    return Verdict(True, "each of the c runs of AboveThreshold gets ε/c: threshold noise "
-                   "Lap(2c/ε), query noise Lap(4c/ε)", tuple(details[:3]))
+            hint = tr("more noise than needed: private, but less accurate than Sparse")
+        return Verdict(False, tr("{where} the scales {pair} are wrong: {hint}").format(
+            where=where, pair=pair, hint=hint), tuple(details))
+    return Verdict(True, tr("each of the c runs of AboveThreshold gets ε/c: threshold noise "
+                            "Lap(2c/ε), query noise Lap(4c/ε)"), tuple(details[:3]))
 
 
 def check_little_noise_cost(fn: Callable[[float, int], float]) -> Verdict:
@@ -87,27 +91,29 @@ def check_little_noise_cost(fn: Callable[[float, int], float]) -> Verdict:
     """
     details = []
     for epsilon, c in ((1.0, 1), (1.0, 2), (0.5, 3), (2.0, 10), (0.1, 1)):
-        where = f"for epsilon={epsilon:g}, c={c}"
+        where = tr("for epsilon={epsilon:g}, c={c}").format(epsilon=epsilon, c=c)
         value = call_number(fn, epsilon, c, where=where, details=details)
         if isinstance(value, Verdict):
             return value
         want = (1 + 6 * c) / 4 * epsilon
         if not math.isclose(value, want, rel_tol=1e-9):
             if c > 1 and math.isclose(value, (1 + 6) / 4 * epsilon, rel_tol=1e-9):
-                hint = "the cost must grow with c: each positive answer pays for its own shift"
+                hint = tr("the cost must grow with c: each positive answer pays for its own "
+                          "shift")
             elif c > 1 and math.isclose(value, c * (1 + 6) / 4 * epsilon, rel_tol=1e-9):
-                hint = ("the threshold is paid for c times, but this variant draws its noisy "
-                        "threshold only once (it does not restart like Sparse): how many "
-                        "times is the threshold's shift paid?")
+                hint = tr("the threshold is paid for c times, but this variant draws its noisy "
+                          "threshold only once (it does not restart like Sparse): how many "
+                          "times is the threshold's shift paid?")
             elif value < want:
-                hint = "too small: count the cost of every shift the proof makes"
+                hint = tr("too small: count the cost of every shift the proof makes")
             else:
-                hint = "too large: each shift costs its size divided by its noise's scale"
-            return Verdict(False, f"{where} the cost {value!r} is wrong: {hint}",
-                           tuple(details))
-        details.append(f"epsilon={epsilon:g}, c={c}: {value:g} is right")
-    return Verdict(True, "the variant claims ε but costs (1 + 6c)ε/4: 1.75ε already for c = 1",
-                   tuple(details[:3]))
+                hint = tr("too large: each shift costs its size divided by its noise's scale")
+            return Verdict(False, tr("{where} the cost {value!r} is wrong: {hint}").format(
+                where=where, value=value, hint=hint), tuple(details))
+        details.append(tr("epsilon={epsilon:g}, c={c}: {value:g} is right").format(
+            epsilon=epsilon, c=c, value=value))
+    return Verdict(True, tr("the variant claims ε but costs (1 + 6c)ε/4: 1.75ε already for "
+                            "c = 1"), tuple(details[:3]))
 
 
 class _Stream:
@@ -124,14 +130,14 @@ class _Stream:
     def __iter__(self) -> Iterator[Callable[[Any], float]]:
         for i in itertools.count():
             if i >= self.limit:
-                raise RuntimeError(f"pulled more than {self.limit} queries from an endless "
-                                   "stream")
+                raise RuntimeError(tr("pulled more than {limit} queries from an endless "
+                                      "stream").format(limit=self.limit))
 
             def query(_data: Any, i: int = i) -> float:
                 self.evaluated += 1
                 if self.evaluated > self.limit:
-                    raise RuntimeError(f"evaluated more than {self.limit} queries of an "
-                                       f"endless stream")
+                    raise RuntimeError(tr("evaluated more than {limit} queries of an endless "
+                                          "stream").format(limit=self.limit))
                 return self.answer_of_index(i)
             yield query
 
@@ -166,56 +172,69 @@ def check_above_threshold(fn: Callable[..., int | None]) -> Verdict:
     details: list[str] = []
     far_below = [lambda _d: -1e9] * 5
     got = call_checked(fn, far_below, None, 0.0, 1.0, lent_source(1),
-                       where="on five queries far below the threshold")
+                       where=tr("on five queries far below the threshold"))
     if isinstance(got, Verdict):
         return got
     if got is not None:
-        return Verdict(False, f"when no query passes, return None, got {shown(got)}: a "
-                       "made-up index looks like a real answer and fails silently")
-    details.append("returns None when nothing passes")
+        return Verdict(False, tr("when no query passes, return None, got {value}: a made-up "
+                                 "index looks like a real answer and fails silently").format(
+                                     value=shown(got)))
+    details.append(tr("returns None when nothing passes"))
     stream = _Stream(lambda i: 1e9 if i == 3 else -1e9, limit=100)
-    where = "on an endless stream whose query 3 is far above the threshold"
+    where = tr("on an endless stream whose query 3 is far above the threshold")
     got, error = call(fn, stream, None, 0.0, 1.0, lent_source(2))
     index, why = (None, None) if error or got is None else coerce(got, whole=True)
     if index is not None and abs(index - 3) == 1:
-        side = "one more" if index > 3 else "one less"
-        return Verdict(False, f"{where}, your function returned {index}: off by one, {side} "
-                       "than the index of the query that passed. Indices count from 0 (the "
-                       "first query is index 0, as enumerate(queries) counts)", tuple(details))
+        said = (tr("{where}, your function returned {index}: off by one, one more than the "
+                   "index of the query that passed. Indices count from 0 (the first query is "
+                   "index 0, as enumerate(queries) counts)") if index > 3 else
+                tr("{where}, your function returned {index}: off by one, one less than the "
+                   "index of the query that passed. Indices count from 0 (the first query is "
+                   "index 0, as enumerate(queries) counts)"))
+        return Verdict(False, said.format(where=where, index=index), tuple(details))
     if why is not None:
-        return Verdict(False, f"{where}, your function returned {why}; AboveThreshold returns "
-                       "the index of a query, or None", tuple(details))
+        return Verdict(False, tr("{where}, your function returned {why}; AboveThreshold "
+                                 "returns the index of a query, or None").format(
+                                     where=where, why=why), tuple(details))
     if index != 3:
-        return Verdict(False, f"{where}, expected 3, got {error or shown(got)}; take the "
-                       "queries one at a time (no len(), no list()) and stop at the first "
-                       "pass", tuple(details))
+        return Verdict(False, tr("{where}, expected 3, got {value}; take the queries one at a "
+                                 "time (no len(), no list()) and stop at the first "
+                                 "pass").format(where=where, value=error or shown(got)),
+                       tuple(details))
     if stream.evaluated != 4:
-        return Verdict(False, f"stop evaluating at the first pass: query 3 passed but "
-                       f"{stream.evaluated} queries were evaluated", tuple(details))
-    details.append("stops at the first pass of an endless stream")
+        return Verdict(False, tr("stop evaluating at the first pass: query 3 passed but "
+                                 "{evaluated} queries were evaluated").format(
+                                     evaluated=stream.evaluated), tuple(details))
+    details.append(tr("stops at the first pass of an endless stream"))
     runs = 2000
     for m, answer, epsilon in ((3, 0.0, 1.0), (1, 6.0, 0.5)):
         queries = [lambda _d, a=answer: a] * m
         nones = 0
         for run in range(runs):
             got = call_checked(fn, queries, None, 0.0, epsilon, lent_source(100 + run),
-                               where=f"on {m} queries answering {answer:g} at ε = {epsilon:g}",
+                               where=tr("on {m} queries answering {answer:g} at ε = "
+                                        "{epsilon:g}").format(m=m, answer=answer,
+                                                              epsilon=epsilon),
                                details=details)
             if isinstance(got, Verdict):
                 return got
             nones += got is None
         want = _prob_none(m, answer, epsilon)
         p_value = stats.binomtest(nones, runs, want).pvalue
-        details.append(f"{m} queries with answer {answer:g}, ε = {epsilon:g}: None in "
-                       f"{nones / runs:.3f} of runs, expected {want:.3f} (p = {p_value:.2g})")
+        details.append(tr("{m} queries with answer {answer:g}, ε = {epsilon:g}: None in "
+                          "{share:.3f} of runs, expected {want:.3f} (p = {p:.2g})").format(
+                              m=m, answer=answer, epsilon=epsilon, share=nones / runs,
+                              want=want, p=p_value))
         if p_value < _P_REJECT:
-            return Verdict(False, f"the outcome frequencies do not match threshold noise "
-                           f"Lap(2/ε) and query noise Lap(4/ε): None in {nones / runs:.3f} of "
-                           f"runs, expected {want:.3f}; draw the threshold noise once and a "
-                           "fresh query noise per query, or your noise scales are not 2/ε and "
-                           "4/ε (larger scales change these frequencies too)", tuple(details))
-    return Verdict(True, "your AboveThreshold returns None honestly, reads a stream lazily "
-                   "and adds the right noise", tuple(details))
+            return Verdict(False, tr("the outcome frequencies do not match threshold noise "
+                                     "Lap(2/ε) and query noise Lap(4/ε): None in {share:.3f} "
+                                     "of runs, expected {want:.3f}; draw the threshold noise "
+                                     "once and a fresh query noise per query, or your noise "
+                                     "scales are not 2/ε and 4/ε (larger scales change these "
+                                     "frequencies too)").format(share=nones / runs, want=want),
+                           tuple(details))
+    return Verdict(True, tr("your AboveThreshold returns None honestly, reads a stream lazily "
+                            "and adds the right noise"), tuple(details))
 
 
 def _true_count_denominator(fn: Callable[[Any, float, Any], float],
@@ -232,12 +251,12 @@ def _true_count_denominator(fn: Callable[[Any, float, Any], float],
     few = np.full(400, 20.0)
     more = np.concatenate([few, np.zeros(600)])
     for seed in range(5):
-        a = call_number(fn, few.copy(), 1.0, lent_source(1000 + seed), where="on 400 values of 20",
-                        details=details)
+        a = call_number(fn, few.copy(), 1.0, lent_source(1000 + seed),
+                        where=tr("on 400 values of 20"), details=details)
         if isinstance(a, Verdict):
             return a
         b = call_number(fn, more.copy(), 1.0, lent_source(1000 + seed),
-                        where="on 400 values of 20 and 600 zeros", details=details)
+                        where=tr("on 400 values of 20 and 600 zeros"), details=details)
         if isinstance(b, Verdict):
             return b
         if not math.isclose(a * len(few), b * len(more), rel_tol=1e-9, abs_tol=1e-9):
@@ -287,53 +306,61 @@ def _check_auto_avg(fn: Callable[[Any, float, Any], float]) -> Verdict:
     columns = {
         "age": adult["age"].to_numpy(dtype=np.float64),
         "hours-per-week": adult["hours-per-week"].to_numpy(dtype=np.float64),
-        "values near 1000": 1000.0 + np.arange(5000) % 7,
+        tr("values near 1000"): 1000.0 + np.arange(5000) % 7,
     }
     details = []
     for name, values in columns.items():
         truth = float(values.mean())
         tolerance = 0.02 * truth if truth > 500 else 1.0
         for seed in range(5):
-            value = call_number(fn, values.copy(), 1.0, lent_source(seed), where=f"on {name}",
-                                details=details)
+            value = call_number(fn, values.copy(), 1.0, lent_source(seed),
+                                where=tr("on {name}").format(name=name), details=details)
             if isinstance(value, Verdict):
                 return value
             if abs(value - truth) <= 1e-12 * abs(truth):
-                return Verdict(False, f"on {name} ({len(values)} rows) your average is the "
-                               "true mean to 12 significant digits: it has no noise; the "
-                               "noise must not depend on the number of rows", tuple(details))
+                return Verdict(False, tr("on {name} ({rows} rows) your average is the true mean "
+                                         "to 12 significant digits: it has no noise; the noise "
+                                         "must not depend on the number of rows").format(
+                                             name=name, rows=len(values)), tuple(details))
             if abs(value - truth) > tolerance:
-                hint = ("a result near 1.0 is a noisy sum divided by a noisy sum: divide by "
-                        "a noisy count of rows" if abs(value - 1) < 0.2 else
-                        "check how the budget is split between the three steps and "
-                        "what sensitivity each noisy release is calibrated to")
-                return Verdict(False, f"on {name} (true mean {truth:.4g}) got {value:.4g}, "
-                               f"more than {tolerance:.3g} away; {hint}", tuple(details))
-            details.append(f"{name}, seed {seed}: {value:.4g} (true {truth:.4g})")
+                hint = (tr("a result near 1.0 is a noisy sum divided by a noisy sum: divide by "
+                           "a noisy count of rows") if abs(value - 1) < 0.2 else
+                        tr("check how the budget is split between the three steps and what "
+                           "sensitivity each noisy release is calibrated to"))
+                return Verdict(False, tr("on {name} (true mean {truth:.4g}) got {value:.4g}, "
+                                         "more than {tolerance:.3g} away; {hint}").format(
+                                             name=name, truth=truth, value=value,
+                                             tolerance=tolerance, hint=hint), tuple(details))
+            details.append(tr("{name}, seed {seed}: {value:.4g} (true {truth:.4g})").format(
+                name=name, seed=seed, value=value, truth=truth))
     spread_values = np.concatenate([np.zeros(2700), np.full(300, 200.0)])
     true_sum, runs, needed = float(spread_values.sum()), 40, 7
     cut = 0.8 * math.log(2) * 3 * 200 / 1.0
     wide = 0
     for run in range(runs):
         value = call_number(fn, spread_values.copy(), 1.0, lent_source(5000 + run),
-                            where="on 2700 zeros and 300 values of 200", details=details)
+                            where=tr("on 2700 zeros and 300 values of 200"), details=details)
         if isinstance(value, Verdict):
             return value
         wide += abs(value * len(spread_values) - true_sum) > cut
-    details.append(f"2700 zeros and 300 values of 200: {wide} of {runs} runs were off by more "
-                   f"than {cut / len(spread_values):.3g} (at least {needed} expected)")
+    details.append(tr("2700 zeros and 300 values of 200: {wide} of {runs} runs were off by "
+                      "more than {cut:.3g} (at least {needed} expected)").format(
+                          wide=wide, runs=runs, cut=cut / len(spread_values), needed=needed))
     if wide < needed:
-        return Verdict(False, f"on 2700 zeros and 300 values of 200, only {wide} of {runs} "
-                       "averages were as far from the truth as the clipped sum's noise makes "
-                       "them at least half the time: too little noise for ε-DP; check the "
-                       "sensitivity the noisy sum is calibrated to", tuple(details))
+        return Verdict(False, tr("on 2700 zeros and 300 values of 200, only {wide} of {runs} "
+                                 "averages were as far from the truth as the clipped sum's "
+                                 "noise makes them at least half the time: too little noise "
+                                 "for ε-DP; check the sensitivity the noisy sum is calibrated "
+                                 "to").format(wide=wide, runs=runs), tuple(details))
     exact = _true_count_denominator(fn, details)
     if isinstance(exact, Verdict):
         return exact
     if exact:
-        return Verdict(False, "adding rows of 0 changed your average exactly as dividing by "
-                       "the exact number of rows would: the number of rows is private too, "
-                       "so the denominator must be released with noise", tuple(details))
-    details.append("the denominator is noisy")
-    return Verdict(True, "your average divides a clipped sum with enough noise for ε-DP by "
-                   "a noisy count of rows", tuple(details[::5]))
+        return Verdict(False, tr("adding rows of 0 changed your average exactly as dividing by "
+                                 "the exact number of rows would: the number of rows is "
+                                 "private too, so the denominator must be released with "
+                                 "noise"), tuple(details))
+    details.append(tr("the denominator is noisy"))
+    return Verdict(True, tr("your average divides a clipped sum with enough noise for ε-DP by "
+                            "a noisy count of rows"), tuple(details[::5]))
+

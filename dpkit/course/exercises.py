@@ -23,7 +23,7 @@ from dpkit.course.allowed import (
     read_cells,
     unallowed_import,
 )
-from dpkit.course.escapes import format_use, library_use, shell_use, template_use
+from dpkit.course.escapes import format_use, hook_use, library_use, shell_use, template_use
 from dpkit.course.magics import drop_magics
 from dpkit.course.reading import (
     FUNCTIONS,
@@ -495,7 +495,7 @@ def _dynamic_node(reading: Reading, banned: dict[str, str], node: ast.AST,
     finding 2)."""
     refused = _spelled(node, reading, parents.get(id(node)), banned) or \
         shell_use(reading, node, parents.get(id(node))) or format_use(node) or \
-        template_use(reading, node)
+        template_use(reading, node) or hook_use(node)
     if refused:
         return refused
     if isinstance(node, ast.ImportFrom) and node.module == "__future__" and \
