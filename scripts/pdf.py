@@ -9,7 +9,11 @@ image has loaded, every widget is drawn and MathJax has typeset the math, and pr
 paper: ``scripts/pdf_print.css`` (figures at their aspect ratio and kept with their captions,
 no shadows) and ``scripts/pdf_print.js`` (each widget's sliders and choices replaced by a line
 naming the setting its frame shows; a title page and the contents, whose page numbers come from a
-first print). The PDF has page numbers, bookmarks and tags for screen readers.
+first print). The PDF has page numbers, bookmarks and tags for screen readers. The words the
+printing adds (contents, page numbers, the widget notes, the title page's notes) are in the
+language of :mod:`dpkit.i18n` (Chinese for ``scripts/zh_book.py --pdf``, which sets
+``DPKIT_LANG=zh``); a link to the zh glossary, a page beside the HTML book, points to its source
+in the repository.
 
 Usage: ``python scripts/pdf.py [OUTPUT.pdf]`` (default ``_build/book.pdf``).
 """
@@ -21,8 +25,11 @@ import sys
 from collections.abc import Sequence
 from html import escape
 from pathlib import Path
+from typing import Any
 
 import yaml
+
+from dpkit.i18n import tr
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
@@ -41,8 +48,7 @@ FILL_PAGES = """(pages) => {
 MARGIN = {"top": "15mm", "bottom": "16mm", "left": "12mm", "right": "12mm"}
 FOOTER = ('<div style="width: 100%; margin: 0 12mm; font-size: 8pt; color: #444; '
           'font-family: sans-serif; display: flex; justify-content: space-between;">'
-          '<span>{title}</span><span>page <span class="pageNumber"></span> of '
-          '<span class="totalPages"></span></span></div>')
+          '<span>{title}</span><span>{pages}</span></div>')
 # Printing with the contents' page numbers filled in must not move anything; if it did, the
 # numbers are found again, at most this many prints in all.
 MAX_PRINTS = 3
@@ -66,6 +72,21 @@ PAGE_READY = """() => {
     }
     return window.pdfMathTypeset === 'done' && document.querySelector('mjx-container') !== null;
 }"""
+
+
+def words() -> dict[str, str]:
+    """The fixed words the printing writes into the PDF, in the language of :mod:`dpkit.i18n`
+    (``DPKIT_LANG=zh`` for the zh edition; :data:`dpkit.i18n.CATALOGUE` holds them): the
+    contents' heading, the introduction's heading, the footer's page count and the note that
+    replaces a widget's controls (``{settings}`` and ``{listed}`` are filled in by
+    ``scripts/pdf_print.js``)."""
+    return {"contents": tr("Contents"), "introduction": tr("Introduction"),
+            "pages": tr("page {page} of {total}").format(
+                page='<span class="pageNumber"></span>', total='<span class="totalPages"></span>'),
+            "sliders": tr("Printed at {settings}; in the HTML book, sliders change {listed}."),
+            "controls": tr("Printed at {settings}; in the HTML book, the controls change "
+                           "{listed}."),
+            "comma": tr(", "), "and": tr(" and ")}
 
 
 def chromium() -> str:
@@ -146,9 +167,11 @@ def html_to_pdf(html: Path, pdf: Path, timeout_ms: int = READY_TIMEOUT_MS,
 
     pdf = Path(pdf)
     pdf.parent.mkdir(parents=True, exist_ok=True)
+    printed = words()
     options = {"format": "A4", "print_background": True, "margin": MARGIN, "outline": True,
                "tagged": True, "display_header_footer": True, "header_template": "<span></span>",
-               "footer_template": FOOTER.format(title=escape(title or ""))}
+               "footer_template": FOOTER.format(title=escape(title or ""),
+                                                pages=printed["pages"])}
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium(), args=CHROMIUM_ARGS)
         try:
@@ -164,7 +187,8 @@ def html_to_pdf(html: Path, pdf: Path, timeout_ms: int = READY_TIMEOUT_MS,
                 raise TimeoutError(f"{html}: images, widgets or math not ready after "
                                    f"{timeout_ms / 1000:g} s") from error
             targets = page.evaluate(PREPARE_JS.read_text(),
-                                    {"title": title, "author": author, "notes": list(notes)})
+                                    {"title": title, "author": author, "notes": list(notes),
+                                     "words": printed})
             page.pdf(path=str(pdf), **options)
             if title is None:
                 return pdf
@@ -186,17 +210,12 @@ def html_to_pdf(html: Path, pdf: Path, timeout_ms: int = READY_TIMEOUT_MS,
     return pdf
 
 
-def build_singlehtml(root: Path = ROOT) -> Path:
-    """Build the book at ``root`` as one HTML page and return the page's path.
-
-    The configuration is the book's ``_config.yml`` with ``scripts/singlehtml_nodes.py``
-    added as a local Sphinx extension, written to ``_build/pdf/_config.yml``.
-
-    Raises
-    ------
-    subprocess.CalledProcessError
-        If the build fails.
-    """
+def singlehtml_config(root: Path = ROOT) -> dict[str, Any]:
+    """The configuration of the one-page build of the book at ``root``: its ``_config.yml``
+    with ``scripts/singlehtml_nodes.py`` added as a local Sphinx extension (every local
+    extension's path made absolute), and the ``zh_glossary`` link of the English edition, to
+    a page beside the HTML book that the PDF does not hold, pointing to the glossary's source
+    in the repository (``repository.url``, ``repository.branch``) instead."""
     config = yaml.safe_load((root / "_config.yml").read_text())
     sphinx = config.setdefault("sphinx", {})
     local = sphinx.setdefault("local_extensions", {})
@@ -205,9 +224,28 @@ def build_singlehtml(root: Path = ROOT) -> Path:
     for name, path in local.items():
         local[name] = str((root / path).resolve())
     local["singlehtml_nodes"] = str(ROOT / "scripts")
+    substitutions = config.get("parse", {}).get("myst_substitutions", {})
+    url, branch = (config.get("repository", {}).get(key) for key in ("url", "branch"))
+    if url and "<a href=" in substitutions.get("zh_glossary", ""):
+        substitutions["zh_glossary"] = re.sub(
+            r'href="[^"]*"', f'href="{url}/blob/{branch or "main"}/book/zh/glossary.md"',
+            substitutions["zh_glossary"])
+    return config
+
+
+def build_singlehtml(root: Path = ROOT) -> Path:
+    """Build the book at ``root`` as one HTML page and return the page's path.
+
+    The configuration is :func:`singlehtml_config`'s, written to ``_build/pdf/_config.yml``.
+
+    Raises
+    ------
+    subprocess.CalledProcessError
+        If the build fails.
+    """
     derived = root / "_build" / "pdf" / "_config.yml"
     derived.parent.mkdir(parents=True, exist_ok=True)
-    derived.write_text(yaml.safe_dump(config, sort_keys=False))
+    derived.write_text(yaml.safe_dump(singlehtml_config(root), sort_keys=False))
     jupyter_book = Path(sys.executable).with_name("jupyter-book")
     subprocess.run([str(jupyter_book), "build", str(root), "--builder", "singlehtml",
                     "--config", str(derived), "--keep-going"], check=True)
@@ -225,14 +263,16 @@ def front_matter(root: Path = ROOT) -> dict[str, object]:
     ``author`` and ``notes`` (the licence paragraph of the page footer and the address of
     the issue tracker), as :func:`html_to_pdf` takes them."""
     config = yaml.safe_load((root / "_config.yml").read_text())
-    notes = ['<p>Printed from the HTML book: each interactive figure shows the setting named '
-             'above it; in the HTML book and the notebooks its sliders and choices change '
-             'it.</p>']
+    notes = ["<p>" + tr("Printed from the HTML book: each interactive figure shows the setting "
+                        "named above it; in the HTML book and the notebooks its sliders and "
+                        "choices change it.") + "</p>"]
     footer = config.get("html", {}).get("extra_footer", "")
     notes += re.findall(r"<p>.*?[Ll]icen[cs]e.*?</p>", footer, re.DOTALL)
     url = config.get("repository", {}).get("url")
     if url:
-        notes.append(f"<p>Found an error? Report it at {escape(url)}/issues.</p>")
+        notes.append("<p>" + tr("Found an error? Report it at {address}.").format(
+            address=f"{escape(url)}/issues") + "</p>")
+
     return {"title": config.get("title"), "author": config.get("author"), "notes": notes}
 
 

@@ -3,6 +3,12 @@
 // contents, in order; scripts/pdf.py then writes their page numbers into the contents.
 (options) => {
     const article = document.querySelector('article.bd-article') || document.body;
+    // The fixed words, in the edition's language (scripts/pdf.py: words()).
+    const words = Object.assign({
+        contents: 'Contents', introduction: 'Introduction', comma: ', ', and: ' and ',
+        sliders: 'Printed at {settings}; in the HTML book, sliders change {listed}.',
+        controls: 'Printed at {settings}; in the HTML book, the controls change {listed}.',
+    }, options.words || {});
     const HEADINGS = 'h1, h2, h3, h4, h5';
     const level = (heading) => Number(heading.tagName[1]);
     const renamed = (heading, newLevel) => {
@@ -15,16 +21,20 @@
 
     // In the one-page book the root document (the introduction) is a chapter like the others:
     // its headings go one level down, to its chapters' level, and its title (the book's) is
-    // printed as "Introduction" (the title page carries the book's title).
+    // printed as "Introduction" (words.introduction; the title page carries the book's title).
+    // The root document's title is the page's first heading: the book's title, or, in an
+    // edition whose introduction has a title of its own (the zh one), that title.
     if (article.querySelector('span[id^="document-"]')) {
+        let first = true;
         for (const heading of Array.from(article.querySelectorAll(HEADINGS))) {
             if (heading.closest('.toctree-wrapper')) continue;
             const copy = renamed(heading, level(heading) + 1);
             const text = copy.firstChild;
             if (options.title && text && text.nodeType === Node.TEXT_NODE
-                    && text.textContent.trim() === options.title) {
-                text.textContent = 'Introduction';
+                    && (first || text.textContent.trim() === options.title)) {
+                text.textContent = words.introduction;
             }
+            first = false;
         }
     }
 
@@ -43,12 +53,13 @@
             part(control, control.matches('.widget-radio')
                 ? '.widget-radio-box label:has(input:checked)' : '.widget-readout')}`);
         const listed = names.length < 2 ? names[0]
-            : `${names.slice(0, -1).join(', ')} and ${names[names.length - 1]}`;
-        const what = controls.some((control) => control.matches('.widget-radio'))
-            ? 'the controls change' : 'sliders change';
+            : `${names.slice(0, -1).join(words.comma)}${words.and}${names[names.length - 1]}`;
+        const template = controls.some((control) => control.matches('.widget-radio'))
+            ? words.controls : words.sliders;
         const note = document.createElement('p');
         note.className = 'pdf-widget-note';
-        note.textContent = `Printed at ${settings.join(', ')}; in the HTML book, ${what} ${listed}.`;
+        note.textContent = template.replace('{settings}', () => settings.join(words.comma))
+            .replace('{listed}', () => listed);
         box.classList.add('pdf-widget');
         box.insertBefore(note, controls[0]);
     }
@@ -123,8 +134,9 @@
         titlePage.append(note);
     }
     const toc = element('nav', 'pdf-toc');
-    toc.setAttribute('aria-label', 'Contents');
-    toc.append(element('h2', 'pdf-toc-title', 'Contents'));
+    toc.setAttribute('aria-label', words.contents);
+    toc.append(element('h2', 'pdf-toc-title', words.contents));
+
     const list = element('ul');
     listed.forEach((heading, i) => {
         const item = element('li', `pdf-toc-level-${level(heading) - top + 1}`);

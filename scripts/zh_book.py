@@ -5,7 +5,7 @@ The zh edition is a second Jupyter Book project generated in _build/zh_src/ from
 one, so that the English build, its configuration and its tests stay as they are:
 
 - ``_config.yml`` is the English one with Sphinx's ``language`` set to ``zh_CN`` (the theme's
-  and Sphinx's own interface strings in Chinese), the title and footer in Chinese.
+  and Sphinx's own interface strings in Chinese), the title, author and footer in Chinese.
 - ``_toc.yml`` is the English one, page for page, with the Chinese captions and the glossary
   (book/zh/glossary.md) added at the end of the back matter: every English page has a zh page
   at the same place, so chapter, theorem, exercise and figure numbers are the same in both.
@@ -22,7 +22,8 @@ language switch (book/_static/book.js) reaches the other edition by a relative l
 Usage: ``python scripts/zh_book.py [jupyter-book build options]``; ``--prepare-only`` writes
 _build/zh_src/ without building; ``--pdf OUTPUT.pdf`` prints the zh edition as ``make pdf``
 prints the English one (scripts/pdf.py: one HTML page, printed by chromium, whose fonts for
-Chinese are Debian's fonts-noto-cjk).
+Chinese are Debian's fonts-noto-cjk; the words the printing adds, such as the contents'
+heading and the page numbers, come from :mod:`dpkit.i18n` in Chinese).
 """
 
 from __future__ import annotations
@@ -46,8 +47,12 @@ SOURCE = ROOT / "_build" / "zh_src"
 OUTPUT = ROOT / "_build" / "html" / "zh"
 #: What a page not yet translated says below its title.
 NOTICE = "本章尚未翻译，以下为英文原文。"
-#: The zh edition's title, and its captions for the English toc's.
+#: The zh edition's title and author (the title page of its PDF, the pages' footer), and its
+#: captions for the English toc's.
 TITLE = "交互式差分隐私"
+AUTHOR = "《交互式差分隐私》的作者"
+#: The button of a cell whose code is hidden: show it, hide it.
+CODE_PROMPTS = ("显示代码单元", "隐藏代码单元")
 CAPTIONS = {"Chapters": "章节", "Back matter": "附录"}
 #: The page added at the end of the zh back matter.
 GLOSSARY = "book/glossary"
@@ -85,8 +90,13 @@ def zh_config(config: dict[str, Any]) -> dict[str, Any]:
     title, footer)."""
     zh = copy.deepcopy(config)
     zh["title"] = TITLE
+    zh["author"] = AUTHOR
     zh["html"]["extra_footer"] = FOOTER
     zh["sphinx"]["config"]["language"] = "zh_CN"
+    # myst-nb's button on a cell whose code is hidden ("Show code cell source"), in the HTML
+    # pages and the PDF; its {type} (source, outputs) is English, so the words leave it out.
+    zh["sphinx"]["config"].update(nb_code_prompt_show=CODE_PROMPTS[0],
+                                  nb_code_prompt_hide=CODE_PROMPTS[1])
     # For the language switch (book/_ext/book_html.py): this is the zh edition, and the
     # glossary has no English page.
     zh["sphinx"]["config"]["html_context"].update(edition="zh", edition_only=[GLOSSARY])

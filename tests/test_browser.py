@@ -489,7 +489,8 @@ def _font_files() -> dict[str, tuple[str, int]]:
     return fonts
 
 
-@pytest.mark.parametrize("name", ["intro", "laplace", "glossary"])
+@pytest.mark.parametrize("name", ["intro", "laplace", "composition", "exponential_base2",
+                                  "sparse_vector", "glossary"])
 def test_no_cjk_glyph_is_missing(browser, name):
     """Every Chinese character of a zh page is drawn from a font that has it: chromium names
     the fonts it used for each element's text (DevTools: CSS.getPlatformFontsForNode), and

@@ -189,6 +189,30 @@ def test_book_has_front_matter_bookmarks_and_page_numbers(tmp_path):
     assert {(800, 300), (300, 600)} <= sizes, f"a figure is missing: {sizes}"
 
 
+def test_zh_edition_prints_its_added_words_in_chinese(tmp_path, monkeypatch):
+    """book-zh.pdf is printed with DPKIT_LANG=zh (scripts/zh_book.py --pdf): the words the
+    printing adds (title page notes, contents, the introduction's heading, page numbers) are
+    Chinese, from dpkit.i18n's catalogue."""
+    _require(CHROMIUM is not None, "no chromium on PATH (apt-get install chromium)")
+    _require(shutil.which("pdftohtml") is not None, "no poppler (apt-get install poppler-utils)")
+    monkeypatch.setenv("DPKIT_LANG", "zh")
+    _tiny_book(tmp_path)
+    # The zh introduction's title is not the book's (交互式学习差分隐私, 交互式差分隐私).
+    (tmp_path / "intro.md").write_text("# 一本小书\n\n## Start here\n\nWelcome.\n")
+    out = pdf_script.html_to_pdf(pdf_script.build_singlehtml(tmp_path), tmp_path / "zh.pdf",
+                                 **pdf_script.front_matter(tmp_path))
+    count = int(re.search(r"^Pages:\s+(\d+)$", _poppler("pdfinfo", out), re.MULTILINE)[1])
+    pages = [_poppler("pdftotext", out, "-f", str(i), "-l", str(i)) for i in range(1, count + 1)]
+    for i, text in enumerate(pages, start=1):
+        assert f"第 {i} 页，共 {count} 页" in text, f"page {i}: {text[-200:]}"
+        assert "page " not in text, f"page {i}: {text[-200:]}"
+    assert "本 PDF 由 HTML 版印出" in pages[0] and "发现错误？请在" in pages[0], pages[0]
+    assert "github.com/example/tiny/issues" in pages[0]
+    assert "目录" in pages[1] and "Contents" not in pages[1], pages[1]
+    outline = dict(_outline(out))
+    assert "引言" in outline and "一本小书" not in outline, outline
+
+
 def test_widgets_print_as_frame_and_note(tmp_path):
     chapter = ROOT / "_build" / "html" / "book" / "promise.html"
     _require(CHROMIUM is not None, "no chromium on PATH (apt-get install chromium)")

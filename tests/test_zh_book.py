@@ -68,3 +68,40 @@ def test_prepare_takes_the_translation_where_there_is_one(tmp_path):
     assert (out / "book" / "laplace.md").read_text() == FRONT_MATTER + "# 拉普拉斯机制\n"
     assert (out / "book" / "_static").resolve() == tmp_path / "book" / "_static"
     assert yaml.safe_load((out / "_config.yml").read_text())["title"] == zh_book.TITLE
+
+
+_pdf_spec = importlib.util.spec_from_file_location("pdf", ROOT / "scripts" / "pdf.py")
+pdf_script = importlib.util.module_from_spec(_pdf_spec)
+_pdf_spec.loader.exec_module(pdf_script)
+
+
+def test_the_words_the_pdf_adds_follow_the_edition(monkeypatch):
+    """scripts/pdf.py's fixed words: English for book.pdf, Chinese for book-zh.pdf (printed
+    with DPKIT_LANG=zh), and the title page of the zh edition's source in Chinese."""
+    monkeypatch.delenv("DPKIT_LANG", raising=False)
+    english = pdf_script.words()
+    assert english["contents"] == "Contents" and english["pages"].startswith("page <span")
+    monkeypatch.setenv("DPKIT_LANG", "zh")
+    chinese = pdf_script.words()
+    assert chinese["contents"] == "目录" and chinese["introduction"] == "引言"
+    assert chinese["pages"].startswith("第 <span") and chinese["pages"].endswith("</span> 页")
+    for key in ("sliders", "controls"):
+        assert "{settings}" in chinese[key] and "{listed}" in chinese[key]
+        assert "Printed" not in chinese[key]
+    config = zh_book.zh_config(yaml.safe_load((ROOT / "_config.yml").read_text()))
+    assert config["author"] == zh_book.AUTHOR
+    assert config["sphinx"]["config"]["nb_code_prompt_show"] == "显示代码单元"
+
+
+def test_the_pdf_links_the_zh_glossary_to_the_repository(tmp_path):
+    """book.pdf has no zh glossary page beside it: the bibliography's link points to the
+    glossary's source in the repository; the zh edition's link (a {doc} role, a page of the
+    same PDF) is left alone."""
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    link = pdf_script.singlehtml_config(ROOT)["parse"]["myst_substitutions"]["zh_glossary"]
+    assert f'href="{config["repository"]["url"]}/blob/main/book/zh/glossary.md"' in link
+    assert "../zh/book/glossary.html" not in link
+    zh_source = tmp_path / "zh_src"
+    zh_book.prepare(ROOT, zh_source)
+    zh_link = pdf_script.singlehtml_config(zh_source)["parse"]["myst_substitutions"]
+    assert zh_link["zh_glossary"].startswith("{doc}`术语表")

@@ -24,7 +24,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.text import Text
 
-from dpkit.i18n import language
+from dpkit.i18n import language, tr
 
 #: Safe, private results (Okabe–Ito blue).
 SAFE = "#0072B2"
@@ -328,7 +328,7 @@ def alt_text(figure: Figure) -> str:
     -------
     str
         The description a builder gave with :func:`describe`; for any other figure, one read
-        from its titles and axis labels (never empty).
+        from its titles and axis labels (never empty), in the language of :mod:`dpkit.i18n`.
 
     Examples
     --------
@@ -344,13 +344,16 @@ def alt_text(figure: Figure) -> str:
         return text
     parts = []
     for ax in figure.axes:
-        axes = "; ".join(f"{name} axis: {label}" for name, label in
-                         (("horizontal", ax.get_xlabel()), ("vertical", ax.get_ylabel()))
-                         if label)
+        axes = tr("; ").join(tr(name).format(label=label) for name, label in
+                             (("horizontal axis: {label}", ax.get_xlabel()),
+                              ("vertical axis: {label}", ax.get_ylabel()))
+                             if label)
         title = " ".join(ax.get_title().split())
-        parts.append(f"{title} ({axes})" if title and axes else title or axes)
-    described = "; ".join(part for part in parts if part)
-    return f"Chart: {described}." if described else "Chart."
+        parts.append(tr("{title} ({axes})").format(title=title, axes=axes) if title and axes
+                     else title or axes)
+    described = tr("; ").join(part for part in parts if part)
+    return tr("Chart: {described}.").format(described=described) if described else tr("Chart.")
+
 
 
 def image_html(png: bytes, alt: str, text_px: float | None = None) -> str:

@@ -22,6 +22,7 @@ from dpkit.attacks.composition import (
 )
 from dpkit.composition import advanced, advanced_crossover, optimal, pure_to_zcdp, zcdp_to_dp
 from dpkit.gaussian import delta_for_sigma
+from dpkit.i18n import tr
 from dpkit.plots._style import (
     ACCENT,
     BLACK,
@@ -158,28 +159,31 @@ def composition_figure(epsilon0: float = 0.1, delta_prime: float = 1e-6,
     zcdp = np.array([zcdp_to_dp(rho * int(k), delta_prime) for k in ks])
 
     figure, (ax,) = new_figure()
-    ax.plot(ks, basic, color=GREY, lw=2, ls=":", label="basic: k·ε₀")
-    ax.plot(ks, adv, color=NAIVE, lw=2, ls="--", label="advanced")
-    ax.plot(ks, zcdp, color=ACCENT, lw=2, ls="-.", label="zCDP (ρ = k·ε₀²/2)")
-    ax.plot(ks, opt, color=SAFE, lw=2.5, label="optimal")
+    ax.plot(ks, basic, color=GREY, lw=2, ls=":", label=tr("basic: k·ε₀"))
+    ax.plot(ks, adv, color=NAIVE, lw=2, ls="--", label=tr("advanced"))
+    ax.plot(ks, zcdp, color=ACCENT, lw=2, ls="-.", label=tr("zCDP (ρ = k·ε₀²/2)"))
+    ax.plot(ks, opt, color=SAFE, lw=2.5, label=tr("optimal"))
     crossover = advanced_crossover(epsilon0, delta_prime)
     if crossover is not None and crossover <= k_max:
         ax.axvline(crossover, color=NAIVE, lw=0.8, ls=":")
-        ax.annotate(f"advanced < basic\nfrom k = {crossover}", (crossover, basic[0]),
-                    xytext=(4, 4), textcoords="offset points", fontsize=10, color=BLACK)
-        when = f"advanced beats basic from k = {crossover}"
+        ax.annotate(tr("advanced < basic\nfrom k = {k}").format(k=crossover),
+                    (crossover, basic[0]), xytext=(4, 4), textcoords="offset points",
+                    fontsize=10, color=BLACK)
+        when = tr("advanced beats basic from k = {k}").format(k=crossover)
     else:
-        when = f"advanced never beats basic up to k = {k_max}"
+        when = tr("advanced never beats basic up to k = {k}").format(k=k_max)
     _plain_log_axes(ax)
-    ax.set(xlabel="k (number of mechanisms)", ylabel="total ε",
+    ax.set(xlabel=tr("k (number of mechanisms)"), ylabel=tr("total ε"),
            title=f"ε₀ = {epsilon0:g}, δ' = {delta_prime:g}")
     ax.legend(fontsize=10, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     ax.grid(True, which="major", alpha=0.3)
-    return describe(figure, (
-        f"Log-log line chart of the total ε of k mechanisms, each ε₀ = {epsilon0:g}-DP, for k "
-        f"from 1 to {ks[-1]}, at δ' = {delta_prime:g}. At k = {ks[-1]} basic composition "
-        f"gives {basic[-1]:.4g}, advanced {adv[-1]:.4g}, zCDP {zcdp[-1]:.4g} and optimal "
-        f"{opt[-1]:.4g}; {when}."))
+    return describe(figure, tr(
+        "Log-log line chart of the total ε of k mechanisms, each ε₀ = {epsilon0}-DP, for k "
+        "from 1 to {k}, at δ' = {delta}. At k = {k} basic composition gives {basic}, "
+        "advanced {advanced}, zCDP {zcdp} and optimal {optimal}; {when}.").format(
+            epsilon0=f"{epsilon0:g}", k=ks[-1], delta=f"{delta_prime:g}",
+            basic=f"{basic[-1]:.4g}", advanced=f"{adv[-1]:.4g}", zcdp=f"{zcdp[-1]:.4g}",
+            optimal=f"{opt[-1]:.4g}", when=when))
 
 
 def textbook_crossover_figure(epsilon: float = 1.0, delta: float = 10e-5,
@@ -194,28 +198,32 @@ def textbook_crossover_figure(epsilon: float = 1.0, delta: float = 10e-5,
     false_crossover = 8 * math.log(1 / delta)
 
     figure, (ax,) = new_figure(height=4.2)
-    ax.plot(ks, ks * epsilon, color=GREY, lw=2, ls=":", label="sequential: k·ε")
-    ax.plot(ks, plotted, color=NAIVE, lw=2, ls="--", label="as plotted: 2ε√(2k ln(1/δ))")
-    ax.plot(ks, real, color=NAIVE, lw=2, label="advanced composition: ε√(2k ln(1/δ)) + kε(e^ε − 1)")
-    ax.plot(ks[::5], opt, color=SAFE, lw=2, marker="o", ms=3, label="optimal composition")
+    ax.plot(ks, ks * epsilon, color=GREY, lw=2, ls=":", label=tr("sequential: k·ε"))
+    ax.plot(ks, plotted, color=NAIVE, lw=2, ls="--", label=tr("as plotted: 2ε√(2k ln(1/δ))"))
+    ax.plot(ks, real, color=NAIVE, lw=2,
+            label=tr("advanced composition: ε√(2k ln(1/δ)) + kε(e^ε − 1)"))
+    ax.plot(ks[::5], opt, color=SAFE, lw=2, marker="o", ms=3, label=tr("optimal composition"))
     if false_crossover <= k_max:
         ax.axvline(false_crossover, color=NAIVE, lw=0.8, ls=":")
-        ax.annotate(f"false crossover\nk ≈ {false_crossover:.1f}",
+        ax.annotate(tr("false crossover\nk ≈ {k}").format(k=f"{false_crossover:.1f}"),
                     (false_crossover, false_crossover * epsilon * 0.35), fontsize=10,
                     color=BLACK, xytext=(5, 0), textcoords="offset points")
-    ax.set(xlabel="k", ylabel="total ε", ylim=(0, None),
-           title=f"ε = {epsilon:g} per query, δ = {delta:g}")
+    ax.set(xlabel="k", ylabel=tr("total ε"), ylim=(0, None),
+           title=tr("ε = {epsilon} per query, δ = {delta}").format(epsilon=f"{epsilon:g}",
+                                                                   delta=f"{delta:g}"))
     figure.legend(loc="outside lower center", ncol=1, fontsize=10, frameon=False)
     wins = np.flatnonzero(real < ks * epsilon)
-    real_text = (f"the real advanced composition total drops below k·ε from k = {ks[wins[0]]}"
-                 if wins.size else "the real advanced composition total stays above k·ε at "
-                 "every k")
-    crosses = ("crosses" if false_crossover <= k_max else "would cross (off the chart)")
-    return describe(figure, (
-        f"Line chart of the total ε against k from 1 to {k_max}, at ε = {epsilon:g} per "
-        f"query and δ = {delta:g}. The curve a textbook plots as advanced composition, "
-        f"2ε√(2k ln(1/δ)), {crosses} k·ε at k ≈ {false_crossover:.1f}, but {real_text}; "
-        "optimal composition stays at or below k·ε."))
+    real_text = (tr("the real advanced composition total drops below k·ε from k = {k}").format(
+        k=ks[wins[0]]) if wins.size else
+        tr("the real advanced composition total stays above k·ε at every k"))
+    crosses = tr("crosses" if false_crossover <= k_max else "would cross (off the chart)")
+    return describe(figure, tr(
+        "Line chart of the total ε against k from 1 to {k_max}, at ε = {epsilon} per query "
+        "and δ = {delta}. The curve a textbook plots as advanced composition, "
+        "2ε√(2k ln(1/δ)), {crosses} k·ε at k ≈ {crossover}, but {real_text}; optimal "
+        "composition stays at or below k·ε.").format(
+            k_max=k_max, epsilon=f"{epsilon:g}", delta=f"{delta:g}", crosses=crosses,
+            crossover=f"{false_crossover:.1f}", real_text=real_text))
 
 
 def privacy_loss_figure(epsilon: float = 0.1, k: int = 100, delta_prime: float = 1e-3,
@@ -236,8 +244,9 @@ def privacy_loss_figure(epsilon: float = 0.1, k: int = 100, delta_prime: float =
     first = k * epsilon - 2 * epsilon * math.ceil((k * epsilon - low) / (2 * epsilon)) - epsilon
     bins = np.arange(first, high + 2 * epsilon, 2 * epsilon)
     ax.hist(response, bins=bins, histtype="stepfilled", **area(NAIVE, 0.3), hatch="///",
-            label="randomized response (worst case)")
-    ax.hist(laplace, bins=bins, histtype="stepfilled", **area(SAFE, 0.45), label="Laplace count")
+            label=tr("randomized response (worst case)"))
+    ax.hist(laplace, bins=bins, histtype="stepfilled", **area(SAFE, 0.45),
+            label=tr("Laplace count"))
     lines = [(opt, "optimal", TRUTH, "--"), (adv, "advanced", NAIVE, "-.")]
     if k * epsilon <= high:
         lines.append((k * epsilon, "basic", GREY, ":"))
@@ -248,25 +257,30 @@ def privacy_loss_figure(epsilon: float = 0.1, k: int = 100, delta_prime: float =
         rr, lap = (float(np.mean(-np.minimum(np.expm1(value - losses), 0.0)))
                    for losses in (response, laplace))
         marks.append(ax.axvline(value, color=colour, lw=1.5, ls=style,
-                                label=f"{name} ε = {value:.2f}: RR {rr:.1e}, Laplace {lap:.1e}"))
+                                label=tr("{name} ε = {value}: RR {rr}, Laplace {lap}").format(
+                                    name=tr(name), value=f"{value:.2f}", rr=f"{rr:.1e}",
+                                    lap=f"{lap:.1e}")))
     ax.legend(handles=marks, fontsize=10, loc="upper center", bbox_to_anchor=(0.5, -0.22),
-              title="δ measured at each ε: E[(1 − e^(ε − loss))₊]", title_fontsize=10,
+              title=tr("δ measured at each ε: E[(1 − e^(ε − loss))₊]"), title_fontsize=10,
               fancybox=True, edgecolor=GREY)
     ax.add_artist(histograms)
     ax.set_xlim(bins[0], high)
     ax.set_ylim(0, 1.2 * ax.get_ylim()[1])   # headroom for the histograms' legend
     mean = k * epsilon * math.tanh(epsilon / 2)
-    ax.set(xlabel="total privacy loss ln(P[view | in] / P[view | out])",
-           ylabel="experiments")
-    ax.set_title(f"k = {k} releases at ε = {epsilon:g}, δ' = {delta_prime:g}\n"
-                 f"mean loss of randomized response {mean:.2f}", fontsize=10)
-    return describe(figure, (
-        f"Histograms of the total privacy loss of k = {k} releases at ε = {epsilon:g} about "
-        f"one person, over {trials} simulated experiments, for randomized response (mean "
-        f"{mean:.2f}) and for Laplace counts, with vertical lines at the totals the "
-        f"composition theorems give at δ' = {delta_prime:g}: "
-        + ", ".join(f"{name} {value:.2f}" for value, name, _, _ in lines)
-        + "."))
+    ax.set(xlabel=tr("total privacy loss ln(P[view | in] / P[view | out])"),
+           ylabel=tr("experiments"))
+    ax.set_title(tr("k = {k} releases at ε = {epsilon}, δ' = {delta}\n"
+                    "mean loss of randomized response {mean}").format(
+                        k=k, epsilon=f"{epsilon:g}", delta=f"{delta_prime:g}",
+                        mean=f"{mean:.2f}"), fontsize=10)
+    return describe(figure, tr(
+        "Histograms of the total privacy loss of k = {k} releases at ε = {epsilon} about one "
+        "person, over {trials} simulated experiments, for randomized response (mean {mean}) "
+        "and for Laplace counts, with vertical lines at the totals the composition theorems "
+        "give at δ' = {delta}: {totals}.").format(
+            k=k, epsilon=f"{epsilon:g}", trials=trials, mean=f"{mean:.2f}",
+            delta=f"{delta_prime:g}",
+            totals=tr(", ").join(f"{tr(name)} {value:.2f}" for value, name, _, _ in lines)))
 
 
 def averaging_attack_figure(epsilon: float = 0.5, budget: float = 2.0, n_max: int = 1000,
@@ -283,27 +297,32 @@ def averaging_attack_figure(epsilon: float = 0.5, budget: float = 2.0, n_max: in
     allowed = math.floor(budget / epsilon)
 
     figure, (ax,) = new_figure()
-    ax.plot(ns, exact, color=NAIVE, lw=2, label="exact probability")
-    ax.plot(sampled_ns, simulated, "o", color=NAIVE, ms=4, label=f"simulated ({trials} attacks)")
+    ax.plot(ns, exact, color=NAIVE, lw=2, label=tr("exact probability"))
+    ax.plot(sampled_ns, simulated, "o", color=NAIVE, ms=4,
+            label=tr("simulated ({trials} attacks)").format(trials=trials))
     ax.axvspan(allowed + 0.5, n_max, **area(GREY, 0.15))
     ax.axvline(allowed, color=SAFE, lw=2)
-    ax.annotate(f"accountant stops here\n(budget ε = {budget:g}: {allowed} answers)",
+    ax.annotate(tr("accountant stops here\n(budget ε = {budget}: {allowed} answers)").format(
+                    budget=f"{budget:g}", allowed=allowed),
                 (allowed, 0.86), xytext=(6, 0), textcoords="offset points", fontsize=10,
                 color=SAFE)
     _plain_log_axes(ax, y=False)
-    ax.set(ylim=(0, 1.02), xlabel="answers averaged (m)",
-           ylabel="P(rounded mean = true count)",
-           title=f"Averaging attack, ε = {epsilon:g} per answer")
+    ax.set(ylim=(0, 1.02), xlabel=tr("answers averaged (m)"),
+           ylabel=tr("P(rounded mean = true count)"),
+           title=tr("Averaging attack, ε = {epsilon} per answer").format(epsilon=f"{epsilon:g}"))
     ax.legend(fontsize=10, loc="lower right")
-    stop = (f"where the attack succeeds with probability "
-            f"{averaging_success_probability(epsilon, allowed):.2f}" if allowed >= 1
-            else "before the first answer")
-    return describe(figure, (
+    stop = (tr("where the attack succeeds with probability {p}").format(
+        p=f"{averaging_success_probability(epsilon, allowed):.2f}") if allowed >= 1
+        else tr("before the first answer"))
+    return describe(figure, tr(
         "Line chart of the probability that the rounded mean of m Laplace answers, each at "
-        f"ε = {epsilon:g}, equals the true count, for m from 1 to {n_max} on a log scale: "
-        f"the exact curve rises from {exact[0]:.2f} to {exact[-1]:.2f}, and simulated points "
-        f"({trials} attacks each) follow it. An accountant with budget ε = {budget:g} stops "
-        f"after {allowed} answers, {stop}."))
+        "ε = {epsilon}, equals the true count, for m from 1 to {n_max} on a log scale: the "
+        "exact curve rises from {first} to {last}, and simulated points ({trials} attacks "
+        "each) follow it. An accountant with budget ε = {budget} stops after {allowed} "
+        "answers, {stop}.").format(
+            epsilon=f"{epsilon:g}", n_max=n_max, first=f"{exact[0]:.2f}",
+            last=f"{exact[-1]:.2f}", trials=trials, budget=f"{budget:g}", allowed=allowed,
+            stop=stop))
 
 
 def privacy_loss_distributions_figure(epsilon0: float = 1.0) -> Figure:
@@ -319,38 +338,42 @@ def privacy_loss_distributions_figure(epsilon0: float = 1.0) -> Figure:
     figure, (left, right) = new_figure(2, width=6.4, height=4.0)
     grid = np.linspace(-epsilon0, epsilon0, 200)
     left.plot(grid, [laplace.density(x) for x in grid], color=SAFE, lw=2,
-              label="Laplace (density)")
+              label=tr("Laplace (density)"))
     for loss, p in laplace.atoms:
         left.vlines(loss, 0, p, color=SAFE, lw=3)
         left.plot([loss], [p], "o", color=SAFE, ms=5)
     wide = np.linspace(rho - 4 * epsilon0, rho + 4 * epsilon0, 300)
     left.plot(wide, [gaussian.density(x) for x in wide], color=NAIVE, lw=2, ls="--",
-              label="Gaussian, same ρ")
-    left.set(xlabel=r"privacy loss $\mathcal{L}$", ylabel="density / mass",
-             title=f"Loss, ε₀ = {epsilon0:g}")
+              label=tr("Gaussian, same ρ"))
+    left.set(xlabel=tr(r"privacy loss $\mathcal{L}$"), ylabel=tr("density / mass"),
+             title=tr("Loss, ε₀ = {epsilon0}").format(epsilon0=f"{epsilon0:g}"))
 
     epsilons = np.linspace(0, 2.5 * epsilon0, 40)
     closed_laplace = [max(0.0, -math.expm1((e - epsilon0) / 2)) for e in epsilons]
     closed_gaussian = [1 - 2 * stats.norm.cdf(-1 / (2 * sigma)) if e == 0 else
                        delta_for_sigma(sigma, 1.0, float(e)) for e in epsilons]
-    right.plot(epsilons, closed_laplace, color=SAFE, lw=2, label="Laplace, closed form")
+    right.plot(epsilons, closed_laplace, color=SAFE, lw=2, label=tr("Laplace, closed form"))
     right.plot(epsilons, closed_gaussian, color=NAIVE, lw=2, ls="--",
-               label="Gaussian, Balle–Wang")
+               label=tr("Gaussian, Balle–Wang"))
     marks = epsilons[::4]
     right.plot(marks, [laplace.profile(float(e)) for e in marks], "o", color=TRUTH, ms=4,
                label=r"E[(1 − e^(ε−$\mathcal{L}$))₊]")
     right.plot(marks, [gaussian.profile(float(e)) for e in marks], "o", color=TRUTH, ms=4)
-    right.set(xlabel="ε", ylabel="δ(ε)", title="Privacy profiles", ylim=(0, None))
+    right.set(xlabel="ε", ylabel="δ(ε)", title=tr("Privacy profiles"), ylim=(0, None))
     # One legend below both panels: the curves fill the panels' corners.
     figure.legend([*left.get_lines()[:1], left.get_lines()[-1], right.get_lines()[2]],
-                  ["Laplace (stems: point masses)", "Gaussian, same ρ",
-                   r"numerical E[(1 − e^(ε−$\mathcal{L}$))₊]"],
+                  [tr("Laplace (stems: point masses)"), tr("Gaussian, same ρ"),
+                   tr(r"numerical E[(1 − e^(ε−$\mathcal{L}$))₊]")],
                   loc="outside lower center", ncol=1, fontsize=10, frameon=False)
     (high_loss, high_mass), (low_loss, low_mass) = laplace.atoms
-    return describe(figure, (
-        f"Two charts at ε₀ = {epsilon0:g}. Left: the distribution of the privacy loss L of "
-        f"Laplace noise, a density on ({low_loss:g}, {high_loss:g}) with point masses "
-        f"{high_mass:.2f} at {high_loss:g} and {low_mass:.2f} at {low_loss:g}, and of "
-        f"Gaussian noise with σ = Δ/ε₀ and the same ρ = {rho:g}, a normal density. Right: "
-        f"their privacy profiles δ(ε) for ε from 0 to {epsilons[-1]:g}, closed forms as "
-        "lines, numerical integrals of the loss as points on them."))
+    return describe(figure, tr(
+        "Two charts at ε₀ = {epsilon0}. Left: the distribution of the privacy loss L of "
+        "Laplace noise, a density on ({low}, {high}) with point masses {high_mass} at {high} "
+        "and {low_mass} at {low}, and of Gaussian noise with σ = Δ/ε₀ and the same "
+        "ρ = {rho}, a normal density. Right: their privacy profiles δ(ε) for ε from 0 to "
+        "{last}, closed forms as lines, numerical integrals of the loss as points on "
+        "them.").format(
+            epsilon0=f"{epsilon0:g}", low=f"{low_loss:g}", high=f"{high_loss:g}",
+            high_mass=f"{high_mass:.2f}", low_mass=f"{low_mass:.2f}", rho=f"{rho:g}",
+            last=f"{epsilons[-1]:g}"))
+

@@ -10,6 +10,7 @@ from scipy import integrate, special
 
 from dpkit.attacks.exponential import ExponentialAttackResult
 from dpkit.exponential import Eta, probabilities
+from dpkit.i18n import tr
 from dpkit.naive.exponential import exponential_mechanism_probabilities
 from dpkit.plots._style import (
     GREY,
@@ -71,29 +72,33 @@ def distribution_figure(epsilon: float = 1.0, exponent: float = 0.0) -> Figure:
     figure, (ax,) = new_figure(1, height=4.0)
     positions = np.arange(losses.size)
     ax.bar(positions - 0.2, exact, width=0.4, color=SAFE,
-           label=f"exact, base 2 (η = {eta.eta:.4f})")
-    ax.bar(positions + 0.2, naive, width=0.4, **hatched(NAIVE), label="naive float code")
+           label=tr("exact, base 2 (η = {eta})").format(eta=f"{eta.eta:.4f}"))
+    ax.bar(positions + 0.2, naive, width=0.4, **hatched(NAIVE), label=tr("naive float code"))
     # every other outcome named when there are many, so that the names do not run together
     shown = positions[::2] if positions.size > 8 else positions
     ax.set_xticks(shown, [f"o{i + 1}" for i in shown], fontsize=10)
-    ax.set(ylim=(0, 1.05), ylabel="probability",
-           xlabel=f"outcome (loss of o1 = {losses[0]:g}, the others 1 to 4 more)")
+    ax.set(ylim=(0, 1.05), ylabel=tr("probability"),
+           xlabel=tr("outcome (loss of o1 = {loss}, the others 1 to 4 more)").format(
+               loss=f"{losses[0]:g}"))
     impossible = int(np.sum((naive == 0) & (exact > 0)))
     if crashed:
-        verdict = "naive code divides 0 by 0: every weight underflowed"
+        verdict = tr("naive code divides 0 by 0: every weight underflowed")
     else:
-        verdict = (f"naive P(o1) = {naive[0]:.3f} vs exact {exact[0]:.3f}\n"
-                   f"{impossible} outcome(s) impossible for the naive code")
+        verdict = tr("naive P(o1) = {naive} vs exact {exact}\n"
+                     "{impossible} outcome(s) impossible for the naive code").format(
+                         naive=f"{naive[0]:.3f}", exact=f"{exact[0]:.3f}", impossible=impossible)
     ax.set_title(f"ε = {epsilon:g}, ε·u(o1)/2 = {exponent:g}\n{verdict}", fontsize=10)
     ax.legend(fontsize=10, loc="upper right", frameon=False)
-    naive_text = ("the naive float code divides 0 by 0 (every weight underflowed)" if crashed
-                  else f"the naive float code gives {naive[0]:.3f} and never returns "
-                       f"{impossible} of the outcomes")
-    return describe(figure, (
-        f"Bar chart of the output probabilities of {losses.size} outcomes o1 to "
-        f"o{losses.size}, at ε = {epsilon:g} and ε·u(o1)/2 = {exponent:g} (loss of o1 "
-        f"{losses[0]:g}, the others 1 to 4 more): the exact base-2 mechanism gives P(o1) = "
-        f"{exact[0]:.3f}; {naive_text}."))
+    naive_text = (tr("the naive float code divides 0 by 0 (every weight underflowed)")
+                  if crashed else
+                  tr("the naive float code gives {naive} and never returns {impossible} of "
+                     "the outcomes").format(naive=f"{naive[0]:.3f}", impossible=impossible))
+    return describe(figure, tr(
+        "Bar chart of the output probabilities of {size} outcomes o1 to o{size}, at "
+        "ε = {epsilon} and ε·u(o1)/2 = {exponent} (loss of o1 {loss}, the others 1 to 4 "
+        "more): the exact base-2 mechanism gives P(o1) = {exact}; {naive_text}.").format(
+            size=losses.size, epsilon=f"{epsilon:g}", exponent=f"{exponent:g}",
+            loss=f"{losses[0]:g}", exact=f"{exact[0]:.3f}", naive_text=naive_text))
 
 
 def time_per_sample_figure(outcomes: Sequence[int],
@@ -119,18 +124,22 @@ def time_per_sample_figure(outcomes: Sequence[int],
     for i, (label, values) in enumerate(seconds.items()):
         colour = next((c for key, c in colours.items() if key in label), GREY)
         times = np.asarray(values, dtype=float)
-        ax.loglog(n, times, color=colour, marker=MARKERS[i % len(MARKERS)], label=label)
+        ax.loglog(n, times, color=colour, marker=MARKERS[i % len(MARKERS)], label=tr(label))
         measured = np.flatnonzero(np.isfinite(times))
         if measured.size:
             first, last = measured[0], measured[-1]
-            ends.append(f"{label} from {times[first]:.2g} s at n = {n[first]:g} to "
-                        f"{times[last]:.2g} s at n = {n[last]:g}")
-    ax.set(xlabel="number of outcomes n (utility u(o) = o)", ylabel="seconds per sample")
+            ends.append(tr("{label} from {first} s at n = {n_first} to {last} s at "
+                           "n = {n_last}").format(
+                               label=tr(label), first=f"{times[first]:.2g}",
+                               n_first=f"{n[first]:g}", last=f"{times[last]:.2g}",
+                               n_last=f"{n[last]:g}"))
+    ax.set(xlabel=tr("number of outcomes n (utility u(o) = o)"),
+           ylabel=tr("seconds per sample"))
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(fontsize=10, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    return describe(figure, (
+    return describe(figure, tr(
         "Log-log line chart of the seconds per sample against the number of outcomes n, one "
-        "line per sampler: " + "; ".join(ends) + "."))
+        "line per sampler: {ends}.").format(ends=tr("; ").join(ends)))
 
 
 def attack_rates_figure(result: ExponentialAttackResult) -> Figure:
@@ -138,24 +147,29 @@ def attack_rates_figure(result: ExponentialAttackResult) -> Figure:
     figure, (ax,) = new_figure(1)
     positions = np.arange(2)
     for offset, rates, style, label in ((-0.2, result.naive_rates, hatched(NAIVE),
-                                         "naive float code"),
+                                         tr("naive float code")),
                                         (0.2, result.exact_rates, {"color": SAFE},
-                                         "exact, base 2")):
+                                         tr("exact, base 2"))):
         bars = ax.bar(positions + offset, rates, width=0.4, **style, label=label)
         ax.bar_label(bars, fmt="%.3f", fontsize=10)
-    ax.set_xticks(positions, ["input d", "neighbour d′"])
-    ax.set(ylim=(0, 1.15), ylabel="frequency of o1")
-    ax.set_title(f"{result.name} attack, claimed ε = {result.epsilon:g}\nprivacy loss: "
-                 f"{result.naive_privacy_loss:g} (naive), {result.exact_privacy_loss:.3g} "
-                 "(exact)", fontsize=10)
+    ax.set_xticks(positions, [tr("input d"), tr("neighbour d′")])
+    ax.set(ylim=(0, 1.15), ylabel=tr("frequency of o1"))
+    ax.set_title(tr("{name} attack, claimed ε = {epsilon}\nprivacy loss: {naive} (naive), "
+                    "{exact} (exact)").format(
+                        name=tr(result.name), epsilon=f"{result.epsilon:g}",
+                        naive=f"{result.naive_privacy_loss:g}",
+                        exact=f"{result.exact_privacy_loss:.3g}"), fontsize=10)
     ax.legend(fontsize=10, frameon=False)
-    return describe(figure, (
-        f"Bar chart of how often the output is o1 on an input d and on its neighbour d′, for "
-        f"the {result.name} attack at claimed ε = {result.epsilon:g}: the naive float code "
-        f"{result.naive_rates[0]:.3f} and {result.naive_rates[1]:.3f} (privacy loss "
-        f"{result.naive_privacy_loss:g}), the exact base-2 mechanism "
-        f"{result.exact_rates[0]:.3f} and {result.exact_rates[1]:.3f} (privacy loss "
-        f"{result.exact_privacy_loss:.3g})."))
+    return describe(figure, tr(
+        "Bar chart of how often the output is o1 on an input d and on its neighbour d′, for "
+        "the {name} attack at claimed ε = {epsilon}: the naive float code {naive_d} and "
+        "{naive_d2} (privacy loss {naive_loss}), the exact base-2 mechanism {exact_d} and "
+        "{exact_d2} (privacy loss {exact_loss}).").format(
+            name=tr(result.name), epsilon=f"{result.epsilon:g}",
+            naive_d=f"{result.naive_rates[0]:.3f}", naive_d2=f"{result.naive_rates[1]:.3f}",
+            naive_loss=f"{result.naive_privacy_loss:g}",
+            exact_d=f"{result.exact_rates[0]:.3f}", exact_d2=f"{result.exact_rates[1]:.3f}",
+            exact_loss=f"{result.exact_privacy_loss:.3g}"))
 
 
 def noisy_max_probabilities(scores: Sequence[float], scale: float,
@@ -241,22 +255,27 @@ def selection_figure(epsilon: float = 0.05, labels: Sequence[str] = (),
     def fold(p: np.ndarray) -> np.ndarray:
         return np.append(p[:shown], p[shown:].sum()) if values.size > shown else p
 
-    ticks = names[:shown] + ([f"other {values.size - shown}"] if values.size > shown else [])
+    ticks = names[:shown] + ([tr("other {count}").format(count=values.size - shown)]
+                             if values.size > shown else [])
     figure, (ax,) = new_figure(1, height=4.0)
     positions = np.arange(len(ticks))
     ax.barh(positions - 0.2, fold(exponential), height=0.4, color=SAFE,
-            label="exponential mechanism = noisy max, Gumbel noise")
+            label=tr("exponential mechanism = noisy max, Gumbel noise"))
     ax.barh(positions + 0.2, fold(laplace), height=0.4, **hatched(TRUTH),
-            label="noisy max, Laplace noise")
+            label=tr("noisy max, Laplace noise"))
     ax.set_yticks(positions, ticks, fontsize=10)
     ax.invert_yaxis()
-    ax.set(xlim=(0, 1), xlabel="probability of being reported", ylabel="occupation")
-    ax.set_title(f"Most common occupation, ε = {epsilon:g}\n(noise scale 2/ε = {scale:g})",
-                 fontsize=10)
+    ax.set(xlim=(0, 1), xlabel=tr("probability of being reported"), ylabel=tr("occupation"))
+    ax.set_title(tr("Most common occupation, ε = {epsilon}\n(noise scale 2/ε = {scale})").format(
+        epsilon=f"{epsilon:g}", scale=f"{scale:g}"), fontsize=10)
     figure.legend(loc="outside lower center", ncol=1, fontsize=10, frameon=False)
-    return describe(figure, (
+    return describe(figure, tr(
         "Horizontal bar chart of the probability that each occupation is reported as the "
-        f"most common, at ε = {epsilon:g} (noise scale 2/ε = {scale:g}), by the exponential "
-        "mechanism and by report noisy max with Laplace noise: "
-        + "; ".join(f"{name} {e:.2f} and {lap:.2f}" for name, e, lap in
-                    zip(ticks, fold(exponential), fold(laplace), strict=True)) + "."))
+        "most common, at ε = {epsilon} (noise scale 2/ε = {scale}), by the exponential "
+        "mechanism and by report noisy max with Laplace noise: {shares}.").format(
+            epsilon=f"{epsilon:g}", scale=f"{scale:g}", shares=tr("; ").join(
+                tr("{name} {exponential} and {laplace}").format(
+                    name=name, exponential=f"{e:.2f}", laplace=f"{lap:.2f}")
+                for name, e, lap in zip(ticks, fold(exponential), fold(laplace),
+                                        strict=True))))
+

@@ -133,14 +133,16 @@ def laplace_vs_gaussian_figure(dimension: int = 10, epsilon: float = 0.5,
                    tr("Gaussian: 95% in ±{half}").format(half=f"{1.959964 * gau:.3g}")],
                   loc="lower center", bbox_to_anchor=(0.5, 0.0), ncol=2, fontsize=10,
                   frameon=False)
-    return describe(_quick(figure, bottom=0.33), (
-        f"Two charts at ε = {epsilon:g}, δ = {delta:g}. Left: log-log lines of the noise "
-        "standard deviation per coordinate against the dimension d from 1 to 1000, for "
-        "Laplace noise (√2·d/ε) and Gaussian noise (classic σ); the Gaussian is smaller "
-        f"from d = {crossing}. Right: the two noise densities of one coordinate at "
-        f"d = {dimension}; 95% of Laplace noise lies within ±{b * math.log(20):.3g}, of "
-        f"Gaussian noise within ±{1.959964 * gau:.3g} (standard deviation ratio "
-        f"{lap / gau:.2f})."))
+    return describe(_quick(figure, bottom=0.33), tr(
+        "Two charts at ε = {epsilon}, δ = {delta}. Left: log-log lines of the noise standard "
+        "deviation per coordinate against the dimension d from 1 to 1000, for Laplace noise "
+        "(√2·d/ε) and Gaussian noise (classic σ); the Gaussian is smaller from "
+        "d = {crossing}. Right: the two noise densities of one coordinate at d = {dimension}; "
+        "95% of Laplace noise lies within ±{laplace}, of Gaussian noise within ±{gaussian} "
+        "(standard deviation ratio {ratio}).").format(
+            epsilon=f"{epsilon:g}", delta=f"{delta:g}", crossing=crossing,
+            dimension=dimension, laplace=f"{b * math.log(20):.3g}",
+            gaussian=f"{1.959964 * gau:.3g}", ratio=f"{lap / gau:.2f}"))
 
 
 def classic_formula_sigma(epsilon: float, delta: float) -> float:
@@ -188,12 +190,13 @@ def classic_validity_figure(deltas: Sequence[float] = (1e-3, 1e-5, 1e-9)) -> Fig
            title=tr("Classic σ judged by the exact profile"))
     ax.legend(fontsize=10, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0),
               title=tr("target δ"), title_fontsize=10)
-    return describe(figure, (
+    return describe(figure, tr(
         "Log-log line chart of the true δ of the classic σ = √(2 ln(1.25/δ))/ε (Δ = 1) "
-        "against ε from 0.05 to 20, one line per target δ = "
-        + ", ".join(f"{d:g}" for d in deltas) + "; each line crosses its target (a dotted "
-        "line) at ε = " + ", ".join(f"{c:.2f}" for c in crossings) + ", and is not private "
-        "beyond. The classic theorem (Dwork and Roth, Theorem A.1) covers only ε < 1."))
+        "against ε from 0.05 to 20, one line per target δ = {deltas}; each line crosses its "
+        "target (a dotted line) at ε = {crossings}, and is not private beyond. The classic "
+        "theorem (Dwork and Roth, Theorem A.1) covers only ε < 1.").format(
+            deltas=", ".join(f"{d:g}" for d in deltas),
+            crossings=", ".join(f"{c:.2f}" for c in crossings)))
 
 
 _CURVE_EPSILONS = np.geomspace(0.01, 20, 120)
@@ -240,19 +243,20 @@ def sigma_calibration_figure(epsilon: float = 0.5, delta: float = 1e-6) -> Figur
         ratio = classic_sigma(1.0, epsilon, delta) / sigma
         title = tr("ε = {epsilon}, ratio {ratio}").format(epsilon=f"{epsilon:g}",
                                                          ratio=f"{ratio:.2f}")
-        verdict = f"the classic σ is {ratio:.2f} times larger"
+        verdict = tr("the classic σ is {ratio} times larger").format(ratio=f"{ratio:.2f}")
     else:
         title = tr("ε = {epsilon}: no classic").format(epsilon=f"{epsilon:g}")
-        verdict = "the classic calibration does not apply (ε ≥ 1)"
+        verdict = tr("the classic calibration does not apply (ε ≥ 1)")
     right.plot([delta], [sigma], "o", color=BLACK, ms=4)
     right.set(xlabel="δ", ylabel="σ / Δ", title=title)
     right.invert_xaxis()
     right.legend(fontsize=10, frameon=False, loc="upper left")
-    return describe(_quick(figure), (
+    return describe(_quick(figure), tr(
         "Two log-scale line charts of the noise σ (for Δ = 1) from the classic and the "
-        f"analytic calibrations: left, against ε at δ = {delta:g}; right, against δ at "
-        f"ε = {epsilon:g}. At ε = {epsilon:g}, δ = {delta:g} the analytic σ is {sigma:.3g} "
-        f"and {verdict}."))
+        "analytic calibrations: left, against ε at δ = {delta}; right, against δ at "
+        "ε = {epsilon}. At ε = {epsilon}, δ = {delta} the analytic σ is {sigma} and "
+        "{verdict}.").format(delta=f"{delta:g}", epsilon=f"{epsilon:g}",
+                             sigma=f"{sigma:.3g}", verdict=verdict))
 
 
 def privacy_profile_figure(sigmas: Sequence[float] = (0.5, 1.0, 2.0, 4.0)) -> Figure:
@@ -266,11 +270,12 @@ def privacy_profile_figure(sigmas: Sequence[float] = (0.5, 1.0, 2.0, 4.0)) -> Fi
     ax.set(xlabel="ε", ylabel="δ(ε)", ylim=(1e-16, 1.5),
            title=tr("Privacy profiles of Gaussian noise"))
     ax.legend(fontsize=10, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    return describe(figure, (
+    return describe(figure, tr(
         "Line chart, δ on a log scale, of the privacy profile δ(ε) of Gaussian noise for ε "
-        "from 0 to 8, one line per noise level: " + "; ".join(
-            f"σ = {s:g}Δ has δ(1) = {delta_for_sigma(s, 1.0, 1.0):.2g}" for s in sigmas)
-        + ". Larger σ gives a smaller δ at every ε."))
+        "from 0 to 8, one line per noise level: {levels}. Larger σ gives a smaller δ at every "
+        "ε.").format(levels=tr("; ").join(
+            tr("σ = {sigma}Δ has δ(1) = {delta}").format(
+                sigma=f"{s:g}", delta=f"{delta_for_sigma(s, 1.0, 1.0):.2g}") for s in sigmas)))
 
 
 def erf_calibration_figure(epsilons: Sequence[float] = (0.5, 1.0, 4.0)) -> Figure:
@@ -292,9 +297,13 @@ def erf_calibration_figure(epsilons: Sequence[float] = (0.5, 1.0, 4.0)) -> Figur
            title=tr("Solving δ(σ) = δ with Φ(t) = (1 + erf(t/√2))/2"))
     ax.invert_xaxis()
     ax.legend(fontsize=10, frameon=False, loc="upper left")
-    return describe(figure, (
+    return describe(figure, tr(
         "Log-log line chart of the true δ divided by the target δ, for targets from 1e-25 "
         "to 1e-4 (decreasing to the right). The erf-based solver drifts above 1, that is "
-        "above its target, to a ratio of "
-        + ", ".join(f"{w:.3g} at ε = {e:g}" for e, w in zip(epsilons, worst, strict=False))
-        + f"; dpkit.gaussian.analytic_sigma at ε = 1 stays at most {max(safe):.3g}."))
+        "above its target, to a ratio of {ratios}; dpkit.gaussian.analytic_sigma at ε = 1 "
+        "stays at most {safe}.").format(
+            ratios=tr(", ").join(tr("{ratio} at ε = {epsilon}").format(
+                ratio=f"{w:.3g}", epsilon=f"{e:g}")
+                for e, w in zip(epsilons, worst, strict=False)),
+            safe=f"{max(safe):.3g}"))
+

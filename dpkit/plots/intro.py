@@ -38,12 +38,13 @@ def adult_overview_figure(adult: pd.DataFrame) -> Figure:
     right.bar(shares.index.astype(str), shares.to_numpy(), color=[GREY, SAFE])
     right.set(ylabel=tr("share of people"), ylim=(0, 1), title=tr("Income"))
     ages = adult["age"]
-    return describe(figure, (
-        f"Two bar charts of the Adult data ({len(adult)} people). Left: a histogram of age, "
-        f"from {ages.min()} to {ages.max()} years, most people between "
-        f"{ages.quantile(0.25):g} and {ages.quantile(0.75):g}. Right: the share of each "
-        "income class: " + ", ".join(f"{label} {share:.0%}" for label, share in
-                                     shares.items()) + "."))
+    return describe(figure, tr(
+        "Two bar charts of the Adult data ({people} people). Left: a histogram of age, from "
+        "{youngest} to {oldest} years, most people between {low} and {high}. Right: the "
+        "share of each income class: {shares}.").format(
+            people=len(adult), youngest=ages.min(), oldest=ages.max(),
+            low=f"{ages.quantile(0.25):g}", high=f"{ages.quantile(0.75):g}",
+            shares=tr(", ").join(f"{label} {share:.0%}" for label, share in shares.items())))
 
 
 def chapter_map_figure() -> Figure:
@@ -75,17 +76,20 @@ def chapter_map_figure() -> Figure:
                         arrowprops={"arrowstyle": "->", "color": GREY, "lw": 1.3,
                                     "connectionstyle": style, "shrinkA": 0, "shrinkB": 0})
     ax.set_title(tr("An arrow means “is used by”"), fontsize=11)
-    number = {name: "the introduction" if n is None else str(n)
+    number = {name: tr("the introduction") if n is None else str(n)
               for name, n, _, _ in CHAPTER_MAP}
-    jumps = [f"{number[name]} builds on {' and '.join(number[n] for n in needs)}"
+    jumps = [tr("{chapter} builds on {needs}").format(
+                 chapter=number[name], needs=tr(" and ").join(number[n] for n in needs))
              for (name, _, _, needs), (previous, *_) in zip(CHAPTER_MAP[1:], CHAPTER_MAP,
                                                             strict=False)
              if needs != (previous,)]
-    return describe(figure, (
-        "Map of the chapters in reading order: "
-        + ", ".join(title if n is None else f"{n}. {title}" for _, n, title, _ in CHAPTER_MAP)
-        + ". Each builds on the one before" + (f", except: {'; '.join(jumps)}" if jumps
-                                               else "") + "."))
+    return describe(figure, tr(
+        "Map of the chapters in reading order: {chapters}. Each builds on the one "
+        "before{exceptions}.").format(
+            chapters=tr(", ").join(tr(title) if n is None else f"{n}. {tr(title)}"
+                                   for _, n, title, _ in CHAPTER_MAP),
+            exceptions=tr(", except: {jumps}").format(jumps=tr("; ").join(jumps)) if jumps
+            else ""))
 
 
 def randomized_response_figure(epsilon: float, n: int = 1000, true_fraction: float = 0.24,
@@ -135,9 +139,11 @@ def randomized_response_figure(epsilon: float, n: int = 1000, true_fraction: flo
     right.set(xlim=(-0.6, 1.1), xlabel=tr("estimate ({surveys} surveys)").format(surveys=surveys),
               ylabel=tr("surveys"), title=tr("n = {n}: std {std}").format(n=n, std=f"{std:.3f}"))
     figure.legend(loc="outside lower center", ncol=2, fontsize=10, frameon=False)
-    return describe(figure, (
-        f"Randomized response at ε = {epsilon:g}. Left: bars of the probability of reporting "
-        f"yes, {p:.3f} for a true yes and {1 - p:.3f} for a true no. Right: a histogram of "
-        f"the de-biased estimate over {surveys} simulated surveys of the same n = {n} "
-        f"people, centred on the true share {true_fraction:g} with standard deviation "
-        f"{std:.3f}."))
+    return describe(figure, tr(
+        "Randomized response at ε = {epsilon}. Left: bars of the probability of reporting "
+        "yes, {yes} for a true yes and {no} for a true no. Right: a histogram of the "
+        "de-biased estimate over {surveys} simulated surveys of the same n = {n} people, "
+        "centred on the true share {share} with standard deviation {std}.").format(
+            epsilon=f"{epsilon:g}", yes=f"{p:.3f}", no=f"{1 - p:.3f}", surveys=surveys, n=n,
+            share=f"{true_fraction:g}", std=f"{std:.3f}"))
+

@@ -73,11 +73,14 @@ def laplace_release_figure(epsilon: float, sensitivity: float, true_value: float
     ax.title.set_fontsize(10)
     # Below the axes: the histogram may fill the whole width at small ε.
     figure.legend(loc="outside lower center", ncol=2, fontsize=10, frameon=False)
-    return describe(figure, (
-        f"Histogram of {releases} releases of the safe Laplace mechanism around the true "
-        f"answer {true_value:g}, at ε = {epsilon:g} and Δ = {sensitivity:g} (noise scale "
-        f"b = {scale:.3g}), under the Laplace density; {inside:.1%} of the releases fall "
-        f"inside the 95% interval ±{alpha:.3g}."))
+    return describe(figure, tr(
+        "Histogram of {releases} releases of the safe Laplace mechanism around the true "
+        "answer {truth}, at ε = {epsilon} and Δ = {sensitivity} (noise scale b = {scale}), "
+        "under the Laplace density; {inside} of the releases fall inside the 95% interval "
+        "±{alpha}.").format(
+            releases=releases, truth=f"{true_value:g}", epsilon=f"{epsilon:g}",
+            sensitivity=f"{sensitivity:g}", scale=f"{scale:.3g}", inside=f"{inside:.1%}",
+            alpha=f"{alpha:.3g}"))
 
 
 def tail_bound_figure(scales: Sequence[float] = (0.5, 1.0, 2.0, 5.0)) -> Figure:
@@ -94,11 +97,12 @@ def tail_bound_figure(scales: Sequence[float] = (0.5, 1.0, 2.0, 5.0)) -> Figure:
            title=tr("Tails of Lap(b): P[|noise| > t] = exp(−t/b)"))
     ax.title.set_fontsize(10)
     ax.legend(fontsize=10, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    return describe(figure, (
+    return describe(figure, tr(
         "Line chart, on a log scale, of the tail probability P[|noise| > t] = exp(−t/b) of "
-        "Laplace noise for t from 0 to 30, one line for each scale "
-        + ", ".join(f"b = {b:g}" for b in scales) + "; each line falls below β = 0.05 at "
-        "t = b ln 20 (" + ", ".join(f"{b * np.log(20):.3g}" for b in scales) + ")."))
+        "Laplace noise for t from 0 to 30, one line for each scale {scales}; each line falls "
+        "below β = 0.05 at t = b ln 20 ({crossings}).").format(
+            scales=", ".join(f"b = {b:g}" for b in scales),
+            crossings=", ".join(f"{b * np.log(20):.3g}" for b in scales)))
 
 
 def lsb_attack_figure(scales: Sequence[float], naive: Sequence[LSBAttackResult],
@@ -144,17 +148,20 @@ def lsb_attack_figure(scales: Sequence[float], naive: Sequence[LSBAttackResult],
                   fontsize=10, frameon=False)
 
     def spread(values: Sequence[float]) -> str:
-        low, high = min(values), max(values)
-        return f"{low:.0%}" if f"{low:.0%}" == f"{high:.0%}" else f"{low:.0%} to {high:.0%}"
+        low, high = f"{min(values):.0%}", f"{max(values):.0%}"
+        return low if low == high else tr("{low} to {high}").format(low=low, high=high)
 
     def shares(field: str) -> str:
-        return (f"{spread([getattr(r, field) for r in naive])} on the textbook mechanism and "
-                f"{spread([getattr(r, field) for r in safe])} on the safe one")
+        return tr("{naive} on the textbook mechanism and {safe} on the safe one").format(
+            naive=spread([getattr(r, field) for r in naive]),
+            safe=spread([getattr(r, field) for r in safe]))
 
-    return describe(figure, (
+    return describe(figure, tr(
         "Three bar charts of Mironov's attack on the textbook and the safe Laplace mechanism "
-        f"at noise scales b = {', '.join(f'{b:g}' for b in scales)}. Left: the attack names "
-        f"an input on {shares('decided')} of the releases. Middle: it is right on "
-        f"{shares('correct_when_decided')} of its decisions. Right: overall accuracy "
-        f"{shares('accuracy')}, against the ε-DP band from 1/(1+e^ε) to e^ε/(1+e^ε) drawn "
-        "on the middle and right panels."))
+        "at noise scales b = {scales}. Left: the attack names an input on {decided} of the "
+        "releases. Middle: it is right on {right} of its decisions. Right: overall accuracy "
+        "{accuracy}, against the ε-DP band from 1/(1+e^ε) to e^ε/(1+e^ε) drawn on the middle "
+        "and right panels.").format(
+            scales=", ".join(f"{b:g}" for b in scales), decided=shares("decided"),
+            right=shares("correct_when_decided"), accuracy=shares("accuracy")))
+

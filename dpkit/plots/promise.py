@@ -121,13 +121,16 @@ def tradeoff_figure(epsilon: float, delta: float = 0.0) -> Figure:
     bottom.set_title(tr("Tests: best guess ≤ {bound}").format(
         bound=f"{guessing_bound(epsilon, delta):.1%}"), fontsize=_FONT)
     bottom.legend(loc="upper left", bbox_to_anchor=(1.05, 1.0), fontsize=10, frameon=False)
-    noise = "Laplace" if delta == 0 else "Gaussian"
-    band = (f"the density on D leaves the band on both sides, where δ = {delta_text} pays "
-            "for it"
-            if outside.any() else "the density on D stays inside the band")
-    return describe(figure, (
-        f"Two charts at ε = {epsilon:g}, δ = {delta_text}. Top: the {noise} output densities "
-        f"on D and on D′, one unit apart, and the band e^±ε times the density on D′; {band}. "
-        "Bottom: the false negatives against the false positives of threshold tests on "
-        "these outputs stay above the region that (ε, δ)-DP makes impossible; no test "
-        f"guesses right more than {guessing_bound(epsilon, delta):.1%} of the time."))
+    noise = tr("Laplace" if delta == 0 else "Gaussian")
+    band = (tr("the density on D leaves the band on both sides, where δ = {delta} pays for "
+               "it").format(delta=delta_text)
+            if outside.any() else tr("the density on D stays inside the band"))
+    return describe(figure, tr(
+        "Two charts at ε = {epsilon}, δ = {delta}. Top: the {noise} output densities on D and "
+        "on D′, one unit apart, and the band e^±ε times the density on D′; {band}. Bottom: "
+        "the false negatives against the false positives of threshold tests on these "
+        "outputs stay above the region that (ε, δ)-DP makes impossible; no test guesses "
+        "right more than {bound} of the time.").format(
+            epsilon=f"{epsilon:g}", delta=delta_text, noise=noise, band=band,
+            bound=f"{guessing_bound(epsilon, delta):.1%}"))
+

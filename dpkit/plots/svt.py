@@ -9,6 +9,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from dpkit.datasets import load_adult
+from dpkit.i18n import tr
 from dpkit.plots._style import (
     BLACK,
     GREY,
@@ -82,15 +83,17 @@ def clip_bound_figure(epsilon: float = 1.0, grid: str = "1 to 200, then +1% (def
     figure, (left, right) = new_figure(2, height=4.0)
     edges = np.geomspace(1, max(float(candidates[-1]), 10.0), 41)
     left.hist(used, bins=edges, color=SAFE, histtype="stepfilled")
-    left.axvline(values.max(), color=TRUTH, lw=2, label=f"largest value {values.max():g} (left)")
-    left.set(xscale="log", xlabel="chosen bound U", ylabel="runs", ylim=(0, runs),
-             title=f"ε = {epsilon:g}: bounds chosen")
+    left.axvline(values.max(), color=TRUTH, lw=2,
+                 label=tr("largest value {value} (left)").format(value=f"{values.max():g}"))
+    left.set(xscale="log", xlabel=tr("chosen bound U"), ylabel=tr("runs"), ylim=(0, runs),
+             title=tr("ε = {epsilon}: bounds chosen").format(epsilon=f"{epsilon:g}"))
     span = max(float(np.max(np.abs(errors))), 1e-9)
     right.hist(errors, bins=np.linspace(-span, span, 41), color=SAFE, histtype="stepfilled")
-    right.axvline(0, color=TRUTH, lw=2, ls="--", label=f"true mean {truth:.4g} (right)")
+    right.axvline(0, color=TRUTH, lw=2, ls="--",
+                  label=tr("true mean {mean} (right)").format(mean=f"{truth:.4g}"))
     median = float(np.median(np.abs(errors)))
-    right.set(xlabel="private − true average", ylabel="runs",
-              title=f"median |error| {median:.3g}")
+    right.set(xlabel=tr("private − true average"), ylabel=tr("runs"),
+              title=tr("median |error| {median}").format(median=f"{median:.3g}"))
     # The widget draws this figure once per frame (eight): a fixed layout, the constrained
     # layout's for the widest tick labels, skips the layout pass, about half of a draw.
     figure.set_layout_engine("none")
@@ -98,11 +101,14 @@ def clip_bound_figure(epsilon: float = 1.0, grid: str = "1 to 200, then +1% (def
     right.set_position(_CLIP_BOUND_PANELS[1])
     # Below the panels: the histograms may fill either upper corner.
     figure.legend(loc="lower center", ncol=2, fontsize=10, frameon=False)
-    return describe(figure, (
-        f"Two histograms over {runs} runs of auto_avg on the {column} column of the Adult "
-        f"data at ε = {epsilon:g}, candidate bounds {grid}. Left: the clipping bound chosen "
-        f"(median {np.median(used):g}) against the largest value {values.max():g}. Right: "
-        f"the private average minus the true mean {truth:.4g}, median |error| {median:.3g}."))
+    return describe(figure, tr(
+        "Two histograms over {runs} runs of auto_avg on the {column} column of the Adult data "
+        "at ε = {epsilon}, candidate bounds {grid}. Left: the clipping bound chosen (median "
+        "{chosen}) against the largest value {largest}. Right: the private average minus the "
+        "true mean {mean}, median |error| {median}.").format(
+            runs=runs, column=tr(column), epsilon=f"{epsilon:g}", grid=tr(grid),
+            chosen=f"{np.median(used):g}", largest=f"{values.max():g}", mean=f"{truth:.4g}",
+            median=f"{median:.3g}"))
 
 
 def auto_avg_error_figure(epsilons: Sequence[float] = (0.03, 0.1, 0.3, 1.0, 3.0),
@@ -123,18 +129,21 @@ def auto_avg_error_figure(epsilons: Sequence[float] = (0.03, 0.1, 0.3, 1.0, 3.0)
                                                             rng=seeded(seed + offset))
                                               - truth))) / truth * 100 for e in epsilons]
         ax.plot(epsilons, medians, marker=MARKERS[offset % len(MARKERS)],
-                label=f"auto_avg, {column}", color=SAFE if offset == 0 else TRUTH)
-        summaries.append(f"{column} from {medians[0]:.3g}% to {medians[-1]:.3g}%")
-    ax.axhline(100, color=NAIVE, ls="--", label="dividing by a\nsecond noisy sum")
-    ax.set(xscale="log", yscale="log", xlabel="ε (total)",
-           ylabel="median |error|, % of true mean",
-           title=f"auto_avg on Adult, {runs} runs per point")
+                label=tr("auto_avg, {column}").format(column=tr(column)),
+                color=SAFE if offset == 0 else TRUTH)
+        summaries.append(tr("{column} from {first}% to {last}%").format(
+            column=tr(column), first=f"{medians[0]:.3g}", last=f"{medians[-1]:.3g}"))
+    ax.axhline(100, color=NAIVE, ls="--", label=tr("dividing by a\nsecond noisy sum"))
+    ax.set(xscale="log", yscale="log", xlabel=tr("ε (total)"),
+           ylabel=tr("median |error|, % of true mean"),
+           title=tr("auto_avg on Adult, {runs} runs per point").format(runs=runs))
     figure.legend(loc="outside lower center", ncol=2, fontsize=10, frameon=False)
-    return describe(figure, (
+    return describe(figure, tr(
         "Log-log line chart of the median error of auto_avg on the Adult data, in percent of "
-        f"the true mean, {runs} runs per point, at total ε = "
-        + ", ".join(f"{e:g}" for e in epsilons) + ": " + "; ".join(summaries)
-        + ". Dividing by a second noisy sum stays near 100% (dashed line)."))
+        "the true mean, {runs} runs per point, at total ε = {epsilons}: {summaries}. Dividing "
+        "by a second noisy sum stays near 100% (dashed line).").format(
+            runs=runs, epsilons=", ".join(f"{e:g}" for e in epsilons),
+            summaries=tr("; ").join(summaries)))
 
 
 def naive_cost_figure(epsilon: float = 1.0, max_queries: int = 50) -> Figure:
@@ -145,24 +154,26 @@ def naive_cost_figure(epsilon: float = 1.0, max_queries: int = 50) -> Figure:
     """
     figure, (ax,) = new_figure(1)
     n = np.arange(1, max_queries + 1)
-    ax.plot(n, n * epsilon, color=NAIVE, ls="--", label="noise every answer: nε")
+    ax.plot(n, n * epsilon, color=NAIVE, ls="--", label=tr("noise every answer: nε"))
     ax.plot(n, np.full(n.shape, epsilon), color=SAFE, label="AboveThreshold: ε")
-    ax.set(xlabel="queries the search may examine, n (fixed in advance)",
-           ylabel="privacy cost (ε)",
-           title=f"First query above a threshold, ε = {epsilon:g}")
+    ax.set(xlabel=tr("queries the search may examine, n (fixed in advance)"),
+           ylabel=tr("privacy cost (ε)"),
+           title=tr("First query above a threshold, ε = {epsilon}").format(
+               epsilon=f"{epsilon:g}"))
     ax.legend(frameon=False)
-    return describe(figure, (
+    return describe(figure, tr(
         "Line chart of the privacy cost of finding the first query above a threshold, against "
-        f"the number n of queries the search may examine, 1 to {max_queries}, at "
-        f"ε = {epsilon:g}: noising every answer costs nε, {max_queries * epsilon:g} at "
-        f"n = {max_queries}; AboveThreshold costs ε = {epsilon:g} however many."))
+        "the number n of queries the search may examine, 1 to {n}, at ε = {epsilon}: noising "
+        "every answer costs nε, {total} at n = {n}; AboveThreshold costs ε = {epsilon} however "
+        "many.").format(n=max_queries, epsilon=f"{epsilon:g}",
+                        total=f"{max_queries * epsilon:g}"))
 
 
 def _true_text(value: float | None, joint: str) -> str:
     """``joint`` and a true ε as the audit figure writes it: ``∞``, a number, or, for
     ``None``, ": an exercise" (the value is left to the reader)."""
     if value is None:
-        return ": an exercise"
+        return tr(": an exercise")
     return joint + ("∞" if np.isinf(value) else f"{value:g}")
 
 
@@ -187,27 +198,31 @@ def audit_figure(results: Mapping[str, tuple[float, float, float | None]]) -> Fi
     audited = np.array([results[k][1] for k in labels])
     broken = audited > claimed
     y = np.arange(len(labels))
-    ax.barh(y[~broken], audited[~broken], color=SAFE, label="audited lower bound")
+    ax.barh(y[~broken], audited[~broken], color=SAFE, label=tr("audited lower bound"))
     if broken.any():
         ax.barh(y[broken], audited[broken], **hatched(NAIVE),
-                label="audited lower bound, above the claim")
-    ax.scatter(claimed, y, marker="|", s=300, color=BLACK, zorder=3, label="claimed ε")
+                label=tr("audited lower bound, above the claim"))
+    ax.scatter(claimed, y, marker="|", s=300, color=BLACK, zorder=3, label=tr("claimed ε"))
     for i, key in enumerate(labels):
-        text = f"true ε{_true_text(results[key][2], ' = ')}"
+        text = tr("true ε") + _true_text(results[key][2], " = ")
         ax.text(max(audited[i], claimed[i]) + 0.08, i, text, va="center", fontsize=10,
                 color=GREY)
-    ax.set_yticks(y, labels, fontsize=10)
+    ax.set_yticks(y, [tr(key) for key in labels], fontsize=10)
     ax.invert_yaxis()
-    ax.set(xlabel="ε", ylabel="SVT variant",
+    ax.set(xlabel="ε", ylabel=tr("SVT variant"),
            xlim=(0, max(float(audited.max()), float(claimed.max())) * 1.45),
-           title="Audited ε, 95% confidence")
+           title=tr("Audited ε, 95% confidence"))
     figure.legend(loc="outside lower center", ncol=1, fontsize=10, frameon=False)
-    return describe(figure, (
-        "Horizontal bar chart of the audited lower bound on ε, at 95% confidence, of each "
-        "SVT variant beside its claimed ε: " + "; ".join(
-            f"{key}: claimed {results[key][0]:g}, audited at least {results[key][1]:.2g}, "
-            f"true ε{_true_text(results[key][2], ' ')}" for key in labels)
-        + f". {int(broken.sum())} of {len(labels)} are caught above their claim."))
+    return describe(figure, tr(
+        "Horizontal bar chart of the audited lower bound on ε, at 95% confidence, of each SVT "
+        "variant beside its claimed ε: {variants}. {caught} of {count} are caught above their "
+        "claim.").format(
+            variants=tr("; ").join(
+                tr("{variant}: claimed {claimed}, audited at least {audited}, true ε{true}")
+                .format(variant=tr(key), claimed=f"{results[key][0]:g}",
+                        audited=f"{results[key][1]:.2g}",
+                        true=_true_text(results[key][2], " ")) for key in labels),
+            caught=int(broken.sum()), count=len(labels)))
 
 
 def stream_figure(answers: Sequence[float], labels: Sequence[float], threshold: float,
@@ -240,27 +255,34 @@ def stream_figure(answers: Sequence[float], labels: Sequence[float], threshold: 
     x = np.asarray(labels, dtype=float)
     figure, (ax,) = new_figure(1, height=3.6)
     ax.set_ylim(threshold - 25 / epsilon, max(float(np.max(answers)), threshold) + 15 / epsilon)
-    ax.plot(x, answers, color=TRUTH, lw=2, marker=".", ms=5, label="true answer $q_i(D)$")
+    ax.plot(x, answers, color=TRUTH, lw=2, marker=".", ms=5, label=tr("true answer $q_i(D)$"))
     ax.scatter(x[:stop + 1], noisy[:stop + 1], s=14, color=SAFE, zorder=3,
-               label="noisy answer (seen)")
+               label=tr("noisy answer (seen)"))
     ax.scatter(x[stop + 1:], noisy[stop + 1:], s=10, facecolors="none", edgecolors=GREY,
-               label="never examined")
+               label=tr("never examined"))
     # The true threshold as a wide pale band under the dashed noisy one: the two are often
     # closer than a line's width at this scale, and the legend gives the noise τ.
-    ax.axhline(threshold, color=GREY, lw=5, alpha=0.45, label=f"threshold T = {threshold:g}")
+    ax.axhline(threshold, color=GREY, lw=5, alpha=0.45,
+               label=tr("threshold T = {threshold}").format(threshold=f"{threshold:g}"))
     ax.axhline(noisy_threshold, color=NAIVE, ls="--",
-               label=f"noisy threshold T + τ (τ = {noisy_threshold - threshold:+.1f})")
+               label=tr("noisy threshold T + τ (τ = {tau})").format(
+                   tau=f"{noisy_threshold - threshold:+.1f}"))
     ax.axvline(x[stop], color=NAIVE, lw=1)
-    ax.set(xlabel="query (age a)", ylabel="answer",
-           title=f"AboveThreshold at ε = {epsilon:g}: stops at a = {x[stop]:g}")
+    ax.set(xlabel=tr("query (age a)"), ylabel=tr("answer"),
+           title=tr("AboveThreshold at ε = {epsilon}: stops at a = {stop}").format(
+               epsilon=f"{epsilon:g}", stop=f"{x[stop]:g}"))
     ax.legend(fontsize=10, frameon=False, loc="upper left")
-    outcome = (f"the run stops at a = {x[stop]:g}, the first noisy answer at or above the "
-               "noisy threshold" if passed.size else "no noisy answer reaches it")
-    return describe(figure, (
-        f"Chart of one run of AboveThreshold at ε = {epsilon:g} over {len(answers)} queries "
-        f"(ages {x[0]:g} to {x[-1]:g}): the true answers go from {answers[0]:g} to "
-        f"{answers[-1]:g}, the threshold is T = {threshold:g} and the noisy threshold "
-        f"{noisy_threshold:.4g}; {outcome}. Queries after it are never examined."))
+    outcome = (tr("the run stops at a = {stop}, the first noisy answer at or above the noisy "
+                  "threshold").format(stop=f"{x[stop]:g}") if passed.size
+               else tr("no noisy answer reaches it"))
+    return describe(figure, tr(
+        "Chart of one run of AboveThreshold at ε = {epsilon} over {count} queries (ages "
+        "{first} to {last}): the true answers go from {first_answer} to {last_answer}, the "
+        "threshold is T = {threshold} and the noisy threshold {noisy}; {outcome}. Queries "
+        "after it are never examined.").format(
+            epsilon=f"{epsilon:g}", count=len(answers), first=f"{x[0]:g}", last=f"{x[-1]:g}",
+            first_answer=f"{answers[0]:g}", last_answer=f"{answers[-1]:g}",
+            threshold=f"{threshold:g}", noisy=f"{noisy_threshold:.4g}", outcome=outcome))
 
 
 def clip_query_values(values: Sequence[float] | np.ndarray, bounds: Sequence[float],
@@ -291,18 +313,24 @@ def clip_query_figure(columns: Sequence[str] = ("age", "capital-gain"),
         q = clip_query_values(values, bounds, epsilon)
         positive = -q > 0  # q_U = 0 past the largest value: off a log axis
         ax.step(np.asarray(bounds)[positive], -q[positive], where="post", color=SAFE, lw=1.5,
-                label="$-q_U$ (≈ rows above U)")
-        ax.axhline(-threshold, color=NAIVE, ls="--", label=f"−threshold = 20/ε = {-threshold:g}")
-        ax.axvline(values.max(), color=TRUTH, ls=":", label=f"largest value {values.max():g}")
-        ax.set(xscale="log", yscale="log", xlabel="candidate bound U", ylabel="$-q_U$",
-               title=column)
+                label=tr("$-q_U$ (≈ rows above U)"))
+        ax.axhline(-threshold, color=NAIVE, ls="--",
+                   label=tr("−threshold = 20/ε = {value}").format(value=f"{-threshold:g}"))
+        ax.axvline(values.max(), color=TRUTH, ls=":",
+                   label=tr("largest value {value}").format(value=f"{values.max():g}"))
+        ax.set(xscale="log", yscale="log", xlabel=tr("candidate bound U"), ylabel="$-q_U$",
+               title=tr(column))
     # One legend below the panels (the dotted line is each panel's largest value).
     figure.legend(*axes[0].get_legend_handles_labels()[0:1],
-                  ["$-q_U$ (≈ rows above U)", f"−threshold = 20/ε = {-threshold:g}",
-                   "largest value"], loc="outside lower center", ncol=2, fontsize=10,
+                  [tr("$-q_U$ (≈ rows above U)"),
+                   tr("−threshold = 20/ε = {value}").format(value=f"{-threshold:g}"),
+                   tr("largest value")], loc="outside lower center", ncol=2, fontsize=10,
                   frameon=False)
-    return describe(figure, (
+    return describe(figure, tr(
         "Log-log step chart of −q_U, about the number of rows above the candidate bound U, "
-        f"against U, one panel per Adult column ({', '.join(columns)}), with the threshold "
-        f"line at 20/ε = {-threshold:g} and the largest value of each column: "
-        + ", ".join(f"{column} {_column(column).max():g}" for column in columns) + "."))
+        "against U, one panel per Adult column ({columns}), with the threshold line at "
+        "20/ε = {value} and the largest value of each column: {largest}.").format(
+            columns=tr(", ").join(tr(column) for column in columns), value=f"{-threshold:g}",
+            largest=tr(", ").join(f"{tr(column)} {_column(column).max():g}"
+                                  for column in columns)))
+
