@@ -49,6 +49,17 @@ def test_page_body_fixes():
     assert "<summary><p>Show code cell source" in context["body"]
 
 
+def test_a_proof_opens_with_the_word_of_its_edition():
+    """sphinx-proof writes "Proof. " into every proof whatever the language; the zh pages
+    open a proof with 证明： (before: "Proof." on all 29 proofs of the zh edition)."""
+    proof = '<div class="proof admonition" id="proof">\n<p>Proof. 设 D'
+    pages = {edition: {"body": proof, "edition": edition} for edition in ("en", "zh")}
+    for context in pages.values():
+        book_html._fix_page(None, "book/laplace", "page.html", context, None)
+    assert pages["en"]["body"] == proof
+    assert pages["zh"]["body"] == proof.replace("Proof. ", "证明：")
+
+
 def test_other_edition_examples_run():
     assert doctest.testmod(book_html, raise_on_error=False).failed == 0
 

@@ -13,6 +13,9 @@ the repository and not in an installed package:
 - myst-nb names the toggle of a hidden code cell "Toggle hidden content" while it shows "Show
   code cell source" (axe-core: label-content-name-mismatch, serious; WCAG 2.5.3): the toggle
   is named by the text it shows.
+- sphinx-proof writes the English word "Proof. " at the start of every proof, whatever the
+  book's language (its ``ProofDirective`` prepends it to the source, untranslated): in the zh
+  edition a proof starts with 证明：.
 
 It also gives each page the address of the same page in the other edition (English ↔ 中文),
 for the language switch in the page header (``_templates/language-switch.html``; book.js adds
@@ -23,6 +26,7 @@ which sets ``html_context["edition"] = "zh"`` and lists the zh-only pages in
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from sphinx.application import Sphinx
@@ -65,6 +69,20 @@ _BODY_FIXES = (
     ('role="doc-biblioentry"', 'role="listitem"'),
     ('<summary aria-label="Toggle hidden content">', "<summary>"),
 )
+#: The opening of a proof as sphinx-proof writes it, and the word each edition puts there.
+_PROOF_START = re.compile(r'(<div class="proof[^"]*"[^>]*>\s*<p>)Proof\. ')
+_PROOF_WORD = {"en": "Proof. ", "zh": "证明："}
+
+
+def proof_word(body: str, edition: str) -> str:
+    """``body`` with every proof opened by the word of ``edition``.
+
+    >>> proof_word('<div class="proof admonition" id="proof">\\n<p>Proof. Let', "zh")
+    '<div class="proof admonition" id="proof">\\n<p>证明：Let'
+    >>> proof_word('<p>Proof. Let</p>', "zh")   # not a proof's first paragraph
+    '<p>Proof. Let</p>'
+    """
+    return _PROOF_START.sub(lambda m: m.group(1) + _PROOF_WORD[edition], body)
 
 
 def other_edition(pagename: str, edition: str, only_here: list[str] | tuple[str, ...] = (),
@@ -121,7 +139,7 @@ def _fix_page(app: Sphinx, pagename: str, templatename: str, context: dict, doct
     if isinstance(body, str):
         for old, new in _BODY_FIXES:
             body = body.replace(old, new)
-        context["body"] = body
+        context["body"] = proof_word(body, edition)
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
