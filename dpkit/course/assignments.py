@@ -240,7 +240,12 @@ _IMPORT_RULE = (
     "(`_…`) of dpkit or any module, `numpy.load` and pandas' pickle readers, the IPython shell "
     "(`get_ipython`, `In`, `Out`, `_`, `exit` other than called), or a format string "
     "whose fields name an attribute or item (`'{0.x}'`, `'{d[k]}'`) or is computed: "
-    "`'{:.3f}'.format(x)` and f-strings are fine.")
+    "`'{:.3f}'.format(x)` and f-strings are fine. So do a data frame's `.eval(…)` and "
+    "`.query(…)` (write `frame['a'] + frame['b']`, `frame[frame['a'] > 0]`), "
+    "`operator.attrgetter` or `methodcaller` other than called where named with constant "
+    "names (`operator.itemgetter(1)` is fine), and a `match` class pattern with positional "
+    "captures (`case Point(x, y)`) of a class that is not a builtin, a library class or "
+    "one of your own `class` statements.")
 
 
 def assignment_notebook(path: str | Path, book: Book) -> nbformat.NotebookNode | None:
