@@ -659,7 +659,10 @@ def forbidden_use(label: str, answer: str, earlier: Iterable[str | tuple[str, st
     (:func:`~dpkit.course.allowed.unallowed_import`, adversarial review 14). Nor may it
     reach the IPython shell (``get_ipython``, ``exit`` other than called, the history
     names), a format field's lookups, pandas' Jinja templates, or a private name of dpkit
-    or of an allowed module (:mod:`dpkit.course.escapes`, adversarial review 15); for an
+    or of an allowed module (:mod:`dpkit.course.escapes`, adversarial review 15), nor
+    look an attribute up by a name computed at run time through a ``match`` class pattern,
+    a data frame's ``eval`` or ``query``, or a getter of :mod:`operator` used as a value
+    (:mod:`dpkit.course.lookups`, adversarial review 16); for an
     exercise of :data:`FORBIDDEN_PACKAGES`, anything of those packages.
 
     Returns
