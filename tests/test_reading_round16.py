@@ -93,6 +93,8 @@ def test_a_positional_captures_with_computed_match_args_are_refused(label, answe
     ``make_dataclass``, or spell the name as a registered dataclass's field."""
     why = _refused(label, answer)
     assert why is not None and "answer was not graded" in why, why
+    # a computed name is refused as a lookup; a spelled one as the forbidden function
+    assert "keyword patterns" in why or "laplace_accuracy is forbidden" in why, why
 
 
 @pytest.mark.parametrize("picker", [PICK, PICK_TYPE, PICK_DATACLASS])
@@ -102,6 +104,21 @@ def test_a_positional_captures_reading_the_environment_are_refused(picker):
     why = _environment("import random\n" + picker + "def graded():\n    o = _pick(random, "
                        "'_' + 'os')\n    return _pick(o, 'get' + 'uid')() == 65534\n")
     assert why is not None and "judged by what your function" in why, why
+
+
+@pytest.mark.parametrize("hook", [
+    "import abc\nclass K(abc.ABC):\n    @classmethod\n    def __subclasshook__(cls, other):\n"
+    "        return True\n",
+    "class Box:\n    def __getattr__(self, name):\n        return name\n",
+    "class Box:\n    def __instancecheck__(self, obj):\n        return True\n",
+])
+def test_a_defining_lookup_hooks_is_refused(hook):
+    """Adversarial review 16, A: a ``def`` of a double-underscore name that is not plain
+    (``__instancecheck__``, ``__subclasshook__``, ``__getattr__``) was not read (only
+    spelled names were); it is now refused as spelling it is, with the advice to match by
+    keyword patterns."""
+    why = _refused("ex-laplace-interval", hook + HW + "    return 1.0\n")
+    assert why is not None and "double-underscore" in why, why
 
 
 def test_a_match_on_one_s_own_classes_and_builtins_stays_graded():

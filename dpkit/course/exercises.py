@@ -769,6 +769,12 @@ def _advice(found: tuple[str, ast.AST]) -> str:
                 "written out whose fields name no attribute or item ({0}, {:.3f})")
     if "IPython" in what:
         return "remove it (the code an answer here uses may not reach the IPython shell)"
+    if what.startswith(("a class pattern", "__match_args__", "a metaclass", "type(name")):
+        return ("match with keyword patterns (case Point(x=x, y=y)) or a class of your own "
+                "class statement, and make no class at run time")
+    if what.startswith("operator."):
+        return ("call operator.attrgetter or methodcaller where you name them, with the "
+                "names written out (operator.attrgetter(\"score\")), or use a lambda")
     if _UNSEALED in what:
         return ("call the class's methods only on an instance (self.m(…), obj.m(…) with "
                 "obj = YourClass(…)), or use a dict of functions instead of getattr: "
