@@ -256,3 +256,38 @@ def test_the_release_header_names_the_new_rules():
 
     for words in (".eval(", ".query(", "operator.attrgetter", "case Point(x, y)"):
         assert words in _IMPORT_RULE, words
+
+
+def test_d_the_long_streams_cross_the_wire_as_two_integers():
+    """Adversarial review 16, D: 7.2's long streams (up to 3,000 queries in each of 4,000
+    calls) crossed to the sandbox one query at a time; the model answer's hidden test took
+    164 s of its 300 s at load 5, and a correct answer timed out at load 8 to 12. They now
+    cross as a :class:`~dpkit.course.wire.CountStream`, which reads as the list
+    ``[CountQuery(0)] * L`` does (the judge's detection is unchanged) and encodes as two
+    integers. Deterministic."""
+    import json
+
+    import numpy as np
+
+    from dpkit.course.judges import svt
+    from dpkit.course.judges._base import Raised
+    from dpkit.course.wire import CountQuery, CountStream, decode, encode
+
+    stream = decode(encode(CountStream(0, 3000)))
+    assert len(stream) == 3000 and [q([7]) for q in stream] == [7] * 3000
+    assert stream[-1]([7]) == 7 and len(stream[10:20]) == 10 and list(stream[2998:]) == \
+        [stream[0]] * 2
+    with pytest.raises(IndexError):
+        stream[3000]
+    size = len(json.dumps(encode(stream)))
+    assert size < 100 and 100 * size < len(json.dumps(encode([CountQuery(0)] * 3000)))
+    seen = []
+
+    def stop(queries, *_args):
+        seen.append(queries)
+        raise RuntimeError("stop")
+
+    cases = svt._long_cases(np.random.default_rng(0))
+    with pytest.raises(Raised):
+        svt._check_long(stop, cases)
+    assert len(seen[0]) == cases[0]["length"] and len(json.dumps(encode(seen[0]))) < 100
