@@ -207,6 +207,10 @@ C_FORBIDDEN = [
     "import collections\nimport operator\n" + HW + "    g = collections.OrderedDict("
     "a=operator.attrgetter)['a']\n"
     "    return g('laplace.laplace_' + 'accuracy')(dpkit)(sensitivity, epsilon, 0.1)\n",
+    # found while closing C: a star import binds the getters by names no reading sees
+    "from operator import *\ntools = dict(get=attrgetter)\n" + HW +
+    "    f = tools['get']('laplace.' + 'laplace_accuracy')(dpkit)\n"
+    "    return f(sensitivity, epsilon, 1 - confidence)\n",
 ]
 
 

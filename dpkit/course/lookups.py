@@ -218,7 +218,7 @@ def getter_use(reading: Reading, node: ast.AST, parent: ast.AST | None,
     """How ``node`` may look an attribute up through ``operator.attrgetter`` or
     ``operator.methodcaller``: one of them anywhere but called where it is named, or called
     with a name that is not a constant string or names something refused (or ``eval``,
-    ``query``, ``format``).
+    ``query``, ``format``); ``from operator import *``, which binds them unseen.
 
     Parameters
     ----------
@@ -248,6 +248,11 @@ def getter_use(reading: Reading, node: ast.AST, parent: ast.AST | None,
     ...            tree.body[1].value.keywords[0], lambda _n: False)
     'operator.attrgetter used as a value'
     """
+    if isinstance(node, ast.ImportFrom) and not node.level and any(
+            a.name == "*" for a in node.names) and node.module in {
+            g.rsplit(".", 1)[0] for g in GETTERS}:
+        return (f"from {node.module} import * (it binds operator.attrgetter and "
+                "methodcaller by names the reading cannot follow)")
     if not isinstance(node, (ast.Name, ast.Attribute, ast.Call)):
         return None
     paths = {p.lstrip("?") for p in reading.paths(node)}
