@@ -15,6 +15,32 @@ TEST_VENDOR := .vendor
 export DPKIT_WIDGET_MODE := static
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
+# The edition of make notebooks, assignments and grade: LANG=zh (or LANG=en) on make's command
+# line. make also imports LANG from the environment, where it is the shell's locale
+# (C.UTF-8, en_US.UTF-8 …): that never chooses the edition. A LANG given on the command line
+# would reach every command's environment as its locale, so they run in C.UTF-8 instead.
+EDITION := en
+ifeq ($(origin LANG),command line)
+ifeq ($(LANG),zh)
+EDITION := zh
+else ifneq ($(LANG),en)
+$(error LANG must be en or zh (the edition of make notebooks, assignments and grade), got '$(LANG)')
+endif
+override LANG := C.UTF-8
+endif
+# Where each edition's notebooks and course go: the English ones where they always were; the zh
+# notebooks beside them, and the zh course in a course folder of its own (its own nbgrader
+# configuration, course id and grades).
+ifeq ($(EDITION),zh)
+NOTEBOOKS := _build/notebooks/zh
+COURSE := _build/course-zh
+LANG_FLAG := --lang zh
+else
+NOTEBOOKS := _build/notebooks
+COURSE := _build/course
+LANG_FLAG :=
+endif
+
 .PHONY: help book test lab notebooks assignments grade pdf exam slides bench bench-peers lint chapter vendor install clean
 
 help:
@@ -32,6 +58,8 @@ help:
 	@echo "make notebooks  write teacher and student .ipynb copies into _build/notebooks"
 	@echo "make assignments  write an nbgrader course, one assignment per chapter, into _build/course"
 	@echo "make grade SUBMISSIONS=dir   grade dir/<student>/<chapter>.ipynb (sandboxed) into _build/course/grades/"
+	@echo "                LANG=zh: the same from the Simplified Chinese pages, into _build/notebooks/zh"
+	@echo "                and _build/course-zh (make notebooks LANG=zh, make assignments LANG=zh …)"
 	@echo "make bench      print the benchmark tables"
 	@echo "make bench-peers  install OpenDP, dp-accounting, diffprivlib, Tumult Core into their own env; compare"
 	@echo "make chapter CH=laplace   execute one chapter and build it strictly on its own"
@@ -101,16 +129,16 @@ slides: $(STAMP) $(VENDOR_STAMP)
 	$(BIN)/python scripts/slides.py
 
 notebooks: $(STAMP)
-	$(BIN)/python -m dpkit.course notebooks book _build/notebooks
+	$(BIN)/python -m dpkit.course $(strip notebooks $(LANG_FLAG) book $(NOTEBOOKS))
 
 assignments: $(STAMP)
-	$(BIN)/python -m dpkit.course assignments book _build/course
-	@echo "Hand out _build/course/release/<chapter>/<chapter>.ipynb; keep _build/course/source."
+	$(BIN)/python -m dpkit.course $(strip assignments $(LANG_FLAG) book $(COURSE))
+	@echo "Hand out $(COURSE)/release/<chapter>/<chapter>.ipynb; keep $(COURSE)/source."
 
 grade: $(STAMP)
 	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=<dir of <student>/<chapter>.ipynb>"; exit 2; }
-	@test -d _build/course/source || $(MAKE) assignments
-	$(BIN)/python -m dpkit.course grade _build/course "$(SUBMISSIONS)" $(GRADE_FLAGS)
+	@test -d $(COURSE)/source || $(MAKE) assignments
+	$(BIN)/python -m dpkit.course grade $(COURSE) "$(SUBMISSIONS)" $(GRADE_FLAGS)
 
 bench: $(STAMP)
 	@for script in benchmarks/*.py; do echo "== $$script"; $(BIN)/python $$script; done
@@ -129,9 +157,11 @@ $(PEERS_STAMP): benchmarks/peers/requirements.txt
 bench-peers: $(PEERS_STAMP)
 	PYTHONPATH=$(CURDIR) $(PEERS_VENV)/bin/python benchmarks/peers/run.py
 
-# The course's grades (_build/course/grades: gradebook, manual scores, secret) are never
-# deleted; everything else the builds wrote is.
+# The courses' grades (_build/course/grades and _build/course-zh/grades: gradebook, manual
+# scores, secret) are never deleted; everything else the builds wrote is.
 clean:
 	rm -rf .pytest_cache .hypothesis .ruff_cache
-	if [ -d _build ]; then find _build -mindepth 1 -maxdepth 1 ! -name course -exec rm -rf {} +; fi
-	if [ -d _build/course ]; then find _build/course -mindepth 1 -maxdepth 1 ! -name grades -exec rm -rf {} +; fi
+	if [ -d _build ]; then find _build -mindepth 1 -maxdepth 1 ! -name course ! -name course-zh -exec rm -rf {} +; fi
+	for course in _build/course _build/course-zh; do \
+	  if [ -d $$course ]; then find $$course -mindepth 1 -maxdepth 1 ! -name grades -exec rm -rf {} +; fi; \
+	done

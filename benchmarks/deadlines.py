@@ -9,7 +9,9 @@ percentile of the unpadded time as a fraction of the deadline at margin 1: a fra
 above 1 at the median means the constants are too small (the release would overrun its
 deadline even on a quiet machine); the margin (default 2) absorbs the rest.
 
-Run: ``python benchmarks/deadlines.py [--calls N] [name-filter ...]``.
+Run: ``python benchmarks/deadlines.py [--calls N] [--level-1] [name-filter ...]``
+(``--level-1``: the fast exponential sampler's level 0 decides nothing, so every draw
+runs its level 1, the slowest path the ``"fast"`` deadline covers).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import numpy as np
 
 import dpkit.timing as timing
 from dpkit._exact import MAX_DECIMAL_DIGITS, MAX_EXACT_BITS
+from dpkit._samplers import base2
 from dpkit.exponential import DEFAULT_MAX_PRECISION, Eta, base2_exponential_mechanism
 from dpkit.gaussian import gaussian_mechanism
 from dpkit.laplace import laplace_mechanism, sample_releases
@@ -162,6 +165,7 @@ def _cases() -> list[tuple[str, int, Callable[[], Any]]]:
                               lambda r=rows, n=n: auto_avg(r, 1.0, bounds=bounds, rng=SOURCE,
                                                            max_rows=n)))
     cases.extend(_runs_cases(bounds))
+    cases.extend(_rounding_cases(eta))
     cases.extend(_precision_cases(eta))
     cases.extend(_clipping_cases())
     return cases
@@ -196,6 +200,52 @@ def _clipping_cases() -> list[tuple[str, int, Callable[[], Any]]]:
                 cases.append((f"auto_avg {name}", n,
                               lambda r=rows, g=grid, e=epsilon, m=max_rows: auto_avg(
                                   r, e, bounds=g, rng=SOURCE, max_rows=m)))
+    return cases
+
+
+#: The randomized rounding of the base-2 exponential mechanism (issue 18): losses that are
+#: integers, the same with one or every loss made non-integer (short or long fractional
+#: parts; negative ones, whose parts ``1 - 0.1...`` are not doubles; subnormal ones), all
+#: in bounds [-8, 8], up to 10**6 outcomes for the fast method and 1000 for the exact ones.
+#: ``main`` prints each one's median against the integers' at the same size and method,
+#: measured in the same run.
+ROUNDING_SIZES = {"fast": (1, 64, 65, 1000, 10_000, 100_000, 1_000_000),
+                  "full": (1, 64, 65, 1000), "search": (1, 64, 65, 1000)}
+ROUNDING_KINDS = ("integers", "one half", "halves", "long fractions", "negative fractions",
+                  "subnormal")
+
+
+def _rounding_losses(kind: str, n: int) -> np.ndarray:
+    """Losses in ``[-8, 8]`` of one kind of :data:`ROUNDING_KINDS`, ``n`` of them."""
+    integers = np.arange(n) % 7 * 1.0
+    if kind == "integers":
+        return integers
+    if kind == "one half":
+        integers[-1] += 0.5
+        return integers
+    if kind == "halves":
+        return integers + 0.5
+    if kind == "long fractions":
+        return integers + 0.1 + np.arange(n) * 2.0**-40
+    if kind == "negative fractions":
+        return -integers - 0.1 - np.arange(n) * 2.0**-40
+    if kind == "subnormal":
+        return np.where(np.arange(n) % 2 == 0, 5e-324, -5e-324)
+    raise ValueError(kind)
+
+
+def _rounding_cases(eta: Eta) -> list[tuple[str, int, Callable[[], Any]]]:
+    """Each method on each kind of :data:`ROUNDING_KINDS` at each of its
+    :data:`ROUNDING_SIZES`."""
+    cases: list[tuple[str, int, Callable[[], Any]]] = []
+    for method, sizes in ROUNDING_SIZES.items():
+        for n in sizes:
+            for kind in ROUNDING_KINDS:
+                losses = _rounding_losses(kind, n)
+                cases.append((f"base2 {method} rounding {kind}", n,
+                              lambda u=losses, m=method: base2_exponential_mechanism(
+                                  u, eta, utility_min=-8, utility_max=8, method=m,
+                                  rng=SOURCE)))
     return cases
 
 
@@ -287,8 +337,13 @@ def _record(clock: timing.Deadline, kind: Any, trace: Any) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument("--level-1", action="store_true",
+                        help="the fast exponential sampler's level 0 decides nothing, so "
+                             "every draw runs level 1 (the worst its deadline covers)")
     parser.add_argument("only", nargs="*", help="run only the functions whose name has one")
     args = parser.parse_args()
+    if args.level_1:
+        base2._float_level = lambda k, *rest: (0, k.size - 1)  # type: ignore[assignment]
     timing.Deadline._end = _record  # type: ignore[method-assign]
     timing.Deadline._wait = _step  # type: ignore[method-assign]
     timing.set_margin(1)
@@ -298,6 +353,7 @@ def main() -> None:
     print(f"{'function, input':38} {'n':>7} {'median ms':>10} {'median/deadline':>16} "
           f"{'p99/deadline':>13}")
     worst: dict[str, float] = {}
+    rounding: dict[tuple[str, str, int], float] = {}
     for name, size, call in _cases():
         if args.only and not any(word in name for word in args.only):
             continue
@@ -309,8 +365,27 @@ def main() -> None:
               f"{p99 / deadline:>13.2f}{flag}")
         key = name.split(" ")[0]
         worst[key] = max(worst.get(key, 0.0), median / deadline)
+        if " rounding " in name:
+            method, kind = name.removeprefix("base2 ").split(" rounding ")
+            rounding[method, kind, size] = median
     print("worst median/deadline per function:",
           ", ".join(f"{k} {v:.2f}" for k, v in sorted(worst.items())))
+    _print_rounding_ratios(rounding)
+
+
+def _print_rounding_ratios(medians: dict[tuple[str, str, int], float]) -> None:
+    """Each rounding kind's median time over the integers' at the same size and method
+    (same run)."""
+    for method in ROUNDING_SIZES:
+        sizes = [n for n in ROUNDING_SIZES[method] if (method, "integers", n) in medians]
+        if not sizes:
+            continue
+        print(f"base2 {method} rounding: median / median of integer losses at the same n")
+        print(f"{'losses':20}" + "".join(f"{n:>11,}" for n in sizes))
+        for kind in ROUNDING_KINDS[1:]:
+            print(f"{kind:20}" + "".join(
+                f"{medians[method, kind, n] / medians[method, 'integers', n]:>11.2f}"
+                if (method, kind, n) in medians else f"{'—':>11}" for n in sizes))
 
 
 if __name__ == "__main__":

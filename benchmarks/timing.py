@@ -319,10 +319,10 @@ def _ages(n: int) -> np.ndarray:
     return np.random.default_rng(20_240).integers(18, 91, size=n).astype(np.float64)
 
 
-def _boundary_61(k: int, half: float) -> tuple[float, float]:
-    """Values ``2**(61 + k) ∓ half``: grid units just below and above ``2**61`` (the
-    int64/Python-int switch of the grid arithmetic above 64 values)."""
-    edge = 2.0 ** (61 + k)
+def _boundary(k: int, half: float, bits: int = 61) -> tuple[float, float]:
+    """Values ``2**(bits + k) ∓ half``: grid units just below and above ``2**bits`` (``2**61``
+    and ``2**62``: the int64/Python-int switches the grid arithmetic had above 64 values)."""
+    edge = 2.0 ** (bits + k)
     below, above = edge - half, edge + half
     assert above - below == 2 * half, "the boundary values must be exact floats"
     return below, above
@@ -378,7 +378,7 @@ def laplace_pairs() -> Iterator[Pair]:
         yield _laplace(np.ones(n), np.full(n, 1 + 2.0**-52), f, size,
                        "[1.0]*n vs [1+2**-52]*n", 1.0, epsilon=0.5,
                        origin="review" if n == 64 else "")
-        below, above = _boundary_61(laplace_grid(1.0, 1.0, n).exponent, 0.5)
+        below, above = _boundary(laplace_grid(1.0, 1.0, n).exponent, 0.5)
         yield _laplace(_one_changed(zeros, below), _one_changed(zeros, above), f, size,
                        "one coordinate either side of 2**61 grid units", 1.0)
         if n <= 1000:   # 10**5 int64 values or Python objects: about 0.2 s a call
@@ -391,6 +391,31 @@ def laplace_pairs() -> Iterator[Pair]:
             ints = [37] * n
             yield _laplace(ints, _one_changed(ints, 37.5), f, size,
                            "list of ints, one 37 vs float 37.5", 1.0)
+    yield from small_epsilon_pairs()
+
+
+def small_epsilon_pairs() -> Iterator[Pair]:
+    """Breaker review 23: at a small ε the noise's reach passed ``2**53`` grid units and the
+    release left the float path, where the values chose int64 or Python ints (``2**61``,
+    ``2**62`` grid units). Zeros but one coordinate either side of those edges (the grid of
+    the dpkit measured), and ``sample_releases`` of one value either side of ``2**61``
+    units; ``--only "small ε"`` runs just these rows. 100 values at ε = 1e-9 stay off the
+    float path (Python ints, the deadline of 100 Python objects: 20-24 ms a call at load 9)."""
+    f = "laplace_mechanism"
+    for n, epsilon, edges in ((10**4, 1e-3, (61, 62)), (10**5, 0.01, (61,)),
+                              (100, 1e-9, (61, 62))):   # off the float path: objects
+        zeros = _zeros(n)
+        for bits in edges:
+            below, above = _boundary(laplace_grid(1.0, epsilon, n).exponent, 0.5, bits)
+            yield _laplace(_one_changed(zeros, below), _one_changed(zeros, above), f, str(n),
+                           f"small ε {epsilon:g}: one coordinate either side of 2**{bits} grid "
+                           f"units", 1.0, epsilon=epsilon, origin="review")
+    n, epsilon = 10**5, 1e-6
+    below, above = _boundary(laplace_grid(1.0, epsilon).exponent, 0.5)
+    yield Pair("sample_releases", str(n), f"small ε {epsilon:g}: value 2**41 ∓ 0.5 (either "
+               f"side of 2**61 grid units)", n * epsilon,
+               lambda: sample_releases(below, 1.0, epsilon, n),
+               lambda: sample_releases(above, 1.0, epsilon, n), origin="review")
 
 
 def _gaussian(x: Any, y: Any, size: str, description: str, epsilon: float = 1.0,
@@ -414,7 +439,7 @@ def gaussian_pairs() -> Iterator[Pair]:
         yield _gaussian(np.ones(n), np.full(n, 1 + 2.0**-52), size, "[1.0]*n vs [1+2**-52]*n",
                         epsilon=0.5, origin="review" if n == 64 else "")
         k = mechanism_parameters(1.0, 1.0, 1e-5, n).grid_exponent
-        below, above = _boundary_61(k, 0.5)
+        below, above = _boundary(k, 0.5)
         yield _gaussian(_one_changed(zeros, below), _one_changed(zeros, above), size,
                         "one coordinate either side of 2**61 grid units")
 
@@ -443,6 +468,25 @@ def exponential_pairs() -> Iterator[Pair]:
     y = x.copy()
     y[-1] = 70.0
     yield pair(x, y, "64", "last utility 64 (on the bound) vs 70 (clamped to 64)")
+    yield from rounding_pairs(eta, promised)
+
+
+def rounding_pairs(eta: Eta, promised: float) -> Iterator[Pair]:
+    """The randomized rounding (issue 18): integer utilities vs the same all made
+    non-integer, at 1000 and 100,000 outcomes (the rows with one made non-integer are
+    :func:`exponential_pairs`'s "+0.5" rows). Negative ones in bounds [-64, 64]: their
+    parts ``1 - 0.1`` are not doubles (an exact draw each, one by one, before issue 18)."""
+    for n in (1000, 100_000):
+        x = np.arange(n, dtype=np.float64) % 64
+        for y, low, description in (
+                (x + 0.5, 0, "integer utilities vs all +0.5"),
+                (-x - 0.1, -64, "negative integer utilities vs all -0.1 (parts not doubles)")):
+            left = x if low == 0 else -x
+            yield Pair("base2_exponential_mechanism", str(n), description, promised,
+                       lambda u=left, b=low: base2_exponential_mechanism(
+                           u, eta, utility_min=b, utility_max=64),
+                       lambda u=y, b=low: base2_exponential_mechanism(
+                           u, eta, utility_min=b, utility_max=64))
 
 
 def _queries(n: int) -> list[Callable[[list[float]], float]]:
@@ -479,7 +523,7 @@ def svt_pairs() -> Iterator[Pair]:
                lambda qs=qs: range_queries(qs, picked_x, 3, 0.0, 1.0),
                lambda qs=qs: range_queries(qs, picked_y, 3, 0.0, 1.0))
     bits = grid_bits(2 / exact_epsilon(0.1))
-    below, _ = _boundary_61(-bits, 0.5)  # the largest answers above_threshold_runs accepts
+    below, _ = _boundary(-bits, 0.5)  # the largest answers above_threshold_runs accepts
     for n in (64, 65, 1000):
         answers = [100.25 + i for i in range(n)]
         x, y = answers, _one_changed(answers, -below)

@@ -80,6 +80,10 @@ DEFAULT_MAX_PRECISION = 1 << 27
 MAX_PROBABILITY_BITS = 1 << 20
 _MAX_RANGE = 1 << 53        # utility bounds and their spread must be exact in a double
 _METHODS = ("fast", "full", "search")
+#: Losses rounded per block by :func:`_rounded_offsets`: its temporaries of 64 KiB stay in
+#: cache and below glibc's ``mmap`` threshold (blocks of ``2**16`` took 2.8 times the CPU
+#: time at ``10**5`` outcomes, faulting fresh pages in at every call).
+_ROUNDING_BLOCK = 1 << 13
 
 #: The worst cost of :func:`base2_exponential_mechanism` per method (see
 #: :mod:`dpkit.timing`; ``benchmarks/deadlines.py``), per outcome, and for ``"full"``,
@@ -95,9 +99,17 @@ _PRECISION_UNIT = 16_384  # bits of precision a deadline's cost per outcome cove
 _FULL_FIXED_OUTCOMES = 64
 #: ``"fast"`` covers levels 0 and 1 of the sampler: with level 1 forced, the median work of
 #: integer losses took 0.45-0.9 of the margin-1 deadline at 2 to 10**6 outcomes (once 1.08),
-#: at a load of 13 on 2 cores; fractional losses at 10**5 outcomes and more took 3-5 times
-#: it, forced or not (their randomized rounding; so did they with the constants before).
-COSTS = {"fast": Cost(9.0, per_value=0.03, large=1.5, per_vector_value=80.0, per_object=1.2),
+#: at a load of 13 on 2 cores, with ``fixed`` 9 and ``per_vector_value`` 80, when only the
+#: non-integer losses were rounded. Every loss is now rounded (:func:`_rounded_offsets`).
+#: Level 1 forced, in one process (load 6, CPU time, medians): any losses (integer,
+#: fractional, negative, subnormal) took within 0.75-1.0 of each other, and 1.3, 1.1, 1.1,
+#: 2.4, 1.7 and 3.1 times what integer losses rounded as before took, at 1, 64, 10**3,
+#: 10**4, 10**5 and 10**6 outcomes. ``fixed`` and ``per_vector_value`` grew by 1.2 (9 to
+#: 11, 80 to 96), so that the margin-1 deadline holds that worst with the headroom integer
+#: losses had at their tightest size: 0.52, 0.43, 0.41, 0.23 and 0.12 of it at 64 to 10**6
+#: outcomes, against 0.55 for integer losses before, at 64. (``benchmarks/deadlines.py
+#: --level-1 rounding`` times the kinds of losses side by side, in wall time.)
+COSTS = {"fast": Cost(11.0, per_value=0.03, large=1.5, per_vector_value=96.0, per_object=1.2),
          "full": Cost(7.0, per_value=0.1, large=10.0, per_vector_value=800.0, per_object=1.2),
          "search": Cost(5.0, per_value=0.05, large=5.0, per_vector_value=4e3, per_object=1.2)}
 #: The largest probability, bounded from public parameters, that a ``"fast"`` release whose
@@ -304,69 +316,41 @@ def _utilities(utilities: Any) -> np.ndarray:
     return check_finite_array(array, "utilities", ndim=1)
 
 
-def _split(values: np.ndarray, low: float,
-           high: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int | None]:
-    """Clamp to ``[low, high]`` and split into integer offsets and fractional parts.
+def _rounded_offsets(values: np.ndarray, low: float, high: float,
+                     rng: RandomSource) -> np.ndarray:
+    """Clamp, round at random (up with probability equal to the fractional part), shift.
 
-    Returns the offsets ``⌊ũ⌋ - ⌊low⌋`` of the clamped values ``ũ`` (int32 when the public
-    span ``⌈high⌉ - ⌊low⌋`` is below ``2**31``, halving the memory traffic; else int64); the indices
-    of the non-integer ``ũ`` (ascending); their fractional parts ``ũ - ⌊ũ⌋`` as a sum
-    ``fractions + errors`` of two doubles, exactly (``errors`` is 0 unless the part is not
-    a double, which happens only for negative ``ũ`` with fine bits, e.g. ``-0.1``, whose
-    part ``1 - 0.1`` needs 56 bits); and the smallest offset among the integer ``ũ``
-    (``None`` if there is none). One pass, block by block, so the temporaries stay in
-    cache.
+    Every loss is rounded the same way, integer or not, block by block
+    (:data:`_ROUNDING_BLOCK` at a time): the clamped value ``ũ`` is split into the
+    magnitude's integer part ``⌊|ũ|⌋`` and its part ``f = |ũ| - ⌊|ũ|⌋``, a double in
+    ``[0, 1)`` computed exactly, and ``|ũ|`` is rounded away from zero with probability
+    ``f`` (:func:`~dpkit._samplers.base2.bernoulli_dyadic`, 64 random bits per loss; ``f = 0``
+    for an integer, never rounded); the sign is put back. For ``ũ ≥ 0`` this rounds up with
+    probability ``ũ - ⌊ũ⌋``; for ``ũ < 0`` it rounds down with probability
+    ``|ũ| - ⌊|ũ|⌋ = ⌈ũ⌉ - ũ``, i.e. up with probability ``ũ - ⌊ũ⌋`` too: the same law,
+    with a part that is always a double (that of ``ũ`` itself is not for some negative
+    values: ``1 - 0.1`` needs 56 bits). The work is the same passes, the same calls and the
+    same ``8n`` random bytes whatever the values (a tie of 64 bits, probability below
+    ``2**-64`` per loss, draws a few more); the result is the rounded offsets from
+    ``⌊low⌋`` minus their minimum, so the largest weight is 1: int32 when the public span
+    ``⌈high⌉ - ⌊low⌋`` is below ``2**31`` (halving the memory traffic), else int64.
     """
     n = values.size
     origin = math.floor(low)
     narrow = math.ceil(high) - origin < 1 << 31         # offsets, even rounded up, fit
     offsets = np.empty(n, dtype=np.int32 if narrow else np.int64)
-    clipped, floors = np.empty(min(n, base2.BLOCK)), np.empty(min(n, base2.BLOCK))
-    indices, parts, errors = [np.empty(0, dtype=np.intp)], [np.empty(0)], [np.empty(0)]
-    integer_min = math.inf
-    for start in range(0, n, base2.BLOCK):
-        part = values[start:start + base2.BLOCK]
-        clamped = np.clip(part, low, high, out=clipped[:part.size])
-        floor = np.floor(clamped, out=floors[:part.size])
+    clamped, whole = np.empty(min(n, _ROUNDING_BLOCK)), np.empty(min(n, _ROUNDING_BLOCK))
+    for start in range(0, n, _ROUNDING_BLOCK):
+        part = values[start:start + _ROUNDING_BLOCK]
+        signed = np.clip(part, low, high, out=clamped[:part.size])
+        magnitude = np.abs(signed)
+        floor = np.floor(magnitude, out=whole[:part.size])
+        magnitude -= floor                                 # f: exact, in [0, 1)
+        floor += base2.bernoulli_dyadic(magnitude, rng)    # exact: below 2**53
+        np.copysign(floor, signed, out=floor)
         np.subtract(floor, origin, out=offsets[start:start + part.size],
                     casting="unsafe")                      # exact: integers within 2**53
-        found = np.flatnonzero(clamped != floor)
-        if found.size:
-            exact, whole = clamped[found], floor[found]
-            rounded = exact - whole
-            # TwoSum (Knuth): the rounding error of exact - whole, exactly, as a double
-            back = rounded - exact
-            indices.append(found + start)
-            parts.append(rounded)
-            errors.append((exact - (rounded - back)) - (whole + back))
-            floor = np.min(floor, where=clamped == floor, initial=math.inf)
-        integer_min = min(integer_min, float(np.min(floor)))
-    return (offsets, np.concatenate(indices), np.concatenate(parts), np.concatenate(errors),
-            None if integer_min == math.inf else int(integer_min - origin))
-
-
-def _rounded_offsets(values: np.ndarray, low: float, high: float,
-                     rng: RandomSource) -> np.ndarray:
-    """Clamp, round at random (up with probability equal to the fractional part), shift.
-
-    Parts that are doubles are rounded with :func:`~dpkit._samplers.base2.bernoulli_dyadic`
-    (in index order), the rare others with an exact :class:`~fractions.Fraction` draw after
-    them. The result is the rounded offsets minus their minimum, so the largest weight is
-    1; the minimum comes from :func:`_split` and the rounded values, and the shift is one
-    pass whatever it is: the running time does not depend on the rounding draws.
-    """
-    offsets, fractional, fractions, errors, smallest = _split(values, low, high)
-    if fractional.size:
-        ups = np.zeros(fractional.size, dtype=np.int64)
-        double = errors == 0
-        ups[double] = base2.bernoulli_dyadic(fractions[double], rng)
-        for i in np.flatnonzero(~double):
-            ups[i] = rng.bernoulli(Fraction(float(fractions[i])) + Fraction(float(errors[i])))
-        rounded = offsets[fractional] + ups
-        offsets[fractional] = rounded
-        lowest = int(rounded.min())
-        smallest = lowest if smallest is None else min(smallest, lowest)
-    offsets -= smallest
+    offsets -= offsets.min()
     return offsets
 
 
@@ -443,18 +427,22 @@ def base2_exponential_mechanism(utilities: Any, eta: Eta, *, utility_min: Any,
     mixture of private mechanisms over a data-independent ``U`` is private. For a
     non-integer ``Δ`` the guarantee holds with ``⌈Δ⌉``.
 
-    **Timing.** The work depends on the data (as in the paper's implementation): the
-    number of rejection rounds, the fast method's rare fallback levels, and the cost of
-    the exact arithmetic all depend on the utilities (whether they have fractional parts,
-    for one). The call therefore ends at a deadline set by the number of outcomes ``n``,
+    **Timing.** The randomized rounding does the same work whatever the utilities: every
+    one, integer or not, is rounded with the same vectorised passes and 64 random bits
+    (an integer's coin has probability 0), so the same calls run and the same ``8n`` bytes
+    are read from ``rng`` (a tie of 64 bits, probability below ``2**-64`` per utility,
+    draws a few more). The sampling's work depends on the data (as in the paper's
+    implementation): the number of rejection rounds, the fast method's rare fallback
+    levels, and the cost of the exact arithmetic all depend on the rounded utilities. The
+    call therefore ends at a deadline set by the number of outcomes ``n``,
     the method and whether ``utilities`` is a float64 array (:mod:`dpkit.timing`), which
     covers the worst cost measured. For ``"full"`` and ``"search"``, and for ``"fast"``
     with a base too close to 1 (``η`` below about 0.016) or more than about ``10**8``
     outcomes, it covers the exact arithmetic too, so it grows with the precision as well
     (about as ``n²`` for losses spanning ``[0, n - 1]``). Otherwise the ``"fast"`` deadline
     covers the sampler's common path only, levels 0 and 1 of
-    :func:`~dpkit._samplers.base2.fast_sample`, linear in ``n`` (0.28 s at ``10**6``
-    outcomes, measured on a 2-core machine under load, where it had been 92 s); a draw that
+    :func:`~dpkit._samplers.base2.fast_sample`, linear in ``n`` (0.33 s at ``10**6``
+    outcomes on a 2-core machine under load, where it had been 92 s); a draw that
     reaches the MPFR or exact levels runs past it, ends late and is counted by
     :func:`dpkit.timing.overruns`. That happens
     with probability at most ``p = (n - 1)·(2**-319 + (8n + 1)·2**-96)`` whatever the
@@ -582,8 +570,9 @@ def probabilities(utilities: Any, eta: Eta, *, utility_min: Any = None,
     high = float(values.max()) if utility_max is None else utility_max
     low, high, span = _utility_range(low, high)
     max_rounded = check_integer(max_rounded, "max_rounded", minimum=0)
-    offsets, indices, fractions, errors, _ = _split(values, low, high)
-    fractional = [int(i) for i in indices]
+    clamped = [Fraction(float(value)) for value in np.clip(values, low, high)]
+    base = [math.floor(value) for value in clamped]
+    fractional = [i for i, value in enumerate(clamped) if value != base[i]]
     if len(fractional) > max_rounded:
         raise ValueError(f"utilities has {len(fractional)} non-integer values; exact "
                          f"probabilities enumerate 2**m roundings, max_rounded={max_rounded}")
@@ -595,9 +584,7 @@ def probabilities(utilities: Any, eta: Eta, *, utility_min: Any = None,
                          f"utilities: Y·K·2**m = {exponent}·{span}·2**{len(fractional)} bits "
                          f"of exact fractions, above MAX_PROBABILITY_BITS = "
                          f"{MAX_PROBABILITY_BITS}; narrow the bounds or use a coarser eta")
-    base = [int(v) for v in offsets]
-    chances = [Fraction(float(f)) + Fraction(float(e)) for f, e in zip(fractions, errors,
-                                                                       strict=True)]
+    chances = [clamped[i] - base[i] for i in fractional]
     # P(i) = Σ_r weight_r · power_r,i / total_r over the roundings r, with integer powers
     # b**(k - lowest) · 2**(exponent·(highest - k)) (a common factor that cancels in each
     # share). Summed over one common denominator, the lcm of the terms' denominators, in

@@ -339,7 +339,8 @@ def _gaussian_mechanism_work(clock: Deadline, value: Any, sensitivity: Any, epsi
                                               check_epsilon(epsilon), check_delta(delta),
                                               shape.size, method)
     source = resolve(rng)
-    clock.size(shape.size, kind_of(value))  # from here on, an error is padded too
+    # Off the float path (public) the values are added on Python ints: objects' deadline.
+    clock.size(shape.size, kind_of(value) if span.floats else "objects")  # errors padded
     refuse_masked(value, "value")  # which entries are masked is data: padded
 
     def draw(n: int) -> np.ndarray:

@@ -16,7 +16,9 @@ power-of-two grid ``2**k · Z`` (exact), adds *exact* discrete Laplace noise in 
 nearest to the exact result. Rounding can move each coordinate by half a grid step, so the
 noise is calibrated to the widened sensitivity ``(floor(Δ/2**k) + d)·2**k``; the grid is
 chosen with ``d·2**k <= 2**-20·Δ``, so the noise is at most a fraction ``2**-20`` larger
-than the textbook ``Δ/ε``, and **no ε is lost**.
+than the textbook ``Δ/ε``, and **no ε is lost**. (Where ``d/ε`` is so large that this noise
+would reach ``2**53`` grid steps, above about ``5.7·10**6``, the grid is coarsened up to
+``d·2**k <= 2**-10·Δ``: see :func:`laplace_grid`.)
 """
 
 from __future__ import annotations
@@ -41,17 +43,13 @@ from dpkit._checks import (
 from dpkit._checks import check_sensitivity as _check_sensitivity
 from dpkit._samplers.grid import (
     FLOAT_MAX,
+    FLOAT_NOISE_MAX,
     ReleaseRange,
-    add_units,
-    check_release_range,
-    exact_path,
-    from_grid,
     grid_exponent,
     grid_sensitivity,
     noisy_scalar,
     noisy_values,
     release_range,
-    to_grid,
 )
 from dpkit._samplers.noise import discrete_laplace
 from dpkit._samplers.tables import public_table
@@ -59,6 +57,7 @@ from dpkit.rng import resolve
 from dpkit.timing import Cost, Deadline, kind_of, run_padded, warm_up_calls
 
 __all__ = [
+    "COARSE_BITS",
     "MAX_RELEASES",
     "RANGE_SCALES",
     "LaplaceGrid",
@@ -79,6 +78,11 @@ MAX_RELEASES = 10**7
 #: ``exp(-RANGE_SCALES) < 2**-1074`` (below the smallest positive float).
 RANGE_SCALES = 750
 
+#: The grid may be coarsened to keep the noise's reach below ``2**53`` grid steps (the float
+#: path, :func:`dpkit._samplers.grid.float_path`) while the rounding widens the sensitivity by
+#: at most a fraction ``2**-COARSE_BITS`` (:func:`laplace_grid`).
+COARSE_BITS = 10
+
 #: The worst cost of :func:`laplace_mechanism` (see :mod:`dpkit.timing`; measured by
 #: ``benchmarks/deadlines.py`` over adversarial inputs).
 COST = Cost(fixed=6.0, per_value=0.05, large=8.0, per_vector_value=110.0, per_object=3.2)
@@ -89,16 +93,6 @@ def _range_words(grid: LaplaceGrid, value: Any, sensitivity: Any, epsilon: Any
     return {"value": value, "bound": f"max|value| + {RANGE_SCALES}·(noise scale)",
             "noise": f"noise of scale sensitivity/epsilon = {grid.scale:.6g} "
                      f"(sensitivity={sensitivity!r}, epsilon={epsilon!r})"}
-
-
-def _check_release_range(units: np.ndarray, grid: LaplaceGrid, value: Any, sensitivity: Any,
-                         epsilon: Any) -> None:
-    """Refuse, before any noise is drawn, a release that noise could push beyond the float
-    range: ``max|value| + RANGE_SCALES·(noise scale)`` must not exceed the largest float
-    (:func:`dpkit._samplers.grid.check_release_range`, shared with the Gaussian mechanism)."""
-    check_release_range(
-        units, grid.exponent, RANGE_SCALES * grid.scale_units * Fraction(2) ** grid.exponent,
-        **_range_words(grid, value, sensitivity, epsilon))
 
 
 def _round_up(exact: Fraction) -> float:
@@ -155,7 +149,8 @@ def laplace_accuracy(sensitivity: float, epsilon: float, beta: float) -> float:
     With probability ``1 - β`` the textbook Laplace mechanism's answer is within ``α`` of
     the true value (for a ``d``-coordinate query, use ``β/d`` per coordinate to bound all of
     them at once). :func:`laplace_mechanism` adds at most ``(1 + 2**-20)`` times more noise
-    plus a rounding of at most ``2**-21·Δ`` (see :func:`laplace_grid`).
+    plus a rounding of at most ``2**-21·Δ`` (``(1 + 2**-10)`` and ``2**-11·Δ`` on a
+    coarsened grid, only where ``d/ε`` exceeds about ``5.7·10**6``: see :func:`laplace_grid`).
 
     Parameters
     ----------
@@ -218,7 +213,7 @@ class LaplaceGrid:
         Discrete Laplace scale in grid units: ``sensitivity_units / ε`` (exact).
     scale : float
         The same scale in the query's units (rounded to nearest), at most
-        ``(1 + 2**-20)·Δ/ε``.
+        ``(1 + 2**-20)·Δ/ε`` (``(1 + 2**-10)·Δ/ε`` on a coarsened grid).
     """
 
     exponent: int
@@ -252,6 +247,17 @@ def laplace_grid(sensitivity: float, epsilon: float, count: int = 1) -> LaplaceG
 
     Notes
     -----
+    The grid step ``2**k`` is the largest power of two with ``d·2**k <= 2**-20·Δ``
+    (:func:`dpkit._samplers.grid.grid_exponent`), unless the noise would then reach
+    ``2**53`` grid steps (``RANGE_SCALES·(floor(Δ/2**k) + d)/ε >= 2**53``: ``d/ε`` above
+    about ``5.7·10**6``, e.g. ``10**5`` coordinates at ε below 0.0114): then the finest
+    coarser step that keeps the reach below ``2**53``, if one with ``d·2**k <=
+    2**-(COARSE_BITS)·Δ`` (:data:`COARSE_BITS` = 10) does, so that a float64 array stays on
+    the constant-cost float path (:func:`dpkit._samplers.grid.add_to_floats`). Any grid is
+    exactly private (the sensitivity in grid units, ``floor(Δ/2**k) + d``, counts the
+    rounding); a coarser one only adds noise, a fraction at most ``2**-10`` (the step is then
+    below ``2**-42`` noise scales). The choice is made from Δ, ε and d alone.
+
     A ``sensitivity`` that float64 cannot hold exactly is rounded up and an ``epsilon``
     rounded down (:func:`dpkit._checks.check_epsilon`): both only add noise, so the
     guarantee holds for the exact values given.
@@ -268,9 +274,18 @@ def laplace_grid(sensitivity: float, epsilon: float, count: int = 1) -> LaplaceG
                          check_integer(count, "count", minimum=1))
 
 
+def _reaches_far(units: int, epsilon: float) -> bool:
+    """Whether ``RANGE_SCALES`` noise scales of ``units/ε`` reach ``2**53`` grid units."""
+    return Fraction(RANGE_SCALES * units) / Fraction(epsilon) >= FLOAT_NOISE_MAX
+
+
 @public_table(maxsize=256)
 def _laplace_grid(delta: float, epsilon: float, count: int) -> LaplaceGrid:
     k = grid_exponent(delta, count)
+    for coarser in range(k, grid_exponent(delta, count, bits=COARSE_BITS) + 1):
+        if not _reaches_far(int(grid_sensitivity(delta, coarser, count)), epsilon):
+            k = coarser    # the finest grid whose noise stays on the float path
+            break
     units = int(grid_sensitivity(delta, k, count))
     widened = Fraction(units) * Fraction(2) ** k
     if widened / Fraction(epsilon) > FLOAT_MAX:
@@ -335,14 +350,20 @@ def laplace_mechanism(value: Any, sensitivity: float, epsilon: float, *,
     ``g·(r(x) + z)`` to the nearest float is post-processing.
 
     **Accuracy.** Each coordinate's error is ``g·z`` plus the rounding (``<= g/2``) plus the
-    final float rounding; ``g·z`` is discrete Laplace with scale ``g·D/ε <= (1 + 2**-20)·Δ/ε``.
+    final float rounding; ``g·z`` is discrete Laplace with scale ``g·D/ε <= (1 + 2**-20)·Δ/ε``
+    (``(1 + 2**-10)·Δ/ε`` where :func:`laplace_grid` coarsens the grid: ``d/ε`` above about
+    ``5.7·10**6``).
 
     **Timing.** Float values (a float64 array, a float, a list of floats) are rounded,
     noised and converted back by the same vectorised passes whatever their magnitudes and
     binary expansions (:func:`dpkit._samplers.grid.add_to_floats`, chosen from the dtype,
     Δ, ε and d only; one float by the same steps on Python floats,
     :func:`dpkit._samplers.grid.noisy_scalar`); values float64 cannot hold (large ints,
-    Fractions, Decimals) on exact Python integers.
+    Fractions, Decimals), and every value when Δ, ε and d put the release off the float
+    path (the noise's reach beyond ``2**53`` grid steps even on the coarsest grid: ``d/ε``
+    above about ``5.9·10**9``; or a grid step outside ``2**-1021`` to ``2**969``), on
+    exact Python integers, always (never ``int64`` by the values' magnitudes), with the
+    deadline of Python objects.
     Up to 64 coordinates the noise comes from a fixed-cost sampler (see "Timing" in
     :mod:`dpkit._samplers`). And the call ends at a deadline set by d, the input's types
     and this machine's speed (:mod:`dpkit.timing`), which covers the worst cost measured,
@@ -380,7 +401,9 @@ def _laplace_mechanism_work(clock: Deadline, value: Any, sensitivity: Any, epsil
     epsilon = check_epsilon(epsilon, rounding="down")
     source = resolve(rng)
     grid, span = _laplace_release(delta, epsilon, size)
-    clock.size(size, kind_of(value))  # from here on, an error is padded too
+    # Off the float path (public: Δ, ε, d) every value is added on Python ints: the deadline
+    # of Python objects covers that, as for a list.
+    clock.size(size, kind_of(value) if span.floats else "objects")  # errors padded from here
     refuse_masked(value, "value")  # which entries are masked is data: padded
 
     def draw(n: int) -> np.ndarray:
@@ -442,27 +465,41 @@ def sample_releases(value: float, sensitivity: float, epsilon: float, n: int, *,
     composition (Dwork & Roth 2014, Theorem 3.14). Averaging them is exactly what that
     accounting protects against.
 
-    Timing: padded to the deadline of :func:`laplace_mechanism` on ``n`` values
-    (:mod:`dpkit.timing`); a simulation that publishes nothing can skip the wait inside
-    :func:`dpkit.timing.unpadded`.
+    Timing: the ``n`` copies of ``value`` are released as one array by the steps of
+    :func:`laplace_mechanism` (each with the grid of one value): a float on the
+    constant-cost float path, padded to the deadline of a float64 array of ``n`` values;
+    any other type (an int, a Fraction, a Decimal), or an ε so small that the noise leaves
+    the float path (below about ``8.5·10**-11`` at Δ = 1), on exact Python integers, padded
+    to the deadline of ``n`` Python objects (:mod:`dpkit.timing`). A simulation that
+    publishes nothing can skip the wait inside :func:`dpkit.timing.unpadded`. ``n = 0``
+    returns an empty array (the value is validated, not put on the grid).
     """
     return run_padded(COST, _sample_releases_work, value, sensitivity, epsilon, n, rng)
 
 
 def _sample_releases_work(clock: Deadline, value: Any, sensitivity: Any, epsilon: Any, n: Any,
                           rng: Any) -> np.ndarray:
-    """The work of :func:`sample_releases`, inside its deadline (``n`` values' worth)."""
+    """The work of :func:`sample_releases`, inside its deadline (``n`` values' worth): the
+    release of ``n`` copies of ``value`` by :func:`dpkit._samplers.grid.noisy_values`, each
+    with the grid of one value."""
     n = check_integer(n, "n", minimum=0, maximum=MAX_RELEASES)
-    grid = laplace_grid(sensitivity, epsilon)
+    grid, span = _laplace_release(_check_sensitivity(sensitivity, rounding="up"),
+                                  check_epsilon(epsilon, rounding="down"), 1)
     source = resolve(rng)
-    clock.size(n)  # public inputs validated: from here on, an error is padded too
+    # The path from public quantities: a float on the float path; any other type (an int,
+    # a Fraction: a float may not hold it) on Python ints, with the deadline of objects.
+    floats = span.floats and isinstance(value, float)
+    clock.size(n, "array" if floats else "objects")  # from here on, an error is padded too
     value = check_real(value, "value", exact=True)
-    exact = exact_path(n)   # the arithmetic path of n releases, from n alone
-    units = to_grid(np.array([value]), grid.exponent, exact=exact)
-    _check_release_range(units, grid, value, sensitivity, epsilon)
-    noise = discrete_laplace(grid.scale_units, source, size=n)
-    total = add_units(noise, units, exact=exact, overwrite=True)  # noise: ours
-    return from_grid(total, grid.exponent, exact=exact, overwrite=True)
+    copies = np.full(n, value, dtype=np.float64 if floats else object)
+
+    def draw(count: int) -> np.ndarray:
+        return discrete_laplace(grid.scale_units, source, size=count)
+
+    if n == 0:
+        return np.empty(0)
+    return noisy_values(copies, span, draw,
+                        lambda: _range_words(grid, value, sensitivity, epsilon))
 
 
 warm_up_calls(_laplace_mechanism_work, laplace_mechanism, 1.0, 1.0)

@@ -1,8 +1,9 @@
 """Level 0 of the fast exponential sampler against exact rational values (issue 13).
 
 Level 0 decides a draw from one table of powers rounded down (``_lower_table``), gathered
-and summed block by block (``_table_level``), and the utilities are clamped and split in
-one blocked pass (``_split``). Here every claim of those proofs is checked exactly:
+and summed block by block (``_table_level``), and the utilities are clamped and
+rounded at random in one blocked pass (``_rounded_offsets``). Here every claim of those
+proofs is checked exactly:
 
 * each table entry is *the* double just below ``b**k`` (one ulp too high is unsafe for
   the lower bound, one ulp too low for the implied upper bound ``nextup(entry)``);
@@ -11,7 +12,7 @@ one blocked pass (``_split``). Here every claim of those proofs is checked exact
   every cumulative boundary, on ties, weights at both ends of the range, weights that
   underflow, many blocks (the block size is shrunk to force them) and ``n`` beyond one
   real block;
-* the split of non-integer, negative, clamped and tied utilities is exact.
+* the rounding of non-integer, negative, clamped and tied utilities is exact.
 
 Every assertion is exact except one chi-square test (the sampler run with tiny blocks),
 which rejects when its p-value is below 1e-7: a false-failure probability ≤ 1e-7 < 1e-6.
@@ -198,28 +199,38 @@ def test_bracket_with_many_real_blocks() -> None:
     _check_bracket(k, 1243, 11, probes, random_points=30)
 
 
-def test_split_is_exact_on_adversarial_utilities(monkeypatch) -> None:
-    monkeypatch.setattr(sampling, "BLOCK", 3)
+@pytest.mark.parametrize("away", [False, True])
+def test_rounding_is_exact_on_adversarial_utilities(monkeypatch, away) -> None:
+    """Every clamped loss ``ũ``, integer or not, goes through one Bernoulli of probability
+    exactly ``|ũ| - ⌊|ũ|⌋`` (0 for an integer), and comes out as ``sign(ũ)·(⌊|ũ|⌋ + b)``
+    for its outcome ``b``: so ``ũ`` is rounded up with probability exactly ``ũ - ⌊ũ⌋``,
+    negative or not (``-0.1`` and ``-2**-1074``, whose own parts are not doubles, too). On
+    main only the non-integer losses went through a Bernoulli."""
+    monkeypatch.setattr(exponential, "_ROUNDING_BLOCK", 3)
     low, high = -3.5, 2.0**52
     values = np.array([-0.0, 0.0, -3.5, -7.25, -3.25, 2.0**52, 2.0**60, 1.5, -1.5,
                        2.0**52 - 0.5, 4.0, 4.0, 0.75, -2.0**-1074, -0.1, -2.75])
-    offsets, indices, fractions, errors, smallest = exponential._split(values, low, high)
-    origin = math.floor(low)
+    chances: list[float] = []
+
+    def record(fractions: np.ndarray, rng: object) -> np.ndarray:
+        chances.extend(fractions.tolist())
+        return (fractions > 0) & away               # a Bernoulli(0) never comes up
+
+    monkeypatch.setattr(sampling, "bernoulli_dyadic", record)
+    offsets = exponential._rounded_offsets(values, low, high, seeded(0))
+    assert len(chances) == values.size
     expected = []
-    for v in values.tolist():
-        clamped = min(max(Fraction(v), Fraction(low)), Fraction(high))
-        expected.append((math.floor(clamped) - origin, clamped - math.floor(clamped)))
-    assert offsets.tolist() == [e[0] for e in expected]
-    fractional = [i for i, e in enumerate(expected) if e[1]]
-    assert indices.tolist() == fractional
-    exact = [Fraction(f) + Fraction(e) for f, e in zip(fractions.tolist(), errors.tolist(),
-                                                       strict=True)]
-    assert exact == [expected[i][1] for i in fractional]
-    assert all(0 < f < 1 for f in exact)
-    assert sum(e != 0 for e in errors.tolist()) == 2        # -2**-1074 and -0.1
-    assert smallest == min(e[0] for e in expected if not e[1])
-    # all values fractional: no integer minimum
-    assert exponential._split(np.array([0.5, 1.5]), 0.0, 2.0)[4] is None
+    for value, chance in zip(values.tolist(), chances, strict=True):
+        clamped = min(max(Fraction(value), Fraction(low)), Fraction(high))
+        magnitude = abs(clamped)
+        assert Fraction(chance) == magnitude - math.floor(magnitude)        # exact
+        part = clamped - math.floor(clamped)
+        if part:             # P(rounded up) = P(b) for ũ > 0, P(not b) for ũ < 0
+            assert (Fraction(chance) if clamped > 0 else 1 - Fraction(chance)) == part
+        up = away and bool(part)
+        rounded = math.floor(magnitude) + up
+        expected.append((rounded if clamped >= 0 else -rounded) - math.floor(low))
+    assert offsets.tolist() == [e - min(expected) for e in expected]
 
 
 @pytest.mark.parametrize("values, low, high", [
@@ -228,7 +239,7 @@ def test_split_is_exact_on_adversarial_utilities(monkeypatch) -> None:
     ([1.25, -9.0, 1.0], 1.0, 3.0),            # -9 clamps to the lower end
 ])
 def test_rounded_offsets_are_shifted_to_minimum_zero(monkeypatch, values, low, high) -> None:
-    monkeypatch.setattr(sampling, "BLOCK", 2)
+    monkeypatch.setattr(exponential, "_ROUNDING_BLOCK", 2)
     array = np.array(values)
     clamped = np.clip(array, low, high)
     floors = np.floor(clamped).astype(np.int64)
@@ -289,11 +300,13 @@ def test_offsets_are_narrow_only_when_every_rounded_offset_fits(high, dtype) -> 
 
 def test_finite_float64_utilities_are_read_in_place_and_others_validated(monkeypatch) -> None:
     monkeypatch.setattr(sampling, "BLOCK", 4)
+    monkeypatch.setattr(exponential, "_ROUNDING_BLOCK", 4)
     values = np.arange(10.0)
     assert exponential._utilities(values) is values                      # no copy
     strided = np.arange(20.0)[::2]
     assert exponential._utilities(strided) is strided
-    assert exponential._split(strided, 0.0, 20.0)[0].tolist() == list(range(0, 20, 2))
+    assert exponential._rounded_offsets(strided, 0.0, 20.0, seeded(0)).tolist() == \
+        list(range(0, 20, 2))
     for bad in (np.inf, -np.inf, np.nan):
         broken = values.copy()
         broken[9] = bad                         # in the last block

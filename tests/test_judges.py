@@ -1516,7 +1516,7 @@ def test_hidden_inputs_do_not_reach_the_feedback(by_return):
     sampler, seen = _exfiltrating(2, by_return=by_return)
     verdict = run(judge_division_free_sampler, sampler)
     assert not verdict.passed and len(seen) >= 2
-    leaked = [str(w) for weights in seen for w in weights if w > 3]
+    leaked = [str(w) for weights in seen for w in weights if w > 999]   # digits, not '6'
     assert leaked and not any(text in verdict.message for text in leaked), verdict.message
     assert verdict.raised and not verdict.privacy
     assert ("raised ValueError" if not by_return else "a value of type str") \
@@ -1527,7 +1527,7 @@ def test_hidden_inputs_do_not_reach_the_feedback(by_return):
     (judge_laplace_mechanism, lambda v, s, e, g: None, "returned None"),
     (judge_laplace_mechanism, lambda v, s, e, g: float("nan"), "returned nan"),
     (judge_gaussian_noise, lambda s, n, g: None, "returned None"),
-    (judge_gaussian_noise, lambda s, n, g: np.zeros(0), "returned 0 draws"),
+    (judge_gaussian_noise, lambda s, n, g: np.zeros(0), "fewer than half the draws"),
     (judge_gaussian_noise, lambda s, n, g: np.full(n, np.nan), "not finite"),
     (judge_above_threshold, lambda q, d, t, e, r: "0", "a value of type str"),
     (judge_above_threshold, lambda q, d, t, e, r: -1, "outside `queries`"),
@@ -1642,3 +1642,53 @@ def test_a_long_returned_number_is_not_quoted():
     assert "a number" in verdict.message, verdict.message
     assert returned_text(3) == "3" and returned_text(-0.25) == "-0.25"
     assert returned_text(123456.7) == "a number" and returned_text(10**70) == "a number"
+
+
+def sampler_switch(when, then):
+    """The model on short lists; on lists longer than ``when`` (never among the hidden
+    sets before issue #17: at most 64 weights), ``then``: the heaviest index, the last,
+    or a uniform index drawn from ``rng.bits`` (whatever the weights)."""
+    def sampler(weights, rng):
+        if len(weights) <= when:
+            return sampler_model(weights, rng)
+        if then == "argmax":
+            return max(range(len(weights)), key=weights.__getitem__)
+        if then == "last":
+            return len(weights) - 1
+        n = len(weights)
+        while (t := rng.bits(n.bit_length())) >= n:
+            pass
+        return t
+
+    sampler.__name__ = f"sampler_{then}_above_{when}"
+    return sampler
+
+
+@pytest.mark.parametrize("fn", [sampler_switch(100, "argmax"), sampler_switch(64, "last"),
+                                sampler_switch(64, "uniform")])
+def test_sampler_switching_on_long_lists_is_a_privacy_violation(fn):
+    """Issue #17: the hidden lists stopped at 64 weights, so a sampler that switched
+    behaviour above that passed; the long set (65 to 4,096 weights, drawn per grading)
+    puts a cell of about 1/16 of Σw at 300 draws far from its share (all draws, none, or
+    about 8/length of them: beyond 12 standard deviations, exact binomial test at
+    1e-6/119)."""
+    fails(judge_division_free_sampler, fn, "cell of indices", privacy=True)
+
+
+def sampler_long_sequential(weights, rng):
+    """Bit-by-bit rejection, then a walk from the end: correct on any length."""
+    total = sum(weights)
+    while (t := rng.bits((total - 1).bit_length())) >= total:
+        pass
+    for i in range(len(weights) - 1, -1, -1):
+        if t < weights[i]:
+            return i
+        t -= weights[i]
+    raise AssertionError("unreachable")
+
+
+@pytest.mark.parametrize("fn", [sampler_model, sampler_binary_search, sampler_long_sequential])
+def test_sampler_correct_variants_pass_on_long_lists(fn):
+    """The model and two other correct samplers pass the judge with its long set (false
+    failure at most 1e-6)."""
+    passes(judge_division_free_sampler, fn)

@@ -18,9 +18,10 @@ from myst_text import exercise_text  # tests/ is on sys.path under pytest
 from scipy import stats
 
 import dpkit.naive
-from dpkit._samplers.grid import to_grid
+from dpkit._samplers.grid import grid_exponent, grid_sensitivity, to_grid
 from dpkit.audit import binned_chi_square
 from dpkit.laplace import (
+    COARSE_BITS,
     RANGE_SCALES,
     laplace_accuracy,
     laplace_grid,
@@ -150,7 +151,15 @@ def test_rounded_neighbours_stay_within_calibrated_sensitivity(x: float, directi
     assert grid.scale_units * Fraction(epsilon) == grid.sensitivity_units   # loss = ε exactly
     textbook = Fraction(sensitivity) / Fraction(epsilon)
     assert textbook <= Fraction(grid.scale) * (1 + Fraction(1, 2**52))
-    assert Fraction(grid.scale) <= textbook * (1 + Fraction(1, 2**20)) * (1 + Fraction(1, 2**52))
+    # The finest grid of d·2**k <= 2**-20·Δ, coarsened (to at most 2**-10·Δ) only where
+    # its noise would reach 2**53 grid units: a widening of 2**-20, else of 2**-10.
+    fine = grid_exponent(sensitivity, count)
+    assert fine <= grid.exponent <= grid_exponent(sensitivity, count, bits=COARSE_BITS)
+    if grid.exponent > fine:
+        fine_units = grid_sensitivity(sensitivity, fine, count)
+        assert RANGE_SCALES * fine_units / Fraction(epsilon) >= 2**53
+    bits = 20 if grid.exponent == fine else COARSE_BITS
+    assert Fraction(grid.scale) <= textbook * (1 + Fraction(1, 2**bits)) * (1 + Fraction(1, 2**52))
 
 
 def test_privacy_loss_of_output_distribution() -> None:

@@ -297,8 +297,12 @@ def test_the_release_header_names_the_new_rules():
     rule applies."""
     from dpkit.course.assignments import _IMPORT_RULE
 
-    for words in ("private names", "numpy.load", "get_ipython", "'{0.x}'", "f-strings"):
-        assert words in _IMPORT_RULE, words
+    header = _IMPORT_RULE.format(modules="`math`")  # as the student reads it
+    for words in ("private names", "numpy.load", "get_ipython", "'{0.x}'", "f-strings",
+                  "`_` unless your code sets it, as `for _ in …` does",
+                  "in a randomized exercise the name `IPython`: write "
+                  "`from IPython.display import display`"):
+        assert words in header, words
 
 
 @pytest.mark.parametrize("device", [

@@ -254,14 +254,6 @@ def test_c_getters_called_where_named_and_dicts_of_functions_stay_graded():
     assert environment_use("ex-laplace-textbook", code + LAP + NOISE, []) is None
 
 
-def test_the_release_header_names_the_new_rules():
-    """The release notebook's header says what review 16's rules refuse."""
-    from dpkit.course.assignments import _IMPORT_RULE
-
-    for words in (".eval(", ".query(", "operator.attrgetter", "case Point(x, y)"):
-        assert words in _IMPORT_RULE, words
-
-
 def test_d_the_long_streams_cross_the_wire_as_two_integers():
     """Adversarial review 16, D: 7.2's long streams (up to 3,000 queries in each of 4,000
     calls) crossed to the sandbox one query at a time; the model answer's hidden test took

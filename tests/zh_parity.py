@@ -16,6 +16,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
+from dpkit.course import myst
 from dpkit.course.myst import (
     EXPLICIT,
     HEADING,
@@ -132,18 +133,9 @@ def directives(text: str) -> list[tuple[str, str, tuple[tuple[str, str], ...]]]:
     """Every directive (nested ones and the code and math blocks included), in order: its
     name, its argument where it is a key and not a title (a glue directive's, a code cell's
     kernel), and its options but the translated ones (:data:`TRANSLATED_OPTIONS`)."""
-    lines = text.splitlines()
-    found = []
-    for i in range(len(lines)):
-        read = read_directive(lines, i)
-        if read is None:
-            continue
-        block = read[0]
-        keyed = block.name.startswith("glue") or block.name == "code-cell"
-        options = tuple(sorted((k, v) for k, v in block.options.items()
-                               if k not in TRANSLATED_OPTIONS))
-        found.append((block.name, block.arg if keyed else "", options))
-    return found
+    return [(name, arg if name.startswith("glue") or name == "code-cell" else "",
+             tuple(sorted((k, v) for k, v in options.items() if k not in TRANSLATED_OPTIONS)))
+            for name, arg, options in myst.directives(text)]
 
 
 def _joined(text: str, titles: bool) -> str:

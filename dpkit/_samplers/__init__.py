@@ -98,8 +98,15 @@ What is and is not constant:
   path is chosen from the dtype, the grid exponent and the noise's reach (public); outside
   them (values float64 cannot hold, grid steps beyond ``2**±1021``, noise whose reach --
   750 Laplace scales, 40 Gaussian σ -- exceeds ``2**53`` grid units) the arithmetic runs
-  on exact Python integers (``to_grid``, ``add_units``, ``from_grid``), whose cost depends
-  on the values.
+  on exact Python integers (``to_grid``, ``add_units``, ``from_grid`` with
+  ``exact=True``), always, never on ``int64`` by the values' magnitudes (a switch at
+  ``2**61`` units that a breaker review timed: ε ≥ 2.94 certified against a promised
+  0.01, review 23); its cost depends on the values, and the release's deadline is that of
+  Python objects. The Laplace mechanism coarsens its grid (up to ``2**-10·Δ/d``) to keep
+  its noise's reach below ``2**53`` units (:func:`dpkit.laplace.laplace_grid`), and the
+  Gaussian's σ is about ``2**40`` units, so a float64 array leaves the float path only at
+  extreme parameters. The fixed-cost samplers return an ``object`` array at scales whose
+  digit plan exceeds 61 digits (public), never by whether the values drawn fit ``int64``.
 * Deadlines: what the samplers and the grid cannot make constant (Python's exact
   arithmetic on values float64 cannot hold, the envelope's tail passes, the discrete
   Gaussian's rounds) is hidden by padding every release to a deadline set by public sizes,

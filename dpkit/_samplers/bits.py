@@ -215,20 +215,45 @@ def _split(window: np.ndarray, widths: list[int] | tuple[int, ...]) -> list[np.n
 def bernoulli_dyadic(fractions: np.ndarray, rng: RandomSource) -> np.ndarray:
     """Return independent booleans, ``True`` with probability exactly ``fractions[i]``.
 
-    Each ``fractions[i]`` is a double in ``(0, 1)``, hence a dyadic rational. A uniform
+    Each ``fractions[i]`` is a double in ``[0, 1)``, hence a dyadic rational. A uniform
     ``U = 0.u1u2u3…`` (binary) is compared with ``f = 0.f1f2f3…``: the first 64 bits of
-    ``U`` come from :meth:`RandomSource.uint64`; only on a tie of those 64 bits (probability
-    ``2**-64``) are more bits drawn, through :meth:`RandomSource.bernoulli` on the exact
-    remainder. ``U < f`` has probability exactly ``f``.
+    ``U`` come from :meth:`RandomSource.uint64`, one call of ``8·fractions.size`` bytes
+    whatever the values (``f = 0`` reads and compares its 64 bits like any other and gives
+    ``False``); only on a tie of those 64 bits with a part of ``f`` that goes on beyond them
+    (probability below ``2**-64`` per value, whatever ``f``) are more bits drawn, through
+    :meth:`RandomSource.bernoulli` on the exact remainder. ``U < f`` has probability
+    exactly ``f``. The operations are the same vectorised passes whatever the values: two
+    multiplications by ``2**32`` (exact: a power of two, and no overflow), floors and
+    subtractions (exact for non-negative values below ``2**32``).
+
+    Parameters
+    ----------
+    fractions : numpy.ndarray of float64, shape (n,)
+        The probabilities, each in ``[0, 1)`` (not checked: the caller's invariant).
+    rng : RandomSource
+        The source of the ``8n`` bytes (and, on a tie, of the remainder's bits).
+
+    Returns
+    -------
+    numpy.ndarray of bool, shape (n,)
+
+    Examples
+    --------
+    >>> from dpkit.rng import seeded
+    >>> bernoulli_dyadic(np.array([0.0, 0.5, 0.0]), seeded(0))[[0, 2]].tolist()
+    [False, False]
     """
-    scaled = np.ldexp(fractions, 32)               # exact scalings and splits
+    scaled = fractions * 2.0**32                   # exact scalings and splits
     top = np.floor(scaled)
-    scaled = np.ldexp(scaled - top, 32)
+    scaled -= top
+    scaled *= 2.0**32
     bottom = np.floor(scaled)
-    rest = scaled - bottom                         # f = (top·2**32 + bottom + rest) / 2**64
-    threshold = (top.astype(np.uint64) << np.uint64(32)) | bottom.astype(np.uint64)
+    scaled -= bottom                               # f = (top·2**32 + bottom + rest) / 2**64
+    threshold = top.astype(np.uint64)
+    threshold <<= np.uint64(32)
+    threshold |= bottom.astype(np.uint64)
     draws = rng.uint64(fractions.size)
     result = draws < threshold
-    for i in np.flatnonzero((draws == threshold) & (rest > 0)):
-        result[i] = rng.bernoulli(Fraction(float(rest[i])))
+    for i in np.flatnonzero((draws == threshold) & (scaled > 0)):
+        result[i] = rng.bernoulli(Fraction(float(scaled[i])))
     return result

@@ -49,9 +49,9 @@ from dpkit._samplers.bits import mask
 from dpkit._samplers.exact import (
     FIXED_MAX,
     MARGIN,
-    as_int_array,
     floor_sqrt,
     logistic_expansion,
+    object_ints,
 )
 from dpkit._samplers.tables import public_table
 from dpkit.rng import RandomSource
@@ -289,4 +289,7 @@ def fixed_result(sampler: Callable[[Fraction, int, RandomSource], np.ndarray],
         return int(values[0])
     if values.dtype == np.int64:
         return values.reshape(shape)
-    return as_int_array([int(v) for v in values], shape)
+    # Python ints stay an object array whatever their size: the dtype follows the sampler's
+    # public plan (digits beyond 61) or a tail (probability <= e**-64 a draw), never whether
+    # the values drawn fit in int64 (breaker review 23).
+    return object_ints([int(v) for v in values], shape)

@@ -10,8 +10,11 @@ coordinates): :func:`grid_sensitivity` returns those bounds in grid units, and
 ``2**-GRID_BITS`` of ``Δ``.
 
 Up to ``FIXED_MAX = 64`` values the arithmetic always runs on exact Python integers
-(:func:`exact_path`, a choice from the size alone); larger arrays run on ``int64`` while the
-values fit (see "Timing" in :mod:`dpkit._samplers` for what that switch reveals).
+(:func:`exact_path`, a choice from the size alone). The mechanisms' releases
+(:func:`noisy_values`) take :func:`add_to_floats` when public quantities allow and exact
+Python integers otherwise, whatever the values; called without ``exact``, :func:`to_grid`
+and :func:`add_units` use ``int64`` on larger arrays while the values fit (a switch the
+values choose: see "Timing" in :mod:`dpkit._samplers`).
 """
 
 from __future__ import annotations
@@ -545,7 +548,10 @@ def noisy_values(values: np.ndarray, span: ReleaseRange, draw: Callable[[int], n
     could push beyond the float range (before any noise is drawn), draw the noise in grid
     units (``draw(n)``), add it and convert back: by :func:`add_to_floats` at a constant
     cost when ``span.floats`` allows (a choice from public quantities) and the values are
-    float64, else on exact Python ints.
+    float64, else always on exact Python ints (``exact=True``: never ``int64`` by the
+    values' magnitudes, whose switch at ``2**61`` units a timer could see; breaker review
+    23), whose cost the caller's deadline must cover (the ``"objects"`` kind of
+    :mod:`dpkit.timing`).
 
     Parameters
     ----------
@@ -572,10 +578,9 @@ def noisy_values(values: np.ndarray, span: ReleaseRange, draw: Callable[[int], n
     if span.floats and values.dtype == np.float64:
         check_float_range(values, span, words)
         return add_to_floats(values, k, draw(values.size), overwrite=True)  # noise: ours
-    units = to_grid(values, k)
+    units = to_grid(values, k, exact=True)
     check_release_range(units, k, span.reach, **words())
-    total = add_units(units, draw(values.size), overwrite=True)  # units: ours
-    return from_grid(total, k, overwrite=True)
+    return from_grid(add_units(units, draw(values.size), exact=True), k, exact=True)
 
 
 _RINT = 2.0**52  # (y + c) - c with c = ±2**52 rounds |y| < 2**52 to an integer, ties to even

@@ -81,7 +81,8 @@ def discrete_laplace(scale: Fraction | int, rng: RandomSource,
     Returns
     -------
     int or numpy.ndarray
-        An ``int64`` array (``object`` holding Python ints if a value does not fit).
+        An ``int64`` array, or ``object`` holding Python ints (chosen from the scale, or
+        by a draw beyond the covered digits: probability ``<= e**-64``).
 
     Raises
     ------

@@ -1,10 +1,12 @@
 """The course tooling's command line: ``python -m dpkit.course COMMAND ...``.
 
 ``lab [--instructor]`` (``make lab``) opens JupyterLab on the chapters, the student
-notebooks and the released assignments (:mod:`dpkit.course.lab`); ``notebooks BOOK OUT``
-(``make notebooks``) writes a teacher and a student notebook per chapter
-(:func:`dpkit.course.notebooks.export`); ``assignments BOOK COURSE``
-(``make assignments``) writes an nbgrader course (:func:`dpkit.course.assignments.build`);
+notebooks and the released assignments (:mod:`dpkit.course.lab`); ``notebooks [--lang zh]
+BOOK OUT`` (``make notebooks [LANG=zh]``) writes a teacher and a student notebook per chapter
+(:func:`dpkit.course.notebooks.export`); ``assignments [--lang zh] BOOK COURSE``
+(``make assignments [LANG=zh]``) writes an nbgrader course
+(:func:`dpkit.course.assignments.build`), from the English pages or with ``--lang zh`` from
+the Simplified Chinese ones (``BOOK/zh``);
 ``grade COURSE SUBMISSIONS [--regrade] [--unsafe-no-sandbox]`` (``make grade``) grades the
 completed notebooks in a sandbox into ``COURSE/grades/`` (:func:`dpkit.course.grading.grade`).
 
@@ -23,20 +25,22 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from dpkit.i18n import LANGUAGES
+
 PROG = "python -m dpkit.course"
 
 
 def _notebooks(args: argparse.Namespace) -> None:
     from dpkit.course.notebooks import export
 
-    for path in export(args.book, args.out):
+    for path in export(args.book, args.out, lang=args.lang):
         print(path)
 
 
 def _assignments(args: argparse.Namespace) -> None:
     from dpkit.course.assignments import build
 
-    for path in build(args.book, args.course):
+    for path in build(args.book, args.course, lang=args.lang):
         print(path)
 
 
@@ -95,6 +99,8 @@ def parser() -> argparse.ArgumentParser:
         epilog="examples (what make notebooks, make assignments and make grade run):\n"
                f"  {PROG} notebooks book _build/notebooks\n"
                f"  {PROG} assignments book _build/course\n"
+               f"  {PROG} notebooks --lang zh book _build/notebooks/zh\n"
+               f"  {PROG} assignments --lang zh book _build/course-zh\n"
                f"  {PROG} grade _build/course submissions\n\n"
                f"{PROG} COMMAND --help describes one command.")
     commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND",
@@ -112,19 +118,25 @@ def parser() -> argparse.ArgumentParser:
         return sub
 
     book = ("book", "folder of the MyST Markdown chapters, e.g. book (its _toc.yml is beside it)")
-    command(
+    lang = {"choices": LANGUAGES, "default": "en",
+            "help": "the edition: en (BOOK/*.md) or zh (the Simplified Chinese pages, "
+                    "BOOK/zh/*.md, and the notebooks' fixed words and figures in Chinese); "
+                    "default en"}
+    notebooks = command(
         "notebooks", _notebooks, "write teacher and student notebooks, one per chapter",
         "Write OUT/teacher/<chapter>.ipynb (solutions included) and\n"
         "OUT/student/<chapter>.ipynb (solutions removed, a cell to answer in after each\n"
         "exercise) for every chapter, rendered for plain Jupyter. Prints the paths written.",
         book, ("out", "folder that receives teacher/ and student/ (created if needed)"))
-    command(
+    notebooks.add_argument("--lang", **lang)
+    assignments = command(
         "assignments", _assignments, "write an nbgrader course, one assignment per chapter",
         "Write an nbgrader course into COURSE, one assignment per chapter with exercises:\n"
         "COURSE/source/<chapter>/<chapter>.ipynb is the instructor's copy (model solutions,\n"
         "hidden tests, rubrics): keep it. COURSE/release/<chapter>/<chapter>.ipynb is the\n"
         "student's copy: hand it out. Prints the student copies written.",
         book, ("course", "the nbgrader course folder (created if needed)"))
+    assignments.add_argument("--lang", **lang)
     grade = command(
         "grade", _grade, "grade submitted notebooks (sandboxed) into COURSE/grades",
         "Grade SUBMISSIONS/<student>/<chapter>.ipynb against the course that the\n"

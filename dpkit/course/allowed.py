@@ -151,8 +151,8 @@ def reached_module(path: str) -> str | None:
                 return name
         if isinstance(value, types.ModuleType) and not allowed_module(value.__name__):
             return value.__name__
-        defined = getattr(value, "__module__", None) if callable(value) else None
-        if isinstance(defined, str) and any(
+        defined = _module_of(value)
+        if defined is not None and any(
                 defined == m or defined.startswith(f"{m}.") for m in _EXCLUDED):
             return defined
     return None
@@ -162,21 +162,8 @@ def defined_in(path: str) -> str | None:
     """The module that defines what the dotted ``path`` names in the grader's process
     (``dpkit.naive.above_threshold`` is defined in ``dpkit.naive.svt``): a module's own
     name, a function's or class's ``__module__``; None for a path that cannot be followed
-    or names a plain value. Attributes are looked up, never called.
-
-    Parameters
-    ----------
-    path : str
-        A dotted path, as :class:`~dpkit.course.reading.Reading` gives it.
-
-    Returns
-    -------
-    str or None
-        The module's name, or None.
-
-    Raises
-    ------
-    Nothing.
+    or names a plain value. Attributes are looked up, never called. Parameters, return
+    value and errors as in :func:`reached_module`.
 
     Privacy guarantee: none by itself (reference: adversarial review 15, C3).
 
@@ -186,6 +173,11 @@ def defined_in(path: str) -> str | None:
     value = _looked_up(path.split("."))
     if isinstance(value, types.ModuleType):
         return value.__name__
+    return _module_of(value)
+
+
+def _module_of(value: object) -> str | None:
+    """The ``__module__`` of a callable ``value`` (a function, a class), or None."""
     defined = getattr(value, "__module__", None) if callable(value) else None
     return defined if isinstance(defined, str) else None
 

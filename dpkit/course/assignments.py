@@ -14,6 +14,12 @@ assignment per chapter into the nbgrader course folder ``COURSE``:
 * ``COURSE/release/<chapter>/<chapter>.ipynb``, the student's copy, made by
   ``nbgrader generate_assignment``: solutions removed.
 
+``build(..., lang="zh")`` writes the same course from the Simplified Chinese pages: the same
+cells, grade ids, points and tests, with the words written here (the header and its rules,
+the test cells' comments, the stubs nbgrader leaves in an answer cell) in Chinese
+(:func:`dpkit.i18n.tr`), the figures' language set in the set-up cell, and its own nbgrader
+course id (``dp-interactively-zh``), so that both courses can share one exchange.
+
 nbgrader is kept for what it does well (writing the student's copy, and its exchange for
 releasing and collecting on a shared machine or JupyterHub). It does not grade: its
 autograder runs the tests in the student's kernel, where the student's code can replace a
@@ -26,6 +32,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import json
 import os
 import re
 import subprocess
@@ -42,17 +49,21 @@ from dpkit.course.allowed import ALLOWED_MODULES
 from dpkit.course.exercises import FORBIDDEN, JUDGED
 from dpkit.course.grading import HIDDEN_POINTS, PUBLIC_POINTS
 from dpkit.course.myst import OPEN_FENCE, Book, read_book
-from dpkit.course.notebooks import Solution, notebook_items, solutions
-from dpkit.course.written import WORK_STUB
+from dpkit.course.notebooks import Solution, language_cell, notebook_items, solutions
+from dpkit.course.written import ANSWER_STUB, CODE_STUB, WORK_STUB
+from dpkit.i18n import in_language, tr
 
 __all__ = ["assignment_notebook", "build"]
 
 WRITTEN_POINTS = 3                  # a written answer whose rubric states no total
-_RUBRIC_POINTS = re.compile(r"\*\*Rubric \((\d+) points?\)\.\*\*")
+#: A rubric's total as the book states it: "**Rubric (5 points).**", in the zh edition
+#: "**评分标准（5 分）**" (a full stop inside or after the bold).
+_RUBRIC_POINTS = re.compile(r"\*\*(?:Rubric \((\d+) points?\)\.|评分标准（(\d+) 分）。?)\*\*")
 _CONFIG = """# nbgrader configuration written by `make assignments` (dpkit.course.assignments).
 c = get_config()  # noqa: F821
-c.CourseDirectory.course_id = "dp-interactively"
-c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\\nraise NotImplementedError()"}
+c.CourseDirectory.course_id = {course_id}
+c.ClearSolutions.code_stub = {{"python": {code_stub}}}
+c.ClearSolutions.text_stub = {text_stub}
 """
 
 
@@ -190,6 +201,11 @@ def _metadata(grade_id: str, *, solution: bool, grade: bool, points: int = 0,
     return {"nbgrader": meta}
 
 
+def _points(points: int) -> str:
+    """"1 point", "2 points", in the current language."""
+    return tr("{points} point" if points == 1 else "{points} points").format(points=points)
+
+
 def _exercise_cells(exercise: Exercise) -> list[nbformat.NotebookNode]:
     new_md, new_code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
     label, solution = exercise.label, exercise.solution
@@ -198,25 +214,40 @@ def _exercise_cells(exercise: Exercise) -> list[nbformat.NotebookNode]:
     code = "\n\n".join(solution.code)
     call = _check_call(code) if solution.checked else None
     if call is None:
-        model = "\n\n".join(solution.markdown).strip() or "(model solution)"
+        model = "\n\n".join(solution.markdown).strip() or tr("(model solution)")
         stated = _RUBRIC_POINTS.search(model)
         cells.append(new_md(f"### BEGIN SOLUTION\n{model}\n### END SOLUTION",
                             metadata=_metadata(f"{label}-answer", solution=True, grade=True,
-                                               points=int(stated[1]) if stated
+                                               points=int(stated[1] or stated[2]) if stated
                                                else WRITTEN_POINTS)))
-        cells.append(new_code(WORK_STUB, metadata=_metadata(f"{label}-work", solution=False,
+        cells.append(new_code(tr(WORK_STUB), metadata=_metadata(f"{label}-work", solution=False,
                                                             grade=False)))
         return cells
     cells.append(new_code(_answer_source(code),
                           metadata=_metadata(f"{label}-answer", solution=True, grade=False)))
+    public = tr(_PUBLIC_TEST).format(public=_points(PUBLIC_POINTS), hidden=_points(HIDDEN_POINTS))
     cells.append(new_code(
-        f"# Public test ({PUBLIC_POINTS} point{'s' if PUBLIC_POINTS != 1 else ''}): the check "
-        f"you can run yourself. Hidden tests ({HIDDEN_POINTS} points) judge the same answer on "
-        "other inputs when it is graded.\n"
+        f"{public}\n"
         f"verdict = {ast.unparse(call)}\nprint(verdict)\nassert verdict.passed, verdict.message\n",
         metadata=_metadata(f"{label}-public", solution=False, grade=False, locked=True)))
     return cells
 
+
+#: The comment above a public test's check.
+_PUBLIC_TEST = ("# Public test ({public}): the check you can run yourself. Hidden tests ({hidden}) "
+                "judge the same answer on other inputs when it is graded.")
+#: An assignment's title, and the text of its header cell that every assignment has.
+_TITLE = "# Assignment — {number}{title}"
+_HEADER = (
+    "Write your answers in the cells marked `# YOUR CODE HERE` or *YOUR ANSWER HERE*, "
+    "then run every cell. Each code exercise has a public test (the same `dpkit.check` "
+    "verdict as in the book) and may have hidden tests that run when it is graded; "
+    "written answers are graded by hand. Grading runs your notebook in order: the code "
+    "cells you add run too, so a helper you define in a cell above an answer is there "
+    "for it; the set-up and test cells are taken from the teacher's copy, whatever "
+    "yours hold.")
+#: The set-up cell's first line.
+_IMPORT = "import dpkit  # dpkit.check loads when first used"
 
 #: The header's rule for a chapter with a randomized exercise (judged by its outputs): a
 #: check in any cell above its answer counts (honest review 12, finding 3).
@@ -229,49 +260,48 @@ _JUDGED_RULE = (
     "so using a verdict otherwise (storing it, branching on it to do anything but print) "
     "costs the randomized exercise its points.")
 
+#: The header's rule for a chapter whose answers the grader reads for their imports (a
+#: template: ``{modules}`` is the list of allowed modules).
 _IMPORT_RULE = (
     "\n\nIn the code of an answer to an exercise that asks you to write a function the "
     "library has, or to a randomized exercise, and in **every** code cell of yours above "
-    "it, import only these modules: " + ", ".join(f"`{m}`" for m in sorted(
-        ALLOWED_MODULES, key=str.lower)) + ", and a module of your own written with "
+    "it, import only these modules: {modules}, and a module of your own written with "
     "`%%writefile helper.py` (one file, in the notebook's folder). Any other import "
     "(`os`, `pathlib`, `subprocess`, `multiprocessing`, `tqdm` …) costs that exercise its "
     "points: the grader could not read what it runs. So does that code's use of private names "
     "(`_…`) of dpkit or any module, `numpy.load` and pandas' pickle readers, the IPython shell "
-    "(`get_ipython`, `In`, `Out`, `_`, `exit` other than called), or a format string "
-    "whose fields name an attribute or item (`'{0.x}'`, `'{d[k]}'`) or is computed: "
-    "`'{:.3f}'.format(x)` and f-strings are fine. So do a data frame's `.eval(…)` and "
-    "`.query(…)` (write `frame['a'] + frame['b']`, `frame[frame['a'] > 0]`), "
-    "`operator.attrgetter` or `methodcaller` other than called where named with constant "
-    "names (`operator.itemgetter(1)` is fine), and a `match` class pattern with positional "
-    "captures (`case Point(x, y)`) of a class that is not a builtin, a library class or "
-    "one of your own `class` statements.")
+    "(`get_ipython`, `In`, `Out`, `_` unless your code sets it, as `for _ in …` does, "
+    "`exit` other than called, in a randomized exercise the name `IPython`: write "
+    "`from IPython.display import display`), "
+    "or a format string "
+    "whose fields name an attribute or item (`'{{0.x}}'`, `'{{d[k]}}'`) or is computed: "
+    "`'{{:.3f}}'.format(x)` and f-strings are fine.")
 
 
-def assignment_notebook(path: str | Path, book: Book) -> nbformat.NotebookNode | None:
-    """The nbgrader source notebook of one chapter, or None if it has no exercise."""
+def assignment_notebook(path: str | Path, book: Book, *,
+                        lang: str = "en") -> nbformat.NotebookNode | None:
+    """The nbgrader source notebook of one chapter, or None if it has no exercise.
+
+    Its words are in the current :func:`~dpkit.i18n.language` (call it inside
+    :func:`~dpkit.i18n.in_language`, with ``book`` read there too); ``lang`` other than
+    ``"en"`` sets the figures' language in its set-up cell."""
     path = Path(path)
     notebook = jupytext.read(path)
     chapter = book.chapter(path.stem)
     exercises = _exercises(notebook, book, path.stem)
     if not exercises:
         return None
-    number = f"Chapter {chapter.number}: " if chapter.number else ""
+    number = tr("Chapter {number}: ").format(number=chapter.number) if chapter.number else ""
+    modules = tr(", ").join(f"`{m}`" for m in sorted(ALLOWED_MODULES, key=str.lower))
     cells = [nbformat.v4.new_markdown_cell(
-        f"# Assignment — {number}{chapter.title}\n\n"
-        "Write your answers in the cells marked `# YOUR CODE HERE` or *YOUR ANSWER HERE*, "
-        "then run every cell. Each code exercise has a public test (the same `dpkit.check` "
-        "verdict as in the book) and may have hidden tests that run when it is graded; "
-        "written answers are graded by hand. Grading runs your notebook in order: the code "
-        "cells you add run too, so a helper you define in a cell above an answer is there "
-        "for it; the set-up and test cells are taken from the teacher's copy, whatever "
-        "yours hold." + (_JUDGED_RULE if any(e.label in JUDGED for e in exercises) else "")
-        + (_IMPORT_RULE if any(e.label in JUDGED or e.label in FORBIDDEN
-                               for e in exercises) else ""),
+        tr(_TITLE).format(number=number, title=chapter.title) + "\n\n" + tr(_HEADER)
+        + (tr(_JUDGED_RULE) if any(e.label in JUDGED for e in exercises) else "")
+        + (tr(_IMPORT_RULE).format(modules=modules)
+           if any(e.label in JUDGED or e.label in FORBIDDEN for e in exercises) else ""),
         metadata=_metadata("header", solution=False, grade=False, locked=True))]
     needs = [s for e in exercises for s in e.solution.code]
-    setup = "\n\n".join(["import dpkit  # dpkit.check loads when first used",
-                         *_setup_cells(notebook, needs)])
+    language = [] if lang == "en" else [language_cell(lang)]
+    setup = "\n\n".join([tr(_IMPORT), *language, *_setup_cells(notebook, needs)])
     cells.append(nbformat.v4.new_code_cell(setup, metadata=_metadata(
         "setup", solution=False, grade=False, locked=True)))
     for exercise in exercises:
@@ -289,10 +319,12 @@ def _nbgrader(course: Path, *args: str) -> None:
 
 
 def build(book_dir: str | Path, course_dir: str | Path, *,
-          chapters: Iterable[str] | None = None) -> list[Path]:
+          chapters: Iterable[str] | None = None, lang: str = "en") -> list[Path]:
     """Write an nbgrader course with one assignment per chapter that has exercises.
 
     ``chapters`` limits the course to the chapters with these file stems (default: all).
+    ``lang``, one of :data:`~dpkit.i18n.LANGUAGES`, is the edition: ``"zh"`` writes the
+    course from ``book_dir/zh`` with its words in Chinese (see the module's docstring).
 
     Returns
     -------
@@ -305,16 +337,27 @@ def build(book_dir: str | Path, course_dir: str | Path, *,
         If ``book_dir`` holds no chapter.
     subprocess.CalledProcessError
         If nbgrader fails.
+    ValueError
+        If ``lang`` is not one of :data:`~dpkit.i18n.LANGUAGES`.
     """
-    book = read_book(book_dir)
-    course = Path(course_dir)
-    course.mkdir(parents=True, exist_ok=True)
-    (course / "nbgrader_config.py").write_text(_CONFIG)
+    with in_language(lang):
+        book = read_book(book_dir, lang=lang)
+        course = Path(course_dir)
+        course.mkdir(parents=True, exist_ok=True)
+        (course / "nbgrader_config.py").write_text(_CONFIG.format(
+            course_id=json.dumps("dp-interactively" + ("" if lang == "en" else f"-{lang}")),
+            code_stub=json.dumps(tr(CODE_STUB)), text_stub=json.dumps(tr(ANSWER_STUB))))
+        return _write(book, course, chapters, lang)
+
+
+def _write(book: Book, course: Path, chapters: Iterable[str] | None,
+           lang: str) -> list[Path]:
+    """Write the course's assignments (:func:`build`'s loop)."""
     released = []
     for chapter in book.chapters:
         if chapters is not None and chapter.stem not in set(chapters):
             continue
-        notebook = assignment_notebook(chapter.path, book)
+        notebook = assignment_notebook(chapter.path, book, lang=lang)
         if notebook is None:
             continue
         source = course / "source" / chapter.stem / f"{chapter.stem}.ipynb"

@@ -21,6 +21,14 @@ JUDGED exercise reaches):
   ``os.environ``): :func:`template_use` refuses the Styler's environment, loader and
   templates and Jinja's ways to make a template, unless the student's code defines the
   name itself (``df.style`` itself, which renders pandas' own templates, is allowed).
+* **Matplotlib's figure hooks.** ``rcParams["figure.hooks"]`` names ``module:function``
+  strings that ``pyplot.figure`` imports and calls on every new figure: a module outside
+  the allow-list, a function no reading sees (round 16, issue #17). :func:`hook_use`
+  refuses the setting wherever it can be spelled (a key ``"figure.hooks"``, the ``hooks``
+  of ``matplotlib.rc("figure", hooks=…)``) and the ``module://`` backends, which import a
+  module named in data the same way; the worker (:mod:`dpkit.course.worker`) refuses a
+  hook that reaches matplotlib by a key the reading cannot see (computed, or in a style
+  file).
 * **dpkit's private names and packages.** :func:`library_part` refuses a dpkit path with a
   private part (``dpkit.laplace._laplace_grid``, ``dpkit.naive.svt._variant``,
   ``dpkit._samplers``, C3) and, for an exercise that forbids whole packages, any path in
@@ -38,7 +46,8 @@ import string
 from dpkit.course.allowed import ALLOWED_MODULES, defined_in
 from dpkit.course.reading import Reading, imported_names, walk_running
 
-__all__ = ["format_use", "library_part", "library_use", "shell_use", "template_use"]
+__all__ = ["format_use", "hook_use", "library_part", "library_use", "shell_use",
+           "template_use"]
 
 #: IPython's history names in a kernel's namespace (``_``, ``__``, ``___``, ``_i``,
 #: ``_ii``, ``_iii``, ``_iN``, ``_N``, ``_ih``, ``_oh``, ``_dh``, ``In``, ``Out``).
@@ -52,6 +61,9 @@ _TEMPLATES = frozenset({
     "compile_expression", "from_code", "get_template", "select_template",
     "get_or_select_template"})
 _FORMAT_METHODS = frozenset({"format", "format_map"})
+#: Matplotlib's setting of ``module:function`` hooks, its name within the ``figure`` group
+#: (``matplotlib.rc("figure", hooks=…)``), and the prefix of a backend named as a module.
+_HOOKS, _HOOK_KEY, _MODULE_BACKEND = "figure.hooks", "hooks", "module://"
 
 
 def shell_use(reading: Reading, node: ast.AST, parent: ast.AST | None) -> str | None:
@@ -98,21 +110,8 @@ def template_use(reading: Reading, node: ast.AST) -> str | None:
     attribute of :data:`_TEMPLATES` that the student's code does not define. None
     otherwise.
 
-    Parameters
-    ----------
-    reading : Reading
-        The reading of the code ``node`` belongs to.
-    node : ast.AST
-        The node.
-
-    Returns
-    -------
-    str or None
-        What is refused, for the feedback, or None.
-
-    Raises
-    ------
-    Nothing.
+    Parameters, return value and errors as in :func:`shell_use` (``reading`` and
+    ``node``; what is refused, for the feedback, or None; nothing raised).
 
     Privacy guarantee: none by itself (reference: adversarial review 15, H1).
 
@@ -126,6 +125,40 @@ def template_use(reading: Reading, node: ast.AST) -> str | None:
     return (f"{node.attr} (pandas' Styler renders Jinja templates, whose fields run "
             "lookups as code)")
 
+
+def hook_use(node: ast.AST) -> str | None:
+    """How ``node`` may set matplotlib's figure hooks or a backend named as a module, which
+    import a module named in data and call a function of it on every new figure: a string
+    written out that names ``figure.hooks`` (``rcParams["figure.hooks"] = …``,
+    ``rc_context({"figure.hooks": …})``, ``rcParams.update``, ``style.use`` with a dict),
+    the string ``"hooks"`` or a keyword argument ``hooks`` (``rc("figure", hooks=…)``), a
+    string that starts with ``module://`` (``matplotlib.use("module://…")``). None
+    otherwise.
+
+    Parameters, return value and errors as in :func:`shell_use` (``node``; what is
+    refused, for the feedback, or None; nothing raised).
+
+    Privacy guarantee: none by itself (reference: issue #17, round 16; matplotlib's
+    ``pyplot.figure``, which imports each ``module:function`` of ``figure.hooks``).
+
+    >>> hook_use(ast.parse("rcParams['figure.hooks'] = ['m:f']").body[0].targets[0].slice)
+    "the string 'figure.hooks' (matplotlib imports and calls the hooks it names)"
+    >>> hook_use(ast.parse("rc('figure', hooks=['m:f'])").body[0].value.keywords[0])
+    'the keyword hooks= (matplotlib imports and calls the hooks it names)'
+    >>> hook_use(ast.Constant("figure.dpi")) is None
+    True
+    """
+    why = "(matplotlib imports and calls the hooks it names)"
+    if isinstance(node, ast.keyword) and node.arg == _HOOK_KEY:
+        return f"the keyword {_HOOK_KEY}= {why}"
+    if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+        return None
+    if _HOOKS in node.value or node.value.strip() == _HOOK_KEY:
+        return f"the string {node.value[:40]!r} {why}"
+    if node.value.lstrip().startswith(_MODULE_BACKEND):
+        return (f"the string {node.value[:40]!r} (a backend named as a module, which "
+                "matplotlib imports)")
+    return None
 
 def _lookup_field(text: str, depth: int = 0) -> str | None:
     """The first field of the format string ``text`` that looks an attribute or an item up
@@ -150,19 +183,8 @@ def format_use(node: ast.AST) -> str | None:
     anything else (a computed string, ``str.format``); the string ``"format"`` or
     ``"format_map"``. None otherwise.
 
-    Parameters
-    ----------
-    node : ast.AST
-        The node.
-
-    Returns
-    -------
-    str or None
-        What is refused, for the feedback, or None.
-
-    Raises
-    ------
-    Nothing.
+    Parameters, return value and errors as in :func:`shell_use` (``node``; what is
+    refused, for the feedback, or None; nothing raised).
 
     Privacy guarantee: none by itself (reference: adversarial review 15, H1).
 
@@ -210,23 +232,9 @@ def library_part(reading: Reading, node: ast.AST, packages: tuple[str, ...] = ()
     them or naming a function, class or module that one of them defines (looked up in the
     grader's process, :func:`~dpkit.course.allowed.defined_in`). None otherwise.
 
-    Parameters
-    ----------
-    reading : Reading
-        The reading of the code ``node`` belongs to.
-    node : ast.AST
-        The node.
-    packages : tuple of str
-        Dotted names of the packages refused as a whole.
-
-    Returns
-    -------
-    str or None
-        The path and why, for the feedback, or None.
-
-    Raises
-    ------
-    Nothing.
+    Parameters, return value and errors as in :func:`shell_use` (``reading`` and
+    ``node``; the path and why, for the feedback, or None; nothing raised), and
+    ``packages`` (tuple of str): dotted names of the packages refused as a whole.
 
     Privacy guarantee: none by itself (reference: adversarial review 15, C3).
 

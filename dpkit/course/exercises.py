@@ -23,7 +23,7 @@ from dpkit.course.allowed import (
     read_cells,
     unallowed_import,
 )
-from dpkit.course.escapes import format_use, library_use, shell_use, template_use
+from dpkit.course.escapes import format_use, hook_use, library_use, shell_use, template_use
 from dpkit.course.lookups import expression_use, getter_use, match_use
 from dpkit.course.magics import drop_magics
 from dpkit.course.reading import (
@@ -484,8 +484,8 @@ def _dynamic_node(reading: Reading, banned: dict[str, str], node: ast.AST,
 
     refused = _spelled(node, reading, parents.get(id(node)), banned) or \
         shell_use(reading, node, parents.get(id(node))) or format_use(node) or \
-        template_use(reading, node) or match_use(reading, node, parents, named) or \
-        expression_use(reading, node) or \
+        template_use(reading, node) or hook_use(node) or \
+        match_use(reading, node, parents, named) or expression_use(reading, node) or \
         getter_use(reading, node, parents.get(id(node)), named)
     if refused:
         return refused

@@ -104,6 +104,7 @@ from dpkit.course.written import (
     written_page,
     written_parts,
 )
+from dpkit.i18n import in_language, language
 
 __all__ = ["ABSOLUTE_TOLERANCE", "GRADER_VERSION", "LOST_METADATA", "PRIVACY_FEEDBACK",
            "RELATIVE_TOLERANCE", "UNCHECKED_FEEDBACK", "UNREAD_FEEDBACK", "Result",
@@ -259,7 +260,9 @@ class _Model:
         if self._after is None:
             namespace: dict[str, Any] = {"__name__": "__model__"}
             self._after = {}
-            with contextlib.redirect_stdout(io.StringIO()):   # what the chapter prints
+            # What the chapter prints stays here, and so does the language that a zh course's
+            # set-up cell sets (dpkit.i18n.set_language): the grader's own is kept.
+            with contextlib.redirect_stdout(io.StringIO()), in_language(language()):
                 exec(compile(drop_magics(self._setup), "<model>", "exec"), namespace)
                 for exercise in self._exercises:
                     if not exercise.written:

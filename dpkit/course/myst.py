@@ -9,6 +9,10 @@ citation becomes "(Author Year)". It reads the table of contents for the chapter
 ``references.bib`` for the citations; it does not execute anything, so a number that the book
 glues into its prose (``{glue:text}`key```) is not known here: the role becomes
 :data:`GLUED_VALUE`, and each chapter prints every glued value in its code cell's output.
+
+The words it writes ("Theorem", "Proof", "Solution to", :data:`GLUED_VALUE` …) go through
+:func:`dpkit.i18n.tr`: read an edition with :func:`read_book`'s ``lang`` and render it inside
+:func:`dpkit.i18n.in_language` to write them in that edition's language.
 """
 
 from __future__ import annotations
@@ -20,8 +24,11 @@ from pathlib import Path
 
 import jupytext
 
+from dpkit.i18n import LANGUAGES, tr
+
 __all__ = ["EXPLICIT", "GLUED_VALUE", "HEADING", "OPEN_FENCE", "PLAIN_FENCE", "ROLE", "TARGET",
-           "Block", "Book", "Chapter", "read_book", "read_directive"]
+           "Block", "Book", "Chapter", "directives", "read_book", "read_directive",
+           "solution_heading"]
 
 #: What a ``{glue}`` role of the book becomes in a notebook: the rendered book shows the
 #: value computed at build time; a notebook shows it in the output of the code cell that
@@ -96,7 +103,8 @@ class Book:
         return _Renderer(self, self.chapter(stem), links=links)
 
     def numbered_directives(self, stem: str) -> list[tuple[str, str, str]]:
-        """``(directive, label, "Exercise 2.3")`` for each numbered directive of a chapter."""
+        """``(directive, label, "Exercise 2.3")`` for each numbered directive of a chapter
+        (the kind in the current :func:`~dpkit.i18n.language`)."""
         return _number_directives(self.chapter(stem))
 
 
@@ -159,7 +167,8 @@ def _toc_order(toc: Path) -> list[tuple[str, bool]]:
     return order
 
 
-def read_book(book_dir: str | Path, toc: str | Path | None = None) -> Book:
+def read_book(book_dir: str | Path, toc: str | Path | None = None, *,
+              lang: str = "en") -> Book:
     """Collect the chapters of ``book_dir`` with their numbers, labels and citations.
 
     Parameters
@@ -169,14 +178,33 @@ def read_book(book_dir: str | Path, toc: str | Path | None = None) -> Book:
     toc : path, optional
         The Jupyter Book ``_toc.yml``; by default the one beside ``book_dir``. Without one,
         chapters are taken in file-name order, unnumbered.
+    lang : str, optional
+        The edition, one of :data:`~dpkit.i18n.LANGUAGES`: ``"en"`` reads ``book_dir``;
+        another reads its translation ``book_dir/<lang>/<chapter>.md`` of each chapter (the
+        English page where there is none, as ``scripts/zh_book.py`` does), numbered by the
+        same table of contents and citing the same ``references.bib``. Labels are named in
+        the current :func:`~dpkit.i18n.language` ("Theorem 2.1"): read inside
+        :func:`~dpkit.i18n.in_language` for another.
+
+    Returns
+    -------
+    Book
+        The chapters in table-of-contents order, their labels and the citations.
 
     Raises
     ------
     FileNotFoundError
         If ``book_dir`` holds no chapter.
+    ValueError
+        If ``lang`` is not one of :data:`~dpkit.i18n.LANGUAGES`.
     """
+    if lang not in LANGUAGES:
+        raise ValueError(f"lang must be one of {', '.join(LANGUAGES)}, got {lang!r}")
     book_dir = Path(book_dir)
     found = {p.stem: p for p in sorted(book_dir.glob("*.md")) if _is_chapter(p)}
+    if lang != "en":
+        found.update((p.stem, p) for p in sorted((book_dir / lang).glob("*.md"))
+                     if p.stem in found and _is_chapter(p))
     if not found:
         raise FileNotFoundError(f"no MyST notebook chapters (*.md with a jupytext header) "
                                 f"in {book_dir.resolve()}")
@@ -207,19 +235,42 @@ def _markdown_text(chapter: Chapter) -> str:
 def _number_directives(chapter: Chapter) -> list[tuple[str, str, str]]:
     counters: dict[str, int] = {}
     found = []
-    for name, _, options in _directives(_markdown_text(chapter)):
+    for name, _, options in directives(_markdown_text(chapter)):
         kind = _NUMBERED.get(name)
         if kind is None or "nonumber" in options:
             continue
         counters[kind] = counters.get(kind, 0) + 1
         prefix = f"{chapter.number}." if chapter.number is not None else ""
-        found.append((name, options.get("label", ""), f"{kind} {prefix}{counters[kind]}"))
+        found.append((name, options.get("label", ""),
+                      _kind(kind, f"{prefix}{counters[kind]}")))
     return found
 
 
-def _directives(text: str) -> list[tuple[str, str, dict[str, str]]]:
+def _kind(kind: str, number: str = "") -> str:
+    """A numbered directive's name as the book shows it, "Theorem 2.1", in the current
+    language (``number`` empty for an unnumbered one)."""
+    return tr(f"{kind} {{number}}").format(number=number).strip()
+
+
+def directives(text: str) -> list[tuple[str, str, dict[str, str]]]:
     """Every directive in ``text`` (nested ones included), in order, with its argument (a
-    title) and its options."""
+    title) and its options.
+
+    Parameters
+    ----------
+    text : str
+        MyST Markdown.
+
+    Returns
+    -------
+    list of (str, str, dict)
+        ``(name, argument, options)`` per opening fence, as :func:`read_directive` reads it.
+
+    Examples
+    --------
+    >>> directives("```{prf:theorem} Title\\n:label: thm-a\\nBody.\\n```")
+    [('prf:theorem', 'Title', {'label': 'thm-a'})]
+    """
     found = []
     lines = text.splitlines()
     for i, line in enumerate(lines):
@@ -251,7 +302,7 @@ def _index_chapter(book: Book, chapter: Chapter) -> None:
         if label:
             book.labels[label] = (display, chapter.stem)
     book.titles[chapter.stem] = (f"chapter “{chapter.title or chapter.stem}”", chapter.stem)
-    for name, title, options in _directives(text):
+    for name, title, options in directives(text):
         if name in _NUMBERED and options.get("label"):
             title = _STARS.sub("", _strip_roles(title))
             kind = _NUMBERED[name]
@@ -353,13 +404,14 @@ class _Renderer:
                 chapter = self.book.chapter(stem)
             except KeyError:
                 return text or stem
-            number = f"Chapter {chapter.number}, " if chapter.number else ""
-            return self._link(text or f"{number}*{chapter.title}*", stem)
+            shown = tr("Chapter {number}, *{title}*") if chapter.number else "*{title}*"
+            return self._link(text or shown.format(number=chapter.number,
+                                                   title=chapter.title), stem)
         if role.startswith("cite"):
             return self._cite(role, target)
         if role == "math":
             return f"${content}$"
-        return GLUED_VALUE if role.startswith("glue") else (text or target)
+        return tr(GLUED_VALUE) if role.startswith("glue") else (text or target)
 
     def _link(self, text: str, stem: str) -> str:
         if stem == self.chapter.stem:
@@ -372,7 +424,7 @@ class _Renderer:
             return text
         if chapter.number is not None or not chapter.title or chapter.title in text:
             return text                          # "Theorem 2.1" names its chapter
-        return f"{text} (in *{chapter.title}*)"
+        return tr("{text} (in *{title}*)").format(text=text, title=chapter.title)
 
     def _cite(self, role: str, keys: str) -> str:
         cited = [self.book.citations.get(k.strip(), (k.strip(), "n.d.")) for k in keys.split(",")]
@@ -415,8 +467,8 @@ class _Renderer:
     def _number(self, name: str, options: dict[str, str]) -> str:
         """The book's number for this directive: counted per kind, in chapter order."""
         if "nonumber" in options:
-            return _NUMBERED[name]
-        return next(self._sequences.get(name, iter(())), _NUMBERED[name])
+            return _kind(_NUMBERED[name])
+        return next(self._sequences.get(name, iter(())), _kind(_NUMBERED[name]))
 
     def _render(self, name: str, arg: str, options: dict[str, str], body: str) -> list[str]:
         if name in ("bibliography", "tableofcontents", "solution-end"):
@@ -424,7 +476,7 @@ class _Renderer:
         if name == "solution-start" or name == "solution":
             shown = self.numbers.get(arg, arg)
             inner = self.markdown(body) if name == "solution" else ""
-            return _quote(f"**Solution to {shown}.**" + (f"\n\n{inner}" if inner else ""))
+            return _quote(solution_heading(shown) + (f"\n\n{inner}" if inner else ""))
         if name == "math":
             return ["$$", body.strip(), "$$"]
         if name in ("code-block", "code", "sourcecode"):
@@ -433,16 +485,40 @@ class _Renderer:
             return [f"![{options.get('alt', '')}]({arg})", "", self.markdown(body)]
         inner = self.markdown(body)
         if name == "prf:proof":
-            return _quote(f"*Proof.* {inner} $\\square$")
+            return _quote(tr("*Proof.* {body}").format(body=inner) + " $\\square$")
         if name in _NUMBERED:
             head = self._number(name, options)
-            title = f" ({arg})" if arg else ""
-            return _quote(f"**{head}**{title}. {inner}")
+            title = tr(" ({title})").format(title=arg) if arg else ""
+            return _quote(tr("**{head}**{title}. {body}").format(head=head, title=title,
+                                                                 body=inner))
         if name == "admonition":
             return _quote(f"**{arg}**\n\n{inner}")
         if name in _ADMONITIONS:
-            return _quote(f"**{name.capitalize()}.** {(arg + ' ') if arg else ''}{inner}")
+            return _quote(f"{tr(f'**{name.capitalize()}.**')} {(arg + ' ') if arg else ''}"
+                          f"{inner}")
         return _quote(f"**{arg}**\n\n{inner}" if arg else inner)
+
+
+def solution_heading(shown: str) -> str:
+    """The heading of an exercise's solution, "**Solution to Exercise 2.3.**", in the
+    current :func:`~dpkit.i18n.language`.
+
+    Parameters
+    ----------
+    shown : str
+        The exercise as the notebook names it ("Exercise 2.3").
+
+    Returns
+    -------
+    str
+        The heading, in Markdown.
+
+    Examples
+    --------
+    >>> solution_heading("Exercise 2.3")
+    '**Solution to Exercise 2.3.**'
+    """
+    return tr("**Solution to {exercise}.**").format(exercise=shown)
 
 
 def _quote(text: str) -> list[str]:

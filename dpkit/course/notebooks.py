@@ -13,6 +13,12 @@ cross-references and citations as text; see :mod:`dpkit.course.myst`):
   ``dpkit.check`` call; for a proof or design exercise, an empty Markdown answer cell.
 
 Outputs are not stored: the notebooks run top to bottom in a kernel with ``dpkit``.
+
+``export(..., lang="zh")`` writes the same notebooks from the Simplified Chinese pages
+(``BOOK/zh/<chapter>.md``): the same code cells, exercises and answer cells, with the words
+written here and in :mod:`dpkit.course.myst` in Chinese (:func:`dpkit.i18n.tr`), and one more
+code cell before the chapter's first, :data:`LANGUAGE_CELL`, that sets the figures' and
+widgets' language.
 """
 
 from __future__ import annotations
@@ -27,16 +33,23 @@ from pathlib import Path
 import jupytext
 import nbformat
 
-from dpkit.course.myst import Book, read_book
+from dpkit.course.myst import Book, read_book, solution_heading
+from dpkit.i18n import in_language, tr
 
-__all__ = ["Solution", "export", "solutions", "starter_code", "student_notebook",
-           "teacher_notebook"]
+__all__ = ["LANGUAGE_CELL", "Solution", "export", "language_cell", "solutions",
+           "starter_code", "student_notebook", "teacher_notebook"]
 
 _SOLUTION = re.compile(r"^[ \t]*(?P<fence>`{3,}|:{3,})\{(?P<kind>solution|solution-start|"
                        r"solution-end)\}[ \t]*(?P<label>\S*)")
 ANSWER_PROMPT = "**Your answer.** *(Write your proof or design here.)*"
 #: The code cell below a written answer's prompt, for a computation the question asks for.
 WORKING_PROMPT = "# Your working, if the exercise asks you to compute something.\n"
+#: The first code cell of a notebook in another language than English: figures and widgets
+#: in the notebook's language (``{lang}``), whatever ``DPKIT_LANG`` the kernel has.
+LANGUAGE_CELL = ("# Figures and widgets in this notebook's language.\nimport dpkit.i18n\n\n"
+                 "dpkit.i18n.set_language({lang!r})\n")
+#: The comments that :func:`starter_code` writes where the student's code goes.
+_YOUR_CODE, _YOUR_ANSWER = "# Your code here.", "# your answer"
 
 
 @dataclass
@@ -144,6 +157,8 @@ def starter_code(source: str) -> str:
         raise NotImplementedError
     <BLANKLINE>
     print(dpkit.check.check_f(f))
+
+    The comments are in the current :func:`~dpkit.i18n.language`.
     """
     tree = ast.parse(source)
     parts: list[str] = []
@@ -158,7 +173,7 @@ def starter_code(source: str) -> str:
         elif isinstance(node, (ast.Assign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             names = ", ".join(ast.unparse(t) for t in targets)
-            parts.append(f"{names} = ...  # your answer")
+            parts.append(f"{names} = ...  {tr(_YOUR_ANSWER)}")
         elif "dpkit.check." in ast.get_source_segment(source, node):
             parts.append(ast.get_source_segment(source, node))
     return "\n\n".join(parts)
@@ -175,7 +190,8 @@ def _signature(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef,
 
 def _stub(node: ast.FunctionDef | ast.AsyncFunctionDef, indent: str = "") -> str:
     body = indent + "    "
-    return f"{_signature(node, indent)}\n{body}# Your code here.\n{body}raise NotImplementedError"
+    return (f"{_signature(node, indent)}\n{body}{tr(_YOUR_CODE)}\n"
+            f"{body}raise NotImplementedError")
 
 
 def _build(notebook: nbformat.NotebookNode, book: Book | None, stem: str,
@@ -197,7 +213,7 @@ def _build(notebook: nbformat.NotebookNode, book: Book | None, stem: str,
 
     def announce(label: str, body: str = "") -> None:
         shown = renderer.numbers.get(label, label) if renderer is not None else label
-        pending.append(f"**Solution to {shown}.**" + (f"\n\n{body}" if body else ""))
+        pending.append(solution_heading(shown) + (f"\n\n{body}" if body else ""))
 
     for kind, item in notebook_items(notebook):
         if kind == "start":
@@ -239,8 +255,39 @@ def _answer_cells(solution: Solution) -> list[nbformat.NotebookNode]:
     if solution.checked:
         starters = (starter_code(source) for source in solution.code)
         return [nbformat.v4.new_code_cell("\n\n".join(s for s in starters if s))]
-    return [nbformat.v4.new_markdown_cell(ANSWER_PROMPT),
-            nbformat.v4.new_code_cell(WORKING_PROMPT)]
+    return [nbformat.v4.new_markdown_cell(tr(ANSWER_PROMPT)),
+            nbformat.v4.new_code_cell(tr(WORKING_PROMPT))]
+
+
+def language_cell(lang: str) -> str:
+    """The source of :data:`LANGUAGE_CELL` for the language ``lang``, its comment in it.
+
+    Parameters
+    ----------
+    lang : str
+        One of :data:`~dpkit.i18n.LANGUAGES`.
+
+    Returns
+    -------
+    str
+        A code cell's source that calls ``dpkit.i18n.set_language(lang)``.
+
+    Raises
+    ------
+    ValueError
+        If ``lang`` is not one of :data:`~dpkit.i18n.LANGUAGES`.
+
+    Examples
+    --------
+    >>> print(language_cell("zh"))
+    # 本笔记本的图表和控件使用中文。
+    import dpkit.i18n
+    <BLANKLINE>
+    dpkit.i18n.set_language('zh')
+    <BLANKLINE>
+    """
+    with in_language(lang):
+        return tr(LANGUAGE_CELL).format(lang=lang)
 
 
 def teacher_notebook(notebook: nbformat.NotebookNode, book: Book | None = None,
@@ -261,7 +308,7 @@ def student_notebook(notebook: nbformat.NotebookNode, book: Book | None = None,
     return _build(notebook, book, stem, student=True)
 
 
-def export(book_dir: str | Path, out_dir: str | Path) -> list[Path]:
+def export(book_dir: str | Path, out_dir: str | Path, *, lang: str = "en") -> list[Path]:
     """Write teacher and student notebooks for every chapter in ``book_dir``.
 
     Parameters
@@ -271,6 +318,10 @@ def export(book_dir: str | Path, out_dir: str | Path) -> list[Path]:
         ``_toc.yml`` beside it gives the chapter numbers.
     out_dir : path
         Folder that receives ``teacher/`` and ``student/``.
+    lang : str, optional
+        The edition, one of :data:`~dpkit.i18n.LANGUAGES`: ``"zh"`` reads the pages of
+        ``book_dir/zh`` (:func:`~dpkit.course.myst.read_book`), writes the fixed words in
+        Chinese and puts :data:`LANGUAGE_CELL` before each notebook's first code cell.
 
     Returns
     -------
@@ -281,14 +332,23 @@ def export(book_dir: str | Path, out_dir: str | Path) -> list[Path]:
     ------
     FileNotFoundError
         If ``book_dir`` holds no chapter.
+    ValueError
+        If ``lang`` is not one of :data:`~dpkit.i18n.LANGUAGES`.
     """
-    book = read_book(book_dir)
     written = []
-    for chapter in book.chapters:
-        notebook = jupytext.read(chapter.path)
-        for kind, build in (("teacher", teacher_notebook), ("student", student_notebook)):
-            target = Path(out_dir) / kind / f"{chapter.stem}.ipynb"
-            target.parent.mkdir(parents=True, exist_ok=True)
-            nbformat.write(build(notebook, book, chapter.stem), target)
-            written.append(target)
+    with in_language(lang):
+        book = read_book(book_dir, lang=lang)
+        for chapter in book.chapters:
+            notebook = jupytext.read(chapter.path)
+            for kind, build in (("teacher", teacher_notebook), ("student", student_notebook)):
+                result = build(notebook, book, chapter.stem)
+                if lang != "en":      # before the first code cell, below the title
+                    first = next((i for i, c in enumerate(result.cells)
+                                  if c.cell_type == "code"), len(result.cells))
+                    result.cells.insert(first, nbformat.v4.new_code_cell(
+                        language_cell(lang), metadata={"tags": ["dpkit-language"]}))
+                target = Path(out_dir) / kind / f"{chapter.stem}.ipynb"
+                target.parent.mkdir(parents=True, exist_ok=True)
+                nbformat.write(result, target)
+                written.append(target)
     return written

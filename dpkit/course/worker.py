@@ -384,6 +384,72 @@ class _WrittenOnly(importlib.abc.MetaPathFinder):
                           name=name)
 
 
+#: What a figure hook set at run time raises (issue #17: the static reading refuses the
+#: hooks it sees; a key computed at run time or a style file it cannot read reaches here).
+HOOKS_REFUSED = ("matplotlib's figure.hooks may not be set when grading: matplotlib would "
+                 "import and call the module:function strings it names, code the grader "
+                 "never read")
+
+
+def guard_matplotlib() -> None:
+    """Make matplotlib refuse ``figure.hooks`` in this process, now if it is imported,
+    else when it is: setting a non-empty list raises ValueError (:data:`HOOKS_REFUSED`),
+    and so does reading one that got past the validator (``dict.__setitem__`` on
+    ``rcParams``), as ``pyplot.figure`` does before it imports and calls the hooks.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    Nothing (the guarded reads and writes raise ValueError later).
+
+    Privacy guarantee: none by itself (reference: issue #17, round 16).
+    """
+    if "matplotlib" in sys.modules:
+        _refuse_hooks(sys.modules["matplotlib"])
+        return
+
+    class _Guard(importlib.abc.MetaPathFinder):
+        def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+            if name != "matplotlib":
+                return None
+            sys.meta_path.remove(self)
+            spec = importlib.util.find_spec(name)
+            if spec is not None and spec.loader is not None:
+                run = spec.loader.exec_module
+
+                def exec_module(module: types.ModuleType) -> None:
+                    run(module)
+                    _refuse_hooks(module)
+
+                spec.loader.exec_module = exec_module       # type: ignore[method-assign]
+            return spec
+
+    sys.meta_path.insert(0, _Guard())
+
+
+def _refuse_hooks(matplotlib: types.ModuleType) -> None:
+    """:func:`guard_matplotlib` on the imported ``matplotlib``."""
+    validators, params = matplotlib.rcsetup._validators, type(matplotlib.rcParams)
+    plain, read = validators["figure.hooks"], params.__getitem__
+
+    def validate(value: Any) -> list[str]:
+        hooks = plain(value)
+        if hooks:
+            raise ValueError(HOOKS_REFUSED)
+        return hooks
+
+    def getitem(self: Any, key: str) -> Any:
+        value = read(self, key)
+        if key == "figure.hooks" and value:
+            raise ValueError(HOOKS_REFUSED)
+        return value
+
+    validators["figure.hooks"] = validate
+    params.__getitem__ = getitem
+
 def _file_text(path: str) -> str | None:
     try:
         with open(path, encoding="utf-8") as file:
@@ -666,6 +732,7 @@ def main() -> None:
     _kernel_module()
     stand_in_checks(json.loads(os.environ.pop("DPKIT_CHECK_NAMES", "{}")))
     _kernel_process()
+    guard_matplotlib()
     sys.meta_path.insert(0, _WrittenOnly([p for p in sys.path if p]))
     _shell = kernel.start(_KERNEL_ARGV[2])
     loop = asyncio.new_event_loop()      # running while cells run and the grader calls

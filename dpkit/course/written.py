@@ -20,10 +20,11 @@ from typing import Any
 
 from dpkit.course.agreement import clean_text
 from dpkit.course.magics import drop_magics
+from dpkit.i18n import CATALOGUE
 
-__all__ = ["ANSWER_STUB", "OUTPUT_LIMIT", "WORK_STUB", "Written", "fenced", "grade_id_of",
-           "notebook_cells", "released_stub", "same_code", "work_text", "written_page",
-           "written_parts"]
+__all__ = ["ANSWER_STUB", "CODE_STUB", "OUTPUT_LIMIT", "WORK_STUB", "Written", "fenced",
+           "grade_id_of", "notebook_cells", "released_stub", "same_code", "work_text",
+           "written_page", "written_parts"]
 
 #: The code cell below a written answer (grade id ``<label>-work``), for a computation the
 #: question asks for: it runs in notebook order like a cell the student added, and what the
@@ -32,6 +33,8 @@ WORK_STUB = ("# Your working (optional): if the exercise asks you to compute som
              "here.\n# It is not graded automatically: your teacher reads it beside your "
              "written answer.\n")
 ANSWER_STUB = "YOUR ANSWER HERE"  # nbgrader's text in a written answer cell not yet answered
+#: nbgrader's stub in place of a code answer (its ``ClearSolutions.code_stub``).
+CODE_STUB = "# YOUR CODE HERE\nraise NotImplementedError()"
 #: How much of one cell's saved text output the teacher's page shows (the rest is cut, "…").
 OUTPUT_LIMIT = 2000
 
@@ -96,7 +99,7 @@ def released_stub(source: str) -> str:
     for line in source.splitlines():
         if line.strip() == "### BEGIN SOLUTION":
             indent = line[:len(line) - len(line.lstrip())]
-            kept += [f"{indent}# YOUR CODE HERE", f"{indent}raise NotImplementedError()"]
+            kept += [indent + line for line in CODE_STUB.splitlines()]
         elif line.strip() != "### END SOLUTION" and not inside:
             kept.append(line)
         inside = line.strip() == "### BEGIN SOLUTION" or (
@@ -112,9 +115,15 @@ def same_code(one: str, other: str) -> bool:
         return False
 
 
+def _every_language(text: str) -> set[str]:
+    """``text`` and its translations (a course in any edition hands out one of them)."""
+    return {text, *(CATALOGUE[lang].get(text, text) for lang in CATALOGUE)}
+
+
 def work_text(source: str) -> str:
-    """What the student wrote in a working cell ("" if they left the stub)."""
-    return "" if source.strip() == WORK_STUB.strip() else source
+    """What the student wrote in a working cell ("" if they left the stub, in the language of
+    any edition)."""
+    return "" if source.strip() in {s.strip() for s in _every_language(WORK_STUB)} else source
 
 
 @dataclass(frozen=True)
@@ -158,8 +167,10 @@ def fenced(text: str, language: str) -> str:
 
 
 def _written_answer(answer: str) -> str:
-    """The student's written answer, without nbgrader's "YOUR ANSWER HERE" stub."""
-    lines = [line for line in clean_text(answer).splitlines() if line.strip() != ANSWER_STUB]
+    """The student's written answer, without nbgrader's "YOUR ANSWER HERE" stub (in the
+    language of any edition)."""
+    stubs = _every_language(ANSWER_STUB)
+    lines = [line for line in clean_text(answer).splitlines() if line.strip() not in stubs]
     return "\n".join(lines).strip()
 
 

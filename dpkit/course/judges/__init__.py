@@ -36,7 +36,7 @@ judge                              exercise                      calls   chapter
 :func:`judge_gaussian_noise`       ``ex-analytic-variance``          29  analytic_gaussian
 :func:`judge_above_threshold`      ``ex-svt-above-threshold``    12,043  sparse_vector
 :func:`judge_auto_avg`             ``ex-svt-auto-avg``            2,975  sparse_vector
-:func:`judge_division_free_sampler` ``ex-exp-sampler``           15,604  exponential_base2
+:func:`judge_division_free_sampler` ``ex-exp-sampler``           15,908  exponential_base2
 =================================  ============================  ======  ==========
 """
 

@@ -75,13 +75,16 @@ def _sweep_sigmas(rng: np.random.Generator) -> list[float]:
     return [10.0 ** float(rng.uniform(low, high)) for low, high in bands]
 
 
-def _sweep_violated(fn: Callable[..., Any], calls: list[tuple[float, int, int]]) -> bool:
+def _sweep_violated(fn: Callable[..., Any], calls: list[tuple[float, int, int]],
+                    miscounts: list[int]) -> bool:
     """Whether the range sweep's draws have too little noise: ``(|draw/σ| + 1e-6)²`` (the
     1e-6 allows for a lattice 2⁻²⁰σ fine and for float rounding) must not be smaller than
     χ²(1), per call, pooled or in the tail (:func:`too_little_noise`); an error or a result
-    of the wrong form raises :class:`Raised`."""
-    groups = [(np.abs(_draws(fn, sigma, size, seed) / sigma) + 1e-6) ** 2
+    of the wrong form raises :class:`Raised` (a wrong number of draws is noted in
+    ``miscounts``, :func:`_draws`)."""
+    groups = [(np.abs(_draws(fn, sigma, size, seed, miscounts) / sigma) + 1e-6) ** 2
               for sigma, size, seed in calls]
+    groups = [g for g in groups if g.size] or [np.zeros(0)]
     return too_little_noise(groups, stats.chi2.cdf, _GAUSS_TAIL,
                             float(2 * stats.norm.sf(math.sqrt(_GAUSS_TAIL))), _ALPHA_SWEEP)
 
@@ -114,11 +117,16 @@ def _sigmas(rng: np.random.Generator, count: int) -> list[float]:
     return sigmas
 
 
-def _draws(fn: Callable[..., Any], sigma: float, size: int, seed: int) -> np.ndarray:
+def _draws(fn: Callable[..., Any], sigma: float, size: int, seed: int,
+           miscounts: list[int] | None = None) -> np.ndarray:
     """The ``size`` draws ``fn(sigma, size, generator)`` returns, as float64, read as the
     public check reads them: an array of numbers, or a list, a tuple or an array of real
     numbers of any type (``Fraction``, ``Decimal``, ``mpmath.mpf``, NumPy scalars: each
-    read by :func:`~dpkit.check._common.coerce`); never booleans or digit strings."""
+    read by :func:`~dpkit.check._common.coerce`); never booleans or digit strings. With
+    ``miscounts``, a number of draws other than ``size`` (none too: an empty result
+    releases nothing) is appended to it and the draws are returned as they came, to be
+    judged (issue #17, F8: Box–Muller one draw off for odd sizes); without it, it raises
+    :class:`Raised`."""
     got = call(fn, sigma, size, lent_generator(seed), where=_WHERE)
     try:
         raw = np.asarray(got)
@@ -133,11 +141,13 @@ def _draws(fn: Callable[..., Any], sigma: float, size: int, seed: int) -> np.nda
     if draws is None or draws.ndim > 1:
         raise Raised(f"{_WHERE}, your function returned {returned_text(got)}, not `size` "
                         "real numbers (an array, a list or a tuple of them)")
-    if draws.size != size:
+    if draws.size != size and miscounts is None:
         raise Raised(f"{_WHERE}, your function returned {draws.size} draws, not `size`")
     if not np.all(np.isfinite(draws)):
         raise Raised(f"{_WHERE}, your function returned draws that are not finite "
                         "(nan or inf)")
+    if draws.size != size and miscounts is not None:
+        miscounts.append(draws.size)
     return draws.ravel()
 
 
@@ -155,9 +165,13 @@ def judge_gaussian_noise(fn: Callable[[float, int, np.random.Generator], Any],
 
     **Tests**, with their false-failure probabilities for a correct answer:
 
-    * each result holds ``size`` finite real numbers (an array, or a list or a tuple of
+    * each result holds finite real numbers (an array, or a list or a tuple of
       real numbers of any type, ``Fraction``, ``Decimal`` and ``mpmath.mpf`` included,
-      read item by item as the public check reads them: :func:`_draws`); a call repeated
+      read item by item as the public check reads them: :func:`_draws`), at least one,
+      ``size`` of them: a wrong number of draws (issue #17, F8: Box–Muller one draw off
+      for odd sizes) is judged by every test below as it came, and, if none finds a
+      privacy violation, is a plain failure at the end (the public point kept: the
+      privacy of everything it returned was checked); a call repeated
       with a generator seeded alike returns the same draws, and two calls with different
       seeds do not start with the same standardized draws (the noise comes from ``generator``): 0;
     * per large call: KS test of ``draws/σ`` against N(0, 1) (DKW bound) and a two-sided
@@ -217,11 +231,16 @@ def judge_gaussian_noise(fn: Callable[[float, int, np.random.Generator], Any],
                    for (sigma, size), seed in zip(sweep, seeds(rng, len(sweep)), strict=True)]
 
     def body() -> str:
-        samples = [_draws(fn, sigma, size, seed)
+        miscounts: list[int] = []       # draws returned where `size` were asked (F8)
+        samples = [_draws(fn, sigma, size, seed, miscounts)
                    for sigma, size, seed in zip(sigmas, sizes, call_seeds, strict=False)]
-        if not np.array_equal(_draws(fn, sigmas[0], sizes[0], call_seeds[0]), samples[0]):
+        if not np.array_equal(_draws(fn, sigmas[0], sizes[0], call_seeds[0], miscounts),
+                              samples[0]):
             raise Rejection(_SEEDED_ALIKE.format("draws"))
-        other = _draws(fn, sigmas[0], sizes[0], call_seeds[-1])
+        other = _draws(fn, sigmas[0], sizes[0], call_seeds[-1], miscounts)
+        if 2 * sum(z.size for z in samples[:_GAUSS_LARGE]) < sum(sizes):
+            raise Raised(f"{_WHERE}, your function returned fewer than half the draws "
+                         "asked for, too few for its privacy to be checked")
         standard = [draws / sigma for draws, sigma in zip(samples, sigmas, strict=True)]
         heads = [z[:3] for z in [*standard, other / sigmas[0]] if z.size >= 3]
         for i in range(len(heads)):
@@ -234,13 +253,17 @@ def judge_gaussian_noise(fn: Callable[[float, int, np.random.Generator], Any],
                                            _GAUSSIAN_DP)
         verdict = _gaussian_verdict(sigmas, standard)
         try:
-            violated = _sweep_violated(fn, sweep_calls)
+            violated = _sweep_violated(fn, sweep_calls, miscounts)
         except Raised as error:
             raise on_extreme(error, "any σ > 0 and any size") from None
         if violated:
             raise PrivacyViolation(f"{EXTREME_WHERE}, your draws have less noise than "
                                    "N(0, σ²): draw the same noise whatever σ and `size`",
                                    _GAUSSIAN_DP)
+        if miscounts:       # judged as they came, and private: a plain failure (F8)
+            raise Rejection(f"{_WHERE}, your function returned {miscounts[0]} draws, not "
+                            "`size`; the draws it returned were judged and showed no privacy "
+                            "violation: return exactly `size` draws")
         return verdict
 
     return judged(body)
@@ -311,7 +334,7 @@ def _gaussian_verdict(sigmas: list[float], standard: list[np.ndarray]) -> str:
     else:
         hint = "for some σ the spread is too small, for others too large"
     message = f"your draws do not follow N(0, σ²) on hidden inputs: {hint}"
-    if too_little_noise([z**2 for z in standard], stats.chi2.cdf, _GAUSS_TAIL,
+    if too_little_noise([z**2 for z in standard if z.size], stats.chi2.cdf, _GAUSS_TAIL,
                         float(2 * stats.norm.sf(math.sqrt(_GAUSS_TAIL))), _ALPHA_PRIVACY):
         raise PrivacyViolation(message, _GAUSSIAN_DP)
     raise Rejection(message)

@@ -33,6 +33,7 @@ from dpkit.course.judges._base import (
 )
 from dpkit.course.judges.coding import NEAR as _NEAR
 from dpkit.course.judges.coding import REPEAT as _REPEAT
+from dpkit.course.judges.coding import fraction_rounding as _fraction_rounding
 from dpkit.course.judges.coding import in_turn as _in_turn
 from dpkit.course.judges.coding import same_seed_leak as _same_seed_leak
 from dpkit.course.judges.coding import two_workers as _two_workers
@@ -675,8 +676,12 @@ def _rounding_units(cases: list[tuple[float, float, float]],
     one unit), in noise scales, judged from the releases other than the value itself, or,
     when the releases repeat (a grid such as ``round(x/s)*s``, whose products are
     full-precision floats: continuous noise repeats with probability about 0), the least
-    gap between two of their values, if larger (honest review 9, F5); ``0`` for a case
-    whose releases take one value (no noise, as far as they show)."""
+    gap between two of their values, if larger (honest review 9, F5), or, for releases
+    rounded to fractions of bounded denominator, the basin around the value itself, if
+    larger (twice :func:`~dpkit.course.judges.coding.fraction_rounding` of the value among
+    the first 64 releases: a short decimal, of small denominator, has a wide one; honest
+    review 15, F4); ``0`` for a case whose releases take one value (no noise, as far as
+    they show)."""
     units = np.zeros(len(cases))
     for c, ((value, delta, epsilon), got) in enumerate(zip(cases, releases, strict=True)):
         moved = got[got != value]
@@ -685,6 +690,7 @@ def _rounding_units(cases: list[tuple[float, float, float]],
             distinct = np.unique(moved)          # repeats away from the value: a grid
             if 1 < distinct.size < moved.size:
                 unit = max(unit, float(np.min(np.diff(distinct))))
+            unit = max(unit, 2 * float(_fraction_rounding(np.append(moved[:64], value))[-1]))
             units[c] = unit * epsilon / delta
     return units
 

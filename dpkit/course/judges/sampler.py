@@ -20,6 +20,7 @@ chance), voids the guarantee and is reported as a :class:`PrivacyViolation`.
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
@@ -48,12 +49,18 @@ __all__ = ["SAMPLER_CALLS", "BitsOnlySource", "ScriptedBits", "exact_law",
            "judge_division_free_sampler"]
 
 # (name, draws): the hidden sets of weights drawn from, their calls interleaved.
-_SETS = (("modulo", 3000), ("small", 3000), ("many", 2000), ("wide", 2000), ("huge", 2000))
-_REPEATS = 20
-_MOST_WEIGHTS = 64                  # the longest hidden list ("many": 9 to 64 weights)
+_SETS = (("modulo", 3000), ("small", 3000), ("many", 2000), ("wide", 2000), ("huge", 2000),
+         ("long", 300))
+_REPEATS = 24                       # 4 per set
+_MOST_WEIGHTS = 64                  # the longest "many" list (9 to 64 weights)
+#: The "long" set (issue #17: a sampler that switched to argmax above 100 weights passed):
+#: its length, log-uniform in this range, drawn per grading; this many marked indices,
+#: and as many groups of the others (:func:`_long_weights`).
+_LONG_LENGTHS, _LONG_MARKED = (65, 4096), 8
 #: Every statistical test's share of the 1e-6: one exact binomial test per index of every
-#: set (at most 5 + 8 + 64 + 16 + 4 = 97) and one test of successive results per set (5).
-_ALPHA_CELL = 1e-6 / (97 + 5)
+#: set but the long one (at most 5 + 8 + 64 + 16 + 4 = 97), one per cell of the long one
+#: (16), and one test of successive results per set (6).
+_ALPHA_CELL = 1e-6 / (97 + 2 * _LONG_MARKED + 6)
 #: (name, most runs): the sets whose law is enumerated (:func:`exact_law`), in this order.
 _ENUMERATED = (("modulo", 512), ("small", 1024), ("many", 1024), ("below", 1024))
 _EXACT_BITS, _EXACT_DRAWS = 4096, 256  # one run's most bits and draws, then it is cut off
@@ -71,6 +78,7 @@ _HINTS = {
     "many": _UNIFORM_AND_WALK + "; with any number of weights",
     "wide": "for weights beyond 2**64, draw as many bits as Σw needs, not a fixed number",
     "huge": "for weights beyond the float range (near 10**400), work with integers only",
+    "long": _UNIFORM_AND_WALK + "; the same way for any number of weights, however many",
 }
 
 
@@ -186,6 +194,37 @@ def _weights(rng: np.random.Generator) -> dict[str, list[int]]:
             "wide": wide, "huge": huge}
 
 
+def _long_weights(rng: np.random.Generator) -> tuple[list[int], list[int]]:
+    """The hidden ``long`` set and the cell of each of its indices (issue #17).
+
+    Its length is log-uniform in [65, 4096]; its weights uniform in ``[1, 2**e]``, ``e``
+    drawn per grading (half the time in [1, 64], else in [64, 1400]: up to about
+    10**420); :data:`_LONG_MARKED` indices at secret places (cells 0 to 7) then get each
+    an eighth of the others' sum, so that each holds about 1/16 of Σw, and the other
+    indices fall at random into 8 more cells (8 to 15), each about 1/16 of Σw too.
+    A sampler that returns the heaviest index, the first, the last or a uniform index
+    (whatever the weights) on long lists puts a cell far from its share.
+
+    >>> weights, cells = _long_weights(np.random.default_rng(0))
+    >>> 65 <= len(weights) <= 4096 and sorted(set(cells)) == list(range(16))
+    True
+    """
+    length = round(math.exp(rng.uniform(*map(math.log, _LONG_LENGTHS))))
+    bits = int(rng.integers(1, 65)) if rng.random() < 0.5 else int(rng.integers(64, 1401))
+    weights = [1 + _big(rng, 2**bits) for _ in range(length)]
+    places = rng.permutation(length)
+    marked = places[:_LONG_MARKED].tolist()
+    rest = places[_LONG_MARKED:]
+    cells = [0] * length
+    for cell, group in enumerate(np.array_split(rest, _LONG_MARKED)):
+        for index in group.tolist():
+            cells[index] = _LONG_MARKED + cell
+    share = max(1, sum(weights[i] for i in rest.tolist()) // _LONG_MARKED)
+    for cell, index in enumerate(marked):
+        weights[index], cells[index] = share, cell
+    return weights, cells
+
+
 def _exact_weights(rng: np.random.Generator) -> list[int]:
     """The hidden ``below`` set: 3 to 5 weights summing to ``2**m − 1`` (m = 4, 5), one
     of them 1. A rejection sampler that draws ``m`` bits rejects one value in ``2**m``,
@@ -290,21 +329,28 @@ def judge_division_free_sampler(sampler: Callable[[list[int], RandomSource], int
     where taking random bits modulo Σw or clamping them is most biased (3,000 draws); 5–8
     weights in [1, 12], one of them 1 (3,000 draws); 9–64 weights in [1, 3] (2,000 draws);
     3–16 weights ``c·2**e + r``, ``e`` in [64, 256] (2,000 draws); 3–4 weights
-    ``c·10**400 + r``, beyond the float range (2,000 draws); 3–5 weights summing to
-    ``2**m − 1`` (m = 4, 5), one of them 1 (enumerated only, :func:`_exact_weights`). The
-    draws of the first five sets are made in one secretly shuffled order, each with a fresh
+    ``c·10**400 + r``, beyond the float range (2,000 draws); a long list of 65 to 4,096
+    weights of up to 1 to 1,400 bits, both drawn per grading, 8 of them at secret places
+    holding about 1/16 of Σw each (300 draws, :func:`_long_weights`; issue #17: a sampler
+    that switched to the heaviest index above 100 weights passed when the lists stopped at
+    64); 3–5 weights summing to ``2**m − 1`` (m = 4, 5), one of them 1 (enumerated only,
+    :func:`_exact_weights`). The draws of the first six sets are made in one secretly
+    shuffled order, each with a fresh
     :class:`BitsOnlySource` seeded from ``rng``: its ``bits(k)`` is a seeded stream and every
     other method raises, as the exercise allows ``rng.bits(k)`` only.
 
     **Tests**, with their false-failure probabilities for a correct answer: each result is
     an ``int`` index in range, no other method of ``rng`` is called, and 20 draws repeated
     with sources seeded alike agree (all randomness comes from ``rng``): 0; for every index
-    of every set drawn, an exact two-sided binomial test of its count against ``w_i/Σw``;
+    of every set drawn but the long one, an exact two-sided binomial test of its count
+    against ``w_i/Σw``, and on the long one the same per cell (each marked index, and 8
+    random groups of the others: 16 cells of about 1/16 of Σw, so that a switch on the
+    length is seen with a few hundred draws);
     for every set drawn, the results of its calls in the order they were made, paired
     (1st with 2nd, 3rd with 4th, …): the number of pairs that agree is Binomial(pairs,
     Σ p_i²) for independent draws (exact two-sided binomial test), which a sampler that
     hands out each index its share in turn, whatever its bits, fails by far; each at most
-    1e-6/102 (at most 97 indices and 5 sets); on the modulo, small, many and ``2**m − 1``
+    1e-6/119 (at most 97 indices, 16 cells and 6 sets); on the modulo, small, many and ``2**m − 1``
     sets, the exact law (:func:`exact_law`: every string of random bits the sampler may
     read, up to 512, 1,024, 1,024 and 1,024 runs) must allow ``w_i/Σw`` for every index,
     ``found_i <= w_i/Σw <= found_i + rest``: 0 (exact arithmetic, no chance involved). In
@@ -332,21 +378,24 @@ def judge_division_free_sampler(sampler: Callable[[list[int], RandomSource], int
     of the data is not: both are reported as a :class:`PrivacyViolation` (no point for the
     exercise). Errors, wrong types and randomness not from ``rng.bits`` are not.
 
-    **Calls**: at most 15,604 (:data:`SAMPLER_CALLS`; about 14,800 for the model solution).
+    **Calls**: at most 15,908 (:data:`SAMPLER_CALLS`; about 15,100 for the model solution).
     **Not judged**: "no division, no float" as such — only its observable consequences: a
     float conversion of weights near 10**400 raises or loses their proportions, and a float
     uniform cannot be drawn. A sampler that divides exact integers, or uses floats only
     where rounding stays far below the statistical resolution, cannot be told from an exact
     one by its outputs; nor can a modulo bias of a draw far wider than Σw (``2**k`` runs,
     or useless bits read first, multiply the runs the enumeration needs), a sampler that
-    is exact on every list it is shown and biased only on others (more than 64 weights,
-    say), or one that keeps state between calls to replay a generator of its own with a
+    is exact on every list it is shown and biased only on others (a narrow band of
+    lengths the grading did not draw, more than 4,096 weights, a small bias on long lists
+    that 300 draws in 16 cells do not resolve), or one that keeps state between calls to
+    replay a generator of its own with a
     constant seed (indistinguishable from random by its outputs; only the repeat test
     sees state, and a cache of its answers passes it).
     """
     weight_sets = _weights(rng)
     seed_lists = {name: [int(s) for s in seeds(rng, draws)] for name, draws in _SETS}
     weight_sets["below"] = _exact_weights(rng)   # drawn last: the inputs above are unchanged
+    weight_sets["long"], long_cells = _long_weights(rng)
     order = [(name, j) for name, draws in _SETS for j in range(draws)]
     order = [order[k] for k in rng.permutation(len(order))]
 
@@ -363,8 +412,16 @@ def judge_division_free_sampler(sampler: Callable[[list[int], RandomSource], int
                    != by_seed[name, j] for j in range(_REPEATS // len(_SETS))):
                 raise Rejection("with sources seeded alike your sampler returned different "
                                 "indices: take all randomness from rng.bits(k)")
-            _check_counts(drawn[name], weights, draws, _HINTS[name])
-            _check_pairs(drawn[name], weights)
+            if name == "long":                  # per cell: 16 tests, not thousands
+                cells = [long_cells[i] for i in drawn[name]]
+                cell_weights = [0] * (2 * _LONG_MARKED)
+                for index, weight in enumerate(weights):
+                    cell_weights[long_cells[index]] += weight
+                _check_counts(cells, cell_weights, draws, _HINTS[name], "cell of indices")
+                _check_pairs(cells, cell_weights)
+            else:
+                _check_counts(drawn[name], weights, draws, _HINTS[name])
+                _check_pairs(drawn[name], weights)
         for name, runs in _ENUMERATED:
             _check_exact(sampler, weight_sets[name], runs)
         return ("your sampler draws each index with probability w_i/Σw, from random bits "
@@ -373,15 +430,17 @@ def judge_division_free_sampler(sampler: Callable[[list[int], RandomSource], int
     return judged(body)
 
 
-def _check_counts(drawn: list[int], weights: list[int], draws: int, hint: str) -> None:
-    """A :class:`PrivacyViolation` if an index's count is not Binomial(draws, w_i/Σw)."""
+def _check_counts(drawn: list[int], weights: list[int], draws: int, hint: str,
+                  what: str = "index") -> None:
+    """A :class:`PrivacyViolation` if an index's count is not Binomial(draws, w_i/Σw)
+    (``what``: ``"cell of indices"`` when the results are cells, of summed weights)."""
     counts = np.bincount(drawn, minlength=len(weights))
     total = sum(weights)
     for index, (count, weight) in enumerate(zip(counts.tolist(), weights, strict=True)):
         if binomial_reject(count, draws, weight / total, _ALPHA_CELL):
-            raise PrivacyViolation(f"on hidden weights, index {index} was drawn "
-                                   f"{count / draws:.3f} of the time, not "
-                                   f"w_{index}/Σw; {hint}")
+            share = f"w_{index}/Σw" if what == "index" else "its share of Σw"
+            raise PrivacyViolation(f"on hidden weights, {what} {index} was drawn "
+                                   f"{count / draws:.3f} of the time, not {share}; {hint}")
 
 
 def _check_pairs(drawn: list[int], weights: list[int]) -> None:
