@@ -24,6 +24,7 @@ from dpkit.course.allowed import (
     unallowed_import,
 )
 from dpkit.course.escapes import format_use, hook_use, library_use, shell_use, template_use
+from dpkit.course.lookups import expression_use, getter_use, match_use
 from dpkit.course.magics import drop_magics
 from dpkit.course.reading import (
     FUNCTIONS,
@@ -32,7 +33,9 @@ from dpkit.course.reading import (
     answer_statements,
     constant_string,
     imported_names,
+    match_names,
     method_kinds,
+    own_attributes,
     own_binding,
     parameters_of,
     statement_bindings,
@@ -127,7 +130,6 @@ _PLAIN_DUNDERS = frozenset({
 _NAMED_DUNDERS = frozenset({"__setattr__", "__delattr__"})
 _OWN_DUNDERS = frozenset({"__wrapped__", "__annotations__", "__defaults__",
                           "__kwdefaults__"})
-_GETTERS = frozenset({"operator.attrgetter", "operator.methodcaller"})
 #: The feedback's words for ``getattr(self, computed)`` in a class that is not sealed.
 _UNSEALED = "on self (allowed only while"
 
@@ -223,7 +225,7 @@ def environment_use(label: str, answer: str, earlier: Iterable[str | tuple[str, 
     # dataclass's field, a namedtuple's), in any cell: an earlier answer is read again with
     # each later one; and the names it binds itself, in any cell.
     stored = {name for tree, _ in parsed for node in ast.walk(tree)
-              for name in _own_attributes(node)}
+              for name in own_attributes(node)}
     bound = {n for tree, _ in parsed for node in ast.walk(tree) for n in own_binding(node)}
     reading = Reading([tree for tree, _ in parsed],
                       lambda name: set() if name in bound or name in dir(builtins)
@@ -322,24 +324,6 @@ def _course(node: ast.Import | ast.ImportFrom) -> bool:
     return any(n == "dpkit.course" or n.startswith("dpkit.course.") for n in names)
 
 
-def _own_attributes(node: ast.AST) -> list[str]:
-    """The attribute names ``node`` defines as the student's own: an attribute stored
-    (``obj.name = …``), a name bound in a class's body (a field, a method), the fields of
-    a ``namedtuple(…)`` spelled as strings."""
-    if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
-        return [node.attr]
-    if isinstance(node, ast.ClassDef):
-        return [n for statement in node.body for n in statement_bindings(statement)]
-    if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) \
-            == "namedtuple" and len(node.args) >= 2:
-        fields = node.args[1]
-        names = [constant_string(e) for e in fields.elts] \
-            if isinstance(fields, (ast.List, ast.Tuple)) else \
-            (constant_string(fields) or "").replace(",", " ").split()
-        return [n for n in names if n]
-    return []
-
-
 #: Absolute tolerances of the exercises whose statement bounds the accuracy asked for:
 #: ``my_delta`` "must stay accurate down to δ ≈ 1e-25", so below that an error of a
 #: millionth of 1e-25 is within the statement (a hidden input may have δ ≈ 1e-321).
@@ -387,6 +371,8 @@ def _spelled(node: ast.AST, reading: Reading, parent: ast.AST | None,
         words = [part for a in node.names for part in a.name.split(".")]
     elif isinstance(node, ast.Name):
         words = [node.id] if node.id not in reading.own or _dunder(node.id) else []
+    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        words = [node.name] if _dunder(node.name) else []   # def __instancecheck__ (round 16)
     elif isinstance(node, ast.Attribute) and node.attr in _NAMED_DUNDERS:
         called = isinstance(parent, ast.Call) and parent.func is node and parent.args and \
             not parent.keywords
@@ -493,9 +479,14 @@ def _dynamic_node(reading: Reading, banned: dict[str, str], node: ast.AST,
     ``scoped``: whether it is inside a function. ``getattr(self, computed)`` in a method
     of a class that is not sealed names the line that unseals it (honest review 12,
     finding 2)."""
+    def named(name: str) -> bool:       # an attribute name refused wherever it is spelled
+        return name in banned or _unreadable(name)
+
     refused = _spelled(node, reading, parents.get(id(node)), banned) or \
         shell_use(reading, node, parents.get(id(node))) or format_use(node) or \
-        template_use(reading, node) or hook_use(node)
+        template_use(reading, node) or hook_use(node) or \
+        match_use(reading, node, parents, named) or expression_use(reading, node) or \
+        getter_use(reading, node, parents.get(id(node)), named)
     if refused:
         return refused
     if isinstance(node, ast.ImportFrom) and node.module == "__future__" and \
@@ -542,11 +533,6 @@ def _dynamic_node(reading: Reading, banned: dict[str, str], node: ast.AST,
     elif builtin == "vars" and (reading.paths(call.args[0]) or
                                 not isinstance(call.args[0], ast.Name)):
         return "vars of a module, or of an object the reading cannot name"
-    if {p.lstrip("?") for p in reading.paths(node)} & _GETTERS:
-        names = [constant_string(a) for a in call.args]
-        if not names or None in names or any(
-                part in banned for n in names for part in n.split(".")):
-            return "operator.attrgetter or methodcaller with a forbidden or computed name"
     return None
 
 
@@ -589,7 +575,8 @@ def _forbidden(reading: Reading, banned: dict[str, str], tree: ast.AST, *,
             # a class pattern's keyword reads the attribute it names, a mapping
             # pattern's key the item (round 7, finding 3): as ``subject.name`` would
             base = reading.matched.get(id(node), set())
-            names = node.kwd_attrs if isinstance(node, ast.MatchClass) else [
+            names = [*node.kwd_attrs, *match_names(reading, node)] \
+                if isinstance(node, ast.MatchClass) else [
                 constant_string(key) for key in node.keys]
             hit = [n for n in names if n in banned and (any(map(_library, base)) or (
                 not base and isinstance(node, ast.MatchClass) and n not in reading.defined))]
@@ -672,7 +659,10 @@ def forbidden_use(label: str, answer: str, earlier: Iterable[str | tuple[str, st
     (:func:`~dpkit.course.allowed.unallowed_import`, adversarial review 14). Nor may it
     reach the IPython shell (``get_ipython``, ``exit`` other than called, the history
     names), a format field's lookups, pandas' Jinja templates, or a private name of dpkit
-    or of an allowed module (:mod:`dpkit.course.escapes`, adversarial review 15); for an
+    or of an allowed module (:mod:`dpkit.course.escapes`, adversarial review 15), nor
+    look an attribute up by a name computed at run time through a ``match`` class pattern,
+    a data frame's ``eval`` or ``query``, or a getter of :mod:`operator` used as a value
+    (:mod:`dpkit.course.lookups`, adversarial review 16); for an
     exercise of :data:`FORBIDDEN_PACKAGES`, anything of those packages.
 
     Returns
@@ -779,6 +769,12 @@ def _advice(found: tuple[str, ast.AST]) -> str:
                 "written out whose fields name no attribute or item ({0}, {:.3f})")
     if "IPython" in what:
         return "remove it (the code an answer here uses may not reach the IPython shell)"
+    if what.startswith(("a class pattern", "__match_args__", "a metaclass", "type(name")):
+        return ("match with keyword patterns (case Point(x=x, y=y)) or a class of your own "
+                "class statement, and make no class at run time")
+    if what.startswith("operator."):
+        return ("call operator.attrgetter or methodcaller where you name them, with the "
+                "names written out (operator.attrgetter(\"score\")), or use a lambda")
     if _UNSEALED in what:
         return ("call the class's methods only on an instance (self.m(…), obj.m(…) with "
                 "obj = YourClass(…)), or use a dict of functions instead of getattr: "

@@ -13,8 +13,8 @@ import ast
 from collections.abc import Callable
 
 __all__ = ["FUNCTIONS", "LOOKUPS", "PLAIN_MODULES", "Reading", "answer_statements",
-           "constant_string",
-           "imported_names", "method_kinds", "own_binding", "parameters_of", "sealed",
+           "constant_string", "imported_names", "match_names", "method_kinds",
+           "own_attributes", "own_binding", "parameters_of", "sealed",
            "statement_bindings", "unsealing", "walk_outside", "walk_running"]
 
 #: The builtins that look an attribute up by a name given as data.
@@ -339,14 +339,15 @@ class Reading:
         round 7, finding 3): a capture (``x``, ``*rest``, ``**rest``, ``… as x``) binds the
         value; a class pattern's keyword ``name=p`` matches ``p`` against the value's
         attribute ``name``, a mapping pattern's string key against its item; a sequence's
-        elements and a positional class pattern's (``__match_args__``) hold what the value
-        holds."""
+        elements hold what the value holds, and a positional class pattern's what the value
+        and its attributes that the class's ``__match_args__`` may name hold
+        (:func:`match_names`; adversarial review 16, A)."""
         self.matched.setdefault(id(pattern), set()).update(paths)
         captured = pattern.name if isinstance(pattern, (ast.MatchAs, ast.MatchStar)) else \
             pattern.rest if isinstance(pattern, ast.MatchMapping) else None
         if captured and paths:
             self.names.setdefault(captured, set()).update(paths)
-        for sub, held in _sub_patterns(pattern, paths, self.attributes):
+        for sub, held in _sub_patterns(pattern, paths, self):
             self._bind_pattern(sub, held)
 
     def _call(self, node: ast.Call) -> None:
@@ -411,8 +412,8 @@ class Reading:
             return {name}
         if isinstance(node.func, ast.Lambda):
             return self.paths(node.func.body, seen)
-        if builtin is not None:     # list, iter, next, dict …: what their arguments hold
-            return set().union(*(self.paths(a, seen) for a in node.args))
+        if builtin is not None:     # list, iter, next, dict(k=…) …: what their arguments hold
+            return set().union(*(self.paths(a, seen) for a in [*node.args, *node.keywords]))
         found = {p.split(".", 1)[0] for q in _held(node, self, seen) for p in self.paths(q, seen)} \
             if self.calls_hold and not self.functions.get(_callee(node.func) or "") else set()
         for function in self.functions.get(_callee(node.func) or "", []):
@@ -450,22 +451,120 @@ def _callee(func: ast.expr) -> str | None:
         func.attr if isinstance(func, ast.Attribute) else None
 
 
-def _sub_patterns(pattern: ast.pattern, paths: set[str], attributes: dict[str, set[str]]
+def _sub_patterns(pattern: ast.pattern, paths: set[str], reading: Reading
                   ) -> list[tuple[ast.pattern, set[str]]]:
     """The patterns inside ``pattern`` and what each is matched against, for a value that
-    may hold ``paths`` (``attributes``: what the code stores in attributes by name)."""
+    may hold ``paths`` (``reading.attributes``: what the code stores in attributes by
+    name; a class pattern's positional sub-patterns read the attributes
+    :func:`match_names` gives)."""
+    attributes = reading.attributes
     if isinstance(pattern, ast.MatchAs) and pattern.pattern is not None:
         return [(pattern.pattern, paths)]
     if isinstance(pattern, (ast.MatchOr, ast.MatchSequence)):
         return [(p, paths) for p in pattern.patterns]
     if isinstance(pattern, ast.MatchClass):
-        return [(p, paths) for p in pattern.patterns] + [
+        names = match_names(reading, pattern)
+        read = paths | {f"{q}.{name}" for q in paths for name in names} | set().union(
+            *(attributes.get(name, set()) for name in names))
+        return [(p, read) for p in pattern.patterns] + [
             (p, {f"{q}.{name}" for q in paths} | attributes.get(name, set()))
             for name, p in zip(pattern.kwd_attrs, pattern.kwd_patterns, strict=True)]
     if isinstance(pattern, ast.MatchMapping):
         return [(p, {f"{q}.{constant_string(key)}" for q in paths}
                  if constant_string(key) else paths)
                 for key, p in zip(pattern.keys, pattern.patterns, strict=True)]
+    return []
+
+
+def match_names(reading: Reading, pattern: ast.MatchClass) -> list[str]:
+    """The attribute names a positional sub-pattern of the class pattern ``pattern`` may read
+    (``case Point(x, y)`` reads the attributes ``Point.__match_args__`` names): for a class
+    of the student's (a ``class`` statement of that name), the constant strings of its
+    ``__match_args__`` and the names annotated in its body (a dataclass's or a
+    ``NamedTuple``'s fields), and those of its bases of the same kind; none for another
+    class (a builtin, a library class: their names are fixed, and one the student makes
+    otherwise is refused, :func:`dpkit.course.lookups.match_use`).
+
+    Parameters
+    ----------
+    reading : Reading
+        The reading of the code ``pattern`` belongs to.
+    pattern : ast.MatchClass
+        A class pattern.
+
+    Returns
+    -------
+    list of str
+        The names, in no particular order (empty without positional sub-patterns).
+
+    Raises
+    ------
+    Nothing: the code is only read.
+
+    Privacy guarantee: none by itself (reference: adversarial review 16, A).
+
+    >>> tree = ast.parse("class P:\\n    __match_args__ = ('x', 'y')\\n"
+    ...                  "match v:\\n    case P(a, b): pass")
+    >>> match_names(Reading([tree], lambda _n: set()), tree.body[1].cases[0].pattern)
+    ['x', 'y']
+    """
+    if not pattern.patterns:
+        return []
+    names: list[str] = []
+    todo, seen = [pattern.cls], set()
+    while todo:
+        cls = todo.pop()
+        if not isinstance(cls, ast.Name) or cls.id in seen:
+            continue
+        seen.add(cls.id)
+        for statement in (n for n in reading.nodes
+                          if isinstance(n, ast.ClassDef) and n.name == cls.id):
+            todo.extend(statement.bases)
+            for node in statement.body:
+                if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                    names.append(node.target.id)
+                elif isinstance(node, ast.Assign) and any(
+                        isinstance(t, ast.Name) and t.id == "__match_args__"
+                        for t in node.targets):
+                    names.extend(filter(None, map(constant_string, ast.walk(node.value))))
+    return list(dict.fromkeys(names))
+
+
+def own_attributes(node: ast.AST) -> list[str]:
+    """The attribute names ``node`` defines as the student's own: an attribute stored
+    (``obj.name = …``), a name bound in a class's body (a field, a method), the fields of
+    a ``namedtuple(…)`` spelled as strings.
+
+    Parameters
+    ----------
+    node : ast.AST
+        A node of the student's code.
+
+    Returns
+    -------
+    list of str
+        The names.
+
+    Raises
+    ------
+    Nothing: the code is only read.
+
+    Privacy guarantee: none by itself (reference: adversarial review 10).
+
+    >>> own_attributes(ast.parse("self.query = q").body[0].targets[0])
+    ['query']
+    """
+    if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
+        return [node.attr]
+    if isinstance(node, ast.ClassDef):
+        return [n for statement in node.body for n in statement_bindings(statement)]
+    if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) \
+            == "namedtuple" and len(node.args) >= 2:
+        fields = node.args[1]
+        names = [constant_string(e) for e in fields.elts] \
+            if isinstance(fields, (ast.List, ast.Tuple)) else \
+            (constant_string(fields) or "").replace(",", " ").split()
+        return [n for n in names if n]
     return []
 
 

@@ -34,21 +34,24 @@ True
 from __future__ import annotations
 
 import base64
+import collections.abc
 import dataclasses
 import importlib
+import itertools
 import json
 import math
 import numbers
+import operator
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
-__all__ = ["MAX_INT_BITS", "MAX_MESSAGE", "RUN_IN_GRADER", "CountQuery", "GeneratorState",
-           "Handle",
+__all__ = ["MAX_INT_BITS", "MAX_MESSAGE", "MAX_STREAM", "RUN_IN_GRADER", "CountQuery",
+           "CountStream", "GeneratorState", "Handle",
            "Unreadable", "WireError", "decode", "dumps", "encode", "in_blocks", "loads",
            "returned"]
 
@@ -69,7 +72,8 @@ _HEX = re.compile(rf"-?[0-9a-f]{{1,{MAX_INT_BITS // 4}}}")
 #: Small value classes of dpkit sent by value (their integer fields, validated on rebuild),
 #: each with the module that defines it (its ``__module__``), where it is rebuilt from.
 _VALUE_TYPES = {"Eta": ("dpkit.exponential_eta", ("x", "y", "z")),
-                "CountQuery": ("dpkit.course.wire", ("index",))}
+                "CountQuery": ("dpkit.course.wire", ("index",)),
+                "CountStream": ("dpkit.course.wire", ("index", "length"))}
 _DTYPES = frozenset({"?", "b", "B", "h", "H", "i", "I", "l", "L", "q", "Q", "e", "f", "d",
                      "g"})
 
@@ -102,6 +106,45 @@ class CountQuery:
 
     def __call__(self, data: Any) -> int:
         return int(data[self.index])
+
+
+#: The longest :class:`CountStream`.
+MAX_STREAM = 1 << 20
+
+
+class CountStream(collections.abc.Sequence):
+    """``length`` times the same :class:`CountQuery` ``(index)``, sent by value as two
+    integers: it reads as the list ``[CountQuery(index)] * length`` does (``len``, indexing,
+    slicing, iteration), and crosses in constant time where that list crosses one query
+    at a time (the AboveThreshold judge's long streams, up to 3,000 queries in each of
+    4,000 calls, spent about 36 µs a query on the wire: 157 s of a 300 s limit at load 5).
+
+    >>> stream = decode(encode(CountStream(1, 3)))
+    >>> type(stream).__name__, len(stream), [q([5, 6]) for q in stream], stream[-1]([5, 6])
+    ('CountStream', 3, [6, 6, 6], 6)
+    """
+
+    __slots__ = ("_query", "index", "length")
+
+    def __init__(self, index: int, length: int) -> None:
+        if type(length) is not int or not 0 <= length <= MAX_STREAM:
+            raise WireError(f"a CountStream length must be an int in [0, {MAX_STREAM}], got "
+                            f"{length!r}")
+        self._query = CountQuery(index)
+        self.index, self.length = index, length
+
+    def __len__(self) -> int:
+        return self.length
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, slice):
+            return [self._query] * len(range(*key.indices(self.length)))
+        if not -self.length <= operator.index(key) < self.length:
+            raise IndexError("CountStream index out of range")
+        return self._query
+
+    def __iter__(self) -> Iterator[CountQuery]:
+        return itertools.repeat(self._query, self.length)
 
 
 #: The bit generators a :class:`GeneratorState` may name (NumPy's own).
