@@ -625,9 +625,11 @@ def noisy_scalar(value: float | Fraction, span: ReleaseRange,
         return float(noisy_values(np.array([value]), span, draw, words)[0])
     check_float_range(value, span, words)
     magnitude = abs(value)
-    noise = float(draw(1).astype(np.float64)[0])        # exact below 2**53
+    raw = draw(1)
+    noise = float(raw.astype(np.float64)[0])            # exact below 2**53
     if not abs(noise) < FLOAT_NOISE_MAX:    # beyond the reach: probability below 2**-1074
-        return float(_exact_sum(np.array([value]), span.k, np.array([int(noise)], dtype=object))[0])
+        # the drawn integers, not their float (which rounds beyond 2**53: review 24)
+        return float(_exact_sum(np.array([value]), span.k, np.asarray(raw, dtype=object))[0])
     step, inverse = 2.0**span.k, 2.0**-span.k
     kept = (0.0, value)[magnitude >= 0.5 * step]        # +0.0 below: 0 units, no subnormal
     y = kept * inverse
