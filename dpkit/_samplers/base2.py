@@ -591,11 +591,10 @@ def _table_level(k: np.ndarray, table: np.ndarray, point: int) -> tuple[int, int
         if block:
             sums += prefix[block - 1]
         certified = int(np.searchsorted(sums, a, side="right"))     # C_j ≤ V·T, j < this
-        if certified:
-            first = max(first, start + certified)
         open_ = int(np.searchsorted(sums, c, side="right"))     # C_j > V·T from this on
-        if open_ < sums.size:
-            last = min(last, start + open_)
+        # selected by indexing, not by a branch: the same calls whatever the draw (review 24)
+        first = max(first, (first, start + certified)[certified > 0])
+        last = min(last, (last, start + open_)[open_ < sums.size])
     return first, last
 
 
