@@ -656,7 +656,7 @@ CATALOGUE: dict[str, dict[str, str]] = {"zh": {
     "cells you add run too, so a helper you define in a cell above an answer is there "
     "for it; the set-up and test cells are taken from the teacher's copy, whatever "
     "yours hold.":
-        "在标有 `# 在此编写你的代码` 或 *在此写下你的答案* 的单元格中写下你的答案，然后运行每一个"
+        "在标有 `# 在此编写你的代码` 或 *在此写下你的答案* 的单元格中作答，然后运行每一个"
         "单元格。每道编程练习都有一个公开测试（与书中相同的 `dpkit.check` 判定），还可能有在评分时"
         "运行的隐藏测试；书面答案由教师手工评分。评分时按顺序运行你的笔记本：你添加的代码单元格"
         "也会运行，所以你在某个答案上方的单元格中定义的辅助函数，这个答案可以使用；设置单元格和"
