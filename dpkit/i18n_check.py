@@ -347,14 +347,14 @@ CHECK_CATALOGUE: dict[str, dict[str, str]] = {"zh": {
         "这是一个看似合理的错误导数（没有公开的出处）；请自己用链式法则对 F(√(χ² + ε)) 求导",
     "the sign is wrong": "符号错了",
     "use F'(z) = e^{−z²} and the chain rule for √(χ² + ε)":
-        "用 F'(z) = e^{−z²} 和 √(χ² + ε) 的链式法则",
+        "利用 F'(z) = e^{−z²}，并对 √(χ² + ε) 使用链式法则",
     "your function returned {value!r}, which is not G'(χ); {hint}":
         "你的函数返回了 {value!r}，这不是 G'(χ)；{hint}",
     "your G' is right: Newton's method on G now converges to χ":
         "你的 G' 是正确的：对 G 用牛顿法现在会收敛到 χ",
     # Composition (dpkit/check/composition.py).
     "you have the theorem's first term only; it has a second term, which grows linearly in k":
-        "你只有定理的第一项；它还有第二项，随 k 线性增长",
+        "你只算了定理的第一项；定理还有第二项，随 k 线性增长",
     ("your second term looks like k·ε², which is smaller than the theorem's: compare it with "
      "the theorem term by term"):
         "你的第二项看起来是 k·ε²，比定理中的小：把它与定理逐项比较",
