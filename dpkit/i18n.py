@@ -264,7 +264,7 @@ CATALOGUE: dict[str, dict[str, str]] = {"zh": {
     "Laplace": "拉普拉斯",
     "Gaussian": "高斯",
     "the density on D leaves the band on both sides, where δ = {delta} pays for it":
-        "D 上的密度在两侧都越出了带，越出的部分由 δ = {delta} 支付",
+        "D 上的密度在两侧都越出了带，越出的部分由 δ = {delta} 承担",
     "the density on D stays inside the band": "D 上的密度始终在带内",
     "Two charts at ε = {epsilon}, δ = {delta}. Top: the {noise} output densities on D and "
     "on D′, one unit apart, and the band e^±ε times the density on D′; {band}. Bottom: "
@@ -520,7 +520,7 @@ CATALOGUE: dict[str, dict[str, str]] = {"zh": {
     "runs": "运行次数",
     "ε = {epsilon}: bounds chosen": "ε = {epsilon}：选出的界",
     "true mean {mean} (right)": "真实均值 {mean}（右）",
-    "private − true average": "隐私平均值 − 真实平均值",
+    "private − true average": "差分隐私平均值 − 真实平均值",
     "median |error| {median}": "|误差| 的中位数 {median}",
     "Two histograms over {runs} runs of auto_avg on the {column} column of the Adult data "
     "at ε = {epsilon}, candidate bounds {grid}. Left: the clipping bound chosen (median "
@@ -528,13 +528,13 @@ CATALOGUE: dict[str, dict[str, str]] = {"zh": {
     "true mean {mean}, median |error| {median}.":
         "两幅直方图：在 Adult 数据的{column}列上运行 auto_avg {runs} 次，ε = {epsilon}，"
         "候选界为“{grid}”。左：选出的裁剪界（中位数 {chosen}），对照最大值 {largest}。右："
-        "隐私平均值减去真实均值 {mean}，|误差| 的中位数为 {median}。",
+        "满足差分隐私的平均值减去真实均值 {mean}，|误差| 的中位数为 {median}。",
     "auto_avg, {column}": "auto_avg，{column}",
     "{column} from {first}% to {last}%": "{column}从 {first}% 到 {last}%",
     "dividing by a\nsecond noisy sum": "除以第二个\n带噪的和",
-    "ε (total)": "ε（总）",
+    "ε (total)": "总 ε",
     "median |error|, % of true mean": "|误差| 的中位数（占真实均值的 %）",
-    "auto_avg on Adult, {runs} runs per point": "auto_avg 用于 Adult，每点 {runs} 次运行",
+    "auto_avg on Adult, {runs} runs per point": "auto_avg 在 Adult 上，每点 {runs} 次运行",
     "Log-log line chart of the median error of auto_avg on the Adult data, in percent of "
     "the true mean, {runs} runs per point, at total ε = {epsilons}: {summaries}. Dividing "
     "by a second noisy sum stays near 100% (dashed line).":
@@ -621,7 +621,7 @@ CATALOGUE: dict[str, dict[str, str]] = {"zh": {
     "*Proof.* {body}": "*证明：* {body}",
     " ({title})": "（{title}）",
     "**{head}**{title}. {body}": "**{head}**{title}：{body}",
-    "**Note.**": "**注解：**",
+    "**Note.**": "**备注：**",
     "**Warning.**": "**警告：**",
     "**Tip.**": "**小技巧：**",
     "**Important.**": "**重要：**",
@@ -656,7 +656,7 @@ CATALOGUE: dict[str, dict[str, str]] = {"zh": {
     "cells you add run too, so a helper you define in a cell above an answer is there "
     "for it; the set-up and test cells are taken from the teacher's copy, whatever "
     "yours hold.":
-        "在标有 `# 在此编写你的代码` 或 *在此写下你的答案* 的单元格中写下你的答案，然后运行每一个"
+        "在标有 `# 在此编写你的代码` 或 *在此写下你的答案* 的单元格中作答，然后运行每一个"
         "单元格。每道编程练习都有一个公开测试（与书中相同的 `dpkit.check` 判定），还可能有在评分时"
         "运行的隐藏测试；书面答案由教师手工评分。评分时按顺序运行你的笔记本：你添加的代码单元格"
         "也会运行，所以你在某个答案上方的单元格中定义的辅助函数，这个答案可以使用；设置单元格和"
@@ -672,8 +672,8 @@ CATALOGUE: dict[str, dict[str, str]] = {"zh": {
         "`dpkit.check` 的判定只能用来显示：`print(dpkit.check.check_…(f))`、先 `verdict = …` "
         "再 `print(verdict)`、`assert verdict.passed, verdict.message`，或者各分支只做打印的 "
         "`if not verdict.passed: print(verdict.message)`。评分时这些检查不会在你的笔记本中"
-        "运行，所以以其他方式使用判定（保存它、根据它分支去做打印以外的事）会让这道随机化练习"
-        "失去它的分数。",
+        "运行，所以以其他方式使用判定（保存它、根据它分支去做打印以外的事）会使这道随机化练习"
+        "不得分。",
     "\n\nIn the code of an answer to an exercise that asks you to write a function the "
     "library has, or to a randomized exercise, and in **every** code cell of yours above "
     "it, import only these modules: {modules}, and a module of your own written with "
@@ -690,13 +690,13 @@ CATALOGUE: dict[str, dict[str, str]] = {"zh": {
         "\n\n在要求你写出库中已有函数的练习的答案代码中，或者在随机化练习的答案代码中，以及在它"
         "上方你的**每一个**代码单元格中，只能导入这些模块：{modules}，以及你自己用 "
         "`%%writefile helper.py` 写出的一个模块（一个文件，放在笔记本所在的文件夹中）。任何其他"
-        "导入（`os`、`pathlib`、`subprocess`、`multiprocessing`、`tqdm` …）都会让这道练习失去"
-        "它的分数：评分程序无法读懂它运行的东西。这些代码如果使用 dpkit 或任何模块的私有名字"
+        "导入（`os`、`pathlib`、`subprocess`、`multiprocessing`、`tqdm` …）都会使这道练习不得分"
+        "：评分程序将无法检查它所运行的内容。这些代码如果使用 dpkit 或任何模块的私有名字"
         "（`_…`）、`numpy.load` 和 pandas 的 pickle 读取函数、IPython shell（`get_ipython`、"
         "`In`、`Out`、`_`（除非由你的代码赋值，`for _ in …` 就是这样），"
         "不以调用形式出现的 `exit`，以及在随机化练习中的名字 `IPython`（请写 "
-        "`from IPython.display import display`）），或者字段查找属性或项（`'{{0.x}}'`、"
-        "`'{{d[k]}}'`）或由计算得到的格式字符串，同样如此：`'{{:.3f}}'.format(x)` 和 f-string "
+        "`from IPython.display import display`）），或者字段引用属性或元素（`'{{0.x}}'`、"
+        "`'{{d[k]}}'`）或本身由计算得出的格式字符串，同样如此：`'{{:.3f}}'.format(x)` 和 f-string "
         "是可以的。",
     "import dpkit  # dpkit.check loads when first used":
         "import dpkit  # dpkit.check 在首次使用时加载",

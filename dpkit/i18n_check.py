@@ -41,8 +41,8 @@ CHECK_CATALOGUE: dict[str, dict[str, str]] = {"zh": {
         "{value}{kind}，不是{noun}：需要一个数（标量，或大小为 1 的数组）",
     "{value}{kind}, not {noun} (beyond the float range)":
         "{value}{kind}，不是{noun}（超出浮点数的范围）",
-    "{length} whole numbers": "{length} 个整数",
-    "{length} finite numbers": "{length} 个有限数",
+    "{length} whole numbers": "一组 {length} 个整数",
+    "{length} finite numbers": "一组 {length} 个有限数",
     "{value}{kind}, not {noun}: the shape must be ({length},)":
         "{value}{kind}，不是{noun}：形状必须是 ({length},)",
     "{value} (a {container} of {count} item), not {noun}":
@@ -72,7 +72,8 @@ CHECK_CATALOGUE: dict[str, dict[str, str]] = {"zh": {
         ("当 epsilon={epsilon:g} 时，你的概率 {p:.4g} 低于 1/2：回答者说谎会比说真话更常见；练习"
          "要求的是大于 1/2 的那个概率"),
     "more than e^ε: not ε-DP": "大于 e^ε：不满足 ε-差分隐私",
-    "less than e^ε: private, but noisier than needed": "小于 e^ε：满足隐私，但噪声比所需的大",
+    "less than e^ε: private, but noisier than needed":
+        "小于 e^ε：满足 ε-差分隐私，但噪声比所需的大",
     ("at epsilon={epsilon:g} the two answers' report probabilities differ by a factor "
      "{ratio:.6g} = e^ε × (1 {sign} {excess:.2g}), {effect}"):
         ("当 epsilon={epsilon:g} 时，两种回答的报告概率相差 {ratio:.6g} = e^ε × (1 {sign} {exces"
@@ -80,7 +81,7 @@ CHECK_CATALOGUE: dict[str, dict[str, str]] = {"zh": {
     "your probability gives exactly a ratio of e^ε between the two answers":
         "你的概率使两种回答之间的比值恰好为 e^ε",
     "for yes_fraction={y:g}, epsilon={epsilon:g}": "当 yes_fraction={y:g}, epsilon={epsilon:g} 时",
-    "an unbiased estimate must be allowed to leave [0, 1]": "无偏估计必须允许落在 [0, 1] 之外",
+    "an unbiased estimate must be allowed to leave [0, 1]": "无偏估计必须能够取 [0, 1] 之外的值",
     ("if {value:.4g} were the true share, the expected share of \"yes\" reports would be "
      "{implied:.4g}, not {y:g}"):
         "如果 {value:.4g} 是真实比例，“是”报告的期望比例将是 {implied:.4g}，而不是 {y:g}",
@@ -99,7 +100,7 @@ CHECK_CATALOGUE: dict[str, dict[str, str]] = {"zh": {
      "answer"):
         "当 p={p:g} 时，你的 ε 太小：某种报告在一种回答下出现的可能性超过另一种回答下的 e^ε 倍",
     "at p={p:g} your ε is larger than needed: a smaller ε already holds":
-        "当 p={p:g} 时，你的 ε 比所需的大：更小的 ε 已经成立",
+        "当 p={p:g} 时，你的 ε 比所需的大：更小的 ε 也成立",
     "your ε is the smallest that holds, including when p < 1/2":
         "你的 ε 是成立的最小值，包括 p < 1/2 的情形",
     "at {point}": "当 {point} 时",
@@ -117,8 +118,8 @@ CHECK_CATALOGUE: dict[str, dict[str, str]] = {"zh": {
     "the δ term matters: ": "δ 项不可忽略：",
     ("at {point} your bound is too low: {hint}some (ε, δ)-DP mechanism lets a guess be right "
      "more often than that"):
-        ("当 {point} 时，你的界太低：{hint}存在某个 (ε, δ)-差分隐私机制，能让猜测正确的次数比这"
-         "更多"),
+        ("当 {point} 时，你的界太低：{hint}存在某个 (ε, δ)-差分隐私机制，能让猜测正确的概率比这"
+         "更高"),
     ("at {point} your bound is higher than any (ε, δ)-DP mechanism allows: {hint}combine both "
      "inequalities of the hypothesis-testing theorem"):
         ("当 {point} 时，你的界高于任何 (ε, δ)-差分隐私机制所允许的：{hint}把假设检验定理的两个"
@@ -159,8 +160,8 @@ CHECK_CATALOGUE: dict[str, dict[str, str]] = {"zh": {
     "too small": "太小",
     ("upper − lower is the change when one person's value is *replaced*; our neighbours add "
      "or remove a person: how far can that alone move the sum?"):
-        ("upper − lower 是一个人的值被*替换*时的变化；我们的邻近关系是增删一个人：仅此一项能让和"
-         "变化多少？"),
+        ("upper − lower 是一个人的值被*替换*时的变化；我们的邻近关系是增删一个人：仅此一项能使这"
+         "个和改变多少？"),
     ("the count changes too when a person is added or removed: the pair's ℓ1 sensitivity "
      "covers both numbers"):
         "增删一个人时计数也会变：这两个数合在一起的 ℓ1 敏感度要把两者都算上",
@@ -246,7 +247,7 @@ CHECK_CATALOGUE: dict[str, dict[str, str]] = {"zh": {
         "d 个坐标中的每一个都可能移动半个网格步长",
     ("your grid step is not the largest power of two g with d·g <= 2**-20·Δ (yours is "
      "{step}): g depends on Δ and d, so compute it at every point"):
-        ("你的网格步长不是满足 d·g <= 2**-20·Δ 的最大的 2 的幂 g（你的步长{step}）：g 取决于 Δ "
+        ("你的网格步长不是满足 d·g <= 2**-20·Δ 的最大的 2 的幂 g（你的步长是 {step}）：g 取决于 Δ "
          "和 d，所以要在每个测试点上计算它"),
     "the widened sensitivity floor(Δ/g) + d is in grid units":
         "放宽后的敏感度 floor(Δ/g) + d 是以网格单位表示的",
@@ -274,11 +275,11 @@ CHECK_CATALOGUE: dict[str, dict[str, str]] = {"zh": {
     "it raised {error}": "它抛出了 {error}",
     ("at ε={epsilon:g} the classic calibration is not proven private: raise ValueError "
      "(pointing to the analytic Gaussian); {found}"):
-        ("当 ε={epsilon:g} 时，经典校准没有被证明满足隐私：请抛出 ValueError（并指向解析高斯机制"
-         "）；{found}"),
+        ("当 ε={epsilon:g} 时，经典校准并未被证明满足差分隐私：请抛出 ValueError（并指向解析高"
+         "斯机制）；{found}"),
     "ε={epsilon:g}: refused with {error}": "ε={epsilon:g}：以 {error} 拒绝",
     "your classic σ is right, and you refuse ε ≥ 1 where its proof does not hold":
-        "你的经典 σ 是正确的，而且你在其证明不成立的 ε ≥ 1 处拒绝了",
+        "你的经典 σ 是正确的，而且你的函数拒绝了其证明不成立的 ε ≥ 1",
     "answer with an integer dimension, got {why}": "请用整数维数作答，得到的是 {why}",
     "at d = {answer} the Gaussian mechanism is not yet ahead":
         "在 d = {answer} 时，高斯机制还没有领先",
@@ -317,8 +318,8 @@ CHECK_CATALOGUE: dict[str, dict[str, str]] = {"zh": {
          "足够窄；如果你已经这样做了，请检查你的 δ(σ) 在这个点上的精度"),
     ("for {point} your σ {value:.10g} is private but larger than needed (by a relative "
      "{excess:.1e}): tighten the search"):
-        ("当 {point} 时，你的 σ {value:.10g} 满足隐私，但比所需的大（相对大 {excess:.1e}）：把搜"
-         "索收紧"),
+        ("当 {point} 时，你的 σ {value:.10g} 满足差分隐私，但比所需的大（相对大 {excess:.1e}）"
+         "：把搜索收紧"),
     ("{point}: {value:.10g} meets the target δ (exact δ(σ)/δ − 1 = {excess:.1e}, rounding "
      "allowance {tolerance:.1e}) and is tight"):
         ("{point}：{value:.10g} 达到了目标 δ（精确的 δ(σ)/δ − 1 = {excess:.1e}，舍入容许量 {tole"
@@ -337,7 +338,7 @@ CHECK_CATALOGUE: dict[str, dict[str, str]] = {"zh": {
      "the variance"):
         "离散程度是 σ² 而不是 σ：numpy 的 normal(loc, scale) 接受的是标准差，而不是方差",
     "expected N(0, {sigma:g}²), the sample std is {std:.4f}":
-        "期望 N(0, {sigma:g}²)，样本标准差是 {std:.4f}",
+        "应为 N(0, {sigma:g}²)，样本标准差是 {std:.4f}",
     "the draws do not follow N(0, σ²) at σ={sigma:g}: {hint}":
         "在 σ={sigma:g} 时，抽样结果不服从 N(0, σ²)：{hint}",
     "your noise has standard deviation σ": "你的噪声的标准差是 σ",
@@ -346,14 +347,14 @@ CHECK_CATALOGUE: dict[str, dict[str, str]] = {"zh": {
         "这是一个看似合理的错误导数（没有公开的出处）；请自己用链式法则对 F(√(χ² + ε)) 求导",
     "the sign is wrong": "符号错了",
     "use F'(z) = e^{−z²} and the chain rule for √(χ² + ε)":
-        "用 F'(z) = e^{−z²} 和 √(χ² + ε) 的链式法则",
+        "利用 F'(z) = e^{−z²}，并对 √(χ² + ε) 使用链式法则",
     "your function returned {value!r}, which is not G'(χ); {hint}":
         "你的函数返回了 {value!r}，这不是 G'(χ)；{hint}",
     "your G' is right: Newton's method on G now converges to χ":
         "你的 G' 是正确的：对 G 用牛顿法现在会收敛到 χ",
     # Composition (dpkit/check/composition.py).
     "you have the theorem's first term only; it has a second term, which grows linearly in k":
-        "你只有定理的第一项；它还有第二项，随 k 线性增长",
+        "你只算了定理的第一项；定理还有第二项，随 k 线性增长",
     ("your second term looks like k·ε², which is smaller than the theorem's: compare it with "
      "the theorem term by term"):
         "你的第二项看起来是 k·ε²，比定理中的小：把它与定理逐项比较",
@@ -370,19 +371,19 @@ CHECK_CATALOGUE: dict[str, dict[str, str]] = {"zh": {
         ("当 epsilon={epsilon:g} 时，高级组合永远胜不过 k·ε（单独把定理的第二项与 k·ε 比较）；应"
          "返回 None，得到的是 {value}"),
     "for {point} expected a positive integer k, got {value}":
-        "当 {point} 时，期望一个正整数 k，得到的是 {value}",
+        "当 {point} 时，k 应为正整数，得到的是 {value}",
     ("at k={k} the advanced composition total is not strictly below k·ε: advanced composition "
      "does not win there yet"):
-        "在 k={k} 时，高级组合的总量并不严格小于 k·ε：高级组合在这里还没有胜出",
+        "k={k} 处高级组合的总量并不严格小于 k·ε：高级组合在这里还没有胜出",
     ("at k={k} advanced composition wins, but it already wins at a smaller k; return the "
      "first one"):
-        "在 k={k} 时高级组合胜出，但它在更小的 k 就已经胜出；请返回第一个",
+        "k={k} 处高级组合胜出，但它在更小的 k 处就已经胜出；请返回第一个",
     "for {point}: {why}": "当 {point} 时：{why}",
     ("your crossover matches advanced against basic composition (29 at ε = 0.1, δ' = 1e-5; "
      "never at ε = 1)"):
         ("你的交叉点与高级组合对基本组合的比较一致（ε = 0.1、δ' = 1e-5 时为 29；ε = 1 时永不交叉"
          "）"),
-    "expected a positive number, got {value}": "期望一个正数，得到的是 {value}",
+    "expected a positive number, got {value}": "应为正数，得到的是 {value}",
     ("your epsilon {epsilon:.6g}: {k} queries compose to {composed} (optimal composition over "
      "all epsilon-DP mechanisms, delta'={delta_prime:g})"):
         ("你的 epsilon {epsilon:.6g}：{k} 个查询组合后为 {composed}（对所有 epsilon-差分隐私机制"
@@ -405,7 +406,7 @@ CHECK_CATALOGUE: dict[str, dict[str, str]] = {"zh": {
         ("{k} 个 epsilon={epsilon:.6g} 的查询在预算之内（{composed:.4f} <= {total:g}），是基本组"
          "合所允许值的 {ratio:.2f} 倍"),
     "expected a positive integer number of queries, got {value}":
-        "期望一个正整数的查询个数，得到的是 {value}",
+        "查询个数应为正整数，得到的是 {value}",
     "{n} is far more than needed": "{n} 远多于所需",
     "success probability with {n} answers: {probability:.4f}":
         "用 {n} 个回答的成功概率：{probability:.4f}",
@@ -419,27 +420,27 @@ CHECK_CATALOGUE: dict[str, dict[str, str]] = {"zh": {
      "the question asks for the smallest"):
         "{n} 个回答以 ≥ {probability:g} 的概率成功，但更少的个数也能；题目要的是最小的个数",
     "the Laplace loss never exceeds epsilon0: what does that make δ(ε) for ε ≥ epsilon0?":
-        "拉普拉斯的隐私损失从不超过 epsilon0：那么当 ε ≥ epsilon0 时 δ(ε) 是多少？",
+        "拉普拉斯机制的隐私损失从不超过 epsilon0：那么当 ε ≥ epsilon0 时 δ(ε) 是多少？",
     ("that is P[L > ε], the probability of a large loss; δ(ε) is the expectation of (1 − e^(ε "
      "− L))₊"):
         "这是 P[L > ε]，即隐私损失较大的概率；δ(ε) 是 (1 − e^(ε − L))₊ 的期望",
     "add the contributions of the atom at epsilon0 and of the density on (ε, epsilon0)":
-        "把 epsilon0 处的原子与 (ε, epsilon0) 上的密度这两部分的贡献相加",
+        "把 epsilon0 处的点质量与 (ε, epsilon0) 上的密度这两部分的贡献相加",
     "for {point} your value {value!r} is not δ(ε); {hint}":
         "当 {point} 时，你的值 {value!r} 不是 δ(ε)；{hint}",
     "your function is the privacy profile of the Laplace mechanism":
         "你的函数就是拉普拉斯机制的隐私轮廓",
     # The base-2 exponential mechanism (dpkit/check/exponential.py).
-    "Expected an integer loss, got {why}.": "期望一个整数损失，得到的是 {why}。",
+    "Expected an integer loss, got {why}.": "损失应为整数，得到的是 {why}。",
     "The weight of loss {loss} is still positive: the threshold is larger.":
-        "损失 {loss} 的权重仍为正：阈值更大。",
+        "损失 {loss} 的权重仍为正：阈值还要更大。",
     "Loss {loss} already underflows: look for a smaller threshold.":
         "损失 {loss} 已经下溢：请找更小的阈值。",
     ("Loss {loss} is the first whose weight is exactly 0.0: every outcome at or beyond it can "
      "never be drawn."):
-        "损失 {loss} 是权重恰好为 0.0 的第一个损失：在它处或超出它的每个结果都永远不会被抽到。",
+        "损失 {loss} 是权重恰好为 0.0 的第一个损失：损失达到或超过它的结果都永远不会被抽到。",
     "Expected a dpkit.exponential.Eta such as Eta(x, {y}), got {answer!r}.":
-        "期望一个 dpkit.exponential.Eta，例如 Eta(x, {y})，得到的是 {answer!r}。",
+        "应为 dpkit.exponential.Eta（例如 Eta(x, {y})），得到的是 {answer!r}。",
     "The exercise fixes y = {y} and z = 1: answer with Eta(x, {y}).":
         "练习固定 y = {y} 和 z = 1：请用 Eta(x, {y}) 作答。",
     "guarantee 2·ln(2)·η·Δ = {spent:.6g} for Δ = {sensitivity:g}":
@@ -447,20 +448,20 @@ CHECK_CATALOGUE: dict[str, dict[str, str]] = {"zh": {
     "budget ε = {epsilon:g}": "隐私预算 ε = {epsilon:g}",
     ("Off by one: this x is one step too small, so η spends just over the budget. Check the "
      "direction of your last rounding step."):
-        "差一：这个 x 小了一步，所以 η 的花费刚好超出预算。检查你最后一步舍入的方向。",
+        "差一错误：这个 x 小了一步，所以 η 的花费刚好超出预算。检查你最后一步舍入的方向。",
     ("This η spends more than the budget: the factor 2 of the exponential mechanism and Δ "
      "both multiply η."):
         "这个 η 的花费超出了预算：指数机制的因子 2 和 Δ 都要乘到 η 上。",
     ("Off by one: private, but x is one step larger than it needs to be; the next smaller x "
      "(a larger η) is private too."):
-        "差一：满足隐私，但 x 比所需的大了一步；下一个更小的 x（更大的 η）也满足隐私。",
+        "差一错误：满足差分隐私，但 x 比所需的大了一步；下一个更小的 x（更大的 η）也满足差分隐私。",
     ("Private, but not the smallest x: it uses {share:.1%} of the budget, and a smaller x (a "
      "larger η) is private too."):
-        ("满足隐私，但不是最小的 x：它用掉了预算的 {share:.1%}，而更小的 x（更大的 η）也满足隐私"
-         "。"),
+        ("满足差分隐私，但不是最小的 x：它用掉了预算的 {share:.1%}，而更小的 x（更大的 η）也满足"
+         "差分隐私。"),
     "x = {x} is the smallest private choice: η uses {share:.2%} of the budget.":
-        "x = {x} 是满足隐私的最小选择：η 用掉了预算的 {share:.2%}。",
-    "Expected a number of bits (an integer), got {why}.": "期望一个位数（整数），得到的是 {why}。",
+        "x = {x} 是满足差分隐私的最小选择：η 用掉了预算的 {share:.2%}。",
+    "Expected a number of bits (an integer), got {why}.": "应为位数（一个整数），得到的是 {why}。",
     "your answer: {answer} bits": "你的答案：{answer} 位",
     ("Too few bits: some sum of weights would be rounded. Count the bits a sum of weights "
      "needs below the binary point and above it."):
@@ -482,20 +483,20 @@ CHECK_CATALOGUE: dict[str, dict[str, str]] = {"zh": {
     "weights near 10**400": "接近 10**400 的权重",
     "On {what}": "在{what}上",
     "On {what}, the sampler must return an int index in [0, {outcomes}), got {value}.":
-        "在{what}上，采样器必须返回 [0, {outcomes}) 中的 int 索引，得到的是 {value}。",
+        "在{what}上，采样器必须返回 [0, {outcomes}) 中的 int 下标，得到的是 {value}。",
     "{what}: observed {observed}, expected {expected}, chi-square p-value {pvalue:.3g}":
-        "{what}：观测到 {observed}，期望 {expected}，卡方检验 p 值 {pvalue:.3g}",
+        "{what}：观测频数 {observed}，期望频数 {expected}，卡方检验 p 值 {pvalue:.3g}",
     "On {what}, the frequencies do not match w_i / Σ w. {hint}":
         "在{what}上，频率与 w_i / Σ w 不符。{hint}",
     "On {what}, the frequencies do not match w_i / Σ w.": "在{what}上，频率与 w_i / Σ w 不符。",
     ("The sampler draws each index with probability w_i / Σ w, using random bits and integer "
      "arithmetic only."):
-        "采样器以概率 w_i / Σ w 抽取每个索引，只用随机位和整数运算。",
+        "采样器以概率 w_i / Σ w 抽取每个下标，只用随机位和整数运算。",
     # The sparse vector technique (dpkit/check/svt.py).
     "for epsilon={epsilon:g}, c={c}": "当 epsilon={epsilon:g}, c={c} 时",
     ("{where}, your function returned {why}; the pair (threshold scale, query scale) is "
      "expected"):
-        "{where}，你的函数返回了 {why}；期望的是数对（阈值的尺度, 查询的尺度）",
+        "{where}，你的函数返回了 {why}；应返回数对（阈值的尺度, 查询的尺度）",
     "epsilon={epsilon:g}, c={c}: scales {pair} are right":
         "epsilon={epsilon:g}, c={c}：尺度 {pair} 正确",
     "the two scales are swapped: the queries get the larger noise":
@@ -504,7 +505,7 @@ CHECK_CATALOGUE: dict[str, dict[str, str]] = {"zh": {
         "这是 AboveThreshold 对整个 ε 的尺度；c 次运行中的每一次只得到 ε/c",
     "too little noise: this would not be ε-DP": "噪声太少：这不满足 ε-差分隐私",
     "more noise than needed: private, but less accurate than Sparse":
-        "噪声比所需的多：满足隐私，但不如 Sparse 准确",
+        "噪声比所需的多：满足 ε-差分隐私，但不如 Sparse 准确",
     "{where} the scales {pair} are wrong: {hint}": "{where}，尺度 {pair} 不对：{hint}",
     ("each of the c runs of AboveThreshold gets ε/c: threshold noise Lap(2c/ε), query noise "
      "Lap(4c/ε)"):
@@ -526,11 +527,11 @@ CHECK_CATALOGUE: dict[str, dict[str, str]] = {"zh": {
     "pulled more than {limit} queries from an endless stream":
         "从无尽的流中取出了超过 {limit} 个查询",
     "evaluated more than {limit} queries of an endless stream":
-        "对无尽的流求值了超过 {limit} 个查询",
+        "对无尽流中超过 {limit} 个查询求了值",
     "on five queries far below the threshold": "在五个远低于阈值的查询上",
     ("when no query passes, return None, got {value}: a made-up index looks like a real "
      "answer and fails silently"):
-        ("当没有查询通过时，应返回 None，得到的是 {value}：编造的索引看起来像真实答案，会悄无声"
+        ("当没有查询通过时，应返回 None，得到的是 {value}：编造的下标看起来像真实答案，会悄无声"
          "息地出错"),
     "returns None when nothing passes": "没有查询通过时返回 None",
     "on an endless stream whose query 3 is far above the threshold":
@@ -538,19 +539,19 @@ CHECK_CATALOGUE: dict[str, dict[str, str]] = {"zh": {
     ("{where}, your function returned {index}: off by one, one more than the index of the "
      "query that passed. Indices count from 0 (the first query is index 0, as "
      "enumerate(queries) counts)"):
-        ("{where}，你的函数返回了 {index}：差一，比通过的查询的索引多一。索引从 0 开始（第一个查"
-         "询的索引是 0，与 enumerate(queries) 的计数一致）"),
+        ("{where}，你的函数返回了 {index}：差一错误，比通过的查询的下标多一。下标从 0 开始（第一个"
+         "查询的下标是 0，与 enumerate(queries) 的计数一致）"),
     ("{where}, your function returned {index}: off by one, one less than the index of the "
      "query that passed. Indices count from 0 (the first query is index 0, as "
      "enumerate(queries) counts)"):
-        ("{where}，你的函数返回了 {index}：差一，比通过的查询的索引少一。索引从 0 开始（第一个查"
-         "询的索引是 0，与 enumerate(queries) 的计数一致）"),
+        ("{where}，你的函数返回了 {index}：差一错误，比通过的查询的下标少一。下标从 0 开始（第一个"
+         "查询的下标是 0，与 enumerate(queries) 的计数一致）"),
     ("{where}, your function returned {why}; AboveThreshold returns the index of a query, or "
      "None"):
-        "{where}，你的函数返回了 {why}；AboveThreshold 返回某个查询的索引，或 None",
+        "{where}，你的函数返回了 {why}；AboveThreshold 返回某个查询的下标，或 None",
     ("{where}, expected 3, got {value}; take the queries one at a time (no len(), no list()) "
      "and stop at the first pass"):
-        ("{where}，期望 3，得到的是 {value}；一次取一个查询（不用 len()，不用 list()），并在第一"
+        ("{where}，应返回 3，得到的是 {value}；一次取一个查询（不用 len()，不用 list()），并在第一"
          "次通过时停止"),
     "stop evaluating at the first pass: query 3 passed but {evaluated} queries were evaluated":
         "在第一次通过时停止求值：第 3 号查询已经通过，却有 {evaluated} 个查询被求值",
@@ -592,8 +593,8 @@ CHECK_CATALOGUE: dict[str, dict[str, str]] = {"zh": {
     "on 2700 zeros and 300 values of 200": "在 2700 个 0 和 300 个值为 200 的数据上",
     ("2700 zeros and 300 values of 200: {wide} of {runs} runs were off by more than {cut:.3g} "
      "(at least {needed} expected)"):
-        ("2700 个 0 和 300 个值为 200 的数据：{runs} 次运行中有 {wide} 次偏离超过 {cut:.3g}（期"
-         "望至少 {needed} 次）"),
+        ("2700 个 0 和 300 个值为 200 的数据：{runs} 次运行中有 {wide} 次偏离超过 {cut:.3g}（应"
+         "至少有 {needed} 次）"),
     ("on 2700 zeros and 300 values of 200, only {wide} of {runs} averages were as far from "
      "the truth as the clipped sum's noise makes them at least half the time: too little "
      "noise for ε-DP; check the sensitivity the noisy sum is calibrated to"):
@@ -602,7 +603,7 @@ CHECK_CATALOGUE: dict[str, dict[str, str]] = {"zh": {
          "和所校准的敏感度"),
     ("adding rows of 0 changed your average exactly as dividing by the exact number of rows "
      "would: the number of rows is private too, so the denominator must be released with noise"):
-        ("增加值为 0 的行后，你的平均值的变化恰好与除以确切行数时一样：行数也是隐私，所以分母必"
+        ("增加值为 0 的行后，你的平均值的变化恰好与除以确切行数时一样：行数也是私密的，所以分母必"
          "须加噪发布"),
     "the denominator is noisy": "分母带有噪声",
     "your average divides a clipped sum with enough noise for ε-DP by a noisy count of rows":

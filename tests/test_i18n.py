@@ -184,3 +184,20 @@ def test_an_undescribed_figure_is_read_out_in_chinese():
     ax.set(title="尾部", xlabel="t", ylabel="P")
     assert alt_text(figure) == "图：尾部（横轴：t；纵轴：P）。"
     assert alt_text(_style.new_figure()[0]) == "图。"
+
+
+#: Forms the Chinese edition's glossary (book/zh/glossary.md, its "不作" notes) rejects, with
+#: the chapters' own form: a translated label or checker message must not use them either.
+REJECTED_TERMS = {"灵敏度": "敏感度", "噪音": "噪声", "相邻数据集": "邻近数据集",
+                  "门限": "阈值", "钳位": "钳制", "检查器": "检查函数", "检查程序": "检查函数",
+                  "局部差分隐私": "本地差分隐私", "隐私曲线": "隐私轮廓", "会计师": "隐私会计",
+                  "索引": "下标", "满足隐私": "满足差分隐私"}
+
+
+def test_the_zh_catalogues_use_the_glossary_terms():
+    from dpkit.i18n_check import CHECK_CATALOGUE
+    found = [(rejected, text) for catalogue in (i18n.CATALOGUE, CHECK_CATALOGUE)
+             for text in catalogue["zh"].values()
+             for rejected in REJECTED_TERMS if rejected in text]
+    assert not found, [f"{text!r} has {rejected}, not {REJECTED_TERMS[rejected]}"
+                       for rejected, text in found]
