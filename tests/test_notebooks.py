@@ -266,3 +266,20 @@ def test_every_relative_link_of_a_generated_notebook_resolves(tmp_path):
     assert "(promise.ipynb)" in student                   # the links beside it are kept
     promise = (tmp_path / "course" / "release" / "promise" / "promise.ipynb").read_text()
     assert "Definition 3 (in *Differential Privacy, Interactively*)" in promise  # named
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_reference_into_the_teaching_page_names_its_section_and_page(lang):
+    """The teaching page is not a notebook: a reference into it from a chapter names the
+    section and the page, and links nowhere (before: the bare label ``teaching-grading``,
+    in both languages' notebooks)."""
+    from dpkit.course.myst import read_book
+    from dpkit.i18n import in_language
+
+    root = Path(__file__).resolve().parent.parent / "book"
+    with in_language(lang):
+        book = read_book(root, lang=lang)
+        for links in (True, False):
+            shown = book.renderer("laplace", links=links).roles("{ref}`teaching-grading`")
+            assert "teaching-grading" not in shown and ".ipynb" not in shown, shown
+            assert book.pages["teaching"] in shown, shown

@@ -85,6 +85,9 @@ class Book:
     #: label -> (name by title, stem): ``Theorem “Post-processing”``, ``section “…”``,
     #: ``chapter “…”`` (by its stem), for text read apart from the book's numbering (an exam).
     titles: dict[str, tuple[str, str]] = field(default_factory=dict)
+    #: stem -> title of each page of the book that is not a notebook (the teaching page):
+    #: a reference into one names the page, and links nowhere (it has no notebook).
+    pages: dict[str, str] = field(default_factory=dict)
 
     def chapter(self, stem: str) -> Chapter:
         for chapter in self.chapters:
@@ -221,6 +224,10 @@ def read_book(book_dir: str | Path, toc: str | Path | None = None, *,
     book = Book(chapters)
     for chapter in chapters:
         _index_chapter(book, chapter)
+    for path in sorted(book_dir.glob("*.md")):     # the pages that are not notebooks
+        if not _is_chapter(path) and path.stem not in book.titles:
+            page = book_dir / lang / path.name if lang != "en" else path
+            _index_page(book, (page if page.is_file() else path).read_text(), path.stem)
     bib = book_dir / "references.bib"
     if bib.is_file():
         book.citations = _read_bib(bib.read_text())
@@ -307,6 +314,11 @@ def _index_chapter(book: Book, chapter: Chapter) -> None:
             title = _STARS.sub("", _strip_roles(title))
             kind = _NUMBERED[name]
             book.titles[options["label"]] = (f"{kind} “{title}”" if title else kind, chapter.stem)
+    _index_targets(book, text, chapter.stem)
+
+
+def _index_targets(book: Book, text: str, stem: str) -> None:
+    """Index the ``(label)=`` targets of page ``stem`` by the heading each stands above."""
     lines = text.splitlines()
     for i, line in enumerate(lines):
         target = TARGET.match(line.strip())
@@ -314,8 +326,15 @@ def _index_chapter(book: Book, chapter: Chapter) -> None:
             following = next((x for x in lines[i + 1:] if x.strip()), "")
             heading = HEADING.match(following)
             shown = _strip_roles(heading["text"]) if heading else target["label"]
-            book.labels.setdefault(target["label"], (shown, chapter.stem))
-            book.titles.setdefault(target["label"], (f"section “{shown}”", chapter.stem))
+            book.labels.setdefault(target["label"], (shown, stem))
+            book.titles.setdefault(target["label"], (f"section “{shown}”", stem))
+
+
+def _index_page(book: Book, text: str, stem: str) -> None:
+    """Index a page that is not a notebook (the teaching page): its title and targets."""
+    title = next((HEADING.match(x) for x in text.splitlines() if HEADING.match(x)), None)
+    book.pages[stem] = _strip_roles(title["text"]) if title else stem
+    _index_targets(book, text, stem)
 
 
 def _strip_roles(text: str) -> str:
@@ -416,6 +435,8 @@ class _Renderer:
     def _link(self, text: str, stem: str) -> str:
         if stem == self.chapter.stem:
             return text
+        if stem in self.book.pages:                  # no notebook to link to: name the page
+            return tr("{text} (in *{title}*)").format(text=text, title=self.book.pages[stem])
         if self.links:
             return f"[{text}]({stem}.ipynb)"
         try:
