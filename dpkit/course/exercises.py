@@ -222,12 +222,11 @@ def environment_use(label: str, answer: str, earlier: Iterable[str | tuple[str, 
     # Attributes the student's code defines itself (``self.timing = []``, a class's or a
     # dataclass's field, a namedtuple's), in any cell: an earlier answer is read again with
     # each later one; and the names it binds itself, in any cell.
-    stored = {name for tree, _ in parsed for node in ast.walk(tree)
-              for name in _own_attributes(node)}
     bound = {n for tree, _ in parsed for node in ast.walk(tree) for n in own_binding(node)}
     reading = Reading([tree for tree, _ in parsed],
                       lambda name: set() if name in bound or name in dir(builtins)
                       else {f"?{name}"}, calls_hold=True)
+    stored = reading.stored
     for tree, place in parsed:
         parents = {id(child): node for node in ast.walk(tree)
                    for child in ast.iter_child_nodes(node)}
@@ -320,24 +319,6 @@ def _course(node: ast.Import | ast.ImportFrom) -> bool:
         names = [f"{node.module}.{n}" for n in names] if node.module and not node.level \
             else []
     return any(n == "dpkit.course" or n.startswith("dpkit.course.") for n in names)
-
-
-def _own_attributes(node: ast.AST) -> list[str]:
-    """The attribute names ``node`` defines as the student's own: an attribute stored
-    (``obj.name = …``), a name bound in a class's body (a field, a method), the fields of
-    a ``namedtuple(…)`` spelled as strings."""
-    if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
-        return [node.attr]
-    if isinstance(node, ast.ClassDef):
-        return [n for statement in node.body for n in statement_bindings(statement)]
-    if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) \
-            == "namedtuple" and len(node.args) >= 2:
-        fields = node.args[1]
-        names = [constant_string(e) for e in fields.elts] \
-            if isinstance(fields, (ast.List, ast.Tuple)) else \
-            (constant_string(fields) or "").replace(",", " ").split()
-        return [n for n in names if n]
-    return []
 
 
 #: Absolute tolerances of the exercises whose statement bounds the accuracy asked for:
@@ -494,7 +475,8 @@ def _dynamic_node(reading: Reading, banned: dict[str, str], node: ast.AST,
     of a class that is not sealed names the line that unseals it (honest review 12,
     finding 2)."""
     refused = _spelled(node, reading, parents.get(id(node)), banned) or \
-        shell_use(reading, node, parents.get(id(node))) or format_use(node) or \
+        shell_use(reading, node, parents.get(id(node))) or \
+        format_use(node, parents.get(id(node))) or \
         template_use(reading, node)
     if refused:
         return refused
