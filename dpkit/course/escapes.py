@@ -37,7 +37,7 @@ import re
 import string
 
 from dpkit.course.allowed import ALLOWED_MODULES, defined_in, names_object
-from dpkit.course.reading import Reading, imported_names, walk_running
+from dpkit.course.reading import Reading, imported_names, own_attributes, walk_running
 
 __all__ = ["format_use", "library_part", "library_use", "shell_use", "template_use"]
 
@@ -243,7 +243,7 @@ def library_part(reading: Reading, node: ast.AST, packages: tuple[str, ...] = ()
     them or naming a function, class or module that one of them defines (looked up in the
     grader's process, :func:`~dpkit.course.allowed.defined_in`). None otherwise. A private
     part that is an attribute the student's code stores itself (``self._gen = gen``, a
-    field of its class: :attr:`Reading.stored <dpkit.course.reading.Reading>`) and that
+    field of its class: :func:`~dpkit.course.reading.own_attributes`) and that
     names nothing of the library there is theirs: the reading follows arguments into
     parameters flow-insensitively, so ``self`` of a student's class may "hold" ``dpkit``
     when the function is called with a dpkit object (honest review 16, C1).
@@ -279,9 +279,11 @@ def library_part(reading: Reading, node: ast.AST, packages: tuple[str, ...] = ()
         parts = path.split(".")
         if parts[0] not in _ROOTS:
             continue
-        if any(part.startswith("_") and not part.startswith("__") and not (
-                part in reading.stored and not names_object(".".join(parts[:at + 1])))
-               for at, part in enumerate(parts)):
+        private = [at for at, part in enumerate(parts)
+                   if part.startswith("_") and not part.startswith("__")]
+        stored = own_attributes(reading.nodes) if private else set()
+        if any(parts[at] not in stored or names_object(".".join(parts[:at + 1]))
+               for at in private):
             return f"{path} (a private name of {parts[0]})"
         for package in packages:
             if within(path, package) or within(_defined_in(path), package):

@@ -33,6 +33,7 @@ from dpkit.course.reading import (
     constant_string,
     imported_names,
     method_kinds,
+    own_attributes,
     own_binding,
     parameters_of,
     statement_bindings,
@@ -226,7 +227,7 @@ def environment_use(label: str, answer: str, earlier: Iterable[str | tuple[str, 
     reading = Reading([tree for tree, _ in parsed],
                       lambda name: set() if name in bound or name in dir(builtins)
                       else {f"?{name}"}, calls_hold=True)
-    stored = reading.stored
+    stored = own_attributes(n for tree, _ in parsed for n in ast.walk(tree))
     for tree, place in parsed:
         parents = {id(child): node for node in ast.walk(tree)
                    for child in ast.iter_child_nodes(node)}

@@ -249,15 +249,16 @@ def constant_string(node: ast.expr | None) -> str | None:
         else None
 
 
-def own_attributes(trees: Iterable[ast.AST]) -> set[str]:
-    """The attribute names the student's code ``trees`` defines as its own: an attribute
+def own_attributes(nodes: Iterable[ast.AST]) -> set[str]:
+    """The attribute names the student's code (all its ``nodes``) defines as its own: an attribute
     stored (``obj.name = …``, ``self._gen = gen``), a name bound in a class's body (a
     field, a method), the fields of a ``namedtuple(…)`` spelled as strings.
 
     Parameters
     ----------
-    trees : iterable of ast.AST
-        The student's code (cells, statements).
+    nodes : iterable of ast.AST
+        Every node of the student's code (``ast.walk`` of each cell; a
+        :class:`Reading`'s ``nodes``).
 
     Returns
     -------
@@ -272,11 +273,11 @@ def own_attributes(trees: Iterable[ast.AST]) -> set[str]:
     private names exempt these names (reference: adversarial review 10, A2; honest
     review 16, C1).
 
-    >>> sorted(own_attributes([ast.parse("class R: k = 1"), ast.parse("r.x = r._gen = 2")]))
+    >>> sorted(own_attributes(ast.walk(ast.parse("class R: k = 1\\nr.x = r._gen = 2"))))
     ['_gen', 'k', 'x']
     """
     found: set[str] = set()
-    for node in (n for tree in trees for n in ast.walk(tree)):
+    for node in nodes:
         if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
             found.add(node.attr)
         elif isinstance(node, ast.ClassDef):
@@ -321,8 +322,6 @@ class Reading:
         self.defined = {n for node in self.nodes for n in _definition(node)}
         #: The bare names the code binds itself, not by an import.
         self.own = {n for node in self.nodes for n in own_binding(node)}
-        #: The attribute names the code defines as its own (:func:`own_attributes`).
-        self.stored = own_attributes(trees)
         for node in self.nodes:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.functions.setdefault(node.name, []).append(node)
