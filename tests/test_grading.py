@@ -1134,10 +1134,12 @@ def test_written_answers_are_shown_fenced_after_the_rubric(course, graded):
 # ------------------------------------------------------ cells the student adds, locations
 
 def _grade_cells(course: Path, replace: dict[str, str],
-                 added: dict[str, list[str]]) -> dict[str, tuple[float | None, str]]:
+                 added: dict[str, list[str]], copies: dict[str, list[str]] | None = None
+                 ) -> dict[str, tuple[float | None, str]]:
     """Grade the released notebook with ``replace``d answer cells and, above the answer
     cell ``grade_id``, the new code cells ``added[grade_id]`` (no nbgrader metadata, as
-    Jupyter makes them): {label: (points, feedback)}."""
+    Jupyter makes them), and below it ``copies[grade_id]``, copies of the answer cell (its
+    metadata too, as Jupyter copies it): {label: (points, feedback)}."""
     from dpkit.course.grading import grade_notebook
 
     notebook = nbformat.read(course / "release" / "ch" / "ch.ipynb", 4)
@@ -1149,6 +1151,8 @@ def _grade_cells(course: Path, replace: dict[str, str],
         if grade_id in answers:
             cell.source = answers[grade_id]
         cells.append(cell)
+        for text in (copies or {}).get(grade_id, []):
+            cells.append(nbformat.from_dict({**cell, "source": text}))
     cells += [nbformat.v4.new_code_cell(s) for s in added.get("end", [])]
     notebook.cells = cells
     source = nbformat.read(course / "source" / "ch" / "ch.ipynb", 4)
@@ -1182,6 +1186,28 @@ def test_cells_a_student_adds_run_in_order_before_the_answer_below_them(course):
     assert "cell 2 of the 2 you added above Exercise 2, line 1" in feedback
     header = nbformat.read(course / "release" / "ch" / "ch.ipynb", 4).cells[0].source
     assert "the code cells you add run too" in header          # and the students are told
+
+
+def test_honest16_a_copied_answer_cell_runs_after_the_answer_it_copies(course):
+    """Honest review 16, C4: Jupyter copies a cell's nbgrader metadata, so a copy of an
+    answer cell carries its grade id; the grader kept only the last copy, and a correct
+    ``def`` followed by an experiment copy got NameError and 0/3. Every copy runs, in
+    order, as the notebook runs them, and the test reads what they leave defined: an
+    experiment copy that raises is a note; a stub left above an answer written in its copy
+    costs nothing; an answer whose copies are all as handed out has no answer yet."""
+    stub = nbformat.read(course / "release" / "ch" / "ch.ipynb", 4)
+    stub = next(c.source for c in stub.cells
+                if c.metadata.get("nbgrader", {}).get("grade_id") == "ex-t-debias-answer")
+    model = _model_answers(course)
+    graded = _grade_cells(course, {}, {}, {
+        "ex-t-debias-answer": ["print(estimate(0.6, 1.0))\nprint(undefined_experiment)\n"]})
+    assert graded["ex-t-debias"][0] == 3.0, graded["ex-t-debias"]
+    graded = _grade_cells(course, {"ex-t-debias-answer": stub}, {},
+                          {"ex-t-debias-answer": [model["ex-t-debias-answer"]]})
+    assert graded["ex-t-debias"][0] == 3.0, graded["ex-t-debias"]
+    graded = _grade_cells(course, {"ex-t-debias-answer": stub}, {},
+                          {"ex-t-debias-answer": [stub]})
+    assert graded["ex-t-debias"] == (0.0, "no answer yet"), graded["ex-t-debias"]
 
 
 def test_feedback_names_the_exercise_and_the_line_not_a_cell_number(course):
@@ -1528,9 +1554,10 @@ def test_the_hidden_inputs_seed_reads_the_cells_without_ambiguity():
     """Round 3, H: one added cell ``"a\\n\\0b"`` and the two cells ``"a"`` and ``"b"`` (which
     run differently) were joined into the same text, so met the same hidden inputs."""
     from dpkit.course.grading import _written
-    one = _written({"x-answer": "f = 1"}, {"x-answer": [("_flag = False\n\0_flag = True", "")]})
-    two = _written({"x-answer": "f = 1"}, {"x-answer": [("_flag = False", ""),
-                                                        ("_flag = True", "")]})
+    one = _written({"x-answer": ["f = 1"]}, {"x-answer": [("_flag = False\n\0_flag = True",
+                                                           "")]})
+    two = _written({"x-answer": ["f = 1"]}, {"x-answer": [("_flag = False", ""),
+                                                          ("_flag = True", "")]})
     assert one != two
 
 

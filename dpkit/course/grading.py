@@ -156,10 +156,39 @@ class _Exercise:
     stub: str = ""                 # the answer cell as handed out, for a code exercise
 
 
-def _answers(submission: Any) -> dict[str, str]:
-    """The student's cells by grade id: text only (a malformed cell counts as empty)."""
-    return {grade_id: source for grade_id, _, source, _ in notebook_cells(submission)
-            if grade_id}
+def _answers(submission: Any) -> dict[str, list[str]]:
+    """The student's cells by grade id, text only (a malformed cell counts as empty): every
+    cell that carries the id, in the notebook's order. Jupyter copies a cell's nbgrader
+    metadata with it, so a copied answer cell carries its answer's id (honest review 16,
+    C4: keeping only the last copy replaced a correct answer with an experiment)."""
+    found: dict[str, list[str]] = {}
+    for grade_id, _, source, _ in notebook_cells(submission):
+        if grade_id:
+            found.setdefault(grade_id, []).append(source)
+    return found
+
+
+def _run_answer(notebook: _Notebook, copies: list[str], exercise: _Exercise
+                ) -> tuple[str, BaseException | None, list[BaseException]]:
+    """Run an answer's cells (the answer cell and its copies, in order, each a cell of its
+    own, as the notebook runs them): the answer's code as the static reading and the tests
+    read it (the copies that are not left as handed out, joined in order), the answer's
+    error (the first copy's error if every copy raised, else None: the test reads what
+    the copies left defined) and the errors of the copies that raised when another ran
+    (noted in the feedback like an added cell's). Copies left as handed out are not part of
+    the answer's code, so an answer whose copies are all stubs has "no answer yet"."""
+    title = exercise.title
+    names = [f"your answer to {title}" if at == 0 else
+             f"copy {at + 1} of your answer to {title}" for at in range(len(copies))]
+    errors = [notebook.run(cell, name) if cell.strip() else None
+              for cell, name in zip(copies, names, strict=True)]
+    if len(copies) == 1:
+        return copies[0], errors[0], []
+    ran = [cell for cell in copies if cell.strip() and not same_code(cell, exercise.stub)]
+    tried = [e for cell, e in zip(copies, errors, strict=True) if cell.strip()]
+    error = tried[0] if tried and all(e is not None for e in tried) else None
+    return "\n".join(ran) or copies[0], error, [e for e in errors
+                                                 if e is not None and error is None]
 
 
 def _added_cells(submission: Any, released: set[str],
@@ -310,13 +339,14 @@ def _arguments(call: ast.Call, sandbox: Sandbox, model: _Model,
             {k.arg: value(k.value, False) for k in call.keywords if k.arg is not None})
 
 
-def _written(answers: dict[str, str], added: dict[str, list[tuple[str, str]]]) -> str:
+def _written(answers: dict[str, list[str]], added: dict[str, list[tuple[str, str]]]) -> str:
     """The code a student wrote, for :func:`_secret_rng`: every answer cell and every cell
     they added, by grade id, encoded without ambiguity (JSON), so that two different sets
     of cells never give the same text (a text joined with a separator did: one cell
     ``"a\n\0b"`` and the two cells ``"a"`` and ``"b"``, which run differently, met the
     same hidden inputs)."""
-    return json.dumps([[[key, answers[key]] for key in sorted(answers)],
+    return json.dumps([[[key, cells[0] if len(cells) == 1 else cells]
+                        for key, cells in sorted(answers.items())],
                        [[key, [cell for cell, _ in added[key]]] for key in sorted(added)]])
 
 
@@ -363,7 +393,7 @@ def grade_notebook(source: nbformat.NotebookNode, submission: Any, *, secret: st
     added = _added_cells(submission, {grade_id_of(c) for c in source.cells if grade_id_of(c)},
                          {e.label: e.title for e in exercises})
     written = _written(answers, added)
-    changed = "setup" in answers and answers["setup"].strip() != setup.strip()
+    changed = "setup" in answers and answers["setup"][0].strip() != setup.strip()
     model = _Model(setup, exercises)
     limits = limits or Limits()
     results = []
@@ -385,9 +415,9 @@ def grade_notebook(source: nbformat.NotebookNode, submission: Any, *, secret: st
             if exercise.written:
                 results.append((exercise, None, "written answer: graded by hand"))
                 continue
-            answer = answers.get(f"{exercise.label}-answer", "")
-            error = notebook.run(answer, f"your answer to {exercise.title}") \
-                if answer.strip() else None
+            answer, error, raised = _run_answer(
+                notebook, answers.get(f"{exercise.label}-answer", [""]), exercise)
+            notes += [_cell_error(e, sandbox) for e in raised]
             refused = static_refusal(exercise.label, exercise.title, answer, earlier, setup,
                                      log, graded=_graded_name(exercise))
             earlier.append((answer, f"your answer to {exercise.title}"))
