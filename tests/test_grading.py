@@ -983,6 +983,7 @@ class FakeSandbox:
             FakeSandbox.made += 1
         self.tag = tag or f"twin{FakeSandbox.made}"
         self.left, self.deadline, self.quoted = 1e9, float("inf"), None
+        self.test_left = self.wall_left = 1e9
 
     def start(self) -> None:
         FakeSandbox.alive_now.add(self)
@@ -1281,6 +1282,9 @@ def test_working_and_added_cells_run_above_the_next_answer_with_their_names():
                         ("b = 3", "the cell you added above Exercise 2")]}
 
 
+#: Two seconds of CPU time, spent (a sleep spends none: the limits count CPU time).
+BUSY = ("import time\n_t = time.process_time()\nwhile time.process_time() - _t < 2:\n"
+        "    pass\n")
 LOOP = "while True:\n    pass\n"
 BUDGET = 3
 
@@ -1311,14 +1315,34 @@ def test_one_submission_has_one_time_budget_across_worker_restarts(course):
     feedback = {exercise.label: text for exercise, _, text in graded}
     # before: 4 cells × 2 s + 2 tests × 2 s of looping, each in a fresh worker (12 s);
     # now 3 s of requests, whatever the restarts: the later exercise finds it used up
-    assert "used up the 3 s its grading may take" in feedback["ex-t-debias"]
+    assert "used up the 3 s of CPU time its grading may take" in feedback["ex-t-debias"]
     with Sandbox(Limits(submission_seconds=30, call_seconds=10)) as sandbox:
-        assert sandbox.run(["import time\ntime.sleep(2)\n"]) == [None]
+        assert sandbox.run([BUSY]) == [None]
         sandbox.start()                      # a restart: the budget is what is left
         assert sandbox.left <= 28
         assert sandbox.run(["import resource\n"
                             "cpu = resource.getrlimit(resource.RLIMIT_CPU)[0]\n"]) == [None]
         assert sandbox.get("cpu") == 30     # the CPU limit is not: the same for every worker
+
+
+def test_honest16_time_limits_count_cpu_time_with_a_wall_clock_backstop():
+    """Honest review 16, C3: the limits were wall-clock, so the model answer of 7.2 got 0/3
+    ("TimeoutError on a long stream") at load 10-15 and 3/3 at load 5-7. They count the
+    CPU time of the sandbox's processes now: a request that waits (a sleep, as a request
+    does while the machine runs others) past its limit is not stopped, nor charged, until
+    the wall clock's backstop (``wall_factor`` times the limit); one that computes past its
+    limit is stopped, and told it used CPU time. (No timing assert: the sleep and the loop
+    decide, not the machine's speed.)"""
+    with Sandbox(Limits(call_seconds=5, submission_seconds=60)) as sandbox:
+        assert sandbox.run(["import time\n"]) == [None]      # the worker's start is charged
+        left = sandbox.left
+        assert sandbox.run(["time.sleep(7)\n"]) == [None]
+        assert left - sandbox.left < 1                     # 7 s waited, almost no CPU time
+        with pytest.raises(TimeoutError, match="CPU time"):
+            sandbox.run(["while True:\n    pass\n"])
+    with Sandbox(Limits(call_seconds=5, wall_factor=2)) as sandbox:
+        with pytest.raises(TimeoutError):                  # the backstop: 10 s of waiting
+            sandbox.run(["import time\ntime.sleep(60)\n"])
 
 
 def test_answers_copied_into_a_new_notebook_are_told_their_metadata_is_lost(course):

@@ -421,7 +421,8 @@ def grade_notebook(source: nbformat.NotebookNode, submission: Any, *, secret: st
             refused = static_refusal(exercise.label, exercise.title, answer, earlier, setup,
                                      log, graded=_graded_name(exercise))
             earlier.append((answer, f"your answer to {exercise.title}"))
-            sandbox.deadline = time.monotonic() + limits.exercise_seconds
+            sandbox.test_left = limits.exercise_seconds    # CPU time, and its backstop:
+            sandbox.deadline = time.monotonic() + limits.exercise_seconds * limits.wall_factor
             try:
                 notebook.ensure()
                 result = (exercise, 0.0, refused) if refused and answer.strip() else \
@@ -430,7 +431,7 @@ def grade_notebook(source: nbformat.NotebookNode, submission: Any, *, secret: st
             except _STOPPED as stopped:          # the worker could not even be restarted
                 result = (exercise, 0.0, f"not graded: {described(stopped)}")
             finally:
-                sandbox.deadline = math.inf
+                sandbox.deadline = sandbox.test_left = math.inf
             said = [*([f"a cell you added above it raised {'; '.join(notes)}"] if notes
                       else []), *([SETUP_CHANGED] if changed and result[2] != NO_ANSWER
                                   else [])]
@@ -529,15 +530,21 @@ class _Notebook:
         main.close()                # its cells may have started a thread: not left running
         twins: list[Sandbox] = []
 
+        def spent() -> float:       # the CPU time the twins' requests took: each twin
+            return main.left - twins[-1].left if twins else 0.0    # starts with what is left
+
         def workers() -> Iterator[RemoteFunction]:
             for _ in range(count):
                 if twins:
                     twins[-1].close()   # the one before: gone before the next is started
                 twin = Sandbox(main.limits, unsafe=main.unsafe)
+                used = spent()
+                twin.left, twin.test_left = main.left - used, main.test_left - used
+                twin.wall_left = main.wall_left - (time.monotonic() - start)
+                twin.quoted = main.quoted
                 twins.append(twin)
-                twin.left, twin.quoted = main.left - (time.monotonic() - start), main.quoted
                 twin.start()
-                twin.deadline = min(main.deadline, start + main.left)   # shared: one clock
+                twin.deadline = min(main.deadline, start + main.wall_left)   # one clock
                 failed = [e for e in twin.run([c for c, _ in self.good],
                                               [n for _, n in self.good]) if e is not None]
                 if failed:
@@ -551,7 +558,9 @@ class _Notebook:
         finally:
             for twin in twins:
                 twin.close()
-            main.left -= time.monotonic() - start
+            used = spent()
+            main.left, main.test_left = main.left - used, main.test_left - used
+            main.wall_left -= time.monotonic() - start
 
     def run(self, cell: str, name: str) -> BaseException | None:
         """Run one cell, named ``name`` in the feedback ("your answer to Exercise 3.2")."""
