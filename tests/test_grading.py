@@ -1814,3 +1814,26 @@ def test_honest15_the_set_up_note_fits_its_share_of_the_feedback():
     said = noted("a" * 999, ["b" * 999, SETUP_CHANGED])
     assert len(said) <= FEEDBACK_LIMIT and said.endswith(f"| note: {SETUP_CHANGED}"), said
     assert said.count("…") == 2
+
+
+def test_honest16_a_written_answer_continued_in_a_copied_cell_is_shown_whole():
+    """Honest review 16, H2: a written answer continued in a copy of its answer cell (the
+    copy carries the same grade id) lost its first part on the teacher's page: each copy
+    replaced the one before. Every part is shown, in order."""
+    from dpkit.course.written import written_parts
+
+    def cell(grade_id: str, text: str, kind: str = "markdown") -> dict:
+        return {"cell_type": kind, "source": text, "metadata": {"nbgrader": {
+            "grade_id": grade_id}}, **({"outputs": []} if kind == "code" else {})}
+
+    submission = {"cells": [cell("ex-p-text", "Prove it."),
+                            cell("ex-p-answer", "First, the pair differs in one record."),
+                            cell("ex-p-answer", "Second, the ratio is at most e^ε."),
+                            cell("ex-p-work", "n = 3\n", "code"),
+                            cell("ex-p-work", "print(n)\n", "code"),
+                            cell("ex-q-text", "Next exercise.")]}
+    written = written_parts(submission, "ex-p", {"ex-p-text", "ex-p-answer", "ex-p-work",
+                                                 "ex-q-text"})
+    assert "First, the pair" in written.answer and "Second, the ratio" in written.answer
+    assert written.answer.index("First") < written.answer.index("Second")
+    assert "n = 3" in written.work and "print(n)" in written.work
