@@ -237,10 +237,13 @@ _IMPORT_RULE = (
     "`%%writefile helper.py` (one file, in the notebook's folder). Any other import "
     "(`os`, `pathlib`, `subprocess`, `multiprocessing`, `tqdm` …) costs that exercise its "
     "points: the grader could not read what it runs. So does that code's use of private names "
-    "(`_…`) of dpkit or any module, `numpy.load` and pandas' pickle readers, the IPython shell "
-    "(`get_ipython`, `In`, `Out`, `_`, `exit` other than called), or a format string "
-    "whose fields name an attribute or item (`'{0.x}'`, `'{d[k]}'`) or is computed: "
-    "`'{:.3f}'.format(x)` and f-strings are fine.")
+    "(`_…`) of dpkit or any module (your own attributes, `self._x`, are yours), `numpy.load` "
+    "and pandas' pickle readers, the IPython shell (`get_ipython`, `In`, `Out`, `_`, `exit` "
+    "other than called), a format string whose fields name an attribute or item (`'{0.x}'`, "
+    "`'{d[k]}'`), or `.format` on a string not written out in the code with an argument that "
+    "is not written out either (`fmt.format(x)`, which could look attributes of `x` up): "
+    "`'{:.3f}'.format(x)`, `fmt.format(2.0)`, `df.style.format(\"{:.1f}\")`, "
+    "`df.style.format(precision=1)` and f-strings are fine.")
 
 
 def assignment_notebook(path: str | Path, book: Book) -> nbformat.NotebookNode | None:
@@ -260,7 +263,9 @@ def assignment_notebook(path: str | Path, book: Book) -> nbformat.NotebookNode |
         "written answers are graded by hand. Grading runs your notebook in order: the code "
         "cells you add run too, so a helper you define in a cell above an answer is there "
         "for it; the set-up and test cells are taken from the teacher's copy, whatever "
-        "yours hold." + (_JUDGED_RULE if any(e.label in JUDGED for e in exercises) else "")
+        "yours hold. A copy of an answer cell (Jupyter copies its grading tag with it) is "
+        "part of that answer: the cell and its copies run in order, and the tests read what "
+        "they leave defined." + (_JUDGED_RULE if any(e.label in JUDGED for e in exercises) else "")
         + (_IMPORT_RULE if any(e.label in JUDGED or e.label in FORBIDDEN
                                for e in exercises) else ""),
         metadata=_metadata("header", solution=False, grade=False, locked=True))]
