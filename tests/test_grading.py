@@ -1293,7 +1293,7 @@ def test_one_submission_has_one_time_budget_across_worker_restarts(course):
     """Each call is limited, and a stopped worker is restarted with fresh limits: a slow
     answer used to get cells × call_seconds of CPU and more (RLIMIT_CPU is per process and
     a restart resets it). All the requests of one submission now share submission_seconds,
-    kept by the grader's clock; every worker's CPU limit is the same, at most that
+    kept by the grader, in CPU time; every worker's CPU limit is the same, at most that
     (adversarial review 12, F5: one that was what is left told a worker how long the ones
     before it took: tests/test_sandbox_isolation.py). (No timing assert: the feedback
     shows the budget is shared.)"""

@@ -425,7 +425,8 @@ def grade_notebook(source: nbformat.NotebookNode, submission: Any, *, secret: st
             sandbox.deadline = time.monotonic() + limits.exercise_seconds * limits.wall_factor
             try:
                 notebook.ensure()
-                result = (exercise, 0.0, refused) if refused and answer.strip() else \
+                result = (exercise, 0.0, refused) if refused and answer.strip() and \
+                    not same_code(answer, exercise.stub) else \
                     _grade_code(exercise, answer, error, notebook, model,
                                 _secret_rng(secret, student, exercise.label, written))
             except _STOPPED as stopped:          # the worker could not even be restarted
@@ -600,7 +601,8 @@ def _grade_code(exercise: _Exercise, answer: str, error: BaseException | None,
                              error=own[0] if own else None)
     if not verdict.passed:
         return exercise, 0.0, public + " | hidden tests wait for the public one"
-    _quiet(sandbox)
+    if isinstance(args[0] if args else None, RemoteFunction):   # hidden inputs are lent:
+        _quiet(sandbox)             # a value answer is sent none (honest review 16, M1)
     hidden = _hidden(exercise, args, notebook, model, rng)
     if hidden.privacy or hidden.raised:     # earned nothing: the public point goes too
         return exercise, 0.0, f"{public} | hidden tests: {short(hidden.message)}; " \
