@@ -417,7 +417,7 @@ def import_feedback(demand: str, found: tuple[str, ast.AST, str] | str) -> str:
 
     Privacy guarantee: none by itself (reference: adversarial review 14).
     """
-    allowed = ", ".join(sorted(m for m in ALLOWED_MODULES if m != "__future__"))
+    allowed = ", ".join(sorted(ALLOWED_MODULES))          # __future__ too (honest review 16)
     rule = (f"the code an answer here uses may import only {allowed} (not dpkit.course) and "
             "the Python files your %%writefile cells write")
     if isinstance(found, tuple) and len(found) == 2:

@@ -249,10 +249,9 @@ def environment_use(label: str, answer: str, earlier: Iterable[str | tuple[str, 
         found = _dynamic(reading, {**_ENVIRONMENT_BANNED, **checker_words()}, tree,
                          places)
         if found:
-            return (f"{demand}{_where(place, found[1])}, {found[0]} looks names up "
-                    "dynamically (it could read the environment: the command line, the "
-                    "user, the machine, the kernel), which is not allowed in the code an "
-                    f"answer here uses: {_advice(found)}, so the answer was not graded")
+            return (f"{demand}{_where(place, found[1])}, " + _dynamic_feedback(
+                found, "it could read the environment: the command line, the user, the "
+                "machine, the kernel"))
     found = check_use(reading, parsed)
     if found:
         return (f"{demand}{_where(found[1], found[0])}, {found[2]}: where your notebook is "
@@ -322,6 +321,10 @@ def _course(node: ast.Import | ast.ImportFrom) -> bool:
     return any(n == "dpkit.course" or n.startswith("dpkit.course.") for n in names)
 
 
+#: The IPython shell's methods among :data:`_DYNAMIC_NAMES` (their advice: remove them).
+_SHELL_METHODS = frozenset({"get_ipython", "_ip", "user_ns", "user_global_ns", "user_module",
+                            "run_cell", "run_cell_async", "run_line_magic", "run_cell_magic",
+                            "ev", "ex", "safe_execfile", "safe_run_module"})
 #: Absolute tolerances of the exercises whose statement bounds the accuracy asked for:
 #: ``my_delta`` "must stay accurate down to δ ≈ 1e-25", so below that an error of a
 #: millionth of 1e-25 is within the statement (a hidden input may have δ ≈ 1e-321).
@@ -673,9 +676,9 @@ def forbidden_use(label: str, answer: str, earlier: Iterable[str | tuple[str, st
     ...                     [("import math, pickle", "the cell you added above 7.2")]))
     ... # doctest: +NORMALIZE_WHITESPACE
     this exercise asks you to write AboveThreshold yourself; in the cell you added above
-    7.2, line 1, pickle looks names up dynamically, which is not allowed in the code an
-    answer here uses: remove it (and import each module you use by its own name), so the
-    answer was not graded
+    7.2, line 1, pickle may not be imported in the code an answer here uses, even unused
+    (it finds or rebuilds objects by names given as data): remove the import (and import
+    each module you use by its own name), so the answer was not graded
     """
     if label not in FORBIDDEN:
         return None
@@ -736,9 +739,8 @@ def forbidden_use(label: str, answer: str, earlier: Iterable[str | tuple[str, st
     for tree, place in trees:
         found = _dynamic(reading, banned, tree, places)
         if found:
-            return (f"this exercise {why}; {_where(place, found[1])}, {found[0]} looks "
-                    "names up dynamically, which is not allowed in the code an answer here "
-                    f"uses: {_advice(found)}, so the answer was not graded")
+            return f"this exercise {why}; {_where(place, found[1])}, " + \
+                _dynamic_feedback(found, "")
     unread = unallowed_import([(root, "its answer", False), *read])
     return import_feedback(f"this exercise {why}; ", unread) if unread else None
 
@@ -749,9 +751,32 @@ def _where(place: str, node: ast.AST) -> str:
     return f"in {place}" + (f", line {line}" if line else "")
 
 
+def _dynamic_feedback(found: tuple[str, ast.AST], could: str) -> str:
+    """The feedback's end for the dynamic lookup ``found``: an import of a module that
+    finds objects by names given as data is said to be refused as an import (honest review
+    16, M4); anything else looks names up dynamically (``could``: what it could reach)."""
+    what, node = found
+    if isinstance(node, (ast.Import, ast.ImportFrom)) and \
+            not what.rsplit(".", 1)[-1].startswith("singledispatch"):
+        return (f"{what} may not be imported in the code an answer here uses, even unused "
+                f"(it finds or rebuilds objects by names given as data{'; ' * bool(could)}"
+                f"{could}): remove the import (and import each module you use by its own "
+                "name), so the answer was not graded")
+    return (f"{what} looks names up dynamically{f' ({could})' if could else ''}, which is "
+            f"not allowed in the code an answer here uses: {_advice(found)}, so the answer "
+            "was not graded")
+
+
 def _advice(found: tuple[str, ast.AST]) -> str:
     """What to do instead of the dynamic lookup ``found``."""
     what, node = found
+    if what.rsplit(".", 1)[-1].startswith("singledispatch"):
+        return ("remove it (its register evaluates annotations written as strings, which "
+                "could name anything): branch on isinstance(…) instead")
+    if "(it reaches" in what or what.rsplit(".", 1)[-1] in _SHELL_METHODS:
+        return ("remove it (the code an answer here uses may not reach it: it rebuilds "
+                "objects from bytes, imports what data names, or runs code through the "
+                "IPython shell; magics are not run where your notebook is graded)")
     if isinstance(node, (ast.Import, ast.ImportFrom)):
         return "remove it (and import each module you use by its own name)"
     if isinstance(node, ast.Name) and what == node.id and what in _DYNAMIC_NAMES:

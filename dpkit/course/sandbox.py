@@ -66,12 +66,13 @@ from typing import Any
 import numpy as np
 
 from dpkit.course import syscalls
+from dpkit.course.cputime import POLL, CpuClock
 from dpkit.course.lending import Lent
 from dpkit.course.showing import run_shown
 from dpkit.course.wire import GeneratorState, WireError, decode, dumps, encode, loads
 
 __all__ = ["Limits", "RemoteFunction", "Sandbox", "SandboxUnavailable", "StudentError",
-           "isolation", "tree_cpu"]
+           "isolation"]
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,59}")
 
@@ -303,72 +304,6 @@ def _used_up(limits: Limits) -> str:
             "grading may take (all its cells and tests together), and was stopped")
 
 
-_TICK = os.sysconf("SC_CLK_TCK")
-#: How often a request's CPU time is read while the grader waits for its reply (seconds).
-_POLL = 0.5
-
-
-def tree_cpu(pid: int, among: set[int] | None = None) -> tuple[float, set[int]]:
-    """The CPU time (user and system, seconds) of process ``pid`` and of every process
-    descended from it, the children they reaped included, read from ``/proc`` (each
-    process's ``stat``: a sandbox's processes stay below bubblewrap, which is the init of
-    their PID namespace), and those processes. With ``among`` (processes found before),
-    only those are read: a few files instead of every process's (what they started and
-    reaped since is in their children's time). 0 if ``/proc`` cannot be read.
-
-    Parameters
-    ----------
-    pid : int
-        The process (a sandbox's bubblewrap, or a plain worker).
-    among : set of int, optional
-        The processes to read, as a previous call returned them.
-
-    Returns
-    -------
-    tuple
-        Seconds of CPU time, and the processes read.
-
-    Raises
-    ------
-    Nothing.
-
-    Privacy guarantee: none needed; the grader reads it, the worker never sees it
-    (reference: honest review 16, C3).
-
-    >>> tree_cpu(os.getpid())[0] > 0
-    True
-    """
-    parents: dict[int, int] = {}
-    ticks: dict[int, int] = {}
-    names = [str(p) for p in among] if among is not None else \
-        [e.name for e in _scandir("/proc") if e.name.isdigit()]
-    for name in names:
-        try:
-            with open(f"/proc/{name}/stat", "rb") as handle:
-                fields = handle.read().rpartition(b")")[2].split()
-        except OSError:
-            continue
-        parents[int(name)] = int(fields[1])
-        ticks[int(name)] = sum(int(f) for f in fields[11:15])
-    found = {pid}
-    for process in (sorted(parents) if among is None else []):
-        chain, at = [], process
-        while at not in found and at in parents and at not in chain and at > 1:
-            chain.append(at)
-            at = parents[at]
-        if at in found:
-            found.update(chain)
-    found = found if among is None else set(among)
-    return sum(ticks.get(p, 0) for p in found) / _TICK, found
-
-
-def _scandir(path: str) -> list[os.DirEntry[str]]:
-    try:
-        return list(os.scandir(path))
-    except OSError:
-        return []
-
-
 def _set_limits(limits: Limits, *, processes: bool) -> Callable[[], None]:
     """Set the worker's resource limits in the child before it runs its command; the
     process limit only if ``processes`` (in a sandbox, it is set inside: :func:`_command`)."""
@@ -503,14 +438,15 @@ class _Pipes:
     def read(self, deadline: float, seconds: float, why: str = "",
              over: Callable[[], bool] = lambda: False) -> dict[str, Any]:
         """The next message, waiting until ``deadline`` (the wall clock's backstop) or
-        until ``over()`` (read every :data:`_POLL` s: the request's CPU time is used up)."""
+        until ``over()`` (the request's CPU time is used up; asked every
+        :data:`~dpkit.course.cputime.POLL` s at least)."""
         while b"\n" not in self.pending:
             left = deadline - time.monotonic()
             if left <= 0 or over():
                 raise _Broken(f"a request ran past {seconds:g} s", TimeoutError(
                     why or f"your code used more than {seconds:g} s of CPU time, or the "
                     "time this test may take, and was stopped"))
-            if not select.select([self.read_fd], [], [], min(left, _POLL))[0]:
+            if not select.select([self.read_fd], [], [], min(left, POLL))[0]:
                 continue
             chunk = os.read(self.read_fd, 1 << 16)
             if not chunk:
@@ -531,6 +467,13 @@ class Sandbox:
 
     Use as a context manager; :meth:`run` the cells, then :meth:`get` values and
     :meth:`function` proxies that the checkers call like local functions.
+
+    Its time (:class:`Limits`): ``left``, the CPU seconds its requests may still take (the
+    submission's, whatever the restarts), and ``wall_left``, that limit's wall-clock
+    backstop; ``test_left``, the CPU seconds the current test may still take, and
+    ``deadline``, when its backstop is up (``time.monotonic()``), set by the grader per
+    test. A request stops when its worker's CPU time reaches ``_cpu_end`` (read by
+    ``_clock``, :class:`~dpkit.course.cputime.CpuClock`).
     """
 
     def __init__(self, limits: Limits | None = None, *, unsafe: bool = False) -> None:
@@ -541,14 +484,10 @@ class Sandbox:
         self._lent = Lent()
         self._next_id = 0
         self.stopped: str | None = None      # why the worker was stopped, if it was
-        self.deadline = math.inf             # when the current test's wall backstop is up
-        self.test_left = math.inf            # CPU seconds the current test may still take
-        self.left = self.limits.submission_seconds  # CPU seconds its requests may still take
-        #: wall-clock seconds its requests may still take (the backstop of ``left``)
+        self.deadline, self.test_left = math.inf, math.inf
+        self.left = self.limits.submission_seconds
         self.wall_left = self.limits.submission_seconds * self.limits.wall_factor
-        self._cpu_end = math.inf             # the CPU reading at which a request stops
-        self._pids: set[int] | None = None   # the worker's processes, once found
-        self._up = False                     # whether the worker has answered a request
+        self._cpu_end, self._clock = math.inf, CpuClock(None)
         #: Whether the message of an error the student's code raised is kept (else only its
         #: type and ``where`` cross): grading stops quoting once hidden inputs have been
         #: lent, since a message could carry them (adversarial review round 7, N11).
@@ -585,7 +524,7 @@ class Sandbox:
             for fd in opened:
                 os.close(fd)
         self._pipes = _Pipes(from_grader, from_worker)
-        self.stopped, self._pids, self._up = None, None, False
+        self.stopped, self._clock = None, CpuClock(self._process.pid)
         self.deadline = math.inf
 
     def close(self) -> None:
@@ -668,26 +607,13 @@ class Sandbox:
         start = time.monotonic()
         if start >= self.deadline or self.test_left <= 0:
             raise TimeoutError("your code used up the time this test may take")
-        deadline = min(start + seconds * self.limits.wall_factor, self.deadline,
-                       start + self.wall_left)
-        seen = first = self._cpu()
-        outer = self._cpu_end
-        self._cpu_end = min(outer, first + min(seconds, self.test_left, self.left))
-        why = _used_up(self.limits) if deadline == start + self.wall_left or \
-            self._cpu_end == first + self.left else ""
-        polled = start
-
-        def over() -> bool:            # the CPU time used up, read every _POLL seconds
-            nonlocal seen, polled
-            if time.monotonic() - polled < _POLL or self._process is None:
-                return False
-            polled, seen = time.monotonic(), max(seen, self._cpu(whole=True))
-            return seen > self._cpu_end
-
+        clock, first, outer = self._clock, self._clock.read(), self._cpu_end
+        deadline, self._cpu_end, why = _request_limits(self, seconds, start, first)
         try:
             self._pipes.write({**message, "id": ident}, deadline)
             while True:
-                reply = self._pipes.read(deadline, seconds, why, over)
+                reply = self._pipes.read(deadline, seconds, why,
+                                         lambda: clock.over(self._cpu_end))
                 if reply.get("op") == "callback":
                     self._pipes.write(self._lent.serve(reply), deadline)
                 elif reply.get("op") == "check":       # a check a cell shows: run it here
@@ -703,22 +629,10 @@ class Sandbox:
             self._stop(broken.why)
             raise broken.error from None
         finally:                                     # whichever worker ran them
-            if self.alive:             # all its processes, once it has answered (it is up)
-                seen = max(seen, self._cpu(whole=not self._up))
-                self._up = True
+            used = clock.settled(self.alive) - first
             self._cpu_end = outer
-            self.left -= seen - first
-            self.test_left -= seen - first
+            self.left, self.test_left = self.left - used, self.test_left - used
             self.wall_left -= time.monotonic() - start
-
-    def _cpu(self, whole: bool = False) -> float:
-        """The CPU time of the worker's processes (:func:`tree_cpu`): all of them found
-        again if ``whole`` or not found yet, else those found last."""
-        if self._process is None:
-            return 0.0
-        seconds, pids = tree_cpu(self._process.pid, None if whole else self._pids)
-        self._pids = pids
-        return seconds
 
     def _stop(self, why: str) -> None:
         """Kill the worker at once (no polite exit: it may be looping or flooding)."""
@@ -726,6 +640,19 @@ class Sandbox:
         if self._process is not None:
             _kill(self._process)
         self.close()
+
+
+def _request_limits(sandbox: Sandbox, seconds: float, start: float, first: float
+                    ) -> tuple[float, float, str]:
+    """A request's limits: when its wall-clock backstop is up (``time.monotonic()``), the
+    CPU reading (``first`` at its start) at which it stops, and why it would be stopped if
+    that is the submission's time (else "")."""
+    deadline = min(start + seconds * sandbox.limits.wall_factor, sandbox.deadline,
+                   start + sandbox.wall_left)
+    end = min(sandbox._cpu_end, first + min(seconds, sandbox.test_left, sandbox.left))
+    why = _used_up(sandbox.limits) if deadline == start + sandbox.wall_left or \
+        end == first + sandbox.left else ""
+    return deadline, end, why
 
 
 def _by_value(value: Any, generators: list[np.random.Generator]) -> Any:
