@@ -295,10 +295,14 @@ def test_string_annotations_and_audit_hooks_are_refused(device):
 def test_the_release_header_names_the_new_rules():
     """The release notebook's header says what review 15's rules refuse, where the import
     rule applies."""
-    from dpkit.course.assignments import _IMPORT_RULE
+    import inspect
 
-    for words in ("private names", "numpy.load", "get_ipython", "'{0.x}'", "f-strings"):
-        assert words in _IMPORT_RULE, words
+    from dpkit.course import assignments
+
+    header = assignments._IMPORT_RULE + inspect.getsource(assignments.assignment_notebook)
+    for words in ("private names", "numpy.load", "get_ipython", "'{0.x}'", "f-strings",
+                  "singledispatch", "df.style.format", "copy of an answer cell"):
+        assert words in header, words
 
 
 @pytest.mark.parametrize("device", [
@@ -398,3 +402,21 @@ def test_c2_r16_format_with_arguments_that_may_hold_a_module_stays_refused(line)
             "s = pd.Series([fmt], index=['style'])\n" + line)
     why = environment_use("ex-svt-above-threshold", RUN_CLASS, [cell])
     assert why is not None and "format" in why, (line, why)
+
+
+@pytest.mark.parametrize(("cell", "said", "not_said"), [
+    ("from functools import singledispatch\n", "isinstance", "import each module"),
+    ("import numpy as np\nx = np.load('a.npy')\n", "remove it", "say the name in the code"),
+    ("ip = get_ipython()\nip.run_line_magic('time', 'x = 1')\n", "remove it",
+     "say the name in the code"),
+    ("import pickle\n", "pickle may not be imported", "looks names up"),
+])
+def test_m2_r16_refusals_give_advice_that_fits(cell, said, not_said):
+    """Honest review 16, H1, M2, M4: ``singledispatch`` was told to "import each module you
+    use by its own name", ``numpy.load`` and ``run_line_magic`` to "say the name in the
+    code instead" (they are named), and ``import pickle`` that it "looks names up"; each
+    refusal now says what to do."""
+    answer = GRID + "    return sensitivity / epsilon * (1 + 2.0 ** -20)\n"
+    why = forbidden_use("ex-laplace-grid-scale", answer, [(cell, "the cell you added")],
+                        _setup("laplace"))
+    assert why is not None and said in why and not_said not in why, why
