@@ -1837,3 +1837,17 @@ def test_honest16_a_written_answer_continued_in_a_copied_cell_is_shown_whole():
     assert "First, the pair" in written.answer and "Second, the ratio" in written.answer
     assert written.answer.index("First") < written.answer.index("Second")
     assert "n = 3" in written.work and "print(n)" in written.work
+
+
+def test_honest16_the_teaching_page_states_the_time_limits_the_grader_uses():
+    """The limits teaching.md states (CPU time per call, test and notebook, and the
+    wall-clock backstops four times as long) are :class:`Limits`' defaults."""
+    limits, text = Limits(), " ".join((ROOT / "book" / "teaching.md").read_text().split())
+    assert limits.wall_factor == 4 and "backstop four times as long" in text
+    assert f"per call ({limits.call_seconds:g} s), per test ({limits.exercise_seconds:g} s)" \
+        in text
+    assert limits.submission_seconds == 30 * 60 and "share 30 minutes" in text
+    backstops = (limits.call_seconds * 4 / 60, limits.exercise_seconds * 4 / 60,
+                 limits.submission_seconds * 4 / 3600)
+    assert "({:g} minutes a call, {:g} a test, {:g} hours a notebook)".format(*backstops) \
+        in text
