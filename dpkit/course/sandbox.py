@@ -16,10 +16,13 @@ The grader never executes a student's code itself. :class:`Sandbox` starts
   with the grader; the system calls that reach kernel state beyond the sandbox (keyrings,
   other processes' memory, kernel tracing) are refused (:mod:`dpkit.course.syscalls`);
 * **limited**: CPU time, address space, number of processes, file size and open files
-  (:class:`Limits`), a wall-clock limit on every request, and one on all the requests of
-  the sandbox together, across restarts of the worker (``submission_seconds``), which the
-  grader enforces by the clock: the CPU limit is per process and the same for every
-  worker (what a worker can read of it tells it nothing of the workers before it).
+  (:class:`Limits`), a limit on every request, and one on all the requests of the
+  sandbox together, across restarts of the worker (``submission_seconds``), which the
+  grader enforces in CPU time, that of the sandbox's processes read from ``/proc``
+  (:mod:`dpkit.course.cputime`), each with a wall-clock backstop ``wall_factor`` times as
+  long: a loaded grading machine does not fail a correct answer (honest review 16, C3).
+  The kernel's CPU limit is per process and the same for every worker (what a worker can
+  read of it tells it nothing of the workers before it).
 
 The two processes exchange JSON lines (:mod:`dpkit.course.wire`) over two pipes: the
 grader sends cells to run, names to read and functions to call with their arguments; the
@@ -293,8 +296,8 @@ def _worker_limits(limits: Limits) -> Limits:
     It used to be what the submission had left, which a worker could read
     (``resource.getrlimit``) and an earlier worker could set by spending time: a channel
     from one worker to the next (adversarial review 12, F5). RLIMIT_CPU starts afresh in
-    each worker, so the time all of them take together is enforced in the grader, by the
-    wall clock (:attr:`Sandbox.left`)."""
+    each worker, so the time all of them take together is enforced in the grader, which
+    reads their CPU time (:attr:`Sandbox.left`)."""
     return dataclasses.replace(limits, cpu_seconds=max(1, min(
         limits.cpu_seconds, math.ceil(limits.submission_seconds))))
 
