@@ -91,10 +91,10 @@ def test_the_teaching_page_states_the_hidden_inputs_as_the_judges_draw_them() ->
     assert set(table) == {"2.4", "4.3", "6.4", "7.2", "7.3"} and len(JUDGES) == 5
     assert "values of either sign across the whole floating-point range" in table["2.4"]
     assert "σ across the whole floating-point range" in table["4.3"]
-    assert "from 1 to beyond 10⁴⁰⁰ | none" in table["6.4"]
+    assert "from 1 to beyond 10⁴⁰⁰" in table["6.4"] and table["6.4"].rstrip().endswith("| none |")
     assert "long streams, hundreds to thousands of queries" in table["7.2"]
     assert "tens of thousands to hundreds of thousands of rows" in table["7.3"]
-    for row in ("2.4", "4.3", "7.2", "7.3"):                # no bound to step outside
+    for row in ("2.4", "4.3", "6.4", "7.2", "7.3"):         # no bound to step outside
         assert "drawn per grading" in table[row]
         assert not re.search(r"\[\d", table[row]), table[row]
     assert "drawn anew at each grading" in TEACHING

@@ -983,6 +983,7 @@ class FakeSandbox:
             FakeSandbox.made += 1
         self.tag = tag or f"twin{FakeSandbox.made}"
         self.left, self.deadline, self.quoted = 1e9, float("inf"), None
+        self.test_left = self.wall_left = 1e9
 
     def start(self) -> None:
         FakeSandbox.alive_now.add(self)
@@ -1134,10 +1135,12 @@ def test_written_answers_are_shown_fenced_after_the_rubric(course, graded):
 # ------------------------------------------------------ cells the student adds, locations
 
 def _grade_cells(course: Path, replace: dict[str, str],
-                 added: dict[str, list[str]]) -> dict[str, tuple[float | None, str]]:
+                 added: dict[str, list[str]], copies: dict[str, list[str]] | None = None
+                 ) -> dict[str, tuple[float | None, str]]:
     """Grade the released notebook with ``replace``d answer cells and, above the answer
     cell ``grade_id``, the new code cells ``added[grade_id]`` (no nbgrader metadata, as
-    Jupyter makes them): {label: (points, feedback)}."""
+    Jupyter makes them), and below it ``copies[grade_id]``, copies of the answer cell (its
+    metadata too, as Jupyter copies it): {label: (points, feedback)}."""
     from dpkit.course.grading import grade_notebook
 
     notebook = nbformat.read(course / "release" / "ch" / "ch.ipynb", 4)
@@ -1149,6 +1152,8 @@ def _grade_cells(course: Path, replace: dict[str, str],
         if grade_id in answers:
             cell.source = answers[grade_id]
         cells.append(cell)
+        for text in (copies or {}).get(grade_id, []):
+            cells.append(nbformat.from_dict({**cell, "source": text}))
     cells += [nbformat.v4.new_code_cell(s) for s in added.get("end", [])]
     notebook.cells = cells
     source = nbformat.read(course / "source" / "ch" / "ch.ipynb", 4)
@@ -1182,6 +1187,28 @@ def test_cells_a_student_adds_run_in_order_before_the_answer_below_them(course):
     assert "cell 2 of the 2 you added above Exercise 2, line 1" in feedback
     header = nbformat.read(course / "release" / "ch" / "ch.ipynb", 4).cells[0].source
     assert "the code cells you add run too" in header          # and the students are told
+
+
+def test_honest16_a_copied_answer_cell_runs_after_the_answer_it_copies(course):
+    """Honest review 16, C4: Jupyter copies a cell's nbgrader metadata, so a copy of an
+    answer cell carries its grade id; the grader kept only the last copy, and a correct
+    ``def`` followed by an experiment copy got NameError and 0/3. Every copy runs, in
+    order, as the notebook runs them, and the test reads what they leave defined: an
+    experiment copy that raises is a note; a stub left above an answer written in its copy
+    costs nothing; an answer whose copies are all as handed out has no answer yet."""
+    stub = nbformat.read(course / "release" / "ch" / "ch.ipynb", 4)
+    stub = next(c.source for c in stub.cells
+                if c.metadata.get("nbgrader", {}).get("grade_id") == "ex-t-debias-answer")
+    model = _model_answers(course)
+    graded = _grade_cells(course, {}, {}, {
+        "ex-t-debias-answer": ["print(estimate(0.6, 1.0))\nprint(undefined_experiment)\n"]})
+    assert graded["ex-t-debias"][0] == 3.0, graded["ex-t-debias"]
+    graded = _grade_cells(course, {"ex-t-debias-answer": stub}, {},
+                          {"ex-t-debias-answer": [model["ex-t-debias-answer"]]})
+    assert graded["ex-t-debias"][0] == 3.0, graded["ex-t-debias"]
+    graded = _grade_cells(course, {"ex-t-debias-answer": stub}, {},
+                          {"ex-t-debias-answer": [stub]})
+    assert graded["ex-t-debias"] == (0.0, "no answer yet"), graded["ex-t-debias"]
 
 
 def test_feedback_names_the_exercise_and_the_line_not_a_cell_number(course):
@@ -1255,6 +1282,9 @@ def test_working_and_added_cells_run_above_the_next_answer_with_their_names():
                         ("b = 3", "the cell you added above Exercise 2")]}
 
 
+#: Two seconds of CPU time, spent (a sleep spends none: the limits count CPU time).
+BUSY = ("import time\n_t = time.process_time()\nwhile time.process_time() - _t < 2:\n"
+        "    pass\n")
 LOOP = "while True:\n    pass\n"
 BUDGET = 3
 
@@ -1263,7 +1293,7 @@ def test_one_submission_has_one_time_budget_across_worker_restarts(course):
     """Each call is limited, and a stopped worker is restarted with fresh limits: a slow
     answer used to get cells × call_seconds of CPU and more (RLIMIT_CPU is per process and
     a restart resets it). All the requests of one submission now share submission_seconds,
-    kept by the grader's clock; every worker's CPU limit is the same, at most that
+    kept by the grader, in CPU time; every worker's CPU limit is the same, at most that
     (adversarial review 12, F5: one that was what is left told a worker how long the ones
     before it took: tests/test_sandbox_isolation.py). (No timing assert: the feedback
     shows the budget is shared.)"""
@@ -1285,14 +1315,34 @@ def test_one_submission_has_one_time_budget_across_worker_restarts(course):
     feedback = {exercise.label: text for exercise, _, text in graded}
     # before: 4 cells × 2 s + 2 tests × 2 s of looping, each in a fresh worker (12 s);
     # now 3 s of requests, whatever the restarts: the later exercise finds it used up
-    assert "used up the 3 s its grading may take" in feedback["ex-t-debias"]
+    assert "used up the 3 s of CPU time its grading may take" in feedback["ex-t-debias"]
     with Sandbox(Limits(submission_seconds=30, call_seconds=10)) as sandbox:
-        assert sandbox.run(["import time\ntime.sleep(2)\n"]) == [None]
+        assert sandbox.run([BUSY]) == [None]
         sandbox.start()                      # a restart: the budget is what is left
         assert sandbox.left <= 28
         assert sandbox.run(["import resource\n"
                             "cpu = resource.getrlimit(resource.RLIMIT_CPU)[0]\n"]) == [None]
         assert sandbox.get("cpu") == 30     # the CPU limit is not: the same for every worker
+
+
+def test_honest16_time_limits_count_cpu_time_with_a_wall_clock_backstop():
+    """Honest review 16, C3: the limits were wall-clock, so the model answer of 7.2 got 0/3
+    ("TimeoutError on a long stream") at load 10-15 and 3/3 at load 5-7. They count the
+    CPU time of the sandbox's processes now: a request that waits (a sleep, as a request
+    does while the machine runs others) past its limit is not stopped, nor charged, until
+    the wall clock's backstop (``wall_factor`` times the limit); one that computes past its
+    limit is stopped, and told it used CPU time. (No timing assert: the sleep and the loop
+    decide, not the machine's speed.)"""
+    with Sandbox(Limits(call_seconds=5, submission_seconds=60)) as sandbox:
+        assert sandbox.run(["import time\n"]) == [None]      # the worker's start is charged
+        left = sandbox.left
+        assert sandbox.run(["time.sleep(7)\n"]) == [None]
+        assert left - sandbox.left < 1                     # 7 s waited, almost no CPU time
+        with pytest.raises(TimeoutError, match="CPU time"):
+            sandbox.run(["while True:\n    pass\n"])
+    with Sandbox(Limits(call_seconds=5, wall_factor=2)) as sandbox:
+        with pytest.raises(TimeoutError):                  # the backstop: 10 s of waiting
+            sandbox.run(["import time\ntime.sleep(60)\n"])
 
 
 def test_answers_copied_into_a_new_notebook_are_told_their_metadata_is_lost(course):
@@ -1528,9 +1578,10 @@ def test_the_hidden_inputs_seed_reads_the_cells_without_ambiguity():
     """Round 3, H: one added cell ``"a\\n\\0b"`` and the two cells ``"a"`` and ``"b"`` (which
     run differently) were joined into the same text, so met the same hidden inputs."""
     from dpkit.course.grading import _written
-    one = _written({"x-answer": "f = 1"}, {"x-answer": [("_flag = False\n\0_flag = True", "")]})
-    two = _written({"x-answer": "f = 1"}, {"x-answer": [("_flag = False", ""),
-                                                        ("_flag = True", "")]})
+    one = _written({"x-answer": ["f = 1"]}, {"x-answer": [("_flag = False\n\0_flag = True",
+                                                           "")]})
+    two = _written({"x-answer": ["f = 1"]}, {"x-answer": [("_flag = False", ""),
+                                                          ("_flag = True", "")]})
     assert one != two
 
 
@@ -1763,3 +1814,40 @@ def test_honest15_the_set_up_note_fits_its_share_of_the_feedback():
     said = noted("a" * 999, ["b" * 999, SETUP_CHANGED])
     assert len(said) <= FEEDBACK_LIMIT and said.endswith(f"| note: {SETUP_CHANGED}"), said
     assert said.count("…") == 2
+
+
+def test_honest16_a_written_answer_continued_in_a_copied_cell_is_shown_whole():
+    """Honest review 16, H2: a written answer continued in a copy of its answer cell (the
+    copy carries the same grade id) lost its first part on the teacher's page: each copy
+    replaced the one before. Every part is shown, in order."""
+    from dpkit.course.written import written_parts
+
+    def cell(grade_id: str, text: str, kind: str = "markdown") -> dict:
+        return {"cell_type": kind, "source": text, "metadata": {"nbgrader": {
+            "grade_id": grade_id}}, **({"outputs": []} if kind == "code" else {})}
+
+    submission = {"cells": [cell("ex-p-text", "Prove it."),
+                            cell("ex-p-answer", "First, the pair differs in one record."),
+                            cell("ex-p-answer", "Second, the ratio is at most e^ε."),
+                            cell("ex-p-work", "n = 3\n", "code"),
+                            cell("ex-p-work", "print(n)\n", "code"),
+                            cell("ex-q-text", "Next exercise.")]}
+    written = written_parts(submission, "ex-p", {"ex-p-text", "ex-p-answer", "ex-p-work",
+                                                 "ex-q-text"})
+    assert "First, the pair" in written.answer and "Second, the ratio" in written.answer
+    assert written.answer.index("First") < written.answer.index("Second")
+    assert "n = 3" in written.work and "print(n)" in written.work
+
+
+def test_honest16_the_teaching_page_states_the_time_limits_the_grader_uses():
+    """The limits teaching.md states (CPU time per call, test and notebook, and the
+    wall-clock backstops four times as long) are :class:`Limits`' defaults."""
+    limits, text = Limits(), " ".join((ROOT / "book" / "teaching.md").read_text().split())
+    assert limits.wall_factor == 4 and "backstop four times as long" in text
+    assert f"per call ({limits.call_seconds:g} s), per test ({limits.exercise_seconds:g} s)" \
+        in text
+    assert limits.submission_seconds == 30 * 60 and "share 30 minutes" in text
+    backstops = (limits.call_seconds * 4 / 60, limits.exercise_seconds * 4 / 60,
+                 limits.submission_seconds * 4 / 3600)
+    assert "({:g} minutes a call, {:g} a test, {:g} hours a notebook)".format(*backstops) \
+        in text

@@ -295,13 +295,15 @@ def test_string_annotations_and_audit_hooks_are_refused(device):
 def test_the_release_header_names_the_new_rules():
     """The release notebook's header says what review 15's rules refuse, where the import
     rule applies."""
-    from dpkit.course.assignments import _IMPORT_RULE
+    from dpkit.course import assignments
 
-    header = _IMPORT_RULE.format(modules="`math`")  # as the student reads it
+    header = assignments._IMPORT_RULE.format(modules="`math`") + assignments._HEADER
     for words in ("private names", "numpy.load", "get_ipython", "'{0.x}'", "f-strings",
                   "`_` unless your code sets it, as `for _ in …` does",
                   "in a randomized exercise the name `IPython`: write "
-                  "`from IPython.display import display`"):
+                  "`from IPython.display import display`",
+                  "singledispatch", "df.style.format", "copy of an answer cell",
+                  "`.eval`", "attrgetter", "`match` class pattern"):
         assert words in header, words
 
 
@@ -332,3 +334,91 @@ def test_own_names_like_the_template_words_and_plot_styles_stay_graded():
             "class Box:\n    def __init__(self):\n        self.env = {}\n"
             "prefix = 'run'\nprint(prefix, Box().env)\n")
     assert environment_use("ex-laplace-textbook", code + HONEST_LAP, []) is None
+
+
+# Honest review 16 (round 16): honest code the rules above refused.
+RUN_CLASS = ("class Run:\n    def __init__(self, gen):\n        self._gen = gen\n"
+             "    def noise(self, scale):\n        return self._gen.laplace(0.0, scale)\n\n"
+             + AT + "    run = Run(rng.numpy_generator())\n    t_hat = threshold + "
+             "run.noise(2 / epsilon)\n    for i, q in enumerate(queries):\n"
+             "        if q(data) + run.noise(4 / epsilon) >= t_hat:\n"
+             "            return i\n    return None\n")
+
+
+@pytest.mark.parametrize("source", ["dpkit.rng.seeded(1)", "dpkit.rng.default()"])
+def test_c1_r16_own_private_attributes_stay_graded_when_called_with_a_dpkit_object(source):
+    """Honest review 16, C1: a private attribute of the student's own class
+    (``self._gen``) was refused as "a private name of dpkit" once the answer called its
+    function with a dpkit object: the reading follows the argument into ``self``. An
+    attribute the student's code stores itself, which names nothing of the library, is
+    theirs, in the environment check and the forbidden-function check alike."""
+    answer = RUN_CLASS + f"print(my_above_threshold([], [], -500, 1.0, {source}))\n"
+    setup = _setup("sparse_vector")
+    assert environment_use("ex-svt-above-threshold", answer, [setup]) is None
+    assert forbidden_use("ex-svt-above-threshold", answer, [], setup,
+                         "my_above_threshold") is None
+
+
+def test_c1_r16_the_library_s_own_private_names_stay_refused():
+    """Storing an attribute of the same name does not open the library's private names:
+    ``dpkit._samplers`` and ``dpkit._warming._last`` exist in the library, and stay
+    refused."""
+    for device in ("import dpkit._samplers\n", "x = dpkit._warming._last\n"):
+        answer = ("import dpkit\nclass Box:\n    def __init__(self):\n"
+                  "        self._samplers = self._warming = self._last = 0\n" + device
+                  + RUN_CLASS)
+        why = environment_use("ex-svt-above-threshold", answer, [])
+        assert why is not None and "private name of dpkit" in why, (device, why)
+
+
+@pytest.mark.parametrize("line", [
+    "display(df.style.format('{:.1f}'))\n",
+    "display(df.style.format(precision=1))\n",
+    "display(df.style.format(formatter={'a': '{:.2f}'}, subset=['a'], na_rep='-'))\n",
+    "fmt = '{:.3f}'\nprint(fmt.format(2.0))\n",
+])
+def test_c2_r16_styler_format_with_written_out_arguments_stays_graded(line):
+    """Honest review 16, C2: pandas' ``df.style.format("{:.1f}")`` (and even
+    ``precision=1``) was refused as a computed ``str.format``. A computed format string
+    looks attributes up only on its arguments, and from written-out numbers and strings
+    whose fields look nothing up no module is reached: graded."""
+    cell = "import pandas as pd\ndf = pd.DataFrame({'a': [1.0, 2.0]})\n" + line
+    setup = _setup("sparse_vector")
+    assert forbidden_use("ex-svt-above-threshold", RUN_CLASS, [cell], setup) is None
+    assert environment_use("ex-svt-above-threshold", RUN_CLASS, [cell]) is None
+
+
+@pytest.mark.parametrize("line", [
+    "display(df.style.format('{0._os.environ}'))\n",
+    "display(df.style.format(fmt))\n",
+    "print(s.style.format(random))\n",
+    "print(s.style.format('x', precision=random))\n",
+    "print(s.style.format(**locals()))\n",
+    "print(fmt.format(random))\n",
+])
+def test_c2_r16_format_with_arguments_that_may_hold_a_module_stays_refused(line):
+    """What round 15 closed stays closed: a Styler's format string with a lookup field
+    (applied to the table's cells), and ``.format`` on a computed string (``s.style`` is a
+    string on a Series labelled ``"style"``) with an argument that is not written out."""
+    cell = ("import pandas as pd\nimport random\nfmt = '{0._os}'\ndf = pd.DataFrame()\n"
+            "s = pd.Series([fmt], index=['style'])\n" + line)
+    why = environment_use("ex-svt-above-threshold", RUN_CLASS, [cell])
+    assert why is not None and "format" in why, (line, why)
+
+
+@pytest.mark.parametrize(("cell", "said", "not_said"), [
+    ("from functools import singledispatch\n", "isinstance", "import each module"),
+    ("import numpy as np\nx = np.load('a.npy')\n", "remove it", "say the name in the code"),
+    ("ip = get_ipython()\nip.run_line_magic('time', 'x = 1')\n", "remove it",
+     "say the name in the code"),
+    ("import pickle\n", "pickle may not be imported", "looks names up"),
+])
+def test_m2_r16_refusals_give_advice_that_fits(cell, said, not_said):
+    """Honest review 16, H1, M2, M4: ``singledispatch`` was told to "import each module you
+    use by its own name", ``numpy.load`` and ``run_line_magic`` to "say the name in the
+    code instead" (they are named), and ``import pickle`` that it "looks names up"; each
+    refusal now says what to do."""
+    answer = GRID + "    return sensitivity / epsilon * (1 + 2.0 ** -20)\n"
+    why = forbidden_use("ex-laplace-grid-scale", answer, [(cell, "the cell you added")],
+                        _setup("laplace"))
+    assert why is not None and said in why and not_said not in why, why

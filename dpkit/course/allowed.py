@@ -31,6 +31,7 @@ __all__ = [
     "allowed_module",
     "defined_in",
     "import_feedback",
+    "names_object",
     "reached_module",
     "read_cells",
     "unallowed_import",
@@ -180,6 +181,55 @@ def _module_of(value: object) -> str | None:
     """The ``__module__`` of a callable ``value`` (a function, a class), or None."""
     defined = getattr(value, "__module__", None) if callable(value) else None
     return defined if isinstance(defined, str) else None
+
+
+def names_object(path: str) -> bool:
+    """Whether the dotted ``path`` names an object in the grader's process: the longest
+    module its first parts name is imported there (a private one too: ``dpkit._warming``)
+    and the rest read as attributes, never called. Conservative: a module that exists but
+    fails to import counts as something there.
+
+    Parameters
+    ----------
+    path : str
+        A dotted path, as :class:`~dpkit.course.reading.Reading` gives it.
+
+    Returns
+    -------
+    bool
+        Whether something is there (a module, a function, a value).
+
+    Raises
+    ------
+    Nothing.
+
+    Privacy guarantee: none by itself (reference: honest review 16, C1).
+
+    >>> names_object("dpkit._samplers"), names_object("dpkit._gen")
+    (True, False)
+    """
+    parts = path.split(".")
+    for at in range(len(parts), 0, -1):
+        name = ".".join(parts[:at])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                if importlib.util.find_spec(name) is None:
+                    continue
+                value: object = importlib.import_module(name)
+            except ModuleNotFoundError:
+                continue
+            except Exception:
+                return True
+            try:
+                for part in parts[at:]:
+                    value = getattr(value, part)
+            except AttributeError:
+                return False
+            except Exception:
+                return True
+            return True
+    return False
 
 
 def _looked_up(parts: list[str], parent: object = None) -> object:
@@ -359,7 +409,7 @@ def import_feedback(demand: str, found: tuple[str, ast.AST, str] | str) -> str:
 
     Privacy guarantee: none by itself (reference: adversarial review 14).
     """
-    allowed = ", ".join(sorted(m for m in ALLOWED_MODULES if m != "__future__"))
+    allowed = ", ".join(sorted(ALLOWED_MODULES))          # __future__ too (honest review 16)
     rule = (f"the code an answer here uses may import only {allowed} (not dpkit.course) and "
             "the Python files your %%writefile cells write")
     if isinstance(found, tuple) and len(found) == 2:

@@ -245,7 +245,9 @@ _HEADER = (
     "written answers are graded by hand. Grading runs your notebook in order: the code "
     "cells you add run too, so a helper you define in a cell above an answer is there "
     "for it; the set-up and test cells are taken from the teacher's copy, whatever "
-    "yours hold.")
+    "yours hold. A copy of an answer cell (Jupyter copies its grading tag with it) is "
+    "part of that answer: the cell and its copies run in order, and the tests read what "
+    "they leave defined.")
 #: The set-up cell's first line.
 _IMPORT = "import dpkit  # dpkit.check loads when first used"
 
@@ -269,13 +271,18 @@ _IMPORT_RULE = (
     "`%%writefile helper.py` (one file, in the notebook's folder). Any other import "
     "(`os`, `pathlib`, `subprocess`, `multiprocessing`, `tqdm` …) costs that exercise its "
     "points: the grader could not read what it runs. So does that code's use of private names "
-    "(`_…`) of dpkit or any module, `numpy.load` and pandas' pickle readers, the IPython shell "
-    "(`get_ipython`, `In`, `Out`, `_` unless your code sets it, as `for _ in …` does, "
-    "`exit` other than called, in a randomized exercise the name `IPython`: write "
-    "`from IPython.display import display`), "
-    "or a format string "
-    "whose fields name an attribute or item (`'{{0.x}}'`, `'{{d[k]}}'`) or is computed: "
-    "`'{{:.3f}}'.format(x)` and f-strings are fine.")
+    "(`_…`) of dpkit or any module (your own attributes, `self._x`, are yours), `numpy.load` "
+    "and pandas' pickle readers, the IPython shell (`get_ipython`, `In`, `Out`, `_` unless "
+    "your code sets it, as `for _ in …` does, `exit` other than called, in a randomized "
+    "exercise the name `IPython`: write `from IPython.display import display`), "
+    "`functools.singledispatch` (branch on `isinstance` instead), a data frame's `.eval` and "
+    "`.query`, `operator.attrgetter` and `methodcaller` other than called where they are "
+    "named, a `match` class pattern with positional captures of a class not your own, a "
+    "format string whose fields name an attribute or item (`'{{0.x}}'`, `'{{d[k]}}'`), or "
+    "`.format` on a string not written out in the code with an argument that is not written "
+    "out either (`fmt.format(x)`, which could look attributes of `x` up): "
+    "`'{{:.3f}}'.format(x)`, `fmt.format(2.0)`, `df.style.format(\"{{:.1f}}\")`, "
+    "`df.style.format(precision=1)` and f-strings are fine.")
 
 
 def assignment_notebook(path: str | Path, book: Book, *,

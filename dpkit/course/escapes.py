@@ -11,7 +11,8 @@ JUDGED exercise reaches):
   ``getattr`` does (H1): :func:`format_use` reads a format string written out in the code
   with :class:`string.Formatter` (here, in the grader's process) and refuses a field with
   ``.`` or ``[…]`` (also in a nested format spec), ``.format``/``.format_map`` on anything
-  but a string written out (a computed format string cannot be read), and the strings
+  but a string written out (a computed format string cannot be read) unless every argument
+  is written out (``df.style.format("{:.1f}")``, honest review 16, C2), and the strings
   ``"format"`` and ``"format_map"`` (``getattr(s, "format")``, ``methodcaller``). A
   ``%``-format reads only a mapping's keys (``"%(x)s" % d``), never an attribute, and
   ``string.Template`` (whose module may not be imported) reads only keys: neither is
@@ -43,11 +44,11 @@ import functools
 import re
 import string
 
-from dpkit.course.allowed import ALLOWED_MODULES, defined_in
-from dpkit.course.reading import Reading, imported_names, walk_running
+from dpkit.course.allowed import ALLOWED_MODULES, defined_in, names_object
+from dpkit.course.reading import Reading, imported_names, own_attributes, walk_running
 
-__all__ = ["format_use", "hook_use", "library_part", "library_use", "shell_use",
-           "template_use"]
+__all__ = ["course_import", "format_use", "hook_use", "library_part", "library_use",
+           "shell_use", "template_use"]
 
 #: IPython's history names in a kernel's namespace (``_``, ``__``, ``___``, ``_i``,
 #: ``_ii``, ``_iii``, ``_iN``, ``_N``, ``_ih``, ``_oh``, ``_dh``, ``In``, ``Out``).
@@ -177,11 +178,21 @@ def _lookup_field(text: str, depth: int = 0) -> str | None:
     return None
 
 
-def format_use(node: ast.AST) -> str | None:
+def format_use(node: ast.AST, parent: ast.AST | None = None) -> str | None:
     """How ``node`` looks a name up through a format string: ``.format`` or
-    ``.format_map`` on a string written out whose fields use ``.`` or ``[…]``, or on
-    anything else (a computed string, ``str.format``); the string ``"format"`` or
+    ``.format_map`` on a string written out whose fields use ``.`` or ``[…]``; on anything
+    else (a computed string, ``str.format``, a pandas Styler), unless it is called with
+    arguments that are all written out (numbers, strings whose fields look nothing up,
+    ``None``, and lists, tuples, sets and dicts of them: ``df.style.format("{:.1f}")``,
+    ``df.style.format(precision=1)``, ``fmt.format(2.0)``); the string ``"format"`` or
     ``"format_map"``. None otherwise.
+
+    A computed format string could look attributes up, but only on the arguments it is
+    given, and a field reads attributes and items, never calls: from a number, a string or
+    ``None`` no module is reached. So the object's kind need not be known (``s.style`` is
+    a pandas Styler on a table and a string on a Series with the label ``"style"``); a
+    Styler's format strings, applied to the table's cells, are checked too (honest
+    review 16, C2).
 
     Parameters, return value and errors as in :func:`shell_use` (``node``; what is
     refused, for the feedback, or None; nothing raised).
@@ -192,17 +203,37 @@ def format_use(node: ast.AST) -> str | None:
     "the format field {0._os.environ} (a field's . or [ ] looks an attribute or item up)"
     >>> format_use(ast.parse("'{:.3f} {0}'.format(x)").body[0].value.func) is None
     True
+    >>> call = ast.parse("df.style.format(precision=1)").body[0].value
+    >>> format_use(call.func, call) is None
+    True
     """
     if isinstance(node, ast.Constant) and node.value in _FORMAT_METHODS:
         return f"the string {node.value!r} (it reaches str.{node.value})"
     if not isinstance(node, ast.Attribute) or node.attr not in _FORMAT_METHODS:
         return None
     if not (isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
-        return (f".{node.attr} on a format string that is not written out in the code "
-                "(a computed format string cannot be read)")
+        if isinstance(parent, ast.Call) and parent.func is node and all(
+                _inert(a) for a in [*parent.args, *parent.keywords]):
+            return None
+        return (f".{node.attr} on a format string that is not written out in the code, "
+                "with arguments that are not all written out (a computed format string "
+                "could look their attributes up)")
     field = _lookup_field(node.value.value)
     return None if field is None else (
         f"the format field {{{field}}} (a field's . or [ ] looks an attribute or item up)")
+
+
+def _inert(node: ast.AST) -> bool:
+    """Whether ``node``, an argument, is written out: a number, ``None``, a string whose
+    fields look nothing up, a list, tuple, set or dict of them (no ``**mapping``)."""
+    if isinstance(node, ast.keyword):
+        return node.arg is not None and _inert(node.value)
+    return all(isinstance(n, (ast.Constant, ast.Tuple, ast.List, ast.Set, ast.Dict,
+                              ast.UnaryOp, ast.USub, ast.UAdd, ast.Load, ast.expr_context))
+               and not (isinstance(n, ast.Constant) and isinstance(n.value, str)
+                        and _lookup_field(n.value))
+               and not (isinstance(n, ast.Dict) and None in n.keys)
+               for n in ast.walk(node))
 
 
 def _paths(reading: Reading, node: ast.AST) -> set[str]:
@@ -230,7 +261,12 @@ def library_part(reading: Reading, node: ast.AST, packages: tuple[str, ...] = ()
     starts with ``_``, not a double-underscore name: ``dpkit.laplace._laplace_grid``,
     ``sys._base_executable``, ``warnings._getcategory``), or, with ``packages``, one in
     them or naming a function, class or module that one of them defines (looked up in the
-    grader's process, :func:`~dpkit.course.allowed.defined_in`). None otherwise.
+    grader's process, :func:`~dpkit.course.allowed.defined_in`). None otherwise. A private
+    part that is an attribute the student's code stores itself (``self._gen = gen``, a
+    field of its class: :func:`~dpkit.course.reading.own_attributes`) and that
+    names nothing of the library there is theirs: the reading follows arguments into
+    parameters flow-insensitively, so ``self`` of a student's class may "hold" ``dpkit``
+    when the function is called with a dpkit object (honest review 16, C1).
 
     Parameters, return value and errors as in :func:`shell_use` (``reading`` and
     ``node``; the path and why, for the feedback, or None; nothing raised), and
@@ -246,12 +282,15 @@ def library_part(reading: Reading, node: ast.AST, packages: tuple[str, ...] = ()
         return name is not None and (name == package or name.startswith(f"{package}."))
 
     for path in sorted(_paths(reading, node)):
-        root = path.split(".")[0]
-        if root not in _ROOTS:
+        parts = path.split(".")
+        if parts[0] not in _ROOTS:
             continue
-        if any(part.startswith("_") and not part.startswith("__")
-               for part in path.split(".")):
-            return f"{path} (a private name of {root})"
+        private = [at for at, part in enumerate(parts)
+                   if part.startswith("_") and not part.startswith("__")]
+        stored = own_attributes(reading.nodes) if private else set()
+        if any(parts[at] not in stored or names_object(".".join(parts[:at + 1]))
+               for at in private):
+            return f"{path} (a private name of {parts[0]})"
         for package in packages:
             if within(path, package) or within(_defined_in(path), package):
                 return f"{path} (part of {package}, which this exercise forbids as a whole)"
@@ -321,3 +360,15 @@ def _rebinding(node: ast.AST, known: Reading | None) -> bool:
         return all(a.asname is None for a in node.names)
     return isinstance(node, ast.ImportFrom) and known is not None and all(
         known.names.get(name) == {path} for name, path in imported_names(node))
+
+
+def course_import(node: ast.Import | ast.ImportFrom) -> bool:
+    """Whether ``node`` imports the course kit (``dpkit.course``): no exercise needs it,
+    and in the sandbox its modules but the worker's are empty files, so that
+    ``hasattr(dpkit.course.grading, "grade")`` would tell the sandbox from a notebook
+    (adversarial review 11)."""
+    names = [a.name for a in node.names]
+    if isinstance(node, ast.ImportFrom):
+        names = [f"{node.module}.{n}" for n in names] if node.module and not node.level \
+            else []
+    return any(n == "dpkit.course" or n.startswith("dpkit.course.") for n in names)

@@ -23,7 +23,14 @@ from dpkit.course.allowed import (
     read_cells,
     unallowed_import,
 )
-from dpkit.course.escapes import format_use, hook_use, library_use, shell_use, template_use
+from dpkit.course.escapes import (
+    course_import,
+    format_use,
+    hook_use,
+    library_use,
+    shell_use,
+    template_use,
+)
 from dpkit.course.lookups import expression_use, getter_use, match_use
 from dpkit.course.magics import drop_magics
 from dpkit.course.reading import (
@@ -38,6 +45,7 @@ from dpkit.course.reading import (
     own_attributes,
     own_binding,
     parameters_of,
+    rebound,
     statement_bindings,
     unsealing,
     walk_running,
@@ -62,26 +70,26 @@ FORBIDDEN: dict[str, tuple[tuple[str, ...], str]] = {
                                 "dpkit.svt.sparse", "dpkit.naive.svt.above_threshold"),
                                "asks you to write AboveThreshold yourself"),
 }
-#: Per exercise: packages whose every function and class its answer may not use, by any
-#: name or module (adversarial review 15, C3: ``dpkit.svt.core.sparse_on_answers`` and
+#: Per exercise: packages whose every function and class its answer may not use, by any name or
+#: module (adversarial review 15, C3: ``dpkit.svt.core.sparse_on_answers`` and
 #: ``dpkit.naive.svt._variant`` are AboveThreshold too); dpkit's private names (the grid's
-#: ``dpkit._samplers.grid``, ``dpkit.laplace._laplace_grid``) are refused in every answer
-#: to a FORBIDDEN or JUDGED exercise (:func:`~dpkit.course.escapes.library_use`).
+#: ``dpkit._samplers.grid``, ``dpkit.laplace._laplace_grid``) are refused in every answer to a
+#: FORBIDDEN or JUDGED exercise (:func:`~dpkit.course.escapes.library_use`).
 FORBIDDEN_PACKAGES: dict[str, tuple[str, ...]] = {
     "ex-svt-above-threshold": ("dpkit.svt", "dpkit.naive.svt"),
 }
 
-#: Built-in functions that reach a name given as a string: refused (as a call or as a value)
-#: in the code an answer to an exercise of :data:`FORBIDDEN` reaches, since no static reading
-#: can follow them. ``getattr`` and its kin, ``vars``, ``locals`` and ``operator.attrgetter``
-#: are refused only where they could reach a forbidden function (see :func:`forbidden_use`).
+#: Built-in functions that reach a name given as a string: refused (as a call or as a value) in
+#: the code an answer to an exercise of :data:`FORBIDDEN` reaches, since no static reading can
+#: follow them. ``getattr`` and its kin, ``vars``, ``locals`` and ``operator.attrgetter`` are
+#: refused only where they could reach a forbidden function (see :func:`forbidden_use`).
 DYNAMIC = frozenset({"eval", "exec", "compile", "__import__", "globals", "breakpoint"})
-#: Names refused wherever they appear in the code an answer reaches (a bare name, an
-#: attribute, an imported module or name, a keyword argument), used or not: modules and
-#: functions that import a module, list an object's members, rebuild an object from bytes or
-#: reach the objects of a running program by a name given as data (round 3 of the
-#: adversarial review reached ``laplace_grid`` by ``pickle.loads(b"cdpkit.laplace\n…")``),
-#: and the foreign-function interfaces (``ctypes``, ``_ctypes``, NumPy's ``ctypeslib``).
+#: Names refused wherever they appear in the code an answer reaches (a bare name, an attribute,
+#: an imported module or name, a keyword argument), used or not: modules and functions that
+#: import a module, list an object's members, rebuild an object from bytes or reach the objects
+#: of a running program by a name given as data (round 3 of the adversarial review reached
+#: ``laplace_grid`` by ``pickle.loads(b"cdpkit.laplace\n…")``), and the foreign-function
+#: interfaces (``ctypes``, ``_ctypes``, NumPy's ``ctypeslib``).
 _DYNAMIC_NAMES = frozenset({
     "importlib", "imp", "inspect", "builtins", "pickle", "_pickle", "cPickle", "marshal",
     "dill", "cloudpickle", "joblib", "shelve", "copyreg", "copy_reg", "pydoc", "ctypes",
@@ -101,14 +109,14 @@ _DYNAMIC_NAMES = frozenset({
     "run_cell_async", "run_line_magic", "run_cell_magic", "ev", "ex", "safe_execfile",
     "safe_run_module", "singledispatch", "singledispatchmethod", "from_custom_template",
     "format_index", "format_index_names", "addaudithook"})
-#: Modules refused when the code reaches them under another name (``import code as c``):
-#: their names are too common as variables to refuse as bare names.
+#: Modules refused when the code reaches them under another name (``import code as c``): their
+#: names are too common as variables to refuse as bare names.
 _DYNAMIC_MODULES = frozenset({"code", "sys.modules", "sys._getframe"})
 #: The only double-underscore names that code an answer reaches may use: the others
 #: (``__dict__``, ``__globals__``, ``__subclasses__``, ``__code__``, ``__reduce__``,
-#: ``__getattribute__`` …) list or rebuild objects by name. Operators (reflected and in
-#: place too), the protocols of a class of one's own and a class's plain facts resolve
-#: nothing by name.
+#: ``__getattribute__`` …) list or rebuild objects by name. Operators (reflected and in place
+#: too), the protocols of a class of one's own and a class's plain facts resolve nothing by
+#: name.
 _PLAIN_DUNDERS = frozenset({
     "__init__", "__new__", "__post_init__", "__name__", "__qualname__", "__module__",
     "__doc__", "__class__", "__slots__", "__len__", "__iter__", "__next__", "__reversed__",
@@ -123,10 +131,10 @@ _PLAIN_DUNDERS = frozenset({
                                      "mod", "pow", "lshift", "rshift", "and", "or", "xor")
       for prefix in ("", "r", "i")),
     "__divmod__", "__rdivmod__"})
-#: Double-underscore attributes allowed under a condition (see :func:`_dynamic`): setting
-#: or deleting an attribute whose name the code spells (``object.__setattr__(self, "b",
-#: …)`` in a frozen dataclass), and the function a decorator of the student's wraps (not
-#: one of the library's).
+#: Double-underscore attributes allowed under a condition (see :func:`_dynamic`): setting or
+#: deleting an attribute whose name the code spells (``object.__setattr__(self, "b", …)`` in a
+#: frozen dataclass), and the function a decorator of the student's wraps (not one of the
+#: library's).
 _NAMED_DUNDERS = frozenset({"__setattr__", "__delattr__"})
 _OWN_DUNDERS = frozenset({"__wrapped__", "__annotations__", "__defaults__",
                           "__kwdefaults__"})
@@ -136,10 +144,10 @@ _UNSEALED = "on self (allowed only while"
 #: The randomized exercises, judged by the law of their outputs (:mod:`dpkit.course.judges`).
 JUDGED = frozenset({"ex-laplace-textbook", "ex-analytic-variance", "ex-svt-above-threshold",
                     "ex-svt-auto-avg", "ex-exp-sampler"})
-#: What tells the grading sandbox from a notebook (adversarial review round 7, finding 2:
-#: ``if sys.argv != [...]: return value``, no noise in real use): refused wherever the code
-#: an answer to a :data:`JUDGED` exercise reaches spells them (an attribute, an import, a
-#: bare name the student does not bind), since no test of outputs can see such a device.
+#: What tells the grading sandbox from a notebook (adversarial review round 7, finding 2: ``if
+#: sys.argv != [...]: return value``, no noise in real use): refused wherever the code an answer
+#: to a :data:`JUDGED` exercise reaches spells them (an attribute, an import, a bare name the
+#: student does not bind), since no test of outputs can see such a device.
 ENVIRONMENT = frozenset({
     "argv", "orig_argv", "environ", "environb", "getenv", "get_ipython", "getuid",
     "geteuid", "getgid", "getegid", "getlogin", "getppid", "getpid", "getpwuid",
@@ -158,8 +166,8 @@ ENVIRONMENT = frozenset({
     # round 15: where Python is installed (a private name, sys._base_executable, is refused
     # as every private name of a module is: :func:`~dpkit.course.escapes.library_part`)
     "prefix", "base_prefix", "exec_prefix", "base_exec_prefix"})
-#: Builtins that run code given as data, which could reach any of the above: refused as
-#: bare names only (``re.compile`` is another function).
+#: Builtins that run code given as data, which could reach any of the above: refused as bare
+#: names only (``re.compile`` is another function).
 _DYNAMIC_BUILTINS = frozenset({"eval", "exec", "compile"})
 #: The words of :data:`ENVIRONMENT` as the refused names of the dynamic-lookup check
 #: (:func:`_dynamic`) that :func:`environment_use` runs: ``getattr(os, "environ")``.
@@ -224,12 +232,11 @@ def environment_use(label: str, answer: str, earlier: Iterable[str | tuple[str, 
     # Attributes the student's code defines itself (``self.timing = []``, a class's or a
     # dataclass's field, a namedtuple's), in any cell: an earlier answer is read again with
     # each later one; and the names it binds itself, in any cell.
-    stored = {name for tree, _ in parsed for node in ast.walk(tree)
-              for name in own_attributes(node)}
     bound = {n for tree, _ in parsed for node in ast.walk(tree) for n in own_binding(node)}
     reading = Reading([tree for tree, _ in parsed],
                       lambda name: set() if name in bound or name in dir(builtins)
                       else {f"?{name}"}, calls_hold=True)
+    stored = own_attributes(n for tree, _ in parsed for n in ast.walk(tree))
     for tree, place in parsed:
         parents = {id(child): node for node in ast.walk(tree)
                    for child in ast.iter_child_nodes(node)}
@@ -251,10 +258,9 @@ def environment_use(label: str, answer: str, earlier: Iterable[str | tuple[str, 
         found = _dynamic(reading, {**_ENVIRONMENT_BANNED, **checker_words()}, tree,
                          places)
         if found:
-            return (f"{demand}{_where(place, found[1])}, {found[0]} looks names up "
-                    "dynamically (it could read the environment: the command line, the "
-                    "user, the machine, the kernel), which is not allowed in the code an "
-                    f"answer here uses: {_advice(found)}, so the answer was not graded")
+            return (f"{demand}{_where(place, found[1])}, " + _dynamic_feedback(
+                found, "it could read the environment: the command line, the user, the "
+                "machine, the kernel"))
     found = check_use(reading, parsed)
     if found:
         return (f"{demand}{_where(found[1], found[0])}, {found[2]}: where your notebook is "
@@ -306,24 +312,16 @@ def _environment_word(node: ast.AST, parent: ast.AST | None, reading: Reading,
         words = [constant_string(node.args[0]) or ""]
     else:
         return None
-    if isinstance(node, (ast.Import, ast.ImportFrom)) and _course(node):
+    if isinstance(node, (ast.Import, ast.ImportFrom)) and course_import(node):
         return "dpkit.course"
     return next((w for w in words if w in ENVIRONMENT or w.startswith("dpkit.timing.")
                  or w in ("dpkit.timing", "dpkit.course")), None)
 
 
-def _course(node: ast.Import | ast.ImportFrom) -> bool:
-    """Whether ``node`` imports the course kit (``dpkit.course``): no exercise needs it,
-    and in the sandbox its modules but the worker's are empty files, so that
-    ``hasattr(dpkit.course.grading, "grade")`` would tell the sandbox from a notebook
-    (adversarial review 11)."""
-    names = [a.name for a in node.names]
-    if isinstance(node, ast.ImportFrom):
-        names = [f"{node.module}.{n}" for n in names] if node.module and not node.level \
-            else []
-    return any(n == "dpkit.course" or n.startswith("dpkit.course.") for n in names)
-
-
+#: The IPython shell's methods among :data:`_DYNAMIC_NAMES` (their advice: remove them).
+_SHELL_METHODS = frozenset({"get_ipython", "_ip", "user_ns", "user_global_ns", "user_module",
+                            "run_cell", "run_cell_async", "run_line_magic", "run_cell_magic",
+                            "ev", "ex", "safe_execfile", "safe_run_module"})
 #: Absolute tolerances of the exercises whose statement bounds the accuracy asked for:
 #: ``my_delta`` "must stay accurate down to δ ≈ 1e-25", so below that an error of a
 #: millionth of 1e-25 is within the statement (a hidden input may have δ ≈ 1e-321).
@@ -443,33 +441,9 @@ def _own_self(node: ast.AST, parents: dict[int, ast.AST], reading: Reading
     plain = not function.decorator_list or \
         method_kinds(cls, reading).get(function.name) == "property"
     return cls if [a.arg for a in first] == [node.id] and \
-        not _rebound(function, node.id) and not reading.paths(node) and \
+        not rebound(function, node.id) and not reading.paths(node) and \
         not any(_library(p) for base in bases for p in reading.paths(base)) and plain \
         else None
-
-
-def _rebound(function: ast.FunctionDef, name: str) -> bool:
-    """Whether ``function``'s body binds ``name`` again in any way (assignment, augmented
-    assignment, ``for``/``with``/``except ... as``, walrus, ``match`` capture, import,
-    ``global``/``nonlocal``, ``del``): ``self += 0`` with an ``__add__`` that returns a
-    module made ``self`` the module (adversarial review 12, F2)."""
-    for node in (n for statement in function.body for n in ast.walk(statement)):
-        if isinstance(node, ast.Name) and node.id == name and \
-                isinstance(node.ctx, (ast.Store, ast.Del)):
-            return True
-        if isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
-            bound = [node.name]
-        elif isinstance(node, ast.MatchMapping):
-            bound = [node.rest]
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            bound = node.names
-        elif isinstance(node, ast.alias):
-            bound = [node.asname or node.name.split(".")[0]]
-        else:
-            bound = []
-        if name in bound:
-            return True
-    return False
 
 
 def _dynamic_node(reading: Reading, banned: dict[str, str], node: ast.AST,
@@ -483,10 +457,10 @@ def _dynamic_node(reading: Reading, banned: dict[str, str], node: ast.AST,
         return name in banned or _unreadable(name)
 
     refused = _spelled(node, reading, parents.get(id(node)), banned) or \
-        shell_use(reading, node, parents.get(id(node))) or format_use(node) or \
-        template_use(reading, node) or hook_use(node) or \
-        match_use(reading, node, parents, named) or expression_use(reading, node) or \
-        getter_use(reading, node, parents.get(id(node)), named)
+        shell_use(reading, node, parents.get(id(node))) or \
+        format_use(node, parents.get(id(node))) or template_use(reading, node) or \
+        hook_use(node) or match_use(reading, node, parents, named) or \
+        expression_use(reading, node) or getter_use(reading, node, parents.get(id(node)), named)
     if refused:
         return refused
     if isinstance(node, ast.ImportFrom) and node.module == "__future__" and \
@@ -557,7 +531,7 @@ def _forbidden(reading: Reading, banned: dict[str, str], tree: ast.AST, *,
             continue
         if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and \
                 _library(node.module):
-            hit = ["course"] if _course(node) else [
+            hit = ["course"] if course_import(node) else [
                 a.name for a in node.names if a.name in banned and not (
                     calls and node is tree and a.asname in (None, a.name) and
                     a.name in rebinds and f"{node.module}.{a.name}" == banned[a.name])]
@@ -680,9 +654,9 @@ def forbidden_use(label: str, answer: str, earlier: Iterable[str | tuple[str, st
     ...                     [("import math, pickle", "the cell you added above 7.2")]))
     ... # doctest: +NORMALIZE_WHITESPACE
     this exercise asks you to write AboveThreshold yourself; in the cell you added above
-    7.2, line 1, pickle looks names up dynamically, which is not allowed in the code an
-    answer here uses: remove it (and import each module you use by its own name), so the
-    answer was not graded
+    7.2, line 1, pickle may not be imported in the code an answer here uses, even unused
+    (it finds or rebuilds objects by names given as data): remove the import (and import
+    each module you use by its own name), so the answer was not graded
     """
     if label not in FORBIDDEN:
         return None
@@ -743,9 +717,8 @@ def forbidden_use(label: str, answer: str, earlier: Iterable[str | tuple[str, st
     for tree, place in trees:
         found = _dynamic(reading, banned, tree, places)
         if found:
-            return (f"this exercise {why}; {_where(place, found[1])}, {found[0]} looks "
-                    "names up dynamically, which is not allowed in the code an answer here "
-                    f"uses: {_advice(found)}, so the answer was not graded")
+            return f"this exercise {why}; {_where(place, found[1])}, " + \
+                _dynamic_feedback(found, "")
     unread = unallowed_import([(root, "its answer", False), *read])
     return import_feedback(f"this exercise {why}; ", unread) if unread else None
 
@@ -756,9 +729,32 @@ def _where(place: str, node: ast.AST) -> str:
     return f"in {place}" + (f", line {line}" if line else "")
 
 
+def _dynamic_feedback(found: tuple[str, ast.AST], could: str) -> str:
+    """The feedback's end for the dynamic lookup ``found``: an import of a module that
+    finds objects by names given as data is said to be refused as an import (honest review
+    16, M4); anything else looks names up dynamically (``could``: what it could reach)."""
+    what, node = found
+    if isinstance(node, (ast.Import, ast.ImportFrom)) and \
+            not what.rsplit(".", 1)[-1].startswith("singledispatch"):
+        return (f"{what} may not be imported in the code an answer here uses, even unused "
+                f"(it finds or rebuilds objects by names given as data{'; ' * bool(could)}"
+                f"{could}): remove the import (and import each module you use by its own "
+                "name), so the answer was not graded")
+    return (f"{what} looks names up dynamically{f' ({could})' if could else ''}, which is "
+            f"not allowed in the code an answer here uses: {_advice(found)}, so the answer "
+            "was not graded")
+
+
 def _advice(found: tuple[str, ast.AST]) -> str:
     """What to do instead of the dynamic lookup ``found``."""
     what, node = found
+    if what.rsplit(".", 1)[-1].startswith("singledispatch"):
+        return ("remove it (its register evaluates annotations written as strings, which "
+                "could name anything): branch on isinstance(…) instead")
+    if "(it reaches" in what or what.rsplit(".", 1)[-1] in _SHELL_METHODS:
+        return ("remove it (the code an answer here uses may not reach it: it rebuilds "
+                "objects from bytes, imports what data names, or runs code through the "
+                "IPython shell; magics are not run where your notebook is graded)")
     if isinstance(node, (ast.Import, ast.ImportFrom)):
         return "remove it (and import each module you use by its own name)"
     if isinstance(node, ast.Name) and what == node.id and what in _DYNAMIC_NAMES:

@@ -110,7 +110,7 @@ __all__ = ["ABSOLUTE_TOLERANCE", "GRADER_VERSION", "LOST_METADATA", "PRIVACY_FEE
            "RELATIVE_TOLERANCE", "UNCHECKED_FEEDBACK", "UNREAD_FEEDBACK", "Result",
            "SetupError", "agrees_with", "grade", "grade_notebook", "static_refusal"]
 
-GRADER_VERSION = "28"          # a change of the tests regrades every notebook
+GRADER_VERSION = "29"          # a change of the tests regrades every notebook
 PUBLIC_POINTS, HIDDEN_POINTS = 1, 2
 #: Appended to the hidden test's message when it found a privacy violation.
 PRIVACY_FEEDBACK = "a privacy violation earns no points for this exercise"
@@ -157,10 +157,39 @@ class _Exercise:
     stub: str = ""                 # the answer cell as handed out, for a code exercise
 
 
-def _answers(submission: Any) -> dict[str, str]:
-    """The student's cells by grade id: text only (a malformed cell counts as empty)."""
-    return {grade_id: source for grade_id, _, source, _ in notebook_cells(submission)
-            if grade_id}
+def _answers(submission: Any) -> dict[str, list[str]]:
+    """The student's cells by grade id, text only (a malformed cell counts as empty): every
+    cell that carries the id, in the notebook's order. Jupyter copies a cell's nbgrader
+    metadata with it, so a copied answer cell carries its answer's id (honest review 16,
+    C4: keeping only the last copy replaced a correct answer with an experiment)."""
+    found: dict[str, list[str]] = {}
+    for grade_id, _, source, _ in notebook_cells(submission):
+        if grade_id:
+            found.setdefault(grade_id, []).append(source)
+    return found
+
+
+def _run_answer(notebook: _Notebook, copies: list[str], exercise: _Exercise
+                ) -> tuple[str, BaseException | None, list[BaseException]]:
+    """Run an answer's cells (the answer cell and its copies, in order, each a cell of its
+    own, as the notebook runs them): the answer's code as the static reading and the tests
+    read it (the copies that are not left as handed out, joined in order), the answer's
+    error (the first copy's error if every copy raised, else None: the test reads what
+    the copies left defined) and the errors of the copies that raised when another ran
+    (noted in the feedback like an added cell's). Copies left as handed out are not part of
+    the answer's code, so an answer whose copies are all stubs has "no answer yet"."""
+    title = exercise.title
+    names = [f"your answer to {title}" if at == 0 else
+             f"copy {at + 1} of your answer to {title}" for at in range(len(copies))]
+    errors = [notebook.run(cell, name) if cell.strip() else None
+              for cell, name in zip(copies, names, strict=True)]
+    if len(copies) == 1:
+        return copies[0], errors[0], []
+    ran = [cell for cell in copies if cell.strip() and not same_code(cell, exercise.stub)]
+    tried = [e for cell, e in zip(copies, errors, strict=True) if cell.strip()]
+    error = tried[0] if tried and all(e is not None for e in tried) else None
+    return "\n".join(ran) or copies[0], error, [e for e in errors
+                                                 if e is not None and error is None]
 
 
 def _added_cells(submission: Any, released: set[str],
@@ -313,13 +342,14 @@ def _arguments(call: ast.Call, sandbox: Sandbox, model: _Model,
             {k.arg: value(k.value, False) for k in call.keywords if k.arg is not None})
 
 
-def _written(answers: dict[str, str], added: dict[str, list[tuple[str, str]]]) -> str:
+def _written(answers: dict[str, list[str]], added: dict[str, list[tuple[str, str]]]) -> str:
     """The code a student wrote, for :func:`_secret_rng`: every answer cell and every cell
     they added, by grade id, encoded without ambiguity (JSON), so that two different sets
     of cells never give the same text (a text joined with a separator did: one cell
     ``"a\n\0b"`` and the two cells ``"a"`` and ``"b"``, which run differently, met the
     same hidden inputs)."""
-    return json.dumps([[[key, answers[key]] for key in sorted(answers)],
+    return json.dumps([[[key, cells[0] if len(cells) == 1 else cells]
+                        for key, cells in sorted(answers.items())],
                        [[key, [cell for cell, _ in added[key]]] for key in sorted(added)]])
 
 
@@ -366,7 +396,7 @@ def grade_notebook(source: nbformat.NotebookNode, submission: Any, *, secret: st
     added = _added_cells(submission, {grade_id_of(c) for c in source.cells if grade_id_of(c)},
                          {e.label: e.title for e in exercises})
     written = _written(answers, added)
-    changed = "setup" in answers and answers["setup"].strip() != setup.strip()
+    changed = "setup" in answers and answers["setup"][0].strip() != setup.strip()
     model = _Model(setup, exercises)
     limits = limits or Limits()
     results = []
@@ -388,22 +418,24 @@ def grade_notebook(source: nbformat.NotebookNode, submission: Any, *, secret: st
             if exercise.written:
                 results.append((exercise, None, "written answer: graded by hand"))
                 continue
-            answer = answers.get(f"{exercise.label}-answer", "")
-            error = notebook.run(answer, f"your answer to {exercise.title}") \
-                if answer.strip() else None
+            answer, error, raised = _run_answer(
+                notebook, answers.get(f"{exercise.label}-answer", [""]), exercise)
+            notes += [_cell_error(e, sandbox) for e in raised]
             refused = static_refusal(exercise.label, exercise.title, answer, earlier, setup,
                                      log, graded=_graded_name(exercise))
             earlier.append((answer, f"your answer to {exercise.title}"))
-            sandbox.deadline = time.monotonic() + limits.exercise_seconds
+            sandbox.test_left = limits.exercise_seconds    # CPU time, and its backstop:
+            sandbox.deadline = time.monotonic() + limits.exercise_seconds * limits.wall_factor
             try:
                 notebook.ensure()
-                result = (exercise, 0.0, refused) if refused and answer.strip() else \
+                result = (exercise, 0.0, refused) if refused and answer.strip() and \
+                    not same_code(answer, exercise.stub) else \
                     _grade_code(exercise, answer, error, notebook, model,
                                 _secret_rng(secret, student, exercise.label, written))
             except _STOPPED as stopped:          # the worker could not even be restarted
                 result = (exercise, 0.0, f"not graded: {described(stopped)}")
             finally:
-                sandbox.deadline = math.inf
+                sandbox.deadline = sandbox.test_left = math.inf
             said = [*([f"a cell you added above it raised {'; '.join(notes)}"] if notes
                       else []), *([SETUP_CHANGED] if changed and result[2] != NO_ANSWER
                                   else [])]
@@ -502,15 +534,21 @@ class _Notebook:
         main.close()                # its cells may have started a thread: not left running
         twins: list[Sandbox] = []
 
+        def spent() -> float:       # the CPU time the twins' requests took: each twin
+            return main.left - twins[-1].left if twins else 0.0    # starts with what is left
+
         def workers() -> Iterator[RemoteFunction]:
             for _ in range(count):
                 if twins:
                     twins[-1].close()   # the one before: gone before the next is started
                 twin = Sandbox(main.limits, unsafe=main.unsafe)
+                used = spent()
+                twin.left, twin.test_left = main.left - used, main.test_left - used
+                twin.wall_left = main.wall_left - (time.monotonic() - start)
+                twin.quoted = main.quoted
                 twins.append(twin)
-                twin.left, twin.quoted = main.left - (time.monotonic() - start), main.quoted
                 twin.start()
-                twin.deadline = min(main.deadline, start + main.left)   # shared: one clock
+                twin.deadline = min(main.deadline, start + main.wall_left)   # one clock
                 failed = [e for e in twin.run([c for c, _ in self.good],
                                               [n for _, n in self.good]) if e is not None]
                 if failed:
@@ -524,7 +562,9 @@ class _Notebook:
         finally:
             for twin in twins:
                 twin.close()
-            main.left -= time.monotonic() - start
+            used = spent()
+            main.left, main.test_left = main.left - used, main.test_left - used
+            main.wall_left -= time.monotonic() - start
 
     def run(self, cell: str, name: str) -> BaseException | None:
         """Run one cell, named ``name`` in the feedback ("your answer to Exercise 3.2")."""
@@ -564,7 +604,8 @@ def _grade_code(exercise: _Exercise, answer: str, error: BaseException | None,
                              error=own[0] if own else None)
     if not verdict.passed:
         return exercise, 0.0, public + " | hidden tests wait for the public one"
-    _quiet(sandbox)
+    if isinstance(args[0] if args else None, RemoteFunction):   # hidden inputs are lent:
+        _quiet(sandbox)             # a value answer is sent none (honest review 16, M1)
     hidden = _hidden(exercise, args, notebook, model, rng)
     if hidden.privacy or hidden.raised:     # earned nothing: the public point goes too
         return exercise, 0.0, f"{public} | hidden tests: {short(hidden.message)}; " \

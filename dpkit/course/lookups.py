@@ -206,7 +206,7 @@ def expression_use(reading: Reading, node: ast.AST) -> str | None:
     name = node.attr if isinstance(node, ast.Attribute) else constant_string(
         node.args[1]) if isinstance(node, ast.Call) and len(node.args) > 1 and \
         _builtin(reading, node.func) in LOOKUPS else None
-    if name not in EXPRESSIONS or any(name in own_attributes(n) for n in reading.nodes):
+    if name not in EXPRESSIONS or name in own_attributes(reading.nodes):
         return None
     return (f"{ast.unparse(node)[:40]} (pandas evaluates its string as code, whose @names "
             "look names and attributes up: write the computation in Python, "

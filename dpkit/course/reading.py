@@ -10,11 +10,11 @@ node binds. Nothing here judges: the checks decide what is refused.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 __all__ = ["FUNCTIONS", "LOOKUPS", "PLAIN_MODULES", "Reading", "answer_statements",
            "constant_string", "imported_names", "match_names", "method_kinds",
-           "own_attributes", "own_binding", "parameters_of", "sealed",
+           "own_attributes", "own_binding", "parameters_of", "rebound", "sealed",
            "statement_bindings", "unsealing", "walk_outside", "walk_running"]
 
 #: The builtins that look an attribute up by a name given as data.
@@ -246,6 +246,49 @@ def own_binding(node: ast.AST) -> list[str]:
 def constant_string(node: ast.expr | None) -> str | None:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) \
         else None
+
+
+def own_attributes(nodes: Iterable[ast.AST]) -> set[str]:
+    """The attribute names the student's code (all its ``nodes``) defines as its own: an attribute
+    stored (``obj.name = …``, ``self._gen = gen``), a name bound in a class's body (a
+    field, a method), the fields of a ``namedtuple(…)`` spelled as strings.
+
+    Parameters
+    ----------
+    nodes : iterable of ast.AST
+        Every node of the student's code (``ast.walk`` of each cell; a
+        :class:`Reading`'s ``nodes``).
+
+    Returns
+    -------
+    set of str
+        The attribute names.
+
+    Raises
+    ------
+    Nothing.
+
+    Privacy guarantee: none by itself; the environment check and the check of dpkit's
+    private names exempt these names (reference: adversarial review 10, A2; honest
+    review 16, C1).
+
+    >>> sorted(own_attributes(ast.walk(ast.parse("class R: k = 1\\nr.x = r._gen = 2"))))
+    ['_gen', 'k', 'x']
+    """
+    found: set[str] = set()
+    for node in nodes:
+        if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
+            found.add(node.attr)
+        elif isinstance(node, ast.ClassDef):
+            found.update(n for statement in node.body for n in statement_bindings(statement))
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", getattr(
+                node.func, "attr", None)) == "namedtuple" and len(node.args) >= 2:
+            fields = node.args[1]
+            names = [constant_string(e) for e in fields.elts] \
+                if isinstance(fields, (ast.List, ast.Tuple)) else \
+                (constant_string(fields) or "").replace(",", " ").split()
+            found.update(n for n in names if n)
+    return found
 
 
 class Reading:
@@ -530,44 +573,6 @@ def match_names(reading: Reading, pattern: ast.MatchClass) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def own_attributes(node: ast.AST) -> list[str]:
-    """The attribute names ``node`` defines as the student's own: an attribute stored
-    (``obj.name = …``), a name bound in a class's body (a field, a method), the fields of
-    a ``namedtuple(…)`` spelled as strings.
-
-    Parameters
-    ----------
-    node : ast.AST
-        A node of the student's code.
-
-    Returns
-    -------
-    list of str
-        The names.
-
-    Raises
-    ------
-    Nothing: the code is only read.
-
-    Privacy guarantee: none by itself (reference: adversarial review 10).
-
-    >>> own_attributes(ast.parse("self.query = q").body[0].targets[0])
-    ['query']
-    """
-    if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
-        return [node.attr]
-    if isinstance(node, ast.ClassDef):
-        return [n for statement in node.body for n in statement_bindings(statement)]
-    if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) \
-            == "namedtuple" and len(node.args) >= 2:
-        fields = node.args[1]
-        names = [constant_string(e) for e in fields.elts] \
-            if isinstance(fields, (ast.List, ast.Tuple)) else \
-            (constant_string(fields) or "").replace(",", " ").split()
-        return [n for n in names if n]
-    return []
-
-
 def sealed(cls: ast.ClassDef, reading: Reading) -> bool:
     """Whether the methods of the student's class ``cls`` can be called only bound to an
     instance, so that their ``self`` is never a module: :func:`unsealing` finds nothing.
@@ -737,3 +742,27 @@ def unsealing(cls: ast.ClassDef, reading: Reading) -> ast.AST | None:
                 (isinstance(node, ast.ClassDef) and node.keywords):
             return node
     return None
+
+
+def rebound(function: ast.FunctionDef, name: str) -> bool:
+    """Whether ``function``'s body binds ``name`` again in any way (assignment, augmented
+    assignment, ``for``/``with``/``except ... as``, walrus, ``match`` capture, import,
+    ``global``/``nonlocal``, ``del``): ``self += 0`` with an ``__add__`` that returns a
+    module made ``self`` the module (adversarial review 12, F2)."""
+    for node in (n for statement in function.body for n in ast.walk(statement)):
+        if isinstance(node, ast.Name) and node.id == name and \
+                isinstance(node.ctx, (ast.Store, ast.Del)):
+            return True
+        if isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
+            bound = [node.name]
+        elif isinstance(node, ast.MatchMapping):
+            bound = [node.rest]
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            bound = node.names
+        elif isinstance(node, ast.alias):
+            bound = [node.asname or node.name.split(".")[0]]
+        else:
+            bound = []
+        if name in bound:
+            return True
+    return False

@@ -16,10 +16,13 @@ The grader never executes a student's code itself. :class:`Sandbox` starts
   with the grader; the system calls that reach kernel state beyond the sandbox (keyrings,
   other processes' memory, kernel tracing) are refused (:mod:`dpkit.course.syscalls`);
 * **limited**: CPU time, address space, number of processes, file size and open files
-  (:class:`Limits`), a wall-clock limit on every request, and one on all the requests of
-  the sandbox together, across restarts of the worker (``submission_seconds``), which the
-  grader enforces by the clock: the CPU limit is per process and the same for every
-  worker (what a worker can read of it tells it nothing of the workers before it).
+  (:class:`Limits`), a limit on every request, and one on all the requests of the
+  sandbox together, across restarts of the worker (``submission_seconds``), which the
+  grader enforces in CPU time, that of the sandbox's processes read from ``/proc``
+  (:mod:`dpkit.course.cputime`), each with a wall-clock backstop ``wall_factor`` times as
+  long: a loaded grading machine does not fail a correct answer (honest review 16, C3).
+  The kernel's CPU limit is per process and the same for every worker (what a worker can
+  read of it tells it nothing of the workers before it).
 
 The two processes exchange JSON lines (:mod:`dpkit.course.wire`) over two pipes: the
 grader sends cells to run, names to read and functions to call with their arguments; the
@@ -66,6 +69,7 @@ from typing import Any
 import numpy as np
 
 from dpkit.course import syscalls
+from dpkit.course.cputime import POLL, CpuClock
 from dpkit.course.lending import Lent
 from dpkit.course.showing import run_shown
 from dpkit.course.wire import GeneratorState, WireError, decode, dumps, encode, loads
@@ -78,7 +82,9 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,59}")
 
 @dataclasses.dataclass(frozen=True)
 class Limits:
-    """What one worker may use (all enforced by the kernel except ``call_seconds``)."""
+    """What one worker may use (the kernel enforces the first six; the grader the time
+    limits, which count the CPU time of the sandbox's processes, so that a grading machine
+    under load does not fail a correct answer: honest review 16, C3)."""
 
     cpu_seconds: int = 600           #: CPU time of the whole worker
     memory_bytes: int = 4 << 30      #: address space (NumPy and SciPy map about 1 GiB)
@@ -88,11 +94,14 @@ class Limits:
     file_bytes: int = 64 << 20       #: largest file it may write (in its private /tmp)
     open_files: int = 256
     tmp_bytes: int = 64 << 20        #: size of its private /tmp
-    call_seconds: float = 60.0       #: wall-clock limit on one request
-    exercise_seconds: float = 300.0  #: wall-clock limit on all the requests of one test
-    #: wall-clock limit on all the requests of one sandbox (one submission), whatever the
-    #: restarts; every worker's CPU limit is ``cpu_seconds``, at most this
+    call_seconds: float = 60.0       #: CPU time of one request
+    exercise_seconds: float = 300.0  #: CPU time of all the requests of one test
+    #: CPU time of all the requests of one sandbox (one submission), whatever the restarts;
+    #: every worker's RLIMIT_CPU is ``cpu_seconds``, at most this
     submission_seconds: float = 1800.0
+    #: each time limit's wall-clock backstop is this many times it (an answer that waits
+    #: without computing, ``time.sleep``, spends no CPU time)
+    wall_factor: float = 4.0
 
 
 class SandboxUnavailable(RuntimeError):
@@ -287,15 +296,15 @@ def _worker_limits(limits: Limits) -> Limits:
     It used to be what the submission had left, which a worker could read
     (``resource.getrlimit``) and an earlier worker could set by spending time: a channel
     from one worker to the next (adversarial review 12, F5). RLIMIT_CPU starts afresh in
-    each worker, so the time all of them take together is enforced in the grader, by the
-    wall clock (:attr:`Sandbox.left`)."""
+    each worker, so the time all of them take together is enforced in the grader, which
+    reads their CPU time (:attr:`Sandbox.left`)."""
     return dataclasses.replace(limits, cpu_seconds=max(1, min(
         limits.cpu_seconds, math.ceil(limits.submission_seconds))))
 
 
 def _used_up(limits: Limits) -> str:
-    return (f"your notebook used up the {limits.submission_seconds:g} s its grading may take "
-            "(all its cells and tests together), and was stopped")
+    return (f"your notebook used up the {limits.submission_seconds:g} s of CPU time its "
+            "grading may take (all its cells and tests together), and was stopped")
 
 
 def _set_limits(limits: Limits, *, processes: bool) -> Callable[[], None]:
@@ -429,13 +438,19 @@ class _Pipes:
                 raise _Broken("it closed its input", RuntimeError(
                     "the sandbox stopped reading requests")) from error
 
-    def read(self, deadline: float, seconds: float, why: str = "") -> dict[str, Any]:
+    def read(self, deadline: float, seconds: float, why: str = "",
+             over: Callable[[], bool] = lambda: False) -> dict[str, Any]:
+        """The next message, waiting until ``deadline`` (the wall clock's backstop) or
+        until ``over()`` (the request's CPU time is used up; asked every
+        :data:`~dpkit.course.cputime.POLL` s at least)."""
         while b"\n" not in self.pending:
             left = deadline - time.monotonic()
-            if left <= 0 or not select.select([self.read_fd], [], [], left)[0]:
+            if left <= 0 or over():
                 raise _Broken(f"a request ran past {seconds:g} s", TimeoutError(
-                    why or f"your code ran for more than {seconds:g} s, or past the time "
-                    "this test may take, and was stopped"))
+                    why or f"your code used more than {seconds:g} s of CPU time, or the "
+                    "time this test may take, and was stopped"))
+            if not select.select([self.read_fd], [], [], min(left, POLL))[0]:
+                continue
             chunk = os.read(self.read_fd, 1 << 16)
             if not chunk:
                 raise _Broken(None, RuntimeError("your code stopped the sandbox"))
@@ -455,6 +470,13 @@ class Sandbox:
 
     Use as a context manager; :meth:`run` the cells, then :meth:`get` values and
     :meth:`function` proxies that the checkers call like local functions.
+
+    Its time (:class:`Limits`): ``left``, the CPU seconds its requests may still take (the
+    submission's, whatever the restarts), and ``wall_left``, that limit's wall-clock
+    backstop; ``test_left``, the CPU seconds the current test may still take, and
+    ``deadline``, when its backstop is up (``time.monotonic()``), set by the grader per
+    test. A request stops when its worker's CPU time reaches ``_cpu_end`` (read by
+    ``_clock``, :class:`~dpkit.course.cputime.CpuClock`).
     """
 
     def __init__(self, limits: Limits | None = None, *, unsafe: bool = False) -> None:
@@ -465,8 +487,10 @@ class Sandbox:
         self._lent = Lent()
         self._next_id = 0
         self.stopped: str | None = None      # why the worker was stopped, if it was
-        self.deadline = math.inf             # when the current test's time is up
-        self.left = self.limits.submission_seconds  # seconds its requests may still take
+        self.deadline, self.test_left = math.inf, math.inf
+        self.left = self.limits.submission_seconds
+        self.wall_left = self.limits.submission_seconds * self.limits.wall_factor
+        self._cpu_end, self._clock = math.inf, CpuClock(None)
         #: Whether the message of an error the student's code raised is kept (else only its
         #: type and ``where`` cross): grading stops quoting once hidden inputs have been
         #: lent, since a message could carry them (adversarial review round 7, N11).
@@ -503,7 +527,7 @@ class Sandbox:
             for fd in opened:
                 os.close(fd)
         self._pipes = _Pipes(from_grader, from_worker)
-        self.stopped = None
+        self.stopped, self._clock = None, CpuClock(self._process.pid)
         self.deadline = math.inf
 
     def close(self) -> None:
@@ -581,17 +605,18 @@ class Sandbox:
             raise RuntimeError(f"the sandbox is not running ({self.stopped or 'not started'})")
         self._next_id += 1
         ident = self._next_id
-        if self.left <= 0:
+        if self.left <= 0 or self.wall_left <= 0:
             raise TimeoutError(_used_up(self.limits))
         start = time.monotonic()
-        if start >= self.deadline:
+        if start >= self.deadline or self.test_left <= 0:
             raise TimeoutError("your code used up the time this test may take")
-        deadline = min(start + seconds, self.deadline, start + self.left)
-        why = _used_up(self.limits) if deadline == start + self.left else ""
+        clock, first, outer = self._clock, self._clock.read(), self._cpu_end
+        deadline, self._cpu_end, why = _request_limits(self, seconds, start, first)
         try:
             self._pipes.write({**message, "id": ident}, deadline)
             while True:
-                reply = self._pipes.read(deadline, seconds, why)
+                reply = self._pipes.read(deadline, seconds, why,
+                                         lambda: clock.over(self._cpu_end))
                 if reply.get("op") == "callback":
                     self._pipes.write(self._lent.serve(reply), deadline)
                 elif reply.get("op") == "check":       # a check a cell shows: run it here
@@ -606,8 +631,11 @@ class Sandbox:
                 broken.error = RuntimeError(f"your code stopped the sandbox: {broken.why}")
             self._stop(broken.why)
             raise broken.error from None
-        finally:
-            self.left -= time.monotonic() - start    # whichever worker ran them
+        finally:                                     # whichever worker ran them
+            used = clock.settled(self.alive) - first
+            self._cpu_end = outer
+            self.left, self.test_left = self.left - used, self.test_left - used
+            self.wall_left -= time.monotonic() - start
 
     def _stop(self, why: str) -> None:
         """Kill the worker at once (no polite exit: it may be looping or flooding)."""
@@ -615,6 +643,19 @@ class Sandbox:
         if self._process is not None:
             _kill(self._process)
         self.close()
+
+
+def _request_limits(sandbox: Sandbox, seconds: float, start: float, first: float
+                    ) -> tuple[float, float, str]:
+    """A request's limits: when its wall-clock backstop is up (``time.monotonic()``), the
+    CPU reading (``first`` at its start) at which it stops, and why it would be stopped if
+    that is the submission's time (else "")."""
+    deadline = min(start + seconds * sandbox.limits.wall_factor, sandbox.deadline,
+                   start + sandbox.wall_left)
+    end = min(sandbox._cpu_end, first + min(seconds, sandbox.test_left, sandbox.left))
+    why = _used_up(sandbox.limits) if deadline == start + sandbox.wall_left or \
+        end == first + sandbox.left else ""
+    return deadline, end, why
 
 
 def _by_value(value: Any, generators: list[np.random.Generator]) -> Any:

@@ -60,8 +60,8 @@ def run_shown(sandbox: Any, request: dict[str, Any], during: Any, deadline: floa
     requests) and its name is one of :data:`~dpkit.course.wire.RUN_IN_GRADER`; otherwise
     nothing is called. The check's calls are requests made within the cell's request: they
     end by ``deadline`` (the cell's) and their time is counted once, as the cell's
-    (``sandbox.left`` is put back). The verdict, or an error of the check, reaches neither
-    the worker nor the grade.
+    (``sandbox.left`` and its kin are put back). The verdict, or an error of the check,
+    reaches neither the worker nor the grade.
 
     Parameters
     ----------
@@ -104,12 +104,12 @@ def run_shown(sandbox: Any, request: dict[str, Any], during: Any, deadline: floa
     if not isinstance(args, list) or not isinstance(kwargs, dict) or \
             not all(isinstance(key, str) for key in kwargs):
         return
-    saved = sandbox.deadline, sandbox.left
+    saved = sandbox.deadline, sandbox.left, sandbox.test_left, sandbox.wall_left
     sandbox.deadline = min(sandbox.deadline, deadline)
     try:
         with contextlib.suppress(Exception):      # the verdict, or the check's error: unused
             getattr(dpkit.check, name)(*args, **kwargs)
     finally:
-        sandbox.deadline, sandbox.left = saved
+        sandbox.deadline, sandbox.left, sandbox.test_left, sandbox.wall_left = saved
     if not sandbox.alive:
         raise stopped[0] if stopped else RuntimeError("your code stopped the sandbox")

@@ -140,7 +140,10 @@ def written_parts(submission: Any, label: str, released: set[str]) -> Written:
     """What the student wrote for the written exercise ``label``: its answer and working
     cells, and the cells they added below the answer cell (or below the exercise's text,
     if they deleted the answer cell) up to the next cell of the released notebook
-    (``released``: its grade ids) other than the working cell."""
+    (``released``: its grade ids) other than the working cell. An answer or working cell
+    copied (Jupyter copies a cell's nbgrader metadata with it) adds its text to the part it
+    copies, in order, as the student continued it there (honest review 16, H2: the last
+    copy replaced the others)."""
     cells = notebook_cells(submission)
     ids = [grade_id for grade_id, *_ in cells]
     start = next((ids.index(f"{label}-{part}") for part in ("answer", "text")
@@ -149,9 +152,10 @@ def written_parts(submission: Any, label: str, released: set[str]) -> Written:
     added = []
     for grade_id, kind, text, outputs in cells[start:] if start is not None else []:
         if grade_id == f"{label}-answer":
-            answer = text
+            answer = "\n\n".join(part for part in (answer, text) if part.strip())
         elif grade_id == f"{label}-work":
-            work, output = work_text(text), outputs
+            work = "\n\n".join(part for part in (work, work_text(text)) if part.strip())
+            output = "\n".join(part for part in (output, outputs) if part)
         elif grade_id in released and grade_id != f"{label}-text":
             break
         elif grade_id not in released and text.strip() and kind in ("markdown", "code"):

@@ -186,7 +186,7 @@ def _check_long(fn: Callable[..., Any], cases: list[dict[str, Any]]) -> None:
 
     A threshold redrawn every ``m`` queries survives ``k`` queries with probability
     ``S(m)^⌊k/m⌋ S(k mod m)``, less than ``S(k)`` (Jensen's inequality)."""
-    where = "on a long stream of queries"
+    where = "on an extreme hidden input, a long stream of queries"
     for case in cases:
         queries = CountStream(0, case["length"])   # [Bin(0)] * length, sent as two ints
         outcomes = np.array([case["length"] if got is None else got for got in (
@@ -271,8 +271,10 @@ def judge_above_threshold(fn: Callable[..., int | None], rng: np.random.Generato
 
     An error, or a result that is not an index of ``queries`` or None, ends the judge as
     :class:`~dpkit.course.judges._base.Raised` (no point for the exercise), but on the
-    audit pair, whose ε is extreme: there it is a plain failure, reported after the
-    outcome-law tests (:func:`~dpkit.course.judges._base.on_extreme`).
+    extreme inputs, the audit pair (whose ε is extreme) and the long streams: there it is
+    a plain failure, reported after the outcome-law tests
+    (:func:`~dpkit.course.judges._base.on_extreme`; honest review 16, C3: a time-out on a
+    long stream gave 0 where teaching.md promises the public point).
 
     In all at most **1e-6** (Bonferroni: 1e-7 + 7.2e-7 + 1.6e-7; the quadrature's error,
     below 1e-10, is negligible). **Calls**: 12,043 (:data:`ABOVE_THRESHOLD_CALLS`; 4,000
@@ -359,7 +361,11 @@ def judge_above_threshold(fn: Callable[..., int | None], rng: np.random.Generato
             for k, p in zip(count.tolist(), law.tolist(), strict=True):
                 if binomial_reject(k, runs, p, _ALPHA_CELL):
                     raise Rejection(_law_message(count, law))
-        _check_long(fn, long_cases)
+        try:                        # long streams are extreme inputs too (teaching.md)
+            _check_long(fn, long_cases)
+        except Raised as error:
+            raise on_extreme(unaudited or error, "any ε > 0 and streams of any length") \
+                from None
         if unaudited is not None:
             raise on_extreme(unaudited, "any ε > 0")
         return ("your AboveThreshold has the right outcome frequencies on inputs you have "
