@@ -28,12 +28,11 @@ long as the release meets its deadline. Deterministic: fixed seeds, no timing.
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pytest
+from tracing import calls_of  # tests/ is on sys.path under pytest
 
 import dpkit._warming
 from dpkit._samplers.noise import discrete_laplace
@@ -46,26 +45,6 @@ def _no_rewarm(monkeypatch: pytest.MonkeyPatch) -> None:
     """No re-warm between the two traced releases (it runs after a pause, not by the data)."""
     monkeypatch.setattr(dpkit._warming, "REWARM_AFTER_NS", 2**62)
     monkeypatch.setattr(dpkit._warming, "LIGHT_REWARM_AFTER_NS", 2**62)
-
-
-def calls_of(release: Callable[[], Any]) -> tuple[list[str], Any]:
-    """The Python and C calls ``release()`` makes, in order, and its result (or error)."""
-    names: list[str] = []
-
-    def profile(frame: Any, event: str, arg: Any) -> None:
-        if event == "call":
-            names.append(frame.f_code.co_qualname)
-        elif event == "c_call":
-            names.append(getattr(arg, "__qualname__", type(arg).__name__))
-
-    sys.setprofile(profile)
-    try:
-        result = release()
-    except ValueError as error:       # a refusal is a fix too, if both sides refuse alike
-        result = error
-    finally:
-        sys.setprofile(None)
-    return names, result
 
 
 def neighbours_either_side_of_2_61_units(n: int, epsilon: float, bits: int = 61

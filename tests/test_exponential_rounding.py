@@ -16,12 +16,11 @@ timing.
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pytest
+from tracing import calls_of  # tests/ is on sys.path under pytest
 
 import dpkit._warming
 from dpkit._samplers import base2
@@ -62,24 +61,6 @@ def losses(kind: str, n: int) -> np.ndarray:
 
 
 KINDS = ("integers", "one half", "halves", "mix", "negative tenths", "subnormal", "clamped")
-
-
-def calls_of(release: Callable[[], Any]) -> tuple[list[str], Any]:
-    """The Python and C calls ``release()`` makes, in order, and its result."""
-    names: list[str] = []
-
-    def profile(frame: Any, event: str, arg: Any) -> None:
-        if event == "call":
-            names.append(frame.f_code.co_qualname)
-        elif event == "c_call":
-            names.append(getattr(arg, "__qualname__", type(arg).__name__))
-
-    sys.setprofile(profile)
-    try:
-        result = release()
-    finally:
-        sys.setprofile(None)
-    return names, result
 
 
 def release(values: np.ndarray, rng: RandomSource, method: str = "fast") -> int:

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from test_breaker23 import calls_of  # tests/ is on sys.path under pytest
+from tracing import calls_of  # tests/ is on sys.path under pytest
 
 import dpkit._warming
 import dpkit.timing
