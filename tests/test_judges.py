@@ -29,6 +29,7 @@ import random
 import statistics
 from decimal import Decimal
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 import mpmath
@@ -1638,6 +1639,9 @@ def test_the_laplace_judges_stated_resolution_holds():
     assert "8% too small would have been caught with probability 0.99" in \
         noise._laplace_verdict([(0.0, 1.0, 1.0), (0.01, 1.0, 1.0)], releases,
                                np.repeat([0, 1], 600))
+    teaching = " ".join((Path(__file__).resolve().parent.parent / "book" / "teaching.md")
+                        .read_text().split())      # the page states the same resolution
+    assert "noise scale 8% too small is caught with probability at least 0.99" in teaching
 
 
 def test_a_long_returned_number_is_not_quoted():
