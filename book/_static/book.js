@@ -57,11 +57,13 @@
     if (line.childNodes.length) closeLine(pre, line);
   }
 
-  // A box that scrolls, and by more than a glyph's overhang (a few pixels).
+  // A box that scrolls, and by more than a glyph's overhang (a few pixels) for a formula;
+  // a table's box by more than a pixel (its last column's text would be cut).
   function markScrolling(box) {
     var overflow = getComputedStyle(box).overflowX;
+    var slack = box.classList.contains("table-scroll") ? 1 : 4;
     var scrolls = (overflow === "auto" || overflow === "scroll") &&
-      box.scrollWidth > box.clientWidth + 4;
+      box.scrollWidth > box.clientWidth + slack;
     box.classList.toggle("math-scrolls", scrolls);
     box.classList.toggle("math-scrolled-end",
       scrolls && box.scrollLeft + box.clientWidth >= box.scrollWidth - 1);
@@ -233,9 +235,12 @@
     };
     markTables();
     window.addEventListener("resize", markTables);
+    // Fonts loaded after this point (the CJK ones among them) can widen a table.
+    window.addEventListener("load", markTables);
+    if (document.fonts && document.fonts.ready) document.fonts.ready.then(markTables);
     var mj = window.MathJax;
     if (!mj || !mj.startup || !mj.startup.promise) return;
-    mj.startup.promise.then(markAll);
+    mj.startup.promise.then(function () { markAll(); markTables(); });
     var pending = null;
     window.addEventListener("resize", function () {
       clearTimeout(pending);
