@@ -1272,6 +1272,10 @@ def test_honest15_timeit_and_capture_results_have_ipythons_attributes(cell):
         assert namespace["t"].average >= 0 and namespace["t"].loops == 1
     assert environment_use("ex-laplace-textbook", answer + cell, []) is None
     assert forbidden_use("ex-laplace-interval", answer + cell, []) is None
+    # ... and in a cell of the student's above the answer (round 16: `%%capture out` there
+    # cost 7.2 and 7.3 their points once classes made at run time were refused)
+    assert environment_use("ex-svt-above-threshold", answer, [cell]) is None
+    assert forbidden_use("ex-svt-above-threshold", answer, [cell]) is None
 
 
 @pytest.mark.parametrize("cell", [
