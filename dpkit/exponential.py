@@ -329,7 +329,7 @@ def _rounded_offsets(values: np.ndarray, low: float, high: float,
     probability ``ũ - ⌊ũ⌋``; for ``ũ < 0`` it rounds down with probability
     ``|ũ| - ⌊|ũ|⌋ = ⌈ũ⌉ - ũ``, i.e. up with probability ``ũ - ⌊ũ⌋`` too: the same law,
     with a part that is always a double (that of ``ũ`` itself is not for some negative
-    values: ``1 - 0.1`` needs 56 bits). The work is the same passes, the same calls and the
+    values: ``1 - 0.1`` needs 55 bits). The work is the same passes, the same calls and the
     same ``8n`` random bytes whatever the values (a tie of 64 bits, probability below
     ``2**-64`` per loss, draws a few more); the result is the rounded offsets from
     ``⌊low⌋`` minus their minimum, so the largest weight is 1: int32 when the public span
