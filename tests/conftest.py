@@ -5,7 +5,8 @@ the tests measure no time, and a statistical test that draws 10**5 releases woul
 otherwise spend most of its time waiting. ``tests/test_timing.py`` and
 ``tests/test_first_use.py`` test the padding itself (they keep the real wait), and so does
 ``tests/test_exponential_deadline.py`` (an overrun counted; its other releases are unpadded
-or stop before their work).
+or stop before their work), and so does ``tests/test_breaker27.py`` (its re-warm tests
+trace padded releases at margin 1; its other releases are unpadded).
 ``tests/test_timing.py`` counts the calls and deadlines of single releases: the re-warm of
 a function gone cold (:mod:`dpkit._warming`), which runs before a release after 50 µs without
 one (light) or 10 ms (full) and which ``tests/test_first_use.py`` tests, is kept out of them
@@ -26,7 +27,8 @@ def _no_padding(request, monkeypatch):
     if module == "test_timing":
         monkeypatch.setattr(dpkit._warming, "REWARM_AFTER_NS", 2**62)
         monkeypatch.setattr(dpkit._warming, "LIGHT_REWARM_AFTER_NS", 2**62)
-    if module in ("test_timing", "test_first_use", "test_exponential_deadline"):
+    if module in ("test_timing", "test_first_use", "test_exponential_deadline",
+                  "test_breaker27"):
         yield
     else:
         with dpkit.timing.unpadded():
