@@ -298,6 +298,8 @@ def _utilities(utilities: Any) -> np.ndarray:
             if isinstance(item, (bool, np.bool_)):
                 raise TypeError(f"utilities must hold real numbers, not booleans; "
                                 f"utilities[{i}] = {item!r}")
+            if isinstance(item, (int, np.integer)) and abs(int(item)) > 2**53:
+                _refuse_inexact(item, i)            # NumPy would round it beside a float
     array = utilities if isinstance(utilities, (np.ndarray, str, bytes)) else \
         as_array(utilities, "utilities")
     if isinstance(array, np.ndarray) and (array.dtype == object or array.dtype.kind in "iu"
@@ -307,13 +309,18 @@ def _utilities(utilities: Any) -> np.ndarray:
         if array.dtype.kind in "iu":        # only magnitudes from 2**53 up can be inexact
             indices = np.flatnonzero(np.abs(items.astype(np.float64)) >= 2.0 ** 53)
         for index in indices:
-            item = items[index]
-            if isinstance(item, numbers.Real) and not isinstance(item, (bool, np.bool_)) \
-                    and not _is_exact_double(item):
-                raise ValueError(f"utilities must be exactly representable as float64; "
-                                 f"utilities[{index}] = {_show(item)} is not (scale the loss to a "
-                                 f"grid of doubles, e.g. integers below 2**53, instead)")
+            if isinstance(items[index], numbers.Real):
+                _refuse_inexact(items[index], index)
     return check_finite_array(array, "utilities", ndim=1)
+
+
+def _refuse_inexact(item: numbers.Real, index: int) -> None:
+    """Refuse ``utilities[index] = item`` unless it is exactly a double (booleans pass here:
+    they are refused, or read as 0 and 1, by the caller)."""
+    if not isinstance(item, (bool, np.bool_)) and not _is_exact_double(item):
+        raise ValueError(f"utilities must be exactly representable as float64; "
+                         f"utilities[{index}] = {_show(item)} is not (scale the loss to a "
+                         f"grid of doubles, e.g. integers below 2**53, instead)")
 
 
 def _rounded_offsets(values: np.ndarray, low: float, high: float,
@@ -615,8 +622,13 @@ def _warm_up(utilities: Any, rng: Any) -> None:
     """Every method of :func:`base2_exponential_mechanism` on ``utilities`` (a warm-up), and
     level 1 of the fast sampler, which its deadline covers but which runs only when level 0
     leaves a draw open (rarely, and how rarely depends on the data): cold at its first use,
-    it would overrun."""
-    for method in _METHODS:
+    it would overrun. A scalar (the light re-warm's value, :mod:`dpkit._warming`) is
+    released as two outcomes of that utility, by the default method only: the mechanism
+    refuses a scalar before its clock, and a refusal would warm nothing (review 27)."""
+    methods = _METHODS
+    if np.ndim(utilities) == 0:
+        utilities, methods = np.full(2, utilities), ("fast",)
+    for method in methods:
         base2_exponential_mechanism(utilities, _WARM_UP_ETA, utility_min=0, utility_max=8,
                                     method=method, rng=rng)
     x, y = _WARM_UP_ETA.reduced()

@@ -3,6 +3,7 @@ releases on neighbouring inputs must run the same Python and C calls in the same
 
 from __future__ import annotations
 
+import gc
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -19,6 +20,9 @@ def calls_of(release: Callable[[], Any]) -> tuple[list[str], Any]:
         elif event == "c_call":
             names.append(getattr(arg, "__qualname__", type(arg).__name__))
 
+    enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()        # a collection inside the trace would run gc.callbacks (Hypothesis's)
     sys.setprofile(profile)
     try:
         result = release()
@@ -26,4 +30,6 @@ def calls_of(release: Callable[[], Any]) -> tuple[list[str], Any]:
         result = error
     finally:
         sys.setprofile(None)
+        if enabled:
+            gc.enable()
     return names, result
