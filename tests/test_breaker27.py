@@ -1,5 +1,8 @@
 """Breaker review 27: findings on the timing promise (reproducers; deterministic, no timing).
 
+The first two were fixed in 13930bc (their tests failed on 282a17f); the third fails on
+c98416f.
+
 * **A light re-warm of the exponential mechanism warms nothing.** After a pause of 50 µs to
   10 ms a release first re-warms its function lightly (:mod:`dpkit._warming`): its warm-up
   release once on the first warm-up value, ``0.5``, through the padded path. The base-2
@@ -10,7 +13,7 @@
   no effect yet on this quiet machine: after sleeps of 0.1-5 ms the work took a median
   0.14-0.17 of the deadline (99th percentile 0.29-0.38) against 0.15-0.17 (0.30-0.41) with
   the re-warm made to work (its scalar as a 1-element array), no overrun in 300 releases
-  a side even at margin 1 (1 of 300 on main after 1 ms); a working light re-warm adds
+  a side even at margin 1 (1 of 300 at 282a17f after 1 ms); a working light re-warm adds
   about 0.3 ms before the clock (medians 1106 against 1421 µs a call after 1 ms sleeps).
 * **A list mixing floats with an int that float64 cannot hold is rounded silently.** The
   exponential mechanism refuses ``[2**53 + 1, 1]`` (an exactness error), but NumPy turns
