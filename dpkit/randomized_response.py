@@ -141,7 +141,7 @@ def _randomized_response_work(clock: Deadline, answers: Any, epsilon: Any,
         raise TypeError(f"answers must be an array of bool, got dtype {array.dtype}")
     draws = source.uint64(array.shape) >> np.uint64(64 - _BITS)
     truthful = draws < np.uint64(p.numerator * (2**_BITS // p.denominator))
-    reports = np.where(truthful, array, ~array)
+    reports = np.equal(array, truthful)  # the answer if truthful, else its negation: no branch
     return reports
 
 
