@@ -1,0 +1,295 @@
+"""The timing audit, accumulated: add calls to each row across runs until every row has
+``--target`` calls per side (default ``2·10**4``, issue #18's goal).
+
+``benchmarks/timing.py`` times each row once, for at most ``--row-seconds``; a row whose
+call is slow (a padded release of 1,000 SVT answers takes a third of a second) gets the
+minimum of 1,000 calls per side, and 2·10**4 calls per side on every row would take about
+60 hours of one core on a two-core machine. This script keeps each row's raw timings in a
+store, adds them in chunks, and certifies each row on everything gathered so far, so the
+work can be spread over many runs, on quiet machines, and stopped at any moment (a chunk
+is saved when it ends; a run cut short loses at most the chunk it was timing).
+
+**Store.** ``benchmarks/results/timing_raw/<version>/`` (``--store``; not committed: up to
+a few hundred kB per row):
+for each row an ``.npz`` of the two sides' timings (ns) and a ``.json`` of its chunks
+(date, load, calls per side, overruns, this process's reference speed, seed). ``<version>``
+is a hash of the source of the dpkit that Python imports (every ``.py`` file under it): a
+change to dpkit starts a new store, since timings of other code certify nothing about this
+one. Two runs may add to the store at once if they take different shards (``--shard i/n``:
+the rows whose key's CRC-32 is ``i`` mod ``n``), one pinned to each core.
+
+**Chunks.** Each chunk warms the row up, then times ``c`` calls per side in a fresh seeded
+random interleaving (seed, row, chunk number), as ``timing.py`` does; ``c`` is what fits in
+``--chunk-seconds`` (at least 200, at most what the row still needs). Every chunk's calls
+are interleaved, and each chunk has as many calls on each side, so the pooled timings of
+the two sides are mixtures over the same chunks and the certification of
+:func:`timing.certify` holds on them (its notes: calls under drifting load).
+
+**Order.** Rows are served cheapest first (the estimated time of the calls they still
+need), so a short run completes as many rows as it can.
+
+Run (the store's state by default; nothing is timed or written)::
+
+    .venv/bin/python benchmarks/timing_accumulate.py
+    taskset -c 0 .venv/bin/python benchmarks/timing_accumulate.py --run --minutes 60 --shard 0/2
+    taskset -c 1 .venv/bin/python benchmarks/timing_accumulate.py --run --minutes 60 --shard 1/2
+    .venv/bin/python benchmarks/timing_accumulate.py --write   # timing_accumulated.{md,json}
+
+``--write`` certifies every row that has calls in the store and writes
+``benchmarks/results/timing_accumulated.md`` and ``.json`` (the table of ``timing.py``,
+with each row's calls, chunks and load range; rows the store has not reached are listed as
+such).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import hashlib
+import json
+import os
+import time
+import zlib
+from pathlib import Path
+
+import numpy as np
+from timing import (  # benchmarks/ is on sys.path when run
+    PASS_ACCURACY,
+    PASS_EPSILON,
+    RESULTS,
+    Pair,
+    all_pairs,
+    certify,
+    environment,
+    markdown_table,
+    time_pair,
+    verdict,
+    warm_up,
+)
+
+import dpkit
+import dpkit.timing
+
+TARGET = 20_000
+CHUNK_SECONDS = 120.0
+MIN_CHUNK = 200
+STORE = RESULTS / "timing_raw"
+
+
+def version() -> str:
+    """A hash of the source of the dpkit Python imports: its ``.py`` files, paths and bytes."""
+    root = Path(dpkit.__file__).resolve().parent
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:12]
+
+
+def row_id(pair: Pair) -> str:
+    """The file name of a row in the store (the CRC-32 of its key, as in ``timing.py``)."""
+    return f"{zlib.crc32(pair.key.encode()):08x}"
+
+
+class Row:
+    """One row's timings and chunks in the store."""
+
+    def __init__(self, folder: Path, pair: Pair) -> None:
+        self.pair = pair
+        self.data, self.log = folder / f"{row_id(pair)}.npz", folder / f"{row_id(pair)}.json"
+        self.x = self.y = np.zeros(0, dtype=np.int64)
+        self.chunks: list[dict] = []
+        if self.log.exists():
+            meta = json.loads(self.log.read_text(encoding="utf-8"))
+            if meta["key"] != pair.key:
+                raise RuntimeError(f"{self.log} holds {meta['key']!r}, not {pair.key!r}")
+            self.chunks = meta["chunks"]
+            with np.load(self.data) as saved:
+                self.x, self.y = saved["x"], saved["y"]
+            if len(self.x) != len(self.y) or len(self.x) != sum(c["calls"] for c in self.chunks):
+                raise RuntimeError(f"{self.data}: the timings do not match the chunk log")
+
+    @property
+    def calls(self) -> int:
+        """Calls per side gathered so far."""
+        return len(self.x)
+
+    def seconds_per_call(self) -> float | None:
+        """The mean time of one call in the chunks so far (None before the first)."""
+        return float(np.concatenate([self.x, self.y]).mean()) / 1e9 if self.calls else None
+
+    def add_chunk(self, calls: int, seed: int) -> dict:
+        """Warm up, time ``calls`` calls per side (a fresh interleaving), save, return the
+        chunk's record."""
+        load, start = os.getloadavg()[0], time.perf_counter()
+        warm_up(self.pair.call_x, self.pair.call_y)
+        rng = np.random.default_rng([seed, zlib.crc32(self.pair.key.encode()), len(self.chunks)])
+        overran = dpkit.timing.overruns()
+        t_x, t_y = time_pair(self.pair.call_x, self.pair.call_y, calls, rng)
+        reference = dpkit.timing.reference()
+        chunk = {"date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+                 "calls": calls, "overruns": dpkit.timing.overruns() - overran,
+                 "load_1min": round(load, 2), "load_end": round(os.getloadavg()[0], 2),
+                 "seconds": round(time.perf_counter() - start, 1), "seed": seed,
+                 "reference_scalar_us": round(reference.scalar * 1e6, 3),
+                 "reference_vector_ns": round(reference.vector * 1e9, 4)}
+        self.x, self.y = np.concatenate([self.x, t_x]), np.concatenate([self.y, t_y])
+        self.chunks.append(chunk)
+        self._save()
+        return chunk
+
+    def _save(self) -> None:
+        """Write timings, then the log (each through a temporary file and a rename)."""
+        partial = self.data.with_suffix(".tmp.npz")
+        np.savez_compressed(partial, x=self.x, y=self.y)
+        partial.replace(self.data)
+        log = self.log.with_suffix(".tmp")
+        log.write_text(json.dumps({"key": self.pair.key, "chunks": self.chunks}, indent=1,
+                                  ensure_ascii=False) + "\n", encoding="utf-8")
+        log.replace(self.log)
+
+    def result(self, seed: int) -> dict:
+        """The row certified on every call gathered, in ``timing.py``'s row format."""
+        found = certify(self.x, self.y,
+                        np.random.default_rng([seed, zlib.crc32(self.pair.key.encode())]))
+        loads = [c["load_1min"] for c in self.chunks] + [c["load_end"] for c in self.chunks]
+        pair = self.pair
+        return {"function": pair.function, "size": pair.size, "pair": pair.description,
+                "origin": pair.origin, "promised_epsilon": pair.promised, "calls": self.calls,
+                "overruns": sum(c["overruns"] for c in self.chunks),
+                "load_1min": max(loads), "load_range": [min(loads), max(loads)],
+                "chunks": len(self.chunks), "seconds": sum(c["seconds"] for c in self.chunks),
+                "first": self.chunks[0]["date"], "last": self.chunks[-1]["date"],
+                **found.__dict__, "verdict": verdict(found, pair.promised)}
+
+
+def rows_of(folder: Path, shard: tuple[int, int] | None = None) -> list[Row]:
+    """Every audit row (or one shard of them) with what the store holds."""
+    pairs = all_pairs()
+    if shard is not None:
+        pairs = [p for p in pairs if zlib.crc32(p.key.encode()) % shard[1] == shard[0]]
+    return [Row(folder, pair) for pair in pairs]
+
+
+def run(rows: list[Row], target: int, minutes: float, chunk_seconds: float, seed: int) -> None:
+    """Add chunks, cheapest row first, until ``minutes`` have passed or all reach ``target``."""
+    stop = time.monotonic() + 60 * minutes
+    cost = {id(r): r.seconds_per_call() for r in rows}
+    for row in rows:
+        if cost[id(row)] is None and row.calls < target:
+            cost[id(row)] = warm_up(row.pair.call_x, row.pair.call_y)
+    while time.monotonic() < stop:
+        open_rows = [r for r in rows if r.calls < target]
+        if not open_rows:
+            print("every row has its calls", flush=True)
+            return
+        row = min(open_rows, key=lambda r: cost[id(r)] * (target - r.calls))
+        left = stop - time.monotonic()
+        fit = int(min(chunk_seconds, left) / (2 * cost[id(row)]))
+        if fit < MIN_CHUNK and fit < target - row.calls:
+            print(f"{left:.0f} s left: too little for a chunk of the cheapest open row",
+                  flush=True)
+            return
+        calls = min(target - row.calls, max(MIN_CHUNK, fit))
+        chunk = row.add_chunk(calls, seed)
+        cost[id(row)] = row.seconds_per_call()
+        print(f"{row.pair.key}: +{calls} -> {row.calls} calls per side "
+              f"({chunk['seconds']:.0f} s, load {chunk['load_1min']}, "
+              f"{chunk['overruns']} overruns)", flush=True)
+
+
+def status(rows: list[Row], target: int) -> str:
+    """How far the store is: rows at the target, rows started, calls still needed, and an
+    estimate of the time they need on one core."""
+    done = sum(r.calls >= target for r in rows)
+    started = sum(r.calls > 0 for r in rows)
+    known = [r for r in rows if r.calls]
+    hours = sum(r.seconds_per_call() * 2 * max(0, target - r.calls) for r in known) / 3600
+    return (f"{done} of {len(rows)} rows have {target:,} calls per side; {started} have some; "
+            f"the rows started still need about {hours:.1f} core-hours of calls"
+            + (f", and {len(rows) - started} rows are not started" if started < len(rows) else ""))
+
+
+def report(meta: dict, results: list[dict], missing: list[str]) -> str:
+    """The Markdown page of the accumulated audit."""
+    target = meta["target"]
+    at_target = sum(r["calls"] >= target for r in results)
+    passed = sum(r["verdict"] == "pass" for r in results)
+    return "\n".join([
+        "# Timing audit of dpkit's release functions, accumulated", "",
+        f"`benchmarks/timing_accumulate.py`: dpkit at commit `{meta['dpkit_commit']}` "
+        f"(source hash `{meta['version']}`), chunks timed from {meta['first']} to "
+        f"{meta['last']}; written {meta['date']} at commit `{meta['commit']}`.", "",
+        f"Machine: {meta['cpu_count']} CPUs, {meta['platform']}, Python {meta['python']}, "
+        f"NumPy {meta['numpy']}. Each row's load column is the largest 1-minute load average "
+        f"seen at the start or end of its chunks.", "",
+        f"Target: {target:,} calls per side. {at_target} of {len(results)} rows timed reach "
+        f"it; {len(missing)} rows of the audit are not in the store yet. The statistics and "
+        f"verdicts are those of `timing.py` (certified ε: Clopper–Pearson at 1 − 1e-6; "
+        f"`pass`: certified ε ≤ {PASS_EPSILON} and accuracy ≤ {PASS_ACCURACY}), on every "
+        f"call gathered for the row.", "",
+        f"{passed} of {len(results)} rows timed pass.", "",
+        markdown_table(results), "",
+        *(["Not timed yet:", "", *[f"- {key}" for key in missing], ""] if missing else [])])
+
+
+def write(rows: list[Row], folder: Path, target: int, seed: int) -> None:
+    """Certify every row with calls; write ``timing_accumulated.{md,json}``."""
+    timed = [r for r in rows if r.calls]
+    if not timed:
+        raise SystemExit(f"nothing to write: the store {folder} is empty")
+    results = [r.result(seed) for r in timed]
+    dates = [c["date"] for r in timed for c in r.chunks]
+    meta = {**environment(), "version": folder.name, "target": target, "seed": seed,
+            "first": min(dates)[:16].replace("T", " "), "last": max(dates)[:16].replace("T", " ")}
+    missing = [r.pair.key for r in rows if not r.calls]
+    page = report(meta, results, missing)
+    (RESULTS / "timing_accumulated.md").write_text(page, encoding="utf-8")
+    (RESULTS / "timing_accumulated.json").write_text(
+        json.dumps({"meta": meta, "rows": results, "missing": missing}, indent=1,
+                   ensure_ascii=False) + "\n", encoding="utf-8")
+    print(page)
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    """Command-line options."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--run", action="store_true", help="add calls to the store")
+    parser.add_argument("--minutes", type=float, default=60.0,
+                        help="how long --run adds calls (default 60)")
+    parser.add_argument("--shard", default=None, help="i/n: only the rows of shard i of n")
+    parser.add_argument("--target", type=int, default=TARGET,
+                        help=f"calls per side each row should reach (default {TARGET})")
+    parser.add_argument("--chunk-seconds", type=float, default=CHUNK_SECONDS,
+                        help=f"timed seconds per chunk (default {CHUNK_SECONDS:.0f})")
+    parser.add_argument("--seed", type=int, default=0, help="seeds interleavings and splits")
+    parser.add_argument("--store", type=Path, default=STORE,
+                        help=f"the store's folder (default {STORE})")
+    parser.add_argument("--write", action="store_true",
+                        help="certify the rows and write timing_accumulated.{md,json}")
+    args = parser.parse_args(argv)
+    if args.shard is not None:
+        i, _, n = args.shard.partition("/")
+        if not (i.isdigit() and n.isdigit() and 0 <= int(i) < int(n)):
+            parser.error(f"--shard must be i/n with 0 <= i < n, got {args.shard!r}")
+        args.shard = (int(i), int(n))
+    if args.minutes <= 0 or args.target < 1 or args.chunk_seconds <= 0:
+        parser.error("--minutes, --target and --chunk-seconds must be positive")
+    return args
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Show the store's state; with ``--run`` add calls; with ``--write`` write the table."""
+    args = parse(argv)
+    folder = args.store / version()
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = rows_of(folder, args.shard)
+    print(f"store {folder}: {status(rows, args.target)}", flush=True)
+    if args.run:
+        run(rows, args.target, args.minutes, args.chunk_seconds, args.seed)
+        print(f"store {folder}: {status(rows, args.target)}", flush=True)
+    if args.write:
+        write(rows_of(folder), folder, args.target, args.seed)
+
+
+if __name__ == "__main__":
+    main()
