@@ -13,10 +13,12 @@ is saved when it ends; a run cut short loses at most the chunk it was timing).
 a few hundred kB per row):
 for each row an ``.npz`` of the two sides' timings (ns) and a ``.json`` of its chunks
 (date, load, calls per side, overruns, this process's reference speed, seed). ``<version>``
-is a hash of the source of the dpkit that Python imports (every ``.py`` file under it): a
-change to dpkit starts a new store, since timings of other code certify nothing about this
-one. Two runs may add to the store at once if they take different shards (``--shard i/n``:
-the rows whose key's CRC-32 is ``i`` mod ``n``), one pinned to each core.
+is a hash of the source of the dpkit modules the audited releases use (those loaded once
+``timing.py`` has imported every release function): a change to one of them starts a new
+store, since timings of other code certify nothing about this one; a run that finds a dpkit
+module loaded during its calls that the hash did not cover stops with an error. Two runs
+may add to the store at once if they take different shards (``--shard i/n``: the rows
+whose key's CRC-32 is ``i`` mod ``n``), one pinned to each core.
 
 **Chunks.** Each chunk warms the row up, then times ``c`` calls per side in a fresh seeded
 random interleaving (seed, row, chunk number), as ``timing.py`` does; ``c`` is what fits in
@@ -48,6 +50,7 @@ import datetime
 import hashlib
 import json
 import os
+import sys
 import time
 import zlib
 from pathlib import Path
@@ -76,11 +79,21 @@ MIN_CHUNK = 200
 STORE = RESULTS / "timing_raw"
 
 
+def _release_modules() -> list[Path]:
+    """The source files of the dpkit modules loaded now: after ``timing.py``'s imports,
+    every module its releases use (the course tooling, the widgets, the plots and the
+    translations are not among them, so editing those keeps the store)."""
+    root = Path(dpkit.__file__).resolve().parent
+    files = {Path(module.__file__).resolve() for name, module in list(sys.modules.items())
+             if name.split(".")[0] == "dpkit" and getattr(module, "__file__", None)}
+    return sorted(path for path in files if path.is_relative_to(root))
+
+
 def version() -> str:
-    """A hash of the source of the dpkit Python imports: its ``.py`` files, paths and bytes."""
+    """A hash of the source of the dpkit modules the audited releases use (paths and bytes)."""
     root = Path(dpkit.__file__).resolve().parent
     digest = hashlib.sha256()
-    for path in sorted(root.rglob("*.py")):
+    for path in _release_modules():
         digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()[:12]
 
@@ -285,7 +298,12 @@ def main(argv: list[str] | None = None) -> None:
     rows = rows_of(folder, args.shard)
     print(f"store {folder}: {status(rows, args.target)}", flush=True)
     if args.run:
+        hashed = _release_modules()
         run(rows, args.target, args.minutes, args.chunk_seconds, args.seed)
+        if _release_modules() != hashed:
+            raise SystemExit("dpkit modules were loaded during the calls that the store's hash "
+                             f"does not cover: {sorted(set(_release_modules()) - set(hashed))};"
+                             " import them in timing.py and start a new store")
         print(f"store {folder}: {status(rows, args.target)}", flush=True)
     if args.write:
         write(rows_of(folder), folder, args.target, args.seed)
