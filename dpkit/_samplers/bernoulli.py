@@ -205,7 +205,7 @@ GROUPED_ROWS = 2         # requests of up to this many rows are grouped (public 
 _OUTCOMES = 1 << GROUP
 
 
-def _fixed_point(expansion: Expansion, precision: int) -> tuple[int, int]:
+def scaled_bounds(expansion: Expansion, precision: int) -> tuple[int, int]:
     """Integers ``lo <= q·2**precision <= hi`` for the probability ``q`` of an expansion."""
     lo, hi = expansion.bounds(precision + 8)
     return floor_scaled(lo, precision), floor_scaled(hi, precision) + 1
@@ -222,7 +222,7 @@ def group_cdf(expansions: tuple[Expansion, ...], precision: int) -> tuple[list[i
     one = 1 << precision
     lows, highs = [one], [one]
     for expansion in expansions:
-        q_lo, q_hi = _fixed_point(expansion, precision)
+        q_lo, q_hi = scaled_bounds(expansion, precision)
         not_lo, not_hi = max(0, one - q_hi), one - q_lo
         lows = ([(x * not_lo) >> precision for x in lows]
                 + [(x * q_lo) >> precision for x in lows])
@@ -400,27 +400,6 @@ def fixed_plan(scale: Fraction) -> tuple[int, FixedColumns, Fraction]:
     step = Fraction(2**top) / scale
     expansions = [logistic_expansion(Fraction(2**i) / scale) for i in range(top)]
     return top, FixedColumns([*expansions, exp_neg_expansion(step)]), step
-
-
-def fixed_geometrics(plan: tuple[int, FixedColumns, Fraction], n: int,
-                      rng: RandomSource) -> np.ndarray:
-    """``n`` geometric draws of ``plan`` (:func:`fixed_plan`) at a value-independent cost.
-
-    A grouped request (``n <= GROUPED_ROWS``) whose digits a float holds exactly (``I <=
-    52``) sums its groups' outcomes in one product (group ``k`` weighs ``2**(GROUP·k)``,
-    exact in floats: the sum is below ``2**(I + 1)``) and reads the tail trial, bit ``I``,
-    off the sum; any other request goes through the trials (:func:`fixed_bernoulli`,
-    :func:`fixed_geometric`), as does a tail (probability ``<= e**-64`` per draw).
-    Returns as :func:`fixed_geometric`.
-    """
-    top, columns, _ = plan
-    if n > GROUPED_ROWS or top > 52:
-        return fixed_geometric(plan, fixed_bernoulli(columns, n, rng), rng)
-    below = fixed_below(columns, n, rng)
-    total = below.sum(axis=2, dtype=np.float64) @ columns.weights[:, 0]  # exact: < 2**53
-    if (total >= 2.0**top).any():                       # probability <= e**-64 per draw
-        return fixed_geometric(plan, trials_of(columns, below), rng)
-    return total.astype(np.int64)
 
 
 def fixed_geometric(plan: tuple[int, FixedColumns, Fraction], bits: np.ndarray,

@@ -41,7 +41,6 @@ from dpkit._samplers.bernoulli import (
     fixed_below,
     fixed_bernoulli,
     fixed_geometric,
-    fixed_geometrics,
     fixed_plan,
     trials_of,
 )
@@ -53,6 +52,7 @@ from dpkit._samplers.exact import (
     logistic_expansion,
     object_ints,
 )
+from dpkit._samplers.interval import interval_laplace
 from dpkit._samplers.tables import public_table
 from dpkit.rng import RandomSource
 
@@ -67,11 +67,16 @@ def fixed_discrete_laplace(scale: Fraction, n: int, rng: RandomSource) -> np.nda
     """``n`` exact discrete Laplace draws at a cost that does not depend on their values.
 
     The difference of two independent geometric variables with ``P[G = g] ∝ p**g`` has
-    ``P[X = x] ∝ p**|x|``: no rejection step, so every call draws exactly
-    ``18·ceil((I + 1)/8)`` random bytes for one value (:func:`fixed_geometrics`, grouped)
-    and ``16·n·(I + 1)`` for ``n > 1`` (bar the events named in the module docstring).
+    ``P[X = x] ∝ p**|x|``: no rejection step, so a call of ``n > 1`` values draws exactly
+    ``16·n·(I + 1)`` random bytes (:func:`fixed_bernoulli`, 64 bits a digit), bar the events
+    named in the module docstring. One value is drawn by the interval algorithm instead
+    (:func:`dpkit._samplers.interval.interval_laplace`: one uniform of ``B`` bits for all
+    its trials, 104 bits at ``2**21``).
     """
-    g = fixed_geometrics(fixed_plan(scale), 2 * n, rng)
+    if n == 1:
+        return interval_laplace(scale, rng)
+    plan = fixed_plan(scale)
+    g = fixed_geometric(plan, fixed_bernoulli(plan[1], 2 * n, rng), rng)
     return g[:n] - g[n:]
 
 

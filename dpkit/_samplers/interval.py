@@ -1,0 +1,219 @@
+"""One discrete Laplace draw from one uniform: the interval algorithm over its Bernoulli trials.
+
+A scalar release's noise ``X`` (``P[X = x] ∝ p**|x|``, ``p = e**(-1/scale)``) is decided by
+independent Bernoulli trials: the tail of the magnitude (``G >= 2**I``, probability
+``p**(2**I) <= e**-64``), whether ``X = 0`` (probability ``z = (1 - p)/(1 + p)``), the sign
+(1/2), and the ``I`` binary digits of ``G = |X| - 1``, a geometric variable (digit ``i`` is 1
+with probability ``p**(2**i)/(1 + p**(2**i))``, see "Exact exponentials" in
+:mod:`dpkit._samplers.bernoulli`); ``X = 0`` if the zero trial is set, else ``±(1 + G)``.
+:func:`interval_laplace` decides all of them from **one** uniform ``U`` of ``B`` random
+bits (Han & Hoshi 1997, the interval algorithm; arithmetic decoding): with ``U`` in the
+current interval ``[A, C)`` and the next trial's probability ``q``, the split point is ``S
+= A + (1 - q)(C - A)``; the trial is 0 if ``U < S`` (the interval becomes ``[A, S)``), else
+1 (``[S, C)``). The outcomes' intervals partition ``[0, 1)`` with lengths equal to their
+probabilities, so the draw is exact.
+
+Fixed point, rigorously: ``A``, ``C`` and ``S`` are kept as integer bounds at ``P = B +
+64`` bits (trials' probabilities bracketed in MPFR, products rounded outwards), and a trial
+is decided when ``U``'s cell ``[u, u + 1)·2**-B`` lies wholly on one side of ``[S_lo,
+S_hi]``. Otherwise (a *tie*) the draw reads one more byte of ``U`` and walks again at a
+higher precision, until no comparison is undecided (it ends with probability 1: ``U``
+differs from every split point almost surely, and the brackets shrink to them).
+
+Tie probability, and ``B``: a tie at a node ``v`` needs ``|U - S_v| < ε = 2**-B + 2·e``,
+``e`` the brackets' width (at most ``Σ_j (δ_j + 2)`` units of ``2**-P``, ``δ_j`` that of
+trial ``j``'s bracket; the factor 2 covers a node narrower than its brackets), so its
+probability is at most ``min(ε, p_v0) + min(ε, p_v1)`` over ``v``'s children. Summed over
+all nodes, with ``min(ε, π) <= ε**s·π**(1-s)`` (``0 < s <= 1``) and the trials independent:
+``P[tie] <= 2·ε**s·Σ_{k=0..D} Π_{j<k} (q_j**(1-s) + (1 - q_j)**(1-s))`` (a Rényi entropy of
+order ``1 - s`` of the trials). :func:`uniform_bits` picks the least multiple of 8 for ``B``
+that makes this (rounded up in MPFR, over ``s = 32/64 ... 63/64``) at most ``2**-64``: 88
+bits at scale 1, 96 at the Laplace mechanism's scalar scale (``2**21`` grid units), 120 at
+``2**53/750`` (the largest scale on the float path), about ``H + 74`` at any scale
+(``benchmarks/bits.py``), against 576 bits at ``2**21`` for the grouped trials of
+:func:`dpkit._samplers.bernoulli.fixed_below`.
+
+Fixed cost: every draw reads ``B`` bits and runs ``D = I + 3`` steps of the same Python
+operations (both children computed, one selected by indexing a tuple with the decided
+bit, no branch on it), on operands whose sizes do not depend on the path (positions offset
+by ``2**(P + 1)``). What Python cannot make constant: its integer subtraction and
+comparison scan the leading equal 30-bit digits of their operands (at most ``P/30``, a
+few nanoseconds), which the release's deadline (:mod:`dpkit.timing`) pads. A tie
+(probability ``<= 2**-64``) or a tail (``<= e**-64``) finishes with loops of its own.
+
+References
+----------
+T. S. Han, M. Hoshi. *Interval algorithm for random number generation.* IEEE Trans. Inf.
+Theory 43(2), 1997.
+C. L. Canonne, G. Kamath, T. Steinke. *The Discrete Gaussian for Differential Privacy.*
+NeurIPS 2020 (arXiv:2004.00010), Algorithm 2 (the distribution as a difference of two
+geometric variables; here as a zero trial, a sign and one geometric magnitude).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import NamedTuple
+
+import gmpy2
+import numpy as np
+
+from dpkit._samplers.bernoulli import fixed_geometric, fixed_plan, scaled_bounds
+from dpkit._samplers.tables import public_table
+from dpkit.rng import RandomSource
+
+GUARD = 64            # fixed-point bits beyond the uniform's: P = B + GUARD
+TIE_BITS = 64         # a draw ties with probability at most 2**-TIE_BITS
+_TAIL, _ZERO, _SIGN, _DIGITS = 0, 1, 2, 3   # the trials' order in a walk
+
+
+class IntervalPlan(NamedTuple):
+    """What a scalar draw at one scale needs: the geometric's plan (:func:`fixed_plan`),
+    the uniform's bits ``B``, the precision ``P`` and the walk's steps at ``P``
+    (:func:`_steps`)."""
+
+    plan: tuple
+    bits: int
+    precision: int
+    steps: tuple[tuple[int, int, int, int], ...]
+
+
+def trial_bounds(plan: tuple, precision: int) -> list[tuple[int, int]]:
+    """Integer bounds ``lo <= q·2**precision <= hi`` of each trial's probability ``q``, in the
+    walk's order: the tail, the zero trial, the sign, the geometric's digits.
+
+    The zero trial's ``z = (1 - p)/(1 + p) = 1 - 2·q_0`` (``q_0`` the geometric's digit 0,
+    ``1/(1 + e**(1/scale))``), bounded exactly from ``q_0``'s bounds.
+    """
+    top, columns, _ = plan
+    digits = [scaled_bounds(e, precision) for e in columns.expansions]
+    one = 1 << precision
+    low, high = digits[0]
+    zero = (max(0, one - 2 * high), one - 2 * low)
+    return [digits[top], zero, (one >> 1, one >> 1), *digits[:top]]
+
+
+def uniform_bits(trials: list[tuple[int, int]], precision: int) -> int:
+    """The least multiple of 8 for ``B`` whose tie bound (module docstring) is ``<=
+    2**-TIE_BITS``, for trials bounded at ``precision`` bits, rounded in the safe direction.
+
+    With ``F_s = Σ_{k=0..D} Π_{j<k} f_j(s)``, ``f_j(s) = q_j**(1-s) + (1 - q_j)**(1-s)``
+    (upper bounds from the trials' brackets, MPFR rounding up), the bound holds when
+    ``s·(B - 1/64) >= TIE_BITS + 1 + log2 F_s``; ``-log2 ε >= B - 1/64`` needs ``2e <=
+    2**(GUARD - 8)`` (``e`` the brackets' width in units of ``2**-P``, checked here).
+    """
+    width = sum(hi - lo + 2 for lo, hi in trials)
+    if 2 * width > 2 ** (GUARD - 8):
+        raise ValueError(f"the interval walk's brackets are too wide ({width} units)")
+    best = None
+    with gmpy2.context(precision=64, round=gmpy2.RoundUp):
+        scale = gmpy2.mpfr(2) ** -precision
+        ups = [(gmpy2.mpfr(hi) * scale, (gmpy2.mpfr(1 << precision) - lo) * scale)
+               for lo, hi in trials]
+        for k in range(32, 64):
+            s = gmpy2.mpfr(k) / 64
+            total = product = gmpy2.mpfr(1)
+            for q, not_q in ups:
+                product *= q ** (1 - s) + not_q ** (1 - s)
+                total += product
+            need = (TIE_BITS + 1 + gmpy2.log2(total)) / s + gmpy2.mpfr(1) / 64
+            best = need if best is None else min(best, need)
+    return 8 * int(gmpy2.ceil(best / 8))
+
+
+@public_table(maxsize=256)
+def interval_plan(scale: Fraction) -> IntervalPlan:
+    """The :class:`IntervalPlan` of a scale (public: a cached table)."""
+    plan = fixed_plan(scale)
+    bits = uniform_bits(trial_bounds(plan, 128), 128)
+    while True:                             # the bound again, at the walk's own brackets
+        precision = bits + GUARD
+        trials = trial_bounds(plan, precision)
+        if uniform_bits(trials, precision) <= bits:
+            return IntervalPlan(plan, bits, precision, _steps(trials, precision))
+        bits += 8
+
+
+def _steps(trials: list[tuple[int, int]], precision: int
+           ) -> tuple[tuple[int, int, int, int], ...]:
+    """Each trial's constants in a walk: with ``r_lo <= (1 - q)·2**precision <= r_hi`` from
+    the bounds of :func:`trial_bounds`, ``(r_lo, -r_hi, 2·r_lo, 2·r_hi)``."""
+    one = 1 << precision
+    return tuple((one - hi, lo - one, 2 * (one - hi), 2 * (one - lo)) for lo, hi in trials)
+
+
+def interval_walk(steps: tuple[tuple[int, int, int, int], ...], u: int, nbits: int,
+                  precision: int) -> tuple[list[bool], bool]:
+    """The trials' outcomes for a uniform ``U`` in ``[u, u + 1)·2**-nbits``, and whether a
+    comparison was undecided (then the outcomes are not to be used).
+
+    ``steps`` come from :func:`_steps` at ``precision``. The split ``S = A + r·(C - A)``
+    (``r = 1 - q``) is bounded by ``S_lo = A_lo + floor(r_lo·(C_lo - A_lo)/2**P)`` and ``S_hi =
+    A_hi + ceil(r_hi·(C_hi - A_hi)/2**P)``: ``S`` is increasing in ``A``, ``C`` and ``r``,
+    and when the brackets overlap (``C_lo < A_lo``) they still hold (``S_lo <= A_lo <= S``,
+    ``S <= C_hi <= S_hi``). Every step computes both children and selects one by indexing,
+    whatever ``U``: the same operations on operands of the same sizes (positions carry an
+    offset ``K = 2**(P + 1)``; ``floor(r·(W + K)/2**P) - 2r = floor(r·W/2**P)``).
+    """
+    one = 1 << precision
+    offset = one << 1
+    u_lo = (u << (precision - nbits)) + offset
+    u_hi = u_lo + (1 << (precision - nbits))
+    a_lo = a_hi = offset
+    c_lo = c_hi = offset + one
+    tied = False
+    outcomes = []
+    for r_lo, minus_r_hi, twice_lo, twice_hi in steps:
+        s_lo = a_lo + ((r_lo * (c_lo - a_lo + offset)) >> precision) - twice_lo
+        s_hi = a_hi - ((minus_r_hi * (c_hi - a_hi + offset)) >> precision) - twice_hi
+        bit = u_lo >= s_hi                                    # U >= S: the trial is 1
+        tied |= (u_hi > s_lo) & (u_lo < s_hi)
+        a_lo, a_hi, c_lo, c_hi = ((a_lo, a_hi, s_lo, s_hi), (s_lo, s_hi, c_lo, c_hi))[bit]
+        outcomes.append(bit)
+    return outcomes, tied
+
+
+def interval_laplace(scale: Fraction, rng: RandomSource) -> np.ndarray:
+    """One exact discrete Laplace draw ``P[X = x] ∝ exp(-|x|/scale)``, as a 1-value array.
+
+    Parameters
+    ----------
+    scale : Fraction
+        The scale, a rational number > 0 (validated by the caller).
+    rng : RandomSource
+        The source of random bits.
+
+    Returns
+    -------
+    numpy.ndarray
+        One value: ``int64`` when the geometric's digits fit (``I <= 61``) and no tail,
+        else ``object`` (Python ints), as :func:`dpkit._samplers.bernoulli.fixed_geometric`.
+
+    Notes
+    -----
+    Reads ``B`` random bits (:func:`interval_plan`: 96 at ``2**21``), more only on a tie
+    (probability ``<= 2**-64``) or a tail (``<= e**-64``); the walk's steps do not depend on
+    the value drawn (module docstring). Exact: the interval algorithm (Han & Hoshi 1997)
+    with rigorous brackets. Privacy: as :func:`dpkit._samplers.noise.discrete_laplace`.
+    """
+    plan = interval_plan(scale)
+    data = rng.bytes(plan.bits // 8)
+    outcomes, tied = interval_walk(plan.steps, int.from_bytes(data, "big"), plan.bits,
+                                   plan.precision)
+    while tied:                                              # probability <= 2**-64
+        data += rng.bytes(1)
+        precision = 8 * len(data) + GUARD
+        outcomes, tied = interval_walk(_steps(trial_bounds(plan.plan, precision), precision),
+                                       int.from_bytes(data, "big"), 8 * len(data), precision)
+    top = plan.plan[0]
+    digits = outcomes[_DIGITS:]
+    if outcomes[_TAIL]:                                      # probability <= e**-64
+        g = int(fixed_geometric(plan.plan, np.array([[*digits, True]]), rng)[0])
+    else:
+        g = 0
+        for bit in reversed(digits):
+            g = g + g + bit
+    flip = -int(outcomes[_SIGN])                             # -1 if negative: no branch
+    out = np.empty(1, dtype=np.int64 if top <= 61 and not outcomes[_TAIL] else object)
+    out[0] = (((g + 1) * (1 - outcomes[_ZERO])) ^ flip) - flip
+    return out
