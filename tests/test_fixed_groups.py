@@ -163,6 +163,16 @@ def test_a_small_laplace_request_reads_64_bits_a_trial(scale: Fraction) -> None:
         6 * 8 * (plan[0] + 1)}
 
 
+@pytest.mark.parametrize(("scale", "bits"), [(Fraction(1), 144), (Fraction(2**21 + 2), 576),
+                                             (Fraction(2**53, 750), 1008)])
+def test_two_grouped_geometrics_read_nine_bytes_a_group(scale: Fraction, bits: int) -> None:
+    """Two rows of grouped trials (two geometric draws, as a scalar Laplace draw read them
+    before the interval walk) read 9 bytes per group of 8 trials: 144, 576 and 1008 bits at
+    scales 1, ``2**21 + 2`` and ``2**53/750`` (compared in ``dpkit._samplers.interval``)."""
+    columns = fixed_plan(scale)[1]
+    assert read_bytes(lambda rng: fixed_below(columns, 2, rng), 50, 44) == {bits // 8}
+
+
 def test_a_scalar_gaussian_round_reads_few_bits_at_the_mechanism_scale() -> None:
     """At the Gaussian mechanism's scalar σ ≈ 2**40: 1744 bits per round of two proposals
     (12,304 with 64 bits a trial), 9 bytes a group of 8 trials."""

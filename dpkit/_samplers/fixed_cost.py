@@ -3,13 +3,16 @@
 The one-at-a-time samplers of Canonne, Kamath & Steinke (2020) run loops whose length grows
 with ``|noise|/scale``, so the running time of a release reveals the noise (they are kept,
 labelled, in :mod:`dpkit.naive.laplace`). Requests of up to ``FIXED_MAX = 64`` values (every
-scalar release, every SVT threshold) use the samplers here instead: the Bernoulli digits of
-one value's draw are decided 8 at a time, by inversion of their joint distribution against
-one uniform of 72 bits (:func:`dpkit._samplers.bernoulli.fixed_below`); those of larger
-requests by comparing 64 random bits with the first 64 bits of each digit's probability
-(:func:`dpkit._samplers.bernoulli.fixed_bernoulli`); all digits of all draws at once, so the
-random bytes drawn and the NumPy operations run are the same whatever the values drawn. The
-exceptions are events of probability ``< 2**-64`` per group or per digit (a tie), ``<=
+scalar release, every SVT threshold) use the samplers here instead: the Bernoulli trials of
+one discrete Laplace value are decided one after another by the interval algorithm, from
+one uniform of ``B`` bits (:func:`dpkit._samplers.interval.interval_laplace`, ``B = 104`` at
+``2**21`` units); those of a scalar Gaussian round (two proposals) 8 at a time, by
+inversion of their joint distribution against one uniform of 72 bits
+(:func:`dpkit._samplers.bernoulli.fixed_below`); those of larger requests by comparing 64
+random bits with the first 64 bits of each digit's probability
+(:func:`dpkit._samplers.bernoulli.fixed_bernoulli`), all digits of all draws at once. The
+random bytes drawn and the operations run are the same whatever the values drawn. The
+exceptions are events of probability ``<= 2**-64`` per draw, group or digit (a tie), ``<=
 e**-64`` per geometric draw (beyond the covered digits) and about ``2**-40`` per Gaussian
 proposal (an acceptance the drawn digits cannot decide); they finish exactly, with loops of
 their own. See "Timing" in :mod:`dpkit._samplers`.

@@ -27,11 +27,14 @@ probability is at most ``min(ε, p_v0) + min(ε, p_v1)`` over ``v``'s children. 
 all nodes, with ``min(ε, π) <= ε**s·π**(1-s)`` (``0 < s <= 1``) and the trials independent:
 ``P[tie] <= 2·ε**s·Σ_{k=0..D} Π_{j<k} (q_j**(1-s) + (1 - q_j)**(1-s))`` (a Rényi entropy of
 order ``1 - s`` of the trials). :func:`uniform_bits` picks the least multiple of 8 for ``B``
-that makes this (rounded up in MPFR, over ``s = 32/64 ... 63/64``) at most ``2**-64``: 88
-bits at scale 1, 96 at the Laplace mechanism's scalar scale (``2**21`` grid units), 120 at
-``2**53/750`` (the largest scale on the float path), about ``H + 74`` at any scale
-(``benchmarks/bits.py``), against 576 bits at ``2**21`` for the grouped trials of
-:func:`dpkit._samplers.bernoulli.fixed_below`.
+that makes this (rounded up in MPFR, over ``s = 32/64 ... 63/64``) at most ``2**-64``: 80
+bits at scale 1, 104 at the Laplace mechanism's scalar scale (``2**21 + 2`` grid units),
+120 at ``2**53/750`` (the largest scale of its float path), 136 at ``2**60``: the entropy
+``H`` plus 74 to 81 bits (``tests/test_interval.py``, ``benchmarks/bits.py``), against 144,
+576 and 1008 bits for two geometrics' grouped trials
+(:func:`dpkit._samplers.bernoulli.fixed_below`). Walking the trials of a difference of two
+geometrics instead would need a larger ``B``: the walk decides the pair, whose entropy is
+nearly twice ``H``.
 
 Fixed cost: every draw reads ``B`` bits and runs ``D = I + 3`` steps of the same Python
 operations (both children computed, one selected by indexing a tuple with the decided
@@ -191,7 +194,7 @@ def interval_laplace(scale: Fraction, rng: RandomSource) -> np.ndarray:
 
     Notes
     -----
-    Reads ``B`` random bits (:func:`interval_plan`: 96 at ``2**21``), more only on a tie
+    Reads ``B`` random bits (:func:`interval_plan`: 104 at ``2**21 + 2``), more only on a tie
     (probability ``<= 2**-64``) or a tail (``<= e**-64``); the walk's steps do not depend on
     the value drawn (module docstring). Exact: the interval algorithm (Han & Hoshi 1997)
     with rigorous brackets. Privacy: as :func:`dpkit._samplers.noise.discrete_laplace`.
