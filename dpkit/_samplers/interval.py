@@ -13,17 +13,17 @@ current interval ``[A, C)`` and the next trial's probability ``q``, the split po
 1 (``[S, C)``). The outcomes' intervals partition ``[0, 1)`` with lengths equal to their
 probabilities, so the draw is exact.
 
-Fixed point, rigorously: ``A``, ``C`` and ``S`` are kept as integer bounds at ``P = B +
-64`` bits (trials' probabilities bracketed in MPFR, products rounded outwards), and a trial
-is decided when ``U``'s cell ``[u, u + 1)·2**-B`` lies wholly on one side of ``[S_lo,
-S_hi]``. Otherwise (a *tie*) the draw reads one more byte of ``U`` and walks again at a
+Fixed point, rigorously: ``A``, ``C`` and ``S`` are kept as integers at ``P = B + 64``
+bits, with a proven bound ``E`` on their error (the trials' probabilities bracketed in
+MPFR; each step adds at most its bracket's width plus 2 units, :func:`interval_walk`), and
+a trial is decided when ``U``'s cell ``[u, u + 1)·2**-B`` lies wholly on one side of
+``[S - E, S + E]``. Otherwise (a *tie*) the draw reads one more byte of ``U`` and walks again at a
 higher precision, until no comparison is undecided (it ends with probability 1: ``U``
-differs from every split point almost surely, and the brackets shrink to them).
+differs from every split point almost surely, and the error bounds shrink to 0).
 
 Tie probability, and ``B``: a tie at a node ``v`` needs ``|U - S_v| < ε = 2**-B + 2·e``,
-``e`` the brackets' width (at most ``Σ_j (δ_j + 2)`` units of ``2**-P``, ``δ_j`` that of
-trial ``j``'s bracket; the factor 2 covers a node narrower than its brackets), so its
-probability is at most ``min(ε, p_v0) + min(ε, p_v1)`` over ``v``'s children. Summed over
+``e = Σ_j (δ_j + 2)`` units of ``2**-P`` (``δ_j`` the width of trial ``j``'s bracket), so
+its probability is at most ``min(ε, p_v0) + min(ε, p_v1)`` over ``v``'s children. Summed over
 all nodes, with ``min(ε, π) <= ε**s·π**(1-s)`` (``0 < s <= 1``) and the trials independent:
 ``P[tie] <= 2·ε**s·Σ_{k=0..D} Π_{j<k} (q_j**(1-s) + (1 - q_j)**(1-s))`` (a Rényi entropy of
 order ``1 - s`` of the trials). :func:`uniform_bits` picks the least multiple of 8 for ``B``
@@ -78,7 +78,7 @@ class IntervalPlan(NamedTuple):
     plan: tuple
     bits: int
     precision: int
-    steps: tuple[tuple[int, int, int, int], ...]
+    steps: tuple[tuple[int, int, int], ...]
 
 
 def trial_bounds(plan: tuple, precision: int) -> list[tuple[int, int]]:
@@ -98,20 +98,18 @@ def trial_bounds(plan: tuple, precision: int) -> list[tuple[int, int]]:
 
 def uniform_bits(trials: list[tuple[int, int]], precision: int) -> int:
     """The least multiple of 8 for ``B`` whose tie bound (module docstring) is ``<=
-    2**-TIE_BITS``, for trials bounded at ``precision`` bits, rounded in the safe direction.
+    2**-TIE_BITS``, from the trials' bounds at ``precision`` bits (any precision: the bounds
+    enclose the true probabilities), rounded in the safe direction.
 
     With ``F_s = Σ_{k=0..D} Π_{j<k} f_j(s)``, ``f_j(s) = q_j**(1-s) + (1 - q_j)**(1-s)``
     (upper bounds from the trials' brackets, MPFR rounding up), the bound holds when
-    ``s·(B - 1/64) >= TIE_BITS + 1 + log2 F_s``; ``-log2 ε >= B - 1/64`` needs ``2e <=
-    2**(GUARD - 8)`` (``e`` the brackets' width in units of ``2**-P``, checked here).
+    ``s·(B - 1/64) >= TIE_BITS + 1 + log2 F_s``, given ``-log2 ε >= B - 1/64``, which
+    :func:`interval_plan` checks.
     """
-    width = sum(hi - lo + 2 for lo, hi in trials)
-    if 2 * width > 2 ** (GUARD - 8):
-        raise ValueError(f"the interval walk's brackets are too wide ({width} units)")
     best = None
     with gmpy2.context(precision=64, round=gmpy2.RoundUp):
-        scale = gmpy2.mpfr(2) ** -precision
-        ups = [(gmpy2.mpfr(hi) * scale, (gmpy2.mpfr(1 << precision) - lo) * scale)
+        unit = gmpy2.mpfr(2) ** -precision
+        ups = [(gmpy2.mpfr(hi) * unit, (gmpy2.mpfr(1 << precision) - lo) * unit)
                for lo, hi in trials]
         for k in range(32, 64):
             s = gmpy2.mpfr(k) / 64
@@ -126,52 +124,62 @@ def uniform_bits(trials: list[tuple[int, int]], precision: int) -> int:
 
 @public_table(maxsize=256)
 def interval_plan(scale: Fraction) -> IntervalPlan:
-    """The :class:`IntervalPlan` of a scale (public: a cached table)."""
+    """The :class:`IntervalPlan` of a scale (public: a cached table).
+
+    ``-log2 ε >= B - 1/64`` (:func:`uniform_bits`) holds when the walk's error bound ``e =
+    Σ_j (δ_j + 2)`` units of ``2**-P`` has ``2e <= 2**(GUARD - 8)`` (``ε = 2**-B·(1 +
+    2e·2**-GUARD)``), checked here (``e`` is about ``5·D``).
+    """
     plan = fixed_plan(scale)
     bits = uniform_bits(trial_bounds(plan, 128), 128)
-    while True:                             # the bound again, at the walk's own brackets
-        precision = bits + GUARD
-        trials = trial_bounds(plan, precision)
-        if uniform_bits(trials, precision) <= bits:
-            return IntervalPlan(plan, bits, precision, _steps(trials, precision))
-        bits += 8
+    precision = bits + GUARD
+    trials = trial_bounds(plan, precision)
+    steps = _steps(trials, precision)
+    if 2 * steps[-1][2] > 2 ** (GUARD - 8):
+        raise ValueError(f"the interval walk's error bound is too wide at scale {scale}: "
+                         f"{steps[-1][2]} units")
+    return IntervalPlan(plan, bits, precision, steps)
 
 
-def _steps(trials: list[tuple[int, int]], precision: int
-           ) -> tuple[tuple[int, int, int, int], ...]:
-    """Each trial's constants in a walk: with ``r_lo <= (1 - q)·2**precision <= r_hi`` from
-    the bounds of :func:`trial_bounds`, ``(r_lo, -r_hi, 2·r_lo, 2·r_hi)``."""
-    one = 1 << precision
-    return tuple((one - hi, lo - one, 2 * (one - hi), 2 * (one - lo)) for lo, hi in trials)
+def _steps(trials: list[tuple[int, int]], precision: int) -> tuple[tuple[int, int, int], ...]:
+    """Each trial's constants in a walk at ``precision`` bits: ``r = 2**P - q_hi`` (within
+    ``δ = q_hi - q_lo`` of ``(1 - q)·2**P``), ``2r``, and the bound ``E`` on the error of that
+    step's split point, ``Σ (δ + 2)`` over the trials up to it (:func:`interval_walk`)."""
+    one, error, steps = 1 << precision, 0, []
+    for lo, hi in trials:
+        error += hi - lo + 2
+        steps.append((one - hi, 2 * (one - hi), error))
+    return tuple(steps)
 
 
-def interval_walk(steps: tuple[tuple[int, int, int, int], ...], u: int, nbits: int,
+def interval_walk(steps: tuple[tuple[int, int, int], ...], u: int, nbits: int,
                   precision: int) -> tuple[list[bool], bool]:
     """The trials' outcomes for a uniform ``U`` in ``[u, u + 1)·2**-nbits``, and whether a
     comparison was undecided (then the outcomes are not to be used).
 
-    ``steps`` come from :func:`_steps` at ``precision``. The split ``S = A + r·(C - A)``
-    (``r = 1 - q``) is bounded by ``S_lo = A_lo + floor(r_lo·(C_lo - A_lo)/2**P)`` and ``S_hi =
-    A_hi + ceil(r_hi·(C_hi - A_hi)/2**P)``: ``S`` is increasing in ``A``, ``C`` and ``r``,
-    and when the brackets overlap (``C_lo < A_lo``) they still hold (``S_lo <= A_lo <= S``,
-    ``S <= C_hi <= S_hi``). Every step computes both children and selects one by indexing,
-    whatever ``U``: the same operations on operands of the same sizes (positions carry an
-    offset ``K = 2**(P + 1)``; ``floor(r·(W + K)/2**P) - 2r = floor(r·W/2**P)``).
+    ``steps`` come from :func:`_steps` at ``precision`` ``P``. Positions are integers in units
+    of ``2**-P``: ``a``, ``c`` approximate the interval's ends ``A``, ``C`` and ``s = a +
+    floor(r·(c - a)/2**P)`` its split ``S = A + (1 - q)(C - A)``. With ``|a - A|, |c - C| <=
+    e``, ``s - S = (1 - ρ)(a - A) + ρ(c - C) + (r - ρ·2**P)(c - a)/2**P - frac`` (``ρ = 1 -
+    q``), so ``|s - S| <= e + δ + 2``: the errors add up along the walk, to at most the
+    step's ``E``. The trial is 1 if ``u_lo >= s + E`` (then ``U >= S``), 0 if ``u_hi <= s -
+    E``, undecided otherwise. Every step computes both children and selects one by
+    indexing, whatever ``U``: the same operations on operands of the same sizes (positions
+    carry an offset ``K = 2**(P + 1)``; ``floor(r·(W + K)/2**P) - 2r = floor(r·W/2**P)``).
     """
     one = 1 << precision
     offset = one << 1
+    cell = 1 << (precision - nbits)
     u_lo = (u << (precision - nbits)) + offset
-    u_hi = u_lo + (1 << (precision - nbits))
-    a_lo = a_hi = offset
-    c_lo = c_hi = offset + one
+    a, c = offset, offset + one
     tied = False
     outcomes = []
-    for r_lo, minus_r_hi, twice_lo, twice_hi in steps:
-        s_lo = a_lo + ((r_lo * (c_lo - a_lo + offset)) >> precision) - twice_lo
-        s_hi = a_hi - ((minus_r_hi * (c_hi - a_hi + offset)) >> precision) - twice_hi
-        bit = u_lo >= s_hi                                    # U >= S: the trial is 1
-        tied |= (u_hi > s_lo) & (u_lo < s_hi)
-        a_lo, a_hi, c_lo, c_hi = ((a_lo, a_hi, s_lo, s_hi), (s_lo, s_hi, c_lo, c_hi))[bit]
+    for r, twice_r, error in steps:
+        split = a + ((r * (c - a + offset)) >> precision) - twice_r
+        above = u_lo - split
+        bit = above >= error                                  # U >= S: the trial is 1
+        tied |= (above < error) & (above + cell > -error)
+        a, c = ((a, split), (split, c))[bit]
         outcomes.append(bit)
     return outcomes, tied
 
