@@ -30,7 +30,8 @@ order ``1 - s`` of the trials). :func:`uniform_bits` picks the least multiple of
 that makes this (rounded up in MPFR, over ``s = 32/64 ... 63/64``) at most ``2**-64``: 80
 bits at scale 1, 104 at the Laplace mechanism's scalar scale (``2**21 + 2`` grid units),
 120 at ``2**53/750`` (the largest scale of its float path), 136 at ``2**60``: the entropy
-``H`` plus 74 to 81 bits (``tests/test_interval.py``, ``benchmarks/bits.py``), against 144,
+``H`` plus 73 to 81 bits from scale 1/7 to ``2**300`` (``tests/test_interval.py``,
+``benchmarks/bits.py``), against 144,
 576 and 1008 bits for two geometrics' grouped trials
 (:func:`dpkit._samplers.bernoulli.fixed_below`). Walking the trials of a difference of two
 geometrics instead would need a larger ``B``: the walk decides the pair, whose entropy is
