@@ -50,7 +50,7 @@ e**-64``) finishes with loops of its own.
 References
 ----------
 T. S. Han, M. Hoshi. *Interval algorithm for random number generation.* IEEE Trans. Inf.
-Theory 43(2), 1997.
+Theory 43(2):599-611, 1997.
 C. L. Canonne, G. Kamath, T. Steinke. *The Discrete Gaussian for Differential Privacy.*
 NeurIPS 2020 (arXiv:2004.00010), Algorithm 2 (the distribution as a difference of two
 geometric variables; here as a zero trial, a sign and one geometric magnitude).
