@@ -146,9 +146,9 @@ def last_split(scale: Fraction) -> mpmath.mpf:
 @pytest.mark.parametrize("side", ["below", "above"])
 def test_a_forced_tie_is_finished_exactly(side: str) -> None:
     """``U``'s first ``B`` bits are those of the last split point ``S``, so the walk cannot
-    decide that trial from them (a tie); the draw reads more bytes, one at a time, and
-    decides by the first byte where ``U`` and ``S`` differ: ``+1`` below ``S``, ``129``
-    (digit 7 set) above."""
+    decide that trial from them (a tie); the scalar draw (:func:`discrete_laplace`, one
+    value) reads more bytes, one at a time, and decides by the first byte where ``U`` and
+    ``S`` differ: ``+1`` below ``S``, ``129`` (digit 7 set) above."""
     scale = Fraction(5, 2)
     plan = interval_plan(scale)
     assert plan.plan[0] == 8
@@ -159,7 +159,7 @@ def test_a_forced_tie_is_finished_exactly(side: str) -> None:
                          plan.precision)[1]                       # the walk ties
     j = next(k for k in range(width, 80) if 0 < digits[k] < 255)
     source = Scripted(digits[:j] + bytes([digits[j] + (1 if side == "above" else -1)]))
-    value = int(interval_laplace(scale, source)[0])
+    value = discrete_laplace(scale, source)
     assert value == (129 if side == "above" else 1)
     assert source.served > width
 
