@@ -11,9 +11,11 @@ values and prints bits per sample, ``H`` (computed from the pmf) and their diffe
 ``table()`` returns the rows (keys ``sampler``, ``scale``, ``entropy_bits``,
 ``bits_per_sample``), for other benchmarks to import by path. ``scalar_table()`` counts
 the bits of *scalar* draws (one value per call, the fixed-cost sampler) at the scales a
-scalar release uses (2**21 + 2 grid units for ``laplace_mechanism(x, 1, 0.5)``, σ ≈ 2**40
-for ``gaussian_mechanism(x, 1, 0.5, 1e-6)``) and at small ones: a Laplace draw reads the
-same number of bits every time; a Gaussian draw a multiple of its round's.
+scalar release uses (2**21 + 2 grid units for ``laplace_mechanism(x, 1, 0.5)``, up to
+``2**53/750`` on the Laplace mechanism's float path, σ ≈ 2**40 for
+``gaussian_mechanism(x, 1, 0.5, 1e-6)``) and at small ones: a Laplace draw reads the same
+number of bits every time (the interval walk's ``B``); a Gaussian draw a multiple of its
+round's.
 
 Run: ``.venv/bin/python benchmarks/bits.py``
 """
@@ -86,6 +88,7 @@ def table(source: RandomSource | None = None, n: int = VECTOR) -> list[dict]:
 
 
 SCALAR_CASES = (("discrete_laplace", Fraction(2**21 + 2)), ("discrete_laplace", Fraction(5, 2)),
+                ("discrete_laplace", Fraction(1)), ("discrete_laplace", Fraction(2**53, 750)),
                 ("discrete_gaussian", Fraction(1107430651552)),
                 ("discrete_gaussian", Fraction(3)))
 SCALAR_CALLS = 2000

@@ -1,12 +1,13 @@
 """Tests of the grouped fixed-cost trials (:func:`dpkit._samplers.bernoulli.fixed_below`) and of
 the scalar release path on Python floats (:func:`dpkit._samplers.grid.noisy_scalar`).
 
-A request of one value decides its Bernoulli trials ``GROUP = 8`` at a time: one uniform of
-72 bits per group, inverted against the group's joint cumulative distribution. These tests
-check the thresholds against an independent computation (mpmath at 200 digits), the joint
-outcomes against the exact pmf, the resolution of ties, the fixed number of random bytes
-per scalar draw, and that the scalar float path gives :func:`add_to_floats`'s result bit
-for bit.
+A request of up to two rows (a scalar discrete Gaussian's round of two proposals) decides its
+Bernoulli trials ``GROUP = 8`` at a time: one uniform of 72 bits per group, inverted against
+the group's joint cumulative distribution (a scalar discrete Laplace draw uses the interval
+walk instead, ``tests/test_interval.py``). These tests check the thresholds against an
+independent computation (mpmath at 200 digits), the joint outcomes against the exact pmf,
+the resolution of ties, the fixed number of random bytes per small request, and that the
+scalar float path gives :func:`add_to_floats`'s result bit for bit.
 
 Statistical tests use fixed seeds and fail a correct sampler with probability at most 1e-6:
 the chi-square threshold is the quantile at ``1 - 1e-6`` (asymptotic, bins expecting at
@@ -153,24 +154,28 @@ def read_bytes(draw, calls: int, seed: int) -> set[int]:
 
 @pytest.mark.parametrize("scale", [Fraction(1, 3), Fraction(5, 2), Fraction(2**21 + 2),
                                    Fraction(2**40 + 1, 3)])
-def test_a_scalar_laplace_draw_reads_nine_bytes_a_group(scale: Fraction) -> None:
-    """Two geometric draws, ``ceil((I + 1)/8)`` groups each, 9 bytes a group, whatever the
-    noise (false failure: a tie or a tail, below 2**-60 over these draws). Power: the
-    per-trial path (64 random bits a trial) of a request of three values reads
-    ``8·(I + 1)`` bytes per geometric instead."""
+def test_a_small_laplace_request_reads_64_bits_a_trial(scale: Fraction) -> None:
+    """A request of three values reads 64 random bits a trial, ``8·(I + 1)`` bytes per
+    geometric, whatever the noise (false failure: a tie or a tail, below 2**-60 over these
+    draws); one value reads the interval walk's ``B`` bits instead (``tests/test_interval.py``)."""
     plan = fixed_plan(scale)
-    groups = len(plan[1].groups)
-    assert groups == -(-(plan[0] + 1) // GROUP)
-    assert read_bytes(lambda rng: discrete_laplace(scale, rng), 500, 44) == {2 * 9 * groups}
     assert read_bytes(lambda rng: discrete_laplace(scale, rng, size=3), 50, 45) == {
         6 * 8 * (plan[0] + 1)}
 
 
-def test_a_scalar_draw_reads_few_bits_at_the_mechanism_scales() -> None:
-    """At the scales of a scalar release (2**21 grid units for the Laplace mechanism at
-    ε = 1/2, σ ≈ 2**40 for the Gaussian one): 576 bits per Laplace draw (3712 with 64 bits
-    a trial) and 1744 bits per Gaussian round of two proposals (12,304)."""
-    assert read_bytes(lambda rng: discrete_laplace(Fraction(2**21 + 2), rng), 200, 46) == {72}
+@pytest.mark.parametrize(("scale", "bits"), [(Fraction(1), 144), (Fraction(2**21 + 2), 576),
+                                             (Fraction(2**53, 750), 1008)])
+def test_two_grouped_geometrics_read_nine_bytes_a_group(scale: Fraction, bits: int) -> None:
+    """Two rows of grouped trials (two geometric draws, as a scalar Laplace draw read them
+    before the interval walk) read 9 bytes per group of 8 trials: 144, 576 and 1008 bits at
+    scales 1, ``2**21 + 2`` and ``2**53/750`` (compared in ``dpkit._samplers.interval``)."""
+    columns = fixed_plan(scale)[1]
+    assert read_bytes(lambda rng: fixed_below(columns, 2, rng), 50, 44) == {bits // 8}
+
+
+def test_a_scalar_gaussian_round_reads_few_bits_at_the_mechanism_scale() -> None:
+    """At the Gaussian mechanism's scalar σ ≈ 2**40: 1744 bits per round of two proposals
+    (12,304 with 64 bits a trial), 9 bytes a group of 8 trials."""
     sigma2 = Fraction(1107430651552) ** 2
     setup = _fixed_gaussian_setup(sigma2)
     per_round = 2 * 9 * len(setup.columns.groups) + 2
@@ -244,10 +249,12 @@ def test_scalar_tails_finish_exactly(monkeypatch: pytest.MonkeyPatch) -> None:
     from test_sampling import edges_for, gaussian_cdf, laplace_cdf  # tests/ is on sys.path
 
     from dpkit._samplers import fixed_cost
+    from dpkit._samplers.interval import interval_plan
     from dpkit.audit import binned_chi_square
 
     monkeypatch.setattr(bernoulli_module, "_FIXED_TAIL_FACTOR", 1)
-    caches = (fixed_plan, fixed_cost._fixed_gaussian_columns, _fixed_gaussian_setup)
+    caches = (fixed_plan, fixed_cost._fixed_gaussian_columns, _fixed_gaussian_setup,
+              interval_plan)
     for cache in caches:
         cache.cache_clear()
     try:

@@ -18,6 +18,8 @@ Modules, bottom up (each imports only modules above it in this list, plus
 :mod:`~dpkit._samplers.bernoulli`
     Exact Bernoulli trials (CKS Algorithm 1, byte-wise and fixed-cost 64-bit trials) and
     geometric variables built from their digits.
+:mod:`~dpkit._samplers.interval`
+    One discrete Laplace value from one uniform of ``B`` bits (the interval algorithm).
 :mod:`~dpkit._samplers.fixed_cost`
     Discrete Laplace and Gaussian for requests of up to 64 values, at a cost that does not
     depend on the values drawn.
@@ -41,17 +43,23 @@ A sampler whose loop count grows with ``|noise|`` tells anyone who can time a re
 large the noise was (Jin, McMurtry, Rubinstein & Ohrimenko, IEEE S&P 2022); CKS Algorithms 2
 and 3 run one sample at a time are such samplers (kept, labelled, in :mod:`dpkit.naive.laplace`).
 Requests of up to ``FIXED_MAX = 64`` values (every scalar release, every SVT threshold)
-therefore use the *fixed-cost* samplers of :mod:`~dpkit._samplers.fixed_cost`: one value's
-digit trials are decided 8 at a time by inverting their joint distribution against one
-uniform of 72 bits (thresholds scanned in full), a larger request's by comparing 64 random
-bits with the first 64 bits of each trial's probability, all trials of all draws at once,
-so the random bytes read and the NumPy operations run do not depend on the values drawn.
-What is and is not constant:
+therefore use the *fixed-cost* samplers of :mod:`~dpkit._samplers.fixed_cost`: one discrete
+Laplace value's trials are decided by the interval algorithm from one uniform of ``B`` bits
+(:mod:`~dpkit._samplers.interval`: ``D = I + 3`` steps of the same Python integer
+operations whatever the trials' outcomes), a scalar Gaussian round's 8 at a time by
+inverting their joint distribution against one uniform of 72 bits (thresholds scanned in
+full), a larger request's by comparing 64 random bits with the first 64 bits of each
+trial's probability, all trials of all draws at once, so the random bytes read and the
+operations run do not depend on the values drawn. What is and is not constant:
 
-* Discrete Laplace (difference of two geometrics, no rejection): the cost is a function of
-  the scale and the count only, except in two events that finish with loops of their own:
-  a tie (probability below ``2**-64`` per group of 8 trials, or per trial) and a geometric
-  beyond the ``2**I >= 64·scale`` covered digits (probability ``<= e**-64`` per draw).
+* Discrete Laplace (one value: a zero trial, a sign and a geometric magnitude; more: a
+  difference of two geometrics; no rejection): the cost is a function of the scale and the
+  count only, except in two events that finish with loops of their own: a tie
+  (probability at most ``2**-64`` per scalar draw, per group of 8 trials or per trial) and
+  a geometric beyond the ``2**I >= 64·scale`` covered digits (probability ``<= e**-64`` per
+  draw). The interval walk runs on Python integers, whose subtraction and comparison scan
+  the leading equal 30-bit digits of their operands (at most ``P/30``, ``P = B + 64``
+  bits): a few nanoseconds that depend on the values, which the release's deadline pads.
 * Discrete Gaussian (CKS Algorithm 3): each round decides ``n + 1 + n // 2`` proposals at
   a fixed cost; rounds repeat until ``n`` are accepted. The *number of rounds* varies, but it
   depends only on which proposals were accepted, and accepted proposals are independent

@@ -5,10 +5,12 @@
 * :func:`bernoulli_matrix`: many trials against irrational thresholds at once, each
   comparing uniformly random bytes with the threshold's binary expansion until they differ.
 * :func:`fixed_bernoulli`, :func:`fixed_below`, :func:`fixed_plan`,
-  :func:`fixed_geometrics`: the fixed-cost trials (a request of one value: 72 random bits
-  per group of 8 trials; larger requests: 64 random bits per trial, whatever the outcome)
-  and the geometric variables built from them, for the fixed-cost samplers of
-  :mod:`dpkit._samplers.fixed_cost`.
+  :func:`fixed_geometric`: the fixed-cost trials (a request of up to two rows, a scalar
+  Gaussian round's proposals: 72 random bits per group of 8 trials; larger requests: 64
+  random bits per trial, whatever the outcome) and the geometric variables built from
+  them, for the fixed-cost samplers of :mod:`dpkit._samplers.fixed_cost` (a scalar
+  discrete Laplace draw decides its trials by the interval walk of
+  :mod:`dpkit._samplers.interval` instead).
 
 Exact exponentials
 ------------------
@@ -23,8 +25,8 @@ exp(-γ)`` decides a CKS acceptance step by comparing ``E``'s digits with a floa
 ``γ`` (IEEE-754 ``+ - * /`` are correctly rounded, so a relative margin encloses the true
 value); a comparison the bracket cannot decide is finished in exact rational arithmetic.
 
-Fixed cost: a request of up to ``GROUPED_ROWS = 2`` rows (one scalar draw: two geometric
-variables, or two Gaussian proposals) decides its trials ``GROUP = 8`` at a time: the
+Fixed cost: a request of up to ``GROUPED_ROWS = 2`` rows (a scalar Gaussian round's two
+proposals) decides its trials ``GROUP = 8`` at a time: the
 ``2**8`` joint outcomes of a group are drawn by inversion, comparing one uniform of 72 bits
 with the 72-bit prefixes of all 255 points of their cumulative distribution (scanned in
 full); only a tie (probability below ``255·2**-72 < 2**-64`` per group) reads more. A
@@ -32,11 +34,11 @@ larger request compares 64 random bits with the first 64 bits of each trial's pr
 only a tie (probability ``2**-64`` per trial) reads more. A geometric draw covers the
 digits ``2**i < 64·scale``; the tail beyond them (probability ``<= e**-64``) finishes with
 a loop of its own. Either way the bytes read and the NumPy passes run are set by the
-request's size and the public scale: at the Laplace mechanism's scalar scale (``2**21``
-grid units) a draw reads 576 bits grouped against 3,712 at 64 bits a trial, with an
-entropy of 23.4 bits (``benchmarks/bits.py``). Each group costs its entropy plus the 64
-bits that keep a tie below ``2**-64``; fewer, larger groups would save bits but scan
-``2**g`` thresholds each.
+request's size and the public scale: at a scale of ``2**21`` units, two geometric draws
+read 576 bits grouped against 3,712 at 64 bits a trial (a discrete Laplace draw of
+entropy 23.4 bits, ``benchmarks/bits.py``; the interval walk reads 104). Each group costs
+its entropy plus the 64 bits that keep a tie below ``2**-64``; fewer, larger groups would
+save bits but scan ``2**g`` thresholds each.
 
 Why groups are exact: the trials are independent, so a group's outcome ``O`` (trial ``i``
 is bit ``i``) has ``P[O <= j] = F_j``, a sum of products of the trials' probabilities,
@@ -205,7 +207,7 @@ GROUPED_ROWS = 2         # requests of up to this many rows are grouped (public 
 _OUTCOMES = 1 << GROUP
 
 
-def _fixed_point(expansion: Expansion, precision: int) -> tuple[int, int]:
+def scaled_bounds(expansion: Expansion, precision: int) -> tuple[int, int]:
     """Integers ``lo <= q·2**precision <= hi`` for the probability ``q`` of an expansion."""
     lo, hi = expansion.bounds(precision + 8)
     return floor_scaled(lo, precision), floor_scaled(hi, precision) + 1
@@ -222,7 +224,7 @@ def group_cdf(expansions: tuple[Expansion, ...], precision: int) -> tuple[list[i
     one = 1 << precision
     lows, highs = [one], [one]
     for expansion in expansions:
-        q_lo, q_hi = _fixed_point(expansion, precision)
+        q_lo, q_hi = scaled_bounds(expansion, precision)
         not_lo, not_hi = max(0, one - q_hi), one - q_lo
         lows = ([(x * not_lo) >> precision for x in lows]
                 + [(x * q_lo) >> precision for x in lows])
@@ -400,27 +402,6 @@ def fixed_plan(scale: Fraction) -> tuple[int, FixedColumns, Fraction]:
     step = Fraction(2**top) / scale
     expansions = [logistic_expansion(Fraction(2**i) / scale) for i in range(top)]
     return top, FixedColumns([*expansions, exp_neg_expansion(step)]), step
-
-
-def fixed_geometrics(plan: tuple[int, FixedColumns, Fraction], n: int,
-                      rng: RandomSource) -> np.ndarray:
-    """``n`` geometric draws of ``plan`` (:func:`fixed_plan`) at a value-independent cost.
-
-    A grouped request (``n <= GROUPED_ROWS``) whose digits a float holds exactly (``I <=
-    52``) sums its groups' outcomes in one product (group ``k`` weighs ``2**(GROUP·k)``,
-    exact in floats: the sum is below ``2**(I + 1)``) and reads the tail trial, bit ``I``,
-    off the sum; any other request goes through the trials (:func:`fixed_bernoulli`,
-    :func:`fixed_geometric`), as does a tail (probability ``<= e**-64`` per draw).
-    Returns as :func:`fixed_geometric`.
-    """
-    top, columns, _ = plan
-    if n > GROUPED_ROWS or top > 52:
-        return fixed_geometric(plan, fixed_bernoulli(columns, n, rng), rng)
-    below = fixed_below(columns, n, rng)
-    total = below.sum(axis=2, dtype=np.float64) @ columns.weights[:, 0]  # exact: < 2**53
-    if (total >= 2.0**top).any():                       # probability <= e**-64 per draw
-        return fixed_geometric(plan, trials_of(columns, below), rng)
-    return total.astype(np.int64)
 
 
 def fixed_geometric(plan: tuple[int, FixedColumns, Fraction], bits: np.ndarray,

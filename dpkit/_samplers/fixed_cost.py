@@ -3,13 +3,16 @@
 The one-at-a-time samplers of Canonne, Kamath & Steinke (2020) run loops whose length grows
 with ``|noise|/scale``, so the running time of a release reveals the noise (they are kept,
 labelled, in :mod:`dpkit.naive.laplace`). Requests of up to ``FIXED_MAX = 64`` values (every
-scalar release, every SVT threshold) use the samplers here instead: the Bernoulli digits of
-one value's draw are decided 8 at a time, by inversion of their joint distribution against
-one uniform of 72 bits (:func:`dpkit._samplers.bernoulli.fixed_below`); those of larger
-requests by comparing 64 random bits with the first 64 bits of each digit's probability
-(:func:`dpkit._samplers.bernoulli.fixed_bernoulli`); all digits of all draws at once, so the
-random bytes drawn and the NumPy operations run are the same whatever the values drawn. The
-exceptions are events of probability ``< 2**-64`` per group or per digit (a tie), ``<=
+scalar release, every SVT threshold) use the samplers here instead: the Bernoulli trials of
+one discrete Laplace value are decided one after another by the interval algorithm, from
+one uniform of ``B`` bits (:func:`dpkit._samplers.interval.interval_laplace`, ``B = 104`` at
+``2**21`` units); those of a scalar Gaussian round (two proposals) 8 at a time, by
+inversion of their joint distribution against one uniform of 72 bits
+(:func:`dpkit._samplers.bernoulli.fixed_below`); those of larger requests by comparing 64
+random bits with the first 64 bits of each digit's probability
+(:func:`dpkit._samplers.bernoulli.fixed_bernoulli`), all digits of all draws at once. The
+random bytes drawn and the operations run are the same whatever the values drawn. The
+exceptions are events of probability ``<= 2**-64`` per draw, group or digit (a tie), ``<=
 e**-64`` per geometric draw (beyond the covered digits) and about ``2**-40`` per Gaussian
 proposal (an acceptance the drawn digits cannot decide); they finish exactly, with loops of
 their own. See "Timing" in :mod:`dpkit._samplers`.
@@ -41,7 +44,6 @@ from dpkit._samplers.bernoulli import (
     fixed_below,
     fixed_bernoulli,
     fixed_geometric,
-    fixed_geometrics,
     fixed_plan,
     trials_of,
 )
@@ -53,6 +55,7 @@ from dpkit._samplers.exact import (
     logistic_expansion,
     object_ints,
 )
+from dpkit._samplers.interval import interval_laplace
 from dpkit._samplers.tables import public_table
 from dpkit.rng import RandomSource
 
@@ -67,11 +70,16 @@ def fixed_discrete_laplace(scale: Fraction, n: int, rng: RandomSource) -> np.nda
     """``n`` exact discrete Laplace draws at a cost that does not depend on their values.
 
     The difference of two independent geometric variables with ``P[G = g] ∝ p**g`` has
-    ``P[X = x] ∝ p**|x|``: no rejection step, so every call draws exactly
-    ``18·ceil((I + 1)/8)`` random bytes for one value (:func:`fixed_geometrics`, grouped)
-    and ``16·n·(I + 1)`` for ``n > 1`` (bar the events named in the module docstring).
+    ``P[X = x] ∝ p**|x|``: no rejection step, so a call of ``n > 1`` values draws exactly
+    ``16·n·(I + 1)`` random bytes (:func:`fixed_bernoulli`, 64 bits a digit), bar the events
+    named in the module docstring. One value is drawn by the interval algorithm instead
+    (:func:`dpkit._samplers.interval.interval_laplace`: one uniform of ``B`` bits for all
+    its trials, 104 bits at ``2**21``).
     """
-    g = fixed_geometrics(fixed_plan(scale), 2 * n, rng)
+    if n == 1:
+        return interval_laplace(scale, rng)
+    plan = fixed_plan(scale)
+    g = fixed_geometric(plan, fixed_bernoulli(plan[1], 2 * n, rng), rng)
     return g[:n] - g[n:]
 
 

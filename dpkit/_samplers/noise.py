@@ -96,11 +96,12 @@ def discrete_laplace(scale: Fraction | int, rng: RandomSource,
     -----
     Privacy: adding this noise to an integer-valued query with sensitivity ``D`` (ℓ1) gives
     ``(D/scale)``-differential privacy, because ``P[x]/P[x'] <= exp(|x - x'|/scale)``.
-    Up to 64 values (and any count at scales above ``2**52``): the fixed-cost sampler, a
-    difference of two geometric variables whose digits are drawn at a fixed cost (8 at a
-    time from 72 random bits for one value, 64 bits a digit for more), so the running time
-    does not depend on the noise (see "Timing" in :mod:`dpkit._samplers` for the
-    exceptions, of probability ``<= 2**-64`` per group or digit). Larger arrays: the exact
+    Up to 64 values (and any count at scales above ``2**52``): the fixed-cost samplers,
+    whose running time does not depend on the noise: one value by the interval algorithm
+    (a zero trial, a sign and a geometric magnitude's digits decided from one uniform of
+    ``B`` bits, :mod:`dpkit._samplers.interval`), more as a difference of two geometric
+    variables, 64 random bits a digit (see "Timing" in :mod:`dpkit._samplers` for the
+    exceptions, of probability ``<= 2**-64`` per draw or digit). Larger arrays: the exact
     block-envelope sampler of :mod:`dpkit._samplers.envelope` (the same distribution, far fewer
     random bits). Canonne, Kamath &
     Steinke (2020) give the distribution's privacy and a one-at-a-time sampler (Algorithm 2).
