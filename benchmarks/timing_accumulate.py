@@ -252,7 +252,9 @@ def write(rows: list[Row], folder: Path, target: int, seed: int) -> None:
         raise SystemExit(f"nothing to write: the store {folder} is empty")
     results = [r.result(seed) for r in timed]
     dates = [c["date"] for r in timed for c in r.chunks]
+    root = Path(dpkit.__file__).resolve().parent
     meta = {**environment(), "version": folder.name, "target": target, "seed": seed,
+            "modules": [str(path.relative_to(root)) for path in _release_modules()],
             "first": min(dates)[:16].replace("T", " "), "last": max(dates)[:16].replace("T", " ")}
     missing = [r.pair.key for r in rows if not r.calls]
     page = report(meta, results, missing)
