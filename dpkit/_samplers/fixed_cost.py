@@ -17,7 +17,8 @@ e**-64`` per geometric draw (beyond the covered digits) and about ``2**-40`` per
 proposal (an acceptance the drawn digits cannot decide); they finish exactly, with loops of
 their own. See "Timing" in :mod:`dpkit._samplers`.
 
-* :func:`fixed_discrete_laplace`: the difference of two geometric variables (no rejection).
+* :func:`fixed_discrete_laplace`: one value by the interval walk (a zero trial, a sign, a
+  geometric magnitude); more as the difference of two geometric variables (no rejection).
 * :func:`fixed_discrete_gaussian`: CKS Algorithm 3, a discrete Laplace proposal accepted
   when a standard exponential ``E``, drawn digit by digit, exceeds ``γ(Y)``; proposals are
   decided in rounds of fixed cost.
