@@ -1,7 +1,7 @@
 """Breaker review 28: the scalar discrete Laplace draw by the interval walk
 (:mod:`dpkit._samplers.interval`, merged as 37cb4c8). Deterministic reproducers, no timing.
 
-Both tests fail on 37cb4c8.
+All three fail on 37cb4c8.
 
 * **The magnitude is assembled on ints whose sizes follow the value drawn.** The walk's
   positions carry an offset so that their sizes do not depend on the path, but after it
@@ -12,6 +12,13 @@ Both tests fail on 37cb4c8.
   times spread over 0.46 µs at ``2**21 + 2`` and 1.40 µs at ``2**53/750``, from ``±1`` to
   ``±2**26`` and ``±2**48``; the assembly alone over 0.34 and 0.90 µs, the walk over 0.13
   and 0.26 µs (``_samplers``'s "Timing" calls the values' share "a few nanoseconds").
+* **A source that hands out one byte too many makes every scalar release noiseless.**
+  :func:`~dpkit._samplers.interval.interval_laplace` reads ``U`` with
+  ``int.from_bytes(rng.bytes(B/8))`` and never checks the length: a :class:`RandomSource`
+  subclass whose ``bytes(n)`` returns ``n + 1`` bytes puts ``U`` above 1, every trial is 1
+  (the tail, then the zero trial), and ``laplace_mechanism(0.0, 1.0, 0.5)`` returns exactly
+  ``0.0`` every time; ``n - 1`` bytes biases ``U`` towards 0. Before (9b5876e) the grouped
+  sampler's ``np.frombuffer(...).reshape`` raised a ``ValueError`` (without naming ``rng``).
 * **"``H`` plus 73 to 81 bits from scale 1/7 to ``2**300``" is false**: ``B`` is a multiple
   of 8, so just below each of its steps ``B - H`` falls to about 72.6 (72.57 at ``2**29 -
   2**22``, 72.97 at ``3·2**43``; 72.0 at 1/64, outside the stated range).
@@ -30,6 +37,7 @@ from test_interval import laplace_entropy  # tests/ is on sys.path under pytest
 
 from dpkit._samplers import interval
 from dpkit._samplers.interval import interval_laplace, interval_plan
+from dpkit._samplers.noise import discrete_laplace
 from dpkit.rng import RandomSource, seeded
 
 
@@ -78,6 +86,26 @@ def test_a_scalar_draw_works_on_ints_of_the_same_sizes_whatever_its_value(
     large, large_sizes = int_sizes(scale, seeded(seed))
     assert large > scale
     assert small_sizes == large_sizes
+
+
+class OneByteMore(RandomSource):
+    """A broken source: ``bytes(n)`` returns ``n + 1`` bytes (seeded)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.inner = seeded(3)
+
+    def bytes(self, n: int) -> bytes:
+        return self.inner.bytes(n + 1)
+
+
+def test_a_source_that_returns_too_many_bytes_is_refused_not_a_noiseless_release() -> None:
+    """The scalar draw refuses bytes of the wrong length (a ``ValueError`` or ``TypeError``),
+    as the two-value draw does, rather than deciding every trial as 1."""
+    with pytest.raises((ValueError, TypeError)):
+        discrete_laplace(Fraction(2**21 + 2), OneByteMore(), size=2)
+    with pytest.raises((ValueError, TypeError)):
+        discrete_laplace(Fraction(2**21 + 2), OneByteMore())
 
 
 def test_the_documented_excess_of_b_over_the_entropy_holds() -> None:
