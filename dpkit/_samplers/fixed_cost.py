@@ -56,7 +56,7 @@ from dpkit._samplers.exact import (
     logistic_expansion,
     object_ints,
 )
-from dpkit._samplers.interval import interval_laplace
+from dpkit._samplers.interval import MAX_DIGITS, interval_laplace
 from dpkit._samplers.tables import public_table
 from dpkit.rng import RandomSource
 
@@ -75,11 +75,13 @@ def fixed_discrete_laplace(scale: Fraction, n: int, rng: RandomSource) -> np.nda
     ``16·n·(I + 1)`` random bytes (:func:`fixed_bernoulli`, 64 bits a digit), bar the events
     named in the module docstring. One value is drawn by the interval algorithm instead
     (:func:`dpkit._samplers.interval.interval_laplace`: one uniform of ``B`` bits for all
-    its trials, 104 bits at ``2**21``).
+    its trials, 104 bits at ``2**21``), at scales whose geometric has at most
+    :data:`~dpkit._samplers.interval.MAX_DIGITS` digits: above, the walk would outlast a
+    scalar release's deadline (see that module's "Scales").
     """
-    if n == 1:
-        return interval_laplace(scale, rng)
     plan = fixed_plan(scale)
+    if n == 1 and plan[0] <= MAX_DIGITS:
+        return interval_laplace(scale, rng)
     g = fixed_geometric(plan, fixed_bernoulli(plan[1], 2 * n, rng), rng)
     return g[:n] - g[n:]
 
