@@ -19,11 +19,17 @@
   of two. Traced (:mod:`tracemalloc`, the peak over that line): 64 bytes for ``+1``, 96 for a
   draw near ``2**21``, 132 near ``2**43``. Timed alone (1000-call blocks, load 3.9 on 2
   cores, core 0): 151 ns for ``G = 0``, 218 ns for ``G = 2**30`` or ``2**48``.
+* **F4: "``H`` plus 72 to 81 bits from scale 1/64" is false at the small end.** ``B`` is 72
+  from 1/64 up to about 0.10358 (then 80), and ``H`` grows with the scale, so ``B - H`` falls
+  below 72 on all of it: 71.99999999999999999999999997 at 1/64, 71.99999 at 1/16, 71.9986 at
+  1/10 and 71.99803 just below the step (``1779566613/2**34``; mpmath at 200 bits, and the
+  tests' float ``laplace_entropy`` alike). The breaker-28 test checks 1/64 in floats (72.0).
 """
 
 from __future__ import annotations
 
 import inspect
+import re
 import sys
 import tracemalloc
 from fractions import Fraction
@@ -32,9 +38,11 @@ from typing import Any
 
 import pytest
 from test_breaker28 import Zeros  # tests/ is on sys.path under pytest
+from test_interval import laplace_entropy
 
+from dpkit._samplers import interval
 from dpkit._samplers.bernoulli import fixed_plan
-from dpkit._samplers.interval import MAX_DIGITS, interval_laplace
+from dpkit._samplers.interval import MAX_DIGITS, interval_laplace, interval_plan
 from dpkit._samplers.noise import discrete_laplace
 from dpkit.rng import RandomSource, seeded
 
@@ -108,3 +116,18 @@ def test_the_last_line_of_a_scalar_draw_allocates_the_same_whatever_the_value(
         large, large_peak = last_line_peak(scale, seeded(seed))
         assert abs(large) > 256                   # not a cached small int
         assert large_peak == small_peak, (large, large_peak, small_peak)
+
+
+@pytest.mark.parametrize("scale", [Fraction(1, 10), Fraction(1779566613, 2**34)])
+def test_the_documented_excess_of_b_over_the_entropy_holds_at_the_small_end(
+        scale: Fraction) -> None:
+    """The module docstring's range for ``B - H`` holds inside the scales it names, where
+    ``B`` is still 72 (1/10, and just below ``B``'s step to 80, about 0.10358)."""
+    text = " ".join(interval.__doc__.split())
+    found = re.search(r"``H`` plus (\d+) to (\d+) bits from scale (\d+)/(\d+) to ``2\*\*(\d+)``",
+                      text)
+    assert found, "the docstring no longer states the range"
+    low, high, num, den, top = (int(g) for g in found.groups())
+    assert Fraction(num, den) <= scale <= 2**top
+    assert interval_plan(scale).bits == 72
+    assert low <= interval_plan(scale).bits - laplace_entropy(float(scale)) <= high
