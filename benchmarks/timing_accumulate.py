@@ -269,8 +269,12 @@ def write(rows: list[Row], folder: Path, target: int, seed: int) -> None:
     results = [r.result(seed) for r in timed]
     dates = [c["date"] for r in timed for c in r.chunks]
     root = Path(dpkit.__file__).resolve().parent
+    modules = [str(path.relative_to(root)) for path in _release_modules()]
+    source = hashlib.sha256()     # the modules' bytes now: a reader's copy compares with it
+    for module in modules:
+        source.update(module.encode() + b"\0" + (root / module).read_bytes() + b"\0")
     meta = {**environment(), "version": folder.name, "target": target, "seed": seed,
-            "modules": [str(path.relative_to(root)) for path in _release_modules()],
+            "modules": modules, "source_hash": source.hexdigest()[:12],
             "first": min(dates)[:16].replace("T", " "), "last": max(dates)[:16].replace("T", " ")}
     missing = [r.pair.key for r in rows if not r.calls]
     page = report(meta, results, missing)
