@@ -667,10 +667,10 @@ def test_a_short_pause_gets_a_light_rewarm_outside_the_deadline(monkeypatch):
 class _CountingSeeded(type(seeded(0))):
     """A seeded source that counts the bytes read from it."""
 
-    read = 0
+    bytes_read = 0
 
     def bytes(self, n: int) -> bytes:
-        type(self).read += n
+        type(self).bytes_read += n
         return super().bytes(n)
 
 
@@ -699,14 +699,14 @@ def test_a_rewarm_for_a_seeded_release_warms_a_seeded_source_and_reads_none_of_i
     timing.warm_up_with(work, release)
     timing.run_padded(timing.Cost(fixed=0.0), work, "first", None)
     caller = _CountingSeeded(7)
-    _CountingSeeded.read = 0
+    _CountingSeeded.bytes_read = 0
     sources.clear()
     clock.now += (_warming.LIGHT_REWARM_AFTER_NS if pause == "light"
                   else _warming.REWARM_AFTER_NS) + 1
     timing.run_padded(timing.Cost(fixed=0.0), work, "data", caller)
     assert sources and all(type(rng) is type(seeded(0)) and rng is not caller
                            for rng in sources)
-    assert _CountingSeeded.read == 0
+    assert _CountingSeeded.bytes_read == 0
     sources.clear()
     clock.now += _warming.REWARM_AFTER_NS + 1
     timing.run_padded(timing.Cost(fixed=0.0), work, "data", None)
@@ -726,7 +726,7 @@ def test_a_cold_seeded_release_reads_the_same_bytes_as_a_warm_one(monkeypatch):
     results = []
     for pause in (0, 2 * _warming.REWARM_AFTER_NS):
         clock.now += pause
-        _CountingSeeded.read = 0
+        _CountingSeeded.bytes_read = 0
         results.append((laplace_mechanism(0.5, 1.0, 1.0, rng=_CountingSeeded(11)),
-                        _CountingSeeded.read))
+                        _CountingSeeded.bytes_read))
     assert results[0] == results[1] and results[0][1] > 0
