@@ -56,6 +56,7 @@ from dpkit._samplers.exact import (
     object_ints,
 )
 from dpkit._samplers.interval import interval_laplace
+from dpkit._samplers.interval_gaussian import interval_gaussian
 from dpkit._samplers.tables import public_table
 from dpkit.rng import RandomSource
 
@@ -151,6 +152,8 @@ def fixed_discrete_gaussian(sigma2: Fraction, n: int, rng: RandomSource) -> np.n
     were accepted, and the accepted values are independent draws from the target whatever
     that pattern is, so it carries no information about the values returned.
     """
+    if n == 1:
+        return interval_gaussian(sigma2, rng)
     setup = _fixed_gaussian_setup(sigma2)
     t, width = setup.t, setup.width
     out: list[np.ndarray] = []
