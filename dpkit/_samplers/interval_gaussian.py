@@ -130,11 +130,11 @@ def exp_table(width: int) -> ExpTable:
 class AcceptConstants(NamedTuple):
     """The public integers of :func:`accept_step` for one ``σ²`` and precision."""
 
-    factor: int          # d·t
-    shift_in: int        # 3·2**b - n: x = m·d·t - n + 3·2**b
+    factor: int          # d·u
+    shift_in: int        # 3·2**b - n·v: x = m·d·u - n·v + 3·2**b
     twice_offset: int    # 6·2**b
     square_offset: int   # 9·2**(2b) + 2**(2b)
-    reciprocal: int      # floor(2**(W + S)/(2·n·d·t²))
+    reciprocal: int      # floor(2**(W + S)/(2·n·d·u²))
     raise_g: int         # 2**(S + W + h2) - 2**(2b)·reciprocal
     shift: int           # S = 2b + 1
     cap: int             # 2**(W + h2) + G
@@ -150,18 +150,21 @@ class AcceptConstants(NamedTuple):
     width_units: int     # Δ: q_hi - a·2**P <= Δ
 
 
-def accept_constants(sigma2: Fraction, t: int, top: int, precision: int) -> AcceptConstants:
-    """The :class:`AcceptConstants` for magnitudes ``m <= 2**top`` at ``precision``."""
+def accept_constants(sigma2: Fraction, t: Fraction, top: int, precision: int
+                     ) -> AcceptConstants:
+    """The :class:`AcceptConstants` for magnitudes ``m <= 2**top`` at ``precision`` (with ``t =
+    u/v``, ``γ = (m·d·u - n·v)²/(2·n·d·u²)``)."""
     table = exp_table(precision + EXTRA)
     width = table.width
     n, d = sigma2.numerator, sigma2.denominator
-    b = max(n, ((1 << top) + 1) * d * t).bit_length()          # |m·d·t - n| < 2**b
+    u, v = t.numerator, t.denominator
+    b = max(n * v, ((1 << top) + 1) * d * u).bit_length()      # |m·d·u - n·v| < 2**b
     shift = 2 * b + 1
-    reciprocal = (1 << (width + shift)) // (2 * n * d * t * t)
+    reciprocal = (1 << (width + shift)) // (2 * n * d * u * u)
     chunks = len(table.tables)
     raised = max(reciprocal.bit_length() - width, table.low + CHUNK * chunks - width)
     return AcceptConstants(
-        factor=d * t, shift_in=3 * (1 << b) - n, twice_offset=6 * (1 << b),
+        factor=d * u, shift_in=3 * (1 << b) - n * v, twice_offset=6 * (1 << b),
         square_offset=10 * (1 << (2 * b)), reciprocal=reciprocal,
         raise_g=(1 << (shift + width + raised)) - (reciprocal << (2 * b)), shift=shift,
         cap=(1 << (width + raised)) + table.cap, mask=(1 << table.low) - 1, low=table.low,
@@ -190,7 +193,7 @@ def accept_step(m: int, k: AcceptConstants) -> int:
     return (r, k.one)[r < k.one]                           # q_hi <= 2**P
 
 
-def rejection_bound(sigma2: Fraction, t: int) -> gmpy2.mpfr:
+def rejection_bound(sigma2: Fraction, t: Fraction) -> gmpy2.mpfr:
     """An upper bound on ``ρ``, the probability that a round with proposal scale ``t`` rejects.
 
     A round accepts with probability ``Σ_y P[Y = y]·a(y) = tanh(1/(2t))·exp(-σ²/(2t²))·Σ_y
@@ -200,9 +203,10 @@ def rejection_bound(sigma2: Fraction, t: int) -> gmpy2.mpfr:
     their product up.
     """
     with gmpy2.context(precision=64, round=_DOWN):
-        zero = gmpy2.tanh(gmpy2.mpfr(gmpy2.mpq(1, 2 * t)))
+        zero = gmpy2.tanh(gmpy2.mpfr(gmpy2.mpq(t.denominator, 2 * t.numerator)))
         with gmpy2.context(precision=64, round=_UP):
-            exponent = gmpy2.mpfr(gmpy2.mpq(sigma2.numerator, sigma2.denominator * 2 * t * t))
+            exponent = gmpy2.mpfr(gmpy2.mpq(sigma2.numerator * t.denominator**2,
+                                            sigma2.denominator * 2 * t.numerator**2))
         mass = gmpy2.sqrt(2 * gmpy2.const_pi()
                           * gmpy2.mpfr(gmpy2.mpq(sigma2.numerator, sigma2.denominator)))
         accept = zero * gmpy2.exp(-exponent) * max(gmpy2.mpfr(1), mass)
@@ -217,7 +221,7 @@ class GaussianPlan(NamedTuple):
     constants and its error bound (:func:`round_constants`)."""
 
     sigma2: Fraction
-    t: int
+    t: Fraction
     plan: tuple
     bits: int
     precision: int
@@ -226,7 +230,7 @@ class GaussianPlan(NamedTuple):
     error: int
 
 
-def round_constants(sigma2: Fraction, t: int, plan: tuple, precision: int
+def round_constants(sigma2: Fraction, t: Fraction, plan: tuple, precision: int
                     ) -> tuple[tuple[tuple[int, int, int], ...], AcceptConstants, int]:
     """A round's proposal steps, acceptance constants and acceptance error bound (units of
     ``2**-precision``: the proposal's last bound plus ``Δ + 2``) at ``precision``."""
@@ -235,20 +239,26 @@ def round_constants(sigma2: Fraction, t: int, plan: tuple, precision: int
     return steps, accept, steps[-1][2] + accept.width_units + 2
 
 
-def proposal_scale(sigma2: Fraction) -> int:
-    """``t``: of ``floor(σ)`` and ``floor(σ) + 1`` (at least 1), the one whose lower bound on
-    the acceptance probability (:func:`rejection_bound`) is larger; CKS Algorithm 3 is exact
-    for any ``t > 0`` (``|y|/t + γ(y) = y²/(2σ²) + σ²/(2t²)``), and ``t`` near ``σ`` accepts
-    most (about 0.76 for large ``σ``: a rejected round costs ``B`` more bits)."""
-    low = max(1, floor_sqrt(sigma2))
-    return min((low, low + 1), key=lambda t: rejection_bound(sigma2, t))
+def proposal_scale(sigma2: Fraction) -> Fraction:
+    """``t``: the candidate whose lower bound on the acceptance probability
+    (:func:`rejection_bound`) is largest: ``floor(σ)`` and ``floor(σ) + 1`` for ``σ >= 1``,
+    ``2**-i`` for ``σ < 1`` (``2**-i >= σ/16``). CKS Algorithm 3 is exact for any ``t > 0``
+    (``|y|/t + γ(y) = y²/(2σ²) + σ²/(2t²)``); ``t`` near ``σ`` accepts most (about 0.76 for
+    large ``σ``, 0.70 at ``σ = 1``), and a rejected round costs ``B`` more bits."""
+    root = floor_sqrt(sigma2)
+    if root >= 1:
+        candidates = [Fraction(root), Fraction(root + 1)]
+    else:
+        candidates = [Fraction(1, 2**i) for i in range(6 + sigma2.denominator.bit_length())
+                      if Fraction(1, 2**(2 * i)) >= sigma2 / 256]
+    return min(candidates, key=lambda t: rejection_bound(sigma2, t))
 
 
 @public_table(maxsize=64)
 def gaussian_plan(sigma2: Fraction) -> GaussianPlan:
     """The :class:`GaussianPlan` of ``σ²`` (public: a cached table)."""
     t = proposal_scale(sigma2)
-    plan = fixed_plan(Fraction(t))
+    plan = fixed_plan(t)
     bits = uniform_bits(trial_bounds(plan, 128), 128, acceptance=True)
     precision = bits + GUARD
     steps, accept, error = round_constants(sigma2, t, plan, precision)
