@@ -42,9 +42,8 @@ non-root nodes ``w`` of a round's tree (``p_w`` the probability of its interval,
 (:func:`dpkit._samplers.interval.uniform_bits` with ``acceptance``). ``B`` is 80 bits at
 σ = 1, 88 at σ = 100 and 120 at the Gaussian mechanism's scalar σ (about ``2**40`` grid
 units); a draw reads ``B`` bits a round, ``B/(1 - ρ)`` on average (``ρ`` a round's rejection
-probability): 116, 114 and 159 measured (``benchmarks/bits.py``), the entropy plus 114, 105
-and 117, against 1,716, 1,242 and 1,843 bits for the rounds of grouped trials of
-:func:`dpkit._samplers.fixed_cost.fixed_discrete_gaussian` (measured on the same seeds).
+probability, :func:`rejection_bound`): at most 114, 116 and 158, the entropy plus at most
+112, 108 and 116 (``tests/test_interval_gaussian.py``; ``benchmarks/bits.py`` counts them).
 
 Cost: a round reads ``B`` bits and runs the same operations whatever its values (``D = I +
 3`` steps of :func:`dpkit._samplers.interval.walk`, then :func:`accept_step`). The number of
