@@ -399,8 +399,10 @@ def small_epsilon_pairs() -> Iterator[Pair]:
     release left the float path, where the values chose int64 or Python ints (``2**61``,
     ``2**62`` grid units). Zeros but one coordinate either side of those edges (the grid of
     the dpkit measured), and ``sample_releases`` of one value either side of ``2**61``
-    units; ``--only "small ε"`` runs just these rows. 100 values at ε = 1e-9 stay off the
-    float path (Python ints, the deadline of 100 Python objects: 20-24 ms a call at load 9)."""
+    units; scalar releases at ε = 1e-12 and 1e-120 (breaker review 28: the scalar walk's
+    cost grew with the scale until every release overran); ``--only "small ε"`` runs just
+    these rows. 100 values at ε = 1e-9 stay off the float path (Python ints, the deadline of
+    100 Python objects: 20-24 ms a call at load 9)."""
     f = "laplace_mechanism"
     for n, epsilon, edges in ((10**4, 1e-3, (61, 62)), (10**5, 0.01, (61,)),
                               (100, 1e-9, (61, 62))):   # off the float path: objects
@@ -410,6 +412,9 @@ def small_epsilon_pairs() -> Iterator[Pair]:
             yield _laplace(_one_changed(zeros, below), _one_changed(zeros, above), f, str(n),
                            f"small ε {epsilon:g}: one coordinate either side of 2**{bits} grid "
                            f"units", 1.0, epsilon=epsilon, origin="review")
+    for epsilon in (1e-12, 1e-120):   # breaker review 28: the scalar walk's cost, tiny ε
+        yield _laplace(0.5, 0.1, f, "scalar", f"small ε {epsilon:g}: 0.5 vs 0.1", 1.0,
+                       epsilon=epsilon, origin="review")
     n, epsilon = 10**5, 1e-6
     below, above = _boundary(laplace_grid(1.0, epsilon).exponent, 0.5)
     yield Pair("sample_releases", str(n), f"small ε {epsilon:g}: value 2**41 ∓ 0.5 (either "

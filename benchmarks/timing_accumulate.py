@@ -13,10 +13,11 @@ is saved when it ends; a run cut short loses at most the chunk it was timing).
 a few hundred kB per row):
 for each row an ``.npz`` of the two sides' timings (ns) and a ``.json`` of its chunks
 (date, load, calls per side, overruns, this process's reference speed, seed). ``<version>``
-is a hash of the source of the dpkit modules the audited releases use (those loaded once
-``timing.py`` has imported every release function): a change to one of them starts a new
-store, since timings of other code certify nothing about this one; a run that finds a dpkit
-module loaded during its calls that the hash did not cover stops with an error. Two runs
+is a hash of the code of the dpkit modules the audited releases use (those loaded once
+``timing.py`` has imported every release function; docstrings and comments left out): a
+change to that code starts a new store, since timings of other code certify nothing about
+this one; a run that finds a dpkit module loaded during its calls that the hash did not
+cover stops with an error. Two runs
 may add to the store at once if they take different shards (``--shard i/n``: the rows
 whose key's CRC-32 is ``i`` mod ``n``), one pinned to each core.
 
@@ -46,6 +47,7 @@ such).
 from __future__ import annotations
 
 import argparse
+import ast
 import datetime
 import hashlib
 import json
@@ -89,12 +91,26 @@ def _release_modules() -> list[Path]:
     return sorted(path for path in files if path.is_relative_to(root))
 
 
+def _code(path: Path) -> bytes:
+    """A module's code without its docstrings and comments: its syntax tree, dumped. What
+    the store's hash covers (a fix to a docstring leaves the timings valid)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                and body and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)):
+            node.body = body[1:]
+    return ast.dump(tree).encode()
+
+
 def version() -> str:
-    """A hash of the source of the dpkit modules the audited releases use (paths and bytes)."""
+    """A hash of the code (:func:`_code`) of the dpkit modules the audited releases use."""
     root = Path(dpkit.__file__).resolve().parent
     digest = hashlib.sha256()
     for path in _release_modules():
-        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + _code(path) + b"\0")
     return digest.hexdigest()[:12]
 
 
@@ -252,7 +268,9 @@ def write(rows: list[Row], folder: Path, target: int, seed: int) -> None:
         raise SystemExit(f"nothing to write: the store {folder} is empty")
     results = [r.result(seed) for r in timed]
     dates = [c["date"] for r in timed for c in r.chunks]
+    root = Path(dpkit.__file__).resolve().parent
     meta = {**environment(), "version": folder.name, "target": target, "seed": seed,
+            "modules": [str(path.relative_to(root)) for path in _release_modules()],
             "first": min(dates)[:16].replace("T", " "), "last": max(dates)[:16].replace("T", " ")}
     missing = [r.pair.key for r in rows if not r.calls]
     page = report(meta, results, missing)

@@ -343,9 +343,11 @@ def laplace_mechanism(value: Any, sensitivity: float, epsilon: float, *,
     lost to floating point. Proof: with ``g = 2**k`` (:func:`laplace_grid`), rounding to the
     grid gives an integer vector ``r(x)`` with ``||r(x) - r(x')||_1 <= floor(Δ/g) + d = D``.
     Adding independent discrete Laplace noise ``P[z] ∝ exp(-ε|z|/D)`` (sampled exactly from
-    random bits by :mod:`dpkit._samplers`: up to 64 values, the difference of two geometric
-    variables drawn digit by digit, not Canonne, Kamath & Steinke's (2020) sign-and-reject
-    Algorithm 2; larger arrays, a block-envelope rejection sampler) changes the probability
+    random bits by :mod:`dpkit._samplers`: one value, a zero trial, a sign and a geometric
+    magnitude decided from one uniform by the interval algorithm; 2 to 64 values, the
+    difference of two geometric variables drawn digit by digit; neither rejects, unlike
+    Canonne, Kamath & Steinke's (2020) sign-and-reject Algorithm 2; larger arrays, a
+    block-envelope rejection sampler) changes the probability
     of any output by a factor at most ``exp(ε·||r(x)-r(x')||_1/D) <= e**ε``. Converting
     ``g·(r(x) + z)`` to the nearest float is post-processing.
 

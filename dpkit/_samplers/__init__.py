@@ -62,7 +62,9 @@ operations run do not depend on the values drawn. What is and is not constant:
   a geometric beyond the ``2**I >= 64·scale`` covered digits (probability ``<= e**-64`` per
   draw). The interval walk runs on Python integers, whose subtraction and comparison scan
   the leading equal 30-bit digits of their operands (at most ``P/30``, ``P = B + 64``
-  bits): a few nanoseconds that depend on the values, which the release's deadline pads.
+  bits): a few tenths of a microsecond over the values (:mod:`~dpkit._samplers.interval`,
+  "Fixed cost"), which the release's deadline pads. One value at a scale of ``2**55`` or more
+  is drawn as a difference of two geometrics instead (that module's "Scales").
 * Discrete Gaussian (CKS Algorithm 3): each round decides ``n + 1 + n // 2`` proposals at
   a fixed cost (one proposal and its acceptance for one value); rounds repeat until ``n``
   are accepted. The *number of rounds* varies, but it

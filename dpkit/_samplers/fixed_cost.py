@@ -18,7 +18,8 @@ e**-64`` per geometric draw (beyond the covered digits) and about ``2**-40`` per
 proposal (an acceptance the drawn digits cannot decide); they finish exactly, with loops of
 their own. See "Timing" in :mod:`dpkit._samplers`.
 
-* :func:`fixed_discrete_laplace`: the difference of two geometric variables (no rejection).
+* :func:`fixed_discrete_laplace`: one value by the interval walk (a zero trial, a sign, a
+  geometric magnitude); more as the difference of two geometric variables (no rejection).
 * :func:`fixed_discrete_gaussian`: CKS Algorithm 3, a discrete Laplace proposal accepted
   when a standard exponential ``E``, drawn digit by digit, exceeds ``γ(Y)``; proposals are
   decided in rounds of fixed cost.
@@ -53,8 +54,8 @@ from dpkit._samplers.exact import (
     logistic_expansion,
     object_ints,
 )
-from dpkit._samplers.interval import interval_laplace
-from dpkit._samplers.interval_gaussian import interval_gaussian
+from dpkit._samplers.interval import MAX_DIGITS, interval_laplace
+from dpkit._samplers.interval_gaussian import interval_gaussian, walks
 from dpkit._samplers.tables import public_table
 from dpkit.rng import RandomSource
 
@@ -73,11 +74,13 @@ def fixed_discrete_laplace(scale: Fraction, n: int, rng: RandomSource) -> np.nda
     ``16·n·(I + 1)`` random bytes (:func:`fixed_bernoulli`, 64 bits a digit), bar the events
     named in the module docstring. One value is drawn by the interval algorithm instead
     (:func:`dpkit._samplers.interval.interval_laplace`: one uniform of ``B`` bits for all
-    its trials, 104 bits at ``2**21``).
+    its trials, 104 bits at ``2**21``), at scales whose geometric has at most
+    :data:`~dpkit._samplers.interval.MAX_DIGITS` digits: above, the walk would outlast a
+    scalar release's deadline (see that module's "Scales").
     """
-    if n == 1:
-        return interval_laplace(scale, rng)
     plan = fixed_plan(scale)
+    if n == 1 and plan[0] <= MAX_DIGITS:
+        return interval_laplace(scale, rng)
     g = fixed_geometric(plan, fixed_bernoulli(plan[1], 2 * n, rng), rng)
     return g[:n] - g[n:]
 
@@ -148,9 +151,11 @@ def fixed_discrete_gaussian(sigma2: Fraction, n: int, rng: RandomSource) -> np.n
     that pattern is, so it carries no information about the values returned. One value is
     drawn by the interval algorithm instead
     (:func:`dpkit._samplers.interval_gaussian.interval_gaussian`: one uniform of ``B`` bits
-    a round, 120 at the Gaussian mechanism's ``σ``), by the same argument on its rounds.
+    a round, 120 at the Gaussian mechanism's ``σ``), by the same argument on its rounds, at
+    ``σ`` whose proposal has at most ``MAX_DIGITS`` digits (``t < 2**55``: see "Scales" in
+    :mod:`dpkit._samplers.interval`).
     """
-    if n == 1:
+    if n == 1 and walks(sigma2):
         return interval_gaussian(sigma2, rng)
     setup = _fixed_gaussian_setup(sigma2)
     t, width = setup.t, setup.width

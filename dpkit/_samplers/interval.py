@@ -30,7 +30,7 @@ order ``1 - s`` of the trials). :func:`uniform_bits` picks the least multiple of
 that makes this (rounded up in MPFR, over ``s = 32/64 ... 63/64``) at most ``2**-64``: 80
 bits at scale 1, 104 at the Laplace mechanism's scalar scale (``2**21 + 2`` grid units),
 120 at ``2**53/750`` (the largest scale of its float path), 136 at ``2**60``: the entropy
-``H`` plus 73 to 81 bits from scale 1/7 to ``2**300`` (``tests/test_interval.py``,
+``H`` plus 72 to 81 bits from scale 1/64 to ``2**300`` (``tests/test_interval.py``,
 ``benchmarks/bits.py``), against 144, 576 and 1008 bits for two geometrics' grouped trials
 (:func:`dpkit._samplers.bernoulli.fixed_below`). Walking the trials of a difference of two
 geometrics instead would need a larger ``B``: the walk decides the pair, whose entropy is
@@ -41,19 +41,35 @@ operations (both children computed, one selected by indexing a tuple with the de
 bit, no branch on it), on operands whose sizes do not depend on the path (positions offset
 by ``2**(P + 1)``). What Python cannot make constant: its integer subtraction and
 comparison scan the leading equal 30-bit digits of their operands (at most ``P/30``).
-Measured unpadded and interleaved (3000 calls each, load 4 on 2 cores), the walk's median
-times for seven uniforms (``u = 0`` and six random) spread over 0.21 µs of 11.8 µs at
-``2**21 + 2`` and 0.13 µs of 20.2 µs at ``2**53/750``; the release's deadline
-(:mod:`dpkit.timing`) pads them. A tie (probability ``<= 2**-64``) or a tail (``<=
+Measured unpadded and interleaved (3000 calls each, load 2 to 4 on 2 cores), the walk's
+median times spread over about 0.2 µs of 12 µs at ``2**21 + 2`` and 0.25 µs of 20 µs at
+``2**53/750`` between uniforms (random ones, and ones crafted to give ``±1``, ``±2**26``,
+``±2**48``: breaker review 28); the digits are then assembled after a leading ``1 << 9``, so
+on ints of the same sizes whatever their values. The release's deadline
+(:mod:`dpkit.timing`) pads what remains. A tie (probability ``<= 2**-64``) or a tail (``<=
 e**-64``) finishes with loops of its own.
+
+Scales: the walk's cost grows as ``D·P``, about ``log2(scale)**2``, while a scalar release's
+deadline does not depend on the scale; at ε = 1e-120 (``2**400`` grid units) every scalar
+Laplace release overran it, and its time then showed the noise (breaker review 28). So
+:func:`dpkit._samplers.fixed_cost.fixed_discrete_laplace` walks only scales whose geometric
+has at most :data:`MAX_DIGITS` digits (scales below ``2**55``, which
+covers the Laplace mechanism's float path, ``2**53/750`` at most); above, one value is the
+difference of two geometrics at 64 random bits a digit, as for 2 to 64 values. Measured
+after that change (core 0, load 3.5 on 2 cores, 100 releases each): the unpadded scalar
+release took 89 µs (median) at ε = 1e-12 and 187 µs at ε = 1e-300 against a 335 µs
+deadline, with 2 and 12 overruns; between two sources crafted to give different noise,
+2,000 calls a side certified ε 0 at 1e-300 and at 1e-120 (the walk for every scale: 2.33
+and 3.85). At such ε the work nears the deadline: overruns, and what their lateness shows,
+grow with the load.
 
 References
 ----------
 T. S. Han, M. Hoshi. *Interval algorithm for random number generation.* IEEE Trans. Inf.
 Theory 43(2):599-611, 1997.
 C. L. Canonne, G. Kamath, T. Steinke. *The Discrete Gaussian for Differential Privacy.*
-NeurIPS 2020 (arXiv:2004.00010), Algorithm 2 (the distribution as a difference of two
-geometric variables; here as a zero trial, a sign and one geometric magnitude).
+NeurIPS 2020 (arXiv:2004.00010), Algorithm 2 (a sign and a geometric magnitude, a
+negative zero rejected; here the zero has a trial of its own, so nothing is rejected).
 """
 
 from __future__ import annotations
@@ -69,6 +85,7 @@ from dpkit._samplers.tables import public_table
 from dpkit.rng import RandomSource
 
 GUARD = 64            # fixed-point bits beyond the uniform's: P = B + GUARD
+MAX_DIGITS = 61       # the largest geometric (digits) a scalar draw walks: module docstring
 TIE_BITS = 64         # a draw ties with probability at most 2**-TIE_BITS
 TAIL, ZERO, SIGN, DIGITS = 0, 1, 2, 3       # the trials' order in a walk
 
@@ -137,7 +154,7 @@ def interval_plan(scale: Fraction) -> IntervalPlan:
 
     ``-log2 ε >= B - 1/64`` (:func:`uniform_bits`) holds when the walk's error bound ``e =
     Σ_j (δ_j + 2)`` units of ``2**-P`` has ``2e <= 2**(GUARD - 8)`` (``ε = 2**-B·(1 +
-    2e·2**-GUARD)``), checked here (``e`` is about ``5·D``).
+    2e·2**-GUARD)``), checked here (``e`` is about ``3·D``).
     """
     plan = fixed_plan(scale)
     bits = uniform_bits(trial_bounds(plan, 128), 128)
@@ -202,12 +219,31 @@ def walk(steps: tuple[tuple[int, int, int], ...], a: int, c: int, u_lo: int, cel
     return a, c, outcomes, tied
 
 
-def digits_value(digits: list[bool]) -> int:
-    """``Σ_i 2**i·digits[i]``, by the same ``len(digits)`` additions whatever the digits."""
-    g = 0
+#: The magnitude's digits are assembled after this leading value: above the cached small
+#: ints, so a draw of 1 allocates the same ints as a large one.
+LEAD = 1 << 9
+
+
+def read_exactly(rng: RandomSource, count: int) -> bytes:
+    """``rng.bytes(count)``, refused unless it is ``count`` bytes: one byte too many puts
+    ``U`` above 1 and decides every trial 1 (a release without noise), one too few biases
+    it (brk28 F2)."""
+    data = rng.bytes(count)
+    if not isinstance(data, bytes) or len(data) != count:
+        raise ValueError(f"rng.bytes({count}) must return {count} bytes, got "
+                         f"{len(data) if isinstance(data, bytes) else type(data).__name__}"
+                         f" from rng of type {type(rng).__name__}")
+    return data
+
+
+def lead_value(digits: list[bool]) -> tuple[int, int]:
+    """``(lead + Σ_i 2**i·digits[i], lead)``, ``lead = LEAD << len(digits)``: the digits
+    assembled after a leading ``LEAD``, by the same additions on ints of the same sizes
+    whatever the digits (breaker review 28, F3)."""
+    g = LEAD
     for bit in reversed(digits):
         g = g + g + bit
-    return g
+    return g, LEAD << len(digits)
 
 
 def interval_laplace(scale: Fraction, rng: RandomSource) -> np.ndarray:
@@ -234,22 +270,21 @@ def interval_laplace(scale: Fraction, rng: RandomSource) -> np.ndarray:
     with rigorous brackets. Privacy: as :func:`dpkit._samplers.noise.discrete_laplace`.
     """
     plan = interval_plan(scale)
-    data = rng.bytes(plan.bits // 8)
+    data = read_exactly(rng, plan.bits // 8)
     outcomes, tied = interval_walk(plan.steps, int.from_bytes(data, "big"), plan.bits,
                                    plan.precision)
     while tied:                                              # probability <= 2**-64
-        data += rng.bytes(1)
+        data += read_exactly(rng, 1)
         precision = 8 * len(data) + GUARD
         steps = step_constants(trial_bounds(plan.plan, precision), precision)
         outcomes, tied = interval_walk(steps, int.from_bytes(data, "big"), 8 * len(data),
                                        precision)
     top = plan.plan[0]
     digits = outcomes[DIGITS:]
+    g, lead = lead_value(digits)   # g carries lead: ints of the same sizes whatever the digits
     if outcomes[TAIL]:                                      # probability <= e**-64
-        g = int(fixed_geometric(plan.plan, np.array([[*digits, True]]), rng)[0])
-    else:
-        g = digits_value(digits)
+        g = lead + int(fixed_geometric(plan.plan, np.array([[*digits, True]]), rng)[0])
     flip = -int(outcomes[SIGN])                             # -1 if negative: no branch
     out = np.empty(1, dtype=np.int64 if top <= 61 and not outcomes[TAIL] else object)
-    out[0] = (((g + 1) * (1 - outcomes[ZERO])) ^ flip) - flip
+    out[0] = (((g - lead + 1) * (1 - outcomes[ZERO])) ^ flip) - flip
     return out

@@ -77,10 +77,13 @@ from dpkit._samplers.exact import floor_scaled, floor_sqrt
 from dpkit._samplers.interval import (
     DIGITS,
     GUARD,
+    LEAD,
+    MAX_DIGITS,
     SIGN,
     TAIL,
     ZERO,
-    digits_value,
+    lead_value,
+    read_exactly,
     step_constants,
     trial_bounds,
     uniform_bits,
@@ -130,7 +133,7 @@ class AcceptConstants(NamedTuple):
     """The public integers of :func:`accept_step` for one ``σ²`` and precision."""
 
     factor: int          # d·u
-    shift_in: int        # 3·2**b - n·v: x = m·d·u - n·v + 3·2**b
+    shift_in: int        # 3·2**b - n·v - lead·d·u: x = (m + lead)·d·u + shift_in
     twice_offset: int    # 6·2**b
     square_offset: int   # 9·2**(2b) + 2**(2b)
     reciprocal: int      # floor(2**(W + S)/(2·n·d·u²))
@@ -152,7 +155,8 @@ class AcceptConstants(NamedTuple):
 def accept_constants(sigma2: Fraction, t: Fraction, top: int, precision: int
                      ) -> AcceptConstants:
     """The :class:`AcceptConstants` for magnitudes ``m <= 2**top`` at ``precision`` (with ``t =
-    u/v``, ``γ = (m·d·u - n·v)²/(2·n·d·u²)``)."""
+    u/v``, ``γ = (m·d·u - n·v)²/(2·n·d·u²)``), ``m`` given as ``m + lead``, ``lead = LEAD <<
+    top`` (:func:`dpkit._samplers.interval.lead_value`)."""
     table = exp_table(precision + EXTRA)
     width = table.width
     n, d = sigma2.numerator, sigma2.denominator
@@ -163,7 +167,8 @@ def accept_constants(sigma2: Fraction, t: Fraction, top: int, precision: int
     chunks = len(table.tables)
     raised = max(reciprocal.bit_length() - width, table.low + CHUNK * chunks - width)
     return AcceptConstants(
-        factor=d * u, shift_in=3 * (1 << b) - n * v, twice_offset=6 * (1 << b),
+        factor=d * u, shift_in=3 * (1 << b) - n * v - (LEAD << top) * d * u,
+        twice_offset=6 * (1 << b),
         square_offset=10 * (1 << (2 * b)), reciprocal=reciprocal,
         raise_g=(1 << (shift + width + raised)) - (reciprocal << (2 * b)), shift=shift,
         cap=(1 << (width + raised)) + table.cap, mask=(1 << table.low) - 1, low=table.low,
@@ -172,12 +177,12 @@ def accept_constants(sigma2: Fraction, t: Fraction, top: int, precision: int
         one=1 << precision, width_units=-(-(table.error + 132) // 256) + 1)
 
 
-def accept_step(m: int, k: AcceptConstants) -> int:
+def accept_step(led: int, k: AcceptConstants) -> int:
     """``r' = 2**P + r``, ``r = 2**P - q_hi``, for the acceptance probability ``a(m) =
     exp(-γ)``: ``q_hi`` bounds ``a(m)·2**P`` above within ``k.width_units`` (module docstring).
-    The same operations on operands of fixed bit lengths whatever ``m``, ``0 <= m <=
-    2**I + 1``."""
-    x = m * k.factor + k.shift_in                  # d + 3·2**b, in (2**(b+1), 2**(b+2))
+    ``led = m + (LEAD << I)``, ``0 <= m <= 2**I``: the same operations on operands of fixed
+    bit lengths whatever ``m``."""
+    x = led * k.factor + k.shift_in                # d + 3·2**b, in (2**(b+1), 2**(b+2))
     square = x * (x - k.twice_offset) + k.square_offset    # d² + 2**(2b)
     g = (square * k.reciprocal + k.raise_g) >> k.shift     # floor(γ·2**W) + 2**(W + h2)
     g = (g, k.cap)[g > k.cap]
@@ -278,8 +283,8 @@ def gaussian_round(steps: tuple[tuple[int, int, int], ...], accept: AcceptConsta
     cell = 1 << (precision - nbits)
     u_lo = (u << (precision - nbits)) + offset
     a, c, outcomes, tied = walk(steps, offset, offset + one, u_lo, cell, precision)
-    magnitude = (digits_value(outcomes[DIGITS:]) + 1) * (1 - outcomes[ZERO])
-    r = accept_step(magnitude, accept)
+    g, lead = lead_value(outcomes[DIGITS:])
+    r = accept_step((g + 1, lead)[outcomes[ZERO]], accept)     # m + lead, m = 0 if zero
     span = c - a + offset
     split = a + ((r * span) >> precision) - span - (r << 1) + offset   # a + floor(r·(c-a)/2**P)
     above = u_lo - split
@@ -315,12 +320,12 @@ def interval_gaussian(sigma2: Fraction, rng: RandomSource) -> np.ndarray:
     """
     plan = gaussian_plan(sigma2)
     while True:                                   # rounds: each accepts with probability ~0.76
-        data = rng.bytes(plan.bits // 8)
+        data = read_exactly(rng, plan.bits // 8)
         outcomes, accepted, tied = gaussian_round(plan.steps, plan.accept, plan.error,
                                                   int.from_bytes(data, "big"), plan.bits,
                                                   plan.precision)
         while tied:                                          # probability <= 2**-64 a round
-            data += rng.bytes(1)
+            data += read_exactly(rng, 1)
             precision = 8 * len(data) + GUARD
             outcomes, accepted, tied = gaussian_round(
                 *round_constants(sigma2, plan.t, plan.plan, precision),
@@ -335,8 +340,17 @@ def interval_gaussian(sigma2: Fraction, rng: RandomSource) -> np.ndarray:
             break
     flip = -int(outcomes[SIGN])                              # -1 if negative: no branch
     out = np.empty(1, dtype=np.int64 if plan.plan[0] <= 61 else object)
-    out[0] = (((digits_value(outcomes[DIGITS:]) + 1) * (1 - outcomes[ZERO])) ^ flip) - flip
+    g, lead = lead_value(outcomes[DIGITS:])
+    out[0] = (((g - lead + 1) * (1 - outcomes[ZERO])) ^ flip) - flip
     return out
+
+
+def walks(sigma2: Fraction) -> bool:
+    """Whether a scalar draw at ``σ²`` is walked: its proposal has at most ``MAX_DIGITS``
+    digits (``t < 2**55``, which covers the Gaussian mechanism's ``σ`` of about ``2**40``
+    grid units); the walk's cost grows as ``log2(σ)**2`` while a release's deadline does
+    not (see "Scales" in :mod:`dpkit._samplers.interval`)."""
+    return fixed_plan(proposal_scale(sigma2))[0] <= MAX_DIGITS
 
 
 def _tail_round(plan: GaussianPlan, outcomes: list[bool], rng: RandomSource) -> int | None:
