@@ -208,6 +208,25 @@ class RandomSource:
         self.__dict__.update(state)
         self._forget()
 
+    def read(self, n: int) -> bytes:
+        """Return ``self.bytes(n)``, refused unless it is ``n`` bytes: how dpkit's samplers
+        read a source. A subclass overrides :meth:`bytes`; one whose ``bytes`` returns the
+        wrong length would otherwise bias the noise or remove it (one byte too many once
+        made every scalar Laplace draw decide all its trials 1: breaker review 28).
+
+        Raises
+        ------
+        ValueError
+            If ``self.bytes(n)`` is not ``n`` bytes (a ``bytes`` or ``bytearray``).
+        """
+        data = self.bytes(n)
+        if not isinstance(data, (bytes, bytearray)) or len(data) != n:
+            got = f"{len(data)} bytes" if isinstance(data, (bytes, bytearray)) else \
+                f"an object of type {type(data).__name__}"
+            raise ValueError(f"rng.bytes({n}) must return {n} bytes, got {got} from rng of "
+                             f"type {type(self).__name__}")
+        return data
+
     def bits(self, k: int) -> int:
         """Return a uniformly random integer in ``[0, 2**k)`` (``k`` random bits).
 
@@ -223,8 +242,8 @@ class RandomSource:
         with self._lock:
             if k > self._pool_bits:
                 if k > 8 * _POOL_BYTES:
-                    return int.from_bytes(self.bytes((k + 7) // 8), "little") >> (-k % 8)
-                fresh = int.from_bytes(self.bytes(_POOL_BYTES), "little")
+                    return int.from_bytes(self.read((k + 7) // 8), "little") >> (-k % 8)
+                fresh = int.from_bytes(self.read(_POOL_BYTES), "little")
                 self._pool |= fresh << self._pool_bits
                 self._pool_bits += 8 * _POOL_BYTES
             result = self._pool & ((1 << k) - 1)
@@ -273,7 +292,7 @@ class RandomSource:
         """Return an array of uniformly random 64-bit unsigned integers."""
         shape = (size,) if isinstance(size, (int, np.integer)) else tuple(size)
         count = math.prod(int(side) for side in shape)
-        return np.frombuffer(self.bytes(8 * count), dtype="<u8").reshape(shape).copy()
+        return np.frombuffer(self.read(8 * count), dtype="<u8").reshape(shape).copy()
 
     def uniforms(self, size: int | tuple[int, ...]) -> np.ndarray:
         """Return an array of uniform floats in [0, 1), each a random multiple of 2**-53."""
@@ -285,7 +304,7 @@ class RandomSource:
         For :mod:`dpkit.naive` and plotting only: NumPy's generators are fast but not
         cryptographically secure, and their float samplers are what the attacks exploit.
         """
-        return np.random.Generator(np.random.PCG64(int.from_bytes(self.bytes(32), "little")))
+        return np.random.Generator(np.random.PCG64(int.from_bytes(self.read(32), "little")))
 
 
 def _chacha20(key: bytes | bytearray, nonce: bytes, counter: int = 0) -> Any:

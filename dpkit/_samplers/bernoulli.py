@@ -131,7 +131,7 @@ def _bernoulli_exp_unit(gamma: Fraction, rng: RandomSource) -> bool:
 
 def _uint8(rng: RandomSource, count: int) -> np.ndarray:
     """``count`` uniformly random bytes as a uint8 array."""
-    return np.frombuffer(rng.bytes(count), dtype=np.uint8)
+    return np.frombuffer(rng.read(count), dtype=np.uint8)
 
 
 class _Columns:
@@ -328,7 +328,7 @@ def fixed_bernoulli(columns: FixedColumns, n: int, rng: RandomSource) -> np.ndar
     if n <= GROUPED_ROWS:
         return trials_of(columns, fixed_below(columns, n, rng))
     width = columns.prefixes.size
-    u = np.frombuffer(rng.bytes(8 * n * width), dtype="<u8").reshape(n, width)
+    u = np.frombuffer(rng.read(8 * n * width), dtype="<u8").reshape(n, width)
     below = u < columns.prefixes
     ties = u == columns.prefixes
     if ties.any():                                          # probability 2**-64 per trial
@@ -357,7 +357,7 @@ def fixed_below(columns: FixedColumns, n: int, rng: RandomSource) -> np.ndarray:
     2**-64`` per group) reads further bytes (:func:`_finish_ties`).
     """
     size = n * len(columns.groups)
-    data = rng.bytes(9 * size)
+    data = rng.read(9 * size)
     high = np.frombuffer(data, dtype="<u8", count=size).reshape(n, -1, 1)
     low = np.frombuffer(data, dtype=np.uint8, offset=8 * size).reshape(n, -1, 1)
     level = high == columns.high

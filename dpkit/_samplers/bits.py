@@ -120,11 +120,11 @@ def read_fields(rng: RandomSource, n: int, widths: tuple[int, ...]) -> list[np.n
     if nbytes == 0:
         return [np.zeros(n, dtype=_FIELD_DTYPES[w]) for w in widths]
     if record in (8, 16, 32):                   # whole small words: uint32 arithmetic
-        return _split(_small_words(rng.bytes(nbytes), record // 8), widths)
+        return _split(_small_words(rng.read(nbytes), record // 8), widths)
     if record <= 64:                            # whole bytes, then bit planes
-        return _split(_bytes_and_planes(rng.bytes(nbytes), n, record), widths)
+        return _split(_bytes_and_planes(rng.read(nbytes), n, record), widths)
     padding = (-nbytes) % 8 + 8                 # whole words, plus one word of zeros
-    words = np.frombuffer(rng.bytes(nbytes) + bytes(padding), dtype=">u8").astype(np.uint64)
+    words = np.frombuffer(rng.read(nbytes) + bytes(padding), dtype=">u8").astype(np.uint64)
     base = np.arange(n, dtype=np.uint64) * np.uint64(record)
     out: list[np.ndarray] = []
     start = 0

@@ -164,7 +164,7 @@ def fixed_discrete_gaussian(sigma2: Fraction, n: int, rng: RandomSource) -> np.n
     m = n + 1 + n // 2
     while need > 0:
         packed, bits = _proposals(setup, m, rng)
-        negative = (np.frombuffer(rng.bytes(m), dtype=np.uint8) & 1).astype(bool)
+        negative = (np.frombuffer(rng.read(m), dtype=np.uint8) & 1).astype(bool)
         flip = mask(negative)                   # -1 where negative: a sign without a branch
         if packed is not None:
             g = packed[:, 0]

@@ -30,7 +30,7 @@ order ``1 - s`` of the trials). :func:`uniform_bits` picks the least multiple of
 that makes this (rounded up in MPFR, over ``s = 32/64 ... 63/64``) at most ``2**-64``: 80
 bits at scale 1, 104 at the Laplace mechanism's scalar scale (``2**21 + 2`` grid units),
 120 at ``2**53/750`` (the largest scale of its float path), 136 at ``2**60``: the entropy
-``H`` plus 72 to 81 bits from scale 1/64 to ``2**300`` (``tests/test_interval.py``,
+``H`` plus 71 to 81 bits from scale 1/64 to ``2**300`` (``tests/test_interval.py``,
 ``benchmarks/bits.py``), against 144, 576 and 1008 bits for two geometrics' grouped trials
 (:func:`dpkit._samplers.bernoulli.fixed_below`). Walking the trials of a difference of two
 geometrics instead would need a larger ``B``: the walk decides the pair, whose entropy is
@@ -44,24 +44,27 @@ comparison scan the leading equal 30-bit digits of their operands (at most ``P/3
 Measured unpadded and interleaved (3000 calls each, load 2 to 4 on 2 cores), the walk's
 median times spread over about 0.2 µs of 12 µs at ``2**21 + 2`` and 0.25 µs of 20 µs at
 ``2**53/750`` between uniforms (random ones, and ones crafted to give ``±1``, ``±2**26``,
-``±2**48``: breaker review 28); the digits are then assembled after a leading ``1 << 9``, so
-on ints of the same sizes whatever their values. The release's deadline
-(:mod:`dpkit.timing`) pads what remains. A tie (probability ``<= 2**-64``) or a tail (``<=
-e**-64``) finishes with loops of its own.
+``±2**48``: breaker review 28); the digits are then assembled after a leading ``1 << 9``, on
+ints of the same sizes whatever their values, and the signed value is computed in int64
+from the low word (breaker review 29: Python ints there took 151 to 218 ns by value). The
+release's deadline (:mod:`dpkit.timing`) pads what remains. A tie (probability ``<=
+2**-64``) or a tail (``<= e**-64``) finishes with loops of its own.
 
 Scales: the walk's cost grows as ``D·P``, about ``log2(scale)**2``, while a scalar release's
 deadline does not depend on the scale; at ε = 1e-120 (``2**400`` grid units) every scalar
 Laplace release overran it, and its time then showed the noise (breaker review 28). So
 :func:`dpkit._samplers.fixed_cost.fixed_discrete_laplace` walks only scales whose geometric
-has at most :data:`MAX_DIGITS` digits (scales below ``2**55``, which
+has at most :data:`MAX_DIGITS` digits (scales up to just below ``2**55``, which
 covers the Laplace mechanism's float path, ``2**53/750`` at most); above, one value is the
 difference of two geometrics at 64 random bits a digit, as for 2 to 64 values. Measured
 after that change (core 0, load 3.5 on 2 cores, 100 releases each): the unpadded scalar
 release took 89 µs (median) at ε = 1e-12 and 187 µs at ε = 1e-300 against a 335 µs
-deadline, with 2 and 12 overruns; between two sources crafted to give different noise,
-2,000 calls a side certified ε 0 at 1e-300 and at 1e-120 (the walk for every scale: 2.33
-and 3.85). At such ε the work nears the deadline: overruns, and what their lateness shows,
-grow with the load.
+deadline, with 2 and 12 overruns; between two sources crafted to give different noise
+(short of the tail trial), 2,000 calls a side certified ε 0 at 1e-300 and at 1e-120 (the
+walk for every scale: 2.33 and 3.85). A source crafted to force the tail trial (an event of
+probability ``<= e**-64`` per geometric) still shows in the time (breaker review 29:
+certified 4.0 at 1e-12 to 1e-120), the documented exception. At such ε the work nears
+the deadline: overruns, and what their lateness shows, grow with the load.
 
 References
 ----------
@@ -222,18 +225,8 @@ def walk(steps: tuple[tuple[int, int, int], ...], a: int, c: int, u_lo: int, cel
 #: The magnitude's digits are assembled after this leading value: above the cached small
 #: ints, so a draw of 1 allocates the same ints as a large one.
 LEAD = 1 << 9
-
-
-def read_exactly(rng: RandomSource, count: int) -> bytes:
-    """``rng.bytes(count)``, refused unless it is ``count`` bytes: one byte too many puts
-    ``U`` above 1 and decides every trial 1 (a release without noise), one too few biases
-    it (brk28 F2)."""
-    data = rng.bytes(count)
-    if not isinstance(data, bytes) or len(data) != count:
-        raise ValueError(f"rng.bytes({count}) must return {count} bytes, got "
-                         f"{len(data) if isinstance(data, bytes) else type(data).__name__}"
-                         f" from rng of type {type(rng).__name__}")
-    return data
+_MASKS = tuple(np.int64((1 << top) - 1) for top in range(62))   # the digits of a low word
+_ONE = np.int64(1)
 
 
 def lead_value(digits: list[bool]) -> tuple[int, int]:
@@ -270,11 +263,11 @@ def interval_laplace(scale: Fraction, rng: RandomSource) -> np.ndarray:
     with rigorous brackets. Privacy: as :func:`dpkit._samplers.noise.discrete_laplace`.
     """
     plan = interval_plan(scale)
-    data = read_exactly(rng, plan.bits // 8)
+    data = rng.read(plan.bits // 8)
     outcomes, tied = interval_walk(plan.steps, int.from_bytes(data, "big"), plan.bits,
                                    plan.precision)
     while tied:                                              # probability <= 2**-64
-        data += read_exactly(rng, 1)
+        data += rng.read(1)
         precision = 8 * len(data) + GUARD
         steps = step_constants(trial_bounds(plan.plan, precision), precision)
         outcomes, tied = interval_walk(steps, int.from_bytes(data, "big"), 8 * len(data),
@@ -284,7 +277,21 @@ def interval_laplace(scale: Fraction, rng: RandomSource) -> np.ndarray:
     g, lead = lead_value(digits)   # g carries lead: ints of the same sizes whatever the digits
     if outcomes[TAIL]:                                      # probability <= e**-64
         g = lead + int(fixed_geometric(plan.plan, np.array([[*digits, True]]), rng)[0])
-    flip = -int(outcomes[SIGN])                             # -1 if negative: no branch
-    out = np.empty(1, dtype=np.int64 if top <= 61 and not outcomes[TAIL] else object)
+    return signed_value(g, lead, top, outcomes)
+
+
+def signed_value(g: int, lead: int, top: int, outcomes: list[bool]) -> np.ndarray:
+    """The draw, ``0`` if the zero trial is set, else ``±(G + 1)``, as a 1-value array, from
+    ``g = lead + G`` (:func:`lead_value`) and the walk's outcomes. With ``I <= 61`` digits and
+    no tail: int64 from ``g``'s low word (the digits; the lead bit masked off or in the high
+    word), the same work whatever the value, no Python int of its size (brk29 F2); else
+    Python ints in an ``object`` array."""
+    flip = -int(outcomes[SIGN])                              # -1 if negative: no branch
+    if top <= 61 and not outcomes[TAIL]:
+        low = np.frombuffer(g.to_bytes(16, "little"), dtype="<i8")[0] & _MASKS[top]
+        out = np.empty(1, dtype=np.int64)
+        out[0] = (((low + _ONE) * np.int64(1 - outcomes[ZERO])) ^ np.int64(flip)) - flip
+        return out
+    out = np.empty(1, dtype=object)
     out[0] = (((g - lead + 1) * (1 - outcomes[ZERO])) ^ flip) - flip
     return out

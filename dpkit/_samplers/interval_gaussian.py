@@ -83,7 +83,7 @@ from dpkit._samplers.interval import (
     TAIL,
     ZERO,
     lead_value,
-    read_exactly,
+    signed_value,
     step_constants,
     trial_bounds,
     uniform_bits,
@@ -320,12 +320,12 @@ def interval_gaussian(sigma2: Fraction, rng: RandomSource) -> np.ndarray:
     """
     plan = gaussian_plan(sigma2)
     while True:                                   # rounds: each accepts with probability ~0.76
-        data = read_exactly(rng, plan.bits // 8)
+        data = rng.read(plan.bits // 8)
         outcomes, accepted, tied = gaussian_round(plan.steps, plan.accept, plan.error,
                                                   int.from_bytes(data, "big"), plan.bits,
                                                   plan.precision)
         while tied:                                          # probability <= 2**-64 a round
-            data += read_exactly(rng, 1)
+            data += rng.read(1)
             precision = 8 * len(data) + GUARD
             outcomes, accepted, tied = gaussian_round(
                 *round_constants(sigma2, plan.t, plan.plan, precision),
@@ -338,11 +338,8 @@ def interval_gaussian(sigma2: Fraction, rng: RandomSource) -> np.ndarray:
                 return out
         elif accepted:
             break
-    flip = -int(outcomes[SIGN])                              # -1 if negative: no branch
-    out = np.empty(1, dtype=np.int64 if plan.plan[0] <= 61 else object)
     g, lead = lead_value(outcomes[DIGITS:])
-    out[0] = (((g - lead + 1) * (1 - outcomes[ZERO])) ^ flip) - flip
-    return out
+    return signed_value(g, lead, plan.plan[0], outcomes)
 
 
 def walks(sigma2: Fraction) -> bool:
