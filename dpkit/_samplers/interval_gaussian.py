@@ -342,11 +342,12 @@ def interval_gaussian(sigma2: Fraction, rng: RandomSource) -> np.ndarray:
     return signed_value(g, lead, plan.plan[0], outcomes)
 
 
+@public_table(maxsize=64)
 def walks(sigma2: Fraction) -> bool:
     """Whether a scalar draw at ``σ²`` is walked: its proposal has at most ``MAX_DIGITS``
     digits (``t < 2**55``, which covers the Gaussian mechanism's ``σ`` of about ``2**40``
     grid units); the walk's cost grows as ``log2(σ)**2`` while a release's deadline does
-    not (see "Scales" in :mod:`dpkit._samplers.interval`)."""
+    not (see "Scales" in :mod:`dpkit._samplers.interval`). Public: a cached table."""
     return fixed_plan(proposal_scale(sigma2))[0] <= MAX_DIGITS
 
 
