@@ -51,7 +51,13 @@ rounds varies: it depends only on which rounds rejected, and an accepted value i
 from the target independent of that pattern (CKS 2020, Algorithm 3: the rounds are
 independent, and the value of the round that accepts has the target distribution whatever
 the rounds before it did), so the time carries nothing about the value returned (the
-argument of :func:`dpkit._samplers.fixed_cost.fixed_discrete_gaussian`). Residual events,
+argument of :func:`dpkit._samplers.fixed_cost.fixed_discrete_gaussian`). Measured unpadded
+and interleaved (3000 calls each, load 2.9 on 2 cores, core 0), a round's median times for
+uniforms giving different values (rejected, small, negative, large, ``u = 0``) spread over
+0.27 µs of 26.1 µs at the mechanism's σ and 0.08 µs of 8.0 µs at σ = 1; :func:`accept_step`'s
+over 0.07 µs of 3.9 µs from ``m = 0`` to ``m = 2**I``. Only proposals of at most
+``MAX_DIGITS`` digits are walked (:func:`walks`; "Scales" in
+:mod:`dpkit._samplers.interval`). Residual events,
 each finished exactly by loops of their own: a tie (probability ``<= 2**-64`` a round,
 ``B``'s choice) and a tail (``|Y| > 2**I``, ``<= e**-64`` a round: the magnitude's high
 part and that round's acceptance are drawn exactly from fresh bits, CKS Algorithm 1).
