@@ -42,7 +42,7 @@ from test_interval import laplace_entropy
 
 from dpkit._samplers import interval
 from dpkit._samplers.bernoulli import fixed_plan
-from dpkit._samplers.interval import MAX_DIGITS, interval_laplace, interval_plan
+from dpkit._samplers.interval import MAX_DIGITS, interval_laplace, interval_plan, signed_value
 from dpkit._samplers.noise import discrete_laplace
 from dpkit.rng import RandomSource, seeded
 
@@ -78,9 +78,10 @@ def test_a_scalar_draw_beyond_the_walked_scales_refuses_a_wrong_length_naming_rn
 
 def last_line_peak(scale: Fraction, rng: RandomSource) -> tuple[int, int]:
     """The value of one scalar draw, and the peak of the memory (bytes, :mod:`tracemalloc`)
-    allocated while the last line of :func:`interval_laplace` (``out[0] = ...``) runs."""
-    code = interval_laplace.__code__
-    lines, first = inspect.getsourcelines(interval_laplace)
+    allocated while the line of :func:`interval_laplace`'s last step
+    (:func:`dpkit._samplers.interval.signed_value`, ``out[0] = ...``) runs."""
+    code = signed_value.__code__
+    lines, first = inspect.getsourcelines(signed_value)
     last = first + next(i for i, line in enumerate(lines) if "out[0] =" in line)
     state: dict[str, int] = {}
 

@@ -173,17 +173,6 @@ def test_two_grouped_geometrics_read_nine_bytes_a_group(scale: Fraction, bits: i
     assert read_bytes(lambda rng: fixed_below(columns, 2, rng), 50, 44) == {bits // 8}
 
 
-def test_a_scalar_gaussian_round_reads_few_bits_at_the_mechanism_scale() -> None:
-    """At the Gaussian mechanism's scalar σ ≈ 2**40: 1744 bits per round of two proposals
-    (12,304 with 64 bits a trial), 9 bytes a group of 8 trials."""
-    sigma2 = Fraction(1107430651552) ** 2
-    setup = _fixed_gaussian_setup(sigma2)
-    per_round = 2 * 9 * len(setup.columns.groups) + 2
-    assert per_round * 8 == 1744
-    used = read_bytes(lambda rng: discrete_gaussian(sigma2, rng), 300, 47)
-    assert all(u % per_round == 0 for u in used)
-
-
 # ------------------------------------------------------------------ the scalar float path
 
 def adversarial_values(k: int, rng: np.random.Generator) -> list[float]:
@@ -242,19 +231,21 @@ def test_the_scalar_path_refuses_what_the_array_path_refuses() -> None:
 
 def test_scalar_tails_finish_exactly(monkeypatch: pytest.MonkeyPatch) -> None:
     """With the digits covering only ``[0, scale)`` (tail factor 1), a tail trial is set in
-    about a third of the scalar draws: the grouped path then hands its trials to the exact
-    tail loop (Laplace) or the exact acceptance (Gaussian). Chi-square against the exact
+    about a third of the scalar draws: the interval walks then hand their trials to the exact
+    tail loop (Laplace) or to the exact tail and acceptance of that round (Gaussian,
+    :func:`dpkit._samplers.interval_gaussian.interval_gaussian`). Chi-square against the exact
     distributions (p-value above 1e-7, as in ``tests/test_sampling.py``); power: the same
     test rejects a scale 10% larger."""
     from test_sampling import edges_for, gaussian_cdf, laplace_cdf  # tests/ is on sys.path
 
     from dpkit._samplers import fixed_cost
     from dpkit._samplers.interval import interval_plan
+    from dpkit._samplers.interval_gaussian import gaussian_plan
     from dpkit.audit import binned_chi_square
 
     monkeypatch.setattr(bernoulli_module, "_FIXED_TAIL_FACTOR", 1)
     caches = (fixed_plan, fixed_cost._fixed_gaussian_columns, _fixed_gaussian_setup,
-              interval_plan)
+              interval_plan, gaussian_plan)
     for cache in caches:
         cache.cache_clear()
     try:

@@ -20,6 +20,8 @@ Modules, bottom up (each imports only modules above it in this list, plus
     geometric variables built from their digits.
 :mod:`~dpkit._samplers.interval`
     One discrete Laplace value from one uniform of ``B`` bits (the interval algorithm).
+:mod:`~dpkit._samplers.interval_gaussian`
+    One discrete Gaussian value, each CKS round from one uniform of ``B`` bits.
 :mod:`~dpkit._samplers.fixed_cost`
     Discrete Laplace and Gaussian for requests of up to 64 values, at a cost that does not
     depend on the values drawn.
@@ -46,9 +48,10 @@ Requests of up to ``FIXED_MAX = 64`` values (every scalar release, every SVT thr
 therefore use the *fixed-cost* samplers of :mod:`~dpkit._samplers.fixed_cost`: one discrete
 Laplace value's trials are decided by the interval algorithm from one uniform of ``B`` bits
 (:mod:`~dpkit._samplers.interval`: ``D = I + 3`` steps of the same Python integer
-operations whatever the trials' outcomes), a scalar Gaussian round's 8 at a time by
-inverting their joint distribution against one uniform of 72 bits (thresholds scanned in
-full), a larger request's by comparing 64 random bits with the first 64 bits of each
+operations whatever the trials' outcomes), a scalar Gaussian round's likewise (a
+proposal's trials, then its acceptance trial, from one uniform of ``B`` bits a round,
+:mod:`~dpkit._samplers.interval_gaussian`), a larger request's by comparing 64 random
+bits with the first 64 bits of each
 trial's probability, all trials of all draws at once, so the random bytes read and the
 operations run do not depend on the values drawn. What is and is not constant:
 
@@ -63,12 +66,15 @@ operations run do not depend on the values drawn. What is and is not constant:
   "Fixed cost"), which the release's deadline pads. One value at a scale of ``2**55`` or more
   is drawn as a difference of two geometrics instead (that module's "Scales").
 * Discrete Gaussian (CKS Algorithm 3): each round decides ``n + 1 + n // 2`` proposals at
-  a fixed cost; rounds repeat until ``n`` are accepted. The *number of rounds* varies, but it
+  a fixed cost (one proposal and its acceptance for one value); rounds repeat until ``n``
+  are accepted. The *number of rounds* varies, but it
   depends only on which proposals were accepted, and accepted proposals are independent
   draws from the target whatever that pattern is, so it carries no information about the
-  values returned. Exceptions as above, plus an undecided acceptance comparison
-  (probability about ``2**-40`` per proposal) and proposals ``|y| >= 2**53`` (scales above
-  about ``2**47``, never used by the mechanisms), which finish in exact arithmetic.
+  values returned. Exceptions as above, plus (for ``n > 1``) an undecided acceptance
+  comparison (probability about ``2**-40`` per proposal) and proposals ``|y| >= 2**53``
+  (scales above about ``2**47``, never used by the mechanisms), which finish in exact
+  arithmetic. A scalar Gaussian round's acceptance probability ``exp(-γ)`` is computed on
+  its path, by the same fixed-point operations whatever ``γ``, from a byte-indexed table.
 * Larger arrays use the block-envelope sampler (:mod:`~dpkit._samplers.envelope`), whose loops
   (undecided comparisons reading more bits, the tail) run over the whole array of up to
   ``_BLOCK = 2**17`` values, and whose rejection rounds over the rejected positions of the

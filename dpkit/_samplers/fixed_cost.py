@@ -6,9 +6,10 @@ labelled, in :mod:`dpkit.naive.laplace`). Requests of up to ``FIXED_MAX = 64`` v
 scalar release, every SVT threshold) use the samplers here instead: the Bernoulli trials of
 one discrete Laplace value are decided one after another by the interval algorithm, from
 one uniform of ``B`` bits (:func:`dpkit._samplers.interval.interval_laplace`, ``B = 104`` at
-``2**21`` units); those of a scalar Gaussian round (two proposals) 8 at a time, by
-inversion of their joint distribution against one uniform of 72 bits
-(:func:`dpkit._samplers.bernoulli.fixed_below`); those of larger requests by comparing 64
+``2**21`` units); those of a round of one discrete Gaussian value (a proposal and its
+acceptance) likewise, one uniform of ``B`` bits a round
+(:func:`dpkit._samplers.interval_gaussian.interval_gaussian`, ``B = 120`` at the Gaussian
+mechanism's ``σ`` of about ``2**40`` units); those of larger requests by comparing 64
 random bits with the first 64 bits of each digit's probability
 (:func:`dpkit._samplers.bernoulli.fixed_bernoulli`), all digits of all draws at once. The
 random bytes drawn and the operations run are the same whatever the values drawn. The
@@ -38,15 +39,12 @@ from fractions import Fraction
 import numpy as np
 
 from dpkit._samplers.bernoulli import (
-    GROUPED_ROWS,
     FixedColumns,
     bernoulli_exp_unchecked,
     bernoulli_matrix,
-    fixed_below,
     fixed_bernoulli,
     fixed_geometric,
     fixed_plan,
-    trials_of,
 )
 from dpkit._samplers.bits import mask
 from dpkit._samplers.exact import (
@@ -57,6 +55,7 @@ from dpkit._samplers.exact import (
     object_ints,
 )
 from dpkit._samplers.interval import MAX_DIGITS, interval_laplace
+from dpkit._samplers.interval_gaussian import interval_gaussian, walks
 from dpkit._samplers.tables import public_table
 from dpkit.rng import RandomSource
 
@@ -110,8 +109,7 @@ class _GaussianSetup:
 
     ``weights`` packs a row of trials into (G, floor(E), fractional digits of E) by one
     integer matrix product (tail columns weigh 0; they are checked separately); it is None
-    when the geometric may not fit in int64 (``I > 61``). ``grouped`` says whether a
-    grouped round's fields fit a float exactly (``I <= 52``), with their tail trials.
+    when the geometric may not fit in int64 (``I > 61``).
     """
 
     def __init__(self, sigma2: Fraction) -> None:
@@ -123,8 +121,6 @@ class _GaussianSetup:
         self.width = top + 1
         self.tails = np.array([top, self.width + self.whole_top])
         self.constants = _gamma_constants(sigma2, self.t)
-        self.limits = np.array([2.0**top, 2.0**self.whole_top, np.inf])
-        self.grouped = top <= 52
         self.weights = None
         if top <= 61:
             weights = np.zeros((len(self.columns.expansions), 3), dtype=np.int64)
@@ -152,8 +148,15 @@ def fixed_discrete_gaussian(sigma2: Fraction, n: int, rng: RandomSource) -> np.n
     ``2**-40``) continues exactly. Each round proposes ``n + 1 + n // 2`` candidates; rounds
     repeat until ``n`` are accepted. The number of rounds depends only on *which* proposals
     were accepted, and the accepted values are independent draws from the target whatever
-    that pattern is, so it carries no information about the values returned.
+    that pattern is, so it carries no information about the values returned. One value is
+    drawn by the interval algorithm instead
+    (:func:`dpkit._samplers.interval_gaussian.interval_gaussian`: one uniform of ``B`` bits
+    a round, 120 at the Gaussian mechanism's ``σ``), by the same argument on its rounds, at
+    ``σ`` whose proposal has at most ``MAX_DIGITS`` digits (``t < 2**55``: see "Scales" in
+    :mod:`dpkit._samplers.interval`).
     """
+    if n == 1 and walks(sigma2):
+        return interval_gaussian(sigma2, rng)
     setup = _fixed_gaussian_setup(sigma2)
     t, width = setup.t, setup.width
     out: list[np.ndarray] = []
@@ -180,19 +183,9 @@ def fixed_discrete_gaussian(sigma2: Fraction, n: int, rng: RandomSource) -> np.n
 
 def _proposals(setup: _GaussianSetup, m: int, rng: RandomSource
                ) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """The trials of ``m`` proposals: ``(packed, None)`` with the int64 fields (G, floor(E),
-    fractional digits of E) when no tail trial is set and they fit, else ``(None, bits)``.
-
-    A grouped request (``m <= GROUPED_ROWS``, ``I <= 52``) gets its fields from one product
-    of the thresholds below the groups' uniforms (:func:`fixed_below`), exact in floats;
-    others from the trials of :func:`fixed_bernoulli`.
-    """
-    if m <= GROUPED_ROWS and setup.grouped:
-        below = fixed_below(setup.columns, m, rng)
-        fields = below.sum(axis=2, dtype=np.float64) @ setup.columns.weights  # exact: < 2**53
-        if (fields >= setup.limits).any():                        # a tail trial
-            return None, trials_of(setup.columns, below)
-        return fields.astype(np.int64), None
+    """The trials of ``m`` proposals (:func:`fixed_bernoulli`): ``(packed, None)`` with the
+    int64 fields (G, floor(E), fractional digits of E) when no tail trial is set and they
+    fit, else ``(None, bits)``."""
     bits = fixed_bernoulli(setup.columns, m, rng)
     if setup.weights is None or bits[:, setup.tails].any():
         return None, bits

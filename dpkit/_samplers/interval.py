@@ -90,13 +90,13 @@ from dpkit.rng import RandomSource
 GUARD = 64            # fixed-point bits beyond the uniform's: P = B + GUARD
 MAX_DIGITS = 61       # the largest geometric (digits) a scalar draw walks: module docstring
 TIE_BITS = 64         # a draw ties with probability at most 2**-TIE_BITS
-_TAIL, _ZERO, _SIGN, _DIGITS = 0, 1, 2, 3   # the trials' order in a walk
+TAIL, ZERO, SIGN, DIGITS = 0, 1, 2, 3       # the trials' order in a walk
 
 
 class IntervalPlan(NamedTuple):
     """What a scalar draw at one scale needs: the geometric's plan (:func:`fixed_plan`),
     the uniform's bits ``B``, the precision ``P`` and the walk's steps at ``P``
-    (:func:`_steps`)."""
+    (:func:`step_constants`)."""
 
     plan: tuple
     bits: int
@@ -119,7 +119,8 @@ def trial_bounds(plan: tuple, precision: int) -> list[tuple[int, int]]:
     return [digits[top], zero, (one >> 1, one >> 1), *digits[:top]]
 
 
-def uniform_bits(trials: list[tuple[int, int]], precision: int) -> int:
+def uniform_bits(trials: list[tuple[int, int]], precision: int,
+                 acceptance: bool = False) -> int:
     """The least multiple of 8 for ``B`` whose tie bound (module docstring) is ``<=
     2**-TIE_BITS``, from the trials' bounds at ``precision`` bits (any precision: the bounds
     enclose the true probabilities), rounded in the safe direction.
@@ -127,7 +128,10 @@ def uniform_bits(trials: list[tuple[int, int]], precision: int) -> int:
     With ``F_s = Σ_{k=0..D} Π_{j<k} f_j(s)``, ``f_j(s) = q_j**(1-s) + (1 - q_j)**(1-s)``
     (upper bounds from the trials' brackets, MPFR rounding up), the bound holds when
     ``s·(B - 1/64) >= TIE_BITS + 1 + log2 F_s``, given ``-log2 ε >= B - 1/64``, which
-    :func:`interval_plan` checks.
+    :func:`interval_plan` checks. With ``acceptance``, the trials end with one more trial
+    whose probability ``a`` depends on the path (a rejection sampler's acceptance,
+    :mod:`dpkit._samplers.interval_gaussian`): its children add ``Σ_leaves π**(1-s)·(a**(1-s)
+    + (1 - a)**(1-s)) <= 2·Π_j f_j(s)`` to ``F_s``.
     """
     best = None
     with gmpy2.context(precision=64, round=gmpy2.RoundUp):
@@ -140,6 +144,8 @@ def uniform_bits(trials: list[tuple[int, int]], precision: int) -> int:
             for q, not_q in ups:
                 product *= q ** (1 - s) + not_q ** (1 - s)
                 total += product
+            if acceptance:
+                total += 2 * product
             need = (TIE_BITS + 1 + gmpy2.log2(total)) / s + gmpy2.mpfr(1) / 64
             best = need if best is None else min(best, need)
     return 8 * int(gmpy2.ceil(best / 8))
@@ -157,14 +163,15 @@ def interval_plan(scale: Fraction) -> IntervalPlan:
     bits = uniform_bits(trial_bounds(plan, 128), 128)
     precision = bits + GUARD
     trials = trial_bounds(plan, precision)
-    steps = _steps(trials, precision)
+    steps = step_constants(trials, precision)
     if 2 * steps[-1][2] > 2 ** (GUARD - 8):
         raise ValueError(f"the interval walk's error bound is too wide at scale {scale}: "
                          f"{steps[-1][2]} units")
     return IntervalPlan(plan, bits, precision, steps)
 
 
-def _steps(trials: list[tuple[int, int]], precision: int) -> tuple[tuple[int, int, int], ...]:
+def step_constants(trials: list[tuple[int, int]], precision: int
+                   ) -> tuple[tuple[int, int, int], ...]:
     """Each trial's constants in a walk at ``precision`` bits: ``r = 2**P - q_hi`` (within
     ``δ = q_hi - q_lo`` of ``(1 - q)·2**P``), ``2r``, and the bound ``E`` on the error of that
     step's split point, ``Σ (δ + 2)`` over the trials up to it (:func:`interval_walk`)."""
@@ -180,21 +187,29 @@ def interval_walk(steps: tuple[tuple[int, int, int], ...], u: int, nbits: int,
     """The trials' outcomes for a uniform ``U`` in ``[u, u + 1)·2**-nbits``, and whether a
     comparison was undecided (then the outcomes are not to be used).
 
-    ``steps`` come from :func:`_steps` at ``precision`` ``P``. Positions are integers in units
-    of ``2**-P``: ``a``, ``c`` approximate the interval's ends ``A``, ``C`` and ``s = a +
+    ``steps`` come from :func:`step_constants` at ``precision`` ``P``. Positions are integers in
+    units of ``2**-P``: ``a``, ``c`` approximate the interval's ends ``A``, ``C`` and ``s = a +
     floor(r·(c - a)/2**P)`` its split ``S = A + (1 - q)(C - A)``. With ``|a - A|, |c - C| <=
     e``, ``s - S = (1 - ρ)(a - A) + ρ(c - C) + (r - ρ·2**P)(c - a)/2**P - frac`` (``ρ = 1 -
-    q``), so ``|s - S| <= e + δ + 2``: the errors add up along the walk, to at most the
-    step's ``E``. The trial is 1 if ``u_lo >= s + E`` (then ``U >= S``), 0 if ``u_hi <= s -
-    E``, undecided otherwise. Every step computes both children and selects one by
-    indexing, whatever ``U``: the same operations on operands of the same sizes (positions
-    carry an offset ``K = 2**(P + 1)``; ``floor(r·(W + K)/2**P) - 2r = floor(r·W/2**P)``).
+    q``), so ``|s - S| <= e + δ + 2``: the errors add up along the walk, to at most the step's
+    ``E``. The trial is 1 if ``u_lo >= s + E`` (then ``U >= S``), 0 if ``u_hi <= s - E``,
+    undecided otherwise. Every step computes both children and selects one by indexing, whatever
+    ``U``: the same operations on operands of the same sizes (positions carry an offset ``K =
+    2**(P + 1)``; ``floor(r·(W + K)/2**P) - 2r = floor(r·W/2**P)``).
     """
     one = 1 << precision
     offset = one << 1
     cell = 1 << (precision - nbits)
-    u_lo = (u << (precision - nbits)) + offset
-    a, c = offset, offset + one
+    _, _, outcomes, tied = walk(steps, offset, offset + one,
+                                (u << (precision - nbits)) + offset, cell, precision)
+    return outcomes, tied
+
+
+def walk(steps: tuple[tuple[int, int, int], ...], a: int, c: int, u_lo: int, cell: int,
+         precision: int) -> tuple[int, int, list[bool], bool]:
+    """The steps of :func:`interval_walk` from the interval ``[a, c)`` (offset positions):
+    the final interval, the outcomes and whether a comparison was undecided."""
+    offset = 2 << precision
     tied = False
     outcomes = []
     for r, twice_r, error in steps:
@@ -204,14 +219,24 @@ def interval_walk(steps: tuple[tuple[int, int, int], ...], u: int, nbits: int,
         tied |= (above < error) & (above + cell > -error)
         a, c = ((a, split), (split, c))[bit]
         outcomes.append(bit)
-    return outcomes, tied
+    return a, c, outcomes, tied
 
 
 #: The magnitude's digits are assembled after this leading value: above the cached small
 #: ints, so a draw of 1 allocates the same ints as a large one.
-_LEAD = 1 << 9
+LEAD = 1 << 9
 _MASKS = tuple(np.int64((1 << top) - 1) for top in range(62))   # the digits of a low word
 _ONE = np.int64(1)
+
+
+def lead_value(digits: list[bool]) -> tuple[int, int]:
+    """``(lead + Σ_i 2**i·digits[i], lead)``, ``lead = LEAD << len(digits)``: the digits
+    assembled after a leading ``LEAD``, by the same additions on ints of the same sizes
+    whatever the digits (breaker review 28, F3)."""
+    g = LEAD
+    for bit in reversed(digits):
+        g = g + g + bit
+    return g, LEAD << len(digits)
 
 
 def interval_laplace(scale: Fraction, rng: RandomSource) -> np.ndarray:
@@ -244,25 +269,29 @@ def interval_laplace(scale: Fraction, rng: RandomSource) -> np.ndarray:
     while tied:                                              # probability <= 2**-64
         data += rng.read(1)
         precision = 8 * len(data) + GUARD
-        outcomes, tied = interval_walk(_steps(trial_bounds(plan.plan, precision), precision),
-                                       int.from_bytes(data, "big"), 8 * len(data), precision)
+        steps = step_constants(trial_bounds(plan.plan, precision), precision)
+        outcomes, tied = interval_walk(steps, int.from_bytes(data, "big"), 8 * len(data),
+                                       precision)
     top = plan.plan[0]
-    digits = outcomes[_DIGITS:]
-    lead = _LEAD << len(digits)    # g carries it: ints of the same sizes whatever the digits
-    if outcomes[_TAIL]:                                      # probability <= e**-64
+    digits = outcomes[DIGITS:]
+    g, lead = lead_value(digits)   # g carries lead: ints of the same sizes whatever the digits
+    if outcomes[TAIL]:                                      # probability <= e**-64
         g = lead + int(fixed_geometric(plan.plan, np.array([[*digits, True]]), rng)[0])
-    else:
-        g = _LEAD
-        for bit in reversed(digits):
-            g = g + g + bit
-    flip = -int(outcomes[_SIGN])                             # -1 if negative: no branch
-    if top <= 61 and not outcomes[_TAIL]:
-        # int64 from g's low word (the digits; the lead bit masked off or in the high
-        # word): the same work whatever the value, no Python int of its size (brk29 F2)
+    return signed_value(g, lead, top, outcomes)
+
+
+def signed_value(g: int, lead: int, top: int, outcomes: list[bool]) -> np.ndarray:
+    """The draw, ``0`` if the zero trial is set, else ``±(G + 1)``, as a 1-value array, from
+    ``g = lead + G`` (:func:`lead_value`) and the walk's outcomes. With ``I <= 61`` digits and
+    no tail: int64 from ``g``'s low word (the digits; the lead bit masked off or in the high
+    word), the same work whatever the value, no Python int of its size (brk29 F2); else
+    Python ints in an ``object`` array."""
+    flip = -int(outcomes[SIGN])                              # -1 if negative: no branch
+    if top <= 61 and not outcomes[TAIL]:
         low = np.frombuffer(g.to_bytes(16, "little"), dtype="<i8")[0] & _MASKS[top]
         out = np.empty(1, dtype=np.int64)
-        out[0] = (((low + _ONE) * np.int64(1 - outcomes[_ZERO])) ^ np.int64(flip)) - flip
+        out[0] = (((low + _ONE) * np.int64(1 - outcomes[ZERO])) ^ np.int64(flip)) - flip
         return out
     out = np.empty(1, dtype=object)
-    out[0] = (((g - lead + 1) * (1 - outcomes[_ZERO])) ^ flip) - flip
+    out[0] = (((g - lead + 1) * (1 - outcomes[ZERO])) ^ flip) - flip
     return out
