@@ -16,19 +16,20 @@ and deep rounds would tie. ``t`` is ``floor(σ)`` or ``floor(σ) + 1``, whicheve
 more (:func:`proposal_scale`; about 0.76 for large ``σ``, 0.70 at ``σ = 1``).
 
 The acceptance probability, rigorously and by fixed operations (:func:`accept_step`): with
-``σ² = n/d``, ``γ = (m·d·t - n)²/(2·n·d·t²)`` for ``m = |Y|``, an exact integer square;
-``g = floor(γ·2**W)`` (``W = P + 8``) by a multiplication with a rounded-down reciprocal
-(``γ·2**W - 1/2 < g <= γ·2**W``), capped at ``G = ceil((P + 1)·ln 2·2**W)`` (beyond it
-``a < 2**-(P+1)``). ``exp(-g·2**-W)`` is the product of ``1 - x + x²/2`` for the low ``L =
-floor(2W/3)`` bits of ``g`` (``x < 2**(L-W)``: error below 1 unit of ``2**-W``) and of
-``J`` table entries for the bytes above (``floor(exp(-v·2**(L+8j-W))·2**W)``, MPFR rounded
-down, :func:`exp_table`), each product floored: a lower bound ``A`` with ``A <=
-exp(-g·2**-W)·2**W <= A + 2J + 2``. So ``q_hi = min(floor((A + 2J + 2)/2**8) + 1, 2**P)``
-bounds ``a·2**P`` above, within ``Δ = ceil((2J + 132)/2**8) + 1`` units (the cap adds at
-most ``2**7`` units of ``2**-W``); ``tests/test_interval_gaussian.py`` checks the bracket
-against mpmath. Every operand carries an offset that fixes its bit length (``g`` offset by
-``2**(W+h)``, the product by ``2**(W+1)``, the acceptance's ``r' = 2**(P+1) - q_hi`` in
-``[2**P, 2**(P+1))``); a table index is the value of a byte of ``g``.
+``σ² = n/d``, ``γ = (m·d·t - n)²/(2·n·d·t²)`` for ``m = |Y|``, an exact integer square; ``g
+= floor(γ·2**W)`` (``W = P + 8``) by a multiplication with a rounded-down reciprocal (the
+product is within 1/2 below ``γ·2**W``, so ``γ·2**W - 3/2 < g <= γ·2**W``), capped at ``G =
+ceil((P + 1)·ln 2·2**W)`` (beyond it ``a < 2**-(P+1)``). ``exp(-g·2**-W)`` is the product of
+``1 - x + x²/2`` for the low ``L = floor(2W/3)`` bits of ``g`` (``x < 2**(L-W)``: error
+below 1 unit of ``2**-W``) and of ``J`` table entries for the bytes above
+(``floor(exp(-v·2**(L+8j-W))·2**W)``, MPFR rounded down, :func:`exp_table`), each product
+floored: a lower bound ``A`` with ``A <= exp(-g·2**-W)·2**W <= A + 2J + 2``. So ``q_hi =
+min(floor((A + 2J + 2)/2**8) + 1, 2**P)`` bounds ``a·2**P`` above, within ``Δ = ceil((2J +
+132)/2**8) + 1`` units (``g``'s error adds at most 3/2 units of ``2**-W``, the cap at most
+``2**7``); ``tests/test_interval_gaussian.py`` and ``tests/test_breaker30.py`` check the
+bracket against mpmath. Every operand carries an offset that fixes its bit length (``g``
+offset by ``2**(W+h)``, the product by ``2**(W+1)``, the acceptance's ``r' = 2**(P+1) -
+q_hi`` in ``[2**P, 2**(P+1))``); a table index is the value of a byte of ``g``.
 
 Exactness of the walk: each split point is computed within a proven error bound ``E``
 (:func:`dpkit._samplers.interval.interval_walk`; the acceptance step adds ``Δ + 2`` units);

@@ -141,9 +141,12 @@ def discrete_gaussian(sigma2: Fraction | int, rng: RandomSource,
     Notes
     -----
     Canonne, Kamath & Steinke (2020), Algorithm 3 (discrete Laplace proposal with scale
-    ``t = floor(σ) + 1``, accepted with probability ``exp(-(|Y| - σ²/t)²/(2σ²))``). Up to 64
-    values, each proposal is drawn and decided at a fixed cost and the number of rounds is
-    independent of the values returned (see "Timing" in :mod:`dpkit._samplers`); larger arrays
+    ``t = floor(σ) + 1``, accepted with probability ``exp(-(|Y| - σ²/t)²/(2σ²))``; one value
+    walked by the interval algorithm takes ``t`` among ``floor(σ)``, ``floor(σ) + 1`` and
+    powers of two below 1, whichever accepts most,
+    :func:`dpkit._samplers.interval_gaussian.proposal_scale`). Up to 64 values, each
+    proposal is drawn and decided at a fixed cost and the number of rounds is independent of
+    the values returned (see "Timing" in :mod:`dpkit._samplers`); larger arrays
     use the block-envelope sampler of :mod:`dpkit._samplers.envelope` instead of Algorithm 3 (the
     same distribution, see "Vectorised sampling").
     Privacy (CKS 2020, Theorem 4): for an integer query with ℓ2 sensitivity ``D``, adding
