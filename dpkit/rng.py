@@ -218,6 +218,18 @@ class RandomSource:
         ------
         ValueError
             If ``self.bytes(n)`` is not ``n`` bytes (a ``bytes`` or ``bytearray``).
+
+        Examples
+        --------
+        >>> len(seeded(0).read(13))
+        13
+        >>> class OneTooMany(RandomSource):
+        ...     def bytes(self, n):
+        ...         return b"\\0" * (n + 1)
+        >>> OneTooMany().read(4)
+        Traceback (most recent call last):
+        ...
+        ValueError: rng.bytes(4) must return 4 bytes, got 5 bytes from rng of type OneTooMany
         """
         data = self.bytes(n)
         if not isinstance(data, (bytes, bytearray)) or len(data) != n:

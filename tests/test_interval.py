@@ -48,22 +48,27 @@ def laplace_pmf(scale: Fraction, reach: int) -> tuple[list[float], float]:
     return [float(v) for v in pmf], float(2 * p ** (reach + 1) / (1 + p))
 
 
-def g_test_rejects(samples: np.ndarray, scale: Fraction) -> bool:
-    """Whether the G statistic of ``samples`` against the pmf of ``scale`` (one bin per value
-    expecting >= 20 draws, the rest in one bin) exceeds the chi-square quantile at 1 - 1e-6."""
+def g_rejects(samples: np.ndarray, pmf: list[float], tail: float, reach: int,
+              least: int) -> bool:
+    """Whether the G statistic of integer ``samples`` against ``pmf`` on ``[-reach, reach]``
+    (``tail`` the mass beyond; one bin per value expecting >= ``least`` draws, the rest in
+    one bin) exceeds the chi-square quantile at 1 - 1e-6."""
     n = samples.size
-    reach = 60
-    pmf, tail = laplace_pmf(scale, reach)
     expected = np.array([*pmf, tail]) * n
     clipped = np.where(np.abs(samples) > reach, 2 * reach + 1, samples + reach)
     observed = np.bincount(clipped, minlength=2 * reach + 2).astype(float)
-    keep = expected >= 20
+    keep = expected >= least
     obs = np.append(observed[keep], observed[~keep].sum())
     exp = np.append(expected[keep], expected[~keep].sum())
     assert exp[-1] >= 20
     nonzero = obs > 0
     statistic = 2 * float((obs[nonzero] * np.log(obs[nonzero] / exp[nonzero])).sum())
     return statistic > stats.chi2.isf(ALPHA, obs.size - 1)
+
+
+def g_test_rejects(samples: np.ndarray, scale: Fraction) -> bool:
+    """:func:`g_rejects` against the discrete Laplace pmf of ``scale`` (bins of >= 20)."""
+    return g_rejects(samples, *laplace_pmf(scale, 60), 60, 20)
 
 
 def test_interval_draws_follow_the_exact_pmf() -> None:

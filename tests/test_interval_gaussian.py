@@ -27,7 +27,8 @@ import mpmath
 import numpy as np
 import pytest
 from scipy import stats
-from tracing import calls_of  # tests/ is on sys.path
+from test_interval import Scripted, g_rejects  # tests/ is on sys.path
+from tracing import calls_of
 
 from dpkit._samplers.base2 import CountingSource
 from dpkit._samplers.interval import LEAD, walk
@@ -39,7 +40,7 @@ from dpkit._samplers.interval_gaussian import (
 )
 from dpkit._samplers.noise import discrete_gaussian
 from dpkit.gaussian import _release_parameters
-from dpkit.rng import RandomSource, seeded
+from dpkit.rng import seeded
 
 ALPHA = 1e-6
 MECHANISM = _release_parameters(1.0, 0.5, 1e-6, 1, "analytic")[0]   # σ² in grid units
@@ -58,21 +59,9 @@ def gaussian_pmf(sigma2: Fraction, reach: int) -> tuple[list[float], float]:
 
 
 def g_test_rejects(samples: np.ndarray, sigma2: Fraction) -> bool:
-    """Whether the G statistic of ``samples`` against the pmf of ``sigma2`` (one bin per value
-    expecting >= 200 draws, the rest in one bin) exceeds the chi-square quantile at 1 - 1e-6."""
-    n = samples.size
-    reach = 40
-    pmf, tail = gaussian_pmf(sigma2, reach)
-    expected = np.array([*pmf, tail]) * n
-    clipped = np.where(np.abs(samples) > reach, 2 * reach + 1, samples + reach)
-    observed = np.bincount(clipped, minlength=2 * reach + 2).astype(float)
-    keep = expected >= 200
-    obs = np.append(observed[keep], observed[~keep].sum())
-    exp = np.append(expected[keep], expected[~keep].sum())
-    assert exp[-1] >= 20
-    nonzero = obs > 0
-    statistic = 2 * float((obs[nonzero] * np.log(obs[nonzero] / exp[nonzero])).sum())
-    return statistic > stats.chi2.isf(ALPHA, obs.size - 1)
+    """:func:`test_interval.g_rejects` against the discrete Gaussian pmf of ``sigma2``
+    (bins of >= 200)."""
+    return g_rejects(samples, *gaussian_pmf(sigma2, 40), 40, 200)
 
 
 def test_interval_draws_follow_the_exact_pmf() -> None:
@@ -177,21 +166,6 @@ def test_the_mean_bits_of_a_draw(sigma2: Fraction, mean: int, expected: int,
     rounds = 2000 * mean // plan.bits
     assert stats.binom.cdf(1999, rounds, accept) <= ALPHA
     assert sum(counts(sigma2, 2000, 74)) / 2000 <= mean
-
-
-class Scripted(RandomSource):
-    """Serves the given bytes, then zeros; counts the bytes served."""
-
-    def __init__(self, data: bytes) -> None:
-        super().__init__()
-        self.data = bytearray(data)
-        self.served = 0
-
-    def bytes(self, n: int) -> bytes:
-        out = bytes(self.data[:n]).ljust(n, b"\0")
-        del self.data[:n]
-        self.served += n
-        return out
 
 
 def acceptance_split(sigma2: Fraction) -> tuple[mpmath.mpf, int]:
