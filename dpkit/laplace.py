@@ -87,6 +87,32 @@ COARSE_BITS = 10
 #: ``benchmarks/deadlines.py`` over adversarial inputs).
 COST = Cost(fixed=6.0, per_value=0.05, large=8.0, per_vector_value=110.0, per_object=3.2)
 
+#: The extra deadline, in ``U``, of a scalar release whose noise scale is far from the
+#: common ones, which :data:`COST` does not cover. On the float path, at scales of more than
+#: ``2**24`` grid units, the interval walk is longer: ``LONG_WALK``. Off it (see "Timing" in
+#: :func:`laplace_mechanism`), the work is on Python integers whose length grows with the
+#: bits ``b`` of the scale (two geometrics of ``b`` digits beyond the walk's scales):
+#: ``OFF_PATH[0] + OFF_PATH[1]·max(0, b - 55)``. Measured by ``benchmarks/deadlines.py``:
+#: the work's 99th percentile at most 0.7 of the margin-1 deadline from ``b = 20`` to
+#: ``b = 1094``, on a quiet core.
+LONG_WALK = 2.0
+OFF_PATH = (5.0, 0.014)
+
+
+def _scalar_extra_work(scale_units: Fraction, floats: bool) -> float:
+    """The extra deadline, in ``U``, of a scalar release (:data:`OFF_PATH`): a function of
+    the public scale and path only.
+
+    >>> _scalar_extra_work(Fraction(2**20), True), _scalar_extra_work(Fraction(2**40), True)
+    (0.0, 2.0)
+    >>> _scalar_extra_work(Fraction(2**20), False), _scalar_extra_work(Fraction(2**155), False)
+    (5.0, 6.4)
+    """
+    bits = scale_units.numerator.bit_length() - scale_units.denominator.bit_length()
+    if floats:
+        return LONG_WALK if bits > 24 else 0.0
+    return OFF_PATH[0] + OFF_PATH[1] * max(0, bits - 55)
+
 
 def _range_words(grid: LaplaceGrid, value: Any, sensitivity: Any, epsilon: Any
                  ) -> dict[str, Any]:
@@ -365,7 +391,9 @@ def laplace_mechanism(value: Any, sensitivity: float, epsilon: float, *,
     path (the noise's reach beyond ``2**53`` grid steps even on the coarsest grid: ``d/ε``
     above about ``5.9·10**9``; or a grid step outside ``2**-1021`` to ``2**969``), on
     exact Python integers, always (never ``int64`` by the values' magnitudes), with the
-    deadline of Python objects.
+    deadline of Python objects (for one value, plus a time that grows with the bits of the
+    noise scale: :data:`OFF_PATH`; on the float path, :data:`LONG_WALK` beyond ``2**24`` grid
+    units).
     Up to 64 coordinates the noise comes from a fixed-cost sampler (see "Timing" in
     :mod:`dpkit._samplers`). And the call ends at a deadline set by d, the input's types
     and this machine's speed (:mod:`dpkit.timing`), which covers the worst cost measured,
@@ -406,6 +434,8 @@ def _laplace_mechanism_work(clock: Deadline, value: Any, sensitivity: Any, epsil
     # Off the float path (public: Δ, ε, d) every value is added on Python ints: the deadline
     # of Python objects covers that, as for a list.
     clock.size(size, kind_of(value) if span.floats else "objects")  # errors padded from here
+    if shape is None:
+        clock.add_work(_scalar_extra_work(grid.scale_units, span.floats))
     refuse_masked(value, "value")  # which entries are masked is data: padded
 
     def draw(n: int) -> np.ndarray:

@@ -2,11 +2,11 @@
 
 An exact sampler whose cost does not depend on the noise is not enough: Python's exact
 arithmetic costs more for a value with a longer binary expansion (``0.1`` against ``0.5``),
-a larger integer, or a value that takes another branch, so the running time of a release
-can reveal the data (Jin, McMurtry, Rubinstein & Ohrimenko, IEEE S&P 2022, time the noise;
-an adversary who times a release on neighbouring inputs can time the data as well). Every
-public release function of dpkit therefore ends at a **deadline**: it starts a clock when
-it is called, does its work, and then waits until
+a larger integer, or a value that takes another branch, so the running time of a release can
+reveal the data (Jin, McMurtry, Rubinstein & Ohrimenko, IEEE S&P 2022, time the noise; an
+adversary who times a release on neighbouring inputs can time the data as well). Every
+public release function of dpkit therefore ends at a **deadline**: it starts a clock when it
+is called, does its work, and then waits until
 
     deadline = start + margin · cost(n)
 
@@ -14,22 +14,21 @@ where ``cost`` is a function's :class:`Cost` (a few constants, in units of this 
 speed: :func:`reference`, the time of a fixed workload of exact arithmetic and of one
 value's share of a fixed vectorised workload, measured once per process), ``n`` is the
 public size of the request (the number of values, outcomes or queries), and ``margin`` is
-:func:`margin` (default 2). The constants are the worst cost
-measured for each function over adversarial inputs (long binary expansions, large
-magnitudes, both sides of every internal switch, noise in the tail), so the deadline is
-reached before the work ends mainly when the machine is much slower than at calibration;
-the other causes are an unlucky draw (the discrete Gaussian's rounds are unbounded), an
-input slower than the worst measured, and a different CPU, Python or MPFR whose cost ratios
-differ from the measured ones.
-The deadline depends on public quantities only; so does the running time, except when a
-release overruns its deadline.
+:func:`margin` (default 2). The constants are the worst cost measured for each function over
+adversarial inputs (long binary expansions, large magnitudes, both sides of every internal
+switch, noise in the tail), so the deadline is reached before the work ends mainly when the
+machine is much slower than at calibration; the other causes are an unlucky draw (the
+discrete Gaussian's rounds are unbounded), an input slower than the worst measured, and a
+different CPU, Python or MPFR whose cost ratios differ from the measured ones. The deadline
+depends on public quantities only; so does the running time, except when a release overruns
+its deadline.
 
-Waiting is a busy loop on :func:`time.perf_counter_ns`, never a sleep (a sleeper is
-favoured on waking, so under load a release that worked less ended earlier), so on an idle
-core the release ends within about a microsecond of the deadline plus a random extra wait of
-up to 2 µs (:func:`_jitter_ns`, from the OS's random bytes, which blurs the sub-microsecond
-traces of the work). A release pre-empted during its wait by other load ends late without
-being counted by :func:`overruns`, but not later for having worked less (:mod:`dpkit._waiting`).
+Waiting is a busy loop on :func:`time.perf_counter_ns`, never a sleep (a sleeper is favoured
+on waking, so under load a release that worked less ended earlier), so on an idle core the
+release ends within about a microsecond of the deadline plus a random extra wait of up to 2
+µs (:func:`_jitter_ns`, from the OS's random bytes, which blurs the sub-microsecond traces
+of the work). A release pre-empted during its wait by other load ends late without being
+counted by :func:`overruns`, but not later for having worked less (:mod:`dpkit._waiting`).
 **Errors.** A release first validates its public inputs (epsilon, delta, sensitivity, the
 container's type and shape, the number of values): an error there raises at once, since its
 time reveals nothing private. It then declares its public size (:meth:`Deadline.size`), and
@@ -37,16 +36,16 @@ only then looks at the values. An error raised after that point (a NaN or a mask
 among the values, a value too large or too close to the float range, a query answer refused)
 is **padded to the deadline before it is raised**, like a release. Validating every value
 before any other work would not be enough: validation is itself value-dependent work
-(``[0.1, nan]`` and ``[2**60 + 1, nan]`` take different times to reach the NaN, since an
-int beyond ``2**53`` is converted exactly), and so is the work an SVT does on the answers
-before the one it refuses (an SVT waits for that step's deadline: see "Steps" below).
-Padding makes the time of an error the deadline of its public size, whatever the other
-values; the error then reveals only what its message says. The
-locals of the failed work (its temporaries) are cleared before the wait
-(:func:`traceback.clear_frames`), so freeing them after it costs no data-dependent time
-(a debugger sees the traceback, not those locals). Only errors (:class:`Exception`) wait:
-a ``KeyboardInterrupt`` does not. Simulations that release nothing (a figure of 10,000
-simulated releases, a statistical test) may skip the waiting inside :func:`unpadded`.
+(``[0.1, nan]`` and ``[2**60 + 1, nan]`` take different times to reach the NaN, since an int
+beyond ``2**53`` is converted exactly), and so is the work an SVT does on the answers before
+the one it refuses (an SVT waits for that step's deadline: see "Steps" below). Padding makes
+the time of an error the deadline of its public size, whatever the other values; the error
+then reveals only what its message says. The locals of the failed work (its temporaries) are
+cleared before the wait (:func:`traceback.clear_frames`), so freeing them after it costs no
+data-dependent time (a debugger sees the traceback, not those locals). Only errors
+(:class:`Exception`) wait: a ``KeyboardInterrupt`` does not. Simulations that release
+nothing (a figure of 10,000 simulated releases, a statistical test) may skip the waiting
+inside :func:`unpadded`.
 
 **Steps.** A release that calls the caller's own code (the query functions of
 :mod:`dpkit.svt`, and taking each from the caller's stream) runs in steps
@@ -67,53 +66,51 @@ release in one thread holds the interpreter lock for its own work, whose length 
 its data, and a release in another thread that needs that lock meanwhile overruns and shows
 it: a review certified ε = 0.49 from the timing of one thread's release of public inputs
 about another thread's neighbouring data. A release therefore waits for the others to end
-before its clock starts. The garbage collector is switched off from the clock's start to
-the end of the wait (a collection would pause a release for a time set by the whole heap,
-and whether one falls inside it depends on what it allocates); the allocations a release
-made still count towards the next collection after it. A query function an SVT release
-calls runs with the lock held: one that waits for a release in another thread never
-returns.
+before its clock starts. The garbage collector is switched off from the clock's start to the
+end of the wait (a collection would pause a release for a time set by the whole heap, and
+whether one falls inside it depends on what it allocates); the allocations a release made
+still count towards the next collection after it. A query function an SVT release calls runs
+with the lock held: one that waits for a release in another thread never returns.
 
 **Residual risks.** (1) *Overruns.* A release whose work outlasts its deadline (the machine
-slowed down by other load after calibration, or a very unlucky draw: CKS Gaussian rounds
-are unbounded) ends late, and how late depends on the work, hence on the data. Overruns
-are counted (:func:`overruns`); a caller who sees them should raise the margin
-(:func:`set_margin`). An adversary who controls the machine's load can provoke them.
-(2) *After the deadline.* What happens after the wait (returning the value, the caller's
-own work) is not padded. (3) *Side channels other than time* (cache state, power) are out
-of scope. (4) *The caller's own code:* a query function passed to :mod:`dpkit.svt` runs
-in the caller's time, unpadded (only dpkit's steps are); how long it takes may depend on the
-data it reads, and on the cache state dpkit's previous step left, a few tens of
-nanoseconds per call, summed over the calls (the jitter of each step, up to 2 µs, blurs
-it). The answer a query returns is converted inside dpkit's step, so an answer object
-of the caller's own numeric type runs its own methods there (and a slow one overruns).
-Threads of the caller's own that run Python code while a release runs are other load, as
-in (1). (5) *First use.* Work done once, at first use, fell inside the deadline of the release
-that needed it and overran it many times over, and an overrunning release ends at a time
-that depends on its data: the first call of a function in a process (caches filled,
-Python's adaptive interpreter specialising the code; measured at 2–13 times the margin-1
-deadline, against at most 1.5 for the fourth call), and the first release at a new ε,
-δ or sensitivity (the samplers' tables for the new scale, 0.2–50 ms: every such release
-overran). Now the first call of each release function in a process first runs it
-:data:`WARM_UP_ROUNDS` times on fixed public inputs of every kind with the default source
-and as many with a seeded one (:func:`warm_up_with`), before its clock starts (a few tens
-of ms, once): unpadded but for the last round, which runs the padded path with short waits
-(the deadline, the jitter, the busy loop: a warm-up run wholly unpadded left that code cold,
-and the first release after it overran in 20 of 20 fresh processes); and a table built
-during a release is timed alone and moves the
-deadline back by its time (:mod:`dpkit._samplers.tables`: a table depends on a public
-parameter only). What remains: a code path the warm-up does not take (a source of the
-caller's own class, say) can still overrun at its first use, and whether a release builds
-a table shows in its time; that depends on the parameters of earlier releases (public),
-except for the clipped sum of :func:`dpkit.svt.auto_avg`, whose noise scale follows the
-bound the data chose, so a later release at that scale can show whether its table was
-there. A function made cold by the machine (caches emptied in a pause, even of 0.1 ms under
-load; pages copied in a ``fork`` child) overran too. Now its release first re-warms it,
-outside the clock: fully (1–33 ms) after 10 ms without a release that returned and in a fork
-child, lightly (0.3–0.5 ms) after 50 µs (:mod:`dpkit._warming`: costs, measurements, limits).
+slowed down by other load after calibration, or a very unlucky draw: CKS Gaussian rounds are
+unbounded) ends late, and how late depends on the work, hence on the data. Overruns are
+counted (:func:`overruns`); a caller who sees them should raise the margin
+(:func:`set_margin`). An adversary who controls the machine's load can provoke them. (2)
+*After the deadline.* What happens after the wait (returning the value, the caller's own
+work) is not padded. (3) *Side channels other than time* (cache state, power) are out of
+scope. (4) *The caller's own code:* a query function passed to :mod:`dpkit.svt` runs in the
+caller's time, unpadded (only dpkit's steps are); how long it takes may depend on the data
+it reads, and on the cache state dpkit's previous step left, a few tens of nanoseconds per
+call, summed over the calls (the jitter of each step, up to 2 µs, blurs it). The answer a
+query returns is converted inside dpkit's step, so an answer object of the caller's own
+numeric type runs its own methods there (and a slow one overruns). Threads of the caller's
+own that run Python code while a release runs are other load, as in (1). (5) *First use.*
+Work done once, at first use, fell inside the deadline of the release that needed it and
+overran it many times over, and an overrunning release ends at a time that depends on its
+data: the first call of a function in a process (caches filled, Python's adaptive
+interpreter specialising the code; measured at 2–13 times the margin-1 deadline, against at
+most 1.5 for the fourth call), and the first release at a new ε, δ or sensitivity (the
+samplers' tables for the new scale, 0.2–50 ms: every such release overran). Now the first
+call of each release function in a process first runs it :data:`WARM_UP_ROUNDS` times on
+fixed public inputs of every kind with the default source and as many with a seeded one
+(:func:`warm_up_with`), before its clock starts (a few tens of ms, once): unpadded but for
+the last round, which runs the padded path with short waits (the deadline, the jitter, the
+busy loop: a warm-up run wholly unpadded left that code cold, and the first release after it
+overran in 20 of 20 fresh processes); and a table built during a release is timed alone and
+moves the deadline back by its time (:mod:`dpkit._samplers.tables`: a table depends on a
+public parameter only). What remains: a code path the warm-up does not take (a source of the
+caller's own class, say) can still overrun at its first use, and whether a release builds a
+table shows in its time; that depends on the parameters of earlier releases (public), except
+for the clipped sum of :func:`dpkit.svt.auto_avg`, whose noise scale follows the bound the
+data chose, so a later release at that scale can show whether its table was there. A
+function made cold by the machine (caches emptied in a pause, even of 0.1 ms under load;
+pages copied in a ``fork`` child) overran too. Now its release first re-warms it, outside
+the clock: fully (1–33 ms) after 10 ms without a release that returned and in a fork child,
+lightly (0.3–0.5 ms) after 50 µs (:mod:`dpkit._warming`: costs, measurements, limits).
 
-``benchmarks/timing.py`` audits the result: neighbouring inputs, interleaved calls, an
-event certified with Clopper–Pearson.
+``benchmarks/timing.py`` audits the result: neighbouring inputs, interleaved calls, an event
+certified with Clopper–Pearson.
 
 References
 ----------
@@ -325,8 +322,8 @@ def warm_up_with(work: Callable[..., Any], release: Callable[[Any, Any], object]
     Returns
     -------
     None
-        The warm-up is only registered here; it runs at the first :func:`run_padded` of
-        ``work`` (or at :func:`warm_up`), once per process.
+        Registered only: it runs once per process, at the first :func:`run_padded` of
+        ``work`` or at :func:`warm_up`.
 
     Raises
     ------
@@ -360,11 +357,8 @@ def warm_up_with(work: Callable[..., Any], release: Callable[[Any, Any], object]
 def warm_up_calls(work: Callable[..., Any], function: Callable[..., Any], *args: Any,
                   prepare: Callable[[Any], Any] | None = None, **kwargs: Any) -> None:
     """Warm ``work`` up with calls of a release function on each warm-up value: the usual
-    :func:`warm_up_with`, whose ``release`` is ``function(prepare(value), *args, rng=rng,
-    **kwargs)``.
-
-    **Guarantee.** As :func:`warm_up_with`: the warm-up runs on every value kind, with the
-    default source and a seeded one, before the first release's clock starts.
+    :func:`warm_up_with` (and its guarantee), whose ``release`` is
+    ``function(prepare(value), *args, rng=rng, **kwargs)``.
 
     Parameters
     ----------
@@ -516,9 +510,8 @@ def margin() -> float:
 
 
 def set_margin(factor: float) -> None:
-    """Set the factor by which every deadline exceeds the worst cost measured.
-
-    A larger margin makes overruns rarer (a busy machine) and releases slower.
+    """Set the factor by which every deadline exceeds the worst cost measured: a larger
+    margin makes overruns rarer (a busy machine) and releases slower.
 
     Parameters
     ----------
@@ -589,16 +582,15 @@ if hasattr(os, "register_at_fork"):
 
 
 class Deadline:
-    """A release's clock: started by :func:`padded`, waited out when the release ends.
-
-    Call :meth:`size` once the public size is known; see :func:`padded`.
-    """
+    """A release's clock, started by :func:`padded` and waited out when the release ends:
+    call :meth:`size` once the public size is known (see :func:`padded`)."""
 
     def __init__(self, cost: Cost) -> None:
         self._cost = cost
         self._counts = {kind: 0 for kind in KINDS}
         self._start = 0
         self._past = 0.0   # the budgets of the steps before this one (see call)
+        self._extra = 0.0  # public work added to this step (add_work), in U
         self._sized = False
 
     def size(self, size: int, kind: str = "array") -> None:
@@ -615,11 +607,18 @@ class Deadline:
         count that the release's output reveals anyway, such as the queries an SVT read)."""
         self._counts[kind] += count
 
+    def add_work(self, units: float) -> None:
+        """Add ``units`` (in ``U = reference().scalar``, times the margin) to this step's
+        deadline: work whose size public parameters set beyond what the :class:`Cost`
+        covers (a scalar noise draw at a scale far off the common one, say)."""
+        self._extra += units
+
     def seconds(self) -> float:
         """The current step's deadline, in seconds after its start (the release's start,
         or the return of the caller's code: see :meth:`call`)."""
         counts = self._counts
-        return self._cost.seconds(sum(counts.values()), counts["objects"])
+        return self._cost.seconds(sum(counts.values()), counts["objects"]) + \
+            _state.margin * self._extra * reference().scalar
 
     def call(self, function: Callable[..., Any], *args: Any) -> Any:
         """Return ``function(*args)``: the caller's own code (a query function), run between
@@ -640,6 +639,7 @@ class Deadline:
             self._start = time.perf_counter_ns()
             self._past += self.seconds()
             self._counts = {kind: 0 for kind in KINDS}
+            self._extra = 0.0
 
     def budget(self) -> float:
         """The release's deadlines in seconds: the sum of its steps' :meth:`seconds` (one

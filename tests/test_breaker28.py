@@ -26,11 +26,12 @@ passes them, and ``tests/test_interval.py``.
   2**22``, 72.97 at ``3·2**43``; 72.0 at 1/64, outside the stated range).
 
 Not here, as it is a timing (``benchmarks/``, not tests): the walk's cost grows as ``D·P``,
-about ``log2(scale)**2``, while a scalar Laplace release's deadline does not depend on ε, so
+about ``log2(scale)**2``, while a scalar Laplace release's deadline did not depend on ε, so
 at ε = 1e-120 or below every scalar ``laplace_mechanism`` overruns its deadline (100 of 100;
 1e-300: 4000 of 4000, 1.9 ms against 343 µs) and its time shows the noise (certified ε 2.33
 at 1e-300 and 3.85 at 1e-120 between two crafted noise sources; 9b5876e: 0, no overrun
-beyond load).
+beyond load). The deadline now grows with the scale's bits (``test_timing``'s
+``test_a_scalar_deadline_grows_with_the_bits_of_the_noise_scale``).
 """
 
 from __future__ import annotations

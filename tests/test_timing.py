@@ -33,7 +33,15 @@ import dpkit.timing as timing
 from dpkit._samplers import grid
 from dpkit.exponential import Eta, base2_exponential_mechanism
 from dpkit.gaussian import gaussian_mechanism
-from dpkit.laplace import laplace_mechanism, sample_releases
+from dpkit.laplace import (
+    LONG_WALK,
+    OFF_PATH,
+    _check_sensitivity,
+    _laplace_release,
+    check_epsilon,
+    laplace_mechanism,
+    sample_releases,
+)
 from dpkit.randomized_response import randomized_response
 from dpkit.rng import seeded
 from dpkit.snapping import snapping_mechanism
@@ -85,6 +93,9 @@ PAIRS = [
     ("laplace int 37 vs float 37.5",
      lambda: laplace_mechanism(37, 1.0, 1.0, rng=SOURCE),
      lambda: laplace_mechanism(37.5, 1.0, 1.0, rng=SOURCE)),
+    ("laplace scalar at tiny ε (off the float path): int vs float",
+     lambda: laplace_mechanism(2**53 + 1, 1.0, 1e-300, rng=SOURCE),
+     lambda: laplace_mechanism(0.5, 1.0, 1e-300, rng=SOURCE)),
     ("laplace list of ints vs a float among them",
      lambda: laplace_mechanism([37] * 64, 1.0, 1.0, rng=SOURCE),
      lambda: laplace_mechanism([37] * 63 + [37.5], 1.0, 1.0, rng=SOURCE)),
@@ -629,6 +640,30 @@ def test_a_padded_error_frees_the_works_locals_before_the_wait(monkeypatch):
     with pytest.raises(ValueError, match="refused"):
         timing.run_padded(timing.Cost(fixed=1.0), work)
     assert log == ["freed", "wait"]
+
+
+@pytest.mark.parametrize(("sensitivity", "epsilon"), [
+    (1.0, 1e-6), (1.0, 1e-10), (1.0, 1e-11), (1.0, 1e-120), (1.0, 1e-300), (1e-300, 5e-324),
+    (1e300, 1e-5)])
+def test_a_scalar_deadline_grows_with_the_bits_of_the_noise_scale(deadlines, sensitivity,
+                                                                  epsilon):
+    """A scalar release far from the common scales gets the extra work of its walk or of its
+    Python integers (breaker 28's F1: at ε = 1e-120 the work neared a deadline that did not
+    depend on ε); the extra is a function of the public scale and path, so neighbours share
+    it. Fails if the extra is dropped or taken from anything else."""
+    laplace_mechanism(0.5, 1.0, 1.0, rng=SOURCE)
+    laplace_mechanism(0.5, sensitivity, epsilon, rng=SOURCE)
+    laplace_mechanism(2**53 + 1, sensitivity, epsilon, rng=SOURCE)
+    grid, span = _laplace_release(_check_sensitivity(sensitivity, rounding="up"),
+                                  check_epsilon(epsilon, rounding="down"), 1)
+    units = grid.scale_units
+    bits = units.numerator.bit_length() - units.denominator.bit_length()
+    extra = (LONG_WALK if bits > 24 else 0.0) if span.floats else \
+        OFF_PATH[0] + OFF_PATH[1] * max(0, bits - 55)
+    assert extra > 0
+    assert deadlines[1] == deadlines[2]
+    assert deadlines[1] - deadlines[0] == pytest.approx(
+        timing.margin() * extra * timing.reference().scalar)
 
 
 def test_the_margin_is_validated_and_scales_every_deadline():
