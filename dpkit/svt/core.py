@@ -101,8 +101,11 @@ COST = Cost(fixed=6.0, per_object=1.5)
 
 
 #: The worst cost of :func:`above_threshold_runs` per (run, answer) pair, and per answer
-#: converted (``benchmarks/deadlines.py``).
-RUNS_COST = Cost(fixed=8.0, per_value=0.05, large=10.0, per_vector_value=40.0, per_object=2.6)
+#: converted (``benchmarks/deadlines.py``); and :data:`RUN_WORK` per run, in ``U``, which a
+#: pair's share does not cover when the runs have few answers (before it, 100 to 5,000 runs
+#: of one answer took 1.0 to 1.6 times the margin-1 deadline at the median, on a quiet core).
+RUNS_COST = Cost(fixed=8.0, per_value=0.05, large=16.0, per_vector_value=40.0, per_object=2.6)
+RUN_WORK = 0.025
 
 #: :func:`first_passes` stays on int64 arithmetic while answers and threshold lie below
 #: ``FAST_UNITS`` grid units in magnitude and the query noise's scale below
@@ -569,6 +572,7 @@ def _above_threshold_runs_work(clock: Deadline, answers: Any, threshold: Any, ep
     # From here on (the answers are looked at), an error is padded too.
     clock.size(runs * (len(items) + 2))
     clock.add("objects", len(items))
+    clock.add_work(RUN_WORK * runs)
     refuse_masked(items, "answers")  # masked entries (data): refused after the size
     exact = [as_fraction(a, f"answers[{i}]") for i, a in enumerate(items)]
     units = [round_to_grid(a, bits) for a in exact]
