@@ -149,3 +149,15 @@ def test_grid_scale_names_a_grid_step_that_ignores_delta_and_d() -> None:
 
     verdict = check_grid_scale(doubled_step)
     assert not verdict.passed and "(yours is larger)" in verdict.message
+
+
+def test_the_grid_scale_solution_needs_its_guard_loops() -> None:
+    """The example in the solution of ex-laplace-grid-scale: ``math.log2`` rounds
+    ``2**10·(1 - 2**-53)`` to exactly 10.0, so ``floor(log2(·))`` gives 10 where the largest
+    ``k`` with ``2**k <= x`` is 9 (and ``Δ = 2**30·(1 - 2**-53)``, ``d = 1`` hits it)."""
+    x = 2.0**10 * (1 - 2.0**-53)
+    assert math.log2(x) == 10.0
+    assert 2.0**10 > x >= 2.0**9
+    sensitivity = 2.0**30 * (1 - 2.0**-53)
+    assert sensitivity * 2.0**-20 == x
+    assert math.floor(math.log2(sensitivity * 2.0**-20 / 1)) == 10

@@ -104,6 +104,28 @@ def test_the_thresholds_the_docstrings_state() -> None:
                 assert not coarsened
 
 
+def test_the_chapter_derives_the_thresholds_from_the_grid_rule() -> None:
+    """The Laplace chapter's derivation: the rule ``d·g <= 2**-20·Δ`` gives ``Δ_g < (2**21 +
+    1)·d``, so the reach ``750·Δ_g/ε`` passes ``2**53`` only above ``d/ε = 2**53/(750·(2**21 +
+    1)) ≈ 5.7e6``; on the coarsest grid (``2**-10``) ``Δ_g < (2**11 + 1)·d``, hence ``≈ 5.9e9``;
+    where exactly depends on Δ (at ``10**5`` coordinates: 0.0114 at Δ = 1, above it at Δ = 3,
+    below it at Δ = 100)."""
+    assert (RANGE_SCALES, COARSE_BITS) == (750, 10)
+    first = Fraction(2**53, RANGE_SCALES * (2**21 + 1))
+    coarsest = Fraction(2**53, RANGE_SCALES * (2**(COARSE_BITS + 1) + 1))
+    assert (f"{float(first):.1e}", f"{float(coarsest):.1e}") == ("5.7e+06", "5.9e+09")
+    for delta in (0.75, 1.0, 3.0, 91.0, 100.0, 2.0**30 - 1):
+        for n in (1, 5, 10**5):
+            grid = laplace_grid(delta, 1.0, n)
+            assert grid.sensitivity_units < (2**21 + 1) * n
+            below = laplace_grid(delta, float(n / (first * (1 + Fraction(1, 10**9)))), n)
+            assert below.exponent == grid.exponent
+    fine = {delta: laplace_grid(delta, 1.0, 10**5).exponent for delta in (3.0, 100.0)}
+    assert laplace_grid(3.0, 0.0171, 10**5).exponent > fine[3.0]
+    assert laplace_grid(100.0, 0.0114, 10**5).exponent == fine[100.0]
+    assert laplace_grid(100.0, 0.0089, 10**5).exponent > fine[100.0]
+
+
 # ------------------------------------------------------------------ laplace_mechanism
 
 @pytest.mark.parametrize(("n", "epsilon"), [(10**4, 1e-3), (1000, 1e-8)],
