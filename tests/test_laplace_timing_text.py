@@ -124,6 +124,10 @@ def test_where_a_scalar_draw_stops_walking() -> None:
     assert "8 at a time, each group by one uniform of 72 random bits" in en
     for number in ("$2.9 \\cdot 10^{-11}$", "$5.9 \\cdot 10^{-11}$", "72 个随机比特"):
         assert number in zh
+    appendix = {edition: " ".join(path.read_text().split()) for edition, path in
+                (("en", BOOK / "performance.md"), ("zh", BOOK / "zh" / "performance.md"))}
+    assert "decided 8 at a time, each group by one uniform of 72 bits" in appendix["en"]
+    assert "每 8 位一组来决定，每组由一个 72 个比特的均匀随机数决定" in appendix["zh"]
 
 
 @pytest.mark.parametrize("scale", [Fraction(1), Fraction(1, 3), Fraction(2097154), Fraction(5, 2)])
