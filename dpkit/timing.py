@@ -14,14 +14,13 @@ where ``cost`` is a function's :class:`Cost` (a few constants, in units of this 
 speed: :func:`reference`, the time of a fixed workload of exact arithmetic and of one
 value's share of a fixed vectorised workload, measured once per process), ``n`` is the
 public size of the request (the number of values, outcomes or queries), and ``margin`` is
-:func:`margin` (default 2). The constants are the worst cost measured for each function over
-adversarial inputs (long binary expansions, large magnitudes, both sides of every internal
-switch, noise in the tail), so the deadline is reached before the work ends mainly when the
-machine is much slower than at calibration; the other causes are an unlucky draw (the
-discrete Gaussian's rounds are unbounded), an input slower than the worst measured, and a
-different CPU, Python or MPFR whose cost ratios differ from the measured ones. The deadline
-depends on public quantities only; so does the running time, except when a release overruns
-its deadline.
+:func:`margin` (default 2). The constants cover at least the median cost, on a quiet core, of
+each function's slowest adversarial input measured (long binary expansions, large magnitudes,
+both sides of every internal switch, noise in the tail); the default margin covers its slow
+tail (99.9th percentile), so a margin below 2 is not safe. A deadline is passed mainly on a
+machine much slower than at calibration, by an unlucky draw (the discrete Gaussian's rounds
+are unbounded), an input slower than the slowest measured, or a CPU, Python or MPFR whose
+cost ratios differ. The deadline is set by public quantities; so is the time, but for overruns.
 
 Waiting is a busy loop on :func:`time.perf_counter_ns`, never a sleep (a sleeper is favoured
 on waking, so under load a release that worked less ended earlier), so on an idle core the
@@ -115,8 +114,8 @@ certified with Clopper–Pearson.
 References
 ----------
 A. Haeberlen, B. C. Pierce, A. Narayan. *Differential Privacy Under Fire.* USENIX Security
-2011 (queries padded to a fixed time: "predictable transactions"; Fuzz aborts an
-over-running query and returns a default value; dpkit returns late and counts it).
+2011 (queries padded to a fixed time; Fuzz stops a microquery past its time limit and uses a
+default value, so the query ends on time; dpkit returns late and counts it).
 Z. Ratliff, S. Vadhan. *A Framework for Differential Privacy Against Timing Attacks.*
 ACM CCS 2024 (arXiv:2409.05623): timing privacy, and how it composes.
 J. Jin, E. McMurtry, B. I. P. Rubinstein, O. Ohrimenko. *Are We There Yet? Timing and
@@ -510,8 +509,9 @@ def margin() -> float:
 
 
 def set_margin(factor: float) -> None:
-    """Set the factor by which every deadline exceeds the worst cost measured: a larger
-    margin makes overruns rarer (a busy machine) and releases slower.
+    """Set the factor by which every deadline exceeds its allowance (the module notes): the
+    default 2 covers the slow tail of the slowest input measured, so a margin below 2 is not
+    safe; a larger one makes overruns rarer (a busy machine) and releases slower.
 
     Parameters
     ----------
