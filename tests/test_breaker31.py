@@ -13,6 +13,9 @@ margin 1 (the margin 7b7a5e6 measured its scalars at), 3,000 calls a side at loa
 guesser right 88.5%); ``[0.5]`` vs ``[2**53 + 1]`` 3,458 overruns, ε 0.89, 74.1%; the scalar
 pair 4 overruns, ε 0. At margin 2, 8 and 9 of 6,000 overran (the scalar: 0). Now every
 release of one value gets the extra (timing only: ``/tmp/brk31/cert.py`` in the review).
+
+F2. ``Deadline.add_work`` (new in 7b7a5e6, public) took any value: a NaN or an infinity broke
+the release's wait after its work, a negative amount shortened the deadline. Now refused.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import numpy as np
 import pytest
 from test_timing import deadlines  # noqa: F401 (the fixture; tests/ is on sys.path)
 
+import dpkit.timing as timing
 from dpkit.laplace import laplace_mechanism, sample_releases
 from dpkit.rng import seeded
 
@@ -69,3 +73,26 @@ def test_one_sample_release_gets_the_scalar_deadline(deadlines,  # noqa: F811
     sample_releases(0.5, sensitivity, epsilon, 1, rng=SOURCE)
     sample_releases(0.5, sensitivity, 1.0, 1, rng=SOURCE)
     assert deadlines[0] == deadlines[1] > deadlines[2]
+
+
+@pytest.mark.parametrize("units", [float("nan"), float("inf"), -1.0, "1", None, True])
+def test_add_work_refuses_what_is_not_a_finite_amount_of_work(units):
+    """``Deadline.add_work`` (public) took a NaN, which broke the wait after the work
+    (``int(nan)`` in the deadline: an unpadded ``ValueError`` from the release's end), an
+    infinity (an ``OverflowError`` there) and a negative amount (a deadline shorter than its
+    :class:`~dpkit.timing.Cost`). Fails if any of them is accepted."""
+    clock = timing.Deadline(timing.Cost(fixed=1.0))
+    with pytest.raises((TypeError, ValueError), match="units"):
+        clock.add_work(units)
+
+
+def test_add_work_adds_public_work_to_the_deadline():
+    """A valid amount (a float, an int, an exact Fraction) moves the deadline by that many
+    ``U`` times the margin. Fails if the amount is dropped or changed by the validation."""
+    clock = timing.Deadline(timing.Cost(fixed=1.0))
+    clock.size(1)
+    before = clock.seconds()
+    for units in (2.5, 1, Fraction(1, 2)):
+        clock.add_work(units)
+    assert clock.seconds() - before == pytest.approx(
+        timing.margin() * 4.0 * timing.reference().scalar)
