@@ -92,10 +92,12 @@ COST = Cost(fixed=8.0, per_value=0.05, large=8.0, per_vector_value=110.0, per_ob
 
 #: The extra deadline, in ``U``, of a release of one value (a scalar, or a container of one:
 #: either is one draw, by the same sampler) whose noise scale is far from the common ones,
-#: which :data:`COST` does not cover. On the float path, at scales of more than
-#: ``2**24`` grid units, the interval walk is longer: ``LONG_WALK``. Off it (see "Timing" in
-#: :func:`laplace_mechanism`), the work is on Python integers whose length grows with the
-#: bits ``b`` of the scale (two geometrics of ``b`` digits beyond the walk's scales):
+#: which :data:`COST` does not cover. The scale's bits ``b`` are the bit length of its
+#: numerator (in grid units) less that of its denominator: ``log2`` of the scale rounded down,
+#: or up by one. On the float path, where ``b > 24`` (scales from ``2**25`` grid units, or from
+#: just above ``2**24`` for some), the interval walk is longer: ``LONG_WALK``. Off it (see
+#: "Timing" in :func:`laplace_mechanism`), the work is on Python integers whose length grows
+#: with ``b`` (two geometrics of ``b`` digits beyond the walk's scales):
 #: ``OFF_PATH[0] + OFF_PATH[1]·max(0, b - 55)``. Measured by ``benchmarks/deadlines.py``:
 #: the work's 99th percentile at most 0.7 of the margin-1 deadline from ``b = 20`` to
 #: ``b = 1094``, on a quiet core.
@@ -108,6 +110,8 @@ def _scalar_extra_work(scale_units: Fraction, floats: bool) -> float:
     function of the public scale and path only.
 
     >>> _scalar_extra_work(Fraction(2**20), True), _scalar_extra_work(Fraction(2**40), True)
+    (0.0, 2.0)
+    >>> _scalar_extra_work(Fraction(2**25 - 1), True), _scalar_extra_work(Fraction(2**25), True)
     (0.0, 2.0)
     >>> _scalar_extra_work(Fraction(2**20), False), _scalar_extra_work(Fraction(2**155), False)
     (5.0, 6.4)
@@ -396,8 +400,8 @@ def laplace_mechanism(value: Any, sensitivity: float, epsilon: float, *,
     above about ``5.9·10**9``; or a grid step outside ``2**-1021`` to ``2**969``), on
     exact Python integers, always (never ``int64`` by the values' magnitudes), with the
     deadline of Python objects (for one value, plus a time that grows with the bits of the
-    noise scale: :data:`OFF_PATH`; on the float path, :data:`LONG_WALK` beyond ``2**24`` grid
-    units).
+    noise scale: :data:`OFF_PATH`; on the float path, :data:`LONG_WALK` from about ``2**25``
+    grid units).
     Up to 64 coordinates the noise comes from a fixed-cost sampler (see "Timing" in
     :mod:`dpkit._samplers`). And the call ends at a deadline set by d, the input's types
     and this machine's speed (:mod:`dpkit.timing`), which covers the worst cost measured,
