@@ -400,7 +400,8 @@ def small_epsilon_pairs() -> Iterator[Pair]:
     ``2**62`` grid units). Zeros but one coordinate either side of those edges (the grid of
     the dpkit measured), and ``sample_releases`` of one value either side of ``2**61``
     units; scalar releases at ε = 1e-12 and 1e-120 (breaker review 28: the scalar walk's
-    cost grew with the scale until every release overran); ``--only "small ε"`` runs just
+    cost grew with the scale until every release overran), and one value in a list at 1e-300
+    (breaker review 31: it lacked the scalar's extra deadline); ``--only "small ε"`` runs just
     these rows. 100 values at ε = 1e-9 stay off the float path (Python ints, the deadline of
     100 Python objects: 20-24 ms a call at load 9)."""
     f = "laplace_mechanism"
@@ -415,6 +416,9 @@ def small_epsilon_pairs() -> Iterator[Pair]:
     for epsilon in (1e-12, 1e-120):   # breaker review 28: the scalar walk's cost, tiny ε
         yield _laplace(0.5, 0.1, f, "scalar", f"small ε {epsilon:g}: 0.5 vs 0.1", 1.0,
                        epsilon=epsilon, origin="review")
+    # breaker review 31: one value in a list is the scalar's draw, without its extra deadline
+    yield _laplace([0.5], [Fraction(1, 3)], f, "1", "small ε 1e-300: [0.5] vs [1/3]", 1.0,
+                   epsilon=1e-300, origin="review")
     n, epsilon = 10**5, 1e-6
     below, above = _boundary(laplace_grid(1.0, epsilon).exponent, 0.5)
     yield Pair("sample_releases", str(n), f"small ε {epsilon:g}: value 2**41 ∓ 0.5 (either "

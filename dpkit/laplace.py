@@ -90,11 +90,14 @@ COARSE_BITS = 10
 #: overran at load 3).
 COST = Cost(fixed=8.0, per_value=0.05, large=8.0, per_vector_value=110.0, per_object=3.2)
 
-#: The extra deadline, in ``U``, of a scalar release whose noise scale is far from the
-#: common ones, which :data:`COST` does not cover. On the float path, at scales of more than
-#: ``2**24`` grid units, the interval walk is longer: ``LONG_WALK``. Off it (see "Timing" in
-#: :func:`laplace_mechanism`), the work is on Python integers whose length grows with the
-#: bits ``b`` of the scale (two geometrics of ``b`` digits beyond the walk's scales):
+#: The extra deadline, in ``U``, of a release of one value (a scalar, or a container of one:
+#: either is one draw, by the same sampler) whose noise scale is far from the common ones,
+#: which :data:`COST` does not cover. The scale's bits ``b`` are the bit length of its
+#: numerator (in grid units) less that of its denominator: ``log2`` of the scale rounded down,
+#: or up by one. On the float path, where ``b > 24`` (scales from ``2**25`` grid units, or from
+#: just above ``2**24`` for some), the interval walk is longer: ``LONG_WALK``. Off it (see
+#: "Timing" in :func:`laplace_mechanism`), the work is on Python integers whose length grows
+#: with ``b`` (two geometrics of ``b`` digits beyond the walk's scales):
 #: ``OFF_PATH[0] + OFF_PATH[1]·max(0, b - 55)``. Measured by ``benchmarks/deadlines.py``:
 #: the work's 99th percentile at most 0.7 of the margin-1 deadline from ``b = 20`` to
 #: ``b = 1094``, on a quiet core.
@@ -103,10 +106,12 @@ OFF_PATH = (5.0, 0.014)
 
 
 def _scalar_extra_work(scale_units: Fraction, floats: bool) -> float:
-    """The extra deadline, in ``U``, of a scalar release (:data:`OFF_PATH`): a function of
-    the public scale and path only.
+    """The extra deadline, in ``U``, of a release of one value (:data:`OFF_PATH`): a
+    function of the public scale and path only.
 
     >>> _scalar_extra_work(Fraction(2**20), True), _scalar_extra_work(Fraction(2**40), True)
+    (0.0, 2.0)
+    >>> _scalar_extra_work(Fraction(2**25 - 1), True), _scalar_extra_work(Fraction(2**25), True)
     (0.0, 2.0)
     >>> _scalar_extra_work(Fraction(2**20), False), _scalar_extra_work(Fraction(2**155), False)
     (5.0, 6.4)
@@ -395,8 +400,8 @@ def laplace_mechanism(value: Any, sensitivity: float, epsilon: float, *,
     above about ``5.9·10**9``; or a grid step outside ``2**-1021`` to ``2**969``), on
     exact Python integers, always (never ``int64`` by the values' magnitudes), with the
     deadline of Python objects (for one value, plus a time that grows with the bits of the
-    noise scale: :data:`OFF_PATH`; on the float path, :data:`LONG_WALK` beyond ``2**24`` grid
-    units).
+    noise scale: :data:`OFF_PATH`; on the float path, :data:`LONG_WALK` from about ``2**25``
+    grid units).
     Up to 64 coordinates the noise comes from a fixed-cost sampler (see "Timing" in
     :mod:`dpkit._samplers`). And the call ends at a deadline set by d, the input's types
     and this machine's speed (:mod:`dpkit.timing`), which covers the worst cost measured,
@@ -437,7 +442,7 @@ def _laplace_mechanism_work(clock: Deadline, value: Any, sensitivity: Any, epsil
     # Off the float path (public: Δ, ε, d) every value is added on Python ints: the deadline
     # of Python objects covers that, as for a list.
     clock.size(size, kind_of(value) if span.floats else "objects")  # errors padded from here
-    if shape is None:
+    if size == 1:  # one draw, whatever holds it ([x], (x,), a 0-d array): the scalar walk
         clock.add_work(_scalar_extra_work(grid.scale_units, span.floats))
     refuse_masked(value, "value")  # which entries are masked is data: padded
 
@@ -505,7 +510,8 @@ def sample_releases(value: float, sensitivity: float, epsilon: float, n: int, *,
     constant-cost float path, padded to the deadline of a float64 array of ``n`` values;
     any other type (an int, a Fraction, a Decimal), or an ε so small that the noise leaves
     the float path (below about ``8.5·10**-11`` at Δ = 1), on exact Python integers, padded
-    to the deadline of ``n`` Python objects (:mod:`dpkit.timing`). A simulation that
+    to the deadline of ``n`` Python objects (:mod:`dpkit.timing`); ``n = 1``, one draw as
+    in a scalar release, adds its extra time (:data:`OFF_PATH`). A simulation that
     publishes nothing can skip the wait inside :func:`dpkit.timing.unpadded`. ``n = 0``
     returns an empty array (the value is validated, not put on the grid).
     """
@@ -525,6 +531,8 @@ def _sample_releases_work(clock: Deadline, value: Any, sensitivity: Any, epsilon
     # a Fraction: a float may not hold it) on Python ints, with the deadline of objects.
     floats = span.floats and isinstance(value, float)
     clock.size(n, "array" if floats else "objects")  # from here on, an error is padded too
+    if n == 1:  # one draw: the scalar walk (laplace_mechanism)
+        clock.add_work(_scalar_extra_work(grid.scale_units, span.floats))
     value = check_real(value, "value", exact=True)
     copies = np.full(n, value, dtype=np.float64 if floats else object)
 

@@ -108,8 +108,7 @@ pages copied in a ``fork`` child) overran too. Now its release first re-warms it
 the clock: fully (1–33 ms) after 10 ms without a release that returned and in a fork child,
 lightly (0.3–0.5 ms) after 50 µs (:mod:`dpkit._warming`: costs, measurements, limits).
 
-``benchmarks/timing.py`` audits the result: neighbouring inputs, interleaved calls, an event
-certified with Clopper–Pearson.
+``benchmarks/timing.py`` audits it: neighbouring inputs, interleaved calls, Clopper–Pearson.
 
 References
 ----------
@@ -179,21 +178,20 @@ __all__ = [
 #: How many times each warm-up runs with each source (:func:`warm_up_with`): Python 3.11
 #: specialises a function's code after 8 calls or so.
 WARM_UP_ROUNDS = 8
-#: How many of those rounds, the last ones, run padded (:func:`warm_up_with`): the wait, the
-#: jitter and its pool of OS bytes are then warm too. Their waits end at most
-#: :data:`_WARM_UP_WAIT_NS` after the work (some deadlines are long, set by a public bound
-#: such as ``max_rows`` in :mod:`dpkit.svt`), and their overruns are not counted.
+#: How many of those rounds, the last ones, run padded (:func:`warm_up_with`): the wait, the jitter
+#: and its pool of OS bytes are then warm too. Their waits end at most :data:`_WARM_UP_WAIT_NS`
+#: after the work (some deadlines are long, set by a public bound such as ``max_rows`` in
+#: :mod:`dpkit.svt`), and their overruns are not counted.
 PADDED_WARM_UP_ROUNDS = 1
 #: The longest wait of a warm-up's padded round, in ns (the busy loop runs, briefly).
 _WARM_UP_WAIT_NS = 20_000
 
 
-#: How a request holds its values, which sets the per-value part of its deadline:
-#: ``"array"`` a float64 NumPy array (a property of the container, never of the values);
-#: ``"objects"`` anything else -- a scalar, a list, an array of another dtype -- whose
-#: elements may be floats, huge ints, Fractions or Decimals: the deadline covers the
-#: slowest of them, since the elements' types may depend on the data (``sum`` of ints
-#: is an int, of floats a float).
+#: How a request holds its values, which sets the per-value part of its deadline: ``"array"`` a
+#: float64 NumPy array (a property of the container, never of the values); ``"objects"`` anything
+#: else -- a scalar, a list, an array of another dtype -- whose elements may be floats, huge ints,
+#: Fractions or Decimals: the deadline covers the slowest of them, since the elements' types may
+#: depend on the data (``sum`` of ints is an int, of floats a float).
 KINDS = ("array", "objects")
 
 
@@ -608,10 +606,12 @@ class Deadline:
         self._counts[kind] += count
 
     def add_work(self, units: float) -> None:
-        """Add ``units`` (in ``U = reference().scalar``, times the margin) to this step's
-        deadline: work whose size public parameters set beyond what the :class:`Cost`
-        covers (a scalar noise draw at a scale far off the common one, say)."""
-        self._extra += units
+        """Add ``units`` (in ``U = reference().scalar``, times the margin; a finite real ``>=
+        0``, else ``TypeError`` or ``ValueError``) to this step's deadline: work whose size
+        public parameters set beyond what the :class:`Cost` covers (a far scale's draw)."""
+        if check_real(units, "units") < 0:
+            raise ValueError(f"units must be a finite number >= 0, got units={units!r}")
+        self._extra += float(units)
 
     def seconds(self) -> float:
         """The current step's deadline, in seconds after its start (the release's start,
