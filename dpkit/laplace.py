@@ -87,7 +87,10 @@ COARSE_BITS = 10
 #: ``benchmarks/deadlines.py`` over adversarial inputs). ``fixed`` covers a scalar of the
 #: slowest type (the longest Decimal or int accepted: median 5.1 U, 99.9th percentile 14 U on
 #: a quiet core) at margin 2 (6 before, under which 6% of scalar releases of a Fraction
-#: overran at load 3).
+#: overran at load 3). One value in a container of Python objects (``[x]``, ``(x,)``, an
+#: object array; one copy in :func:`sample_releases` off the float path) is converted as a
+#: list's element, about 1.7 U more than a scalar at the median (every type, quiet core;
+#: breaker review 31): such a release is charged one more object (``per_object``).
 COST = Cost(fixed=8.0, per_value=0.05, large=8.0, per_vector_value=110.0, per_object=3.2)
 
 #: The extra deadline, in ``U``, of a release of one value (a scalar, or a container of one:
@@ -441,9 +444,12 @@ def _laplace_mechanism_work(clock: Deadline, value: Any, sensitivity: Any, epsil
     grid, span = _laplace_release(delta, epsilon, size)
     # Off the float path (public: Δ, ε, d) every value is added on Python ints: the deadline
     # of Python objects covers that, as for a list.
-    clock.size(size, kind_of(value) if span.floats else "objects")  # errors padded from here
+    kind = kind_of(value) if span.floats else "objects"
+    clock.size(size, kind)  # errors padded from here
     if size == 1:  # one draw, whatever holds it ([x], (x,), a 0-d array): the scalar walk
         clock.add_work(_scalar_extra_work(grid.scale_units, span.floats))
+        if shape is not None and kind == "objects":
+            clock.add("objects")  # a list's conversion: see COST
     refuse_masked(value, "value")  # which entries are masked is data: padded
 
     def draw(n: int) -> np.ndarray:
@@ -533,6 +539,8 @@ def _sample_releases_work(clock: Deadline, value: Any, sensitivity: Any, epsilon
     clock.size(n, "array" if floats else "objects")  # from here on, an error is padded too
     if n == 1:  # one draw: the scalar walk (laplace_mechanism)
         clock.add_work(_scalar_extra_work(grid.scale_units, span.floats))
+        if not floats:
+            clock.add("objects")  # one copy in an object array: see COST
     value = check_real(value, "value", exact=True)
     copies = np.full(n, value, dtype=np.float64 if floats else object)
 

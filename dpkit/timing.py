@@ -502,7 +502,7 @@ def _short_padded_waits() -> Iterator[None]:
 
 
 def margin() -> float:
-    """The factor by which every deadline exceeds the worst cost measured (default 2)."""
+    """The factor by which every deadline exceeds its allowance, the :class:`Cost` (default 2)."""
     return _state.margin
 
 
