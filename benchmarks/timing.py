@@ -693,15 +693,16 @@ def audit(pair: Pair, calls: int, row_seconds: float, min_calls: int, seed: int)
             "verdict": verdict(found, pair.promised)}
 
 
-COLUMNS = ("function", "size", "pair", "calls/side", "overruns", "promised ε", "median x µs",
-           "median x' µs", "shift µs", "certified ε", "accuracy", "verdict")
+COLUMNS = ("function", "size", "pair", "calls/side", "overruns", "load", "promised ε",
+           "median x µs", "median x' µs", "shift µs", "certified ε", "accuracy", "verdict")
 
 
 def cells(row: dict) -> list[str]:
     """One table row as strings, in :data:`COLUMNS` order."""
     pair = row["pair"] + (" [review]" if row["origin"] == "review" else "")
     return [row["function"], row["size"], pair, str(row["calls"]),
-            str(row.get("overruns", "–")), f"{row['promised_epsilon']:.3g}",
+            str(row.get("overruns", "–")), f"{row['load_1min']:.1f}" if "load_1min" in row else "–",
+            f"{row['promised_epsilon']:.3g}",
             f"{row['median_x_us']:.1f}", f"{row['median_y_us']:.1f}", f"{row['shift_us']:+.1f}",
             f"{row['epsilon']:.2f}", f"{row['accuracy']:.3f}", row["verdict"]]
 
