@@ -33,8 +33,12 @@ _BITS = 53
 
 #: The worst cost of :func:`randomized_response` (see :mod:`dpkit.timing`;
 #: ``benchmarks/deadlines.py``). ``fixed`` covers a scalar's 99.9th percentile at margin 2
-#: (3.6 U on a quiet core; 0.9 before, which 3% of scalar releases overran at load 2.7).
-COST = Cost(fixed=1.8, per_value=0.01, large=0.5, per_vector_value=15.0, per_object=0.05)
+#: with a quarter to spare: the work's median is 0.7 U on a quiet core, its 99.9th percentile
+#: 2.2 to 4.8 U (two runs of 3,000 calls per input), pauses of the machine rather than work,
+#: as long for a short release as for a long one. At 3.0, 3 of 6,000 padded releases
+#: overran on a quiet core (0.9 before, which 3% of scalar releases overran at load 2.7;
+#: 1.8, which 6 of 1,000 overran on a quiet core).
+COST = Cost(fixed=3.0, per_value=0.01, large=0.5, per_vector_value=15.0, per_object=0.05)
 
 
 def truth_probability(epsilon: float) -> Fraction:
