@@ -100,17 +100,18 @@ COST = Cost(fixed=8.0, per_value=0.05, large=8.0, per_vector_value=110.0, per_ob
 #: or up by one. On the float path, where ``b > 24`` (scales from ``2**25`` grid units, or from
 #: just above ``2**24`` for some), the interval walk is longer: ``LONG_WALK``. Off it (see
 #: "Timing" in :func:`laplace_mechanism`), the work is on Python integers whose length grows
-#: with ``b`` (two geometrics of ``b`` digits beyond the walk's scales):
+#: with ``b`` (two geometrics of about ``b + 7`` digits beyond the walk's scales):
 #: ``OFF_PATH[0] + OFF_PATH[1]·max(0, b - 55)``. Measured by ``benchmarks/deadlines.py``:
 #: the work's 99th percentile at most 0.7 of the margin-1 deadline from ``b = 20`` to
-#: ``b = 1094``, on a quiet core.
+#: ``b = 1094``, on a quiet core (in 7b7a5e6, when ``COST.fixed`` was 6: 3786e22 raised it
+#: to 8).
 LONG_WALK = 2.0
 OFF_PATH = (5.0, 0.014)
 
 
 def _scalar_extra_work(scale_units: Fraction, floats: bool) -> float:
-    """The extra deadline, in ``U``, of a release of one value (:data:`OFF_PATH`): a
-    function of the public scale and path only.
+    """The extra deadline, in ``U``, of a release of one value (:data:`LONG_WALK` on the
+    float path, :data:`OFF_PATH` off it): a function of the public scale and path only.
 
     >>> _scalar_extra_work(Fraction(2**20), True), _scalar_extra_work(Fraction(2**40), True)
     (0.0, 2.0)
@@ -517,9 +518,9 @@ def sample_releases(value: float, sensitivity: float, epsilon: float, n: int, *,
     any other type (an int, a Fraction, a Decimal), or an ε so small that the noise leaves
     the float path (below about ``8.5·10**-11`` at Δ = 1), on exact Python integers, padded
     to the deadline of ``n`` Python objects (:mod:`dpkit.timing`); ``n = 1``, one draw as
-    in a scalar release, adds its extra time (:data:`OFF_PATH`). A simulation that
-    publishes nothing can skip the wait inside :func:`dpkit.timing.unpadded`. ``n = 0``
-    returns an empty array (the value is validated, not put on the grid).
+    in a scalar release, adds its extra time (:data:`LONG_WALK` or :data:`OFF_PATH`). A
+    simulation that publishes nothing can skip the wait inside :func:`dpkit.timing.unpadded`.
+    ``n = 0`` returns an empty array (the value is validated, not put on the grid).
     """
     return run_padded(COST, _sample_releases_work, value, sensitivity, epsilon, n, rng)
 

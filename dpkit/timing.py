@@ -1,63 +1,63 @@
 """Releases that take a time set by public parameters: padding to a deadline.
 
-An exact sampler whose cost does not depend on the noise is not enough: Python's exact
-arithmetic costs more for a value with a longer binary expansion (``0.1`` against ``0.5``),
-a larger integer, or a value that takes another branch, so the running time of a release can
-reveal the data (Jin, McMurtry, Rubinstein & Ohrimenko, IEEE S&P 2022, time the noise; an
-adversary who times a release on neighbouring inputs can time the data as well). Every
-public release function of dpkit therefore ends at a **deadline**: it starts a clock when it
-is called, does its work, and then waits until
+An exact sampler whose cost does not depend on the noise is not enough: Python's exact arithmetic
+costs more for a value with a longer binary expansion (``0.1`` against ``0.5``), a larger integer,
+or a value that takes another branch, so the running time of a release can reveal the data (Jin,
+McMurtry, Rubinstein & Ohrimenko, IEEE S&P 2022, time the noise; an adversary who times a release
+on neighbouring inputs can time the data as well). Every public release function of dpkit therefore
+ends at a **deadline**: it starts a clock when it is called, does its work, and then waits until
 
     deadline = start + margin · cost(n)
 
-where ``cost`` is a function's :class:`Cost` (a few constants, in units of this machine's
-speed: :func:`reference`, the time of a fixed workload of exact arithmetic and of one
-value's share of a fixed vectorised workload, measured once per process), ``n`` is the
-public size of the request (the number of values, outcomes or queries), and ``margin`` is
-:func:`margin` (default 2). The constants cover at least the median cost, on a quiet core, of
-each function's slowest adversarial input measured (long binary expansions, large magnitudes,
-both sides of every internal switch, noise in the tail); the default margin covers its slow
-tail (99.9th percentile), so a margin below 2 is not safe. A deadline is passed mainly on a
-machine much slower than at calibration, by an unlucky draw (the discrete Gaussian's rounds
-are unbounded), an input slower than the slowest measured, or a CPU, Python or MPFR whose
+where ``cost`` is a function's :class:`Cost` (a few constants, in units of this machine's speed:
+:func:`reference`, the time of a fixed workload of exact arithmetic and of one value's share of a
+fixed vectorised workload, measured once per process), ``n`` is the public size of the request (the
+number of values, outcomes or queries), and ``margin`` is :func:`margin` (default 2). The scalar
+constants of the Laplace, Gaussian and randomized-response mechanisms (``fixed``, and the one-value
+extras of :mod:`dpkit.laplace`) and the per-run work of :func:`dpkit.svt.above_threshold_runs`
+cover at least the median cost, on a quiet core, of the slowest adversarial input measured (long
+binary expansions, large magnitudes, both sides of every internal switch, noise in the tail), and
+the default margin its 99.9th percentile: even there, about one release in a thousand of that input
+may overrun (and is counted); margins below 2 have not been validated. The other constants are the
+worst cost measured when they were set. A deadline is passed mainly by the slow tail of the work
+itself, on a machine much slower than at calibration, by an unlucky draw (the discrete Gaussian's
+rounds are unbounded), an input slower than the slowest measured, or a CPU, Python or MPFR whose
 cost ratios differ. The deadline is set by public quantities; so is the time, but for overruns.
 
-Waiting is a busy loop on :func:`time.perf_counter_ns`, never a sleep (a sleeper is favoured
-on waking, so under load a release that worked less ended earlier), so on an idle core the
-release ends within about a microsecond of the deadline plus a random extra wait of up to 2
-µs (:func:`_jitter_ns`, from the OS's random bytes, which blurs the sub-microsecond traces
-of the work). A release pre-empted during its wait by other load ends late without being
-counted by :func:`overruns`, but not later for having worked less (:mod:`dpkit._waiting`).
+Waiting is a busy loop on :func:`time.perf_counter_ns`, never a sleep (a sleeper is favoured on
+waking, so under load a release that worked less ended earlier), so on an idle core the release
+ends within about a microsecond of the deadline plus a random extra wait of up to 2 µs
+(:func:`_jitter_ns`, from the OS's random bytes, which blurs the sub-microsecond traces of the
+work). A release pre-empted during its wait by other load ends late without being counted by
+:func:`overruns`, but not later for having worked less (:mod:`dpkit._waiting`).
 **Errors.** A release first validates its public inputs (epsilon, delta, sensitivity, the
-container's type and shape, the number of values): an error there raises at once, since its
-time reveals nothing private. It then declares its public size (:meth:`Deadline.size`), and
-only then looks at the values. An error raised after that point (a NaN or a masked entry
-among the values, a value too large or too close to the float range, a query answer refused)
-is **padded to the deadline before it is raised**, like a release. Validating every value
-before any other work would not be enough: validation is itself value-dependent work
-(``[0.1, nan]`` and ``[2**60 + 1, nan]`` take different times to reach the NaN, since an int
-beyond ``2**53`` is converted exactly), and so is the work an SVT does on the answers before
-the one it refuses (an SVT waits for that step's deadline: see "Steps" below). Padding makes
-the time of an error the deadline of its public size, whatever the other values; the error
-then reveals only what its message says. The locals of the failed work (its temporaries) are
-cleared before the wait (:func:`traceback.clear_frames`), so freeing them after it costs no
-data-dependent time (a debugger sees the traceback, not those locals). Only errors
-(:class:`Exception`) wait: a ``KeyboardInterrupt`` does not. Simulations that release
-nothing (a figure of 10,000 simulated releases, a statistical test) may skip the waiting
+container's type and shape, the number of values): an error there raises at once, since its time
+reveals nothing private. It then declares its public size (:meth:`Deadline.size`), and only then
+looks at the values. An error raised after that point (a NaN or a masked entry among the values, a
+value too large or too close to the float range, a query answer refused) is **padded to the
+deadline before it is raised**, like a release. Validating every value before any other work would
+not be enough: validation is itself value-dependent work (``[0.1, nan]`` and ``[2**60 + 1, nan]``
+take different times to reach the NaN, since an int beyond ``2**53`` is converted exactly), and so
+is the work an SVT does on the answers before the one it refuses (an SVT waits for that step's
+deadline: see "Steps" below). Padding makes the time of an error the deadline of its public size,
+whatever the other values; the error then reveals only what its message says. The locals of the
+failed work (its temporaries) are cleared before the wait (:func:`traceback.clear_frames`), so
+freeing them after it costs no data-dependent time (a debugger sees the traceback, not those
+locals). Only errors (:class:`Exception`) wait: a ``KeyboardInterrupt`` does not. Simulations that
+release nothing (a figure of 10,000 simulated releases, a statistical test) may skip the waiting
 inside :func:`unpadded`.
 
-**Steps.** A release that calls the caller's own code (the query functions of
-:mod:`dpkit.svt`, and taking each from the caller's stream) runs in steps
-(:meth:`Deadline.call`): it waits for the current step's deadline, calls the caller's code,
-and starts the next step when that returns (or raises), with its own public budget counted
-from that moment. No time dpkit measures enters a deadline: the release takes the time of
-the caller's code plus the steps' budgets, and the number of steps is what the caller sees
-anyway through its own code's calls. (Moving one deadline back by the measured time of each
-call would not do: the measured window also holds dpkit's own overhead around the call,
-whose duration depends on the cache state its work on the previous answers left.) An error
-raised while dpkit processes an answer waits for that step's deadline; an error raised by
-the caller's code propagates after one step of size 0 (:attr:`Cost.fixed`, the unwinding),
-so its time reveals only the caller's code.
+**Steps.** A release that calls the caller's own code (the query functions of :mod:`dpkit.svt`, and
+taking each from the caller's stream) runs in steps (:meth:`Deadline.call`): it waits for the
+current step's deadline, calls the caller's code, and starts the next step when that returns (or
+raises), with its own public budget counted from that moment. No time dpkit measures enters a
+deadline: the release takes the time of the caller's code plus the steps' budgets, and the number
+of steps is what the caller sees anyway through its own code's calls. (Moving one deadline back by
+the measured time of each call would not do: the measured window also holds dpkit's own overhead
+around the call, whose duration depends on the cache state its work on the previous answers left.)
+An error raised while dpkit processes an answer waits for that step's deadline; an error raised by
+the caller's code propagates after one step of size 0 (:attr:`Cost.fixed`, the unwinding), so its
+time reveals only the caller's code.
 
 **Threads.** Releases in one process run one at a time: each takes a process-wide lock
 before its clock starts and gives it back after its wait (warm-ups too). Without it, a
@@ -71,42 +71,40 @@ whether one falls inside it depends on what it allocates); the allocations a rel
 still count towards the next collection after it. A query function an SVT release calls runs
 with the lock held: one that waits for a release in another thread never returns.
 
-**Residual risks.** (1) *Overruns.* A release whose work outlasts its deadline (the machine
-slowed down by other load after calibration, or a very unlucky draw: CKS Gaussian rounds are
-unbounded) ends late, and how late depends on the work, hence on the data. Overruns are
-counted (:func:`overruns`); a caller who sees them should raise the margin
-(:func:`set_margin`). An adversary who controls the machine's load can provoke them. (2)
-*After the deadline.* What happens after the wait (returning the value, the caller's own
-work) is not padded. (3) *Side channels other than time* (cache state, power) are out of
-scope. (4) *The caller's own code:* a query function passed to :mod:`dpkit.svt` runs in the
-caller's time, unpadded (only dpkit's steps are); how long it takes may depend on the data
-it reads, and on the cache state dpkit's previous step left, a few tens of nanoseconds per
-call, summed over the calls (the jitter of each step, up to 2 µs, blurs it). The answer a
-query returns is converted inside dpkit's step, so an answer object of the caller's own
-numeric type runs its own methods there (and a slow one overruns). Threads of the caller's
-own that run Python code while a release runs are other load, as in (1). (5) *First use.*
-Work done once, at first use, fell inside the deadline of the release that needed it and
-overran it many times over, and an overrunning release ends at a time that depends on its
-data: the first call of a function in a process (caches filled, Python's adaptive
-interpreter specialising the code; measured at 2–13 times the margin-1 deadline, against at
-most 1.5 for the fourth call), and the first release at a new ε, δ or sensitivity (the
-samplers' tables for the new scale, 0.2–50 ms: every such release overran). Now the first
-call of each release function in a process first runs it :data:`WARM_UP_ROUNDS` times on
-fixed public inputs of every kind with the default source and as many with a seeded one
-(:func:`warm_up_with`), before its clock starts (a few tens of ms, once): unpadded but for
-the last round, which runs the padded path with short waits (the deadline, the jitter, the
-busy loop: a warm-up run wholly unpadded left that code cold, and the first release after it
-overran in 20 of 20 fresh processes); and a table built during a release is timed alone and
-moves the deadline back by its time (:mod:`dpkit._samplers.tables`: a table depends on a
-public parameter only). What remains: a code path the warm-up does not take (a source of the
-caller's own class, say) can still overrun at its first use, and whether a release builds a
-table shows in its time; that depends on the parameters of earlier releases (public), except
-for the clipped sum of :func:`dpkit.svt.auto_avg`, whose noise scale follows the bound the
-data chose, so a later release at that scale can show whether its table was there. A
-function made cold by the machine (caches emptied in a pause, even of 0.1 ms under load;
-pages copied in a ``fork`` child) overran too. Now its release first re-warms it, outside
-the clock: fully (1–33 ms) after 10 ms without a release that returned and in a fork child,
-lightly (0.3–0.5 ms) after 50 µs (:mod:`dpkit._warming`: costs, measurements, limits).
+**Residual risks.** (1) *Overruns.* A release whose work outlasts its deadline (the machine slowed
+down by other load after calibration, or a very unlucky draw: CKS Gaussian rounds are unbounded)
+ends late, and how late depends on the work, hence on the data. Overruns are counted
+(:func:`overruns`); a caller who sees them should raise the margin (:func:`set_margin`). An
+adversary who controls the machine's load can provoke them. (2) *After the deadline.* What happens
+after the wait (returning the value, the caller's own work) is not padded. (3) *Side channels other
+than time* (cache state, power) are out of scope. (4) *The caller's own code:* a query function
+passed to :mod:`dpkit.svt` runs in the caller's time, unpadded (only dpkit's steps are); how long
+it takes may depend on the data it reads, and on the cache state dpkit's previous step left, a few
+tens of nanoseconds per call, summed over the calls (the jitter of each step, up to 2 µs, blurs
+it). The answer a query returns is converted inside dpkit's step, so an answer object of the
+caller's own numeric type runs its own methods there (and a slow one overruns). Threads of the
+caller's own that run Python code while a release runs are other load, as in (1). (5) *First use.*
+Work done once, at first use, fell inside the deadline of the release that needed it and overran it
+many times over, and an overrunning release ends at a time that depends on its data: the first call
+of a function in a process (caches filled, Python's adaptive interpreter specialising the code;
+measured at 2–13 times the margin-1 deadline, against at most 1.5 for the fourth call), and the
+first release at a new ε, δ or sensitivity (the samplers' tables for the new scale, 0.2–50 ms:
+every such release overran). Now the first call of each release function in a process first runs it
+:data:`WARM_UP_ROUNDS` times on fixed public inputs of every kind with the default source and as
+many with a seeded one (:func:`warm_up_with`), before its clock starts (a few tens of ms, once):
+unpadded but for the last round, which runs the padded path with short waits (the deadline, the
+jitter, the busy loop: a warm-up run wholly unpadded left that code cold, and the first release
+after it overran in 20 of 20 fresh processes); and a table built during a release is timed alone
+and moves the deadline back by its time (:mod:`dpkit._samplers.tables`: a table depends on a public
+parameter only). What remains: a code path the warm-up does not take (a source of the caller's own
+class, say) can still overrun at its first use, and whether a release builds a table shows in its
+time; that depends on the parameters of earlier releases (public), except for the clipped sum of
+:func:`dpkit.svt.auto_avg`, whose noise scale follows the bound the data chose, so a later release
+at that scale can show whether its table was there. A function made cold by the machine (caches
+emptied in a pause, even of 0.1 ms under load; pages copied in a ``fork`` child) overran too. Now
+its release first re-warms it, outside the clock: fully (1–33 ms) after 10 ms without a release
+that returned and in a fork child, lightly (0.3–0.5 ms) after 50 µs (:mod:`dpkit._warming`: costs,
+measurements, limits).
 
 ``benchmarks/timing.py`` audits it: neighbouring inputs, interleaved calls, Clopper–Pearson.
 
@@ -502,14 +500,15 @@ def _short_padded_waits() -> Iterator[None]:
 
 
 def margin() -> float:
-    """The factor by which every deadline exceeds its allowance, the :class:`Cost` (default 2)."""
+    """Every deadline's factor over its allowance (its :class:`Cost` and added work), default 2."""
     return _state.margin
 
 
 def set_margin(factor: float) -> None:
-    """Set the factor by which every deadline exceeds its allowance (the module notes): the
-    default 2 covers the slow tail of the slowest input measured, so a margin below 2 is not
-    safe; a larger one makes overruns rarer (a busy machine) and releases slower.
+    """Set the factor by which every deadline exceeds its allowance (the module notes): at the
+    default 2, about one release in a thousand of the slowest input measured may overrun on a
+    quiet core, and margins below 2 have not been validated; a larger one makes overruns rarer
+    (a busy machine) and releases slower.
 
     Parameters
     ----------
@@ -606,9 +605,10 @@ class Deadline:
         self._counts[kind] += count
 
     def add_work(self, units: float) -> None:
-        """Add ``units`` (in ``U = reference().scalar``, times the margin; a finite real ``>=
-        0``, else ``TypeError`` or ``ValueError``) to this step's deadline: work whose size
-        public parameters set beyond what the :class:`Cost` covers (a far scale's draw)."""
+        """Add ``units`` (in ``U = reference().scalar``, times the margin) to this step's
+        deadline: work whose size public parameters set beyond what the :class:`Cost` covers
+        (a far scale's draw). ``units`` is a number >= 0 that a float64 holds exactly, else
+        ``ValueError`` (``TypeError`` for what is not a real number, such as a bool)."""
         if check_real(units, "units") < 0:
             raise ValueError(f"units must be a finite number >= 0, got units={units!r}")
         self._extra += float(units)

@@ -51,7 +51,7 @@ release's deadline (:mod:`dpkit.timing`) pads what remains. A tie (probability `
 2**-64``) or a tail (``<= e**-64``) finishes with loops of its own.
 
 Scales: the walk's cost grows as ``D·P``, about ``log2(scale)**2``, while a scalar release's
-deadline did not depend on the scale; at ε = 1e-120 (``2**400`` grid units) every scalar
+deadline did not depend on the scale; at ε = 1e-120 (about ``2**419`` grid units) every scalar
 Laplace release overran it, and its time then showed the noise (breaker review 28). So
 :func:`dpkit._samplers.fixed_cost.fixed_discrete_laplace` walks only scales whose geometric
 has at most :data:`MAX_DIGITS` digits (scales up to just below ``2**55``, which
@@ -69,7 +69,9 @@ certified 4.0 at 1e-12 to 1e-120), the documented exception. At such ε the work
 the deadline (17.7% of 40,000 releases at ε = 1e-120 overran at load 2.9). Now a scalar
 Laplace release's deadline grows with the bits of its scale (:data:`dpkit.laplace.LONG_WALK`
 and :data:`dpkit.laplace.OFF_PATH`): at margin 1, on a quiet core, at most 3 of 300
-releases overran for each of 12 (Δ, ε) pairs from ε = 1 to 5e-324, three values each.
+releases overran for each of 12 (Δ, ε) pairs from ε = 1 to 5e-324, three values each
+(measured in 7b7a5e6, when :data:`dpkit.laplace.COST`'s ``fixed`` was 6: 3786e22 raised it
+to 8).
 
 References
 ----------

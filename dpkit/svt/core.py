@@ -100,10 +100,14 @@ MAX_RUNS = 100_000
 COST = Cost(fixed=6.0, per_object=1.5)
 
 
-#: The worst cost of :func:`above_threshold_runs` per (run, answer) pair, and per answer
-#: converted (``benchmarks/deadlines.py``); and :data:`RUN_WORK` per run, in ``U``, which a
-#: pair's share does not cover when the runs have few answers (before it, 100 to 5,000 runs
-#: of one answer took 1.0 to 1.6 times the margin-1 deadline at the median, on a quiet core).
+#: The cost of :func:`above_threshold_runs` per (run, answer) pair, and per answer converted
+#: (``benchmarks/deadlines.py``); and :data:`RUN_WORK` per run, in ``U``, which a pair's share
+#: does not cover when the runs have few answers (before it, 100 to 5,000 runs of one answer
+#: took 1.0 to 1.6 times the margin-1 deadline at the median, on a quiet core). ``large`` was
+#: 10 before 3786e22: from 65 runs the noisy thresholds are drawn by the sampler for more
+#: than 64 values, whose set-up costs about 12 U more (one answer, load 1.5: 6.2 U at 64 runs,
+#: 18 U at 65, the median), so the work of runs of one answer reached the old ``fixed +
+#: large`` (18 U).
 RUNS_COST = Cost(fixed=8.0, per_value=0.05, large=16.0, per_vector_value=40.0, per_object=2.6)
 RUN_WORK = 0.025
 
