@@ -411,7 +411,10 @@ def laplace_mechanism(value: Any, sensitivity: float, epsilon: float, *,
     and this machine's speed (:mod:`dpkit.timing`), which covers the worst cost measured,
     so the running time reveals neither the data nor the noise, except when a busy
     machine makes a release overrun its deadline (:func:`dpkit.timing.overruns`). A
-    float64 array gets the shortest deadline. The calibration is memoised per (Δ, ε, d). The privacy
+    float64 array gets the shortest deadline, so its dtype is public: one that NumPy took from
+    numbers whose type depends on the data (``np.array([sum(rows)])``, int64 for no rows,
+    float64 for rows of floats) shows in the time (breaker review 32); pass a list, or build
+    the array with ``dtype=float``. The calibration is memoised per (Δ, ε, d). The privacy
     guarantee above assumes the *computed* ``f(x)`` has sensitivity ``Δ``: a float sum of
     clipped values can exceed it by a rounding (sum on an integer grid instead, as
     :func:`dpkit.svt.auto_avg` does).
