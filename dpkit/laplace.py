@@ -90,7 +90,8 @@ COARSE_BITS = 10
 #: overran at load 3). One value in a container of Python objects (``[x]``, ``(x,)``, an
 #: object array; one copy in :func:`sample_releases` off the float path) is converted as a
 #: list's element, about 1.7 U more than a scalar at the median (every type, quiet core;
-#: breaker review 31): such a release is charged one more object (``per_object``).
+#: breaker review 31): such a release is charged one more object (``per_object``), and so
+#: is one copy of a float in :func:`sample_releases`, whose type must not set its deadline.
 COST = Cost(fixed=8.0, per_value=0.05, large=8.0, per_vector_value=110.0, per_object=3.2)
 
 #: The extra deadline, in ``U``, of a release of one value (a scalar, or a container of one:
@@ -411,7 +412,10 @@ def laplace_mechanism(value: Any, sensitivity: float, epsilon: float, *,
     and this machine's speed (:mod:`dpkit.timing`), which covers the worst cost measured,
     so the running time reveals neither the data nor the noise, except when a busy
     machine makes a release overrun its deadline (:func:`dpkit.timing.overruns`). A
-    float64 array gets the shortest deadline. The calibration is memoised per (Δ, ε, d). The privacy
+    float64 array gets the shortest deadline, so its dtype is public: one that NumPy took from
+    numbers whose type depends on the data (``np.array([sum(rows)])``, int64 for no rows,
+    float64 for rows of floats) shows in the time (breaker review 32); pass a list, or build
+    the array with ``dtype=float``. The calibration is memoised per (Δ, ε, d). The privacy
     guarantee above assumes the *computed* ``f(x)`` has sensitivity ``Δ``: a float sum of
     clipped values can exceed it by a rounding (sum on an integer grid instead, as
     :func:`dpkit.svt.auto_avg` does).
@@ -514,13 +518,17 @@ def sample_releases(value: float, sensitivity: float, epsilon: float, n: int, *,
 
     Timing: the ``n`` copies of ``value`` are released as one array by the steps of
     :func:`laplace_mechanism` (each with the grid of one value): a float on the
-    constant-cost float path, padded to the deadline of a float64 array of ``n`` values;
-    any other type (an int, a Fraction, a Decimal), or an ε so small that the noise leaves
-    the float path (below about ``8.5·10**-11`` at Δ = 1), on exact Python integers, padded
-    to the deadline of ``n`` Python objects (:mod:`dpkit.timing`); ``n = 1``, one draw as
-    in a scalar release, adds its extra time (:data:`LONG_WALK` or :data:`OFF_PATH`). A
-    simulation that publishes nothing can skip the wait inside :func:`dpkit.timing.unpadded`.
-    ``n = 0`` returns an empty array (the value is validated, not put on the grid).
+    constant-cost float path; any other type (an int, a Fraction, a Decimal), or an ε so
+    small that the noise leaves the float path (below about ``8.5·10**-11`` at Δ = 1), on
+    exact Python integers. Either is padded to the deadline of ``n`` Python objects
+    (:mod:`dpkit.timing`), plus one for ``n = 1`` (one copy in an object array), whatever
+    the value's type: the type of one number may depend on the data (``sum`` of no rows is
+    the int 0, of rows of floats a float), so it must not set the deadline (a float's
+    shorter deadline let a timer tell ``0`` from ``0.5``: breaker review 32). ``n = 1``,
+    one draw as in a scalar release, adds its extra time (:data:`LONG_WALK` or
+    :data:`OFF_PATH`). A simulation that publishes nothing can skip the wait inside
+    :func:`dpkit.timing.unpadded`. ``n = 0`` returns an empty array (the value is
+    validated, not put on the grid).
     """
     return run_padded(COST, _sample_releases_work, value, sensitivity, epsilon, n, rng)
 
@@ -534,14 +542,14 @@ def _sample_releases_work(clock: Deadline, value: Any, sensitivity: Any, epsilon
     grid, span = _laplace_release(_check_sensitivity(sensitivity, rounding="up"),
                                   check_epsilon(epsilon, rounding="down"), 1)
     source = resolve(rng)
-    # The path from public quantities: a float on the float path; any other type (an int,
-    # a Fraction: a float may not hold it) on Python ints, with the deadline of objects.
+    # A float on the float path; any other type (an int, a Fraction: a float may not hold
+    # it) on Python ints. The type of one number is data (``sum`` of no rows is the int 0:
+    # timing.KINDS), so every type gets the deadline of objects (breaker review 32).
     floats = span.floats and isinstance(value, float)
-    clock.size(n, "array" if floats else "objects")  # from here on, an error is padded too
+    clock.size(n, "objects")  # from here on, an error is padded too
     if n == 1:  # one draw: the scalar walk (laplace_mechanism)
         clock.add_work(_scalar_extra_work(grid.scale_units, span.floats))
-        if not floats:
-            clock.add("objects")  # one copy in an object array: see COST
+        clock.add("objects")  # one copy in an object array: see COST
     value = check_real(value, "value", exact=True)
     copies = np.full(n, value, dtype=np.float64 if floats else object)
 

@@ -186,10 +186,10 @@ _WARM_UP_WAIT_NS = 20_000
 
 
 #: How a request holds its values, which sets the per-value part of its deadline: ``"array"`` a
-#: float64 NumPy array (a property of the container, never of the values); ``"objects"`` anything
-#: else -- a scalar, a list, an array of another dtype -- whose elements may be floats, huge ints,
-#: Fractions or Decimals: the deadline covers the slowest of them, since the elements' types may
-#: depend on the data (``sum`` of ints is an int, of floats a float).
+#: float64 NumPy array (a public dtype: ``np.array([x])`` takes it from x, so pass a list then);
+#: ``"objects"`` anything else (a scalar, a list, another dtype), whose elements may be floats,
+#: huge ints, Fractions or Decimals: the deadline covers the slowest, since the elements' types
+#: may depend on the data (``sum`` of ints is an int, of floats a float).
 KINDS = ("array", "objects")
 
 
