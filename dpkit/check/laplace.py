@@ -164,7 +164,8 @@ def check_laplace_mechanism(fn: Callable[[float, float, float, np.random.Generat
     """Check ``fn(value, sensitivity, epsilon, generator)``: one Laplace-mechanism release.
 
     Two Kolmogorov–Smirnov tests of 4,000 releases each against ``value + Lap(Δ/ε)``, then
-    an empirical audit (:func:`dpkit.audit.strongest_lower_bound`, threshold events, 1,000
+    an empirical audit (:func:`dpkit.audit.strongest_lower_bound`, threshold events at
+    quantiles of the releases and "the release equals v" for repeated values, 1,000
     runs per phase on the neighbouring answers 0 and Δ, confidence ``1 − 1e-7``): the
     audit must not certify an ε above the claimed one. Seeds are fixed; a correct function
     fails with probability below 3e-7 (1e-7 per KS test and for the audit).
