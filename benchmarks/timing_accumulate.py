@@ -12,12 +12,14 @@ is saved when it ends; a run cut short loses at most the chunk it was timing).
 **Store.** ``benchmarks/results/timing_raw/<version>/`` (``--store``; not committed: up to
 a few hundred kB per row):
 for each row an ``.npz`` of the two sides' timings (ns) and a ``.json`` of its chunks
-(date, load, calls per side, overruns, this process's reference speed, seed). ``<version>``
-is a hash of the code of the dpkit modules the audited releases use (those loaded once
-``timing.py`` has imported every release function; docstrings and comments left out): a
-change to that code starts a new store, since timings of other code certify nothing about
-this one; a run that finds a dpkit module loaded during its calls that the hash did not
-cover stops with an error. Two runs
+(date, load, calls per side, overruns, this process's reference speed, seed). A row's
+``<version>`` is a hash of the code (docstrings and comments left out) of the dpkit modules
+its release function can run: those that importing the function's module loads, in a
+fresh interpreter (:func:`row_modules`; dpkit's modules import nothing inside functions). A
+change to that code starts the row again, since timings of other code certify nothing
+about this one; a change to a module the row's function does not import keeps its calls
+(a fix to the clipping functions keeps the Laplace rows). A run that finds a dpkit module
+loaded during its calls that was not loaded before them stops with an error. Two runs
 may add to the store at once if they take different shards (``--shard i/n``: the rows
 whose key's CRC-32 is ``i`` mod ``n``), one pinned to each core.
 
@@ -52,12 +54,15 @@ import datetime
 import hashlib
 import json
 import os
+import subprocess
 import sys
 import time
 import zlib
+from functools import cache
 from pathlib import Path
 
 import numpy as np
+import timing as audit
 from timing import (  # benchmarks/ is on sys.path when run
     PASS_ACCURACY,
     PASS_EPSILON,
@@ -82,9 +87,8 @@ STORE = RESULTS / "timing_raw"
 
 
 def _release_modules() -> list[Path]:
-    """The source files of the dpkit modules loaded now: after ``timing.py``'s imports,
-    every module its releases use (the course tooling, the widgets, the plots and the
-    translations are not among them, so editing those keeps the store)."""
+    """The source files of the dpkit modules loaded now (after ``timing.py``'s imports,
+    every module a release can run: a run checks that its calls load no other)."""
     root = Path(dpkit.__file__).resolve().parent
     files = {Path(module.__file__).resolve() for name, module in list(sys.modules.items())
              if name.split(".")[0] == "dpkit" and getattr(module, "__file__", None)}
@@ -93,7 +97,7 @@ def _release_modules() -> list[Path]:
 
 def _code(path: Path) -> bytes:
     """A module's code without its docstrings and comments: its syntax tree, dumped. What
-    the store's hash covers (a fix to a docstring leaves the timings valid)."""
+    a row's hash covers (a fix to a docstring leaves the timings valid)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
@@ -105,11 +109,28 @@ def _code(path: Path) -> bytes:
     return ast.dump(tree).encode()
 
 
-def version() -> str:
-    """A hash of the code (:func:`_code`) of the dpkit modules the audited releases use."""
+@cache
+def row_modules(function: str) -> tuple[Path, ...]:
+    """The source files of the dpkit modules that importing the module of the audited
+    release ``function`` (a name ``timing.py`` imports) loads, in a fresh interpreter: every
+    dpkit module whose code the function can run."""
+    module = getattr(audit, function).__module__
+    probe = ("import importlib, sys; importlib.import_module(sys.argv[1]); "
+             "print('\\n'.join(m.__file__ for n, m in list(sys.modules.items()) "
+             "if n.split('.')[0] == 'dpkit' and getattr(m, '__file__', None)))")
+    root = Path(dpkit.__file__).resolve().parent
+    env = {**os.environ, "PYTHONPATH": str(root.parent)}
+    found = subprocess.run([sys.executable, "-c", probe, module], capture_output=True,
+                           text=True, check=True, env=env).stdout.split()
+    return tuple(sorted({Path(path).resolve() for path in found}))
+
+
+def row_version(pair: Pair) -> str:
+    """A hash of the code (:func:`_code`) of the dpkit modules the row's function can run
+    (:func:`row_modules`): the name of the row's folder in the store."""
     root = Path(dpkit.__file__).resolve().parent
     digest = hashlib.sha256()
-    for path in _release_modules():
+    for path in row_modules(pair.function):
         digest.update(str(path.relative_to(root)).encode() + b"\0" + _code(path) + b"\0")
     return digest.hexdigest()[:12]
 
@@ -122,9 +143,11 @@ def row_id(pair: Pair) -> str:
 class Row:
     """One row's timings and chunks in the store."""
 
-    def __init__(self, folder: Path, pair: Pair) -> None:
-        self.pair = pair
+    def __init__(self, store: Path, pair: Pair) -> None:
+        self.pair, self.version = pair, row_version(pair)
+        folder = store / self.version
         self.data, self.log = folder / f"{row_id(pair)}.npz", folder / f"{row_id(pair)}.json"
+
         self.x = self.y = np.zeros(0, dtype=np.int64)
         self.chunks: list[dict] = []
         if self.log.exists():
@@ -168,6 +191,7 @@ class Row:
 
     def _save(self) -> None:
         """Write timings, then the log (each through a temporary file and a rename)."""
+        self.data.parent.mkdir(parents=True, exist_ok=True)
         partial = self.data.with_suffix(".tmp.npz")
         np.savez_compressed(partial, x=self.x, y=self.y)
         partial.replace(self.data)
@@ -184,19 +208,19 @@ class Row:
         pair = self.pair
         return {"function": pair.function, "size": pair.size, "pair": pair.description,
                 "origin": pair.origin, "promised_epsilon": pair.promised, "calls": self.calls,
-                "overruns": sum(c["overruns"] for c in self.chunks),
+                "version": self.version, "overruns": sum(c["overruns"] for c in self.chunks),
                 "load_1min": max(loads), "load_range": [min(loads), max(loads)],
                 "chunks": len(self.chunks), "seconds": sum(c["seconds"] for c in self.chunks),
                 "first": self.chunks[0]["date"], "last": self.chunks[-1]["date"],
                 **found.__dict__, "verdict": verdict(found, pair.promised)}
 
 
-def rows_of(folder: Path, shard: tuple[int, int] | None = None) -> list[Row]:
-    """Every audit row (or one shard of them) with what the store holds."""
+def rows_of(store: Path, shard: tuple[int, int] | None = None) -> list[Row]:
+    """Every audit row (or one shard of them) with what the store holds for its code."""
     pairs = all_pairs()
     if shard is not None:
         pairs = [p for p in pairs if zlib.crc32(p.key.encode()) % shard[1] == shard[0]]
-    return [Row(folder, pair) for pair in pairs]
+    return [Row(store, pair) for pair in pairs]
 
 
 def run(rows: list[Row], target: int, minutes: float, chunk_seconds: float, seed: int) -> None:
@@ -245,9 +269,12 @@ def report(meta: dict, results: list[dict], missing: list[str]) -> str:
     passed = sum(r["verdict"] == "pass" for r in results)
     return "\n".join([
         "# Timing audit of dpkit's release functions, accumulated", "",
-        f"`benchmarks/timing_accumulate.py`: dpkit at commit `{meta['dpkit_commit']}` "
-        f"(source hash `{meta['version']}`), chunks timed from {meta['first']} to "
-        f"{meta['last']}; written {meta['date']} at commit `{meta['commit']}`.", "",
+        f"`benchmarks/timing_accumulate.py`: chunks timed from {meta['first']} to "
+        f"{meta['last']}; written {meta['date']} at commit `{meta['commit']}` (dpkit/ last "
+        f"changed in `{meta['dpkit_commit']}`). Each row's calls ran the code that dpkit has in "
+        f"every module the row's function imports: the store keeps a row's calls under a hash "
+        f"of that code (`version` in the JSON), and a row timed on other code is not reached.",
+        "",
         f"Machine: {meta['cpu_count']} CPUs, {meta['platform']}, Python {meta['python']}, "
         f"NumPy {meta['numpy']}. Each row's load column is the largest 1-minute load average "
         f"seen at the start or end of its chunks.", "",
@@ -261,19 +288,20 @@ def report(meta: dict, results: list[dict], missing: list[str]) -> str:
         *(["Not timed yet:", "", *[f"- {key}" for key in missing], ""] if missing else [])])
 
 
-def write(rows: list[Row], folder: Path, target: int, seed: int) -> None:
+def write(rows: list[Row], store: Path, target: int, seed: int) -> None:
     """Certify every row with calls; write ``timing_accumulated.{md,json}``."""
     timed = [r for r in rows if r.calls]
     if not timed:
-        raise SystemExit(f"nothing to write: the store {folder} is empty")
+        raise SystemExit(f"nothing to write: the store {store} has no row of this code")
     results = [r.result(seed) for r in timed]
     dates = [c["date"] for r in timed for c in r.chunks]
     root = Path(dpkit.__file__).resolve().parent
-    modules = [str(path.relative_to(root)) for path in _release_modules()]
+    modules = sorted({str(path.relative_to(root)) for r in rows
+                      for path in row_modules(r.pair.function)})
     source = hashlib.sha256()     # the modules' bytes now: a reader's copy compares with it
     for module in modules:
         source.update(module.encode() + b"\0" + (root / module).read_bytes() + b"\0")
-    meta = {**environment(), "version": folder.name, "target": target, "seed": seed,
+    meta = {**environment(), "target": target, "seed": seed,
             "modules": modules, "source_hash": source.hexdigest()[:12],
             "first": min(dates)[:16].replace("T", " "), "last": max(dates)[:16].replace("T", " ")}
     missing = [r.pair.key for r in rows if not r.calls]
@@ -315,20 +343,18 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> None:
     """Show the store's state; with ``--run`` add calls; with ``--write`` write the table."""
     args = parse(argv)
-    folder = args.store / version()
-    folder.mkdir(parents=True, exist_ok=True)
-    rows = rows_of(folder, args.shard)
-    print(f"store {folder}: {status(rows, args.target)}", flush=True)
+    rows = rows_of(args.store, args.shard)
+    print(f"store {args.store}: {status(rows, args.target)}", flush=True)
     if args.run:
-        hashed = _release_modules()
+        loaded = _release_modules()
         run(rows, args.target, args.minutes, args.chunk_seconds, args.seed)
-        if _release_modules() != hashed:
-            raise SystemExit("dpkit modules were loaded during the calls that the store's hash "
-                             f"does not cover: {sorted(set(_release_modules()) - set(hashed))};"
-                             " import them in timing.py and start a new store")
-        print(f"store {folder}: {status(rows, args.target)}", flush=True)
+        if _release_modules() != loaded:
+            raise SystemExit("dpkit modules were loaded during the calls that were not loaded "
+                             f"before: {sorted(set(_release_modules()) - set(loaded))}; "
+                             "import them in timing.py: their code may be in no row's hash")
+        print(f"store {args.store}: {status(rows, args.target)}", flush=True)
     if args.write:
-        write(rows_of(folder), folder, args.target, args.seed)
+        write(rows_of(args.store), args.store, args.target, args.seed)
 
 
 if __name__ == "__main__":
