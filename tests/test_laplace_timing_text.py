@@ -120,10 +120,13 @@ def test_where_a_scalar_draw_stops_walking() -> None:
     assert sum(read) * 8 == 2 * math.ceil(digits / GROUP) * GROUP_BITS
     assert (sum(read), 2 * digits * 64 // 8) == (144, 1024)    # dpkit._samplers.interval's
     en, zh = timing_section("en"), timing_section("zh")
-    assert "$2^{55}$ grid units or more ($\\varepsilon$ below about $2.9 \\cdot 10^{-11}$" in en
-    assert "below about $5.8 \\cdot 10^{-11}$ whatever $\\Delta$" in en
+    assert ("$2^{55}$ grid units or more ($\\varepsilon$ below a threshold between about "
+            "$2.9 \\cdot 10^{-11}$ and $5.8 \\cdot 10^{-11}$ that depends on $\\Delta$: "
+            "$2.9 \\cdot 10^{-11}$ at $\\Delta = 1$)") in en
+    assert "whatever $\\Delta$" not in en                       # review rev33a, 11: misread
     assert "8 at a time, each group by one uniform of 72 random bits" in en
-    for number in ("$2.9 \\cdot 10^{-11}$", "约低于 $5.8 \\cdot 10^{-11}$", "72 个随机比特"):
+    for number in ("该阈值约在 $2.9 \\cdot 10^{-11}$ 与 $5.8 \\cdot 10^{-11}$ 之间，"
+                   "$\\Delta = 1$ 时约为 $2.9 \\cdot 10^{-11}$", "72 个随机比特"):
         assert number in zh
     appendix = {edition: " ".join(path.read_text().split()) for edition, path in
                 (("en", BOOK / "performance.md"), ("zh", BOOK / "zh" / "performance.md"))}
