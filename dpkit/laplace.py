@@ -409,9 +409,10 @@ def laplace_mechanism(value: Any, sensitivity: float, epsilon: float, *,
     grid units).
     Up to 64 coordinates the noise comes from a fixed-cost sampler (see "Timing" in
     :mod:`dpkit._samplers`). And the call ends at a deadline set by d, the input's types
-    and this machine's speed (:mod:`dpkit.timing`), which covers the worst cost measured,
-    so the running time reveals neither the data nor the noise, except when a busy
-    machine makes a release overrun its deadline (:func:`dpkit.timing.overruns`). A
+    and this machine's speed (:mod:`dpkit.timing`: what it covers), so the running time
+    reveals neither the data nor the noise except when a release overruns its deadline (the
+    work's slow tail, a busy machine; :func:`dpkit.timing.overruns` counts overruns, it does
+    not prevent them). A
     float64 array gets the shortest deadline, so its dtype is public: one that NumPy took from
     numbers whose type depends on the data (``np.array([sum(rows)])``, int64 for no rows,
     float64 for rows of floats) shows in the time (breaker review 32); pass a list, or build

@@ -13,16 +13,19 @@ where ``cost`` is a function's :class:`Cost` (a few constants, in units of this 
 :func:`reference`, the time of a fixed workload of exact arithmetic and of one value's share of a
 fixed vectorised workload, measured once per process), ``n`` is the public size of the request (the
 number of values, outcomes or queries), and ``margin`` is :func:`margin` (default 2). The scalar
-constants of the Laplace, Gaussian and randomized-response mechanisms (``fixed``, and the one-value
-extras of :mod:`dpkit.laplace`) and the per-run work of :func:`dpkit.svt.above_threshold_runs`
-cover at least the median cost, on a quiet core, of the slowest adversarial input measured (long
-binary expansions, large magnitudes, both sides of every internal switch, noise in the tail), and
-the default margin its 99.9th percentile: even there, about one release in a thousand of that input
-may overrun (and is counted); margins below 2 have not been validated. The other constants are the
-worst cost measured when they were set. A deadline is passed mainly by the slow tail of the work
-itself, on a machine much slower than at calibration, by an unlucky draw (the discrete Gaussian's
-rounds are unbounded), an input slower than the slowest measured, or a CPU, Python or MPFR whose
-cost ratios differ. The deadline is set by public quantities; so is the time, but for overruns.
+constants of the Laplace, Gaussian and randomized-response mechanisms (``fixed``, common noise
+scales) and those of :func:`dpkit.svt.choose_clip_bound` and :func:`dpkit.svt.auto_avg` cover at
+least the median cost of the slowest adversarial input measured (long binary expansions, large
+magnitudes, both sides of every internal switch, noise in the tail), and the default margin its
+99.9th percentile (from a few thousand calls or fewer; scalars on a quiet core, clipping with the
+other core busy): even there, up to about one release in a thousand of that input may overrun, more
+under load; margins below 2 have not been validated. The other constants are the worst cost measured
+when they were set (the one-value extras of :mod:`dpkit.laplace`: its 99th percentile; the per-run
+work of :func:`dpkit.svt.above_threshold_runs`: added when runs of one answer reached the margin-1
+deadline at the median). A deadline is passed mainly by the slow tail of the work itself, on a
+machine much slower than at calibration, by an unlucky draw (the discrete Gaussian's rounds are
+unbounded), an input slower than the slowest measured, or a CPU, Python or MPFR whose cost ratios
+differ. The deadline is set by public quantities; so is the time, but for overruns.
 
 Waiting is a busy loop on :func:`time.perf_counter_ns`, never a sleep (a sleeper is favoured on
 waking, so under load a release that worked less ended earlier), so on an idle core the release
@@ -59,51 +62,51 @@ An error raised while dpkit processes an answer waits for that step's deadline; 
 the caller's code propagates after one step of size 0 (:attr:`Cost.fixed`, the unwinding), so its
 time reveals only the caller's code.
 
-**Threads.** Releases in one process run one at a time: each takes a process-wide lock
-before its clock starts and gives it back after its wait (warm-ups too). Without it, a
-release in one thread holds the interpreter lock for its own work, whose length depends on
-its data, and a release in another thread that needs that lock meanwhile overruns and shows
-it: a review certified ε = 0.49 from the timing of one thread's release of public inputs
-about another thread's neighbouring data. A release therefore waits for the others to end
-before its clock starts. The garbage collector is switched off from the clock's start to the
-end of the wait (a collection would pause a release for a time set by the whole heap, and
-whether one falls inside it depends on what it allocates); the allocations a release made
-still count towards the next collection after it. A query function an SVT release calls runs
-with the lock held: one that waits for a release in another thread never returns.
+**Threads.** Releases in one process run one at a time: each takes a process-wide lock before its
+clock starts and gives it back after its wait (warm-ups too). Without it, a release in one thread
+holds the interpreter lock for its own work, whose length depends on its data, and a release in
+another thread that needs that lock meanwhile overruns and shows it: a review certified ε = 0.49
+from the timing of one thread's release of public inputs about another thread's neighbouring data. A
+release therefore waits for the others to end before its clock starts. The garbage collector is
+switched off from the clock's start to the end of the wait (a collection would pause a release for a
+time set by the whole heap, and whether one falls inside it depends on what it allocates); the
+allocations a release made still count towards the next collection after it. A query function an SVT
+release calls runs with the lock held: one that waits for a release in another thread never returns.
 
 **Residual risks.** (1) *Overruns.* A release whose work outlasts its deadline (the machine slowed
 down by other load after calibration, or a very unlucky draw: CKS Gaussian rounds are unbounded)
-ends late, and how late depends on the work, hence on the data. Overruns are counted
-(:func:`overruns`); a caller who sees them should raise the margin (:func:`set_margin`). An
-adversary who controls the machine's load can provoke them. (2) *After the deadline.* What happens
-after the wait (returning the value, the caller's own work) is not padded. (3) *Side channels other
-than time* (cache state, power) are out of scope. (4) *The caller's own code:* a query function
-passed to :mod:`dpkit.svt` runs in the caller's time, unpadded (only dpkit's steps are); how long
-it takes may depend on the data it reads, and on the cache state dpkit's previous step left, a few
-tens of nanoseconds per call, summed over the calls (the jitter of each step, up to 2 µs, blurs
-it). The answer a query returns is converted inside dpkit's step, so an answer object of the
-caller's own numeric type runs its own methods there (and a slow one overruns). Threads of the
-caller's own that run Python code while a release runs are other load, as in (1). (5) *First use.*
-Work done once, at first use, fell inside the deadline of the release that needed it and overran it
-many times over, and an overrunning release ends at a time that depends on its data: the first call
-of a function in a process (caches filled, Python's adaptive interpreter specialising the code;
-measured at 2–13 times the margin-1 deadline, against at most 1.5 for the fourth call), and the
-first release at a new ε, δ or sensitivity (the samplers' tables for the new scale, 0.2–50 ms:
-every such release overran). Now the first call of each release function in a process first runs it
-:data:`WARM_UP_ROUNDS` times on fixed public inputs of every kind with the default source and as
+ends late, and how late depends on the work, hence on the data; whether it overruns can too (the
+slowest input's tail nears the deadline): a failure probability that plays the part of δ (Ratliff &
+Vadhan). :func:`overruns` counts them without preventing them; a larger margin (:func:`set_margin`)
+makes them rarer. An adversary who controls the machine's load can provoke them. (2) *After the
+deadline.* What happens after the wait (returning the value, the caller's own work) is not padded.
+(3) *Side channels other than time* (cache state, power) are out of scope. (4) *The caller's own
+code:* a query function passed to :mod:`dpkit.svt` runs in the caller's time, unpadded (only dpkit's
+steps are); how long it takes may depend on the data it reads, and on the cache state dpkit's
+previous step left, a few tens of nanoseconds per call, summed over the calls (the jitter of each
+step, up to 2 µs, blurs it). The answer a query returns is converted inside dpkit's step, so an
+answer object of the caller's own numeric type runs its own methods there (and a slow one overruns).
+Threads of the caller's own that run Python code while a release runs are other load, as in (1). (5)
+*First use.* Work done once, at first use, fell inside the deadline of the release that needed it
+and overran it many times over, and an overrunning release ends at a time that depends on its data:
+the first call of a function in a process (caches filled, Python's adaptive interpreter specialising
+the code; measured at 2–13 times the margin-1 deadline, against at most 1.5 for the fourth call),
+and the first release at a new ε, δ or sensitivity (the samplers' tables for the new scale, 0.2–50
+ms: every such release overran). Now the first call of each release function in a process first runs
+it :data:`WARM_UP_ROUNDS` times on fixed public inputs of every kind with the default source and as
 many with a seeded one (:func:`warm_up_with`), before its clock starts (a few tens of ms, once):
 unpadded but for the last round, which runs the padded path with short waits (the deadline, the
 jitter, the busy loop: a warm-up run wholly unpadded left that code cold, and the first release
-after it overran in 20 of 20 fresh processes); and a table built during a release is timed alone
-and moves the deadline back by its time (:mod:`dpkit._samplers.tables`: a table depends on a public
+after it overran in 20 of 20 fresh processes); and a table built during a release is timed alone and
+moves the deadline back by its time (:mod:`dpkit._samplers.tables`: a table depends on a public
 parameter only). What remains: a code path the warm-up does not take (a source of the caller's own
 class, say) can still overrun at its first use, and whether a release builds a table shows in its
 time; that depends on the parameters of earlier releases (public), except for the clipped sum of
 :func:`dpkit.svt.auto_avg`, whose noise scale follows the bound the data chose, so a later release
 at that scale can show whether its table was there. A function made cold by the machine (caches
 emptied in a pause, even of 0.1 ms under load; pages copied in a ``fork`` child) overran too. Now
-its release first re-warms it, outside the clock: fully (1–33 ms) after 10 ms without a release
-that returned and in a fork child, lightly (0.3–0.5 ms) after 50 µs (:mod:`dpkit._warming`: costs,
+its release first re-warms it, outside the clock: fully (1–33 ms) after 10 ms without a release that
+returned and in a fork child, lightly (0.3–0.5 ms) after 50 µs (:mod:`dpkit._warming`: costs,
 measurements, limits).
 
 ``benchmarks/timing.py`` audits it: neighbouring inputs, interleaved calls, Clopper–Pearson.
@@ -288,18 +291,16 @@ def warm_up_with(work: Callable[..., Any], release: Callable[[Any, Any], object]
     """Warm ``work`` up before its first deadline, so first-use work falls outside every
     release (residual risk 5 in the module notes).
 
-    The first time :func:`run_padded` is called with ``work`` in a process, before its
-    clock starts, it first calls ``release(value, rng)`` on each of
-    :func:`_warm_up_values` (scalars, short and long float64 arrays, an int64 array, lists
-    of floats, Decimals, Fractions and large ints, a list holding a NaN),
-    :data:`WARM_UP_ROUNDS` times with the default source (``rng=None``) and as many with a
-    seeded one (a source's code is warmed by use too): inside :func:`unpadded` but for the
-    last :data:`PADDED_WARM_UP_ROUNDS`, which run the padded path (the deadline, the jitter,
-    the busy loop), each wait cut to at most :data:`_WARM_UP_WAIT_NS`, their overruns not
-    counted. ``release`` makes releases of ``value`` through ``work`` (the function's other
-    arguments fixed and public, ``rng`` passed on); its
-    outputs are discarded, and a ``ValueError`` or ``TypeError`` (a kind the function
-    refuses, the NaN) is the point for the refusal path, and is dropped.
+    The first time :func:`run_padded` is called with ``work`` in a process, before its clock starts,
+    it first calls ``release(value, rng)`` on each of :func:`_warm_up_values` (scalars, short and
+    long float64 arrays, an int64 array, lists of floats, Decimals, Fractions and large ints, a list
+    holding a NaN), :data:`WARM_UP_ROUNDS` times with the default source (``rng=None``) and as many
+    with a seeded one (a source's code is warmed by use too): inside :func:`unpadded` but for the
+    last :data:`PADDED_WARM_UP_ROUNDS`, which run the padded path (the deadline, the jitter, the
+    busy loop), each wait cut to at most :data:`_WARM_UP_WAIT_NS`, their overruns not counted.
+    ``release`` makes releases of ``value`` through ``work`` (the function's other arguments fixed
+    and public, ``rng`` passed on); its outputs are discarded, and a ``ValueError`` or ``TypeError``
+    (a kind the function refuses, the NaN) is the point for the refusal path, and is dropped.
 
     **Guarantee.** The first-use work of the paths the warm-up takes (every value kind,
     both sources, the wait itself) is done before the first release's clock starts, so it
@@ -506,9 +507,9 @@ def margin() -> float:
 
 def set_margin(factor: float) -> None:
     """Set the factor by which every deadline exceeds its allowance (the module notes): at the
-    default 2, about one release in a thousand of the slowest input measured may overrun on a
-    quiet core, and margins below 2 have not been validated; a larger one makes overruns rarer
-    (a busy machine) and releases slower.
+    default 2, up to about one release in a thousand of the slowest input measured may overrun
+    on a quiet core (more under load), and margins below 2 have not been validated; a larger one
+    makes overruns rarer and releases slower.
 
     Parameters
     ----------
@@ -527,8 +528,8 @@ def set_margin(factor: float) -> None:
 
 def overruns() -> int:
     """How many deadlines in this process were passed before the wait: releases that ended
-    late, and steps of a release in steps (:meth:`Deadline.call`) that did (see the module
-    notes)."""
+    late, and steps of a release in steps (:meth:`Deadline.call`) that did: it reports
+    overruns, it does not prevent them (see the module notes)."""
     return _state.overruns
 
 
@@ -624,12 +625,11 @@ class Deadline:
         """Return ``function(*args)``: the caller's own code (a query function), run between
         two steps of a release.
 
-        Waits for the current step's deadline (its start plus :meth:`seconds`), calls
-        ``function``, and starts the next step when it returns or raises, with no values
-        charged yet (:meth:`add` charges them). No measured time enters a deadline: each
-        step ends a public budget after the caller's code returned, so the release takes
-        the time of the caller's code plus the steps' budgets (see "Steps" in
-        :mod:`dpkit.timing`).
+        Waits for the current step's deadline (its start plus :meth:`seconds`), calls ``function``,
+        and starts the next step when it returns or raises, with no values charged yet (:meth:`add`
+        charges them). No measured time enters a deadline: each step ends a public budget after the
+        caller's code returned, so the release takes the time of the caller's code plus the steps'
+        budgets (see "Steps" in :mod:`dpkit.timing`).
         """
         self._wait()
         try:
