@@ -68,7 +68,23 @@ def wait_until(deadline_ns: int) -> bool:
     above 2 ms, a median shift of +2.2 ms and a single-timing guesser right 62.4% of the
     time; with this busy loop, +0.08 ms and 47.7% (chance). Spinning makes every release
     use its core for the whole deadline, whatever its work, which is what the scheduler
-    sees; the price is CPU time, not wall time."""
+    sees; the price is CPU time, not wall time.
+
+    A busy loop cannot stop the scheduler from pre-empting the work itself. With another
+    CPU-bound program on the same core, a release is pre-empted for a few milliseconds at a
+    time, and one whose work is longer is more often pre-empted before its work is done, so
+    it ends later (work plus pre-emption, against a pre-emption during the wait) and overruns
+    more often. Measured on 2026-11-28: ``laplace_mechanism`` on two of the longest Decimals
+    against two floats (0.5), sharing its core with ``while 1: pass``, 10,000 interleaved
+    calls a side, in two runs: 794 and 1,054 counted overruns against 301 and 482, a
+    single-timing guesser right 51.8% and 51.9% of the time (certified ε 0, the audit's pass
+    line 52%); on a core of its own, 3,000 calls a side, 1 overrun against 0 and 51.0%. Ending
+    a late release on a doubling schedule instead (the predictive mitigation of Askarov,
+    Zhang & Myers, CCS 2010: the end time tells only how many doublings the lateness needed)
+    did not help: 51.5% and 53.9% (certified ε 0.17) in the same experiment, because what
+    differs most is whether the work overran at all (the slowest input's work nears its
+    allowance), which the schedule makes a clearer step. Co-locating a program with a
+    release is other load (residual risk 1 in :mod:`dpkit.timing`)."""
     if time.perf_counter_ns() >= deadline_ns:
         return True
     while time.perf_counter_ns() < deadline_ns:

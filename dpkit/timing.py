@@ -27,12 +27,12 @@ machine much slower than at calibration, by an unlucky draw (the discrete Gaussi
 unbounded), an input slower than the slowest measured, or a CPU, Python or MPFR whose cost ratios
 differ. The deadline is set by public quantities; so is the time, but for overruns.
 
-Waiting is a busy loop on :func:`time.perf_counter_ns`, never a sleep (a sleeper is favoured on
-waking, so under load a release that worked less ended earlier), so on an idle core the release
-ends within about a microsecond of the deadline plus a random extra wait of up to 2 µs
-(:func:`_jitter_ns`, from the OS's random bytes, which blurs the sub-microsecond traces of the
-work). A release pre-empted during its wait by other load ends late without being counted by
-:func:`overruns`, but not later for having worked less (:mod:`dpkit._waiting`).
+Waiting is a busy loop, never a sleep (a sleeper is favoured on waking, so under load a release
+that worked less ended earlier), so on an idle core the release ends within about a microsecond of
+the deadline plus a random extra wait of up to 2 µs (:func:`_jitter_ns`, from the OS's random
+bytes: it blurs the sub-microsecond traces of the work). A release pre-empted during its wait ends
+late, uncounted by :func:`overruns`, but not later for having worked less; one pre-empted during
+its work (another program on its core) ends later for having worked more (:mod:`dpkit._waiting`).
 **Errors.** A release first validates its public inputs (epsilon, delta, sensitivity, the
 container's type and shape, the number of values): an error there raises at once, since its time
 reveals nothing private. It then declares its public size (:meth:`Deadline.size`), and only then
