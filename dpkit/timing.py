@@ -9,7 +9,7 @@ ends at a **deadline**: it starts a clock when it is called, does its work, and 
 
     deadline = start + margin · cost(n)
 
-where ``cost`` is a function's :class:`Cost` (a few constants, in units of this machine's speed:
+where ``cost`` is a function's :class:`Cost` (a few constants, in units U of this machine:
 :func:`reference`, the time of a fixed workload of exact arithmetic and of one value's share of a
 fixed vectorised workload, measured once per process), ``n`` is the public size of the request (the
 number of values, outcomes or queries), and ``margin`` is :func:`margin` (default 2). The scalar
@@ -17,15 +17,14 @@ constants of the Laplace, Gaussian and randomized-response mechanisms (``fixed``
 scales) and those of :func:`dpkit.svt.choose_clip_bound` and :func:`dpkit.svt.auto_avg` cover at
 least the median cost of the slowest adversarial input measured (long binary expansions, large
 magnitudes, both sides of every internal switch, noise in the tail), and the default margin its
-99.9th percentile (from a few thousand calls or fewer; scalars on a quiet core, clipping with the
-other core busy): even there, up to about one release in a thousand of that input may overrun, more
-under load; margins below 2 have not been validated. The other constants are the worst cost measured
-when they were set (the one-value extras of :mod:`dpkit.laplace`: its 99th percentile; the per-run
-work of :func:`dpkit.svt.above_threshold_runs`: added when runs of one answer reached the margin-1
-deadline at the median). A deadline is passed mainly by the slow tail of the work itself, on a
+99.9th percentile (a few thousand calls or fewer; scalars on a quiet core, the other idle, clipping
+with the other busy; margins below 2 not validated). The one-value extras of :mod:`dpkit.laplace`
+(``LONG_WALK``, ``OFF_PATH``) were checked at the work's 99th percentile only; ``RUN_WORK`` of
+:func:`dpkit.svt.above_threshold_runs` was added when runs of one answer, at margin 1, reached their
+deadline at the median. The other constants are the worst cost measured when they were set, with no
+bound on how often they are overrun. Deadlines are passed mainly in the slow tail of the work, on a
 machine much slower than at calibration, by an unlucky draw (the discrete Gaussian's rounds are
-unbounded), an input slower than the slowest measured, or a CPU, Python or MPFR whose cost ratios
-differ. The deadline is set by public quantities; so is the time, but for overruns.
+unbounded), an input slower than the slowest measured, or other cost ratios (a CPU, Python or MPFR).
 
 Waiting is a busy loop, never a sleep (a sleeper is favoured on waking, so under load a release
 that worked less ended earlier), so on an idle core the release ends within about a microsecond of
@@ -76,24 +75,25 @@ release calls runs with the lock held: one that waits for a release in another t
 **Residual risks.** (1) *Overruns.* A release whose work outlasts its deadline (the machine slowed
 down by other load after calibration, or a very unlucky draw: CKS Gaussian rounds are unbounded)
 ends late, and how late depends on the work, hence on the data; whether it overruns can too (the
-slowest input's tail nears the deadline): a failure probability that plays the part of δ (Ratliff &
-Vadhan). :func:`overruns` counts them without preventing them; a larger margin (:func:`set_margin`)
-makes them rarer. An adversary who controls the machine's load can provoke them. (2) *After the
-deadline.* What happens after the wait (returning the value, the caller's own work) is not padded.
-(3) *Side channels other than time* (cache state, power) are out of scope. (4) *The caller's own
-code:* a query function passed to :mod:`dpkit.svt` runs in the caller's time, unpadded (only dpkit's
-steps are); how long it takes may depend on the data it reads, and on the cache state dpkit's
-previous step left, a few tens of nanoseconds per call, summed over the calls (the jitter of each
-step, up to 2 µs, blurs it). The answer a query returns is converted inside dpkit's step, so an
-answer object of the caller's own numeric type runs its own methods there (and a slow one overruns).
-Threads of the caller's own that run Python code while a release runs are other load, as in (1). (5)
-*First use.* Work done once, at first use, fell inside the deadline of the release that needed it
-and overran it many times over, and an overrunning release ends at a time that depends on its data:
-the first call of a function in a process (caches filled, Python's adaptive interpreter specialising
-the code; measured at 2–13 times the margin-1 deadline, against at most 1.5 for the fourth call),
-and the first release at a new ε, δ or sensitivity (the samplers' tables for the new scale, 0.2–50
-ms: every such release overran). Now the first call of each release function in a process first runs
-it :data:`WARM_UP_ROUNDS` times on fixed public inputs of every kind with the default source and as
+slowest input's tail nears the deadline): with its end time counted as output, the release is (ε, (1
++ e^ε)·p)-DP, p the largest overrun probability over all inputs, estimated, not proven, and void
+against an adversary who controls the load (Ratliff & Vadhan; the book's Laplace chapter,
+"Overruns"). :func:`overruns` counts them without preventing them. (2) *After the deadline.* What
+happens after the wait (returning the value, the caller's own work) is not padded. (3) *Side
+channels other than time* (cache state, power) are out of scope. (4) *The caller's own code:* a
+query function passed to :mod:`dpkit.svt` runs in the caller's time, unpadded (only dpkit's steps
+are); how long it takes may depend on the data it reads, and on the cache state dpkit's previous
+step left, a few tens of nanoseconds per call, summed over the calls (the jitter of each step, up to
+2 µs, blurs it). The answer a query returns is converted inside dpkit's step, so an answer object of
+the caller's own numeric type runs its own methods there (and a slow one overruns). Threads of the
+caller's own that run Python code while a release runs are other load, as in (1). (5) *First use.*
+Work done once, at first use, fell inside the deadline of the release that needed it and overran it
+many times over, and an overrunning release ends at a time that depends on its data: the first call
+of a function in a process (caches filled, Python's adaptive interpreter specialising the code;
+measured at 2–13 times the margin-1 deadline, against at most 1.5 for the fourth call), and the
+first release at a new ε, δ or sensitivity (the samplers' tables for the new scale, 0.2–50 ms: every
+such release overran). Now the first call of each release function in a process first runs it
+:data:`WARM_UP_ROUNDS` times on fixed public inputs of every kind with the default source and as
 many with a seeded one (:func:`warm_up_with`), before its clock starts (a few tens of ms, once):
 unpadded but for the last round, which runs the padded path with short waits (the deadline, the
 jitter, the busy loop: a warm-up run wholly unpadded left that code cold, and the first release
@@ -507,9 +507,9 @@ def margin() -> float:
 
 def set_margin(factor: float) -> None:
     """Set the factor by which every deadline exceeds its allowance (the module notes): at the
-    default 2, up to about one release in a thousand of the slowest input measured may overrun
-    on a quiet core (more under load), and margins below 2 have not been validated; a larger one
-    makes overruns rarer and releases slower.
+    default 2, up to about one release in a thousand of the slowest input of one value (and of
+    the clipping functions) may overrun on a quiet core, with no bound for other requests (the
+    notes, risk (1)); below 2 is not validated; larger is slower, with fewer overruns (unmeasured).
 
     Parameters
     ----------

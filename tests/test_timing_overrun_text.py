@@ -14,6 +14,7 @@ Deterministic: reads files, and git for the order of commits (skipped without th
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 from pathlib import Path
 
@@ -34,6 +35,8 @@ def flat(path: Path) -> str:
 PAGES = {(edition, page): flat(BOOK / folder / f"{page}.md")
          for edition, folder in (("en", "."), ("zh", "zh"))
          for page in ("laplace", "performance")}
+EXPONENTIAL = {edition: flat(BOOK / folder / "exponential_base2.md")
+               for edition, folder in (("en", "."), ("zh", "zh"))}
 
 
 def test_no_page_calls_an_overrun_harmless_because_counted() -> None:
@@ -44,11 +47,59 @@ def test_no_page_calls_an_overrun_harmless_because_counted() -> None:
     assert "所以除非超过截止时间" not in PAGES["zh", "laplace"]
     for page in ("laplace", "performance"):
         assert "counting reports them, it does not prevent them" in PAGES["en", page]
-        assert "plays the part of $\\delta$" in PAGES["en", page]
         assert "统计只是报告超时，并不能阻止超时" in PAGES["zh", page]
-        assert "起着 $\\delta$ 的作用" in PAGES["zh", page]
-    assert "a failure probability that plays the part of δ" in notes
+    assert "counts them without preventing them" in notes
     assert "it does not prevent them" in " ".join(dpkit.timing.overruns.__doc__.split())
+
+
+def test_the_overrun_delta_is_stated_once_with_its_factor_and_its_limits() -> None:
+    """Review rev33b 1-4, rev33c 1-3, 7: δ = (1 + e^ε)·p, p over all inputs, with the proof, in
+    the Laplace chapter; estimated, not proven; void under load the adversary controls; adding
+    up over releases, outside dpkit's accounting; too large to be a DP guarantee (δ ≪ 1/n).
+    The other places point to it instead of restating "a failure probability that plays the
+    part of δ" (δ = p). The number at ε = 1 is (1 + e)·10**-3."""
+    at_one = f"{(1 + math.e) * 1e-3:.1e}".replace("e-03", " \\cdot 10^{-3}")
+    assert at_one == "3.7 \\cdot 10^{-3}"
+    notes = " ".join((dpkit.timing.__doc__ or "").split())
+    for text in (*PAGES.values(), notes, EXPONENTIAL["en"]):
+        assert "plays the part of" not in text and "起着 $\\delta$ 的作用" not in text
+    en, zh = PAGES["en", "laplace"], PAGES["zh", "laplace"]
+    for phrase in ("with $\\delta = (1 + e^{\\varepsilon})\\,p$", "bound, over *all* inputs",
+                   "e^{\\varepsilon} (\\Pr[M(D') \\in S] + p) + p$", "It is estimated, not proven",
+                   f"(${at_one}$ at $\\varepsilon = 1$)",
+                   "whose load the adversary does not control",
+                   "to at most $k(1 + e^{\\varepsilon})\\,p$", "accounting does not include them",
+                   "much smaller than $1/n$", "a strong mitigation, not a proof",
+                   "a bad event of probability $p$ always gives a valid $\\delta$",
+                   "how much rarer has not been measured"):
+        assert phrase in en, phrase
+    for phrase in ("其中 $\\delta = (1 + e^{\\varepsilon})\\,p$", "对*所有*输入而言",
+                   "它是估计出来的，没有证明",
+                   f"（$\\varepsilon = 1$ 时为 ${at_one}$）", "攻击者控制不了机器负载",
+                   "至多为 $k(1 + e^{\\varepsilon})\\,p$", "隐私核算并不包括它们", "远小于 $1/n$",
+                   "有力的缓解措施，而不是证明", "概率为 $p$ 的坏事件总能给出一个有效的 $\\delta$",
+                   "能少多少没有测量过"):
+        assert phrase in zh, phrase
+    for edition in ("en", "zh"):
+        assert "(1 + e^{\\varepsilon})\\,p)$" in PAGES[edition, "performance"]
+        assert "{ref}`laplace-timing`" in EXPONENTIAL[edition]
+    assert "pure $\\varepsilon$-DP for its output" in EXPONENTIAL["en"]
+    assert "no failure" not in EXPONENTIAL["en"] and "没有失败" not in EXPONENTIAL["zh"]
+    assert "Here $p$ covers the fallback only" in EXPONENTIAL["en"]
+    assert "Here $p$ covers the fallback only" in PAGES["en", "performance"]
+    assert "这里的 $p$ 只涵盖回退路径" in EXPONENTIAL["zh"]
+    assert "这里的 $p$ 只涵盖回退路径" in PAGES["zh", "performance"]
+    assert "(ε, (1 + e^ε)·p)-DP, p the largest overrun probability over all inputs" in notes
+    margin_doc = " ".join(dpkit.timing.set_margin.__doc__.split())
+    assert "of the slowest input of one value" in margin_doc and "no bound for other" in margin_doc
+
+
+def test_the_audit_guesser_threshold_is_compared_with_what_epsilon_allows() -> None:
+    """Review rev33c 13: ε = 0.05 allows a guesser e**0.05/(1 + e**0.05) = 51.25%."""
+    allowed = f"{100 * math.exp(0.05) / (1 + math.exp(0.05)):.2f}%"
+    assert allowed == "51.25%"
+    for edition in ("en", "zh"):
+        assert f"{allowed}" in PAGES[edition, "performance"]
 
 
 def test_the_clipping_constants_follow_the_scalar_rule_and_the_text_says_so() -> None:
