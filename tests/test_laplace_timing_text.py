@@ -144,3 +144,40 @@ def test_the_digits_a_geometric_draw_decides(scale: Fraction) -> None:
         assert top == 7
         assert "$I = 7$ at $b = 1$" in timing_section("en")
         assert "$b = 1$ 时 $I = 7$" in timing_section("zh")
+
+
+def test_the_common_noise_scales_in_epsilon() -> None:
+    """Review rev33c 5: one value's "common noise scales" are those below ``2**25`` grid units,
+    where the float path adds no extra allowance (``LONG_WALK``). In ε: from about 0.0625 at
+    Δ = 1, and from at most 1/8 at any Δ (the sensitivity is at most ``2**21 + 1`` grid units,
+    see above, so at ε ≥ 1/8 the scale is at most ``2**24 + 8``). Both editions say so."""
+    from dpkit.laplace import _scalar_extra_work
+
+    def far(sensitivity: float, epsilon: float) -> bool:
+        return _scalar_extra_work(laplace_grid(sensitivity, epsilon).scale_units, True) > 0
+
+    assert far(1.0, 0.0624) and not far(1.0, 0.0625)
+    assert far(2 - 2**-52, 0.1249)
+    for sensitivity in (1.0, 1.5, 2 - 2**-52, 3.0, 10.0, 0.7, 1e-300, 1e100, 2**20 - 1):
+        assert not far(sensitivity, 0.125)
+    assert ("(below $2^{25}$ grid units: $\\varepsilon$ from about 0.0625 at $\\Delta = 1$, "
+            "from at most $1/8$ at any $\\Delta$)") in timing_section("en")
+    assert ("低于 $2^{25}$ 个网格单位：$\\Delta = 1$ 时 $\\varepsilon$ 约从 0.0625 起，"
+            "无论 $\\Delta$ 为何至多从 $1/8$ 起") in timing_section("zh")
+
+
+def test_the_overrun_rate_quoted_for_a_1000_value_row() -> None:
+    """Review rev33b 4: "the appendix's accumulated audit saw about 1% of the calls of one
+    1,000-value Laplace row overrun at load about 2", from the committed results (each call
+    of a row is timed on both sides: 2 × calls timed calls). A rewrite of the results that
+    changes it fails here, so that the sentence is checked again."""
+    import json
+    results = BOOK.parent / "benchmarks" / "results" / "timing_accumulated.json"
+    rows = [row for row in json.loads(results.read_text())["rows"]
+            if row["function"] == "laplace_mechanism" and row["size"] == "1000"]
+    worst = max(rows, key=lambda row: row["overruns"] / row["calls"])
+    assert 0.0075 <= worst["overruns"] / (2 * worst["calls"]) < 0.015
+    assert 1.5 <= worst["load_1min"] < 2.5
+    assert ("about 1% of the calls of\none 1,000-value Laplace row overrun at load about 2"
+            .replace("\n", " ")) in timing_section("en")
+    assert "约有 1% 的调用超时" in timing_section("zh")
