@@ -60,6 +60,11 @@ def test_the_overrun_delta_is_stated_once_with_its_factor_and_its_limits() -> No
     part of δ" (δ = p). The number at ε = 1 is (1 + e)·10**-3."""
     at_one = f"{(1 + math.e) * 1e-3:.1e}".replace("e-03", " \\cdot 10^{-3}")
     assert at_one == "3.7 \\cdot 10^{-3}"
+    hundred = f"{100 * (1 + math.e) * 1e-3:.2f}"                 # k = 100 releases, ε = 1
+    assert hundred == "0.37"
+    assert f"({hundred} for 100 releases at $\\varepsilon = 1$ with $p = 10^{{-3}}$)" in (
+        PAGES["en", "laplace"])
+    assert f"100 次发布为 {hundred}" in PAGES["zh", "laplace"]
     notes = " ".join((dpkit.timing.__doc__ or "").split())
     for text in (*PAGES.values(), notes, EXPONENTIAL["en"]):
         assert "plays the part of" not in text and "起着 $\\delta$ 的作用" not in text
