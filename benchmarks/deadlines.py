@@ -18,17 +18,19 @@ from __future__ import annotations
 
 import argparse
 import gc
+import math
 import os
+import sys
 import time
 from collections.abc import Callable
-from decimal import Decimal
+from decimal import ROUND_DOWN, Decimal, localcontext
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 import dpkit.timing as timing
-from dpkit._exact import MAX_DECIMAL_DIGITS, MAX_EXACT_BITS
+from dpkit._exact import MAX_DECIMAL_DIGITS, MAX_EXACT_BITS, MAX_ROW_DECIMAL_DIGITS
 from dpkit._samplers import base2
 from dpkit.exponential import DEFAULT_MAX_PRECISION, Eta, base2_exponential_mechanism
 from dpkit.gaussian import gaussian_mechanism
@@ -81,6 +83,22 @@ def _values(kind: str, n: int) -> Any:
 LONGEST_DECIMAL = Decimal("0." + "7" * MAX_DECIMAL_DIGITS)  # last digit 1e-360
 LONGEST_FRACTION = Fraction(2**MAX_EXACT_BITS - 1, 2**MAX_EXACT_BITS - 3)
 LONGEST_INT = 2**1020 + 1   # inexact, and far enough from the float range to be released
+
+
+def _hardest_row_decimal() -> Decimal:
+    """A row of :data:`~dpkit._exact.MAX_ROW_DECIMAL_DIGITS` digits just below the halfway
+    point between the smallest normal float and the next: ``float()`` rounds it correctly
+    only by comparing it with that point in big-int arithmetic, about 27 µs (1 U), the
+    slowest row the clipping functions accept (breaker review 33, F1)."""
+    low = sys.float_info.min
+    halfway = Fraction(low) + Fraction(math.ulp(low)) / 2
+    with localcontext() as context:
+        context.prec = MAX_ROW_DECIMAL_DIGITS
+        context.rounding = ROUND_DOWN
+        return Decimal(halfway.numerator) / Decimal(halfway.denominator)
+
+
+HARDEST_ROW_DECIMAL = _hardest_row_decimal()
 #: The largest int an SVT accepts as an answer or threshold (any magnitude up to the limit).
 LONGEST_SVT_INT = 2**MAX_EXACT_BITS - 1
 
@@ -157,6 +175,7 @@ def _cases() -> list[tuple[str, int, Callable[[], Any]]]:
             if n <= 1000:
                 row_kinds += [(kind, list(_values(kind, n))) for kind in KINDS
                                if kind.startswith("list")]
+                row_kinds.append(("list of hardest row Decimals", [HARDEST_ROW_DECIMAL] * n))
             for kind, rows in row_kinds:
                 cases.append((f"choose_clip_bound {kind}", n,
                               lambda r=rows, n=n: choose_clip_bound(r, 1.0, bounds=bounds,
