@@ -14,8 +14,9 @@ Measured (load 2.0-2.4, core 0 pinned, the other core busy; unpadded work over t
 margin-1 deadline, 100 calls): ``choose_clip_bound`` of 1,000 such rows at ``max_rows``
 1,000 and bounds 1..100, median 3.38, 99.9th percentile 5.51 (margin 2 covers 2);
 ``auto_avg`` 2.64 and 3.71; the default bounds 1.86 and 1.85 at the median; 64 rows 1.39
-and 1.21. Padded, 2,000 calls a side interleaved (1,000 hard rows vs 999 and one 0.1):
-4,000 overruns in 4,000 releases.
+and 1.21 (300 calls at load 1.7-1.8: 3.05 and 4.80, ``auto_avg`` 2.71 and 3.95; the
+360-digit ``0.777…`` 0.25 and 0.39). Padded, 2,000 calls a side interleaved (1,000 hard
+rows vs 999 and one 0.1): 4,000 overruns in 4,000 releases.
 
 F2. A row's store version hashes the dpkit modules its function's module imports, but
 the calls a row times also run code no version covers: the calls and the callbacks
