@@ -14,11 +14,15 @@ a few hundred kB per row):
 for each row an ``.npz`` of the two sides' timings (ns) and a ``.json`` of its chunks
 (date, load, calls per side, overruns, this process's reference speed, seed). A row's
 ``<version>`` is a hash of the code (docstrings and comments left out) of the dpkit modules
-its release function can run: those that importing the function's module loads, in a
-fresh interpreter (:func:`row_modules`; dpkit's modules import nothing inside functions). A
-change to that code starts the row again, since timings of other code certify nothing
-about this one; a change to a module the row's function does not import keeps its calls
-(a fix to the clipping functions keeps the Laplace rows). A run that finds a dpkit module
+its release function can run -- those that importing the function's module loads, in a
+fresh interpreter (:func:`row_modules`; dpkit's modules import nothing inside functions) --,
+of the row's two calls (their code, the helpers of ``timing.py`` they name, the values they
+hold: :func:`_feed`), of the timing margin, and of the versions of Python, NumPy and gmpy2
+(breaker review 33, F2). A change to any of them starts the row again, since timings of
+other code certify nothing about this one; a change to a module the row's function does
+not import keeps its calls (a fix to the clipping functions keeps the Laplace rows). What
+the hash cannot see: state that another module's import-time code sets for the whole
+process (other than the margin), such as warm-ups it registers. A run that finds a dpkit module
 loaded during its calls that was not loaded before them stops with an error. Two runs
 may add to the store at once if they take different shards (``--shard i/n``: the rows
 whose key's CRC-32 is ``i`` mod ``n``), one pinned to each core.
@@ -57,9 +61,13 @@ import os
 import subprocess
 import sys
 import time
+import types
 import zlib
+from decimal import Decimal
+from fractions import Fraction
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import timing as audit
@@ -125,13 +133,66 @@ def row_modules(function: str) -> tuple[Path, ...]:
     return tuple(sorted({Path(path).resolve() for path in found}))
 
 
+def _feed(digest: Any, value: Any, seen: set[int]) -> None:
+    """Add to ``digest`` what a row's call is made of: a function's bytecode, constants,
+    defaults, closure and the functions and constants of its own module it names (so a
+    helper of ``timing.py`` the call runs, such as an SVT query, counts), and the values it
+    holds (arrays by their bytes). Deterministic across processes: an object of another
+    kind counts by its type alone, never by a ``repr`` that may hold its address."""
+    if id(value) in seen:
+        return
+    seen.add(id(value))
+    put = digest.update
+    if isinstance(value, types.FunctionType):
+        code = value.__code__
+        put(b"function")
+        _feed(digest, code, seen)
+        for part in (value.__defaults__, value.__kwdefaults__,
+                     [cell.cell_contents for cell in value.__closure__ or ()]):
+            _feed(digest, part, seen)
+        for name in code.co_names:
+            target = value.__globals__.get(name)
+            if isinstance(target, (types.FunctionType, int, float, str, tuple)) and \
+                    getattr(target, "__module__", value.__module__) == value.__module__:
+                _feed(digest, target, seen)
+    elif isinstance(value, types.CodeType):
+        put(value.co_code + repr(value.co_names).encode())
+        _feed(digest, value.co_consts, seen)
+    elif isinstance(value, (list, tuple)):
+        put(f"{type(value).__name__}{len(value)}".encode())
+        for item in value:
+            _feed(digest, item, seen)
+    elif isinstance(value, dict):
+        _feed(digest, list(value.items()), seen)
+    elif isinstance(value, np.ma.MaskedArray):
+        put(b"masked" + np.ma.getmaskarray(value).tobytes())
+        _feed(digest, np.ma.getdata(value), seen)
+    elif isinstance(value, np.ndarray):
+        put(f"array{value.dtype}{value.shape}".encode())
+        if value.dtype == object:
+            _feed(digest, value.tolist(), seen)
+        else:
+            put(value.tobytes())
+    elif value is None or isinstance(value, (bool, int, float, complex, str, bytes, Decimal,
+                                             Fraction, np.generic)):
+        put(f"{type(value).__name__}:{value!r}".encode())
+    else:
+        put(f"object:{type(value).__module__}.{type(value).__qualname__}".encode())
+
+
 def row_version(pair: Pair) -> str:
-    """A hash of the code (:func:`_code`) of the dpkit modules the row's function can run
-    (:func:`row_modules`): the name of the row's folder in the store."""
+    """The name of the row's folder in the store: a hash of the code (:func:`_code`) of the
+    dpkit modules the row's function can run (:func:`row_modules`), of the row's two calls
+    (:func:`_feed`), of the process's timing margin, and of the versions of Python, NumPy
+    and gmpy2 (an upgrade changes every row's time)."""
     root = Path(dpkit.__file__).resolve().parent
     digest = hashlib.sha256()
     for path in row_modules(pair.function):
         digest.update(str(path.relative_to(root)).encode() + b"\0" + _code(path) + b"\0")
+    _feed(digest, [pair.call_x, pair.call_y], set())
+    gmpy2 = sys.modules.get("gmpy2")
+    digest.update(f"{dpkit.timing.margin()}|{sys.version}|{np.__version__}|"
+                  f"{getattr(gmpy2, 'version', lambda: None)()}".encode())
     return digest.hexdigest()[:12]
 
 

@@ -16,7 +16,14 @@ more than :data:`~dpkit._exact.MAX_ROW_DECIMAL_DIGITS` (608) digits -- is refuse
 error reveals that some row is outside it: enforcing the domain is the caller's precondition.
 A Python list is converted in one pass whose cost hardly depends on the types of its
 elements (ints, floats, Fractions alike), but it is slower than a float64 NumPy array and
-its cost grows with the rows' Python objects: pass a float64 array.
+its cost grows with the rows' Python objects: pass a float64 array. A Decimal row of more
+than :data:`ROW_DIGITS_ROUNDED` (40) significant digits is first cut toward zero to that
+many, then rounded to the nearest float: rounding 608 digits near a halfway point between
+two floats takes ``float()`` about 27 µs (1 U) a row, 40 digits at most 1.4 µs (breaker
+review 33), and a deadline charges every row of a list the cost of the slowest. The cut
+moves a row by less than ``10**-39`` of its value, and the float it rounds to by at most one
+step; it is monotone and a function of that row alone, so each row's contribution stays in
+its clipping range and the sensitivity is unchanged.
 
 Under adding or removing one row -- the neighbouring relation these releases are private
 for (:func:`auto_avg` releases a noisy count of rows) -- the number of rows is private, so it
@@ -62,13 +69,14 @@ import math
 import numbers
 import sys
 from collections.abc import Iterable, Iterator, Sized
+from decimal import MAX_EMAX, MIN_EMIN, ROUND_DOWN, Context, Decimal
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 from dpkit._checks import check_integer, check_rows_to_clip
-from dpkit._exact import as_fraction
+from dpkit._exact import as_fraction, too_long
 from dpkit._samplers.grid import grid_exponent
 from dpkit.rng import RandomSource, resolve
 from dpkit.svt.core import (
@@ -95,10 +103,18 @@ __all__ = ["CLIP_THRESHOLD_SCALES", "DEFAULT_CLIP_BOUNDS", "DEFAULT_MAX_ROWS", "
 #: the other core busy), the work's median was at most 0.41 of those deadlines at margin 1
 #: (``default bounds``, ε = 1000, 65,536 rows) and its 99.9th percentile at most 0.81
 #: (``auto_avg`` on 1,000 Fractions); at 0.6 times, 0.68 and 1.35: the allowance covers the
-#: slowest input's median, and the margin of 2 its 99.9th percentile.
+#: slowest input's median, and the margin of 2 its 99.9th percentile. The slowest rows, 608
+#: digits near a halfway point between floats, took 1 U each to round until they were cut
+#: to :data:`ROW_DIGITS_ROUNDED` digits (breaker review 33); since, at most 0.43 of the new
+#: margin-1 deadline at the median and 1.22 at the 99.9th percentile (300 calls, load 1.2).
 COST = Cost(fixed=9.6, per_value=0.3, large=15.0, per_vector_value=84.0, per_object=0.3)
 AUTO_AVG_COST = Cost(fixed=6.0, per_value=0.3, large=60.0, per_vector_value=96.0,
                      per_object=0.3)
+#: A Decimal row of more significant digits than this is cut toward zero to this many before
+#: it is rounded to a float (:func:`_short_decimals`; "Input domain and timing" above).
+ROW_DIGITS_ROUNDED = 40
+_CUT = Context(prec=ROW_DIGITS_ROUNDED, rounding=ROUND_DOWN, Emax=MAX_EMAX, Emin=MIN_EMIN,
+               traps=[])
 #: A candidate bound's cost in vector values: its step of AboveThreshold (exact noise
 #: drawn a block at a time, :func:`dpkit.svt.core.first_passes`) costs far more than a
 #: row's share of the sorting and sums; and per run, in ``*_runs``.
@@ -338,9 +354,29 @@ def _check_rows(values: Any, grid: tuple[int | float, ...], max_rows: int) -> np
     """
     if not isinstance(values, Sized) and isinstance(values, Iterator):
         values = list(itertools.islice(values, max_rows + 1))
-    data = check_rows_to_clip(values, "values", 0.0, float(grid[-1]) + 1.0, ndim=1)
+    data = check_rows_to_clip(_short_decimals(values), "values", 0.0, float(grid[-1]) + 1.0,
+                              ndim=1)
     _refuse_extra_rows(data, max_rows)  # an input without a length, now counted
     return data
+
+
+def _short_decimals(values: Any) -> Any:
+    """``values`` with each Decimal (not a subclass) of more than :data:`ROW_DIGITS_ROUNDED`
+    significant digits cut toward zero to that many, as a list, if ``values`` is a list, a
+    tuple or a one-dimensional object array; anything else unchanged. A Decimal too long
+    to read in a time that does not depend on its length (:func:`dpkit._exact.too_long`) is
+    left as it is, for :func:`dpkit._checks.check_rows_to_clip` to refuse.
+
+    >>> _short_decimals([Decimal("0." + "3" * 50), Decimal("1.5"), 2.5])
+    [Decimal('0.3333333333333333333333333333333333333333'), Decimal('1.5'), 2.5]
+    >>> _short_decimals(np.zeros(2)) is not None
+    True
+    """
+    if not (isinstance(values, (list, tuple)) or (
+            isinstance(values, np.ndarray) and values.dtype == object and values.ndim == 1)):
+        return values
+    return [_CUT.plus(row) if type(row) is Decimal and not too_long(row) else row
+            for row in values]
 
 
 def _clip_bound_runs(data: np.ndarray, run_epsilon: Fraction, grid: tuple[int | float, ...],
