@@ -65,7 +65,7 @@ import types
 import zlib
 from decimal import Decimal
 from fractions import Fraction
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -133,16 +133,30 @@ def row_modules(function: str) -> tuple[Path, ...]:
     return tuple(sorted({Path(path).resolve() for path in found}))
 
 
-def _feed(digest: Any, value: Any, seen: set[int]) -> None:
+#: Values counted by their ``repr`` wherever they occur (never deduplicated: CPython shares
+#: some of them between unrelated places, such as small ints and interned strings).
+_ATOMS = (bool, int, float, complex, str, bytes, Decimal, Fraction, np.generic)
+
+
+def _feed(digest: Any, value: Any, seen: dict[int, tuple[int, Any]]) -> None:
     """Add to ``digest`` what a row's call is made of: a function's bytecode, constants,
-    defaults, closure and the functions and constants of its own module it names (so a
-    helper of ``timing.py`` the call runs, such as an SVT query, counts), and the values it
-    holds (arrays by their bytes). Deterministic across processes: an object of another
-    kind counts by its type alone, never by a ``repr`` that may hold its address."""
-    if id(value) in seen:
-        return
-    seen.add(id(value))
+    defaults, closure and the functions (a cached or partial one through what it wraps)
+    and values of its own module it names (so a helper of ``timing.py`` the call runs, such
+    as an SVT query, counts, and the constants it reads), and the values it holds (arrays
+    by their bytes, sets in sorted order). Deterministic across processes: an object of
+    another kind counts by its type alone, never by a ``repr`` that may hold its address.
+    An object met again (a cycle, a value both calls hold) adds a reference to when it was
+    first met; ``seen`` keeps every object it met alive, so that no temporary built here
+    (a closure's list of values) frees an id that the next one reuses (breaker review 34,
+    F3)."""
     put = digest.update
+    if value is None or isinstance(value, _ATOMS):
+        put(f"{type(value).__name__}:{value!r}".encode())
+        return
+    if id(value) in seen:
+        put(f"ref{seen[id(value)][0]}".encode())
+        return
+    seen[id(value)] = (len(seen), value)
     if isinstance(value, types.FunctionType):
         code = value.__code__
         put(b"function")
@@ -152,9 +166,16 @@ def _feed(digest: Any, value: Any, seen: set[int]) -> None:
             _feed(digest, part, seen)
         for name in code.co_names:
             target = value.__globals__.get(name)
-            if isinstance(target, (types.FunctionType, int, float, str, tuple)) and \
+            if target is not None and not isinstance(target, (types.ModuleType, type)) and \
                     getattr(target, "__module__", value.__module__) == value.__module__:
                 _feed(digest, target, seen)
+    elif isinstance(value, partial):
+        put(b"partial")
+        _feed(digest, [value.func, value.args, value.keywords], seen)
+    elif callable(value) and isinstance(getattr(value, "__wrapped__", None),
+                                        types.FunctionType):
+        put(f"wrapped:{type(value).__qualname__}".encode())   # functools.cache, say
+        _feed(digest, value.__wrapped__, seen)
     elif isinstance(value, types.CodeType):
         put(value.co_code + repr(value.co_names).encode())
         _feed(digest, value.co_consts, seen)
@@ -162,6 +183,8 @@ def _feed(digest: Any, value: Any, seen: set[int]) -> None:
         put(f"{type(value).__name__}{len(value)}".encode())
         for item in value:
             _feed(digest, item, seen)
+    elif isinstance(value, (set, frozenset)) and all(isinstance(v, _ATOMS) for v in value):
+        _feed(digest, (type(value).__name__, sorted(map(repr, value))), seen)
     elif isinstance(value, dict):
         _feed(digest, list(value.items()), seen)
     elif isinstance(value, np.ma.MaskedArray):
@@ -173,9 +196,6 @@ def _feed(digest: Any, value: Any, seen: set[int]) -> None:
             _feed(digest, value.tolist(), seen)
         else:
             put(value.tobytes())
-    elif value is None or isinstance(value, (bool, int, float, complex, str, bytes, Decimal,
-                                             Fraction, np.generic)):
-        put(f"{type(value).__name__}:{value!r}".encode())
     else:
         put(f"object:{type(value).__module__}.{type(value).__qualname__}".encode())
 
@@ -189,7 +209,7 @@ def row_version(pair: Pair) -> str:
     digest = hashlib.sha256()
     for path in row_modules(pair.function):
         digest.update(str(path.relative_to(root)).encode() + b"\0" + _code(path) + b"\0")
-    _feed(digest, [pair.call_x, pair.call_y], set())
+    _feed(digest, [pair.call_x, pair.call_y], {})
     gmpy2 = sys.modules.get("gmpy2")
     digest.update(f"{dpkit.timing.margin()}|{sys.version}|{np.__version__}|"
                   f"{getattr(gmpy2, 'version', lambda: None)()}".encode())
