@@ -22,7 +22,9 @@ hold: :func:`_feed`), of the timing margin, and of the versions of Python, NumPy
 other code certify nothing about this one; a change to a module the row's function does
 not import keeps its calls (a fix to the clipping functions keeps the Laplace rows). What
 the hash cannot see: state that another module's import-time code sets for the whole
-process (other than the margin), such as warm-ups it registers. A run that finds a dpkit module
+process (other than the margin), such as warm-ups it registers; the state of an object a
+call holds that is not a number, array, container or dataclass (counted by its type);
+code of another module than the call's own that is not dpkit's. A run that finds a dpkit module
 loaded during its calls that was not loaded before them stops with an error. Two runs
 may add to the store at once if they take different shards (``--shard i/n``: the rows
 whose key's CRC-32 is ``i`` mod ``n``), one pinned to each core.
@@ -54,6 +56,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import dataclasses
 import datetime
 import hashlib
 import json
@@ -143,8 +146,9 @@ def _feed(digest: Any, value: Any, seen: dict[int, tuple[int, Any]]) -> None:
     defaults, closure and the functions (a cached or partial one through what it wraps)
     and values of its own module it names (so a helper of ``timing.py`` the call runs, such
     as an SVT query, counts, and the constants it reads), and the values it holds (arrays
-    by their bytes, sets in sorted order). Deterministic across processes: an object of
-    another kind counts by its type alone, never by a ``repr`` that may hold its address.
+    by their bytes, sets in sorted order, a dataclass by its fields). Deterministic across
+    processes: an object of another kind counts by its type alone, never by a ``repr``
+    that may hold its address.
     An object met again (a cycle, a value both calls hold) adds a reference to when it was
     first met; ``seen`` keeps every object it met alive, so that no temporary built here
     (a closure's list of values) frees an id that the next one reuses (breaker review 34,
@@ -196,6 +200,10 @@ def _feed(digest: Any, value: Any, seen: dict[int, tuple[int, Any]]) -> None:
             _feed(digest, value.tolist(), seen)
         else:
             put(value.tobytes())
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        put(f"dataclass:{type(value).__module__}.{type(value).__qualname__}".encode())
+        _feed(digest, [getattr(value, field.name) for field in dataclasses.fields(value)],
+              seen)   # an Eta the exponential rows hold (breaker review 34, F5)
     else:
         put(f"object:{type(value).__module__}.{type(value).__qualname__}".encode())
 

@@ -28,6 +28,15 @@ F4. ``_feed`` follows a call's global names only to functions, ints, floats, str
 tuples: a ``functools.cache``-wrapped helper (``timing.py``'s ``_huge_int_rows``, which
 builds the huge-int clipping row from the constant ``HUGE_BITS``) is not followed, so
 neither its code nor ``HUGE_BITS`` enters that row's version.
+
+F5. An object a call holds that is not a number, array or container counts by its type
+alone: the exponential rows' ``Eta`` (a frozen dataclass) could change (other weights,
+other work) and keep every such row's version.
+
+Held: the versions are the same in two processes under ``PYTHONHASHSEED`` 1 and 2 (all 127
+rows, at fe5f410 and with the proposed fix); the cut is monotone and a function of one row
+(ROUND_DOWN in a private context, whatever the caller's decimal context); a Decimal too long
+is still refused from its size before it is cut; ``-0`` is clipped like ``0``.
 """
 
 from __future__ import annotations
@@ -179,3 +188,20 @@ def test_a_cached_helpers_constant_changes_the_version(benchmarks, monkeypatch) 
     before = accumulate.row_version(pair)
     monkeypatch.setattr(accumulate.audit, "HUGE_BITS", 64)
     assert accumulate.row_version(pair) != before
+
+
+def test_a_change_to_an_object_a_call_holds_changes_the_version(benchmarks) -> None:
+    """F5: the exponential rows' calls hold an ``Eta`` (a frozen dataclass), which ``_feed``
+    counted by its type alone: ``Eta.from_epsilon(2.0)`` instead of ``1.0`` in
+    ``timing.py`` (other weights, other work) kept every such row's version."""
+    from dpkit.exponential import Eta
+    _, accumulate = benchmarks
+    pair = next(p for p in accumulate.all_pairs()
+                if p.function == "base2_exponential_mechanism" and p.size == "64")
+    before = accumulate.row_version(pair)
+    other = Eta.from_epsilon(2.0)
+    after = accumulate.row_version(type(pair)(
+        pair.function, pair.size, pair.description, pair.promised,
+        _with_closure(pair.call_x, eta=other), _with_closure(pair.call_y, eta=other),
+        pair.origin))
+    assert other != Eta.from_epsilon(1.0) and after != before
