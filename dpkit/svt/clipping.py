@@ -19,7 +19,7 @@ elements (ints, floats, Fractions alike), but it is slower than a float64 NumPy 
 its cost grows with the rows' Python objects: pass a float64 array. A Decimal row of more
 than :data:`ROW_DIGITS_ROUNDED` (40) significant digits is first cut toward zero to that
 many, then rounded to the nearest float: rounding 608 digits near a halfway point between
-two floats takes ``float()`` about 27 µs (1 U) a row, 40 digits at most 1.4 µs (breaker
+two floats takes ``float()`` about 27 µs (1 U) a row, 40 digits about 1.5 µs (breaker
 review 33), and a deadline charges every row of a list the cost of the slowest. The cut
 moves a row by less than ``10**-39`` of its value, and the float it rounds to by at most one
 step; it is monotone and a function of that row alone, so each row's contribution stays in
@@ -75,7 +75,7 @@ from typing import Any
 
 import numpy as np
 
-from dpkit._checks import check_integer, check_rows_to_clip
+from dpkit._checks import check_integer, check_rows_to_clip, check_shape
 from dpkit._exact import as_fraction, too_long
 from dpkit._samplers.grid import grid_exponent
 from dpkit.rng import RandomSource, resolve
@@ -361,22 +361,37 @@ def _check_rows(values: Any, grid: tuple[int | float, ...], max_rows: int) -> np
 
 
 def _short_decimals(values: Any) -> Any:
-    """``values`` with each Decimal (not a subclass) of more than :data:`ROW_DIGITS_ROUNDED`
-    significant digits cut toward zero to that many, as a list, if ``values`` is a list, a
-    tuple or a one-dimensional object array; anything else unchanged. A Decimal too long
-    to read in a time that does not depend on its length (:func:`dpkit._exact.too_long`) is
-    left as it is, for :func:`dpkit._checks.check_rows_to_clip` to refuse.
+    """``values`` with each finite, non-zero Decimal (a subclass too) of more than
+    :data:`ROW_DIGITS_ROUNDED` significant digits cut toward zero to that many, as an object
+    array, if ``values`` is a one-dimensional container of Python objects (a list, a tuple,
+    a deque, an object array, a pandas Series: :func:`dpkit._checks.check_shape`); a typed
+    array, or anything :func:`dpkit._checks.check_rows_to_clip` will refuse, unchanged. A
+    NaN, an infinity or a zero is left as given (a signalling NaN is refused here, named as
+    ``check_rows_to_clip`` names a NaN), and so is a Decimal too long to read in a
+    time that does not depend on its length (:func:`dpkit._exact.too_long`): that function
+    refuses them with their own message (breaker review 34).
 
-    >>> _short_decimals([Decimal("0." + "3" * 50), Decimal("1.5"), 2.5])
+    >>> _short_decimals([Decimal("0." + "3" * 50), Decimal("1.5"), 2.5]).tolist()
     [Decimal('0.3333333333333333333333333333333333333333'), Decimal('1.5'), 2.5]
-    >>> _short_decimals(np.zeros(2)) is not None
-    True
+    >>> _short_decimals(np.zeros(2)).dtype
+    dtype('float64')
     """
-    if not (isinstance(values, (list, tuple)) or (
-            isinstance(values, np.ndarray) and values.dtype == object and values.ndim == 1)):
+    try:
+        rows = check_shape(values, "values", ndim=1)
+    except (TypeError, ValueError):
         return values
-    return [_CUT.plus(row) if type(row) is Decimal and not too_long(row) else row
-            for row in values]
+    if rows.dtype != object:
+        return values
+    cut = rows.tolist()
+    for i, row in enumerate(cut):
+        if isinstance(row, Decimal) and row.is_finite() and not row.is_zero() and \
+                not too_long(row):
+            cut[i] = _CUT.plus(row)
+        elif isinstance(row, Decimal) and row.is_snan():  # float() would not name the row
+            raise ValueError(f"values must hold finite numbers only, got {row!r} at index {i}")
+    out = np.empty(len(cut), dtype=object)
+    out[:] = cut
+    return out
 
 
 def _clip_bound_runs(data: np.ndarray, run_epsilon: Fraction, grid: tuple[int | float, ...],
