@@ -15,6 +15,9 @@ one (light) or 10 ms (full) and which ``tests/test_first_use.py`` tests, is kept
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 
 import dpkit._warming
@@ -33,3 +36,19 @@ def _no_padding(request, monkeypatch):
     else:
         with dpkit.timing.unpadded():
             yield
+
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+@pytest.fixture(scope="module")
+def benchmarks():
+    """``deadlines`` and ``timing_accumulate`` from ``benchmarks/`` (on ``sys.path`` while
+    a module uses them: its scripts import ``timing`` from their folder)."""
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        import deadlines
+        import timing_accumulate
+        yield deadlines, timing_accumulate
+    finally:
+        sys.path.remove(str(BENCHMARKS))

@@ -60,18 +60,6 @@ BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 ROOT = Path(dpkit.__file__).resolve().parent
 
 
-@pytest.fixture(scope="module")
-def benchmarks():
-    """``benchmarks/`` on ``sys.path`` (its scripts import ``timing`` from their folder)."""
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        import deadlines
-        import timing_accumulate
-        yield deadlines, timing_accumulate
-    finally:
-        sys.path.remove(str(BENCHMARKS))
-
-
 def _near_halfway(value: Decimal) -> bool:
     """Whether ``value`` lies within ``2**-1000`` ulp of a halfway point between two
     floats: ``float()`` must then compare it with that point in big-int arithmetic."""

@@ -42,7 +42,6 @@ is still refused from its size before it is cut; ``-0`` is clipped like ``0``.
 from __future__ import annotations
 
 import collections
-import sys
 import types
 from decimal import Decimal
 from pathlib import Path
@@ -61,18 +60,6 @@ class _SlottedDecimal(Decimal):
     """A Decimal subclass as large in memory as a Decimal (no ``__dict__``)."""
 
     __slots__ = ()
-
-
-@pytest.fixture(scope="module")
-def benchmarks():
-    """``benchmarks/`` on ``sys.path`` (its scripts import ``timing`` from their folder)."""
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        import deadlines
-        import timing_accumulate
-        yield deadlines, timing_accumulate
-    finally:
-        sys.path.remove(str(BENCHMARKS))
 
 
 def _longest_decimal_rounded(monkeypatch, release, values) -> int:
