@@ -362,7 +362,9 @@ def report(meta: dict, results: list[dict], missing: list[str]) -> str:
         f"{meta['last']}; written {meta['date']} at commit `{meta['commit']}` (dpkit/ last "
         f"changed in `{meta['dpkit_commit']}`). Each row's calls ran the code that dpkit has in "
         f"every module the row's function imports: the store keeps a row's calls under a hash "
-        f"of that code (`version` in the JSON), and a row timed on other code is not reached.",
+        f"of that code, of the row's two calls, of the timing margin and of the versions of "
+        f"Python, NumPy and gmpy2 (`version` in the JSON); a row timed on anything else is not "
+        f"reached.",
         "",
         f"Machine: {meta['cpu_count']} CPUs, {meta['platform']}, Python {meta['python']}, "
         f"NumPy {meta['numpy']}. Each row's load column is the largest 1-minute load average "
