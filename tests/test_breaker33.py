@@ -30,11 +30,12 @@ different code under one hash.
 F3. ``range_queries``' last step releases up to ``c`` answers, each a discrete Laplace draw
 of scale ``2**bits · 2c/ε`` (public), charged ``COST.per_object`` (1.5 U) whatever that
 scale; the sampler's work grows with it (:mod:`dpkit.laplace` adds
-``_scalar_extra_work(scale)`` to its scalar deadline for that reason; ``range_queries`` adds
-nothing). Measured (unpadded, secure source, 500 calls, load 3.7-4.1 on core 0): at
-``c = 300`` the last step's work was 1.24-1.63 times its margin-1 budget at the median
-(ε = 1) and 2.05-2.20 at ε = 300 · 2**-59 (the smallest its check allows), 99.9th
-percentile 2.6-5.2; at ``c = 30`` and the small ε, 1.30-1.41 at the median.
+``scalar_extra_work(scale)`` to its scalar deadline for that reason; ``range_queries`` added
+nothing; now it adds :func:`dpkit.laplace.draw_extra_work` per answer). Measured (unpadded,
+secure source, 500 calls, load 3.7-4.1 on core 0): at ``c = 300`` the last step's work was
+1.24-1.63 times its margin-1 budget at the median (ε = 1) and 2.05-2.20 at ε = 300 · 2**-59
+(the smallest its check allows), 99.9th percentile 2.6-5.2; at ``c = 30`` and the small ε,
+1.30-1.41 at the median.
 """
 
 from __future__ import annotations
@@ -48,7 +49,6 @@ from decimal import ROUND_DOWN, Decimal, localcontext
 from fractions import Fraction
 from pathlib import Path
 
-import pytest
 from test_timing import deadlines  # noqa: F401 (the fixture; tests/ is on sys.path)
 
 import dpkit
@@ -166,9 +166,6 @@ def test_a_change_of_numpy_or_python_changes_a_rows_version(benchmarks, monkeypa
     assert accumulate.row_version(pair) != before
 
 
-@pytest.mark.xfail(strict=True, reason="open: breaker review 33 F3, range_queries' release "
-                   "step is not charged for far noise scales (planned with the Laplace "
-                   "constants' refit)")
 def test_range_queries_budget_grows_with_the_noise_scale(deadlines) -> None:  # noqa: F811
     """F3: the same 30 answers released at the smallest ε ``range_queries`` accepts for
     ``c = 30`` (noise scale about ``2**85`` grid units) and at ε = 1 (about ``2**26``): the

@@ -82,14 +82,18 @@ def _load_bits_benchmark():
 
 @pytest.mark.parametrize("sampler", ["discrete_laplace", "discrete_gaussian"])
 @pytest.mark.parametrize("scale", [1, 100, 10**4, 10**6, 2**21, 2**40])
-def test_bits_per_sample_within_entropy_plus_16(sampler: str, scale: int) -> None:
+def test_bits_per_sample_within_entropy_plus_17(sampler: str, scale: int) -> None:
     """Issue 13's bound, counted (not timed) with a seeded source: bits read per value in a
-    vector of 20 000 is at most the entropy plus 16."""
+    vector of 100 000 is at most the entropy plus 16, plus one: the one-round envelope
+    (issue 18: no number of rounds set by the noise) reads about ``10·sqrt(n·r) + 12``
+    proposals it does not use (:func:`dpkit._samplers.envelope.spare`), 0.6% of 100 000;
+    at ``2**40`` that took the bits from ``H + 15.6`` to ``H + 16.2`` (Laplace) and
+    ``H + 16.5`` (Gaussian), the other scales staying below ``H + 15``."""
     bench = _load_bits_benchmark()
     entropy = (bench.laplace_entropy if sampler == "discrete_laplace"
                else bench.gaussian_entropy)(float(scale))
-    bits = bench.bits_per_sample(sampler, scale, seeded(scale), n=20_000)
-    assert entropy <= bits <= entropy + 16
+    bits = bench.bits_per_sample(sampler, scale, seeded(scale), n=100_000)
+    assert entropy <= bits <= entropy + 17
 
 
 def _laplace_cdf(scale: float):
@@ -262,14 +266,13 @@ def test_proposals_fill_whole_bytes_at_the_mechanisms_scales(kind: str,
 
 @pytest.mark.parametrize(("kind", "parameter"),
                          [("laplace", Fraction(1000)), ("gaussian", Fraction(10**6))])
-def test_rejection_rounds_run_over_the_whole_request(
+def test_one_round_of_proposals_whatever_the_noise(
         monkeypatch: pytest.MonkeyPatch, kind: str, parameter: Fraction) -> None:
-    """A request of 8 blocks fills each block once, then refills the rejected positions of
-    all blocks together: at most 8 more passes (a position rejected 8 times in a row has
-    probability below ``10**6 · 0.04**8 < 1e-4`` here; the count is deterministic with the
-    seed), where refilling block by block took about 3 per block (32 in all). The draws keep
-    their law: chi-square and sign tests of ``_check`` (each false-failure probability below
-    ``ALPHA``) on a request cut into blocks of ``2**14``."""
+    """Issue 18: a request of ``n`` values makes ``n + spare(n)`` proposals in one round,
+    ``2**17`` at a time, whatever is rejected (before, the rejected positions were proposed
+    again until all were accepted: two to five rounds at 1,000 values, set by the noise).
+    The draws keep their law: chi-square and sign tests of ``_check`` (each false-failure
+    probability below ``ALPHA``) on a request cut into blocks of ``2**14``."""
     env = _envelope.Envelope(kind, parameter)
     fills = []
     fill = env._fill
@@ -279,12 +282,61 @@ def test_rejection_rounds_run_over_the_whole_request(
         return fill(out, rng)
 
     monkeypatch.setattr(env, "_fill", counting)
-    blocks = 8
     discrete = discrete_laplace if kind == "laplace" else discrete_gaussian
     monkeypatch.setattr("dpkit._samplers.noise.laplace_envelope", lambda _: env)
     monkeypatch.setattr("dpkit._samplers.noise.gaussian_envelope", lambda _: env)
-    discrete(parameter, seeded(55), size=blocks << 17)
-    assert fills[:blocks] == [1 << 17] * blocks
-    assert blocks < len(fills) <= 2 * blocks
-    assert fills[blocks] > 1 << 13                      # the rejected of all 8 blocks at once
+    for n, seed in ((65, 1), (1000, 2), (8 << 17, 3)):
+        fills.clear()
+        discrete(parameter, seeded(seed), size=n)
+        count = n + _envelope.spare(n)
+        assert fills == [min(1 << 17, count - start) for start in range(0, count, 1 << 17)]
     _check(kind, parameter, env.sample(300_000, seeded(56), block=1 << 14))
+
+
+def test_a_short_round_is_followed_by_another_for_the_rest(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """With no spare proposals (``spare`` patched to 0) a round leaves some values unfilled
+    (about 3% are rejected at scale 1000): the next round proposes the rest, and the draws
+    keep their law (``_check``, false-failure probability below ``ALPHA`` per test)."""
+    monkeypatch.setattr(_envelope, "spare", lambda n: 0)
+    env = _envelope.Envelope("laplace", Fraction(1000))
+    fills = []
+    fill = env._fill
+
+    def counting(out: np.ndarray, rng) -> np.ndarray:
+        fills.append(out.size)
+        return fill(out, rng)
+
+    monkeypatch.setattr(env, "_fill", counting)
+    draws = env.sample(300_000, seeded(57), block=1 << 14)
+    assert len(fills) > (300_000 >> 14) + 1 and fills[-1] < 1000
+    _check("laplace", Fraction(1000), draws)
+
+
+@pytest.mark.parametrize(("kind", "parameter"),
+                         [("laplace", Fraction(2**k)) for k in (5, 10, 30, 52)]
+                         + [("laplace", Fraction(16 * 2**20 - 1))]
+                         + [("gaussian", Fraction(4**k)) for k in (5, 10, 30, 52)])
+def test_the_rejection_rate_is_below_spare_rate(kind: str, parameter: Fraction) -> None:
+    """The rate :func:`dpkit._samplers.envelope.spare` plans for: 400,000 proposals reject
+    at most ``SPARE_RATE`` (3.5%; measured 3.0-3.1% for the Laplace, 1.3-2.5% for the
+    Gaussian, whose blocks are at most ``s/16`` wide); the Clopper-Pearson upper bound at
+    confidence ``1 - 1e-7`` must stay below it (a false failure needs a rate above it, which
+    is what the test is for)."""
+    from scipy.stats import beta
+    env = _envelope.Envelope(kind, parameter)
+    out = np.empty(400_000, dtype=np.int64)
+    rejected = env._fill(out, seeded(int(parameter) % 997)).size
+    upper = beta.ppf(1 - 1e-7, rejected + 1, out.size - rejected)
+    assert upper < _envelope.SPARE_RATE, (kind, parameter, rejected / out.size)
+
+
+def test_spare_leaves_a_short_round_below_2_to_the_64() -> None:
+    """:func:`dpkit._samplers.envelope.spare`'s promise, from the exact binomial tail: with
+    ``N = n + spare(n)`` proposals each rejected with probability ``SPARE_RATE``, fewer than
+    ``n`` accepted has probability below ``2**-71`` for ``n`` from 1 to ``10**7``."""
+    from scipy.stats import binom
+    rate = _envelope.SPARE_RATE
+    for n in sorted({int(10 ** (k / 20)) for k in range(141)}):
+        count = n + _envelope.spare(n)
+        assert binom.logsf(count - n, count, rate) < -71 * np.log(2), n

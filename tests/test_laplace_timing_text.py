@@ -151,10 +151,10 @@ def test_the_common_noise_scales_in_epsilon() -> None:
     where the float path adds no extra allowance (``LONG_WALK``). In ε: from about 0.0625 at
     Δ = 1, and from at most 1/8 at any Δ (the sensitivity is at most ``2**21 + 1`` grid units,
     see above, so at ε ≥ 1/8 the scale is at most ``2**24 + 8``). Both editions say so."""
-    from dpkit.laplace import _scalar_extra_work
+    from dpkit.laplace import scalar_extra_work
 
     def far(sensitivity: float, epsilon: float) -> bool:
-        return _scalar_extra_work(laplace_grid(sensitivity, epsilon).scale_units, True) > 0
+        return scalar_extra_work(laplace_grid(sensitivity, epsilon).scale_units, True) > 0
 
     assert far(1.0, 0.0624) and not far(1.0, 0.0625)
     assert far(2 - 2**-52, 0.1249)

@@ -75,11 +75,11 @@ operations run do not depend on the values drawn. What is and is not constant:
   (scales above about ``2**47``, never used by the mechanisms), which finish in exact
   arithmetic. A scalar Gaussian round's acceptance probability ``exp(-γ)`` is computed on
   its path, by the same fixed-point operations whatever ``γ``, from a byte-indexed table.
-* Larger arrays use the block-envelope sampler (:mod:`~dpkit._samplers.envelope`), whose loops
-  (undecided comparisons reading more bits, the tail) run over the whole array of up to
-  ``_BLOCK = 2**17`` values, and whose rejection rounds over the rejected positions of the
-  whole request: their length depends on the values collectively, diluting any single
-  value's influence but not removing it. **Residual
+* Larger arrays use the block-envelope sampler (:mod:`~dpkit._samplers.envelope`): one
+  round of a few percent more proposals than values (a second round has probability below
+  ``2**-64``), whose loops (undecided comparisons reading more bits, the tail) run over the
+  whole array of up to ``_BLOCK = 2**17`` values: their length depends on the values
+  collectively, diluting any single value's influence but not removing it. **Residual
   channel, tail values:** a value far in the tail (beyond about 8 scales for the discrete
   Laplace, about 4σ for the discrete Gaussian) lies in a block of the envelope table whose
   probability is below the guide table's resolution, so it almost always adds a

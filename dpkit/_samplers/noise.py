@@ -8,8 +8,8 @@
 Each chooses its sampler from the request's *size* and the public scale, never from values:
 up to ``FIXED_MAX = 64`` values (and any count at scales beyond the vector sampler's range),
 the fixed-cost samplers of :mod:`dpkit._samplers.fixed_cost`; larger arrays, the
-block-envelope sampler of :mod:`dpkit._samplers.envelope`, ``_BLOCK`` values at a time (the
-rejected proposals of all blocks are then drawn again together).
+block-envelope sampler of :mod:`dpkit._samplers.envelope`, its proposals ``_BLOCK`` at a
+time, in one round (a few percent more proposals than values).
 
 Vectorised sampling
 -------------------
@@ -175,6 +175,6 @@ def _draw(parameter: Fraction, vector_max: int,
 
 
 def _in_blocks(envelope: Envelope, count: int, rng: RandomSource) -> np.ndarray:
-    """``count`` draws from a :class:`dpkit._samplers.envelope.Envelope`, ``_BLOCK`` at a time
-    (the rejected proposals of all blocks are drawn again together)."""
+    """``count`` draws from a :class:`dpkit._samplers.envelope.Envelope`, its proposals
+    ``_BLOCK`` at a time (one round: :meth:`~dpkit._samplers.envelope.Envelope.sample`)."""
     return envelope.sample(count, rng, block=_BLOCK)

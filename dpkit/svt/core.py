@@ -96,7 +96,8 @@ MAX_RUNS = 100_000
 #: covers the first step (validation, a threshold) or one answer of any type -- the longest
 #: Decimal accepted (360 digits, ``MAX_DECIMAL_DIGITS``) costs about three times a
 #: Fraction -- with its noise and a threshold's; ``per_object``
-#: covers each noisy answer ``range_queries`` releases at the end.
+#: covers each noisy answer ``range_queries`` releases at the end (with
+#: :func:`dpkit.laplace.draw_extra_work` for its noise scale).
 COST = Cost(fixed=6.0, per_object=1.5)
 
 

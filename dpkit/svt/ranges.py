@@ -20,6 +20,7 @@ from typing import Any
 
 from dpkit._checks import check_integer
 from dpkit._exact import as_fraction, describe
+from dpkit.laplace import draw_extra_work
 from dpkit.rng import RandomSource, resolve
 from dpkit.svt.core import (
     COST,
@@ -96,7 +97,8 @@ def range_queries(queries: Iterable[Query], data: Any, c: int, threshold: float,
     them.
 
     **Timing**: padded steps as in :func:`dpkit.svt.above_threshold`; the last step's budget
-    also covers the ``c`` noisy answers (``c`` is public).
+    also covers the ``c`` noisy answers (``c`` is public), each with the extra work of a
+    draw at their noise scale (:func:`dpkit.laplace.draw_extra_work`).
     """
     return run_padded(COST, _range_queries_work, queries, data, c, threshold, epsilon, rng)
 
@@ -113,10 +115,12 @@ def _range_queries_work(clock: Deadline, queries: Any, data: Any, c: Any, thresh
     # Key each answer by (index, exact answer) so the picks come back with their answers.
     keyed = (((i, a), a) for i, a in _releasable_answers(queries, data, clock))
     found = sparse_on_answers(keyed, exact_threshold, run_epsilon, c, source)
-    clock.add("objects", c)  # the last step also releases up to c answers (c is public)
     # Answers on the grid 2**-bits <= min(1, 1/run_epsilon)·2**-20: sensitivity 2**bits
     # units, noise scale 2**bits/run_epsilon >= 2**20 units.
     bits = grid_bits(min(Fraction(1), 1 / run_epsilon))
+    # The last step also releases up to c answers (c and the scale are public).
+    clock.add("objects", c)
+    clock.add_work(c * draw_extra_work(Fraction(2**bits) / run_epsilon))
     released = [(i, nearest_float(release_on_grid(round_to_grid(answer, bits), 2**bits,
                                                   run_epsilon, -bits, source, 1)[0]))
                 for i, answer in found]
