@@ -162,3 +162,30 @@ def test_range_queries_query_steps_budget_grows_with_the_noise_scale(
         steps[epsilon] = budgets[-c:-1]
     near, far = steps.values()
     assert min(far) > max(near), (near, far)
+
+
+@pytest.mark.parametrize(("kind", "parameter"),
+                         [("laplace", Fraction(32)), ("gaussian", Fraction(1024))])
+def test_small_requests_keep_the_law_at_every_position(kind: str, parameter: Fraction) -> None:
+    """(a) held: 8,000 requests of 65 values (the smallest the envelope serves) at the
+    smallest scale with blocks of width 2 (where ``m/s`` is largest, 1/16): the last
+    position alone and all positions pooled pass ``test_envelope._check`` (a chi-square and
+    a sign test), and the share of even magnitudes among the nonzero ones -- the second
+    value of each block, which only the acceptance step makes rarer than the first -- matches
+    the target's (binomial test); each test's false-failure probability is below ``ALPHA =
+    1e-7`` (6e-7 per parameter). Fails if the first ``n`` proposals are kept whether
+    accepted or not (p-values 1e-28 and 2e-22 then)."""
+    from scipy.stats import binomtest
+    from test_envelope import ALPHA, _check
+    env = _envelope.Envelope(kind, parameter)
+    assert env.layout.width == 2
+    source = seeded(3500 + int(parameter))
+    samples = np.stack([env.sample(65, source) for _ in range(8000)])
+    _check(kind, parameter, samples[:, -1])
+    _check(kind, parameter, samples.ravel())
+    x = np.arange(1, 200 * 32 + 1, dtype=np.float64)     # beyond: below 2**-200 of the mass
+    rho = np.exp(-x / 32) if kind == "laplace" else np.exp(-x * x / (2 * 1024))
+    even_share = float(np.sum(rho[1::2]) / np.sum(rho))
+    magnitudes = np.abs(samples[samples != 0])
+    assert binomtest(int(np.sum(magnitudes % 2 == 0)), magnitudes.size,
+                     even_share).pvalue > ALPHA
