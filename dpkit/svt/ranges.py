@@ -32,6 +32,7 @@ from dpkit.svt.core import (
     release_on_grid,
     round_to_grid,
     sparse_on_answers,
+    step_extra_work,
     warm_up_queries,
 )
 from dpkit.timing import Deadline, run_padded, warm_up_calls
@@ -98,7 +99,8 @@ def range_queries(queries: Iterable[Query], data: Any, c: int, threshold: float,
 
     **Timing**: padded steps as in :func:`dpkit.svt.above_threshold`; the last step's budget
     also covers the ``c`` noisy answers (``c`` is public), each with the extra work of a
-    draw at their noise scale (:func:`dpkit.laplace.draw_extra_work`).
+    draw at their noise scale (:func:`dpkit.laplace.draw_extra_work`), and every step the
+    extra work of its draws (:func:`dpkit.svt.core.step_extra_work`).
     """
     return run_padded(COST, _range_queries_work, queries, data, c, threshold, epsilon, rng)
 
@@ -112,8 +114,12 @@ def _range_queries_work(clock: Deadline, queries: Any, data: Any, c: Any, thresh
     exact_threshold = as_fraction(threshold, "threshold")
     source = resolve(rng)
     clock.size(1)  # the first step: the threshold's draw; then one step per query evaluated
-    # Key each answer by (index, exact answer) so the picks come back with their answers.
-    keyed = (((i, a), a) for i, a in _releasable_answers(queries, data, clock))
+    threshold_work, query_work = step_extra_work(run_epsilon)
+    clock.add_work(threshold_work)
+    # Key each answer by (index, exact answer) so the picks come back with their answers;
+    # a step draws the query's noise and, after a positive, a new threshold's.
+    keyed = (((i, a), a) for i, a in _releasable_answers(queries, data, clock,
+                                                          threshold_work + query_work))
     found = sparse_on_answers(keyed, exact_threshold, run_epsilon, c, source)
     # Answers on the grid 2**-bits <= min(1, 1/run_epsilon)·2**-20: sensitivity 2**bits
     # units, noise scale 2**bits/run_epsilon >= 2**20 units.
@@ -127,11 +133,12 @@ def _range_queries_work(clock: Deadline, queries: Any, data: Any, c: Any, thresh
     return released
 
 
-def _releasable_answers(queries: Any, data: Any, clock: Deadline
+def _releasable_answers(queries: Any, data: Any, clock: Deadline, extra: float
                         ) -> Iterator[tuple[int, Fraction]]:
-    """:func:`query_answers`, refusing an answer beyond :data:`RANGE_ANSWER_LIMIT` in magnitude
-    as soon as it is evaluated (before the noise compared with it is drawn)."""
-    for index, answer in query_answers(queries, data, clock):
+    """:func:`query_answers` (``extra`` as there), refusing an answer beyond
+    :data:`RANGE_ANSWER_LIMIT` in magnitude as soon as it is evaluated (before the noise
+    compared with it is drawn)."""
+    for index, answer in query_answers(queries, data, clock, extra):
         if abs(answer) > RANGE_ANSWER_LIMIT:
             raise ValueError(f"queries[{index}](data) must be at most 2**1000 (about 1.07e301) "
                              f"in magnitude, so that its noisy release is a float, got "
