@@ -34,8 +34,8 @@ scale; the sampler's work grows with it (:mod:`dpkit.laplace` adds
 nothing; now it adds :func:`dpkit.laplace.draw_extra_work` per answer). Measured (unpadded,
 secure source, 500 calls, load 3.7-4.1 on core 0): at ``c = 300`` the last step's work was
 1.24-1.63 times its margin-1 budget at the median (ε = 1) and 2.05-2.20 at ε = 300 · 2**-59
-(the smallest its check allows), 99.9th percentile 2.6-5.2; at ``c = 30`` and the small ε,
-1.30-1.41 at the median.
+(a small ε: the smallest its check allows is 2c · 2**-64), 99.9th percentile 2.6-5.2; at
+``c = 30`` and the small ε, 1.30-1.41 at the median.
 """
 
 from __future__ import annotations
@@ -167,9 +167,9 @@ def test_a_change_of_numpy_or_python_changes_a_rows_version(benchmarks, monkeypa
 
 
 def test_range_queries_budget_grows_with_the_noise_scale(deadlines) -> None:  # noqa: F811
-    """F3: the same 30 answers released at the smallest ε ``range_queries`` accepts for
-    ``c = 30`` (noise scale about ``2**85`` grid units) and at ε = 1 (about ``2**26``): the
-    draws at the far scale cost more (median work 1.30-1.41 of the budget against
+    """F3: the same 30 answers released at ε = 2c · 2**-60 (near the smallest
+    ``range_queries`` accepts for ``c = 30``, 2c · 2**-64; noise scale about ``2**85`` grid
+    units) and at ε = 1 (about ``2**26``): the draws at the far scale cost more (median work 1.30-1.41 of the budget against
     0.80-0.86), so the budget must grow with the scale, as the Laplace mechanism's does."""
     c = 30
     queries = [lambda data, i=i: data[i] for i in range(c)]
