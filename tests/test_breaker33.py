@@ -169,8 +169,9 @@ def test_a_change_of_numpy_or_python_changes_a_rows_version(benchmarks, monkeypa
 def test_range_queries_budget_grows_with_the_noise_scale(deadlines) -> None:  # noqa: F811
     """F3: the same 30 answers released at ε = 2c · 2**-60 (near the smallest
     ``range_queries`` accepts for ``c = 30``, 2c · 2**-64; noise scale about ``2**85`` grid
-    units) and at ε = 1 (about ``2**26``): the draws at the far scale cost more (median work 1.30-1.41 of the budget against
-    0.80-0.86), so the budget must grow with the scale, as the Laplace mechanism's does."""
+    units) and at ε = 1 (about ``2**26``): the draws at the far scale cost more (median work
+    1.30-1.41 of the budget against 0.80-0.86), so the budget must grow with the scale, as
+    the Laplace mechanism's does."""
     c = 30
     queries = [lambda data, i=i: data[i] for i in range(c)]
     answers = [2**1000 - 1] * c
