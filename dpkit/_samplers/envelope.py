@@ -25,11 +25,12 @@ the first ``n`` accepted: accepted proposals are independent draws from the targ
 the acceptance pattern, so which ones are kept depends only on that pattern, never on
 accepted values. With blocks of width 1 (``m = 1``) every proposal is accepted; with wider
 blocks about 97% are, since ``γ <= 1/16`` in most blocks; fewer than ``n`` accepted (then
-a second round, for the rest) has probability below ``2**-64``. Until this change the
-rejected positions were proposed again, round after round until all were accepted: at
-1,000 values two rounds in 40% of the releases, three in 57%, four in 3%, five in 0.16%,
-each round about 100 µs (unpadded, quiet core), so the number of rounds, set by the noise,
-made the slowest releases about 2.5 times the median.
+a second round, for the rest) has probability below ``2**-64``. The sampler used to propose
+the rejected positions again, round after round until all were accepted (issue 18): at
+1,000 values two rounds in 40% of 5,000 releases, three in 57%, four in 3%, five in 0.16%,
+each round about 100 µs (unpadded, core 1), so the number of rounds, set by the noise, made
+the slowest releases about 2.5 times the median. The spare proposals cost random bits: see
+"Random bits".
 
 **The entry** is drawn by lazy inversion (Knuth & Yao 1976: an exact sampler needs, and can
 get close to, the entropy of what it samples). The cumulative weights ``C_b`` are bracketed
@@ -54,7 +55,7 @@ outwards. For each offset only the ``u`` whose interval ``[u, u + 1)·2**-k`` ho
 trials (at most ``2**-k + 2/m``, ``tests/test_envelope.py``). ``k`` starts at 7 and moves
 to a byte boundary of a proposal's fields where one is near (down to 4, or up by at most 3
 bits with the guide bits: :meth:`_EntryTable._plan`); more first bits cost bits (up to ``H +
-15.6`` a value, at a scale or ``σ`` of ``2**40``: ``benchmarks/bits.py``) but save work.
+16.5`` a value, at a scale or ``σ`` of ``2**40``: ``benchmarks/bits.py``) but save work.
 With ``k = 3``, the Laplace's ``γ < 1/16 < ln(8/7)`` left ``u = 7`` undecided in every
 block, an eighth of all proposals, and a release of ``10**6`` values took 1.2–1.3 times as
 long (load 9–13 on 2 cores). The undecided few read 8 more bits at a time and
@@ -72,9 +73,11 @@ Random bits: the fields of a proposal (guide bits, sign, offset, first acceptanc
 read together with :func:`dpkit._samplers.bits.read_fields`, exactly as many bits as used
 (with up to 3 acceptance bits fewer, or up to 3 acceptance or guide bits more, when that
 makes a proposal whole bytes, which is faster to split). ``benchmarks/bits.py`` prints the
-bits per accepted sample against the entropy (at most ``H + 15.6`` over its scales, at
-``2**40``; ``H + 10.4`` with the former 3 first acceptance bits); ``tests/test_envelope.py``
-checks that they stay within the entropy plus 16.
+bits per accepted sample against the entropy (at most ``H + 16.5`` over its scales, at
+``2**40``, for ``10**5`` values: the accepted spare proposals left unused,
+``10·sqrt(n·r) + 12`` of them, add about 0.6 bits a value there, and ``H + 15.6`` before
+them; ``H + 10.4`` with the former 3 first acceptance bits); ``tests/test_envelope.py``
+checks that they stay within the entropy plus 17.
 
 Timing: one round of proposals, bar the event above; the loops (undecided entries and
 acceptances, the tail) run over the whole array, so their number depends on all its values
