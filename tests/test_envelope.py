@@ -85,10 +85,11 @@ def _load_bits_benchmark():
 def test_bits_per_sample_within_entropy_plus_17(sampler: str, scale: int) -> None:
     """Issue 13's bound, counted (not timed) with a seeded source: bits read per value in a
     vector of 100 000 is at most the entropy plus 16, plus one: the one-round envelope
-    (issue 18: no number of rounds set by the noise) reads about ``10·sqrt(n·r) + 12``
-    proposals it does not use (:func:`dpkit._samplers.envelope.spare`), 0.6% of 100 000;
-    at ``2**40`` that took the bits from ``H + 15.6`` to ``H + 16.2`` (Laplace) and
-    ``H + 16.5`` (Gaussian), the other scales staying below ``H + 15``."""
+    (issue 18: a release's work no longer varies with how many proposals are rejected)
+    reads accepted spare proposals it does not use (:func:`dpkit._samplers.envelope.spare`),
+    about 1,060 (Laplace) and 1,720 (Gaussian) of 100 000 at ``2**40``, which took the bits
+    there from ``H + 15.6`` to ``H + 16.2`` and ``H + 16.5``, the other scales staying
+    below ``H + 15``."""
     bench = _load_bits_benchmark()
     entropy = (bench.laplace_entropy if sampler == "discrete_laplace"
                else bench.gaussian_entropy)(float(scale))
@@ -334,21 +335,34 @@ def test_the_rejection_rate_is_below_spare_rate(kind: str, parameter: Fraction) 
 def test_spare_leaves_a_short_round_below_2_to_the_64() -> None:
     """:func:`dpkit._samplers.envelope.spare`'s promise, from the exact binomial tail: with
     ``N = n + spare(n)`` proposals each rejected with probability ``SPARE_RATE``, fewer than
-    ``n`` accepted has probability below ``2**-71`` for ``n`` from 1 to ``10**7``."""
+    ``n`` accepted has probability below ``2**-70`` for ``n`` from 1 to ``10**7`` (every
+    ``n`` up to 3,000, where the tail comes nearest, 2**-70.95 at 171; log-spaced beyond)."""
     from scipy.stats import binom
     rate = _envelope.SPARE_RATE
-    for n in sorted({int(10 ** (k / 20)) for k in range(141)}):
+    for n in sorted(set(range(1, 3001)) | {int(10 ** (k / 40)) for k in range(281)}):
         count = n + _envelope.spare(n)
-        assert binom.logsf(count - n, count, rate) < -71 * np.log(2), n
+        assert binom.logsf(count - n, count, rate) < -70 * np.log(2), n
 
 
 def test_the_bits_at_2_to_the_40_quoted_in_the_appendix() -> None:
-    """The performance appendix says the vector sampler reads ``H + 16.5`` bits a value for
-    the discrete Gaussian of ``10**5`` values at ``2**40`` (its spare proposals), missing the
-    ``H + 16`` goal by about half a bit: counted with a seeded source (16.52 with seeds 1 to 3;
-    the Laplace 16.22-16.23)."""
+    """The performance appendix's bits per value for the discrete Gaussian at ``2**40`` (the
+    mechanism's scale), with the one-round sampler's spare proposals: ``H + 16.5`` for
+    ``10**5`` values, ``H + 20.4`` for 1,000 and ``H + 40.9`` for 65, each the mean over
+    seeds 1 to ``min(50, 200_000 // n)`` (a seeded count, deterministic); the Laplace's within
+    0.3 bits of them."""
     bench = _load_bits_benchmark()
-    bits = bench.bits_per_sample("discrete_gaussian", 2**40, seeded(1), n=100_000)
-    assert round(bits - bench.gaussian_entropy(2.0**40), 1) == 16.5
-    text = (Path(__file__).resolve().parents[1] / "book" / "performance.md").read_text()
-    assert "$H + 16.5$ for the discrete Gaussian of $10^5$ values" in " ".join(text.split())
+    text = " ".join((Path(__file__).resolve().parents[1] / "book" / "performance.md")
+                    .read_text().split())
+    quoted = {100_000: "$H + 16.5$ per value for $10^5$ values",
+              1000: "$H + 20.4$ for 1,000", 65: "$H + 40.9$ for 65"}
+    for n, sentence in quoted.items():
+        seeds = range(1, min(50, 200_000 // n) + 1)
+        above = {}
+        for sampler, entropy in (("discrete_gaussian", bench.gaussian_entropy(2.0**40)),
+                                 ("discrete_laplace", bench.laplace_entropy(2.0**40))):
+            bits = sum(bench.bits_per_sample(sampler, 2**40, seeded(seed), n=n)
+                       for seed in seeds) / len(seeds)
+            above[sampler] = bits - entropy
+        assert f"$H + {above['discrete_gaussian']:.1f}$" in sentence
+        assert abs(above["discrete_laplace"] - above["discrete_gaussian"]) <= 0.3
+        assert sentence in text

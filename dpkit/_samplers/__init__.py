@@ -76,7 +76,7 @@ operations run do not depend on the values drawn. What is and is not constant:
   arithmetic. A scalar Gaussian round's acceptance probability ``exp(-γ)`` is computed on
   its path, by the same fixed-point operations whatever ``γ``, from a byte-indexed table.
 * Larger arrays use the block-envelope sampler (:mod:`~dpkit._samplers.envelope`): one
-  round of a few percent more proposals than values (a second round has probability below
+  round of proposals, the values and spares (a second round has probability below
   ``2**-64``), whose loops (undecided comparisons reading more bits, the tail) run over the
   whole array of up to ``_BLOCK = 2**17`` values: their length depends on the values
   collectively, diluting any single value's influence but not removing it. **Residual

@@ -20,17 +20,18 @@ Gaussian). A draw is made of four independent pieces:
 
 Then ``P[propose x and accept] = ρ(x)/Σ weights`` for every ``x``: accepted values have
 exactly the target distribution (rejection sampling, von Neumann 1951). A request of ``n``
-values makes ``n`` proposals and a few percent more (:func:`spare`) in one round, and keeps
-the first ``n`` accepted: accepted proposals are independent draws from the target whatever
-the acceptance pattern, so which ones are kept depends only on that pattern, never on
-accepted values. With blocks of width 1 (``m = 1``) every proposal is accepted; with wider
-blocks about 97% are, since ``γ <= 1/16`` in most blocks; fewer than ``n`` accepted (then
-a second round, for the rest) has probability below ``2**-64``. The sampler used to propose
-the rejected positions again, round after round until all were accepted (issue 18): at
-1,000 values two rounds in 40% of 5,000 releases, three in 57%, four in 3%, five in 0.16%,
-each round about 100 µs (unpadded, core 1), so the number of rounds, set by the noise, made
-the slowest releases about 2.5 times the median. The spare proposals cost random bits: see
-"Random bits".
+values makes ``n`` proposals and spares (:func:`spare`: 4% more at ``10**5``, 48% at 65) in
+one round, and keeps the first ``n`` accepted: accepted proposals are independent draws from
+the target whatever the acceptance pattern, so which ones are kept depends only on that
+pattern, never on accepted values. With blocks of width 1 (``m = 1``) every proposal is
+accepted; with wider blocks about 97% are, since ``γ <= 1/16`` in most blocks; fewer than
+``n`` accepted (then a second round, for the rest) has probability below ``2**-64``. The
+sampler used to propose the rejected positions again, round after round until all were
+accepted (issue 18): at 1,000 values two rounds in 40% of 5,000 releases, three in 57%, four
+in 3%, five in 0.16%, each round about 100 µs (unpadded, core 1): a release's work varied
+with how many proposals happened to be rejected, the slowest releases taking about 2.5 times
+the median. The rounds revealed nothing about the values returned, but the deadline had to
+cover the slowest. The spare proposals cost random bits: see "Random bits".
 
 **The entry** is drawn by lazy inversion (Knuth & Yao 1976: an exact sampler needs, and can
 get close to, the entropy of what it samples). The cumulative weights ``C_b`` are bracketed
@@ -74,10 +75,12 @@ read together with :func:`dpkit._samplers.bits.read_fields`, exactly as many bit
 (with up to 3 acceptance bits fewer, or up to 3 acceptance or guide bits more, when that
 makes a proposal whole bytes, which is faster to split). ``benchmarks/bits.py`` prints the
 bits per accepted sample against the entropy (at most ``H + 16.5`` over its scales, at
-``2**40``, for ``10**5`` values: the accepted spare proposals left unused,
-``10·sqrt(n·r) + 12`` of them, add about 0.6 bits a value there, and ``H + 15.6`` before
-them; ``H + 10.4`` with the former 3 first acceptance bits); ``tests/test_envelope.py``
-checks that they stay within the entropy plus 17.
+``2**40``, for ``10**5`` values, ``H + 15.6`` before the spare proposals: the accepted ones
+left unused, about ``N(1 - r) - n`` of them at the true rejection rate ``r``, 1,060 for the
+Laplace (``r`` 3.06%) and 1,720 for the Gaussian (2.43%) at ``10**5``, add 0.6 and 1.0 bits
+a value there, more for shorter vectors: ``H + 20.4`` at 1,000 values, ``H + 40.9`` at 65,
+for the Gaussian; ``H + 10.4`` with the former 3 first acceptance bits);
+``tests/test_envelope.py`` checks that they stay within the entropy plus 17 at ``10**5``.
 
 Timing: one round of proposals, bar the event above; the loops (undecided entries and
 acceptances, the tail) run over the whole array, so their number depends on all its values
@@ -144,7 +147,7 @@ def spare(n: int) -> int:
     """The extra proposals a request of ``n`` values makes: ``N = n + spare(n)`` proposals
     are expected to give ``n + 10·sqrt(n·r) + 12`` accepted at the rejection rate ``r =``
     :data:`SPARE_RATE`, and give fewer than ``n`` with probability below ``2**-64`` (the
-    exact binomial tail, at most ``2**-71`` for ``n`` from 1 to ``10**7``:
+    exact binomial tail, below ``2**-70`` for ``n`` from 1 to ``10**7``:
     ``tests/test_envelope.py``).
 
     >>> spare(65), spare(1000), spare(100_000)

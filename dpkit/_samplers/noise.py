@@ -9,7 +9,7 @@ Each chooses its sampler from the request's *size* and the public scale, never f
 up to ``FIXED_MAX = 64`` values (and any count at scales beyond the vector sampler's range),
 the fixed-cost samplers of :mod:`dpkit._samplers.fixed_cost`; larger arrays, the
 block-envelope sampler of :mod:`dpkit._samplers.envelope`, its proposals ``_BLOCK`` at a
-time, in one round (a few percent more proposals than values).
+time, in one round (the values and spares: :func:`dpkit._samplers.envelope.spare`).
 
 Vectorised sampling
 -------------------
