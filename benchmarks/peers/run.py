@@ -57,7 +57,7 @@ from dpkit._samplers.grid import grid_exponent
 from dpkit._samplers.noise import discrete_gaussian
 from dpkit.composition import optimal, sequential
 from dpkit.exponential import Eta, base2_exponential_mechanism
-from dpkit.gaussian import analytic_sigma, gaussian_mechanism
+from dpkit.gaussian import analytic_sigma, gaussian_mechanism, mechanism_parameters
 from dpkit.laplace import laplace_mechanism
 from dpkit.rng import SecureRandom
 from dpkit.timing import unpadded
@@ -147,7 +147,11 @@ def mechanism_table(kind: str) -> tuple[dict, float]:
     values = np.full(N, 0.5)
     sigma = analytic_sigma(SENSITIVITY, EPSILON, DELTA)
     scale = SENSITIVITY / EPSILON
-    k = grid_exponent(SENSITIVITY, N, norm=1 if kind == "laplace" else 2)
+    # dpkit's own grid: the Laplace mechanism's from the sensitivity and the length, the
+    # Gaussian mechanism's from σ (σ about 2**40 units; the ℓ2 rule of grid_exponent gave
+    # 2**-29, coarser, which the runs before this fix reported as dpkit's grid)
+    k = (grid_exponent(SENSITIVITY, N) if kind == "laplace" else
+         mechanism_parameters(SENSITIVITY, EPSILON, DELTA, N).grid_exponent)
     if kind == "laplace":
         title = f"(a) Laplace mechanism, vector of {N:,}"
         note = (f"One release of a vector of {N:,} values, sensitivity {SENSITIVITY:g}, "
