@@ -2,8 +2,18 @@
 
 ``99a5f55`` (vector deadlines from the set-up, not the values), ``8b736e6`` (every SVT step
 charged the extra work of its draws at far noise scales) and ``bd635d3`` (the envelope's one
-round of proposals). No finding: what held is below; the reviewer's report has the numbers
-and commands.
+round of proposals). No leak certified (``benchmarks/timing.py``'s ``certify``, padded,
+margin 2: every pair ε 0); the reviewer's report has the numbers and commands.
+
+F1 (open, low: overruns, no leak certified). ``99a5f55`` cut the deadline of requests above
+about 1,060 values (``4 U < 60·n·V``), and with it the absolute slack between the work and
+the margin-2 deadline that a preemption on a shared core must fit in: at 20,000 values
+4.57 ms for about 0.75 ms of work, against 8.50 ms before. Padded, zeros against one
+coordinate 1.0, core 0 shared with other helpers (load 1.6-3.1), releases with an overrun:
+30 of 28,000 with the new constants, 5 of 28,000 with the old (the same run, interleaved
+blocks); at 2,000 values 5 of 12,000 either way, at ``10**5`` 0 of 3,200 either way.
+Unpadded at margin 1 the work's 99.9th percentile was 1.46 of the deadline at 2,000 values
+(0.76 at 65; 3,000 calls, load 1.5): a preemption, not the work, is what overruns.
 
 What is tested here (shown to fail on the code before ``8b736e6``): every step of
 ``above_threshold``, ``sparse`` and ``range_queries`` is charged at least the extra work
