@@ -71,11 +71,11 @@ __all__ = ["RANGE_SIGMAS", "GaussianParameters", "analytic_sigma", "bao_sigma", 
 #: One value in a container of Python objects is converted as a list's element, about
 #: 1.7 U more than a scalar (99.9th percentile up to 24 U; breaker review 31): such a
 #: release is charged one more object (``per_object``), as in :mod:`dpkit.laplace`.
-#: ``large`` and ``per_vector_value`` were 6 and 110 until the envelope sampler made one round
-#: of proposals (issue 18; see :data:`dpkit.laplace.COST`): the work's 99.9th percentile was
-#: 0.38 of the old margin-1 deadline at ``10**5`` values and at most 1.19 from 65 to 2,000
-#: (before that change, which shortened the work).
-COST = Cost(fixed=11.0, per_value=0.06, large=10.0, per_vector_value=50.0, per_object=3.2)
+#: ``large`` was 6 until the envelope sampler made one round of proposals (issue 18; see
+#: :data:`dpkit.laplace.COST`, whose ``per_vector_value`` this one follows): the work's 99.9th
+#: percentile was at most 1.19 of the margin-1 deadline from 65 to 2,000 values before that
+#: change, which shortened the work.
+COST = Cost(fixed=11.0, per_value=0.06, large=10.0, per_vector_value=110.0, per_object=3.2)
 
 
 # ------------------------------------------------------------------------ the mechanism

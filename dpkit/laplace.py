@@ -92,12 +92,14 @@ COARSE_BITS = 10
 #: list's element, about 1.7 U more than a scalar at the median (every type, quiet core;
 #: breaker review 31): such a release is charged one more object (``per_object``), and so
 #: is one copy of a float in :func:`sample_releases`, whose type must not set its deadline.
-#: ``large`` and ``per_vector_value`` were 8 and 110 until the envelope sampler made one round
-#: of proposals (issue 18): its work, unpadded on a core beside another busy one, was then
-#: 0.20-0.36 ms from 65 to 2,000 values and 5.3 ms at ``10**5`` (99.9th percentile at most
-#: 1.06 of the old margin-1 deadline from 65 to 2,000 values, 0.36 at ``10**5``), so the
-#: deadline moved from the values to the set-up: more at 65 values, half at ``10**5``.
-COST = Cost(fixed=8.0, per_value=0.05, large=12.0, per_vector_value=50.0, per_object=3.2)
+#: ``large`` was 8 until the envelope sampler made one round of proposals (issue 18): its
+#: work, unpadded on a core beside another busy one, was then 0.20-0.36 ms from 65 to 2,000
+#: values (99.9th percentile at most 1.06 of the old margin-1 deadline), and the extra set-up
+#: leaves more room at small sizes for a pre-emption by another program. ``per_vector_value``
+#: stays 110: at 50 (tried in 99a5f55) the work still fitted, but the room left above about
+#: 1,000 values halved, and padded releases of 20,000 values overran 30 times in 28,000
+#: against 5 with 110 (load 1.6-3.1, breaker review 36, F1).
+COST = Cost(fixed=8.0, per_value=0.05, large=12.0, per_vector_value=110.0, per_object=3.2)
 
 #: The extra deadline, in ``U``, of a release of one value (a scalar, or a container of one:
 #: either is one draw, by the same sampler) whose noise scale is far from the common ones,
