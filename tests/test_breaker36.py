@@ -5,7 +5,8 @@ charged the extra work of its draws at far noise scales) and ``bd635d3`` (the en
 round of proposals). No leak certified (``benchmarks/timing.py``'s ``certify``, padded,
 margin 2: every pair ε 0); the reviewer's report has the numbers and commands.
 
-F1 (open, low: overruns, no leak certified). ``99a5f55`` cut the deadline of requests above
+F1 (fixed in a5b98e1, ``per_vector_value`` back to 110; low: overruns, no leak certified).
+``99a5f55`` cut the deadline of requests above
 about 1,060 values (``4 U < 60·n·V``), and with it the absolute slack between the work and
 the margin-2 deadline that a preemption on a shared core must fit in: at 20,000 values
 4.57 ms for about 0.75 ms of work, against 8.50 ms before. Padded, zeros against one
