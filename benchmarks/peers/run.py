@@ -168,8 +168,10 @@ def mechanism_table(kind: str) -> tuple[dict, float]:
                           "(ρ = Δ²/(2σ²)), not (ε, δ) directly")
     note += (f". Each library gets the same float64 NumPy array (dpkit's API takes arrays; "
              f"OpenDP copies it into a Rust vector; diffprivlib takes one float per call). "
-             f"Granularity: dpkit adds exact discrete noise on the grid 2^{k} (from the "
-             f"sensitivity and the length); OpenDP samples discrete noise on a grid 2^k, "
+             f"Granularity: dpkit adds exact discrete noise on the grid 2^{k} ("
+             + ("from the sensitivity and the length" if kind == "laplace" else
+                "from σ: σ is about 2^40 grid units")
+             + f"); OpenDP samples discrete noise on a grid 2^k, "
              f"by default the finest its float type allows, and in the second row at "
              f"k = {k}, dpkit's grid; {opendp_privacy}. {float_noise}, loop of scalar "
              f"calls; NumPy: floating-point noise from PCG64 (not secure, unsafe baseline). "
