@@ -265,6 +265,20 @@ def test_proposals_fill_whole_bytes_at_the_mechanisms_scales(kind: str,
     assert table.accept_bits >= 4
 
 
+def _count_fills(monkeypatch: pytest.MonkeyPatch, env: _envelope.Envelope) -> list[int]:
+    """Record the size of every ``env._fill`` call (one per block of proposals) in the
+    returned list."""
+    fills: list[int] = []
+    fill = env._fill
+
+    def counting(out: np.ndarray, rng) -> np.ndarray:
+        fills.append(out.size)
+        return fill(out, rng)
+
+    monkeypatch.setattr(env, "_fill", counting)
+    return fills
+
+
 @pytest.mark.parametrize(("kind", "parameter"),
                          [("laplace", Fraction(1000)), ("gaussian", Fraction(10**6))])
 def test_one_round_of_proposals_whatever_the_noise(
@@ -275,14 +289,7 @@ def test_one_round_of_proposals_whatever_the_noise(
     The draws keep their law: chi-square and sign tests of ``_check`` (each false-failure
     probability below ``ALPHA``) on a request cut into blocks of ``2**14``."""
     env = _envelope.Envelope(kind, parameter)
-    fills = []
-    fill = env._fill
-
-    def counting(out: np.ndarray, rng) -> np.ndarray:
-        fills.append(out.size)
-        return fill(out, rng)
-
-    monkeypatch.setattr(env, "_fill", counting)
+    fills = _count_fills(monkeypatch, env)
     discrete = discrete_laplace if kind == "laplace" else discrete_gaussian
     monkeypatch.setattr("dpkit._samplers.noise.laplace_envelope", lambda _: env)
     monkeypatch.setattr("dpkit._samplers.noise.gaussian_envelope", lambda _: env)
@@ -301,14 +308,7 @@ def test_a_short_round_is_followed_by_another_for_the_rest(
     keep their law (``_check``, false-failure probability below ``ALPHA`` per test)."""
     monkeypatch.setattr(_envelope, "spare", lambda n: 0)
     env = _envelope.Envelope("laplace", Fraction(1000))
-    fills = []
-    fill = env._fill
-
-    def counting(out: np.ndarray, rng) -> np.ndarray:
-        fills.append(out.size)
-        return fill(out, rng)
-
-    monkeypatch.setattr(env, "_fill", counting)
+    fills = _count_fills(monkeypatch, env)
     draws = env.sample(300_000, seeded(57), block=1 << 14)
     assert len(fills) > (300_000 >> 14) + 1 and fills[-1] < 1000
     _check("laplace", Fraction(1000), draws)
