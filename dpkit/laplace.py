@@ -141,6 +141,22 @@ def draw_extra_work(scale_units: Fraction) -> float:
     answer it releases (breaker review 33, F3: the last step's work at the smallest ε, 30
     answers of ``2**1000 - 1``, was 1.5 times its margin-1 deadline at the median without it).
 
+    Parameters
+    ----------
+    scale_units : Fraction or int
+        The draw's noise scale in grid units: a public parameter the caller has validated.
+
+    Returns
+    -------
+    float
+        The extra work in ``U`` (0 at the common scales); a function of the scale only.
+
+    Raises
+    ------
+    AttributeError
+        If ``scale_units`` is not a Fraction or an int (it has no numerator): callers pass
+        the scales they computed from validated parameters, never user input.
+
     >>> draw_extra_work(Fraction(2**24)), draw_extra_work(Fraction(2**40))
     (0.0, 2.0)
     >>> draw_extra_work(Fraction(2**54)), draw_extra_work(Fraction(2**155))

@@ -333,6 +333,22 @@ def step_extra_work(run_epsilon: Fraction) -> tuple[float, float]:
     ε, without it, 3-8% of ``range_queries`` releases of 30 positives overran a step at
     margin 2, against 0.05% at ε = 1). A function of public parameters only.
 
+    Parameters
+    ----------
+    run_epsilon : Fraction
+        One run's ε, already validated (:func:`exact_epsilon`), so positive.
+
+    Returns
+    -------
+    tuple of float
+        ``(threshold, query)``: the extra work, in ``U``, of a threshold's draw and of a
+        query's.
+
+    Raises
+    ------
+    ZeroDivisionError
+        If ``run_epsilon`` is 0, which :func:`exact_epsilon` refuses first.
+
     >>> step_extra_work(Fraction(1, 60)), step_extra_work(Fraction(1, 2**30))
     ((0.0, 0.0), (2.0, 2.0))
     >>> step_extra_work(Fraction(1, 2**64))
@@ -340,6 +356,19 @@ def step_extra_work(run_epsilon: Fraction) -> tuple[float, float]:
     """
     scale_units = 2 ** grid_bits(2 / run_epsilon) / run_epsilon
     return draw_extra_work(2 * scale_units), draw_extra_work(4 * scale_units)
+
+
+def first_step(clock: Deadline, run_epsilon: Fraction, restarts: bool) -> float:
+    """Open a release's first step (validation and the first threshold's draw, charged the
+    extra work of its scale) and return each query step's extra budget, in ``U``
+    (:func:`step_extra_work`): the query's draw, and a new threshold's too when the runs
+    restart after a positive (``restarts``: :func:`sparse`, :func:`dpkit.svt.range_queries`).
+    Later steps are counted by :func:`query_answers`.
+    """
+    clock.size(1)
+    threshold_work, query_work = step_extra_work(run_epsilon)
+    clock.add_work(threshold_work)
+    return threshold_work + query_work if restarts else query_work
 
 
 def above_threshold(queries: Iterable[Query], data: Any, threshold: float, epsilon: float,
@@ -416,11 +445,8 @@ def _above_threshold_work(clock: Deadline, queries: Any, data: Any, threshold: A
     run_epsilon = exact_epsilon(epsilon)
     exact_threshold = as_fraction(threshold, "threshold")
     source = resolve(rng)
-    clock.size(1)  # the first step: the threshold's draw; then one step per query evaluated
-    threshold_work, query_work = step_extra_work(run_epsilon)
-    clock.add_work(threshold_work)
     # validated lazily, none evaluated yet; a step draws the query's noise (no new threshold)
-    answers = query_answers(queries, data, clock, query_work)
+    answers = query_answers(queries, data, clock, first_step(clock, run_epsilon, False))
     found = sparse_on_answers(answers, exact_threshold, run_epsilon, 1, source)
     return found[0] if found else None
 
@@ -478,11 +504,9 @@ def _sparse_work(clock: Deadline, queries: Any, data: Any, threshold: Any, epsil
     run_epsilon = exact_epsilon(epsilon, c) / c
     exact_threshold = as_fraction(threshold, "threshold")
     source = resolve(rng)
-    clock.size(1)  # the first step: the threshold's draw; then one step per query evaluated
-    threshold_work, query_work = step_extra_work(run_epsilon)
-    clock.add_work(threshold_work)
     # a step draws the query's noise and, after a positive, a new threshold's
-    found = sparse_on_answers(query_answers(queries, data, clock, threshold_work + query_work),
+    found = sparse_on_answers(query_answers(queries, data, clock,
+                                            first_step(clock, run_epsilon, True)),
                               exact_threshold, run_epsilon, c, source)
     return found
 

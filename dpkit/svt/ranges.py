@@ -26,13 +26,13 @@ from dpkit.svt.core import (
     COST,
     Query,
     exact_epsilon,
+    first_step,
     grid_bits,
     nearest_float,
     query_answers,
     release_on_grid,
     round_to_grid,
     sparse_on_answers,
-    step_extra_work,
     warm_up_queries,
 )
 from dpkit.timing import Deadline, run_padded, warm_up_calls
@@ -113,13 +113,10 @@ def _range_queries_work(clock: Deadline, queries: Any, data: Any, c: Any, thresh
     run_epsilon = exact_epsilon(epsilon, 2 * c) / (2 * c)  # c runs of Sparse, c answers
     exact_threshold = as_fraction(threshold, "threshold")
     source = resolve(rng)
-    clock.size(1)  # the first step: the threshold's draw; then one step per query evaluated
-    threshold_work, query_work = step_extra_work(run_epsilon)
-    clock.add_work(threshold_work)
     # Key each answer by (index, exact answer) so the picks come back with their answers;
     # a step draws the query's noise and, after a positive, a new threshold's.
     keyed = (((i, a), a) for i, a in _releasable_answers(queries, data, clock,
-                                                          threshold_work + query_work))
+                                                          first_step(clock, run_epsilon, True)))
     found = sparse_on_answers(keyed, exact_threshold, run_epsilon, c, source)
     # Answers on the grid 2**-bits <= min(1, 1/run_epsilon)·2**-20: sensitivity 2**bits
     # units, noise scale 2**bits/run_epsilon >= 2**20 units.
