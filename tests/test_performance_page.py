@@ -210,6 +210,35 @@ def test_page_prints_powers_readably(monkeypatch, capsys) -> None:
     assert len(shown) >= 10 and "2⁻³⁷" in text and "2ᵏ" in text, text[:500]
 
 
+
+@pytest.mark.parametrize(("language", "expected", "foreign"), [
+    ("en", ("Takeaway:", "One value at σ = 1", "OpenDP's Laplace measurement certified",
+            "Laplace release of"), ("要点：",)),
+    ("zh", ("要点：", "σ = 1 时的单个值", "OpenDP 的拉普拉斯测量", "的拉普拉斯发布"),
+     ("Takeaway:", "One value at σ = 1", "OpenDP's Laplace measurement certified",
+      "Laplace release of"))])
+def test_summary_lines_follow_the_edition(monkeypatch, capsys, language: str,
+                                          expected: tuple, foreign: tuple) -> None:
+    """The page's code cells are the same in both editions: the takeaway, the rounds of one
+    fixed-cost value, OpenDP's certificate on dpkit's grid and the releases' entropies are
+    printed in the language of the edition (:func:`dpkit.i18n.language`), so the zh page
+    does not print them in English."""
+    import IPython.display
+    import jupytext
+
+    from dpkit.i18n import in_language
+
+    monkeypatch.setattr(IPython.display, "display", lambda *objects, **_: None)
+    monkeypatch.chdir(ROOT)
+    namespace: dict = {}
+    with in_language(language):
+        for cell in jupytext.read(PAGE).cells:
+            if cell.cell_type == "code":
+                exec(cell.source, namespace)  # the page's own code, as the book build runs it
+    text = capsys.readouterr().out.replace("\n", " ")
+    assert all(phrase in text for phrase in expected), text[:500]
+    assert not any(phrase in text for phrase in foreign), text[:500]
+
 def _pins(path: Path) -> dict[str, str]:
     """``{name: version}`` of the ``name==version`` lines of a requirements file."""
     pins = {}
