@@ -70,8 +70,8 @@ operations run do not depend on the values drawn. What is and is not constant:
   are accepted. The *number of rounds* varies, and the work with it, but it depends only
   on which proposals were accepted, and accepted proposals are independent draws from the
   target whatever that pattern is, so it is independent of the values returned and of the
-  data: a release that outlasts its deadline because of its rounds shows only their
-  number. For 2 or more values a proposal is accepted with probability exactly
+  data (an overrun, though, shows the release's whole unpadded work: see "Deadlines"
+  below). For 2 or more values a proposal is accepted with probability exactly
   ``c·e**(-σ²/(2t²))·Σ_y e**(-y²/(2σ²))``, ``c = (1 - e**(-1/t))/2``, ``t = floor(σ) +
   1``: at least 0.76 at the Gaussian mechanism's ``σ``, where a request of 2 to 64 values
   takes more than 9 rounds with probability at most ``2**-64``. The deadline must cover the rounds;

@@ -184,8 +184,11 @@ def fixed_discrete_gaussian(sigma2: Fraction, n: int, rng: RandomSource) -> np.n
        comparison, about ``2**-40`` a proposal; a geometric or ``floor(E)`` beyond its
        digits, ``<= e**-64``) decide the same trials, so they change no law, only the work
        (by the values: see the module docstring). A release padded to a deadline that
-       covers its rounds shows nothing of them; one whose rounds outlast the deadline
-       shows ``R``, which carries nothing about the values or the data.
+       covers its rounds shows nothing of them. One that outlasts its deadline shows its
+       unpadded work: the rounds' part of it (``R``) carries nothing about the values or
+       the data, the rest is what the deadline hid (the same passes whatever the values
+       for a float64 array; a cost that depends on them for Python objects: "Overruns"
+       in :mod:`dpkit.timing`).
     2. *The acceptance probability*, exactly. ``P[propose y] = c·e**(-|y|/t)`` for every
        integer ``y``, 0 included (only ``(+, 0)`` proposes it), ``c = (1 - e**(-1/t))/2``;
        times ``P[accept | y] = e**(-γ(y))`` it is ``c·e**(-σ²/(2t²))·e**(-y²/(2σ²))``, the
@@ -207,10 +210,11 @@ def fixed_discrete_gaussian(sigma2: Fraction, n: int, rng: RandomSource) -> np.n
        64 (97 now).
 
     A release's deadline (:mod:`dpkit.timing`) must therefore cover the rounds its requests
-    take, not only the first; ``benchmarks/deadlines.py`` checks the Gaussian mechanism's
-    deadline with this sampler as it is, so its percentiles include the releases that take
-    more rounds (``COST`` in :mod:`dpkit.gaussian`). ``tests/test_breaker35.py`` checks
-    points 1 to 3.
+    take, not only the first: more rounds make an overrun likelier (at the mechanism's
+    ``σ``, 2 values take 3 rounds or more in 0.029% of the requests).
+    ``benchmarks/deadlines.py`` checks the Gaussian mechanism's deadline with this sampler
+    as it is, so its percentiles include the releases that take more rounds (``COST`` in
+    :mod:`dpkit.gaussian`). ``tests/test_breaker35.py`` checks points 1 to 3.
 
     Privacy
     -------
