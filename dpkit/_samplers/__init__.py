@@ -67,10 +67,17 @@ operations run do not depend on the values drawn. What is and is not constant:
   is drawn as a difference of two geometrics instead (that module's "Scales").
 * Discrete Gaussian (CKS Algorithm 3): each round decides ``n + 1 + n // 2`` proposals at
   a fixed cost (one proposal and its acceptance for one value); rounds repeat until ``n``
-  are accepted. The *number of rounds* varies, but it
-  depends only on which proposals were accepted, and accepted proposals are independent
-  draws from the target whatever that pattern is, so it carries no information about the
-  values returned. Exceptions as above, plus (for ``n > 1``) an undecided acceptance
+  are accepted. The *number of rounds* varies, and the work with it, but it depends only
+  on which proposals were accepted, and accepted proposals are independent draws from the
+  target whatever that pattern is, so it is independent of the values returned and of the
+  data (an overrun, though, shows the release's whole unpadded work: "Overruns" in
+  :mod:`dpkit.timing`). For 2 or more values a proposal is accepted with probability
+  exactly ``c·e**(-σ²/(2t²))·Σ_y e**(-y²/(2σ²))``, ``c = (1 - e**(-1/t))/2``, ``t =
+  floor(σ) + 1``: at least 0.76 at the Gaussian mechanism's ``σ``, where a request of 2 to
+  64 values takes more than 9 rounds with probability at most ``2**-64``. The deadline
+  must cover the rounds; ``benchmarks/deadlines.py``, which runs the sampler as it is,
+  checks it. See "Rounds" in :func:`~dpkit._samplers.fixed_cost.fixed_discrete_gaussian`.
+  Exceptions as above, plus (for ``n > 1``) an undecided acceptance
   comparison (probability about ``2**-40`` per proposal) and proposals ``|y| >= 2**53``
   (scales above about ``2**47``, never used by the mechanisms), which finish in exact
   arithmetic. A scalar Gaussian round's acceptance probability ``exp(-γ)`` is computed on

@@ -140,20 +140,91 @@ def _fixed_gaussian_setup(sigma2: Fraction) -> _GaussianSetup:
 def fixed_discrete_gaussian(sigma2: Fraction, n: int, rng: RandomSource) -> np.ndarray:
     """``n`` exact discrete Gaussian draws, each proposal decided at a value-independent cost.
 
-    CKS Algorithm 3: a proposal is a random sign times a geometric ``G`` of scale ``t``
-    (drawn as in :func:`fixed_discrete_laplace`), rejected if it is ``(-, 0)`` (which
-    makes it discrete Laplace) and otherwise accepted when ``E > γ(Y)``: ``E`` is drawn with
-    a fixed number of digits and compared with a float bracket of ``γ``
+    CKS Algorithm 3: a proposal is a random sign times a geometric ``G`` of scale ``t =
+    floor(σ) + 1`` (``P[G = g] = (1 - e**(-1/t))·e**(-g/t)``, drawn as in
+    :func:`fixed_discrete_laplace`), rejected if it is ``(-, 0)`` (which makes it discrete
+    Laplace) and otherwise accepted when ``E > γ(Y) = (|Y| - σ²/t)²/(2σ²)``: ``E`` is drawn
+    with a fixed number of digits and compared with a float bracket of ``γ``
     (:func:`_gamma_bracket`); a comparison those digits cannot decide (probability about
-    ``2**-40``) continues exactly. Each round proposes ``n + 1 + n // 2`` candidates; rounds
-    repeat until ``n`` are accepted. The number of rounds depends only on *which* proposals
-    were accepted, and the accepted values are independent draws from the target whatever
-    that pattern is, so it carries no information about the values returned. One value is
-    drawn by the interval algorithm instead
+    ``2**-40``) continues exactly. One value is drawn by the interval algorithm instead
     (:func:`dpkit._samplers.interval_gaussian.interval_gaussian`: one uniform of ``B`` bits
     a round, 120 at the Gaussian mechanism's ``σ``), by the same argument on its rounds, at
     ``σ`` whose proposal has at most ``MAX_DIGITS`` digits (``t < 2**55``: see "Scales" in
     :mod:`dpkit._samplers.interval`).
+
+    Parameters
+    ----------
+    sigma2 : Fraction
+        ``σ²``, > 0 (validated by the caller, :func:`dpkit._samplers.noise.discrete_gaussian`).
+    n : int
+        The number of draws, >= 1 (at most ``FIXED_MAX`` from the entry points).
+    rng : RandomSource
+        The source of random bits.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``n`` independent draws with ``P[X = x] ∝ exp(-x²/(2σ²))``: ``int64``, or Python
+        ints (``object``) at scales whose proposal has more than 61 digits or after a tail.
+
+    Notes
+    -----
+    Rounds (every call but one value walked by the interval algorithm). Each round proposes
+    ``m = n + 1 + n // 2`` candidates and keeps the accepted ones, in order, up to the
+    number still needed; rounds repeat until ``n`` are kept. The work therefore varies with
+    the number of rounds ``R`` (each round runs the same operations); ``R`` is independent
+    of the values returned and of the data:
+
+    1. *What the rounds show.* The proposals are independent pairs (``A_j`` accepted,
+       ``Y_j`` the value), drawn from the public ``σ²`` and ``n`` alone, and given ``A_j =
+       1``, ``Y_j`` has the target law whatever the other pairs are. ``R`` is a function of
+       the pattern ``(A_j)`` alone (the first round by which ``n`` proposals were
+       accepted), and given that pattern the values returned are independent draws from
+       the target: they are independent of ``R``. The exact fallbacks (an undecided
+       comparison, about ``2**-40`` a proposal; a geometric or ``floor(E)`` beyond its
+       digits, ``<= e**-64``) decide the same trials, so they change no law, only the work
+       (by the values: see the module docstring). A release padded to a deadline that
+       covers its rounds shows nothing of them. One that outlasts its deadline shows its
+       unpadded work: the rounds' part of it (``R``) carries nothing about the values or
+       the data, the rest is what the deadline hid (the same passes whatever the values
+       for a float64 array; a cost that depends on them for Python objects: "Overruns"
+       in :mod:`dpkit.timing`).
+    2. *The acceptance probability*, exactly. ``P[propose y] = c·e**(-|y|/t)`` for every
+       integer ``y``, 0 included (only ``(+, 0)`` proposes it), ``c = (1 - e**(-1/t))/2``;
+       times ``P[accept | y] = e**(-γ(y))`` it is ``c·e**(-σ²/(2t²))·e**(-y²/(2σ²))``, the
+       cross terms cancelling (``-|y|/t + |y|·(σ²/t)/σ² = 0``: the correctness argument of
+       CKS Algorithm 3). A proposal is therefore accepted with probability ``q(σ²) =
+       c·e**(-σ²/(2t²))·Θ``, ``Θ = Σ_y e**(-y²/(2σ²)) >= max(1 + 2e**(-1/(2σ²)),
+       sqrt(2πσ²))`` (Poisson summation: ``Θ = sqrt(2πσ²)·Σ_k e**(-2π²σ²k²)``): 0.355 at
+       ``σ² = 1/4``, 0.435 at 1, 0.641 at 10. ``q`` tends to ``(1 - e**-1)/2 = 0.316`` as
+       ``σ → 0`` and to ``sqrt(π/2)·e**(-1/2) = 0.760`` as ``σ → ∞``; it lies in ``[0.76,
+       0.7602]`` for every ``σ >= 2**12``.
+    3. *The bound.* ``R > K`` exactly when fewer than ``n`` of the first ``K·m`` proposals
+       are accepted: ``P[R > K] = P[Bin(K·m, q) < n]``, decreasing in ``q``. The Gaussian
+       mechanism's ``σ`` is at least ``2**40`` grid units (about ``2**40`` to ``2**41``:
+       :func:`dpkit.gaussian.mechanism_parameters`), where ``P[R > K] <= 2**-64`` for ``K =
+       9`` at ``n = 2``, 4 at ``n = 10`` and 2 at ``n = 64`` (at most 9 for every ``n`` from
+       2 to 64), and ``K - 1`` rounds would not do; a second round is taken by 4.5% of the
+       requests of 2 values, 6.6% of 10 and 0.93% of 64. A single round with a failure
+       probability of ``2**-64`` would need 35 proposals for 2 values (4 now) and 153 for
+       64 (97 now).
+
+    A release's deadline (:mod:`dpkit.timing`) must therefore cover the rounds its requests
+    take, not only the first: more rounds make an overrun likelier (at the mechanism's
+    ``σ``, 2 values take 3 rounds or more in 0.029% of the requests).
+    ``benchmarks/deadlines.py`` checks the Gaussian mechanism's deadline with this sampler
+    as it is (at 64 values among its sizes), so its percentiles include the releases
+    that take more rounds (``COST`` in :mod:`dpkit.gaussian`). ``tests/test_breaker35.py``
+    checks points 1 to 3.
+
+    Privacy
+    -------
+    As :func:`dpkit._samplers.noise.discrete_gaussian`.
+
+    References
+    ----------
+    C. L. Canonne, G. Kamath, T. Steinke. *The Discrete Gaussian for Differential Privacy.*
+    NeurIPS 2020 (arXiv:2004.00010), Algorithm 3 and its analysis.
     """
     if n == 1 and walks(sigma2):
         return interval_gaussian(sigma2, rng)
