@@ -213,7 +213,7 @@ def fixed_discrete_gaussian(sigma2: Fraction, n: int, rng: RandomSource) -> np.n
     take, not only the first: more rounds make an overrun likelier (at the mechanism's
     ``σ``, 2 values take 3 rounds or more in 0.029% of the requests).
     ``benchmarks/deadlines.py`` checks the Gaussian mechanism's deadline with this sampler
-    as it is (at 64 values among its sizes), so its percentiles include the releases
+    as it is (at 2, 10 and 64 values among its sizes), so its percentiles include the releases
     that take more rounds (``COST`` in :mod:`dpkit.gaussian`). ``tests/test_breaker35.py``
     checks points 1 to 3.
 
