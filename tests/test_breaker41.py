@@ -39,7 +39,8 @@ of ``c`` removes both.)
 The last step's work there is public (``c`` and the scale), so nothing private shows.
 
 F2 (open, low). A stream's iterator that only dpkit holds (``iter(queries)`` of an iterable
-whose ``__iter__`` is a generator) is freed, so closed, when the release's work returns:
+whose ``__iter__`` is a generator; a generator passed itself is held by the call's arguments
+and closed after the wait) is freed, so closed, when the release's work returns:
 inside its last step, before the wait, so the caller's ``finally`` or ``close`` runs in a
 step whose budget covers only dpkit's work (the module notes of :mod:`dpkit.svt.core` put
 everything the caller's code does between two steps). A slow cleanup would overrun the last
