@@ -25,7 +25,7 @@ restart charge (40 of the 90 cases fail), charge a new threshold to ``above_thre
 query steps (10), or drop the first threshold's charge (63), and on one that converts the
 threshold after the first step is opened (the refusal test).
 
-F1 (open, low: no leak, a bad error). ``range_queries`` charges its last step for ``c``
+F1 (low: no leak, a bad error; fixed). ``range_queries`` charges its last step for ``c``
 released answers whatever it found, so ``c`` accepted by the budget check can make that
 deadline overflow: ``c = 2**1030`` with ε = 1e308 (one run's ε about ``2**-8``) runs every
 query, then raises ``OverflowError: int too large to convert to float`` from the last
@@ -35,10 +35,10 @@ it does not wait for: not the clear ``ValueError`` naming ``c`` that the contrac
 in ns is ``inf`` and ``int(inf)`` raises ``OverflowError`` in the wait; below, the deadline
 is finite but long: about ``c · 1.5 · margin · U``, 141 s at ``c = 10**6``, margin 2, however
 few queries the stream had. Charging the answers released, which the output shows, instead
-of ``c`` removes both.)
+of ``c`` removes both; the last step now does.)
 The last step's work there is public (``c`` and the scale), so nothing private shows.
 
-F2 (open, low). A stream's iterator that only dpkit holds (``iter(queries)`` of an iterable
+F2 (low; fixed). A stream's iterator that only dpkit holds (``iter(queries)`` of an iterable
 whose ``__iter__`` is a generator; a generator passed itself is held by the call's arguments
 and closed after the wait) is freed, so closed, when the release's work returns:
 inside its last step, before the wait, so the caller's ``finally`` or ``close`` runs in a
@@ -159,7 +159,8 @@ def _expected(function: str, stream: str, n: int, c: int, run_epsilon: Fraction
     step per query evaluated (the query's draw, and a new threshold's when the runs restart),
     and the last step: after the stream ended (nothing), after a query raised (nothing),
     or the step of the last query evaluated; ``range_queries``' last step also releases
-    ``c`` answers."""
+    the answers found (``c`` at ``06c5189~1``; since F1's fix, only those found: ``c`` of
+    the stream of positives, none of the others)."""
     threshold_work, query_work, release_work = EXTRA[run_epsilon]
     restarts = FUNCTIONS[function][2]
     step = (0, 1, threshold_work + query_work if restarts else query_work)
@@ -173,8 +174,9 @@ def _expected(function: str, stream: str, n: int, c: int, run_epsilon: Fraction
     else:                                       # every query, then the stream's end
         steps += [step] * n + [(0, 0, 0.0)]
     if function == "range_queries" and stream not in ("raises", "nan"):
+        found = c if stream == "above" else 0
         array, objects, extra = steps[-1]
-        steps[-1] = (array, objects + c, extra + c * release_work)
+        steps[-1] = (array, objects + found, extra + found * release_work)
     return steps
 
 
@@ -237,8 +239,6 @@ def test_public_parameters_are_refused_before_the_first_step(recorder: _Recorder
     assert (outcome, steps) == (TypeError, [(1, 0, 5.14)])
 
 
-@pytest.mark.xfail(strict=True, reason="open: breaker review 41 F1, range_queries' last "
-                   "step charges c answers, and a huge c overflows its deadline")
 def test_range_queries_refuses_a_c_its_deadline_cannot_hold(recorder: _Recorder) -> None:
     """F1: ``c = 2**1030`` passes the budget check at ε = 1e308 (one run's ε about
     ``2**-8``). The release must either refuse ``c`` with a ``ValueError`` naming it before
@@ -253,8 +253,6 @@ def test_range_queries_refuses_a_c_its_deadline_cannot_hold(recorder: _Recorder)
         assert len(result) <= 1
 
 
-@pytest.mark.xfail(strict=True, reason="open: breaker review 41 F2, a stream dpkit alone "
-                   "holds is closed inside the release's last step")
 @pytest.mark.parametrize("function", list(FUNCTIONS))
 def test_the_callers_stream_is_closed_outside_the_steps(
         monkeypatch: pytest.MonkeyPatch, function: str) -> None:

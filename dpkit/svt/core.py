@@ -236,11 +236,17 @@ def _next_answer(streams: list[Any], data: Any, index: int) -> Any:
     return call_query(query, data, index)
 
 
-def query_answers(queries: Any, data: Any, clock: Deadline,
+def query_answers(streams: list[Any], data: Any, clock: Deadline,
                   extra: float = 0.0) -> Iterator[tuple[int, Fraction]]:
-    """Return a lazy iterator of ``(index, exact answer)``: a query is evaluated only when
-    it is reached. A non-iterable ``queries`` is refused at once. ``clock`` is the
-    release's :class:`dpkit.timing.Deadline`.
+    """Return a lazy iterator of ``(index, exact answer)`` of the queries
+    ``streams[0]``: a query is evaluated only when it is reached. A non-iterable
+    ``streams[0]`` is refused at once. ``clock`` is the release's
+    :class:`dpkit.timing.Deadline`.
+
+    The stream made from the queries replaces ``streams[0]``: the public release function
+    makes the list and holds it until after its wait, so a stream only dpkit holds (an
+    iterable whose ``__iter__`` is a generator) is freed, and its clean-up code runs,
+    in the caller's time, not inside the last step (breaker review 41, F2).
 
     Everything the caller's code does -- making the stream (``iter``), taking the next
     query from it, calling it -- runs between two steps of the release (``clock.call``),
@@ -249,8 +255,7 @@ def query_answers(queries: Any, data: Any, clock: Deadline,
     next step, from its return, charges one answer of any type (an int or a float), and
     ``extra`` more (in ``U``: the far scales' draws, :func:`step_extra_work`), and starts
     with its exact conversion."""
-    check_iterable(queries)  # refused at once: the type of ``queries`` is public
-    streams = [queries]
+    check_iterable(streams[0])  # refused at once: the type of ``queries`` is public
 
     def answers() -> Iterator[tuple[int, Fraction]]:
         index = 0
@@ -364,6 +369,26 @@ def first_step(clock: Deadline, run_epsilon: Fraction, restarts: bool) -> float:
     (:func:`step_extra_work`): the query's draw, and a new threshold's too when the runs
     restart after a positive (``restarts``: :func:`sparse`, :func:`dpkit.svt.range_queries`).
     Later steps are counted by :func:`query_answers`.
+
+    Parameters
+    ----------
+    clock : Deadline
+        The release's clock, not yet sized.
+    run_epsilon : Fraction
+        One run's ε, already validated (:func:`exact_epsilon`).
+    restarts : bool
+        Whether a positive draws a new threshold in the next query step.
+
+    Returns
+    -------
+    float
+        Each query step's extra budget, in ``U``; a function of public parameters only.
+
+    Raises
+    ------
+    ZeroDivisionError
+        As :func:`step_extra_work`, at ``run_epsilon = 0``, which :func:`exact_epsilon`
+        refuses first.
     """
     clock.size(1)
     threshold_work, query_work = step_extra_work(run_epsilon)
@@ -435,18 +460,18 @@ def above_threshold(queries: Iterable[Query], data: Any, threshold: float, epsil
     >>> above_threshold(queries, ages, 100, 1.0, rng=seeded(0))
     2
     """
-    return run_padded(COST, _above_threshold_work, queries, data, threshold, epsilon, rng)
+    return run_padded(COST, _above_threshold_work, [queries], data, threshold, epsilon, rng)
 
 
-def _above_threshold_work(clock: Deadline, queries: Any, data: Any, threshold: Any, epsilon: Any,
-                          rng: Any) -> Any:
+def _above_threshold_work(clock: Deadline, streams: list[Any], data: Any, threshold: Any,
+                          epsilon: Any, rng: Any) -> Any:
     """The work of :func:`above_threshold`, inside its deadline: its temporaries are
     freed before the wait (:func:`dpkit.timing.run_padded`)."""
     run_epsilon = exact_epsilon(epsilon)
     exact_threshold = as_fraction(threshold, "threshold")
     source = resolve(rng)
     # validated lazily, none evaluated yet; a step draws the query's noise (no new threshold)
-    answers = query_answers(queries, data, clock, first_step(clock, run_epsilon, False))
+    answers = query_answers(streams, data, clock, first_step(clock, run_epsilon, False))
     found = sparse_on_answers(answers, exact_threshold, run_epsilon, 1, source)
     return found[0] if found else None
 
@@ -493,11 +518,11 @@ def sparse(queries: Iterable[Query], data: Any, threshold: float, epsilon: float
     ε/c, so no rounding of the budget occurs. Exact comparisons and timing (padded steps)
     as in :func:`above_threshold`.
     """
-    return run_padded(COST, _sparse_work, queries, data, threshold, epsilon, c, rng)
+    return run_padded(COST, _sparse_work, [queries], data, threshold, epsilon, c, rng)
 
 
-def _sparse_work(clock: Deadline, queries: Any, data: Any, threshold: Any, epsilon: Any, c: Any,
-                 rng: Any) -> Any:
+def _sparse_work(clock: Deadline, streams: list[Any], data: Any, threshold: Any, epsilon: Any,
+                 c: Any, rng: Any) -> Any:
     """The work of :func:`sparse`, inside its deadline: its temporaries are
     freed before the wait (:func:`dpkit.timing.run_padded`)."""
     c = check_integer(c, "c", minimum=1)
@@ -505,7 +530,7 @@ def _sparse_work(clock: Deadline, queries: Any, data: Any, threshold: Any, epsil
     exact_threshold = as_fraction(threshold, "threshold")
     source = resolve(rng)
     # a step draws the query's noise and, after a positive, a new threshold's
-    found = sparse_on_answers(query_answers(queries, data, clock,
+    found = sparse_on_answers(query_answers(streams, data, clock,
                                             first_step(clock, run_epsilon, True)),
                               exact_threshold, run_epsilon, c, source)
     return found
