@@ -211,16 +211,23 @@ def test_page_prints_powers_readably(monkeypatch, capsys) -> None:
 
 
 
+ENGLISH_LINES = ("Takeaway:", "One value at σ = 1", "OpenDP's Laplace measurement certified",
+                 "Laplace release of", "Laplace: dpkit's exact release",
+                 "OpenDP's Gaussian measurement, given", "Laplace, vector of the same length",
+                 "digit trials a proposal", "Figure: dpkit's vector samplers")
+CHINESE_LINES = ("要点：", "σ = 1 时的单个值", "OpenDP 的拉普拉斯测量", "的拉普拉斯发布",
+                 "拉普拉斯：dpkit 的精确发布", "OpenDP 的高斯测量", "拉普拉斯，同样长度的向量",
+                 "次数位试验", "图：dpkit 的向量采样器")
+
+
 @pytest.mark.parametrize(("language", "expected", "foreign"), [
-    ("en", ("Takeaway:", "One value at σ = 1", "OpenDP's Laplace measurement certified",
-            "Laplace release of"), ("要点：",)),
-    ("zh", ("要点：", "σ = 1 时的单个值", "OpenDP 的拉普拉斯测量", "的拉普拉斯发布"),
-     ("Takeaway:", "One value at σ = 1", "OpenDP's Laplace measurement certified",
-      "Laplace release of"))])
+    ("en", ENGLISH_LINES, ("要点：", "拉普拉斯")),
+    ("zh", CHINESE_LINES, ENGLISH_LINES)])
 def test_summary_lines_follow_the_edition(monkeypatch, capsys, language: str,
                                           expected: tuple, foreign: tuple) -> None:
-    """The page's code cells are the same in both editions: the takeaway, the rounds of one
-    fixed-cost value, OpenDP's certificate on dpkit's grid and the releases' entropies are
+    """The page's code cells are the same in both editions: the takeaway, the ratios after
+    tables (a) and (b), OpenDP's certificates, the time of reading the random bytes, the
+    rounds of the fixed-cost sampler, the releases' entropies and the figure's summary are
     printed in the language of the edition (:func:`dpkit.i18n.language`), so the zh page
     does not print them in English."""
     import IPython.display
