@@ -252,8 +252,8 @@ def test_a_proposal_is_accepted_with_the_closed_form_probability() -> None:
     values (97 proposals a round) until 300,000 proposals at each ``σ²`` of
     :data:`RATES`: the count accepted passes an exact two-sided binomial test against
     ``q`` (``p > ALPHA = 1e-7`` each, 4e-7 in all: the rate must be within about 0.005 of
-    ``q``). Fails (run on scratch copies of the sampler) if ``(-, 0)`` is accepted (rate
-    0.633 at ``σ² = 1/4``) or ``t`` is ``floor(σ) + 2`` (0.243)."""
+    ``q``). Fails (run on scratch copies of the sampler) if ``(-, 0)`` is accepted (exact
+    rate 0.6335 at ``σ² = 1/4``) or ``t`` is ``floor(σ) + 2`` (exact rate 0.2424 there)."""
     from scipy.stats import binomtest
     for index, (sigma2, stated) in enumerate(RATES):
         q = _acceptance(sigma2)
