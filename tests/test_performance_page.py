@@ -13,6 +13,7 @@ import json
 import math
 import re
 from datetime import datetime
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -272,3 +273,34 @@ def test_peers_lock_pins_what_dpkit_imports() -> None:
     assert not missing, f"benchmarks/peers/requirements.txt lacks {missing}"
     differ = {n: (peers[n], root[n]) for n in needed if n in root and peers[n] != root[n]}
     assert not differ, f"peers' pins differ from requirements.txt: {differ}"
+
+
+def test_page_acceptance_is_the_closed_form(monkeypatch, capsys) -> None:
+    """The page's ``acceptance`` (Poisson summation) is CKS Algorithm 3's exact acceptance:
+    at σ = 1 and t = 1 it is the direct sum ``tanh(1/2)·e^(-1/2)·Σ_{|y|<=40} e^(-y²/2)`` =
+    0.70257839, which the lower bound ``1 - rejection_bound`` equals to 8 digits; with
+    ``c = (1 - e^(-1/t))/2``, ``t = floor(σ) + 1`` it gives the rates test_breaker35
+    asserts (0.435 at σ = 1, 0.641 at σ² = 10); and one value at σ = 1 costs 80/0.7026 =
+    113.9 bits and 1.42 rounds, as the page prints (1/0.70 would give 1.43)."""
+    import IPython.display
+    import jupytext
+
+    from dpkit._samplers.interval_gaussian import rejection_bound
+
+    monkeypatch.setattr(IPython.display, "display", lambda *objects, **_: None)
+    monkeypatch.chdir(ROOT)
+    namespace: dict = {}
+    for cell in jupytext.read(PAGE).cells:
+        if cell.cell_type == "code":
+            exec(cell.source, namespace)  # the page's own code, as the book build runs it
+    capsys.readouterr()
+    acceptance = namespace["acceptance"]
+    direct = math.tanh(0.5) * math.exp(-0.5) * sum(math.exp(-y * y / 2) for y in range(-40, 41))
+    assert acceptance(1.0, 1.0, math.tanh(0.5)) == pytest.approx(direct, rel=1e-12)
+    assert round(direct, 8) == 0.70257839
+    assert round(1 - float(rejection_bound(Fraction(1), Fraction(1))), 8) == 0.70257839
+    assert namespace["accept"] == pytest.approx(direct, rel=1e-12)
+    for sigma2, rate in ((1, 0.435), (10, 0.641)):
+        t = math.isqrt(sigma2) + 1
+        assert round(acceptance(sigma2, t, (1 - math.exp(-1 / t)) / 2), 3) == rate
+    assert f"{1 / namespace['accept']:.2f}" == "1.42"
