@@ -250,3 +250,28 @@ def test_check_iterable_runs_none_of_the_callers_code() -> None:
 
     check_iterable(Stream([lambda data: 1]))
     assert ran == []
+
+
+@pytest.mark.parametrize("function", list(FUNCTIONS))
+def test_a_stream_whose_clean_up_raises_is_closed_after_the_wait(
+        monkeypatch: pytest.MonkeyPatch, events: list[Any], function: str) -> None:
+    """Held (the fix of review 41's F2): a stream dpkit alone holds, stopped early by a
+    positive (``c = 1``), whose ``finally`` raises: the release still returns its output,
+    the ``finally`` runs after the last wait, and its error is reported as unraisable (as
+    Python does for any generator freed). Fails at ``95083b7~1``, where the ``finally``
+    runs before the last wait."""
+    unraisable: list[type] = []
+    monkeypatch.setattr("sys.unraisablehook", lambda report: unraisable.append(report.exc_type))
+
+    class Stream:
+        def __iter__(self) -> Iterator[Callable[[Any], Any]]:
+            try:
+                while True:
+                    yield lambda data: HIGH
+            finally:
+                events.append("finally")
+                raise OSError("the clean-up failed")
+
+    output = FUNCTIONS[function](Stream(), 1)
+    assert output in (0, [0], [(0, float(HIGH))]), output
+    assert (events[-2][0], events[-1], unraisable) == ("wait", "finally", [OSError]), events
