@@ -42,12 +42,12 @@ not be enough: validation is itself value-dependent work (``[0.1, nan]`` and ``[
 take different times to reach the NaN, since an int beyond ``2**53`` is converted exactly), and so
 is the work an SVT does on the answers before the one it refuses (an SVT waits for that step's
 deadline: see "Steps" below). Padding makes the time of an error the deadline of its public size,
-whatever the other values; the error then reveals only what its message says. The locals of the
-failed work (its temporaries) are cleared before the wait (:func:`traceback.clear_frames`), so
-freeing them after it costs no data-dependent time (a debugger sees the traceback, not those
-locals). Only errors (:class:`Exception`) wait: a ``KeyboardInterrupt`` does not. Simulations that
-release nothing (a figure of 10,000 simulated releases, a statistical test) may skip the waiting
-inside :func:`unpadded`.
+whatever the other values; the error then reveals only what its message says. The failed work's
+locals are cleared before the wait, so freeing them after it costs no data-dependent time; not
+those of the caller's code a step called (:meth:`Deadline.call`), freed with the exception in the
+caller's time (:func:`dpkit._waiting.clear_work_frames`). Only errors (:class:`Exception`) wait:
+a ``KeyboardInterrupt`` does not. Simulations that release nothing (a figure of 10,000 simulated
+releases, a statistical test) may skip the waiting inside :func:`unpadded`.
 
 **Steps.** A release that calls the caller's own code (the query functions of :mod:`dpkit.svt`, and
 taking each from the caller's stream) runs in steps (:meth:`Deadline.call`): it waits for the
@@ -138,7 +138,6 @@ import gc
 import os
 import threading
 import time
-import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from types import TracebackType
@@ -149,6 +148,7 @@ import numpy as np
 from dpkit import _warming
 from dpkit._calibration import Reference, measure
 from dpkit._checks import check_real
+from dpkit._waiting import clear_work_frames as _clear_work_frames
 from dpkit._waiting import fill_jitter_pool as _fill_jitter_pool
 from dpkit._waiting import jitter_ns as _jitter_ns
 from dpkit._waiting import wait_until as _wait_until
@@ -690,7 +690,7 @@ class Deadline:
         if kind is not None:
             if not (self._sized and issubclass(kind, Exception)):
                 return  # public inputs refused (or an interrupt): no wait
-            traceback.clear_frames(trace)  # free the work's temporaries before the wait
+            _clear_work_frames(trace, Deadline.call.__code__)  # before the wait
         self._wait()
 
 

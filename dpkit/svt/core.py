@@ -200,8 +200,10 @@ def round_to_grid(value: Fraction, bits: int) -> int:
 
 def check_iterable(queries: Any) -> None:
     """Refuse ``queries`` that is not an iterable (a string or bytes counts as not one).
-    Looks at the type only: nothing of the caller's code runs."""
-    if isinstance(queries, (str, bytes)) or not isinstance(queries, Iterable):
+    Looks at the type only (``type``, not ``__class__``, which the caller's code may
+    compute: breaker review 42, F3): nothing of the caller's code runs."""
+    kind = type(queries)
+    if issubclass(kind, (str, bytes)) or not issubclass(kind, Iterable):
         raise TypeError(f"queries must be an iterable of callables query(data) -> real number, "
                         f"got {describe(queries)} of type {type(queries).__name__}")
 
@@ -244,9 +246,10 @@ def query_answers(streams: list[Any], data: Any, clock: Deadline,
     :class:`dpkit.timing.Deadline`.
 
     The stream made from the queries replaces ``streams[0]``: the public release function
-    makes the list and holds it until after its wait, so a stream only dpkit holds (an
-    iterable whose ``__iter__`` is a generator) is freed, and its clean-up code runs,
-    in the caller's time, not inside the last step (breaker review 41, F2).
+    makes the list and holds it until after its wait (with the positives found:
+    :func:`sparse_on_answers`), so a stream only dpkit holds (an iterable whose
+    ``__iter__`` is a generator) is freed, and its clean-up code runs, in the caller's
+    time, not inside the last step (breaker review 41, F2).
 
     Everything the caller's code does -- making the stream (``iter``), taking the next
     query from it, calling it -- runs between two steps of the release (``clock.call``),
@@ -268,7 +271,8 @@ def query_answers(streams: list[Any], data: Any, clock: Deadline,
 
 
 def _svt(units: Iterator[tuple[Any, int]], threshold_units: int, run_scale: Fraction,
-         c: int, rng: RandomSource, *, ahead: bool = True) -> list[Any]:
+         c: int, rng: RandomSource, *, ahead: bool = True,
+         found: list[Any] | None = None) -> list[Any]:
     """Sparse in grid units: up to ``c`` runs of AboveThreshold; return the positive keys.
 
     ``units`` yields ``(key, answer in grid units)``, the key usually the query's index;
@@ -279,8 +283,10 @@ def _svt(units: Iterator[tuple[Any, int]], threshold_units: int, run_scale: Frac
     after the ``c``-th positive is evaluated. The query noise is drawn ahead in blocks
     (:class:`_QueryNoise`), or with ``ahead=False`` one value per query (the same
     distribution; every step of a release then does the same work: see "Timing" above).
+    The keys are appended to ``found`` if given (a list the release holds until after its
+    wait, so that after an error the positives found so far are not freed inside a step).
     """
-    found: list[Any] = []
+    found = [] if found is None else found
     scale = 4 * run_scale
     draw = _QueryNoise(scale, rng).draw if ahead else lambda: _discrete_laplace(scale, rng)
     while len(found) < c:
@@ -317,15 +323,22 @@ def exact_epsilon(epsilon: Any, runs: int = 1) -> Fraction:
 
 
 def sparse_on_answers(answers: Iterator[tuple[Any, Fraction]], threshold: Fraction,
-                       run_epsilon: Fraction, c: int, rng: RandomSource) -> list[Any]:
+                       run_epsilon: Fraction, c: int, rng: RandomSource,
+                       held: list[Any]) -> list[Any]:
     """Put exact answers and threshold on the comparison grid and run :func:`_svt`.
 
-    ``answers`` yields ``(key, exact answer)``; the keys of the positives are returned.
+    ``answers`` yields ``(key, exact answer)``; the keys of the positives are returned, in
+    a list first appended to ``held``: the list the public release function holds until
+    after its wait (:func:`query_answers`), so that after an error the positives found so
+    far are freed in the caller's time, not inside the last step (breaker review 42, F2).
     """
+    found: list[Any] = []
+    held.append(found)
     run_scale = 1 / run_epsilon  # sensitivity 1, in real units
     bits = grid_bits(2 * run_scale)
     units = ((i, round_to_grid(a, bits)) for i, a in answers)
-    return _svt(units, round_to_grid(threshold, bits), run_scale * 2**bits, c, rng, ahead=False)
+    return _svt(units, round_to_grid(threshold, bits), run_scale * 2**bits, c, rng, ahead=False,
+                found=found)
 
 
 def step_extra_work(run_epsilon: Fraction) -> tuple[float, float]:
@@ -463,7 +476,7 @@ def above_threshold(queries: Iterable[Query], data: Any, threshold: float, epsil
     return run_padded(COST, _above_threshold_work, [queries], data, threshold, epsilon, rng)
 
 
-def _above_threshold_work(clock: Deadline, streams: list[Any], data: Any, threshold: Any,
+def _above_threshold_work(clock: Deadline, held: list[Any], data: Any, threshold: Any,
                           epsilon: Any, rng: Any) -> Any:
     """The work of :func:`above_threshold`, inside its deadline: its temporaries are
     freed before the wait (:func:`dpkit.timing.run_padded`)."""
@@ -471,8 +484,8 @@ def _above_threshold_work(clock: Deadline, streams: list[Any], data: Any, thresh
     exact_threshold = as_fraction(threshold, "threshold")
     source = resolve(rng)
     # validated lazily, none evaluated yet; a step draws the query's noise (no new threshold)
-    answers = query_answers(streams, data, clock, first_step(clock, run_epsilon, False))
-    found = sparse_on_answers(answers, exact_threshold, run_epsilon, 1, source)
+    answers = query_answers(held, data, clock, first_step(clock, run_epsilon, False))
+    found = sparse_on_answers(answers, exact_threshold, run_epsilon, 1, source, held)
     return found[0] if found else None
 
 
@@ -521,7 +534,7 @@ def sparse(queries: Iterable[Query], data: Any, threshold: float, epsilon: float
     return run_padded(COST, _sparse_work, [queries], data, threshold, epsilon, c, rng)
 
 
-def _sparse_work(clock: Deadline, streams: list[Any], data: Any, threshold: Any, epsilon: Any,
+def _sparse_work(clock: Deadline, held: list[Any], data: Any, threshold: Any, epsilon: Any,
                  c: Any, rng: Any) -> Any:
     """The work of :func:`sparse`, inside its deadline: its temporaries are
     freed before the wait (:func:`dpkit.timing.run_padded`)."""
@@ -530,9 +543,9 @@ def _sparse_work(clock: Deadline, streams: list[Any], data: Any, threshold: Any,
     exact_threshold = as_fraction(threshold, "threshold")
     source = resolve(rng)
     # a step draws the query's noise and, after a positive, a new threshold's
-    found = sparse_on_answers(query_answers(streams, data, clock,
+    found = sparse_on_answers(query_answers(held, data, clock,
                                             first_step(clock, run_epsilon, True)),
-                              exact_threshold, run_epsilon, c, source)
+                              exact_threshold, run_epsilon, c, source, held)
     return found
 
 

@@ -105,7 +105,7 @@ def range_queries(queries: Iterable[Query], data: Any, c: int, threshold: float,
     return run_padded(COST, _range_queries_work, [queries], data, c, threshold, epsilon, rng)
 
 
-def _range_queries_work(clock: Deadline, streams: list[Any], data: Any, c: Any, threshold: Any,
+def _range_queries_work(clock: Deadline, held: list[Any], data: Any, c: Any, threshold: Any,
                         epsilon: Any, rng: Any) -> Any:
     """The work of :func:`range_queries`, inside its deadline: its temporaries are
     freed before the wait (:func:`dpkit.timing.run_padded`)."""
@@ -115,9 +115,9 @@ def _range_queries_work(clock: Deadline, streams: list[Any], data: Any, c: Any, 
     source = resolve(rng)
     # Key each answer by (index, exact answer) so the picks come back with their answers;
     # a step draws the query's noise and, after a positive, a new threshold's.
-    keyed = (((i, a), a) for i, a in _releasable_answers(streams, data, clock,
+    keyed = (((i, a), a) for i, a in _releasable_answers(held, data, clock,
                                                           first_step(clock, run_epsilon, True)))
-    found = sparse_on_answers(keyed, exact_threshold, run_epsilon, c, source)
+    found = sparse_on_answers(keyed, exact_threshold, run_epsilon, c, source, held)
     # Answers on the grid 2**-bits <= min(1, 1/run_epsilon)·2**-20: sensitivity 2**bits
     # units, noise scale 2**bits/run_epsilon >= 2**20 units.
     bits = grid_bits(min(Fraction(1), 1 / run_epsilon))
