@@ -16,10 +16,11 @@ which charges ``len(found)`` objects for them (:func:`dpkit.timing.run_padded`: 
 it, they would take a data-dependent time"). What is freed depends on the exact answers,
 which the output shows only with noise: Python caches the ints -5..256, so ``Fraction(256)``
 frees no int and ``Fraction(257)`` frees one. Recorded with :func:`sys.getallocatedblocks`
-at the last wait and just after the return (``c = 100``, 20 positives, load 1.2, three
-repeats each): 42 blocks freed after the wait when every answer is 256, 62 when it is 257
-(one int block per positive); at ``54ae8fe~1``, 21 in both cases (``k = 1``: 23 against 24,
-and 21 both). Not timed (a block's free costs some ns; the difference grows with ``c``).
+at the last wait and just after the return (``c = 100``, 20 positives, three repeats
+each): 42 blocks freed after the wait when every answer is 256, 62 when it is 257 (one int
+block per positive); at ``54ae8fe~1``, 21 in both cases (one positive: 22-23 against 24,
+and 20-21 against 21; with the fix below, 21-22 in all six cases). Not timed (a block's free
+costs some ns; the difference grows with the number of positives, up to ``c``).
 Fix: free the positives inside the last step on the normal path, e.g. ``found.clear()`` in
 ``_range_queries_work`` once ``released`` is built (the step is charged for them), keeping
 the list held on the error path (review 42's F2). ``sparse`` returns its ``found`` (the
