@@ -58,7 +58,8 @@ overruns that step, and the release then ends at a time set by that step's own w
 only (stop at the frame of ``Deadline.call``), so what the caller's code made is freed with
 the traceback, in the caller's time.
 
-F2 (low; fixed: the public functions hold the list of positives through the wait). On an error path ``range_queries`` frees the positives found so far inside
+F2 (low; fixed: the public functions hold the list of positives through the wait). On an
+error path ``range_queries`` frees the positives found so far inside
 its last step, uncharged. A query that raises, the stream's end by an exception, or an
 answer refused (NaN, beyond ``2**1000``) after ``k`` positives: ``found`` (``k`` keys, each
 an index and the exact answer, a Fraction) is a local of ``_svt``, freed by
