@@ -216,11 +216,16 @@ ENGLISH_LINES = ("Committed results of one run", "Takeaway:", "One value at σ =
                  "OpenDP's Laplace measurement certified", "Laplace release of",
                  "Laplace: dpkit's exact release", "OpenDP's Gaussian measurement, given",
                  "Laplace, vector of the same length", "trials a proposal (the geometric's",
-                 "Figure: dpkit's vector samplers")
+                 "Figure: dpkit's vector samplers", "One scalar Laplace release took",
+                 "before: dpkit at", "pairs timed in both runs", "After the fix,",
+                 "In the after-run,", "dpkit's draw took", "The deadline of that selection",
+                 "Exact optimum ε*", "dpkit's secure source (ChaCha20)")
 CHINESE_LINES = ("已提交的 benchmarks/peers/run.py", "要点：", "每秒发布约 160 万个值",
                  "σ = 1 时的单个值", "OpenDP 的拉普拉斯测量", "的拉普拉斯发布",
                  "拉普拉斯：dpkit 的精确发布", "OpenDP 的高斯测量", "拉普拉斯，同样长度的向量",
-                 "次试验（几何随机变量的", "图：dpkit 的向量采样器")
+                 "次试验（几何随机变量的", "图：dpkit 的向量采样器", "一次标量拉普拉斯发布",
+                 "之前：dpkit 版本", "在两次运行都计时的", "修复之后，", "在修复之后的运行中",
+                 "dpkit 的抽样用了", "那次选择（", "精确最优值 ε*", "dpkit 的安全随机源")
 
 
 @pytest.mark.parametrize(("language", "expected", "foreign"), [
@@ -229,11 +234,13 @@ CHINESE_LINES = ("已提交的 benchmarks/peers/run.py", "要点：", "每秒发
 def test_summary_lines_follow_the_edition(monkeypatch, capsys, language: str,
                                           expected: tuple, foreign: tuple) -> None:
     """The page's code cells are the same in both editions: the run's header, the takeaway
-    (160 万, not 1.6 百万, in zh), the ratios after
-    tables (a) and (b), OpenDP's certificates, the time of reading the random bytes, the
-    rounds of the fixed-cost sampler, the releases' entropies and the figure's summary are
-    printed in the language of the edition (:func:`dpkit.i18n.language`), so the zh page
-    does not print them in English."""
+    (160 万, not 1.6 百万, in zh), the ratios after tables (a) and (b), OpenDP's
+    certificates, the time of reading the random bytes, the rounds of the fixed-cost
+    sampler, the releases' entropies, the figure's summary, the scalar release, the timing
+    audit's runs and rows, the selection's deadline, the composition's sentence and the
+    source's rate are printed in the language of the edition (:func:`dpkit.i18n.language`),
+    so the zh page does not print them in English. The figure's labels and the tables
+    (titles and notes from the results file) stay in English."""
     import IPython.display
     import jupytext
 
