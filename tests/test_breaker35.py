@@ -340,6 +340,30 @@ def test_more_than_k_rounds_has_probability_at_most_2_to_the_minus_64() -> None:
     assert one_round == {2: 35, 64: 153}
 
 
+def test_deadlines_times_the_sizes_that_most_often_take_more_rounds(benchmarks) -> None:
+    """``fixed_discrete_gaussian``'s Notes: at the mechanism's ``σ`` a second round is taken
+    most often by requests of 5 values (10.0%), and a third or more by requests of 3
+    (0.031%), over every ``n`` from 2 to 64 (``P[Bin(K·m, q) < n]`` in exact rational
+    arithmetic; as it decreases in ``q``, a size's share lies between its values at the two
+    bounds of :func:`_q_bounds`, and the most is strict against the others' upper ends).
+    ``benchmarks/deadlines.py`` must time those sizes (and 2 and 10), so that its
+    percentiles include such releases. Fails at 54ae8fe, whose ``ROUND_SIZES`` was (2, 10)."""
+    deadlines, _ = benchmarks
+    shares: dict[int, dict[int, tuple[Fraction, Fraction]]] = {2: {}, 3: {}}
+    for n in range(2, 65):
+        low, high = _q_bounds(_mechanism_sigma2(n))
+        m = n + 1 + n // 2
+        for rounds in (2, 3):     # a round-th round: fewer than n in the first rounds - 1
+            shares[rounds][n] = (_fewer_than(n, (rounds - 1) * m, high),
+                                 _fewer_than(n, (rounds - 1) * m, low))
+    for rounds, most, stated in ((2, 5, "10.0"), (3, 3, "0.031")):
+        others = max(top for n, (_, top) in shares[rounds].items() if n != most)
+        assert shares[rounds][most][0] > others, (rounds, most)
+        digits = len(stated.split(".")[1])
+        assert {f"{100 * float(x):.{digits}f}" for x in shares[rounds][most]} == {stated}
+    assert {2, 3, 5, 10} <= set(deadlines.ROUND_SIZES), deadlines.ROUND_SIZES
+
+
 def test_range_queries_query_steps_budget_grows_with_the_noise_scale(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """F2: the budgets of ``range_queries``' steps (recorded, not waited for) at the

@@ -212,13 +212,20 @@ def test_page_prints_powers_readably(monkeypatch, capsys) -> None:
 
 
 
-ENGLISH_LINES = ("Takeaway:", "One value at σ = 1", "OpenDP's Laplace measurement certified",
-                 "Laplace release of", "Laplace: dpkit's exact release",
-                 "OpenDP's Gaussian measurement, given", "Laplace, vector of the same length",
-                 "digit trials a proposal", "Figure: dpkit's vector samplers")
-CHINESE_LINES = ("要点：", "σ = 1 时的单个值", "OpenDP 的拉普拉斯测量", "的拉普拉斯发布",
+ENGLISH_LINES = ("Committed results of one run", "Takeaway:", "One value at σ = 1",
+                 "OpenDP's Laplace measurement certified", "Laplace release of",
+                 "Laplace: dpkit's exact release", "OpenDP's Gaussian measurement, given",
+                 "Laplace, vector of the same length", "trials a proposal (the geometric's",
+                 "Figure: dpkit's vector samplers", "One scalar Laplace release took",
+                 "before: dpkit at", "pairs timed in both runs", "After the fix,",
+                 "In the after-run,", "dpkit's draw took", "The deadline of that selection",
+                 "Exact optimum ε*", "dpkit's secure source (ChaCha20)")
+CHINESE_LINES = ("已提交的 benchmarks/peers/run.py", "要点：", "每秒发布约 160 万个值",
+                 "σ = 1 时的单个值", "OpenDP 的拉普拉斯测量", "的拉普拉斯发布",
                  "拉普拉斯：dpkit 的精确发布", "OpenDP 的高斯测量", "拉普拉斯，同样长度的向量",
-                 "次数位试验", "图：dpkit 的向量采样器")
+                 "次试验（几何随机变量的", "图：dpkit 的向量采样器", "一次标量拉普拉斯发布",
+                 "之前：dpkit 版本", "在两次运行都计时的", "修复之后，", "在修复之后的运行中",
+                 "dpkit 的抽样用了", "那次选择（", "精确最优值 ε*", "dpkit 的安全随机源")
 
 
 @pytest.mark.parametrize(("language", "expected", "foreign"), [
@@ -226,11 +233,14 @@ CHINESE_LINES = ("要点：", "σ = 1 时的单个值", "OpenDP 的拉普拉斯�
     ("zh", CHINESE_LINES, ENGLISH_LINES)])
 def test_summary_lines_follow_the_edition(monkeypatch, capsys, language: str,
                                           expected: tuple, foreign: tuple) -> None:
-    """The page's code cells are the same in both editions: the takeaway, the ratios after
-    tables (a) and (b), OpenDP's certificates, the time of reading the random bytes, the
-    rounds of the fixed-cost sampler, the releases' entropies and the figure's summary are
-    printed in the language of the edition (:func:`dpkit.i18n.language`), so the zh page
-    does not print them in English."""
+    """The page's code cells are the same in both editions: the run's header, the takeaway
+    (160 万, not 1.6 百万, in zh), the ratios after tables (a) and (b), OpenDP's
+    certificates, the time of reading the random bytes, the rounds of the fixed-cost
+    sampler, the releases' entropies, the figure's summary, the scalar release, the timing
+    audit's runs and rows, the selection's deadline, the composition's sentence and the
+    source's rate are printed in the language of the edition (:func:`dpkit.i18n.language`),
+    so the zh page does not print them in English. The figure's labels and the tables
+    (titles and notes from the results file) stay in English."""
     import IPython.display
     import jupytext
 
@@ -304,3 +314,56 @@ def test_page_acceptance_is_the_closed_form(monkeypatch, capsys) -> None:
         t = math.isqrt(sigma2) + 1
         assert round(acceptance(sigma2, t, (1 - math.exp(-1 / t)) / 2), 3) == rate
     assert f"{1 / namespace['accept']:.2f}" == "1.42"
+
+
+#: Printed lines of the appendix's sampler cells, pinned (whitespace collapsed): the rounds
+#: of the requests of 64 values (a round's bits from the plans, the run's bits, the rounds,
+#: the acceptance and the chance of one round), one value at the mechanism's σ, OpenDP's
+#: allowance, and the entropy line's two large scales per sampler (review rev43).
+PINNED = (
+    "σ = 1: 57 trials a proposal (the geometric's 8 digits and its tail trial, floor(E)'s 7 "
+    "digits and its tail trial, E's 40 fractional digits), so a round of 97 reads 5,541.125 "
+    "bits per value; the run read 11,082.250, 2.00 rounds on average. A proposal is accepted "
+    "with probability 0.435 (t = 2); a single round accepts at least 64 of 97 with "
+    "probability 6.9 × 10⁻⁶.",
+    "σ = 100: 62 trials a proposal (the geometric's 13 digits",
+    "6,026.125 bits per value; the run read 6,026.125, 1.00 rounds on average. A proposal is "
+    "accepted with probability 0.756 (t = 101); a single round accepts at least 64 of 97 with "
+    "probability 0.988.",
+    "6,705.125 bits per value; the run read 6,705.125, 1.00 rounds on average. A proposal is "
+    "accepted with probability 0.760 (t = 10001); a single round accepts at least 64 of 97 "
+    "with probability 0.991.",
+    "a round reads 80 bits (t = 1) and accepts with probability 0.703 (the sampler of 2 to 64 "
+    "values: t = 2, 0.435), so a value takes 1.42 rounds on average, 114 bits",
+    "One value at the Gaussian mechanism's σ, about 2⁴⁰ grid units: 120 bits a round, accepted "
+    "with probability 0.760, 158 bits per value, 116 above its entropy of 42.1 bits.",
+    "dpkit widens its sensitivity and its scale by that allowance, to 1 + 7.3 × 10⁻⁷, so its ε "
+    "is exactly 1.",
+    "Table (c″) at scale 2⁴⁰ = 1,099,511,627,776: 15.5 above the entropy for the discrete "
+    "Gaussian. At its 2 scales from 10⁶ up (1,000,000 and 1,099,511,627,776), the discrete "
+    "Laplace read 11.4 and 15.6 above the entropy (the discrete Gaussian 11.3 and 15.5).",
+)
+
+
+def test_sampler_lines_print_the_pinned_numbers(monkeypatch, capsys) -> None:
+    """The numbers the prose of "Random bits" quotes or leans on (0.435 and two rounds at
+    σ = 1, one round at 100 and 10**4; 0.760, 158 and 116 at the mechanism's σ; the excess
+    at (c″)'s scales 10**6 and 2**40 for each sampler) are printed as :data:`PINNED` says,
+    from the committed results and the samplers' plans. Fails at 54ae8fe, which printed
+    "57 digit trials a proposal (9 + 8 + 40)", "accepts 64 of 97" and a range over both
+    samplers."""
+    import IPython.display
+    import jupytext
+
+    from dpkit.i18n import in_language
+
+    monkeypatch.setattr(IPython.display, "display", lambda *objects, **_: None)
+    monkeypatch.chdir(ROOT)
+    namespace: dict = {}
+    with in_language("en"):
+        for cell in jupytext.read(PAGE).cells:
+            if cell.cell_type == "code":
+                exec(cell.source, namespace)  # the page's own code, as the book build runs it
+    text = " ".join(capsys.readouterr().out.split())
+    missing = [line for line in PINNED if line not in text]
+    assert not missing, missing

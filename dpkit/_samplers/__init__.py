@@ -72,11 +72,11 @@ operations run do not depend on the values drawn. What is and is not constant:
   target whatever that pattern is, so it is independent of the values returned and of the
   data (an overrun, though, shows the release's whole unpadded work: "Overruns" in
   :mod:`dpkit.timing`). For every request not walked by the interval algorithm (2 or more
-  values, or one value at ``t >= 2**55``) a proposal is accepted with probability exactly
-  ``c·e**(-σ²/(2t²))·Σ_y e**(-y²/(2σ²))``, ``c = (1 - e**(-1/t))/2``, ``t = floor(σ) + 1``:
-  at least 0.76 at the Gaussian mechanism's ``σ``, where a request of 2 to 64 values takes
-  more than 9 rounds with probability at most ``2**-64``. The deadline
-  must cover the rounds; ``benchmarks/deadlines.py``, which runs the sampler as it is,
+  values, or one value at ``σ`` of about ``2**55`` or more) a proposal is accepted with
+  probability exactly ``c·e**(-σ²/(2t²))·Σ_y e**(-y²/(2σ²))``, ``c = (1 - e**(-1/t))/2``,
+  ``t = floor(σ) + 1``: at least 0.76 at the Gaussian mechanism's ``σ``, where a request
+  of 2 to 64 values takes more than 9 rounds with probability at most ``2**-64``. The
+  deadline must cover the rounds; ``benchmarks/deadlines.py``, which runs the sampler as it is,
   checks it. See "Rounds" in :func:`~dpkit._samplers.fixed_cost.fixed_discrete_gaussian`.
   Exceptions as above, plus (for ``n > 1``) an undecided acceptance
   comparison (probability about ``2**-40`` per proposal) and proposals ``|y| >= 2**53``

@@ -32,9 +32,10 @@ with the 72-bit prefixes of all 255 points of their cumulative distribution (sca
 full); only a tie (probability below ``255·2**-72 < 2**-64`` per group) reads more. A
 larger request compares 64 random bits with the first 64 bits of each trial's probability;
 only a tie (probability ``2**-64`` per trial) reads more. A geometric draw covers the
-digits ``2**i < 64·scale``; the tail beyond them (probability ``<= e**-64``) finishes with
-a loop of its own. Either way the bytes read and the NumPy passes run are set by the
-request's size and the public scale: at a scale of ``2**21`` units, two geometric draws
+digits ``i < I``, ``I = bit_length(ceil(64·scale))`` (so ``2**I > 64·scale``); the tail
+beyond them (probability ``<= e**-64``) finishes with a loop of its own. Either way the
+bytes read and the NumPy passes run are set by the request's size and the public scale: at
+a scale of ``2**21`` units, two geometric draws
 read 576 bits grouped against 3,712 at 64 bits a trial (a discrete Laplace draw of
 entropy 23.4 bits, ``benchmarks/bits.py``; the interval walk reads 104). Each group costs
 its entropy plus the 64 bits that keep a tie below ``2**-64``; fewer, larger groups would
@@ -397,7 +398,7 @@ def _finish_ties(thresholds: list[Expansion], known: int, rng: RandomSource) -> 
 
 @public_table(maxsize=256)
 def fixed_plan(scale: Fraction) -> tuple[int, FixedColumns, Fraction]:
-    """Digit count ``I`` (``2**I >= 64·scale``), digit thresholds plus tail trial, tail step."""
+    """Digit count ``I`` (``2**I > 64·scale``), digit thresholds plus tail trial, tail step."""
     top = max(1, math.ceil(_FIXED_TAIL_FACTOR * scale).bit_length())
     step = Fraction(2**top) / scale
     expansions = [logistic_expansion(Fraction(2**i) / scale) for i in range(top)]

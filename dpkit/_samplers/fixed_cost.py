@@ -205,17 +205,19 @@ def fixed_discrete_gaussian(sigma2: Fraction, n: int, rng: RandomSource) -> np.n
        :func:`dpkit.gaussian.mechanism_parameters`), where ``P[R > K] <= 2**-64`` for ``K =
        9`` at ``n = 2``, 4 at ``n = 10`` and 2 at ``n = 64`` (at most 9 for every ``n`` from
        2 to 64), and ``K - 1`` rounds would not do; a second round is taken by 4.5% of the
-       requests of 2 values, 6.6% of 10 and 0.93% of 64. A single round with a failure
-       probability of ``2**-64`` would need 35 proposals for 2 values (4 now) and 153 for
-       64 (97 now).
+       requests of 2 values, 10.0% of 5 (the most), 6.6% of 10 and 0.93% of 64. A single
+       round with a failure probability of ``2**-64`` would need 35 proposals for 2 values
+       (4 now) and 153 for 64 (97 now).
 
     A release's deadline (:mod:`dpkit.timing`) must therefore cover the rounds its requests
     take, not only the first: more rounds make an overrun likelier (at the mechanism's
-    ``σ``, 2 values take 3 rounds or more in 0.029% of the requests).
+    ``σ``, 2 values take 3 rounds or more in 0.029% of the requests, 3 values in 0.031%,
+    the most).
     ``benchmarks/deadlines.py`` checks the Gaussian mechanism's deadline with this sampler
-    as it is (at 2, 10 and 64 values among its sizes), so its percentiles include the releases
-    that take a second round (4.5% of those of 2 values); a third round (0.029% at 2 values)
-    rarely appears in its default 200 calls a size (``COST`` in :mod:`dpkit.gaussian`).
+    as it is (at 2, 3, 5, 10 and 64 values among its sizes), so its percentiles include the
+    releases that take a second round (4.5% of those of 2 values, 10.0% of 5); a third round
+    (0.029% at 2 values) rarely appears in its default 200 calls a size (``COST`` in
+    :mod:`dpkit.gaussian`).
     ``tests/test_breaker35.py`` checks points 1 to 3.
 
     Privacy
