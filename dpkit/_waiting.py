@@ -100,7 +100,9 @@ def clear_work_frames(trace: TracebackType | None, stop: CodeType) -> None:
     the outermost down to the first frame running ``stop`` (:meth:`dpkit.timing.Deadline.call`),
     if the error came through one: the frames below it are the caller's code, whose objects
     are freed with the exception, in the caller's time, not inside the step (breaker review
-    42, F1). A frame still running (a generator's) cannot be cleared and is skipped."""
+    42, F1). A frame still executing cannot be cleared and is skipped; clearing a suspended
+    generator's frame closes the generator (its ``finally`` runs: breaker review 43, F3),
+    as :func:`traceback.clear_frames` did."""
     while trace is not None:
         with contextlib.suppress(RuntimeError):
             trace.tb_frame.clear()

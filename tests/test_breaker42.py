@@ -58,14 +58,14 @@ overruns that step, and the release then ends at a time set by that step's own w
 only (stop at the frame of ``Deadline.call``), so what the caller's code made is freed with
 the traceback, in the caller's time.
 
-F2 (low; fixed: the public functions hold the list of positives through the wait). On an
-error path ``range_queries`` frees the positives found so far inside
-its last step, uncharged. A query that raises, the stream's end by an exception, or an
-answer refused (NaN, beyond ``2**1000``) after ``k`` positives: ``found`` (``k`` keys, each
-an index and the exact answer, a Fraction) is a local of ``_svt``, freed by
-:func:`traceback.clear_frames` inside the last step, whose budget is ``Cost.fixed`` (the
-unwinding) or one answer's (the refusal), whatever ``k``; on the normal path the same
-objects are freed inside a step charged ``len(found)`` objects. Recorded: ``k + 1``
+F2 (low; open: fixed in 54ae8fe by holding the positives through the wait, which freed them
+unpadded after it, breaker review 43 F1, and reverted). On an error path ``range_queries``
+frees the positives found so far inside its last step, uncharged. A query that raises, the
+stream's end by an exception, or an answer refused (NaN, beyond ``2**1000``) after ``k``
+positives: ``found`` (``k`` keys, each an index and the exact answer, a Fraction) is a local of
+``_svt``, freed by :func:`traceback.clear_frames` inside the last step, whose budget is
+``Cost.fixed`` (the unwinding) or one answer's (the refusal), whatever ``k``; on the normal path
+the same objects are freed inside a step charged ``len(found)`` objects. Recorded: ``k + 1``
 answers freed in that step (``k + 2`` for an answer beyond ``2**1000``, itself freed
 there) for ``k`` of 0, 1, 5 and 50, all three error kinds, the budget unchanged. ``k`` is
 not in the output (an error), though it is a function of Sparse's transcript (ε-DP), and
@@ -78,9 +78,8 @@ the answers taken from the stream, which the caller's code has seen (at least ``
 
 The tests of F1-F3 below fail at ``95083b7`` (and at ``95083b7~1``: all three predate it)
 and pass since the fixes (F1: the frame clearing stops at ``Deadline.call``,
-``dpkit.timing._clear_work_frames``; F2: the list of positives is appended to the list the
-public function holds through its wait, ``dpkit.svt.core.sparse_on_answers``; F3:
-``issubclass(type(queries), ...)``).
+``dpkit._waiting.clear_work_frames``; F3: ``issubclass(type(queries), ...)``); F2's is a
+strict xfail again (see F2).
 
 F3 (very low; fixed). ``check_iterable`` says "Looks at the type only: nothing of the
 caller's code runs", but ``isinstance(queries, (str, bytes))`` and ``isinstance(queries,
@@ -222,6 +221,10 @@ def _freed_in_last_step(monkeypatch: pytest.MonkeyPatch, events: list[Any], posi
     return events[waits[-2]:waits[-1]].count("answer freed"), events[waits[-1]][1]
 
 
+@pytest.mark.xfail(strict=True, reason="open (low): breaker review 42 F2, after an error "
+                   "range_queries frees the positives found inside its last step, uncharged: "
+                   "charging them would show their number in the padded time, and holding them "
+                   "past the wait (54ae8fe) freed them unpadded (breaker review 43, F1)")
 @pytest.mark.parametrize("last", ["raise", math.nan, 2**1001])
 def test_range_queries_charges_the_positives_its_last_step_frees_after_an_error(
         monkeypatch: pytest.MonkeyPatch, events: list[Any], last: Any) -> None:

@@ -201,7 +201,9 @@ def round_to_grid(value: Fraction, bits: int) -> int:
 def check_iterable(queries: Any) -> None:
     """Refuse ``queries`` that is not an iterable (a string or bytes counts as not one).
     Looks at the type only (``type``, not ``__class__``, which the caller's code may
-    compute: breaker review 42, F3): nothing of the caller's code runs."""
+    compute: breaker review 42, F3). The first check of a type may still run a metaclass's
+    code of the caller's (``issubclass`` reads its MRO: breaker review 43, F4), in the first
+    step, whose work is public."""
     kind = type(queries)
     if issubclass(kind, (str, bytes)) or not issubclass(kind, Iterable):
         raise TypeError(f"queries must be an iterable of callables query(data) -> real number, "
@@ -222,20 +224,25 @@ def call_query(query: Any, data: Any, index: int) -> Any:
     return query(data)
 
 
-#: What :func:`_next_answer` returns when the caller's stream of queries is exhausted.
+#: What :func:`_next_answer` reads from the caller's stream of queries once it is exhausted.
 _END = object()
 
 
-def _next_answer(streams: list[Any], data: Any, index: int) -> Any:
+def _next_answer(streams: list[Any], data: Any, index: int) -> bool:
     """The caller's own code for one step: take the next query from the stream (making the
-    stream at the first step) and call it on ``data``; :data:`_END` when none is left.
-    A query that is not callable is refused here."""
+    stream at the first step) and call it on ``data``; put its answer in ``streams[1]``
+    and return True, or False when none is left. A query that is not callable is refused
+    here. The previous answer (the caller's object) is dropped first, so that it is
+    freed here, in the caller's time, not inside dpkit's next step (breaker review 43, F2);
+    the last one is freed with ``streams``, after the release's wait."""
     if index == 0:
         streams[0] = iter(streams[0])
+    del streams[1:]
     query = next(streams[0], _END)
     if query is _END:
-        return _END
-    return call_query(query, data, index)
+        return False
+    streams.append(call_query(query, data, index))
+    return True
 
 
 def query_answers(streams: list[Any], data: Any, clock: Deadline,
@@ -245,11 +252,11 @@ def query_answers(streams: list[Any], data: Any, clock: Deadline,
     ``streams[0]`` is refused at once. ``clock`` is the release's
     :class:`dpkit.timing.Deadline`.
 
-    The stream made from the queries replaces ``streams[0]``: the public release function
-    makes the list and holds it until after its wait (with the positives found:
-    :func:`sparse_on_answers`), so a stream only dpkit holds (an iterable whose
-    ``__iter__`` is a generator) is freed, and its clean-up code runs, in the caller's
-    time, not inside the last step (breaker review 41, F2).
+    The stream made from the queries replaces ``streams[0]``, and each query's answer is
+    kept in ``streams[1]`` (:func:`_next_answer`): the public release function makes the
+    list and holds it until after its wait, so a stream only dpkit holds (an iterable whose
+    ``__iter__`` is a generator) and the last answer are freed, and their clean-up code
+    runs, in the caller's time, not inside the last step (breaker review 41, F2).
 
     Everything the caller's code does -- making the stream (``iter``), taking the next
     query from it, calling it -- runs between two steps of the release (``clock.call``),
@@ -262,17 +269,16 @@ def query_answers(streams: list[Any], data: Any, clock: Deadline,
 
     def answers() -> Iterator[tuple[int, Fraction]]:
         index = 0
-        while (answer := clock.call(_next_answer, streams, data, index)) is not _END:
+        while clock.call(_next_answer, streams, data, index):
             clock.add("objects")
             clock.add_work(extra)
-            yield index, as_fraction(answer, f"queries[{index}](data)")
+            yield index, as_fraction(streams[1], f"queries[{index}](data)")
             index += 1
     return answers()
 
 
 def _svt(units: Iterator[tuple[Any, int]], threshold_units: int, run_scale: Fraction,
-         c: int, rng: RandomSource, *, ahead: bool = True,
-         found: list[Any] | None = None) -> list[Any]:
+         c: int, rng: RandomSource, *, ahead: bool = True) -> list[Any]:
     """Sparse in grid units: up to ``c`` runs of AboveThreshold; return the positive keys.
 
     ``units`` yields ``(key, answer in grid units)``, the key usually the query's index;
@@ -283,10 +289,8 @@ def _svt(units: Iterator[tuple[Any, int]], threshold_units: int, run_scale: Frac
     after the ``c``-th positive is evaluated. The query noise is drawn ahead in blocks
     (:class:`_QueryNoise`), or with ``ahead=False`` one value per query (the same
     distribution; every step of a release then does the same work: see "Timing" above).
-    The keys are appended to ``found`` if given (a list the release holds until after its
-    wait, so that after an error the positives found so far are not freed inside a step).
     """
-    found = [] if found is None else found
+    found: list[Any] = []
     scale = 4 * run_scale
     draw = _QueryNoise(scale, rng).draw if ahead else lambda: _discrete_laplace(scale, rng)
     while len(found) < c:
@@ -323,22 +327,19 @@ def exact_epsilon(epsilon: Any, runs: int = 1) -> Fraction:
 
 
 def sparse_on_answers(answers: Iterator[tuple[Any, Fraction]], threshold: Fraction,
-                       run_epsilon: Fraction, c: int, rng: RandomSource,
-                       held: list[Any]) -> list[Any]:
+                       run_epsilon: Fraction, c: int, rng: RandomSource) -> list[Any]:
     """Put exact answers and threshold on the comparison grid and run :func:`_svt`.
 
-    ``answers`` yields ``(key, exact answer)``; the keys of the positives are returned, in
-    a list first appended to ``held``: the list the public release function holds until
-    after its wait (:func:`query_answers`), so that after an error the positives found so
-    far are freed in the caller's time, not inside the last step (breaker review 42, F2).
+    ``answers`` yields ``(key, exact answer)``; the keys of the positives are returned.
+    After an error, the positives found so far are freed with the failed work, inside the
+    last step, uncharged (breaker review 42, F2, left open: charging them would make the
+    budget show their number, which an error does not; holding them past the wait would
+    free them unpadded, breaker review 43, F1).
     """
-    found: list[Any] = []
-    held.append(found)
     run_scale = 1 / run_epsilon  # sensitivity 1, in real units
     bits = grid_bits(2 * run_scale)
     units = ((i, round_to_grid(a, bits)) for i, a in answers)
-    return _svt(units, round_to_grid(threshold, bits), run_scale * 2**bits, c, rng, ahead=False,
-                found=found)
+    return _svt(units, round_to_grid(threshold, bits), run_scale * 2**bits, c, rng, ahead=False)
 
 
 def step_extra_work(run_epsilon: Fraction) -> tuple[float, float]:
@@ -485,7 +486,7 @@ def _above_threshold_work(clock: Deadline, held: list[Any], data: Any, threshold
     source = resolve(rng)
     # validated lazily, none evaluated yet; a step draws the query's noise (no new threshold)
     answers = query_answers(held, data, clock, first_step(clock, run_epsilon, False))
-    found = sparse_on_answers(answers, exact_threshold, run_epsilon, 1, source, held)
+    found = sparse_on_answers(answers, exact_threshold, run_epsilon, 1, source)
     return found[0] if found else None
 
 
@@ -545,7 +546,7 @@ def _sparse_work(clock: Deadline, held: list[Any], data: Any, threshold: Any, ep
     # a step draws the query's noise and, after a positive, a new threshold's
     found = sparse_on_answers(query_answers(held, data, clock,
                                             first_step(clock, run_epsilon, True)),
-                              exact_threshold, run_epsilon, c, source, held)
+                              exact_threshold, run_epsilon, c, source)
     return found
 
 

@@ -117,7 +117,7 @@ def _range_queries_work(clock: Deadline, held: list[Any], data: Any, c: Any, thr
     # a step draws the query's noise and, after a positive, a new threshold's.
     keyed = (((i, a), a) for i, a in _releasable_answers(held, data, clock,
                                                           first_step(clock, run_epsilon, True)))
-    found = sparse_on_answers(keyed, exact_threshold, run_epsilon, c, source, held)
+    found = sparse_on_answers(keyed, exact_threshold, run_epsilon, c, source)
     # Answers on the grid 2**-bits <= min(1, 1/run_epsilon)·2**-20: sensitivity 2**bits
     # units, noise scale 2**bits/run_epsilon >= 2**20 units.
     bits = grid_bits(min(Fraction(1), 1 / run_epsilon))
