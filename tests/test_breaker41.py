@@ -58,6 +58,7 @@ from fractions import Fraction
 from typing import Any
 
 import pytest
+from svt_steps import HighStream  # tests/ is on sys.path under pytest
 
 import dpkit._warming as warming
 import dpkit.timing as timing
@@ -262,15 +263,8 @@ def test_the_callers_stream_is_closed_outside_the_steps(
     events: list[str] = []
     _record_waits(monkeypatch, lambda clock: events.append("wait"))
 
-    class Stream:
-        def __iter__(self) -> Iterator[Callable[[Any], Any]]:
-            try:
-                while True:
-                    yield lambda data: HIGH
-            finally:
-                events.append("stream closed")
-
     FUNCTIONS[function][0]([lambda data: 1], 1, 0, 1.0, seeded(0))     # the warm-up
     events.clear()
-    FUNCTIONS[function][0](Stream(), 1, 0, 1.0, seeded(41))
+    FUNCTIONS[function][0](HighStream(lambda: events.append("stream closed")), 1, 0, 1.0,
+                           seeded(41))
     assert events[-1] == "stream closed", events

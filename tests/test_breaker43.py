@@ -118,25 +118,16 @@ from fractions import Fraction
 from typing import Any, ClassVar
 
 import pytest
+from svt_steps import CONVERT as _CONVERT  # tests/ is on sys.path under pytest
+from svt_steps import HIGH, LOW
+from svt_steps import RELEASES as FUNCTIONS
 
 import dpkit._warming as warming
 import dpkit.svt.core as core
 import dpkit.timing as timing
 from dpkit.rng import seeded
-from dpkit.svt import above_threshold, range_queries, sparse
+from dpkit.svt import range_queries
 from dpkit.svt.core import check_iterable
-
-HIGH, LOW = 10**30, -(10**30)   # never crossed by the noise at the ε used here
-
-#: The exact conversion of query answers, before any test wraps it.
-_CONVERT = core.as_fraction
-
-#: name -> release(queries, c) at one run's ε of 1.
-FUNCTIONS: dict[str, Callable[[Any, int], Any]] = {
-    "above_threshold": lambda q, c: above_threshold(q, None, 0, 1.0, rng=seeded(42)),
-    "sparse": lambda q, c: sparse(q, None, 0, 1.0 * c, c, rng=seeded(42)),
-    "range_queries": lambda q, c: range_queries(q, None, c, 0, 2.0 * c, rng=seeded(42)),
-}
 
 
 @pytest.fixture
