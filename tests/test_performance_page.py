@@ -316,6 +316,30 @@ def test_page_acceptance_is_the_closed_form(monkeypatch, capsys) -> None:
     assert f"{1 / namespace['accept']:.2f}" == "1.42"
 
 
+def test_acceptance_display_follows_from_the_stated_laws() -> None:
+    """Both editions state the proposal's law ``c·e^(-|y|/t)`` (``-0`` a rejected proposal)
+    and the display ``q = c·e^(-σ²/(2t²))·Σ_y e^(-y²/(2σ²))``, with ``c = (1 - e^(-1/t))/2``,
+    ``t = floor(σ) + 1`` for 2 to 64 values and ``c = tanh(1/(2t))`` for one value (t = 1
+    at σ = 1); those give the printed 0.435 and 0.703 by direct sums. Putting the discrete
+    Laplace's mass at 0, ``tanh(1/4)``, into the first sampler's display would give 0.542,
+    not 0.435 (review rev45, item 1). Fails before that review, whose display read ``P[Y =
+    0]`` with two values."""
+    def q(sigma: float, t: float, c: float) -> float:
+        return c * math.exp(-sigma**2 / (2 * t * t)) * sum(
+            math.exp(-y * y / (2 * sigma**2)) for y in range(-60, 61))
+
+    assert round(q(1, 2, (1 - math.exp(-1 / 2)) / 2), 3) == 0.435
+    assert round(q(1, 1, math.tanh(1 / 2)), 3) == 0.703
+    assert round(q(1, 2, math.tanh(1 / 4)), 3) == 0.542
+    for page in (PAGE, ROOT / "book" / "zh" / "performance.md"):
+        text = page.read_text()
+        assert "P[Y = 0]" not in text, page
+        assert "q = c\\; e^{-\\sigma^2/(2t^2)} \\sum_y e^{-y^2/(2\\sigma^2)}" in text, page
+        for stated in ("c\\,e^{-|y|/t}", "c = (1 - e^{-1/t})/2", "t = \\lfloor\\sigma\\rfloor + 1",
+                       "c = \\tanh(1/(2t))", "e^{-\\gamma(y)}"):
+            assert stated in text, (page, stated)
+
+
 #: Printed lines of the appendix's sampler cells, pinned (whitespace collapsed): the rounds
 #: of the requests of 64 values (a round's bits from the plans, the run's bits, the rounds,
 #: the acceptance and the chance of one round), one value at the mechanism's σ, OpenDP's
@@ -339,9 +363,9 @@ PINNED = (
     "with probability 0.760, 158 bits per value, 116 above its entropy of 42.1 bits.",
     "dpkit widens its sensitivity and its scale by that allowance, to 1 + 7.3 × 10⁻⁷, so its ε "
     "is exactly 1.",
-    "Table (c″) at scale 2⁴⁰ = 1,099,511,627,776: 15.5 above the entropy for the discrete "
-    "Gaussian. At its 2 scales from 10⁶ up (1,000,000 and 1,099,511,627,776), the discrete "
-    "Laplace read 11.4 and 15.6 above the entropy (the discrete Gaussian 11.3 and 15.5).",
+    "11.5 and 15.4 above the entropy. At its 2 scales from 10⁶ up (1,000,000 and "
+    "1,099,511,627,776), table (c″) read 11.3 to 15.6 above the entropy (both samplers): both "
+    "releases' excess lies within that range.",
 )
 
 
