@@ -215,7 +215,7 @@ def test_page_prints_powers_readably(monkeypatch, capsys) -> None:
 ENGLISH_LINES = ("Committed results of one run", "Takeaway:", "One value at σ = 1",
                  "OpenDP's Laplace measurement certified", "Laplace release of",
                  "Laplace: dpkit's exact release", "OpenDP's Gaussian measurement, given",
-                 "Laplace, vector of the same length", "trials a proposal (the geometric's",
+                 "Laplace, vector of the same length", "proposals. A proposal's trials",
                  "Figure: dpkit's vector samplers", "One scalar Laplace release took",
                  "before: dpkit at", "pairs timed in both runs", "After the fix,",
                  "In the after-run,", "dpkit's draw took", "The deadline of that selection",
@@ -223,7 +223,7 @@ ENGLISH_LINES = ("Committed results of one run", "Takeaway:", "One value at σ =
 CHINESE_LINES = ("已提交的 benchmarks/peers/run.py", "要点：", "每秒发布约 160 万个值",
                  "σ = 1 时的单个值", "OpenDP 的拉普拉斯测量", "的拉普拉斯发布",
                  "拉普拉斯：dpkit 的精确发布", "OpenDP 的高斯测量", "拉普拉斯，同样长度的向量",
-                 "次试验（几何随机变量的", "图：dpkit 的向量采样器", "一次标量拉普拉斯发布",
+                 "一轮 97 个提议。一个提议的试验", "图：dpkit 的向量采样器", "一次标量拉普拉斯发布",
                  "之前：dpkit 版本", "在两次运行都计时的", "修复之后，", "在修复之后的运行中",
                  "dpkit 的抽样用了", "那次选择（", "精确最优值 ε*", "dpkit 的安全随机源")
 
@@ -340,29 +340,25 @@ def test_acceptance_display_follows_from_the_stated_laws() -> None:
             assert stated in text, (page, stated)
 
 
-#: Printed lines of the appendix's sampler cells, pinned (whitespace collapsed): the rounds
-#: of the requests of 64 values (a round's bits from the plans, the run's bits, the rounds,
-#: the acceptance and the chance of one round), one value at the mechanism's σ, OpenDP's
-#: allowance, and the entropy line's two large scales per sampler (review rev43).
+#: Printed lines of the appendix's sampler cells, pinned (whitespace collapsed): the table of
+#: the rounds of the requests of 64 values (a round's bits from the plans, the run's bits,
+#: the rounds, the acceptance and the chance of one round: review rev45, item 13), one value
+#: at the mechanism's σ, OpenDP's allowance, and the entropy line's conclusion over (c″)'s
+#: scales from 10**6 (review rev45, item 11).
 PINNED = (
-    "σ = 1: 57 trials a proposal (the geometric's 8 digits and its tail trial, floor(E)'s 7 "
-    "digits and its tail trial, E's 40 fractional digits), so a round of 97 reads 5,541.125 "
-    "bits per value; the run read 11,082.250, 2.00 rounds on average. A proposal is accepted "
-    "with probability 0.435 (t = 2); a single round accepts at least 64 of 97 with "
-    "probability 6.9 × 10⁻⁶.",
-    "σ = 100: 62 trials a proposal (the geometric's 13 digits",
-    "6,026.125 bits per value; the run read 6,026.125, 1.00 rounds on average. A proposal is "
-    "accepted with probability 0.756 (t = 101); a single round accepts at least 64 of 97 with "
-    "probability 0.988.",
-    "6,705.125 bits per value; the run read 6,705.125, 1.00 rounds on average. A proposal is "
-    "accepted with probability 0.760 (t = 10001); a single round accepts at least 64 of 97 "
-    "with probability 0.991.",
+    "Requests of 64 values, a round of 97 proposals. A proposal's trials: the geometric's "
+    "digits (G digits) and its tail trial, floor(E)'s 7 digits and its tail trial, E's 40 "
+    "fractional digits.",
+    "σ t G digits trials bits a round bits read rounds q one round "
+    "1 2 8 57 5,541.125 11,082.250 2.00 0.435 6.9 × 10⁻⁶ "
+    "100 101 13 62 6,026.125 6,026.125 1.00 0.756 0.988 "
+    "10,000 10001 20 69 6,705.125 6,705.125 1.00 0.760 0.991",
     "a round reads 80 bits (t = 1) and accepts with probability 0.703 (the sampler of 2 to 64 "
     "values: t = 2, 0.435), so a value takes 1.42 rounds on average, 114 bits",
     "One value at the Gaussian mechanism's σ, about 2⁴⁰ grid units: 120 bits a round, accepted "
     "with probability 0.760, 158 bits per value, 116 above its entropy of 42.1 bits.",
-    "dpkit widens its sensitivity and its scale by that allowance, to 1 + 7.3 × 10⁻⁷, so its ε "
-    "is exactly 1.",
+    "One grid step per value adds 100,000 × 2⁻³⁷ = 7.3 × 10⁻⁷ to the sensitivity 1; at "
+    "OpenDP's scale 1 that gives ε = 1.000001, which agrees with OpenDP's certificate",
     "11.5 and 15.4 above the entropy. At its 2 scales from 10⁶ up (1,000,000 and "
     "1,099,511,627,776), table (c″) read 11.3 to 15.6 above the entropy (both samplers): both "
     "releases' excess lies within that range.",
@@ -371,11 +367,12 @@ PINNED = (
 
 def test_sampler_lines_print_the_pinned_numbers(monkeypatch, capsys) -> None:
     """The numbers the prose of "Random bits" quotes or leans on (0.435 and two rounds at
-    σ = 1, one round at 100 and 10**4; 0.760, 158 and 116 at the mechanism's σ; the excess
-    at (c″)'s scales 10**6 and 2**40 for each sampler) are printed as :data:`PINNED` says,
-    from the committed results and the samplers' plans. Fails at 54ae8fe, which printed
-    "57 digit trials a proposal (9 + 8 + 40)", "accepts 64 of 97" and a range over both
-    samplers."""
+    σ = 1, one round at 100 and 10**4; 0.760, 158 and 116 at the mechanism's σ; the
+    releases' excess 11.5 and 15.4 within (c″)'s 11.3 to 15.6 at its scales from 10**6) are
+    printed as :data:`PINNED` says, from the committed results and the samplers' plans.
+    Fails at 54ae8fe, which printed "57 digit trials a proposal (9 + 8 + 40)", "accepts 64
+    of 97" and a range over both samplers, and before review rev45, which printed the rounds
+    as three paragraphs and the excess per sampler and scale."""
     import IPython.display
     import jupytext
 
