@@ -73,7 +73,29 @@ object alone kept). That mirrors the query's own allocation of the answer, in th
 reference the query dropped (``cache.pop(key)``). Suggest one sentence: keep a reference to an
 answer whose freeing must not show. No test.
 
-The four tests below fail at ``7815fba`` and at ``f2b4ea4`` (main, whose ``dpkit`` is the same);
+F5 (medium where it applies; predates ``7815fba``; a generator stream). Whether a release waits
+is read from the thread's :func:`dpkit.timing.unpadded` depth at every wait
+(``Deadline._wait``, ``Deadline._end``), and the caller's code changes that depth between two
+steps when a stream generator is suspended inside ``with unpadded():`` (a stream that runs
+simulations to pick its next query, as the book teaches simulations to be run): every step
+after the one that took the first item then ends with no wait. Recorded with the waits
+counted (``_wait_until`` replaced): ``sparse`` on four queries waits 6 times from a list, 2
+times from such a stream (the first step, and the one after the stream's ``with`` ended).
+Severity: the data shows directly in the time, no overrun needed: those steps end when
+dpkit's work on the answer does (its exact conversion, by type and length: the longest
+Decimal costs about three times a Fraction, ``COST``'s notes; the comparison; the draws), so
+the release takes the caller's code plus dpkit's unpadded work per query; the noise's share is
+the fixed-cost draws' (not value-dependent). Only if the caller's code leaves the depth raised
+across a step (a suspended generator, or an ``unpadded()`` entered and not exited); the
+release itself was not wrapped in ``unpadded()``, which the docs forbid. Fix: decide once, when
+the release's clock starts (``Deadline.__enter__``: padded unless the depth is positive
+then), and let ``_wait`` and ``_end`` read that decision; a release the caller's code makes
+inside ``unpadded()`` in a slot still decides for itself. A scratch copy of ``7815fba`` so
+changed passes :func:`test_a_stream_suspended_inside_unpadded_leaves_the_release_padded`,
+``tests/test_first_use.py`` (run alone) and ``tests/test_timing.py`` (but the 6 budget pins
+that F1's fix changes, present in that scratch copy too).
+
+The five tests below fail at ``7815fba`` and at ``f2b4ea4`` (main, whose ``dpkit`` is the same);
 ``tests/svt_steps.py`` is main's, byte for byte.
 
 Held (probes in the review's scratch folder; recorded, not timed):
@@ -109,7 +131,13 @@ Held (probes in the review's scratch folder; recorded, not timed):
   (which already keeps ``data`` and the stream through ``run_padded``'s frame).
 * (4) The budgets are unchanged (``tests/test_breaker41.py`` passes); a non-iterable ``queries``
   is refused inside the first step, waited for (its docstring's "at once" means before any
-  query is called).
+  query is called). Other process state the caller's code can change in a slot and dpkit reads
+  in its later steps: the margin (:func:`dpkit.timing.set_margin`, public, the caller's
+  choice); a tracer or profiler (``sys.settrace``, ``sys.setprofile``: instrumentation, other
+  load); the collector (F2) and the ``unpadded`` depth (F5) are the two dpkit itself relies on.
+* Test order: ``tests/test_first_use.py`` fails 9 tests when run after ``test_breaker43.py``
+  (or this file) in one process, and passes alone; not caused by this review (as recorded on
+  ``7815fba``).
 """
 
 from __future__ import annotations
@@ -220,3 +248,32 @@ def test_the_collector_stays_off_in_the_steps_after_a_query_switched_it_on(
             gc.disable()
     answers = [on for name, on in seen if name.startswith("queries")]
     assert len(answers) == (4 if nested else 2) and not any(answers), seen
+
+
+class _SimulatingStream:
+    """The caller's stream: picks its queries inside :func:`dpkit.timing.unpadded` (where it
+    could run simulations) and yields them from inside that block."""
+
+    def __iter__(self) -> Iterator[Callable[[Any], Any]]:
+        with timing.unpadded():
+            for _ in range(4):
+                yield lambda data: LOW
+
+
+def test_a_stream_suspended_inside_unpadded_leaves_the_release_padded(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """F5: a release started padded waits at the end of every step (here 6: the first, four
+    queries', the stream's end), whatever the caller's code does to :func:`dpkit.timing.
+    unpadded`'s depth in between. At ``7815fba`` a stream generator suspended inside
+    ``unpadded()`` switches the waits of the steps after its first item off: 2 waits."""
+    waits: list[int] = []
+    monkeypatch.setattr(timing._state.local, "depth", 0)
+    monkeypatch.setattr(timing, "_wait_until", lambda deadline: waits.append(deadline) and False)
+    monkeypatch.setattr(warming, "cold", lambda work: None)
+    sparse([lambda data: 1], None, 0, 2.0, 2, rng=seeded(42))   # warmed up first
+    waits.clear()
+    sparse(iter([lambda data: LOW] * 4), None, 0, 2.0, 2, rng=seeded(42))
+    assert len(waits) == 6
+    waits.clear()
+    sparse(_SimulatingStream(), None, 0, 2.0, 2, rng=seeded(42))
+    assert len(waits) == 6
