@@ -135,9 +135,9 @@ Held (probes in the review's scratch folder; recorded, not timed):
   in its later steps: the margin (:func:`dpkit.timing.set_margin`, public, the caller's
   choice); a tracer or profiler (``sys.settrace``, ``sys.setprofile``: instrumentation, other
   load); the collector (F2) and the ``unpadded`` depth (F5) are the two dpkit itself relies on.
-* Test order: ``tests/test_first_use.py`` fails 9 tests when run after ``test_breaker43.py``
-  (or this file) in one process, and passes alone; not caused by this review (as recorded on
-  ``7815fba``).
+* Test order: ``tests/test_first_use.py`` run right after ``test_breaker42.py`` or
+  ``test_breaker43.py`` (two files, one process) fails 9 of its 23 tests, and passes alone
+  (recorded on ``7815fba``; this file does the same); the full suite's order was not run here.
 """
 
 from __future__ import annotations
