@@ -44,10 +44,12 @@ the collector's threshold, and how many a step makes can depend on the data (an 
 answer take different conversion paths); a young collection's pause is set by the objects
 allocated since the last one, a full collection's by the whole heap (the data included):
 milliseconds for a large heap, against a step's budget of about 0.56 ms (``Cost.fixed`` 6 U,
-margin 2, at the U of 46.9 µs that review 41 quotes). Severity: the data and the noise show
-only through overruns, but large ones (reasoned, not measured), and only if the caller's code
-re-enables the collector. The module notes of :mod:`dpkit.timing` ("switched off from the
-clock's start to the end of the wait") are then false. Fix: at the start of each step
+margin 2, at the U of 46.9 µs that review 41 quotes). Severity: the data can show only through
+overruns, but large ones (reasoned, not measured), and only if the caller's code re-enables the
+collector; the noise only if a draw's tracked allocations vary with it (not examined: the
+fixed-cost sampler does the same work whatever it draws). The module notes of
+:mod:`dpkit.timing` ("switched off from the clock's start to the end of the wait") are then
+false. Fix: at the start of each step
 (``Deadline.call``'s ``finally``) and of a nested release, switch it off again if the caller's
 code switched it on, remembering to switch it back on after the outermost wait. A scratch copy
 of ``7815fba`` doing so (``Deadline.call``'s ``finally`` switches it off if it is on and marks
