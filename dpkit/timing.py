@@ -66,11 +66,12 @@ clock starts and gives it back after its wait (warm-ups too). Without it, a rele
 holds the interpreter lock for its own work, whose length depends on its data, and a release in
 another thread that needs that lock meanwhile overruns and shows it: a review certified ε = 0.49
 from the timing of one thread's release of public inputs about another thread's neighbouring data. A
-release therefore waits for the others to end before its clock starts. The garbage collector is
-switched off from the clock's start to the end of the wait (a collection would pause a release for a
-time set by the whole heap, and whether one falls inside it depends on what it allocates); the
-allocations a release made still count towards the next collection after it. A query function an SVT
-release calls runs with the lock held: one that waits for a release in another thread never returns.
+release therefore waits for the others to end before its clock starts. The garbage collector is off
+from the clock's start to the end of the wait, switched off again after the caller's code an SVT
+step runs (a collection would pause a release for a time set by the whole heap); the allocations a
+release made count towards the next collection after it. A query an SVT release calls runs with the
+lock held: one that waits for a release in another thread never returns. Whether a release pads is
+decided when its clock starts (a stream that enters :func:`unpadded` between steps changes nothing).
 
 **Residual risks.** (1) *Overruns.* A release whose work outlasts its deadline (the machine slowed
 down by other load after calibration, or a very unlucky draw: CKS Gaussian rounds are unbounded)
@@ -635,6 +636,9 @@ class Deadline:
         try:
             return function(*args)
         finally:
+            if gc.isenabled():             # the caller's code switched it on
+                gc.disable()
+                self._collector = True
             _fill_jitter_pool()
             self._start = time.perf_counter_ns()
             self._past += self.seconds()
@@ -642,14 +646,12 @@ class Deadline:
             self._extra = 0.0
 
     def budget(self) -> float:
-        """The release's deadlines in seconds: the sum of its steps' :meth:`seconds` (one
-        step unless :meth:`call` ran the caller's code), the caller's code excluded."""
+        """The release's deadlines in seconds: its steps' :meth:`seconds`, summed."""
         return self._past + self.seconds()
 
     def _wait(self) -> None:
-        """Wait for the current step's deadline (not inside :func:`unpadded`); count an
-        overrun."""
-        if getattr(_state.local, "depth", 0):
+        """Wait for the current step's deadline (unless unpadded); count an overrun."""
+        if not self._padded:
             return
         deadline = self._start + int(self.seconds() * 1e9) + _jitter_ns()
         if getattr(_state.local, "warming", False):   # a warm-up's padded round: short waits
@@ -661,13 +663,11 @@ class Deadline:
     def __enter__(self) -> Deadline:
         self._lock = _state.releases
         self._lock.acquire()           # one release at a time (see "Threads")
-        running = _active()
-        # The outermost release switches the garbage collector off until its wait ends: a
-        # collection it triggered would pause it for a time set by the process's heap.
-        self._collector = not running and gc.isenabled()
+        self._collector = gc.isenabled()  # off until the wait ends (see "Threads")
         if self._collector:
             gc.disable()
-        running.append(self)
+        self._padded = not getattr(_state.local, "depth", 0)  # once (review 44, F5)
+        _active().append(self)
         reference()  # calibrate outside the timed interval
         _fill_jitter_pool()  # read the OS outside it too
         self._start = time.perf_counter_ns()
@@ -685,7 +685,7 @@ class Deadline:
 
     def _end(self, kind: type[BaseException] | None, trace: TracebackType | None) -> None:
         """Wait for the deadline, unless unpadded or the public inputs were refused."""
-        if getattr(_state.local, "depth", 0):
+        if not self._padded:
             return
         if kind is not None:
             if not (self._sized and issubclass(kind, Exception)):

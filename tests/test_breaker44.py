@@ -12,7 +12,8 @@ noise) are freed before the wait, inside a step charged for them; the caller's o
 stream, the queries, the raw answers) in the caller's time (the slot inside ``Deadline.call``,
 or after the release's wait).
 
-F1 (low; review 42's F2, open, whose reason is incomplete; sparse's half has no test). After an
+F1 (low; review 42's F2, open, whose reason is incomplete; sparse's half has no test; open,
+a strict xfail). After an
 error (a query or the stream raises, an answer is refused), the positives found so far are freed
 inside the last step, which charges nothing for them: ``range_queries``' keys (an index and the
 exact answer, a Fraction) and ``sparse``'s indices (one int each from index 257: CPython caches
@@ -34,7 +35,8 @@ margin (12 U): an overrun needs thousands of positives before the error, so ``c`
 thousands. Review 42's test covers ``range_queries`` only; a fix there alone would leave
 ``sparse``.
 
-F2 (low; predates ``7815fba``; the caller's code in a slot). The garbage collector is switched
+F2 (low; predates ``7815fba``; the caller's code in a slot; fixed: each step switches the
+collector off again). The garbage collector is switched
 off only when the outermost release's clock starts (``Deadline.__enter__``): a query (or the
 stream) that calls ``gc.enable()`` -- itself, or through a library that re-enables it
 unconditionally -- leaves it on for every later step of the release, and a release the caller's
@@ -58,15 +60,15 @@ at its start) passes both cases of
 :func:`test_the_collector_stays_off_in_the_steps_after_a_query_switched_it_on` and
 ``tests/test_first_use.py``'s collector test.
 
-F3 (very low; ``7815fba``'s docstring of ``_next_answer``). "The last one is freed with
+F3 (very low; ``7815fba``'s docstring of ``_next_answer``; fixed). "The last one is freed with
 ``streams``, after the release's wait": when the stream ends, the last answer is dropped by the
 same ``del streams[1:]`` in the final call, in the caller's slot (recorded, all three functions).
 It is held past the wait only when the release stops at a positive (``above_threshold``, the
 ``c``-th of ``sparse`` and ``range_queries``), and after a refused answer (with the exception).
 Fix the wording; no test.
 
-F4 (very low; documentation). No public note says when an answer object only dpkit holds is
-freed: at the next query's call, or, for the one at which the release stops, after its wait,
+F4 (very low; documentation; ``_next_answer``'s docstring says it). No public note says
+when an answer object only dpkit holds is freed: at the next query's call, or, for the one at which the release stops, after its wait,
 unpadded, before it returns (residual risks (2) and (4) of :mod:`dpkit.timing`, and the
 functions' **Timing** notes, speak of its conversion only). Its freeing costs a time set by the
 object (an int answer of 257 frees a block, 256 none; a caller's ``__del__``, or what the
@@ -75,7 +77,8 @@ object alone kept). That mirrors the query's own allocation of the answer, in th
 reference the query dropped (``cache.pop(key)``). Suggest one sentence: keep a reference to an
 answer whose freeing must not show. No test.
 
-F5 (medium where it applies; predates ``7815fba``; a generator stream). Whether a release waits
+F5 (medium where it applies; predates ``7815fba``; a generator stream; fixed: whether a release
+pads is decided when its clock starts). Whether a release waits
 is read from the thread's :func:`dpkit.timing.unpadded` depth at every wait
 (``Deadline._wait``, ``Deadline._end``), and the caller's code changes that depth between two
 steps when a stream generator is suspended inside ``with unpadded():`` (a stream that runs
@@ -164,7 +167,7 @@ def events(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     """Where each release would wait, ``("wait", objects charged in the step)`` is recorded
     instead (nothing waits); nothing is re-warmed; ``sparse`` is warmed up first."""
     log: list[Any] = []
-    monkeypatch.setattr(timing._state.local, "depth", 0)
+    monkeypatch.setattr(timing._state.local, "depth", 0, raising=False)
     monkeypatch.setattr(timing.Deadline, "_wait",
                         lambda clock: log.append(("wait", clock._counts["objects"])))
     monkeypatch.setattr(warming, "cold", lambda work: None)
@@ -205,6 +208,10 @@ def _keys_freed_in_last_step(monkeypatch: pytest.MonkeyPatch, events: list[Any],
     return events[waits[-2]:waits[-1]].count("key freed"), events[waits[-1]][1]
 
 
+@pytest.mark.xfail(strict=True, reason="open (low): breaker review 44 F1 (review 42 F2 for "
+                   "sparse): after an error the positives found are freed inside the last "
+                   "step, uncharged; charging min(answers taken, c), a public bound, would fix "
+                   "it and change 36 pinned step budgets (not done this session)")
 @pytest.mark.parametrize("last", [lambda data: 1 // 0, lambda data: math.nan],
                          ids=["raise", "nan"])
 def test_sparse_charges_the_positives_its_last_step_frees_after_an_error(
@@ -269,7 +276,7 @@ def test_a_stream_suspended_inside_unpadded_leaves_the_release_padded(
     unpadded`'s depth in between. At ``7815fba`` a stream generator suspended inside
     ``unpadded()`` switches the waits of the steps after its first item off: 2 waits."""
     waits: list[int] = []
-    monkeypatch.setattr(timing._state.local, "depth", 0)
+    monkeypatch.setattr(timing._state.local, "depth", 0, raising=False)
     monkeypatch.setattr(timing, "_wait_until", lambda deadline: waits.append(deadline) and False)
     monkeypatch.setattr(warming, "cold", lambda work: None)
     sparse([lambda data: 1], None, 0, 2.0, 2, rng=seeded(42))   # warmed up first

@@ -233,8 +233,11 @@ def _next_answer(streams: list[Any], data: Any, index: int) -> bool:
     stream at the first step) and call it on ``data``; put its answer in ``streams[1]``
     and return True, or False when none is left. A query that is not callable is refused
     here. The previous answer (the caller's object) is dropped first, so that it is
-    freed here, in the caller's time, not inside dpkit's next step (breaker review 43, F2);
-    the last one is freed with ``streams``, after the release's wait."""
+    freed here, in the caller's time, not inside dpkit's next step (breaker review 43, F2).
+    When the stream runs out, the last answer is dropped here too; when the release stops
+    at a positive, that answer is freed with ``streams`` as the release returns, after its
+    wait, in time not padded: the caller's own object, whose freeing costs what its making
+    did (breaker review 44, F3, F4)."""
     if index == 0:
         streams[0] = iter(streams[0])
     del streams[1:]
@@ -332,9 +335,9 @@ def sparse_on_answers(answers: Iterator[tuple[Any, Fraction]], threshold: Fracti
 
     ``answers`` yields ``(key, exact answer)``; the keys of the positives are returned.
     After an error, the positives found so far are freed with the failed work, inside the
-    last step, uncharged (breaker review 42, F2, left open: charging them would make the
-    budget show their number, which an error does not; holding them past the wait would
-    free them unpadded, breaker review 43, F1).
+    last step, uncharged (breaker review 42, F2, left open: holding them past the wait
+    would free them unpadded, review 43, F1; charging ``min(answers taken, c)``, a public
+    bound on their number, would cover them, review 44, F1).
     """
     run_scale = 1 / run_epsilon  # sensitivity 1, in real units
     bits = grid_bits(2 * run_scale)
