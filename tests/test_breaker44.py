@@ -68,7 +68,8 @@ It is held past the wait only when the release stops at a positive (``above_thre
 Fix the wording; no test.
 
 F4 (very low; documentation; ``_next_answer``'s docstring says it). No public note says
-when an answer object only dpkit holds is freed: at the next query's call, or, for the one at which the release stops, after its wait,
+when an answer object only dpkit holds is freed: at the next query's call, or, for the one at
+which the release stops, after its wait,
 unpadded, before it returns (residual risks (2) and (4) of :mod:`dpkit.timing`, and the
 functions' **Timing** notes, speak of its conversion only). Its freeing costs a time set by the
 object (an int answer of 257 frees a block, 256 none; a caller's ``__del__``, or what the
