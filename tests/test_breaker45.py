@@ -1,0 +1,270 @@
+"""Breaker review 45: commit ``a34c282`` (breaker review 44's F2 and F5 fixed in
+:mod:`dpkit.timing`: ``Deadline.__enter__`` decides once whether a release pads, from the
+thread's :func:`dpkit.timing.unpadded` depth when its clock starts; every release that finds the
+garbage collector on switches it off and switches it on again at its end; ``Deadline.call``
+switches it off again after the caller's code if that code switched it on). Nothing here waits
+or measures time: ``_wait_until`` is replaced by a recorder, and nothing is re-warmed.
+
+F1 (medium where it applies; predates ``a34c282``, whose fix covers only the release's own
+steps). A stream generator suspended inside ``with unpadded():`` keeps the thread's depth
+raised for as long as it stays suspended, and every release that *starts* meanwhile decides
+it is unpadded: (a) a release a query makes in a later slot of the same release; (b) after
+the release stops at a positive (``above_threshold`` always does), every release the thread
+makes while the caller holds the stream: the caller's next ``laplace_mechanism``, or a second
+``above_threshold`` on the rest of the same stream, waits for no deadline (recorded: 0 waits
+against 1 and 3). (c) Across threads the depth goes wrong for good: a generator that entered
+``unpadded()`` in one thread and ends in another leaves the first thread's depth at 1 and the
+second's at -1 (``not -1`` is False: unpadded), or raises ``AttributeError`` in the second if it
+never used ``unpadded()``; ``_short_padded_waits`` restores the depth it saved, so a generator
+closed inside a warm-up's padded round leaves the depth one too high. Severity: the data shows
+in the time directly (dpkit's unpadded work on the values), no overrun needed; the noise only
+through the fixed-cost draws' share. Only if the caller's code leaves a ``with unpadded():``
+suspended at a ``yield``; the caller never wrapped a release in it, which the docs forbid. The
+module notes' "a stream that enters :func:`unpadded` between steps changes nothing" and
+``unpadded``'s "this thread only" are then false. Fix (sketch): make "inside :func:`unpadded`"
+mean a ``with unpadded():`` block whose frame is on the current call stack: ``unpadded()``
+registers the frame that entered it (process-wide, with a token its exit removes, whatever
+the thread), and ``Deadline.__enter__`` is unpadded only if a registered frame is the caller's
+or one of its ancestors (a suspended generator's frame is on no stack; a stack walk, outside
+the clock); ``_short_padded_waits`` becomes a thread-local override rather than a saved
+depth. Cheaper and partial: ``Deadline.call`` refuses (a clear error naming the stream) the
+caller's code that returns with the depth changed, and ``unpadded``'s docstring says a block
+must not span a ``yield``.
+
+F2 (low; predates ``a34c282``). A child created by ``fork`` in another thread while a
+release has the collector off keeps it off for good: the release that would switch it on
+again does not exist in the child (``multiprocessing``'s default start method on Linux
+before Python 3.14). Memory only (cycles never collected in the child), no timing effect.
+Fix: record which thread's releases switched it off; in ``_after_fork_in_child``, switch it
+on again if none of them is the forking thread's.
+
+F3 (low; predates ``a34c282``). An exception raised inside ``Deadline.__enter__`` after the
+release lock is taken (a ``KeyboardInterrupt`` during the first calibration, ``reference()``,
+a few ms, or ``_fill_jitter_pool``) skips ``__exit__``: the thread keeps the lock for good
+(every other thread's release and warm-up then blocks forever), the collector stays off, and
+a dead clock stays in ``_active()``, so ``run_padded`` never re-warms a function in that thread
+again (risk (5): cold functions overrun, and an overrun shows the data). Fix: in
+``__enter__``, undo (remove the clock, switch the collector back on if it was switched off,
+release the lock) on any ``BaseException`` after the lock is taken, then re-raise.
+
+Not tested (documentation, very low): the caller's code in an SVT step's slot runs with the
+collector off (a long stream's cyclic garbage is not collected until the release ends), and a
+``gc.disable()`` it makes is undone when the release ends; the module notes say neither.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from svt_steps import HIGH, LOW  # tests/ is on sys.path under pytest
+
+import dpkit._warming as warming
+import dpkit.timing as timing
+from dpkit.laplace import laplace_mechanism
+from dpkit.rng import seeded
+from dpkit.svt import above_threshold
+
+
+@pytest.fixture
+def waits(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Each wait a release would make, recorded instead (nothing waits); nothing is
+    re-warmed; the two releases used here are warmed up first, padded."""
+    log: list[int] = []
+    monkeypatch.setattr(timing._state.local, "depth", 0, raising=False)
+    monkeypatch.setattr(timing, "_wait_until", lambda deadline: log.append(deadline) and False)
+    monkeypatch.setattr(warming, "cold", lambda work: None)
+    above_threshold([lambda data: 1], None, 0, 1.0, rng=seeded(42))
+    laplace_mechanism(0.0, 1.0, 1.0, rng=seeded(42))
+    log.clear()
+    return log
+
+
+def _simulating_stream() -> Iterator[Any]:
+    """The caller's stream: picks its queries by simulations inside ``unpadded()`` and
+    yields them from inside that block (a query below the threshold, then one above)."""
+    with timing.unpadded():
+        while True:
+            yield lambda data: LOW
+            yield lambda data: HIGH
+
+
+def _refused(release: Callable[[], Any]) -> bool:
+    """Whether ``release`` raised an error naming ``unpadded`` (the partial fix of F1:
+    ``Deadline.call`` refuses caller's code that returns inside a ``with unpadded():`` block
+    it entered); False if it returned."""
+    try:
+        release()
+    except Exception as error:      # any type, if it names the cause
+        assert "unpadded" in str(error), error
+        return True
+    return False
+
+
+def test_releases_after_a_stream_left_suspended_inside_unpadded_are_padded(
+        waits: list[int]) -> None:
+    """F1 (b): ``above_threshold`` stops at the stream's first positive, the caller keeps the
+    stream; the caller's next release, and a second ``above_threshold`` on the rest of the
+    stream, must wait for their deadlines (or the stream is refused). At ``a34c282`` they
+    wait 0 times."""
+    stream = _simulating_stream()
+    try:
+        if _refused(lambda: above_threshold(stream, None, 0, 1.0, rng=seeded(1))):
+            return                               # the other fix: such a stream is refused
+        assert len(waits) == 3                   # the first step, two queries' steps
+        waits.clear()
+        laplace_mechanism(0.0, 1.0, 1.0, rng=seeded(2))
+        after = len(waits)
+        waits.clear()
+        above_threshold(stream, None, 0, 1.0, rng=seeded(3))
+        assert (after, len(waits)) == (1, 3)
+    finally:
+        stream.close()   # its ``with unpadded()`` exits here, before the depth is restored
+
+
+def test_a_release_a_query_makes_while_the_stream_is_suspended_inside_unpadded_is_padded(
+        waits: list[int]) -> None:
+    """F1 (a): a query that makes a release (in its slot) gets it padded, whatever the
+    stream around it does with ``unpadded()`` (or the stream is refused once it returns inside
+    the block). At ``a34c282`` the releases made while the stream is suspended inside the
+    block wait 0 times: ``[1, 0, 0]``."""
+    inner: list[int] = []
+
+    def query(data: Any) -> Any:
+        before = len(waits)
+        laplace_mechanism(0.0, 1.0, 1.0, rng=seeded(4))
+        inner.append(len(waits) - before)
+        return LOW
+
+    def stream() -> Iterator[Any]:
+        yield query
+        with timing.unpadded():      # simulations that pick the next queries
+            yield query
+            yield query
+
+    if not _refused(lambda: above_threshold(stream(), None, 0, 1.0, rng=seeded(1))):
+        assert inner == [1, 1, 1]
+    else:                                        # refused when the block was entered
+        assert inner == [1]
+
+
+def test_a_stream_ended_in_another_thread_leaves_both_threads_padded(
+        waits: list[int]) -> None:
+    """F1 (c): a stream generator that entered ``unpadded()`` in this thread and ends in
+    another (its block entered here, exited there) leaves both threads' releases padded. At
+    ``a34c282`` this thread's depth stays 1 and the other's goes to -1: neither waits."""
+    def stream() -> Iterator[Any]:
+        with timing.unpadded():
+            yield lambda data: HIGH
+            yield lambda data: HIGH
+
+    started = stream()
+    next(started)                               # entered here
+    seen: dict[str, Any] = {}
+
+    def other() -> None:
+        try:
+            with timing.unpadded():             # a simulation this thread ran earlier
+                pass
+            for _ in started:                   # the stream ends here
+                pass
+            before = len(waits)
+            laplace_mechanism(0.0, 1.0, 1.0, rng=seeded(5))
+            seen["other"] = len(waits) - before
+        except Exception as error:              # reported below, not lost in the thread
+            seen["error"] = error
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    thread.join()
+    before = len(waits)
+    laplace_mechanism(0.0, 1.0, 1.0, rng=seeded(6))
+    assert (seen, len(waits) - before) == ({"other": 1}, 1)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_fork_child_of_another_thread_gets_the_collector_back(waits: list[int]) -> None:
+    """F2: while a release in this thread has switched the collector off (a query runs in
+    its slot), another thread forks; in the child, where that release does not exist, the
+    collector must be on again. At ``a34c282`` it stays off in the child."""
+    enabled = gc.isenabled()
+    gc.enable()
+    in_slot, forked = threading.Event(), threading.Event()
+    child: dict[str, bytes] = {}
+
+    def query(data: Any) -> Any:
+        in_slot.set()
+        forked.wait(60)                         # the fork happens while the release runs
+        return LOW
+
+    def forker() -> None:
+        in_slot.wait(60)
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:                            # the child: report and leave at once
+            os.write(write, b"1" if gc.isenabled() else b"0")
+            os._exit(0)
+        os.waitpid(pid, 0)
+        child["collector"] = os.read(read, 1)
+        os.close(read)
+        os.close(write)
+        forked.set()
+
+    thread = threading.Thread(target=forker)
+    thread.start()
+    try:
+        above_threshold([query], None, 0, 1.0, rng=seeded(1))
+    finally:
+        thread.join()
+        if not enabled:
+            gc.disable()
+    assert child == {"collector": b"1"}
+
+
+def test_an_interrupt_while_the_clock_starts_leaves_no_lock_collector_or_clock(
+        waits: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+    """F3: a ``KeyboardInterrupt`` raised in ``Deadline.__enter__`` after the release lock is
+    taken (here in ``_fill_jitter_pool``) must leave the lock free for other threads, the
+    collector as it was, and no clock running in this thread. At ``a34c282`` all three are
+    left behind."""
+    fill = timing._fill_jitter_pool
+    raised: list[bool] = []
+
+    def interrupted() -> None:
+        if not raised:
+            raised.append(True)
+            raise KeyboardInterrupt
+        fill()
+
+    enabled, running = gc.isenabled(), list(timing._active())
+    lock = timing._state.releases
+    gc.enable()
+    monkeypatch.setattr(timing, "_fill_jitter_pool", interrupted)
+    free: list[bool] = []
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            laplace_mechanism(0.0, 1.0, 1.0, rng=seeded(1))
+        collector, left = gc.isenabled(), [c for c in timing._active() if c not in running]
+
+        def take() -> None:
+            got = lock.acquire(blocking=False)
+            free.append(got)
+            if got:
+                lock.release()
+
+        thread = threading.Thread(target=take)
+        thread.start()
+        thread.join()
+    finally:                                    # undo what the interrupt left, for later tests
+        while lock._is_owned():
+            lock.release()
+        timing._active()[:] = running
+        if not enabled:
+            gc.disable()
+        else:
+            gc.enable()
+    assert (free, collector, left) == ([True], True, [])
