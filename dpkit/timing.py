@@ -65,13 +65,12 @@ time reveals only the caller's code.
 clock starts and gives it back after its wait (warm-ups too). Without it, a release in one thread
 holds the interpreter lock for its own work, whose length depends on its data, and a release in
 another thread that needs that lock meanwhile overruns and shows it: a review certified ε = 0.49
-from the timing of one thread's release of public inputs about another thread's neighbouring data. A
-release therefore waits for the others to end before its clock starts. The garbage collector is off
-from the clock's start to the end of the wait, switched off again after the caller's code an SVT
-step runs (a collection would pause a release for a time set by the whole heap); the allocations a
-release made count towards the next collection after it. A query an SVT release calls runs with the
-lock held: one that waits for a release in another thread never returns. Whether a release pads is
-decided when its clock starts (a stream that enters :func:`unpadded` between steps changes nothing).
+from the timing of one thread's release of public inputs about another thread's neighbouring data.
+The garbage collector is off from the clock's start to the end of the wait, the caller's queries
+included (a collection would pause a release for a time set by the whole heap; a query's garbage
+waits for the release's end). A query an SVT release calls runs with the lock held: one that waits
+for a release in another thread never returns. A generator suspended inside :func:`unpadded` leaves
+every release its thread starts unpadded (review 45, F1, open; a release decides at its start).
 
 **Residual risks.** (1) *Overruns.* A release whose work outlasts its deadline (the machine slowed
 down by other load after calibration, or a very unlucky draw: CKS Gaussian rounds are unbounded)
@@ -547,7 +546,8 @@ def unpadded() -> Iterator[None]:
     For code that releases nothing anyone can time: a figure drawn from thousands of
     simulated releases, a statistical test of a sampler. **Never** wrap a real release in
     it: inside, a release's running time reveals what the deadline hides (see the module
-    notes). Nested uses are allowed.
+    notes). Nested uses are allowed. Never let the block span a ``yield``: while a
+    generator is suspended inside it, every release the thread starts is unpadded.
 
     Examples
     --------

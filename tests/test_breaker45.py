@@ -139,6 +139,11 @@ def _refused(release: Callable[[], Any]) -> bool:
     return False
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "open (medium where it applies): breaker review 45 F1, a generator "
+    "suspended inside unpadded() leaves later releases unpadded (documented "
+    "in unpadded())"
+))
 def test_releases_after_a_stream_left_suspended_inside_unpadded_are_padded(
         waits: list[int]) -> None:
     """F1 (b): ``above_threshold`` stops at the stream's first positive, the caller keeps the
@@ -160,6 +165,10 @@ def test_releases_after_a_stream_left_suspended_inside_unpadded_are_padded(
         stream.close()   # its ``with unpadded()`` exits here, before the depth is restored
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "open (medium where it applies): breaker review 45 F1 (documented in "
+    "unpadded())"
+))
 def test_a_release_a_query_makes_while_the_stream_is_suspended_inside_unpadded_is_padded(
         waits: list[int]) -> None:
     """F1 (a): a query that makes a release (in its slot) gets it padded, whatever the
@@ -186,6 +195,9 @@ def test_a_release_a_query_makes_while_the_stream_is_suspended_inside_unpadded_i
         assert inner == [1]
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "open (medium where it applies): breaker review 45 F1, across threads"
+))
 def test_a_stream_ended_in_another_thread_leaves_both_threads_padded(
         waits: list[int]) -> None:
     """F1 (c): a stream generator that entered ``unpadded()`` in this thread and ends in
@@ -220,6 +232,10 @@ def test_a_stream_ended_in_another_thread_leaves_both_threads_padded(
     assert (seen, len(waits) - before) == ({"other": 1}, 1)
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "open (low): breaker review 45 F2, a fork child of another thread keeps "
+    "the collector off"
+))
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 def test_a_fork_child_of_another_thread_gets_the_collector_back(waits: list[int]) -> None:
     """F2: while a release in this thread has switched the collector off (a query runs in
@@ -259,6 +275,10 @@ def test_a_fork_child_of_another_thread_gets_the_collector_back(waits: list[int]
     assert child == {"collector": b"1"}
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "open (low): breaker review 45 F3, an exception inside "
+    "Deadline.__enter__ leaves the lock, the collector and the clock"
+))
 def test_an_interrupt_while_the_clock_starts_leaves_no_lock_collector_or_clock(
         waits: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
     """F3: a ``KeyboardInterrupt`` raised in ``Deadline.__enter__`` after the release lock is
