@@ -37,3 +37,11 @@ class HighStream:
                 yield lambda data: HIGH
         finally:
             self.on_close()
+
+
+def freed_in_last_step(events: list[Any], marker: str) -> tuple[int, int]:
+    """From a release's recorded ``events`` (a wait is a tuple whose second item is the objects
+    its step charged): how many ``marker`` events fell in the last step, between the last two
+    waits, and the objects that step charged."""
+    waits = [i for i, event in enumerate(events) if isinstance(event, tuple)]
+    return events[waits[-2]:waits[-1]].count(marker), events[waits[-1]][1]

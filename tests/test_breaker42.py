@@ -99,7 +99,7 @@ from typing import Any
 
 import pytest
 from svt_steps import CONVERT as _CONVERT  # tests/ is on sys.path under pytest
-from svt_steps import HIGH, LOW, HighStream
+from svt_steps import HIGH, LOW, HighStream, freed_in_last_step
 from svt_steps import RELEASES as FUNCTIONS
 
 import dpkit._warming as warming
@@ -208,8 +208,7 @@ def _freed_in_last_step(monkeypatch: pytest.MonkeyPatch, events: list[Any], posi
         range_queries(queries, None, 100, 0, 200.0, rng=seeded(42))
     except (ZeroDivisionError, ValueError):
         pass
-    waits = [i for i, event in enumerate(events) if isinstance(event, tuple)]
-    return events[waits[-2]:waits[-1]].count("answer freed"), events[waits[-1]][1]
+    return freed_in_last_step(events, "answer freed")
 
 
 @pytest.mark.xfail(strict=True, reason="open (low): breaker review 42 F2, after an error "

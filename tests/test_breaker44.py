@@ -154,7 +154,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
 
 import pytest
-from svt_steps import CONVERT, HIGH, LOW  # tests/ is on sys.path under pytest
+from svt_steps import CONVERT, HIGH, LOW, freed_in_last_step  # tests/ is on sys.path under pytest
 
 import dpkit._warming as warming
 import dpkit.svt.core as core
@@ -205,8 +205,7 @@ def _keys_freed_in_last_step(monkeypatch: pytest.MonkeyPatch, events: list[Any],
     queries = [lambda data: HIGH] * positives + [lambda data: LOW, last]
     with pytest.raises((ZeroDivisionError, ValueError)):
         sparse(queries, None, 0, 100.0, 100, rng=seeded(42))
-    waits = [i for i, event in enumerate(events) if isinstance(event, tuple)]
-    return events[waits[-2]:waits[-1]].count("key freed"), events[waits[-1]][1]
+    return freed_in_last_step(events, "key freed")
 
 
 @pytest.mark.xfail(strict=True, reason="open (low): breaker review 44 F1 (review 42 F2 for "
