@@ -9,10 +9,13 @@ store, adds them in chunks, and certifies each row on everything gathered so far
 work can be spread over many runs, on quiet machines, and stopped at any moment (a chunk
 is saved when it ends; a run cut short loses at most the chunk it was timing).
 
-**Store.** ``benchmarks/results/timing_raw/<version>/`` (``--store``; not committed: up to
-a few hundred kB per row):
-for each row an ``.npz`` of the two sides' timings (ns) and a ``.json`` of its chunks
-(date, load, calls per side, overruns, this process's reference speed, seed). A row's
+**Store.** ``benchmarks/results/timing_raw/<version>/`` (``--store``), committed: the audit
+takes dozens of core-hours, more than one working session on one machine, and a machine's own
+disk does not outlive it, so the timings live in the repository. For each row a ``.json`` of its
+chunks (date, load, calls per side, overruns, this process's reference speed, seed) and one file
+per chunk, ``<row>-<chunk>.npy.xz``: the chunk's timings (ns, exact) as a ``(2, calls)`` int64
+array, the two sides' rows, LZMA-compressed (about 1.5 bytes a timing). A chunk's file is
+written once and never changed, so each commit adds only the new chunks. A row's
 ``<version>`` is a hash of the code (docstrings and comments left out) of the dpkit modules
 its release function can run -- those that importing the function's module loads, in a
 fresh interpreter (:func:`row_modules`; dpkit's modules import nothing inside functions) --,
@@ -20,7 +23,8 @@ of the row's two calls (their code, the helpers of ``timing.py`` they name, the 
 hold: :func:`_feed`), of the timing margin, and of the versions of Python, NumPy and gmpy2
 (breaker review 33, F2). A change to any of them starts the row again, since timings of
 other code certify nothing about this one; a change to a module the row's function does
-not import keeps its calls (a fix to the clipping functions keeps the Laplace rows). What
+not import keeps its calls (a fix to the clipping functions keeps the Laplace rows).
+``--prune`` deletes the folders of versions no row has now. What
 the hash cannot see: state that another module's import-time code sets for the whole
 process (other than the margin), such as warm-ups it registers; the state of an object a
 call holds that is not a number, array, container or dataclass (counted by its type);
@@ -31,7 +35,13 @@ whose key's CRC-32 is ``i`` mod ``n``), one pinned to each core.
 
 **Chunks.** Each chunk warms the row up, then times ``c`` calls per side in a fresh seeded
 random interleaving (seed, row, chunk number), as ``timing.py`` does; ``c`` is what fits in
-``--chunk-seconds`` (at least 200, at most what the row still needs). Every chunk's calls
+``--chunk-seconds`` (at least 200, at most what the row still needs). With ``--max-load L``
+a chunk is discarded, unsaved, when the 1-minute load average at its start or end is above
+``L`` (other programs on the machine, such as a test suite on the other core, add overruns:
+0 to 8 in 40,000 calls of a row with the machine otherwise idle, up to 408 with tests
+running on the same core). The choice depends on the load alone, never on the timings, and
+each chunk is interleaved on its own, so it leaves the certification valid; the table gives
+each row's load range. Every chunk's calls
 are interleaved, and each chunk has as many calls on each side, so the pooled timings of
 the two sides are mixtures over the same chunks and the certification of
 :func:`timing.certify` holds on them (its notes: calls under drifting load).
@@ -45,6 +55,7 @@ Run (the store's state by default; nothing is timed or written)::
     taskset -c 0 .venv/bin/python benchmarks/timing_accumulate.py --run --minutes 60 --shard 0/2
     taskset -c 1 .venv/bin/python benchmarks/timing_accumulate.py --run --minutes 60 --shard 1/2
     .venv/bin/python benchmarks/timing_accumulate.py --write   # timing_accumulated.{md,json}
+    .venv/bin/python benchmarks/timing_accumulate.py --prune   # drop other code's timings
 
 ``--write`` certifies every row that has calls in the store and writes
 ``benchmarks/results/timing_accumulated.md`` and ``.json`` (the table of ``timing.py``,
@@ -59,8 +70,11 @@ import ast
 import dataclasses
 import datetime
 import hashlib
+import io
 import json
+import lzma
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -234,8 +248,8 @@ class Row:
 
     def __init__(self, store: Path, pair: Pair) -> None:
         self.pair, self.version = pair, row_version(pair)
-        folder = store / self.version
-        self.data, self.log = folder / f"{row_id(pair)}.npz", folder / f"{row_id(pair)}.json"
+        self.folder = store / self.version
+        self.log = self.folder / f"{row_id(pair)}.json"
 
         self.x = self.y = np.zeros(0, dtype=np.int64)
         self.chunks: list[dict] = []
@@ -244,10 +258,23 @@ class Row:
             if meta["key"] != pair.key:
                 raise RuntimeError(f"{self.log} holds {meta['key']!r}, not {pair.key!r}")
             self.chunks = meta["chunks"]
-            with np.load(self.data) as saved:
-                self.x, self.y = saved["x"], saved["y"]
-            if len(self.x) != len(self.y) or len(self.x) != sum(c["calls"] for c in self.chunks):
-                raise RuntimeError(f"{self.data}: the timings do not match the chunk log")
+            timings = [self._read(number, chunk["calls"])
+                       for number, chunk in enumerate(self.chunks)]
+            self.x = np.concatenate([self.x, *(t[0] for t in timings)])
+            self.y = np.concatenate([self.y, *(t[1] for t in timings)])
+
+    def _chunk_file(self, number: int) -> Path:
+        """Where chunk ``number`` (from 0) of the row keeps its timings."""
+        return self.folder / f"{row_id(self.pair)}-{number:04d}.npy.xz"
+
+    def _read(self, number: int, calls: int) -> np.ndarray:
+        """Chunk ``number``'s timings, a ``(2, calls)`` int64 array (checked against its log)."""
+        path = self._chunk_file(number)
+        timings = np.load(io.BytesIO(lzma.decompress(path.read_bytes())), allow_pickle=False)
+        if timings.dtype != np.int64 or timings.shape != (2, calls):
+            raise RuntimeError(f"{path}: {timings.dtype} {timings.shape} timings, the chunk "
+                               f"log says (2, {calls}) int64")
+        return timings
 
     @property
     def calls(self) -> int:
@@ -258,9 +285,10 @@ class Row:
         """The mean time of one call in the chunks so far (None before the first)."""
         return float(np.concatenate([self.x, self.y]).mean()) / 1e9 if self.calls else None
 
-    def add_chunk(self, calls: int, seed: int) -> dict:
-        """Warm up, time ``calls`` calls per side (a fresh interleaving), save, return the
-        chunk's record."""
+    def add_chunk(self, calls: int, seed: int, max_load: float | None = None) -> dict:
+        """Warm up, time ``calls`` calls per side (a fresh interleaving), and return the
+        chunk's record; save it unless the load average at its start or end was above
+        ``max_load`` (the record then has ``"discarded": True``)."""
         load, start = os.getloadavg()[0], time.perf_counter()
         warm_up(self.pair.call_x, self.pair.call_y)
         rng = np.random.default_rng([seed, zlib.crc32(self.pair.key.encode()), len(self.chunks)])
@@ -273,20 +301,26 @@ class Row:
                  "seconds": round(time.perf_counter() - start, 1), "seed": seed,
                  "reference_scalar_us": round(reference.scalar * 1e6, 3),
                  "reference_vector_ns": round(reference.vector * 1e9, 4)}
+        if max_load is not None and max(chunk["load_1min"], chunk["load_end"]) > max_load:
+            return {**chunk, "discarded": True}
+        self._save(np.stack([t_x, t_y]).astype(np.int64), chunk)
         self.x, self.y = np.concatenate([self.x, t_x]), np.concatenate([self.y, t_y])
         self.chunks.append(chunk)
-        self._save()
         return chunk
 
-    def _save(self) -> None:
-        """Write timings, then the log (each through a temporary file and a rename)."""
-        self.data.parent.mkdir(parents=True, exist_ok=True)
-        partial = self.data.with_suffix(".tmp.npz")
-        np.savez_compressed(partial, x=self.x, y=self.y)
-        partial.replace(self.data)
+    def _save(self, timings: np.ndarray, chunk: dict) -> None:
+        """Write the new chunk's timings, then the log with its record (each through a
+        temporary file and a rename: a run stopped between the two leaves a chunk file the
+        log does not list, overwritten by the next chunk)."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        data, buffer = self._chunk_file(len(self.chunks)), io.BytesIO()
+        np.save(buffer, timings, allow_pickle=False)
+        partial = data.with_suffix(".tmp")
+        partial.write_bytes(lzma.compress(buffer.getvalue(), preset=9))
+        partial.replace(data)
         log = self.log.with_suffix(".tmp")
-        log.write_text(json.dumps({"key": self.pair.key, "chunks": self.chunks}, indent=1,
-                                  ensure_ascii=False) + "\n", encoding="utf-8")
+        log.write_text(json.dumps({"key": self.pair.key, "chunks": [*self.chunks, chunk]},
+                                  indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         log.replace(self.log)
 
     def result(self, seed: int) -> dict:
@@ -312,8 +346,10 @@ def rows_of(store: Path, shard: tuple[int, int] | None = None) -> list[Row]:
     return [Row(store, pair) for pair in pairs]
 
 
-def run(rows: list[Row], target: int, minutes: float, chunk_seconds: float, seed: int) -> None:
-    """Add chunks, cheapest row first, until ``minutes`` have passed or all reach ``target``."""
+def run(rows: list[Row], target: int, minutes: float, chunk_seconds: float, seed: int,
+        max_load: float | None = None) -> None:
+    """Add chunks, cheapest row first, until ``minutes`` have passed or all reach ``target``
+    (a chunk timed above ``max_load`` is discarded: :meth:`Row.add_chunk`)."""
     stop = time.monotonic() + 60 * minutes
     cost = {id(r): r.seconds_per_call() for r in rows}
     for row in rows:
@@ -332,7 +368,11 @@ def run(rows: list[Row], target: int, minutes: float, chunk_seconds: float, seed
                   flush=True)
             return
         calls = min(target - row.calls, max(MIN_CHUNK, fit))
-        chunk = row.add_chunk(calls, seed)
+        chunk = row.add_chunk(calls, seed, max_load)
+        if chunk.get("discarded"):
+            print(f"{row.pair.key}: chunk of {calls} discarded (load {chunk['load_1min']} to "
+                  f"{chunk['load_end']}, above {max_load})", flush=True)
+            continue
         cost[id(row)] = row.seconds_per_call()
         print(f"{row.pair.key}: +{calls} -> {row.calls} calls per side "
               f"({chunk['seconds']:.0f} s, load {chunk['load_1min']}, "
@@ -404,6 +444,16 @@ def write(rows: list[Row], store: Path, target: int, seed: int) -> None:
     print(page)
 
 
+def prune(store: Path) -> None:
+    """Delete the folders of ``store`` that hold the timings of code no row has now."""
+    current = {row.version for row in rows_of(store)}
+    for folder in sorted(store.iterdir()) if store.is_dir() else []:
+        if folder.is_dir() and folder.name not in current:
+            chunks = len(list(folder.glob("*.npy.xz")))
+            shutil.rmtree(folder)
+            print(f"pruned {folder.name}: {chunks} chunks of code that no row has now")
+
+
 def parse(argv: list[str] | None) -> argparse.Namespace:
     """Command-line options."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -418,6 +468,10 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=0, help="seeds interleavings and splits")
     parser.add_argument("--store", type=Path, default=STORE,
                         help=f"the store's folder (default {STORE})")
+    parser.add_argument("--max-load", type=float, default=None,
+                        help="discard a chunk timed at a 1-minute load average above this")
+    parser.add_argument("--prune", action="store_true",
+                        help="delete the store's folders of versions that no row has now")
     parser.add_argument("--write", action="store_true",
                         help="certify the rows and write timing_accumulated.{md,json}")
     args = parser.parse_args(argv)
@@ -426,8 +480,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         if not (i.isdigit() and n.isdigit() and 0 <= int(i) < int(n)):
             parser.error(f"--shard must be i/n with 0 <= i < n, got {args.shard!r}")
         args.shard = (int(i), int(n))
-    if args.minutes <= 0 or args.target < 1 or args.chunk_seconds <= 0:
-        parser.error("--minutes, --target and --chunk-seconds must be positive")
+    if args.minutes <= 0 or args.target < 1 or args.chunk_seconds <= 0 or (
+            args.max_load is not None and args.max_load <= 0):
+        parser.error("--minutes, --target, --chunk-seconds and --max-load must be positive")
     return args
 
 
@@ -438,12 +493,14 @@ def main(argv: list[str] | None = None) -> None:
     print(f"store {args.store}: {status(rows, args.target)}", flush=True)
     if args.run:
         loaded = _release_modules()
-        run(rows, args.target, args.minutes, args.chunk_seconds, args.seed)
+        run(rows, args.target, args.minutes, args.chunk_seconds, args.seed, args.max_load)
         if _release_modules() != loaded:
             raise SystemExit("dpkit modules were loaded during the calls that were not loaded "
                              f"before: {sorted(set(_release_modules()) - set(loaded))}; "
                              "import them in timing.py: their code may be in no row's hash")
         print(f"store {args.store}: {status(rows, args.target)}", flush=True)
+    if args.prune:
+        prune(args.store)
     if args.write:
         write(rows_of(args.store), args.store, args.target, args.seed)
 

@@ -2,7 +2,8 @@
 release function can run, and of no other: a change to one module restarts only the rows
 whose function imports it.
 
-Nothing is timed here; the checks read import graphs and syntax trees.
+Nothing is timed here; the checks read import graphs and syntax trees, and write made-up
+chunks to a temporary store.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import ast
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import dpkit
@@ -86,3 +88,42 @@ def test_no_audited_module_imports_inside_a_function(accumulate) -> None:
             if isinstance(node, ast.Import) and any(a.name == "dpkit" for a in node.names):
                 late.append(f"{path.relative_to(ROOT)}: import dpkit")
     assert late == ["__init__.py:__getattr__"]
+
+
+def test_a_rows_chunks_are_stored_exactly_and_read_back_in_order(accumulate,
+                                                                  tmp_path: Path) -> None:
+    """Each chunk's timings go to a file of their own, written once (the store is committed:
+    a commit adds only the new chunks), and a row read back has every chunk's timings, in
+    order, to the nanosecond; a chunk file that does not match its log is an error, not a
+    row with other calls. Nothing is timed: the chunks are made up."""
+    pair = accumulate.all_pairs()[0]
+    row = accumulate.Row(tmp_path, pair)
+    chunks = [np.array([[10**9 + 7, 3, 2**40 + 1], [5, 6, 7]], dtype=np.int64),
+              np.array([[1], [2**62 - 1]], dtype=np.int64)]
+    for number, timings in enumerate(chunks):
+        record = {"calls": timings.shape[1], "overruns": 0, "load_1min": 0.5, "load_end": 0.5,
+                  "date": f"2026-11-28T10:0{number}:00+00:00", "seconds": 1.0}
+        row._save(timings, record)
+        row.chunks.append(record)
+    names = sorted(path.name for path in row.folder.iterdir())
+    assert names == [f"{accumulate.row_id(pair)}{end}" for end in
+                     ("-0000.npy.xz", "-0001.npy.xz", ".json")]
+    again = accumulate.Row(tmp_path, pair)
+    assert again.x.tolist() == [10**9 + 7, 3, 2**40 + 1, 1]
+    assert again.y.tolist() == [5, 6, 7, 2**62 - 1]
+    assert again.calls == 4 and len(again.chunks) == 2
+    row._chunk_file(1).write_bytes(row._chunk_file(0).read_bytes())
+    with pytest.raises(RuntimeError, match=r"-0001\.npy\.xz: int64 \(2, 3\) timings, the "
+                                           r"chunk log says \(2, 1\)"):
+        accumulate.Row(tmp_path, pair)
+
+
+def test_prune_deletes_only_the_folders_of_code_no_row_has(accumulate, tmp_path: Path) -> None:
+    """``--prune`` removes the timings of old code and keeps every current row's."""
+    pair = accumulate.all_pairs()[0]
+    row = accumulate.Row(tmp_path, pair)
+    row._save(np.zeros((2, 1), dtype=np.int64), {"calls": 1})
+    (tmp_path / "0123456789ab").mkdir()
+    (tmp_path / "0123456789ab" / "00000000-0000.npy.xz").write_bytes(b"")
+    accumulate.prune(tmp_path)
+    assert sorted(path.name for path in tmp_path.iterdir()) == [row.version]
