@@ -45,7 +45,9 @@ time of the caller's queries plus ``margin · COST`` per step, and the number of
 dpkit measures enters a deadline, so nothing dpkit does between two queries shows in the
 time. An error raised while dpkit processes an answer (a NaN, an answer too long) waits for
 that step's deadline; an error raised by a query function itself propagates after one more
-step (the unwinding), so its time is the caller's code plus the steps' budgets. The
+step (the unwinding), so its time is the caller's code plus the steps' budgets. Either last
+step also frees the positives found so far, and is charged ``min(taken, c - 1)`` objects for
+them (:func:`sparse_on_answers`: public, where their number is not). The
 query noise is drawn one value per query from the fixed-cost sampler (not ahead in blocks,
 as the simulations on answers known in advance do: :class:`_QueryNoise`), so every step
 does the same work. What the caller's code itself reveals, including how long it takes in
@@ -330,19 +332,39 @@ def exact_epsilon(epsilon: Any, runs: int = 1) -> Fraction:
 
 
 def sparse_on_answers(answers: Iterator[tuple[Any, Fraction]], threshold: Fraction,
-                       run_epsilon: Fraction, c: int, rng: RandomSource) -> list[Any]:
+                       run_epsilon: Fraction, c: int, rng: RandomSource, clock: Deadline
+                       ) -> list[Any]:
     """Put exact answers and threshold on the comparison grid and run :func:`_svt`.
 
     ``answers`` yields ``(key, exact answer)``; the keys of the positives are returned.
-    After an error, the positives found so far are freed with the failed work, inside the
-    last step, uncharged (breaker review 42, F2, left open: holding them past the wait
-    would free them unpadded, review 43, F1; charging ``min(answers taken, c)``, a public
-    bound on their number, would cover them, review 44, F1).
+    ``clock`` is the release's :class:`dpkit.timing.Deadline`.
+
+    After an error (a query or the stream raises, an answer is refused), the positives found
+    so far are freed with the failed work, inside the last step, before its wait: that step
+    is charged ``min(taken, c - 1)`` objects for them, ``taken`` the answers this function
+    took (each could be a positive), ``c - 1`` the most that can be held (the ``c``-th
+    positive ends the runs; so ``above_threshold``, ``c = 1``, holds none and is charged
+    nothing). Both are public: the answers taken are the query calls the caller's code saw
+    that returned an answer accepted, and ``c`` is a parameter; the number found, a function
+    of Sparse's transcript, is not charged (breaker reviews 42, F2 and 44, F1; holding them
+    past the wait instead freed them unpadded, review 43, F1).
     """
     run_scale = 1 / run_epsilon  # sensitivity 1, in real units
     bits = grid_bits(2 * run_scale)
-    units = ((i, round_to_grid(a, bits)) for i, a in answers)
-    return _svt(units, round_to_grid(threshold, bits), run_scale * 2**bits, c, rng, ahead=False)
+    taken = 0
+
+    def units() -> Iterator[tuple[Any, int]]:
+        nonlocal taken
+        for key, answer in answers:
+            taken += 1
+            yield key, round_to_grid(answer, bits)
+
+    try:
+        return _svt(units(), round_to_grid(threshold, bits), run_scale * 2**bits, c, rng,
+                    ahead=False)
+    except Exception:
+        clock.add("objects", min(taken, c - 1))   # the positives freed before the wait
+        raise
 
 
 def step_extra_work(run_epsilon: Fraction) -> tuple[float, float]:
@@ -489,7 +511,7 @@ def _above_threshold_work(clock: Deadline, held: list[Any], data: Any, threshold
     source = resolve(rng)
     # validated lazily, none evaluated yet; a step draws the query's noise (no new threshold)
     answers = query_answers(held, data, clock, first_step(clock, run_epsilon, False))
-    found = sparse_on_answers(answers, exact_threshold, run_epsilon, 1, source)
+    found = sparse_on_answers(answers, exact_threshold, run_epsilon, 1, source, clock)
     return found[0] if found else None
 
 
@@ -533,7 +555,9 @@ def sparse(queries: Iterable[Query], data: Any, threshold: float, epsilon: float
     **Privacy**: ε-differentially private (Dwork & Roth 2014, Theorem 3.25): ``c`` runs of
     (ε/c)-DP AboveThreshold, composed sequentially. Each run's budget is the exact rational
     ε/c, so no rounding of the budget occurs. Exact comparisons and timing (padded steps)
-    as in :func:`above_threshold`.
+    as in :func:`above_threshold`, but that an error's last step also frees the indices
+    found so far and is charged ``min(answers taken, c - 1)`` objects for them (a public
+    bound on their number: :func:`dpkit.svt.core.sparse_on_answers`).
     """
     return run_padded(COST, _sparse_work, [queries], data, threshold, epsilon, c, rng)
 
@@ -549,7 +573,7 @@ def _sparse_work(clock: Deadline, held: list[Any], data: Any, threshold: Any, ep
     # a step draws the query's noise and, after a positive, a new threshold's
     found = sparse_on_answers(query_answers(held, data, clock,
                                             first_step(clock, run_epsilon, True)),
-                              exact_threshold, run_epsilon, c, source)
+                              exact_threshold, run_epsilon, c, source, clock)
     return found
 
 

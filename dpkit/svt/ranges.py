@@ -100,7 +100,10 @@ def range_queries(queries: Iterable[Query], data: Any, c: int, threshold: float,
     **Timing**: padded steps as in :func:`dpkit.svt.above_threshold`; the last step's budget
     also covers the noisy answers released (their number is in the output), each with the
     extra work of a draw at their noise scale (:func:`dpkit.laplace.draw_extra_work`), and
-    every step the extra work of its draws (:func:`dpkit.svt.core.step_extra_work`).
+    every step the extra work of its draws (:func:`dpkit.svt.core.step_extra_work`). After
+    an error nothing is released; the last step frees the answers picked so far and is
+    charged ``min(answers taken, c - 1)`` objects for them (a public bound on their number:
+    :func:`dpkit.svt.core.sparse_on_answers`).
     """
     return run_padded(COST, _range_queries_work, [queries], data, c, threshold, epsilon, rng)
 
@@ -117,7 +120,7 @@ def _range_queries_work(clock: Deadline, held: list[Any], data: Any, c: Any, thr
     # a step draws the query's noise and, after a positive, a new threshold's.
     keyed = (((i, a), a) for i, a in _releasable_answers(held, data, clock,
                                                           first_step(clock, run_epsilon, True)))
-    found = sparse_on_answers(keyed, exact_threshold, run_epsilon, c, source)
+    found = sparse_on_answers(keyed, exact_threshold, run_epsilon, c, source, clock)
     # Answers on the grid 2**-bits <= min(1, 1/run_epsilon)·2**-20: sensitivity 2**bits
     # units, noise scale 2**bits/run_epsilon >= 2**20 units.
     bits = grid_bits(min(Fraction(1), 1 / run_epsilon))
