@@ -24,6 +24,7 @@ from dpkit.laplace import draw_extra_work
 from dpkit.rng import RandomSource, resolve
 from dpkit.svt.core import (
     COST,
+    CallerObjects,
     Query,
     exact_epsilon,
     first_step,
@@ -105,11 +106,12 @@ def range_queries(queries: Iterable[Query], data: Any, c: int, threshold: float,
     charged ``min(answers taken, c - 1)`` objects for them (a public bound on their number:
     :func:`dpkit.svt.core.sparse_on_answers`).
     """
-    return run_padded(COST, _range_queries_work, [queries], data, c, threshold, epsilon, rng)
+    return run_padded(COST, _range_queries_work, CallerObjects(queries), data, c, threshold,
+                      epsilon, rng)
 
 
-def _range_queries_work(clock: Deadline, held: list[Any], data: Any, c: Any, threshold: Any,
-                        epsilon: Any, rng: Any) -> Any:
+def _range_queries_work(clock: Deadline, held: CallerObjects, data: Any, c: Any,
+                        threshold: Any, epsilon: Any, rng: Any) -> Any:
     """The work of :func:`range_queries`, inside its deadline: its temporaries are
     freed before the wait (:func:`dpkit.timing.run_padded`)."""
     c = check_integer(c, "c", minimum=1)
@@ -134,12 +136,12 @@ def _range_queries_work(clock: Deadline, held: list[Any], data: Any, c: Any, thr
     return released
 
 
-def _releasable_answers(streams: list[Any], data: Any, clock: Deadline, extra: float
+def _releasable_answers(held: CallerObjects, data: Any, clock: Deadline, extra: float
                         ) -> Iterator[tuple[int, Fraction]]:
     """:func:`query_answers` (``extra`` as there), refusing an answer beyond
     :data:`RANGE_ANSWER_LIMIT` in magnitude as soon as it is evaluated (before the noise
     compared with it is drawn)."""
-    for index, answer in query_answers(streams, data, clock, extra):
+    for index, answer in query_answers(held, data, clock, extra):
         if abs(answer) > RANGE_ANSWER_LIMIT:
             raise ValueError(f"queries[{index}](data) must be at most 2**1000 (about 1.07e301) "
                              f"in magnitude, so that its noisy release is a float, got "
