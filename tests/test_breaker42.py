@@ -58,8 +58,9 @@ overruns that step, and the release then ends at a time set by that step's own w
 only (stop at the frame of ``Deadline.call``), so what the caller's code made is freed with
 the traceback, in the caller's time.
 
-F2 (low; open: fixed in 54ae8fe by holding the positives through the wait, which freed them
-unpadded after it, breaker review 43 F1, and reverted). On an error path ``range_queries``
+F2 (low; fixed by charging them, breaker review 44's F1: a first fix in 54ae8fe held the
+positives through the wait, which freed them unpadded after it, breaker review 43 F1, and was
+reverted). On an error path ``range_queries``
 frees the positives found so far inside its last step, uncharged. A query that raises, the
 stream's end by an exception, or an answer refused (NaN, beyond ``2**1000``) after ``k``
 positives: ``found`` (``k`` keys, each an index and the exact answer, a Fraction) is a local of
@@ -75,11 +76,15 @@ beyond the transcript is shown. ``sparse`` frees its ``k`` indices the same way 
 still). Fix: either hold ``found`` in a list the public function makes (as the stream now
 is), so it is freed after the wait on every path, or, on an error, charge the last step for
 the answers taken from the stream, which the caller's code has seen (at least ``k``).
+Fixed the second way: on an error the last step charges ``min(taken, c - 1)`` objects,
+``taken`` the answers accepted before the error and ``c - 1`` the most positives an error can
+find held (the ``c``-th ends the runs), both public
+(:func:`dpkit.svt.core.sparse_on_answers`; ``sparse``'s half is review 44's F1).
 
 The tests of F1-F3 below fail at ``95083b7`` (and at ``95083b7~1``: all three predate it)
 and pass since the fixes (F1: the frame clearing stops at ``Deadline.call``,
-``dpkit._waiting.clear_work_frames``; F3: ``issubclass(type(queries), ...)``); F2's is a
-strict xfail again (see F2).
+``dpkit._waiting.clear_work_frames``; F2: the error's last step charges the positives it
+may free; F3: ``issubclass(type(queries), ...)``).
 
 F3 (very low; fixed). ``check_iterable`` says "Looks at the type only: nothing of the
 caller's code runs", but ``isinstance(queries, (str, bytes))`` and ``isinstance(queries,
@@ -211,17 +216,14 @@ def _freed_in_last_step(monkeypatch: pytest.MonkeyPatch, events: list[Any], posi
     return freed_in_last_step(events, "answer freed")
 
 
-@pytest.mark.xfail(strict=True, reason="open (low): breaker review 42 F2, after an error "
-                   "range_queries frees the positives found inside its last step, uncharged; "
-                   "holding them past the wait (54ae8fe) freed them unpadded (review 43, F1); "
-                   "charging min(answers taken, c), a public bound (review 44, F1), is the fix")
 @pytest.mark.parametrize("last", ["raise", math.nan, 2**1001])
 def test_range_queries_charges_the_positives_its_last_step_frees_after_an_error(
         monkeypatch: pytest.MonkeyPatch, events: list[Any], last: Any) -> None:
     """F2: after 5 positives, a query that raises, or an answer refused (NaN, beyond
     ``2**1000``): the exact answers freed in the last step, beyond those freed after no
     positive, must be charged to that step (or freed after the wait). At ``95083b7`` 5 more
-    are freed, and the step's budget is the same."""
+    are freed, and the step's budget is the same; since the fix it charges 5 more objects,
+    ``min(6, 99) - min(1, 99)`` (the answers taken before the error, ``c - 1``)."""
     freed_none, charged_none = _freed_in_last_step(monkeypatch, events, 0, last)
     freed_five, charged_five = _freed_in_last_step(monkeypatch, events, 5, last)
     assert freed_five - freed_none <= charged_five - charged_none, \
@@ -232,8 +234,9 @@ def test_range_queries_charges_the_positives_its_last_step_frees_at_the_streams_
         monkeypatch: pytest.MonkeyPatch, events: list[Any]) -> None:
     """Held (the F1 fix, the same measure as the test above): when the stream ends, the
     last step charges the positives it releases, and frees no more of them than it charges
-    (since F2's fix, none: the list of positives is held until after the wait). Fails at
-    ``95083b7~1``, which charges ``c = 100`` objects whatever it found."""
+    (it frees them all with the work, before its wait: the hold of 54ae8fe was reverted,
+    breaker review 43, F1). Fails at ``95083b7~1``, which charges ``c = 100`` objects
+    whatever it found."""
     freed_none, charged_none = _freed_in_last_step(monkeypatch, events, 0, LOW)
     freed_five, charged_five = _freed_in_last_step(monkeypatch, events, 5, LOW)
     assert charged_five - charged_none == 5

@@ -454,6 +454,8 @@ SVT_RELEASES = [
     ("sparse", lambda queries: sparse(queries, None, 1e6, 1.0, 2, rng=SOURCE)),
     ("range_queries", lambda queries: range_queries(queries, None, 2, 1e6, 1.0, rng=SOURCE)),
 ]
+#: The ``c`` of each release above (``above_threshold``'s is 1).
+SVT_C = {"above_threshold": 1, "sparse": 2, "range_queries": 2}
 NEIGHBOURS = [("0.5 vs a 360-digit Decimal", 0.5, DEC), ("int 3 vs float 3.5", 3, 3.5)]
 
 
@@ -479,8 +481,17 @@ def test_svt_steps_end_the_same_budget_after_each_query_returns(monkeypatch, nam
 def test_an_svt_error_waits_for_its_steps_deadline(monkeypatch, name, release, pair, x, y):
     """An answer refused at query k (a NaN) ends at step k's sub-deadline, counted from the
     query's return, as a step that went on would; a query that raises ends one step of size
-    0 after it raised. Neither depends on the answers before it."""
+    0 after it raised. Neither depends on the answers before it. Either step is also charged
+    the positives it may free, ``min(taken, c - 1)`` objects, ``taken`` the answers accepted
+    before the error (breaker review 44, F1; :func:`dpkit.svt.core.sparse_on_answers`): here
+    ``min(3, 0) = 0`` for ``above_threshold`` (``c = 1``), ``min(3, 1) = 1`` for ``sparse``
+    and ``range_queries`` (``c = 2``). One object more is 1.5 U more for the refusal's step
+    (one answer, then two objects), nothing for the raise's (``Cost.fixed`` covers one
+    object, as the first answer of any step). Before that fix the refusal's step was a
+    query step's, ``steps[4]``, for all three."""
+    held = min(3, SVT_C[name] - 1)
     steps, _ = _step_waits(monkeypatch, release, [x] * 6)
+    assert steps[4] == int(SVT_COST.seconds(1, 1) * 1e9)   # a query step: one answer
     for bad, error in ((float("nan"), ValueError), (RuntimeError("the query failed"),
                                                     RuntimeError)):
         first, raised = _step_waits(monkeypatch, release, [x] * 3 + [bad])
@@ -488,10 +499,11 @@ def test_an_svt_error_waits_for_its_steps_deadline(monkeypatch, name, release, p
         assert isinstance(raised, error) and str(raised) == str(other)
         assert first == second
         assert first[:4] == steps[:4]  # the steps before it
-        if error is ValueError:
-            assert first[4] == steps[4], "the refusal waits for its step's deadline"
+        if error is ValueError:   # its step's deadline, with the positives it may free
+            assert first[4] == int(SVT_COST.seconds(1 + held, 1 + held) * 1e9)
         else:
-            assert first[4] == int(SVT_COST.seconds(0) * 1e9)
+            assert first[4] == int(SVT_COST.seconds(held, held) * 1e9) == \
+                int(SVT_COST.seconds(0) * 1e9)
 
 
 def test_padding_waits_until_the_deadline_and_counts_overruns(monkeypatch):

@@ -45,7 +45,9 @@ time of the caller's queries plus ``margin · COST`` per step, and the number of
 dpkit measures enters a deadline, so nothing dpkit does between two queries shows in the
 time. An error raised while dpkit processes an answer (a NaN, an answer too long) waits for
 that step's deadline; an error raised by a query function itself propagates after one more
-step (the unwinding), so its time is the caller's code plus the steps' budgets. The
+step (the unwinding), so its time is the caller's code plus the steps' budgets. Either last
+step also frees the positives found so far, and is charged ``min(taken, c - 1)`` objects for
+them (:func:`sparse_on_answers`: public, where their number is not). The
 query noise is drawn one value per query from the fixed-cost sampler (not ahead in blocks,
 as the simulations on answers known in advance do: :class:`_QueryNoise`), so every step
 does the same work. What the caller's code itself reveals, including how long it takes in
@@ -224,42 +226,71 @@ def call_query(query: Any, data: Any, index: int) -> Any:
     return query(data)
 
 
+class CallerObjects:
+    """The caller's objects that a release of :func:`above_threshold`, :func:`sparse` or
+    :func:`dpkit.svt.range_queries` holds: ``stream``, the queries as given until the first
+    step makes an iterator of them (:func:`_next_answer`), then that iterator; ``answer``, the
+    last query's answer while dpkit converts it (``None`` before the first query and once the
+    stream has run out).
+
+    It exists so that these objects are freed in the caller's time, never inside one of
+    dpkit's steps, whose budget covers only dpkit's work. The public function makes it and
+    passes it through :func:`dpkit.timing.run_padded`, whose arguments hold it until after
+    the release's last wait: a stream only dpkit holds (an iterable whose ``__iter__`` is a
+    generator) is closed there, its clean-up run in the caller's time (breaker review 41,
+    F2); so is the answer at which the release stops, the caller's own object, whose freeing
+    costs what its making did (review 44, F3, F4). Every earlier answer is dropped by
+    :func:`_next_answer` in the caller's slot of :meth:`dpkit.timing.Deadline.call`, before
+    the next query is taken (review 43, F2). A local of dpkit's work would be freed with its
+    frame, inside the last step.
+
+    Parameters
+    ----------
+    queries : any
+        The ``queries`` given to the public function, not yet checked (the work function
+        refuses a non-iterable, :func:`query_answers`).
+    """
+
+    __slots__ = ("answer", "stream")
+
+    def __init__(self, queries: Any) -> None:
+        self.stream: Any = queries
+        self.answer: Any = None
+
+
 #: What :func:`_next_answer` reads from the caller's stream of queries once it is exhausted.
 _END = object()
 
 
-def _next_answer(streams: list[Any], data: Any, index: int) -> bool:
-    """The caller's own code for one step: take the next query from the stream (making the
-    stream at the first step) and call it on ``data``; put its answer in ``streams[1]``
+def _next_answer(held: CallerObjects, data: Any, index: int) -> bool:
+    """The caller's own code for one step: take the next query from ``held.stream`` (making
+    the stream at the first step) and call it on ``data``; put its answer in ``held.answer``
     and return True, or False when none is left. A query that is not callable is refused
     here. The previous answer (the caller's object) is dropped first, so that it is
     freed here, in the caller's time, not inside dpkit's next step (breaker review 43, F2).
     When the stream runs out, the last answer is dropped here too; when the release stops
-    at a positive, that answer is freed with ``streams`` as the release returns, after its
-    wait, in time not padded: the caller's own object, whose freeing costs what its making
-    did (breaker review 44, F3, F4)."""
+    at a positive, that answer is freed with ``held`` as the release returns, after its
+    wait, in time not padded (:class:`CallerObjects`; breaker review 44, F3, F4)."""
     if index == 0:
-        streams[0] = iter(streams[0])
-    del streams[1:]
-    query = next(streams[0], _END)
+        held.stream = iter(held.stream)
+    held.answer = None
+    query = next(held.stream, _END)
     if query is _END:
         return False
-    streams.append(call_query(query, data, index))
+    held.answer = call_query(query, data, index)
     return True
 
 
-def query_answers(streams: list[Any], data: Any, clock: Deadline,
+def query_answers(held: CallerObjects, data: Any, clock: Deadline,
                   extra: float = 0.0) -> Iterator[tuple[int, Fraction]]:
     """Return a lazy iterator of ``(index, exact answer)`` of the queries
-    ``streams[0]``: a query is evaluated only when it is reached. A non-iterable
-    ``streams[0]`` is refused at once. ``clock`` is the release's
+    ``held.stream``: a query is evaluated only when it is reached. A non-iterable
+    ``held.stream`` is refused at once. ``clock`` is the release's
     :class:`dpkit.timing.Deadline`.
 
-    The stream made from the queries replaces ``streams[0]``, and each query's answer is
-    kept in ``streams[1]`` (:func:`_next_answer`): the public release function makes the
-    list and holds it until after its wait, so a stream only dpkit holds (an iterable whose
-    ``__iter__`` is a generator) and the last answer are freed, and their clean-up code
-    runs, in the caller's time, not inside the last step (breaker review 41, F2).
+    The stream made from the queries replaces ``held.stream``, and each query's answer is
+    kept in ``held.answer`` (:func:`_next_answer`), so that both are freed in the caller's
+    time (:class:`CallerObjects`).
 
     Everything the caller's code does -- making the stream (``iter``), taking the next
     query from it, calling it -- runs between two steps of the release (``clock.call``),
@@ -268,14 +299,14 @@ def query_answers(streams: list[Any], data: Any, clock: Deadline,
     next step, from its return, charges one answer of any type (an int or a float), and
     ``extra`` more (in ``U``: the far scales' draws, :func:`step_extra_work`), and starts
     with its exact conversion."""
-    check_iterable(streams[0])  # refused at once: the type of ``queries`` is public
+    check_iterable(held.stream)  # refused at once: the type of ``queries`` is public
 
     def answers() -> Iterator[tuple[int, Fraction]]:
         index = 0
-        while clock.call(_next_answer, streams, data, index):
+        while clock.call(_next_answer, held, data, index):
             clock.add("objects")
             clock.add_work(extra)
-            yield index, as_fraction(streams[1], f"queries[{index}](data)")
+            yield index, as_fraction(held.answer, f"queries[{index}](data)")
             index += 1
     return answers()
 
@@ -330,19 +361,39 @@ def exact_epsilon(epsilon: Any, runs: int = 1) -> Fraction:
 
 
 def sparse_on_answers(answers: Iterator[tuple[Any, Fraction]], threshold: Fraction,
-                       run_epsilon: Fraction, c: int, rng: RandomSource) -> list[Any]:
+                       run_epsilon: Fraction, c: int, rng: RandomSource, clock: Deadline
+                       ) -> list[Any]:
     """Put exact answers and threshold on the comparison grid and run :func:`_svt`.
 
     ``answers`` yields ``(key, exact answer)``; the keys of the positives are returned.
-    After an error, the positives found so far are freed with the failed work, inside the
-    last step, uncharged (breaker review 42, F2, left open: holding them past the wait
-    would free them unpadded, review 43, F1; charging ``min(answers taken, c)``, a public
-    bound on their number, would cover them, review 44, F1).
+    ``clock`` is the release's :class:`dpkit.timing.Deadline`.
+
+    After an error (a query or the stream raises, an answer is refused), the positives found
+    so far are freed with the failed work, inside the last step, before its wait: that step
+    is charged ``min(taken, c - 1)`` objects for them, ``taken`` the answers this function
+    took (each could be a positive), ``c - 1`` the most that can be held (the ``c``-th
+    positive ends the runs; so ``above_threshold``, ``c = 1``, holds none and is charged
+    nothing). Both are public: the answers taken are the query calls the caller's code saw
+    that returned an answer accepted, and ``c`` is a parameter; the number found, a function
+    of Sparse's transcript, is not charged (breaker reviews 42, F2 and 44, F1; holding them
+    past the wait instead freed them unpadded, review 43, F1).
     """
     run_scale = 1 / run_epsilon  # sensitivity 1, in real units
     bits = grid_bits(2 * run_scale)
-    units = ((i, round_to_grid(a, bits)) for i, a in answers)
-    return _svt(units, round_to_grid(threshold, bits), run_scale * 2**bits, c, rng, ahead=False)
+    taken = 0
+
+    def units() -> Iterator[tuple[Any, int]]:
+        nonlocal taken
+        for key, answer in answers:
+            taken += 1
+            yield key, round_to_grid(answer, bits)
+
+    try:
+        return _svt(units(), round_to_grid(threshold, bits), run_scale * 2**bits, c, rng,
+                    ahead=False)
+    except Exception:
+        clock.add("objects", min(taken, c - 1))   # the positives freed before the wait
+        raise
 
 
 def step_extra_work(run_epsilon: Fraction) -> tuple[float, float]:
@@ -477,10 +528,11 @@ def above_threshold(queries: Iterable[Query], data: Any, threshold: float, epsil
     >>> above_threshold(queries, ages, 100, 1.0, rng=seeded(0))
     2
     """
-    return run_padded(COST, _above_threshold_work, [queries], data, threshold, epsilon, rng)
+    return run_padded(COST, _above_threshold_work, CallerObjects(queries), data, threshold,
+                      epsilon, rng)
 
 
-def _above_threshold_work(clock: Deadline, held: list[Any], data: Any, threshold: Any,
+def _above_threshold_work(clock: Deadline, held: CallerObjects, data: Any, threshold: Any,
                           epsilon: Any, rng: Any) -> Any:
     """The work of :func:`above_threshold`, inside its deadline: its temporaries are
     freed before the wait (:func:`dpkit.timing.run_padded`)."""
@@ -489,7 +541,7 @@ def _above_threshold_work(clock: Deadline, held: list[Any], data: Any, threshold
     source = resolve(rng)
     # validated lazily, none evaluated yet; a step draws the query's noise (no new threshold)
     answers = query_answers(held, data, clock, first_step(clock, run_epsilon, False))
-    found = sparse_on_answers(answers, exact_threshold, run_epsilon, 1, source)
+    found = sparse_on_answers(answers, exact_threshold, run_epsilon, 1, source, clock)
     return found[0] if found else None
 
 
@@ -533,13 +585,16 @@ def sparse(queries: Iterable[Query], data: Any, threshold: float, epsilon: float
     **Privacy**: ε-differentially private (Dwork & Roth 2014, Theorem 3.25): ``c`` runs of
     (ε/c)-DP AboveThreshold, composed sequentially. Each run's budget is the exact rational
     ε/c, so no rounding of the budget occurs. Exact comparisons and timing (padded steps)
-    as in :func:`above_threshold`.
+    as in :func:`above_threshold`, but that an error's last step also frees the indices
+    found so far and is charged ``min(answers taken, c - 1)`` objects for them (a public
+    bound on their number: :func:`dpkit.svt.core.sparse_on_answers`).
     """
-    return run_padded(COST, _sparse_work, [queries], data, threshold, epsilon, c, rng)
+    return run_padded(COST, _sparse_work, CallerObjects(queries), data, threshold, epsilon, c,
+                      rng)
 
 
-def _sparse_work(clock: Deadline, held: list[Any], data: Any, threshold: Any, epsilon: Any,
-                 c: Any, rng: Any) -> Any:
+def _sparse_work(clock: Deadline, held: CallerObjects, data: Any, threshold: Any,
+                 epsilon: Any, c: Any, rng: Any) -> Any:
     """The work of :func:`sparse`, inside its deadline: its temporaries are
     freed before the wait (:func:`dpkit.timing.run_padded`)."""
     c = check_integer(c, "c", minimum=1)
@@ -549,7 +604,7 @@ def _sparse_work(clock: Deadline, held: list[Any], data: Any, threshold: Any, ep
     # a step draws the query's noise and, after a positive, a new threshold's
     found = sparse_on_answers(query_answers(held, data, clock,
                                             first_step(clock, run_epsilon, True)),
-                              exact_threshold, run_epsilon, c, source)
+                              exact_threshold, run_epsilon, c, source, clock)
     return found
 
 

@@ -24,6 +24,7 @@ from dpkit.laplace import draw_extra_work
 from dpkit.rng import RandomSource, resolve
 from dpkit.svt.core import (
     COST,
+    CallerObjects,
     Query,
     exact_epsilon,
     first_step,
@@ -100,13 +101,17 @@ def range_queries(queries: Iterable[Query], data: Any, c: int, threshold: float,
     **Timing**: padded steps as in :func:`dpkit.svt.above_threshold`; the last step's budget
     also covers the noisy answers released (their number is in the output), each with the
     extra work of a draw at their noise scale (:func:`dpkit.laplace.draw_extra_work`), and
-    every step the extra work of its draws (:func:`dpkit.svt.core.step_extra_work`).
+    every step the extra work of its draws (:func:`dpkit.svt.core.step_extra_work`). After
+    an error nothing is released; the last step frees the answers picked so far and is
+    charged ``min(answers taken, c - 1)`` objects for them (a public bound on their number:
+    :func:`dpkit.svt.core.sparse_on_answers`).
     """
-    return run_padded(COST, _range_queries_work, [queries], data, c, threshold, epsilon, rng)
+    return run_padded(COST, _range_queries_work, CallerObjects(queries), data, c, threshold,
+                      epsilon, rng)
 
 
-def _range_queries_work(clock: Deadline, held: list[Any], data: Any, c: Any, threshold: Any,
-                        epsilon: Any, rng: Any) -> Any:
+def _range_queries_work(clock: Deadline, held: CallerObjects, data: Any, c: Any,
+                        threshold: Any, epsilon: Any, rng: Any) -> Any:
     """The work of :func:`range_queries`, inside its deadline: its temporaries are
     freed before the wait (:func:`dpkit.timing.run_padded`)."""
     c = check_integer(c, "c", minimum=1)
@@ -117,7 +122,7 @@ def _range_queries_work(clock: Deadline, held: list[Any], data: Any, c: Any, thr
     # a step draws the query's noise and, after a positive, a new threshold's.
     keyed = (((i, a), a) for i, a in _releasable_answers(held, data, clock,
                                                           first_step(clock, run_epsilon, True)))
-    found = sparse_on_answers(keyed, exact_threshold, run_epsilon, c, source)
+    found = sparse_on_answers(keyed, exact_threshold, run_epsilon, c, source, clock)
     # Answers on the grid 2**-bits <= min(1, 1/run_epsilon)·2**-20: sensitivity 2**bits
     # units, noise scale 2**bits/run_epsilon >= 2**20 units.
     bits = grid_bits(min(Fraction(1), 1 / run_epsilon))
@@ -131,12 +136,12 @@ def _range_queries_work(clock: Deadline, held: list[Any], data: Any, c: Any, thr
     return released
 
 
-def _releasable_answers(streams: list[Any], data: Any, clock: Deadline, extra: float
+def _releasable_answers(held: CallerObjects, data: Any, clock: Deadline, extra: float
                         ) -> Iterator[tuple[int, Fraction]]:
     """:func:`query_answers` (``extra`` as there), refusing an answer beyond
     :data:`RANGE_ANSWER_LIMIT` in magnitude as soon as it is evaluated (before the noise
     compared with it is drawn)."""
-    for index, answer in query_answers(streams, data, clock, extra):
+    for index, answer in query_answers(held, data, clock, extra):
         if abs(answer) > RANGE_ANSWER_LIMIT:
             raise ValueError(f"queries[{index}](data) must be at most 2**1000 (about 1.07e301) "
                              f"in magnitude, so that its noisy release is a float, got "
