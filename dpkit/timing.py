@@ -93,21 +93,21 @@ of a function in a process (caches filled, Python's adaptive interpreter special
 measured at 2–13 times the margin-1 deadline, against at most 1.5 for the fourth call), and the
 first release at a new ε, δ or sensitivity (the samplers' tables for the new scale, 0.2–50 ms: every
 such release overran). Now the first call of each release function in a process first runs it
-:data:`WARM_UP_ROUNDS` times on fixed public inputs of every kind with the default source and as
-many with a seeded one (:func:`warm_up_with`), before its clock starts (a few tens of ms, once):
-unpadded but for the last round, which runs the padded path with short waits (the deadline, the
-jitter, the busy loop: a warm-up run wholly unpadded left that code cold, and the first release
-after it overran in 20 of 20 fresh processes); and a table built during a release is timed alone and
-moves the deadline back by its time (:mod:`dpkit._samplers.tables`: a table depends on a public
-parameter only). What remains: a code path the warm-up does not take (a source of the caller's own
-class, say) can still overrun at its first use, and whether a release builds a table shows in its
-time; that depends on the parameters of earlier releases (public), except for the clipped sum of
-:func:`dpkit.svt.auto_avg`, whose noise scale follows the bound the data chose, so a later release
-at that scale can show whether its table was there. A function made cold by the machine (caches
-emptied in a pause, even of 0.1 ms under load; pages copied in a ``fork`` child) overran too. Now
-its release first re-warms it, outside the clock: fully (1–33 ms) after 10 ms without a release that
-returned and in a fork child, lightly (0.3–0.5 ms) after 50 µs (:mod:`dpkit._warming`: costs,
-measurements, limits).
+``WARM_UP_ROUNDS`` times (:mod:`dpkit._warming`) on fixed public inputs of every kind with the
+default source and as many with a seeded one (:func:`warm_up_with`), before its clock starts (a
+few tens of ms, once): unpadded but for the last round, which runs the padded path with short
+waits (the deadline, the jitter, the busy loop: a warm-up run wholly unpadded left that code cold,
+and the first release after it overran in 20 of 20 fresh processes); and a table built during a
+release is timed alone and moves the deadline back by its time (:mod:`dpkit._samplers.tables`: a
+table depends on a public parameter only). What remains: a code path the warm-up does not take (a
+source of the caller's own class, say) can still overrun at its first use, and whether a release
+builds a table shows in its time; that depends on the parameters of earlier releases (public),
+except for the clipped sum of :func:`dpkit.svt.auto_avg`, whose noise scale follows the bound the
+data chose, so a later release at that scale can show whether its table was there. A function made
+cold by the machine (caches emptied in a pause, even of 0.1 ms under load; pages copied in a
+``fork`` child) overran too. Now its release first re-warms it, outside the clock: fully (1–33 ms)
+after 10 ms without a release that returned and in a fork child, lightly (0.3–0.5 ms) after 50 µs
+(:mod:`dpkit._warming`: costs, measurements, limits).
 
 ``benchmarks/timing.py`` audits it: neighbouring inputs, interleaved calls, Clopper–Pearson.
 
@@ -152,7 +152,7 @@ from dpkit._waiting import clear_work_frames as _clear_work_frames
 from dpkit._waiting import fill_jitter_pool as _fill_jitter_pool
 from dpkit._waiting import jitter_ns as _jitter_ns
 from dpkit._waiting import wait_until as _wait_until
-from dpkit._warming import SMALL_MAX
+from dpkit._warming import SMALL_MAX, warm_up_calls, warm_up_with
 from dpkit._warming import warm_up_values as _warm_up_values
 from dpkit.rng import seeded
 
@@ -176,14 +176,6 @@ __all__ = [
     "warm_up_with",
 ]
 
-#: How many times each warm-up runs with each source (:func:`warm_up_with`): Python 3.11
-#: specialises a function's code after 8 calls or so.
-WARM_UP_ROUNDS = 8
-#: How many of those rounds, the last ones, run padded (:func:`warm_up_with`): the wait, the jitter
-#: and its pool of OS bytes are then warm too. Their waits end at most :data:`_WARM_UP_WAIT_NS`
-#: after the work (some deadlines are long, set by a public bound such as ``max_rows`` in
-#: :mod:`dpkit.svt`), and their overruns are not counted.
-PADDED_WARM_UP_ROUNDS = 1
 #: The longest wait of a warm-up's padded round, in ns (the busy loop runs, briefly).
 _WARM_UP_WAIT_NS = 20_000
 
@@ -246,20 +238,16 @@ class Cost:
 
 class _State:
     """The process's reference, margin and overrun count (one lock for all three), the
-    lock that lets one release run at a time, the warm-ups, and each thread's
-    :func:`unpadded` depth and running deadlines."""
+    lock that lets one release run at a time, and each thread's :func:`unpadded` depth and
+    running deadlines."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         # One release (or warm-up) at a time in the process, from before its clock starts
         # to the end of its wait; reentrant, for a release made inside a release.
         self.releases = threading.RLock()
-        # work function -> its warm-ups while they run (put back in a fork child)
-        self.warming: dict[Callable[..., Any], list[Callable[[Any, Any], object]]] = {}
         self.local = threading.local()
         self.reference: Reference | None = None
-        # work function -> its warm-ups not yet run (warm_up_with)
-        self.warm_ups: dict[Callable[..., Any], list[Callable[[Any, Any], object]]] = {}
         self.margin = 2.0
         self.overruns = 0
 
@@ -285,119 +273,6 @@ def reference() -> Reference:
             if _state.reference is None:
                 _state.reference = measured
     return _state.reference
-
-
-def warm_up_with(work: Callable[..., Any], release: Callable[[Any, Any], object]) -> None:
-    """Warm ``work`` up before its first deadline, so first-use work falls outside every
-    release (residual risk 5 in the module notes).
-
-    The first time :func:`run_padded` is called with ``work`` in a process, before its clock starts,
-    it first calls ``release(value, rng)`` on each of :func:`_warm_up_values` (scalars, short and
-    long float64 arrays, an int64 array, lists of floats, Decimals, Fractions and large ints, a list
-    holding a NaN), :data:`WARM_UP_ROUNDS` times with the default source (``rng=None``) and as many
-    with a seeded one (a source's code is warmed by use too): inside :func:`unpadded` but for the
-    last :data:`PADDED_WARM_UP_ROUNDS`, which run the padded path (the deadline, the jitter, the
-    busy loop), each wait cut to at most :data:`_WARM_UP_WAIT_NS`, their overruns not counted.
-    ``release`` makes releases of ``value`` through ``work`` (the function's other arguments fixed
-    and public, ``rng`` passed on); its outputs are discarded, and a ``ValueError`` or ``TypeError``
-    (a kind the function refuses, the NaN) is the point for the refusal path, and is dropped.
-
-    **Guarantee.** The first-use work of the paths the warm-up takes (every value kind,
-    both sources, the wait itself) is done before the first release's clock starts, so it
-    does not make that release overrun; a path it does not take (a source of the caller's
-    own class) still can (residual risk 5).
-
-    Parameters
-    ----------
-    work : callable
-        The work function a release passes to :func:`run_padded`.
-    release : callable
-        ``release(value, rng)``. Several may be given for one ``work`` (a release and its
-        vectorised runs), by several calls.
-
-    Returns
-    -------
-    None
-        Registered only: it runs once per process, at the first :func:`run_padded` of
-        ``work`` or at :func:`warm_up`.
-
-    Raises
-    ------
-    Exception
-        Nothing here; an error other than ``ValueError`` or ``TypeError`` raised by
-        ``release`` during the warm-up propagates from that first :func:`run_padded`.
-
-    Examples
-    --------
-    >>> from dpkit.timing import Cost, run_padded, warm_up_with
-    >>> def work(clock, value):
-    ...     clock.size(1)
-    ...     return value * 2
-    >>> sources = []
-    >>> def release(value, rng):
-    ...     sources.append("default" if rng is None else "seeded")
-    ...     return run_padded(Cost(fixed=0.0), work, value)
-    >>> warm_up_with(work, release)
-    >>> run_padded(Cost(fixed=0.0), work, 21)   # warms ``work`` up first, then releases
-    42
-    >>> sorted(set(sources)), sources.count("default") == sources.count("seeded")
-    (['default', 'seeded'], True)
-    >>> before = len(sources)
-    >>> run_padded(Cost(fixed=0.0), work, 1), len(sources) < 2 * before  # once (a re-warm is short)
-    (2, True)
-    """
-    with _state.lock:
-        _state.warm_ups.setdefault(work, []).append(release)
-
-
-def warm_up_calls(work: Callable[..., Any], function: Callable[..., Any], *args: Any,
-                  prepare: Callable[[Any], Any] | None = None, **kwargs: Any) -> None:
-    """Warm ``work`` up with calls of a release function on each warm-up value: the usual
-    :func:`warm_up_with` (and its guarantee), whose ``release`` is
-    ``function(prepare(value), *args, rng=rng, **kwargs)``.
-
-    Parameters
-    ----------
-    work : callable
-        The work function ``function`` passes to :func:`run_padded`.
-    function : callable
-        The public release function, called with the value first and ``rng`` by keyword.
-    *args, **kwargs
-        Its other arguments: fixed public values.
-    prepare : callable, optional
-        Turns each warm-up value into the value ``function`` takes (queries answering it,
-        bits); default: the value as it is.
-
-    Returns
-    -------
-    None
-
-    Raises
-    ------
-    Exception
-        As :func:`warm_up_with`.
-
-    Examples
-    --------
-    >>> from dpkit.timing import Cost, run_padded, warm_up_calls
-    >>> def work(clock, values):
-    ...     clock.size(len(values))
-    ...     return [v * 2 for v in values]
-    >>> calls = []
-    >>> def double(values, scale, *, rng=None):
-    ...     calls.append((type(values).__name__, scale, rng is None))
-    ...     return run_padded(Cost(fixed=0.0), work, values)
-    >>> warm_up_calls(work, double, 3, prepare=lambda value: [value])
-    >>> double([21], 3)
-    [42]
-    >>> sorted(set(calls))   # prepared values; the seeded source, then the default one
-    [('list', 3, False), ('list', 3, True)]
-    """
-    def release(value: Any, rng: Any) -> object:
-        return function(value if prepare is None else prepare(value), *args, rng=rng,
-                        **kwargs)
-
-    warm_up_with(work, release)
 
 
 def warm_up() -> None:
@@ -436,7 +311,7 @@ def warm_up() -> None:
     1
     True
     """
-    for work in list(_state.warm_ups):
+    for work in list(_warming.pending):
         _warm_up(work)
 
 
@@ -444,20 +319,17 @@ def _warm_up(work: Callable[..., Any]) -> None:
     """Run the warm-ups of ``work`` if not yet run in this process (:func:`warm_up_with`),
     holding the release lock: no other thread's release runs (or starts cold) meanwhile."""
     with _state.releases:
-        with _state.lock:
-            releases = _state.warm_ups.pop(work, None)
-            if releases is None:
-                return                     # run by another thread while this one waited
-            _state.warming[work] = releases
+        releases = _warming.start_warm_up(work)
+        if releases is None:
+            return                         # run by another thread while this one waited
         try:
             with unpadded():
-                _rounds(releases, WARM_UP_ROUNDS - PADDED_WARM_UP_ROUNDS)
+                _rounds(releases, _warming.WARM_UP_ROUNDS - _warming.PADDED_WARM_UP_ROUNDS)
             with _short_padded_waits():
-                _rounds(releases, PADDED_WARM_UP_ROUNDS)
+                _rounds(releases, _warming.PADDED_WARM_UP_ROUNDS)
             _warming.registered[work] = releases
         finally:
-            with _state.lock:
-                del _state.warming[work]
+            _warming.end_warm_up(work)
 
 
 def _rounds(releases: list[Callable[[Any, Any], object]], rounds: int) -> None:
@@ -568,12 +440,10 @@ def unpadded() -> Iterator[None]:
 
 def _after_fork_in_child() -> None:
     """In a child created by ``fork``: replace the locks (a parent thread may have held
-    them) and put back the warm-ups a parent thread was running (the jitter pool is dropped
-    by :mod:`dpkit._waiting`)."""
+    them; :mod:`dpkit._warming` puts back the warm-ups a parent thread was running, and
+    :mod:`dpkit._waiting` drops the jitter pool)."""
     _state.lock = threading.Lock()
     _state.releases = threading.RLock()
-    _state.warm_ups.update(_state.warming)   # a warm-up cut short by the fork runs again
-    _state.warming.clear()
 
 
 if hasattr(os, "register_at_fork"):
@@ -767,7 +637,7 @@ def run_padded(cost: Cost, work: Callable[..., Any], *args: Any) -> Any:
     -------
     Whatever ``work`` returns.
     """
-    if work in _state.warm_ups:
+    if work in _warming.pending:
         _warm_up(work)
     elif _warming.cold(work) and not (_active() or getattr(_state.local, "depth", 0)
                                       or getattr(_state.local, "warming", False)):
