@@ -461,6 +461,7 @@ class Deadline:
         self._past = 0.0   # the budgets of the steps before this one (see call)
         self._extra = 0.0  # public work added to this step (add_work), in U
         self._sized = False
+        self._collector = False  # whether this release switched the collector off
 
     def size(self, size: int, kind: str = "array") -> None:
         """Declare the request's public size (values, outcomes, queries) and how its values
@@ -533,13 +534,19 @@ class Deadline:
     def __enter__(self) -> Deadline:
         self._lock = _state.releases
         self._lock.acquire()           # one release at a time (see "Threads")
-        self._collector = gc.isenabled()  # off until the wait ends (see "Threads")
-        if self._collector:
-            gc.disable()
-        self._padded = not getattr(_state.local, "depth", 0)  # once (review 44, F5)
-        _active().append(self)
-        reference()  # calibrate outside the timed interval
-        _fill_jitter_pool()  # read the OS outside it too
+        try:
+            self._collector = gc.isenabled()  # off until the wait ends (see "Threads")
+            if self._collector:
+                gc.disable()
+            self._padded = not getattr(_state.local, "depth", 0)  # once (review 44, F5)
+            _active().append(self)
+            reference()  # calibrate outside the timed interval
+            _fill_jitter_pool()  # read the OS outside it too
+        except BaseException:          # an interrupt, say: leave nothing behind (review 45, F3)
+            with contextlib.suppress(ValueError):
+                _active().remove(self)
+            self._give_back()
+            raise
         self._start = time.perf_counter_ns()
         return self
 
@@ -549,8 +556,15 @@ class Deadline:
             _active().remove(self)
             self._end(kind, trace)
         finally:
+            self._give_back()
+
+    def _give_back(self) -> None:
+        """Switch the collector on again if this release switched it off, and give the
+        release lock back."""
+        try:
             if self._collector:
                 gc.enable()
+        finally:
             self._lock.release()
 
     def _end(self, kind: type[BaseException] | None, trace: TracebackType | None) -> None:

@@ -38,14 +38,15 @@ before Python 3.14). Memory only (cycles never collected in the child), no timin
 Fix: record which thread's releases switched it off; in ``_after_fork_in_child``, switch it
 on again if none of them is the forking thread's.
 
-F3 (low; predates ``a34c282``). An exception raised inside ``Deadline.__enter__`` after the
-release lock is taken (a ``KeyboardInterrupt`` during the first calibration, ``reference()``,
-a few ms, or ``_fill_jitter_pool``) skips ``__exit__``: the thread keeps the lock for good
-(every other thread's release and warm-up then blocks forever), the collector stays off, and
-a dead clock stays in ``_active()``, so ``run_padded`` never re-warms a function in that thread
-again (risk (5): cold functions overrun, and an overrun shows the data). Fix: in
-``__enter__``, undo (remove the clock, switch the collector back on if it was switched off,
-release the lock) on any ``BaseException`` after the lock is taken, then re-raise.
+F3 (low; predates ``a34c282``; **fixed**, the test passes). An exception raised inside
+``Deadline.__enter__`` after the release lock is taken (a ``KeyboardInterrupt`` during the
+first calibration, ``reference()``, a few ms, or ``_fill_jitter_pool``) skipped ``__exit__``:
+the thread kept the lock for good (every other thread's release and warm-up then blocks
+forever), the collector stayed off, and a dead clock stayed in ``_active()``, so
+``run_padded`` never re-warmed a function in that thread again (risk (5): cold functions
+overrun, and an overrun shows the data). Fixed as proposed: ``__enter__`` undoes it all
+(removes the clock, switches the collector back on if it switched it off, releases the lock)
+on any ``BaseException`` after the lock is taken, then re-raises.
 
 F4 (very low; documentation; not tested). The caller's code in an SVT step's slot runs with
 the collector off (``sparse`` on 20,000 queries that each leave 1 KB of cyclic garbage held
@@ -275,16 +276,12 @@ def test_a_fork_child_of_another_thread_gets_the_collector_back(waits: list[int]
     assert child == {"collector": b"1"}
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "open (low): breaker review 45 F3, an exception inside "
-    "Deadline.__enter__ leaves the lock, the collector and the clock"
-))
 def test_an_interrupt_while_the_clock_starts_leaves_no_lock_collector_or_clock(
         waits: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
     """F3: a ``KeyboardInterrupt`` raised in ``Deadline.__enter__`` after the release lock is
     taken (here in ``_fill_jitter_pool``) must leave the lock free for other threads, the
-    collector as it was, and no clock running in this thread. At ``a34c282`` all three are
-    left behind."""
+    collector as it was, and no clock running in this thread. At ``a34c282`` all three were
+    left behind; fixed (``__enter__`` undoes them and re-raises)."""
     fill = timing._fill_jitter_pool
     raised: list[bool] = []
 
