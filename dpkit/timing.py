@@ -68,7 +68,9 @@ another thread that needs that lock meanwhile overruns and shows it: a review ce
 from the timing of one thread's release of public inputs about another thread's neighbouring data.
 The garbage collector is off from the clock's start to the end of the wait, the caller's queries
 included (a collection would pause a release for a time set by the whole heap; a query's garbage
-waits for the release's end). A query an SVT release calls runs with the lock held: one that waits
+waits for the release's end); a child that another thread forks meanwhile gets it back on (the
+release does not exist there), one that a query forks gets it at the release's end, as the parent
+does. A query an SVT release calls runs with the lock held: one that waits
 for a release in another thread never returns. A generator suspended inside :func:`unpadded` leaves
 every release its thread starts unpadded (review 45, F1, open; a release decides at its start).
 
@@ -238,8 +240,8 @@ class Cost:
 
 class _State:
     """The process's reference, margin and overrun count (one lock for all three), the
-    lock that lets one release run at a time, and each thread's :func:`unpadded` depth and
-    running deadlines."""
+    lock that lets one release run at a time, whether a release switched the collector off,
+    and each thread's :func:`unpadded` depth and running deadlines."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
@@ -250,6 +252,9 @@ class _State:
         self.reference: Reference | None = None
         self.margin = 2.0
         self.overruns = 0
+        # Whether the collector is off because a running release switched it off (it was on
+        # before): a fork child with none of that release's frames switches it on again.
+        self.collector_off = False
 
 
 _state = _State()
@@ -441,9 +446,15 @@ def unpadded() -> Iterator[None]:
 def _after_fork_in_child() -> None:
     """In a child created by ``fork``: replace the locks (a parent thread may have held
     them; :mod:`dpkit._warming` puts back the warm-ups a parent thread was running, and
-    :mod:`dpkit._waiting` drops the jitter pool)."""
+    :mod:`dpkit._waiting` drops the jitter pool), and switch the collector on again if a
+    release of another thread switched it off (that release does not exist in the child; one
+    of the forking thread's own, whose caller's code forked, goes on and switches it on at its
+    end: review 45, F2)."""
     _state.lock = threading.Lock()
     _state.releases = threading.RLock()
+    if _state.collector_off and not _active():
+        _state.collector_off = False
+        gc.enable()
 
 
 if hasattr(os, "register_at_fork"):
@@ -508,8 +519,8 @@ class Deadline:
             return function(*args)
         finally:
             if gc.isenabled():             # the caller's code switched it on
+                self._collector = _state.collector_off = True
                 gc.disable()
-                self._collector = True
             _fill_jitter_pool()
             self._start = time.perf_counter_ns()
             self._past += self.seconds()
@@ -537,6 +548,7 @@ class Deadline:
         try:
             self._collector = gc.isenabled()  # off until the wait ends (see "Threads")
             if self._collector:
+                _state.collector_off = True   # first: a fork in between finds it on anyway
                 gc.disable()
             self._padded = not getattr(_state.local, "depth", 0)  # once (review 44, F5)
             _active().append(self)
@@ -564,6 +576,7 @@ class Deadline:
         try:
             if self._collector:
                 gc.enable()
+                _state.collector_off = False
         finally:
             self._lock.release()
 

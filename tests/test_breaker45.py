@@ -31,12 +31,15 @@ depth. Cheaper and partial: ``Deadline.call`` refuses (a clear error naming the 
 caller's code that returns with the depth changed, and ``unpadded``'s docstring says a block
 must not span a ``yield``.
 
-F2 (low; predates ``a34c282``). A child created by ``fork`` in another thread while a
-release has the collector off keeps it off for good: the release that would switch it on
-again does not exist in the child (``multiprocessing``'s default start method on Linux
-before Python 3.14). Memory only (cycles never collected in the child), no timing effect.
-Fix: record which thread's releases switched it off; in ``_after_fork_in_child``, switch it
-on again if none of them is the forking thread's.
+F2 (low; predates ``a34c282``; **fixed**, the test passes). A child created by ``fork`` in
+another thread while a release has the collector off kept it off for good: the release that
+would switch it on again does not exist in the child (``multiprocessing``'s default start
+method on Linux before Python 3.14). Memory only (cycles never collected in the child), no
+timing effect. Fixed: the process-wide ``_state.collector_off`` says that a running release
+switched the collector off (it was on before); ``_after_fork_in_child`` switches it on again
+unless the forking thread has a release running (releases run one at a time, so the one that
+switched it off is then the forking thread's own, whose caller's code forked in a slot: it goes
+on in the child and switches it on at its end, which a second test checks).
 
 F3 (low; predates ``a34c282``; **fixed**, the test passes). An exception raised inside
 ``Deadline.__enter__`` after the release lock is taken (a ``KeyboardInterrupt`` during the
@@ -90,6 +93,7 @@ waited 4 times, not 6: review 44's F5).
 from __future__ import annotations
 
 import gc
+import json
 import os
 import threading
 from collections.abc import Callable, Iterator
@@ -233,15 +237,44 @@ def test_a_stream_ended_in_another_thread_leaves_both_threads_padded(
     assert (seen, len(waits) - before) == ({"other": 1}, 1)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "open (low): breaker review 45 F2, a fork child of another thread keeps "
-    "the collector off"
-))
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_fork_child_of_a_query_finishes_its_release_with_the_collector_off_then_on(
+        waits: list[int]) -> None:
+    """F2, the other case: the caller's query forks in its slot, in the release's own thread.
+    In the child the release goes on (the query returns to it), so the collector stays off
+    until the release ends, as in the parent, and is on after it; its waits are made."""
+    enabled, parent = gc.isenabled(), os.getpid()
+    gc.enable()
+    read, write = os.pipe()
+    in_slot: list[bool] = []
+
+    def query(data: Any) -> Any:
+        if os.fork() == 0:
+            in_slot.append(gc.isenabled())
+        return LOW
+
+    try:
+        above_threshold([query, lambda data: LOW], None, 0, 1.0, rng=seeded(1))
+        if os.getpid() != parent:                # the child: report and leave at once
+            try:
+                os.write(write, json.dumps([in_slot, gc.isenabled(), len(waits)]).encode())
+            finally:
+                os._exit(0)
+        os.close(write)
+        with os.fdopen(read, "rb") as pipe:
+            child = json.loads(pipe.read())
+        os.wait()
+        assert (child, gc.isenabled()) == ([[False], True, len(waits)], True) and waits
+    finally:
+        if not enabled:
+            gc.disable()
+
+
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 def test_a_fork_child_of_another_thread_gets_the_collector_back(waits: list[int]) -> None:
     """F2: while a release in this thread has switched the collector off (a query runs in
     its slot), another thread forks; in the child, where that release does not exist, the
-    collector must be on again. At ``a34c282`` it stays off in the child."""
+    collector must be on again. At ``a34c282`` it stayed off in the child; fixed."""
     enabled = gc.isenabled()
     gc.enable()
     in_slot, forked = threading.Event(), threading.Event()
