@@ -70,9 +70,11 @@ The garbage collector is off from the clock's start to the end of the wait, the 
 included (a collection would pause a release for a time set by the whole heap; a query's garbage
 waits for the release's end); a child that another thread forks meanwhile gets it back on (the
 release does not exist there), one that a query forks gets it at the release's end, as the parent
-does. A query an SVT release calls runs with the lock held: one that waits
-for a release in another thread never returns. A generator suspended inside :func:`unpadded` leaves
-every release its thread starts unpadded (review 45, F1, open; a release decides at its start).
+does. A query an SVT release calls runs with the lock held: one that waits for a release in another
+thread never returns. A release skips its deadline only inside a ``with unpadded():`` block that
+runs on its own call stack, in its thread, when its clock starts (it decides then, once): a
+generator suspended inside such a block, a block in another thread, or one entered in one thread
+and ended in another, leaves every other release padded (review 45, F1; :func:`unpadded`).
 
 **Residual risks.** (1) *Overruns.* A release whose work outlasts its deadline (the machine slowed
 down by other load after calibration, or a very unlucky draw: CKS Gaussian rounds are unbounded)
@@ -138,11 +140,12 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from types import TracebackType
+from types import FrameType, TracebackType
 from typing import Any
 
 import numpy as np
@@ -239,9 +242,9 @@ class Cost:
 
 
 class _State:
-    """The process's reference, margin and overrun count (one lock for all three), the
-    lock that lets one release run at a time, whether a release switched the collector off,
-    and each thread's :func:`unpadded` depth and running deadlines."""
+    """The process's reference, margin and overrun count (one lock for all three, and for
+    the :func:`unpadded` blocks), the lock that lets one release run at a time, whether a
+    release switched the collector off, and each thread's running deadlines and warm-up."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
@@ -249,6 +252,9 @@ class _State:
         # to the end of its wait; reentrant, for a release made inside a release.
         self.releases = threading.RLock()
         self.local = threading.local()
+        # Every ``with unpadded():`` block running or suspended, in any thread -> the frame
+        # that runs its ``with`` statement (see unpadded).
+        self.blocks: dict[_Unpadded, FrameType] = {}
         self.reference: Reference | None = None
         self.margin = 2.0
         self.overruns = 0
@@ -367,12 +373,12 @@ def _short_padded_waits() -> Iterator[None]:
     deadline, the jitter, the busy loop), and their overruns are the cold start it pays.
     Called with the release lock held: no other release counts an overrun meanwhile."""
     local = _state.local
-    depth, count = getattr(local, "depth", 0), _state.overruns
-    local.depth, local.warming = 0, True
+    warming, count = getattr(local, "warming", False), _state.overruns
+    local.warming = True
     try:
         yield
     finally:
-        local.depth, local.warming = depth, False
+        local.warming = warming
         with _state.lock:
             _state.overruns = count
 
@@ -416,15 +422,31 @@ def kind_of(value: Any) -> str:
     return "array" if isinstance(value, np.ndarray) and value.dtype == np.float64 else "objects"
 
 
-@contextlib.contextmanager
-def unpadded() -> Iterator[None]:
-    """Run simulations, not releases, without waiting for deadlines (this thread only).
+def unpadded() -> contextlib.AbstractContextManager[None]:
+    """Run simulations, not releases, without waiting for deadlines: ``with unpadded(): ...``.
 
     For code that releases nothing anyone can time: a figure drawn from thousands of
     simulated releases, a statistical test of a sampler. **Never** wrap a real release in
     it: inside, a release's running time reveals what the deadline hides (see the module
-    notes). Nested uses are allowed. Never let the block span a ``yield``: while a
-    generator is suspended inside it, every release the thread starts is unpadded.
+    notes). Nested uses are allowed.
+
+    **Which releases.** A release skips its deadline only if a ``with unpadded():`` block is
+    running on its own call stack when its clock starts (it decides then, once): the frame whose
+    ``with`` statement entered the block (recorded on entry) is the release's caller or one of
+    its callers, in the thread making the release. The release walks its stack for it before its
+    clock starts (only while a block exists, in any thread). So a block covers what its body
+    calls and nothing else: not another thread, and not what runs while the block is suspended
+    at a ``yield`` (a generator's frame is on no stack then): a stream of queries picked by
+    simulations inside the block leaves the caller's releases padded, and those its queries
+    make; a block entered in one thread and ended in another covers neither thread meanwhile
+    (review 45, F1). Hence a block that a ``contextlib.contextmanager`` function (or a pytest
+    fixture) holds across its ``yield``, or that ``ExitStack.enter_context`` enters, covers
+    nothing: write the ``with`` statement around the simulation itself.
+
+    Returns
+    -------
+    contextlib.AbstractContextManager
+        For a ``with`` statement (``as`` gives None).
 
     Examples
     --------
@@ -435,12 +457,38 @@ def unpadded() -> Iterator[None]:
     >>> len(draws)
     100
     """
-    local = _state.local
-    local.depth = getattr(local, "depth", 0) + 1
-    try:
-        yield
-    finally:
-        local.depth -= 1
+    return _Unpadded()
+
+
+class _Unpadded:
+    """A ``with unpadded():`` block: registers the frame that runs the ``with`` statement
+    while the block runs (:func:`_inside_unpadded` looks for it on the stack)."""
+
+    def __enter__(self) -> None:
+        frame = sys._getframe(1)            # the frame whose ``with`` statement this is
+        with _state.lock:
+            _state.blocks[self] = frame
+
+    def __exit__(self, *exc_info: object) -> None:
+        with _state.lock:
+            _state.blocks.pop(self, None)   # in whatever thread the block ends
+
+
+def _inside_unpadded() -> bool:
+    """Whether a ``with unpadded():`` block is running on this thread's current call stack
+    (its frame is the caller's or an ancestor's). Walks the stack: call it before a clock
+    starts (its time depends on the stack's depth and the blocks of all threads, never on
+    data)."""
+    if not _state.blocks:
+        return False
+    with _state.lock:
+        frames = set(_state.blocks.values())
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None:
+        if frame in frames:
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _after_fork_in_child() -> None:
@@ -550,7 +598,9 @@ class Deadline:
             if self._collector:
                 _state.collector_off = True   # first: a fork in between finds it on anyway
                 gc.disable()
-            self._padded = not getattr(_state.local, "depth", 0)  # once (review 44, F5)
+            # once, at the start (review 44, F5); a warm-up's padded round pads whatever blocks
+            # surround it
+            self._padded = getattr(_state.local, "warming", False) or not _inside_unpadded()
             _active().append(self)
             reference()  # calibrate outside the timed interval
             _fill_jitter_pool()  # read the OS outside it too
@@ -666,8 +716,8 @@ def run_padded(cost: Cost, work: Callable[..., Any], *args: Any) -> Any:
     """
     if work in _warming.pending:
         _warm_up(work)
-    elif _warming.cold(work) and not (_active() or getattr(_state.local, "depth", 0)
-                                      or getattr(_state.local, "warming", False)):
+    elif _warming.cold(work) and not (_active() or getattr(_state.local, "warming", False)
+                                      or _inside_unpadded()):
         _rewarm(work, _warming.rewarm_source(args))   # never inside a deadline or a warm-up
     with padded(cost) as clock:
         result = work(clock, *args)

@@ -74,8 +74,7 @@ def test_the_warm_up_runs_once_before_the_first_clock_its_last_round_padded(monk
     log = []
 
     def work(clock, value):
-        log.append(("work", value, bool(getattr(timing._state.local, "depth", 0)),
-                    len(timing._active())))
+        log.append(("work", value, not clock._padded, len(timing._active())))
         return value
 
     def release(value, rng):
@@ -495,7 +494,7 @@ def _logged_warm_up(log: list):
 
     def release(value, rng):
         log.append(("warm", repr(value), len(timing._active()), rng is None,
-                    bool(getattr(timing._state.local, "depth", 0))))
+                    timing._inside_unpadded()))
         return timing.run_padded(timing.Cost(fixed=0.0), work, "warm")
 
     timing.warm_up_with(work, release)
