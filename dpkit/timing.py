@@ -434,14 +434,15 @@ def unpadded() -> contextlib.AbstractContextManager[None]:
     running on its own call stack when its clock starts (it decides then, once): the frame whose
     ``with`` statement entered the block (recorded on entry) is the release's caller or one of
     its callers, in the thread making the release. The release walks its stack for it before its
-    clock starts (only while a block exists, in any thread). So a block covers what its body
-    calls and nothing else: not another thread, and not what runs while the block is suspended
-    at a ``yield`` (a generator's frame is on no stack then): a stream of queries picked by
-    simulations inside the block leaves the caller's releases padded, and those its queries
-    make; a block entered in one thread and ended in another covers neither thread meanwhile
-    (review 45, F1). Hence a block that a ``contextlib.contextmanager`` function (or a pytest
-    fixture) holds across its ``yield``, or that ``ExitStack.enter_context`` enters, covers
-    nothing: write the ``with`` statement around the simulation itself.
+    clock starts, only while a block exists in some thread (about 3 µs for 30 frames on a busy
+    core; 0.1 µs without a block). So a block covers what its body calls and nothing else: not
+    another thread, and not what runs while the block is suspended at a ``yield`` (a generator's
+    frame is on no stack then): a stream of queries picked by simulations inside the block
+    leaves the caller's releases padded, and those its queries make; a block entered in one
+    thread and ended in another covers neither thread meanwhile (review 45, F1). Hence a block
+    that a ``contextlib.contextmanager`` function (or a pytest fixture) holds across its
+    ``yield``, or that ``ExitStack.enter_context`` enters, covers nothing: write the ``with``
+    statement around the simulation itself.
 
     Returns
     -------

@@ -6,8 +6,8 @@ switches it off again after the caller's code if that code switched it on). Noth
 or measures time: ``_wait_until`` is replaced by a recorder, and nothing is re-warmed.
 
 F1 (medium where it applies; predates ``a34c282``, whose fix covers only the release's own
-steps; **fixed**, its three tests pass and a fourth checks what a block still covers: see
-the end of this paragraph). A stream generator
+steps; **fixed**, its three tests pass, and two more check what a block still covers and
+what it does not: see the end of this paragraph). A stream generator
 suspended inside ``with unpadded():`` kept the thread's depth raised for as long as it stays
 suspended, and every release that *starts* meanwhile decides it is unpadded: (a) a release a
 query makes in a later slot of the same release; (b) after the release stops at a positive
@@ -103,6 +103,7 @@ waited 4 times, not 6: review 44's F5).
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import os
@@ -211,6 +212,28 @@ def test_the_simulations_a_stream_runs_inside_its_block_stay_unpadded(
 
     above_threshold(stream(), None, 0, 1.0, rng=seeded(1))
     assert (simulated, len(waits)) == ([0] * 6, 5)
+
+
+def test_only_a_with_statement_around_the_release_unpads_it(waits: list[int]) -> None:
+    """As ``unpadded``'s docstring says: a ``with unpadded():`` around the release unpads it;
+    a block that a ``contextlib.contextmanager`` function holds across its ``yield``, or that
+    ``ExitStack.enter_context`` entered (its frame has returned), covers nothing."""
+    @contextlib.contextmanager
+    def simulating() -> Iterator[None]:
+        with timing.unpadded():
+            yield
+
+    counts = []
+    for enter in (timing.unpadded, simulating):
+        before = len(waits)
+        with enter():
+            laplace_mechanism(0.0, 1.0, 1.0, rng=seeded(8))
+        counts.append(len(waits) - before)
+    before = len(waits)
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(timing.unpadded())
+        laplace_mechanism(0.0, 1.0, 1.0, rng=seeded(8))
+    assert [*counts, len(waits) - before] == [0, 1, 1]
 
 
 def test_a_stream_ended_in_another_thread_leaves_both_threads_padded(
