@@ -281,23 +281,29 @@ def test_a_fork_child_of_a_query_finishes_its_release_with_the_collector_off_the
     gc.enable()
     read, write = os.pipe()
     in_slot: list[bool] = []
+    children: list[int] = []
 
     def query(data: Any) -> Any:
-        if os.fork() == 0:
+        pid = os.fork()
+        if pid == 0:
             in_slot.append(gc.isenabled())
+        else:
+            children.append(pid)
         return LOW
 
     try:
-        above_threshold([query, lambda data: LOW], None, 0, 1.0, rng=seeded(1))
-        if os.getpid() != parent:                # the child: report and leave at once
-            try:
-                os.write(write, json.dumps([in_slot, gc.isenabled(), len(waits)]).encode())
-            finally:
-                os._exit(0)
+        try:
+            above_threshold([query, lambda data: LOW], None, 0, 1.0, rng=seeded(1))
+        finally:
+            if os.getpid() != parent:        # the child, whatever happened: report and leave
+                try:
+                    os.write(write, json.dumps([in_slot, gc.isenabled(), len(waits)]).encode())
+                finally:
+                    os._exit(0)
         os.close(write)
         with os.fdopen(read, "rb") as pipe:
             child = json.loads(pipe.read())
-        os.wait()
+        os.waitpid(children[0], 0)
         assert (child, gc.isenabled()) == ([[False], True, len(waits)], True) and waits
     finally:
         if not enabled:
