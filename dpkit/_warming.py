@@ -1,5 +1,6 @@
-"""Which release functions have gone cold, and the fixed public inputs that warm them up
-(:mod:`dpkit.timing`: the first warm-up, and the re-warms after a pause or a fork).
+"""The warm-ups each release function registers (:func:`warm_up_with`), which release
+functions have gone cold, and the fixed public inputs that warm them up (:mod:`dpkit.timing`
+runs them: the first warm-up, and the re-warms after a pause or a fork).
 
 A release function warmed up once (:func:`dpkit.timing.warm_up_with`) goes cold again: during
 a pause other processes empty the CPU's caches of its code and data, and in a child created
@@ -112,8 +113,10 @@ import numpy as np
 
 from dpkit.rng import SeededRandom, seeded
 
-__all__ = ["LIGHT_REWARM_AFTER_NS", "REWARM_AFTER_NS", "SMALL_MAX", "call_releases", "cold",
-           "registered", "released", "rewarm_source", "warm_up_values"]
+__all__ = ["LIGHT_REWARM_AFTER_NS", "PADDED_WARM_UP_ROUNDS", "REWARM_AFTER_NS", "SMALL_MAX",
+           "WARM_UP_ROUNDS", "call_releases", "cold", "end_warm_up", "pending", "registered",
+           "released", "rewarm_source", "start_warm_up", "warm_up_calls", "warm_up_values",
+           "warm_up_with"]
 
 #: Requests of up to this many values use the fixed-cost samplers and their own costs.
 SMALL_MAX = 64
@@ -123,12 +126,156 @@ REWARM_AFTER_NS = 10_000_000
 #: A work function not released for this long (ns), but not for :data:`REWARM_AFTER_NS`,
 #: gets a light re-warm: its first warm-up value once through the padded path.
 LIGHT_REWARM_AFTER_NS = 50_000
+#: How many times each warm-up runs with each source (:func:`warm_up_with`): Python 3.11
+#: specialises a function's code after 8 calls or so.
+WARM_UP_ROUNDS = 8
+#: How many of those rounds, the last ones, run padded (:func:`warm_up_with`): the wait, the
+#: jitter and its pool of OS bytes are then warm too. Their waits end at most
+#: ``dpkit.timing._WARM_UP_WAIT_NS`` after the work (some deadlines are long, set by a public
+#: bound such as ``max_rows`` in :mod:`dpkit.svt`), and their overruns are not counted.
+PADDED_WARM_UP_ROUNDS = 1
 
+#: work function -> its warm-up releases not yet run (:func:`warm_up_with`).
+pending: dict[Callable[..., Any], list[Callable[[Any, Any], object]]] = {}
+#: work function -> its warm-up releases while they run (put back in :data:`pending` in a fork
+#: child: a warm-up cut short by the fork runs again).
+_running: dict[Callable[..., Any], list[Callable[[Any, Any], object]]] = {}
 #: work function -> its warm-up releases, once its first warm-up has run (kept to re-warm).
 registered: dict[Callable[..., Any], list[Callable[[Any, Any], object]]] = {}
 #: work function -> ``perf_counter_ns()`` when its last release ended.
 _last: dict[Callable[..., Any], int] = {}
 _lock = threading.Lock()
+
+
+def warm_up_with(work: Callable[..., Any], release: Callable[[Any, Any], object]) -> None:
+    """Warm ``work`` up before its first deadline, so first-use work falls outside every
+    release (residual risk 5 in :mod:`dpkit.timing`).
+
+    The first time :func:`dpkit.timing.run_padded` is called with ``work`` in a process, before its
+    clock starts, it first calls ``release(value, rng)`` on each of :func:`warm_up_values` (scalars,
+    short and long float64 arrays, an int64 array, lists of floats, Decimals, Fractions and large
+    ints, a list holding a NaN), :data:`WARM_UP_ROUNDS` times with the default source (``rng=None``)
+    and as many with a seeded one (a source's code is warmed by use too): inside
+    :func:`dpkit.timing.unpadded` but for the last :data:`PADDED_WARM_UP_ROUNDS`, which run the
+    padded path (the deadline, the jitter, the busy loop), each wait cut to at most
+    ``dpkit.timing._WARM_UP_WAIT_NS``, their overruns not counted.
+    ``release`` makes releases of ``value`` through ``work`` (the function's other arguments fixed
+    and public, ``rng`` passed on); its outputs are discarded, and a ``ValueError`` or ``TypeError``
+    (a kind the function refuses, the NaN) is the point for the refusal path, and is dropped.
+
+    **Guarantee.** The first-use work of the paths the warm-up takes (every value kind,
+    both sources, the wait itself) is done before the first release's clock starts, so it
+    does not make that release overrun; a path it does not take (a source of the caller's
+    own class) still can (residual risk 5).
+
+    Parameters
+    ----------
+    work : callable
+        The work function a release passes to :func:`dpkit.timing.run_padded`.
+    release : callable
+        ``release(value, rng)``. Several may be given for one ``work`` (a release and its
+        vectorised runs), by several calls.
+
+    Returns
+    -------
+    None
+        Registered only: it runs once per process, at the first
+        :func:`dpkit.timing.run_padded` of ``work`` or at :func:`dpkit.timing.warm_up`.
+
+    Raises
+    ------
+    Exception
+        Nothing here; an error other than ``ValueError`` or ``TypeError`` raised by
+        ``release`` during the warm-up propagates from that first
+        :func:`dpkit.timing.run_padded`.
+
+    Examples
+    --------
+    >>> from dpkit.timing import Cost, run_padded, warm_up_with
+    >>> def work(clock, value):
+    ...     clock.size(1)
+    ...     return value * 2
+    >>> sources = []
+    >>> def release(value, rng):
+    ...     sources.append("default" if rng is None else "seeded")
+    ...     return run_padded(Cost(fixed=0.0), work, value)
+    >>> warm_up_with(work, release)
+    >>> run_padded(Cost(fixed=0.0), work, 21)   # warms ``work`` up first, then releases
+    42
+    >>> sorted(set(sources)), sources.count("default") == sources.count("seeded")
+    (['default', 'seeded'], True)
+    >>> before = len(sources)
+    >>> run_padded(Cost(fixed=0.0), work, 1), len(sources) < 2 * before  # once (a re-warm is short)
+    (2, True)
+    """
+    with _lock:
+        pending.setdefault(work, []).append(release)
+
+
+def warm_up_calls(work: Callable[..., Any], function: Callable[..., Any], *args: Any,
+                  prepare: Callable[[Any], Any] | None = None, **kwargs: Any) -> None:
+    """Warm ``work`` up with calls of a release function on each warm-up value: the usual
+    :func:`warm_up_with` (and its guarantee), whose ``release`` is
+    ``function(prepare(value), *args, rng=rng, **kwargs)``.
+
+    Parameters
+    ----------
+    work : callable
+        The work function ``function`` passes to :func:`dpkit.timing.run_padded`.
+    function : callable
+        The public release function, called with the value first and ``rng`` by keyword.
+    *args, **kwargs
+        Its other arguments: fixed public values.
+    prepare : callable, optional
+        Turns each warm-up value into the value ``function`` takes (queries answering it,
+        bits); default: the value as it is.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    Exception
+        As :func:`warm_up_with`.
+
+    Examples
+    --------
+    >>> from dpkit.timing import Cost, run_padded, warm_up_calls
+    >>> def work(clock, values):
+    ...     clock.size(len(values))
+    ...     return [v * 2 for v in values]
+    >>> calls = []
+    >>> def double(values, scale, *, rng=None):
+    ...     calls.append((type(values).__name__, scale, rng is None))
+    ...     return run_padded(Cost(fixed=0.0), work, values)
+    >>> warm_up_calls(work, double, 3, prepare=lambda value: [value])
+    >>> double([21], 3)
+    [42]
+    >>> sorted(set(calls))   # prepared values; the seeded source, then the default one
+    [('list', 3, False), ('list', 3, True)]
+    """
+    def release(value: Any, rng: Any) -> object:
+        return function(value if prepare is None else prepare(value), *args, rng=rng,
+                        **kwargs)
+
+    warm_up_with(work, release)
+
+
+def start_warm_up(work: Callable[..., Any]) -> list[Callable[[Any, Any], object]] | None:
+    """The warm-up releases of ``work`` to run now, moved from :data:`pending` to the running
+    ones; None if there are none (run already, or by another thread meanwhile)."""
+    with _lock:
+        releases = pending.pop(work, None)
+        if releases is not None:
+            _running[work] = releases
+    return releases
+
+
+def end_warm_up(work: Callable[..., Any]) -> None:
+    """The warm-up of ``work`` has ended (run, or cut short by an error)."""
+    with _lock:
+        del _running[work]
 
 
 def warm_up_values() -> list[Any]:
@@ -186,10 +333,13 @@ def released(work: Callable[..., Any]) -> None:
 
 def _forget() -> None:
     """In a child created by ``fork``: every function is cold (its pages are copied at
-    first touch), and the lock is new (a parent thread may have held it)."""
+    first touch), a warm-up a parent thread was running runs again, and the lock is new (a
+    parent thread may have held it)."""
     global _lock
     _lock = threading.Lock()
     _last.clear()
+    pending.update(_running)
+    _running.clear()
 
 
 if hasattr(os, "register_at_fork"):

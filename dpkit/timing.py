@@ -68,9 +68,13 @@ another thread that needs that lock meanwhile overruns and shows it: a review ce
 from the timing of one thread's release of public inputs about another thread's neighbouring data.
 The garbage collector is off from the clock's start to the end of the wait, the caller's queries
 included (a collection would pause a release for a time set by the whole heap; a query's garbage
-waits for the release's end). A query an SVT release calls runs with the lock held: one that waits
-for a release in another thread never returns. A generator suspended inside :func:`unpadded` leaves
-every release its thread starts unpadded (review 45, F1, open; a release decides at its start).
+waits for the release's end); a child that another thread forks meanwhile gets it back on (the
+release does not exist there), one that a query forks gets it at the release's end, as the parent
+does. A query an SVT release calls runs with the lock held: one that waits for a release in another
+thread never returns. A release skips its deadline only inside a ``with unpadded():`` block that
+runs on its own call stack, in its thread, when its clock starts (it decides then, once): a
+generator suspended inside such a block, a block in another thread, or one entered in one thread
+and ended in another, leaves every other release padded (review 45, F1; :func:`unpadded`).
 
 **Residual risks.** (1) *Overruns.* A release whose work outlasts its deadline (the machine slowed
 down by other load after calibration, or a very unlucky draw: CKS Gaussian rounds are unbounded)
@@ -93,21 +97,21 @@ of a function in a process (caches filled, Python's adaptive interpreter special
 measured at 2–13 times the margin-1 deadline, against at most 1.5 for the fourth call), and the
 first release at a new ε, δ or sensitivity (the samplers' tables for the new scale, 0.2–50 ms: every
 such release overran). Now the first call of each release function in a process first runs it
-:data:`WARM_UP_ROUNDS` times on fixed public inputs of every kind with the default source and as
-many with a seeded one (:func:`warm_up_with`), before its clock starts (a few tens of ms, once):
-unpadded but for the last round, which runs the padded path with short waits (the deadline, the
-jitter, the busy loop: a warm-up run wholly unpadded left that code cold, and the first release
-after it overran in 20 of 20 fresh processes); and a table built during a release is timed alone and
-moves the deadline back by its time (:mod:`dpkit._samplers.tables`: a table depends on a public
-parameter only). What remains: a code path the warm-up does not take (a source of the caller's own
-class, say) can still overrun at its first use, and whether a release builds a table shows in its
-time; that depends on the parameters of earlier releases (public), except for the clipped sum of
-:func:`dpkit.svt.auto_avg`, whose noise scale follows the bound the data chose, so a later release
-at that scale can show whether its table was there. A function made cold by the machine (caches
-emptied in a pause, even of 0.1 ms under load; pages copied in a ``fork`` child) overran too. Now
-its release first re-warms it, outside the clock: fully (1–33 ms) after 10 ms without a release that
-returned and in a fork child, lightly (0.3–0.5 ms) after 50 µs (:mod:`dpkit._warming`: costs,
-measurements, limits).
+``WARM_UP_ROUNDS`` times (:mod:`dpkit._warming`) on fixed public inputs of every kind with the
+default source and as many with a seeded one (:func:`warm_up_with`), before its clock starts (a
+few tens of ms, once): unpadded but for the last round, which runs the padded path with short
+waits (the deadline, the jitter, the busy loop: a warm-up run wholly unpadded left that code cold,
+and the first release after it overran in 20 of 20 fresh processes); and a table built during a
+release is timed alone and moves the deadline back by its time (:mod:`dpkit._samplers.tables`: a
+table depends on a public parameter only). What remains: a code path the warm-up does not take (a
+source of the caller's own class, say) can still overrun at its first use, and whether a release
+builds a table shows in its time; that depends on the parameters of earlier releases (public),
+except for the clipped sum of :func:`dpkit.svt.auto_avg`, whose noise scale follows the bound the
+data chose, so a later release at that scale can show whether its table was there. A function made
+cold by the machine (caches emptied in a pause, even of 0.1 ms under load; pages copied in a
+``fork`` child) overran too. Now its release first re-warms it, outside the clock: fully (1–33 ms)
+after 10 ms without a release that returned and in a fork child, lightly (0.3–0.5 ms) after 50 µs
+(:mod:`dpkit._warming`: costs, measurements, limits).
 
 ``benchmarks/timing.py`` audits it: neighbouring inputs, interleaved calls, Clopper–Pearson.
 
@@ -136,11 +140,12 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from types import TracebackType
+from types import FrameType, TracebackType
 from typing import Any
 
 import numpy as np
@@ -152,7 +157,7 @@ from dpkit._waiting import clear_work_frames as _clear_work_frames
 from dpkit._waiting import fill_jitter_pool as _fill_jitter_pool
 from dpkit._waiting import jitter_ns as _jitter_ns
 from dpkit._waiting import wait_until as _wait_until
-from dpkit._warming import SMALL_MAX
+from dpkit._warming import SMALL_MAX, warm_up_calls, warm_up_with
 from dpkit._warming import warm_up_values as _warm_up_values
 from dpkit.rng import seeded
 
@@ -176,14 +181,6 @@ __all__ = [
     "warm_up_with",
 ]
 
-#: How many times each warm-up runs with each source (:func:`warm_up_with`): Python 3.11
-#: specialises a function's code after 8 calls or so.
-WARM_UP_ROUNDS = 8
-#: How many of those rounds, the last ones, run padded (:func:`warm_up_with`): the wait, the jitter
-#: and its pool of OS bytes are then warm too. Their waits end at most :data:`_WARM_UP_WAIT_NS`
-#: after the work (some deadlines are long, set by a public bound such as ``max_rows`` in
-#: :mod:`dpkit.svt`), and their overruns are not counted.
-PADDED_WARM_UP_ROUNDS = 1
 #: The longest wait of a warm-up's padded round, in ns (the busy loop runs, briefly).
 _WARM_UP_WAIT_NS = 20_000
 
@@ -245,23 +242,25 @@ class Cost:
 
 
 class _State:
-    """The process's reference, margin and overrun count (one lock for all three), the
-    lock that lets one release run at a time, the warm-ups, and each thread's
-    :func:`unpadded` depth and running deadlines."""
+    """The process's reference, margin and overrun count (one lock for all three, and for
+    the :func:`unpadded` blocks), the lock that lets one release run at a time, whether a
+    release switched the collector off, and each thread's running deadlines and warm-up."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         # One release (or warm-up) at a time in the process, from before its clock starts
         # to the end of its wait; reentrant, for a release made inside a release.
         self.releases = threading.RLock()
-        # work function -> its warm-ups while they run (put back in a fork child)
-        self.warming: dict[Callable[..., Any], list[Callable[[Any, Any], object]]] = {}
         self.local = threading.local()
+        # Every ``with unpadded():`` block running or suspended, in any thread -> the frame
+        # that runs its ``with`` statement (see unpadded).
+        self.blocks: dict[_Unpadded, FrameType] = {}
         self.reference: Reference | None = None
-        # work function -> its warm-ups not yet run (warm_up_with)
-        self.warm_ups: dict[Callable[..., Any], list[Callable[[Any, Any], object]]] = {}
         self.margin = 2.0
         self.overruns = 0
+        # Whether the collector is off because a running release switched it off (it was on
+        # before): a fork child with none of that release's frames switches it on again.
+        self.collector_off = False
 
 
 _state = _State()
@@ -285,119 +284,6 @@ def reference() -> Reference:
             if _state.reference is None:
                 _state.reference = measured
     return _state.reference
-
-
-def warm_up_with(work: Callable[..., Any], release: Callable[[Any, Any], object]) -> None:
-    """Warm ``work`` up before its first deadline, so first-use work falls outside every
-    release (residual risk 5 in the module notes).
-
-    The first time :func:`run_padded` is called with ``work`` in a process, before its clock starts,
-    it first calls ``release(value, rng)`` on each of :func:`_warm_up_values` (scalars, short and
-    long float64 arrays, an int64 array, lists of floats, Decimals, Fractions and large ints, a list
-    holding a NaN), :data:`WARM_UP_ROUNDS` times with the default source (``rng=None``) and as many
-    with a seeded one (a source's code is warmed by use too): inside :func:`unpadded` but for the
-    last :data:`PADDED_WARM_UP_ROUNDS`, which run the padded path (the deadline, the jitter, the
-    busy loop), each wait cut to at most :data:`_WARM_UP_WAIT_NS`, their overruns not counted.
-    ``release`` makes releases of ``value`` through ``work`` (the function's other arguments fixed
-    and public, ``rng`` passed on); its outputs are discarded, and a ``ValueError`` or ``TypeError``
-    (a kind the function refuses, the NaN) is the point for the refusal path, and is dropped.
-
-    **Guarantee.** The first-use work of the paths the warm-up takes (every value kind,
-    both sources, the wait itself) is done before the first release's clock starts, so it
-    does not make that release overrun; a path it does not take (a source of the caller's
-    own class) still can (residual risk 5).
-
-    Parameters
-    ----------
-    work : callable
-        The work function a release passes to :func:`run_padded`.
-    release : callable
-        ``release(value, rng)``. Several may be given for one ``work`` (a release and its
-        vectorised runs), by several calls.
-
-    Returns
-    -------
-    None
-        Registered only: it runs once per process, at the first :func:`run_padded` of
-        ``work`` or at :func:`warm_up`.
-
-    Raises
-    ------
-    Exception
-        Nothing here; an error other than ``ValueError`` or ``TypeError`` raised by
-        ``release`` during the warm-up propagates from that first :func:`run_padded`.
-
-    Examples
-    --------
-    >>> from dpkit.timing import Cost, run_padded, warm_up_with
-    >>> def work(clock, value):
-    ...     clock.size(1)
-    ...     return value * 2
-    >>> sources = []
-    >>> def release(value, rng):
-    ...     sources.append("default" if rng is None else "seeded")
-    ...     return run_padded(Cost(fixed=0.0), work, value)
-    >>> warm_up_with(work, release)
-    >>> run_padded(Cost(fixed=0.0), work, 21)   # warms ``work`` up first, then releases
-    42
-    >>> sorted(set(sources)), sources.count("default") == sources.count("seeded")
-    (['default', 'seeded'], True)
-    >>> before = len(sources)
-    >>> run_padded(Cost(fixed=0.0), work, 1), len(sources) < 2 * before  # once (a re-warm is short)
-    (2, True)
-    """
-    with _state.lock:
-        _state.warm_ups.setdefault(work, []).append(release)
-
-
-def warm_up_calls(work: Callable[..., Any], function: Callable[..., Any], *args: Any,
-                  prepare: Callable[[Any], Any] | None = None, **kwargs: Any) -> None:
-    """Warm ``work`` up with calls of a release function on each warm-up value: the usual
-    :func:`warm_up_with` (and its guarantee), whose ``release`` is
-    ``function(prepare(value), *args, rng=rng, **kwargs)``.
-
-    Parameters
-    ----------
-    work : callable
-        The work function ``function`` passes to :func:`run_padded`.
-    function : callable
-        The public release function, called with the value first and ``rng`` by keyword.
-    *args, **kwargs
-        Its other arguments: fixed public values.
-    prepare : callable, optional
-        Turns each warm-up value into the value ``function`` takes (queries answering it,
-        bits); default: the value as it is.
-
-    Returns
-    -------
-    None
-
-    Raises
-    ------
-    Exception
-        As :func:`warm_up_with`.
-
-    Examples
-    --------
-    >>> from dpkit.timing import Cost, run_padded, warm_up_calls
-    >>> def work(clock, values):
-    ...     clock.size(len(values))
-    ...     return [v * 2 for v in values]
-    >>> calls = []
-    >>> def double(values, scale, *, rng=None):
-    ...     calls.append((type(values).__name__, scale, rng is None))
-    ...     return run_padded(Cost(fixed=0.0), work, values)
-    >>> warm_up_calls(work, double, 3, prepare=lambda value: [value])
-    >>> double([21], 3)
-    [42]
-    >>> sorted(set(calls))   # prepared values; the seeded source, then the default one
-    [('list', 3, False), ('list', 3, True)]
-    """
-    def release(value: Any, rng: Any) -> object:
-        return function(value if prepare is None else prepare(value), *args, rng=rng,
-                        **kwargs)
-
-    warm_up_with(work, release)
 
 
 def warm_up() -> None:
@@ -436,7 +322,7 @@ def warm_up() -> None:
     1
     True
     """
-    for work in list(_state.warm_ups):
+    for work in list(_warming.pending):
         _warm_up(work)
 
 
@@ -444,20 +330,17 @@ def _warm_up(work: Callable[..., Any]) -> None:
     """Run the warm-ups of ``work`` if not yet run in this process (:func:`warm_up_with`),
     holding the release lock: no other thread's release runs (or starts cold) meanwhile."""
     with _state.releases:
-        with _state.lock:
-            releases = _state.warm_ups.pop(work, None)
-            if releases is None:
-                return                     # run by another thread while this one waited
-            _state.warming[work] = releases
+        releases = _warming.start_warm_up(work)
+        if releases is None:
+            return                         # run by another thread while this one waited
         try:
             with unpadded():
-                _rounds(releases, WARM_UP_ROUNDS - PADDED_WARM_UP_ROUNDS)
+                _rounds(releases, _warming.WARM_UP_ROUNDS - _warming.PADDED_WARM_UP_ROUNDS)
             with _short_padded_waits():
-                _rounds(releases, PADDED_WARM_UP_ROUNDS)
+                _rounds(releases, _warming.PADDED_WARM_UP_ROUNDS)
             _warming.registered[work] = releases
         finally:
-            with _state.lock:
-                del _state.warming[work]
+            _warming.end_warm_up(work)
 
 
 def _rounds(releases: list[Callable[[Any, Any], object]], rounds: int) -> None:
@@ -490,12 +373,12 @@ def _short_padded_waits() -> Iterator[None]:
     deadline, the jitter, the busy loop), and their overruns are the cold start it pays.
     Called with the release lock held: no other release counts an overrun meanwhile."""
     local = _state.local
-    depth, count = getattr(local, "depth", 0), _state.overruns
-    local.depth, local.warming = 0, True
+    warming, count = getattr(local, "warming", False), _state.overruns
+    local.warming = True
     try:
         yield
     finally:
-        local.depth, local.warming = depth, False
+        local.warming = warming
         with _state.lock:
             _state.overruns = count
 
@@ -539,15 +422,32 @@ def kind_of(value: Any) -> str:
     return "array" if isinstance(value, np.ndarray) and value.dtype == np.float64 else "objects"
 
 
-@contextlib.contextmanager
-def unpadded() -> Iterator[None]:
-    """Run simulations, not releases, without waiting for deadlines (this thread only).
+def unpadded() -> contextlib.AbstractContextManager[None]:
+    """Run simulations, not releases, without waiting for deadlines: ``with unpadded(): ...``.
 
     For code that releases nothing anyone can time: a figure drawn from thousands of
     simulated releases, a statistical test of a sampler. **Never** wrap a real release in
     it: inside, a release's running time reveals what the deadline hides (see the module
-    notes). Nested uses are allowed. Never let the block span a ``yield``: while a
-    generator is suspended inside it, every release the thread starts is unpadded.
+    notes). Nested uses are allowed.
+
+    **Which releases.** A release skips its deadline only if a ``with unpadded():`` block is
+    running on its own call stack when its clock starts (it decides then, once): the frame whose
+    ``with`` statement entered the block (recorded on entry) is the release's caller or one of
+    its callers, in the thread making the release. The release walks its stack for it before its
+    clock starts, only while a block exists in some thread (about 3 µs for 30 frames on a busy
+    core; 0.1 µs without a block). So a block covers what its body calls and nothing else: not
+    another thread, and not what runs while the block is suspended at a ``yield`` (a generator's
+    frame is on no stack then): a stream of queries picked by simulations inside the block
+    leaves the caller's releases padded, and those its queries make; a block entered in one
+    thread and ended in another covers neither thread meanwhile (review 45, F1). Hence a block
+    that a ``contextlib.contextmanager`` function (or a pytest fixture) holds across its
+    ``yield``, or that ``ExitStack.enter_context`` enters, covers nothing: write the ``with``
+    statement around the simulation itself.
+
+    Returns
+    -------
+    contextlib.AbstractContextManager
+        For a ``with`` statement (``as`` gives None).
 
     Examples
     --------
@@ -558,22 +458,52 @@ def unpadded() -> Iterator[None]:
     >>> len(draws)
     100
     """
-    local = _state.local
-    local.depth = getattr(local, "depth", 0) + 1
-    try:
-        yield
-    finally:
-        local.depth -= 1
+    return _Unpadded()
+
+
+class _Unpadded:
+    """A ``with unpadded():`` block: registers the frame that runs the ``with`` statement
+    while the block runs (:func:`_inside_unpadded` looks for it on the stack)."""
+
+    def __enter__(self) -> None:
+        frame = sys._getframe(1)            # the frame whose ``with`` statement this is
+        with _state.lock:
+            _state.blocks[self] = frame
+
+    def __exit__(self, *exc_info: object) -> None:
+        with _state.lock:
+            _state.blocks.pop(self, None)   # in whatever thread the block ends
+
+
+def _inside_unpadded() -> bool:
+    """Whether a ``with unpadded():`` block is running on this thread's current call stack
+    (its frame is the caller's or an ancestor's). Walks the stack: call it before a clock
+    starts (its time depends on the stack's depth and the blocks of all threads, never on
+    data)."""
+    if not _state.blocks:
+        return False
+    with _state.lock:
+        frames = set(_state.blocks.values())
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None:
+        if frame in frames:
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _after_fork_in_child() -> None:
     """In a child created by ``fork``: replace the locks (a parent thread may have held
-    them) and put back the warm-ups a parent thread was running (the jitter pool is dropped
-    by :mod:`dpkit._waiting`)."""
+    them; :mod:`dpkit._warming` puts back the warm-ups a parent thread was running, and
+    :mod:`dpkit._waiting` drops the jitter pool), and switch the collector on again if a
+    release of another thread switched it off (that release does not exist in the child; one
+    of the forking thread's own, whose caller's code forked, goes on and switches it on at its
+    end: review 45, F2)."""
     _state.lock = threading.Lock()
     _state.releases = threading.RLock()
-    _state.warm_ups.update(_state.warming)   # a warm-up cut short by the fork runs again
-    _state.warming.clear()
+    if _state.collector_off and not _active():
+        _state.collector_off = False
+        gc.enable()
 
 
 if hasattr(os, "register_at_fork"):
@@ -591,6 +521,7 @@ class Deadline:
         self._past = 0.0   # the budgets of the steps before this one (see call)
         self._extra = 0.0  # public work added to this step (add_work), in U
         self._sized = False
+        self._collector = False  # whether this release switched the collector off
 
     def size(self, size: int, kind: str = "array") -> None:
         """Declare the request's public size (values, outcomes, queries) and how its values
@@ -637,8 +568,8 @@ class Deadline:
             return function(*args)
         finally:
             if gc.isenabled():             # the caller's code switched it on
+                self._collector = _state.collector_off = True
                 gc.disable()
-                self._collector = True
             _fill_jitter_pool()
             self._start = time.perf_counter_ns()
             self._past += self.seconds()
@@ -663,13 +594,22 @@ class Deadline:
     def __enter__(self) -> Deadline:
         self._lock = _state.releases
         self._lock.acquire()           # one release at a time (see "Threads")
-        self._collector = gc.isenabled()  # off until the wait ends (see "Threads")
-        if self._collector:
-            gc.disable()
-        self._padded = not getattr(_state.local, "depth", 0)  # once (review 44, F5)
-        _active().append(self)
-        reference()  # calibrate outside the timed interval
-        _fill_jitter_pool()  # read the OS outside it too
+        try:
+            self._collector = gc.isenabled()  # off until the wait ends (see "Threads")
+            if self._collector:
+                _state.collector_off = True   # first: a fork in between finds it on anyway
+                gc.disable()
+            # once, at the start (review 44, F5); a warm-up's padded round pads whatever blocks
+            # surround it
+            self._padded = getattr(_state.local, "warming", False) or not _inside_unpadded()
+            _active().append(self)
+            reference()  # calibrate outside the timed interval
+            _fill_jitter_pool()  # read the OS outside it too
+        except BaseException:          # an interrupt, say: leave nothing behind (review 45, F3)
+            with contextlib.suppress(ValueError):
+                _active().remove(self)
+            self._give_back()
+            raise
         self._start = time.perf_counter_ns()
         return self
 
@@ -679,8 +619,16 @@ class Deadline:
             _active().remove(self)
             self._end(kind, trace)
         finally:
+            self._give_back()
+
+    def _give_back(self) -> None:
+        """Switch the collector on again if this release switched it off, and give the
+        release lock back."""
+        try:
             if self._collector:
                 gc.enable()
+                _state.collector_off = False
+        finally:
             self._lock.release()
 
     def _end(self, kind: type[BaseException] | None, trace: TracebackType | None) -> None:
@@ -767,10 +715,10 @@ def run_padded(cost: Cost, work: Callable[..., Any], *args: Any) -> Any:
     -------
     Whatever ``work`` returns.
     """
-    if work in _state.warm_ups:
+    if work in _warming.pending:
         _warm_up(work)
-    elif _warming.cold(work) and not (_active() or getattr(_state.local, "depth", 0)
-                                      or getattr(_state.local, "warming", False)):
+    elif _warming.cold(work) and not (_active() or getattr(_state.local, "warming", False)
+                                      or _inside_unpadded()):
         _rewarm(work, _warming.rewarm_source(args))   # never inside a deadline or a warm-up
     with padded(cost) as clock:
         result = work(clock, *args)

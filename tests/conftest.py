@@ -1,8 +1,13 @@
 """Shared test set-up.
 
-Releases are not padded to their deadlines in the tests (:func:`dpkit.timing.unpadded`):
-the tests measure no time, and a statistical test that draws 10**5 releases would
-otherwise spend most of its time waiting. ``tests/test_timing.py`` and
+Releases are not padded to their deadlines in the tests: the tests measure no time, and a
+statistical test that draws 10**5 releases would otherwise spend most of its time waiting.
+The thread that runs a test's fixtures and body counts as inside :func:`dpkit.timing.unpadded`
+(``dpkit.timing._inside_unpadded`` answers yes there; a ``with unpadded():`` held across the
+fixture's ``yield`` would cover nothing, since a suspended generator's frame is on no stack);
+other threads' releases stay padded, and so do a warm-up's padded rounds. A test that needs a
+padded release there puts the real ``_inside_unpadded`` back (by monkeypatch, from a reference
+taken when its module was imported). ``tests/test_timing.py`` and
 ``tests/test_first_use.py`` test the padding itself (they keep the real wait), and so does
 ``tests/test_exponential_deadline.py`` (an overrun counted; its other releases are unpadded
 or stop before their work), and so does ``tests/test_breaker27.py`` (its re-warm tests
@@ -16,6 +21,7 @@ one (light) or 10 ms (full) and which ``tests/test_first_use.py`` tests, is kept
 from __future__ import annotations
 
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -31,15 +37,13 @@ def _no_padding(request, monkeypatch):
         monkeypatch.setattr(dpkit._warming, "REWARM_AFTER_NS", 2**62)
         monkeypatch.setattr(dpkit._warming, "LIGHT_REWARM_AFTER_NS", 2**62)
     # Padded here, or the module lifts the padding itself (the SVT breaker reviews record
-    # each wait instead): entering unpadded() around a test that sets the depth to 0 by
-    # monkeypatch would leave the depth at 1 for every later test.
-    if module in ("test_timing", "test_first_use", "test_exponential_deadline",
-                  "test_breaker27", "test_breaker41", "test_breaker42", "test_breaker43",
-                  "test_breaker44", "test_breaker45"):
-        yield
-    else:
-        with dpkit.timing.unpadded():
-            yield
+    # each wait instead).
+    if module not in ("test_timing", "test_first_use", "test_exponential_deadline",
+                      "test_breaker27", "test_breaker41", "test_breaker42", "test_breaker43",
+                      "test_breaker44", "test_breaker45"):
+        thread = threading.get_ident()
+        monkeypatch.setattr(dpkit.timing, "_inside_unpadded",
+                            lambda: threading.get_ident() == thread)
 
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"

@@ -124,7 +124,6 @@ def _record_waits(monkeypatch: pytest.MonkeyPatch, wait: Callable[[Any], None]) 
     """Call ``wait(clock)`` where a release would wait for a deadline, the last one too
     (the tests' :func:`dpkit.timing.unpadded`, which skips it, is lifted: nothing waits),
     and re-warm nothing (its releases would be recorded too)."""
-    monkeypatch.setattr(timing._state.local, "depth", 0, raising=False)
     monkeypatch.setattr(timing.Deadline, "_wait", wait)
     monkeypatch.setattr(warming, "cold", lambda work: None)
 

@@ -121,7 +121,6 @@ def events(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     instead (the tests' :func:`dpkit.timing.unpadded` is lifted: nothing waits); nothing is
     re-warmed (its releases would be recorded too); each function is warmed up first."""
     log: list[Any] = []
-    monkeypatch.setattr(timing._state.local, "depth", 0, raising=False)
     monkeypatch.setattr(timing.Deadline, "_wait",
                         lambda clock: log.append(("wait", clock._counts["objects"])))
     monkeypatch.setattr(warming, "cold", lambda work: None)

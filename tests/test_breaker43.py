@@ -143,7 +143,6 @@ def events(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
         log.append("step")
         fill()
 
-    monkeypatch.setattr(timing._state.local, "depth", 0, raising=False)
     monkeypatch.setattr(timing.Deadline, "_wait",
                         lambda clock: log.append(("wait", clock._counts["objects"])))
     monkeypatch.setattr(timing, "_fill_jitter_pool", step)

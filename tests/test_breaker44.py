@@ -177,7 +177,6 @@ def events(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     """Where each release would wait, ``("wait", objects charged in the step)`` is recorded
     instead (nothing waits); nothing is re-warmed; ``sparse`` is warmed up first."""
     log: list[Any] = []
-    monkeypatch.setattr(timing._state.local, "depth", 0, raising=False)
     monkeypatch.setattr(timing.Deadline, "_wait",
                         lambda clock: log.append(("wait", clock._counts["objects"])))
     monkeypatch.setattr(warming, "cold", lambda work: None)
@@ -282,7 +281,6 @@ def test_a_stream_suspended_inside_unpadded_leaves_the_release_padded(
     unpadded`'s depth in between. At ``7815fba`` a stream generator suspended inside
     ``unpadded()`` switches the waits of the steps after its first item off: 2 waits."""
     waits: list[int] = []
-    monkeypatch.setattr(timing._state.local, "depth", 0, raising=False)
     monkeypatch.setattr(timing, "_wait_until", lambda deadline: waits.append(deadline) and False)
     monkeypatch.setattr(warming, "cold", lambda work: None)
     sparse([lambda data: 1], None, 0, 2.0, 2, rng=seeded(42))   # warmed up first

@@ -6,46 +6,61 @@ switches it off again after the caller's code if that code switched it on). Noth
 or measures time: ``_wait_until`` is replaced by a recorder, and nothing is re-warmed.
 
 F1 (medium where it applies; predates ``a34c282``, whose fix covers only the release's own
-steps). A stream generator suspended inside ``with unpadded():`` keeps the thread's depth
-raised for as long as it stays suspended, and every release that *starts* meanwhile decides
-it is unpadded: (a) a release a query makes in a later slot of the same release; (b) after
-the release stops at a positive (``above_threshold`` always does), every release the thread
-makes while the caller holds the stream: the caller's next ``laplace_mechanism``, or a second
-``above_threshold`` on the rest of the same stream, waits for no deadline (recorded: 0 waits
-against 1 and 3). (c) Across threads the depth goes wrong for good: a generator that entered
-``unpadded()`` in one thread and ends in another leaves the first thread's depth at 1 and the
-second's at -1 (``not -1`` is False: unpadded), or raises ``AttributeError`` in the second if it
-never used ``unpadded()``; ``_short_padded_waits`` restores the depth it saved, so a generator
-closed inside a warm-up's padded round leaves the depth one too high. Severity: the data shows
-in the time directly (dpkit's unpadded work on the values), no overrun needed; the noise only
-through the fixed-cost draws' share. Only if the caller's code leaves a ``with unpadded():``
-suspended at a ``yield``; the caller never wrapped a release in it, which the docs forbid. The
-module notes' "a stream that enters :func:`unpadded` between steps changes nothing" and
-``unpadded``'s "this thread only" are then false. Fix (sketch): make "inside :func:`unpadded`"
-mean a ``with unpadded():`` block whose frame is on the current call stack: ``unpadded()``
-registers the frame that entered it (process-wide, with a token its exit removes, whatever
-the thread), and ``Deadline.__enter__`` is unpadded only if a registered frame is the caller's
-or one of its ancestors (a suspended generator's frame is on no stack; a stack walk, outside
+steps; **fixed**, its three tests pass, and two more check what a block still covers and
+what it does not: see the end of this paragraph). A stream generator
+suspended inside ``with unpadded():`` kept the thread's depth raised for as long as it stays
+suspended, and every release that *starts* meanwhile decides it is unpadded: (a) a release a
+query makes in a later slot of the same release; (b) after the release stops at a positive
+(``above_threshold`` always does), every release the thread makes while the caller holds the
+stream: the caller's next ``laplace_mechanism``, or a second ``above_threshold`` on the rest of
+the same stream, waits for no deadline (recorded: 0 waits against 1 and 3). (c) Across threads
+the depth goes wrong for good: a generator that entered ``unpadded()`` in one thread and ends
+in another leaves the first thread's depth at 1 and the second's at -1 (``not -1`` is False:
+unpadded), or raises ``AttributeError`` in the second if it never used ``unpadded()``;
+``_short_padded_waits`` restores the depth it saved, so a generator closed inside a warm-up's
+padded round leaves the depth one too high. Severity: the data shows in the time directly
+(dpkit's unpadded work on the values), no overrun needed; the noise only through the fixed-cost
+draws' share. Only if the caller's code leaves a ``with unpadded():`` suspended at a ``yield``;
+the caller never wrapped a release in it, which the docs forbid. The module notes' "a stream
+that enters :func:`unpadded` between steps changes nothing" and ``unpadded``'s "this thread
+only" are then false. Fix (sketch): make "inside :func:`unpadded`" mean a ``with unpadded():``
+block whose frame is on the current call stack: ``unpadded()`` registers the frame that entered
+it (process-wide, with a token its exit removes, whatever the thread), and
+``Deadline.__enter__`` is unpadded only if a registered frame is the caller's or one of its
+ancestors (a suspended generator's frame is on no stack; a stack walk, outside
 the clock); ``_short_padded_waits`` becomes a thread-local override rather than a saved
 depth. Cheaper and partial: ``Deadline.call`` refuses (a clear error naming the stream) the
 caller's code that returns with the depth changed, and ``unpadded``'s docstring says a block
-must not span a ``yield``.
+must not span a ``yield``. Fixed as sketched: there is no depth any more; ``unpadded()``
+records the frame that runs its ``with`` statement in the process-wide ``_state.blocks`` (its
+exit removes it, in whatever thread), and a release is unpadded only if one of those frames is
+on its own call stack when its clock starts (``_inside_unpadded``: a stack walk before the
+clock, skipped while no block exists; a ``ContextVar`` would not do: a generator runs in its
+caller's context, so the value it sets stays visible to the caller while it is suspended, and
+resetting it in another thread raises ``ValueError``); a warm-up's padded round is a
+thread-local override (``warming``), saved and restored. ``tests/conftest.py`` no longer holds
+a block across its fixture's ``yield`` (it would cover nothing): it makes
+``_inside_unpadded`` answer yes in the thread that runs the test.
 
-F2 (low; predates ``a34c282``). A child created by ``fork`` in another thread while a
-release has the collector off keeps it off for good: the release that would switch it on
-again does not exist in the child (``multiprocessing``'s default start method on Linux
-before Python 3.14). Memory only (cycles never collected in the child), no timing effect.
-Fix: record which thread's releases switched it off; in ``_after_fork_in_child``, switch it
-on again if none of them is the forking thread's.
+F2 (low; predates ``a34c282``; **fixed**, the test passes). A child created by ``fork`` in
+another thread while a release has the collector off kept it off for good: the release that
+would switch it on again does not exist in the child (``multiprocessing``'s default start
+method on Linux before Python 3.14). Memory only (cycles never collected in the child), no
+timing effect. Fixed: the process-wide ``_state.collector_off`` says that a running release
+switched the collector off (it was on before); ``_after_fork_in_child`` switches it on again
+unless the forking thread has a release running (releases run one at a time, so the one that
+switched it off is then the forking thread's own, whose caller's code forked in a slot: it goes
+on in the child and switches it on at its end, which a second test checks).
 
-F3 (low; predates ``a34c282``). An exception raised inside ``Deadline.__enter__`` after the
-release lock is taken (a ``KeyboardInterrupt`` during the first calibration, ``reference()``,
-a few ms, or ``_fill_jitter_pool``) skips ``__exit__``: the thread keeps the lock for good
-(every other thread's release and warm-up then blocks forever), the collector stays off, and
-a dead clock stays in ``_active()``, so ``run_padded`` never re-warms a function in that thread
-again (risk (5): cold functions overrun, and an overrun shows the data). Fix: in
-``__enter__``, undo (remove the clock, switch the collector back on if it was switched off,
-release the lock) on any ``BaseException`` after the lock is taken, then re-raise.
+F3 (low; predates ``a34c282``; **fixed**, the test passes). An exception raised inside
+``Deadline.__enter__`` after the release lock is taken (a ``KeyboardInterrupt`` during the
+first calibration, ``reference()``, a few ms, or ``_fill_jitter_pool``) skipped ``__exit__``:
+the thread kept the lock for good (every other thread's release and warm-up then blocks
+forever), the collector stayed off, and a dead clock stayed in ``_active()``, so
+``run_padded`` never re-warmed a function in that thread again (risk (5): cold functions
+overrun, and an overrun shows the data). Fixed as proposed: ``__enter__`` undoes it all
+(removes the clock, switches the collector back on if it switched it off, releases the lock)
+on any ``BaseException`` after the lock is taken, then re-raises.
 
 F4 (very low; documentation; not tested). The caller's code in an SVT step's slot runs with
 the collector off (``sparse`` on 20,000 queries that each leave 1 KB of cyclic garbage held
@@ -65,7 +80,7 @@ and ``test_timing.py`` (179); ``test_first_use.py`` fails 4 tests that read the 
 to tell unpadded warm-up rounds (its probes would read the clock's decision instead); and
 ``tests/conftest.py``'s ``with unpadded(): yield`` in a fixture is itself a block suspended at
 a ``yield``, so under that fix it would no longer lift the padding (it needs a test-only
-switch).
+switch: both done with the fix of F1).
 
 Held (probes in the review's scratch folder; recorded, not timed): (1) the collector: with it
 on or off before, every public release (``laplace_mechanism``, ``sample_releases``,
@@ -88,10 +103,12 @@ waited 4 times, not 6: review 44's F5).
 
 from __future__ import annotations
 
+import contextlib
 import gc
+import json
 import os
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -109,7 +126,6 @@ def waits(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Each wait a release would make, recorded instead (nothing waits); nothing is
     re-warmed; the two releases used here are warmed up first, padded."""
     log: list[int] = []
-    monkeypatch.setattr(timing._state.local, "depth", 0, raising=False)
     monkeypatch.setattr(timing, "_wait_until", lambda deadline: log.append(deadline) and False)
     monkeypatch.setattr(warming, "cold", lambda work: None)
     above_threshold([lambda data: 1], None, 0, 1.0, rng=seeded(42))
@@ -127,33 +143,15 @@ def _simulating_stream() -> Iterator[Any]:
             yield lambda data: HIGH
 
 
-def _refused(release: Callable[[], Any]) -> bool:
-    """Whether ``release`` raised an error naming ``unpadded`` (the partial fix of F1:
-    ``Deadline.call`` refuses caller's code that returns inside a ``with unpadded():`` block
-    it entered); False if it returned."""
-    try:
-        release()
-    except Exception as error:      # any type, if it names the cause
-        assert "unpadded" in str(error), error
-        return True
-    return False
-
-
-@pytest.mark.xfail(strict=True, reason=(
-    "open (medium where it applies): breaker review 45 F1, a generator "
-    "suspended inside unpadded() leaves later releases unpadded (documented "
-    "in unpadded())"
-))
 def test_releases_after_a_stream_left_suspended_inside_unpadded_are_padded(
         waits: list[int]) -> None:
     """F1 (b): ``above_threshold`` stops at the stream's first positive, the caller keeps the
     stream; the caller's next release, and a second ``above_threshold`` on the rest of the
-    stream, must wait for their deadlines (or the stream is refused). At ``a34c282`` they
-    wait 0 times."""
+    stream, must wait for their deadlines (the review also accepted refusing such a stream;
+    the fix pads). At ``a34c282`` they waited 0 times; fixed."""
     stream = _simulating_stream()
     try:
-        if _refused(lambda: above_threshold(stream, None, 0, 1.0, rng=seeded(1))):
-            return                               # the other fix: such a stream is refused
+        above_threshold(stream, None, 0, 1.0, rng=seeded(1))
         assert len(waits) == 3                   # the first step, two queries' steps
         waits.clear()
         laplace_mechanism(0.0, 1.0, 1.0, rng=seeded(2))
@@ -162,19 +160,14 @@ def test_releases_after_a_stream_left_suspended_inside_unpadded_are_padded(
         above_threshold(stream, None, 0, 1.0, rng=seeded(3))
         assert (after, len(waits)) == (1, 3)
     finally:
-        stream.close()   # its ``with unpadded()`` exits here, before the depth is restored
+        stream.close()   # its ``with unpadded()`` exits here
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "open (medium where it applies): breaker review 45 F1 (documented in "
-    "unpadded())"
-))
 def test_a_release_a_query_makes_while_the_stream_is_suspended_inside_unpadded_is_padded(
         waits: list[int]) -> None:
     """F1 (a): a query that makes a release (in its slot) gets it padded, whatever the
-    stream around it does with ``unpadded()`` (or the stream is refused once it returns inside
-    the block). At ``a34c282`` the releases made while the stream is suspended inside the
-    block wait 0 times: ``[1, 0, 0]``."""
+    stream around it does with ``unpadded()``. At ``a34c282`` the releases made while the
+    stream is suspended inside the block waited 0 times: ``[1, 0, 0]``; fixed."""
     inner: list[int] = []
 
     def query(data: Any) -> Any:
@@ -189,20 +182,66 @@ def test_a_release_a_query_makes_while_the_stream_is_suspended_inside_unpadded_i
             yield query
             yield query
 
-    if not _refused(lambda: above_threshold(stream(), None, 0, 1.0, rng=seeded(1))):
-        assert inner == [1, 1, 1]
-    else:                                        # refused when the block was entered
-        assert inner == [1]
+    above_threshold(stream(), None, 0, 1.0, rng=seeded(1))
+    assert inner == [1, 1, 1]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "open (medium where it applies): breaker review 45 F1, across threads"
-))
+def test_the_simulations_a_stream_runs_inside_its_block_stay_unpadded(
+        waits: list[int]) -> None:
+    """What the F1 fix keeps: while the stream runs (the release takes its next query), the
+    block is on the stack, so the simulations it runs inside the block skip their deadlines;
+    a query that wraps its own simulation in ``unpadded()`` does too; the release around them
+    waits at every step (the first, three queries', the stream's end)."""
+    simulated: list[int] = []
+
+    def simulate() -> None:
+        before = len(waits)
+        laplace_mechanism(0.0, 1.0, 1.0, rng=seeded(7))
+        simulated.append(len(waits) - before)
+
+    def query(data: Any) -> Any:
+        with timing.unpadded():
+            simulate()
+        return LOW
+
+    def stream() -> Iterator[Any]:
+        with timing.unpadded():
+            for _ in range(3):
+                simulate()                      # picks the next query
+                yield query
+
+    above_threshold(stream(), None, 0, 1.0, rng=seeded(1))
+    assert (simulated, len(waits)) == ([0] * 6, 5)
+
+
+def test_only_a_with_statement_around_the_release_unpads_it(waits: list[int]) -> None:
+    """As ``unpadded``'s docstring says: a ``with unpadded():`` around the release unpads it;
+    a block that a ``contextlib.contextmanager`` function holds across its ``yield``, or that
+    ``ExitStack.enter_context`` entered (its frame has returned), covers nothing."""
+    @contextlib.contextmanager
+    def simulating() -> Iterator[None]:
+        with timing.unpadded():
+            yield
+
+    counts = []
+    for enter in (timing.unpadded, simulating):
+        before = len(waits)
+        with enter():
+            laplace_mechanism(0.0, 1.0, 1.0, rng=seeded(8))
+        counts.append(len(waits) - before)
+    before = len(waits)
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(timing.unpadded())
+        laplace_mechanism(0.0, 1.0, 1.0, rng=seeded(8))
+    assert [*counts, len(waits) - before] == [0, 1, 1]
+
+
 def test_a_stream_ended_in_another_thread_leaves_both_threads_padded(
         waits: list[int]) -> None:
     """F1 (c): a stream generator that entered ``unpadded()`` in this thread and ends in
     another (its block entered here, exited there) leaves both threads' releases padded. At
-    ``a34c282`` this thread's depth stays 1 and the other's goes to -1: neither waits."""
+    ``a34c282`` this thread's depth stayed 1 and the other's went to -1: neither waited;
+    fixed."""
     def stream() -> Iterator[Any]:
         with timing.unpadded():
             yield lambda data: HIGH
@@ -232,15 +271,50 @@ def test_a_stream_ended_in_another_thread_leaves_both_threads_padded(
     assert (seen, len(waits) - before) == ({"other": 1}, 1)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "open (low): breaker review 45 F2, a fork child of another thread keeps "
-    "the collector off"
-))
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_fork_child_of_a_query_finishes_its_release_with_the_collector_off_then_on(
+        waits: list[int]) -> None:
+    """F2, the other case: the caller's query forks in its slot, in the release's own thread.
+    In the child the release goes on (the query returns to it), so the collector stays off
+    until the release ends, as in the parent, and is on after it; its waits are made."""
+    enabled, parent = gc.isenabled(), os.getpid()
+    gc.enable()
+    read, write = os.pipe()
+    in_slot: list[bool] = []
+    children: list[int] = []
+
+    def query(data: Any) -> Any:
+        pid = os.fork()
+        if pid == 0:
+            in_slot.append(gc.isenabled())
+        else:
+            children.append(pid)
+        return LOW
+
+    try:
+        try:
+            above_threshold([query, lambda data: LOW], None, 0, 1.0, rng=seeded(1))
+        finally:
+            if os.getpid() != parent:        # the child, whatever happened: report and leave
+                try:
+                    os.write(write, json.dumps([in_slot, gc.isenabled(), len(waits)]).encode())
+                finally:
+                    os._exit(0)
+        os.close(write)
+        with os.fdopen(read, "rb") as pipe:
+            child = json.loads(pipe.read())
+        os.waitpid(children[0], 0)
+        assert (child, gc.isenabled()) == ([[False], True, len(waits)], True) and waits
+    finally:
+        if not enabled:
+            gc.disable()
+
+
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 def test_a_fork_child_of_another_thread_gets_the_collector_back(waits: list[int]) -> None:
     """F2: while a release in this thread has switched the collector off (a query runs in
     its slot), another thread forks; in the child, where that release does not exist, the
-    collector must be on again. At ``a34c282`` it stays off in the child."""
+    collector must be on again. At ``a34c282`` it stayed off in the child; fixed."""
     enabled = gc.isenabled()
     gc.enable()
     in_slot, forked = threading.Event(), threading.Event()
@@ -275,16 +349,12 @@ def test_a_fork_child_of_another_thread_gets_the_collector_back(waits: list[int]
     assert child == {"collector": b"1"}
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "open (low): breaker review 45 F3, an exception inside "
-    "Deadline.__enter__ leaves the lock, the collector and the clock"
-))
 def test_an_interrupt_while_the_clock_starts_leaves_no_lock_collector_or_clock(
         waits: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
     """F3: a ``KeyboardInterrupt`` raised in ``Deadline.__enter__`` after the release lock is
     taken (here in ``_fill_jitter_pool``) must leave the lock free for other threads, the
-    collector as it was, and no clock running in this thread. At ``a34c282`` all three are
-    left behind."""
+    collector as it was, and no clock running in this thread. At ``a34c282`` all three were
+    left behind; fixed (``__enter__`` undoes them and re-raises)."""
     fill = timing._fill_jitter_pool
     raised: list[bool] = []
 

@@ -9,6 +9,7 @@ import pytest
 from matplotlib.figure import Figure
 
 import dpkit.check as check
+import dpkit.timing
 from dpkit import rng as dprng
 from dpkit.attacks.composition import (
     averaging_attack,
@@ -26,6 +27,10 @@ from dpkit.composition import (
 )
 from dpkit.laplace import laplace_mechanism
 from dpkit.plots import composition as plots
+
+#: ``dpkit.timing``'s own test for a ``with unpadded():`` block on the stack, taken before
+#: conftest.py's fixture replaces it for each test.
+_INSIDE_UNPADDED = dpkit.timing._inside_unpadded
 
 
 # ------------------------------------------------------------------ averaging attack
@@ -106,29 +111,23 @@ def test_composition_experiment_runs_the_chosen_database_and_is_adaptive():
 
 
 
-def test_composition_experiment_runs_its_releases_without_deadlines():
+def test_composition_experiment_runs_its_releases_without_deadlines(monkeypatch):
     """The experiment is a simulation: its rounds run inside ``dpkit.timing.unpadded`` (so
     the composition chapter's 4,000 releases do not each wait for a deadline), and its view
     is the same as the releases' outputs outside. Deterministic."""
-    import dpkit.timing
-
-    local = dpkit.timing._state.local
-    depths = []
+    # the real test of a block on the stack, not the test suite's own stand-in (conftest.py)
+    monkeypatch.setattr(dpkit.timing, "_inside_unpadded", _INSIDE_UNPADDED)
+    inside = []
 
     def choose(view):
         def mechanism(x, source):
-            depths.append(getattr(local, "depth", 0))
+            inside.append(_INSIDE_UNPADDED())
             return laplace_mechanism(float(x), 1.0, 1.0, rng=source)
         return 10, 11, mechanism
 
-    saved = getattr(local, "depth", 0)
-    local.depth = 0  # undo the test suite's own unpadded() (conftest.py)
-    try:
-        view = composition_experiment(choose, 3, 0, rng=dprng.seeded(4))
-        assert getattr(local, "depth", 0) == 0   # restored on the way out
-    finally:
-        local.depth = saved
-    assert depths == [1, 1, 1]
+    view = composition_experiment(choose, 3, 0, rng=dprng.seeded(4))
+    assert not _INSIDE_UNPADDED()                # the block ended on the way out
+    assert inside == [True, True, True]
     source = dprng.seeded(4)
     assert view == tuple(laplace_mechanism(10.0, 1.0, 1.0, rng=source) for _ in range(3))
 

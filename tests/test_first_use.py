@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 from forking import in_fork_child, needs_fork  # tests/ is on sys.path under pytest
 
+import dpkit._warming as warming
 import dpkit.timing as timing
 from dpkit import _waiting
 from dpkit._samplers import tables
@@ -51,9 +52,9 @@ def test_every_release_function_has_a_warm_up():
     dropped once it has run."""
     code = textwrap.dedent("""
         import dpkit.exponential, dpkit.gaussian, dpkit.laplace, dpkit.randomized_response
-        import dpkit.snapping, dpkit.svt, dpkit.timing as timing
+        import dpkit.snapping, dpkit.svt, dpkit._warming as warming
         print(" ".join(sorted(f"{w.__module__.rsplit('.', 1)[-1]}.{w.__name__}"
-                              for w in timing._state.warm_ups)))
+                              for w in warming.pending)))
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=ROOT).stdout.split()
@@ -73,8 +74,7 @@ def test_the_warm_up_runs_once_before_the_first_clock_its_last_round_padded(monk
     log = []
 
     def work(clock, value):
-        log.append(("work", value, bool(getattr(timing._state.local, "depth", 0)),
-                    len(timing._active())))
+        log.append(("work", value, not clock._padded, len(timing._active())))
         return value
 
     def release(value, rng):
@@ -88,11 +88,11 @@ def test_the_warm_up_runs_once_before_the_first_clock_its_last_round_padded(monk
     assert timing.overruns() == before + 1                    # the real release's only
     warm = [entry for entry in log if entry[0] == "warm"]
     values = len(timing._warm_up_values())
-    assert len(warm) == 2 * timing.WARM_UP_ROUNDS * values
+    assert len(warm) == 2 * warming.WARM_UP_ROUNDS * values
     assert {entry[2] for entry in warm} == {True, False}      # default and seeded sources
     assert log[-1] == ("work", "real", False, 1)               # the release itself: padded
     works = [entry[2] for entry in log[:-1] if entry[0] == "work"]
-    padded = 2 * timing.PADDED_WARM_UP_ROUNDS * values
+    padded = 2 * warming.PADDED_WARM_UP_ROUNDS * values
     assert 0 < padded < len(works)
     assert all(works[:-padded]) and not any(works[-padded:])   # unpadded, then padded
     log.clear()
@@ -119,7 +119,7 @@ def test_warm_up_calls_passes_each_prepared_value_its_arguments_and_both_sources
                          prepare=lambda value: ("prepared", type(value).__name__))
     assert timing.run_padded(timing.Cost(fixed=0.0), work, "real") == "real"
     values = timing._warm_up_values()
-    assert len(log) == 2 * timing.WARM_UP_ROUNDS * len(values)
+    assert len(log) == 2 * warming.WARM_UP_ROUNDS * len(values)
     assert {entry[0] for entry in log} == {("prepared", type(v).__name__) for v in values}
     assert {entry[1:] for entry in log} == {(3.0, 2, True), (3.0, 2, False)}
 
@@ -349,7 +349,7 @@ def test_a_fork_child_gets_a_free_release_lock_and_the_unfinished_warm_ups():
     holder.start()
     assert started.wait(5)
     try:
-        result = in_fork_child(lambda: [work in timing._state.warm_ups,
+        result = in_fork_child(lambda: [work in warming.pending,
                                         laplace_mechanism(0.5, 1.0, 1.0, rng=seeded(3)) > -1e9])
     finally:
         finish.set()
@@ -494,7 +494,7 @@ def _logged_warm_up(log: list):
 
     def release(value, rng):
         log.append(("warm", repr(value), len(timing._active()), rng is None,
-                    bool(getattr(timing._state.local, "depth", 0))))
+                    timing._inside_unpadded()))
         return timing.run_padded(timing.Cost(fixed=0.0), work, "warm")
 
     timing.warm_up_with(work, release)
