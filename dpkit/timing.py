@@ -58,8 +58,9 @@ of steps is what the caller sees anyway through its own code's calls. (Moving on
 the measured time of each call would not do: the measured window also holds dpkit's own overhead
 around the call, whose duration depends on the cache state its work on the previous answers left.)
 An error raised while dpkit processes an answer waits for that step's deadline; an error raised by
-the caller's code propagates after one step of size 0 (:attr:`Cost.fixed`, the unwinding), so its
-time reveals only the caller's code.
+the caller's code propagates after one step of size 0 (:attr:`Cost.fixed`, the unwinding; an SVT's
+is also charged a public bound on the positives it frees: :func:`dpkit.svt.core.sparse_on_answers`),
+so its time reveals only the caller's code.
 
 **Threads.** Releases in one process run one at a time: each takes a process-wide lock before its
 clock starts and gives it back after its wait (warm-ups too). Without it, a release in one thread
