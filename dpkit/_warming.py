@@ -24,7 +24,13 @@ seeded one (:func:`rewarm_source`: the seeded source's code is warmed too; the c
 source object is never called, so none of its bytes are read). Its inputs are fixed public
 values and it sees none of the release's data, so it does the same work whatever the data;
 whether it runs depends on a clock reading (the time since the last release, which ended
-at its deadline), on the fork and on the kind of source the caller chose, never on the data.
+at its deadline), on the fork and on the kind of source the caller chose, not on the data
+the release is given. The time since the last release is the caller's own code between the
+two, which may depend on its data: a caller whose code there takes a few µs longer on some
+data makes the next release re-warm more often, and so take about 0.3-0.9 ms longer
+(breaker review 46, F1, open: ``above_threshold_runs`` of 64 answers, one caller spinning
+10 µs more before each call, certified ε 0.37 at 5,000 calls per side; a caller whose code
+between releases takes a fixed time shows nothing).
 It never runs inside a deadline (not in a release made inside another, nor inside
 ``unpadded``).
 
