@@ -594,7 +594,10 @@ class Deadline:
 
     def __enter__(self) -> Deadline:
         self._lock = _state.releases
-        self._lock.acquire()           # one release at a time (see "Threads")
+        # One release at a time (see "Threads"). An interrupt handled as ``acquire`` returns,
+        # before the ``try``, leaves the lock taken: CPython's ``with`` race, which no
+        # pure-Python code closes (breaker review 47, F2).
+        self._lock.acquire()
         try:
             self._collector = gc.isenabled()  # off until the wait ends (see "Threads")
             if self._collector:
@@ -606,12 +609,12 @@ class Deadline:
             _active().append(self)
             reference()  # calibrate outside the timed interval
             _fill_jitter_pool()  # read the OS outside it too
+            self._start = time.perf_counter_ns()  # inside: an interrupt here (review 47, F2)
         except BaseException:          # an interrupt, say: leave nothing behind (review 45, F3)
             with contextlib.suppress(ValueError):
                 _active().remove(self)
             self._give_back()
             raise
-        self._start = time.perf_counter_ns()
         return self
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
