@@ -243,9 +243,9 @@ class Cost:
 
 
 class _State:
-    """The process's reference, margin and overrun count (one lock for all three, and for
-    the :func:`unpadded` blocks), the lock that lets one release run at a time, whether a
-    release switched the collector off, and each thread's running deadlines and warm-up."""
+    """The process's reference, margin and overrun count (one lock for all three), the
+    :func:`unpadded` blocks, the lock that lets one release run at a time, whether a release
+    switched the collector off, and each thread's running deadlines and warm-up."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
@@ -254,7 +254,10 @@ class _State:
         self.releases = threading.RLock()
         self.local = threading.local()
         # Every ``with unpadded():`` block running or suspended, in any thread -> the frame
-        # that runs its ``with`` statement (see unpadded).
+        # that runs its ``with`` statement (see unpadded). No lock: each use is one dict
+        # operation, atomic under the interpreter lock, and a block's exit may run inside a
+        # collection anywhere (a suspended generator freed), even where a lock is held
+        # (breaker review 47, F4: ``_state.lock`` is not reentrant).
         self.blocks: dict[_Unpadded, FrameType] = {}
         self.reference: Reference | None = None
         self.margin = 2.0
@@ -467,13 +470,10 @@ class _Unpadded:
     while the block runs (:func:`_inside_unpadded` looks for it on the stack)."""
 
     def __enter__(self) -> None:
-        frame = sys._getframe(1)            # the frame whose ``with`` statement this is
-        with _state.lock:
-            _state.blocks[self] = frame
+        _state.blocks[self] = sys._getframe(1)   # the frame whose ``with`` statement this is
 
     def __exit__(self, *exc_info: object) -> None:
-        with _state.lock:
-            _state.blocks.pop(self, None)   # in whatever thread the block ends
+        _state.blocks.pop(self, None)   # in whatever thread the block ends
 
 
 def _inside_unpadded() -> bool:
@@ -483,8 +483,9 @@ def _inside_unpadded() -> bool:
     data)."""
     if not _state.blocks:
         return False
-    with _state.lock:
-        frames = set(_state.blocks.values())
+    # A copy, in one C call (no Python code runs inside it); a collection its allocation
+    # starts may end a block (its exit takes no lock: review 47, F4).
+    frames = set(_state.blocks.copy().values())
     frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         if frame in frames:

@@ -21,11 +21,15 @@ got no last step: ``sparse_on_answers`` charged only on ``Exception`` and ``Dead
 waited only on it, so the ``k`` positives found were freed after the last wait (keys freed
 after it: 1 with no positives, 6 with five).
 
-F4 (low; the process hangs; **open**). ``_inside_unpadded`` allocated while holding the
-non-reentrant ``_state.lock``, with the collector on (``run_padded``'s re-warm check); a
-collection there that freed a stream generator suspended inside ``with unpadded():`` in a
-cycle ran its ``__exit__``, which took ``_state.lock`` again: deadlock (at gc thresholds 2, 3,
-12 and 13 allocations above the count).
+F4 (low; the process hangs; **fixed**, its tests pass). ``_inside_unpadded`` allocated while
+holding the non-reentrant ``_state.lock``, with the collector on (``run_padded``'s re-warm
+check); a collection there that freed a stream generator suspended inside ``with unpadded():``
+in a cycle ran its ``__exit__``, which took ``_state.lock`` again: deadlock (at gc thresholds 2,
+3, 12 and 13 allocations above the count). Fixed by taking no lock for the blocks rather than
+by allocating nothing under the lock: a block's exit can run inside any collection, so any
+lock it took would have to be reentrant and never held across an allocation anywhere; each use
+of ``_state.blocks`` is one dict operation (atomic under the interpreter lock: the keys hash by
+identity, so no Python code runs inside), and the walk reads a copy made in one C call.
 
 F5 (low-medium; **open**). A finalizer or a signal handler runs on top of whatever frame
 executes: inside a simulation's block, a real release it makes skipped its deadline; during a
@@ -341,7 +345,6 @@ class _CollectingBlocks(dict):
         return super().values()
 
 
-@_open("F4")
 def test_a_collection_inside_the_stack_walk_does_not_take_the_lock_again(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """F4: a stream of queries picked by simulations inside ``unpadded()`` (the pattern
@@ -350,7 +353,7 @@ def test_a_collection_inside_the_stack_walk_does_not_take_the_lock_again(
     ``_state.lock``. ``_inside_unpadded`` allocates with that lock held, and ``run_padded``
     calls it with the collector on (its re-warm check, before ``Deadline.__enter__`` switches
     the collector off). A collection there deadlocks the thread (the lock is not reentrant).
-    At ``6030323`` the probe records the re-entry (``__exit__``)."""
+    At ``6030323`` the probe recorded the re-entry (``__exit__``); fixed (no lock)."""
     probe = _Reentry()
     monkeypatch.setattr(timing._state, "lock", probe)
     monkeypatch.setattr(timing, "_wait_until", lambda deadline: False)
@@ -642,14 +645,14 @@ print("ok", flush=True)
 """
 
 
-@_open("F4")
 @pytest.mark.parametrize("level", [2, 3, 12, 13])
 def test_a_stream_freed_by_a_collection_in_the_stack_walk_does_not_deadlock(
         level: int, tmp_path: Any) -> None:
     """F4 for real: the caller's stream, left suspended inside ``unpadded()`` in a cycle, is
     freed by the collection that the young count ``level`` allocations above its present value
     starts; nothing is patched but the threshold and the wait. At ``6030323`` these levels hung
-    in ``_Unpadded.__exit__`` called from ``_inside_unpadded`` (faulthandler's dump, exit 1)."""
+    in ``_Unpadded.__exit__`` called from ``_inside_unpadded`` (faulthandler's dump, exit 1);
+    fixed."""
     script = tmp_path / "deadlock.py"
     script.write_text(_DEADLOCK)
     root = os.path.dirname(os.path.dirname(dpkit.__file__))
