@@ -497,12 +497,15 @@ def _inside_unpadded() -> bool:
 def _after_fork_in_child() -> None:
     """In a child created by ``fork``: replace the locks (a parent thread may have held
     them; :mod:`dpkit._warming` puts back the warm-ups a parent thread was running, and
-    :mod:`dpkit._waiting` drops the jitter pool), and switch the collector on again if a
-    release of another thread switched it off (that release does not exist in the child; one
-    of the forking thread's own, whose caller's code forked, goes on and switches it on at its
-    end: review 45, F2)."""
+    :mod:`dpkit._waiting` drops the jitter pool), but keep the release lock if the forking
+    thread holds it (its release, whose caller's code forked, goes on in the child and gives
+    it back at its end; another thread of the child waits for it meanwhile: review 47, F6),
+    and switch the collector on again if a release of another thread switched it off (that
+    release does not exist in the child; one of the forking thread's own goes on and switches
+    it on at its end: review 45, F2)."""
     _state.lock = threading.Lock()
-    _state.releases = threading.RLock()
+    if not _state.releases._is_owned():
+        _state.releases = threading.RLock()
     if _state.collector_off and not _active():
         _state.collector_off = False
         gc.enable()
