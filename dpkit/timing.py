@@ -75,7 +75,8 @@ does. A query an SVT release calls runs with the lock held: one that waits for a
 thread never returns. A release skips its deadline only inside a ``with unpadded():`` block that
 runs on its own call stack, in its thread, when its clock starts (it decides then, once): a
 generator suspended inside such a block, a block in another thread, or one entered in one thread
-and ended in another, leaves every other release padded (review 45, F1; :func:`unpadded`).
+and ended in another, leaves every other release padded (review 45, F1; :func:`unpadded`); a
+child created by ``fork`` starts with no block (review 47, F9).
 
 **Residual risks.** (1) *Overruns.* A release whose work outlasts its deadline (the machine slowed
 down by other load after calibration, or a very unlucky draw: CKS Gaussian rounds are unbounded)
@@ -446,7 +447,10 @@ def unpadded() -> contextlib.AbstractContextManager[None]:
     thread and ended in another covers neither thread meanwhile (review 45, F1). Hence a block
     that a ``contextlib.contextmanager`` function (or a pytest fixture) holds across its
     ``yield``, or that ``ExitStack.enter_context`` enters, covers nothing: write the ``with``
-    statement around the simulation itself.
+    statement around the simulation itself. A process created by ``fork`` starts with no block,
+    even one forked inside a block (a ``multiprocessing`` pool made there, whose workers would
+    otherwise make every release unpadded for life: review 47, F9): a worker process that runs
+    simulations needs its own ``with unpadded():`` around them, in the function it runs.
 
     Returns
     -------
@@ -502,8 +506,10 @@ def _after_fork_in_child() -> None:
     it back at its end; another thread of the child waits for it meanwhile: review 47, F6),
     and switch the collector on again if a release of another thread switched it off (that
     release does not exist in the child; one of the forking thread's own goes on and switches
-    it on at its end: review 45, F2)."""
+    it on at its end: review 45, F2). Forget every :func:`unpadded` block: the child's
+    releases are padded until it enters a block of its own (review 47, F9)."""
     _state.lock = threading.Lock()
+    _state.blocks.clear()
     if not _state.releases._is_owned():
         _state.releases = threading.RLock()
     if _state.collector_off and not _active():
