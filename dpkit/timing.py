@@ -45,8 +45,10 @@ deadline: see "Steps" below). Padding makes the time of an error the deadline of
 whatever the other values; the error then reveals only what its message says. The failed work's
 locals are cleared before the wait, so freeing them after it costs no data-dependent time; not
 those of the caller's code a step called (:meth:`Deadline.call`), freed with the exception in the
-caller's time (:func:`dpkit._waiting.clear_work_frames`). Only errors (:class:`Exception`) wait:
-a ``KeyboardInterrupt`` does not. Simulations that release nothing (a figure of 10,000 simulated
+caller's time (:func:`dpkit._waiting.clear_work_frames`). An error raised during the wait itself
+(a timeout a signal handler raises) is raised when the wait ends, not at once: its time would
+show whether the work had ended (review 47, F7). Only errors (:class:`Exception`) wait: a
+``KeyboardInterrupt`` does not. Simulations that release nothing (a figure of 10,000 simulated
 releases, a statistical test) may skip the waiting inside :func:`unpadded`.
 
 **Steps.** A release that calls the caller's own code (the query functions of :mod:`dpkit.svt`, and
@@ -592,13 +594,24 @@ class Deadline:
         return self._past + self.seconds()
 
     def _wait(self) -> None:
-        """Wait for the current step's deadline (unless unpadded); count an overrun."""
+        """Wait for the current step's deadline (unless unpadded); count an overrun. An error
+        raised during the wait (a signal handler's timeout) is raised once the deadline is
+        reached, as one raised during the work (review 47, F7); an interrupt, at once."""
         if not self._padded:
             return
         deadline = self._start + int(self.seconds() * 1e9) + _jitter_ns()
         if getattr(_state.local, "warming", False):   # a warm-up's padded round: short waits
             deadline = min(deadline, time.perf_counter_ns() + _WARM_UP_WAIT_NS)
-        if _wait_until(deadline):
+        error: Exception | None = None
+        while True:
+            try:
+                late = _wait_until(deadline)
+                break
+            except Exception as caught:     # the first one is raised, at the deadline
+                error = error or caught
+        if error is not None:
+            raise error
+        if late:
             with _state.lock:
                 _state.overruns += 1
 
