@@ -47,9 +47,10 @@ locals are cleared before the wait, so freeing them after it costs no data-depen
 those of the caller's code a step called (:meth:`Deadline.call`), freed with the exception in the
 caller's time (:func:`dpkit._waiting.clear_work_frames`). An error raised during the wait itself
 (a timeout a signal handler raises) is raised when the wait ends, not at once: its time would
-show whether the work had ended (review 47, F7). Only errors (:class:`Exception`) wait: a
-``KeyboardInterrupt`` does not. Simulations that release nothing (a figure of 10,000 simulated
-releases, a statistical test) may skip the waiting inside :func:`unpadded`.
+show whether the work had ended (review 47, F7). Every exception waits (a ``SystemExit`` or a
+``GeneratorExit`` too: review 47, F3) but a ``KeyboardInterrupt``, which does not. Simulations
+that release nothing (a figure of 10,000 simulated releases, a statistical test) may skip the
+waiting inside :func:`unpadded`.
 
 **Steps.** A release that calls the caller's own code (the query functions of :mod:`dpkit.svt`, and
 taking each from the caller's stream) runs in steps (:meth:`Deadline.call`): it waits for the
@@ -602,12 +603,14 @@ class Deadline:
         deadline = self._start + int(self.seconds() * 1e9) + _jitter_ns()
         if getattr(_state.local, "warming", False):   # a warm-up's padded round: short waits
             deadline = min(deadline, time.perf_counter_ns() + _WARM_UP_WAIT_NS)
-        error: Exception | None = None
+        error: BaseException | None = None
         while True:
             try:
                 late = _wait_until(deadline)
                 break
-            except Exception as caught:     # the first one is raised, at the deadline
+            except KeyboardInterrupt:
+                raise
+            except BaseException as caught:   # the first one is raised, at the deadline
                 error = error or caught
         if error is not None:
             raise error
@@ -663,8 +666,8 @@ class Deadline:
         if not self._padded:
             return
         if kind is not None:
-            if not (self._sized and issubclass(kind, Exception)):
-                return  # public inputs refused (or an interrupt): no wait
+            if not self._sized or issubclass(kind, KeyboardInterrupt):
+                return  # public inputs refused, or an interrupt: no wait (review 47, F3)
             _clear_work_frames(trace, Deadline.call.__code__)  # before the wait
         self._wait()
 
@@ -759,7 +762,8 @@ def padded(cost: Cost) -> Deadline:
     The clock starts when the context is entered. Inside, call ``clock.size(n)`` once the
     public size ``n`` is known; on a normal exit the context waits until
     ``cost.seconds(n)`` after the start (a release of size 0 if no size was declared). On
-    an exception raised after ``clock.size`` it waits too, then lets the exception through;
+    an exception raised after ``clock.size`` (but a ``KeyboardInterrupt``) it waits too, then
+    lets the exception through;
     before it (public inputs refused) it does not wait (see "Errors" in the module notes).
 
     Parameters
