@@ -74,12 +74,19 @@ The garbage collector is off from the clock's start to the end of the wait, the 
 included (a collection would pause a release for a time set by the whole heap; a query's garbage
 waits for the release's end); a child that another thread forks meanwhile gets it back on (the
 release does not exist there), one that a query forks gets it at the release's end, as the parent
-does. A query an SVT release calls runs with the lock held: one that waits for a release in another
-thread never returns. A release skips its deadline only inside a ``with unpadded():`` block that
-runs on its own call stack, in its thread, when its clock starts (it decides then, once): a
-generator suspended inside such a block, a block in another thread, or one entered in one thread
-and ended in another, leaves every other release padded (review 45, F1; :func:`unpadded`); a
-child created by ``fork`` starts with no block (review 47, F9).
+does. A release that found it on empties its young generation (``gc.collect(0)``) before its clock
+starts (outside its deadline) and again before its last wait (inside it): the count of young objects
+a release leaves (allocations minus deallocations, which decides when the next automatic collection
+pauses the caller) was set by the data (review 47, F1); now it is the same whatever the data. Each
+costs a young collection of what the release (or, before the clock, the caller) left: about 1 µs for
+a few objects, 13 µs for 700 (the threshold; medians on a quiet core); an SVT's last step also
+collects what its queries left (their garbage waits for the release's end), so a query that leaves
+much can make that step overrun (residual risk 4). A query an SVT release calls runs with the lock
+held: one that waits for a release in another thread never returns. A release skips its deadline
+only inside a ``with unpadded():`` block that runs on its own call stack, in its thread, when its
+clock starts (it decides then, once): a generator suspended inside such a block, a block in another
+thread, or one entered in one thread and ended in another, leaves every other release padded (review
+45, F1; :func:`unpadded`); a child created by ``fork`` starts with no block (review 47, F9).
 
 **Residual risks.** (1) *Overruns.* A release whose work outlasts its deadline (the machine slowed
 down by other load after calibration, or a very unlucky draw: CKS Gaussian rounds are unbounded)
@@ -632,6 +639,8 @@ class Deadline:
             # once, at the start (review 44, F5); a warm-up's padded round pads whatever blocks
             # surround it
             self._padded = getattr(_state.local, "warming", False) or not _inside_unpadded()
+            if self._collector and self._padded:
+                gc.collect(0)  # the caller's young objects: not inside the deadline (F1)
             _active().append(self)
             reference()  # calibrate outside the timed interval
             _fill_jitter_pool()  # read the OS outside it too
@@ -662,13 +671,17 @@ class Deadline:
             self._lock.release()
 
     def _end(self, kind: type[BaseException] | None, trace: TracebackType | None) -> None:
-        """Wait for the deadline, unless unpadded or the public inputs were refused."""
+        """Wait for the deadline, unless unpadded or the public inputs were refused; first
+        empty the young generation if this release switched the collector off (review 47, F1:
+        the count it leaves is then the same whatever the data)."""
         if not self._padded:
             return
         if kind is not None:
             if not self._sized or issubclass(kind, KeyboardInterrupt):
                 return  # public inputs refused, or an interrupt: no wait (review 47, F3)
             _clear_work_frames(trace, Deadline.call.__code__)  # before the wait
+        if self._collector:
+            gc.collect(0)
         self._wait()
 
 
