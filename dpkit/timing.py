@@ -86,7 +86,9 @@ held: one that waits for a release in another thread never returns. A release sk
 only inside a ``with unpadded():`` block that runs on its own call stack, in its thread, when its
 clock starts (it decides then, once): a generator suspended inside such a block, a block in another
 thread, or one entered in one thread and ended in another, leaves every other release padded (review
-45, F1; :func:`unpadded`); a child created by ``fork`` starts with no block (review 47, F9).
+45, F1; :func:`unpadded`); a child created by ``fork`` starts with no block (review 47, F9). Code
+that runs on top of any frame (a finalizer, a signal handler) makes its releases inside whatever
+block that frame runs in, unpadded then (review 47, F5; :func:`unpadded`).
 
 **Residual risks.** (1) *Overruns.* A release whose work outlasts its deadline (the machine slowed
 down by other load after calibration, or a very unlucky draw: CKS Gaussian rounds are unbounded)
@@ -152,12 +154,11 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from types import FrameType, TracebackType
+from types import TracebackType
 from typing import Any
 
 import numpy as np
@@ -165,6 +166,8 @@ import numpy as np
 from dpkit import _warming
 from dpkit._calibration import Reference, measure
 from dpkit._checks import check_real
+from dpkit._unpadding import inside_unpadded as _inside_unpadded
+from dpkit._unpadding import unpadded
 from dpkit._waiting import clear_work_frames as _clear_work_frames
 from dpkit._waiting import fill_jitter_pool as _fill_jitter_pool
 from dpkit._waiting import jitter_ns as _jitter_ns
@@ -254,9 +257,10 @@ class Cost:
 
 
 class _State:
-    """The process's reference, margin and overrun count (one lock for all three), the
-    :func:`unpadded` blocks, the lock that lets one release run at a time, whether a release
-    switched the collector off, and each thread's running deadlines and warm-up."""
+    """The process's reference, margin and overrun count (one lock for all three), the lock
+    that lets one release run at a time, whether a release switched the collector off, and
+    each thread's running deadlines and warm-up (the :func:`unpadded` blocks are
+    :mod:`dpkit._unpadding`'s)."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
@@ -264,12 +268,6 @@ class _State:
         # to the end of its wait; reentrant, for a release made inside a release.
         self.releases = threading.RLock()
         self.local = threading.local()
-        # Every ``with unpadded():`` block running or suspended, in any thread -> the frame
-        # that runs its ``with`` statement (see unpadded). No lock: each use is one dict
-        # operation, atomic under the interpreter lock, and a block's exit may run inside a
-        # collection anywhere (a suspended generator freed), even where a lock is held
-        # (breaker review 47, F4: ``_state.lock`` is not reentrant).
-        self.blocks: dict[_Unpadded, FrameType] = {}
         self.reference: Reference | None = None
         self.margin = 2.0
         self.overruns = 0
@@ -351,7 +349,7 @@ def _warm_up(work: Callable[..., Any]) -> None:
         try:
             with unpadded():
                 _rounds(releases, _warming.WARM_UP_ROUNDS - _warming.PADDED_WARM_UP_ROUNDS)
-            with _short_padded_waits():
+            with _short_padded_waits(work):
                 _rounds(releases, _warming.PADDED_WARM_UP_ROUNDS)
             _warming.registered[work] = releases
         finally:
@@ -375,21 +373,22 @@ def _rewarm(work: Callable[..., Any], source: Any) -> None:
             if level == "full":
                 with unpadded():
                     _warming.call_releases(releases, values, [source], 1)
-            with _short_padded_waits():
+            with _short_padded_waits(work):
                 _warming.call_releases(releases, values[:1], [source], 1)
             _warming.released(work)
 
 
 @contextlib.contextmanager
-def _short_padded_waits() -> Iterator[None]:
-    """Run this thread's releases through the padded path, even inside :func:`unpadded`,
-    each wait ending at most :data:`_WARM_UP_WAIT_NS` after the work, and leave
-    :func:`overruns` as it was: a warm-up's padded rounds warm the wait itself (the
-    deadline, the jitter, the busy loop), and their overruns are the cold start it pays.
-    Called with the release lock held: no other release counts an overrun meanwhile."""
+def _short_padded_waits(work: Callable[..., Any]) -> Iterator[None]:
+    """Run this thread's releases of ``work`` (:func:`run_padded`'s) through the padded path,
+    even inside :func:`unpadded`, each wait ending at most :data:`_WARM_UP_WAIT_NS` after the
+    work, and leave :func:`overruns` as it was: a warm-up's padded rounds warm the wait itself
+    (the deadline, the jitter, the busy loop), and their overruns are the cold start it pays.
+    A release of another work function meanwhile (a signal handler's) waits in full (review
+    47, F5). Called with the release lock held: no other thread counts an overrun meanwhile."""
     local = _state.local
-    warming, count = getattr(local, "warming", False), _state.overruns
-    local.warming = True
+    warming, count = getattr(local, "warming", None), _state.overruns
+    local.warming = work
     try:
         yield
     finally:
@@ -437,77 +436,6 @@ def kind_of(value: Any) -> str:
     return "array" if isinstance(value, np.ndarray) and value.dtype == np.float64 else "objects"
 
 
-def unpadded() -> contextlib.AbstractContextManager[None]:
-    """Run simulations, not releases, without waiting for deadlines: ``with unpadded(): ...``.
-
-    For code that releases nothing anyone can time: a figure drawn from thousands of
-    simulated releases, a statistical test of a sampler. **Never** wrap a real release in
-    it: inside, a release's running time reveals what the deadline hides (see the module
-    notes). Nested uses are allowed.
-
-    **Which releases.** A release skips its deadline only if a ``with unpadded():`` block is
-    running on its own call stack when its clock starts (it decides then, once): the frame whose
-    ``with`` statement entered the block (recorded on entry) is the release's caller or one of
-    its callers, in the thread making the release. The release walks its stack for it before its
-    clock starts, only while a block exists in some thread (about 3 µs for 30 frames on a busy
-    core; 0.1 µs without a block). So a block covers what its body calls and nothing else: not
-    another thread, and not what runs while the block is suspended at a ``yield`` (a generator's
-    frame is on no stack then): a stream of queries picked by simulations inside the block
-    leaves the caller's releases padded, and those its queries make; a block entered in one
-    thread and ended in another covers neither thread meanwhile (review 45, F1). Hence a block
-    that a ``contextlib.contextmanager`` function (or a pytest fixture) holds across its
-    ``yield``, or that ``ExitStack.enter_context`` enters, covers nothing: write the ``with``
-    statement around the simulation itself. A process created by ``fork`` starts with no block,
-    even one forked inside a block (a ``multiprocessing`` pool made there, whose workers would
-    otherwise make every release unpadded for life: review 47, F9): a worker process that runs
-    simulations needs its own ``with unpadded():`` around them, in the function it runs.
-
-    Returns
-    -------
-    contextlib.AbstractContextManager
-        For a ``with`` statement (``as`` gives None).
-
-    Examples
-    --------
-    >>> from dpkit.laplace import laplace_mechanism
-    >>> from dpkit.rng import seeded
-    >>> with unpadded():
-    ...     draws = [laplace_mechanism(0.0, 1.0, 1.0, rng=seeded(i)) for i in range(100)]
-    >>> len(draws)
-    100
-    """
-    return _Unpadded()
-
-
-class _Unpadded:
-    """A ``with unpadded():`` block: registers the frame that runs the ``with`` statement
-    while the block runs (:func:`_inside_unpadded` looks for it on the stack)."""
-
-    def __enter__(self) -> None:
-        _state.blocks[self] = sys._getframe(1)   # the frame whose ``with`` statement this is
-
-    def __exit__(self, *exc_info: object) -> None:
-        _state.blocks.pop(self, None)   # in whatever thread the block ends
-
-
-def _inside_unpadded() -> bool:
-    """Whether a ``with unpadded():`` block is running on this thread's current call stack
-    (its frame is the caller's or an ancestor's). Walks the stack: call it before a clock
-    starts (its time depends on the stack's depth and the blocks of all threads, never on
-    data)."""
-    if not _state.blocks:
-        return False
-    # A copy, in one C call (no Python code runs inside it); a collection its allocation
-    # starts may end a block (its exit takes no lock: review 47, F4).
-    frames = set(_state.blocks.copy().values())
-    frame: FrameType | None = sys._getframe(1)
-    while frame is not None:
-        if frame in frames:
-            return True
-        frame = frame.f_back
-    return False
-
-
 def _after_fork_in_child() -> None:
     """In a child created by ``fork``: replace the locks (a parent thread may have held
     them; :mod:`dpkit._warming` puts back the warm-ups a parent thread was running, and
@@ -516,10 +444,9 @@ def _after_fork_in_child() -> None:
     it back at its end; another thread of the child waits for it meanwhile: review 47, F6),
     and switch the collector on again if a release of another thread switched it off (that
     release does not exist in the child; one of the forking thread's own goes on and switches
-    it on at its end: review 45, F2). Forget every :func:`unpadded` block: the child's
-    releases are padded until it enters a block of its own (review 47, F9)."""
+    it on at its end: review 45, F2). (:mod:`dpkit._unpadding` forgets every block: review
+    47, F9.)"""
     _state.lock = threading.Lock()
-    _state.blocks.clear()
     if not _state.releases._is_owned():
         _state.releases = threading.RLock()
     if _state.collector_off and not _active():
@@ -533,10 +460,13 @@ if hasattr(os, "register_at_fork"):
 
 class Deadline:
     """A release's clock, started by :func:`padded` and waited out when the release ends:
-    call :meth:`size` once the public size is known (see :func:`padded`)."""
+    call :meth:`size` once the public size is known (see :func:`padded`). ``work`` is the
+    work function :func:`run_padded` runs (a warm-up's padded rounds shorten the waits of its
+    releases only)."""
 
-    def __init__(self, cost: Cost) -> None:
+    def __init__(self, cost: Cost, work: Callable[..., Any] | None = None) -> None:
         self._cost = cost
+        self._work = work
         self._counts = {kind: 0 for kind in KINDS}
         self._start = 0
         self._past = 0.0   # the budgets of the steps before this one (see call)
@@ -608,7 +538,7 @@ class Deadline:
         if not self._padded:
             return
         deadline = self._start + int(self.seconds() * 1e9) + _jitter_ns()
-        if getattr(_state.local, "warming", False):   # a warm-up's padded round: short waits
+        if self._warm_round:                  # a warm-up's padded round: short waits
             deadline = min(deadline, time.perf_counter_ns() + _WARM_UP_WAIT_NS)
         error: BaseException | None = None
         while True:
@@ -636,9 +566,11 @@ class Deadline:
             if self._collector:
                 _state.collector_off = True   # first: a fork in between finds it on anyway
                 gc.disable()
-            # once, at the start (review 44, F5); a warm-up's padded round pads whatever blocks
-            # surround it
-            self._padded = getattr(_state.local, "warming", False) or not _inside_unpadded()
+            # once, at the start (review 44, F5); a warm-up's padded round pads the releases
+            # of the work it warms (of it only: review 47, F5) whatever blocks surround it
+            self._warm_round = self._work is not None and \
+                getattr(_state.local, "warming", None) is self._work
+            self._padded = self._warm_round or not _inside_unpadded()
             if self._collector and self._padded:
                 gc.collect(0)  # the caller's young objects: not inside the deadline (F1)
             _active().append(self)
@@ -760,10 +692,10 @@ def run_padded(cost: Cost, work: Callable[..., Any], *args: Any) -> Any:
     """
     if work in _warming.pending:
         _warm_up(work)
-    elif _warming.cold(work) and not (_active() or getattr(_state.local, "warming", False)
+    elif _warming.cold(work) and not (_active() or getattr(_state.local, "warming", None)
                                       or _inside_unpadded()):
         _rewarm(work, _warming.rewarm_source(args))   # never inside a deadline or a warm-up
-    with padded(cost) as clock:
+    with Deadline(cost, work) as clock:
         result = work(clock, *args)
     _warming.released(work)      # a refusal, before or after the clock, is no warmth (brk8)
     return result

@@ -32,19 +32,26 @@ wait it interrupts: F7's fix), and ``sparse_on_answers`` charges on any. **Docum
 ``KeyboardInterrupt`` (its test is a strict xfail): an interrupt still does not wait (the module
 notes, "Errors"), so what is freed after it is not padded.
 
-F4 (low; the process hangs; **fixed**, its tests pass). ``_inside_unpadded`` allocated while
-holding the non-reentrant ``_state.lock``, with the collector on (``run_padded``'s re-warm
-check); a collection there that freed a stream generator suspended inside ``with unpadded():``
-in a cycle ran its ``__exit__``, which took ``_state.lock`` again: deadlock (at gc thresholds 2,
-3, 12 and 13 allocations above the count). Fixed by taking no lock for the blocks rather than
-by allocating nothing under the lock: a block's exit can run inside any collection, so any
-lock it took would have to be reentrant and never held across an allocation anywhere; each use
-of ``_state.blocks`` is one dict operation (atomic under the interpreter lock: the keys hash by
-identity, so no Python code runs inside), and the walk reads a copy made in one C call.
+F4 (low; the process hangs; **fixed**, its tests pass). ``_inside_unpadded`` allocated while holding
+the non-reentrant ``_state.lock``, with the collector on (``run_padded``'s re-warm check); a
+collection there that freed a stream generator suspended inside ``with unpadded():`` in a cycle ran
+its ``__exit__``, which took ``_state.lock`` again: deadlock (at gc thresholds 2, 3, 12 and 13
+allocations above the count). Fixed by taking no lock for the blocks rather than by allocating
+nothing under the lock: a block's exit can run inside any collection, so any lock it took would have
+to be reentrant and never held across an allocation anywhere; each use of the blocks (now
+``dpkit._unpadding.blocks``) is one dict operation (atomic under the interpreter lock: the keys hash
+by identity, so no Python code runs inside), and the walk reads a copy made in one C call.
 
-F5 (low-medium; **open**). A finalizer or a signal handler runs on top of whatever frame
-executes: inside a simulation's block, a real release it makes skipped its deadline; during a
-re-warm's padded round its wait was cut to 20 µs (the thread's ``warming`` flag).
+F5 (low-medium). A finalizer or a signal handler runs on top of whatever frame executes: inside
+a simulation's block, a real release it makes skipped its deadline; during a re-warm's padded
+round its wait was cut to 20 µs (the thread's ``warming`` flag). The warm-up part is **fixed**
+(its test passes): a warm-up's padded rounds shorten the waits of the work function warmed only
+(``run_padded`` passes it to its ``Deadline``; ``Deadline._warm_round``), so another function's
+release meanwhile waits in full. The rest is **documented** (``unpadded``'s docstring, the
+module notes' "Threads"; its two tests are strict xfails): a finalizer, signal handler, trace
+function or ``gc.callbacks`` entry that releases inside a block (a simulation's, or a warm-up's
+unpadded rounds) is unpadded, and so is a release of the warmed function itself during its
+padded round (short waits). No release can tell where it is called from.
 
 F6 (low; **fixed**, its test passes). A fork child made by a query replaced the release lock
 that its own release still held: another thread of the child could release concurrently.
@@ -57,8 +64,9 @@ the alarm (the same for ``PyThreadState_SetAsyncExc``). Fixed: ``Deadline._wait`
 exception raised during the wait, finishes the wait, then raises the first one caught; a
 ``KeyboardInterrupt`` still leaves at once.
 
-F8 (very low; **open**). pdb's ``jump`` out of a block (``frame.f_lineno`` set by a trace
-function) skips ``__exit__``: later releases in that frame are unpadded, the registration leaks.
+F8 (very low; **documented** in ``unpadded``'s docstring, its test a strict xfail). pdb's
+``jump`` out of a block (``frame.f_lineno`` set by a trace function) skips ``__exit__``: later
+releases in that frame are unpadded, the registration leaks.
 
 F9 (medium; **fixed**, its test passes). A ``multiprocessing`` pool created inside ``with
 unpadded():`` (start method ``fork``) stayed unpadded for life: its workers were forked with the
@@ -93,6 +101,7 @@ import pytest
 from svt_steps import HIGH, LOW  # tests/ is on sys.path under pytest
 
 import dpkit
+import dpkit._unpadding as unpadding
 import dpkit._warming as warming
 import dpkit.svt.core as core
 import dpkit.timing as timing
@@ -100,11 +109,6 @@ from dpkit.gaussian import gaussian_mechanism
 from dpkit.laplace import laplace_mechanism
 from dpkit.rng import seeded
 from dpkit.svt import above_threshold, sparse
-
-
-def _open(finding: str) -> pytest.MarkDecorator:
-    """A finding not fixed yet: its test fails (strict)."""
-    return pytest.mark.xfail(strict=True, reason=f"breaker review 47, {finding}: open")
 
 
 def _documented(finding: str, why: str) -> pytest.MarkDecorator:
@@ -400,7 +404,7 @@ def test_a_collection_inside_the_stack_walk_does_not_take_the_lock_again(
     stream = Stream()
     above_threshold(stream, None, 0, 1.0, rng=seeded(2))       # stops at once, suspended
     del stream                                                  # cyclic garbage
-    monkeypatch.setattr(timing._state, "blocks", _CollectingBlocks(timing._state.blocks))
+    monkeypatch.setattr(unpadding, "blocks", _CollectingBlocks(unpadding.blocks))
     monkeypatch.setattr(warming, "cold", lambda work: "light")  # gone cold: the check runs
     enabled = gc.isenabled()
     gc.enable()
@@ -418,13 +422,14 @@ def test_a_collection_inside_the_stack_walk_does_not_take_the_lock_again(
 # F5: a release made by a finalizer or a signal handler that happens to run during a
 # simulation inside unpadded() is unpadded, though the caller never wrapped it.
 
-@_open("F5")
+@_documented("F5", "a finalizer runs on top of the block's frame")
 def test_a_release_a_finalizer_makes_during_a_simulation_is_padded(waits: list[int]) -> None:
     """F5: the caller's session object publishes a last release when it is freed (a
     ``__del__``, a ``weakref.finalize``), and is freed by a collection that happens to fall
     in a simulation the caller runs inside ``unpadded()``; the finalizer runs on top of the
     simulation's stack, so the block's frame is an ancestor: that real release skips its
-    deadline. At ``6030323`` it waits 0 times (1 expected)."""
+    deadline. At ``6030323`` it waited 0 times (1 expected); documented in ``unpadded``, not
+    fixed (a strict xfail)."""
     made: list[int] = []
 
     class Session:
@@ -565,12 +570,13 @@ def test_an_interrupt_during_the_wait_still_leaves_at_once(
 # function) skips ``__exit__``: the block stays registered, and the rest of the frame is
 # unpadded.
 
-@_open("F8")
+@_documented("F8", "a debugger's jump out of a block skips its exit")
 def test_a_release_after_a_jump_out_of_a_block_is_padded(waits: list[int]) -> None:
     """F8: the caller, in a debugger, jumps from inside ``with unpadded():`` to the line after
     it (Python allows it; ``__exit__`` does not run). The real release made there, outside the
-    block, must wait. At ``6030323`` it waits 0 times, and the block's registration (and its
-    frame) stays in ``_state.blocks`` for good."""
+    block, must wait. At ``6030323`` it waited 0 times, and the block's registration (and its
+    frame) stayed in the blocks (``dpkit._unpadding.blocks``) for good; documented in
+    ``unpadded``, not fixed (a strict xfail)."""
     def session() -> int:
         with timing.unpadded():
             laplace_mechanism(0.0, 1.0, 1.0, rng=seeded(1))        # a simulation
@@ -579,7 +585,7 @@ def test_a_release_after_a_jump_out_of_a_block_is_padded(waits: list[int]) -> No
         return len(waits) - before
 
     first = session.__code__.co_firstlineno
-    blocks = dict(timing._state.blocks)
+    blocks = dict(unpadding.blocks)
 
     def tracer(frame: Any, event: str, arg: Any) -> Any:
         if frame.f_code is session.__code__:
@@ -593,9 +599,9 @@ def test_a_release_after_a_jump_out_of_a_block_is_padded(waits: list[int]) -> No
         made = session()
     finally:
         sys.settrace(None)
-        left = [block for block in timing._state.blocks if block not in blocks]
+        left = [block for block in unpadding.blocks if block not in blocks]
         for block in left:
-            timing._state.blocks.pop(block, None)
+            unpadding.blocks.pop(block, None)
     assert (made, left) == (1, [])
 
 
@@ -743,14 +749,15 @@ def test_a_pool_made_inside_a_block_pads_the_releases_given_to_it_later(
     assert made == 1
 
 
-@_open("F5")
+@_documented("F5", "a signal handler runs on top of the block's frame")
 @pytest.mark.skipif(not hasattr(signal, "SIGUSR1"), reason="needs SIGUSR1")
 def test_a_release_a_signal_handler_makes_during_a_simulation_is_padded(
         waits: list[int]) -> None:
     """F5, the signal variant: a service publishes a release from a signal handler (a
     periodic report, ``SIGUSR1`` from a supervisor); the signal arrives while the main thread
     runs a simulation inside ``unpadded()``: the handler runs on top of the block's frame, and
-    the real release it makes skips its deadline. At ``6030323`` it waits 0 times."""
+    the real release it makes skips its deadline. At ``6030323`` it waited 0 times;
+    documented in ``unpadded``, not fixed (a strict xfail)."""
     made: list[int] = []
 
     def handler(signum: int, frame: Any) -> None:
@@ -767,19 +774,25 @@ def test_a_release_a_signal_handler_makes_during_a_simulation_is_padded(
     assert made == [1]
 
 
-@_open("F5")
 @pytest.mark.skipif(not hasattr(signal, "SIGUSR1"), reason="needs SIGUSR1")
 def test_a_release_a_signal_handler_makes_during_a_rewarm_waits_in_full(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """F5, the warm-up variant: the same handler's release, when the signal arrives during a
     re-warm's padded round (a light re-warm runs before a release after 50 µs without one),
     runs with the thread's ``warming`` override on: its wait is cut to 20 µs after its work
-    (``Deadline._wait``), as a warm-up's. It must wait in full. At ``6030323`` its wait is
-    cut."""
+    (``Deadline._wait``), as a warm-up's. It must wait in full. At ``6030323`` its wait was
+    cut; fixed: the short waits are the warmed work function's only (``Deadline._warm_round``,
+    the clock's own decision; at ``6030323``, the thread's flag, read here in its stead)."""
     short: list[bool] = []
-    monkeypatch.setattr(timing, "_wait_until",
-                        lambda deadline: short.append(bool(getattr(timing._state.local,
-                                                                   "warming", False))) and False)
+    wait = timing.Deadline._wait
+
+    def recorded(clock: timing.Deadline) -> None:
+        cut = getattr(clock, "_warm_round", getattr(timing._state.local, "warming", False))
+        short.append(bool(cut))
+        wait(clock)
+
+    monkeypatch.setattr(timing.Deadline, "_wait", recorded)
+    monkeypatch.setattr(timing, "_wait_until", lambda deadline: False)
     laplace_mechanism(0.0, 1.0, 1.0, rng=seeded(1))             # warmed up
     made: list[list[bool]] = []
 
