@@ -612,9 +612,11 @@ class Deadline:
             if not self._sized or issubclass(kind, KeyboardInterrupt):
                 return  # public inputs refused, or an interrupt: no wait (review 47, F3)
             _clear_work_frames(trace, Deadline.call.__code__)  # before the wait
-        if self._collector:
-            gc.collect(0)
-        self._wait()
+        try:
+            if self._collector:
+                gc.collect(0)      # finalizers, callbacks: any code, inside the deadline
+        finally:                   # an error it raises (a signal handler's) waits too (F7)
+            self._wait()
 
 
 def _active() -> list[Deadline]:
