@@ -45,9 +45,12 @@ deadline: see "Steps" below). Padding makes the time of an error the deadline of
 whatever the other values; the error then reveals only what its message says. The failed work's
 locals are cleared before the wait, so freeing them after it costs no data-dependent time; not
 those of the caller's code a step called (:meth:`Deadline.call`), freed with the exception in the
-caller's time (:func:`dpkit._waiting.clear_work_frames`). Only errors (:class:`Exception`) wait:
-a ``KeyboardInterrupt`` does not. Simulations that release nothing (a figure of 10,000 simulated
-releases, a statistical test) may skip the waiting inside :func:`unpadded`.
+caller's time (:func:`dpkit._waiting.clear_work_frames`). An error raised during the wait itself
+(a timeout a signal handler raises) is raised when the wait ends, not at once: its time would
+show whether the work had ended (review 47, F7). Every exception waits (a ``SystemExit`` or a
+``GeneratorExit`` too: review 47, F3) but a ``KeyboardInterrupt``, which does not. Simulations
+that release nothing (a figure of 10,000 simulated releases, a statistical test) may skip the
+waiting inside :func:`unpadded`.
 
 **Steps.** A release that calls the caller's own code (the query functions of :mod:`dpkit.svt`, and
 taking each from the caller's stream) runs in steps (:meth:`Deadline.call`): it waits for the
@@ -71,11 +74,23 @@ The garbage collector is off from the clock's start to the end of the wait, the 
 included (a collection would pause a release for a time set by the whole heap; a query's garbage
 waits for the release's end); a child that another thread forks meanwhile gets it back on (the
 release does not exist there), one that a query forks gets it at the release's end, as the parent
-does. A query an SVT release calls runs with the lock held: one that waits for a release in another
-thread never returns. A release skips its deadline only inside a ``with unpadded():`` block that
-runs on its own call stack, in its thread, when its clock starts (it decides then, once): a
-generator suspended inside such a block, a block in another thread, or one entered in one thread
-and ended in another, leaves every other release padded (review 45, F1; :func:`unpadded`).
+does. A release that found it on empties its young generation (``gc.collect(0)``) before its clock
+starts (outside its deadline) and again before its last wait (inside it): the count of young objects
+a release leaves (allocations minus deallocations, which decides when the next automatic collection
+pauses the caller) was set by the data (review 47, F1); now it is the same whatever the data. Each
+is a young collection of what the release (before the clock, the caller) left: before the last wait
+a median of 0.1–0.8 µs (99th percentile under 2 µs) against last-step deadlines of 160–600 µs
+(``randomized_response``, Laplace, Gaussian, ``sparse``; 300 calls each), before the clock 3–4 µs
+(10–16 µs) with 0–600 young objects of the caller's; an SVT's last step also collects what its
+queries left (their garbage waits for the release's end), so a query that leaves much can make that
+step overrun (residual risk 4). A query an SVT release calls runs with the lock held: one that waits
+for a release in another thread never returns. A release skips its deadline only inside a ``with
+unpadded():`` block that runs on its own call stack, in its thread, when its clock starts (it
+decides then, once): a generator suspended inside such a block, a block in another thread, or one
+entered in one thread and ended in another, leaves every other release padded (review 45, F1;
+:func:`unpadded`); a child created by ``fork`` starts with no block (review 47, F9). Code that runs
+on top of any frame (a finalizer, a signal handler) makes its releases inside whatever block that
+frame runs in, unpadded then (review 47, F5; :func:`unpadded`).
 
 **Residual risks.** (1) *Overruns.* A release whose work outlasts its deadline (the machine slowed
 down by other load after calibration, or a very unlucky draw: CKS Gaussian rounds are unbounded)
@@ -141,12 +156,11 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from types import FrameType, TracebackType
+from types import TracebackType
 from typing import Any
 
 import numpy as np
@@ -154,6 +168,8 @@ import numpy as np
 from dpkit import _warming
 from dpkit._calibration import Reference, measure
 from dpkit._checks import check_real
+from dpkit._unpadding import inside_unpadded as _inside_unpadded
+from dpkit._unpadding import unpadded
 from dpkit._waiting import clear_work_frames as _clear_work_frames
 from dpkit._waiting import fill_jitter_pool as _fill_jitter_pool
 from dpkit._waiting import jitter_ns as _jitter_ns
@@ -243,9 +259,10 @@ class Cost:
 
 
 class _State:
-    """The process's reference, margin and overrun count (one lock for all three, and for
-    the :func:`unpadded` blocks), the lock that lets one release run at a time, whether a
-    release switched the collector off, and each thread's running deadlines and warm-up."""
+    """The process's reference, margin and overrun count (one lock for all three), the lock
+    that lets one release run at a time, whether a release switched the collector off, and
+    each thread's running deadlines and warm-up (the :func:`unpadded` blocks are
+    :mod:`dpkit._unpadding`'s)."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
@@ -253,9 +270,6 @@ class _State:
         # to the end of its wait; reentrant, for a release made inside a release.
         self.releases = threading.RLock()
         self.local = threading.local()
-        # Every ``with unpadded():`` block running or suspended, in any thread -> the frame
-        # that runs its ``with`` statement (see unpadded).
-        self.blocks: dict[_Unpadded, FrameType] = {}
         self.reference: Reference | None = None
         self.margin = 2.0
         self.overruns = 0
@@ -337,7 +351,7 @@ def _warm_up(work: Callable[..., Any]) -> None:
         try:
             with unpadded():
                 _rounds(releases, _warming.WARM_UP_ROUNDS - _warming.PADDED_WARM_UP_ROUNDS)
-            with _short_padded_waits():
+            with _short_padded_waits(work):
                 _rounds(releases, _warming.PADDED_WARM_UP_ROUNDS)
             _warming.registered[work] = releases
         finally:
@@ -361,21 +375,22 @@ def _rewarm(work: Callable[..., Any], source: Any) -> None:
             if level == "full":
                 with unpadded():
                     _warming.call_releases(releases, values, [source], 1)
-            with _short_padded_waits():
+            with _short_padded_waits(work):
                 _warming.call_releases(releases, values[:1], [source], 1)
             _warming.released(work)
 
 
 @contextlib.contextmanager
-def _short_padded_waits() -> Iterator[None]:
-    """Run this thread's releases through the padded path, even inside :func:`unpadded`,
-    each wait ending at most :data:`_WARM_UP_WAIT_NS` after the work, and leave
-    :func:`overruns` as it was: a warm-up's padded rounds warm the wait itself (the
-    deadline, the jitter, the busy loop), and their overruns are the cold start it pays.
-    Called with the release lock held: no other release counts an overrun meanwhile."""
+def _short_padded_waits(work: Callable[..., Any]) -> Iterator[None]:
+    """Run this thread's releases of ``work`` (:func:`run_padded`'s) through the padded path,
+    even inside :func:`unpadded`, each wait ending at most :data:`_WARM_UP_WAIT_NS` after the
+    work, and leave :func:`overruns` as it was: a warm-up's padded rounds warm the wait itself
+    (the deadline, the jitter, the busy loop), and their overruns are the cold start it pays.
+    A release of another work function meanwhile (a signal handler's) waits in full (review
+    47, F5). Called with the release lock held: no other thread counts an overrun meanwhile."""
     local = _state.local
-    warming, count = getattr(local, "warming", False), _state.overruns
-    local.warming = True
+    warming, count = getattr(local, "warming", None), _state.overruns
+    local.warming = work
     try:
         yield
     finally:
@@ -423,85 +438,19 @@ def kind_of(value: Any) -> str:
     return "array" if isinstance(value, np.ndarray) and value.dtype == np.float64 else "objects"
 
 
-def unpadded() -> contextlib.AbstractContextManager[None]:
-    """Run simulations, not releases, without waiting for deadlines: ``with unpadded(): ...``.
-
-    For code that releases nothing anyone can time: a figure drawn from thousands of
-    simulated releases, a statistical test of a sampler. **Never** wrap a real release in
-    it: inside, a release's running time reveals what the deadline hides (see the module
-    notes). Nested uses are allowed.
-
-    **Which releases.** A release skips its deadline only if a ``with unpadded():`` block is
-    running on its own call stack when its clock starts (it decides then, once): the frame whose
-    ``with`` statement entered the block (recorded on entry) is the release's caller or one of
-    its callers, in the thread making the release. The release walks its stack for it before its
-    clock starts, only while a block exists in some thread (about 3 µs for 30 frames on a busy
-    core; 0.1 µs without a block). So a block covers what its body calls and nothing else: not
-    another thread, and not what runs while the block is suspended at a ``yield`` (a generator's
-    frame is on no stack then): a stream of queries picked by simulations inside the block
-    leaves the caller's releases padded, and those its queries make; a block entered in one
-    thread and ended in another covers neither thread meanwhile (review 45, F1). Hence a block
-    that a ``contextlib.contextmanager`` function (or a pytest fixture) holds across its
-    ``yield``, or that ``ExitStack.enter_context`` enters, covers nothing: write the ``with``
-    statement around the simulation itself.
-
-    Returns
-    -------
-    contextlib.AbstractContextManager
-        For a ``with`` statement (``as`` gives None).
-
-    Examples
-    --------
-    >>> from dpkit.laplace import laplace_mechanism
-    >>> from dpkit.rng import seeded
-    >>> with unpadded():
-    ...     draws = [laplace_mechanism(0.0, 1.0, 1.0, rng=seeded(i)) for i in range(100)]
-    >>> len(draws)
-    100
-    """
-    return _Unpadded()
-
-
-class _Unpadded:
-    """A ``with unpadded():`` block: registers the frame that runs the ``with`` statement
-    while the block runs (:func:`_inside_unpadded` looks for it on the stack)."""
-
-    def __enter__(self) -> None:
-        frame = sys._getframe(1)            # the frame whose ``with`` statement this is
-        with _state.lock:
-            _state.blocks[self] = frame
-
-    def __exit__(self, *exc_info: object) -> None:
-        with _state.lock:
-            _state.blocks.pop(self, None)   # in whatever thread the block ends
-
-
-def _inside_unpadded() -> bool:
-    """Whether a ``with unpadded():`` block is running on this thread's current call stack
-    (its frame is the caller's or an ancestor's). Walks the stack: call it before a clock
-    starts (its time depends on the stack's depth and the blocks of all threads, never on
-    data)."""
-    if not _state.blocks:
-        return False
-    with _state.lock:
-        frames = set(_state.blocks.values())
-    frame: FrameType | None = sys._getframe(1)
-    while frame is not None:
-        if frame in frames:
-            return True
-        frame = frame.f_back
-    return False
-
-
 def _after_fork_in_child() -> None:
     """In a child created by ``fork``: replace the locks (a parent thread may have held
     them; :mod:`dpkit._warming` puts back the warm-ups a parent thread was running, and
-    :mod:`dpkit._waiting` drops the jitter pool), and switch the collector on again if a
-    release of another thread switched it off (that release does not exist in the child; one
-    of the forking thread's own, whose caller's code forked, goes on and switches it on at its
-    end: review 45, F2)."""
+    :mod:`dpkit._waiting` drops the jitter pool), but keep the release lock if the forking
+    thread holds it (its release, whose caller's code forked, goes on in the child and gives
+    it back at its end; another thread of the child waits for it meanwhile: review 47, F6),
+    and switch the collector on again if a release of another thread switched it off (that
+    release does not exist in the child; one of the forking thread's own goes on and switches
+    it on at its end: review 45, F2). (:mod:`dpkit._unpadding` forgets every block: review
+    47, F9.)"""
     _state.lock = threading.Lock()
-    _state.releases = threading.RLock()
+    if not _state.releases._is_owned():
+        _state.releases = threading.RLock()
     if _state.collector_off and not _active():
         _state.collector_off = False
         gc.enable()
@@ -513,10 +462,13 @@ if hasattr(os, "register_at_fork"):
 
 class Deadline:
     """A release's clock, started by :func:`padded` and waited out when the release ends:
-    call :meth:`size` once the public size is known (see :func:`padded`)."""
+    call :meth:`size` once the public size is known (see :func:`padded`). ``work`` is the
+    work function :func:`run_padded` runs (a warm-up's padded rounds shorten the waits of its
+    releases only)."""
 
-    def __init__(self, cost: Cost) -> None:
+    def __init__(self, cost: Cost, work: Callable[..., Any] | None = None) -> None:
         self._cost = cost
+        self._work = work
         self._counts = {kind: 0 for kind in KINDS}
         self._start = 0
         self._past = 0.0   # the budgets of the steps before this one (see call)
@@ -582,36 +534,56 @@ class Deadline:
         return self._past + self.seconds()
 
     def _wait(self) -> None:
-        """Wait for the current step's deadline (unless unpadded); count an overrun."""
+        """Wait for the current step's deadline (unless unpadded); count an overrun. An error
+        raised during the wait (a signal handler's timeout) is raised once the deadline is
+        reached, as one raised during the work (review 47, F7); an interrupt, at once."""
         if not self._padded:
             return
         deadline = self._start + int(self.seconds() * 1e9) + _jitter_ns()
-        if getattr(_state.local, "warming", False):   # a warm-up's padded round: short waits
+        if self._warm_round:                  # a warm-up's padded round: short waits
             deadline = min(deadline, time.perf_counter_ns() + _WARM_UP_WAIT_NS)
-        if _wait_until(deadline):
+        error: BaseException | None = None
+        while True:
+            try:
+                late = _wait_until(deadline)
+                break
+            except KeyboardInterrupt:
+                raise
+            except BaseException as caught:   # the first one is raised, at the deadline
+                error = error or caught
+        if error is not None:
+            raise error
+        if late:
             with _state.lock:
                 _state.overruns += 1
 
     def __enter__(self) -> Deadline:
         self._lock = _state.releases
-        self._lock.acquire()           # one release at a time (see "Threads")
+        # One release at a time (see "Threads"). An interrupt handled as ``acquire`` returns,
+        # before the ``try``, leaves the lock taken: CPython's ``with`` race, which no
+        # pure-Python code closes (breaker review 47, F2).
+        self._lock.acquire()
         try:
             self._collector = gc.isenabled()  # off until the wait ends (see "Threads")
             if self._collector:
                 _state.collector_off = True   # first: a fork in between finds it on anyway
                 gc.disable()
-            # once, at the start (review 44, F5); a warm-up's padded round pads whatever blocks
-            # surround it
-            self._padded = getattr(_state.local, "warming", False) or not _inside_unpadded()
+            # once, at the start (review 44, F5); a warm-up's padded round pads the releases
+            # of the work it warms (of it only: review 47, F5) whatever blocks surround it
+            self._warm_round = self._work is not None and \
+                getattr(_state.local, "warming", None) is self._work
+            self._padded = self._warm_round or not _inside_unpadded()
+            if self._collector and self._padded:
+                gc.collect(0)  # the caller's young objects: not inside the deadline (F1)
             _active().append(self)
             reference()  # calibrate outside the timed interval
             _fill_jitter_pool()  # read the OS outside it too
+            self._start = time.perf_counter_ns()  # inside: an interrupt here (review 47, F2)
         except BaseException:          # an interrupt, say: leave nothing behind (review 45, F3)
             with contextlib.suppress(ValueError):
                 _active().remove(self)
             self._give_back()
             raise
-        self._start = time.perf_counter_ns()
         return self
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
@@ -633,14 +605,20 @@ class Deadline:
             self._lock.release()
 
     def _end(self, kind: type[BaseException] | None, trace: TracebackType | None) -> None:
-        """Wait for the deadline, unless unpadded or the public inputs were refused."""
+        """Wait for the deadline, unless unpadded or the public inputs were refused; first
+        empty the young generation if this release switched the collector off (review 47, F1:
+        the count it leaves is then the same whatever the data)."""
         if not self._padded:
             return
         if kind is not None:
-            if not (self._sized and issubclass(kind, Exception)):
-                return  # public inputs refused (or an interrupt): no wait
+            if not self._sized or issubclass(kind, KeyboardInterrupt):
+                return  # public inputs refused, or an interrupt: no wait (review 47, F3)
             _clear_work_frames(trace, Deadline.call.__code__)  # before the wait
-        self._wait()
+        try:
+            if self._collector:
+                gc.collect(0)      # finalizers, callbacks: any code, inside the deadline
+        finally:                   # an error it raises (a signal handler's) waits too (F7)
+            self._wait()
 
 
 def _active() -> list[Deadline]:
@@ -718,10 +696,10 @@ def run_padded(cost: Cost, work: Callable[..., Any], *args: Any) -> Any:
     """
     if work in _warming.pending:
         _warm_up(work)
-    elif _warming.cold(work) and not (_active() or getattr(_state.local, "warming", False)
+    elif _warming.cold(work) and not (_active() or getattr(_state.local, "warming", None)
                                       or _inside_unpadded()):
         _rewarm(work, _warming.rewarm_source(args))   # never inside a deadline or a warm-up
-    with padded(cost) as clock:
+    with Deadline(cost, work) as clock:
         result = work(clock, *args)
     _warming.released(work)      # a refusal, before or after the clock, is no warmth (brk8)
     return result
@@ -733,7 +711,8 @@ def padded(cost: Cost) -> Deadline:
     The clock starts when the context is entered. Inside, call ``clock.size(n)`` once the
     public size ``n`` is known; on a normal exit the context waits until
     ``cost.seconds(n)`` after the start (a release of size 0 if no size was declared). On
-    an exception raised after ``clock.size`` it waits too, then lets the exception through;
+    an exception raised after ``clock.size`` (but a ``KeyboardInterrupt``) it waits too, then
+    lets the exception through;
     before it (public inputs refused) it does not wait (see "Errors" in the module notes).
 
     Parameters

@@ -31,7 +31,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1] / "dpkit"
 
 LAYERS = (
     ("foundation", ("dpkit", "dpkit._exact", "dpkit._checks", "dpkit.rng", "dpkit._calibration",
-                    "dpkit._waiting", "dpkit._warming", "dpkit.timing")),
+                    "dpkit._waiting", "dpkit._warming", "dpkit._unpadding", "dpkit.timing")),
     ("samplers", ("dpkit._samplers",)),
     ("core", ("dpkit.randomized_response", "dpkit.laplace", "dpkit.gaussian",
               "dpkit.gaussian_calibration", "dpkit.exponential", "dpkit.exponential_eta",

@@ -368,10 +368,12 @@ def sparse_on_answers(answers: Iterator[tuple[Any, Fraction]], threshold: Fracti
     ``answers`` yields ``(key, exact answer)``; the keys of the positives are returned.
     ``clock`` is the release's :class:`dpkit.timing.Deadline`.
 
-    After an error (a query or the stream raises, an answer is refused), the positives found
-    so far are freed with the failed work, inside the last step, before its wait: that step
-    is charged ``min(taken, c - 1)`` objects for them, ``taken`` the answers this function
-    took (each could be a positive), ``c - 1`` the most that can be held (the ``c``-th
+    After an error (a query or the stream raises, an answer is refused; any exception, a
+    ``SystemExit`` too, since every exception but an interrupt waits: breaker review 47, F3),
+    the positives found so far are freed with the failed work, inside the last step, before
+    its wait: that step is charged ``min(taken, c - 1)`` objects for them, ``taken`` the
+    answers this function took (each could be a positive), ``c - 1`` the most that can be
+    held (the ``c``-th
     positive ends the runs; so ``above_threshold``, ``c = 1``, holds none and is charged
     nothing). Both are public: the answers taken are the query calls the caller's code saw
     that returned an answer accepted, and ``c`` is a parameter; the number found, a function
@@ -391,7 +393,7 @@ def sparse_on_answers(answers: Iterator[tuple[Any, Fraction]], threshold: Fracti
     try:
         return _svt(units(), round_to_grid(threshold, bits), run_scale * 2**bits, c, rng,
                     ahead=False)
-    except Exception:
+    except BaseException:
         clock.add("objects", min(taken, c - 1))   # the positives freed before the wait
         raise
 
