@@ -127,7 +127,9 @@ data chose, so a later release at that scale can show whether its table was ther
 cold by the machine (caches emptied in a pause, even of 0.1 ms under load; pages copied in a
 ``fork`` child) overran too. Now its release first re-warms it, outside the clock: fully (1–33 ms)
 after 10 ms without a release that returned and in a fork child, lightly (0.3–0.5 ms) after 50 µs
-(:mod:`dpkit._warming`: costs, measurements, limits).
+(:mod:`dpkit._warming`: costs, measurements, limits). That pause is the caller's code between two
+releases: a caller whose code there takes longer on some data shows it, magnified to a re-warm's
+time, in the next release's (review 46, F1, open).
 
 ``benchmarks/timing.py`` audits it: neighbouring inputs, interleaved calls, Clopper–Pearson.
 
