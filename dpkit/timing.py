@@ -47,7 +47,11 @@ locals are cleared before the wait, so freeing them after it costs no data-depen
 those of the caller's code a step called (:meth:`Deadline.call`), freed with the exception in the
 caller's time (:func:`dpkit._waiting.clear_work_frames`). An error raised during the wait itself
 (a timeout a signal handler raises) is raised when the wait ends, not at once: its time would
-show whether the work had ended (review 47, F7). Every exception waits (a ``SystemExit`` or a
+show whether the work had ended (review 47, F7); so is one raised while the wait's deadline is
+computed, the failed work's frames cleared, or a step's start read (review 48, F1). Not one that a
+second signal raises at the exact instruction where the busy loop goes round again, after the
+first was caught (CPython checks for signals there; review 48, F2, open: a repeating alarm,
+placed by the adversary). Every exception waits (a ``SystemExit`` or a
 ``GeneratorExit`` too: review 47, F3) but a ``KeyboardInterrupt``, which does not. Simulations
 that release nothing (a figure of 10,000 simulated releases, a statistical test) may skip the
 waiting inside :func:`unpadded`.
@@ -77,7 +81,11 @@ release does not exist there), one that a query forks gets it at the release's e
 does. A release that found it on empties its young generation (``gc.collect(0)``) before its clock
 starts (outside its deadline) and again before its last wait (inside it): the count of young objects
 a release leaves (allocations minus deallocations, which decides when the next automatic collection
-pauses the caller) was set by the data (review 47, F1); now it is the same whatever the data. Each
+pauses the caller) was set by the data (review 47, F1); now it is the same whatever the data. A
+release that finds the collector off (the caller switched it off) collects nothing, and the count
+it leaves differs by a few objects on neighbouring data (review 48, F4, open: a program that
+switches it on after a batch of releases starts its first collection an allocation earlier or
+later). Each
 is a young collection of what the release (before the clock, the caller) left: before the last wait
 a median of 0.1–0.8 µs (99th percentile under 2 µs) against last-step deadlines of 160–600 µs
 (``randomized_response``, Laplace, Gaussian, ``sparse``; 300 calls each), before the clock 3–4 µs
@@ -129,7 +137,10 @@ cold by the machine (caches emptied in a pause, even of 0.1 ms under load; pages
 after 10 ms without a release that returned and in a fork child, lightly (0.3–0.5 ms) after 50 µs
 (:mod:`dpkit._warming`: costs, measurements, limits). That pause is the caller's code between two
 releases: a caller whose code there takes longer on some data shows it, magnified to a re-warm's
-time, in the next release's (review 46, F1, open).
+time, in the next release's (review 46, F1, open). A release refused after its size (a NaN among
+the values, an answer refused) waits for its deadline but does not count as warmth, so the next
+release of its function re-warms, where after a success it would not: the next release's time
+shows whether the data were refused (review 48, F3, open).
 
 ``benchmarks/timing.py`` audits it: neighbouring inputs, interleaved calls, Clopper–Pearson.
 
@@ -522,6 +533,9 @@ class Deadline:
         try:
             return function(*args)
         finally:
+            # first: an error a signal handler raises below still waits from this step's
+            # start, not the one before the caller's code (review 48, F1)
+            self._start = time.perf_counter_ns()
             if gc.isenabled():             # the caller's code switched it on
                 self._collector = _state.collector_off = True
                 gc.disable()
@@ -541,12 +555,12 @@ class Deadline:
         reached, as one raised during the work (review 47, F7); an interrupt, at once."""
         if not self._padded:
             return
-        deadline = self._start + int(self.seconds() * 1e9) + _jitter_ns()
-        if self._warm_round:                  # a warm-up's padded round: short waits
-            deadline = min(deadline, time.perf_counter_ns() + _WARM_UP_WAIT_NS)
         error: BaseException | None = None
+        deadline = None
         while True:
-            try:
+            try:   # the deadline computed inside too: an error there waits (review 48, F1)
+                if deadline is None:
+                    deadline = self._deadline()
                 late = _wait_until(deadline)
                 break
             except KeyboardInterrupt:
@@ -558,6 +572,14 @@ class Deadline:
         if late:
             with _state.lock:
                 _state.overruns += 1
+
+    def _deadline(self) -> int:
+        """When the current step's wait ends (``perf_counter_ns``): its start, its budget,
+        the jitter; a warm-up's padded round waits briefly."""
+        deadline = self._start + int(self.seconds() * 1e9) + _jitter_ns()
+        if self._warm_round:                  # a warm-up's padded round: short waits
+            deadline = min(deadline, time.perf_counter_ns() + _WARM_UP_WAIT_NS)
+        return deadline
 
     def __enter__(self) -> Deadline:
         self._lock = _state.releases
@@ -591,9 +613,10 @@ class Deadline:
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
                  trace: TracebackType | None) -> None:
         try:
-            _active().remove(self)
             self._end(kind, trace)
-        finally:
+        finally:   # active until after the wait: no re-warm runs inside it (review 48, F5)
+            with contextlib.suppress(ValueError):
+                _active().remove(self)
             self._give_back()
 
     def _give_back(self) -> None:
@@ -612,11 +635,11 @@ class Deadline:
         the count it leaves is then the same whatever the data)."""
         if not self._padded:
             return
-        if kind is not None:
-            if not self._sized or issubclass(kind, KeyboardInterrupt):
-                return  # public inputs refused, or an interrupt: no wait (review 47, F3)
-            _clear_work_frames(trace, Deadline.call.__code__)  # before the wait
+        if kind is not None and (not self._sized or issubclass(kind, KeyboardInterrupt)):
+            return  # public inputs refused, or an interrupt: no wait (review 47, F3)
         try:
+            if kind is not None:   # before the wait, inside the try (review 48, F1)
+                _clear_work_frames(trace, Deadline.call.__code__)
             if self._collector:
                 gc.collect(0)      # finalizers, callbacks: any code, inside the deadline
         finally:                   # an error it raises (a signal handler's) waits too (F7)
