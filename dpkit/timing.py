@@ -51,7 +51,12 @@ show whether the work had ended (review 47, F7); so is one raised while the wait
 computed, the failed work's frames cleared, or a step's start read (review 48, F1). Not one that a
 second signal raises at the exact instruction where the busy loop goes round again, after the
 first was caught (CPython checks for signals there; review 48, F2, open: a repeating alarm,
-placed by the adversary). Every exception waits (a ``SystemExit`` or a
+placed by the adversary), nor one raised at the first instruction of ``Deadline.__exit__`` (a
+``with padded(...)`` block whose last statement frees temporaries; :func:`run_padded`, which every
+release uses, held) or of its ``finally`` as the wait ends, which also leaves the lock held and
+the clock active (review 49, F1, F2, open). An error raised during a step's wait gets the step
+that unwinds the release, as one the caller's code raises (review 49, F4); a deadline that cannot
+be computed raises rather than retrying for ever (F3). Every exception waits (a ``SystemExit`` or a
 ``GeneratorExit`` too: review 47, F3) but a ``KeyboardInterrupt``, which does not. Simulations
 that release nothing (a figure of 10,000 simulated releases, a statistical test) may skip the
 waiting inside :func:`unpadded`.
@@ -529,8 +534,8 @@ class Deadline:
         caller's code returned, so the release takes the time of the caller's code plus the steps'
         budgets (see "Steps" in :mod:`dpkit.timing`).
         """
-        self._wait()
         try:
+            self._wait()   # an error raised in it gets the unwinding step too (review 49, F4)
             return function(*args)
         finally:
             # first: an error a signal handler raises below still waits from this step's
@@ -566,6 +571,8 @@ class Deadline:
             except KeyboardInterrupt:
                 raise
             except BaseException as caught:   # the first one is raised, at the deadline
+                if deadline is None and error is not None:
+                    raise   # its deadline cannot be computed (twice): no spin (review 49, F3)
                 error = error or caught
         if error is not None:
             raise error
